@@ -1,0 +1,39 @@
+"""Helpers shared by the activity classes."""
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import ParamSpec, TypeVar
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from contracts.errors import ErrorType
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+async def db(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    """Run a blocking store call off the event loop."""
+    return await asyncio.to_thread(fn, *args, **kwargs)
+
+
+def fatal(message: str, kind: ErrorType) -> ApplicationError:
+    return ApplicationError(message, type=kind.value, non_retryable=True)
+
+
+@asynccontextmanager
+async def heartbeating(every: float = 1.0) -> AsyncIterator[None]:
+    """Heartbeat in the background, so a dead worker is noticed within the heartbeat timeout."""
+
+    async def beat() -> None:
+        while True:
+            activity.heartbeat()
+            await asyncio.sleep(every)
+
+    task = asyncio.create_task(beat())
+    try:
+        yield
+    finally:
+        task.cancel()

@@ -1,0 +1,32 @@
+"""Fence activities: stamp the in-flight write before it runs; resolve it after a failure."""
+
+from temporalio import activity
+
+from activities._common import db
+from activities.ports import FaultHook, FencePort, no_faults
+from contracts.ids import ACT_FENCE_RESOLVE, ACT_FENCE_STAMP, idempotency_key
+from contracts.run import FenceRequest, FenceVerdict
+
+
+class FenceActivities:
+    def __init__(self, *, fence: FencePort, faults: FaultHook = no_faults) -> None:
+        self._fence = fence
+        self._faults = faults
+
+    @activity.defn(name=ACT_FENCE_STAMP)
+    async def stamp(self, req: FenceRequest) -> FenceVerdict:
+        self._faults("fence.before_stamp")
+        state = await db(self._fence.stamp, run_id=req.run_id, call_id=req.call_id,
+                         tool=req.tool, token=req.token,
+                         idempotency_key=idempotency_key(req.run_id, req.call_id))
+        return FenceVerdict(state=state)
+
+    @activity.defn(name=ACT_FENCE_RESOLVE)
+    async def resolve(self, req: FenceRequest) -> FenceVerdict:
+        state = await db(self._fence.resolve, run_id=req.run_id, call_id=req.call_id,
+                         token=req.token,
+                         idempotency_key=idempotency_key(req.run_id, req.call_id))
+        if state == "interrupted":
+            activity.logger.warning("run %s: write %s interrupted after its claim; outcome "
+                                    "unknown", req.run_id, req.call_id)
+        return FenceVerdict(state=state)

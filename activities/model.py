@@ -1,0 +1,72 @@
+"""The model activity: reads the transcript from the store, calls the provider, records."""
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from temporalio import activity
+
+from activities._common import db, fatal
+from activities.ports import ModelProvider, RunPort
+from contracts.errors import ErrorType, RunNotFoundError
+from contracts.ids import ACT_MODEL_COMPLETE
+from contracts.messages import Message, ProviderRequest, ToolCall, ToolSpec, Usage
+from contracts.run import ModelRequest, ModelTurn
+
+
+class ModelActivities:
+    def __init__(self, *, providers: Mapping[str, ModelProvider], runs: RunPort) -> None:
+        self._providers = dict(providers)
+        self._runs = runs
+
+    @activity.defn(name=ACT_MODEL_COMPLETE)
+    async def complete(self, req: ModelRequest) -> ModelTurn:
+        # A retry after the turn was recorded returns the recorded turn: the provider is
+        # not called (nor paid) twice, and the transcript cannot fork.
+        recorded = await db(self._runs.message, req.run_id, req.sequence)
+        if recorded is not None:
+            payload = await db(self._runs.event_payload, req.run_id, req.sequence) or {}
+            return ModelTurn(
+                tool_calls=recorded.tool_calls,
+                usage=Usage(prompt_tokens=int(payload.get("prompt_tokens", 0)),
+                            completion_tokens=int(payload.get("completion_tokens", 0))),
+                finish_reason=str(payload.get("finish_reason", "stop")),
+            )
+        try:
+            snap = await db(self._runs.snapshot, req.run_id)
+        except RunNotFoundError:
+            raise fatal(f"run {req.run_id} not found", ErrorType.RUN_NOT_FOUND) from None
+        plan: dict[str, Any] = snap["plan"]
+        provider_name, _, model = str(plan["model"]).partition(":")
+        provider = self._providers.get(provider_name)
+        if provider is None:
+            raise fatal(f"unknown model provider {provider_name!r}", ErrorType.UNKNOWN_PROVIDER)
+        transcript = await db(self._runs.transcript, req.run_id, upto=req.sequence)
+        messages = [Message(role="system", content=str(snap["instructions"])), *transcript]
+        specs = [ToolSpec.model_validate(t) for t in snap["tools"]]
+        started = time.monotonic()
+        reply = await provider.complete(ProviderRequest(
+            model=model, messages=messages, tools=(specs or None) if req.offer_tools else None,
+            round=req.round,
+        ))
+        duration_ms = (time.monotonic() - started) * 1000
+        # Call ids are ours: unique per run and stable, so idempotency keys derive from them.
+        calls = [
+            ToolCall(call_id=f"r{req.round}.{i}", name=c.name, arguments=c.arguments)
+            for i, c in enumerate(reply.tool_calls if req.offer_tools else [], start=1)
+        ]
+        message = Message(role="assistant", content=reply.content, tool_calls=calls)
+        payload: dict[str, Any] = {
+            "content": reply.content,
+            "tool_calls": [c.model_dump() for c in calls],
+            "finish_reason": reply.finish_reason,
+            "prompt_tokens": reply.usage.prompt_tokens,
+            "completion_tokens": reply.usage.completion_tokens,
+            "model": plan["model"],
+        }
+        await db(self._runs.record_llm, run_id=req.run_id, sequence=req.sequence,
+                 round=req.round, message=message, payload=payload, duration_ms=duration_ms,
+                 privacy=str(plan["privacy"]))
+        activity.logger.info("run %s round %d: %d tool call(s)", req.run_id, req.round,
+                             len(calls))
+        return ModelTurn(tool_calls=calls, usage=reply.usage, finish_reason=reply.finish_reason)

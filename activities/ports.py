@@ -1,0 +1,104 @@
+"""What the activities need from the world, as Protocols. The worker injects the real ones."""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from contracts.enums import EventKind, Outcome, RunStatus, TerminationReason, ToolEffect
+from contracts.messages import Message, ProviderReply, ProviderRequest, ToolCall, ToolSpec, Usage
+
+
+class ModelProvider(Protocol):
+    async def complete(self, request: ProviderRequest) -> ProviderReply: ...
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    run_id: str
+    call_id: str
+    idempotency_key: str
+
+
+class ToolInputError(Exception):
+    """The arguments are invalid; the message is safe to show to the model. Nothing ran."""
+
+
+class Tool(Protocol):
+    @property
+    def spec(self) -> ToolSpec: ...
+
+    @property
+    def effect(self) -> ToolEffect: ...
+
+    async def __call__(self, arguments: dict[str, Any], ctx: ToolContext) -> str: ...
+
+
+class StoredResultLike(Protocol):
+    @property
+    def content(self) -> str: ...
+
+    @property
+    def is_error(self) -> bool: ...
+
+
+class SettledLike(Protocol):
+    @property
+    def applied(self) -> bool: ...
+
+    @property
+    def status(self) -> RunStatus | None: ...
+
+
+class RunPort(Protocol):
+    def begin(self, *, run_id: str, profile: str, snapshot: str, prompt: str, initiator: str,
+              privacy: str) -> bool: ...
+
+    def snapshot(self, run_id: str) -> dict[str, Any]: ...
+
+    def transcript(self, run_id: str, *, upto: int | None = None) -> list[Message]: ...
+
+    def message(self, run_id: str, sequence: int) -> Message | None: ...
+
+    def status(self, run_id: str) -> RunStatus | None: ...
+
+    def record_llm(self, *, run_id: str, sequence: int, round: int, message: Message,
+                   payload: dict[str, Any], duration_ms: float, privacy: str) -> None: ...
+
+    def event_payload(self, run_id: str, sequence: int) -> dict[str, Any] | None: ...
+
+
+class ToolStepPort(Protocol):
+    def result(self, idempotency_key: str) -> StoredResultLike | None: ...
+
+    def record(self, *, run_id: str, sequence: int, round: int, call: ToolCall, effect: str,
+               content: str, is_error: bool, privacy: str, idempotency_key: str | None,
+               fence_token: str | None = None, duration_ms: float | None = None,
+               extra: dict[str, Any] | None = None) -> None: ...
+
+
+class FencePort(Protocol):
+    def stamp(self, *, run_id: str, call_id: str, tool: str, token: str,
+              idempotency_key: str) -> str: ...
+
+    def claim(self, *, run_id: str, token: str) -> bool: ...
+
+    def resolve(self, *, run_id: str, call_id: str, token: str,
+                idempotency_key: str) -> str: ...
+
+
+class SettlePort(Protocol):
+    def complete(self, *, run_id: str, sequence: int, answer_sequence: int, iterations: int,
+                 truncated: bool, reason: TerminationReason, usage: Usage,
+                 privacy: str) -> SettledLike: ...
+
+    def fail(self, *, run_id: str, sequence: int, reason: TerminationReason, status: RunStatus,
+             outcome: Outcome, iterations: int, usage: Usage, error_type: str | None,
+             privacy: str, event_kind: EventKind = EventKind.RUN_FAILED,
+             extra: dict[str, Any] | None = None) -> SettledLike: ...
+
+
+FaultHook = Callable[[str], None]
+
+
+def no_faults(_point: str) -> None:
+    """Production fault hook: does nothing."""

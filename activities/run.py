@@ -1,0 +1,89 @@
+"""Run lifecycle activities: begin (insert the run) and settle (complete / fail)."""
+
+import json
+from typing import Any
+
+from temporalio import activity
+
+from activities._common import db, fatal
+from activities.ports import RunPort, SettlePort
+from activities.registry import ProfileCatalog, ToolRegistry
+from contracts.enums import Outcome, RunStatus
+from contracts.errors import ErrorType
+from contracts.ids import ACT_RUN_BEGIN, ACT_RUN_COMPLETE, ACT_RUN_FAIL
+from contracts.profiles import RunPlan, ToolPlan, clamp_iterations
+from contracts.run import BeginRequest, BeginResult, CompleteRequest, FailRequest, SettleResult
+
+
+class RunActivities:
+    def __init__(self, *, runs: RunPort, settle: SettlePort, profiles: ProfileCatalog,
+                 tools: ToolRegistry) -> None:
+        self._runs = runs
+        self._settle = settle
+        self._profiles = profiles
+        self._tools = tools
+
+    @activity.defn(name=ACT_RUN_BEGIN)
+    async def begin(self, req: BeginRequest) -> BeginResult:
+        """Resolve the profile and insert the run. Idempotent on the run uuid."""
+        profile = self._profiles.get(req.profile)
+        if profile is None:
+            raise fatal(f"unknown agent profile {req.profile!r}", ErrorType.UNKNOWN_PROFILE)
+        plans: list[ToolPlan] = []
+        specs: list[dict[str, Any]] = []
+        for name in profile.tools:
+            tool = self._tools.get(name)
+            assert tool is not None  # the catalogue checked this at start-up
+            bound = profile.approval == "all" or (
+                profile.approval == "writes" and tool.effect.value != "READ_ONLY"
+            )
+            plans.append(ToolPlan(name=name, effect=tool.effect, requires_approval=bound))
+            specs.append(tool.spec.model_dump())
+        plan = RunPlan(
+            profile=profile.name, model=profile.model,
+            max_iterations=clamp_iterations(req.max_iterations, profile.max_iterations),
+            tools=plans, privacy=profile.privacy, timeouts=profile.timeouts,
+        )
+        snapshot = {"instructions": profile.instructions, "tools": specs,
+                    "plan": plan.model_dump(mode="json")}
+        await db(self._runs.begin, run_id=req.run_id, profile=profile.name,
+                 snapshot=json.dumps(snapshot), prompt=req.prompt, initiator=req.initiator,
+                 privacy=profile.privacy)
+        return BeginResult(plan=plan, next_sequence=1)
+
+    @activity.defn(name=ACT_RUN_COMPLETE)
+    async def complete(self, req: CompleteRequest) -> SettleResult:
+        privacy = await self._privacy(req.run_id)
+        try:
+            settled = await db(
+                self._settle.complete, run_id=req.run_id, sequence=req.sequence,
+                answer_sequence=req.answer_sequence, iterations=req.iterations,
+                truncated=req.truncated, reason=req.termination_reason, usage=req.usage,
+                privacy=privacy,
+            )
+        except Exception as exc:
+            # Exception text may hold content: log the type only.
+            activity.logger.warning("completion of run %s failed: %s", req.run_id,
+                                    type(exc).__name__)
+            raise
+        return SettleResult(applied=settled.applied, status=settled.status)
+
+    @activity.defn(name=ACT_RUN_FAIL)
+    async def fail(self, req: FailRequest) -> SettleResult:
+        privacy = await self._privacy(req.run_id)
+        outcome = Outcome.CANCELLED if req.status is RunStatus.CANCELLED else Outcome.FAILED
+        settled = await db(
+            self._settle.fail, run_id=req.run_id, sequence=req.sequence, reason=req.reason,
+            status=req.status, outcome=outcome, iterations=req.iterations, usage=req.usage,
+            error_type=req.error_type, privacy=privacy,
+        )
+        if not settled.applied:
+            activity.logger.info("run %s already settled as %s", req.run_id, settled.status)
+        return SettleResult(applied=settled.applied, status=settled.status)
+
+    async def _privacy(self, run_id: str) -> str:
+        try:
+            snap = await db(self._runs.snapshot, run_id)
+        except Exception:
+            return "metadata"
+        return str(snap.get("plan", {}).get("privacy", "metadata"))

@@ -1,0 +1,42 @@
+"""A typed tool: a pydantic argument model gives the JSON schema and the validation."""
+
+from abc import ABC, abstractmethod
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from activities.ports import ToolContext, ToolInputError
+from contracts.enums import ToolEffect
+from contracts.messages import ToolSpec
+
+A = TypeVar("A", bound=BaseModel)
+
+
+class TypedTool(ABC, Generic[A]):
+    name: str
+    description: str
+    args_model: type[A]
+    declared_effect: ToolEffect | None = None  # None ⇒ NON_IDEMPOTENT_WRITE (fail closed)
+
+    @property
+    def spec(self) -> ToolSpec:
+        return ToolSpec(name=self.name, description=self.description,
+                        parameters=self.args_model.model_json_schema())
+
+    @property
+    def effect(self) -> ToolEffect:
+        return ToolEffect.resolve(self.declared_effect.value if self.declared_effect else None)
+
+    async def __call__(self, arguments: dict[str, Any], ctx: ToolContext) -> str:
+        try:
+            args = self.args_model.model_validate(arguments)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
+                for e in exc.errors()
+            )
+            raise ToolInputError(problems) from None
+        return await self.run(args, ctx)
+
+    @abstractmethod
+    async def run(self, args: A, ctx: ToolContext) -> str: ...

@@ -1,0 +1,77 @@
+"""Demo tools with real side effects in the database: a read, an idempotent and a
+non-idempotent write. Tests count ledger rows to prove a write ran once."""
+
+import asyncio
+import json
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from activities.ports import ToolContext
+from activities.toolbox.base import TypedTool
+from contracts.enums import ToolEffect
+from store.demo import DemoWorld
+
+
+class OrderArgs(BaseModel):
+    order_id: str = Field(min_length=1, max_length=64)
+
+
+class SetRecordArgs(BaseModel):
+    key: str = Field(min_length=1, max_length=200)
+    value: Any
+
+
+class RefundArgs(BaseModel):
+    order_id: str = Field(min_length=1, max_length=64)
+    amount_cents: int = Field(gt=0, le=1_000_000)
+    memo: str = Field(default="", max_length=500)
+
+
+class LookupOrder(TypedTool[OrderArgs]):
+    name = "lookup_order"
+    description = "Look up an order by its id."
+    args_model = OrderArgs
+    declared_effect = ToolEffect.READ_ONLY
+
+    def __init__(self, world: DemoWorld) -> None:
+        self._world = world
+
+    async def run(self, args: OrderArgs, ctx: ToolContext) -> str:
+        found = await asyncio.to_thread(self._world.lookup, f"order:{args.order_id}")
+        return json.dumps(found) if found is not None else f"No order {args.order_id}."
+
+
+class SetRecord(TypedTool[SetRecordArgs]):
+    name = "set_record"
+    description = "Set a key in the records store to a value (idempotent)."
+    args_model = SetRecordArgs
+    declared_effect = ToolEffect.IDEMPOTENT_WRITE
+
+    def __init__(self, world: DemoWorld) -> None:
+        self._world = world
+
+    async def run(self, args: SetRecordArgs, ctx: ToolContext) -> str:
+        await asyncio.to_thread(self._world.set, args.key, args.value)
+        return f"Set {args.key}."
+
+
+class IssueRefund(TypedTool[RefundArgs]):
+    name = "issue_refund"
+    description = "Refund an amount on an order: appends a ledger row (not idempotent)."
+    args_model = RefundArgs
+    declared_effect = ToolEffect.NON_IDEMPOTENT_WRITE
+
+    def __init__(self, world: DemoWorld) -> None:
+        self._world = world
+
+    async def run(self, args: RefundArgs, ctx: ToolContext) -> str:
+        row = await asyncio.to_thread(
+            self._world.append_ledger, run_id=ctx.run_id, call_id=ctx.call_id,
+            account=f"order:{args.order_id}", amount_cents=args.amount_cents, memo=args.memo,
+        )
+        return f"Refund #{row} of {args.amount_cents} cents recorded for order {args.order_id}."
+
+
+def demo_tools(world: DemoWorld) -> list[TypedTool[Any]]:
+    return [LookupOrder(world), SetRecord(world), IssueRefund(world)]

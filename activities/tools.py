@@ -1,0 +1,84 @@
+"""Tool activities for reads and idempotent writes, and the refusal of a call."""
+
+import time
+
+from temporalio import activity
+
+from activities._common import db
+from activities.ports import RunPort, Tool, ToolContext, ToolInputError, ToolStepPort
+from activities.registry import ToolRegistry
+from contracts.enums import ToolEffect
+from contracts.ids import ACT_TOOL_EXECUTE, ACT_TOOL_REFUSE
+from contracts.messages import ToolCall
+from contracts.run import RefuseRequest, ToolCallRequest, ToolOutcome
+
+GENERIC_TOOL_ERROR = "The tool failed. The error was logged; try another approach."
+MAX_RESULT_CHARS = 50_000
+
+
+def bounded(text: str) -> str:
+    return text if len(text) <= MAX_RESULT_CHARS else text[:MAX_RESULT_CHARS] + "…[truncated]"
+
+
+async def invoke(tool: Tool, call: ToolCall, ctx: ToolContext) -> tuple[str, bool]:
+    """Run a tool fail-soft: (content, is_error). Exception text never reaches the model."""
+    try:
+        return bounded(await tool(call.arguments, ctx)), False
+    except ToolInputError as exc:
+        return f"Invalid arguments for {call.name}: {exc}", True
+    except Exception as exc:
+        activity.logger.warning("tool %s failed in run %s: %s", call.name, ctx.run_id,
+                                type(exc).__name__, exc_info=activity.logger.isEnabledFor(10))
+        return GENERIC_TOOL_ERROR, True
+
+
+class ToolActivities:
+    def __init__(self, *, registry: ToolRegistry, steps: ToolStepPort, runs: RunPort) -> None:
+        self._registry = registry
+        self._steps = steps
+        self._runs = runs
+
+    @activity.defn(name=ACT_TOOL_EXECUTE)
+    async def execute(self, req: ToolCallRequest) -> ToolOutcome:
+        """READ_ONLY and IDEMPOTENT_WRITE calls. Non-idempotent writes go through write.execute."""
+        privacy = await self._privacy(req.run_id)
+        call = req.call
+        effect = req.effect
+        tool = self._registry.get(call.name)
+        if tool is None or tool.effect is ToolEffect.NON_IDEMPOTENT_WRITE:
+            # Not ours to run here (unknown tool, or a write that needs the fence).
+            content, is_error = f"Unknown tool {call.name!r}.", True
+            await db(self._steps.record, run_id=req.run_id, sequence=req.sequence,
+                     round=req.round, call=call, effect=effect.value, content=content,
+                     is_error=True, privacy=privacy, idempotency_key=None)
+            return ToolOutcome(call_id=call.call_id, is_error=is_error)
+        key = req.idempotency_key if effect is ToolEffect.IDEMPOTENT_WRITE else None
+        if key is not None:
+            prior = await db(self._steps.result, key)
+            if prior is not None:
+                await db(self._steps.record, run_id=req.run_id, sequence=req.sequence,
+                         round=req.round, call=call, effect=effect.value,
+                         content=prior.content, is_error=prior.is_error, privacy=privacy,
+                         idempotency_key=key, extra={"replayed": True})
+                return ToolOutcome(call_id=call.call_id, is_error=prior.is_error, replayed=True)
+        started = time.monotonic()
+        content, is_error = await invoke(
+            tool, call, ToolContext(req.run_id, call.call_id, req.idempotency_key))
+        await db(self._steps.record, run_id=req.run_id, sequence=req.sequence, round=req.round,
+                 call=call, effect=effect.value, content=content, is_error=is_error,
+                 privacy=privacy, idempotency_key=key,
+                 duration_ms=(time.monotonic() - started) * 1000)
+        return ToolOutcome(call_id=call.call_id, is_error=is_error)
+
+    @activity.defn(name=ACT_TOOL_REFUSE)
+    async def refuse(self, req: RefuseRequest) -> ToolOutcome:
+        """Record a refusal as the call's result (not offered, denied...): nothing executes."""
+        privacy = await self._privacy(req.run_id)
+        await db(self._steps.record, run_id=req.run_id, sequence=req.sequence, round=req.round,
+                 call=req.call, effect="REFUSED", content=req.reason, is_error=True,
+                 privacy=privacy, idempotency_key=None, extra={"refused": True})
+        return ToolOutcome(call_id=req.call.call_id, is_error=True)
+
+    async def _privacy(self, run_id: str) -> str:
+        snap = await db(self._runs.snapshot, run_id)
+        return str(snap["plan"]["privacy"])

@@ -1,0 +1,76 @@
+"""The non-idempotent write: claim the fence, run the effect once, record and clear."""
+
+import time
+
+from temporalio import activity
+
+from activities._common import db, fatal, heartbeating
+from activities.ports import FaultHook, FencePort, RunPort, ToolContext, ToolInputError, \
+    ToolStepPort, no_faults
+from activities.registry import ToolRegistry
+from activities.tools import bounded
+from contracts.enums import ToolEffect
+from contracts.errors import ErrorType, RunNotFoundError
+from contracts.ids import ACT_WRITE_EXECUTE
+from contracts.run import ToolCallRequest, ToolOutcome
+
+
+class WriteActivities:
+    def __init__(self, *, registry: ToolRegistry, fence: FencePort, steps: ToolStepPort,
+                 runs: RunPort, faults: FaultHook = no_faults) -> None:
+        self._registry = registry
+        self._fence = fence
+        self._steps = steps
+        self._runs = runs
+        self._faults = faults
+
+    @activity.defn(name=ACT_WRITE_EXECUTE)
+    async def execute(self, req: ToolCallRequest) -> ToolOutcome:
+        """Scheduled with zero retries. Raises only non-retryable errors the workflow resolves.
+
+        - claim refused (reset, duplicate, cancelled run): FenceRejected, nothing touched;
+        - the effect raised, or its step could not be recorded: WriteFailed / AuditFailed,
+          the fence stays claimed and the run fails with outcome unknown.
+        """
+        if req.fence_token is None:
+            raise fatal("a non-idempotent write needs a fence token", ErrorType.FENCE_REJECTED)
+        try:
+            snap = await db(self._runs.snapshot, req.run_id)
+        except RunNotFoundError:
+            raise fatal("no persisted run: the write is refused", ErrorType.RUN_NOT_FOUND) from None
+        privacy = str(snap["plan"]["privacy"])
+        self._faults("write.before_claim")
+        if not await db(self._fence.claim, run_id=req.run_id, token=req.fence_token):
+            raise fatal("write fence could not be claimed", ErrorType.FENCE_REJECTED)
+        self._faults("write.after_claim")
+        call = req.call
+        tool = self._registry.get(call.name)
+        started = time.monotonic()
+        if tool is None or tool.effect is not ToolEffect.NON_IDEMPOTENT_WRITE:
+            content, is_error = f"Unknown tool {call.name!r}.", True
+        else:
+            ctx = ToolContext(req.run_id, call.call_id, req.idempotency_key)
+            async with heartbeating():
+                try:
+                    content, is_error = bounded(await tool(call.arguments, ctx)), False
+                except ToolInputError as exc:
+                    # Raised before any effect, by contract: safe to record as a plain error.
+                    content, is_error = f"Invalid arguments for {call.name}: {exc}", True
+                except Exception as exc:
+                    activity.logger.warning("write %s in run %s failed: %s", call.name,
+                                            req.run_id, type(exc).__name__)
+                    raise fatal("the write failed; its outcome is unknown",
+                                ErrorType.WRITE_FAILED) from None
+        self._faults("write.after_effect")
+        try:
+            await db(self._steps.record, run_id=req.run_id, sequence=req.sequence,
+                     round=req.round, call=call, effect=ToolEffect.NON_IDEMPOTENT_WRITE.value,
+                     content=content, is_error=is_error, privacy=privacy,
+                     idempotency_key=req.idempotency_key, fence_token=req.fence_token,
+                     duration_ms=(time.monotonic() - started) * 1000)
+        except Exception as exc:
+            activity.logger.warning("audit of write %s in run %s failed: %s", call.name,
+                                    req.run_id, type(exc).__name__)
+            raise fatal("the write ran but its step could not be recorded",
+                        ErrorType.AUDIT_FAILED) from None
+        return ToolOutcome(call_id=call.call_id, is_error=is_error)

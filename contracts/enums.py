@@ -1,0 +1,81 @@
+"""Enumerations shared by every process. Values are stored and sent: never rename one."""
+
+from enum import StrEnum
+
+
+class RunStatus(StrEnum):
+    RUNNING = "RUNNING"
+    WAITING_FOR_APPROVAL = "WAITING_FOR_APPROVAL"
+    COMPLETED = "COMPLETED"
+    FAILED = "FAILED"
+    CANCELLED = "CANCELLED"
+
+    @property
+    def terminal(self) -> bool:
+        return self in TERMINAL_STATUSES
+
+
+TERMINAL_STATUSES = frozenset({RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED})
+
+
+class TerminationReason(StrEnum):
+    """Why a run ended; the status says how."""
+
+    ANSWERED = "answered"
+    MAX_ITERATIONS = "max_iterations"
+    INTERRUPTED_WRITE = "interrupted_write"
+    COMPLETION_FAILED = "completion_failed"
+    PROVIDER_FAILED = "provider_failed"
+    UNKNOWN_PROFILE = "unknown_profile"
+    INTERNAL_ERROR = "internal_error"
+    CANCELLED = "cancelled"
+    POLICY_DENIED = "policy_denied"
+    APPROVAL_DENIED = "approval_denied"
+    APPROVAL_TIMEOUT = "approval_timeout"
+    SUSPEND_FAILED = "suspend_failed"
+
+
+class Outcome(StrEnum):
+    """What a caller is told about a settled (or paused) run. May grow: keep a default arm."""
+
+    COMPLETED = "COMPLETED"
+    AWAITING_APPROVAL = "AWAITING_APPROVAL"
+    SUSPEND_FAILED = "SUSPEND_FAILED"
+    GUARDRAIL_BLOCKED = "GUARDRAIL_BLOCKED"
+    GUARDRAIL_APPROVAL_REQUIRED = "GUARDRAIL_APPROVAL_REQUIRED"
+    FAILED = "FAILED"
+    CANCELLED = "CANCELLED"
+
+
+class ToolEffect(StrEnum):
+    READ_ONLY = "READ_ONLY"
+    IDEMPOTENT_WRITE = "IDEMPOTENT_WRITE"
+    NON_IDEMPOTENT_WRITE = "NON_IDEMPOTENT_WRITE"
+
+    @classmethod
+    def resolve(cls, value: str | None) -> "ToolEffect":
+        """Fail closed: anything not declared is a non-idempotent write."""
+        try:
+            return cls(value) if value is not None else cls.NON_IDEMPOTENT_WRITE
+        except ValueError:
+            return cls.NON_IDEMPOTENT_WRITE
+
+
+class EventKind(StrEnum):
+    RUN_STARTED = "run_started"
+    LLM = "llm"
+    TOOL = "tool"
+    WRITE_INTERRUPTED = "write_interrupted"
+    APPROVAL_REQUESTED = "approval_requested"
+    APPROVAL = "approval"
+    CANCEL = "cancel"
+    RUN_COMPLETED = "run_completed"
+    RUN_FAILED = "run_failed"
+
+
+class PendingState(StrEnum):
+    """State of the write fence on a run (`agent_run.pending_state`)."""
+
+    STAMPED = "stamped"
+    EXECUTING = "executing"
+    OUTCOME_UNKNOWN = "outcome_unknown"

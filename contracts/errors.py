@@ -1,0 +1,58 @@
+"""Typed errors. `ErrorType` values are `ApplicationError.type` across the Temporal boundary."""
+
+from enum import StrEnum
+
+
+class ErrorType(StrEnum):
+    UNKNOWN_PROFILE = "UnknownProfile"
+    UNKNOWN_PROVIDER = "UnknownProvider"
+    PROVIDER_REJECTED = "ProviderRejected"
+    PROVIDER_UNAVAILABLE = "ProviderUnavailable"
+    RUN_NOT_FOUND = "RunNotFound"
+    RUN_NOT_RUNNING = "RunNotRunning"
+    FENCE_REJECTED = "FenceRejected"
+    WRITE_FAILED = "WriteFailed"
+    AUDIT_FAILED = "AuditFailed"
+    COMPLETION_FAILED = "CompletionFailed"
+    STORE_UNAVAILABLE = "StoreUnavailable"
+    RUN_FAILED = "RunFailed"  # the workflow's own failure when its run settled FAILED
+
+
+# Deterministic failures: retrying cannot help.
+NON_RETRYABLE = [
+    ErrorType.UNKNOWN_PROFILE,
+    ErrorType.UNKNOWN_PROVIDER,
+    ErrorType.PROVIDER_REJECTED,
+    ErrorType.RUN_NOT_FOUND,
+    ErrorType.RUN_NOT_RUNNING,
+    ErrorType.FENCE_REJECTED,
+    ErrorType.COMPLETION_FAILED,
+]
+
+
+class AgentRuntimeError(Exception):
+    """Base of every error this project raises to its callers."""
+
+
+class ConfigError(AgentRuntimeError):
+    """A configuration file or setting is invalid."""
+
+
+class RulesFileError(ConfigError):
+    """A scripted provider's rules file does not parse or validate."""
+
+
+class UnknownProfileError(AgentRuntimeError):
+    """The named agent profile is not declared."""
+
+
+class RunNotFoundError(AgentRuntimeError):
+    """No run with that uuid exists."""
+
+
+class InvalidRequestError(AgentRuntimeError):
+    """The request was malformed; nothing was changed."""
+
+
+class StoreUnavailableError(AgentRuntimeError):
+    """The database could not be reached."""

@@ -1,0 +1,27 @@
+"""Names that cross process boundaries. Frozen: renaming one breaks in-flight runs."""
+
+from typing import Final
+
+DEFAULT_TASK_QUEUE: Final = "agent-runs"
+
+WORKFLOW_AGENT_RUN: Final = "AgentRun"
+
+# Activities. One name per I/O point of the loop; never rename once shipped.
+ACT_RUN_BEGIN: Final = "run.begin"
+ACT_RUN_COMPLETE: Final = "run.complete"
+ACT_RUN_FAIL: Final = "run.fail"
+ACT_MODEL_COMPLETE: Final = "model.complete"
+ACT_TOOL_EXECUTE: Final = "tool.execute"
+ACT_TOOL_REFUSE: Final = "tool.refuse"
+ACT_FENCE_STAMP: Final = "fence.stamp"
+ACT_FENCE_RESOLVE: Final = "fence.resolve"
+ACT_WRITE_EXECUTE: Final = "write.execute"
+
+# Search attribute keys (never user content).
+SA_RUN_STATUS: Final = "AgentRunStatus"
+SA_PROFILE: Final = "AgentProfile"
+
+
+def idempotency_key(run_id: str, call_id: str) -> str:
+    """Deterministic key of one tool call: stable across retries, replays and resets."""
+    return f"{run_id}/{call_id}"

@@ -1,0 +1,75 @@
+"""Agent profiles: what a run may do, as declared in the worker's config file."""
+
+from typing import Literal
+
+from pydantic import BaseModel, Field, field_validator
+
+from contracts.enums import ToolEffect
+
+PrivacyLevel = Literal["full", "redacted", "metadata", "none"]
+
+DEFAULT_MAX_ITERATIONS = 5
+MAX_ITERATIONS_CEILING = 20
+
+
+class Timeouts(BaseModel):
+    """Activity time bounds, in seconds. Part of the run plan so a run replays the same."""
+
+    model_seconds: float = 120.0
+    tool_seconds: float = 60.0
+    write_seconds: float = 60.0
+    write_heartbeat_seconds: float = 10.0
+    schedule_to_start_seconds: float = 60.0
+
+
+class AgentProfile(BaseModel):
+    name: str
+    instructions: str = "You are a helpful assistant."
+    model: str = Field(description="provider:model, e.g. scripted:demo")
+    tools: list[str] = Field(default_factory=list)
+    max_iterations: int = DEFAULT_MAX_ITERATIONS
+    privacy: PrivacyLevel = "full"
+    approval: Literal["writes", "none", "all"] = "writes"
+    timeouts: Timeouts = Field(default_factory=Timeouts)
+
+    @field_validator("model")
+    @classmethod
+    def _model_ref(cls, value: str) -> str:
+        provider, sep, model = value.partition(":")
+        if not sep or not provider or not model:
+            raise ValueError(f"model must be 'provider:model', got {value!r}")
+        return value
+
+    @field_validator("max_iterations")
+    @classmethod
+    def _cap(cls, value: int) -> int:
+        if value < 1:
+            raise ValueError("max_iterations must be at least 1")
+        return min(value, MAX_ITERATIONS_CEILING)
+
+
+class ToolPlan(BaseModel):
+    name: str
+    effect: ToolEffect
+    requires_approval: bool = False
+
+
+class RunPlan(BaseModel):
+    """The profile as resolved when the run began; recorded in history, so replay is stable."""
+
+    profile: str
+    model: str
+    max_iterations: int
+    tools: list[ToolPlan]
+    privacy: PrivacyLevel
+    timeouts: Timeouts
+
+    def tool(self, name: str) -> ToolPlan | None:
+        return next((t for t in self.tools if t.name == name), None)
+
+
+def clamp_iterations(explicit: int | None, profile_default: int) -> int:
+    """An explicit cap is clamped to the ceiling; None keeps the profile's own."""
+    if explicit is None:
+        return min(profile_default, MAX_ITERATIONS_CEILING)
+    return max(1, min(explicit, MAX_ITERATIONS_CEILING))

@@ -1,0 +1,179 @@
+"""Workflow and activity payloads: one input and one result type per call."""
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from contracts.enums import (
+    EventKind,
+    Outcome,
+    PendingState,
+    RunStatus,
+    TerminationReason,
+    ToolEffect,
+)
+from contracts.messages import ToolCall, Usage
+from contracts.profiles import RunPlan
+
+
+class RunInput(BaseModel):
+    run_id: str
+    profile: str
+    prompt: str
+    max_iterations: int | None = None
+    initiator: str = "anonymous"
+
+
+class RunResult(BaseModel):
+    """What the workflow returns. The answer itself is read from the store."""
+
+    run_id: str
+    status: RunStatus
+    outcome: Outcome
+    termination_reason: TerminationReason | None = None
+    iterations: int = 0
+    truncated: bool = False
+    usage: Usage = Field(default_factory=Usage)
+
+
+# --- activity payloads -----------------------------------------------------------------
+
+
+class BeginRequest(BaseModel):
+    run_id: str
+    profile: str
+    prompt: str
+    initiator: str
+    max_iterations: int | None = None
+    workflow_run_id: str = ""
+
+
+class BeginResult(BaseModel):
+    plan: RunPlan
+    next_sequence: int
+
+
+class ModelRequest(BaseModel):
+    """A reference, not a conversation: the activity reads the transcript from the store."""
+
+    run_id: str
+    round: int
+    sequence: int
+    offer_tools: bool = True
+
+
+class ModelTurn(BaseModel):
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    finish_reason: str = "stop"
+
+
+class ToolCallRequest(BaseModel):
+    run_id: str
+    round: int
+    sequence: int
+    call: ToolCall
+    effect: ToolEffect
+    idempotency_key: str
+    fence_token: str | None = None
+
+
+class ToolOutcome(BaseModel):
+    call_id: str
+    is_error: bool = False
+    replayed: bool = False
+
+
+class RefuseRequest(BaseModel):
+    run_id: str
+    round: int
+    sequence: int
+    call: ToolCall
+    reason: str
+
+
+class FenceRequest(BaseModel):
+    run_id: str
+    call_id: str
+    tool: str
+    token: str
+
+
+class FenceVerdict(BaseModel):
+    """Result of stamping or resolving a write fence."""
+
+    state: str  # one of FenceState values
+    outcome: ToolOutcome | None = None
+
+
+class FenceState:
+    STAMPED = "stamped"
+    ALREADY_DONE = "already_done"
+    RUN_NOT_RUNNING = "run_not_running"
+    BUSY = "busy"
+    NEVER_CLAIMED = "never_claimed"
+    INTERRUPTED = "interrupted"
+
+
+class CompleteRequest(BaseModel):
+    run_id: str
+    sequence: int
+    answer_sequence: int
+    iterations: int
+    truncated: bool
+    termination_reason: TerminationReason
+    usage: Usage
+
+
+class FailRequest(BaseModel):
+    run_id: str
+    sequence: int
+    reason: TerminationReason
+    iterations: int = 0
+    usage: Usage = Field(default_factory=Usage)
+    error_type: str | None = None
+    status: RunStatus = RunStatus.FAILED
+
+
+class SettleResult(BaseModel):
+    """A guarded transition reports whether it won; it never raises for a refusal."""
+
+    applied: bool
+    status: RunStatus | None = None
+
+
+# --- read models (facade, CLI, API) ----------------------------------------------------
+
+
+class PendingEffectView(BaseModel):
+    call_id: str
+    tool: str
+    state: PendingState
+
+
+class RunView(BaseModel):
+    run_id: str
+    profile: str
+    status: RunStatus
+    outcome: Outcome | None = None
+    termination_reason: TerminationReason | None = None
+    iterations: int = 0
+    truncated: bool = False
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    answer: str | None = None
+    created_at: datetime
+    finished_at: datetime | None = None
+    revision: int = 0
+    pending_effect: PendingEffectView | None = None
+
+
+class EventView(BaseModel):
+    run_id: str
+    sequence: int
+    kind: EventKind
+    round: int
+    duration_ms: float | None = None
+    payload: dict[str, Any] = Field(default_factory=dict)
+    created_at: datetime

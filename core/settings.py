@@ -1,0 +1,56 @@
+"""Settings, read only in entry points (worker, CLI, API, Alembic env) and passed down."""
+
+from pathlib import Path
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from contracts.ids import DEFAULT_TASK_QUEUE
+
+DEFAULT_DATA_DIR = Path(".agentrt")
+DEFAULT_POSTGRES_DSN = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="AGENTRT_", env_file=".env", extra="ignore")
+
+    data_dir: Path = DEFAULT_DATA_DIR
+    database_url: str = Field(
+        default="", description="SQLAlchemy URL; empty means SQLite under data_dir."
+    )
+    postgres_dsn: str = DEFAULT_POSTGRES_DSN
+    temporal_address: str = "127.0.0.1:7233"
+    temporal_namespace: str = "default"
+    task_queue: str = DEFAULT_TASK_QUEUE
+    max_concurrent_activities: int = 100
+    max_concurrent_workflow_tasks: int = 100
+    graceful_shutdown_seconds: float = 30.0
+    profiles_file: Path = Path(__file__).resolve().parent.parent / "workers" / "profiles.yaml"
+    rules_file: Path = Path(__file__).resolve().parent.parent / "workers" / "demo_rules.yaml"
+    seal_keys: SecretStr | None = Field(
+        default=None, description="kid:base64key[,kid:base64key]; first is active."
+    )
+    openai_base_url: str = "https://api.openai.com/v1"
+    openai_api_key: SecretStr | None = None
+    # Test-only: block (or crash) at a named fault point; see workers/faults.py.
+    fault_block_at: str = ""
+    fault_fail_at: str = ""
+    fault_marker_dir: Path | None = None
+
+    def resolved_database_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{(self.data_dir / 'agentrt.db').resolve()}"
+
+    def seal_keys_spec(self) -> str:
+        """The configured seal keys, or a per-installation key kept under data_dir."""
+        if self.seal_keys is not None:
+            return self.seal_keys.get_secret_value()
+        from store.sealing import Sealer
+
+        path = self.data_dir / "seal.key"
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(f"local:{Sealer.new_key_b64()}\n")
+            path.chmod(0o600)
+        return path.read_text().strip()

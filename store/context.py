@@ -1,0 +1,53 @@
+"""What every store module shares: the session factory, the sealer and the fault hook."""
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Table
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.sql.dml import Insert
+
+from store.sealing import Sealer
+
+FaultHook = Callable[[str], None]
+
+
+def no_faults(_point: str) -> None:
+    """Production fault hook: does nothing."""
+
+
+@dataclass(frozen=True)
+class StoreContext:
+    sessions: sessionmaker[Session]
+    sealer: Sealer
+    # Test-only: called at named points inside transactions (see workers.faults).
+    faults: FaultHook = field(default=no_faults)
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def insert_ignoring(session: Session, table: Table, index: list[str], **values: Any) -> Insert:
+    """An INSERT that does nothing when the unique key already exists (both backends)."""
+    dialect = session.get_bind().dialect.name
+    if dialect == "postgresql":
+        return postgresql.insert(table).values(**values).on_conflict_do_nothing(
+            index_elements=index
+        )
+    return sqlite.insert(table).values(**values).on_conflict_do_nothing(index_elements=index)
+
+
+def as_utc(value: datetime | None) -> datetime | None:
+    """SQLite hands back naive datetimes; everything we store is UTC."""
+    if value is None or value.tzinfo is not None:
+        return value
+    return value.replace(tzinfo=UTC)

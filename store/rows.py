@@ -1,0 +1,120 @@
+"""SQLAlchemy 2 typed rows. The same schema on SQLite and PostgreSQL (see migrations)."""
+
+from datetime import datetime
+
+from sqlalchemy import (
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+
+
+class RunRow(Base):
+    __tablename__ = "agent_run"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    profile: Mapped[str] = mapped_column(String(100))
+    status: Mapped[str] = mapped_column(String(32), index=True)
+    outcome: Mapped[str | None] = mapped_column(String(40))
+    termination_reason: Mapped[str | None] = mapped_column(String(40))
+    error_type: Mapped[str | None] = mapped_column(String(100))
+    iterations: Mapped[int] = mapped_column(Integer, default=0)
+    truncated: Mapped[bool] = mapped_column(Boolean, default=False)
+    prompt_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    completion_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    answer: Mapped[str | None] = mapped_column(Text)  # sealed
+    snapshot: Mapped[str] = mapped_column(Text)  # profile + tool specs as resolved at begin
+    initiator: Mapped[str] = mapped_column(String(200), default="anonymous")
+    pending_call_id: Mapped[str | None] = mapped_column(String(200))
+    pending_tool: Mapped[str | None] = mapped_column(String(200))
+    pending_token: Mapped[str | None] = mapped_column(String(64))
+    pending_state: Mapped[str | None] = mapped_column(String(32))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    revision: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class EventRow(Base):
+    __tablename__ = "agent_event"
+    __table_args__ = (UniqueConstraint("run_id", "sequence", name="uq_agent_event_run_seq"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("agent_run.id", ondelete="CASCADE"))
+    sequence: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String(32))
+    round: Mapped[int] = mapped_column(Integer, default=0)
+    duration_ms: Mapped[float | None] = mapped_column(Float)
+    payload: Mapped[str] = mapped_column(Text, default="{}")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class MessageRow(Base):
+    """The transcript, one row per message, in sequence order. Bodies are sealed."""
+
+    __tablename__ = "agent_message"
+    __table_args__ = (UniqueConstraint("run_id", "sequence", name="uq_agent_message_run_seq"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("agent_run.id", ondelete="CASCADE"))
+    sequence: Mapped[int] = mapped_column(Integer)
+    role: Mapped[str] = mapped_column(String(16))
+    body: Mapped[str] = mapped_column(Text)
+
+
+class ToolResultRow(Base):
+    """Every executed tool call, keyed by its idempotency key: the dedup ledger."""
+
+    __tablename__ = "tool_result"
+
+    idempotency_key: Mapped[str] = mapped_column(String(300), primary_key=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("agent_run.id", ondelete="CASCADE"), index=True)
+    call_id: Mapped[str] = mapped_column(String(200))
+    tool: Mapped[str] = mapped_column(String(200))
+    effect: Mapped[str] = mapped_column(String(32))
+    is_error: Mapped[bool] = mapped_column(Boolean, default=False)
+    content: Mapped[str] = mapped_column(Text)  # sealed
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class DemoRecordRow(Base):
+    """Demo world: key/value records (orders, settings) read and set by the demo tools."""
+
+    __tablename__ = "demo_record"
+
+    key: Mapped[str] = mapped_column(String(200), primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class DemoLedgerRow(Base):
+    """Demo world: an append-only ledger; a row per executed non-idempotent write."""
+
+    __tablename__ = "demo_ledger"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(String(36), index=True)
+    call_id: Mapped[str] = mapped_column(String(200))
+    account: Mapped[str] = mapped_column(String(200))
+    amount_cents: Mapped[int] = mapped_column(Integer)
+    memo: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

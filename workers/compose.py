@@ -1,0 +1,89 @@
+"""Composition root: settings → engine, store, providers, tools → activity objects."""
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import Engine, text
+from sqlalchemy.exc import OperationalError
+
+from activities.fence import FenceActivities
+from activities.model import ModelActivities
+from activities.ports import ModelProvider
+from activities.providers.scripted import ScriptedProvider
+from activities.registry import ProfileCatalog, ToolRegistry
+from activities.run import RunActivities
+from activities.toolbox.demo import demo_tools
+from activities.tools import ToolActivities
+from activities.write import WriteActivities
+from contracts.errors import StoreUnavailableError
+from core.settings import Settings
+from store import migrate
+from store.context import StoreContext
+from store.demo import DemoWorld
+from store.engine import make_engine, make_sessionmaker
+from store.fence import FenceStore
+from store.runs import RunStore
+from store.sealing import Sealer
+from store.settle import SettleStore
+from store.tool_steps import ToolStepStore
+from workers.config import load_profiles
+from workers.faults import fault_hook
+
+
+@dataclass
+class Parts:
+    engine: Engine
+    ctx: StoreContext
+    activities: list[Callable[..., Any]] = field(default_factory=list)
+
+
+def open_store(url: str, sealer: Sealer, *, faults: Callable[[str], None] | None = None,
+               run_migrations: bool = True) -> tuple[Engine, StoreContext]:
+    """Connect (a clear error if the database is down) and bring the schema to head."""
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+    except OperationalError as exc:
+        engine.dispose()
+        raise StoreUnavailableError(
+            f"cannot reach the database at {engine.url.render_as_string(hide_password=True)}"
+        ) from exc
+    if run_migrations:
+        migrate.upgrade(engine)
+    ctx = StoreContext(make_sessionmaker(engine), sealer, faults or (lambda _p: None))
+    return engine, ctx
+
+
+def build(settings: Settings, *, providers: Mapping[str, ModelProvider] | None = None,
+          faults: Callable[[str], None] | None = None) -> Parts:
+    if faults is None and (settings.fault_block_at or settings.fault_fail_at):
+        faults = fault_hook(block_at=settings.fault_block_at, fail_at=settings.fault_fail_at,
+                            marker_dir=settings.fault_marker_dir)
+    hook = faults or (lambda _p: None)
+    sealer = Sealer.from_b64(settings.seal_keys_spec())
+    engine, ctx = open_store(settings.resolved_database_url(), sealer, faults=hook)
+    registry = ToolRegistry(demo_tools(DemoWorld(ctx)))
+    catalog = ProfileCatalog(load_profiles(settings.profiles_file), registry)
+    if providers is None:
+        providers = default_providers(settings)
+    runs, steps, fence = RunStore(ctx), ToolStepStore(ctx), FenceStore(ctx)
+    run_acts = RunActivities(runs=runs, settle=SettleStore(ctx), profiles=catalog, tools=registry)
+    model_acts = ModelActivities(providers=providers, runs=runs)
+    tool_acts = ToolActivities(registry=registry, steps=steps, runs=runs)
+    fence_acts = FenceActivities(fence=fence, faults=hook)
+    write_acts = WriteActivities(registry=registry, fence=fence, steps=steps, runs=runs,
+                                 faults=hook)
+    return Parts(engine, ctx, [
+        run_acts.begin, run_acts.complete, run_acts.fail, model_acts.complete,
+        tool_acts.execute, tool_acts.refuse, fence_acts.stamp, fence_acts.resolve,
+        write_acts.execute,
+    ])
+
+
+def default_providers(settings: Settings) -> dict[str, ModelProvider]:
+    providers: dict[str, ModelProvider] = {
+        "scripted": ScriptedProvider.from_file(settings.rules_file),
+    }
+    return providers

@@ -1,0 +1,30 @@
+"""Load the worker's configuration files into typed objects, with typed errors."""
+
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from contracts.errors import ConfigError
+from contracts.profiles import AgentProfile
+
+
+class ProfilesFile(BaseModel):
+    profiles: list[AgentProfile]
+
+
+def load_profiles(path: Path) -> dict[str, AgentProfile]:
+    try:
+        data = yaml.safe_load(path.read_text())
+    except OSError as exc:
+        raise ConfigError(f"cannot read profiles file {path}: {exc.strerror}") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"profiles file {path} does not parse: {exc}") from exc
+    try:
+        parsed = ProfilesFile.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(f"profiles file {path} is invalid: {exc}") from exc
+    names = [p.name for p in parsed.profiles]
+    if len(names) != len(set(names)):
+        raise ConfigError(f"profiles file {path} declares a profile twice")
+    return {p.name: p for p in parsed.profiles}

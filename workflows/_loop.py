@@ -1,0 +1,70 @@
+"""Pure pieces of the agent loop: unit-testable without Temporal."""
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from enum import Enum
+
+from contracts.enums import Outcome, RunStatus, TerminationReason, ToolEffect
+from contracts.messages import ToolCall, Usage
+from contracts.profiles import RunPlan
+
+
+class Route(Enum):
+    REFUSE = "refuse"  # not offered to this run: record a refusal, run nothing
+    EXECUTE = "execute"  # read-only or idempotent write: normal retries
+    FENCED_WRITE = "fenced_write"  # non-idempotent write: fence, claim, one attempt
+
+
+def route(call: ToolCall, plan: RunPlan) -> tuple[Route, ToolEffect]:
+    tool = plan.tool(call.name)
+    if tool is None:
+        return Route.REFUSE, ToolEffect.resolve(None)
+    if tool.effect is ToolEffect.NON_IDEMPOTENT_WRITE:
+        return Route.FENCED_WRITE, tool.effect
+    return Route.EXECUTE, tool.effect
+
+
+def needs_approval(calls: list[ToolCall], plan: RunPlan) -> bool:
+    """A turn suspends when any offered call in it is approval-bound."""
+    return any((t := plan.tool(c.name)) is not None and t.requires_approval for c in calls)
+
+
+def turn_digest(calls: list[ToolCall]) -> str:
+    """SHA-256 over the pending calls only (not the transcript, not counters)."""
+    canonical = json.dumps([c.model_dump(mode="json") for c in calls], sort_keys=True,
+                           separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+@dataclass
+class LoopState:
+    next_sequence: int = 1
+    iterations: int = 0
+    usage: Usage = field(default_factory=Usage)
+    truncated: bool = False
+
+    def take_sequence(self) -> int:
+        seq = self.next_sequence
+        self.next_sequence += 1
+        return seq
+
+
+@dataclass(frozen=True)
+class Stop(Exception):
+    """Ends the loop early with a settled status (raised inside the workflow only)."""
+
+    reason: TerminationReason
+    status: RunStatus = RunStatus.FAILED
+    error_type: str | None = None
+    already_settled: bool = False
+
+    @property
+    def outcome(self) -> Outcome:
+        if self.status is RunStatus.CANCELLED:
+            return Outcome.CANCELLED
+        if self.reason is TerminationReason.POLICY_DENIED:
+            return Outcome.GUARDRAIL_BLOCKED
+        if self.reason is TerminationReason.SUSPEND_FAILED:
+            return Outcome.SUSPEND_FAILED
+        return Outcome.FAILED

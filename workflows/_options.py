@@ -1,0 +1,63 @@
+"""Activity options, in one place. Timeouts come from the run plan so a run replays the same."""
+
+from datetime import timedelta
+
+from temporalio.common import RetryPolicy
+from temporalio.workflow import ActivityCancellationType, ActivityConfig
+
+from contracts.errors import NON_RETRYABLE
+from contracts.profiles import Timeouts
+
+_NON_RETRYABLE = [e.value for e in NON_RETRYABLE]
+
+STORE_RETRY = RetryPolicy(
+    initial_interval=timedelta(milliseconds=200), maximum_interval=timedelta(seconds=10),
+    non_retryable_error_types=_NON_RETRYABLE,
+)
+
+
+def store_call() -> ActivityConfig:
+    """Short idempotent database work: begin, fence, refuse, fail."""
+    return {"start_to_close_timeout": timedelta(seconds=30), "retry_policy": STORE_RETRY}
+
+
+def completion_call() -> ActivityConfig:
+    """Bounded: when the completion transaction keeps failing, the run is failed instead."""
+    return {
+        "start_to_close_timeout": timedelta(seconds=30),
+        "retry_policy": RetryPolicy(
+            initial_interval=timedelta(milliseconds=200), maximum_attempts=3,
+            non_retryable_error_types=_NON_RETRYABLE,
+        ),
+    }
+
+
+def model_call(t: Timeouts) -> ActivityConfig:
+    return {
+        "start_to_close_timeout": timedelta(seconds=t.model_seconds),
+        "retry_policy": RetryPolicy(
+            initial_interval=timedelta(seconds=1), maximum_interval=timedelta(seconds=30),
+            maximum_attempts=5, non_retryable_error_types=_NON_RETRYABLE,
+        ),
+    }
+
+
+def tool_call(t: Timeouts) -> ActivityConfig:
+    return {
+        "start_to_close_timeout": timedelta(seconds=t.tool_seconds),
+        "retry_policy": RetryPolicy(
+            initial_interval=timedelta(milliseconds=500), maximum_interval=timedelta(seconds=10),
+            maximum_attempts=5, non_retryable_error_types=_NON_RETRYABLE,
+        ),
+    }
+
+
+def write_call(t: Timeouts) -> ActivityConfig:
+    """A non-idempotent write: one attempt, and a cancel waits for it to finish."""
+    return {
+        "start_to_close_timeout": timedelta(seconds=t.write_seconds),
+        "schedule_to_start_timeout": timedelta(seconds=t.schedule_to_start_seconds),
+        "heartbeat_timeout": timedelta(seconds=t.write_heartbeat_seconds),
+        "retry_policy": RetryPolicy(maximum_attempts=1),
+        "cancellation_type": ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    }
