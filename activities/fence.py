@@ -16,17 +16,29 @@ class FenceActivities:
     @activity.defn(name=ACT_FENCE_STAMP)
     async def stamp(self, req: FenceRequest) -> FenceVerdict:
         self._faults("fence.before_stamp")
-        state = await db(self._fence.stamp, run_id=req.run_id, call_id=req.call_id,
-                         tool=req.tool, token=req.token,
-                         idempotency_key=idempotency_key(req.run_id, req.call_id))
+        state = await db(
+            self._fence.stamp,
+            run_id=req.run_id,
+            call_id=req.call_id,
+            tool=req.tool,
+            token=req.token,
+            idempotency_key=idempotency_key(req.run_id, req.call_id),
+        )
         return FenceVerdict(state=state)
 
     @activity.defn(name=ACT_FENCE_RESOLVE)
     async def resolve(self, req: FenceRequest) -> FenceVerdict:
-        state = await db(self._fence.resolve, run_id=req.run_id, call_id=req.call_id,
-                         token=req.token,
-                         idempotency_key=idempotency_key(req.run_id, req.call_id))
+        state = await db(
+            self._fence.resolve,
+            run_id=req.run_id,
+            call_id=req.call_id,
+            token=req.token,
+            idempotency_key=idempotency_key(req.run_id, req.call_id),
+        )
         if state == "interrupted":
-            activity.logger.warning("run %s: write %s interrupted after its claim; outcome "
-                                    "unknown", req.run_id, req.call_id)
+            activity.logger.warning(
+                "run %s: write %s interrupted after its claim; outcome unknown",
+                req.run_id,
+                req.call_id,
+            )
         return FenceVerdict(state=state)

@@ -25,12 +25,14 @@ class ModelActivities:
         # not called (nor paid) twice, and the transcript cannot fork.
         recorded = await db(self._runs.message, req.run_id, req.sequence)
         if recorded is not None:
-            payload = await db(self._runs.event_payload, req.run_id, req.sequence) or {}
+            seen = await db(self._runs.event_payload, req.run_id, req.sequence) or {}
             return ModelTurn(
                 tool_calls=recorded.tool_calls,
-                usage=Usage(prompt_tokens=int(payload.get("prompt_tokens", 0)),
-                            completion_tokens=int(payload.get("completion_tokens", 0))),
-                finish_reason=str(payload.get("finish_reason", "stop")),
+                usage=Usage(
+                    prompt_tokens=int(seen.get("prompt_tokens", 0)),
+                    completion_tokens=int(seen.get("completion_tokens", 0)),
+                ),
+                finish_reason=str(seen.get("finish_reason", "stop")),
             )
         try:
             snap = await db(self._runs.snapshot, req.run_id)
@@ -45,10 +47,14 @@ class ModelActivities:
         messages = [Message(role="system", content=str(snap["instructions"])), *transcript]
         specs = [ToolSpec.model_validate(t) for t in snap["tools"]]
         started = time.monotonic()
-        reply = await provider.complete(ProviderRequest(
-            model=model, messages=messages, tools=(specs or None) if req.offer_tools else None,
-            round=req.round,
-        ))
+        reply = await provider.complete(
+            ProviderRequest(
+                model=model,
+                messages=messages,
+                tools=(specs or None) if req.offer_tools else None,
+                round=req.round,
+            )
+        )
         duration_ms = (time.monotonic() - started) * 1000
         # Call ids are ours: unique per run and stable, so idempotency keys derive from them.
         calls = [
@@ -64,9 +70,15 @@ class ModelActivities:
             "completion_tokens": reply.usage.completion_tokens,
             "model": plan["model"],
         }
-        await db(self._runs.record_llm, run_id=req.run_id, sequence=req.sequence,
-                 round=req.round, message=message, payload=payload, duration_ms=duration_ms,
-                 privacy=str(plan["privacy"]))
-        activity.logger.info("run %s round %d: %d tool call(s)", req.run_id, req.round,
-                             len(calls))
+        await db(
+            self._runs.record_llm,
+            run_id=req.run_id,
+            sequence=req.sequence,
+            round=req.round,
+            message=message,
+            payload=payload,
+            duration_ms=duration_ms,
+            privacy=str(plan["privacy"]),
+        )
+        activity.logger.info("run %s round %d: %d tool call(s)", req.run_id, req.round, len(calls))
         return ModelTurn(tool_calls=calls, usage=reply.usage, finish_reason=reply.finish_reason)

@@ -50,8 +50,9 @@ class SettledLike(Protocol):
 
 
 class RunPort(Protocol):
-    def begin(self, *, run_id: str, profile: str, snapshot: str, prompt: str, initiator: str,
-              privacy: str) -> bool: ...
+    def begin(
+        self, *, run_id: str, profile: str, snapshot: str, prompt: str, initiator: str, privacy: str
+    ) -> bool: ...
 
     def snapshot(self, run_id: str) -> dict[str, Any]: ...
 
@@ -61,8 +62,17 @@ class RunPort(Protocol):
 
     def status(self, run_id: str) -> RunStatus | None: ...
 
-    def record_llm(self, *, run_id: str, sequence: int, round: int, message: Message,
-                   payload: dict[str, Any], duration_ms: float, privacy: str) -> None: ...
+    def record_llm(
+        self,
+        *,
+        run_id: str,
+        sequence: int,
+        round: int,
+        message: Message,
+        payload: dict[str, Any],
+        duration_ms: float,
+        privacy: str,
+    ) -> None: ...
 
     def event_payload(self, run_id: str, sequence: int) -> dict[str, Any] | None: ...
 
@@ -70,31 +80,63 @@ class RunPort(Protocol):
 class ToolStepPort(Protocol):
     def result(self, idempotency_key: str) -> StoredResultLike | None: ...
 
-    def record(self, *, run_id: str, sequence: int, round: int, call: ToolCall, effect: str,
-               content: str, is_error: bool, privacy: str, idempotency_key: str | None,
-               fence_token: str | None = None, duration_ms: float | None = None,
-               extra: dict[str, Any] | None = None) -> None: ...
+    def record(
+        self,
+        *,
+        run_id: str,
+        sequence: int,
+        round: int,
+        call: ToolCall,
+        effect: str,
+        content: str,
+        is_error: bool,
+        privacy: str,
+        idempotency_key: str | None,
+        fence_token: str | None = None,
+        duration_ms: float | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None: ...
 
 
 class FencePort(Protocol):
-    def stamp(self, *, run_id: str, call_id: str, tool: str, token: str,
-              idempotency_key: str) -> str: ...
+    def stamp(
+        self, *, run_id: str, call_id: str, tool: str, token: str, idempotency_key: str
+    ) -> str: ...
 
     def claim(self, *, run_id: str, token: str) -> bool: ...
 
-    def resolve(self, *, run_id: str, call_id: str, token: str,
-                idempotency_key: str) -> str: ...
+    def resolve(self, *, run_id: str, call_id: str, token: str, idempotency_key: str) -> str: ...
 
 
 class SettlePort(Protocol):
-    def complete(self, *, run_id: str, sequence: int, answer_sequence: int, iterations: int,
-                 truncated: bool, reason: TerminationReason, usage: Usage,
-                 privacy: str) -> SettledLike: ...
+    def complete(
+        self,
+        *,
+        run_id: str,
+        sequence: int,
+        answer_sequence: int,
+        iterations: int,
+        truncated: bool,
+        reason: TerminationReason,
+        usage: Usage,
+        privacy: str,
+    ) -> SettledLike: ...
 
-    def fail(self, *, run_id: str, sequence: int, reason: TerminationReason, status: RunStatus,
-             outcome: Outcome, iterations: int, usage: Usage, error_type: str | None,
-             privacy: str, event_kind: EventKind = EventKind.RUN_FAILED,
-             extra: dict[str, Any] | None = None) -> SettledLike: ...
+    def fail(
+        self,
+        *,
+        run_id: str,
+        sequence: int,
+        reason: TerminationReason,
+        status: RunStatus,
+        outcome: Outcome,
+        iterations: int,
+        usage: Usage,
+        error_type: str | None,
+        privacy: str,
+        event_kind: EventKind = EventKind.RUN_FAILED,
+        extra: dict[str, Any] | None = None,
+    ) -> SettledLike: ...
 
 
 FaultHook = Callable[[str], None]

@@ -16,8 +16,9 @@ from contracts.run import BeginRequest, BeginResult, CompleteRequest, FailReques
 
 
 class RunActivities:
-    def __init__(self, *, runs: RunPort, settle: SettlePort, profiles: ProfileCatalog,
-                 tools: ToolRegistry) -> None:
+    def __init__(
+        self, *, runs: RunPort, settle: SettlePort, profiles: ProfileCatalog, tools: ToolRegistry
+    ) -> None:
         self._runs = runs
         self._settle = settle
         self._profiles = profiles
@@ -40,15 +41,27 @@ class RunActivities:
             plans.append(ToolPlan(name=name, effect=tool.effect, requires_approval=bound))
             specs.append(tool.spec.model_dump())
         plan = RunPlan(
-            profile=profile.name, model=profile.model,
+            profile=profile.name,
+            model=profile.model,
             max_iterations=clamp_iterations(req.max_iterations, profile.max_iterations),
-            tools=plans, privacy=profile.privacy, timeouts=profile.timeouts,
+            tools=plans,
+            privacy=profile.privacy,
+            timeouts=profile.timeouts,
         )
-        snapshot = {"instructions": profile.instructions, "tools": specs,
-                    "plan": plan.model_dump(mode="json")}
-        await db(self._runs.begin, run_id=req.run_id, profile=profile.name,
-                 snapshot=json.dumps(snapshot), prompt=req.prompt, initiator=req.initiator,
-                 privacy=profile.privacy)
+        snapshot = {
+            "instructions": profile.instructions,
+            "tools": specs,
+            "plan": plan.model_dump(mode="json"),
+        }
+        await db(
+            self._runs.begin,
+            run_id=req.run_id,
+            profile=profile.name,
+            snapshot=json.dumps(snapshot),
+            prompt=req.prompt,
+            initiator=req.initiator,
+            privacy=profile.privacy,
+        )
         return BeginResult(plan=plan, next_sequence=1)
 
     @activity.defn(name=ACT_RUN_COMPLETE)
@@ -56,15 +69,21 @@ class RunActivities:
         privacy = await self._privacy(req.run_id)
         try:
             settled = await db(
-                self._settle.complete, run_id=req.run_id, sequence=req.sequence,
-                answer_sequence=req.answer_sequence, iterations=req.iterations,
-                truncated=req.truncated, reason=req.termination_reason, usage=req.usage,
+                self._settle.complete,
+                run_id=req.run_id,
+                sequence=req.sequence,
+                answer_sequence=req.answer_sequence,
+                iterations=req.iterations,
+                truncated=req.truncated,
+                reason=req.termination_reason,
+                usage=req.usage,
                 privacy=privacy,
             )
         except Exception as exc:
             # Exception text may hold content: log the type only.
-            activity.logger.warning("completion of run %s failed: %s", req.run_id,
-                                    type(exc).__name__)
+            activity.logger.warning(
+                "completion of run %s failed: %s", req.run_id, type(exc).__name__
+            )
             raise
         return SettleResult(applied=settled.applied, status=settled.status)
 
@@ -73,9 +92,16 @@ class RunActivities:
         privacy = await self._privacy(req.run_id)
         outcome = Outcome.CANCELLED if req.status is RunStatus.CANCELLED else Outcome.FAILED
         settled = await db(
-            self._settle.fail, run_id=req.run_id, sequence=req.sequence, reason=req.reason,
-            status=req.status, outcome=outcome, iterations=req.iterations, usage=req.usage,
-            error_type=req.error_type, privacy=privacy,
+            self._settle.fail,
+            run_id=req.run_id,
+            sequence=req.sequence,
+            reason=req.reason,
+            status=req.status,
+            outcome=outcome,
+            iterations=req.iterations,
+            usage=req.usage,
+            error_type=req.error_type,
+            privacy=privacy,
         )
         if not settled.applied:
             activity.logger.info("run %s already settled as %s", req.run_id, settled.status)

@@ -27,8 +27,13 @@ async def invoke(tool: Tool, call: ToolCall, ctx: ToolContext) -> tuple[str, boo
     except ToolInputError as exc:
         return f"Invalid arguments for {call.name}: {exc}", True
     except Exception as exc:
-        activity.logger.warning("tool %s failed in run %s: %s", call.name, ctx.run_id,
-                                type(exc).__name__, exc_info=activity.logger.isEnabledFor(10))
+        activity.logger.warning(
+            "tool %s failed in run %s: %s",
+            call.name,
+            ctx.run_id,
+            type(exc).__name__,
+            exc_info=activity.logger.isEnabledFor(10),
+        )
         return GENERIC_TOOL_ERROR, True
 
 
@@ -48,35 +53,73 @@ class ToolActivities:
         if tool is None or tool.effect is ToolEffect.NON_IDEMPOTENT_WRITE:
             # Not ours to run here (unknown tool, or a write that needs the fence).
             content, is_error = f"Unknown tool {call.name!r}.", True
-            await db(self._steps.record, run_id=req.run_id, sequence=req.sequence,
-                     round=req.round, call=call, effect=effect.value, content=content,
-                     is_error=True, privacy=privacy, idempotency_key=None)
+            await db(
+                self._steps.record,
+                run_id=req.run_id,
+                sequence=req.sequence,
+                round=req.round,
+                call=call,
+                effect=effect.value,
+                content=content,
+                is_error=True,
+                privacy=privacy,
+                idempotency_key=None,
+            )
             return ToolOutcome(call_id=call.call_id, is_error=is_error)
         key = req.idempotency_key if effect is ToolEffect.IDEMPOTENT_WRITE else None
         if key is not None:
             prior = await db(self._steps.result, key)
             if prior is not None:
-                await db(self._steps.record, run_id=req.run_id, sequence=req.sequence,
-                         round=req.round, call=call, effect=effect.value,
-                         content=prior.content, is_error=prior.is_error, privacy=privacy,
-                         idempotency_key=key, extra={"replayed": True})
+                await db(
+                    self._steps.record,
+                    run_id=req.run_id,
+                    sequence=req.sequence,
+                    round=req.round,
+                    call=call,
+                    effect=effect.value,
+                    content=prior.content,
+                    is_error=prior.is_error,
+                    privacy=privacy,
+                    idempotency_key=key,
+                    extra={"replayed": True},
+                )
                 return ToolOutcome(call_id=call.call_id, is_error=prior.is_error, replayed=True)
         started = time.monotonic()
         content, is_error = await invoke(
-            tool, call, ToolContext(req.run_id, call.call_id, req.idempotency_key))
-        await db(self._steps.record, run_id=req.run_id, sequence=req.sequence, round=req.round,
-                 call=call, effect=effect.value, content=content, is_error=is_error,
-                 privacy=privacy, idempotency_key=key,
-                 duration_ms=(time.monotonic() - started) * 1000)
+            tool, call, ToolContext(req.run_id, call.call_id, req.idempotency_key)
+        )
+        await db(
+            self._steps.record,
+            run_id=req.run_id,
+            sequence=req.sequence,
+            round=req.round,
+            call=call,
+            effect=effect.value,
+            content=content,
+            is_error=is_error,
+            privacy=privacy,
+            idempotency_key=key,
+            duration_ms=(time.monotonic() - started) * 1000,
+        )
         return ToolOutcome(call_id=call.call_id, is_error=is_error)
 
     @activity.defn(name=ACT_TOOL_REFUSE)
     async def refuse(self, req: RefuseRequest) -> ToolOutcome:
         """Record a refusal as the call's result (not offered, denied...): nothing executes."""
         privacy = await self._privacy(req.run_id)
-        await db(self._steps.record, run_id=req.run_id, sequence=req.sequence, round=req.round,
-                 call=req.call, effect="REFUSED", content=req.reason, is_error=True,
-                 privacy=privacy, idempotency_key=None, extra={"refused": True})
+        await db(
+            self._steps.record,
+            run_id=req.run_id,
+            sequence=req.sequence,
+            round=req.round,
+            call=req.call,
+            effect="REFUSED",
+            content=req.reason,
+            is_error=True,
+            privacy=privacy,
+            idempotency_key=None,
+            extra={"refused": True},
+        )
         return ToolOutcome(call_id=req.call.call_id, is_error=True)
 
     async def _privacy(self, run_id: str) -> str:

@@ -5,8 +5,15 @@ import time
 from temporalio import activity
 
 from activities._common import db, fatal, heartbeating
-from activities.ports import FaultHook, FencePort, RunPort, ToolContext, ToolInputError, \
-    ToolStepPort, no_faults
+from activities.ports import (
+    FaultHook,
+    FencePort,
+    RunPort,
+    ToolContext,
+    ToolInputError,
+    ToolStepPort,
+    no_faults,
+)
 from activities.registry import ToolRegistry
 from activities.tools import bounded
 from contracts.enums import ToolEffect
@@ -16,8 +23,15 @@ from contracts.run import ToolCallRequest, ToolOutcome
 
 
 class WriteActivities:
-    def __init__(self, *, registry: ToolRegistry, fence: FencePort, steps: ToolStepPort,
-                 runs: RunPort, faults: FaultHook = no_faults) -> None:
+    def __init__(
+        self,
+        *,
+        registry: ToolRegistry,
+        fence: FencePort,
+        steps: ToolStepPort,
+        runs: RunPort,
+        faults: FaultHook = no_faults,
+    ) -> None:
         self._registry = registry
         self._fence = fence
         self._steps = steps
@@ -57,20 +71,33 @@ class WriteActivities:
                     # Raised before any effect, by contract: safe to record as a plain error.
                     content, is_error = f"Invalid arguments for {call.name}: {exc}", True
                 except Exception as exc:
-                    activity.logger.warning("write %s in run %s failed: %s", call.name,
-                                            req.run_id, type(exc).__name__)
-                    raise fatal("the write failed; its outcome is unknown",
-                                ErrorType.WRITE_FAILED) from None
+                    activity.logger.warning(
+                        "write %s in run %s failed: %s", call.name, req.run_id, type(exc).__name__
+                    )
+                    raise fatal(
+                        "the write failed; its outcome is unknown", ErrorType.WRITE_FAILED
+                    ) from None
         self._faults("write.after_effect")
         try:
-            await db(self._steps.record, run_id=req.run_id, sequence=req.sequence,
-                     round=req.round, call=call, effect=ToolEffect.NON_IDEMPOTENT_WRITE.value,
-                     content=content, is_error=is_error, privacy=privacy,
-                     idempotency_key=req.idempotency_key, fence_token=req.fence_token,
-                     duration_ms=(time.monotonic() - started) * 1000)
+            await db(
+                self._steps.record,
+                run_id=req.run_id,
+                sequence=req.sequence,
+                round=req.round,
+                call=call,
+                effect=ToolEffect.NON_IDEMPOTENT_WRITE.value,
+                content=content,
+                is_error=is_error,
+                privacy=privacy,
+                idempotency_key=req.idempotency_key,
+                fence_token=req.fence_token,
+                duration_ms=(time.monotonic() - started) * 1000,
+            )
         except Exception as exc:
-            activity.logger.warning("audit of write %s in run %s failed: %s", call.name,
-                                    req.run_id, type(exc).__name__)
-            raise fatal("the write ran but its step could not be recorded",
-                        ErrorType.AUDIT_FAILED) from None
+            activity.logger.warning(
+                "audit of write %s in run %s failed: %s", call.name, req.run_id, type(exc).__name__
+            )
+            raise fatal(
+                "the write ran but its step could not be recorded", ErrorType.AUDIT_FAILED
+            ) from None
         return ToolOutcome(call_id=call.call_id, is_error=is_error)

@@ -56,3 +56,23 @@ class InvalidRequestError(AgentRuntimeError):
 
 class StoreUnavailableError(AgentRuntimeError):
     """The database could not be reached."""
+
+
+class ApprovalError(AgentRuntimeError):
+    """A decision was refused before anything executed; the run is unchanged."""
+
+
+class RunNotAwaitingApprovalError(ApprovalError):
+    """The run is not waiting for a decision (never was, already resumed, or ended)."""
+
+
+class StaleTurnError(ApprovalError):
+    """The decision names a turn digest that is not the pending turn's."""
+
+
+class AlreadyDecidedError(ApprovalError):
+    """The pending turn was already decided (another approver won)."""
+
+
+class SelfApprovalError(ApprovalError):
+    """Four-eyes: the run's initiator may not approve it."""

@@ -5,6 +5,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from contracts.approval import PendingApproval
 from contracts.enums import (
     EventKind,
     Outcome,
@@ -167,6 +168,8 @@ class RunView(BaseModel):
     finished_at: datetime | None = None
     revision: int = 0
     pending_effect: PendingEffectView | None = None
+    pending_approval: PendingApproval | None = None
+    initiator: str = "anonymous"
 
 
 class EventView(BaseModel):

@@ -13,7 +13,7 @@ from contracts.ids import SA_PROFILE, SA_RUN_STATUS
 TUNING = [
     "history.transferProcessorMaxPollRPS=1000",
     "history.timerProcessorMaxPollRPS=1000",
-    "history.transferProcessorUpdateAckInterval=\"1s\"",
+    'history.transferProcessorUpdateAckInterval="1s"',
     "matching.numTaskqueueReadPartitions=1",
     "matching.numTaskqueueWritePartitions=1",
 ]
@@ -55,8 +55,19 @@ def free_port() -> int:
 async def start_dev_server(
     *, port: int, ui_port: int | None, db_file: Path | None, log: Path
 ) -> asyncio.subprocess.Process:
-    cmd = [temporal_cli(), "server", "start-dev", "--ip", "127.0.0.1", "--port", str(port),
-           "--log-level", "warn", *extra_args(), *search_attribute_args()]
+    cmd = [
+        temporal_cli(),
+        "server",
+        "start-dev",
+        "--ip",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--log-level",
+        "warn",
+        *extra_args(),
+        *search_attribute_args(),
+    ]
     if db_file is not None:
         db_file.parent.mkdir(parents=True, exist_ok=True)
         cmd += ["--db-filename", str(db_file)]
@@ -71,8 +82,8 @@ async def start_dev_server(
     )
 
 
-async def wait_for_port(port: int, timeout: float = 30.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
+async def wait_for_port(port: int, within: float = 30.0) -> None:
+    deadline = asyncio.get_running_loop().time() + within
     while True:
         try:
             _, writer = await asyncio.open_connection("127.0.0.1", port)

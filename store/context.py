@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Table
+from sqlalchemy import Result
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.sql.dml import Insert
@@ -36,12 +36,12 @@ def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
-def insert_ignoring(session: Session, table: Table, index: list[str], **values: Any) -> Insert:
+def insert_ignoring(session: Session, table: Any, index: list[str], **values: Any) -> Insert:
     """An INSERT that does nothing when the unique key already exists (both backends)."""
     dialect = session.get_bind().dialect.name
     if dialect == "postgresql":
-        return postgresql.insert(table).values(**values).on_conflict_do_nothing(
-            index_elements=index
+        return (
+            postgresql.insert(table).values(**values).on_conflict_do_nothing(index_elements=index)
         )
     return sqlite.insert(table).values(**values).on_conflict_do_nothing(index_elements=index)
 
@@ -51,3 +51,8 @@ def as_utc(value: datetime | None) -> datetime | None:
     if value is None or value.tzinfo is not None:
         return value
     return value.replace(tzinfo=UTC)
+
+
+def rowcount(result: Result[Any]) -> int:
+    """Rows matched by an UPDATE/INSERT: how a guarded write learns whether it won."""
+    return int(getattr(result, "rowcount", 0))

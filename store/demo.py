@@ -28,12 +28,19 @@ class DemoWorld:
                 row.value = json.dumps(value)
                 row.updated_at = utcnow()
 
-    def append_ledger(self, *, run_id: str, call_id: str, account: str, amount_cents: int,
-                      memo: str) -> int:
+    def append_ledger(
+        self, *, run_id: str, call_id: str, account: str, amount_cents: int, memo: str
+    ) -> int:
         """Append a ledger row. Not idempotent on purpose: running it twice adds two rows."""
         with self._ctx.sessions.begin() as s:
-            row = DemoLedgerRow(run_id=run_id, call_id=call_id, account=account,
-                                amount_cents=amount_cents, memo=memo, created_at=utcnow())
+            row = DemoLedgerRow(
+                run_id=run_id,
+                call_id=call_id,
+                account=account,
+                amount_cents=amount_cents,
+                memo=memo,
+                created_at=utcnow(),
+            )
             s.add(row)
             s.flush()
             return row.id

@@ -9,7 +9,7 @@ from sqlalchemy import select, update
 
 from contracts.enums import PendingState, RunStatus
 from contracts.run import FenceState
-from store.context import StoreContext, utcnow
+from store.context import StoreContext, rowcount, utcnow
 from store.rows import RunRow, ToolResultRow
 
 
@@ -17,22 +17,34 @@ class FenceStore:
     def __init__(self, ctx: StoreContext) -> None:
         self._ctx = ctx
 
-    def stamp(self, *, run_id: str, call_id: str, tool: str, token: str,
-              idempotency_key: str) -> str:
+    def stamp(
+        self, *, run_id: str, call_id: str, tool: str, token: str, idempotency_key: str
+    ) -> str:
         """Stamp the in-flight write; returns a FenceState value. Retrying is safe."""
         with self._ctx.sessions.begin() as s:
-            done = s.scalar(select(ToolResultRow.idempotency_key)
-                            .where(ToolResultRow.idempotency_key == idempotency_key))
+            done = s.scalar(
+                select(ToolResultRow.idempotency_key).where(
+                    ToolResultRow.idempotency_key == idempotency_key
+                )
+            )
             if done is not None:
                 return FenceState.ALREADY_DONE
             res = s.execute(
                 update(RunRow)
-                .where(RunRow.id == run_id, RunRow.status == RunStatus.RUNNING.value,
-                       RunRow.pending_call_id.is_(None))
-                .values(pending_call_id=call_id, pending_tool=tool, pending_token=token,
-                        pending_state=PendingState.STAMPED.value, updated_at=utcnow())
+                .where(
+                    RunRow.id == run_id,
+                    RunRow.status == RunStatus.RUNNING.value,
+                    RunRow.pending_call_id.is_(None),
+                )
+                .values(
+                    pending_call_id=call_id,
+                    pending_tool=tool,
+                    pending_token=token,
+                    pending_state=PendingState.STAMPED.value,
+                    updated_at=utcnow(),
+                )
             )
-            if res.rowcount:
+            if rowcount(res):
                 return FenceState.STAMPED
             row = s.get(RunRow, run_id)
             if row is None or row.status != RunStatus.RUNNING.value:
@@ -54,13 +66,19 @@ class FenceStore:
         with self._ctx.sessions.begin() as s:
             res = s.execute(
                 update(RunRow)
-                .where(RunRow.id == run_id, RunRow.pending_token == token,
-                       RunRow.pending_state == PendingState.STAMPED.value,
-                       RunRow.status == RunStatus.RUNNING.value)
-                .values(pending_state=PendingState.EXECUTING.value, updated_at=utcnow(),
-                        revision=RunRow.revision + 1)
+                .where(
+                    RunRow.id == run_id,
+                    RunRow.pending_token == token,
+                    RunRow.pending_state == PendingState.STAMPED.value,
+                    RunRow.status == RunStatus.RUNNING.value,
+                )
+                .values(
+                    pending_state=PendingState.EXECUTING.value,
+                    updated_at=utcnow(),
+                    revision=RunRow.revision + 1,
+                )
             )
-            return bool(res.rowcount)
+            return bool(rowcount(res))
 
     def resolve(self, *, run_id: str, call_id: str, token: str, idempotency_key: str) -> str:
         """After a write activity failed: decide what really happened, from the database.
@@ -71,23 +89,37 @@ class FenceStore:
         - claimed → INTERRUPTED: the outcome is unknown; the fence stays as evidence.
         """
         with self._ctx.sessions.begin() as s:
-            done = s.scalar(select(ToolResultRow.idempotency_key)
-                            .where(ToolResultRow.idempotency_key == idempotency_key))
+            done = s.scalar(
+                select(ToolResultRow.idempotency_key).where(
+                    ToolResultRow.idempotency_key == idempotency_key
+                )
+            )
             if done is not None:
                 return FenceState.ALREADY_DONE
             res = s.execute(
                 update(RunRow)
-                .where(RunRow.id == run_id, RunRow.pending_token == token,
-                       RunRow.pending_state == PendingState.STAMPED.value)
-                .values(pending_call_id=None, pending_tool=None, pending_token=None,
-                        pending_state=None, updated_at=utcnow())
+                .where(
+                    RunRow.id == run_id,
+                    RunRow.pending_token == token,
+                    RunRow.pending_state == PendingState.STAMPED.value,
+                )
+                .values(
+                    pending_call_id=None,
+                    pending_tool=None,
+                    pending_token=None,
+                    pending_state=None,
+                    updated_at=utcnow(),
+                )
             )
-            if res.rowcount:
+            if rowcount(res):
                 return FenceState.NEVER_CLAIMED
             s.execute(
                 update(RunRow)
-                .where(RunRow.id == run_id, RunRow.pending_call_id == call_id,
-                       RunRow.pending_state == PendingState.EXECUTING.value)
+                .where(
+                    RunRow.id == run_id,
+                    RunRow.pending_call_id == call_id,
+                    RunRow.pending_state == PendingState.EXECUTING.value,
+                )
                 .values(pending_state=PendingState.OUTCOME_UNKNOWN.value, updated_at=utcnow())
             )
             row = s.get(RunRow, run_id)

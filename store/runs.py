@@ -9,7 +9,7 @@ from contracts.enums import EventKind, Outcome, PendingState, RunStatus, Termina
 from contracts.errors import RunNotFoundError
 from contracts.messages import Message
 from contracts.run import EventView, PendingEffectView, RunView
-from store.context import StoreContext, as_utc, dumps, insert_ignoring, utcnow
+from store.context import StoreContext, as_utc, dumps, insert_ignoring, rowcount, utcnow
 from store.privacy import filter_payload
 from store.rows import EventRow, MessageRow, RunRow
 
@@ -21,7 +21,13 @@ class RunStore:
     # --- writes -------------------------------------------------------------------------
 
     def begin(
-        self, *, run_id: str, profile: str, snapshot: str, prompt: str, initiator: str,
+        self,
+        *,
+        run_id: str,
+        profile: str,
+        snapshot: str,
+        prompt: str,
+        initiator: str,
         privacy: str,
     ) -> bool:
         """Insert the run, its first event and the user's message. Idempotent on the uuid.
@@ -32,39 +38,67 @@ class RunStore:
         with self._ctx.sessions.begin() as s:
             res = s.execute(
                 insert_ignoring(
-                    s, RunRow.__table__, ["id"],  # type: ignore[arg-type]
-                    id=run_id, profile=profile, status=RunStatus.RUNNING.value,
-                    iterations=0, truncated=False, prompt_tokens=0, completion_tokens=0,
-                    snapshot=snapshot, initiator=initiator, created_at=now, updated_at=now,
+                    s,
+                    RunRow.__table__,
+                    ["id"],
+                    id=run_id,
+                    profile=profile,
+                    status=RunStatus.RUNNING.value,
+                    iterations=0,
+                    truncated=False,
+                    prompt_tokens=0,
+                    completion_tokens=0,
+                    snapshot=snapshot,
+                    initiator=initiator,
+                    created_at=now,
+                    updated_at=now,
                     revision=0,
                 )
             )
-            created = bool(res.rowcount)
+            created = bool(rowcount(res))
             self._append(s, run_id, 0, "user", Message(role="user", content=prompt))
             self.add_event(
-                s, run_id, 0, EventKind.RUN_STARTED, 0,
-                {"profile": profile, "initiator": initiator, "prompt": prompt}, privacy,
+                s,
+                run_id,
+                0,
+                EventKind.RUN_STARTED,
+                0,
+                {"profile": profile, "initiator": initiator, "prompt": prompt},
+                privacy,
             )
         return created
 
     def record_llm(
-        self, *, run_id: str, sequence: int, round: int, message: Message,
-        payload: dict[str, Any], duration_ms: float, privacy: str,
+        self,
+        *,
+        run_id: str,
+        sequence: int,
+        round: int,
+        message: Message,
+        payload: dict[str, Any],
+        duration_ms: float,
+        privacy: str,
     ) -> None:
         with self._ctx.sessions.begin() as s:
             self._append(s, run_id, sequence, "assistant", message)
-            self.add_event(s, run_id, sequence, EventKind.LLM, round, payload, privacy,
-                           duration_ms)
+            self.add_event(s, run_id, sequence, EventKind.LLM, round, payload, privacy, duration_ms)
 
     def _append(self, s: Any, run_id: str, sequence: int, role: str, message: Message) -> None:
         body = self._ctx.sealer.seal(
-            message.model_dump_json(), table="agent_message", column="body",
+            message.model_dump_json(),
+            table="agent_message",
+            column="body",
             row=f"{run_id}/{sequence}",
         )
         s.execute(
             insert_ignoring(
-                s, MessageRow.__table__, ["run_id", "sequence"],  # type: ignore[arg-type]
-                run_id=run_id, sequence=sequence, role=role, body=body,
+                s,
+                MessageRow.__table__,
+                ["run_id", "sequence"],
+                run_id=run_id,
+                sequence=sequence,
+                role=role,
+                body=body,
             )
         )
 
@@ -73,15 +107,27 @@ class RunStore:
 
     @staticmethod
     def add_event(
-        s: Any, run_id: str, sequence: int, kind: EventKind, round: int,
-        payload: dict[str, Any], privacy: str, duration_ms: float | None = None,
+        s: Any,
+        run_id: str,
+        sequence: int,
+        kind: EventKind,
+        round: int,
+        payload: dict[str, Any],
+        privacy: str,
+        duration_ms: float | None = None,
     ) -> None:
         """Insert one event; a retried or replayed activity hits the unique key and adds none."""
         s.execute(
             insert_ignoring(
-                s, EventRow.__table__, ["run_id", "sequence"],  # type: ignore[arg-type]
-                run_id=run_id, sequence=sequence, kind=kind.value, round=round,
-                duration_ms=duration_ms, payload=dumps(filter_payload(payload, privacy)),
+                s,
+                EventRow.__table__,
+                ["run_id", "sequence"],
+                run_id=run_id,
+                sequence=sequence,
+                kind=kind.value,
+                round=round,
+                duration_ms=duration_ms,
+                payload=dumps(filter_payload(payload, privacy)),
                 created_at=utcnow(),
             )
         )
@@ -132,23 +178,35 @@ class RunStore:
     def view(self, row: RunRow) -> RunView:
         answer = None
         if row.answer is not None:
-            answer = self._ctx.sealer.open(row.answer, table="agent_run", column="answer",
-                                           row=row.id)
+            answer = self._ctx.sealer.open(
+                row.answer, table="agent_run", column="answer", row=row.id
+            )
         pending = None
         if row.pending_call_id and row.pending_state:
-            pending = PendingEffectView(call_id=row.pending_call_id, tool=row.pending_tool or "",
-                                        state=PendingState(row.pending_state))
+            pending = PendingEffectView(
+                call_id=row.pending_call_id,
+                tool=row.pending_tool or "",
+                state=PendingState(row.pending_state),
+            )
         created = as_utc(row.created_at)
         assert created is not None
         return RunView(
-            run_id=row.id, profile=row.profile, status=RunStatus(row.status),
+            run_id=row.id,
+            profile=row.profile,
+            status=RunStatus(row.status),
             outcome=Outcome(row.outcome) if row.outcome else None,
-            termination_reason=(TerminationReason(row.termination_reason)
-                                if row.termination_reason else None),
-            iterations=row.iterations, truncated=row.truncated,
-            prompt_tokens=row.prompt_tokens, completion_tokens=row.completion_tokens,
-            answer=answer, created_at=created, finished_at=as_utc(row.finished_at),
-            revision=row.revision, pending_effect=pending,
+            termination_reason=(
+                TerminationReason(row.termination_reason) if row.termination_reason else None
+            ),
+            iterations=row.iterations,
+            truncated=row.truncated,
+            prompt_tokens=row.prompt_tokens,
+            completion_tokens=row.completion_tokens,
+            answer=answer,
+            created_at=created,
+            finished_at=as_utc(row.finished_at),
+            revision=row.revision,
+            pending_effect=pending,
         )
 
     def events(self, run_id: str, after_sequence: int = -1, limit: int = 1000) -> list[EventView]:
@@ -161,8 +219,12 @@ class RunStore:
             ).all()
         return [
             EventView(
-                run_id=r.run_id, sequence=r.sequence, kind=EventKind(r.kind), round=r.round,
-                duration_ms=r.duration_ms, payload=json.loads(r.payload),
+                run_id=r.run_id,
+                sequence=r.sequence,
+                kind=EventKind(r.kind),
+                round=r.round,
+                duration_ms=r.duration_ms,
+                payload=json.loads(r.payload),
                 created_at=as_utc(r.created_at) or utcnow(),
             )
             for r in rows
@@ -173,6 +235,9 @@ class RunStore:
 
     def event_payload(self, run_id: str, sequence: int) -> dict[str, Any] | None:
         with self._ctx.sessions() as s:
-            raw = s.scalar(select(EventRow.payload).where(
-                EventRow.run_id == run_id, EventRow.sequence == sequence))
+            raw = s.scalar(
+                select(EventRow.payload).where(
+                    EventRow.run_id == run_id, EventRow.sequence == sequence
+                )
+            )
         return None if raw is None else dict(json.loads(raw))

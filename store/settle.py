@@ -7,7 +7,7 @@ from sqlalchemy import select, update
 
 from contracts.enums import TERMINAL_STATUSES, EventKind, Outcome, RunStatus, TerminationReason
 from contracts.messages import Usage
-from store.context import StoreContext, utcnow
+from store.context import StoreContext, rowcount, utcnow
 from store.rows import MessageRow, RunRow
 from store.runs import RunStore
 
@@ -29,8 +29,16 @@ class SettleStore:
         self._ctx = ctx
 
     def complete(
-        self, *, run_id: str, sequence: int, answer_sequence: int, iterations: int,
-        truncated: bool, reason: TerminationReason, usage: Usage, privacy: str,
+        self,
+        *,
+        run_id: str,
+        sequence: int,
+        answer_sequence: int,
+        iterations: int,
+        truncated: bool,
+        reason: TerminationReason,
+        usage: Usage,
+        privacy: str,
     ) -> Settled:
         """Answer, totals, COMPLETED and the revision bump in one transaction, row locked.
 
@@ -42,41 +50,64 @@ class SettleStore:
             row = s.scalar(select(RunRow).where(RunRow.id == run_id).with_for_update())
             if row is None or row.status not in NON_TERMINAL:
                 return Settled(False, None if row is None else RunStatus(row.status))
-            body = s.scalar(select(MessageRow.body).where(
-                MessageRow.run_id == run_id, MessageRow.sequence == answer_sequence))
+            body = s.scalar(
+                select(MessageRow.body).where(
+                    MessageRow.run_id == run_id, MessageRow.sequence == answer_sequence
+                )
+            )
             if body is None:
                 raise AnswerMissingError(f"{run_id}/{answer_sequence}")
             message = runs._open_message(
-                MessageRow(run_id=run_id, sequence=answer_sequence, role="assistant", body=body))
+                MessageRow(run_id=run_id, sequence=answer_sequence, role="assistant", body=body)
+            )
             now = utcnow()
             s.execute(
                 update(RunRow)
                 .where(RunRow.id == run_id, RunRow.status.in_(NON_TERMINAL))
                 .values(
-                    status=RunStatus.COMPLETED.value, outcome=Outcome.COMPLETED.value,
-                    termination_reason=reason.value, iterations=iterations,
-                    truncated=truncated, prompt_tokens=usage.prompt_tokens,
+                    status=RunStatus.COMPLETED.value,
+                    outcome=Outcome.COMPLETED.value,
+                    termination_reason=reason.value,
+                    iterations=iterations,
+                    truncated=truncated,
+                    prompt_tokens=usage.prompt_tokens,
                     completion_tokens=usage.completion_tokens,
-                    answer=self._ctx.sealer.seal(message.content, table="agent_run",
-                                                 column="answer", row=run_id),
-                    finished_at=now, updated_at=now, revision=RunRow.revision + 1,
+                    answer=self._ctx.sealer.seal(
+                        message.content, table="agent_run", column="answer", row=run_id
+                    ),
+                    finished_at=now,
+                    updated_at=now,
+                    revision=RunRow.revision + 1,
                 )
             )
             self._ctx.faults("complete.before_commit")
             payload: dict[str, Any] = {
-                "status": RunStatus.COMPLETED.value, "reason": reason.value,
-                "iterations": iterations, "truncated": truncated,
+                "status": RunStatus.COMPLETED.value,
+                "reason": reason.value,
+                "iterations": iterations,
+                "truncated": truncated,
                 "prompt_tokens": usage.prompt_tokens,
-                "completion_tokens": usage.completion_tokens, "answer": message.content,
+                "completion_tokens": usage.completion_tokens,
+                "answer": message.content,
             }
-            runs.add_event(s, run_id, sequence, EventKind.RUN_COMPLETED, iterations, payload,
-                           privacy)
+            runs.add_event(
+                s, run_id, sequence, EventKind.RUN_COMPLETED, iterations, payload, privacy
+            )
         return Settled(True, RunStatus.COMPLETED)
 
     def fail(
-        self, *, run_id: str, sequence: int, reason: TerminationReason, status: RunStatus,
-        outcome: Outcome, iterations: int, usage: Usage, error_type: str | None,
-        privacy: str, event_kind: EventKind = EventKind.RUN_FAILED,
+        self,
+        *,
+        run_id: str,
+        sequence: int,
+        reason: TerminationReason,
+        status: RunStatus,
+        outcome: Outcome,
+        iterations: int,
+        usage: Usage,
+        error_type: str | None,
+        privacy: str,
+        event_kind: EventKind = EventKind.RUN_FAILED,
         extra: dict[str, Any] | None = None,
     ) -> Settled:
         """Settle a non-terminal run as FAILED or CANCELLED; a refused settle is reported."""
@@ -88,16 +119,26 @@ class SettleStore:
                 update(RunRow)
                 .where(RunRow.id == run_id, RunRow.status.in_(NON_TERMINAL))
                 .values(
-                    status=status.value, outcome=outcome.value, termination_reason=reason.value,
-                    error_type=error_type, iterations=iterations,
-                    prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
-                    finished_at=now, updated_at=now, revision=RunRow.revision + 1,
+                    status=status.value,
+                    outcome=outcome.value,
+                    termination_reason=reason.value,
+                    error_type=error_type,
+                    iterations=iterations,
+                    prompt_tokens=usage.prompt_tokens,
+                    completion_tokens=usage.completion_tokens,
+                    finished_at=now,
+                    updated_at=now,
+                    revision=RunRow.revision + 1,
                 )
             )
-            if not res.rowcount:
+            if not rowcount(res):
                 current = s.scalar(select(RunRow.status).where(RunRow.id == run_id))
                 return Settled(False, None if current is None else RunStatus(current))
-            payload: dict[str, Any] = {"status": status.value, "reason": reason.value,
-                                       "error_type": error_type, **(extra or {})}
+            payload: dict[str, Any] = {
+                "status": status.value,
+                "reason": reason.value,
+                "error_type": error_type,
+                **(extra or {}),
+            }
             RunStore.add_event(s, run_id, sequence, event_kind, iterations, payload, privacy)
         return Settled(True, status)

@@ -27,12 +27,21 @@ class ToolStepStore:
             row = s.get(ToolResultRow, idempotency_key)
         if row is None:
             return None
-        content = self._ctx.sealer.open(row.content, table="tool_result", column="content",
-                                        row=idempotency_key)
+        content = self._ctx.sealer.open(
+            row.content, table="tool_result", column="content", row=idempotency_key
+        )
         return StoredResult(content=content, is_error=row.is_error)
 
-    def remember(self, *, idempotency_key: str, run_id: str, call: ToolCall, effect: str,
-                 content: str, is_error: bool) -> StoredResult:
+    def remember(
+        self,
+        *,
+        idempotency_key: str,
+        run_id: str,
+        call: ToolCall,
+        effect: str,
+        content: str,
+        is_error: bool,
+    ) -> StoredResult:
         """Keep the first result for a key; a repeated call gets the first one back."""
         with self._ctx.sessions.begin() as s:
             self._ledger(s, idempotency_key, run_id, call, effect, content, is_error)
@@ -40,23 +49,48 @@ class ToolStepStore:
         assert stored is not None
         return stored
 
-    def _ledger(self, s: Any, key: str, run_id: str, call: ToolCall, effect: str,
-                content: str, is_error: bool) -> None:
+    def _ledger(
+        self,
+        s: Any,
+        key: str,
+        run_id: str,
+        call: ToolCall,
+        effect: str,
+        content: str,
+        is_error: bool,
+    ) -> None:
         s.execute(
             insert_ignoring(
-                s, ToolResultRow.__table__, ["idempotency_key"],  # type: ignore[arg-type]
-                idempotency_key=key, run_id=run_id, call_id=call.call_id, tool=call.name,
-                effect=effect, is_error=is_error,
-                content=self._ctx.sealer.seal(content, table="tool_result", column="content",
-                                              row=key),
+                s,
+                ToolResultRow.__table__,
+                ["idempotency_key"],
+                idempotency_key=key,
+                run_id=run_id,
+                call_id=call.call_id,
+                tool=call.name,
+                effect=effect,
+                is_error=is_error,
+                content=self._ctx.sealer.seal(
+                    content, table="tool_result", column="content", row=key
+                ),
                 created_at=utcnow(),
             )
         )
 
     def record(
-        self, *, run_id: str, sequence: int, round: int, call: ToolCall, effect: str,
-        content: str, is_error: bool, privacy: str, idempotency_key: str | None,
-        fence_token: str | None = None, duration_ms: float | None = None,
+        self,
+        *,
+        run_id: str,
+        sequence: int,
+        round: int,
+        call: ToolCall,
+        effect: str,
+        content: str,
+        is_error: bool,
+        privacy: str,
+        idempotency_key: str | None,
+        fence_token: str | None = None,
+        duration_ms: float | None = None,
         extra: dict[str, Any] | None = None,
     ) -> None:
         """Record a tool step: result message + event (+ ledger row, + fence clear) atomically.
@@ -65,26 +99,41 @@ class ToolStepStore:
         still be the run's: a write whose audit step cannot be persisted raises, and the
         caller fails the run (fail closed).
         """
-        message = Message(role="tool", content=content, tool_call_id=call.call_id,
-                          tool_name=call.name, is_error=is_error)
+        message = Message(
+            role="tool",
+            content=content,
+            tool_call_id=call.call_id,
+            tool_name=call.name,
+            is_error=is_error,
+        )
         payload: dict[str, Any] = {
-            "call_id": call.call_id, "tool": call.name, "effect": effect,
-            "arguments": call.arguments, "result": content, "is_error": is_error,
+            "call_id": call.call_id,
+            "tool": call.name,
+            "effect": effect,
+            "arguments": call.arguments,
+            "result": content,
+            "is_error": is_error,
             **(extra or {}),
         }
         with self._ctx.sessions.begin() as s:
             if idempotency_key is not None:
                 self._ledger(s, idempotency_key, run_id, call, effect, content, is_error)
             RunStore(self._ctx).append_message(s, run_id, sequence, message)
-            RunStore.add_event(s, run_id, sequence, EventKind.TOOL, round, payload, privacy,
-                               duration_ms)
+            RunStore.add_event(
+                s, run_id, sequence, EventKind.TOOL, round, payload, privacy, duration_ms
+            )
             if fence_token is not None:
                 self._ctx.faults("record.before_clear")
                 s.execute(
                     update(RunRow)
                     .where(RunRow.id == run_id, RunRow.pending_token == fence_token)
-                    .values(pending_call_id=None, pending_tool=None, pending_token=None,
-                            pending_state=None, updated_at=utcnow())
+                    .values(
+                        pending_call_id=None,
+                        pending_tool=None,
+                        pending_token=None,
+                        pending_state=None,
+                        updated_at=utcnow(),
+                    )
                 )
 
     def recorded_result_for(self, run_id: str, call_id: str) -> StoredResult | None:

@@ -71,8 +71,10 @@ async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
         dev_server_existing_path=temporal_cli(),
         data_converter=data_converter(),
         dev_server_extra_args=extra_args(),
-        search_attributes=[SearchAttributeKey.for_keyword(SA_RUN_STATUS),
-                           SearchAttributeKey.for_keyword(SA_PROFILE)],
+        search_attributes=[
+            SearchAttributeKey.for_keyword(SA_RUN_STATUS),
+            SearchAttributeKey.for_keyword(SA_PROFILE),
+        ],
     )
     async with env:
         yield env
@@ -96,8 +98,9 @@ def task_queue() -> str:
 
 
 @pytest_asyncio.fixture
-async def worker(client: Client, parts: Parts, settings: Settings,
-                 task_queue: str) -> AsyncIterator[Worker]:
+async def worker(
+    client: Client, parts: Parts, settings: Settings, task_queue: str
+) -> AsyncIterator[Worker]:
     w = make_worker(client, parts, settings.model_copy(update={"task_queue": task_queue}))
     async with w:
         yield w

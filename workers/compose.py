@@ -38,8 +38,13 @@ class Parts:
     activities: list[Callable[..., Any]] = field(default_factory=list)
 
 
-def open_store(url: str, sealer: Sealer, *, faults: Callable[[str], None] | None = None,
-               run_migrations: bool = True) -> tuple[Engine, StoreContext]:
+def open_store(
+    url: str,
+    sealer: Sealer,
+    *,
+    faults: Callable[[str], None] | None = None,
+    run_migrations: bool = True,
+) -> tuple[Engine, StoreContext]:
     """Connect (a clear error if the database is down) and bring the schema to head."""
     engine = make_engine(url)
     try:
@@ -56,11 +61,18 @@ def open_store(url: str, sealer: Sealer, *, faults: Callable[[str], None] | None
     return engine, ctx
 
 
-def build(settings: Settings, *, providers: Mapping[str, ModelProvider] | None = None,
-          faults: Callable[[str], None] | None = None) -> Parts:
+def build(
+    settings: Settings,
+    *,
+    providers: Mapping[str, ModelProvider] | None = None,
+    faults: Callable[[str], None] | None = None,
+) -> Parts:
     if faults is None and (settings.fault_block_at or settings.fault_fail_at):
-        faults = fault_hook(block_at=settings.fault_block_at, fail_at=settings.fault_fail_at,
-                            marker_dir=settings.fault_marker_dir)
+        faults = fault_hook(
+            block_at=settings.fault_block_at,
+            fail_at=settings.fault_fail_at,
+            marker_dir=settings.fault_marker_dir,
+        )
     hook = faults or (lambda _p: None)
     sealer = Sealer.from_b64(settings.seal_keys_spec())
     engine, ctx = open_store(settings.resolved_database_url(), sealer, faults=hook)
@@ -73,13 +85,24 @@ def build(settings: Settings, *, providers: Mapping[str, ModelProvider] | None =
     model_acts = ModelActivities(providers=providers, runs=runs)
     tool_acts = ToolActivities(registry=registry, steps=steps, runs=runs)
     fence_acts = FenceActivities(fence=fence, faults=hook)
-    write_acts = WriteActivities(registry=registry, fence=fence, steps=steps, runs=runs,
-                                 faults=hook)
-    return Parts(engine, ctx, [
-        run_acts.begin, run_acts.complete, run_acts.fail, model_acts.complete,
-        tool_acts.execute, tool_acts.refuse, fence_acts.stamp, fence_acts.resolve,
-        write_acts.execute,
-    ])
+    write_acts = WriteActivities(
+        registry=registry, fence=fence, steps=steps, runs=runs, faults=hook
+    )
+    return Parts(
+        engine,
+        ctx,
+        [
+            run_acts.begin,
+            run_acts.complete,
+            run_acts.fail,
+            model_acts.complete,
+            tool_acts.execute,
+            tool_acts.refuse,
+            fence_acts.stamp,
+            fence_acts.resolve,
+            write_acts.execute,
+        ],
+    )
 
 
 def default_providers(settings: Settings) -> dict[str, ModelProvider]:

@@ -32,8 +32,9 @@ def needs_approval(calls: list[ToolCall], plan: RunPlan) -> bool:
 
 def turn_digest(calls: list[ToolCall]) -> str:
     """SHA-256 over the pending calls only (not the transcript, not counters)."""
-    canonical = json.dumps([c.model_dump(mode="json") for c in calls], sort_keys=True,
-                           separators=(",", ":"))
+    canonical = json.dumps(
+        [c.model_dump(mode="json") for c in calls], sort_keys=True, separators=(",", ":")
+    )
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 

@@ -2,16 +2,16 @@
 
 from datetime import timedelta
 
-from temporalio.common import RetryPolicy
-from temporalio.workflow import ActivityCancellationType, ActivityConfig
-
 from contracts.errors import NON_RETRYABLE
 from contracts.profiles import Timeouts
+from temporalio.common import RetryPolicy
+from temporalio.workflow import ActivityCancellationType, ActivityConfig
 
 _NON_RETRYABLE = [e.value for e in NON_RETRYABLE]
 
 STORE_RETRY = RetryPolicy(
-    initial_interval=timedelta(milliseconds=200), maximum_interval=timedelta(seconds=10),
+    initial_interval=timedelta(milliseconds=200),
+    maximum_interval=timedelta(seconds=10),
     non_retryable_error_types=_NON_RETRYABLE,
 )
 
@@ -26,7 +26,8 @@ def completion_call() -> ActivityConfig:
     return {
         "start_to_close_timeout": timedelta(seconds=30),
         "retry_policy": RetryPolicy(
-            initial_interval=timedelta(milliseconds=200), maximum_attempts=3,
+            initial_interval=timedelta(milliseconds=200),
+            maximum_attempts=3,
             non_retryable_error_types=_NON_RETRYABLE,
         ),
     }
@@ -36,8 +37,10 @@ def model_call(t: Timeouts) -> ActivityConfig:
     return {
         "start_to_close_timeout": timedelta(seconds=t.model_seconds),
         "retry_policy": RetryPolicy(
-            initial_interval=timedelta(seconds=1), maximum_interval=timedelta(seconds=30),
-            maximum_attempts=5, non_retryable_error_types=_NON_RETRYABLE,
+            initial_interval=timedelta(seconds=1),
+            maximum_interval=timedelta(seconds=30),
+            maximum_attempts=5,
+            non_retryable_error_types=_NON_RETRYABLE,
         ),
     }
 
@@ -46,8 +49,10 @@ def tool_call(t: Timeouts) -> ActivityConfig:
     return {
         "start_to_close_timeout": timedelta(seconds=t.tool_seconds),
         "retry_policy": RetryPolicy(
-            initial_interval=timedelta(milliseconds=500), maximum_interval=timedelta(seconds=10),
-            maximum_attempts=5, non_retryable_error_types=_NON_RETRYABLE,
+            initial_interval=timedelta(milliseconds=500),
+            maximum_interval=timedelta(seconds=10),
+            maximum_attempts=5,
+            non_retryable_error_types=_NON_RETRYABLE,
         ),
     }
 

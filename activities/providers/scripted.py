@@ -119,15 +119,18 @@ class ScriptedProvider:
         else:
             assert rule.reply is not None
             reply = rule.reply
-        calls = [ToolCall(call_id=f"call_{i}", name=c.name, arguments=c.arguments)
-                 for i, c in enumerate(reply.tool_calls, start=1)]
+        calls = [
+            ToolCall(call_id=f"call_{i}", name=c.name, arguments=c.arguments)
+            for i, c in enumerate(reply.tool_calls, start=1)
+        ]
         text = reply.text
         if request.tools is None and calls:
             calls = []
             text = (rule.final if rule is not None and rule.final else None) or SYNTHESIS_REPLY
         prompt = sum(_tokens(m.content) for m in request.messages)
         return ProviderReply(
-            content=text, tool_calls=calls,
+            content=text,
+            tool_calls=calls,
             finish_reason="tool_calls" if calls else "stop",
             usage=Usage(prompt_tokens=prompt, completion_tokens=_tokens(text) + 5 * len(calls)),
         )

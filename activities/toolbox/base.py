@@ -20,8 +20,11 @@ class TypedTool(ABC, Generic[A]):
 
     @property
     def spec(self) -> ToolSpec:
-        return ToolSpec(name=self.name, description=self.description,
-                        parameters=self.args_model.model_json_schema())
+        return ToolSpec(
+            name=self.name,
+            description=self.description,
+            parameters=self.args_model.model_json_schema(),
+        )
 
     @property
     def effect(self) -> ToolEffect:

@@ -67,8 +67,12 @@ class IssueRefund(TypedTool[RefundArgs]):
 
     async def run(self, args: RefundArgs, ctx: ToolContext) -> str:
         row = await asyncio.to_thread(
-            self._world.append_ledger, run_id=ctx.run_id, call_id=ctx.call_id,
-            account=f"order:{args.order_id}", amount_cents=args.amount_cents, memo=args.memo,
+            self._world.append_ledger,
+            run_id=ctx.run_id,
+            call_id=ctx.call_id,
+            account=f"order:{args.order_id}",
+            amount_cents=args.amount_cents,
+            memo=args.memo,
         )
         return f"Refund #{row} of {args.amount_cents} cents recorded for order {args.order_id}."
 

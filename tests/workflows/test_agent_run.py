@@ -19,8 +19,13 @@ async def test_demo_run_completes_with_events_in_order(
     assert view.iterations == 3
     events = await runtime.events(view.run_id)
     assert [e.kind for e in events] == [
-        EventKind.RUN_STARTED, EventKind.LLM, EventKind.TOOL, EventKind.LLM, EventKind.TOOL,
-        EventKind.LLM, EventKind.RUN_COMPLETED,
+        EventKind.RUN_STARTED,
+        EventKind.LLM,
+        EventKind.TOOL,
+        EventKind.LLM,
+        EventKind.TOOL,
+        EventKind.LLM,
+        EventKind.RUN_COMPLETED,
     ]
     assert [e.sequence for e in events] == list(range(7))
     assert events[2].payload["tool"] == "lookup_order"

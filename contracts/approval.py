@@ -1,0 +1,40 @@
+"""Human-in-the-loop payloads: the pending turn, the decision, the cancel."""
+
+from datetime import datetime
+
+from pydantic import BaseModel, Field
+
+from contracts.messages import ToolCall
+
+
+class PendingApproval(BaseModel):
+    """A suspended turn: none of its calls ran. The digest names exactly this turn."""
+
+    turn_digest: str
+    round: int
+    calls: list[ToolCall] = Field(default_factory=list)
+    requested_at: datetime
+
+
+class ApprovalDecision(BaseModel):
+    """Payload of the `approve` signal and of the `decide` update."""
+
+    approved: bool
+    decided_by: str = Field(min_length=1, max_length=200)
+    turn_digest: str = Field(min_length=1, max_length=128)
+    reason: str | None = Field(default=None, max_length=2000)
+
+
+class DecisionReceipt(BaseModel):
+    """What the `decide` update returns once the decision is accepted."""
+
+    run_id: str
+    approved: bool
+    turn_digest: str
+
+
+class CancelRequest(BaseModel):
+    """Payload of the `cancel` signal."""
+
+    by: str = Field(min_length=1, max_length=200)
+    reason: str | None = Field(default=None, max_length=2000)
