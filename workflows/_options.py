@@ -18,7 +18,7 @@ STORE_RETRY = RetryPolicy(
 
 def store_call() -> ActivityConfig:
     """Short idempotent database work: begin, fence, refuse, fail."""
-    return {"start_to_close_timeout": timedelta(seconds=30), "retry_policy": STORE_RETRY}
+    return {"start_to_close_timeout": timedelta(seconds=10), "retry_policy": STORE_RETRY}
 
 
 def completion_call() -> ActivityConfig:

@@ -227,6 +227,10 @@ class AgentRunWorkflow:
             return await self._stop(
                 Stop(TerminationReason.COMPLETION_FAILED, error_type=_error_type(err))
             )
+        if not settled.applied and settled.status is RunStatus.COMPLETED:
+            # Already completed by an earlier execution (a reset or a duplicate): the stored
+            # answer stands and nothing is written again.
+            return self._result(RunStatus.COMPLETED, Outcome.COMPLETED, reason)
         if not settled.applied:
             return await self._stop(
                 Stop(
