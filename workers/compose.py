@@ -10,6 +10,7 @@ from sqlalchemy.exc import OperationalError
 from activities.fence import FenceActivities
 from activities.model import ModelActivities
 from activities.ports import ModelProvider
+from activities.providers.openai_compat import OpenAICompatProvider
 from activities.providers.scripted import ScriptedProvider
 from activities.registry import ProfileCatalog, ToolRegistry
 from activities.run import RunActivities
@@ -109,4 +110,8 @@ def default_providers(settings: Settings) -> dict[str, ModelProvider]:
     providers: dict[str, ModelProvider] = {
         "scripted": ScriptedProvider.from_file(settings.rules_file),
     }
+    if settings.openai_api_key is not None:
+        providers["openai"] = OpenAICompatProvider(
+            api_key=settings.openai_api_key.get_secret_value(), base_url=settings.openai_base_url
+        )
     return providers

@@ -1,0 +1,179 @@
+"""An OpenAI-compatible Chat Completions provider over plain httpx (no vendor SDK).
+
+Works against any server speaking POST {base_url}/chat/completions (OpenAI, vLLM, Ollama,
+LiteLLM...). One attempt per call: failures become ApplicationErrors classified in
+_http_errors, and Temporal's retry policy owns the retries.
+
+Malformed tool-call arguments from the model do not fail the turn: the call is kept with
+arguments {INVALID_ARGUMENTS_KEY: <raw text, truncated>}, so the tool layer answers the
+model "invalid arguments" and the model can correct itself on the next round.
+"""
+
+import json
+from typing import Any
+
+import httpx
+from pydantic import BaseModel, ValidationError
+
+from activities.providers._http_errors import malformed_reply, status_error, transport_error
+from contracts.messages import Message, ProviderReply, ProviderRequest, ToolCall, ToolSpec, Usage
+
+PROVIDER_NAME = "openai"
+DEFAULT_TIMEOUT_SECONDS = 60.0  # under the model activity's default start-to-close (120 s)
+# The marker key for arguments that were not a JSON object. The leading underscores keep
+# it out of any sane tool schema, so a schema-validating tool refuses the call.
+INVALID_ARGUMENTS_KEY = "__invalid_json__"
+MAX_RAW_ARGUMENTS_CHARS = 500
+
+
+# The slice of the wire reply we read; unknown fields are ignored, as servers add many.
+class _WireFunction(BaseModel):
+    name: str = ""
+    # A string by the spec; some compatible servers send the object itself.
+    arguments: str | dict[str, Any] | None = None
+
+
+class _WireToolCall(BaseModel):
+    id: str = ""
+    function: _WireFunction
+
+
+class _WireMessage(BaseModel):
+    content: str | None = None
+    refusal: str | None = None
+    tool_calls: list[_WireToolCall] | None = None
+
+
+class _WireChoice(BaseModel):
+    message: _WireMessage
+    finish_reason: str | None = None
+
+
+class _WireUsage(BaseModel):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class _WireCompletion(BaseModel):
+    choices: list[_WireChoice]
+    usage: _WireUsage | None = None
+
+
+def parse_arguments(raw: str | dict[str, Any] | None) -> dict[str, Any]:
+    """The model's arguments as a dict; anything but a JSON object becomes the marker."""
+    if isinstance(raw, dict):
+        return raw
+    if raw is None or not raw.strip():
+        return {}  # a call without parameters
+    try:
+        parsed = json.loads(raw)
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict):
+        return parsed
+    return {INVALID_ARGUMENTS_KEY: raw[:MAX_RAW_ARGUMENTS_CHARS]}
+
+
+def _wire_message(m: Message) -> dict[str, Any]:
+    if m.role == "tool":
+        return {"role": "tool", "tool_call_id": m.tool_call_id, "content": m.content}
+    if m.role == "assistant" and m.tool_calls:
+        return {
+            "role": "assistant",
+            # The API wants null, not "", beside tool calls when the model said nothing.
+            "content": m.content or None,
+            "tool_calls": [
+                {
+                    "id": c.call_id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": json.dumps(c.arguments)},
+                }
+                for c in m.tool_calls
+            ],
+        }
+    return {"role": m.role, "content": m.content}
+
+
+def _wire_tool(spec: ToolSpec) -> dict[str, Any]:
+    function: dict[str, Any] = {"name": spec.name, "description": spec.description}
+    if spec.parameters:  # omitted means "no parameters" to the API
+        function["parameters"] = spec.parameters
+    return {"type": "function", "function": function}
+
+
+def request_body(request: ProviderRequest) -> dict[str, Any]:
+    """The /chat/completions body. `tools` is omitted when none are offered: the API
+    rejects an empty list, and omission is how the last, tool-less round is asked for."""
+    body: dict[str, Any] = {
+        "model": request.model,
+        "messages": [_wire_message(m) for m in request.messages],
+    }
+    if request.tools:
+        body["tools"] = [_wire_tool(t) for t in request.tools]
+    return body
+
+
+def parse_reply(payload: Any) -> ProviderReply:
+    """A /chat/completions JSON body → ProviderReply; ValueError (or its subclass
+    ValidationError) when it is not one."""
+    completion = _WireCompletion.model_validate(payload)
+    if not completion.choices:
+        raise ValueError("no choices")
+    choice = completion.choices[0]
+    calls = [
+        ToolCall(
+            call_id=c.id,
+            name=c.function.name,
+            arguments=parse_arguments(c.function.arguments),
+        )
+        for c in choice.message.tool_calls or []
+    ]
+    usage = completion.usage or _WireUsage()
+    return ProviderReply(
+        content=choice.message.content or choice.message.refusal or "",
+        tool_calls=calls,
+        finish_reason=choice.finish_reason or ("tool_calls" if calls else "stop"),
+        usage=Usage(prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens),
+    )
+
+
+def _where(exc: ValidationError) -> str:
+    """Where the reply was malformed, by location only: pydantic's messages quote input."""
+    locs = {".".join(str(p) for p in e["loc"]) or "body" for e in exc.errors()}
+    return "invalid " + ", ".join(sorted(locs)[:3])
+
+
+class OpenAICompatProvider:
+    def __init__(
+        self,
+        *,
+        api_key: str,
+        base_url: str = "https://api.openai.com/v1",
+        timeout: float = DEFAULT_TIMEOUT_SECONDS,
+        name: str = PROVIDER_NAME,
+    ) -> None:
+        self._name = name
+        # One pooled client per provider: connections are reused across turns and runs.
+        # httpx masks the Authorization header in reprs, so it never shows in a traceback.
+        self._client = httpx.AsyncClient(
+            base_url=base_url.rstrip("/") + "/",
+            timeout=httpx.Timeout(timeout),
+            headers={"Authorization": f"Bearer {api_key}"},
+        )
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    async def complete(self, request: ProviderRequest) -> ProviderReply:
+        try:
+            response = await self._client.post("chat/completions", json=request_body(request))
+        except httpx.RequestError as exc:
+            raise transport_error(exc, self._name) from None
+        if not response.is_success:
+            raise status_error(response, self._name)
+        try:
+            return parse_reply(response.json())
+        except ValidationError as exc:
+            raise malformed_reply(self._name, _where(exc)) from None
+        except ValueError:  # not JSON, or no choices
+            raise malformed_reply(self._name, "not a chat completion") from None
