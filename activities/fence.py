@@ -15,7 +15,7 @@ class FenceActivities:
 
     @activity.defn(name=ACT_FENCE_STAMP)
     async def stamp(self, req: FenceRequest) -> FenceVerdict:
-        self._faults("fence.before_stamp")
+        await db(self._faults, "fence.before_stamp")
         state = await db(
             self._fence.stamp,
             run_id=req.run_id,

@@ -7,10 +7,12 @@ from typing import Any
 from temporalio import activity
 
 from activities._common import db, fatal
+from activities.guardrails import check
 from activities.ports import ModelProvider, RunPort
 from contracts.errors import ErrorType, RunNotFoundError
 from contracts.ids import ACT_MODEL_COMPLETE
 from contracts.messages import Message, ProviderRequest, ToolCall, ToolSpec, Usage
+from contracts.profiles import GuardrailConfig
 from contracts.run import ModelRequest, ModelTurn
 
 
@@ -33,6 +35,7 @@ class ModelActivities:
                     completion_tokens=int(seen.get("completion_tokens", 0)),
                 ),
                 finish_reason=str(seen.get("finish_reason", "stop")),
+                guardrail=str(seen.get("guardrail", "ALLOW")),
             )
         try:
             snap = await db(self._runs.snapshot, req.run_id)
@@ -61,9 +64,12 @@ class ModelActivities:
             ToolCall(call_id=f"r{req.round}.{i}", name=c.name, arguments=c.arguments)
             for i, c in enumerate(reply.tool_calls if req.offer_tools else [], start=1)
         ]
-        message = Message(role="assistant", content=reply.content, tool_calls=calls)
+        rails = GuardrailConfig.model_validate(snap.get("guardrails", {}))
+        checked = check(reply.content, rails.output, rails)
+        message = Message(role="assistant", content=checked.text, tool_calls=calls)
         payload: dict[str, Any] = {
-            "content": reply.content,
+            "content": checked.text,
+            "guardrail": checked.verdict.name,
             "tool_calls": [c.model_dump() for c in calls],
             "finish_reason": reply.finish_reason,
             "prompt_tokens": reply.usage.prompt_tokens,
@@ -81,4 +87,9 @@ class ModelActivities:
             privacy=str(plan["privacy"]),
         )
         activity.logger.info("run %s round %d: %d tool call(s)", req.run_id, req.round, len(calls))
-        return ModelTurn(tool_calls=calls, usage=reply.usage, finish_reason=reply.finish_reason)
+        return ModelTurn(
+            tool_calls=calls,
+            usage=reply.usage,
+            finish_reason=reply.finish_reason,
+            guardrail=checked.verdict.name,
+        )

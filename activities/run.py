@@ -6,9 +6,10 @@ from typing import Any
 from temporalio import activity
 
 from activities._common import db, fatal
+from activities.guardrails import check
 from activities.ports import RunPort, SettlePort
 from activities.registry import ProfileCatalog, ToolRegistry
-from contracts.enums import Outcome, RunStatus
+from contracts.enums import EventKind, Outcome, RunStatus
 from contracts.errors import ErrorType
 from contracts.ids import ACT_RUN_BEGIN, ACT_RUN_COMPLETE, ACT_RUN_FAIL
 from contracts.profiles import RunPlan, ToolPlan, clamp_iterations
@@ -40,6 +41,7 @@ class RunActivities:
             )
             plans.append(ToolPlan(name=name, effect=tool.effect, requires_approval=bound))
             specs.append(tool.spec.model_dump())
+        checked = check(req.prompt, profile.guardrails.input, profile.guardrails)
         plan = RunPlan(
             profile=profile.name,
             model=profile.model,
@@ -47,10 +49,13 @@ class RunActivities:
             tools=plans,
             privacy=profile.privacy,
             timeouts=profile.timeouts,
+            approval_timeout_seconds=profile.approval_timeout_seconds,
+            four_eyes=profile.four_eyes,
         )
         snapshot = {
             "instructions": profile.instructions,
             "tools": specs,
+            "guardrails": profile.guardrails.model_dump(),
             "plan": plan.model_dump(mode="json"),
         }
         await db(
@@ -58,11 +63,11 @@ class RunActivities:
             run_id=req.run_id,
             profile=profile.name,
             snapshot=json.dumps(snapshot),
-            prompt=req.prompt,
+            prompt=checked.text,
             initiator=req.initiator,
             privacy=profile.privacy,
         )
-        return BeginResult(plan=plan, next_sequence=1)
+        return BeginResult(plan=plan, next_sequence=1, guardrail=checked.verdict.name)
 
     @activity.defn(name=ACT_RUN_COMPLETE)
     async def complete(self, req: CompleteRequest) -> SettleResult:
@@ -90,7 +95,9 @@ class RunActivities:
     @activity.defn(name=ACT_RUN_FAIL)
     async def fail(self, req: FailRequest) -> SettleResult:
         privacy = await self._privacy(req.run_id)
-        outcome = Outcome.CANCELLED if req.status is RunStatus.CANCELLED else Outcome.FAILED
+        cancelled = req.status is RunStatus.CANCELLED
+        outcome = Outcome.CANCELLED if cancelled else req.outcome
+        extra = {"by": req.actor, "note": req.note} if cancelled else None
         settled = await db(
             self._settle.fail,
             run_id=req.run_id,
@@ -102,6 +109,8 @@ class RunActivities:
             usage=req.usage,
             error_type=req.error_type,
             privacy=privacy,
+            event_kind=EventKind.CANCEL if cancelled else EventKind.RUN_FAILED,
+            extra=extra,
         )
         if not settled.applied:
             activity.logger.info("run %s already settled as %s", req.run_id, settled.status)

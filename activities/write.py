@@ -53,10 +53,10 @@ class WriteActivities:
         except RunNotFoundError:
             raise fatal("no persisted run: the write is refused", ErrorType.RUN_NOT_FOUND) from None
         privacy = str(snap["plan"]["privacy"])
-        self._faults("write.before_claim")
+        await db(self._faults, "write.before_claim")
         if not await db(self._fence.claim, run_id=req.run_id, token=req.fence_token):
             raise fatal("write fence could not be claimed", ErrorType.FENCE_REJECTED)
-        self._faults("write.after_claim")
+        await db(self._faults, "write.after_claim")
         call = req.call
         tool = self._registry.get(call.name)
         started = time.monotonic()
@@ -77,7 +77,7 @@ class WriteActivities:
                     raise fatal(
                         "the write failed; its outcome is unknown", ErrorType.WRITE_FAILED
                     ) from None
-        self._faults("write.after_effect")
+        await db(self._faults, "write.after_effect")
         try:
             await db(
                 self._steps.record,

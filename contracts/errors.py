@@ -15,7 +15,13 @@ class ErrorType(StrEnum):
     AUDIT_FAILED = "AuditFailed"
     COMPLETION_FAILED = "CompletionFailed"
     STORE_UNAVAILABLE = "StoreUnavailable"
-    RUN_FAILED = "RunFailed"  # the workflow's own failure when its run settled FAILED
+    RUN_FAILED = "RunFailed"
+    RUN_CANCELLED = "RunCancelled"
+    # Refused approval decisions (update validator, facade).
+    NOT_AWAITING_APPROVAL = "RunNotAwaitingApproval"
+    STALE_TURN = "StaleTurn"
+    ALREADY_DECIDED = "AlreadyDecided"
+    SELF_APPROVAL = "SelfApproval"  # the workflow's own failure when its run settled FAILED
 
 
 # Deterministic failures: retrying cannot help.

@@ -10,12 +10,21 @@ WORKFLOW_AGENT_RUN: Final = "AgentRun"
 ACT_RUN_BEGIN: Final = "run.begin"
 ACT_RUN_COMPLETE: Final = "run.complete"
 ACT_RUN_FAIL: Final = "run.fail"
+ACT_RUN_SUSPEND: Final = "run.suspend"
+ACT_RUN_RESUME: Final = "run.resume"
 ACT_MODEL_COMPLETE: Final = "model.complete"
 ACT_TOOL_EXECUTE: Final = "tool.execute"
 ACT_TOOL_REFUSE: Final = "tool.refuse"
 ACT_FENCE_STAMP: Final = "fence.stamp"
 ACT_FENCE_RESOLVE: Final = "fence.resolve"
 ACT_WRITE_EXECUTE: Final = "write.execute"
+
+# Signals, updates, queries of the AgentRun workflow.
+SIGNAL_APPROVE: Final = "approve"
+SIGNAL_CANCEL: Final = "cancel"
+UPDATE_DECIDE: Final = "decide"
+QUERY_PENDING_APPROVAL: Final = "pending_approval"
+QUERY_PROGRESS: Final = "progress"
 
 # Search attribute keys (never user content).
 SA_RUN_STATUS: Final = "AgentRunStatus"

@@ -22,6 +22,19 @@ class Timeouts(BaseModel):
     schedule_to_start_seconds: float = 60.0
 
 
+class GuardrailConfig(BaseModel):
+    """Input guardrails see the prompt; output guardrails see each model reply.
+
+    Built in: `secrets` (REDACT API keys, bearer tokens, JWTs, credential URLs, e-mail
+    addresses), and pattern lists that DENY or REQUIRE_APPROVAL when a regex matches.
+    """
+
+    input: list[str] = Field(default_factory=lambda: ["secrets"])
+    output: list[str] = Field(default_factory=lambda: ["secrets"])
+    deny_patterns: list[str] = Field(default_factory=list)
+    approval_patterns: list[str] = Field(default_factory=list)
+
+
 class AgentProfile(BaseModel):
     name: str
     instructions: str = "You are a helpful assistant."
@@ -30,7 +43,10 @@ class AgentProfile(BaseModel):
     max_iterations: int = DEFAULT_MAX_ITERATIONS
     privacy: PrivacyLevel = "full"
     approval: Literal["writes", "none", "all"] = "writes"
+    approval_timeout_seconds: float | None = None  # None: wait for a decision indefinitely
+    four_eyes: bool = False  # the run's initiator may not approve it
     timeouts: Timeouts = Field(default_factory=Timeouts)
+    guardrails: "GuardrailConfig" = Field(default_factory=lambda: GuardrailConfig())
 
     @field_validator("model")
     @classmethod
@@ -63,6 +79,8 @@ class RunPlan(BaseModel):
     tools: list[ToolPlan]
     privacy: PrivacyLevel
     timeouts: Timeouts
+    approval_timeout_seconds: float | None = None
+    four_eyes: bool = False
 
     def tool(self, name: str) -> ToolPlan | None:
         return next((t for t in self.tools if t.name == name), None)

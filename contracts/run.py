@@ -5,7 +5,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from contracts.approval import PendingApproval
+from contracts.approval import ApprovalDecision, PendingApproval
 from contracts.enums import (
     EventKind,
     Outcome,
@@ -53,6 +53,7 @@ class BeginRequest(BaseModel):
 class BeginResult(BaseModel):
     plan: RunPlan
     next_sequence: int
+    guardrail: str = "ALLOW"  # the input guardrail chain's verdict on the prompt
 
 
 class ModelRequest(BaseModel):
@@ -68,6 +69,7 @@ class ModelTurn(BaseModel):
     tool_calls: list[ToolCall] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)
     finish_reason: str = "stop"
+    guardrail: str = "ALLOW"  # the output guardrail chain's verdict on the reply
 
 
 class ToolCallRequest(BaseModel):
@@ -92,6 +94,26 @@ class RefuseRequest(BaseModel):
     sequence: int
     call: ToolCall
     reason: str
+
+
+class SuspendRequest(BaseModel):
+    run_id: str
+    sequence: int
+    pending: PendingApproval
+
+
+class ResumeRequest(BaseModel):
+    run_id: str
+    sequence: int
+    round: int
+    decision: ApprovalDecision
+
+
+class TransitionResult(BaseModel):
+    """A guarded transition: whether it applied, and the status the run has now."""
+
+    applied: bool
+    status: RunStatus | None = None
 
 
 class FenceRequest(BaseModel):
@@ -135,6 +157,9 @@ class FailRequest(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     error_type: str | None = None
     status: RunStatus = RunStatus.FAILED
+    outcome: Outcome = Outcome.FAILED
+    actor: str | None = None  # who cancelled (CANCELLED only)
+    note: str | None = None
 
 
 class SettleResult(BaseModel):

@@ -4,20 +4,36 @@ the store; it never runs the agent itself."""
 import asyncio
 import uuid
 
-from temporalio.client import Client, WorkflowFailureError
+from pydantic import ValidationError
+from temporalio.client import Client, WorkflowFailureError, WorkflowUpdateFailedError
 from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import ApplicationError
+from temporalio.service import RPCError, RPCStatusCode
 
+from contracts.approval import ApprovalDecision, CancelRequest, DecisionReceipt
+from contracts.enums import RunStatus
 from contracts.errors import (
+    AlreadyDecidedError,
+    ApprovalError,
     ErrorType,
     InvalidRequestError,
+    RunNotAwaitingApprovalError,
     RunNotFoundError,
+    SelfApprovalError,
+    StaleTurnError,
     UnknownProfileError,
 )
-from contracts.ids import DEFAULT_TASK_QUEUE, WORKFLOW_AGENT_RUN
+from contracts.ids import DEFAULT_TASK_QUEUE, SIGNAL_CANCEL, UPDATE_DECIDE, WORKFLOW_AGENT_RUN
 from contracts.profiles import MAX_ITERATIONS_CEILING
 from contracts.run import EventView, RunInput, RunView
 from store.runs import RunStore
+
+_REFUSALS: dict[str, type[ApprovalError]] = {
+    ErrorType.NOT_AWAITING_APPROVAL: RunNotAwaitingApprovalError,
+    ErrorType.STALE_TURN: StaleTurnError,
+    ErrorType.ALREADY_DECIDED: AlreadyDecidedError,
+    ErrorType.SELF_APPROVAL: SelfApprovalError,
+}
 
 
 class AgentRuntime:
@@ -77,11 +93,25 @@ class AgentRuntime:
         max_iterations: int | None = None,
         initiator: str = "anonymous",
     ) -> RunView:
-        """Start a run and wait until it settles. Returns the run whatever its outcome."""
+        """Start a run and wait until it settles or pauses for approval (outcome
+        AWAITING_APPROVAL). Returns the run whatever its outcome."""
         run_id = await self.start(
             profile, prompt, max_iterations=max_iterations, initiator=initiator
         )
-        return await self.result(run_id)
+        return await self.wait(run_id)
+
+    async def wait(self, run_id: str, poll_seconds: float = 0.2) -> RunView:
+        """Wait until the run settles or waits for a decision; return it."""
+        settled = asyncio.ensure_future(self.result(run_id))
+        try:
+            while not settled.done():
+                view = await self._view(run_id)
+                if view is not None and view.status is RunStatus.WAITING_FOR_APPROVAL:
+                    return view
+                await asyncio.wait({settled}, timeout=poll_seconds)
+            return settled.result()
+        finally:
+            settled.cancel()
 
     async def result(self, run_id: str) -> RunView:
         """Wait for the run's workflow to close, then return the stored run."""
@@ -118,18 +148,57 @@ class AgentRuntime:
         turn_digest: str,
         reason: str | None = None,
     ) -> RunView:
-        """Decide the pending turn. Raises a typed ApprovalError (or RunNotFoundError) before
-        anything executes; never raises for the run's outcome. Returns the run as it is
-        right after the decision was accepted."""
-        raise NotImplementedError("approval lands with issue 4")
+        """Decide the pending turn. Raises a typed ApprovalError (or RunNotFoundError,
+        InvalidRequestError) before anything executes; never raises for the run's outcome.
+        Returns the run once the decision is on record."""
+        try:
+            decision = ApprovalDecision(
+                approved=approved, decided_by=decided_by, turn_digest=turn_digest, reason=reason
+            )
+        except ValidationError as exc:
+            raise InvalidRequestError(f"invalid decision: {exc.errors()[0]['msg']}") from None
+        view = await self.status(run_id)
+        if view.status is not RunStatus.WAITING_FOR_APPROVAL:
+            raise RunNotAwaitingApprovalError(f"run {run_id} is {view.status.value}")
+        handle = self._client.get_workflow_handle(run_id)
+        try:
+            # The update id dedupes a double click of the same decision server-side.
+            await handle.execute_update(
+                UPDATE_DECIDE,
+                decision,
+                result_type=DecisionReceipt,
+                id=f"decide-{turn_digest[:32]}-{'y' if approved else 'n'}-{decided_by}"[:200],
+            )
+        except WorkflowUpdateFailedError as err:
+            cause = err.cause
+            kind = cause.type if isinstance(cause, ApplicationError) else None
+            raise _REFUSALS.get(kind or "", ApprovalError)(
+                f"decision refused for run {run_id}: {kind or type(cause).__name__}"
+            ) from None
+        except RPCError as err:
+            if err.status is RPCStatusCode.NOT_FOUND:
+                raise RunNotAwaitingApprovalError(f"run {run_id} has ended") from None
+            raise
+        return await self.status(run_id)
 
     async def cancel(self, run_id: str, *, by: str, reason: str | None = None) -> None:
-        """Ask the run to cancel (terminal). Raises RunNotFoundError for an unknown run."""
-        raise NotImplementedError("cancel lands with issue 4")
+        """Ask the run to cancel. A run that already ended stays as it ended."""
+        try:
+            request = CancelRequest(by=by, reason=reason)
+        except ValidationError as exc:
+            raise InvalidRequestError(f"invalid cancel: {exc.errors()[0]['msg']}") from None
+        view = await self.status(run_id)
+        if view.status.terminal:
+            return
+        try:
+            await self._client.get_workflow_handle(run_id).signal(SIGNAL_CANCEL, request)
+        except RPCError as err:
+            if err.status is not RPCStatusCode.NOT_FOUND:  # closed meanwhile: nothing to do
+                raise
 
     async def inbox(self, limit: int = 50) -> list[RunView]:
         """Runs waiting for approval, oldest first, each with its pending calls."""
-        raise NotImplementedError("inbox lands with issue 4")
+        return await asyncio.to_thread(self._runs.inbox, limit)
 
     async def _view(self, run_id: str) -> RunView | None:
         return await asyncio.to_thread(self._runs.get, run_id)

@@ -1,32 +1,10 @@
 """What an event payload keeps at each privacy level (full / redacted / metadata / none)."""
 
-import re
 from typing import Any
 
+from contracts.redaction import redact_text
+
 CONTENT_KEYS = frozenset({"content", "arguments", "result", "tool_calls", "prompt", "answer"})
-
-_SECRET_PATTERNS = [
-    re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s/:@]+:[^\s/@]+@[^\s]+", re.I),  # credential URLs
-    re.compile(r"\bBearer\s+[A-Za-z0-9._~+/=-]{8,}", re.I),
-    re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}"),  # JWT
-    re.compile(r"\b(?:sk|pk|rk)-(?:proj-)?[A-Za-z0-9_-]{16,}"),  # OpenAI-style keys
-    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"),  # GitHub tokens
-    re.compile(r"\bAKIA[0-9A-Z]{16}\b"),  # AWS access key ids
-    re.compile(r"\bAIza[0-9A-Za-z_-]{30,}"),  # Google API keys
-    re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"),  # Slack tokens
-]
-_EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
-MAX_REDACTED = 2000
-
-
-def redact_text(text: str) -> str:
-    """Mask secrets and e-mail addresses. A heuristic, not a PII guarantee."""
-    for pattern in _SECRET_PATTERNS:
-        text = pattern.sub("[REDACTED]", text)
-    text = _EMAIL.sub("***", text)
-    if len(text) > MAX_REDACTED:
-        text = text[:MAX_REDACTED] + "…[truncated]"
-    return text
 
 
 def _redact_tree(value: Any) -> Any:

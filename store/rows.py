@@ -48,6 +48,8 @@ class RunRow(Base):
     pending_tool: Mapped[str | None] = mapped_column(String(200))
     pending_token: Mapped[str | None] = mapped_column(String(64))
     pending_state: Mapped[str | None] = mapped_column(String(32))
+    pending_approval: Mapped[str | None] = mapped_column(Text)  # sealed PendingApproval
+    waiting_since: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), index=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

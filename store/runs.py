@@ -5,6 +5,7 @@ from typing import Any
 
 from sqlalchemy import select
 
+from contracts.approval import PendingApproval
 from contracts.enums import EventKind, Outcome, PendingState, RunStatus, TerminationReason
 from contracts.errors import RunNotFoundError
 from contracts.messages import Message
@@ -188,6 +189,13 @@ class RunStore:
                 tool=row.pending_tool or "",
                 state=PendingState(row.pending_state),
             )
+        approval = None
+        if row.pending_approval:
+            approval = PendingApproval.model_validate_json(
+                self._ctx.sealer.open(
+                    row.pending_approval, table="agent_run", column="pending_approval", row=row.id
+                )
+            )
         created = as_utc(row.created_at)
         assert created is not None
         return RunView(
@@ -207,6 +215,8 @@ class RunStore:
             finished_at=as_utc(row.finished_at),
             revision=row.revision,
             pending_effect=pending,
+            pending_approval=approval,
+            initiator=row.initiator,
         )
 
     def events(self, run_id: str, after_sequence: int = -1, limit: int = 1000) -> list[EventView]:
@@ -241,3 +251,14 @@ class RunStore:
                 )
             )
         return None if raw is None else dict(json.loads(raw))
+
+    def inbox(self, limit: int = 50) -> list[RunView]:
+        """Waiting runs, oldest first, each with its pending calls."""
+        with self._ctx.sessions() as s:
+            rows = s.scalars(
+                select(RunRow)
+                .where(RunRow.status == RunStatus.WAITING_FOR_APPROVAL.value)
+                .order_by(RunRow.waiting_since, RunRow.created_at)
+                .limit(limit)
+            ).all()
+        return [self.view(r) for r in rows]

@@ -3,15 +3,32 @@
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import case, select, update
 
-from contracts.enums import TERMINAL_STATUSES, EventKind, Outcome, RunStatus, TerminationReason
+from contracts.enums import (
+    TERMINAL_STATUSES,
+    EventKind,
+    Outcome,
+    PendingState,
+    RunStatus,
+    TerminationReason,
+)
 from contracts.messages import Usage
 from store.context import StoreContext, rowcount, utcnow
 from store.rows import MessageRow, RunRow
 from store.runs import RunStore
 
 NON_TERMINAL = [s.value for s in RunStatus if s not in TERMINAL_STATUSES]
+
+
+def _void_unclaimed_fence() -> dict[str, Any]:
+    """A stamped but unclaimed fence on a run that settles is void: its write never ran.
+    A claimed one (executing / outcome_unknown) stays as evidence."""
+    unclaimed = RunRow.pending_state == PendingState.STAMPED.value
+    return {
+        col: case((unclaimed, None), else_=getattr(RunRow, col))
+        for col in ("pending_call_id", "pending_tool", "pending_token", "pending_state")
+    }
 
 
 class AnswerMissingError(Exception):
@@ -129,6 +146,9 @@ class SettleStore:
                     finished_at=now,
                     updated_at=now,
                     revision=RunRow.revision + 1,
+                    pending_approval=None,
+                    waiting_since=None,
+                    **_void_unclaimed_fence(),
                 )
             )
             if not rowcount(res):

@@ -7,6 +7,7 @@ from typing import Any
 from sqlalchemy import Engine, text
 from sqlalchemy.exc import OperationalError
 
+from activities.approval import ApprovalActivities
 from activities.fence import FenceActivities
 from activities.model import ModelActivities
 from activities.ports import ModelProvider
@@ -24,6 +25,7 @@ from store.context import StoreContext
 from store.demo import DemoWorld
 from store.engine import make_engine, make_sessionmaker
 from store.fence import FenceStore
+from store.hitl import HitlStore
 from store.runs import RunStore
 from store.sealing import Sealer
 from store.settle import SettleStore
@@ -89,6 +91,7 @@ def build(
     write_acts = WriteActivities(
         registry=registry, fence=fence, steps=steps, runs=runs, faults=hook
     )
+    approval_acts = ApprovalActivities(hitl=HitlStore(ctx), runs=runs)
     return Parts(
         engine,
         ctx,
@@ -102,6 +105,8 @@ def build(
             fence_acts.stamp,
             fence_acts.resolve,
             write_acts.execute,
+            approval_acts.suspend,
+            approval_acts.resume,
         ],
     )
 

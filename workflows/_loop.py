@@ -51,6 +51,13 @@ class LoopState:
         return seq
 
 
+_OUTCOME_OF_REASON = {
+    TerminationReason.POLICY_DENIED: Outcome.GUARDRAIL_BLOCKED,
+    TerminationReason.APPROVAL_DENIED: Outcome.GUARDRAIL_APPROVAL_REQUIRED,
+    TerminationReason.SUSPEND_FAILED: Outcome.SUSPEND_FAILED,
+}
+
+
 @dataclass(frozen=True)
 class Stop(Exception):
     """Ends the loop early with a settled status (raised inside the workflow only)."""
@@ -64,8 +71,13 @@ class Stop(Exception):
     def outcome(self) -> Outcome:
         if self.status is RunStatus.CANCELLED:
             return Outcome.CANCELLED
-        if self.reason is TerminationReason.POLICY_DENIED:
-            return Outcome.GUARDRAIL_BLOCKED
-        if self.reason is TerminationReason.SUSPEND_FAILED:
-            return Outcome.SUSPEND_FAILED
-        return Outcome.FAILED
+        return _OUTCOME_OF_REASON.get(self.reason, Outcome.FAILED)
+
+
+def guardrail_stop(verdict: str) -> Stop | None:
+    """The stop a guardrail verdict demands, if any (ALLOW and REDACT let the run go on)."""
+    if verdict == "DENY":
+        return Stop(TerminationReason.POLICY_DENIED, error_type="GuardrailDenied")
+    if verdict == "REQUIRE_APPROVAL":
+        return Stop(TerminationReason.APPROVAL_DENIED, error_type="GuardrailApprovalRequired")
+    return None

@@ -21,6 +21,19 @@ def store_call() -> ActivityConfig:
     return {"start_to_close_timeout": timedelta(seconds=10), "retry_policy": STORE_RETRY}
 
 
+def bounded_store_call() -> ActivityConfig:
+    """A transition that must not retry forever: after three failures the run is failed
+    instead (a suspension that cannot be persisted ends SUSPEND_FAILED)."""
+    return {
+        "start_to_close_timeout": timedelta(seconds=10),
+        "retry_policy": RetryPolicy(
+            initial_interval=timedelta(milliseconds=200),
+            maximum_attempts=3,
+            non_retryable_error_types=_NON_RETRYABLE,
+        ),
+    }
+
+
 def completion_call() -> ActivityConfig:
     """Bounded: when the completion transaction keeps failing, the run is failed instead."""
     return {

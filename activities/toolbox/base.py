@@ -31,6 +31,11 @@ class TypedTool(ABC, Generic[A]):
         return ToolEffect.resolve(self.declared_effect.value if self.declared_effect else None)
 
     async def __call__(self, arguments: dict[str, Any], ctx: ToolContext) -> str:
+        # Unknown keys are refused, not ignored: a write must not run on arguments the
+        # model garbled (the HTTP provider marks unparseable JSON with such a key).
+        unexpected = sorted(set(arguments) - set(self.args_model.model_fields))
+        if unexpected:
+            raise ToolInputError(f"unexpected argument(s): {', '.join(unexpected)}")
         try:
             args = self.args_model.model_validate(arguments)
         except ValidationError as exc:

@@ -1,0 +1,57 @@
+"""Approval activities: persist a suspension and a decision (guarded transitions)."""
+
+from typing import Protocol
+
+from temporalio import activity
+
+from activities._common import db
+from activities.ports import RunPort
+from contracts.approval import ApprovalDecision, PendingApproval
+from contracts.enums import RunStatus
+from contracts.ids import ACT_RUN_RESUME, ACT_RUN_SUSPEND
+from contracts.run import ResumeRequest, SuspendRequest, TransitionResult
+
+
+class HitlPort(Protocol):
+    def suspend(
+        self, *, run_id: str, sequence: int, pending: PendingApproval, privacy: str
+    ) -> RunStatus | None: ...
+
+    def resume(
+        self, *, run_id: str, sequence: int, round: int, decision: ApprovalDecision, privacy: str
+    ) -> RunStatus | None: ...
+
+
+class ApprovalActivities:
+    def __init__(self, *, hitl: HitlPort, runs: RunPort) -> None:
+        self._hitl = hitl
+        self._runs = runs
+
+    @activity.defn(name=ACT_RUN_SUSPEND)
+    async def suspend(self, req: SuspendRequest) -> TransitionResult:
+        privacy = await self._privacy(req.run_id)
+        status = await db(
+            self._hitl.suspend,
+            run_id=req.run_id,
+            sequence=req.sequence,
+            pending=req.pending,
+            privacy=privacy,
+        )
+        return TransitionResult(applied=status is RunStatus.WAITING_FOR_APPROVAL, status=status)
+
+    @activity.defn(name=ACT_RUN_RESUME)
+    async def resume(self, req: ResumeRequest) -> TransitionResult:
+        privacy = await self._privacy(req.run_id)
+        status = await db(
+            self._hitl.resume,
+            run_id=req.run_id,
+            sequence=req.sequence,
+            round=req.round,
+            decision=req.decision,
+            privacy=privacy,
+        )
+        return TransitionResult(applied=status is RunStatus.RUNNING, status=status)
+
+    async def _privacy(self, run_id: str) -> str:
+        snap = await db(self._runs.snapshot, run_id)
+        return str(snap["plan"]["privacy"])

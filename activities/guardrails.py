@@ -1,0 +1,56 @@
+"""The guardrail chain: each guardrail gives a verdict; the strictest wins."""
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import IntEnum
+
+from contracts.profiles import GuardrailConfig
+from contracts.redaction import has_secret, redact_text
+
+
+class Verdict(IntEnum):
+    """Ordered by strictness: the chain's verdict is the maximum."""
+
+    ALLOW = 0
+    REDACT = 1
+    REQUIRE_APPROVAL = 2
+    DENY = 3
+
+
+@dataclass(frozen=True)
+class Checked:
+    verdict: Verdict
+    text: str  # redacted when the verdict is REDACT
+    guardrail: str = ""
+
+
+Guardrail = Callable[[str, GuardrailConfig], Verdict]
+
+
+def _secrets(text: str, _cfg: GuardrailConfig) -> Verdict:
+    return Verdict.REDACT if has_secret(text) else Verdict.ALLOW
+
+
+def _patterns(patterns: list[str], verdict: Verdict) -> Callable[[str], Verdict]:
+    compiled = [re.compile(p, re.IGNORECASE) for p in patterns]
+    return lambda text: verdict if any(p.search(text) for p in compiled) else Verdict.ALLOW
+
+
+BUILT_IN: dict[str, Guardrail] = {"secrets": _secrets}
+
+
+def check(text: str, names: list[str], cfg: GuardrailConfig) -> Checked:
+    """Run the named guardrails plus the profile's deny/approval patterns over `text`."""
+    results: list[tuple[Verdict, str]] = [
+        (BUILT_IN[n](text, cfg), n) for n in names if n in BUILT_IN
+    ]
+    results.append((_patterns(cfg.deny_patterns, Verdict.DENY)(text), "deny_patterns"))
+    results.append(
+        (_patterns(cfg.approval_patterns, Verdict.REQUIRE_APPROVAL)(text), "approval_patterns")
+    )
+    verdict, name = max(results, key=lambda r: r[0], default=(Verdict.ALLOW, ""))
+    if verdict is Verdict.ALLOW:
+        return Checked(Verdict.ALLOW, text)
+    redacted = redact_text(text, max_chars=None) if verdict is Verdict.REDACT else text
+    return Checked(verdict, redacted, name)

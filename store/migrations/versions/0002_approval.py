@@ -1,0 +1,29 @@
+"""approval: the pending turn on the run row, and when it started waiting
+
+Revision ID: 0002
+Revises: 0001
+"""
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import op
+
+revision: str = "0002"
+down_revision: str | None = "0001"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    with op.batch_alter_table("agent_run", schema=None) as batch_op:
+        batch_op.add_column(sa.Column("pending_approval", sa.Text(), nullable=True))
+        batch_op.add_column(sa.Column("waiting_since", sa.DateTime(timezone=True), nullable=True))
+        batch_op.create_index(batch_op.f("ix_agent_run_waiting_since"), ["waiting_since"])
+
+
+def downgrade() -> None:
+    with op.batch_alter_table("agent_run", schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f("ix_agent_run_waiting_since"))
+        batch_op.drop_column("waiting_since")
+        batch_op.drop_column("pending_approval")

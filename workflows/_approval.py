@@ -1,0 +1,56 @@
+"""The approval gate: which decisions the workflow accepts. Pure, unit-testable."""
+
+import hmac
+from dataclasses import dataclass, field
+
+from contracts.approval import ApprovalDecision, PendingApproval
+from contracts.errors import ErrorType
+
+
+class Refusal:
+    """`ApplicationError.type` values of a refused decision (validator and facade)."""
+
+    NOT_AWAITING = ErrorType.NOT_AWAITING_APPROVAL.value
+    STALE_TURN = ErrorType.STALE_TURN.value
+    ALREADY_DECIDED = ErrorType.ALREADY_DECIDED.value
+    SELF_APPROVAL = ErrorType.SELF_APPROVAL.value
+
+
+@dataclass
+class ApprovalGate:
+    initiator: str = ""
+    four_eyes: bool = False
+    pending: PendingApproval | None = None
+    decision: ApprovalDecision | None = None
+    decided: set[str] = field(default_factory=set)
+    closed: bool = False  # the run ended: no decision is accepted any more
+
+    def open(self, pending: PendingApproval) -> None:
+        self.pending = pending
+        self.decision = None
+
+    def check(self, d: ApprovalDecision) -> str | None:
+        """None if the decision may be accepted, else the refusal type. Changes nothing."""
+        if d.turn_digest in self.decided:
+            return Refusal.ALREADY_DECIDED
+        if self.closed or self.pending is None:
+            return Refusal.NOT_AWAITING
+        if not hmac.compare_digest(d.turn_digest, self.pending.turn_digest):
+            return Refusal.STALE_TURN
+        if self.decision is not None:
+            return Refusal.ALREADY_DECIDED
+        # Four-eyes binds approvals only: the initiator may always deny.
+        if self.four_eyes and d.approved and d.decided_by == self.initiator:
+            return Refusal.SELF_APPROVAL
+        return None
+
+    def accept(self, d: ApprovalDecision) -> bool:
+        if self.check(d) is not None:
+            return False
+        self.decision = d
+        self.decided.add(d.turn_digest)
+        return True
+
+    def close_turn(self) -> None:
+        self.pending = None
+        self.decision = None

@@ -1,0 +1,62 @@
+"""A non-idempotent write: stamp the fence, one attempt, and ask the database after a
+failure what really happened. Never retried once claimed."""
+
+from collections.abc import Callable
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.exceptions import ActivityError
+
+from workflows import _options as opt
+from workflows._calls import call, error_type
+from workflows._loop import Stop
+
+with workflow.unsafe.imports_passed_through():
+    from activities.fence import FenceActivities
+    from activities.write import WriteActivities
+    from contracts.enums import TerminationReason
+    from contracts.profiles import Timeouts
+    from contracts.run import FenceRequest, FenceState, ToolCallRequest
+
+# How often a write that no worker ever claimed may be scheduled again (fresh fence each).
+MAX_WRITE_SCHEDULES = 5
+
+
+async def fenced_write(
+    request: ToolCallRequest, timeouts: Timeouts, check_cancel: Callable[[], None]
+) -> None:
+    c = request.call
+    for _ in range(MAX_WRITE_SCHEDULES):
+        check_cancel()  # a cancel that lands before the stamp: the write never runs
+        fence = FenceRequest(
+            run_id=request.run_id, call_id=c.call_id, tool=c.name, token=str(workflow.uuid4())
+        )
+        stamped = await call(
+            FenceActivities.stamp, fence, opt.store_call(), summary=f"fence {c.name}"
+        )
+        if stamped.state == FenceState.ALREADY_DONE:
+            return  # a reset or a replay reached a finished write: never re-executed
+        if stamped.state == FenceState.RUN_NOT_RUNNING:
+            raise Stop(TerminationReason.INTERNAL_ERROR, error_type="RunNotRunning")
+        if stamped.state != FenceState.STAMPED:
+            raise Stop(TerminationReason.INTERRUPTED_WRITE, error_type="FenceRefused")
+        try:
+            await call(
+                WriteActivities.execute,
+                request.model_copy(update={"fence_token": fence.token}),
+                opt.write_call(timeouts),
+                summary=f"write {c.name}",
+            )
+            return
+        except ActivityError as err:
+            workflow.logger.warning("write %s failed: %s", c.call_id, error_type(err))
+        verdict = await call(
+            FenceActivities.resolve, fence, opt.store_call(), summary=f"resolve {c.name}"
+        )
+        if verdict.state == FenceState.ALREADY_DONE:
+            return
+        if verdict.state == FenceState.INTERRUPTED:
+            raise Stop(TerminationReason.INTERRUPTED_WRITE, error_type="OutcomeUnknown")
+        # NEVER_CLAIMED: nothing happened; schedule again under a fresh fence.
+        await workflow.sleep(timedelta(seconds=1))
+    raise Stop(TerminationReason.INTERNAL_ERROR, error_type="WriteNeverStarted")
