@@ -1,5 +1,6 @@
 """The non-idempotent write: claim the fence, run the effect once, record and clear."""
 
+import asyncio
 import time
 
 from temporalio import activity
@@ -53,9 +54,25 @@ class WriteActivities:
         except RunNotFoundError:
             raise fatal("no persisted run: the write is refused", ErrorType.RUN_NOT_FOUND) from None
         privacy = str(snap["plan"]["privacy"])
-        await db(self._faults, "write.before_claim")
-        if not await db(self._fence.claim, run_id=req.run_id, token=req.fence_token):
-            raise fatal("write fence could not be claimed", ErrorType.FENCE_REJECTED)
+        # Heartbeats from the start: a dead worker is noticed within the heartbeat timeout,
+        # claimed or not, and resolved from the database.
+        async with heartbeating():
+            await db(self._faults, "write.before_claim")
+            if not await db(self._fence.claim, run_id=req.run_id, token=req.fence_token):
+                raise fatal("write fence could not be claimed", ErrorType.FENCE_REJECTED)
+            # Once claimed, the write finishes and is recorded even if the run is cancelled
+            # meanwhile: the effect is shielded from the activity's cancellation.
+            claimed = asyncio.ensure_future(self._claimed(req, privacy))
+            try:
+                return await asyncio.shield(claimed)
+            except asyncio.CancelledError:
+                activity.logger.info(
+                    "run %s cancelled during a claimed write: finishing it", req.run_id
+                )
+                return await claimed
+
+    async def _claimed(self, req: ToolCallRequest, privacy: str) -> ToolOutcome:
+        assert req.fence_token is not None
         await db(self._faults, "write.after_claim")
         call = req.call
         tool = self._registry.get(call.name)
@@ -64,19 +81,18 @@ class WriteActivities:
             content, is_error = f"Unknown tool {call.name!r}.", True
         else:
             ctx = ToolContext(req.run_id, call.call_id, req.idempotency_key)
-            async with heartbeating():
-                try:
-                    content, is_error = bounded(await tool(call.arguments, ctx)), False
-                except ToolInputError as exc:
-                    # Raised before any effect, by contract: safe to record as a plain error.
-                    content, is_error = f"Invalid arguments for {call.name}: {exc}", True
-                except Exception as exc:
-                    activity.logger.warning(
-                        "write %s in run %s failed: %s", call.name, req.run_id, type(exc).__name__
-                    )
-                    raise fatal(
-                        "the write failed; its outcome is unknown", ErrorType.WRITE_FAILED
-                    ) from None
+            try:
+                content, is_error = bounded(await tool(call.arguments, ctx)), False
+            except ToolInputError as exc:
+                # Raised before any effect, by contract: safe to record as a plain error.
+                content, is_error = f"Invalid arguments for {call.name}: {exc}", True
+            except Exception as exc:
+                activity.logger.warning(
+                    "write %s in run %s failed: %s", call.name, req.run_id, type(exc).__name__
+                )
+                raise fatal(
+                    "the write failed; its outcome is unknown", ErrorType.WRITE_FAILED
+                ) from None
         await db(self._faults, "write.after_effect")
         try:
             await db(
