@@ -8,7 +8,7 @@ from temporalio import activity
 
 from activities._common import db, fatal
 from activities.guardrails import check
-from activities.ports import ModelProvider, RunPort
+from activities.ports import FaultHook, ModelProvider, RunPort, no_faults
 from contracts.errors import ErrorType, RunNotFoundError
 from contracts.ids import ACT_MODEL_COMPLETE
 from contracts.messages import Message, ProviderRequest, ToolCall, ToolSpec, Usage
@@ -17,9 +17,16 @@ from contracts.run import ModelRequest, ModelTurn
 
 
 class ModelActivities:
-    def __init__(self, *, providers: Mapping[str, ModelProvider], runs: RunPort) -> None:
+    def __init__(
+        self,
+        *,
+        providers: Mapping[str, ModelProvider],
+        runs: RunPort,
+        faults: FaultHook = no_faults,
+    ) -> None:
         self._providers = dict(providers)
         self._runs = runs
+        self._faults = faults
 
     @activity.defn(name=ACT_MODEL_COMPLETE)
     async def complete(self, req: ModelRequest) -> ModelTurn:
@@ -86,6 +93,7 @@ class ModelActivities:
             duration_ms=duration_ms,
             privacy=str(plan["privacy"]),
         )
+        await db(self._faults, "model.after_record")
         activity.logger.info("run %s round %d: %d tool call(s)", req.run_id, req.round, len(calls))
         return ModelTurn(
             tool_calls=calls,

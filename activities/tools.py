@@ -5,7 +5,15 @@ import time
 from temporalio import activity
 
 from activities._common import db
-from activities.ports import RunPort, Tool, ToolContext, ToolInputError, ToolStepPort
+from activities.ports import (
+    FaultHook,
+    RunPort,
+    no_faults,
+    Tool,
+    ToolContext,
+    ToolInputError,
+    ToolStepPort,
+)
 from activities.registry import ToolRegistry
 from contracts.enums import ToolEffect
 from contracts.ids import ACT_TOOL_EXECUTE, ACT_TOOL_REFUSE
@@ -20,9 +28,12 @@ def bounded(text: str) -> str:
     return text if len(text) <= MAX_RESULT_CHARS else text[:MAX_RESULT_CHARS] + "…[truncated]"
 
 
-async def invoke(tool: Tool, call: ToolCall, ctx: ToolContext) -> tuple[str, bool]:
+async def invoke(
+    tool: Tool, call: ToolCall, ctx: ToolContext, faults: FaultHook = no_faults
+) -> tuple[str, bool]:
     """Run a tool fail-soft: (content, is_error). Exception text never reaches the model."""
     try:
+        await db(faults, "tool.invoke")
         return bounded(await tool(call.arguments, ctx)), False
     except ToolInputError as exc:
         return f"Invalid arguments for {call.name}: {exc}", True
@@ -38,10 +49,18 @@ async def invoke(tool: Tool, call: ToolCall, ctx: ToolContext) -> tuple[str, boo
 
 
 class ToolActivities:
-    def __init__(self, *, registry: ToolRegistry, steps: ToolStepPort, runs: RunPort) -> None:
+    def __init__(
+        self,
+        *,
+        registry: ToolRegistry,
+        steps: ToolStepPort,
+        runs: RunPort,
+        faults: FaultHook = no_faults,
+    ) -> None:
         self._registry = registry
         self._steps = steps
         self._runs = runs
+        self._faults = faults
 
     @activity.defn(name=ACT_TOOL_EXECUTE)
     async def execute(self, req: ToolCallRequest) -> ToolOutcome:
@@ -86,7 +105,7 @@ class ToolActivities:
                 return ToolOutcome(call_id=call.call_id, is_error=prior.is_error, replayed=True)
         started = time.monotonic()
         content, is_error = await invoke(
-            tool, call, ToolContext(req.run_id, call.call_id, req.idempotency_key)
+            tool, call, ToolContext(req.run_id, call.call_id, req.idempotency_key), self._faults
         )
         await db(
             self._steps.record,
@@ -101,6 +120,7 @@ class ToolActivities:
             idempotency_key=key,
             duration_ms=(time.monotonic() - started) * 1000,
         )
+        await db(self._faults, "tool.after_record")
         return ToolOutcome(call_id=call.call_id, is_error=is_error)
 
     @activity.defn(name=ACT_TOOL_REFUSE)

@@ -8,7 +8,8 @@ import base64
 import os
 import shutil
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -114,3 +115,44 @@ def runs(parts: Parts) -> RunStore:
 @pytest.fixture
 def runtime(client: Client, runs: RunStore, task_queue: str) -> AgentRuntime:
     return AgentRuntime(client, runs, task_queue)
+
+
+FaultHook = Callable[[str], None]
+
+
+@pytest.fixture
+def make_runtime(
+    client: Client, settings: Settings
+) -> Callable[[FaultHook], AbstractAsyncContextManager[AgentRuntime]]:
+    """A worker with its own fault hook, on its own task queue, and a runtime for it."""
+
+    @asynccontextmanager
+    async def _make(faults: FaultHook) -> AsyncIterator[AgentRuntime]:
+        built = build(settings, faults=faults)
+        queue = f"tq-{uuid.uuid4().hex[:10]}"
+        try:
+            async with make_worker(
+                client, built, settings.model_copy(update={"task_queue": queue})
+            ):
+                yield AgentRuntime(client, RunStore(built.ctx), queue)
+        finally:
+            built.engine.dispose()
+
+    return _make
+
+
+class FailTimes:
+    """A fault hook that raises at `point` the first `times` times it is reached."""
+
+    def __init__(self, point: str, times: int = 1) -> None:
+        self.point = point
+        self.left = times
+        self.reached = 0
+
+    def __call__(self, point: str) -> None:
+        if point != self.point:
+            return
+        self.reached += 1
+        if self.left > 0:
+            self.left -= 1
+            raise RuntimeError(f"injected fault at {point}: secret hunter2")

@@ -85,8 +85,8 @@ def build(
         providers = default_providers(settings)
     runs, steps, fence = RunStore(ctx), ToolStepStore(ctx), FenceStore(ctx)
     run_acts = RunActivities(runs=runs, settle=SettleStore(ctx), profiles=catalog, tools=registry)
-    model_acts = ModelActivities(providers=providers, runs=runs)
-    tool_acts = ToolActivities(registry=registry, steps=steps, runs=runs)
+    model_acts = ModelActivities(providers=providers, runs=runs, faults=hook)
+    tool_acts = ToolActivities(registry=registry, steps=steps, runs=runs, faults=hook)
     fence_acts = FenceActivities(fence=fence, faults=hook)
     write_acts = WriteActivities(
         registry=registry, fence=fence, steps=steps, runs=runs, faults=hook

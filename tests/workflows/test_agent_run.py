@@ -32,3 +32,46 @@ async def test_demo_run_completes_with_events_in_order(
     assert events[4].payload["tool"] == "issue_refund"
     assert DemoWorld(parts.ctx).ledger_count(run_id=view.run_id) == 1
     assert view.prompt_tokens > 0 and view.completion_tokens > 0
+
+
+async def test_iteration_cap_synthesises_a_truncated_answer(
+    runtime: AgentRuntime, worker: Worker
+) -> None:
+    view = await runtime.run("auto", "loop forever", max_iterations=2)
+    assert view.status is RunStatus.COMPLETED
+    assert view.truncated is True
+    assert view.termination_reason is TerminationReason.MAX_ITERATIONS
+    assert view.iterations == 2
+    assert view.answer == "Synthesised after the cap."
+    kinds = [e.kind for e in await runtime.events(view.run_id)]
+    # two rounds with a tool each, then one tool-less model call
+    assert kinds.count(EventKind.LLM) == 3 and kinds.count(EventKind.TOOL) == 2
+
+
+async def test_default_cap_is_five_and_explicit_cap_is_clamped_to_twenty(
+    runtime: AgentRuntime, worker: Worker
+) -> None:
+    default = await runtime.run("auto", "loop forever")
+    assert default.iterations == 5 and default.truncated
+    clamped = await runtime.run("auto", "loop forever", max_iterations=50)
+    assert clamped.iterations == 20 and clamped.truncated
+
+
+async def test_unknown_tool_is_refused_fail_soft(runtime: AgentRuntime, worker: Worker) -> None:
+    view = await runtime.run("auto", "use an unknown tool please")
+    assert view.status is RunStatus.COMPLETED
+    tool = next(e for e in await runtime.events(view.run_id) if e.kind is EventKind.TOOL)
+    assert tool.payload["is_error"] is True
+    assert "not available" in tool.payload["result"]
+
+
+async def test_malformed_arguments_reach_the_model_as_an_error_and_write_nothing(
+    runtime: AgentRuntime, worker: Worker, parts: Parts
+) -> None:
+    view = await runtime.run("auto", "bad args")
+    assert view.status is RunStatus.COMPLETED
+    tool = next(e for e in await runtime.events(view.run_id) if e.kind is EventKind.TOOL)
+    assert tool.payload["is_error"] is True
+    assert "amount_cents" in tool.payload["result"]
+    assert DemoWorld(parts.ctx).ledger_count(run_id=view.run_id) == 0
+    assert view.pending_effect is None  # the fence was cleared with the recorded step

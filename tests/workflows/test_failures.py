@@ -1,0 +1,88 @@
+"""Failure paths: retries never duplicate events; a failed completion never COMPLETES; bad
+input gets a typed error and changes nothing."""
+
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+
+import pytest
+from temporalio.worker import Worker
+
+from contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
+from contracts.errors import InvalidRequestError, RunNotFoundError, UnknownProfileError
+from starter.facade import AgentRuntime
+from store.runs import RunStore
+from tests.conftest import FailTimes
+
+MakeRuntime = Callable[[Callable[[str], None]], AbstractAsyncContextManager[AgentRuntime]]
+
+
+@pytest.mark.parametrize("point", ["model.after_record", "tool.after_record"])
+async def test_a_retried_activity_writes_no_duplicate_event(
+    make_runtime: MakeRuntime, point: str
+) -> None:
+    hook = FailTimes(point, times=1)
+    async with make_runtime(hook) as runtime:
+        view = await runtime.run("auto", "what about my order?")
+        events = await runtime.events(view.run_id)
+    assert hook.reached >= 2  # the activity ran again after the injected failure
+    assert view.status is RunStatus.COMPLETED
+    seqs = [e.sequence for e in events]
+    assert seqs == list(range(len(events)))
+    assert [e.kind for e in events] == [
+        EventKind.RUN_STARTED,
+        EventKind.LLM,
+        EventKind.TOOL,
+        EventKind.LLM,
+        EventKind.RUN_COMPLETED,
+    ]
+
+
+async def test_failed_completion_transaction_leaves_the_run_failed_without_answer(
+    make_runtime: MakeRuntime,
+) -> None:
+    hook = FailTimes("complete.before_commit", times=100)
+    async with make_runtime(hook) as runtime:
+        view = await runtime.run("auto", "what about my order?")
+        events = await runtime.events(view.run_id)
+    assert hook.reached == 3  # bounded retries, then the run is failed
+    assert view.status is RunStatus.FAILED
+    assert view.outcome is Outcome.FAILED
+    assert view.termination_reason is TerminationReason.COMPLETION_FAILED
+    assert view.answer is None
+    kinds = [e.kind for e in events]
+    assert EventKind.RUN_COMPLETED not in kinds and kinds[-1] is EventKind.RUN_FAILED
+
+
+async def test_a_tool_exception_is_fail_soft_and_its_text_is_never_stored(
+    make_runtime: MakeRuntime, runs: RunStore
+) -> None:
+    async with make_runtime(FailTimes("tool.invoke", times=100)) as runtime:
+        view = await runtime.run("auto", "what about my order?")
+        events = await runtime.events(view.run_id)
+    assert view.status is RunStatus.COMPLETED
+    tool = next(e for e in events if e.kind is EventKind.TOOL)
+    assert tool.payload["is_error"] is True
+    assert "hunter2" not in str([e.payload for e in events])
+    assert all("hunter2" not in m.content for m in runs.transcript(view.run_id))
+
+
+async def test_unknown_profile_is_a_typed_error_and_writes_nothing(
+    runtime: AgentRuntime, worker: Worker, runs: RunStore
+) -> None:
+    run_id = await runtime.start("no-such-profile", "hello")
+    with pytest.raises(UnknownProfileError):
+        await runtime.result(run_id)
+    assert runs.get(run_id) is None
+
+
+async def test_bad_requests_are_refused_before_anything_starts(runtime: AgentRuntime) -> None:
+    with pytest.raises(InvalidRequestError):
+        await runtime.start("auto", "   ")
+    with pytest.raises(InvalidRequestError):
+        await runtime.start("auto", "hi", max_iterations=0)
+    with pytest.raises(InvalidRequestError):
+        await runtime.start("auto", "hi", run_id="not-a-uuid")
+    with pytest.raises(RunNotFoundError):
+        await runtime.status("00000000-0000-0000-0000-000000000000")
+    with pytest.raises(RunNotFoundError):
+        await runtime.events("00000000-0000-0000-0000-000000000000")
