@@ -1,10 +1,11 @@
 """One typed entry point for scheduling activities with an ActivityConfig preset."""
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
 from temporalio.workflow import ActivityConfig
 
 P = TypeVar("P")
@@ -14,10 +15,19 @@ R = TypeVar("R")
 async def call(
     fn: Callable[[Any, P], Awaitable[R]], arg: P, config: ActivityConfig, *, summary: str
 ) -> R:
-    """execute_activity_method with a preset; the summary labels it in Temporal Web."""
-    return await workflow.execute_activity_method(  # type: ignore[call-overload,no-any-return]
-        fn, arg, summary=summary, **config
-    )
+    """execute_activity_method with a preset; the summary labels it in Temporal Web.
+
+    An activity cancelled because the run is being cancelled surfaces as CancelledError,
+    so no caller mistakes a cancel for the activity's own failure.
+    """
+    try:
+        return await workflow.execute_activity_method(  # type: ignore[call-overload,no-any-return]
+            fn, arg, summary=summary, **config
+        )
+    except ActivityError as err:
+        if is_cancelled_exception(err):
+            raise asyncio.CancelledError() from err
+        raise
 
 
 def error_type(err: ActivityError) -> str:

@@ -1,0 +1,24 @@
+"""Helpers for tests that drive a run through its approval pause."""
+
+import asyncio
+
+from contracts.enums import RunStatus
+from contracts.run import RunView
+from starter.facade import AgentRuntime
+
+
+async def until_status(
+    runtime: AgentRuntime, run_id: str, *wanted: RunStatus, within: float = 30.0
+) -> RunView:
+    """Poll the stored run until it has one of `wanted` statuses (bounded)."""
+    deadline = asyncio.get_running_loop().time() + within
+    while True:
+        try:
+            view = await runtime.status(run_id)
+            if view.status in wanted:
+                return view
+        except Exception:  # the run row may not exist for a few ms after start
+            view = None
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"run {run_id} never reached {wanted}: {view}")
+        await asyncio.sleep(0.05)

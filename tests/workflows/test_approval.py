@@ -1,0 +1,204 @@
+"""Approval: suspension before any call of the turn, typed decisions, audit, denial."""
+
+import asyncio
+
+import pytest
+from temporalio.client import Client
+from temporalio.worker import Worker
+
+from contracts.approval import ApprovalDecision, PendingApproval
+from contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
+from contracts.errors import (
+    AlreadyDecidedError,
+    RunNotAwaitingApprovalError,
+    SelfApprovalError,
+    StaleTurnError,
+)
+from contracts.ids import QUERY_PENDING_APPROVAL, SIGNAL_APPROVE
+from starter.facade import AgentRuntime
+from store.demo import DemoWorld
+from tests.workflows._waiting import until_status
+from workers.compose import Parts
+from workflows._loop import turn_digest
+
+REFUND = "Please refund order 1042"
+
+
+async def test_a_write_suspends_the_turn_and_an_approval_runs_it_once(
+    runtime: AgentRuntime, worker: Worker, parts: Parts, client: Client
+) -> None:
+    waiting = await runtime.run("support", REFUND, initiator="alice")
+    assert waiting.status is RunStatus.WAITING_FOR_APPROVAL
+    assert waiting.outcome is Outcome.AWAITING_APPROVAL
+    pending = waiting.pending_approval
+    assert pending is not None and [c.name for c in pending.calls] == ["issue_refund"]
+    assert pending.turn_digest == turn_digest(pending.calls)
+    queried = await client.get_workflow_handle(waiting.run_id).query(
+        QUERY_PENDING_APPROVAL, result_type=PendingApproval
+    )
+    assert queried.turn_digest == pending.turn_digest
+    assert DemoWorld(parts.ctx).ledger_count(run_id=waiting.run_id) == 0
+    assert [r.run_id for r in await runtime.inbox(limit=500)].count(waiting.run_id) == 1
+
+    await runtime.approve(
+        waiting.run_id, approved=True, decided_by="bob", turn_digest=pending.turn_digest
+    )
+    done = await runtime.result(waiting.run_id)
+    assert done.status is RunStatus.COMPLETED and done.answer
+    assert done.pending_approval is None
+    assert DemoWorld(parts.ctx).ledger_count(run_id=done.run_id) == 1
+    events = await runtime.events(done.run_id)
+    kinds = [e.kind for e in events]
+    approval = kinds.index(EventKind.APPROVAL)
+    assert kinds[approval - 1] is EventKind.APPROVAL_REQUESTED
+    assert events[approval].payload == {
+        "approved": True,
+        "decided_by": "bob",
+        "turn_digest": pending.turn_digest,
+    }
+    write = next(
+        i
+        for i, e in enumerate(events)
+        if e.kind is EventKind.TOOL and e.payload["tool"] == "issue_refund"
+    )
+    assert write > approval  # the decision is on record before the write runs
+
+
+async def test_a_denial_refuses_every_pending_call_and_the_loop_goes_on(
+    runtime: AgentRuntime, worker: Worker, parts: Parts
+) -> None:
+    waiting = await runtime.run("support", REFUND)
+    assert waiting.pending_approval is not None
+    await runtime.approve(
+        waiting.run_id,
+        approved=False,
+        decided_by="bob",
+        turn_digest=waiting.pending_approval.turn_digest,
+        reason="no",
+    )
+    done = await runtime.result(waiting.run_id)
+    assert done.status is RunStatus.COMPLETED
+    assert DemoWorld(parts.ctx).ledger_count(run_id=done.run_id) == 0
+    events = await runtime.events(done.run_id)
+    refused = [e for e in events if e.kind is EventKind.TOOL and e.payload.get("refused")]
+    assert len(refused) == 1 and refused[0].payload["result"] == "Denied by bob: no"
+    assert events[-1].kind is EventKind.RUN_COMPLETED
+
+
+async def test_decisions_are_checked_against_the_pending_turn(
+    runtime: AgentRuntime, worker: Worker
+) -> None:
+    waiting = await runtime.run("support", REFUND)
+    assert waiting.pending_approval is not None
+    digest = waiting.pending_approval.turn_digest
+    with pytest.raises(StaleTurnError):
+        await runtime.approve(waiting.run_id, approved=True, decided_by="bob", turn_digest="0" * 64)
+    assert (await runtime.status(waiting.run_id)).status is RunStatus.WAITING_FOR_APPROVAL
+
+    # Two approvers at once: exactly one wins, the other gets a typed error.
+    results = await asyncio.gather(
+        runtime.approve(waiting.run_id, approved=True, decided_by="bob", turn_digest=digest),
+        runtime.approve(waiting.run_id, approved=False, decided_by="carol", turn_digest=digest),
+        return_exceptions=True,
+    )
+    errors = [r for r in results if isinstance(r, Exception)]
+    assert len(errors) == 1
+    assert isinstance(errors[0], AlreadyDecidedError | RunNotAwaitingApprovalError)
+    done = await runtime.result(waiting.run_id)
+    assert done.status is RunStatus.COMPLETED
+    decisions = [e for e in await runtime.events(done.run_id) if e.kind is EventKind.APPROVAL]
+    assert len(decisions) == 1
+    with pytest.raises(RunNotAwaitingApprovalError):
+        await runtime.approve(done.run_id, approved=True, decided_by="dave", turn_digest=digest)
+
+
+async def test_a_rejected_update_leaves_no_trace_in_history(
+    runtime: AgentRuntime, worker: Worker, client: Client
+) -> None:
+    waiting = await runtime.run("support", REFUND)
+    handle = client.get_workflow_handle(waiting.run_id)
+    before = len((await handle.fetch_history()).events)
+    with pytest.raises(StaleTurnError):
+        await runtime.approve(waiting.run_id, approved=True, decided_by="x", turn_digest="f" * 64)
+    assert len((await handle.fetch_history()).events) == before
+    await runtime.cancel(waiting.run_id, by="test")
+    assert (await runtime.result(waiting.run_id)).status is RunStatus.CANCELLED
+
+
+async def test_the_stock_signal_path_approves_too(
+    runtime: AgentRuntime, worker: Worker, client: Client, parts: Parts
+) -> None:
+    waiting = await runtime.run("support", REFUND)
+    assert waiting.pending_approval is not None
+    handle = client.get_workflow_handle(waiting.run_id)
+    # A stale signal is ignored; the right one is accepted.
+    await handle.signal(
+        SIGNAL_APPROVE, ApprovalDecision(approved=True, decided_by="ops", turn_digest="0" * 64)
+    )
+    await handle.signal(
+        SIGNAL_APPROVE,
+        ApprovalDecision(
+            approved=True, decided_by="ops", turn_digest=waiting.pending_approval.turn_digest
+        ),
+    )
+    done = await runtime.result(waiting.run_id)
+    assert done.status is RunStatus.COMPLETED
+    assert DemoWorld(parts.ctx).ledger_count(run_id=done.run_id) == 1
+
+
+async def test_a_run_suspends_again_after_an_approval(
+    runtime: AgentRuntime, worker: Worker, parts: Parts
+) -> None:
+    first = await runtime.run("support", "refund twice please")
+    assert first.pending_approval is not None
+    await runtime.approve(
+        first.run_id,
+        approved=True,
+        decided_by="bob",
+        turn_digest=first.pending_approval.turn_digest,
+    )
+    second = await until_status(
+        runtime, first.run_id, RunStatus.WAITING_FOR_APPROVAL, RunStatus.COMPLETED
+    )
+    while second.status is RunStatus.WAITING_FOR_APPROVAL and (
+        second.pending_approval is None
+        or second.pending_approval.turn_digest == first.pending_approval.turn_digest
+    ):
+        second = await runtime.status(first.run_id)
+        await asyncio.sleep(0.05)
+    assert second.status is RunStatus.WAITING_FOR_APPROVAL
+    assert second.pending_approval is not None
+    assert second.pending_approval.round == 2
+    await runtime.approve(
+        first.run_id,
+        approved=True,
+        decided_by="bob",
+        turn_digest=second.pending_approval.turn_digest,
+    )
+    done = await runtime.result(first.run_id)
+    assert done.status is RunStatus.COMPLETED
+    assert DemoWorld(parts.ctx).ledger_count(run_id=done.run_id) == 2
+
+
+async def test_approval_timeout_ends_the_run_with_its_own_reason(
+    runtime: AgentRuntime, worker: Worker, parts: Parts
+) -> None:
+    waiting = await runtime.run("timed-approval", REFUND)
+    assert waiting.status is RunStatus.WAITING_FOR_APPROVAL
+    done = await runtime.result(waiting.run_id)
+    assert done.status is RunStatus.FAILED
+    assert done.termination_reason is TerminationReason.APPROVAL_TIMEOUT
+    assert done.pending_approval is None
+    assert DemoWorld(parts.ctx).ledger_count(run_id=done.run_id) == 0
+
+
+async def test_four_eyes_refuses_the_initiators_approval_but_not_a_denial(
+    runtime: AgentRuntime, worker: Worker
+) -> None:
+    waiting = await runtime.run("four-eyes", REFUND, initiator="alice")
+    assert waiting.pending_approval is not None
+    digest = waiting.pending_approval.turn_digest
+    with pytest.raises(SelfApprovalError):
+        await runtime.approve(waiting.run_id, approved=True, decided_by="alice", turn_digest=digest)
+    await runtime.approve(waiting.run_id, approved=False, decided_by="alice", turn_digest=digest)
+    assert (await runtime.result(waiting.run_id)).status is RunStatus.COMPLETED

@@ -1,0 +1,136 @@
+"""Cancel: a signal and Temporal's native cancel take one path to a terminal CANCELLED."""
+
+import asyncio
+import threading
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+
+import pytest
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import Client, WorkflowFailureError
+from temporalio.worker import Worker
+
+from contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
+from contracts.errors import RunNotAwaitingApprovalError
+from starter.facade import AgentRuntime
+from store.demo import DemoWorld
+from tests.workflows._waiting import until_status
+from workers.compose import Parts
+
+REFUND = "Please refund order 1042"
+MakeRuntime = Callable[[Callable[[str], None]], AbstractAsyncContextManager[AgentRuntime]]
+
+
+class Gate:
+    """A fault hook that holds an activity at `point` until the test opens the gate."""
+
+    def __init__(self, point: str) -> None:
+        self.point = point
+        self.reached = threading.Event()
+        self.release = threading.Event()
+
+    def __call__(self, point: str) -> None:
+        if point == self.point:
+            self.reached.set()
+            self.release.wait(timeout=30)
+
+
+async def _cancel_event(runtime: AgentRuntime, run_id: str) -> dict[str, object]:
+    events = await runtime.events(run_id)
+    cancels = [e for e in events if e.kind is EventKind.CANCEL]
+    assert len(cancels) == 1 and events[-1].kind is EventKind.CANCEL
+    return cancels[0].payload
+
+
+async def test_cancel_while_waiting_is_terminal_and_refuses_a_later_approval(
+    runtime: AgentRuntime, worker: Worker, parts: Parts
+) -> None:
+    waiting = await runtime.run("support", REFUND)
+    assert waiting.pending_approval is not None
+    await runtime.cancel(waiting.run_id, by="ops", reason="customer withdrew")
+    done = await runtime.result(waiting.run_id)
+    assert done.status is RunStatus.CANCELLED and done.outcome is Outcome.CANCELLED
+    assert done.termination_reason is TerminationReason.CANCELLED
+    assert done.pending_approval is None
+    payload = await _cancel_event(runtime, done.run_id)
+    assert payload["by"] == "ops" and payload["note"] == "customer withdrew"
+    with pytest.raises(RunNotAwaitingApprovalError):
+        await runtime.approve(
+            done.run_id,
+            approved=True,
+            decided_by="bob",
+            turn_digest=waiting.pending_approval.turn_digest,
+        )
+    await runtime.cancel(done.run_id, by="ops")  # nothing resurrects, nothing changes
+    assert (await runtime.status(done.run_id)).revision == done.revision
+    assert DemoWorld(parts.ctx).ledger_count(run_id=done.run_id) == 0
+
+
+async def test_native_cancel_from_the_client_api_takes_the_same_path(
+    runtime: AgentRuntime, worker: Worker, client: Client
+) -> None:
+    waiting = await runtime.run("support", REFUND)
+    handle = client.get_workflow_handle(waiting.run_id)
+    await handle.cancel()
+    with pytest.raises(WorkflowFailureError):
+        await handle.result()
+    done = await runtime.status(waiting.run_id)
+    assert done.status is RunStatus.CANCELLED
+    assert (await _cancel_event(runtime, done.run_id))["by"] == "temporal"
+    desc = await handle.describe()
+    assert desc.status is not None and desc.status.name == "CANCELED"
+
+
+async def test_cancel_during_a_claimed_write_lets_it_finish_and_be_recorded(
+    make_runtime: MakeRuntime, parts: Parts, client: Client
+) -> None:
+    gate = Gate("write.after_claim")
+    async with make_runtime(gate) as runtime:
+        run_id = await runtime.start("auto", REFUND)
+        assert await _wait_thread_event(gate.reached)
+        await runtime.cancel(run_id, by="ops")
+        # The workflow asks the claimed write to cancel, and waits for it: the run is not
+        # settled while the write is in flight.
+        await _until_history_has(
+            client, run_id, EventType.EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED
+        )
+        assert (await runtime.status(run_id)).status is RunStatus.RUNNING
+        gate.release.set()
+        done = await runtime.result(run_id)
+        events = await runtime.events(run_id)
+    assert done.status is RunStatus.CANCELLED
+    assert done.pending_effect is None  # recorded and cleared, not interrupted
+    assert DemoWorld(parts.ctx).ledger_count(run_id=run_id) == 1
+    writes = [e for e in events if e.kind is EventKind.TOOL and e.payload["tool"] == "issue_refund"]
+    assert len(writes) == 1 and writes[0].payload["is_error"] is False
+    assert events.index(writes[0]) < len(events) - 1 and events[-1].kind is EventKind.CANCEL
+
+
+async def _until_history_has(client: Client, run_id: str, kind: "EventType.ValueType") -> None:
+    handle = client.get_workflow_handle(run_id)
+    for _ in range(300):
+        history = await handle.fetch_history()
+        if any(e.event_type == kind for e in history.events):
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"history of {run_id} never got event type {kind}")
+
+
+async def test_a_cancel_before_the_fence_stamp_means_the_write_never_runs(
+    make_runtime: MakeRuntime, parts: Parts
+) -> None:
+    gate = Gate("fence.before_stamp")
+    async with make_runtime(gate) as runtime:
+        run_id = await runtime.start("auto", REFUND)
+        assert await _wait_thread_event(gate.reached)
+        await runtime.cancel(run_id, by="ops")
+        await until_status(runtime, run_id, RunStatus.CANCELLED)
+        gate.release.set()
+        done = await runtime.result(run_id)
+    assert done.status is RunStatus.CANCELLED
+    assert done.pending_effect is None  # the late stamp found the run cancelled
+    assert DemoWorld(parts.ctx).ledger_count(run_id=run_id) == 0
+
+
+async def _wait_thread_event(event: threading.Event, within: float = 30.0) -> bool:
+    return await asyncio.to_thread(event.wait, within)
