@@ -7,7 +7,7 @@ from sqlalchemy import select, update
 from contracts.approval import ApprovalDecision, PendingApproval
 from contracts.enums import EventKind, Outcome, RunStatus
 from store.context import StoreContext, rowcount, utcnow
-from store.rows import RunRow
+from store.rows import EventRow, RunRow
 from store.runs import RunStore
 
 
@@ -77,10 +77,12 @@ class HitlStore:
             )
             if not rowcount(res):
                 current = s.scalar(select(RunRow.status).where(RunRow.id == run_id))
-                if (
-                    current == RunStatus.RUNNING.value
-                    and RunStore(self._ctx).event_payload(run_id, sequence) is not None
-                ):
+                recorded = s.scalar(
+                    select(EventRow.id).where(
+                        EventRow.run_id == run_id, EventRow.sequence == sequence
+                    )
+                )
+                if current == RunStatus.RUNNING.value and recorded is not None:
                     return RunStatus.RUNNING  # already resumed by an earlier attempt
                 return None if current is None else RunStatus(current)
             RunStore.add_event(
