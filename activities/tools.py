@@ -8,11 +8,11 @@ from activities._common import db
 from activities.ports import (
     FaultHook,
     RunPort,
-    no_faults,
     Tool,
     ToolContext,
     ToolInputError,
     ToolStepPort,
+    no_faults,
 )
 from activities.registry import ToolRegistry
 from contracts.enums import ToolEffect
