@@ -100,18 +100,24 @@ class AgentRuntime:
         )
         return await self.wait(run_id)
 
-    async def wait(self, run_id: str, poll_seconds: float = 0.2) -> RunView:
-        """Wait until the run settles or waits for a decision; return it."""
-        settled = asyncio.ensure_future(self.result(run_id))
-        try:
-            while not settled.done():
-                view = await self._view(run_id)
-                if view is not None and view.status is RunStatus.WAITING_FOR_APPROVAL:
-                    return view
-                await asyncio.wait({settled}, timeout=poll_seconds)
-            return settled.result()
-        finally:
-            settled.cancel()
+    async def wait(self, run_id: str, poll_seconds: float = 0.1) -> RunView:
+        """Wait until the run settles or waits for a decision; return it.
+
+        Polls the store (and, while no row exists yet, the workflow) rather than racing a
+        long poll that would have to be cancelled.
+        """
+        handle = self._client.get_workflow_handle(run_id)
+        while True:
+            view = await self._view(run_id)
+            if view is not None and view.status is RunStatus.WAITING_FOR_APPROVAL:
+                return view
+            if view is not None and view.status.terminal:
+                return await self.result(run_id)
+            if view is None:
+                desc = await handle.describe()
+                if desc.close_time is not None:
+                    return await self.result(run_id)  # raises the typed start error
+            await asyncio.sleep(poll_seconds)
 
     async def result(self, run_id: str) -> RunView:
         """Wait for the run's workflow to close, then return the stored run."""

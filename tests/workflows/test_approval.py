@@ -3,6 +3,7 @@
 import asyncio
 
 import pytest
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 from temporalio.worker import Worker
 
@@ -117,7 +118,14 @@ async def test_a_rejected_update_leaves_no_trace_in_history(
 ) -> None:
     waiting = await runtime.run("support", REFUND)
     handle = client.get_workflow_handle(waiting.run_id)
-    before = len((await handle.fetch_history()).events)
+    # The row says WAITING once the suspension commits; the workflow task that opens the
+    # gate (and upserts the search attribute) lands just after: wait for it.
+    for _ in range(200):
+        events = (await handle.fetch_history()).events
+        if events[-1].event_type == EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES:
+            break
+        await asyncio.sleep(0.05)
+    before = len(events)
     with pytest.raises(StaleTurnError):
         await runtime.approve(waiting.run_id, approved=True, decided_by="x", turn_digest="f" * 64)
     assert len((await handle.fetch_history()).events) == before

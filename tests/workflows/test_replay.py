@@ -1,0 +1,98 @@
+"""Determinism guard: recorded histories (tests/histories/*.json) must replay on the current
+workflow code, and so must fresh histories of every path the suite drives.
+
+Set AGENTRT_RECORD_HISTORIES=1 to (re)write the recorded files from fresh runs; a change that
+alters the commands a workflow emits must go behind `workflow.patched()` instead.
+"""
+
+import asyncio
+import json
+import os
+from pathlib import Path
+
+import pytest
+from temporalio.client import Client, WorkflowHistory
+from temporalio.worker import Replayer, Worker
+
+from contracts.enums import RunStatus
+from core.temporal import data_converter
+from starter.facade import AgentRuntime
+from workers.main import sandbox_runner
+from workflows.agent_run import AgentRunWorkflow
+
+HISTORIES = Path(__file__).resolve().parents[1] / "histories"
+
+
+def _replayer() -> Replayer:
+    return Replayer(
+        workflows=[AgentRunWorkflow],
+        data_converter=data_converter(),
+        workflow_runner=sandbox_runner(),
+    )
+
+
+def _recorded() -> list[Path]:
+    return sorted(HISTORIES.glob("*.json"))
+
+
+@pytest.mark.parametrize("path", _recorded(), ids=lambda p: p.stem)
+async def test_recorded_history_replays(path: Path) -> None:
+    data = json.loads(await asyncio.to_thread(path.read_text))
+    history = WorkflowHistory.from_json(data["workflow_id"], data["history"])
+    result = await _replayer().replay_workflow(history, raise_on_replay_failure=False)
+    assert result.replay_failure is None, result.replay_failure
+
+
+def test_there_are_recorded_histories() -> None:
+    assert len(_recorded()) >= 4
+
+
+async def _fresh(runtime: AgentRuntime) -> dict[str, str]:
+    runs: dict[str, str] = {}
+    done = await runtime.run("auto", "Please refund order 1042")
+    runs["refund_completed"] = done.run_id
+    capped = await runtime.run("auto", "loop forever", max_iterations=2)
+    runs["iteration_cap"] = capped.run_id
+    waiting = await runtime.run("support", "Please refund order 1042")
+    assert waiting.pending_approval is not None
+    await runtime.approve(
+        waiting.run_id,
+        approved=True,
+        decided_by="bob",
+        turn_digest=waiting.pending_approval.turn_digest,
+    )
+    assert (await runtime.result(waiting.run_id)).status is RunStatus.COMPLETED
+    runs["approved"] = waiting.run_id
+    denied = await runtime.run("support", "Please refund order 1042")
+    assert denied.pending_approval is not None
+    await runtime.approve(
+        denied.run_id,
+        approved=False,
+        decided_by="bob",
+        turn_digest=denied.pending_approval.turn_digest,
+    )
+    await runtime.result(denied.run_id)
+    runs["denied"] = denied.run_id
+    cancelled = await runtime.run("support", "Please refund order 1042")
+    await runtime.cancel(cancelled.run_id, by="ops")
+    await runtime.result(cancelled.run_id)
+    runs["cancelled"] = cancelled.run_id
+    return runs
+
+
+async def test_fresh_histories_replay_and_can_be_recorded(
+    runtime: AgentRuntime, worker: Worker, client: Client
+) -> None:
+    runs = await _fresh(runtime)
+    record = os.environ.get("AGENTRT_RECORD_HISTORIES") == "1"
+    for name, run_id in runs.items():
+        history = await client.get_workflow_handle(run_id).fetch_history()
+        result = await _replayer().replay_workflow(history, raise_on_replay_failure=False)
+        assert result.replay_failure is None, (name, result.replay_failure)
+        if record:
+            HISTORIES.mkdir(exist_ok=True)
+            (HISTORIES / f"{name}.json").write_text(
+                json.dumps(
+                    {"workflow_id": run_id, "history": json.loads(history.to_json())}, indent=1
+                )
+            )
