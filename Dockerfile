@@ -1,0 +1,31 @@
+# The agentrt image: runs the worker (`agentrt-worker`) by default and carries the `agentrt`
+# CLI. Built by docker-compose.yml; settings come from AGENTRT_* in the environment.
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1
+
+WORKDIR /src
+# The package's own files only: no virtualenv, caches or local data from the checkout.
+COPY pyproject.toml ./
+COPY contracts/ contracts/
+COPY core/ core/
+COPY store/ store/
+COPY activities/ activities/
+COPY workflows/ workflows/
+COPY workers/ workers/
+COPY starter/ starter/
+COPY api/ api/
+RUN pip install . && rm -rf /src
+
+# Not root. /data holds the generated seal key when AGENTRT_SEAL_KEYS is unset; a named
+# volume mounted there takes this ownership.
+RUN useradd --create-home --uid 10001 agentrt && mkdir /data && chown agentrt /data
+USER agentrt
+WORKDIR /home/agentrt
+ENV AGENTRT_DATA_DIR=/data
+
+STOPSIGNAL SIGTERM
+CMD ["agentrt-worker"]

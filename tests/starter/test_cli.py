@@ -1,0 +1,207 @@
+"""`agentrt` against the real dev server and database of the suite. Commands run in-process
+(`main([...])` in a thread, since it runs its own event loop) with AGENTRT_* pointing at the
+fixtures; one runs as the installed console script."""
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, inspect
+from temporalio.client import Client
+from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import Worker
+
+from core.devserver import free_port
+from core.settings import Settings
+from starter.cli import main
+from tests.conftest import TEST_SEAL_KEYS
+from workers.compose import Parts
+from workers.main import make_worker
+
+WorkerFactory = Callable[[], Worker]
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+REFUND = "Please refund order 1042"
+
+
+@pytest.fixture
+def cli_env(
+    monkeypatch: pytest.MonkeyPatch,
+    temporal_env: WorkflowEnvironment,
+    database_url: str,
+    task_queue: str,
+    tmp_path: Path,
+) -> dict[str, str]:
+    env = {
+        "AGENTRT_TEMPORAL_ADDRESS": temporal_env.client.service_client.config.target_host,
+        "AGENTRT_DATABASE_URL": database_url,
+        "AGENTRT_SEAL_KEYS": TEST_SEAL_KEYS,
+        "AGENTRT_TASK_QUEUE": task_queue,
+        "AGENTRT_PROFILES_FILE": str(FIXTURES / "profiles.yaml"),
+        "AGENTRT_RULES_FILE": str(FIXTURES / "rules.yaml"),
+        "AGENTRT_DATA_DIR": str(tmp_path / "data"),
+        "COLUMNS": "200",  # keep rich from wrapping the lines the tests look for
+    }
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    return env
+
+
+@pytest.fixture
+def worker_factory(
+    client: Client, parts: Parts, settings: Settings, task_queue: str
+) -> WorkerFactory:
+    """A worker on the test's queue, started when the test chooses."""
+    return lambda: make_worker(
+        client, parts, settings.model_copy(update={"task_queue": task_queue})
+    )
+
+
+async def agentrt(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    capsys.readouterr()  # drop anything printed before
+    code = await asyncio.to_thread(main, list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def assert_clean_error(code: int, err: str, *fragments: str) -> None:
+    assert code == 2
+    assert "Traceback" not in err
+    # `run` names its run first ("run <id> started"); then the error is the one last line.
+    lines = [ln for ln in err.splitlines() if ln.strip() and " started" not in ln]
+    assert len(lines) == 1 and lines[0].startswith("agentrt: "), err
+    for fragment in fragments:
+        assert fragment in lines[0]
+
+
+@pytest.mark.usefixtures("cli_env", "worker")
+async def test_run_blocks_then_prints_events_outcome_and_answer(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, err = await agentrt(capsys, "run", "auto", REFUND)
+    assert code == 0, err
+    for kind in ("run_started", "llm", "tool", "run_completed"):
+        assert kind in out
+    assert "lookup_order(order_id=1042)" in out and "issue_refund(" in out
+    assert "Outcome: COMPLETED (answered) after 3 iteration(s)" in out
+    assert "Answer: Done: order 1042 was refunded in full" in out
+    assert "started" in err  # the run id goes to stderr, results to stdout
+
+
+@pytest.mark.usefixtures("cli_env", "worker")
+async def test_start_then_follow_events_then_status(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = await agentrt(capsys, "start", "auto", REFUND, "--initiator", "erin")
+    assert code == 0
+    run_id = out.strip()
+    assert str(uuid.UUID(run_id)) == run_id
+
+    code, out, err = await agentrt(capsys, "events", run_id, "--follow")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert [ln.split()[0] for ln in lines] == [f"#{i}" for i in range(7)]
+    assert "run_completed" in lines[-1]
+    assert "by erin" in lines[0]
+
+    code, out, _ = await agentrt(capsys, "status", run_id)
+    assert code == 0
+    assert "COMPLETED" in out and "answered" in out and "refunded in full" in out
+
+    code, out, _ = await agentrt(capsys, "status", run_id, "--json")
+    view = json.loads(out)
+    assert view["status"] == "COMPLETED" and view["iterations"] == 3
+    assert view["initiator"] == "erin" and view["pending_approval"] is None
+
+    code, out, _ = await agentrt(capsys, "events", run_id, "--after", "4", "--json")
+    assert code == 0
+    events = [json.loads(ln) for ln in out.splitlines()]
+    assert [e["sequence"] for e in events] == [5, 6]
+    assert events[-1]["kind"] == "run_completed"
+
+
+@pytest.mark.usefixtures("cli_env")
+async def test_follow_waits_for_a_run_that_no_worker_has_begun_yet(
+    capsys: pytest.CaptureFixture[str], worker_factory: WorkerFactory
+) -> None:
+    code, out, _ = await agentrt(capsys, "start", "auto", REFUND)
+    run_id = out.strip()
+    follow = asyncio.create_task(agentrt(capsys, "events", run_id, "--follow"))
+    await asyncio.sleep(1.0)
+    assert not follow.done()  # the run exists in Temporal only: follow waits, no error
+    async with worker_factory():
+        code, out, err = await asyncio.wait_for(follow, 30)
+    assert code == 0, err
+    assert "run_completed" in out
+
+
+@pytest.mark.usefixtures("cli_env", "worker")
+async def test_bad_input_is_one_clean_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    unknown = str(uuid.uuid4())
+    code, _, err = await agentrt(capsys, "status", unknown)
+    assert_clean_error(code, err, f"no run {unknown}")
+    code, _, err = await agentrt(capsys, "events", unknown)
+    assert_clean_error(code, err, f"no run {unknown}")
+    code, _, err = await agentrt(capsys, "status", "not-a-uuid")
+    assert_clean_error(code, err, "is not a uuid")
+    code, _, err = await agentrt(capsys, "run", "auto", "   ")
+    assert_clean_error(code, err, "prompt is empty")
+    code, _, err = await agentrt(capsys, "start", "auto", REFUND, "--max-iterations", "0")
+    assert_clean_error(code, err, "max_iterations")
+    code, _, err = await agentrt(capsys, "run", "no-such-profile", REFUND)
+    assert_clean_error(code, err, "no-such-profile")
+    code, _, err = await agentrt(capsys, "approve", unknown, "--by", "x")
+    assert_clean_error(code, err, f"no run {unknown}")
+
+
+@pytest.mark.usefixtures("cli_env")
+async def test_unreachable_temporal_is_a_clean_error(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENTRT_TEMPORAL_ADDRESS", f"127.0.0.1:{free_port()}")
+    code, _, err = await agentrt(capsys, "status", str(uuid.uuid4()))
+    assert_clean_error(code, err, "cannot reach Temporal")
+
+
+@pytest.mark.usefixtures("cli_env")
+async def test_migrate_brings_a_fresh_database_to_head(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    url = f"sqlite:///{tmp_path / 'fresh' / 'agentrt.db'}"
+    monkeypatch.setenv("AGENTRT_DATABASE_URL", "")
+    monkeypatch.setenv("AGENTRT_DATA_DIR", str(tmp_path / "fresh"))
+    code, out, err = await agentrt(capsys, "migrate")
+    assert code == 0, err
+    assert "schema at head" in out
+    engine = create_engine(url)
+    try:
+        assert "agent_run" in inspect(engine).get_table_names()
+    finally:
+        engine.dispose()
+    code, _, _ = await agentrt(capsys, "migrate")  # idempotent
+    assert code == 0
+
+
+def test_console_script_exits_2_without_traceback(cli_env: dict[str, str]) -> None:
+    script = Path(sys.executable).parent / "agentrt"
+    cmd = [str(script)] if script.exists() else [sys.executable, "-m", "starter.cli"]
+    proc = subprocess.run(
+        [*cmd, "status", str(uuid.uuid4())],
+        env={**os.environ, **cli_env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("agentrt: no run ") and "Traceback" not in proc.stderr
+
+
+def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["approve", str(uuid.uuid4())])  # --by is required
+    assert exc.value.code == 2
+    assert "--by" in capsys.readouterr().err

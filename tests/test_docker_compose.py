@@ -1,0 +1,153 @@
+"""docker-compose.yml and the Dockerfile, checked without Docker (it does not run here):
+references resolve, the worker points at the right services, ports are well-formed and
+bound to loopback, and the Temporal service registers the search attributes we set."""
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from sqlalchemy.engine import make_url
+
+from core.devserver import SEARCH_ATTRIBUTES, TUNING
+
+ROOT = Path(__file__).resolve().parent.parent
+COMPOSE = ROOT / "docker-compose.yml"
+CONDITIONS = {"service_started", "service_healthy", "service_completed_successfully"}
+_VAR = re.compile(r"\$\{(\w+)(?::?-([^}]*))?\}")
+
+
+def interpolate(value: str) -> str:
+    """Compose's `${NAME:-default}` with nothing set: the default (or empty)."""
+    return _VAR.sub(lambda m: m.group(2) or "", value)
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict[str, Any]:
+    doc: dict[str, Any] = yaml.safe_load(COMPOSE.read_text())
+    return doc
+
+
+@pytest.fixture(scope="module")
+def services(compose: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    svcs: dict[str, dict[str, Any]] = compose["services"]
+    return svcs
+
+
+def environment(service: dict[str, Any]) -> dict[str, str]:
+    env = service.get("environment") or {}
+    if isinstance(env, list):
+        env = dict(item.split("=", 1) for item in env)
+    return {k: interpolate(str(v)) for k, v in env.items()}
+
+
+def depends_on(service: dict[str, Any]) -> dict[str, str]:
+    deps = service.get("depends_on") or {}
+    if isinstance(deps, list):
+        return dict.fromkeys(deps, "service_started")
+    return {name: spec.get("condition", "service_started") for name, spec in deps.items()}
+
+
+def test_expected_services(services: dict[str, dict[str, Any]]) -> None:
+    assert {"postgres", "temporal", "temporal-ui", "worker"} <= set(services)
+    assert services["postgres"]["image"].startswith("postgres:16")
+    for name, svc in services.items():
+        if "image" in svc and "build" not in svc:
+            _, _, tag = svc["image"].partition(":")
+            assert tag and tag != "latest", f"{name}: pin the image version"
+
+
+def test_depends_on_names_existing_services_with_valid_conditions(
+    services: dict[str, dict[str, Any]],
+) -> None:
+    for name, svc in services.items():
+        for dep, condition in depends_on(svc).items():
+            assert dep in services, f"{name} depends on unknown service {dep}"
+            assert condition in CONDITIONS, f"{name}: bad condition {condition}"
+            if condition == "service_healthy":
+                assert "healthcheck" in services[dep], f"{name} waits on {dep}'s health"
+
+
+def test_healthchecks_on_postgres_and_temporal(services: dict[str, dict[str, Any]]) -> None:
+    for name in ("postgres", "temporal"):
+        check = services[name].get("healthcheck")
+        assert check and check.get("test"), f"{name} has no healthcheck"
+        assert check["test"][0] in {"CMD", "CMD-SHELL"}
+
+
+def test_worker_points_at_postgres_and_temporal(services: dict[str, dict[str, Any]]) -> None:
+    worker = services["worker"]
+    env = environment(worker)
+    url = make_url(env["AGENTRT_DATABASE_URL"])
+    assert url.drivername == "postgresql+psycopg"
+    assert url.host in services and services[url.host]["image"].startswith("postgres")
+    pg_env = environment(services[url.host])
+    assert url.username == pg_env["POSTGRES_USER"]
+    assert url.password == pg_env["POSTGRES_PASSWORD"]
+    assert url.database == pg_env["POSTGRES_DB"]
+
+    host, _, port = env["AGENTRT_TEMPORAL_ADDRESS"].partition(":")
+    assert host == "temporal" and host in services
+    assert port == "7233"
+    assert depends_on(worker) == {"postgres": "service_healthy", "temporal": "service_healthy"}
+    ui_env = environment(services["temporal-ui"])
+    assert ui_env["TEMPORAL_ADDRESS"] == env["AGENTRT_TEMPORAL_ADDRESS"]
+
+
+def test_temporal_registers_our_search_attributes_and_tuning(
+    services: dict[str, dict[str, Any]],
+) -> None:
+    command = services["temporal"]["command"]
+    assert command[:2] == ["server", "start-dev"]
+    pairs = {command[i + 1] for i, arg in enumerate(command[:-1]) if arg == "--search-attribute"}
+    assert pairs == {f"{name}={kind}" for name, kind in SEARCH_ATTRIBUTES.items()}
+    tuned = {
+        command[i + 1] for i, arg in enumerate(command[:-1]) if arg == "--dynamic-config-value"
+    }
+    assert tuned == set(TUNING)  # the same server behaviour as the embedded demo
+
+
+def test_ports_are_well_formed_and_loopback_only(services: dict[str, dict[str, Any]]) -> None:
+    seen: set[int] = set()
+    for name, svc in services.items():
+        for entry in svc.get("ports", []):
+            assert isinstance(entry, str), f"{name}: use the short 'ip:host:container' form"
+            m = re.fullmatch(r"(?:(\d+\.\d+\.\d+\.\d+):)?(\d+):(\d+)(?:/(tcp|udp))?", entry)
+            assert m, f"{name}: malformed port mapping {entry!r}"
+            ip, host, container = m.group(1), int(m.group(2)), int(m.group(3))
+            assert ip == "127.0.0.1", f"{name}: publish on loopback only, not {entry!r}"
+            assert 1 <= host <= 65535 and 1 <= container <= 65535
+            assert host not in seen, f"host port {host} published twice"
+            seen.add(host)
+
+
+def test_worker_builds_from_a_dockerfile_that_installs_the_package(
+    services: dict[str, dict[str, Any]],
+) -> None:
+    build = services["worker"]["build"]
+    context = COMPOSE.parent / build.get("context", ".")
+    dockerfile = context / build.get("dockerfile", "Dockerfile")
+    assert dockerfile.is_file()
+    text = dockerfile.read_text()
+    assert re.search(r"^FROM python:3\.11-slim\b", text, re.M)
+    assert re.search(r"^RUN pip install \.", text, re.M)
+    assert re.search(r'^CMD \["agentrt-worker"\]', text, re.M)
+    # Every package pyproject ships is copied into the build context of the image.
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    packages = [
+        p.rstrip("*") for p in pyproject["tool"]["setuptools"]["packages"]["find"]["include"]
+    ]
+    copied = set(re.findall(r"^COPY (\S+?)/? ", text, re.M))
+    assert set(packages) <= copied, f"Dockerfile misses {set(packages) - copied}"
+    assert "pyproject.toml" in copied
+
+
+def test_named_volumes_are_declared(compose: dict[str, Any]) -> None:
+    declared = set(compose.get("volumes") or {})
+    for name, svc in compose["services"].items():
+        for mount in svc.get("volumes", []):
+            source = mount.split(":", 1)[0]
+            if not source.startswith((".", "/")):
+                assert source in declared, f"{name} mounts undeclared volume {source}"
