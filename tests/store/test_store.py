@@ -1,0 +1,172 @@
+"""The store on the real database: guarded transitions, idempotent inserts, sealing."""
+
+import base64
+import uuid
+
+import pytest
+from sqlalchemy import select, text, update
+
+from contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
+from contracts.errors import StoreUnavailableError
+from contracts.messages import Message, Usage
+from store.rows import MessageRow
+from store.runs import RunStore
+from store.sealing import Sealer, SealError
+from store.settle import AnswerMissingError, SettleStore
+from workers.compose import Parts, open_store
+
+
+def _begin(parts: Parts, privacy: str = "full") -> str:
+    run_id = str(uuid.uuid4())
+    runs = RunStore(parts.ctx)
+    assert runs.begin(
+        run_id=run_id,
+        profile="p",
+        snapshot="{}",
+        prompt="hello mail a@b.io",
+        initiator="t",
+        privacy=privacy,
+    )
+    return run_id
+
+
+def _answer(parts: Parts, run_id: str, seq: int = 1) -> None:
+    RunStore(parts.ctx).record_llm(
+        run_id=run_id,
+        sequence=seq,
+        round=1,
+        message=Message(role="assistant", content="the answer"),
+        payload={"content": "the answer"},
+        duration_ms=1.0,
+        privacy="full",
+    )
+
+
+def _complete(parts: Parts, run_id: str, seq: int = 2, answer_seq: int = 1) -> bool:
+    return (
+        SettleStore(parts.ctx)
+        .complete(
+            run_id=run_id,
+            sequence=seq,
+            answer_sequence=answer_seq,
+            iterations=1,
+            truncated=False,
+            reason=TerminationReason.ANSWERED,
+            usage=Usage(prompt_tokens=3, completion_tokens=4),
+            privacy="full",
+        )
+        .applied
+    )
+
+
+def _fail(parts: Parts, run_id: str, seq: int = 9) -> bool:
+    return (
+        SettleStore(parts.ctx)
+        .fail(
+            run_id=run_id,
+            sequence=seq,
+            reason=TerminationReason.INTERNAL_ERROR,
+            status=RunStatus.FAILED,
+            outcome=Outcome.FAILED,
+            iterations=0,
+            usage=Usage(),
+            error_type="X",
+            privacy="full",
+        )
+        .applied
+    )
+
+
+def test_begin_is_idempotent_on_the_uuid(parts: Parts) -> None:
+    run_id = _begin(parts)
+    runs = RunStore(parts.ctx)
+    assert not runs.begin(
+        run_id=run_id, profile="p", snapshot="{}", prompt="hello", initiator="t", privacy="full"
+    )
+    assert [e.sequence for e in runs.events(run_id)] == [0]
+    assert len(runs.transcript(run_id)) == 1
+
+
+def test_events_and_messages_are_written_once_per_sequence(parts: Parts) -> None:
+    run_id = _begin(parts)
+    _answer(parts, run_id)
+    _answer(parts, run_id)  # a retried activity
+    runs = RunStore(parts.ctx)
+    assert [e.kind for e in runs.events(run_id)] == [EventKind.RUN_STARTED, EventKind.LLM]
+    assert [m.role for m in runs.transcript(run_id)] == ["user", "assistant"]
+    assert [e.sequence for e in runs.events(run_id, after_sequence=0)] == [1]
+
+
+def test_completion_writes_answer_totals_and_status_together(parts: Parts) -> None:
+    run_id = _begin(parts)
+    _answer(parts, run_id)
+    assert _complete(parts, run_id)
+    view = RunStore(parts.ctx).get(run_id)
+    assert view is not None and view.status is RunStatus.COMPLETED
+    assert view.answer == "the answer" and view.prompt_tokens == 3 and view.revision == 1
+    # terminal is terminal: neither a second completion nor a failure changes it
+    assert not _complete(parts, run_id, seq=3)
+    assert not _fail(parts, run_id)
+    assert RunStore(parts.ctx).get(run_id).revision == 1  # type: ignore[union-attr]
+
+
+def test_completion_without_its_answer_is_refused_and_changes_nothing(parts: Parts) -> None:
+    run_id = _begin(parts)
+    with pytest.raises(AnswerMissingError):
+        _complete(parts, run_id)
+    view = RunStore(parts.ctx).get(run_id)
+    assert view is not None and view.status is RunStatus.RUNNING and view.answer is None
+
+
+def test_a_failed_run_cannot_be_completed(parts: Parts) -> None:
+    run_id = _begin(parts)
+    _answer(parts, run_id)
+    assert _fail(parts, run_id)
+    assert not _complete(parts, run_id)
+    view = RunStore(parts.ctx).get(run_id)
+    assert view is not None and view.status is RunStatus.FAILED and view.answer is None
+
+
+def test_stored_content_is_sealed_and_bound_to_its_row(parts: Parts) -> None:
+    run_id = _begin(parts)
+    with parts.ctx.sessions() as s:
+        body = s.scalar(select(MessageRow.body).where(MessageRow.run_id == run_id))
+    assert body is not None and body.startswith("s1.") and "hello" not in body
+    other = _begin(parts)
+    with parts.ctx.sessions.begin() as s:  # move a sealed value to another row
+        s.execute(update(MessageRow).where(MessageRow.run_id == other).values(body=body))
+    with pytest.raises(SealError):
+        RunStore(parts.ctx).transcript(other)
+
+
+def test_sealer_rotation_keeps_old_values_readable() -> None:
+    old = Sealer({"k1": b"a" * 32}, "k1")
+    sealed = old.seal("secret", table="t", column="c", row="1")
+    both = Sealer({"k2": b"b" * 32, "k1": b"a" * 32}, "k2")
+    assert both.open(sealed, table="t", column="c", row="1") == "secret"
+    assert both.key_id(both.seal("x", table="t", column="c", row="1")) == "k2"
+    with pytest.raises(SealError):
+        Sealer({"k2": b"b" * 32}, "k2").open(sealed, table="t", column="c", row="1")
+    spec = "k1:" + base64.b64encode(b"a" * 32).decode()
+    assert Sealer.from_b64(spec).open(sealed, table="t", column="c", row="1") == "secret"
+
+
+def test_privacy_levels_filter_event_payloads(parts: Parts) -> None:
+    runs = RunStore(parts.ctx)
+    meta = _begin(parts, privacy="metadata")
+    started = runs.events(meta)[0].payload
+    assert "prompt" not in started and started["prompt_size"] == len("hello mail a@b.io")
+    redacted = _begin(parts, privacy="redacted")
+    assert runs.events(redacted)[0].payload["prompt"] == "hello mail ***"
+
+
+def test_an_unreachable_database_is_a_typed_error() -> None:
+    sealer = Sealer({"k": b"k" * 32}, "k")
+    with pytest.raises(StoreUnavailableError):
+        open_store("postgresql+psycopg://nobody@127.0.0.1:1/none?connect_timeout=2", sealer)
+
+
+def test_migrations_reach_head(parts: Parts) -> None:
+    with parts.engine.connect() as conn:
+        version = conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+    assert version == "0002"

@@ -1,0 +1,99 @@
+"""Pure pieces of the workflow, without Temporal."""
+
+from datetime import UTC, datetime
+
+from contracts.approval import ApprovalDecision, PendingApproval
+from contracts.enums import Outcome, RunStatus, TerminationReason, ToolEffect
+from contracts.messages import ToolCall
+from contracts.profiles import RunPlan, Timeouts, ToolPlan
+from workflows._approval import ApprovalGate, Refusal
+from workflows._loop import (
+    LoopState,
+    Route,
+    Stop,
+    guardrail_stop,
+    needs_approval,
+    route,
+    turn_digest,
+)
+
+PLAN = RunPlan(
+    profile="p",
+    model="scripted:x",
+    max_iterations=5,
+    privacy="full",
+    timeouts=Timeouts(),
+    tools=[
+        ToolPlan(name="read", effect=ToolEffect.READ_ONLY),
+        ToolPlan(name="put", effect=ToolEffect.IDEMPOTENT_WRITE, requires_approval=True),
+        ToolPlan(name="pay", effect=ToolEffect.NON_IDEMPOTENT_WRITE, requires_approval=True),
+    ],
+)
+
+
+def test_routes_by_declared_effect_and_refuses_what_is_not_offered() -> None:
+    assert route(ToolCall(call_id="1", name="read"), PLAN) == (Route.EXECUTE, ToolEffect.READ_ONLY)
+    assert route(ToolCall(call_id="1", name="put"), PLAN)[0] is Route.EXECUTE
+    assert route(ToolCall(call_id="1", name="pay"), PLAN)[0] is Route.FENCED_WRITE
+    kind, effect = route(ToolCall(call_id="1", name="nope"), PLAN)
+    assert kind is Route.REFUSE and effect is ToolEffect.NON_IDEMPOTENT_WRITE
+
+
+def test_unknown_effects_fail_closed() -> None:
+    assert ToolEffect.resolve(None) is ToolEffect.NON_IDEMPOTENT_WRITE
+    assert ToolEffect.resolve("WRITE_SOMETIMES") is ToolEffect.NON_IDEMPOTENT_WRITE
+    assert ToolEffect.resolve("READ_ONLY") is ToolEffect.READ_ONLY
+
+
+def test_a_turn_needs_approval_when_any_offered_call_is_bound() -> None:
+    read = ToolCall(call_id="1", name="read")
+    assert not needs_approval([read], PLAN)
+    assert needs_approval([read, ToolCall(call_id="2", name="pay")], PLAN)
+    assert not needs_approval([ToolCall(call_id="3", name="not-offered")], PLAN)
+
+
+def test_digest_covers_the_pending_calls_only() -> None:
+    a = [ToolCall(call_id="r1.1", name="pay", arguments={"amount": 1})]
+    b = [ToolCall(call_id="r1.1", name="pay", arguments={"amount": 2})]
+    assert turn_digest(a) == turn_digest(list(a)) and len(turn_digest(a)) == 64
+    assert turn_digest(a) != turn_digest(b)
+
+
+def test_sequences_are_allocated_in_order() -> None:
+    st = LoopState(next_sequence=1)
+    assert [st.take_sequence() for _ in range(3)] == [1, 2, 3]
+
+
+def test_stops_map_to_outcomes() -> None:
+    assert Stop(TerminationReason.POLICY_DENIED).outcome is Outcome.GUARDRAIL_BLOCKED
+    assert Stop(TerminationReason.APPROVAL_DENIED).outcome is Outcome.GUARDRAIL_APPROVAL_REQUIRED
+    assert Stop(TerminationReason.SUSPEND_FAILED).outcome is Outcome.SUSPEND_FAILED
+    assert Stop(TerminationReason.INTERRUPTED_WRITE).outcome is Outcome.FAILED
+    assert Stop(TerminationReason.CANCELLED, RunStatus.CANCELLED).outcome is Outcome.CANCELLED
+    assert guardrail_stop("ALLOW") is None and guardrail_stop("REDACT") is None
+    deny = guardrail_stop("DENY")
+    assert deny is not None and deny.reason is TerminationReason.POLICY_DENIED
+
+
+def _pending(digest: str = "a" * 64) -> PendingApproval:
+    return PendingApproval(turn_digest=digest, round=1, calls=[], requested_at=datetime.now(UTC))
+
+
+def _d(by: str = "bob", digest: str = "a" * 64, approved: bool = True) -> ApprovalDecision:
+    return ApprovalDecision(approved=approved, decided_by=by, turn_digest=digest)
+
+
+def test_gate_refuses_what_is_not_the_pending_undecided_turn() -> None:
+    gate = ApprovalGate(initiator="alice", four_eyes=True)
+    assert gate.check(_d()) == Refusal.NOT_AWAITING
+    gate.open(_pending())
+    assert gate.check(_d(digest="b" * 64)) == Refusal.STALE_TURN
+    assert gate.check(_d(by="alice")) == Refusal.SELF_APPROVAL
+    assert gate.check(_d(by="alice", approved=False)) is None  # the initiator may deny
+    assert gate.accept(_d())
+    assert gate.check(_d(by="carol")) == Refusal.ALREADY_DECIDED
+    gate.close_turn()
+    assert gate.check(_d(by="carol")) == Refusal.ALREADY_DECIDED
+    gate.open(_pending("c" * 64))
+    gate.closed = True
+    assert gate.check(_d(digest="c" * 64)) == Refusal.NOT_AWAITING
