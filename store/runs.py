@@ -10,7 +10,7 @@ from contracts.enums import EventKind, Outcome, PendingState, RunStatus, Termina
 from contracts.errors import RunNotFoundError
 from contracts.messages import Message
 from contracts.run import EventView, PendingEffectView, RunView
-from store.context import StoreContext, as_utc, dumps, insert_ignoring, rowcount, utcnow
+from store.context import StoreContext, as_utc, dumps, insert_ignoring, utcnow
 from store.privacy import filter_payload
 from store.rows import EventRow, MessageRow, RunRow
 
@@ -54,9 +54,10 @@ class RunStore:
                     created_at=now,
                     updated_at=now,
                     revision=0,
-                )
+                ).returning(RunRow.id)
             )
-            created = bool(rowcount(res))
+            # RETURNING, not rowcount: psycopg reports -1 for ON CONFLICT DO NOTHING.
+            created = res.first() is not None
             self._append(s, run_id, 0, "user", Message(role="user", content=prompt))
             self.add_event(
                 s,
