@@ -1,0 +1,73 @@
+"""`agentrt approve / deny / cancel / inbox` against the real dev server and database."""
+
+import json
+
+import pytest
+from temporalio.worker import Worker
+
+from contracts.enums import EventKind, RunStatus
+from starter.facade import AgentRuntime
+from store.demo import DemoWorld
+from tests.starter.test_cli import REFUND, agentrt, assert_clean_error, cli_env  # noqa: F401
+from workers.compose import Parts
+
+
+async def _waiting(runtime: AgentRuntime) -> str:
+    view = await runtime.run("support", REFUND, initiator="alice")
+    assert view.status is RunStatus.WAITING_FOR_APPROVAL
+    return view.run_id
+
+
+@pytest.mark.usefixtures("cli_env")
+async def test_inbox_then_approve_by_the_pending_digest(
+    capsys: pytest.CaptureFixture[str], runtime: AgentRuntime, worker: Worker, parts: Parts
+) -> None:
+    run_id = await _waiting(runtime)
+    code, out, _ = await agentrt(capsys, "inbox", "--json")
+    assert code == 0
+    listed = [json.loads(line) for line in out.splitlines() if line.strip()]
+    mine = next(r for r in listed if r["run_id"] == run_id)
+    assert mine["pending_approval"]["calls"][0]["name"] == "issue_refund"
+
+    code, out, err = await agentrt(capsys, "approve", run_id, "--by", "bob")
+    assert code == 0, err
+    done = await runtime.result(run_id)
+    assert done.status is RunStatus.COMPLETED
+    assert DemoWorld(parts.ctx).ledger_count(run_id=run_id) == 1
+    decision = next(e for e in await runtime.events(run_id) if e.kind is EventKind.APPROVAL)
+    assert decision.payload["decided_by"] == "bob" and decision.payload["approved"] is True
+
+    code, _, err = await agentrt(capsys, "approve", run_id, "--by", "bob")
+    assert_clean_error(code, err)
+
+
+@pytest.mark.usefixtures("cli_env")
+async def test_deny_with_a_reason_and_a_stale_digest(
+    capsys: pytest.CaptureFixture[str], runtime: AgentRuntime, worker: Worker, parts: Parts
+) -> None:
+    run_id = await _waiting(runtime)
+    code, _, err = await agentrt(capsys, "deny", run_id, "--by", "bob", "--digest", "0" * 64)
+    assert_clean_error(code, err)
+    assert (await runtime.status(run_id)).status is RunStatus.WAITING_FOR_APPROVAL
+    code, _, err = await agentrt(capsys, "deny", run_id, "--by", "bob", "--reason", "too much")
+    assert code == 0, err
+    done = await runtime.result(run_id)
+    assert done.status is RunStatus.COMPLETED
+    assert DemoWorld(parts.ctx).ledger_count(run_id=run_id) == 0
+
+
+@pytest.mark.usefixtures("cli_env")
+async def test_cancel_a_waiting_run(
+    capsys: pytest.CaptureFixture[str], runtime: AgentRuntime, worker: Worker
+) -> None:
+    run_id = await _waiting(runtime)
+    code, _, err = await agentrt(capsys, "cancel", run_id, "--by", "ops", "--reason", "dup")
+    assert code == 0, err
+    done = await runtime.result(run_id)
+    assert done.status is RunStatus.CANCELLED
+    cancel = next(e for e in await runtime.events(run_id) if e.kind is EventKind.CANCEL)
+    assert cancel.payload["by"] == "ops"
+    code, _, err = await agentrt(
+        capsys, "cancel", "00000000-0000-0000-0000-000000000000", "--by", "ops"
+    )
+    assert_clean_error(code, err)
