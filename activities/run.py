@@ -51,6 +51,7 @@ class RunActivities:
             timeouts=profile.timeouts,
             approval_timeout_seconds=profile.approval_timeout_seconds,
             four_eyes=profile.four_eyes,
+            answer_level=profile.answer_level,
         )
         snapshot = {
             "instructions": profile.instructions,

@@ -6,6 +6,7 @@ from enum import StrEnum
 class RunStatus(StrEnum):
     RUNNING = "RUNNING"
     WAITING_FOR_APPROVAL = "WAITING_FOR_APPROVAL"
+    WAITING_FOR_INPUT = "WAITING_FOR_INPUT"
     COMPLETED = "COMPLETED"
     FAILED = "FAILED"
     CANCELLED = "CANCELLED"
@@ -33,6 +34,7 @@ class TerminationReason(StrEnum):
     APPROVAL_DENIED = "approval_denied"
     APPROVAL_TIMEOUT = "approval_timeout"
     SUSPEND_FAILED = "suspend_failed"
+    RESULT_NOT_RETAINABLE = "result_not_retainable"
 
 
 class Outcome(StrEnum):
@@ -40,6 +42,7 @@ class Outcome(StrEnum):
 
     COMPLETED = "COMPLETED"
     AWAITING_APPROVAL = "AWAITING_APPROVAL"
+    AWAITING_INPUT = "AWAITING_INPUT"
     SUSPEND_FAILED = "SUSPEND_FAILED"
     GUARDRAIL_BLOCKED = "GUARDRAIL_BLOCKED"
     GUARDRAIL_APPROVAL_REQUIRED = "GUARDRAIL_APPROVAL_REQUIRED"
@@ -68,6 +71,8 @@ class EventKind(StrEnum):
     WRITE_INTERRUPTED = "write_interrupted"
     APPROVAL_REQUESTED = "approval_requested"
     APPROVAL = "approval"
+    INPUT_REQUESTED = "input_requested"
+    INPUT = "input"
     CANCEL = "cancel"
     RUN_COMPLETED = "run_completed"
     RUN_FAILED = "run_failed"

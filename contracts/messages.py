@@ -53,5 +53,6 @@ class ProviderRequest(BaseModel):
 class ProviderReply(BaseModel):
     content: str = ""
     tool_calls: list[ToolCall] = Field(default_factory=list)
+    input_required: bool = False  # the model ends its turn asking the user for more
     finish_reason: str = "stop"
     usage: Usage = Field(default_factory=Usage)

@@ -47,6 +47,9 @@ class AgentProfile(BaseModel):
     four_eyes: bool = False  # the run's initiator may not approve it
     timeouts: Timeouts = Field(default_factory=Timeouts)
     guardrails: "GuardrailConfig" = Field(default_factory=lambda: GuardrailConfig())
+    publish: bool = False  # offered to remote agents as an A2A skill
+    description: str = ""  # the skill's description in the Agent Card
+    answer_level: PrivacyLevel = "full"  # the answer ceiling: what of a result may be kept
 
     @field_validator("model")
     @classmethod
@@ -81,6 +84,7 @@ class RunPlan(BaseModel):
     timeouts: Timeouts
     approval_timeout_seconds: float | None = None
     four_eyes: bool = False
+    answer_level: PrivacyLevel = "full"
 
     def tool(self, name: str) -> ToolPlan | None:
         return next((t for t in self.tools if t.name == name), None)

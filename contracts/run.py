@@ -5,6 +5,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from contracts.a2a import InputMessage
 from contracts.approval import ApprovalDecision, PendingApproval
 from contracts.enums import (
     EventKind,
@@ -24,6 +25,7 @@ class RunInput(BaseModel):
     prompt: str
     max_iterations: int | None = None
     initiator: str = "anonymous"
+    a2a_task_id: str | None = None  # set when the run serves an A2A task
 
 
 class RunResult(BaseModel):
@@ -70,6 +72,7 @@ class ModelTurn(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     finish_reason: str = "stop"
     guardrail: str = "ALLOW"  # the output guardrail chain's verdict on the reply
+    input_required: bool = False  # the model asked the user for more information
 
 
 class ToolCallRequest(BaseModel):
@@ -107,6 +110,19 @@ class ResumeRequest(BaseModel):
     sequence: int
     round: int
     decision: ApprovalDecision
+
+
+class AwaitInputRequest(BaseModel):
+    run_id: str
+    sequence: int
+    round: int
+
+
+class AddInputRequest(BaseModel):
+    run_id: str
+    sequence: int
+    round: int
+    message: InputMessage
 
 
 class TransitionResult(BaseModel):
