@@ -6,10 +6,17 @@ from temporalio import activity
 
 from activities._common import db
 from activities.ports import RunPort
+from contracts.a2a import InputMessage
 from contracts.approval import ApprovalDecision, PendingApproval
 from contracts.enums import RunStatus
-from contracts.ids import ACT_RUN_RESUME, ACT_RUN_SUSPEND
-from contracts.run import ResumeRequest, SuspendRequest, TransitionResult
+from contracts.ids import ACT_RUN_ADD_INPUT, ACT_RUN_AWAIT_INPUT, ACT_RUN_RESUME, ACT_RUN_SUSPEND
+from contracts.run import (
+    AddInputRequest,
+    AwaitInputRequest,
+    ResumeRequest,
+    SuspendRequest,
+    TransitionResult,
+)
 
 
 class HitlPort(Protocol):
@@ -19,6 +26,14 @@ class HitlPort(Protocol):
 
     def resume(
         self, *, run_id: str, sequence: int, round: int, decision: ApprovalDecision, privacy: str
+    ) -> RunStatus | None: ...
+
+    def await_input(
+        self, *, run_id: str, sequence: int, round: int, privacy: str
+    ) -> RunStatus | None: ...
+
+    def add_input(
+        self, *, run_id: str, sequence: int, round: int, message: InputMessage, privacy: str
     ) -> RunStatus | None: ...
 
 
@@ -48,6 +63,31 @@ class ApprovalActivities:
             sequence=req.sequence,
             round=req.round,
             decision=req.decision,
+            privacy=privacy,
+        )
+        return TransitionResult(applied=status is RunStatus.RUNNING, status=status)
+
+    @activity.defn(name=ACT_RUN_AWAIT_INPUT)
+    async def await_input(self, req: AwaitInputRequest) -> TransitionResult:
+        privacy = await self._privacy(req.run_id)
+        status = await db(
+            self._hitl.await_input,
+            run_id=req.run_id,
+            sequence=req.sequence,
+            round=req.round,
+            privacy=privacy,
+        )
+        return TransitionResult(applied=status is RunStatus.WAITING_FOR_INPUT, status=status)
+
+    @activity.defn(name=ACT_RUN_ADD_INPUT)
+    async def add_input(self, req: AddInputRequest) -> TransitionResult:
+        privacy = await self._privacy(req.run_id)
+        status = await db(
+            self._hitl.add_input,
+            run_id=req.run_id,
+            sequence=req.sequence,
+            round=req.round,
+            message=req.message,
             privacy=privacy,
         )
         return TransitionResult(applied=status is RunStatus.RUNNING, status=status)

@@ -43,6 +43,7 @@ class ModelActivities:
                 ),
                 finish_reason=str(seen.get("finish_reason", "stop")),
                 guardrail=str(seen.get("guardrail", "ALLOW")),
+                input_required=bool(seen.get("input_required", False)),
             )
         try:
             snap = await db(self._runs.snapshot, req.run_id)
@@ -77,6 +78,7 @@ class ModelActivities:
         payload: dict[str, Any] = {
             "content": checked.text,
             "guardrail": checked.verdict.name,
+            "input_required": reply.input_required and not calls,
             "tool_calls": [c.model_dump() for c in calls],
             "finish_reason": reply.finish_reason,
             "prompt_tokens": reply.usage.prompt_tokens,
@@ -100,4 +102,5 @@ class ModelActivities:
             usage=reply.usage,
             finish_reason=reply.finish_reason,
             guardrail=checked.verdict.name,
+            input_required=reply.input_required and not calls,
         )

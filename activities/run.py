@@ -90,6 +90,11 @@ class RunActivities:
             activity.logger.warning(
                 "completion of run %s failed: %s", req.run_id, type(exc).__name__
             )
+            if type(exc).__name__ == "ResultNotRetainableError":
+                raise fatal(
+                    "the result may not be kept under the privacy policy",
+                    ErrorType.RESULT_NOT_RETAINABLE,
+                ) from None
             raise
         return SettleResult(applied=settled.applied, status=settled.status)
 

@@ -17,6 +17,8 @@ class ErrorType(StrEnum):
     STORE_UNAVAILABLE = "StoreUnavailable"
     RUN_FAILED = "RunFailed"
     RUN_CANCELLED = "RunCancelled"
+    RESULT_NOT_RETAINABLE = "ResultNotRetainable"
+    NOT_AWAITING_INPUT = "RunNotAwaitingInput"
     # Refused approval decisions (update validator, facade).
     NOT_AWAITING_APPROVAL = "RunNotAwaitingApproval"
     STALE_TURN = "StaleTurn"
@@ -33,6 +35,7 @@ NON_RETRYABLE = [
     ErrorType.RUN_NOT_RUNNING,
     ErrorType.FENCE_REJECTED,
     ErrorType.COMPLETION_FAILED,
+    ErrorType.RESULT_NOT_RETAINABLE,
 ]
 
 

@@ -14,6 +14,9 @@ from sqlalchemy.sql.dml import Insert
 from store.sealing import Sealer
 
 FaultHook = Callable[[str], None]
+# Called inside the completion transaction as hook(session, run_id, answer); raising rolls
+# the whole completion back (e.g. an A2A task whose result must be stored with it).
+CompletionHook = Callable[[Session, str, str], None]
 
 
 def no_faults(_point: str) -> None:
@@ -26,6 +29,7 @@ class StoreContext:
     sealer: Sealer
     # Test-only: called at named points inside transactions (see workers.faults).
     faults: FaultHook = field(default=no_faults)
+    completion_hooks: tuple[CompletionHook, ...] = ()
 
 
 def utcnow() -> datetime:

@@ -4,8 +4,10 @@ from typing import Any
 
 from sqlalchemy import select, update
 
+from contracts.a2a import InputMessage
 from contracts.approval import ApprovalDecision, PendingApproval
 from contracts.enums import EventKind, Outcome, RunStatus
+from contracts.messages import Message
 from store.context import StoreContext, rowcount, utcnow
 from store.rows import EventRow, RunRow
 from store.runs import RunStore
@@ -109,3 +111,71 @@ class HitlStore:
         return PendingApproval.model_validate_json(
             self._ctx.sealer.open(raw, table="agent_run", column="pending_approval", row=run_id)
         )
+
+    def await_input(
+        self, *, run_id: str, sequence: int, round: int, privacy: str
+    ) -> RunStatus | None:
+        """RUNNING → WAITING_FOR_INPUT: the model asked the user for more information."""
+        with self._ctx.sessions.begin() as s:
+            now = utcnow()
+            res = s.execute(
+                update(RunRow)
+                .where(RunRow.id == run_id, RunRow.status == RunStatus.RUNNING.value)
+                .values(
+                    status=RunStatus.WAITING_FOR_INPUT.value,
+                    outcome=Outcome.AWAITING_INPUT.value,
+                    waiting_since=now,
+                    updated_at=now,
+                    revision=RunRow.revision + 1,
+                )
+            )
+            if not rowcount(res):
+                current = s.scalar(select(RunRow.status).where(RunRow.id == run_id))
+                return None if current is None else RunStatus(current)
+            RunStore.add_event(s, run_id, sequence, EventKind.INPUT_REQUESTED, round, {}, privacy)
+        return RunStatus.WAITING_FOR_INPUT
+
+    def add_input(
+        self, *, run_id: str, sequence: int, round: int, message: InputMessage, privacy: str
+    ) -> RunStatus | None:
+        """WAITING_FOR_INPUT → RUNNING with the follow-up appended to the transcript, in one
+        transaction. Retry-safe."""
+        with self._ctx.sessions.begin() as s:
+            res = s.execute(
+                update(RunRow)
+                .where(RunRow.id == run_id, RunRow.status == RunStatus.WAITING_FOR_INPUT.value)
+                .values(
+                    status=RunStatus.RUNNING.value,
+                    outcome=None,
+                    waiting_since=None,
+                    updated_at=utcnow(),
+                    revision=RunRow.revision + 1,
+                )
+            )
+            if not rowcount(res):
+                current = s.scalar(select(RunRow.status).where(RunRow.id == run_id))
+                recorded = s.scalar(
+                    select(EventRow.id).where(
+                        EventRow.run_id == run_id, EventRow.sequence == sequence
+                    )
+                )
+                if current == RunStatus.RUNNING.value and recorded is not None:
+                    return RunStatus.RUNNING
+                return None if current is None else RunStatus(current)
+            RunStore(self._ctx).append_message(
+                s, run_id, sequence, Message(role="user", content=message.text)
+            )
+            RunStore.add_event(
+                s,
+                run_id,
+                sequence,
+                EventKind.INPUT,
+                round,
+                {
+                    "sent_by": message.sent_by,
+                    "message_id": message.message_id,
+                    "content": message.text,
+                },
+                privacy,
+            )
+        return RunStatus.RUNNING

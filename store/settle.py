@@ -97,6 +97,8 @@ class SettleStore:
                     revision=RunRow.revision + 1,
                 )
             )
+            for hook in self._ctx.completion_hooks:
+                hook(s, run_id, message.content)
             self._ctx.faults("complete.before_commit")
             payload: dict[str, Any] = {
                 "status": RunStatus.COMPLETED.value,

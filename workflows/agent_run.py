@@ -20,10 +20,12 @@ from workflows._calls import call, error_type
 from workflows._loop import LoopState, Route, Stop, guardrail_stop, needs_approval, route
 
 with workflow.unsafe.imports_passed_through():
+    from activities.a2a import A2AActivities
     from activities.approval import ApprovalActivities
     from activities.model import ModelActivities
     from activities.run import RunActivities
     from activities.tools import ToolActivities
+    from contracts.a2a import InputMessage, ProjectRequest
     from contracts.approval import ApprovalDecision, CancelRequest, DecisionReceipt, PendingApproval
     from contracts.enums import Outcome, RunStatus, TerminationReason
     from contracts.errors import ErrorType
@@ -33,16 +35,20 @@ with workflow.unsafe.imports_passed_through():
         SIGNAL_APPROVE,
         SIGNAL_CANCEL,
         UPDATE_DECIDE,
+        UPDATE_SUBMIT_INPUT,
         WORKFLOW_AGENT_RUN,
         idempotency_key,
     )
     from contracts.messages import ToolCall
     from contracts.profiles import RunPlan
     from contracts.run import (
+        AddInputRequest,
+        AwaitInputRequest,
         BeginRequest,
         CompleteRequest,
         FailRequest,
         ModelRequest,
+        ModelTurn,
         RefuseRequest,
         ResumeRequest,
         RunInput,
@@ -68,6 +74,9 @@ class AgentRunWorkflow:
         self._cancel: CancelRequest | None = None
         self._loop_task: asyncio.Task[tuple[int, TerminationReason]] | None = None
         self._finished = False
+        self._task_id: str | None = None  # the A2A task this run serves, if any
+        self._awaiting_input = False
+        self._input: InputMessage | None = None
 
     # --- handlers -------------------------------------------------------------------------
 
@@ -102,6 +111,19 @@ class AgentRunWorkflow:
         if self._loop_task is not None and not self._loop_task.done():
             self._loop_task.cancel()
 
+    @workflow.update(name=UPDATE_SUBMIT_INPUT)
+    async def submit_input(self, message: InputMessage) -> None:
+        """A follow-up message for a run that asked for more information."""
+        self._input = message
+        await workflow.wait_condition(lambda: not self._awaiting_input or self._finished)
+
+    @submit_input.validator
+    def _validate_input(self, message: InputMessage) -> None:
+        if not self._awaiting_input or self._input is not None or self._finished:
+            raise ApplicationError(
+                "run is not waiting for input", type=ErrorType.NOT_AWAITING_INPUT.value
+            )
+
     @workflow.query(name=QUERY_PENDING_APPROVAL)
     def pending_approval(self) -> PendingApproval | None:
         return self._gate.pending
@@ -111,6 +133,7 @@ class AgentRunWorkflow:
     @workflow.run
     async def run(self, inp: RunInput) -> RunResult:
         self._run_id = inp.run_id
+        self._task_id = inp.a2a_task_id
         self._gate.initiator = inp.initiator
         try:
             begin = await call(
@@ -136,6 +159,7 @@ class AgentRunWorkflow:
         self._state.next_sequence = begin.next_sequence
         self._set_status(RunStatus.RUNNING)
         try:
+            await self._project()
             blocked = guardrail_stop(begin.guardrail)
             if blocked is not None:
                 raise blocked
@@ -152,9 +176,13 @@ class AgentRunWorkflow:
         st = self._state
         for round_no in range(1, plan.max_iterations + 1):
             seq = st.take_sequence()
-            calls = await self._model(round_no, seq, offer_tools=True)
+            turn = await self._model(round_no, seq, offer_tools=True)
+            calls = turn.tool_calls
             st.iterations = round_no
             if not calls:
+                if turn.input_required and self._task_id and round_no < plan.max_iterations:
+                    await self._await_input(round_no)
+                    continue
                 return seq, TerminationReason.ANSWERED
             if needs_approval(calls, plan):
                 decision = await self._await_decision(round_no, calls)
@@ -178,7 +206,7 @@ class AgentRunWorkflow:
         if self._cancel is not None or workflow.cancellation_reason() is not None:
             raise asyncio.CancelledError()
 
-    async def _model(self, round_no: int, seq: int, *, offer_tools: bool) -> list[ToolCall]:
+    async def _model(self, round_no: int, seq: int, *, offer_tools: bool) -> ModelTurn:
         assert self._plan is not None
         self._check_cancel()
         try:
@@ -196,7 +224,7 @@ class AgentRunWorkflow:
         blocked = guardrail_stop(turn.guardrail)
         if blocked is not None:
             raise blocked
-        return turn.tool_calls
+        return turn
 
     async def _tool(self, round_no: int, c: ToolCall) -> None:
         assert self._plan is not None
@@ -259,6 +287,7 @@ class AgentRunWorkflow:
             raise Stop(TerminationReason.SUSPEND_FAILED, error_type="SuspendRefused")
         self._gate.open(pending)
         self._set_status(RunStatus.WAITING_FOR_APPROVAL)
+        await self._project()
         limit = self._plan.approval_timeout_seconds
         try:
             await workflow.wait_condition(
@@ -291,7 +320,56 @@ class AgentRunWorkflow:
         self._recorded.add(decision.turn_digest)
         self._gate.close_turn()
         self._set_status(RunStatus.RUNNING)
+        await self._project()
         return decision
+
+    async def _await_input(self, round_no: int) -> None:
+        """The model asked the remote user for more: wait (free) for the follow-up."""
+        waiting = await call(
+            ApprovalActivities.await_input,
+            AwaitInputRequest(
+                run_id=self._run_id, sequence=self._state.take_sequence(), round=round_no
+            ),
+            opt.bounded_store_call(),
+            summary="wait for input",
+        )
+        if not waiting.applied:
+            raise Stop(TerminationReason.SUSPEND_FAILED, error_type="SuspendRefused")
+        self._input = None
+        self._awaiting_input = True
+        self._set_status(RunStatus.WAITING_FOR_INPUT)
+        await self._project()
+        await workflow.wait_condition(lambda: self._input is not None)
+        message = self._input
+        assert message is not None
+        added = await call(
+            ApprovalActivities.add_input,
+            AddInputRequest(
+                run_id=self._run_id,
+                sequence=self._state.take_sequence(),
+                round=round_no,
+                message=message,
+            ),
+            opt.store_call(),
+            summary="record input",
+        )
+        self._awaiting_input = False
+        self._input = None
+        if not added.applied:
+            raise Stop(TerminationReason.INTERNAL_ERROR, error_type="InputRefused")
+        self._set_status(RunStatus.RUNNING)
+        await self._project()
+
+    async def _project(self) -> None:
+        """Show the committed state to the run's A2A task (idempotent per run revision)."""
+        if self._task_id is None:
+            return
+        await call(
+            A2AActivities.project,
+            ProjectRequest(run_id=self._run_id, task_id=self._task_id),
+            opt.store_call(),
+            summary="project to A2A task",
+        )
 
     # --- settling -------------------------------------------------------------------------
 
@@ -314,9 +392,13 @@ class AgentRunWorkflow:
             )
         except ActivityError as err:
             # Never COMPLETED without its answer: the run fails instead.
-            return await self._stop(
-                Stop(TerminationReason.COMPLETION_FAILED, error_type=error_type(err))
+            kind = error_type(err)
+            reason = (
+                TerminationReason.RESULT_NOT_RETAINABLE
+                if kind == ErrorType.RESULT_NOT_RETAINABLE
+                else TerminationReason.COMPLETION_FAILED
             )
+            return await self._stop(Stop(reason, error_type=kind))
         if not settled.applied and settled.status is not RunStatus.COMPLETED:
             return await self._stop(
                 Stop(
@@ -377,6 +459,7 @@ class AgentRunWorkflow:
         )
 
     async def _finish(self, result: RunResult) -> RunResult:
+        await self._project()
         self._finished = True
         self._gate.closed = True
         self._set_status(result.status)

@@ -28,6 +28,7 @@ class ScriptedCall(BaseModel):
 class Reply(BaseModel):
     text: str = ""
     tool_calls: list[ScriptedCall] = Field(default_factory=list)
+    input_required: bool = False  # end the turn asking the user for more information
 
 
 class Match(BaseModel):
@@ -132,5 +133,6 @@ class ScriptedProvider:
             content=text,
             tool_calls=calls,
             finish_reason="tool_calls" if calls else "stop",
+            input_required=reply.input_required and not calls,
             usage=Usage(prompt_tokens=prompt, completion_tokens=_tokens(text) + 5 * len(calls)),
         )
