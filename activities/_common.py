@@ -3,12 +3,15 @@
 import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import ParamSpec, TypeVar
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from contracts.errors import ErrorType
+
+if TYPE_CHECKING:
+    from activities.ports import RunPort
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -37,3 +40,13 @@ async def heartbeating(every: float = 1.0) -> AsyncIterator[None]:
         yield
     finally:
         task.cancel()
+
+
+async def privacy_of(runs: "RunPort", run_id: str) -> str:
+    """The run's event privacy level, from the plan recorded at begin; `metadata` (the
+    strict default) when the run cannot be read."""
+    try:
+        snap = await db(runs.snapshot, run_id)
+    except Exception:
+        return "metadata"
+    return str(snap.get("plan", {}).get("privacy", "metadata"))

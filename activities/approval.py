@@ -4,7 +4,7 @@ from typing import Protocol
 
 from temporalio import activity
 
-from activities._common import db
+from activities._common import db, privacy_of
 from activities.ports import RunPort
 from contracts.a2a import InputMessage
 from contracts.approval import ApprovalDecision, PendingApproval
@@ -44,7 +44,7 @@ class ApprovalActivities:
 
     @activity.defn(name=ACT_RUN_SUSPEND)
     async def suspend(self, req: SuspendRequest) -> TransitionResult:
-        privacy = await self._privacy(req.run_id)
+        privacy = await privacy_of(self._runs, req.run_id)
         status = await db(
             self._hitl.suspend,
             run_id=req.run_id,
@@ -56,7 +56,7 @@ class ApprovalActivities:
 
     @activity.defn(name=ACT_RUN_RESUME)
     async def resume(self, req: ResumeRequest) -> TransitionResult:
-        privacy = await self._privacy(req.run_id)
+        privacy = await privacy_of(self._runs, req.run_id)
         status = await db(
             self._hitl.resume,
             run_id=req.run_id,
@@ -69,7 +69,7 @@ class ApprovalActivities:
 
     @activity.defn(name=ACT_RUN_AWAIT_INPUT)
     async def await_input(self, req: AwaitInputRequest) -> TransitionResult:
-        privacy = await self._privacy(req.run_id)
+        privacy = await privacy_of(self._runs, req.run_id)
         status = await db(
             self._hitl.await_input,
             run_id=req.run_id,
@@ -81,7 +81,7 @@ class ApprovalActivities:
 
     @activity.defn(name=ACT_RUN_ADD_INPUT)
     async def add_input(self, req: AddInputRequest) -> TransitionResult:
-        privacy = await self._privacy(req.run_id)
+        privacy = await privacy_of(self._runs, req.run_id)
         status = await db(
             self._hitl.add_input,
             run_id=req.run_id,
@@ -91,7 +91,3 @@ class ApprovalActivities:
             privacy=privacy,
         )
         return TransitionResult(applied=status is RunStatus.RUNNING, status=status)
-
-    async def _privacy(self, run_id: str) -> str:
-        snap = await db(self._runs.snapshot, run_id)
-        return str(snap["plan"]["privacy"])

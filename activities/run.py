@@ -5,7 +5,7 @@ from typing import Any
 
 from temporalio import activity
 
-from activities._common import db, fatal
+from activities._common import db, fatal, privacy_of
 from activities.guardrails import check
 from activities.ports import RunPort, SettlePort
 from activities.registry import ProfileCatalog, ToolRegistry
@@ -72,7 +72,7 @@ class RunActivities:
 
     @activity.defn(name=ACT_RUN_COMPLETE)
     async def complete(self, req: CompleteRequest) -> SettleResult:
-        privacy = await self._privacy(req.run_id)
+        privacy = await privacy_of(self._runs, req.run_id)
         try:
             settled = await db(
                 self._settle.complete,
@@ -100,7 +100,7 @@ class RunActivities:
 
     @activity.defn(name=ACT_RUN_FAIL)
     async def fail(self, req: FailRequest) -> SettleResult:
-        privacy = await self._privacy(req.run_id)
+        privacy = await privacy_of(self._runs, req.run_id)
         cancelled = req.status is RunStatus.CANCELLED
         outcome = Outcome.CANCELLED if cancelled else req.outcome
         extra = {"by": req.actor, "note": req.note} if cancelled else None
@@ -121,10 +121,3 @@ class RunActivities:
         if not settled.applied:
             activity.logger.info("run %s already settled as %s", req.run_id, settled.status)
         return SettleResult(applied=settled.applied, status=settled.status)
-
-    async def _privacy(self, run_id: str) -> str:
-        try:
-            snap = await db(self._runs.snapshot, run_id)
-        except Exception:
-            return "metadata"
-        return str(snap.get("plan", {}).get("privacy", "metadata"))

@@ -4,7 +4,7 @@ import time
 
 from temporalio import activity
 
-from activities._common import db
+from activities._common import db, privacy_of
 from activities.ports import (
     FaultHook,
     RunPort,
@@ -65,7 +65,7 @@ class ToolActivities:
     @activity.defn(name=ACT_TOOL_EXECUTE)
     async def execute(self, req: ToolCallRequest) -> ToolOutcome:
         """READ_ONLY and IDEMPOTENT_WRITE calls. Non-idempotent writes go through write.execute."""
-        privacy = await self._privacy(req.run_id)
+        privacy = await privacy_of(self._runs, req.run_id)
         call = req.call
         effect = req.effect
         tool = self._registry.get(call.name)
@@ -126,7 +126,7 @@ class ToolActivities:
     @activity.defn(name=ACT_TOOL_REFUSE)
     async def refuse(self, req: RefuseRequest) -> ToolOutcome:
         """Record a refusal as the call's result (not offered, denied...): nothing executes."""
-        privacy = await self._privacy(req.run_id)
+        privacy = await privacy_of(self._runs, req.run_id)
         await db(
             self._steps.record,
             run_id=req.run_id,
@@ -141,7 +141,3 @@ class ToolActivities:
             extra={"refused": True},
         )
         return ToolOutcome(call_id=req.call.call_id, is_error=True)
-
-    async def _privacy(self, run_id: str) -> str:
-        snap = await db(self._runs.snapshot, run_id)
-        return str(snap["plan"]["privacy"])
