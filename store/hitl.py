@@ -1,16 +1,17 @@
-"""Suspension and resumption of a run around a human decision: guarded transitions."""
+"""Pausing a run for a human and resuming it: guarded transitions with their events."""
 
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import select
 
 from contracts.a2a import InputMessage
 from contracts.approval import ApprovalDecision, PendingApproval
 from contracts.enums import EventKind, Outcome, RunStatus
 from contracts.messages import Message
-from store.context import StoreContext, rowcount, utcnow
-from store.rows import EventRow, RunRow
+from store.context import StoreContext, utcnow
+from store.rows import RunRow
 from store.runs import RunStore
+from store.transitions import move
 
 
 class HitlStore:
@@ -27,24 +28,13 @@ class HitlStore:
             pending.model_dump_json(), table="agent_run", column="pending_approval", row=run_id
         )
         with self._ctx.sessions.begin() as s:
-            now = utcnow()
-            res = s.execute(
-                update(RunRow)
-                .where(RunRow.id == run_id, RunRow.status == RunStatus.RUNNING.value)
-                .values(
-                    status=RunStatus.WAITING_FOR_APPROVAL.value,
-                    outcome=Outcome.AWAITING_APPROVAL.value,
-                    pending_approval=sealed,
-                    waiting_since=now,
-                    updated_at=now,
-                    revision=RunRow.revision + 1,
-                )
-            )
-            if not rowcount(res):
-                current = s.scalar(select(RunRow.status).where(RunRow.id == run_id))
-                if current == RunStatus.WAITING_FOR_APPROVAL.value:
-                    return RunStatus.WAITING_FOR_APPROVAL  # our own suspension, retried
-                return None if current is None else RunStatus(current)
+            moved = move(
+                s, run_id, frm=RunStatus.RUNNING, to=RunStatus.WAITING_FOR_APPROVAL,
+                sequence=sequence, outcome=Outcome.AWAITING_APPROVAL.value,
+                pending_approval=sealed, waiting_since=utcnow(),
+            )  # fmt: skip
+            if not moved.applied:
+                return moved.status
             self._ctx.faults("suspend.before_commit")
             payload: dict[str, Any] = {
                 "turn_digest": pending.turn_digest,
@@ -59,123 +49,64 @@ class HitlStore:
     def resume(
         self, *, run_id: str, sequence: int, round: int, decision: ApprovalDecision, privacy: str
     ) -> RunStatus | None:
-        """WAITING_FOR_APPROVAL → RUNNING, and the APPROVAL event, in one transaction.
-
-        The event is persisted before any approved write can run (fail closed). Returns the
-        status afterwards; anything but RUNNING means the run left the wait another way.
-        """
+        """WAITING_FOR_APPROVAL → RUNNING, and the APPROVAL event, in one transaction: the
+        decision is on record before any approved write can run (fail closed)."""
         with self._ctx.sessions.begin() as s:
-            res = s.execute(
-                update(RunRow)
-                .where(RunRow.id == run_id, RunRow.status == RunStatus.WAITING_FOR_APPROVAL.value)
-                .values(
-                    status=RunStatus.RUNNING.value,
-                    outcome=None,
-                    pending_approval=None,
-                    waiting_since=None,
-                    updated_at=utcnow(),
-                    revision=RunRow.revision + 1,
-                )
-            )
-            if not rowcount(res):
-                current = s.scalar(select(RunRow.status).where(RunRow.id == run_id))
-                recorded = s.scalar(
-                    select(EventRow.id).where(
-                        EventRow.run_id == run_id, EventRow.sequence == sequence
-                    )
-                )
-                if current == RunStatus.RUNNING.value and recorded is not None:
-                    return RunStatus.RUNNING  # already resumed by an earlier attempt
-                return None if current is None else RunStatus(current)
-            RunStore.add_event(
-                s,
-                run_id,
-                sequence,
-                EventKind.APPROVAL,
-                round,
-                {
-                    "approved": decision.approved,
-                    "decided_by": decision.decided_by,
-                    "turn_digest": decision.turn_digest,
-                },
-                privacy,
-            )
+            moved = move(
+                s, run_id, frm=RunStatus.WAITING_FOR_APPROVAL, to=RunStatus.RUNNING,
+                sequence=sequence, outcome=None, pending_approval=None, waiting_since=None,
+            )  # fmt: skip
+            if not moved.applied:
+                return moved.status
+            audit = {
+                "approved": decision.approved,
+                "decided_by": decision.decided_by,
+                "turn_digest": decision.turn_digest,
+            }
+            RunStore.add_event(s, run_id, sequence, EventKind.APPROVAL, round, audit, privacy)
         return RunStatus.RUNNING
-
-    def pending(self, run_id: str) -> PendingApproval | None:
-        with self._ctx.sessions() as s:
-            raw = s.scalar(select(RunRow.pending_approval).where(RunRow.id == run_id))
-        return None if raw is None else self._open(run_id, raw)
-
-    def _open(self, run_id: str, raw: str) -> PendingApproval:
-        return PendingApproval.model_validate_json(
-            self._ctx.sealer.open(raw, table="agent_run", column="pending_approval", row=run_id)
-        )
 
     def await_input(
         self, *, run_id: str, sequence: int, round: int, privacy: str
     ) -> RunStatus | None:
         """RUNNING → WAITING_FOR_INPUT: the model asked the user for more information."""
         with self._ctx.sessions.begin() as s:
-            now = utcnow()
-            res = s.execute(
-                update(RunRow)
-                .where(RunRow.id == run_id, RunRow.status == RunStatus.RUNNING.value)
-                .values(
-                    status=RunStatus.WAITING_FOR_INPUT.value,
-                    outcome=Outcome.AWAITING_INPUT.value,
-                    waiting_since=now,
-                    updated_at=now,
-                    revision=RunRow.revision + 1,
-                )
-            )
-            if not rowcount(res):
-                current = s.scalar(select(RunRow.status).where(RunRow.id == run_id))
-                return None if current is None else RunStatus(current)
+            moved = move(
+                s, run_id, frm=RunStatus.RUNNING, to=RunStatus.WAITING_FOR_INPUT,
+                sequence=sequence, outcome=Outcome.AWAITING_INPUT.value, waiting_since=utcnow(),
+            )  # fmt: skip
+            if not moved.applied:
+                return moved.status
             RunStore.add_event(s, run_id, sequence, EventKind.INPUT_REQUESTED, round, {}, privacy)
         return RunStatus.WAITING_FOR_INPUT
 
     def add_input(
         self, *, run_id: str, sequence: int, round: int, message: InputMessage, privacy: str
     ) -> RunStatus | None:
-        """WAITING_FOR_INPUT → RUNNING with the follow-up appended to the transcript, in one
-        transaction. Retry-safe."""
+        """WAITING_FOR_INPUT → RUNNING with the follow-up appended to the transcript."""
         with self._ctx.sessions.begin() as s:
-            res = s.execute(
-                update(RunRow)
-                .where(RunRow.id == run_id, RunRow.status == RunStatus.WAITING_FOR_INPUT.value)
-                .values(
-                    status=RunStatus.RUNNING.value,
-                    outcome=None,
-                    waiting_since=None,
-                    updated_at=utcnow(),
-                    revision=RunRow.revision + 1,
-                )
-            )
-            if not rowcount(res):
-                current = s.scalar(select(RunRow.status).where(RunRow.id == run_id))
-                recorded = s.scalar(
-                    select(EventRow.id).where(
-                        EventRow.run_id == run_id, EventRow.sequence == sequence
-                    )
-                )
-                if current == RunStatus.RUNNING.value and recorded is not None:
-                    return RunStatus.RUNNING
-                return None if current is None else RunStatus(current)
+            moved = move(
+                s, run_id, frm=RunStatus.WAITING_FOR_INPUT, to=RunStatus.RUNNING,
+                sequence=sequence, outcome=None, waiting_since=None,
+            )  # fmt: skip
+            if not moved.applied:
+                return moved.status
             RunStore(self._ctx).append_message(
                 s, run_id, sequence, Message(role="user", content=message.text)
             )
-            RunStore.add_event(
-                s,
-                run_id,
-                sequence,
-                EventKind.INPUT,
-                round,
-                {
-                    "sent_by": message.sent_by,
-                    "message_id": message.message_id,
-                    "content": message.text,
-                },
-                privacy,
-            )
+            audit = {
+                "sent_by": message.sent_by,
+                "message_id": message.message_id,
+                "content": message.text,
+            }
+            RunStore.add_event(s, run_id, sequence, EventKind.INPUT, round, audit, privacy)
         return RunStatus.RUNNING
+
+    def pending(self, run_id: str) -> PendingApproval | None:
+        with self._ctx.sessions() as s:
+            raw = s.scalar(select(RunRow.pending_approval).where(RunRow.id == run_id))
+        if raw is None:
+            return None
+        return PendingApproval.model_validate_json(
+            self._ctx.sealer.open(raw, table="agent_run", column="pending_approval", row=run_id)
+        )
