@@ -1,12 +1,13 @@
 """Composition root: settings → engine, store, providers, tools → activity objects."""
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sqlalchemy import Engine, text
 from sqlalchemy.exc import OperationalError
 
+from activities.a2a import A2AActivities
 from activities.approval import ApprovalActivities
 from activities.fence import FenceActivities
 from activities.model import ModelActivities
@@ -21,6 +22,8 @@ from activities.write import WriteActivities
 from contracts.errors import StoreUnavailableError
 from core.settings import Settings
 from store import migrate
+from store.a2a import A2AStore
+from store.a2a_project import A2AProjector
 from store.context import StoreContext
 from store.demo import DemoWorld
 from store.engine import make_engine, make_sessionmaker
@@ -79,6 +82,7 @@ def build(
     hook = faults or (lambda _p: None)
     sealer = Sealer.from_b64(settings.seal_keys_spec())
     engine, ctx = open_store(settings.resolved_database_url(), sealer, faults=hook)
+    ctx = replace(ctx, completion_hooks=(*ctx.completion_hooks, A2AStore(ctx).completion_hook))
     registry = ToolRegistry(demo_tools(DemoWorld(ctx)))
     catalog = ProfileCatalog(load_profiles(settings.profiles_file), registry)
     if providers is None:
@@ -107,6 +111,7 @@ def build(
             write_acts.execute,
             approval_acts.suspend,
             approval_acts.resume,
+            A2AActivities(projector=A2AProjector(ctx)).project,
         ],
     )
 

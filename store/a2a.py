@@ -1,0 +1,266 @@
+"""The A2A task view: creation, owner-scoped reads, listing, history, and the completion hook
+that stores the result in the transaction that completes the run."""
+
+import base64
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, delete, func, or_, select
+from sqlalchemy.orm import Session
+
+from store.a2a_journal import append_event
+from store.a2a_rows import A2ATaskRow
+from store.a2a_view import (
+    COMPLETED,
+    SUBMITTED,
+    ResultNotRetainableError,
+    agent_message,
+    keep_text,
+    status,
+    status_update,
+    text_artifact,
+)
+from store.context import StoreContext, as_utc, dumps, utcnow
+from store.rows import RunRow
+
+__all__ = ["A2AStore", "ResultNotRetainableError", "TaskRecord"]
+
+TABLE = "a2a_task"
+
+
+@dataclass(frozen=True)
+class TaskRecord:
+    id: str
+    context_id: str
+    workflow_id: str
+    owner: str
+    profile: str
+    answer_level: str
+    state: str
+    status_message: dict[str, Any] | None
+    status_at: datetime
+    artifacts: list[dict[str, Any]]
+    history: list[dict[str, Any]]
+    metadata: dict[str, Any]
+    journal_head: int
+
+
+@dataclass(frozen=True)
+class TaskPage:
+    tasks: list[TaskRecord]
+    total: int
+    next_token: str
+
+
+def _cursor(ts: datetime, task_id: str) -> str:
+    return base64.urlsafe_b64encode(f"{ts.isoformat()}|{task_id}".encode()).decode()
+
+
+def parse_cursor(token: str) -> tuple[datetime, str]:
+    """Raises ValueError for a token this server did not hand out."""
+    raw = base64.urlsafe_b64decode(token.encode()).decode()
+    ts, sep, task_id = raw.partition("|")
+    if not sep or not task_id:
+        raise ValueError("bad page token")
+    parsed = as_utc(datetime.fromisoformat(ts))
+    assert parsed is not None
+    return parsed, task_id
+
+
+class A2AStore:
+    def __init__(self, ctx: StoreContext) -> None:
+        self._ctx = ctx
+
+    # --- sealing ---------------------------------------------------------------------------
+
+    def seal(self, column: str, task_id: str, value: Any) -> str:
+        return self._ctx.sealer.seal(dumps(value), table=TABLE, column=column, row=task_id)
+
+    def unseal(self, column: str, task_id: str, sealed: str | None, default: Any) -> Any:
+        if sealed is None:
+            return default
+        return json.loads(self._ctx.sealer.open(sealed, table=TABLE, column=column, row=task_id))
+
+    def record(self, row: A2ATaskRow) -> TaskRecord:
+        status_at = as_utc(row.status_at)
+        assert status_at is not None
+        return TaskRecord(
+            id=row.id,
+            context_id=row.context_id,
+            workflow_id=row.workflow_id,
+            owner=row.owner,
+            profile=row.profile,
+            answer_level=row.answer_level,
+            state=row.state,
+            status_message=self.unseal("status_message", row.id, row.status_message, None),
+            status_at=status_at,
+            artifacts=self.unseal("artifacts", row.id, row.artifacts, []),
+            history=self.unseal("history", row.id, row.history, []),
+            metadata=dict(json.loads(row.task_metadata or "{}")),
+            journal_head=row.journal_head,
+        )
+
+    # --- writes ----------------------------------------------------------------------------
+
+    def create(
+        self,
+        *,
+        task_id: str,
+        context_id: str,
+        workflow_id: str,
+        owner: str,
+        profile: str,
+        answer_level: str,
+        message: dict[str, Any],
+    ) -> TaskRecord:
+        """Insert a SUBMITTED task with the client's message, and journal it (sequence 0)."""
+        kept = _kept_message(message, answer_level)
+        now = utcnow()
+        with self._ctx.sessions.begin() as s:
+            row = A2ATaskRow(
+                id=task_id,
+                context_id=context_id,
+                workflow_id=workflow_id,
+                run_id=None,
+                owner=owner,
+                profile=profile,
+                answer_level=answer_level,
+                state=SUBMITTED,
+                history=self.seal("history", task_id, [kept]),
+                task_metadata="{}",
+                status_at=now,
+                run_revision=-1,
+                journal_head=-1,
+                projected_state=SUBMITTED,
+                created_at=now,
+                updated_at=now,
+            )
+            s.add(row)
+            s.flush()
+            payload = status_update(task_id, context_id, status(SUBMITTED, None, now), {})
+            append_event(
+                s, self._ctx.sealer, row, run_revision=-1, slot=0, kind="status",
+                state=SUBMITTED, payload=payload,
+            )  # fmt: skip
+            return self.record(row)
+
+    def delete(self, task_id: str) -> None:
+        """Compensation when the run could not be started: the task never was."""
+        with self._ctx.sessions.begin() as s:
+            s.execute(delete(A2ATaskRow).where(A2ATaskRow.id == task_id))
+
+    def add_client_message(
+        self, task_id: str, owner: str, message: dict[str, Any], *, when_state: str
+    ) -> TaskRecord | None:
+        """Append a follow-up to the history if the task is still in `when_state`."""
+        with self._ctx.sessions.begin() as s:
+            row = self._locked(s, task_id, owner)
+            if row is None or row.state != when_state:
+                return None
+            history = self.unseal("history", task_id, row.history, [])
+            history.append(_kept_message(message, row.answer_level))
+            row.history = self.seal("history", task_id, history)
+            row.updated_at = utcnow()
+            return self.record(row)
+
+    def remove_client_message(self, task_id: str, message_id: str) -> None:
+        with self._ctx.sessions.begin() as s:
+            row = self._locked(s, task_id, None)
+            if row is None:
+                return
+            history = self.unseal("history", task_id, row.history, [])
+            kept = [m for m in history if m.get("messageId") != message_id]
+            row.history = self.seal("history", task_id, kept)
+
+    def completion_hook(self, s: Session, run_id: str, answer: str) -> None:
+        """Inside the completion transaction: the task's result, status and state.
+
+        Raises ResultNotRetainableError when the run's answer ceiling is metadata/none, so
+        the run is not completed and nothing is stored.
+        """
+        row = s.scalar(select(A2ATaskRow).where(A2ATaskRow.workflow_id == run_id).with_for_update())
+        if row is None:
+            return
+        raw = s.scalar(select(RunRow.snapshot).where(RunRow.id == run_id))
+        plan = dict(json.loads(raw or "{}").get("plan", {}))
+        level = str(plan.get("answer_level", "metadata"))
+        text = keep_text(answer, level)
+        now = utcnow()
+        message = agent_message(f"{row.id}:result", row.id, row.context_id, text)
+        history = self.unseal("history", row.id, row.history, [])
+        if all(m.get("messageId") != message["messageId"] for m in history):
+            history.append(message)
+        row.run_id = run_id
+        row.state = COMPLETED
+        row.artifacts = self.seal("artifacts", row.id, [text_artifact(text)])
+        row.status_message = self.seal("status_message", row.id, message)
+        row.history = self.seal("history", row.id, history)
+        row.status_at = now
+        row.updated_at = now
+        s.flush()
+
+    # --- reads -----------------------------------------------------------------------------
+
+    def get(self, task_id: str, owner: str | None) -> TaskRecord | None:
+        """The task if it exists and (when an owner is given) belongs to that caller."""
+        with self._ctx.sessions() as s:
+            q = select(A2ATaskRow).where(A2ATaskRow.id == task_id)
+            if owner is not None:
+                q = q.where(A2ATaskRow.owner == owner)
+            row = s.scalar(q)
+            return None if row is None else self.record(row)
+
+    def list(
+        self,
+        *,
+        owner: str,
+        context_id: str | None = None,
+        state: str | None = None,
+        since: datetime | None = None,
+        page_size: int = 50,
+        token: str = "",
+    ) -> TaskPage:
+        """Newest status first, by (status timestamp, id); `total` counts all pages."""
+        filters: list[Any] = [A2ATaskRow.owner == owner]
+        if context_id:
+            filters.append(A2ATaskRow.context_id == context_id)
+        if state:
+            filters.append(A2ATaskRow.state == state)
+        if since is not None:
+            filters.append(A2ATaskRow.status_at >= since)
+        with self._ctx.sessions() as s:
+            total = int(s.scalar(select(func.count()).select_from(A2ATaskRow).where(*filters)) or 0)
+            q = select(A2ATaskRow).where(*filters)
+            if token:
+                ts, last_id = parse_cursor(token)
+                q = q.where(
+                    or_(
+                        A2ATaskRow.status_at < ts,
+                        and_(A2ATaskRow.status_at == ts, A2ATaskRow.id < last_id),
+                    )
+                )
+            rows = s.scalars(
+                q.order_by(A2ATaskRow.status_at.desc(), A2ATaskRow.id.desc()).limit(page_size + 1)
+            ).all()
+            page = [self.record(r) for r in rows[:page_size]]
+        more = len(rows) > page_size
+        next_token = _cursor(page[-1].status_at, page[-1].id) if more and page else ""
+        return TaskPage(page, total, next_token)
+
+    def _locked(self, s: Session, task_id: str, owner: str | None) -> A2ATaskRow | None:
+        q = select(A2ATaskRow).where(A2ATaskRow.id == task_id)
+        if owner is not None:
+            q = q.where(A2ATaskRow.owner == owner)
+        return s.scalar(q.with_for_update())
+
+
+def _kept_message(message: dict[str, Any], level: str) -> dict[str, Any]:
+    """A client message as the history keeps it: text parts at the answer level."""
+    kept = dict(message)
+    kept["parts"] = [
+        {**p, "text": keep_text(str(p["text"]), level)} if "text" in p else p
+        for p in message.get("parts", [])
+    ]
+    return kept

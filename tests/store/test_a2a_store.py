@@ -1,0 +1,199 @@
+"""The A2A task view and journal on the real database: the completion hook, projection
+idempotent per revision, the answer ceiling, listing, purge and sealing."""
+
+import json
+import uuid
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import select, update
+
+from contracts.enums import Outcome, RunStatus, TerminationReason
+from contracts.messages import Message, Usage
+from store.a2a import A2AStore, ResultNotRetainableError
+from store.a2a_journal import A2AJournal
+from store.a2a_project import A2AProjector
+from store.a2a_purge import purge_runs, purge_terminal_before
+from store.a2a_rows import A2AEventRow, A2ATaskRow
+from store.context import utcnow
+from store.rows import RunRow
+from store.runs import RunStore
+from store.sealing import SealError
+from store.settle import SettleStore
+from workers.compose import Parts
+
+
+def _message(text: str) -> dict[str, Any]:
+    return {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"text": text}]}
+
+
+def _task(parts: Parts, level: str = "full", owner: str = "alice", ctx_id: str = "") -> tuple:
+    store = A2AStore(parts.ctx)
+    task_id, run_id = str(uuid.uuid4()), str(uuid.uuid4())
+    store.create(
+        task_id=task_id,
+        context_id=ctx_id or str(uuid.uuid4()),
+        workflow_id=run_id,
+        owner=owner,
+        profile="p",
+        answer_level=level,
+        message=_message("hello, my mail is a@b.io"),
+    )
+    snapshot = {"plan": {"answer_level": level, "privacy": "full"}}
+    RunStore(parts.ctx).begin(
+        run_id=run_id,
+        profile="p",
+        snapshot=json.dumps(snapshot),
+        prompt="hello",
+        initiator=owner,
+        privacy="full",
+    )
+    return task_id, run_id
+
+
+def _answer_and_complete(parts: Parts, run_id: str, text: str) -> None:
+    RunStore(parts.ctx).record_llm(
+        run_id=run_id,
+        sequence=1,
+        round=1,
+        message=Message(role="assistant", content=text),
+        payload={},
+        duration_ms=1.0,
+        privacy="full",
+    )
+    SettleStore(parts.ctx).complete(
+        run_id=run_id,
+        sequence=2,
+        answer_sequence=1,
+        iterations=1,
+        truncated=False,
+        reason=TerminationReason.ANSWERED,
+        usage=Usage(),
+        privacy="full",
+    )
+
+
+def test_projection_is_idempotent_per_revision_and_completion_stores_the_result(
+    parts: Parts,
+) -> None:
+    task_id, run_id = _task(parts)
+    projector, journal = A2AProjector(parts.ctx), A2AJournal(parts.ctx)
+    first = projector.project(run_id=run_id, task_id=task_id)
+    assert first.events_written == 1
+    assert projector.project(run_id=run_id, task_id=task_id).events_written == 0
+    _answer_and_complete(parts, run_id, "The answer, mail me at bob@example.com")
+    task = A2AStore(parts.ctx).get(task_id, "alice")
+    assert task is not None and task.state == "TASK_STATE_COMPLETED"
+    assert task.artifacts[0]["parts"][0]["text"].startswith("The answer")
+    done = projector.project(run_id=run_id, task_id=task_id)
+    assert done.events_written == 2  # the artifact, then the status
+    assert projector.project(run_id=run_id, task_id=task_id).events_written == 0
+    events = journal.events_after(task_id, -1)
+    assert [e.state for e in events] == [
+        "TASK_STATE_SUBMITTED",
+        "TASK_STATE_WORKING",
+        "TASK_STATE_COMPLETED",
+        "TASK_STATE_COMPLETED",
+    ]
+    assert [e.kind for e in events][-2:] == ["artifact", "status"]
+    assert [e.sequence for e in events] == [0, 1, 2, 3]
+    snap = journal.snapshot(task_id, 3)
+    assert snap is not None and snap[1] == "TASK_STATE_COMPLETED"
+    assert snap[0]["artifacts"][0]["parts"][0]["text"].startswith("The answer")
+    # History: the client's message, then the agent's final status message.
+    assert [m["role"] for m in task.history] == ["ROLE_USER", "ROLE_AGENT"]
+
+
+def test_redacted_level_keeps_redacted_text_everywhere(parts: Parts) -> None:
+    task_id, run_id = _task(parts, level="redacted")
+    _answer_and_complete(parts, run_id, "Write to bob@example.com")
+    task = A2AStore(parts.ctx).get(task_id, None)
+    assert task is not None
+    assert task.artifacts[0]["parts"][0]["text"] == "Write to ***"
+    assert "a@b.io" not in json.dumps(task.history)
+
+
+@pytest.mark.parametrize("level", ["metadata", "none"])
+def test_a_ceiling_that_keeps_no_result_refuses_the_completion(parts: Parts, level: str) -> None:
+    task_id, run_id = _task(parts, level="full")
+    # The ceiling tightens during the run (as a fallback to a stricter provider would).
+    with parts.ctx.sessions.begin() as s:
+        s.execute(
+            update(RunRow)
+            .where(RunRow.id == run_id)
+            .values(snapshot=json.dumps({"plan": {"answer_level": level}}))
+        )
+    with pytest.raises(ResultNotRetainableError):
+        _answer_and_complete(parts, run_id, "secret answer")
+    assert RunStore(parts.ctx).status(run_id) is RunStatus.RUNNING  # rolled back whole
+    task = A2AStore(parts.ctx).get(task_id, None)
+    assert task is not None and task.artifacts == [] and task.state == "TASK_STATE_SUBMITTED"
+    SettleStore(parts.ctx).fail(
+        run_id=run_id,
+        sequence=3,
+        reason=TerminationReason.RESULT_NOT_RETAINABLE,
+        status=RunStatus.FAILED,
+        outcome=Outcome.FAILED,
+        iterations=1,
+        usage=Usage(),
+        error_type="ResultNotRetainable",
+        privacy="full",
+    )
+    A2AProjector(parts.ctx).project(run_id=run_id, task_id=task_id)
+    task = A2AStore(parts.ctx).get(task_id, None)
+    assert task is not None and task.state == "TASK_STATE_FAILED"
+    assert task.metadata == {"reason": "RESULT_NOT_RETAINABLE"}
+    assert task.status_message is not None
+    assert "privacy policy" in task.status_message["parts"][0]["text"]
+    assert "secret answer" not in json.dumps(task.history)
+
+
+def test_listing_is_owner_scoped_newest_first_with_cursor_paging(parts: Parts) -> None:
+    owner = f"lister-{uuid.uuid4().hex[:6]}"
+    ids = [_task(parts, owner=owner)[0] for _ in range(5)]
+    _task(parts, owner="someone-else")
+    store = A2AStore(parts.ctx)
+    seen: list[str] = []
+    token = ""
+    while True:
+        page = store.list(owner=owner, page_size=2, token=token)
+        assert page.total == 5
+        seen += [t.id for t in page.tasks]
+        token = page.next_token
+        if not token:
+            break
+    assert seen == list(reversed(ids))
+    since = store.list(owner=owner, since=utcnow() + timedelta(days=1))
+    assert since.total == 0 and since.tasks == [] and since.next_token == ""
+
+
+def test_purging_a_run_removes_its_task_and_journal(parts: Parts) -> None:
+    task_id, run_id = _task(parts)
+    A2AProjector(parts.ctx).project(run_id=run_id, task_id=task_id)
+    _answer_and_complete(parts, run_id, "done")
+    assert purge_runs(parts.ctx, [run_id]) == 1
+    assert A2AStore(parts.ctx).get(task_id, None) is None
+    with parts.ctx.sessions() as s:
+        assert s.scalar(select(A2AEventRow).where(A2AEventRow.task_id == task_id)) is None
+    # By age: only terminal runs older than the cutoff.
+    old_task, old_run = _task(parts)
+    _answer_and_complete(parts, old_run, "old")
+    live_task, _ = _task(parts)
+    purged = purge_terminal_before(parts.ctx, utcnow() + timedelta(seconds=1))
+    assert purged >= 1
+    assert A2AStore(parts.ctx).get(old_task, None) is None
+    assert A2AStore(parts.ctx).get(live_task, None) is not None
+
+
+def test_sealed_task_columns_are_bound_to_their_row(parts: Parts) -> None:
+    a, _ = _task(parts)
+    b, _ = _task(parts)
+    with parts.ctx.sessions.begin() as s:
+        history_a = s.scalar(select(A2ATaskRow.history).where(A2ATaskRow.id == a))
+        s.execute(update(A2ATaskRow).where(A2ATaskRow.id == b).values(history=history_a))
+    with pytest.raises(SealError):
+        A2AStore(parts.ctx).get(b, None)
+    with parts.ctx.sessions() as s:
+        raw = s.scalar(select(A2ATaskRow.history).where(A2ATaskRow.id == a))
+    assert raw is not None and "a@b.io" not in raw
