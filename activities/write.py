@@ -63,13 +63,17 @@ class WriteActivities:
             # Once claimed, the write finishes and is recorded even if the run is cancelled
             # meanwhile: the effect is shielded from the activity's cancellation.
             claimed = asyncio.ensure_future(self._claimed(req, privacy))
-            try:
-                return await asyncio.shield(claimed)
-            except asyncio.CancelledError:
-                activity.logger.info(
-                    "run %s cancelled during a claimed write: finishing it", req.run_id
-                )
-                return await claimed
+            # Shield on every await: a second cancellation (the run's cancel, then a
+            # worker shutdown) must not reach the write between its claim and its record.
+            while True:
+                try:
+                    return await asyncio.shield(claimed)
+                except asyncio.CancelledError:
+                    if claimed.cancelled():  # the write itself was cancelled (loop shutdown)
+                        raise
+                    activity.logger.info(
+                        "run %s cancelled during a claimed write: finishing it", req.run_id
+                    )
 
     async def _claimed(self, req: ToolCallRequest, privacy: str) -> ToolOutcome:
         assert req.fence_token is not None

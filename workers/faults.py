@@ -14,8 +14,10 @@ class InjectedFault(RuntimeError):
 
 
 def fault_hook(*, block_at: str, fail_at: str, marker_dir: Path | None) -> Callable[[str], None]:
-    """Blocking freezes the whole process at the point (a marker file says it got there),
-    so a test can SIGKILL it there deterministically rather than by timing luck."""
+    """Blocking parks the calling thread at the point for good (a marker file says it got
+    there), so a test can SIGKILL the process there deterministically rather than by timing
+    luck. Activities call the hook off the event loop, so the process stays alive meanwhile
+    (a write keeps heartbeating): only the kill makes it a crash."""
     blocks = {p for p in block_at.split(",") if p}
     fails = {p for p in fail_at.split(",") if p}
 

@@ -1,0 +1,326 @@
+"""The write fence's guarded transitions (store/fence.py) on the real database.
+
+Each transition is one conditional write on the run row; these tests pin which state
+each one accepts and what it refuses, including two callers racing for the same fence.
+"""
+
+import threading
+import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+import pytest
+from sqlalchemy import update
+
+from contracts.enums import Outcome, PendingState, RunStatus, TerminationReason
+from contracts.ids import idempotency_key
+from contracts.messages import ToolCall, Usage
+from contracts.run import FenceState
+from store.fence import FenceStore
+from store.rows import RunRow
+from store.runs import RunStore
+from store.settle import SettleStore
+from store.tool_steps import ToolStepStore
+from workers.compose import Parts
+
+T = TypeVar("T")
+
+CALL = ToolCall(call_id="r1.1", name="issue_refund", arguments={"order_id": "1042"})
+OTHER = ToolCall(call_id="r1.2", name="issue_refund", arguments={"order_id": "1043"})
+
+
+@pytest.fixture
+def fence(parts: Parts) -> FenceStore:
+    return FenceStore(parts.ctx)
+
+
+@pytest.fixture
+def run_id(runs: RunStore) -> str:
+    rid = str(uuid.uuid4())
+    runs.begin(run_id=rid, profile="auto", snapshot="{}", prompt="p", initiator="t", privacy="full")
+    return rid
+
+
+def token() -> str:
+    return str(uuid.uuid4())
+
+
+def stamp(fence: FenceStore, run_id: str, tok: str, call: ToolCall = CALL) -> str:
+    return fence.stamp(
+        run_id=run_id,
+        call_id=call.call_id,
+        tool=call.name,
+        token=tok,
+        idempotency_key=idempotency_key(run_id, call.call_id),
+    )
+
+
+def resolve(fence: FenceStore, run_id: str, tok: str, call: ToolCall = CALL) -> str:
+    return fence.resolve(
+        run_id=run_id,
+        call_id=call.call_id,
+        token=tok,
+        idempotency_key=idempotency_key(run_id, call.call_id),
+    )
+
+
+def pending(runs: RunStore, run_id: str) -> PendingState | None:
+    view = runs.get(run_id)
+    assert view is not None
+    return None if view.pending_effect is None else view.pending_effect.state
+
+
+def settle(parts: Parts, run_id: str, status: RunStatus) -> None:
+    settled = SettleStore(parts.ctx).fail(
+        run_id=run_id,
+        sequence=90,
+        reason=TerminationReason.CANCELLED
+        if status is RunStatus.CANCELLED
+        else TerminationReason.INTERNAL_ERROR,
+        status=status,
+        outcome=Outcome.CANCELLED if status is RunStatus.CANCELLED else Outcome.FAILED,
+        iterations=1,
+        usage=Usage(),
+        error_type=None,
+        privacy="full",
+    )
+    assert settled.applied
+
+
+def record(parts: Parts, run_id: str, tok: str) -> None:
+    """What the write activity does after the effect: step, ledger and fence clear at once."""
+    ToolStepStore(parts.ctx).record(
+        run_id=run_id,
+        sequence=1,
+        round=1,
+        call=CALL,
+        effect="NON_IDEMPOTENT_WRITE",
+        content="Refund #1 recorded.",
+        is_error=False,
+        privacy="full",
+        idempotency_key=idempotency_key(run_id, CALL.call_id),
+        fence_token=tok,
+    )
+
+
+def race(*fns: Callable[[], T]) -> list[T]:
+    """Start every function at the same instant, each on its own connection."""
+    gate = threading.Barrier(len(fns))
+
+    def go(fn: Callable[[], T]) -> T:
+        gate.wait(timeout=10)
+        return fn()
+
+    with ThreadPoolExecutor(len(fns)) as pool:
+        futures = [pool.submit(go, fn) for fn in fns]
+        return [f.result(timeout=60) for f in futures]
+
+
+# --- stamp ------------------------------------------------------------------------------
+
+
+def test_stamp_on_a_running_run(fence: FenceStore, runs: RunStore, run_id: str) -> None:
+    assert stamp(fence, run_id, token()) == FenceState.STAMPED
+    view = runs.get(run_id)
+    assert view is not None and view.pending_effect is not None
+    assert (view.pending_effect.call_id, view.pending_effect.tool) == ("r1.1", "issue_refund")
+    assert view.pending_effect.state is PendingState.STAMPED
+
+
+@pytest.mark.parametrize("status", [RunStatus.FAILED, RunStatus.CANCELLED])
+def test_stamp_requires_running(
+    fence: FenceStore, runs: RunStore, parts: Parts, run_id: str, status: RunStatus
+) -> None:
+    settle(parts, run_id, status)
+    assert stamp(fence, run_id, token()) == FenceState.RUN_NOT_RUNNING
+    assert pending(runs, run_id) is None
+
+
+def test_stamp_of_an_unknown_run(fence: FenceStore) -> None:
+    assert stamp(fence, str(uuid.uuid4()), token()) == FenceState.RUN_NOT_RUNNING
+
+
+def test_stamp_is_retry_safe_with_the_same_token(fence: FenceStore, run_id: str) -> None:
+    tok = token()
+    assert stamp(fence, run_id, tok) == FenceState.STAMPED
+    # A retried stamp activity whose first attempt landed: the same fence, still claimable.
+    assert stamp(fence, run_id, tok) == FenceState.STAMPED
+    assert fence.claim(run_id=run_id, token=tok)
+
+
+def test_second_call_while_one_is_pending_is_busy(
+    fence: FenceStore, runs: RunStore, run_id: str
+) -> None:
+    first = token()
+    assert stamp(fence, run_id, first) == FenceState.STAMPED
+    assert stamp(fence, run_id, token(), OTHER) == FenceState.BUSY
+    view = runs.get(run_id)
+    assert view is not None and view.pending_effect is not None
+    assert view.pending_effect.call_id == CALL.call_id
+    assert fence.claim(run_id=run_id, token=first)
+    assert stamp(fence, run_id, token(), OTHER) == FenceState.BUSY  # claimed: still busy
+
+
+def test_restamp_of_an_unclaimed_call_replaces_the_token(fence: FenceStore, run_id: str) -> None:
+    """A reset re-stamps the same call: the earlier execution's token can no longer claim."""
+    old, new = token(), token()
+    assert stamp(fence, run_id, old) == FenceState.STAMPED
+    assert stamp(fence, run_id, new) == FenceState.STAMPED
+    assert not fence.claim(run_id=run_id, token=old)
+    assert fence.claim(run_id=run_id, token=new)
+
+
+def test_restamp_of_a_claimed_call_is_refused(
+    fence: FenceStore, runs: RunStore, run_id: str
+) -> None:
+    tok = token()
+    stamp(fence, run_id, tok)
+    assert fence.claim(run_id=run_id, token=tok)
+    assert stamp(fence, run_id, token()) == FenceState.INTERRUPTED
+    assert pending(runs, run_id) is PendingState.EXECUTING
+
+
+# --- claim ------------------------------------------------------------------------------
+
+
+def test_claim_works_once_per_token(fence: FenceStore, runs: RunStore, run_id: str) -> None:
+    tok = token()
+    stamp(fence, run_id, tok)
+    assert not fence.claim(run_id=run_id, token=token())  # a token never issued
+    assert fence.claim(run_id=run_id, token=tok)
+    assert pending(runs, run_id) is PendingState.EXECUTING
+    assert not fence.claim(run_id=run_id, token=tok)
+
+
+def test_concurrent_claims_of_one_token_have_one_winner(fence: FenceStore, run_id: str) -> None:
+    tok = token()
+    stamp(fence, run_id, tok)
+    wins = race(*[lambda: fence.claim(run_id=run_id, token=tok)] * 6)
+    assert sorted(wins) == [False] * 5 + [True]
+
+
+def test_claim_refused_after_the_run_is_cancelled(
+    fence: FenceStore, runs: RunStore, parts: Parts, run_id: str
+) -> None:
+    tok = token()
+    stamp(fence, run_id, tok)
+    settle(parts, run_id, RunStatus.CANCELLED)
+    assert not fence.claim(run_id=run_id, token=tok)
+    assert pending(runs, run_id) is None  # an unclaimed fence dies with the run
+
+
+def test_claim_refused_on_a_run_not_running_even_with_its_fence(
+    fence: FenceStore, runs: RunStore, parts: Parts, run_id: str
+) -> None:
+    """The status guard alone refuses: e.g. a run suspended for approval meanwhile."""
+    tok = token()
+    stamp(fence, run_id, tok)
+    with parts.ctx.sessions.begin() as s:
+        s.execute(
+            update(RunRow)
+            .where(RunRow.id == run_id)
+            .values(status=RunStatus.WAITING_FOR_APPROVAL.value)
+        )
+    assert not fence.claim(run_id=run_id, token=tok)
+    assert pending(runs, run_id) is PendingState.STAMPED
+
+
+def test_a_claimed_fence_outlives_the_settle(
+    fence: FenceStore, runs: RunStore, parts: Parts, run_id: str
+) -> None:
+    tok = token()
+    stamp(fence, run_id, tok)
+    assert fence.claim(run_id=run_id, token=tok)
+    settle(parts, run_id, RunStatus.CANCELLED)
+    assert pending(runs, run_id) is PendingState.EXECUTING  # evidence of a write in flight
+
+
+# --- resolve ----------------------------------------------------------------------------
+
+
+def test_resolve_stamped_is_never_claimed_and_voids_the_fence(
+    fence: FenceStore, runs: RunStore, run_id: str
+) -> None:
+    tok = token()
+    stamp(fence, run_id, tok)
+    assert resolve(fence, run_id, tok) == FenceState.NEVER_CLAIMED
+    assert pending(runs, run_id) is None
+    assert not fence.claim(run_id=run_id, token=tok)  # a late claim of the void fence
+    # The write may be scheduled again, under a fresh token.
+    again = token()
+    assert stamp(fence, run_id, again) == FenceState.STAMPED
+    assert fence.claim(run_id=run_id, token=again)
+
+
+def test_resolve_executing_is_interrupted_with_outcome_unknown(
+    fence: FenceStore, runs: RunStore, run_id: str
+) -> None:
+    tok = token()
+    stamp(fence, run_id, tok)
+    assert fence.claim(run_id=run_id, token=tok)
+    assert resolve(fence, run_id, tok) == FenceState.INTERRUPTED
+    assert pending(runs, run_id) is PendingState.OUTCOME_UNKNOWN
+    # Retried resolve: the same verdict; the call can be neither re-stamped nor claimed.
+    assert resolve(fence, run_id, tok) == FenceState.INTERRUPTED
+    assert stamp(fence, run_id, token()) == FenceState.INTERRUPTED
+    assert not fence.claim(run_id=run_id, token=tok)
+    assert pending(runs, run_id) is PendingState.OUTCOME_UNKNOWN
+
+
+def test_resolve_recorded_is_already_done(
+    fence: FenceStore, runs: RunStore, parts: Parts, run_id: str
+) -> None:
+    tok = token()
+    stamp(fence, run_id, tok)
+    assert fence.claim(run_id=run_id, token=tok)
+    record(parts, run_id, tok)
+    assert pending(runs, run_id) is None  # cleared in the record transaction
+    assert resolve(fence, run_id, tok) == FenceState.ALREADY_DONE
+    # A duplicate execution of the same call: its stamp learns the write is done, and a
+    # stale token cannot claim anything.
+    assert stamp(fence, run_id, token()) == FenceState.ALREADY_DONE
+    assert not fence.claim(run_id=run_id, token=tok)
+    assert pending(runs, run_id) is None
+
+
+def test_recorded_call_is_done_even_after_the_run_settled(
+    fence: FenceStore, parts: Parts, run_id: str
+) -> None:
+    """A reset of a COMPLETED run re-stamps its finished write: done, not "not running"."""
+    tok = token()
+    stamp(fence, run_id, tok)
+    assert fence.claim(run_id=run_id, token=tok)
+    record(parts, run_id, tok)
+    settle(parts, run_id, RunStatus.FAILED)
+    assert stamp(fence, run_id, token()) == FenceState.ALREADY_DONE
+
+
+def test_resolve_without_a_fence_is_never_claimed(fence: FenceStore, run_id: str) -> None:
+    """The stamp itself never landed: nothing can have run."""
+    assert resolve(fence, run_id, token()) == FenceState.NEVER_CLAIMED
+
+
+def test_claim_racing_resolve_never_yields_never_claimed_for_a_claimed_write(
+    fence: FenceStore, runs: RunStore, parts: Parts
+) -> None:
+    """A slow write claiming just as the workflow resolves its timeout: exactly one wins,
+    and a won claim is always reported as interrupted, never as safe to re-run."""
+    # Which side wins is up to the scheduler; in practice both do over ten passes.
+    for _ in range(10):
+        rid = str(uuid.uuid4())
+        runs.begin(
+            run_id=rid, profile="auto", snapshot="{}", prompt="p", initiator="t", privacy="full"
+        )
+        tok = token()
+        stamp(fence, rid, tok)
+        claimed, verdict = race(
+            lambda: fence.claim(run_id=rid, token=tok),  # noqa: B023 (joined in this pass)
+            lambda: resolve(fence, rid, tok),  # noqa: B023
+        )
+        assert (claimed, verdict) in {
+            (True, FenceState.INTERRUPTED),
+            (False, FenceState.NEVER_CLAIMED),
+        }
+        expected = PendingState.OUTCOME_UNKNOWN if claimed else None
+        assert pending(runs, rid) is expected
