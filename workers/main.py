@@ -36,6 +36,8 @@ def make_worker(client: Client, parts: Parts, settings: Settings) -> Worker:
         max_concurrent_activities=settings.max_concurrent_activities,
         max_concurrent_workflow_tasks=settings.max_concurrent_workflow_tasks,
         graceful_shutdown_timeout=timedelta(seconds=settings.graceful_shutdown_seconds),
+        # After a worker dies, its cached runs move to another worker after this long.
+        sticky_queue_schedule_to_start_timeout=timedelta(seconds=3),
     )
 
 

@@ -17,7 +17,16 @@ from temporalio.exceptions import ActivityError, ApplicationError
 from workflows import _options as opt
 from workflows._approval import ApprovalGate
 from workflows._calls import call, error_type
-from workflows._loop import LoopState, Route, Stop, guardrail_stop, needs_approval, route
+from workflows._fenced_write import fenced_write
+from workflows._loop import (
+    LoopState,
+    Route,
+    Stop,
+    guardrail_stop,
+    needs_approval,
+    route,
+    turn_digest,
+)
 
 with workflow.unsafe.imports_passed_through():
     from activities.a2a import A2AActivities
@@ -56,9 +65,6 @@ with workflow.unsafe.imports_passed_through():
         SuspendRequest,
         ToolCallRequest,
     )
-
-    from workflows._fenced_write import fenced_write
-    from workflows._loop import turn_digest
 
 STATUS_KEY = SearchAttributeKey.for_keyword(SA_RUN_STATUS)
 
