@@ -212,7 +212,7 @@ class A2AStore:
             row = s.scalar(q)
             return None if row is None else self.record(row)
 
-    def list(
+    def page(
         self,
         *,
         owner: str,

@@ -157,14 +157,14 @@ def test_listing_is_owner_scoped_newest_first_with_cursor_paging(parts: Parts) -
     seen: list[str] = []
     token = ""
     while True:
-        page = store.list(owner=owner, page_size=2, token=token)
+        page = store.page(owner=owner, page_size=2, token=token)
         assert page.total == 5
         seen += [t.id for t in page.tasks]
         token = page.next_token
         if not token:
             break
     assert seen == list(reversed(ids))
-    since = store.list(owner=owner, since=utcnow() + timedelta(days=1))
+    since = store.page(owner=owner, since=utcnow() + timedelta(days=1))
     assert since.total == 0 and since.tasks == [] and since.next_token == ""
 
 

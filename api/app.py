@@ -1,0 +1,111 @@
+"""The A2A HTTP app: the SDK's JSON-RPC and Agent Card routes over our own handler, behind
+the bearer-key and body-size guard. `create_app(settings, client=None)`."""
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+from a2a.server.context import ServerCallContext
+from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+from a2a.server.routes.common import DefaultServerCallContextBuilder
+from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH
+from sqlalchemy import Engine
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+from temporalio.client import Client
+
+import api.errors  # noqa: F401  (registers RESULT_NOT_RETAINABLE with the SDK)
+from api.card import agent_card
+from api.delivery import PushDelivery
+from api.guard import CALLER_KEY, Guard
+from api.handler import CALLER, A2AHandler
+from api.settings import ApiSettings
+from api.tasks import TaskService
+from core.temporal import connect
+from starter.facade import AgentRuntime
+from store import migrate
+from store.a2a import A2AStore
+from store.a2a_journal import A2AJournal
+from store.a2a_push import A2APushStore
+from store.context import StoreContext
+from store.engine import make_engine, make_sessionmaker
+from store.runs import RunStore
+from store.sealing import Sealer
+from workers.config import load_profiles
+
+
+class CallerContextBuilder(DefaultServerCallContextBuilder):
+    def build(self, request: Request) -> ServerCallContext:
+        context = super().build(request)
+        context.state[CALLER] = request.scope.get(CALLER_KEY)
+        return context
+
+
+@dataclass
+class ApiState:
+    settings: ApiSettings
+    engine: Engine
+    ctx: StoreContext
+    handler: A2AHandler
+    delivery: PushDelivery
+    tasks: list[asyncio.Task[None]] = field(default_factory=list)
+
+
+def create_app(settings: ApiSettings, client: Client | None = None) -> Starlette:
+    """Build the app; the Temporal client is connected at start-up when not given."""
+    sealer = Sealer.from_b64(settings.seal_keys_spec())
+    engine = make_engine(settings.resolved_database_url())
+    if settings.api_migrate:
+        migrate.upgrade(engine)
+    ctx = StoreContext(make_sessionmaker(engine), sealer)
+    profiles = load_profiles(settings.profiles_file)
+    store, journal, push = A2AStore(ctx), A2AJournal(ctx), A2APushStore(ctx)
+    handler = A2AHandler(settings, _Unbound(), store, journal, push)  # type: ignore[arg-type]
+    state = ApiState(settings, engine, ctx, handler, PushDelivery(settings, push, journal))
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        temporal = client or await connect(settings.temporal_address, settings.temporal_namespace)
+        runtime = AgentRuntime(temporal, RunStore(ctx), settings.task_queue)
+        handler._tasks = TaskService(settings, store, temporal, runtime, profiles)
+        stop = asyncio.Event()
+        state.tasks.append(asyncio.create_task(state.delivery.run(stop)))
+        try:
+            yield
+        finally:
+            stop.set()
+            for task in state.tasks:
+                with contextlib.suppress(Exception):
+                    await task
+            engine.dispose()
+
+    async def healthz(_request: Request) -> JSONResponse:
+        return JSONResponse({"ok": True})
+
+    routes = [
+        *create_agent_card_routes(
+            agent_card(settings, profiles), cache_control="public, max-age=300"
+        ),
+        *create_jsonrpc_routes(handler, "/", context_builder=CallerContextBuilder()),
+        Route("/healthz", healthz, methods=["GET"]),
+    ]
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.state.a2a = state
+    app.add_middleware(
+        Guard,
+        callers=settings.callers(),
+        max_body=settings.api_max_body_bytes,
+        open_paths={AGENT_CARD_WELL_KNOWN_PATH, "/healthz"},
+    )
+    return app
+
+
+class _Unbound:
+    def __getattr__(self, name: str) -> object:
+        raise RuntimeError("the app has not started (lifespan not run)")
+
+
+__all__ = ["ApiState", "create_app"]

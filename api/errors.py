@@ -1,0 +1,30 @@
+"""A2A errors of our own, mapped through the SDK's tables (one place; SDK churn stays here)."""
+
+from a2a.server.jsonrpc_models import JSONRPCError
+from a2a.server.request_handlers import response_helpers
+from a2a.utils import errors as sdk_errors
+from a2a.utils.errors import UnsupportedOperationError
+
+
+class ResultNotRetainableError(UnsupportedOperationError):
+    """UnsupportedOperationError (-32004) whose ErrorInfo reason is RESULT_NOT_RETAINABLE:
+    the profile's answer level (metadata / none) cannot keep a task's result or history."""
+
+    message = (
+        "This agent's answer level keeps no result, so it cannot serve A2A tasks "
+        "(RESULT_NOT_RETAINABLE)."
+    )
+
+
+def register() -> None:
+    """Teach the SDK's error tables our subclass (they look types up exactly)."""
+    cls = ResultNotRetainableError
+    sdk_errors.JSON_RPC_ERROR_CODE_MAP[cls] = -32004
+    sdk_errors.A2A_ERROR_MAPPING[cls] = sdk_errors.ErrorMapping(
+        400, "FAILED_PRECONDITION", "RESULT_NOT_RETAINABLE"
+    )
+    sdk_errors.A2A_ERROR_REASONS[cls] = "RESULT_NOT_RETAINABLE"
+    response_helpers.EXCEPTION_MAP[cls] = JSONRPCError
+
+
+register()

@@ -1,0 +1,239 @@
+"""Our A2A RequestHandler: the SDK's transport calls it; it reads our task view and
+journal and starts, continues and cancels runs through Temporal. No SDK executor, no SDK
+task store."""
+
+import asyncio
+import uuid
+from collections.abc import AsyncGenerator
+from datetime import UTC
+
+from a2a.server.context import ServerCallContext
+from a2a.server.events.event_queue import Event
+from a2a.server.request_handlers.request_handler import RequestHandler, validate_request_params
+from a2a.types import (
+    AgentCard,
+    CancelTaskRequest,
+    DeleteTaskPushNotificationConfigRequest,
+    GetExtendedAgentCardRequest,
+    GetTaskPushNotificationConfigRequest,
+    GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest,
+    ListTaskPushNotificationConfigsResponse,
+    ListTasksRequest,
+    ListTasksResponse,
+    Message,
+    SendMessageRequest,
+    SubscribeToTaskRequest,
+    Task,
+    TaskPushNotificationConfig,
+    TaskState,
+)
+from a2a.utils.errors import (
+    ExtendedAgentCardNotConfiguredError,
+    InvalidParamsError,
+    TaskNotFoundError,
+    UnsupportedOperationError,
+)
+
+from api.convert import task_proto
+from api.push import config_proto, validate_url
+from api.settings import ApiSettings
+from api.streams import journal_stream, resume_position
+from api.tasks import TaskService
+from store.a2a import A2AStore, parse_cursor
+from store.a2a_journal import A2AJournal
+from store.a2a_push import A2APushStore
+from store.a2a_view import TERMINAL
+
+CALLER = "caller"
+
+
+def _caller(context: ServerCallContext) -> str:
+    caller = context.state.get(CALLER)
+    if not isinstance(caller, str) or not caller:
+        raise UnsupportedOperationError(message="Unauthenticated")  # the guard prevents this
+    return caller
+
+
+def _history_length(has: bool, value: int) -> int | None:
+    if not has:
+        return None
+    if value < 0:
+        raise InvalidParamsError(message="historyLength may not be negative")
+    return value
+
+
+class A2AHandler(RequestHandler):
+    def __init__(
+        self,
+        settings: ApiSettings,
+        tasks: TaskService,
+        store: A2AStore,
+        journal: A2AJournal,
+        push: A2APushStore,
+    ) -> None:
+        self._settings = settings
+        self._tasks = tasks
+        self._store = store
+        self._journal = journal
+        self._push = push
+
+    # --- send ------------------------------------------------------------------------------
+
+    async def _send(self, params: SendMessageRequest, owner: str) -> tuple[str, int]:
+        """Create or continue a task; returns (task id, the journal position it started at)."""
+        inline = None
+        if params.configuration.HasField("task_push_notification_config"):
+            inline = params.configuration.task_push_notification_config
+            validate_url(inline.url, allow_loopback=self._settings.push_allow_loopback)
+        if params.message.task_id:
+            rec = await self._tasks.follow_up(params, owner)
+        else:
+            rec = await self._tasks.create(params, owner)
+        if inline is not None:
+            await self._store_config(rec.id, inline, from_start=not params.message.task_id)
+        return rec.id, rec.journal_head
+
+    @validate_request_params
+    async def on_message_send(
+        self, params: SendMessageRequest, context: ServerCallContext
+    ) -> Task | Message:
+        owner = _caller(context)
+        cfg = params.configuration
+        history = _history_length(cfg.HasField("history_length"), cfg.history_length)
+        task_id, since = await self._send(params, owner)
+        if cfg.return_immediately:
+            rec = await self._tasks.get(task_id, owner)
+        else:
+            rec = await self._tasks.wait(task_id, owner, since)
+        return task_proto(rec, history)
+
+    @validate_request_params
+    async def on_message_send_stream(
+        self, params: SendMessageRequest, context: ServerCallContext
+    ) -> AsyncGenerator[Event]:
+        owner = _caller(context)
+        task_id, since = await self._send(params, owner)
+        async for event in journal_stream(
+            self._journal, task_id, start=since, hold_until=since,
+            poll=self._settings.api_poll_seconds,
+        ):  # fmt: skip
+            yield event
+
+    @validate_request_params
+    async def on_subscribe_to_task(
+        self, params: SubscribeToTaskRequest, context: ServerCallContext
+    ) -> AsyncGenerator[Event]:
+        owner = _caller(context)
+        rec = await self._tasks.get(params.id, owner)
+        after = resume_position(context.state.get("headers", {}))
+        start = rec.journal_head if after is None else min(after, rec.journal_head)
+        if rec.state in TERMINAL and start >= rec.journal_head:
+            raise UnsupportedOperationError(message="The task is in a terminal state")
+        async for event in journal_stream(
+            self._journal, rec.id, start=start, hold_until=-1,
+            poll=self._settings.api_poll_seconds,
+        ):  # fmt: skip
+            yield event
+
+    # --- read ------------------------------------------------------------------------------
+
+    @validate_request_params
+    async def on_get_task(self, params: GetTaskRequest, context: ServerCallContext) -> Task | None:
+        history = _history_length(params.HasField("history_length"), params.history_length)
+        rec = await self._tasks.get(params.id, _caller(context))
+        return task_proto(rec, history)
+
+    @validate_request_params
+    async def on_list_tasks(
+        self, params: ListTasksRequest, context: ServerCallContext
+    ) -> ListTasksResponse:
+        owner = _caller(context)
+        size = params.page_size if params.HasField("page_size") else 50
+        if not 1 <= size <= 100:
+            raise InvalidParamsError(message="pageSize must be between 1 and 100")
+        history = _history_length(params.HasField("history_length"), params.history_length)
+        if params.page_token:
+            try:
+                parse_cursor(params.page_token)
+            except ValueError:
+                raise InvalidParamsError(message="Unknown pageToken") from None
+        since = None
+        if params.HasField("status_timestamp_after"):
+            since = params.status_timestamp_after.ToDatetime(tzinfo=UTC)
+        state = TaskState.Name(params.status) if params.status else None
+        page = await asyncio.to_thread(
+            lambda: self._store.page(
+                owner=owner, context_id=params.context_id or None, state=state, since=since,
+                page_size=size, token=params.page_token,
+            )
+        )  # fmt: skip
+        artifacts = params.include_artifacts if params.HasField("include_artifacts") else False
+        return ListTasksResponse(
+            tasks=[task_proto(r, history, artifacts=artifacts) for r in page.tasks],
+            next_page_token=page.next_token,
+            page_size=size,
+            total_size=page.total,
+        )
+
+    @validate_request_params
+    async def on_cancel_task(
+        self, params: CancelTaskRequest, context: ServerCallContext
+    ) -> Task | None:
+        rec = await self._tasks.cancel(params.id, _caller(context))
+        return task_proto(rec)
+
+    # --- push configs ----------------------------------------------------------------------
+
+    async def _store_config(
+        self, task_id: str, cfg: TaskPushNotificationConfig, *, from_start: bool
+    ) -> TaskPushNotificationConfig:
+        validate_url(cfg.url, allow_loopback=self._settings.push_allow_loopback)
+        auth = cfg.authentication if cfg.HasField("authentication") else None
+        stored = await asyncio.to_thread(
+            lambda: self._push.upsert(
+                task_id=task_id, config_id=cfg.id or str(uuid.uuid4()), url=cfg.url,
+                token=cfg.token or None, auth_scheme=auth.scheme if auth else None,
+                auth_credentials=auth.credentials if auth else None, from_start=from_start,
+            )
+        )  # fmt: skip
+        if stored is None:
+            raise TaskNotFoundError(message=f"Task {task_id} not found")
+        return config_proto(stored)
+
+    @validate_request_params
+    async def on_create_task_push_notification_config(
+        self, params: TaskPushNotificationConfig, context: ServerCallContext
+    ) -> TaskPushNotificationConfig:
+        rec = await self._tasks.get(params.task_id, _caller(context))
+        return await self._store_config(rec.id, params, from_start=False)
+
+    @validate_request_params
+    async def on_get_task_push_notification_config(
+        self, params: GetTaskPushNotificationConfigRequest, context: ServerCallContext
+    ) -> TaskPushNotificationConfig:
+        rec = await self._tasks.get(params.task_id, _caller(context))
+        cfg = await asyncio.to_thread(self._push.get, rec.id, params.id)
+        if cfg is None:
+            raise TaskNotFoundError(message=f"No push config {params.id} on task {rec.id}")
+        return config_proto(cfg)
+
+    @validate_request_params
+    async def on_list_task_push_notification_configs(
+        self, params: ListTaskPushNotificationConfigsRequest, context: ServerCallContext
+    ) -> ListTaskPushNotificationConfigsResponse:
+        rec = await self._tasks.get(params.task_id, _caller(context))
+        configs = await asyncio.to_thread(self._push.configs, rec.id)
+        return ListTaskPushNotificationConfigsResponse(configs=[config_proto(c) for c in configs])
+
+    @validate_request_params
+    async def on_delete_task_push_notification_config(
+        self, params: DeleteTaskPushNotificationConfigRequest, context: ServerCallContext
+    ) -> None:
+        rec = await self._tasks.get(params.task_id, _caller(context))
+        await asyncio.to_thread(self._push.delete, rec.id, params.id)
+
+    async def on_get_extended_agent_card(
+        self, params: GetExtendedAgentCardRequest, context: ServerCallContext
+    ) -> AgentCard:
+        raise ExtendedAgentCardNotConfiguredError()

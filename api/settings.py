@@ -1,0 +1,58 @@
+"""Settings of the A2A HTTP process (`AGENTRT_` prefix, like the rest)."""
+
+import hashlib
+import hmac
+
+from pydantic import Field
+
+from core.settings import Settings
+
+
+class ApiSettings(Settings):
+    api_host: str = "127.0.0.1"
+    api_port: int = 8080
+    api_public_url: str = Field(
+        default="", description="URL clients reach this server at; default http://host:port"
+    )
+    # Bearer API keys, stored only as SHA-256 hex digests, each bound to a caller identity:
+    # "alice=<sha256hex>,bob=<sha256hex>".
+    api_keys: str = ""
+    api_agent_name: str = "agentrt"
+    api_agent_description: str = "Durable agent runs on Temporal, served over A2A."
+    api_default_skill: str = ""  # used when a message names no skill and several are published
+    api_blocking_cap_seconds: float = 60.0  # a blocking SendMessage returns the Task after this
+    api_max_body_bytes: int = 1_000_000
+    api_poll_seconds: float = 0.2  # how often waits and streams read the journal
+    api_migrate: bool = True
+    push_allow_loopback: bool = False  # tests only: deliver to 127.0.0.1 / localhost
+    push_timeout_seconds: float = 10.0
+    push_backoff_seconds: float = 1.0  # first retry delay, doubled per attempt
+    push_backoff_max_seconds: float = 300.0
+    push_max_attempts: int = 8
+
+    def public_url(self) -> str:
+        return (self.api_public_url or f"http://{self.api_host}:{self.api_port}").rstrip("/")
+
+    def callers(self) -> dict[str, str]:
+        """SHA-256 hex digest of a key → the caller identity it is bound to."""
+        out: dict[str, str] = {}
+        for entry in (e.strip() for e in self.api_keys.split(",") if e.strip()):
+            name, sep, digest = entry.partition("=")
+            if not sep or not name or len(digest) != 64:
+                raise ValueError("AGENTRT_API_KEYS entries are 'identity=<sha256 hex>'")
+            out[digest.lower()] = name
+        return out
+
+
+def key_digest(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def identify(callers: dict[str, str], key: str) -> str | None:
+    """The identity a presented key is bound to, compared in constant time."""
+    presented = key_digest(key)
+    found = None
+    for digest, name in callers.items():
+        if hmac.compare_digest(digest, presented):
+            found = name
+    return found

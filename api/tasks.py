@@ -1,0 +1,206 @@
+"""Tasks over runs: create a task and start its run, continue it with input, wait, cancel.
+
+The web process starts, signals and reads runs; it never runs the agent. Every read comes
+from the task view (a2a_task) or the journal, written from committed state.
+"""
+
+import asyncio
+import time
+import uuid
+from collections.abc import Mapping
+
+from a2a.types import Message, Role, SendMessageRequest
+from a2a.utils.errors import (
+    ContentTypeNotSupportedError,
+    InternalError,
+    InvalidParamsError,
+    TaskNotCancelableError,
+    TaskNotFoundError,
+    UnsupportedOperationError,
+)
+from google.protobuf.json_format import MessageToDict
+from pydantic import ValidationError
+from temporalio.client import Client, WorkflowUpdateFailedError
+from temporalio.common import WorkflowIDReusePolicy
+from temporalio.service import RPCError
+
+from api.convert import message_dict, message_text
+from api.errors import ResultNotRetainableError
+from api.settings import ApiSettings
+from contracts.a2a import InputMessage
+from contracts.approval import CancelRequest
+from contracts.errors import RunNotFoundError
+from contracts.ids import SIGNAL_CANCEL, UPDATE_SUBMIT_INPUT, WORKFLOW_AGENT_RUN
+from contracts.profiles import AgentProfile
+from contracts.run import RunInput
+from starter.facade import AgentRuntime
+from store.a2a import A2AStore, TaskRecord
+from store.a2a_view import INPUT_REQUIRED, INTERRUPTED, RETAINABLE_LEVELS, TERMINAL
+
+
+class TaskService:
+    def __init__(
+        self,
+        settings: ApiSettings,
+        store: A2AStore,
+        client: Client,
+        runtime: AgentRuntime,
+        profiles: Mapping[str, AgentProfile],
+    ) -> None:
+        self._settings = settings
+        self._store = store
+        self._client = client
+        self._runtime = runtime
+        self._profiles = dict(profiles)
+
+    # --- reads -----------------------------------------------------------------------------
+
+    async def get(self, task_id: str, owner: str) -> TaskRecord:
+        rec = await asyncio.to_thread(self._store.get, task_id, owner)
+        if rec is None:
+            raise TaskNotFoundError(message=f"Task {task_id} not found")
+        return rec
+
+    async def wait(
+        self, task_id: str, owner: str, since: int, cap: float | None = None
+    ) -> TaskRecord:
+        """Until the task is terminal, or interrupted by an event after `since`, or the cap."""
+        deadline = time.monotonic() + (
+            self._settings.api_blocking_cap_seconds if cap is None else cap
+        )
+        while True:
+            rec = await self.get(task_id, owner)
+            if rec.state in TERMINAL or (rec.state in INTERRUPTED and rec.journal_head > since):
+                return rec
+            if time.monotonic() >= deadline:
+                return rec
+            await asyncio.sleep(self._settings.api_poll_seconds)
+
+    # --- send ------------------------------------------------------------------------------
+
+    def _profile(self, params: SendMessageRequest) -> AgentProfile:
+        """The published profile a message asks for (metadata "skill"), or the default."""
+        skill = _metadata_str(params.message, "skill") or _struct_str(params, "skill")
+        published = [p for p in self._profiles.values() if p.publish]
+        if not skill:
+            if self._settings.api_default_skill:
+                skill = self._settings.api_default_skill
+            elif len(published) == 1:
+                skill = published[0].name
+            else:
+                raise InvalidParamsError(message="Name a skill in the message metadata 'skill'")
+        profile = self._profiles.get(skill)
+        if profile is None or not profile.publish:
+            raise InvalidParamsError(message=f"Unknown skill {skill!r}")
+        if profile.answer_level not in RETAINABLE_LEVELS:
+            raise ResultNotRetainableError(data={"skill": skill})
+        return profile
+
+    async def create(self, params: SendMessageRequest, owner: str) -> TaskRecord:
+        """A new task, its run started. Bad input or a refused profile creates nothing."""
+        message = params.message
+        text = _checked_text(message)
+        profile = self._profile(params)
+        task_id, run_id = str(uuid.uuid4()), str(uuid.uuid4())
+        context_id = message.context_id or str(uuid.uuid4())
+        stored = message_dict(message)
+        stored.update(taskId=task_id, contextId=context_id)
+        rec = await asyncio.to_thread(
+            lambda: self._store.create(
+                task_id=task_id, context_id=context_id, workflow_id=run_id, owner=owner,
+                profile=profile.name, answer_level=profile.answer_level, message=stored,
+            )
+        )  # fmt: skip
+        try:
+            await self._client.start_workflow(
+                WORKFLOW_AGENT_RUN,
+                RunInput(
+                    run_id=run_id,
+                    profile=profile.name,
+                    prompt=text,
+                    initiator=f"a2a:{owner}",
+                    a2a_task_id=task_id,
+                ),
+                id=run_id,
+                task_queue=self._settings.task_queue,
+                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+                static_summary=f"A2A task ({profile.name})",
+            )
+        except Exception:
+            await asyncio.to_thread(self._store.delete, task_id)
+            raise InternalError(message="The task's run could not be started") from None
+        return rec
+
+    async def follow_up(self, params: SendMessageRequest, owner: str) -> TaskRecord:
+        """A message for a task that asked for more input: continue the same run."""
+        message = params.message
+        rec = await self.get(message.task_id, owner)
+        if message.context_id and message.context_id != rec.context_id:
+            raise InvalidParamsError(message="contextId does not match the task's context")
+        if rec.state in TERMINAL:
+            raise UnsupportedOperationError(message="The task is in a terminal state")
+        if rec.state != INPUT_REQUIRED:
+            raise UnsupportedOperationError(message="The task is not waiting for input")
+        text = _checked_text(message)
+        try:
+            follow = InputMessage(message_id=message.message_id, text=text, sent_by=owner)
+        except ValidationError:
+            raise InvalidParamsError(message="The message is too long") from None
+        stored = message_dict(message)
+        stored.update(taskId=rec.id, contextId=rec.context_id)
+        added = await asyncio.to_thread(
+            lambda: self._store.add_client_message(rec.id, owner, stored, when_state=INPUT_REQUIRED)
+        )
+        if added is None:
+            raise UnsupportedOperationError(message="The task is not waiting for input")
+        handle = self._client.get_workflow_handle(rec.workflow_id)
+        try:
+            await handle.execute_update(
+                UPDATE_SUBMIT_INPUT, follow, id=f"input-{message.message_id}"[:200]
+            )
+        except (WorkflowUpdateFailedError, RPCError):
+            await asyncio.to_thread(self._store.remove_client_message, rec.id, message.message_id)
+            raise UnsupportedOperationError(message="The task is not waiting for input") from None
+        return rec
+
+    # --- cancel ----------------------------------------------------------------------------
+
+    async def cancel(self, task_id: str, owner: str) -> TaskRecord:
+        rec = await self.get(task_id, owner)
+        if rec.state in TERMINAL:
+            raise TaskNotCancelableError(message=f"Task {task_id} is already {rec.state}")
+        by, why = f"a2a:{owner}", "canceled by the A2A client"
+        try:
+            await self._runtime.cancel(rec.workflow_id, by=by, reason=why)
+        except RunNotFoundError:
+            # The run has not begun yet: the workflow takes the cancel when it does.
+            try:
+                await self._client.get_workflow_handle(rec.workflow_id).signal(
+                    SIGNAL_CANCEL, CancelRequest(by=by, reason=why)
+                )
+            except RPCError:
+                pass
+        done = await self.wait(task_id, owner, since=rec.journal_head, cap=30.0)
+        return done
+
+
+def _checked_text(message: Message) -> str:
+    if message.role != Role.ROLE_USER:
+        raise InvalidParamsError(message="Only messages with role ROLE_USER are accepted")
+    kinds = {p.WhichOneof("content") for p in message.parts}
+    if kinds - {"text"}:
+        raise ContentTypeNotSupportedError(message="Only text parts are supported")
+    text = message_text(message).strip()
+    if not text:
+        raise InvalidParamsError(message="The message has no text")
+    return text
+
+
+def _metadata_str(message: Message, key: str) -> str:
+    value = MessageToDict(message.metadata).get(key) if message.HasField("metadata") else None
+    return value if isinstance(value, str) else ""
+
+
+def _struct_str(params: SendMessageRequest, key: str) -> str:
+    value = MessageToDict(params.metadata).get(key) if params.HasField("metadata") else None
+    return value if isinstance(value, str) else ""

@@ -1,0 +1,100 @@
+"""Seal-key rotation: re-seal every sealed column under the active key, in batches.
+
+Put the new key first in AGENTRT_SEAL_KEYS (`new:...,old:...`), run
+`python -m store.rotate` (or `agentrt-api rotate`), then drop the old key. Each batch is its
+own transaction; the command is safe to stop and run again.
+"""
+
+import argparse
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select, update
+
+from store.a2a_rows import A2AEventRow, A2APushConfigRow, A2ATaskRow
+from store.context import StoreContext
+from store.rows import MessageRow, RunRow, ToolResultRow
+
+
+@dataclass(frozen=True)
+class SealedColumn:
+    model: Any
+    column: str
+    keys: tuple[str, ...]  # primary-key attributes
+    row: Callable[[Any], str]  # the associated-data row id
+
+
+COLUMNS = [
+    SealedColumn(RunRow, "answer", ("id",), lambda r: r.id),
+    SealedColumn(RunRow, "pending_approval", ("id",), lambda r: r.id),
+    SealedColumn(MessageRow, "body", ("id",), lambda r: f"{r.run_id}/{r.sequence}"),
+    SealedColumn(ToolResultRow, "content", ("idempotency_key",), lambda r: r.idempotency_key),
+    SealedColumn(A2ATaskRow, "artifacts", ("id",), lambda r: r.id),
+    SealedColumn(A2ATaskRow, "status_message", ("id",), lambda r: r.id),
+    SealedColumn(A2ATaskRow, "history", ("id",), lambda r: r.id),
+    SealedColumn(A2AEventRow, "payload", ("id",), lambda r: f"{r.task_id}/{r.sequence}"),
+    SealedColumn(A2APushConfigRow, "token", ("task_id", "id"), lambda r: f"{r.task_id}/{r.id}"),
+    SealedColumn(
+        A2APushConfigRow, "auth_credentials", ("task_id", "id"), lambda r: f"{r.task_id}/{r.id}"
+    ),
+]
+
+
+def rotate(ctx: StoreContext, batch: int = 500) -> dict[str, int]:
+    """Re-seal values not sealed under the active key; returns counts per table.column."""
+    active_prefix = f"s1.{ctx.sealer.active}.%"
+    counts: dict[str, int] = {}
+    for spec in COLUMNS:
+        col = getattr(spec.model, spec.column)
+        table = spec.model.__tablename__
+        done = 0
+        while True:
+            with ctx.sessions.begin() as s:
+                rows = s.scalars(
+                    select(spec.model)
+                    .where(col.is_not(None), col.not_like(active_prefix))
+                    .order_by(*(getattr(spec.model, k) for k in spec.keys))
+                    .limit(batch)
+                    .with_for_update()
+                ).all()
+                for r in rows:
+                    row_id = spec.row(r)
+                    plain = ctx.sealer.open(
+                        getattr(r, spec.column), table=table, column=spec.column, row=row_id
+                    )
+                    sealed = ctx.sealer.seal(plain, table=table, column=spec.column, row=row_id)
+                    s.execute(
+                        update(spec.model)
+                        .where(*(getattr(spec.model, k) == getattr(r, k) for k in spec.keys))
+                        .values({spec.column: sealed})
+                    )
+            done += len(rows)
+            if len(rows) < batch:
+                break
+        counts[f"{table}.{spec.column}"] = done
+    return counts
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m store.rotate", description=__doc__)
+    parser.add_argument("--batch", type=int, default=500)
+    args = parser.parse_args(argv)
+    from core.settings import Settings
+    from store.engine import make_engine, make_sessionmaker
+    from store.sealing import Sealer
+
+    settings = Settings()
+    sealer = Sealer.from_b64(settings.seal_keys_spec())
+    engine = make_engine(settings.resolved_database_url())
+    try:
+        counts = rotate(StoreContext(make_sessionmaker(engine), sealer), args.batch)
+    finally:
+        engine.dispose()
+    for name, n in counts.items():
+        sys.stdout.write(f"{name}: {n} re-sealed under key {sealer.active}\n")
+
+
+if __name__ == "__main__":
+    main()
