@@ -1,0 +1,99 @@
+"""The result is stored with the completion: the answer ceiling refuses before any task
+exists, a tightening mid-run fails the task without content, a failing completion
+transaction leaves the task FAILED (never COMPLETED empty), `redacted` keeps redacted text."""
+
+import asyncio
+import json
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
+from sqlalchemy import select, update
+
+from store.a2a_journal import A2AJournal
+from store.rows import RunRow
+from tests.api.conftest import Live, user_message
+
+
+async def _wait(live: Live, task_id: str, done: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+    for _ in range(600):
+        task: dict[str, Any] = (await live.rpc("GetTask", {"id": task_id}))["result"]
+        if done(task):
+            return task
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"task {task_id} did not get there: {task}")
+
+
+def _note(task: dict[str, Any]) -> str:
+    parts = task["status"].get("message", {}).get("parts", [{}])
+    return str(parts[0].get("text", ""))
+
+
+async def test_a_profile_that_keeps_no_result_is_refused_before_a_task_exists(live: Live) -> None:
+    before = (await live.rpc("ListTasks", {}))["result"].get("totalSize", 0)
+    reply = await live.rpc(
+        "SendMessage", {"message": user_message("order 1?", metadata={"skill": "vault"})}
+    )
+    assert reply["error"]["code"] == -32004
+    assert reply["error"]["data"][0]["reason"] == "RESULT_NOT_RETAINABLE"
+    assert (await live.rpc("ListTasks", {}))["result"].get("totalSize", 0) == before
+
+
+async def test_a_ceiling_tightening_during_the_run_fails_the_task_without_content(
+    live: Live,
+) -> None:
+    sent = await live.rpc(
+        "SendMessage",
+        {"message": user_message("please refund"), "configuration": {"returnImmediately": True}},
+    )
+    task_id = sent["result"]["task"]["id"]
+    await _wait(live, task_id, lambda t: "approval" in _note(t))
+    rec = live.store.get(task_id, None)
+    assert rec is not None
+    run_id = rec.workflow_id
+    # A fallback to a stricter provider moves the answer ceiling to `none`.
+    with live.parts.ctx.sessions.begin() as s:
+        snap = json.loads(s.scalar(select(RunRow.snapshot).where(RunRow.id == run_id)) or "{}")
+        snap["plan"]["answer_level"] = "none"
+        s.execute(update(RunRow).where(RunRow.id == run_id).values(snapshot=json.dumps(snap)))
+    view = await live.runtime.status(run_id)
+    assert view.pending_approval is not None
+    await live.runtime.approve(
+        run_id, approved=True, decided_by="ops", turn_digest=view.pending_approval.turn_digest
+    )
+    task = await _wait(live, task_id, lambda t: t["status"]["state"] == "TASK_STATE_FAILED")
+    assert task["metadata"] == {"reason": "RESULT_NOT_RETAINABLE"}
+    assert "privacy policy" in _note(task)
+    assert "artifacts" not in task
+    await _wait(live, task_id, lambda t: True)
+    events = A2AJournal(live.parts.ctx).events_after(task_id, -1)
+    assert "TASK_STATE_COMPLETED" not in [e.state for e in events]
+    assert "refunded" not in json.dumps([e.payload for e in events]) + json.dumps(task)
+
+
+async def test_a_failing_completion_transaction_leaves_the_task_failed_never_completed_empty(
+    make_live: Callable[[Callable[[str], None]], AbstractAsyncContextManager[Live]],
+) -> None:
+    def broken(point: str) -> None:
+        if point == "complete.before_commit":
+            raise RuntimeError("injected: the completion transaction fails")
+
+    async with make_live(broken) as live:
+        reply = await live.rpc("SendMessage", {"message": user_message("order 3?")})
+        task = reply["result"]["task"]
+        assert task["status"]["state"] == "TASK_STATE_FAILED"
+        assert "artifacts" not in task
+        assert task["metadata"] == {"reason": "COMPLETION_FAILED"}
+        await asyncio.sleep(0.3)
+        events = A2AJournal(live.parts.ctx).events_after(task["id"], -1)
+        assert "TASK_STATE_COMPLETED" not in [e.state for e in events]
+        assert [e.kind for e in events if e.kind == "artifact"] == []
+
+
+async def test_redacted_answer_level_keeps_redacted_text(live: Live) -> None:
+    reply = await live.rpc(
+        "SendMessage", {"message": user_message("contact?", metadata={"skill": "redactor"})}
+    )
+    task = reply["result"]["task"]
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert task["artifacts"][0]["parts"][0]["text"] == "Write to *** for details."
