@@ -1,0 +1,47 @@
+"""The mutable state of one run inside the workflow, shared by the loop and the handlers."""
+
+import asyncio
+from dataclasses import dataclass, field
+
+from temporalio import workflow
+from temporalio.common import SearchAttributeKey
+
+from workflows._approval import ApprovalGate
+from workflows._loop import LoopState
+
+with workflow.unsafe.imports_passed_through():
+    from contracts.a2a import InputMessage
+    from contracts.approval import CancelRequest
+    from contracts.enums import RunStatus
+    from contracts.ids import SA_RUN_STATUS
+    from contracts.profiles import RunPlan
+
+STATUS_KEY = SearchAttributeKey.for_keyword(SA_RUN_STATUS)
+
+
+@dataclass
+class RunContext:
+    run_id: str = ""
+    task_id: str | None = None  # the A2A task this run serves, if any
+    plan: RunPlan | None = None
+    state: LoopState = field(default_factory=LoopState)
+    gate: ApprovalGate = field(default_factory=ApprovalGate)
+    recorded: set[str] = field(default_factory=set)  # digests whose decision is persisted
+    cancel: CancelRequest | None = None
+    awaiting_input: bool = False
+    input: InputMessage | None = None
+    finished: bool = False
+
+    def require_plan(self) -> RunPlan:
+        assert self.plan is not None, "the run has not begun"
+        return self.plan
+
+    def check_cancel(self) -> None:
+        """Boundaries re-check: an in-flight write may have absorbed the cancel request."""
+        if self.cancel is not None or workflow.cancellation_reason() is not None:
+            raise asyncio.CancelledError()
+
+
+def set_status(status: RunStatus) -> None:
+    """Mirror the run status into a search attribute (never user content)."""
+    workflow.upsert_search_attributes([STATUS_KEY.value_set(status.value)])

@@ -1,0 +1,123 @@
+"""Pauses for a human: an approval decision, or the remote user's follow-up input. A
+waiting run holds no worker slot. Also the A2A projection after each committed change."""
+
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.exceptions import ActivityError
+
+from workflows import _options as opt
+from workflows._calls import call, error_type
+from workflows._context import RunContext, set_status
+from workflows._loop import Stop, turn_digest
+
+with workflow.unsafe.imports_passed_through():
+    from activities.a2a import A2AActivities
+    from activities.approval import ApprovalActivities
+    from contracts.a2a import ProjectRequest
+    from contracts.approval import ApprovalDecision, PendingApproval
+    from contracts.enums import RunStatus, TerminationReason
+    from contracts.messages import ToolCall
+    from contracts.run import AddInputRequest, AwaitInputRequest, ResumeRequest, SuspendRequest
+
+
+async def project(ctx: RunContext) -> None:
+    """Show the committed state to the run's A2A task (idempotent per run revision)."""
+    if ctx.task_id is None:
+        return
+    await call(
+        A2AActivities.project,
+        ProjectRequest(run_id=ctx.run_id, task_id=ctx.task_id),
+        opt.store_call(),
+        summary="project to A2A task",
+    )
+
+
+async def await_decision(ctx: RunContext, round_no: int, calls: list[ToolCall]) -> ApprovalDecision:
+    """Suspend before any call of the turn runs, then wait for a decision on record."""
+    plan = ctx.require_plan()
+    pending = PendingApproval(
+        turn_digest=turn_digest(calls), round=round_no, calls=calls, requested_at=workflow.now()
+    )
+    try:
+        suspended = await call(
+            ApprovalActivities.suspend,
+            SuspendRequest(run_id=ctx.run_id, sequence=ctx.state.take_sequence(), pending=pending),
+            opt.bounded_store_call(),
+            summary="suspend for approval",
+        )
+    except ActivityError as err:
+        raise Stop(TerminationReason.SUSPEND_FAILED, error_type=error_type(err)) from None
+    if not suspended.applied:
+        # Refused (e.g. cancelled first): never an unresumable waiting run.
+        raise Stop(TerminationReason.SUSPEND_FAILED, error_type="SuspendRefused")
+    ctx.gate.open(pending)
+    set_status(RunStatus.WAITING_FOR_APPROVAL)
+    await project(ctx)
+    limit = plan.approval_timeout_seconds
+    try:
+        await workflow.wait_condition(
+            lambda: ctx.gate.decision is not None,
+            timeout=timedelta(seconds=limit) if limit else None,
+            timeout_summary="approval timeout",
+        )
+    except TimeoutError:
+        ctx.gate.closed = True
+        raise Stop(TerminationReason.APPROVAL_TIMEOUT, error_type="ApprovalTimeout") from None
+    decision = ctx.gate.decision
+    assert decision is not None
+    try:
+        resumed = await call(
+            ApprovalActivities.resume,
+            ResumeRequest(
+                run_id=ctx.run_id,
+                sequence=ctx.state.take_sequence(),
+                round=round_no,
+                decision=decision,
+            ),
+            opt.store_call(),
+            summary="record decision",
+        )
+    except ActivityError as err:
+        # Fail closed: a decision that is not on record releases no write.
+        raise Stop(TerminationReason.INTERNAL_ERROR, error_type=error_type(err)) from None
+    if not resumed.applied:
+        raise Stop(TerminationReason.INTERNAL_ERROR, error_type="ResumeRefused")
+    ctx.recorded.add(decision.turn_digest)
+    ctx.gate.close_turn()
+    set_status(RunStatus.RUNNING)
+    await project(ctx)
+    return decision
+
+
+async def await_input(ctx: RunContext, round_no: int) -> None:
+    """The model asked the remote user for more: wait for the follow-up and record it."""
+    waiting = await call(
+        ApprovalActivities.await_input,
+        AwaitInputRequest(run_id=ctx.run_id, sequence=ctx.state.take_sequence(), round=round_no),
+        opt.bounded_store_call(),
+        summary="wait for input",
+    )
+    if not waiting.applied:
+        raise Stop(TerminationReason.SUSPEND_FAILED, error_type="SuspendRefused")
+    ctx.input = None
+    ctx.awaiting_input = True
+    set_status(RunStatus.WAITING_FOR_INPUT)
+    await project(ctx)
+    await workflow.wait_condition(lambda: ctx.input is not None)
+    message = ctx.input
+    assert message is not None
+    added = await call(
+        ApprovalActivities.add_input,
+        AddInputRequest(
+            run_id=ctx.run_id, sequence=ctx.state.take_sequence(), round=round_no, message=message
+        ),
+        opt.store_call(),
+        summary="record input",
+    )
+    ctx.awaiting_input = False
+    ctx.input = None
+    if not added.applied:
+        raise Stop(TerminationReason.INTERNAL_ERROR, error_type="InputRefused")
+    set_status(RunStatus.RUNNING)
+    await project(ctx)

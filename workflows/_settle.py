@@ -1,0 +1,136 @@
+"""Ending a run: completion in one transaction, or a guarded settle to FAILED / CANCELLED.
+The workflow's own outcome mirrors the run's, so Temporal Web tells operators the truth."""
+
+import asyncio
+from typing import NoReturn
+
+from temporalio import workflow
+from temporalio.exceptions import ActivityError, ApplicationError
+
+from workflows import _options as opt
+from workflows._calls import call, error_type
+from workflows._context import RunContext, set_status
+from workflows._loop import Stop
+from workflows._pauses import project
+
+with workflow.unsafe.imports_passed_through():
+    from activities.run import RunActivities
+    from contracts.approval import CancelRequest
+    from contracts.enums import Outcome, RunStatus, TerminationReason
+    from contracts.errors import ErrorType
+    from contracts.run import CompleteRequest, FailRequest, RunResult
+
+
+async def complete(ctx: RunContext, answer_seq: int, reason: TerminationReason) -> RunResult:
+    st = ctx.state
+    try:
+        settled = await call(
+            RunActivities.complete,
+            CompleteRequest(
+                run_id=ctx.run_id,
+                sequence=st.take_sequence(),
+                answer_sequence=answer_seq,
+                iterations=st.iterations,
+                truncated=st.truncated,
+                termination_reason=reason,
+                usage=st.usage,
+            ),
+            opt.completion_call(),
+            summary="complete",
+        )
+    except ActivityError as err:
+        # Never COMPLETED without its answer: the run fails instead.
+        kind = error_type(err)
+        failed = (
+            TerminationReason.RESULT_NOT_RETAINABLE
+            if kind == ErrorType.RESULT_NOT_RETAINABLE
+            else TerminationReason.COMPLETION_FAILED
+        )
+        return await stop(ctx, Stop(failed, error_type=kind))
+    if not settled.applied and settled.status is not RunStatus.COMPLETED:
+        return await stop(
+            ctx,
+            Stop(
+                TerminationReason.INTERNAL_ERROR,
+                status=settled.status or RunStatus.FAILED,
+                error_type="AlreadySettled",
+                already_settled=True,
+            ),
+        )
+    # (Not applied but COMPLETED: an earlier execution — a reset — completed it.)
+    return await _finish(ctx, _result(ctx, RunStatus.COMPLETED, Outcome.COMPLETED, reason))
+
+
+async def stop(ctx: RunContext, why: Stop) -> NoReturn:
+    result = await _settle(ctx, why)
+    raise ApplicationError(
+        f"run {why.status.value.lower()}: {why.reason.value}",
+        result.model_dump(mode="json"),
+        type=ErrorType.RUN_FAILED.value,
+        non_retryable=True,
+    )
+
+
+async def cancelled(ctx: RunContext) -> NoReturn:
+    native = workflow.cancellation_reason()
+    request = ctx.cancel or CancelRequest(by="temporal", reason=native or None)
+    await _settle(
+        ctx,
+        Stop(TerminationReason.CANCELLED, status=RunStatus.CANCELLED),
+        actor=request.by,
+        note=request.reason,
+    )
+    if native is not None:
+        raise asyncio.CancelledError()  # the workflow shows Canceled in Temporal Web
+    raise ApplicationError(
+        f"run cancelled by {request.by}", type=ErrorType.RUN_CANCELLED.value, non_retryable=True
+    )
+
+
+async def _settle(
+    ctx: RunContext, why: Stop, actor: str | None = None, note: str | None = None
+) -> RunResult:
+    st = ctx.state
+    if not why.already_settled:
+        await call(
+            RunActivities.fail,
+            FailRequest(
+                run_id=ctx.run_id,
+                sequence=st.take_sequence(),
+                reason=why.reason,
+                iterations=st.iterations,
+                usage=st.usage,
+                error_type=why.error_type,
+                status=why.status,
+                outcome=why.outcome,
+                actor=actor,
+                note=note,
+            ),
+            opt.store_call(),
+            summary=f"settle {why.status.value}",
+        )
+    return await _finish(ctx, _result(ctx, why.status, why.outcome, why.reason))
+
+
+async def _finish(ctx: RunContext, result: RunResult) -> RunResult:
+    await project(ctx)
+    ctx.finished = True
+    ctx.gate.closed = True
+    set_status(result.status)
+    await workflow.wait_condition(workflow.all_handlers_finished)
+    return result
+
+
+def _result(
+    ctx: RunContext, status: RunStatus, outcome: Outcome, reason: TerminationReason
+) -> RunResult:
+    st = ctx.state
+    return RunResult(
+        run_id=ctx.run_id,
+        status=status,
+        outcome=outcome,
+        termination_reason=reason,
+        iterations=st.iterations,
+        truncated=st.truncated,
+        usage=st.usage,
+    )
