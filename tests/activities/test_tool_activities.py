@@ -1,0 +1,110 @@
+"""Tool and write activities at their boundary (ActivityEnvironment, real database)."""
+
+import uuid
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+
+import pytest
+from temporalio.exceptions import ApplicationError
+from temporalio.testing import ActivityEnvironment
+
+from activities.registry import ToolRegistry
+from activities.toolbox.demo import demo_tools
+from activities.tools import ToolActivities
+from activities.write import WriteActivities
+from contracts.enums import Outcome, RunStatus, TerminationReason, ToolEffect
+from contracts.errors import ErrorType
+from contracts.ids import idempotency_key
+from contracts.messages import ToolCall
+from contracts.run import ToolCallRequest
+from starter.facade import AgentRuntime
+from store.demo import DemoWorld
+from store.fence import FenceStore
+from store.runs import RunStore
+from store.tool_steps import ToolStepStore
+from tests.conftest import FailTimes
+from workers.compose import Parts
+
+MakeRuntime = Callable[[Callable[[str], None]], AbstractAsyncContextManager[AgentRuntime]]
+
+
+def _run(parts: Parts) -> str:
+    run_id = str(uuid.uuid4())
+    snapshot = '{"plan": {"privacy": "full"}, "tools": [], "instructions": ""}'
+    RunStore(parts.ctx).begin(
+        run_id=run_id, profile="auto", snapshot=snapshot, prompt="p", initiator="t", privacy="full"
+    )
+    return run_id
+
+
+class Counter:
+    def __init__(self, point: str) -> None:
+        self.point, self.hits = point, 0
+
+    def __call__(self, point: str) -> None:
+        self.hits += point == self.point
+
+
+async def test_an_idempotent_write_repeated_returns_the_first_result(parts: Parts) -> None:
+    run_id = _run(parts)
+    invoked = Counter("tool.invoke")
+    acts = ToolActivities(
+        registry=ToolRegistry(demo_tools(DemoWorld(parts.ctx))),
+        steps=ToolStepStore(parts.ctx),
+        runs=RunStore(parts.ctx),
+        faults=invoked,
+    )
+    call = ToolCall(call_id="r1.1", name="set_record", arguments={"key": f"k{run_id}", "value": 1})
+    request = ToolCallRequest(
+        run_id=run_id,
+        round=1,
+        sequence=1,
+        call=call,
+        effect=ToolEffect.IDEMPOTENT_WRITE,
+        idempotency_key=idempotency_key(run_id, "r1.1"),
+    )
+    env = ActivityEnvironment()
+    first = await env.run(acts.execute, request)
+    again = await env.run(acts.execute, request.model_copy(update={"sequence": 2}))
+    assert not first.replayed and again.replayed and invoked.hits == 1
+    stored = ToolStepStore(parts.ctx).result(request.idempotency_key)
+    assert stored is not None and stored.content == f"Set k{run_id}."
+
+
+async def test_a_write_on_a_run_with_no_row_is_refused_before_it_runs(parts: Parts) -> None:
+    ghost = str(uuid.uuid4())
+    acts = WriteActivities(
+        registry=ToolRegistry(demo_tools(DemoWorld(parts.ctx))),
+        fence=FenceStore(parts.ctx),
+        steps=ToolStepStore(parts.ctx),
+        runs=RunStore(parts.ctx),
+    )
+    call = ToolCall(
+        call_id="r1.1", name="issue_refund", arguments={"order_id": "1042", "amount_cents": 5}
+    )
+    request = ToolCallRequest(
+        run_id=ghost,
+        round=1,
+        sequence=1,
+        call=call,
+        effect=ToolEffect.NON_IDEMPOTENT_WRITE,
+        idempotency_key=idempotency_key(ghost, "r1.1"),
+        fence_token="t",
+    )
+    with pytest.raises(ApplicationError) as err:
+        await ActivityEnvironment().run(acts.execute, request)
+    assert err.value.type == ErrorType.RUN_NOT_FOUND and err.value.non_retryable
+    assert DemoWorld(parts.ctx).ledger_count(run_id=ghost) == 0
+
+
+async def test_a_write_whose_audit_cannot_be_persisted_fails_the_run_and_is_not_retried(
+    make_runtime: MakeRuntime, parts: Parts
+) -> None:
+    hook = FailTimes("record.before_clear", times=100)
+    async with make_runtime(hook) as runtime:
+        view = await runtime.run("auto", "Please refund order 1042")
+    assert hook.reached == 1  # one attempt: never retried
+    assert view.status is RunStatus.FAILED and view.outcome is Outcome.FAILED
+    assert view.termination_reason is TerminationReason.INTERRUPTED_WRITE
+    assert view.pending_effect is not None and view.pending_effect.state == "outcome_unknown"
+    assert DemoWorld(parts.ctx).ledger_count(run_id=view.run_id) == 1  # it did run, once
