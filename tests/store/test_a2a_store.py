@@ -2,26 +2,33 @@
 idempotent per revision, the answer ceiling, listing, purge and sealing."""
 
 import json
+import os
 import uuid
+from collections.abc import Iterator
+from dataclasses import replace
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import select, update
+from sqlalchemy import create_engine, select, text, update
 
 from contracts.enums import Outcome, RunStatus, TerminationReason
 from contracts.messages import Message, Usage
+from core.settings import DEFAULT_POSTGRES_DSN
 from store.a2a import A2AStore, ResultNotRetainableError
 from store.a2a_journal import A2AJournal
 from store.a2a_project import A2AProjector
 from store.a2a_purge import purge_runs, purge_terminal_before
+from store.a2a_push import A2APushStore
 from store.a2a_rows import A2AEventRow, A2ATaskRow
 from store.context import utcnow
+from store.rotate import rotate
 from store.rows import RunRow
 from store.runs import RunStore
-from store.sealing import SealError
+from store.sealing import Sealer, SealError
 from store.settle import SettleStore
-from workers.compose import Parts
+from workers.compose import Parts, open_store
 
 
 def _message(text: str) -> dict[str, Any]:
@@ -197,3 +204,49 @@ def test_sealed_task_columns_are_bound_to_their_row(parts: Parts) -> None:
     with parts.ctx.sessions() as s:
         raw = s.scalar(select(A2ATaskRow.history).where(A2ATaskRow.id == a))
     assert raw is not None and "a@b.io" not in raw
+
+
+@pytest.fixture
+def own_db(tmp_path: Path) -> Iterator[str]:
+    """A database of its own: rotation rewrites every sealed value it finds."""
+    if os.environ.get("AGENTRT_TEST_DATABASE") == "postgres":
+        base = os.environ.get("AGENTRT_POSTGRES_DSN", DEFAULT_POSTGRES_DSN)
+        schema = f"r_{uuid.uuid4().hex[:12]}"
+        admin = create_engine(base)
+        with admin.begin() as conn:
+            conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+        yield f"{base}?options=-csearch_path%3D{schema}"
+        with admin.begin() as conn:
+            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
+    else:
+        yield f"sqlite:///{tmp_path / 'rotate.db'}"
+
+
+def test_rotation_reseals_every_sealed_column_under_the_active_key(own_db: str) -> None:
+    old_key, new_key = b"o" * 32, b"n" * 32
+    engine, ctx = open_store(own_db, Sealer({"old": old_key}, "old"))
+    try:
+        parts = Parts(engine, ctx)
+        task_id, run_id = _task(parts)
+        A2AProjector(ctx).project(run_id=run_id, task_id=task_id)
+        _answer_and_complete(parts, run_id, "rotated answer")
+        A2AProjector(ctx).project(run_id=run_id, task_id=task_id)  # 4 events, 2 batches
+        A2APushStore(ctx).upsert(
+            task_id=task_id, config_id="c", url="http://127.0.0.1:9/", token="t",
+            auth_scheme="Bearer", auth_credentials="cred",
+        )  # fmt: skip
+        both = replace(ctx, sealer=Sealer({"new": new_key, "old": old_key}, "new"))
+        counts = rotate(both, batch=2)
+        assert counts["a2a_task.history"] == 1 and counts["agent_message.body"] >= 2
+        assert counts["a2a_event.payload"] == 4 and counts["a2a_push_config.token"] == 1
+        assert rotate(both)["a2a_event.payload"] == 0  # nothing left under the old key
+        only_new = replace(ctx, sealer=Sealer({"new": new_key}, "new"))
+        task = A2AStore(only_new).get(task_id, None)
+        assert task is not None and task.artifacts[0]["parts"][0]["text"] == "rotated answer"
+        assert len(A2AJournal(only_new).events_after(task_id, -1)) >= 3
+        assert RunStore(only_new).get(run_id) is not None
+        cfg = A2APushStore(only_new).get(task_id, "c")
+        assert cfg is not None and cfg.auth_credentials == "cred"
+    finally:
+        engine.dispose()
