@@ -8,14 +8,16 @@ from pathlib import Path
 
 from contracts.ids import SA_PROFILE, SA_RUN_STATUS
 
-# The stock dev server polls its single shard's queues at 20/s, which adds ~50 ms per
-# workflow task to back-to-back work; on one machine we can afford to poll far more often.
+# Measured with `python -m bench --sections devserver --ablate` (see bench/README.md).
+# The stock dev server reads its single shard's transfer queue at most 20 times a second,
+# which adds ~35 ms to every activity and workflow task of back-to-back work; and it may
+# fire a timer up to 1 s late (timerProcessorMaxTimeShift), so a 100 ms retry backoff takes
+# a second. Keys without a measurable effect (transferProcessorUpdateAckInterval, the task
+# queue partition counts) were dropped.
 TUNING = [
     "history.transferProcessorMaxPollRPS=1000",
+    'history.timerProcessorMaxTimeShift="10ms"',
     "history.timerProcessorMaxPollRPS=1000",
-    'history.transferProcessorUpdateAckInterval="1s"',
-    "matching.numTaskqueueReadPartitions=1",
-    "matching.numTaskqueueWritePartitions=1",
 ]
 SEARCH_ATTRIBUTES = {SA_RUN_STATUS: "Keyword", SA_PROFILE: "Keyword"}
 

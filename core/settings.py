@@ -30,6 +30,11 @@ class Settings(BaseSettings):
     seal_keys: SecretStr | None = Field(
         default=None, description="kid:base64key[,kid:base64key]; first is active."
     )
+    payload_keys: SecretStr | None = Field(
+        default=None,
+        description="kid:base64key[,...]: encrypt Temporal payloads (first key active).",
+    )
+    codec_ui_origins: str = "http://127.0.0.1:8233,http://localhost:8233"
     openai_base_url: str = "https://api.openai.com/v1"
     openai_api_key: SecretStr | None = None
     # Test-only: block (or crash) at a named fault point; see workers/faults.py.
@@ -41,6 +46,9 @@ class Settings(BaseSettings):
         if self.database_url:
             return self.database_url
         return f"sqlite:///{(self.data_dir / 'agentrt.db').resolve()}"
+
+    def payload_keys_spec(self) -> str | None:
+        return None if self.payload_keys is None else self.payload_keys.get_secret_value()
 
     def seal_keys_spec(self) -> str:
         """The configured seal keys, or a per-installation key kept under data_dir."""

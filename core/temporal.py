@@ -1,14 +1,27 @@
 """The one data converter and the client factory used by every process."""
 
+import dataclasses
+
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.converter import DataConverter
 
-
-def data_converter() -> DataConverter:
-    """Every client, worker, test and replayer uses this: a payload codec goes in here."""
-    return pydantic_data_converter
+from core.codec import EncryptionCodec
 
 
-async def connect(address: str, namespace: str = "default") -> Client:
-    return await Client.connect(address, namespace=namespace, data_converter=data_converter())
+def data_converter(payload_keys: str | None = None) -> DataConverter:
+    """Every client, worker, test and replayer uses this. With payload keys, every payload
+    (inputs, results, signals, updates, queries, memo) is encrypted before it leaves."""
+    if not payload_keys:
+        return pydantic_data_converter
+    return dataclasses.replace(
+        pydantic_data_converter, payload_codec=EncryptionCodec.from_spec(payload_keys)
+    )
+
+
+async def connect(
+    address: str, namespace: str = "default", payload_keys: str | None = None
+) -> Client:
+    return await Client.connect(
+        address, namespace=namespace, data_converter=data_converter(payload_keys)
+    )

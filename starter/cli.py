@@ -73,6 +73,10 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--keep-running", action="store_true", help="stay up until Ctrl-C")
 
     sub.add_parser("migrate", help="bring the database schema to head")
+    codec = sub.add_parser(
+        "codec-server", help="serve /decode for Temporal Web (needs AGENTRT_PAYLOAD_KEYS)"
+    )
+    codec.add_argument("--port", type=int, default=8081)
     return p
 
 
@@ -145,6 +149,8 @@ async def _dispatch(
         return await embedded.run_demo(settings, opts, out, err)
     if args.command == "migrate":
         return commands.migrate(settings, out)
+    if args.command == "codec-server":
+        return await commands.codec_server(settings, args.port, out)
     if getattr(args, "run_id", None) is not None:
         commands.run_id_arg(args.run_id)  # bad input fails before any connection is made
     async with commands.session(settings) as (runtime, client):

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
+import uvicorn
 from rich.console import Console
 from sqlalchemy.exc import SQLAlchemyError
 from temporalio.client import Client
@@ -26,6 +27,8 @@ from contracts.errors import (
     UnknownProfileError,
 )
 from contracts.run import EventView, RunView
+from core.codec import EncryptionCodec
+from core.codec_server import create_codec_app
 from core.settings import Settings
 from core.temporal import connect
 from starter import render
@@ -84,7 +87,9 @@ async def session(settings: Settings) -> AsyncIterator[tuple[AgentRuntime, Clien
     engine, ctx = open_store(settings.resolved_database_url(), sealer, run_migrations=False)
     try:
         try:
-            client = await connect(settings.temporal_address, settings.temporal_namespace)
+            client = await connect(
+                settings.temporal_address, settings.temporal_namespace, settings.payload_keys_spec()
+            )
         except RuntimeError as exc:
             raise TemporalUnavailableError(
                 f"cannot reach Temporal at {settings.temporal_address}: {exc}"
@@ -238,3 +243,16 @@ class Commands:
                 return False
             raise
         return True
+
+
+async def codec_server(settings: Settings, port: int, out: Console) -> int:
+    """Serve the payload codec on 127.0.0.1 for Temporal Web until interrupted."""
+    keys = settings.payload_keys_spec()
+    if not keys:
+        raise ConfigError("AGENTRT_PAYLOAD_KEYS is not set: there is nothing to decode")
+    origins = [o.strip() for o in settings.codec_ui_origins.split(",") if o.strip()]
+    app = create_codec_app(EncryptionCodec.from_spec(keys), origins)
+    out.print(f"codec server on http://127.0.0.1:{port} for {', '.join(origins)}")
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    await server.serve()
+    return EXIT_OK

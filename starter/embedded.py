@@ -262,7 +262,9 @@ async def _connect(settings: Settings) -> Client:
     """The port opens a moment before the frontend answers: retry briefly."""
     for attempt in range(40):
         try:
-            return await connect(settings.temporal_address, settings.temporal_namespace)
+            return await connect(
+                settings.temporal_address, settings.temporal_namespace, settings.payload_keys_spec()
+            )
         except RuntimeError:
             if attempt == 39:
                 raise DevServerError(
