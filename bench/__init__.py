@@ -1,0 +1,1 @@
+"""Benchmarks of the agent runtime: `python -m bench` (see bench/README.md)."""

@@ -1,0 +1,195 @@
+"""`python -m bench` (`./dev bench`): run the benchmark, print tables, write a markdown summary.
+
+The entry point: flags and settings are read here and nowhere else in bench/.
+"""
+
+import argparse
+import asyncio
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, fields
+from datetime import UTC, datetime
+from pathlib import Path
+
+from bench import tuning
+from bench.config import BenchConfig, tiny
+from bench.database import bench_database, describe
+from bench.harness import RESULTS_DIR, bench_settings, dev_server
+from bench.report import Report, Table, ms, times
+from bench.suite import SHARED_SECTIONS, run_shared
+from core.devserver import extra_args, temporal_cli
+from core.settings import Settings
+from store.sealing import Sealer
+
+ALL_SECTIONS = (*SHARED_SECTIONS, "devserver")
+
+
+def _ints(text: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in text.split(",") if x.strip())
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    d = BenchConfig()
+    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    p.add_argument("--sections", default=",".join(ALL_SECTIONS), help="comma-separated subset")
+    p.add_argument("--runs", type=int, default=d.runs, help="sequential runs per kind and k")
+    p.add_argument("--tools", type=_ints, default=d.tools, help="tool calls per run, e.g. 1,3,6")
+    p.add_argument("--concurrency", type=int, default=d.concurrency)
+    p.add_argument("--throughput-runs", type=int, default=d.throughput_runs)
+    p.add_argument("--history-rounds", type=_ints, default=d.history_rounds)
+    p.add_argument(
+        "--long-history",
+        type=int,
+        default=d.long_history_rounds,
+        help="rounds of the bench-only long run (49 = 50 model calls); 0 skips it",
+    )
+    p.add_argument("--fence-runs", type=int, default=d.fence_runs)
+    p.add_argument("--server-runs", type=int, default=d.server_runs)
+    p.add_argument("--ablate", action="store_true", help="also run without each TUNING key")
+    p.add_argument("--persist", action="store_true", help="dev servers persist to a file")
+    p.add_argument("--postgres", action="store_true", help="PostgreSQL (AGENTRT_POSTGRES_DSN)")
+    p.add_argument("--tiny", action="store_true", help="smallest sizes: a quick check")
+    p.add_argument("--out", type=Path, default=RESULTS_DIR / "latest.md")
+    return p.parse_args(argv)
+
+
+def config_from(ns: argparse.Namespace) -> BenchConfig:
+    if ns.tiny:
+        return tiny()
+    return BenchConfig(
+        runs=ns.runs,
+        tools=ns.tools,
+        concurrency=ns.concurrency,
+        throughput_runs=ns.throughput_runs,
+        history_rounds=ns.history_rounds,
+        long_history_rounds=ns.long_history,
+        fence_runs=ns.fence_runs,
+        server_runs=ns.server_runs,
+        ablate=ns.ablate,
+        persist=ns.persist,
+    )
+
+
+async def run(
+    cfg: BenchConfig, sections: tuple[str, ...], postgres_dsn: str | None
+) -> tuple[Report, str]:
+    keys = f"bench:{Sealer.new_key_b64()}"
+    with (
+        tempfile.TemporaryDirectory(prefix="agentrt-bench-") as tmp,
+        bench_database(Path(tmp), postgres_dsn) as url,
+    ):
+        work = Path(tmp)
+
+        def make_settings() -> Settings:
+            return bench_settings(database_url=url, seal_keys=keys, data_dir=work)
+
+        report = Report()
+        shared = tuple(s for s in sections if s in SHARED_SECTIONS)
+        if shared:
+            print("tuned dev server (core.devserver.extra_args):", file=sys.stderr, flush=True)
+            db_file = work / "temporal-main.db" if cfg.persist else None
+            async with dev_server(extra_args(), db_file=db_file) as client:
+                report.extend(await run_shared(client, make_settings(), cfg, shared))
+        if "devserver" in sections:
+            print("dev server tuning:", file=sys.stderr, flush=True)
+            report.extend(tuning.tables(await tuning.measure(cfg, make_settings, work), cfg))
+        return report, describe(url)
+
+
+def headline(report: Report) -> Table:
+    f = report.figures
+    table = Table("Headline", ["measure", "value", "target"])
+    for key in sorted(k for k in f if k.startswith("overhead.") and k.endswith(".ratio")):
+        k = key.split(".")[1]
+        table.rows.append([f"agent/bare latency, k={k[1:]}", times(f[key]), "<= 1.15"])
+    if "history.bytes_per_model_call.last_over_first" in f:
+        table.rows.append(
+            [
+                "history bytes/model call, first -> last",
+                f"{f['history.bytes_per_model_call.first']:.0f} -> "
+                f"{f['history.bytes_per_model_call.last']:.0f} "
+                f"({times(f['history.bytes_per_model_call.last_over_first'])})",
+                "flat (<= ~1)",
+            ]
+        )
+    if "fence.extra_ms" in f:
+        table.rows.append(
+            [
+                "fence extra time per write",
+                f"+{ms(f['fence.extra_ms'])} ms ({times(f['fence.ratio'])})",
+                "-",
+            ]
+        )
+        table.rows.append(
+            [
+                "fence extra work per write",
+                f"1 activity ({f['fence.stamp_statements']:.0f} stmts, "
+                f"{f['fence.stamp_commits']:.0f} commit) + 1 workflow task + "
+                f"{f['fence.write_commits'] - f['fence.tool_commits']:.0f} commit (claim)",
+                "1 activity + 1 DB round trip",
+            ]
+        )
+    if "devserver.stock.per_activity_ms" in f:
+        table.rows.append(
+            [
+                "dev server ms per activity, stock -> tuned",
+                f"{ms(f['devserver.stock.per_activity_ms'])} -> "
+                f"{ms(f['devserver.tuned.per_activity_ms'])}",
+                "lower",
+            ]
+        )
+    return table
+
+
+def _temporal_version() -> str:
+    try:
+        out = subprocess.run(
+            [temporal_cli(), "--version"], capture_output=True, text=True, timeout=10
+        )
+        return out.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def markdown(report: Report, cfg: BenchConfig, database: str, seconds: float) -> str:
+    sizes = ", ".join(
+        f"{f.name}={v}" for f, v in zip(fields(cfg), asdict(cfg).values(), strict=True)
+    )
+    lines = [
+        "# Benchmark results",
+        "",
+        f"- when: {datetime.now(UTC).isoformat(timespec='seconds')}",
+        f"- machine: {os.cpu_count()} CPUs, {platform.platform()}, Python "
+        f"{platform.python_version()}",
+        f"- temporal: {_temporal_version()}; dev server "
+        f"{'with file persistence' if cfg.persist else 'in memory'}",
+        f"- database: {database}",
+        f"- sizes: {sizes}",
+        f"- wall time: {seconds:.0f} s",
+        "",
+    ]
+    for table in [headline(report), *report.tables]:
+        lines += [table.markdown(), ""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ns = parse(argv)
+    cfg = config_from(ns)
+    sections = tuple(s.strip() for s in ns.sections.split(",") if s.strip())
+    unknown = set(sections) - set(ALL_SECTIONS)
+    if unknown:
+        raise SystemExit(f"unknown sections: {', '.join(sorted(unknown))}")
+    postgres_dsn = Settings().postgres_dsn if ns.postgres else None
+    started = time.monotonic()
+    report, database = asyncio.run(run(cfg, sections, postgres_dsn))
+    seconds = time.monotonic() - started
+    for table in [headline(report), *report.tables]:
+        print(table.text(), end="\n\n")
+    ns.out.parent.mkdir(parents=True, exist_ok=True)
+    ns.out.write_text(markdown(report, cfg, database, seconds))
+    print(f"wrote {ns.out} ({seconds:.0f} s)")

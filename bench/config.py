@@ -1,0 +1,37 @@
+"""Benchmark sizes. The defaults keep a full run near four minutes on two cores."""
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    runs: int = 20  # sequential runs per kind (agent, bare, bare+db) and per k
+    warmup: int = 2  # untimed runs per kind before timing
+    tools: tuple[int, ...] = (1, 3, 6)  # tool calls per agent run (one per round)
+    concurrency: int = 10  # runs in flight for the throughput figures
+    throughput_runs: int = 30  # runs per kind and k for the throughput figures
+    history_rounds: tuple[int, ...] = (5, 10, 20)
+    long_history_rounds: int = 49  # rounds of the bench-only 50-model-call run; 0 skips it
+    fence_runs: int = 8  # runs of 4 unfenced + 4 fenced writes each
+    server_runs: int = 20  # sequential baseline runs per dev-server configuration
+    server_activities: int = 9  # activities per baseline run in the dev-server section
+    timer_runs: int = 5  # runs of the timer probe per dev-server configuration
+    ablate: bool = False  # also run the tuned server once without each TUNING key
+    persist: bool = False  # dev servers persist to a file instead of memory
+
+
+def tiny() -> BenchConfig:
+    """The smallest size that still exercises every code path (for the smoke test)."""
+    return BenchConfig(
+        runs=2,
+        warmup=1,
+        tools=(1,),
+        concurrency=2,
+        throughput_runs=2,
+        history_rounds=(2, 3),
+        long_history_rounds=0,
+        fence_runs=1,
+        server_runs=2,
+        server_activities=2,
+        timer_runs=1,
+    )

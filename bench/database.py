@@ -1,0 +1,31 @@
+"""The benchmark's own database: a SQLite file in the work directory, or a fresh schema in
+PostgreSQL that is dropped afterwards."""
+
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from sqlalchemy import create_engine, text
+
+
+@contextmanager
+def bench_database(work_dir: Path, postgres_dsn: str | None = None) -> Iterator[str]:
+    if postgres_dsn is None:
+        yield f"sqlite:///{work_dir / 'agentrt.db'}"
+        return
+    schema = f"bench_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(postgres_dsn)
+    try:
+        with admin.begin() as conn:
+            conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+        sep = "&" if "?" in postgres_dsn else "?"
+        yield f"{postgres_dsn}{sep}options=-csearch_path%3D{schema}"
+    finally:
+        with admin.begin() as conn:
+            conn.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+        admin.dispose()
+
+
+def describe(url: str) -> str:
+    return "PostgreSQL" if url.startswith("postgresql") else "SQLite (file)"

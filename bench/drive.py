@@ -1,0 +1,79 @@
+"""Starting runs and timing them from the client, the same way for both kinds of run:
+start the workflow, wait for its result, stop the clock."""
+
+import asyncio
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+
+from bench.bare_workflow import ACT_NOOP, WORKFLOW_BARE, WORKFLOW_TIMERS, BareInput, TimerInput
+from bench.harness import Bench
+from contracts.enums import RunStatus
+from contracts.run import RunResult
+from starter.facade import AgentRuntime
+
+
+class BenchError(RuntimeError):
+    """A benchmark run did not do what the benchmark relies on."""
+
+
+def _ms_since(start: float) -> float:
+    return (time.perf_counter() - start) * 1000
+
+
+async def agent_run(
+    bench: Bench, profile: str, prompt: str, *, max_iterations: int | None = None
+) -> tuple[float, RunResult]:
+    """One agent run through the public facade; (client-side ms, the workflow's result)."""
+    runtime = AgentRuntime(bench.client, bench.runs, bench.task_queue)
+    start = time.perf_counter()
+    run_id = await runtime.start(profile, prompt, max_iterations=max_iterations, initiator="bench")
+    result = await bench.client.get_workflow_handle(run_id, result_type=RunResult).result()
+    elapsed = _ms_since(start)
+    if result.status is not RunStatus.COMPLETED:
+        raise BenchError(f"agent run {run_id} ended {result.status.value}: {result.outcome}")
+    return elapsed, result
+
+
+async def bare_run(
+    bench: Bench, activities: int, activity: str = ACT_NOOP, *, workflow_id: str | None = None
+) -> float:
+    start = time.perf_counter()
+    done = await bench.client.execute_workflow(
+        WORKFLOW_BARE,
+        BareInput(activities=activities, activity=activity),
+        id=workflow_id or f"bench-bare-{uuid.uuid4()}",
+        task_queue=bench.task_queue,
+        result_type=int,
+    )
+    elapsed = _ms_since(start)
+    if done != activities:
+        raise BenchError(f"bare run ran {done} activities, not {activities}")
+    return elapsed
+
+
+async def throughput(
+    one: Callable[[], Awaitable[object]], *, total: int, concurrency: int
+) -> float:
+    """Completed runs per second with `concurrency` runs in flight."""
+    gate = asyncio.Semaphore(concurrency)
+
+    async def gated() -> None:
+        async with gate:
+            await one()
+
+    start = time.perf_counter()
+    await asyncio.gather(*(gated() for _ in range(total)))
+    return total / (time.perf_counter() - start)
+
+
+async def timer_run(bench: Bench, timers: int, each_ms: int) -> float:
+    start = time.perf_counter()
+    await bench.client.execute_workflow(
+        WORKFLOW_TIMERS,
+        TimerInput(timers=timers, ms=each_ms),
+        id=f"bench-timers-{uuid.uuid4()}",
+        task_queue=bench.task_queue,
+        result_type=int,
+    )
+    return _ms_since(start)

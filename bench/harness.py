@@ -1,0 +1,124 @@
+"""One benchmark environment: a dev server, the production worker plus the baseline, a store.
+
+The worker is configured as `workers.main.make_worker` configures it (same sandbox, same
+limits) and also hosts the baseline workflow and its activities, so both kinds of run share
+one task queue, one worker process and one dev server.
+"""
+
+import os
+import sys
+import uuid
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+
+from temporalio.client import Client
+from temporalio.common import SearchAttributeKey
+from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import Worker
+
+from bench.bare_activities import BareActivities
+from bench.bare_workflow import BareWorkflow, TimerWorkflow
+from contracts.ids import SA_PROFILE, SA_RUN_STATUS
+from core.devserver import temporal_cli
+from core.settings import Settings
+from core.temporal import data_converter
+from store.runs import RunStore
+from workers.compose import Parts, build
+from workers.main import sandbox_runner
+from workflows.agent_run import AgentRunWorkflow
+
+HERE = Path(__file__).resolve().parent
+RULES_FILE = HERE / "rules.yaml"
+PROFILES_FILE = HERE / "profiles.yaml"
+RESULTS_DIR = HERE / "results"  # git-ignored
+SERVER_LOG = RESULTS_DIR / "devserver.log"
+
+
+@dataclass(frozen=True)
+class Bench:
+    client: Client
+    parts: Parts
+    runs: RunStore
+    task_queue: str
+
+
+def bench_settings(*, database_url: str, seal_keys: str, data_dir: Path) -> Settings:
+    return Settings(
+        database_url=database_url,
+        seal_keys=seal_keys,
+        data_dir=data_dir,
+        rules_file=RULES_FILE,
+        profiles_file=PROFILES_FILE,
+        task_queue=f"bench-{uuid.uuid4().hex[:10]}",
+        _env_file=None,
+    )
+
+
+@contextmanager
+def _child_output_to(log: Path) -> Iterator[None]:
+    """The dev server inherits our stdout/stderr and prints a banner and warnings there; point
+    both at a log file while it is spawned, so stdout carries only the results."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    with log.open("ab") as out:
+        os.dup2(out.fileno(), 1)
+        os.dup2(out.fileno(), 2)
+    try:
+        yield
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        os.close(saved[0])
+        os.close(saved[1])
+
+
+@asynccontextmanager
+async def dev_server(
+    server_args: Sequence[str], *, db_file: Path | None = None, log: Path = SERVER_LOG
+) -> AsyncIterator[Client]:
+    """A fresh dev server (in memory unless db_file is given), stopped on exit."""
+    with _child_output_to(log):
+        env = await WorkflowEnvironment.start_local(
+            dev_server_existing_path=temporal_cli(),
+            data_converter=data_converter(),
+            dev_server_extra_args=list(server_args),
+            dev_server_database_filename=str(db_file) if db_file is not None else None,
+            search_attributes=[
+                SearchAttributeKey.for_keyword(SA_RUN_STATUS),
+                SearchAttributeKey.for_keyword(SA_PROFILE),
+            ],
+        )
+    async with env:
+        yield env.client
+
+
+def bench_worker(client: Client, parts: Parts, settings: Settings) -> Worker:
+    """workers.main.make_worker's configuration plus the baseline. Spelled out because the
+    SDK registers a worker with its client when it is constructed: building make_worker's
+    worker only to copy its config() fails as a duplicate registration."""
+    bare = BareActivities(parts.ctx)
+    return Worker(
+        client,
+        task_queue=settings.task_queue,
+        workflows=[AgentRunWorkflow, BareWorkflow, TimerWorkflow],
+        workflow_runner=sandbox_runner(),
+        activities=[*parts.activities, bare.noop, bare.db_write],
+        max_concurrent_activities=settings.max_concurrent_activities,
+        max_concurrent_workflow_tasks=settings.max_concurrent_workflow_tasks,
+        graceful_shutdown_timeout=timedelta(seconds=settings.graceful_shutdown_seconds),
+    )
+
+
+@asynccontextmanager
+async def running_worker(client: Client, settings: Settings) -> AsyncIterator[Bench]:
+    parts = build(settings)
+    try:
+        async with bench_worker(client, parts, settings):
+            yield Bench(client, parts, RunStore(parts.ctx), settings.task_queue)
+    finally:
+        parts.engine.dispose()

@@ -1,0 +1,37 @@
+"""The sections that share one dev server and one worker: overhead, history, fence."""
+
+import sys
+
+from temporalio.client import Client
+
+from bench import fence, history, overhead
+from bench.config import BenchConfig
+from bench.harness import running_worker
+from bench.report import Report
+from core.settings import Settings
+
+SHARED_SECTIONS = ("overhead", "history", "fence")
+
+
+def _progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+async def run_shared(
+    client: Client, settings: Settings, cfg: BenchConfig, sections: tuple[str, ...]
+) -> Report:
+    report = Report()
+    async with running_worker(client, settings) as bench:
+        if "overhead" in sections:
+            report.extend(await overhead.measure(bench, cfg))
+        if "history" in sections:
+            _progress("  history growth")
+            report.extend(
+                history.tables(
+                    await history.measure(bench, cfg.history_rounds, cfg.long_history_rounds)
+                )
+            )
+        if "fence" in sections:
+            _progress("  fence overhead")
+            report.extend(fence.tables(*await fence.measure(bench, cfg.fence_runs)))
+    return report
