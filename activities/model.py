@@ -32,7 +32,7 @@ class ModelActivities:
     async def complete(self, req: ModelRequest) -> ModelTurn:
         # A retry after the turn was recorded returns the recorded turn: the provider is
         # not called (nor paid) twice, and the transcript cannot fork.
-        recorded = await db(self._runs.message, req.run_id, req.sequence)
+        transcript, recorded = await db(self._runs.turn_inputs, req.run_id, req.sequence)
         if recorded is not None:
             seen = await db(self._runs.event_payload, req.run_id, req.sequence) or {}
             return ModelTurn(
@@ -54,7 +54,6 @@ class ModelActivities:
         provider = self._providers.get(provider_name)
         if provider is None:
             raise fatal(f"unknown model provider {provider_name!r}", ErrorType.UNKNOWN_PROVIDER)
-        transcript = await db(self._runs.transcript, req.run_id, upto=req.sequence)
         messages = [Message(role="system", content=str(snap["instructions"])), *transcript]
         specs = [ToolSpec.model_validate(t) for t in snap["tools"]]
         started = time.monotonic()

@@ -1,6 +1,8 @@
 """Run rows, the transcript and the event log: inserts are idempotent on their unique keys."""
 
 import json
+import threading
+from collections import OrderedDict
 from typing import Any
 
 from sqlalchemy import select
@@ -14,10 +16,14 @@ from store.context import StoreContext, as_utc, dumps, insert_ignoring, utcnow
 from store.privacy import filter_payload
 from store.rows import EventRow, MessageRow, RunRow
 
+SNAPSHOT_CACHE = 4096
+
 
 class RunStore:
     def __init__(self, ctx: StoreContext) -> None:
         self._ctx = ctx
+        self._lock = threading.Lock()
+        self._snapshots: OrderedDict[str, dict[str, Any]] = OrderedDict()
 
     # --- writes -------------------------------------------------------------------------
 
@@ -137,11 +143,22 @@ class RunStore:
     # --- reads --------------------------------------------------------------------------
 
     def snapshot(self, run_id: str) -> dict[str, Any]:
+        """The profile as resolved at begin. It never changes after begin, so it is cached
+        per process: most activities need it, and one query each is measurable."""
+        with self._lock:
+            cached = self._snapshots.get(run_id)
+            if cached is not None:
+                self._snapshots.move_to_end(run_id)
+                return cached
         with self._ctx.sessions() as s:
             raw = s.scalar(select(RunRow.snapshot).where(RunRow.id == run_id))
         if raw is None:
             raise RunNotFoundError(run_id)
         value: dict[str, Any] = json.loads(raw)
+        with self._lock:
+            self._snapshots[run_id] = value
+            while len(self._snapshots) > SNAPSHOT_CACHE:
+                self._snapshots.popitem(last=False)
         return value
 
     def transcript(self, run_id: str, *, upto: int | None = None) -> list[Message]:
@@ -151,6 +168,20 @@ class RunStore:
         with self._ctx.sessions() as s:
             rows = s.scalars(q).all()
         return [self._open_message(r) for r in rows]
+
+    def turn_inputs(self, run_id: str, sequence: int) -> tuple[list[Message], Message | None]:
+        """In one query: the transcript before `sequence`, and the message already recorded
+        at `sequence` (a retried model call), if any."""
+        q = (
+            select(MessageRow)
+            .where(MessageRow.run_id == run_id, MessageRow.sequence <= sequence)
+            .order_by(MessageRow.sequence)
+        )
+        with self._ctx.sessions() as s:
+            rows = s.scalars(q).all()
+        if rows and rows[-1].sequence == sequence:
+            return [self._open_message(r) for r in rows[:-1]], self._open_message(rows[-1])
+        return [self._open_message(r) for r in rows], None
 
     def message(self, run_id: str, sequence: int) -> Message | None:
         with self._ctx.sessions() as s:
