@@ -7,7 +7,11 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 from a2a.server.context import ServerCallContext
-from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+from a2a.server.routes import (
+    create_agent_card_routes,
+    create_jsonrpc_routes,
+    create_rest_routes,
+)
 from a2a.server.routes.common import DefaultServerCallContextBuilder
 from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH
 from sqlalchemy import Engine
@@ -18,7 +22,7 @@ from starlette.routing import Route
 from temporalio.client import Client
 
 import api.errors  # noqa: F401  (registers RESULT_NOT_RETAINABLE with the SDK)
-from api.card import agent_card
+from api.card import REST_PREFIX, agent_card
 from api.delivery import PushDelivery
 from api.guard import CALLER_KEY, Guard
 from api.handler import CALLER, A2AHandler
@@ -91,6 +95,8 @@ def create_app(settings: ApiSettings, client: Client | None = None) -> Starlette
         ),
         *create_jsonrpc_routes(handler, "/", context_builder=CallerContextBuilder()),
         Route("/healthz", healthz, methods=["GET"]),
+        # The REST (HTTP+JSON) binding over the same handler, last: it mounts /{tenant}.
+        *create_rest_routes(handler, CallerContextBuilder(), path_prefix=REST_PREFIX),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.a2a = state

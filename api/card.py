@@ -21,6 +21,7 @@ from store.a2a_view import RETAINABLE_LEVELS
 logger = logging.getLogger(__name__)
 
 BEARER = "bearer"
+REST_PREFIX = "/rest"
 
 
 def servable(profiles: Mapping[str, AgentProfile]) -> dict[str, AgentProfile]:
@@ -62,7 +63,12 @@ def agent_card(settings: ApiSettings, profiles: Mapping[str, AgentProfile]) -> A
                 url=settings.public_url() + "/",
                 protocol_binding="JSONRPC",
                 protocol_version="1.0",
-            )
+            ),
+            AgentInterface(
+                url=settings.public_url() + REST_PREFIX,
+                protocol_binding="HTTP+JSON",
+                protocol_version="1.0",
+            ),
         ],
         capabilities=AgentCapabilities(streaming=True, push_notifications=True),
         default_input_modes=["text/plain"],

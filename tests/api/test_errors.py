@@ -100,3 +100,21 @@ async def test_a_message_to_a_terminal_task_is_unsupported(live: Live) -> None:
     assert _code(await live.rpc("SendMessage", {"message": wrong_ctx})) == -32602
     after = await live.rpc("GetTask", {"id": task["id"]})
     assert len(after["result"]["history"]) == 2  # nothing was added
+
+
+async def test_the_rest_binding_serves_the_same_tasks(live: Live) -> None:
+    async with httpx.AsyncClient(timeout=60) as http:
+        sent = await http.post(
+            live.url + "/rest/message:send",
+            json={"message": user_message("order 12?")},
+            headers=live.headers(),
+        )
+        assert sent.status_code == 200, sent.text
+        task = sent.json()["task"]
+        assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+        got = await http.get(live.url + f"/rest/tasks/{task['id']}", headers=live.headers())
+        assert got.status_code == 200 and got.json()["id"] == task["id"]
+        theirs = await http.get(live.url + f"/rest/tasks/{task['id']}", headers=live.headers("bob"))
+        assert theirs.status_code == 404
+        anonymous = await http.get(live.url + f"/rest/tasks/{task['id']}")
+        assert anonymous.status_code == 401
