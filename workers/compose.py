@@ -111,6 +111,8 @@ def build(
             write_acts.execute,
             approval_acts.suspend,
             approval_acts.resume,
+            approval_acts.await_input,
+            approval_acts.add_input,
             A2AActivities(projector=A2AProjector(ctx)).project,
         ],
     )

@@ -66,7 +66,11 @@ class AgentRunWorkflow:
     @workflow.update(name=UPDATE_DECIDE)
     async def decide(self, decision: ApprovalDecision) -> DecisionReceipt:
         ctx = self._ctx
-        ctx.gate.accept(decision)
+        if not ctx.gate.accept(decision):
+            # Two updates delivered in one activation both pass their validators before
+            # either handler runs; the second is refused here.
+            refusal = ctx.gate.check(decision) or ErrorType.ALREADY_DECIDED.value
+            raise ApplicationError(f"decision refused: {refusal}", type=refusal)
         # Answer once the decision is persisted (or the run ended another way).
         await workflow.wait_condition(lambda: decision.turn_digest in ctx.recorded or ctx.finished)
         return DecisionReceipt(

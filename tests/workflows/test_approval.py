@@ -1,6 +1,7 @@
 """Approval: suspension before any call of the turn, typed decisions, audit, denial."""
 
 import asyncio
+import uuid
 
 import pytest
 from temporalio.api.enums.v1 import EventType
@@ -16,10 +17,13 @@ from contracts.errors import (
     StaleTurnError,
 )
 from contracts.ids import QUERY_PENDING_APPROVAL, SIGNAL_APPROVE
+from core.settings import Settings
 from starter.facade import AgentRuntime
 from store.demo import DemoWorld
+from store.runs import RunStore
 from tests.workflows._waiting import until_status
 from workers.compose import Parts
+from workers.main import make_worker
 from workflows._loop import turn_digest
 
 REFUND = "Please refund order 1042"
@@ -210,3 +214,34 @@ async def test_four_eyes_refuses_the_initiators_approval_but_not_a_denial(
         await runtime.approve(waiting.run_id, approved=True, decided_by="alice", turn_digest=digest)
     await runtime.approve(waiting.run_id, approved=False, decided_by="alice", turn_digest=digest)
     assert (await runtime.result(waiting.run_id)).status is RunStatus.COMPLETED
+
+
+async def test_two_decisions_queued_while_no_worker_polls_have_one_winner(
+    client: Client, parts: Parts, settings: Settings
+) -> None:
+    queue = f"tq-{uuid.uuid4().hex[:10]}"
+    worker_settings = settings.model_copy(update={"task_queue": queue})
+    runtime = AgentRuntime(client, RunStore(parts.ctx), queue)
+    async with make_worker(client, parts, worker_settings):
+        waiting = await runtime.run("support", REFUND)
+    assert waiting.pending_approval is not None
+    digest = waiting.pending_approval.turn_digest
+    # No worker is polling: both updates wait at the server and reach the next worker
+    # close together (possibly in one activation, where both validators pass before
+    # either handler runs: the handler refuses the second).
+    decisions = [
+        asyncio.create_task(
+            runtime.approve(waiting.run_id, approved=True, decided_by=who, turn_digest=digest)
+        )
+        for who in ("bob", "carol")
+    ]
+    await asyncio.sleep(0.5)
+    async with make_worker(client, parts, worker_settings):
+        results = await asyncio.gather(*decisions, return_exceptions=True)
+        done = await runtime.result(waiting.run_id)
+    assert sum(isinstance(r, AlreadyDecidedError) for r in results) == 1
+    assert sum(not isinstance(r, Exception) for r in results) == 1
+    assert done.status is RunStatus.COMPLETED
+    assert DemoWorld(parts.ctx).ledger_count(run_id=done.run_id) == 1
+    approvals = [e for e in await runtime.events(done.run_id) if e.kind is EventKind.APPROVAL]
+    assert len(approvals) == 1
