@@ -21,7 +21,6 @@ from a2a.utils.errors import (
 from google.protobuf.json_format import MessageToDict
 from pydantic import ValidationError
 from temporalio.client import Client, WorkflowUpdateFailedError
-from temporalio.common import WorkflowIDReusePolicy
 from temporalio.service import RPCError
 
 from api.convert import message_dict, message_text
@@ -30,9 +29,8 @@ from api.settings import ApiSettings
 from contracts.a2a import InputMessage
 from contracts.approval import CancelRequest
 from contracts.errors import RunNotFoundError
-from contracts.ids import SIGNAL_CANCEL, UPDATE_SUBMIT_INPUT, WORKFLOW_AGENT_RUN
+from contracts.ids import SIGNAL_CANCEL, UPDATE_SUBMIT_INPUT
 from contracts.profiles import AgentProfile
-from contracts.run import RunInput
 from starter.facade import AgentRuntime
 from store.a2a import A2AStore, TaskRecord
 from store.a2a_view import INPUT_REQUIRED, INTERRUPTED, RETAINABLE_LEVELS, TERMINAL
@@ -112,19 +110,12 @@ class TaskService:
             )
         )  # fmt: skip
         try:
-            await self._client.start_workflow(
-                WORKFLOW_AGENT_RUN,
-                RunInput(
-                    run_id=run_id,
-                    profile=profile.name,
-                    prompt=text,
-                    initiator=f"a2a:{owner}",
-                    a2a_task_id=task_id,
-                ),
-                id=run_id,
-                task_queue=self._settings.task_queue,
-                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
-                static_summary=f"A2A task ({profile.name})",
+            await self._runtime.start(
+                profile.name,
+                text,
+                initiator=f"a2a:{owner}",
+                run_id=run_id,
+                a2a_task_id=task_id,
             )
         except Exception:
             await asyncio.to_thread(self._store.delete, task_id)

@@ -52,8 +52,10 @@ class AgentRuntime:
         max_iterations: int | None = None,
         initiator: str = "anonymous",
         run_id: str | None = None,
+        a2a_task_id: str | None = None,
     ) -> str:
-        """Start a run; returns its uuid (= the workflow id). Bad input changes nothing."""
+        """Start a run; returns its uuid (= the workflow id). Bad input changes nothing.
+        With `a2a_task_id`, the run serves that (already stored) A2A task."""
         if not profile.strip():
             raise InvalidRequestError("profile is required")
         if not prompt.strip():
@@ -77,11 +79,12 @@ class AgentRuntime:
                 prompt=prompt,
                 max_iterations=max_iterations,
                 initiator=initiator,
+                a2a_task_id=a2a_task_id,
             ),
             id=run_id,
             task_queue=self._task_queue,
             id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
-            static_summary=f"agent run ({profile})",
+            static_summary=f"{'A2A task' if a2a_task_id else 'agent run'} ({profile})",
         )
         return run_id
 
