@@ -11,7 +11,7 @@ from activities.guardrails import check
 from activities.ports import FaultHook, ModelProvider, RunPort, no_faults
 from contracts.errors import ErrorType, RunNotFoundError
 from contracts.ids import ACT_MODEL_COMPLETE
-from contracts.messages import Message, ProviderRequest, ToolCall, ToolSpec, Usage
+from contracts.messages import Message, ProviderReply, ProviderRequest, ToolCall, ToolSpec, Usage
 from contracts.profiles import GuardrailConfig
 from contracts.run import ModelRequest, ModelTurn
 
@@ -23,10 +23,24 @@ class ModelActivities:
         providers: Mapping[str, ModelProvider],
         runs: RunPort,
         faults: FaultHook = no_faults,
+        answer_levels: Mapping[str, str] | None = None,
     ) -> None:
         self._providers = dict(providers)
+        self._answer_levels = dict(answer_levels or {})
         self._runs = runs
         self._faults = faults
+
+    async def _call(self, run_id: str, ref: str, request: ProviderRequest) -> ProviderReply:
+        """Call the provider of `ref`. A provider whose answer level is stricter than the
+        run's ceiling tightens it first: its output must never be kept above its level."""
+        provider_name, _, model = ref.partition(":")
+        provider = self._providers.get(provider_name)
+        if provider is None:
+            raise fatal(f"unknown model provider {provider_name!r}", ErrorType.UNKNOWN_PROVIDER)
+        level = self._answer_levels.get(provider_name)
+        if level is not None and level != "full":
+            await db(self._runs.tighten_ceiling, run_id, level)
+        return await provider.complete(request.model_copy(update={"model": model}))
 
     @activity.defn(name=ACT_MODEL_COMPLETE)
     async def complete(self, req: ModelRequest) -> ModelTurn:
@@ -50,21 +64,24 @@ class ModelActivities:
         except RunNotFoundError:
             raise fatal(f"run {req.run_id} not found", ErrorType.RUN_NOT_FOUND) from None
         plan: dict[str, Any] = snap["plan"]
-        provider_name, _, model = str(plan["model"]).partition(":")
-        provider = self._providers.get(provider_name)
-        if provider is None:
-            raise fatal(f"unknown model provider {provider_name!r}", ErrorType.UNKNOWN_PROVIDER)
         messages = [Message(role="system", content=str(snap["instructions"])), *transcript]
         specs = [ToolSpec.model_validate(t) for t in snap["tools"]]
+        request = ProviderRequest(
+            model="", messages=messages, tools=(specs or None) if req.offer_tools else None,
+            round=req.round,
+        )  # fmt: skip
         started = time.monotonic()
-        reply = await provider.complete(
-            ProviderRequest(
-                model=model,
-                messages=messages,
-                tools=(specs or None) if req.offer_tools else None,
-                round=req.round,
-            )
-        )
+        used = str(plan["model"])
+        try:
+            reply = await self._call(req.run_id, used, request)
+        except Exception as exc:
+            fallback = plan.get("fallback_model")
+            if not fallback:
+                raise
+            activity.logger.warning("run %s: %s failed (%s); falling back to %s", req.run_id,
+                                    used, type(exc).__name__, fallback)  # fmt: skip
+            used = str(fallback)
+            reply = await self._call(req.run_id, used, request)
         duration_ms = (time.monotonic() - started) * 1000
         # Call ids are ours: unique per run and stable, so idempotency keys derive from them.
         calls = [
@@ -82,7 +99,7 @@ class ModelActivities:
             "finish_reason": reply.finish_reason,
             "prompt_tokens": reply.usage.prompt_tokens,
             "completion_tokens": reply.usage.completion_tokens,
-            "model": plan["model"],
+            "model": used,
         }
         await db(
             self._runs.record_llm,

@@ -52,6 +52,7 @@ class RunActivities:
             approval_timeout_seconds=profile.approval_timeout_seconds,
             four_eyes=profile.four_eyes,
             answer_level=profile.answer_level,
+            fallback_model=profile.fallback_model,
         )
         snapshot = {
             "instructions": profile.instructions,

@@ -8,6 +8,17 @@ from contracts.enums import ToolEffect
 
 PrivacyLevel = Literal["full", "redacted", "metadata", "none"]
 
+# Strictness of privacy levels; an answer ceiling only ever moves to the right.
+LEVEL_RANK = {"full": 0, "redacted": 1, "metadata": 2, "none": 3}
+
+
+def stricter(a: str, b: str | None) -> str:
+    """The stricter of two levels; an unknown level counts as `none` (fail closed)."""
+    if b is None:
+        return a
+    return a if LEVEL_RANK.get(a, 3) >= LEVEL_RANK.get(b, 3) else b
+
+
 DEFAULT_MAX_ITERATIONS = 5
 MAX_ITERATIONS_CEILING = 20
 
@@ -39,6 +50,7 @@ class AgentProfile(BaseModel):
     name: str
     instructions: str = "You are a helpful assistant."
     model: str = Field(description="provider:model, e.g. scripted:demo")
+    fallback_model: str | None = None  # used when the model's provider fails
     tools: list[str] = Field(default_factory=list)
     max_iterations: int = DEFAULT_MAX_ITERATIONS
     privacy: PrivacyLevel = "full"
@@ -51,9 +63,11 @@ class AgentProfile(BaseModel):
     description: str = ""  # the skill's description in the Agent Card
     answer_level: PrivacyLevel = "full"  # the answer ceiling: what of a result may be kept
 
-    @field_validator("model")
+    @field_validator("model", "fallback_model")
     @classmethod
-    def _model_ref(cls, value: str) -> str:
+    def _model_ref(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
         provider, sep, model = value.partition(":")
         if not sep or not provider or not model:
             raise ValueError(f"model must be 'provider:model', got {value!r}")
@@ -85,6 +99,7 @@ class RunPlan(BaseModel):
     approval_timeout_seconds: float | None = None
     four_eyes: bool = False
     answer_level: PrivacyLevel = "full"
+    fallback_model: str | None = None
 
     def tool(self, name: str) -> ToolPlan | None:
         return next((t for t in self.tools if t.name == name), None)

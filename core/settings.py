@@ -35,6 +35,12 @@ class Settings(BaseSettings):
         description="kid:base64key[,...]: encrypt Temporal payloads (first key active).",
     )
     codec_ui_origins: str = "http://127.0.0.1:8233,http://localhost:8233"
+    scripted_providers: str = Field(
+        default="scripted", description="names served by the scripted model (same rules file)"
+    )
+    provider_answer_levels: str = Field(
+        default="", description="provider=level,...: what of a provider's output may be kept"
+    )
     openai_base_url: str = "https://api.openai.com/v1"
     openai_api_key: SecretStr | None = None
     # Test-only: block (or crash) at a named fault point; see workers/faults.py.
@@ -46,6 +52,15 @@ class Settings(BaseSettings):
         if self.database_url:
             return self.database_url
         return f"sqlite:///{(self.data_dir / 'agentrt.db').resolve()}"
+
+    def answer_levels(self) -> dict[str, str]:
+        levels: dict[str, str] = {}
+        for part in (p.strip() for p in self.provider_answer_levels.split(",") if p.strip()):
+            name, sep, level = part.partition("=")
+            if not sep or level not in ("full", "redacted", "metadata", "none"):
+                raise ValueError(f"AGENTRT_PROVIDER_ANSWER_LEVELS: bad entry {part!r}")
+            levels[name.strip()] = level
+        return levels
 
     def payload_keys_spec(self) -> str | None:
         return None if self.payload_keys is None else self.payload_keys.get_secret_value()

@@ -22,8 +22,8 @@ from store.a2a_view import (
     status_update,
     text_artifact,
 )
+from store.answer import answer_ceiling
 from store.context import StoreContext, as_utc, dumps, utcnow
-from store.rows import RunRow
 
 __all__ = ["A2AStore", "ResultNotRetainableError", "TaskRecord"]
 
@@ -183,9 +183,7 @@ class A2AStore:
         row = s.scalar(select(A2ATaskRow).where(A2ATaskRow.workflow_id == run_id).with_for_update())
         if row is None:
             return
-        raw = s.scalar(select(RunRow.snapshot).where(RunRow.id == run_id))
-        plan = dict(json.loads(raw or "{}").get("plan", {}))
-        level = str(plan.get("answer_level", "metadata"))
+        level = answer_ceiling(s, run_id)
         text = keep_text(answer, level)
         now = utcnow()
         message = agent_message(f"{row.id}:result", row.id, row.context_id, text)

@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from contracts.enums import RunStatus, TerminationReason
-from contracts.redaction import redact_text
+from store.answer import ResultNotRetainableError, keep_text
 
 SUBMITTED = "TASK_STATE_SUBMITTED"
 WORKING = "TASK_STATE_WORKING"
@@ -27,17 +27,7 @@ CANCELED_NOTE = "The task was canceled."
 RETAINABLE_LEVELS = frozenset({"full", "redacted"})
 
 
-class ResultNotRetainableError(Exception):
-    """The run's answer ceiling does not allow keeping its result (metadata / none)."""
-
-
-def keep_text(text: str, level: str) -> str:
-    """What of a text may be stored at an answer level; refuses metadata / none."""
-    if level == "full":
-        return text
-    if level == "redacted":
-        return redact_text(text, max_chars=None)
-    raise ResultNotRetainableError(level)
+__all__ = ["ResultNotRetainableError", "keep_text"]  # (defined in store.answer)
 
 
 def iso(ts: datetime) -> str:

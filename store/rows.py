@@ -50,6 +50,8 @@ class RunRow(Base):
     pending_state: Mapped[str | None] = mapped_column(String(32))
     pending_approval: Mapped[str | None] = mapped_column(Text)  # sealed PendingApproval
     waiting_since: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), index=True)
+    # Tightened (never loosened) when a stricter provider answers, e.g. a fallback.
+    answer_ceiling: Mapped[str | None] = mapped_column(String(16))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

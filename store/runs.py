@@ -11,6 +11,7 @@ from contracts.approval import PendingApproval
 from contracts.enums import EventKind, Outcome, PendingState, RunStatus, TerminationReason
 from contracts.errors import RunNotFoundError
 from contracts.messages import Message
+from contracts.profiles import stricter
 from contracts.run import EventView, PendingEffectView, RunView
 from store.context import StoreContext, as_utc, dumps, insert_ignoring, utcnow
 from store.privacy import filter_payload
@@ -294,3 +295,16 @@ class RunStore:
                 .limit(limit)
             ).all()
         return [self.view(r) for r in rows]
+
+    def tighten_ceiling(self, run_id: str, level: str) -> str:
+        """Move the run's answer ceiling to `level` if that is stricter; returns the ceiling
+        now in force. Row-locked, so a concurrent completion reads the settled value."""
+        with self._ctx.sessions.begin() as s:
+            row = s.scalar(select(RunRow).where(RunRow.id == run_id).with_for_update())
+            if row is None:
+                raise RunNotFoundError(run_id)
+            ceiling = stricter(level, row.answer_ceiling)
+            if ceiling != row.answer_ceiling:
+                row.answer_ceiling = ceiling
+                row.updated_at = utcnow()
+            return ceiling

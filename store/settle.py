@@ -14,6 +14,7 @@ from contracts.enums import (
     TerminationReason,
 )
 from contracts.messages import Usage
+from store.answer import answer_ceiling, keep_text
 from store.context import StoreContext, rowcount, utcnow
 from store.rows import MessageRow, RunRow
 from store.runs import RunStore
@@ -77,6 +78,8 @@ class SettleStore:
             message = runs._open_message(
                 MessageRow(run_id=run_id, sequence=answer_sequence, role="assistant", body=body)
             )
+            # The stored answer follows the ceiling too (metadata / none: the run fails).
+            kept = keep_text(message.content, answer_ceiling(s, run_id))
             now = utcnow()
             s.execute(
                 update(RunRow)
@@ -90,7 +93,7 @@ class SettleStore:
                     prompt_tokens=usage.prompt_tokens,
                     completion_tokens=usage.completion_tokens,
                     answer=self._ctx.sealer.seal(
-                        message.content, table="agent_run", column="answer", row=run_id
+                        kept, table="agent_run", column="answer", row=run_id
                     ),
                     finished_at=now,
                     updated_at=now,

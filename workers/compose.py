@@ -89,7 +89,9 @@ def build(
         providers = default_providers(settings)
     runs, steps, fence = RunStore(ctx), ToolStepStore(ctx), FenceStore(ctx)
     run_acts = RunActivities(runs=runs, settle=SettleStore(ctx), profiles=catalog, tools=registry)
-    model_acts = ModelActivities(providers=providers, runs=runs, faults=hook)
+    model_acts = ModelActivities(
+        providers=providers, runs=runs, faults=hook, answer_levels=settings.answer_levels()
+    )
     tool_acts = ToolActivities(registry=registry, steps=steps, runs=runs, faults=hook)
     fence_acts = FenceActivities(fence=fence, faults=hook)
     write_acts = WriteActivities(
@@ -119,9 +121,9 @@ def build(
 
 
 def default_providers(settings: Settings) -> dict[str, ModelProvider]:
-    providers: dict[str, ModelProvider] = {
-        "scripted": ScriptedProvider.from_file(settings.rules_file),
-    }
+    scripted = ScriptedProvider.from_file(settings.rules_file)
+    names = [n.strip() for n in settings.scripted_providers.split(",") if n.strip()]
+    providers: dict[str, ModelProvider] = {name: scripted for name in names or ["scripted"]}
     if settings.openai_api_key is not None:
         providers["openai"] = OpenAICompatProvider(
             api_key=settings.openai_api_key.get_secret_value(), base_url=settings.openai_base_url

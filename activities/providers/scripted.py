@@ -20,6 +20,10 @@ DEFAULT_REPLY = "I'm sorry, I don't have an answer for that. Could you rephrase?
 SYNTHESIS_REPLY = "I stopped before finishing: I reached the limit of steps for this run."
 
 
+class ScriptedProviderError(RuntimeError):
+    """A scripted failure (rule `error:`), for fallback and outage tests."""
+
+
 class ScriptedCall(BaseModel):
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
@@ -29,6 +33,7 @@ class Reply(BaseModel):
     text: str = ""
     tool_calls: list[ScriptedCall] = Field(default_factory=list)
     input_required: bool = False  # end the turn asking the user for more information
+    error: str | None = None  # fail the call, as a provider outage would
 
 
 class Match(BaseModel):
@@ -36,6 +41,7 @@ class Match(BaseModel):
     regex: str | None = None  # searched in the first user message
     last_contains: str | None = None  # in the latest message (e.g. a tool result)
     round: int | None = None
+    model: str | None = None  # the model part of the reference (scripted:<model>)
 
     @model_validator(mode="after")
     def _regex_compiles(self) -> "Match":
@@ -96,6 +102,8 @@ def _matches(m: Match, request: ProviderRequest) -> bool:
         return False
     if m.last_contains is not None and m.last_contains.lower() not in last.lower():
         return False
+    if m.model is not None and m.model != request.model:
+        return False
     return m.round is None or m.round == request.round
 
 
@@ -120,6 +128,8 @@ class ScriptedProvider:
         else:
             assert rule.reply is not None
             reply = rule.reply
+        if reply.error is not None:
+            raise ScriptedProviderError(reply.error)
         calls = [
             ToolCall(call_id=f"call_{i}", name=c.name, arguments=c.arguments)
             for i, c in enumerate(reply.tool_calls, start=1)

@@ -49,6 +49,8 @@ def a2a_settings(settings: Settings) -> ApiSettings:
         api_migrate=False,
         push_allow_loopback=True,
         push_backoff_seconds=0.2,
+        scripted_providers="scripted,strict",
+        provider_answer_levels="strict=none",
         _env_file=None,  # type: ignore[call-arg]
     )
 

@@ -8,10 +8,8 @@ from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
-from sqlalchemy import select, update
-
+from contracts.enums import EventKind, RunStatus, TerminationReason
 from store.a2a_journal import A2AJournal
-from store.rows import RunRow
 from tests.api.conftest import Live, user_message
 
 
@@ -42,33 +40,31 @@ async def test_a_profile_that_keeps_no_result_is_refused_before_a_task_exists(li
 async def test_a_ceiling_tightening_during_the_run_fails_the_task_without_content(
     live: Live,
 ) -> None:
-    sent = await live.rpc(
+    # The profile's model fails; its fallback is a provider whose answer level is `none`
+    # (AGENTRT_PROVIDER_ANSWER_LEVELS="strict=none"): the published, servable task was
+    # accepted, then its ceiling tightened while it ran.
+    reply = await live.rpc(
         "SendMessage",
-        {"message": user_message("please refund"), "configuration": {"returnImmediately": True}},
+        {"message": user_message("how is 1042 during an outage?", metadata={"skill": "fallback"})},
     )
-    task_id = sent["result"]["task"]["id"]
-    await _wait(live, task_id, lambda t: "approval" in _note(t))
-    rec = live.store.get(task_id, None)
-    assert rec is not None
-    run_id = rec.workflow_id
-    # A fallback to a stricter provider moves the answer ceiling to `none`.
-    with live.parts.ctx.sessions.begin() as s:
-        snap = json.loads(s.scalar(select(RunRow.snapshot).where(RunRow.id == run_id)) or "{}")
-        snap["plan"]["answer_level"] = "none"
-        s.execute(update(RunRow).where(RunRow.id == run_id).values(snapshot=json.dumps(snap)))
-    view = await live.runtime.status(run_id)
-    assert view.pending_approval is not None
-    await live.runtime.approve(
-        run_id, approved=True, decided_by="ops", turn_digest=view.pending_approval.turn_digest
-    )
-    task = await _wait(live, task_id, lambda t: t["status"]["state"] == "TASK_STATE_FAILED")
+    task = reply["result"]["task"]
+    assert task["status"]["state"] == "TASK_STATE_FAILED"  # the blocking response too
     assert task["metadata"] == {"reason": "RESULT_NOT_RETAINABLE"}
     assert "privacy policy" in _note(task)
     assert "artifacts" not in task
-    await _wait(live, task_id, lambda t: True)
+    task_id = task["id"]
+    rec = live.store.get(task_id, None)
+    assert rec is not None
+    run = await live.runtime.status(rec.workflow_id)
+    assert run.status is RunStatus.FAILED
+    assert run.termination_reason is TerminationReason.RESULT_NOT_RETAINABLE
+    llm = [e for e in await live.runtime.events(run.run_id) if e.kind is EventKind.LLM]
+    assert llm[-1].payload["model"] == "strict:backup"  # the fallback answered
+    got = (await live.rpc("GetTask", {"id": task_id}))["result"]
     events = A2AJournal(live.parts.ctx).events_after(task_id, -1)
     assert "TASK_STATE_COMPLETED" not in [e.state for e in events]
-    assert "refunded" not in json.dumps([e.payload for e in events]) + json.dumps(task)
+    leaked = json.dumps([e.payload for e in events]) + json.dumps(got) + json.dumps(reply)
+    assert "backup provider answers" not in leaked
 
 
 async def test_a_failing_completion_transaction_leaves_the_task_failed_never_completed_empty(

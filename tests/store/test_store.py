@@ -11,11 +11,14 @@ from contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
 from contracts.errors import StoreUnavailableError
 from contracts.messages import Message, Usage
 from store import migrate
+from store.answer import ResultNotRetainableError
 from store.rows import MessageRow
 from store.runs import RunStore
 from store.sealing import Sealer, SealError
 from store.settle import AnswerMissingError, SettleStore
 from workers.compose import Parts, open_store
+
+SNAPSHOT = '{"plan": {"privacy": "full", "answer_level": "full"}}'
 
 
 def _begin(parts: Parts, privacy: str = "full") -> str:
@@ -24,7 +27,7 @@ def _begin(parts: Parts, privacy: str = "full") -> str:
     assert runs.begin(
         run_id=run_id,
         profile="p",
-        snapshot="{}",
+        snapshot=SNAPSHOT,
         prompt="hello mail a@b.io",
         initiator="t",
         privacy=privacy,
@@ -83,7 +86,7 @@ def test_begin_is_idempotent_on_the_uuid(parts: Parts) -> None:
     run_id = _begin(parts)
     runs = RunStore(parts.ctx)
     assert not runs.begin(
-        run_id=run_id, profile="p", snapshot="{}", prompt="hello", initiator="t", privacy="full"
+        run_id=run_id, profile="p", snapshot=SNAPSHOT, prompt="hello", initiator="t", privacy="full"
     )
     assert [e.sequence for e in runs.events(run_id)] == [0]
     assert len(runs.transcript(run_id)) == 1
@@ -173,3 +176,28 @@ def test_migrations_reach_head(parts: Parts) -> None:
     with parts.engine.connect() as conn:
         version = conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
     assert version == scripts.get_current_head()
+
+
+def test_the_stored_answer_follows_the_ceiling(parts: Parts) -> None:
+    runs = RunStore(parts.ctx)
+    redacted = _begin(parts)
+    runs.record_llm(
+        run_id=redacted,
+        sequence=1,
+        round=1,
+        message=Message(role="assistant", content="mail a@b.io"),
+        payload={},
+        duration_ms=1.0,
+        privacy="full",
+    )
+    assert runs.tighten_ceiling(redacted, "redacted") == "redacted"
+    assert runs.tighten_ceiling(redacted, "full") == "redacted"  # never loosened
+    assert _complete(parts, redacted)
+    assert RunStore(parts.ctx).get(redacted).answer == "mail ***"  # type: ignore[union-attr]
+    withheld = _begin(parts)
+    _answer(parts, withheld)
+    runs.tighten_ceiling(withheld, "none")
+    with pytest.raises(ResultNotRetainableError):
+        _complete(parts, withheld)
+    view = RunStore(parts.ctx).get(withheld)
+    assert view is not None and view.status is RunStatus.RUNNING and view.answer is None

@@ -1,0 +1,36 @@
+"""The answer ceiling: what of a run's result may be kept (the profile's answer level,
+tightened by any stricter provider that answered the run)."""
+
+import json
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from contracts.profiles import stricter
+from contracts.redaction import redact_text
+from store.rows import RunRow
+
+
+class ResultNotRetainableError(Exception):
+    """The run's answer ceiling does not allow keeping its result (metadata / none)."""
+
+
+def keep_text(text: str, level: str) -> str:
+    """What of a text may be stored at an answer level; refuses metadata / none."""
+    if level == "full":
+        return text
+    if level == "redacted":
+        return redact_text(text, max_chars=None)
+    raise ResultNotRetainableError(level)
+
+
+def answer_ceiling(s: Session, run_id: str) -> str:
+    """The ceiling in force, read in the caller's (row-locked) transaction."""
+    raw, tightened = s.execute(
+        select(RunRow.snapshot, RunRow.answer_ceiling).where(RunRow.id == run_id)
+    ).one()
+    plan = json.loads(raw or "{}").get("plan")
+    if not isinstance(plan, dict):
+        return "metadata"  # no recorded plan: fail closed
+    # A plan recorded before answer levels existed had the model's default, `full`.
+    return stricter(str(plan.get("answer_level", "full")), tightened)
