@@ -123,7 +123,7 @@ def build(
 def default_providers(settings: Settings) -> dict[str, ModelProvider]:
     scripted = ScriptedProvider.from_file(settings.rules_file)
     names = [n.strip() for n in settings.scripted_providers.split(",") if n.strip()]
-    providers: dict[str, ModelProvider] = {name: scripted for name in names or ["scripted"]}
+    providers: dict[str, ModelProvider] = dict.fromkeys(names or ["scripted"], scripted)
     if settings.openai_api_key is not None:
         providers["openai"] = OpenAICompatProvider(
             api_key=settings.openai_api_key.get_secret_value(), base_url=settings.openai_base_url

@@ -56,7 +56,11 @@ async def wait_state(live: Live, task_id: str, states: set[int], note: str = "")
 async def test_the_agent_card_lists_published_profiles_and_the_bearer_scheme(live: Live) -> None:
     async with httpx.AsyncClient() as http:
         card = (await http.get(live.url + "/.well-known/agent-card.json")).json()
-    assert sorted(s["id"] for s in card["skills"]) == ["fallback", "helper", "redactor"]  # not vault
+    assert sorted(s["id"] for s in card["skills"]) == [
+        "fallback",
+        "helper",
+        "redactor",
+    ]  # not vault
     assert card["securitySchemes"]["bearer"]["httpAuthSecurityScheme"]["scheme"] == "Bearer"
     assert card["capabilities"] == {"streaming": True, "pushNotifications": True}
     assert card["supportedInterfaces"][0]["protocolVersion"] == "1.0"
