@@ -30,6 +30,7 @@ class RunContext:
     cancel: CancelRequest | None = None
     awaiting_input: bool = False
     input: InputMessage | None = None
+    inputs_recorded: set[str] = field(default_factory=set)  # message ids on record
     finished: bool = False
 
     def require_plan(self) -> RunPlan:

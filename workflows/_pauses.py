@@ -39,6 +39,9 @@ async def await_decision(ctx: RunContext, round_no: int, calls: list[ToolCall]) 
     pending = PendingApproval(
         turn_digest=turn_digest(calls), round=round_no, calls=calls, requested_at=workflow.now()
     )
+    # Open the gate before the suspension commits: a client that sees WAITING in the store
+    # and decides at once must find the workflow ready to accept it.
+    ctx.gate.open(pending)
     try:
         suspended = await call(
             ApprovalActivities.suspend,
@@ -47,11 +50,12 @@ async def await_decision(ctx: RunContext, round_no: int, calls: list[ToolCall]) 
             summary="suspend for approval",
         )
     except ActivityError as err:
+        ctx.gate.close_turn()
         raise Stop(TerminationReason.SUSPEND_FAILED, error_type=error_type(err)) from None
     if not suspended.applied:
         # Refused (e.g. cancelled first): never an unresumable waiting run.
+        ctx.gate.close_turn()
         raise Stop(TerminationReason.SUSPEND_FAILED, error_type="SuspendRefused")
-    ctx.gate.open(pending)
     set_status(RunStatus.WAITING_FOR_APPROVAL)
     await project(ctx)
     limit = plan.approval_timeout_seconds
@@ -92,6 +96,9 @@ async def await_decision(ctx: RunContext, round_no: int, calls: list[ToolCall]) 
 
 async def await_input(ctx: RunContext, round_no: int) -> None:
     """The model asked the remote user for more: wait for the follow-up and record it."""
+    # Ready before the pause commits, like the approval gate.
+    ctx.input = None
+    ctx.awaiting_input = True
     waiting = await call(
         ApprovalActivities.await_input,
         AwaitInputRequest(run_id=ctx.run_id, sequence=ctx.state.take_sequence(), round=round_no),
@@ -99,9 +106,8 @@ async def await_input(ctx: RunContext, round_no: int) -> None:
         summary="wait for input",
     )
     if not waiting.applied:
+        ctx.awaiting_input = False
         raise Stop(TerminationReason.SUSPEND_FAILED, error_type="SuspendRefused")
-    ctx.input = None
-    ctx.awaiting_input = True
     set_status(RunStatus.WAITING_FOR_INPUT)
     await project(ctx)
     await workflow.wait_condition(lambda: ctx.input is not None)
@@ -117,6 +123,8 @@ async def await_input(ctx: RunContext, round_no: int) -> None:
     )
     ctx.awaiting_input = False
     ctx.input = None
+    if added.applied:
+        ctx.inputs_recorded.add(message.message_id)
     if not added.applied:
         raise Stop(TerminationReason.INTERNAL_ERROR, error_type="InputRefused")
     set_status(RunStatus.RUNNING)

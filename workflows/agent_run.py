@@ -73,6 +73,12 @@ class AgentRunWorkflow:
             raise ApplicationError(f"decision refused: {refusal}", type=refusal)
         # Answer once the decision is persisted (or the run ended another way).
         await workflow.wait_condition(lambda: decision.turn_digest in ctx.recorded or ctx.finished)
+        if decision.turn_digest not in ctx.recorded:
+            # The run ended (cancelled, failed to suspend) before the decision took effect.
+            raise ApplicationError(
+                "the run ended before the decision was recorded",
+                type=ErrorType.NOT_AWAITING_APPROVAL.value,
+            )
         return DecisionReceipt(
             run_id=ctx.run_id, approved=decision.approved, turn_digest=decision.turn_digest
         )
@@ -89,6 +95,11 @@ class AgentRunWorkflow:
         ctx = self._ctx
         ctx.input = message
         await workflow.wait_condition(lambda: not ctx.awaiting_input or ctx.finished)
+        if message.message_id not in ctx.inputs_recorded:
+            raise ApplicationError(
+                "the run ended before the input was recorded",
+                type=ErrorType.NOT_AWAITING_INPUT.value,
+            )
 
     @submit_input.validator
     def _validate_input(self, message: InputMessage) -> None:

@@ -8,15 +8,21 @@ alters the commands a workflow emits must go behind `workflow.patched()` instead
 import asyncio
 import json
 import os
+import uuid
 from pathlib import Path
 
 import pytest
 from temporalio.client import Client, WorkflowHistory
 from temporalio.worker import Replayer, Worker
 
+from contracts.a2a import InputMessage
 from contracts.enums import RunStatus
+from contracts.ids import UPDATE_SUBMIT_INPUT
 from core.temporal import data_converter
 from starter.facade import AgentRuntime
+from store.a2a import A2AStore
+from tests.workflows._waiting import until_status
+from workers.compose import Parts
 from workers.main import sandbox_runner
 from workflows.agent_run import AgentRunWorkflow
 
@@ -47,7 +53,7 @@ def test_there_are_recorded_histories() -> None:
     assert len(_recorded()) >= 4
 
 
-async def _fresh(runtime: AgentRuntime) -> dict[str, str]:
+async def _fresh(runtime: AgentRuntime, client: Client, parts: Parts) -> dict[str, str]:
     runs: dict[str, str] = {}
     done = await runtime.run("auto", "Please refund order 1042")
     runs["refund_completed"] = done.run_id
@@ -77,21 +83,44 @@ async def _fresh(runtime: AgentRuntime) -> dict[str, str]:
     await runtime.cancel(cancelled.run_id, by="ops")
     await runtime.result(cancelled.run_id)
     runs["cancelled"] = cancelled.run_id
+    runs["a2a_input_required"] = await _a2a_follow_up(runtime, client, parts)
     return runs
 
 
+async def _a2a_follow_up(runtime: AgentRuntime, client: Client, parts: Parts) -> str:
+    """A run serving an A2A task: projections, an input-required pause, a follow-up."""
+    task_id, run_id = str(uuid.uuid4()), str(uuid.uuid4())
+    first = {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "which order is late?"}]}
+    await asyncio.to_thread(
+        lambda: A2AStore(parts.ctx).create(
+            task_id=task_id, context_id=str(uuid.uuid4()), workflow_id=run_id, owner="replay",
+            profile="auto", answer_level="full", message=first,
+        )
+    )  # fmt: skip
+    await runtime.start("auto", "which order is late?", run_id=run_id, a2a_task_id=task_id)
+    await until_status(runtime, run_id, RunStatus.WAITING_FOR_INPUT)
+    await client.get_workflow_handle(run_id).execute_update(
+        UPDATE_SUBMIT_INPUT, InputMessage(message_id="m2", text="order 1042", sent_by="replay")
+    )
+    done = await runtime.result(run_id)
+    assert done.status is RunStatus.COMPLETED and done.answer == "Thanks: order noted, all is well."
+    return run_id
+
+
 async def test_fresh_histories_replay_and_can_be_recorded(
-    runtime: AgentRuntime, worker: Worker, client: Client
+    runtime: AgentRuntime, worker: Worker, client: Client, parts: Parts
 ) -> None:
-    runs = await _fresh(runtime)
+    runs = await _fresh(runtime, client, parts)
     record = os.environ.get("AGENTRT_RECORD_HISTORIES") == "1"
     for name, run_id in runs.items():
         history = await client.get_workflow_handle(run_id).fetch_history()
         result = await _replayer().replay_workflow(history, raise_on_replay_failure=False)
         assert result.replay_failure is None, (name, result.replay_failure)
-        if record:
+        path = HISTORIES / f"{name}.json"
+        # Existing recordings stay: they are what shipped code wrote, and must keep replaying.
+        if record and not path.exists():
             HISTORIES.mkdir(exist_ok=True)
-            (HISTORIES / f"{name}.json").write_text(
+            path.write_text(
                 json.dumps(
                     {"workflow_id": run_id, "history": json.loads(history.to_json())}, indent=1
                 )
