@@ -6,7 +6,12 @@ import uuid
 
 from pydantic import ValidationError
 from temporalio.client import Client, WorkflowFailureError, WorkflowUpdateFailedError
-from temporalio.common import WorkflowIDReusePolicy
+from temporalio.common import (
+    SearchAttributeKey,
+    SearchAttributePair,
+    TypedSearchAttributes,
+    WorkflowIDReusePolicy,
+)
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
@@ -23,10 +28,18 @@ from contracts.errors import (
     StaleTurnError,
     UnknownProfileError,
 )
-from contracts.ids import DEFAULT_TASK_QUEUE, SIGNAL_CANCEL, UPDATE_DECIDE, WORKFLOW_AGENT_RUN
+from contracts.ids import (
+    DEFAULT_TASK_QUEUE,
+    SA_PROFILE,
+    SIGNAL_CANCEL,
+    UPDATE_DECIDE,
+    WORKFLOW_AGENT_RUN,
+)
 from contracts.profiles import MAX_ITERATIONS_CEILING
 from contracts.run import EventView, RunInput, RunView
 from store.runs import RunStore
+
+PROFILE_KEY = SearchAttributeKey.for_keyword(SA_PROFILE)
 
 _REFUSALS: dict[str, type[ApprovalError]] = {
     ErrorType.NOT_AWAITING_APPROVAL: RunNotAwaitingApprovalError,
@@ -85,6 +98,8 @@ class AgentRuntime:
             task_queue=self._task_queue,
             id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
             static_summary=f"{'A2A task' if a2a_task_id else 'agent run'} ({profile})",
+            # Operators filter runs by profile in Temporal Web (config, never user content).
+            search_attributes=TypedSearchAttributes([SearchAttributePair(PROFILE_KEY, profile)]),
         )
         return run_id
 

@@ -1,5 +1,6 @@
 """End to end on a real dev server and a real database."""
 
+from temporalio.client import Client
 from temporalio.worker import Worker
 
 from contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
@@ -75,3 +76,13 @@ async def test_malformed_arguments_reach_the_model_as_an_error_and_write_nothing
     assert "amount_cents" in tool.payload["result"]
     assert DemoWorld(parts.ctx).ledger_count(run_id=view.run_id) == 0
     assert view.pending_effect is None  # the fence was cleared with the recorded step
+
+
+async def test_runs_are_searchable_by_status_and_profile(
+    runtime: AgentRuntime, worker: Worker, client: Client
+) -> None:
+    view = await runtime.run("auto", "what about my order?")
+    desc = await client.get_workflow_handle(view.run_id).describe()
+    attrs = {k.name: v for k, v in desc.typed_search_attributes}
+    assert attrs["AgentProfile"] == "auto"
+    assert attrs["AgentRunStatus"] == "COMPLETED"
