@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 
 from contracts.enums import RunStatus, TerminationReason
 from contracts.messages import Message
+from contracts.profiles import stricter
 from store.a2a import A2AStore
 from store.a2a_journal import append_event
 from store.a2a_rows import A2ATaskRow
@@ -137,11 +138,12 @@ class A2AProjector:
 
 
 def _answer_level(run: RunRow) -> str:
+    """The profile's level, tightened by any stricter provider that answered (the ceiling)."""
     try:
         plan = json.loads(run.snapshot).get("plan", {})
     except (TypeError, ValueError):
         return "metadata"
-    return str(plan.get("answer_level", "metadata"))
+    return stricter(str(plan.get("answer_level", "metadata")), run.answer_ceiling)
 
 
 def _question(s: Session, ctx: StoreContext, run_id: str, level: str) -> str | None:
