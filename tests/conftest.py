@@ -5,7 +5,6 @@ otherwise on SQLite (a fresh file per session).
 """
 
 import base64
-import os
 import shutil
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -14,7 +13,6 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from sqlalchemy import create_engine, text
 from temporalio.client import Client
 from temporalio.common import SearchAttributeKey
 from temporalio.testing import WorkflowEnvironment
@@ -22,35 +20,21 @@ from temporalio.worker import Worker
 
 from contracts.ids import SA_PROFILE, SA_RUN_STATUS
 from core.devserver import extra_args, temporal_cli
-from core.settings import DEFAULT_POSTGRES_DSN, Settings
+from core.settings import Settings
 from core.temporal import data_converter
 from starter.facade import AgentRuntime
 from store.runs import RunStore
+from tests._db import scratch_database
 from workers.compose import Parts, build
 from workers.main import make_worker
 
 TEST_SEAL_KEYS = "test:" + base64.b64encode(b"k" * 32).decode()
 
 
-def _backend() -> str:
-    return os.environ.get("AGENTRT_TEST_DATABASE", "sqlite")
-
-
 @pytest.fixture(scope="session")
 def database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    if _backend() == "postgres":
-        base = os.environ.get("AGENTRT_POSTGRES_DSN", DEFAULT_POSTGRES_DSN)
-        schema = f"t_{uuid.uuid4().hex[:12]}"
-        admin = create_engine(base)
-        with admin.begin() as conn:
-            conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-        sep = "&" if "?" in base else "?"
-        yield f"{base}{sep}options=-csearch_path%3D{schema}"
-        with admin.begin() as conn:
-            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
-    else:
-        yield f"sqlite:///{tmp_path_factory.mktemp('db') / 'agentrt.db'}"
+    with scratch_database("t", tmp_path_factory.mktemp("db") / "agentrt.db") as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

@@ -2,7 +2,6 @@
 idempotent per revision, the answer ceiling, listing, purge and sealing."""
 
 import json
-import os
 import uuid
 from collections.abc import Iterator
 from dataclasses import replace
@@ -11,11 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import create_engine, select, text, update
+from sqlalchemy import select, update
 
 from contracts.enums import Outcome, RunStatus, TerminationReason
 from contracts.messages import Message, Usage
-from core.settings import DEFAULT_POSTGRES_DSN
 from store.a2a import A2AStore, ResultNotRetainableError
 from store.a2a_journal import A2AJournal
 from store.a2a_project import A2AProjector
@@ -28,6 +26,7 @@ from store.rows import RunRow
 from store.runs import RunStore
 from store.sealing import Sealer, SealError
 from store.settle import SettleStore
+from tests._db import scratch_database
 from workers.compose import Parts, open_store
 
 
@@ -209,18 +208,8 @@ def test_sealed_task_columns_are_bound_to_their_row(parts: Parts) -> None:
 @pytest.fixture
 def own_db(tmp_path: Path) -> Iterator[str]:
     """A database of its own: rotation rewrites every sealed value it finds."""
-    if os.environ.get("AGENTRT_TEST_DATABASE") == "postgres":
-        base = os.environ.get("AGENTRT_POSTGRES_DSN", DEFAULT_POSTGRES_DSN)
-        schema = f"r_{uuid.uuid4().hex[:12]}"
-        admin = create_engine(base)
-        with admin.begin() as conn:
-            conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-        yield f"{base}?options=-csearch_path%3D{schema}"
-        with admin.begin() as conn:
-            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
-    else:
-        yield f"sqlite:///{tmp_path / 'rotate.db'}"
+    with scratch_database("r", tmp_path / "rotate.db") as url:
+        yield url
 
 
 def test_rotation_reseals_every_sealed_column_under_the_active_key(own_db: str) -> None:

@@ -1,32 +1,20 @@
 """Every revision upgrades and downgrades cleanly, on the suite's backend."""
 
-import os
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, inspect, text
+from sqlalchemy import inspect, text
 
-from core.settings import DEFAULT_POSTGRES_DSN
 from store import migrate
 from store.engine import make_engine
+from tests._db import scratch_database
 
 
 @pytest.fixture
 def empty_url(tmp_path: Path) -> Iterator[str]:
-    if os.environ.get("AGENTRT_TEST_DATABASE") == "postgres":
-        base = os.environ.get("AGENTRT_POSTGRES_DSN", DEFAULT_POSTGRES_DSN)
-        schema = f"m_{uuid.uuid4().hex[:12]}"
-        admin = create_engine(base)
-        with admin.begin() as conn:
-            conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-        yield f"{base}?options=-csearch_path%3D{schema}"
-        with admin.begin() as conn:
-            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
-    else:
-        yield f"sqlite:///{tmp_path / 'm.db'}"
+    with scratch_database("m", tmp_path / "m.db") as url:
+        yield url
 
 
 def test_upgrade_downgrade_upgrade(empty_url: str) -> None:
