@@ -1,6 +1,7 @@
 """Tool activities for reads and idempotent writes, and the refusal of a call."""
 
 import time
+from typing import Any
 
 from temporalio import activity
 
@@ -65,79 +66,48 @@ class ToolActivities:
     @activity.defn(name=ACT_TOOL_EXECUTE)
     async def execute(self, req: ToolCallRequest) -> ToolOutcome:
         """READ_ONLY and IDEMPOTENT_WRITE calls. Non-idempotent writes go through write.execute."""
-        privacy = await privacy_of(self._runs, req.run_id)
         call = req.call
-        effect = req.effect
         tool = self._registry.get(call.name)
         if tool is None or tool.effect is ToolEffect.NON_IDEMPOTENT_WRITE:
             # Not ours to run here (unknown tool, or a write that needs the fence).
-            content, is_error = f"Unknown tool {call.name!r}.", True
-            await db(
-                self._steps.record,
-                run_id=req.run_id,
-                sequence=req.sequence,
-                round=req.round,
-                call=call,
-                effect=effect.value,
-                content=content,
-                is_error=True,
-                privacy=privacy,
-                idempotency_key=None,
-            )
-            return ToolOutcome(call_id=call.call_id, is_error=is_error)
-        key = req.idempotency_key if effect is ToolEffect.IDEMPOTENT_WRITE else None
+            await self._record(req, req.effect.value, f"Unknown tool {call.name!r}.", True)
+            return ToolOutcome(call_id=call.call_id, is_error=True)
+        key = req.idempotency_key if req.effect is ToolEffect.IDEMPOTENT_WRITE else None
         if key is not None:
             prior = await db(self._steps.result, key)
-            if prior is not None:
-                await db(
-                    self._steps.record,
-                    run_id=req.run_id,
-                    sequence=req.sequence,
-                    round=req.round,
-                    call=call,
-                    effect=effect.value,
-                    content=prior.content,
-                    is_error=prior.is_error,
-                    privacy=privacy,
-                    idempotency_key=key,
-                    extra={"replayed": True},
-                )
+            if prior is not None:  # the dedup ledger answers: the effect does not run again
+                await self._record(req, req.effect.value, prior.content, prior.is_error,
+                                   key=key, extra={"replayed": True})  # fmt: skip
                 return ToolOutcome(call_id=call.call_id, is_error=prior.is_error, replayed=True)
         started = time.monotonic()
         content, is_error = await invoke(
             tool, call, ToolContext(req.run_id, call.call_id, req.idempotency_key), self._faults
         )
-        await db(
-            self._steps.record,
-            run_id=req.run_id,
-            sequence=req.sequence,
-            round=req.round,
-            call=call,
-            effect=effect.value,
-            content=content,
-            is_error=is_error,
-            privacy=privacy,
-            idempotency_key=key,
-            duration_ms=(time.monotonic() - started) * 1000,
-        )
+        await self._record(req, req.effect.value, content, is_error, key=key,
+                           duration_ms=(time.monotonic() - started) * 1000)  # fmt: skip
         await db(self._faults, "tool.after_record")
         return ToolOutcome(call_id=call.call_id, is_error=is_error)
 
     @activity.defn(name=ACT_TOOL_REFUSE)
     async def refuse(self, req: RefuseRequest) -> ToolOutcome:
         """Record a refusal as the call's result (not offered, denied...): nothing executes."""
-        privacy = await privacy_of(self._runs, req.run_id)
-        await db(
-            self._steps.record,
-            run_id=req.run_id,
-            sequence=req.sequence,
-            round=req.round,
-            call=req.call,
-            effect="REFUSED",
-            content=req.reason,
-            is_error=True,
-            privacy=privacy,
-            idempotency_key=None,
-            extra={"refused": True},
-        )
+        await self._record(req, "REFUSED", req.reason, True, extra={"refused": True})
         return ToolOutcome(call_id=req.call.call_id, is_error=True)
+
+    async def _record(
+        self,
+        req: ToolCallRequest | RefuseRequest,
+        effect: str,
+        content: str,
+        is_error: bool,
+        *,
+        key: str | None = None,
+        duration_ms: float | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        await db(
+            self._steps.record, run_id=req.run_id, sequence=req.sequence, round=req.round,
+            call=req.call, effect=effect, content=content, is_error=is_error,
+            privacy=await privacy_of(self._runs, req.run_id), idempotency_key=key,
+            duration_ms=duration_ms, extra=extra,
+        )  # fmt: skip
