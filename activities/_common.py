@@ -3,11 +3,12 @@
 import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from activities.ports import FaultHook, no_faults
 from contracts.errors import ErrorType
 
 if TYPE_CHECKING:
@@ -42,11 +43,24 @@ async def heartbeating(every: float = 1.0) -> AsyncIterator[None]:
         task.cancel()
 
 
+async def snapshot_of(runs: "RunPort", run_id: str) -> dict[str, Any]:
+    """The run's snapshot; from the process cache without a thread hop when it is there."""
+    cached = runs.cached_snapshot(run_id)
+    return cached if cached is not None else await db(runs.snapshot, run_id)
+
+
 async def privacy_of(runs: "RunPort", run_id: str) -> str:
     """The run's event privacy level, from the plan recorded at begin; `metadata` (the
     strict default) when the run cannot be read."""
     try:
-        snap = await db(runs.snapshot, run_id)
+        snap = await snapshot_of(runs, run_id)
     except Exception:
         return "metadata"
     return str(snap.get("plan", {}).get("privacy", "metadata"))
+
+
+async def fault(hook: FaultHook, point: str) -> None:
+    """Reach a test fault point. Off the event loop (a test hook may block), but without a
+    thread hop for the production no-op."""
+    if hook is not no_faults:
+        await db(hook, point)

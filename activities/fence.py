@@ -2,7 +2,7 @@
 
 from temporalio import activity
 
-from activities._common import db
+from activities._common import db, fault
 from activities.ports import FaultHook, FencePort, no_faults
 from contracts.ids import ACT_FENCE_RESOLVE, ACT_FENCE_STAMP, idempotency_key
 from contracts.run import FenceRequest, FenceVerdict
@@ -15,7 +15,7 @@ class FenceActivities:
 
     @activity.defn(name=ACT_FENCE_STAMP)
     async def stamp(self, req: FenceRequest) -> FenceVerdict:
-        await db(self._faults, "fence.before_stamp")
+        await fault(self._faults, "fence.before_stamp")
         state = await db(
             self._fence.stamp,
             run_id=req.run_id,

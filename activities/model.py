@@ -6,7 +6,7 @@ from typing import Any
 
 from temporalio import activity
 
-from activities._common import db, fatal
+from activities._common import db, fatal, fault, snapshot_of
 from activities.guardrails import check
 from activities.ports import FaultHook, ModelProvider, RunPort, no_faults
 from contracts.errors import ErrorType, RunNotFoundError
@@ -60,7 +60,7 @@ class ModelActivities:
                 input_required=bool(seen.get("input_required", False)),
             )
         try:
-            snap = await db(self._runs.snapshot, req.run_id)
+            snap = await snapshot_of(self._runs, req.run_id)
         except RunNotFoundError:
             raise fatal(f"run {req.run_id} not found", ErrorType.RUN_NOT_FOUND) from None
         plan: dict[str, Any] = snap["plan"]
@@ -111,7 +111,7 @@ class ModelActivities:
             duration_ms=duration_ms,
             privacy=str(plan["privacy"]),
         )
-        await db(self._faults, "model.after_record")
+        await fault(self._faults, "model.after_record")
         activity.logger.info("run %s round %d: %d tool call(s)", req.run_id, req.round, len(calls))
         return ModelTurn(
             tool_calls=calls,

@@ -5,7 +5,7 @@ from typing import Any
 
 from temporalio import activity
 
-from activities._common import db, privacy_of
+from activities._common import db, fault, privacy_of
 from activities.ports import (
     FaultHook,
     RunPort,
@@ -85,7 +85,7 @@ class ToolActivities:
         )
         await self._record(req, req.effect.value, content, is_error, key=key,
                            duration_ms=(time.monotonic() - started) * 1000)  # fmt: skip
-        await db(self._faults, "tool.after_record")
+        await fault(self._faults, "tool.after_record")
         return ToolOutcome(call_id=call.call_id, is_error=is_error)
 
     @activity.defn(name=ACT_TOOL_REFUSE)

@@ -5,7 +5,7 @@ import time
 
 from temporalio import activity
 
-from activities._common import db, fatal, heartbeating
+from activities._common import db, fatal, fault, heartbeating, snapshot_of
 from activities.ports import (
     FaultHook,
     FencePort,
@@ -50,14 +50,14 @@ class WriteActivities:
         if req.fence_token is None:
             raise fatal("a non-idempotent write needs a fence token", ErrorType.FENCE_REJECTED)
         try:
-            snap = await db(self._runs.snapshot, req.run_id)
+            snap = await snapshot_of(self._runs, req.run_id)
         except RunNotFoundError:
             raise fatal("no persisted run: the write is refused", ErrorType.RUN_NOT_FOUND) from None
         privacy = str(snap["plan"]["privacy"])
         # Heartbeats from the start: a dead worker is noticed within the heartbeat timeout,
         # claimed or not, and resolved from the database.
         async with heartbeating():
-            await db(self._faults, "write.before_claim")
+            await fault(self._faults, "write.before_claim")
             if not await db(self._fence.claim, run_id=req.run_id, token=req.fence_token):
                 raise fatal("write fence could not be claimed", ErrorType.FENCE_REJECTED)
             # Once claimed, the write finishes and is recorded even if the run is cancelled
@@ -77,7 +77,7 @@ class WriteActivities:
 
     async def _claimed(self, req: ToolCallRequest, privacy: str) -> ToolOutcome:
         assert req.fence_token is not None
-        await db(self._faults, "write.after_claim")
+        await fault(self._faults, "write.after_claim")
         call = req.call
         tool = self._registry.get(call.name)
         started = time.monotonic()
@@ -97,7 +97,7 @@ class WriteActivities:
                 raise fatal(
                     "the write failed; its outcome is unknown", ErrorType.WRITE_FAILED
                 ) from None
-        await db(self._faults, "write.after_effect")
+        await fault(self._faults, "write.after_effect")
         try:
             await db(
                 self._steps.record,

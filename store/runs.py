@@ -143,6 +143,11 @@ class RunStore:
 
     # --- reads --------------------------------------------------------------------------
 
+    def cached_snapshot(self, run_id: str) -> dict[str, Any] | None:
+        """The snapshot if this process has it cached (no I/O: safe on the event loop)."""
+        with self._lock:
+            return self._snapshots.get(run_id)
+
     def snapshot(self, run_id: str) -> dict[str, Any]:
         """The profile as resolved at begin. It never changes after begin, so it is cached
         per process: most activities need it, and one query each is measurable."""

@@ -11,7 +11,7 @@ from activities.a2a import A2AActivities
 from activities.approval import ApprovalActivities
 from activities.fence import FenceActivities
 from activities.model import ModelActivities
-from activities.ports import ModelProvider
+from activities.ports import ModelProvider, no_faults
 from activities.providers.openai_compat import OpenAICompatProvider
 from activities.providers.scripted import ScriptedProvider
 from activities.registry import ProfileCatalog, ToolRegistry
@@ -79,7 +79,7 @@ def build(
             fail_at=settings.fault_fail_at,
             marker_dir=settings.fault_marker_dir,
         )
-    hook = faults or (lambda _p: None)
+    hook = faults or no_faults
     sealer = Sealer.from_b64(settings.seal_keys_spec())
     engine, ctx = open_store(settings.resolved_database_url(), sealer, faults=hook)
     ctx = replace(ctx, completion_hooks=(*ctx.completion_hooks, A2AStore(ctx).completion_hook))
