@@ -37,9 +37,13 @@ class RunContext:
         assert self.plan is not None, "the run has not begun"
         return self.plan
 
+    def cancel_requested(self) -> bool:
+        return self.cancel is not None or workflow.cancellation_reason() is not None
+
     def check_cancel(self) -> None:
-        """Boundaries re-check: an in-flight write may have absorbed the cancel request."""
-        if self.cancel is not None or workflow.cancellation_reason() is not None:
+        """Boundaries re-check: an activity that completed in the same activation as the
+        cancel request (or an in-flight write) may have absorbed the cancellation."""
+        if self.cancel_requested():
             raise asyncio.CancelledError()
 
 

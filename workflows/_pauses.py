@@ -61,13 +61,14 @@ async def await_decision(ctx: RunContext, round_no: int, calls: list[ToolCall]) 
     limit = plan.approval_timeout_seconds
     try:
         await workflow.wait_condition(
-            lambda: ctx.gate.decision is not None,
+            lambda: ctx.gate.decision is not None or ctx.cancel_requested(),
             timeout=timedelta(seconds=limit) if limit else None,
             timeout_summary="approval timeout",
         )
     except TimeoutError:
         ctx.gate.closed = True
         raise Stop(TerminationReason.APPROVAL_TIMEOUT, error_type="ApprovalTimeout") from None
+    ctx.check_cancel()
     decision = ctx.gate.decision
     assert decision is not None
     try:
@@ -110,7 +111,8 @@ async def await_input(ctx: RunContext, round_no: int) -> None:
         raise Stop(TerminationReason.SUSPEND_FAILED, error_type="SuspendRefused")
     set_status(RunStatus.WAITING_FOR_INPUT)
     await project(ctx)
-    await workflow.wait_condition(lambda: ctx.input is not None)
+    await workflow.wait_condition(lambda: ctx.input is not None or ctx.cancel_requested())
+    ctx.check_cancel()
     message = ctx.input
     assert message is not None
     added = await call(

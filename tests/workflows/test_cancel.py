@@ -2,20 +2,28 @@
 
 import asyncio
 import threading
+import uuid
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
+from datetime import timedelta
 
 import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowFailureError
 from temporalio.worker import Worker
 
+from contracts.approval import CancelRequest
 from contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
 from contracts.errors import RunNotAwaitingApprovalError
+from contracts.ids import SIGNAL_CANCEL
+from core.settings import Settings
 from starter.facade import AgentRuntime
 from store.demo import DemoWorld
+from store.runs import RunStore
 from tests.workflows._waiting import until_status
-from workers.compose import Parts
+from workers.compose import Parts, build
+from workers.main import sandbox_runner
+from workflows.agent_run import AgentRunWorkflow
 
 REFUND = "Please refund order 1042"
 MakeRuntime = Callable[[Callable[[str], None]], AbstractAsyncContextManager[AgentRuntime]]
@@ -106,11 +114,18 @@ async def test_cancel_during_a_claimed_write_lets_it_finish_and_be_recorded(
     assert events.index(writes[0]) < len(events) - 1 and events[-1].kind is EventKind.CANCEL
 
 
-async def _until_history_has(client: Client, run_id: str, kind: "EventType.ValueType") -> None:
+async def _until_history_has(
+    client: Client,
+    run_id: str,
+    kind: "EventType.ValueType",
+    after: "EventType.ValueType | None" = None,
+) -> None:
+    """Poll the history until it holds `kind` (after an event of type `after`, if given)."""
     handle = client.get_workflow_handle(run_id)
     for _ in range(300):
-        history = await handle.fetch_history()
-        if any(e.event_type == kind for e in history.events):
+        types = [e.event_type for e in (await handle.fetch_history()).events]
+        start = types.index(after) if after is not None and after in types else None
+        if (after is None or start is not None) and kind in types[(start or 0) :]:
             return
         await asyncio.sleep(0.05)
     raise AssertionError(f"history of {run_id} never got event type {kind}")
@@ -134,3 +149,45 @@ async def test_a_cancel_before_the_fence_stamp_means_the_write_never_runs(
 
 async def _wait_thread_event(event: threading.Event, within: float = 30.0) -> bool:
     return await asyncio.to_thread(event.wait, within)
+
+
+async def test_a_cancel_delivered_with_the_suspensions_result_is_not_swallowed(
+    client: Client, settings: Settings, parts: Parts
+) -> None:
+    """The cancel signal and the completed suspension reach the workflow in one activation:
+    the cancel must not be lost to the activity that had already completed."""
+    gate = Gate("suspend.before_commit")
+    built = build(settings, faults=gate)
+    queue = f"tq-{uuid.uuid4().hex[:10]}"
+    runtime = AgentRuntime(client, RunStore(built.ctx), queue)
+
+    def workflows_only() -> Worker:
+        return Worker(
+            client,
+            task_queue=queue,
+            workflows=[AgentRunWorkflow],
+            workflow_runner=sandbox_runner(),
+            sticky_queue_schedule_to_start_timeout=timedelta(seconds=1),
+        )
+
+    try:
+        async with Worker(client, task_queue=queue, activities=built.activities):
+            async with workflows_only():
+                run_id = await runtime.start("support", REFUND)
+                assert await _wait_thread_event(gate.reached)
+            # No workflow worker now: the signal and the activity's result queue up together.
+            # (Signalled directly: the facade would first read the row the gate holds locked.)
+            await client.get_workflow_handle(run_id).signal(SIGNAL_CANCEL, CancelRequest(by="ops"))
+            gate.release.set()
+            await _until_history_has(
+                client,
+                run_id,
+                EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED,
+                after=EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED,
+            )
+            async with workflows_only():
+                done = await asyncio.wait_for(runtime.result(run_id), timeout=30)
+    finally:
+        built.engine.dispose()
+    assert done.status is RunStatus.CANCELLED
+    assert (await _cancel_event(runtime, run_id))["by"] == "ops"
