@@ -151,3 +151,17 @@ def test_named_volumes_are_declared(compose: dict[str, Any]) -> None:
             source = mount.split(":", 1)[0]
             if not source.startswith((".", "/")):
                 assert source in declared, f"{name} mounts undeclared volume {source}"
+
+
+def test_the_a2a_server_runs_from_the_same_image_with_the_workers_seal_key(
+    services: dict[str, dict[str, Any]],
+) -> None:
+    api, worker = services["api"], services["worker"]
+    assert api["image"] == worker["image"]
+    assert api["command"][0] == "agentrt-api"
+    assert "worker" in api["depends_on"]
+    assert (
+        api["environment"]["AGENTRT_DATABASE_URL"] == worker["environment"]["AGENTRT_DATABASE_URL"]
+    )
+    assert set(api["volumes"]) & set(worker["volumes"])  # the generated seal key is shared
+    assert api["environment"]["AGENTRT_API_HOST"] == "0.0.0.0"  # inside its container
