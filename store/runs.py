@@ -189,15 +189,6 @@ class RunStore:
             return [self._open_message(r) for r in rows[:-1]], self._open_message(rows[-1])
         return [self._open_message(r) for r in rows], None
 
-    def message(self, run_id: str, sequence: int) -> Message | None:
-        with self._ctx.sessions() as s:
-            row = s.scalar(
-                select(MessageRow).where(
-                    MessageRow.run_id == run_id, MessageRow.sequence == sequence
-                )
-            )
-        return None if row is None else self._open_message(row)
-
     def _open_message(self, row: MessageRow) -> Message:
         raw = self._ctx.sealer.open(
             row.body, table="agent_message", column="body", row=f"{row.run_id}/{row.sequence}"
@@ -277,9 +268,6 @@ class RunStore:
             )
             for r in rows
         ]
-
-    def exists(self, run_id: str) -> bool:
-        return self.status(run_id) is not None
 
     def event_payload(self, run_id: str, sequence: int) -> dict[str, Any] | None:
         with self._ctx.sessions() as s:

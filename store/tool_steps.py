@@ -32,23 +32,6 @@ class ToolStepStore:
         )
         return StoredResult(content=content, is_error=row.is_error)
 
-    def remember(
-        self,
-        *,
-        idempotency_key: str,
-        run_id: str,
-        call: ToolCall,
-        effect: str,
-        content: str,
-        is_error: bool,
-    ) -> StoredResult:
-        """Keep the first result for a key; a repeated call gets the first one back."""
-        with self._ctx.sessions.begin() as s:
-            self._ledger(s, idempotency_key, run_id, call, effect, content, is_error)
-        stored = self.result(idempotency_key)
-        assert stored is not None
-        return stored
-
     def _ledger(
         self,
         s: Any,

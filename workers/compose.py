@@ -63,7 +63,7 @@ def open_store(
         ) from exc
     if run_migrations:
         migrate.upgrade(engine)
-    ctx = StoreContext(make_sessionmaker(engine), sealer, faults or (lambda _p: None))
+    ctx = StoreContext(make_sessionmaker(engine), sealer, faults or no_faults)
     return engine, ctx
 
 
