@@ -10,6 +10,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 WORKDIR /src
 # The package's own files only: no virtualenv, caches or local data from the checkout.
 COPY pyproject.toml ./
+COPY agentrt/ agentrt/
 COPY contracts/ contracts/
 COPY core/ core/
 COPY store/ store/

@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities.ports import FaultHook, no_faults
-from contracts.errors import ErrorType
+from agentrt.activities.ports import FaultHook, no_faults
+from agentrt.contracts.errors import ErrorType
 
 if TYPE_CHECKING:
-    from activities.ports import RunPort
+    from agentrt.activities.ports import RunPort
 
 P = ParamSpec("P")
 T = TypeVar("T")

@@ -6,9 +6,9 @@ from typing import Protocol
 
 from temporalio import activity
 
-from activities._common import db
-from contracts.a2a import ProjectRequest, ProjectResult
-from contracts.ids import ACT_A2A_PROJECT
+from agentrt.activities._common import db
+from agentrt.contracts.a2a import ProjectRequest, ProjectResult
+from agentrt.contracts.ids import ACT_A2A_PROJECT
 
 
 class ProjectedLike(Protocol):

@@ -4,13 +4,18 @@ from typing import Protocol
 
 from temporalio import activity
 
-from activities._common import db, privacy_of
-from activities.ports import RunPort
-from contracts.a2a import InputMessage
-from contracts.approval import ApprovalDecision, PendingApproval
-from contracts.enums import RunStatus
-from contracts.ids import ACT_RUN_ADD_INPUT, ACT_RUN_AWAIT_INPUT, ACT_RUN_RESUME, ACT_RUN_SUSPEND
-from contracts.run import (
+from agentrt.activities._common import db, privacy_of
+from agentrt.activities.ports import RunPort
+from agentrt.contracts.a2a import InputMessage
+from agentrt.contracts.approval import ApprovalDecision, PendingApproval
+from agentrt.contracts.enums import RunStatus
+from agentrt.contracts.ids import (
+    ACT_RUN_ADD_INPUT,
+    ACT_RUN_AWAIT_INPUT,
+    ACT_RUN_RESUME,
+    ACT_RUN_SUSPEND,
+)
+from agentrt.contracts.run import (
     AddInputRequest,
     AwaitInputRequest,
     ResumeRequest,

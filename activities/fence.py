@@ -2,10 +2,10 @@
 
 from temporalio import activity
 
-from activities._common import db, fault
-from activities.ports import FaultHook, FencePort, no_faults
-from contracts.ids import ACT_FENCE_RESOLVE, ACT_FENCE_STAMP, idempotency_key
-from contracts.run import FenceRequest, FenceVerdict
+from agentrt.activities._common import db, fault
+from agentrt.activities.ports import FaultHook, FencePort, no_faults
+from agentrt.contracts.ids import ACT_FENCE_RESOLVE, ACT_FENCE_STAMP, idempotency_key
+from agentrt.contracts.run import FenceRequest, FenceVerdict
 
 
 class FenceActivities:

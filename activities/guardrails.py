@@ -5,8 +5,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
 
-from contracts.profiles import GuardrailConfig
-from contracts.redaction import has_secret, redact_text
+from agentrt.contracts.profiles import GuardrailConfig
+from agentrt.contracts.redaction import has_secret, redact_text
 
 
 class Verdict(IntEnum):

@@ -6,14 +6,21 @@ from typing import Any
 
 from temporalio import activity
 
-from activities._common import db, fatal, fault, snapshot_of
-from activities.guardrails import check
-from activities.ports import FaultHook, ModelProvider, RunPort, no_faults
-from contracts.errors import ErrorType, RunNotFoundError
-from contracts.ids import ACT_MODEL_COMPLETE
-from contracts.messages import Message, ProviderReply, ProviderRequest, ToolCall, ToolSpec, Usage
-from contracts.profiles import GuardrailConfig
-from contracts.run import ModelRequest, ModelTurn
+from agentrt.activities._common import db, fatal, fault, snapshot_of
+from agentrt.activities.guardrails import check
+from agentrt.activities.ports import FaultHook, ModelProvider, RunPort, no_faults
+from agentrt.contracts.errors import ErrorType, RunNotFoundError
+from agentrt.contracts.ids import ACT_MODEL_COMPLETE
+from agentrt.contracts.messages import (
+    Message,
+    ProviderReply,
+    ProviderRequest,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
+from agentrt.contracts.profiles import GuardrailConfig
+from agentrt.contracts.run import ModelRequest, ModelTurn
 
 
 class ModelActivities:

@@ -4,8 +4,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from contracts.enums import EventKind, Outcome, RunStatus, TerminationReason, ToolEffect
-from contracts.messages import Message, ProviderReply, ProviderRequest, ToolCall, ToolSpec, Usage
+from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationReason, ToolEffect
+from agentrt.contracts.messages import (
+    Message,
+    ProviderReply,
+    ProviderRequest,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
 
 
 class ModelProvider(Protocol):

@@ -2,9 +2,9 @@
 
 from collections.abc import Iterable, Mapping
 
-from activities.ports import Tool
-from contracts.errors import ConfigError
-from contracts.profiles import AgentProfile
+from agentrt.activities.ports import Tool
+from agentrt.contracts.errors import ConfigError
+from agentrt.contracts.profiles import AgentProfile
 
 
 class ToolRegistry:

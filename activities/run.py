@@ -5,15 +5,21 @@ from typing import Any
 
 from temporalio import activity
 
-from activities._common import db, fatal, privacy_of
-from activities.guardrails import check
-from activities.ports import RunPort, SettlePort
-from activities.registry import ProfileCatalog, ToolRegistry
-from contracts.enums import EventKind, Outcome, RunStatus
-from contracts.errors import ErrorType
-from contracts.ids import ACT_RUN_BEGIN, ACT_RUN_COMPLETE, ACT_RUN_FAIL
-from contracts.profiles import RunPlan, ToolPlan, clamp_iterations
-from contracts.run import BeginRequest, BeginResult, CompleteRequest, FailRequest, SettleResult
+from agentrt.activities._common import db, fatal, privacy_of
+from agentrt.activities.guardrails import check
+from agentrt.activities.ports import RunPort, SettlePort
+from agentrt.activities.registry import ProfileCatalog, ToolRegistry
+from agentrt.contracts.enums import EventKind, Outcome, RunStatus
+from agentrt.contracts.errors import ErrorType
+from agentrt.contracts.ids import ACT_RUN_BEGIN, ACT_RUN_COMPLETE, ACT_RUN_FAIL
+from agentrt.contracts.profiles import RunPlan, ToolPlan, clamp_iterations
+from agentrt.contracts.run import (
+    BeginRequest,
+    BeginResult,
+    CompleteRequest,
+    FailRequest,
+    SettleResult,
+)
 
 
 class RunActivities:

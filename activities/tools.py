@@ -5,8 +5,8 @@ from typing import Any
 
 from temporalio import activity
 
-from activities._common import db, fault, privacy_of
-from activities.ports import (
+from agentrt.activities._common import db, fault, privacy_of
+from agentrt.activities.ports import (
     FaultHook,
     RunPort,
     Tool,
@@ -15,11 +15,11 @@ from activities.ports import (
     ToolStepPort,
     no_faults,
 )
-from activities.registry import ToolRegistry
-from contracts.enums import ToolEffect
-from contracts.ids import ACT_TOOL_EXECUTE, ACT_TOOL_REFUSE
-from contracts.messages import ToolCall
-from contracts.run import RefuseRequest, ToolCallRequest, ToolOutcome
+from agentrt.activities.registry import ToolRegistry
+from agentrt.contracts.enums import ToolEffect
+from agentrt.contracts.ids import ACT_TOOL_EXECUTE, ACT_TOOL_REFUSE
+from agentrt.contracts.messages import ToolCall
+from agentrt.contracts.run import RefuseRequest, ToolCallRequest, ToolOutcome
 
 GENERIC_TOOL_ERROR = "The tool failed. The error was logged; try another approach."
 MAX_RESULT_CHARS = 50_000

@@ -5,8 +5,8 @@ import time
 
 from temporalio import activity
 
-from activities._common import db, fatal, fault, heartbeating, snapshot_of
-from activities.ports import (
+from agentrt.activities._common import db, fatal, fault, heartbeating, snapshot_of
+from agentrt.activities.ports import (
     FaultHook,
     FencePort,
     RunPort,
@@ -15,12 +15,12 @@ from activities.ports import (
     ToolStepPort,
     no_faults,
 )
-from activities.registry import ToolRegistry
-from activities.tools import bounded
-from contracts.enums import ToolEffect
-from contracts.errors import ErrorType, RunNotFoundError
-from contracts.ids import ACT_WRITE_EXECUTE
-from contracts.run import ToolCallRequest, ToolOutcome
+from agentrt.activities.registry import ToolRegistry
+from agentrt.activities.tools import bounded
+from agentrt.contracts.enums import ToolEffect
+from agentrt.contracts.errors import ErrorType, RunNotFoundError
+from agentrt.contracts.ids import ACT_WRITE_EXECUTE
+from agentrt.contracts.run import ToolCallRequest, ToolOutcome
 
 
 class WriteActivities:

@@ -21,24 +21,24 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from temporalio.client import Client
 
-import api.errors  # noqa: F401  (registers RESULT_NOT_RETAINABLE with the SDK)
-from api.card import REST_PREFIX, agent_card
-from api.delivery import PushDelivery
-from api.guard import CALLER_KEY, Guard
-from api.handler import CALLER, A2AHandler
-from api.settings import ApiSettings
-from api.tasks import TaskService
-from core.temporal import connect
-from starter.facade import AgentRuntime
-from store import migrate
-from store.a2a import A2AStore
-from store.a2a_journal import A2AJournal
-from store.a2a_push import A2APushStore
-from store.context import StoreContext
-from store.engine import make_engine, make_sessionmaker
-from store.runs import RunStore
-from store.sealing import Sealer
-from workers.config import load_profiles
+import agentrt.api.errors  # noqa: F401  (registers RESULT_NOT_RETAINABLE with the SDK)
+from agentrt.api.card import REST_PREFIX, agent_card
+from agentrt.api.delivery import PushDelivery
+from agentrt.api.guard import CALLER_KEY, Guard
+from agentrt.api.handler import CALLER, A2AHandler
+from agentrt.api.settings import ApiSettings
+from agentrt.api.tasks import TaskService
+from agentrt.core.temporal import connect
+from agentrt.starter.facade import AgentRuntime
+from agentrt.store import migrate
+from agentrt.store.a2a import A2AStore
+from agentrt.store.a2a_journal import A2AJournal
+from agentrt.store.a2a_push import A2APushStore
+from agentrt.store.context import StoreContext
+from agentrt.store.engine import make_engine, make_sessionmaker
+from agentrt.store.runs import RunStore
+from agentrt.store.sealing import Sealer
+from agentrt.workers.config import load_profiles
 
 
 class CallerContextBuilder(DefaultServerCallContextBuilder):

@@ -14,9 +14,9 @@ from a2a.types import (
     StringList,
 )
 
-from api.settings import ApiSettings
-from contracts.profiles import AgentProfile
-from store.a2a_view import RETAINABLE_LEVELS
+from agentrt.api.settings import ApiSettings
+from agentrt.contracts.profiles import AgentProfile
+from agentrt.store.a2a_view import RETAINABLE_LEVELS
 
 logger = logging.getLogger(__name__)
 

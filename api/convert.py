@@ -11,8 +11,8 @@ from a2a.types import (
 )
 from google.protobuf.json_format import MessageToDict, ParseDict
 
-from store.a2a import TaskRecord
-from store.a2a_view import status
+from agentrt.store.a2a import TaskRecord
+from agentrt.store.a2a_view import status
 
 Event = Task | TaskStatusUpdateEvent | TaskArtifactUpdateEvent
 

@@ -8,9 +8,9 @@ import logging
 
 import httpx
 
-from api.settings import ApiSettings
-from store.a2a_journal import A2AJournal
-from store.a2a_push import A2APushStore, PushConfig
+from agentrt.api.settings import ApiSettings
+from agentrt.store.a2a_journal import A2AJournal
+from agentrt.store.a2a_push import A2APushStore, PushConfig
 
 logger = logging.getLogger(__name__)
 

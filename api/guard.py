@@ -9,7 +9,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from api.settings import identify
+from agentrt.api.settings import identify
 
 CALLER_KEY = "agentrt.caller"
 

@@ -35,15 +35,15 @@ from a2a.utils.errors import (
     UnsupportedOperationError,
 )
 
-from api.convert import task_proto
-from api.push import config_proto, validate_url
-from api.settings import ApiSettings
-from api.streams import journal_stream, resume_position
-from api.tasks import TaskService
-from store.a2a import A2AStore, parse_cursor
-from store.a2a_journal import A2AJournal
-from store.a2a_push import A2APushStore
-from store.a2a_view import TERMINAL
+from agentrt.api.convert import task_proto
+from agentrt.api.push import config_proto, validate_url
+from agentrt.api.settings import ApiSettings
+from agentrt.api.streams import journal_stream, resume_position
+from agentrt.api.tasks import TaskService
+from agentrt.store.a2a import A2AStore, parse_cursor
+from agentrt.store.a2a_journal import A2AJournal
+from agentrt.store.a2a_push import A2APushStore
+from agentrt.store.a2a_view import TERMINAL
 
 CALLER = "caller"
 

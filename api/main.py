@@ -5,22 +5,22 @@ import logging
 import sys
 from datetime import timedelta
 
-from api.settings import ApiSettings, key_digest
+from agentrt.api.settings import ApiSettings, key_digest
 
 
 def _serve(settings: ApiSettings) -> None:
     import uvicorn
 
-    from api.app import create_app
+    from agentrt.api.app import create_app
 
     uvicorn.run(create_app(settings), host=settings.api_host, port=settings.api_port)
 
 
 def _purge(settings: ApiSettings, run_ids: list[str], older_than_days: float | None) -> int:
-    from store.a2a_purge import purge_runs, purge_terminal_before
-    from store.context import utcnow
-    from store.sealing import Sealer
-    from workers.compose import open_store
+    from agentrt.store.a2a_purge import purge_runs, purge_terminal_before
+    from agentrt.store.context import utcnow
+    from agentrt.store.sealing import Sealer
+    from agentrt.workers.compose import open_store
 
     engine, ctx = open_store(
         settings.resolved_database_url(), Sealer.from_b64(settings.seal_keys_spec())
@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> None:
     elif args.command == "hash-key":
         sys.stdout.write(key_digest(args.key) + "\n")
     elif args.command == "rotate":
-        from store.rotate import main as rotate_main
+        from agentrt.store.rotate import main as rotate_main
 
         rotate_main([])
     sys.exit(0)

@@ -7,7 +7,7 @@ from urllib.parse import urlsplit
 from a2a.types import AuthenticationInfo, TaskPushNotificationConfig
 from a2a.utils.errors import InvalidParamsError
 
-from store.a2a_push import PushConfig
+from agentrt.store.a2a_push import PushConfig
 
 
 def validate_url(url: str, *, allow_loopback: bool) -> str:

@@ -5,7 +5,7 @@ import hmac
 
 from pydantic import Field
 
-from core.settings import Settings
+from agentrt.core.settings import Settings
 
 
 class ApiSettings(Settings):

@@ -8,9 +8,9 @@ from collections.abc import AsyncIterator
 
 from a2a.utils.errors import InvalidParamsError, TaskNotFoundError
 
-from api.convert import Event, event_proto, task_from_dict
-from store.a2a_journal import A2AJournal
-from store.a2a_view import INTERRUPTED, TERMINAL
+from agentrt.api.convert import Event, event_proto, task_from_dict
+from agentrt.store.a2a_journal import A2AJournal
+from agentrt.store.a2a_view import INTERRUPTED, TERMINAL
 
 RESUME_HEADER = "last-event-id"
 

@@ -23,17 +23,17 @@ from pydantic import ValidationError
 from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
-from api.convert import message_dict, message_text
-from api.errors import ResultNotRetainableError
-from api.settings import ApiSettings
-from contracts.a2a import InputMessage
-from contracts.approval import CancelRequest
-from contracts.errors import RunNotFoundError
-from contracts.ids import SIGNAL_CANCEL, UPDATE_SUBMIT_INPUT
-from contracts.profiles import AgentProfile
-from starter.facade import AgentRuntime
-from store.a2a import A2AStore, TaskRecord
-from store.a2a_view import INPUT_REQUIRED, INTERRUPTED, RETAINABLE_LEVELS, TERMINAL
+from agentrt.api.convert import message_dict, message_text
+from agentrt.api.errors import ResultNotRetainableError
+from agentrt.api.settings import ApiSettings
+from agentrt.contracts.a2a import InputMessage
+from agentrt.contracts.approval import CancelRequest
+from agentrt.contracts.errors import RunNotFoundError
+from agentrt.contracts.ids import SIGNAL_CANCEL, UPDATE_SUBMIT_INPUT
+from agentrt.contracts.profiles import AgentProfile
+from agentrt.starter.facade import AgentRuntime
+from agentrt.store.a2a import A2AStore, TaskRecord
+from agentrt.store.a2a_view import INPUT_REQUIRED, INTERRUPTED, RETAINABLE_LEVELS, TERMINAL
 
 
 class TaskService:

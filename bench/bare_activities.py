@@ -4,9 +4,9 @@ import asyncio
 
 from temporalio import activity
 
+from agentrt.store.context import StoreContext
+from agentrt.store.demo import DemoWorld
 from bench.bare_workflow import ACT_DB_WRITE, ACT_NOOP
-from store.context import StoreContext
-from store.demo import DemoWorld
 
 
 class BareActivities:

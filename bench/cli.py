@@ -15,15 +15,15 @@ from dataclasses import asdict, fields
 from datetime import UTC, datetime
 from pathlib import Path
 
+from agentrt.core.devserver import extra_args, temporal_cli
+from agentrt.core.settings import Settings
+from agentrt.store.sealing import Sealer
 from bench import tuning
 from bench.config import BenchConfig, tiny
 from bench.database import bench_database, describe
 from bench.harness import RESULTS_DIR, bench_settings, dev_server
 from bench.report import Report, Table, ms, times
 from bench.suite import SHARED_SECTIONS, run_shared
-from core.devserver import extra_args, temporal_cli
-from core.settings import Settings
-from store.sealing import Sealer
 
 ALL_SECTIONS = (*SHARED_SECTIONS, "devserver")
 

@@ -6,11 +6,11 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 
+from agentrt.contracts.enums import RunStatus
+from agentrt.contracts.run import RunResult
+from agentrt.starter.facade import AgentRuntime
 from bench.bare_workflow import ACT_NOOP, WORKFLOW_BARE, WORKFLOW_TIMERS, BareInput, TimerInput
 from bench.harness import Bench
-from contracts.enums import RunStatus
-from contracts.run import RunResult
-from starter.facade import AgentRuntime
 
 
 class BenchError(RuntimeError):

@@ -10,14 +10,19 @@ import asyncio
 import itertools
 from dataclasses import dataclass, field
 
+from agentrt.contracts.ids import (
+    ACT_FENCE_STAMP,
+    ACT_MODEL_COMPLETE,
+    ACT_TOOL_EXECUTE,
+    ACT_WRITE_EXECUTE,
+)
+from agentrt.store.demo import DemoWorld
 from bench.drive import BenchError, agent_run
 from bench.harness import Bench
 from bench.histories import ActivitySpan, fetch_facts
 from bench.report import Report, Table, ms, times
 from bench.sqlcount import SqlTally, counting
 from bench.stats import Summary, ratio
-from contracts.ids import ACT_FENCE_STAMP, ACT_MODEL_COMPLETE, ACT_TOOL_EXECUTE, ACT_WRITE_EXECUTE
-from store.demo import DemoWorld
 
 PROFILE = "bench-writes"
 PROMPT = "bench writes"  # 4 x set_record (unfenced) and 4 x issue_refund (fenced), alternating

@@ -19,16 +19,16 @@ from temporalio.common import SearchAttributeKey
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
+from agentrt.contracts.ids import SA_PROFILE, SA_RUN_STATUS
+from agentrt.core.devserver import temporal_cli
+from agentrt.core.settings import Settings
+from agentrt.core.temporal import data_converter
+from agentrt.store.runs import RunStore
+from agentrt.workers.compose import Parts, build
+from agentrt.workers.main import sandbox_runner
+from agentrt.workflows.agent_run import AgentRunWorkflow
 from bench.bare_activities import BareActivities
 from bench.bare_workflow import BareWorkflow, TimerWorkflow
-from contracts.ids import SA_PROFILE, SA_RUN_STATUS
-from core.devserver import temporal_cli
-from core.settings import Settings
-from core.temporal import data_converter
-from store.runs import RunStore
-from workers.compose import Parts, build
-from workers.main import sandbox_runner
-from workflows.agent_run import AgentRunWorkflow
 
 HERE = Path(__file__).resolve().parent
 RULES_FILE = HERE / "rules.yaml"

@@ -9,13 +9,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from unittest import mock
 
+from agentrt.contracts import profiles
+from agentrt.contracts.ids import ACT_MODEL_COMPLETE
 from bench.drive import BenchError, agent_run
 from bench.harness import Bench
 from bench.histories import HistoryFacts, fetch_facts
 from bench.report import Report, Table, times
 from bench.stats import ratio
-from contracts import profiles
-from contracts.ids import ACT_MODEL_COMPLETE
 
 PROFILE = "bench-read"
 PROMPT = "bench loop"  # a tool call every round until the cap, then a tool-less answer

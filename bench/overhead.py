@@ -7,6 +7,8 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from agentrt.contracts.enums import TerminationReason
+from agentrt.contracts.ids import ACT_TOOL_EXECUTE
 from bench.bare_workflow import ACT_DB_WRITE, ACT_NOOP
 from bench.breakdown import Breakdown
 from bench.config import BenchConfig
@@ -16,8 +18,6 @@ from bench.histories import fetch_facts
 from bench.report import Report, Table, ms, times, verdict
 from bench.sqlcount import counting
 from bench.stats import Summary, ratio
-from contracts.enums import TerminationReason
-from contracts.ids import ACT_TOOL_EXECUTE
 
 PROFILE = "bench-read"
 TARGET = 1.15

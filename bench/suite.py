@@ -4,11 +4,11 @@ import sys
 
 from temporalio.client import Client
 
+from agentrt.core.settings import Settings
 from bench import fence, history, overhead
 from bench.config import BenchConfig
 from bench.harness import running_worker
 from bench.report import Report
-from core.settings import Settings
 
 SHARED_SECTIONS = ("overhead", "history", "fence")
 

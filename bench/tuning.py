@@ -6,13 +6,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentrt.core.devserver import TUNING, extra_args
+from agentrt.core.settings import Settings
 from bench.config import BenchConfig
 from bench.drive import bare_run, timer_run
 from bench.harness import dev_server, running_worker
 from bench.report import Report, Table, ms, times
 from bench.stats import Summary, ratio
-from core.devserver import TUNING, extra_args
-from core.settings import Settings
 
 TIMERS = 3  # timers per probe run
 TIMER_MS = 100  # each timer's duration

@@ -4,7 +4,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
-from contracts.messages import ToolCall
+from agentrt.contracts.messages import ToolCall
 
 
 class PendingApproval(BaseModel):

@@ -4,7 +4,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from contracts.enums import ToolEffect
+from agentrt.contracts.enums import ToolEffect
 
 PrivacyLevel = Literal["full", "redacted", "metadata", "none"]
 

@@ -5,9 +5,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from contracts.a2a import InputMessage
-from contracts.approval import ApprovalDecision, PendingApproval
-from contracts.enums import (
+from agentrt.contracts.a2a import InputMessage
+from agentrt.contracts.approval import ApprovalDecision, PendingApproval
+from agentrt.contracts.enums import (
     EventKind,
     Outcome,
     PendingState,
@@ -15,8 +15,8 @@ from contracts.enums import (
     TerminationReason,
     ToolEffect,
 )
-from contracts.messages import ToolCall, Usage
-from contracts.profiles import RunPlan
+from agentrt.contracts.messages import ToolCall, Usage
+from agentrt.contracts.profiles import RunPlan
 
 
 class RunInput(BaseModel):

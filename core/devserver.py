@@ -6,7 +6,7 @@ import socket
 import sys
 from pathlib import Path
 
-from contracts.ids import SA_PROFILE, SA_RUN_STATUS
+from agentrt.contracts.ids import SA_PROFILE, SA_RUN_STATUS
 
 # Measured with `python -m bench --sections devserver --ablate` (see bench/README.md).
 # The stock dev server reads its single shard's transfer queue at most 20 times a second,

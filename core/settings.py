@@ -5,7 +5,7 @@ from pathlib import Path
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from contracts.ids import DEFAULT_TASK_QUEUE
+from agentrt.contracts.ids import DEFAULT_TASK_QUEUE
 
 DEFAULT_DATA_DIR = Path(".agentrt")
 DEFAULT_POSTGRES_DSN = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -69,7 +69,7 @@ class Settings(BaseSettings):
         """The configured seal keys, or a per-installation key kept under data_dir."""
         if self.seal_keys is not None:
             return self.seal_keys.get_secret_value()
-        from store.sealing import Sealer
+        from agentrt.store.sealing import Sealer
 
         path = self.data_dir / "seal.key"
         if not path.exists():

@@ -6,7 +6,7 @@ from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.converter import DataConverter
 
-from core.codec import EncryptionCodec
+from agentrt.core.codec import EncryptionCodec
 
 
 def data_converter(payload_keys: str | None = None) -> DataConverter:

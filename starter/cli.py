@@ -15,15 +15,15 @@ from rich.text import Text
 from sqlalchemy.exc import SQLAlchemyError
 from temporalio.client import WorkflowFailureError
 
-from contracts.errors import (
+from agentrt.contracts.errors import (
     AgentRuntimeError,
     ConfigError,
     InvalidRequestError,
     StoreUnavailableError,
 )
-from core.settings import Settings
-from starter import commands, embedded
-from store.sealing import SealError
+from agentrt.core.settings import Settings
+from agentrt.starter import commands, embedded
+from agentrt.store.sealing import SealError
 
 EXIT_ERROR, EXIT_INTERRUPTED = 2, 130
 

@@ -15,9 +15,9 @@ from sqlalchemy.exc import SQLAlchemyError
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
-from contracts.approval import PendingApproval
-from contracts.enums import RunStatus
-from contracts.errors import (
+from agentrt.contracts.approval import PendingApproval
+from agentrt.contracts.enums import RunStatus
+from agentrt.contracts.errors import (
     AgentRuntimeError,
     ConfigError,
     InvalidRequestError,
@@ -26,18 +26,18 @@ from contracts.errors import (
     StoreUnavailableError,
     UnknownProfileError,
 )
-from contracts.run import EventView, RunView
-from core.codec import EncryptionCodec
-from core.codec_server import create_codec_app
-from core.settings import Settings
-from core.temporal import connect
-from starter import render
-from starter.facade import AgentRuntime
-from store import migrate as schema
-from store.engine import make_engine
-from store.runs import RunStore
-from store.sealing import Sealer
-from workers.compose import open_store
+from agentrt.contracts.run import EventView, RunView
+from agentrt.core.codec import EncryptionCodec
+from agentrt.core.codec_server import create_codec_app
+from agentrt.core.settings import Settings
+from agentrt.core.temporal import connect
+from agentrt.starter import render
+from agentrt.starter.facade import AgentRuntime
+from agentrt.store import migrate as schema
+from agentrt.store.engine import make_engine
+from agentrt.store.runs import RunStore
+from agentrt.store.sealing import Sealer
+from agentrt.workers.compose import open_store
 
 EXIT_OK, EXIT_NOT_COMPLETED = 0, 1
 FOLLOW_POLL_SECONDS = 0.5

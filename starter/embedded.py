@@ -18,18 +18,18 @@ from rich.console import Console
 from rich.text import Text
 from temporalio.client import Client
 
-from contracts.approval import PendingApproval
-from contracts.enums import RunStatus
-from contracts.errors import AgentRuntimeError, ConfigError
-from contracts.run import RunView
-from core.devserver import free_port, start_dev_server, wait_for_port
-from core.settings import Settings
-from core.temporal import connect
-from starter import render
-from starter.facade import AgentRuntime
-from store.runs import RunStore
-from workers.compose import build
-from workers.main import make_worker
+from agentrt.contracts.approval import PendingApproval
+from agentrt.contracts.enums import RunStatus
+from agentrt.contracts.errors import AgentRuntimeError, ConfigError
+from agentrt.contracts.run import RunView
+from agentrt.core.devserver import free_port, start_dev_server, wait_for_port
+from agentrt.core.settings import Settings
+from agentrt.core.temporal import connect
+from agentrt.starter import render
+from agentrt.starter.facade import AgentRuntime
+from agentrt.store.runs import RunStore
+from agentrt.workers.compose import build
+from agentrt.workers.main import make_worker
 
 DEMO_PROFILE = "support"
 DEMO_PROMPT = "Please refund order 1042, the customer returned it."

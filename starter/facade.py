@@ -15,9 +15,9 @@ from temporalio.common import (
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
-from contracts.approval import ApprovalDecision, CancelRequest, DecisionReceipt
-from contracts.enums import RunStatus
-from contracts.errors import (
+from agentrt.contracts.approval import ApprovalDecision, CancelRequest, DecisionReceipt
+from agentrt.contracts.enums import RunStatus
+from agentrt.contracts.errors import (
     AlreadyDecidedError,
     ApprovalError,
     ErrorType,
@@ -28,16 +28,16 @@ from contracts.errors import (
     StaleTurnError,
     UnknownProfileError,
 )
-from contracts.ids import (
+from agentrt.contracts.ids import (
     DEFAULT_TASK_QUEUE,
     SA_PROFILE,
     SIGNAL_CANCEL,
     UPDATE_DECIDE,
     WORKFLOW_AGENT_RUN,
 )
-from contracts.profiles import MAX_ITERATIONS_CEILING
-from contracts.run import EventView, RunInput, RunView
-from store.runs import RunStore
+from agentrt.contracts.profiles import MAX_ITERATIONS_CEILING
+from agentrt.contracts.run import EventView, RunInput, RunView
+from agentrt.store.runs import RunStore
 
 PROFILE_KEY = SearchAttributeKey.for_keyword(SA_PROFILE)
 

@@ -11,12 +11,12 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from contracts.approval import PendingApproval
-from contracts.enums import EventKind, RunStatus
-from contracts.errors import RunNotFoundError
-from contracts.messages import ToolCall
-from contracts.run import EventView, RunView
-from starter.facade import AgentRuntime
+from agentrt.contracts.approval import PendingApproval
+from agentrt.contracts.enums import EventKind, RunStatus
+from agentrt.contracts.errors import RunNotFoundError
+from agentrt.contracts.messages import ToolCall
+from agentrt.contracts.run import EventView, RunView
+from agentrt.starter.facade import AgentRuntime
 
 STATUS_STYLE = {
     RunStatus.RUNNING: "cyan",

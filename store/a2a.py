@@ -10,9 +10,9 @@ from typing import Any
 from sqlalchemy import and_, delete, func, or_, select
 from sqlalchemy.orm import Session
 
-from store.a2a_journal import append_event
-from store.a2a_rows import A2ATaskRow
-from store.a2a_view import (
+from agentrt.store.a2a_journal import append_event
+from agentrt.store.a2a_rows import A2ATaskRow
+from agentrt.store.a2a_view import (
     COMPLETED,
     SUBMITTED,
     ResultNotRetainableError,
@@ -22,8 +22,8 @@ from store.a2a_view import (
     status_update,
     text_artifact,
 )
-from store.answer import answer_ceiling
-from store.context import StoreContext, as_utc, dumps, utcnow
+from agentrt.store.answer import answer_ceiling
+from agentrt.store.context import StoreContext, as_utc, dumps, utcnow
 
 __all__ = ["A2AStore", "ResultNotRetainableError", "TaskRecord"]
 

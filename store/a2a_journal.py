@@ -7,9 +7,9 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from store.a2a_rows import A2AEventRow, A2ATaskRow
-from store.context import StoreContext, dumps, insert_ignoring, utcnow
-from store.sealing import Sealer
+from agentrt.store.a2a_rows import A2AEventRow, A2ATaskRow
+from agentrt.store.context import StoreContext, dumps, insert_ignoring, utcnow
+from agentrt.store.sealing import Sealer
 
 
 @dataclass(frozen=True)

@@ -13,13 +13,13 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from contracts.enums import RunStatus, TerminationReason
-from contracts.messages import Message
-from contracts.profiles import stricter
-from store.a2a import A2AStore
-from store.a2a_journal import append_event
-from store.a2a_rows import A2ATaskRow
-from store.a2a_view import (
+from agentrt.contracts.enums import RunStatus, TerminationReason
+from agentrt.contracts.messages import Message
+from agentrt.contracts.profiles import stricter
+from agentrt.store.a2a import A2AStore
+from agentrt.store.a2a_journal import append_event
+from agentrt.store.a2a_rows import A2ATaskRow
+from agentrt.store.a2a_view import (
     COMPLETED,
     FAILED,
     NOT_RETAINABLE_NOTE,
@@ -33,8 +33,8 @@ from store.a2a_view import (
     status_update,
     text_artifact,
 )
-from store.context import StoreContext, dumps, utcnow
-from store.rows import MessageRow, RunRow
+from agentrt.store.context import StoreContext, dumps, utcnow
+from agentrt.store.rows import MessageRow, RunRow
 
 logger = logging.getLogger(__name__)
 

@@ -6,10 +6,10 @@ from datetime import datetime
 
 from sqlalchemy import delete, exists, select
 
-from contracts.enums import TERMINAL_STATUSES
-from store.a2a_rows import A2ATaskRow
-from store.context import StoreContext, rowcount
-from store.rows import RunRow
+from agentrt.contracts.enums import TERMINAL_STATUSES
+from agentrt.store.a2a_rows import A2ATaskRow
+from agentrt.store.context import StoreContext, rowcount
+from agentrt.store.rows import RunRow
 
 BATCH = 500
 

@@ -11,8 +11,8 @@ from datetime import datetime, timedelta
 from sqlalchemy import delete, or_, select
 from sqlalchemy.orm import Session
 
-from store.a2a_rows import A2APushConfigRow, A2APushDeliveryRow, A2ATaskRow
-from store.context import StoreContext, as_utc, utcnow
+from agentrt.store.a2a_rows import A2APushConfigRow, A2APushDeliveryRow, A2ATaskRow
+from agentrt.store.context import StoreContext, as_utc, utcnow
 
 TABLE = "a2a_push_config"
 

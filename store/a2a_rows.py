@@ -19,7 +19,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from store.rows import Base
+from agentrt.store.rows import Base
 
 
 class A2ATaskRow(Base):

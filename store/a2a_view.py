@@ -8,8 +8,8 @@ import hashlib
 from datetime import datetime
 from typing import Any
 
-from contracts.enums import RunStatus, TerminationReason
-from store.answer import ResultNotRetainableError, keep_text
+from agentrt.contracts.enums import RunStatus, TerminationReason
+from agentrt.store.answer import ResultNotRetainableError, keep_text
 
 SUBMITTED = "TASK_STATE_SUBMITTED"
 WORKING = "TASK_STATE_WORKING"

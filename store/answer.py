@@ -6,9 +6,9 @@ import json
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from contracts.profiles import stricter
-from contracts.redaction import redact_text
-from store.rows import RunRow
+from agentrt.contracts.profiles import stricter
+from agentrt.contracts.redaction import redact_text
+from agentrt.store.rows import RunRow
 
 
 class ResultNotRetainableError(Exception):

@@ -11,7 +11,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.sql.dml import Insert
 
-from store.sealing import Sealer
+from agentrt.store.sealing import Sealer
 
 FaultHook = Callable[[str], None]
 # Called inside the completion transaction as hook(session, run_id, answer); raising rolls

@@ -5,8 +5,8 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from store.context import StoreContext, utcnow
-from store.rows import DemoLedgerRow, DemoRecordRow
+from agentrt.store.context import StoreContext, utcnow
+from agentrt.store.rows import DemoLedgerRow, DemoRecordRow
 
 
 class DemoWorld:

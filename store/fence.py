@@ -7,10 +7,10 @@ outcome_unknown when the write was interrupted after its claim.
 
 from sqlalchemy import select, update
 
-from contracts.enums import PendingState, RunStatus
-from contracts.run import FenceState
-from store.context import StoreContext, rowcount, utcnow
-from store.rows import RunRow, ToolResultRow
+from agentrt.contracts.enums import PendingState, RunStatus
+from agentrt.contracts.run import FenceState
+from agentrt.store.context import StoreContext, rowcount, utcnow
+from agentrt.store.rows import RunRow, ToolResultRow
 
 
 class FenceStore:

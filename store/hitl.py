@@ -4,14 +4,14 @@ from typing import Any
 
 from sqlalchemy import select
 
-from contracts.a2a import InputMessage
-from contracts.approval import ApprovalDecision, PendingApproval
-from contracts.enums import EventKind, Outcome, RunStatus
-from contracts.messages import Message
-from store.context import StoreContext, utcnow
-from store.rows import RunRow
-from store.runs import RunStore
-from store.transitions import move
+from agentrt.contracts.a2a import InputMessage
+from agentrt.contracts.approval import ApprovalDecision, PendingApproval
+from agentrt.contracts.enums import EventKind, Outcome, RunStatus
+from agentrt.contracts.messages import Message
+from agentrt.store.context import StoreContext, utcnow
+from agentrt.store.rows import RunRow
+from agentrt.store.runs import RunStore
+from agentrt.store.transitions import move
 
 
 class HitlStore:

@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from contracts.redaction import redact_text
+from agentrt.contracts.redaction import redact_text
 
 CONTENT_KEYS = frozenset({"content", "arguments", "result", "tool_calls", "prompt", "answer"})
 

@@ -13,9 +13,9 @@ from typing import Any
 
 from sqlalchemy import select, update
 
-from store.a2a_rows import A2AEventRow, A2APushConfigRow, A2ATaskRow
-from store.context import StoreContext
-from store.rows import MessageRow, RunRow, ToolResultRow
+from agentrt.store.a2a_rows import A2AEventRow, A2APushConfigRow, A2ATaskRow
+from agentrt.store.context import StoreContext
+from agentrt.store.rows import MessageRow, RunRow, ToolResultRow
 
 
 @dataclass(frozen=True)
@@ -81,9 +81,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m store.rotate", description=__doc__)
     parser.add_argument("--batch", type=int, default=500)
     args = parser.parse_args(argv)
-    from core.settings import Settings
-    from store.engine import make_engine, make_sessionmaker
-    from store.sealing import Sealer
+    from agentrt.core.settings import Settings
+    from agentrt.store.engine import make_engine, make_sessionmaker
+    from agentrt.store.sealing import Sealer
 
     settings = Settings()
     sealer = Sealer.from_b64(settings.seal_keys_spec())

@@ -7,15 +7,15 @@ from typing import Any
 
 from sqlalchemy import select
 
-from contracts.approval import PendingApproval
-from contracts.enums import EventKind, Outcome, PendingState, RunStatus, TerminationReason
-from contracts.errors import RunNotFoundError
-from contracts.messages import Message
-from contracts.profiles import stricter
-from contracts.run import EventView, PendingEffectView, RunView
-from store.context import StoreContext, as_utc, dumps, insert_ignoring, utcnow
-from store.privacy import filter_payload
-from store.rows import EventRow, MessageRow, RunRow
+from agentrt.contracts.approval import PendingApproval
+from agentrt.contracts.enums import EventKind, Outcome, PendingState, RunStatus, TerminationReason
+from agentrt.contracts.errors import RunNotFoundError
+from agentrt.contracts.messages import Message
+from agentrt.contracts.profiles import stricter
+from agentrt.contracts.run import EventView, PendingEffectView, RunView
+from agentrt.store.context import StoreContext, as_utc, dumps, insert_ignoring, utcnow
+from agentrt.store.privacy import filter_payload
+from agentrt.store.rows import EventRow, MessageRow, RunRow
 
 SNAPSHOT_CACHE = 4096
 

@@ -5,7 +5,7 @@ from typing import Any
 
 from sqlalchemy import case, select, update
 
-from contracts.enums import (
+from agentrt.contracts.enums import (
     TERMINAL_STATUSES,
     EventKind,
     Outcome,
@@ -13,11 +13,11 @@ from contracts.enums import (
     RunStatus,
     TerminationReason,
 )
-from contracts.messages import Usage
-from store.answer import answer_ceiling, keep_text
-from store.context import StoreContext, rowcount, utcnow
-from store.rows import MessageRow, RunRow
-from store.runs import RunStore
+from agentrt.contracts.messages import Usage
+from agentrt.store.answer import answer_ceiling, keep_text
+from agentrt.store.context import StoreContext, rowcount, utcnow
+from agentrt.store.rows import MessageRow, RunRow
+from agentrt.store.runs import RunStore
 
 NON_TERMINAL = [s.value for s in RunStatus if s not in TERMINAL_STATUSES]
 

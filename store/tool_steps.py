@@ -5,11 +5,11 @@ from typing import Any
 
 from sqlalchemy import select, update
 
-from contracts.enums import EventKind
-from contracts.messages import Message, ToolCall
-from store.context import StoreContext, insert_ignoring, utcnow
-from store.rows import RunRow, ToolResultRow
-from store.runs import RunStore
+from agentrt.contracts.enums import EventKind
+from agentrt.contracts.messages import Message, ToolCall
+from agentrt.store.context import StoreContext, insert_ignoring, utcnow
+from agentrt.store.rows import RunRow, ToolResultRow
+from agentrt.store.runs import RunStore
 
 
 @dataclass(frozen=True)

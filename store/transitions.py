@@ -6,9 +6,9 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from contracts.enums import RunStatus
-from store.context import rowcount, utcnow
-from store.rows import EventRow, RunRow
+from agentrt.contracts.enums import RunStatus
+from agentrt.store.context import rowcount, utcnow
+from agentrt.store.rows import EventRow, RunRow
 
 
 @dataclass(frozen=True)

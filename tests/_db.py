@@ -8,7 +8,7 @@ from pathlib import Path
 
 from sqlalchemy import create_engine, text
 
-from core.settings import DEFAULT_POSTGRES_DSN
+from agentrt.core.settings import DEFAULT_POSTGRES_DSN
 
 
 def backend() -> str:

@@ -18,15 +18,15 @@ from temporalio.common import SearchAttributeKey
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
-from contracts.ids import SA_PROFILE, SA_RUN_STATUS
-from core.devserver import extra_args, temporal_cli
-from core.settings import Settings
-from core.temporal import data_converter
-from starter.facade import AgentRuntime
-from store.runs import RunStore
+from agentrt.contracts.ids import SA_PROFILE, SA_RUN_STATUS
+from agentrt.core.devserver import extra_args, temporal_cli
+from agentrt.core.settings import Settings
+from agentrt.core.temporal import data_converter
+from agentrt.starter.facade import AgentRuntime
+from agentrt.store.runs import RunStore
+from agentrt.workers.compose import Parts, build
+from agentrt.workers.main import make_worker
 from tests._db import scratch_database
-from workers.compose import Parts, build
-from workers.main import make_worker
 
 TEST_SEAL_KEYS = "test:" + base64.b64encode(b"k" * 32).decode()
 

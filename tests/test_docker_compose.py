@@ -11,7 +11,7 @@ import pytest
 import yaml
 from sqlalchemy.engine import make_url
 
-from core.devserver import SEARCH_ATTRIBUTES, TUNING
+from agentrt.core.devserver import SEARCH_ATTRIBUTES, TUNING
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE = ROOT / "docker-compose.yml"

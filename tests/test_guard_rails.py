@@ -36,13 +36,14 @@ def test_import_linter_catches_an_indirect_io_import(tmp_path: Path) -> None:
     shutil.copytree(
         ROOT,
         work,
+        symlinks=True,
         ignore=shutil.ignore_patterns(
             ".venv", ".git", "__pycache__", "*.db", ".agentrt", "node_modules"
         ),
     )
     # workflows -> activities.model -> (new) store import: forbidden, even indirectly.
     target = work / "activities" / "model.py"
-    target.write_text("import store.runs  # noqa\n" + target.read_text())
+    target.write_text("import agentrt.store.runs  # noqa\n" + target.read_text())
     out = subprocess.run(
         [str(BIN / "lint-imports")],
         cwd=work,

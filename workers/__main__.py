@@ -1,3 +1,3 @@
-from workers.main import main
+from agentrt.workers.main import main
 
 main()

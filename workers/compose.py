@@ -7,34 +7,34 @@ from typing import Any
 from sqlalchemy import Engine, text
 from sqlalchemy.exc import OperationalError
 
-from activities.a2a import A2AActivities
-from activities.approval import ApprovalActivities
-from activities.fence import FenceActivities
-from activities.model import ModelActivities
-from activities.ports import ModelProvider, no_faults
-from activities.providers.openai_compat import OpenAICompatProvider
-from activities.providers.scripted import ScriptedProvider
-from activities.registry import ProfileCatalog, ToolRegistry
-from activities.run import RunActivities
-from activities.toolbox.demo import demo_tools
-from activities.tools import ToolActivities
-from activities.write import WriteActivities
-from contracts.errors import StoreUnavailableError
-from core.settings import Settings
-from store import migrate
-from store.a2a import A2AStore
-from store.a2a_project import A2AProjector
-from store.context import StoreContext
-from store.demo import DemoWorld
-from store.engine import make_engine, make_sessionmaker
-from store.fence import FenceStore
-from store.hitl import HitlStore
-from store.runs import RunStore
-from store.sealing import Sealer
-from store.settle import SettleStore
-from store.tool_steps import ToolStepStore
-from workers.config import load_profiles
-from workers.faults import fault_hook
+from agentrt.activities.a2a import A2AActivities
+from agentrt.activities.approval import ApprovalActivities
+from agentrt.activities.fence import FenceActivities
+from agentrt.activities.model import ModelActivities
+from agentrt.activities.ports import ModelProvider, no_faults
+from agentrt.activities.providers.openai_compat import OpenAICompatProvider
+from agentrt.activities.providers.scripted import ScriptedProvider
+from agentrt.activities.registry import ProfileCatalog, ToolRegistry
+from agentrt.activities.run import RunActivities
+from agentrt.activities.toolbox.demo import demo_tools
+from agentrt.activities.tools import ToolActivities
+from agentrt.activities.write import WriteActivities
+from agentrt.contracts.errors import StoreUnavailableError
+from agentrt.core.settings import Settings
+from agentrt.store import migrate
+from agentrt.store.a2a import A2AStore
+from agentrt.store.a2a_project import A2AProjector
+from agentrt.store.context import StoreContext
+from agentrt.store.demo import DemoWorld
+from agentrt.store.engine import make_engine, make_sessionmaker
+from agentrt.store.fence import FenceStore
+from agentrt.store.hitl import HitlStore
+from agentrt.store.runs import RunStore
+from agentrt.store.sealing import Sealer
+from agentrt.store.settle import SettleStore
+from agentrt.store.tool_steps import ToolStepStore
+from agentrt.workers.config import load_profiles
+from agentrt.workers.faults import fault_hook
 
 
 @dataclass

@@ -5,8 +5,8 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from contracts.errors import ConfigError
-from contracts.profiles import AgentProfile
+from agentrt.contracts.errors import ConfigError
+from agentrt.contracts.profiles import AgentProfile
 
 
 class ProfilesFile(BaseModel):

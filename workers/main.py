@@ -10,11 +10,11 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
-from contracts.errors import AgentRuntimeError
-from core.settings import Settings
-from core.temporal import connect
-from workers.compose import Parts, build
-from workflows.agent_run import AgentRunWorkflow
+from agentrt.contracts.errors import AgentRuntimeError
+from agentrt.core.settings import Settings
+from agentrt.core.temporal import connect
+from agentrt.workers.compose import Parts, build
+from agentrt.workflows.agent_run import AgentRunWorkflow
 
 logger = logging.getLogger("workers")
 
@@ -22,7 +22,7 @@ logger = logging.getLogger("workers")
 def sandbox_runner() -> SandboxedWorkflowRunner:
     """Pure wire types are shared with the sandbox, so one class object crosses it."""
     return SandboxedWorkflowRunner(
-        restrictions=SandboxRestrictions.default.with_passthrough_modules("contracts")
+        restrictions=SandboxRestrictions.default.with_passthrough_modules("agentrt.contracts")
     )
 
 

@@ -3,8 +3,8 @@
 import hmac
 from dataclasses import dataclass, field
 
-from contracts.approval import ApprovalDecision, PendingApproval
-from contracts.errors import ErrorType
+from agentrt.contracts.approval import ApprovalDecision, PendingApproval
+from agentrt.contracts.errors import ErrorType
 
 
 class Refusal:

@@ -6,15 +6,15 @@ from dataclasses import dataclass, field
 from temporalio import workflow
 from temporalio.common import SearchAttributeKey
 
-from workflows._approval import ApprovalGate
-from workflows._loop import LoopState
+from agentrt.workflows._approval import ApprovalGate
+from agentrt.workflows._loop import LoopState
 
 with workflow.unsafe.imports_passed_through():
-    from contracts.a2a import InputMessage
-    from contracts.approval import CancelRequest
-    from contracts.enums import RunStatus
-    from contracts.ids import SA_RUN_STATUS
-    from contracts.profiles import RunPlan
+    from agentrt.contracts.a2a import InputMessage
+    from agentrt.contracts.approval import CancelRequest
+    from agentrt.contracts.enums import RunStatus
+    from agentrt.contracts.ids import SA_RUN_STATUS
+    from agentrt.contracts.profiles import RunPlan
 
 STATUS_KEY = SearchAttributeKey.for_keyword(SA_RUN_STATUS)
 

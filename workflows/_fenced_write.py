@@ -7,16 +7,16 @@ from datetime import timedelta
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
-from workflows import _options as opt
-from workflows._calls import call, error_type
-from workflows._loop import Stop
+from agentrt.workflows import _options as opt
+from agentrt.workflows._calls import call, error_type
+from agentrt.workflows._loop import Stop
 
 with workflow.unsafe.imports_passed_through():
-    from activities.fence import FenceActivities
-    from activities.write import WriteActivities
-    from contracts.enums import TerminationReason
-    from contracts.profiles import Timeouts
-    from contracts.run import FenceRequest, FenceState, ToolCallRequest
+    from agentrt.activities.fence import FenceActivities
+    from agentrt.activities.write import WriteActivities
+    from agentrt.contracts.enums import TerminationReason
+    from agentrt.contracts.profiles import Timeouts
+    from agentrt.contracts.run import FenceRequest, FenceState, ToolCallRequest
 
 # How often a write that no worker ever claimed may be scheduled again (fresh fence each).
 MAX_WRITE_SCHEDULES = 5

@@ -5,9 +5,9 @@ import json
 from dataclasses import dataclass, field
 from enum import Enum
 
-from contracts.enums import Outcome, RunStatus, TerminationReason, ToolEffect
-from contracts.messages import ToolCall, Usage
-from contracts.profiles import RunPlan
+from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason, ToolEffect
+from agentrt.contracts.messages import ToolCall, Usage
+from agentrt.contracts.profiles import RunPlan
 
 
 class Route(Enum):

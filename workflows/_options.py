@@ -2,10 +2,11 @@
 
 from datetime import timedelta
 
-from contracts.errors import NON_RETRYABLE
-from contracts.profiles import Timeouts
 from temporalio.common import RetryPolicy
 from temporalio.workflow import ActivityCancellationType, ActivityConfig
+
+from agentrt.contracts.errors import NON_RETRYABLE
+from agentrt.contracts.profiles import Timeouts
 
 _NON_RETRYABLE = [e.value for e in NON_RETRYABLE]
 

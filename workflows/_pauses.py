@@ -6,19 +6,24 @@ from datetime import timedelta
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
-from workflows import _options as opt
-from workflows._calls import call, error_type
-from workflows._context import RunContext, set_status
-from workflows._loop import Stop, turn_digest
+from agentrt.workflows import _options as opt
+from agentrt.workflows._calls import call, error_type
+from agentrt.workflows._context import RunContext, set_status
+from agentrt.workflows._loop import Stop, turn_digest
 
 with workflow.unsafe.imports_passed_through():
-    from activities.a2a import A2AActivities
-    from activities.approval import ApprovalActivities
-    from contracts.a2a import ProjectRequest
-    from contracts.approval import ApprovalDecision, PendingApproval
-    from contracts.enums import RunStatus, TerminationReason
-    from contracts.messages import ToolCall
-    from contracts.run import AddInputRequest, AwaitInputRequest, ResumeRequest, SuspendRequest
+    from agentrt.activities.a2a import A2AActivities
+    from agentrt.activities.approval import ApprovalActivities
+    from agentrt.contracts.a2a import ProjectRequest
+    from agentrt.contracts.approval import ApprovalDecision, PendingApproval
+    from agentrt.contracts.enums import RunStatus, TerminationReason
+    from agentrt.contracts.messages import ToolCall
+    from agentrt.contracts.run import (
+        AddInputRequest,
+        AwaitInputRequest,
+        ResumeRequest,
+        SuspendRequest,
+    )
 
 
 async def project(ctx: RunContext) -> None:

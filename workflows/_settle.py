@@ -7,18 +7,18 @@ from typing import NoReturn
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
 
-from workflows import _options as opt
-from workflows._calls import call, error_type
-from workflows._context import RunContext, set_status
-from workflows._loop import Stop
-from workflows._pauses import project
+from agentrt.workflows import _options as opt
+from agentrt.workflows._calls import call, error_type
+from agentrt.workflows._context import RunContext, set_status
+from agentrt.workflows._loop import Stop
+from agentrt.workflows._pauses import project
 
 with workflow.unsafe.imports_passed_through():
-    from activities.run import RunActivities
-    from contracts.approval import CancelRequest
-    from contracts.enums import Outcome, RunStatus, TerminationReason
-    from contracts.errors import ErrorType
-    from contracts.run import CompleteRequest, FailRequest, RunResult
+    from agentrt.activities.run import RunActivities
+    from agentrt.contracts.approval import CancelRequest
+    from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason
+    from agentrt.contracts.errors import ErrorType
+    from agentrt.contracts.run import CompleteRequest, FailRequest, RunResult
 
 
 async def complete(ctx: RunContext, answer_seq: int, reason: TerminationReason) -> RunResult:

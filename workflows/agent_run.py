@@ -11,23 +11,28 @@ import asyncio
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
 
-from workflows import _options as opt
-from workflows._calls import call, error_type
-from workflows._context import RunContext, set_status
-from workflows._fenced_write import fenced_write
-from workflows._loop import Route, Stop, guardrail_stop, needs_approval, route
-from workflows._pauses import await_decision, await_input, project
-from workflows._settle import cancelled, complete, stop
+from agentrt.workflows import _options as opt
+from agentrt.workflows._calls import call, error_type
+from agentrt.workflows._context import RunContext, set_status
+from agentrt.workflows._fenced_write import fenced_write
+from agentrt.workflows._loop import Route, Stop, guardrail_stop, needs_approval, route
+from agentrt.workflows._pauses import await_decision, await_input, project
+from agentrt.workflows._settle import cancelled, complete, stop
 
 with workflow.unsafe.imports_passed_through():
-    from activities.model import ModelActivities
-    from activities.run import RunActivities
-    from activities.tools import ToolActivities
-    from contracts.a2a import InputMessage
-    from contracts.approval import ApprovalDecision, CancelRequest, DecisionReceipt, PendingApproval
-    from contracts.enums import RunStatus, TerminationReason
-    from contracts.errors import ErrorType
-    from contracts.ids import (
+    from agentrt.activities.model import ModelActivities
+    from agentrt.activities.run import RunActivities
+    from agentrt.activities.tools import ToolActivities
+    from agentrt.contracts.a2a import InputMessage
+    from agentrt.contracts.approval import (
+        ApprovalDecision,
+        CancelRequest,
+        DecisionReceipt,
+        PendingApproval,
+    )
+    from agentrt.contracts.enums import RunStatus, TerminationReason
+    from agentrt.contracts.errors import ErrorType
+    from agentrt.contracts.ids import (
         QUERY_PENDING_APPROVAL,
         SIGNAL_APPROVE,
         SIGNAL_CANCEL,
@@ -36,9 +41,9 @@ with workflow.unsafe.imports_passed_through():
         WORKFLOW_AGENT_RUN,
         idempotency_key,
     )
-    from contracts.messages import ToolCall
-    from contracts.profiles import RunPlan
-    from contracts.run import (
+    from agentrt.contracts.messages import ToolCall
+    from agentrt.contracts.profiles import RunPlan
+    from agentrt.contracts.run import (
         BeginRequest,
         ModelRequest,
         ModelTurn,

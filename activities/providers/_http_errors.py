@@ -14,7 +14,7 @@ from email.utils import parsedate_to_datetime
 import httpx
 from temporalio.exceptions import ApplicationError
 
-from contracts.errors import ErrorType
+from agentrt.contracts.errors import ErrorType
 
 # Statuses a later attempt can succeed on: timeout, conflict, rate limit, server trouble.
 RETRYABLE_STATUSES = frozenset({408, 409, 429})

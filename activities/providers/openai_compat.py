@@ -15,8 +15,15 @@ from typing import Any
 import httpx
 from pydantic import BaseModel, ValidationError
 
-from activities.providers._http_errors import malformed_reply, status_error, transport_error
-from contracts.messages import Message, ProviderReply, ProviderRequest, ToolCall, ToolSpec, Usage
+from agentrt.activities.providers._http_errors import malformed_reply, status_error, transport_error
+from agentrt.contracts.messages import (
+    Message,
+    ProviderReply,
+    ProviderRequest,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
 
 PROVIDER_NAME = "openai"
 DEFAULT_TIMEOUT_SECONDS = 60.0  # under the model activity's default start-to-close (120 s)

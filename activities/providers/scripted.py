@@ -13,8 +13,8 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
-from contracts.errors import RulesFileError
-from contracts.messages import Message, ProviderReply, ProviderRequest, ToolCall, Usage
+from agentrt.contracts.errors import RulesFileError
+from agentrt.contracts.messages import Message, ProviderReply, ProviderRequest, ToolCall, Usage
 
 DEFAULT_REPLY = "I'm sorry, I don't have an answer for that. Could you rephrase?"
 SYNTHESIS_REPLY = "I stopped before finishing: I reached the limit of steps for this run."

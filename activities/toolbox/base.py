@@ -5,9 +5,9 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from activities.ports import ToolContext, ToolInputError
-from contracts.enums import ToolEffect
-from contracts.messages import ToolSpec
+from agentrt.activities.ports import ToolContext, ToolInputError
+from agentrt.contracts.enums import ToolEffect
+from agentrt.contracts.messages import ToolSpec
 
 A = TypeVar("A", bound=BaseModel)
 

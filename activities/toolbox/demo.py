@@ -7,10 +7,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from activities.ports import ToolContext
-from activities.toolbox.base import TypedTool
-from contracts.enums import ToolEffect
-from store.demo import DemoWorld
+from agentrt.activities.ports import ToolContext
+from agentrt.activities.toolbox.base import TypedTool
+from agentrt.contracts.enums import ToolEffect
+from agentrt.store.demo import DemoWorld
 
 
 class OrderArgs(BaseModel):

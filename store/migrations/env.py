@@ -4,8 +4,8 @@ settings when run as `alembic upgrade head` (an entry point)."""
 from alembic import context
 from sqlalchemy import Connection
 
-from store.engine import make_engine
-from store.rows import Base
+from agentrt.store.engine import make_engine
+from agentrt.store.rows import Base
 
 config = context.config
 target_metadata = Base.metadata
@@ -29,7 +29,7 @@ def main() -> None:
         return
     url = config.get_main_option("sqlalchemy.url")
     if not url:
-        from core.settings import Settings
+        from agentrt.core.settings import Settings
 
         url = Settings().database_url
     engine = make_engine(url)

@@ -15,10 +15,10 @@ import pytest
 import pytest_asyncio
 from temporalio.exceptions import ApplicationError
 
-from activities.providers._http_errors import MAX_RETRY_DELAY, retry_after
-from activities.providers.openai_compat import INVALID_ARGUMENTS_KEY, OpenAICompatProvider
-from contracts.errors import ErrorType
-from contracts.messages import Message, ProviderRequest, ToolCall, ToolSpec
+from agentrt.activities.providers._http_errors import MAX_RETRY_DELAY, retry_after
+from agentrt.activities.providers.openai_compat import INVALID_ARGUMENTS_KEY, OpenAICompatProvider
+from agentrt.contracts.errors import ErrorType
+from agentrt.contracts.messages import Message, ProviderRequest, ToolCall, ToolSpec
 
 API_KEY = "sk-test-secret-key-0123456789"
 SECRET_PROMPT = "my card number is 4111 1111 1111 1111"

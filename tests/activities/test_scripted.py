@@ -4,16 +4,16 @@ from pathlib import Path
 
 import pytest
 
-from activities.providers.scripted import (
+from agentrt.activities.providers.scripted import (
     DEFAULT_REPLY,
     SYNTHESIS_REPLY,
     RuleSet,
     ScriptedProvider,
     load_rules,
 )
-from contracts.errors import ConfigError, RulesFileError
-from contracts.messages import Message, ProviderRequest, ToolSpec
-from workers.config import load_profiles
+from agentrt.contracts.errors import ConfigError, RulesFileError
+from agentrt.contracts.messages import Message, ProviderRequest, ToolSpec
+from agentrt.workers.config import load_profiles
 
 SPEC = [ToolSpec(name="t", description="d")]
 

@@ -8,22 +8,22 @@ import pytest
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities.registry import ToolRegistry
-from activities.toolbox.demo import demo_tools
-from activities.tools import ToolActivities
-from activities.write import WriteActivities
-from contracts.enums import Outcome, RunStatus, TerminationReason, ToolEffect
-from contracts.errors import ErrorType
-from contracts.ids import idempotency_key
-from contracts.messages import ToolCall
-from contracts.run import ToolCallRequest
-from starter.facade import AgentRuntime
-from store.demo import DemoWorld
-from store.fence import FenceStore
-from store.runs import RunStore
-from store.tool_steps import ToolStepStore
+from agentrt.activities.registry import ToolRegistry
+from agentrt.activities.toolbox.demo import demo_tools
+from agentrt.activities.tools import ToolActivities
+from agentrt.activities.write import WriteActivities
+from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason, ToolEffect
+from agentrt.contracts.errors import ErrorType
+from agentrt.contracts.ids import idempotency_key
+from agentrt.contracts.messages import ToolCall
+from agentrt.contracts.run import ToolCallRequest
+from agentrt.starter.facade import AgentRuntime
+from agentrt.store.demo import DemoWorld
+from agentrt.store.fence import FenceStore
+from agentrt.store.runs import RunStore
+from agentrt.store.tool_steps import ToolStepStore
+from agentrt.workers.compose import Parts
 from tests.conftest import FailTimes
-from workers.compose import Parts
 
 MakeRuntime = Callable[[Callable[[str], None]], AbstractAsyncContextManager[AgentRuntime]]
 

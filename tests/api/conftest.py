@@ -18,15 +18,15 @@ from a2a.client import Client as A2AClient
 from a2a.client import ClientConfig, create_client
 from temporalio.client import Client
 
-from api.app import create_app
-from api.settings import ApiSettings, key_digest
-from core.settings import Settings
-from starter.facade import AgentRuntime
-from store.a2a import A2AStore
-from store.runs import RunStore
+from agentrt.api.app import create_app
+from agentrt.api.settings import ApiSettings, key_digest
+from agentrt.core.settings import Settings
+from agentrt.starter.facade import AgentRuntime
+from agentrt.store.a2a import A2AStore
+from agentrt.store.runs import RunStore
+from agentrt.workers.compose import Parts, build
+from agentrt.workers.main import make_worker
 from tests.conftest import TEST_SEAL_KEYS
-from workers.compose import Parts, build
-from workers.main import make_worker
 
 FIXTURES = Path(__file__).parent / "fixtures"
 KEYS = {"alice": "alice-key-4f1c2a9d", "bob": "bob-key-77e0c3b1"}

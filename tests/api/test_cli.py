@@ -4,8 +4,8 @@ import asyncio
 
 import pytest
 
-from api.main import main
-from api.settings import ApiSettings, key_digest
+from agentrt.api.main import main
+from agentrt.api.settings import ApiSettings, key_digest
 from tests.api.conftest import Live, user_message
 from tests.conftest import TEST_SEAL_KEYS
 

@@ -8,8 +8,8 @@ from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
-from contracts.enums import EventKind, RunStatus, TerminationReason
-from store.a2a_journal import A2AJournal
+from agentrt.contracts.enums import EventKind, RunStatus, TerminationReason
+from agentrt.store.a2a_journal import A2AJournal
 from tests.api.conftest import Live, user_message
 
 

@@ -12,11 +12,11 @@ from pathlib import Path
 
 from temporalio.client import Client
 
+from agentrt.core.settings import Settings
 from bench.cli import headline
 from bench.config import tiny
 from bench.harness import bench_settings
 from bench.suite import SHARED_SECTIONS, run_shared
-from core.settings import Settings
 
 
 async def test_benchmark_produces_every_figure(

@@ -13,16 +13,16 @@ from temporalio.api.common.v1 import Payload, Payloads
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from contracts.enums import RunStatus
-from core.codec import ENCODING, EncryptionCodec
-from core.codec_server import create_codec_app
-from core.devserver import free_port
-from core.settings import Settings
-from core.temporal import data_converter
-from starter.facade import AgentRuntime
-from store.runs import RunStore
-from workers.compose import Parts
-from workers.main import make_worker
+from agentrt.contracts.enums import RunStatus
+from agentrt.core.codec import ENCODING, EncryptionCodec
+from agentrt.core.codec_server import create_codec_app
+from agentrt.core.devserver import free_port
+from agentrt.core.settings import Settings
+from agentrt.core.temporal import data_converter
+from agentrt.starter.facade import AgentRuntime
+from agentrt.store.runs import RunStore
+from agentrt.workers.compose import Parts
+from agentrt.workers.main import make_worker
 
 KEYS = "p1:" + base64.b64encode(b"p" * 32).decode()
 UI = "http://127.0.0.1:8233"

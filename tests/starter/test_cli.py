@@ -17,12 +17,12 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
-from core.devserver import free_port
-from core.settings import Settings
-from starter.cli import main
+from agentrt.core.devserver import free_port
+from agentrt.core.settings import Settings
+from agentrt.starter.cli import main
+from agentrt.workers.compose import Parts
+from agentrt.workers.main import make_worker
 from tests.conftest import TEST_SEAL_KEYS
-from workers.compose import Parts
-from workers.main import make_worker
 
 WorkerFactory = Callable[[], Worker]
 
@@ -188,7 +188,7 @@ async def test_migrate_brings_a_fresh_database_to_head(
 
 def test_console_script_exits_2_without_traceback(cli_env: dict[str, str]) -> None:
     script = Path(sys.executable).parent / "agentrt"
-    cmd = [str(script)] if script.exists() else [sys.executable, "-m", "starter.cli"]
+    cmd = [str(script)] if script.exists() else [sys.executable, "-m", "agentrt.starter.cli"]
     proc = subprocess.run(
         [*cmd, "status", str(uuid.uuid4())],
         env={**os.environ, **cli_env},

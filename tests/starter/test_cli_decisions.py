@@ -5,11 +5,11 @@ import json
 import pytest
 from temporalio.worker import Worker
 
-from contracts.enums import EventKind, RunStatus
-from starter.facade import AgentRuntime
-from store.demo import DemoWorld
+from agentrt.contracts.enums import EventKind, RunStatus
+from agentrt.starter.facade import AgentRuntime
+from agentrt.store.demo import DemoWorld
+from agentrt.workers.compose import Parts
 from tests.starter.test_cli import REFUND, agentrt, assert_clean_error, cli_env  # noqa: F401
-from workers.compose import Parts
 
 
 async def _waiting(runtime: AgentRuntime) -> str:

@@ -16,12 +16,12 @@ import httpx
 import pytest
 from rich.console import Console
 
-from contracts.errors import ConfigError
-from core.devserver import free_port
-from starter.embedded import choose_port
+from agentrt.contracts.errors import ConfigError
+from agentrt.core.devserver import free_port
+from agentrt.starter.embedded import choose_port
 
 SCRIPT = Path(sys.executable).parent / "agentrt"
-COMMAND = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "starter.cli"]
+COMMAND = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "agentrt.starter.cli"]
 
 
 def demo_env() -> dict[str, str]:

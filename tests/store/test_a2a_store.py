@@ -12,22 +12,22 @@ from typing import Any
 import pytest
 from sqlalchemy import select, update
 
-from contracts.enums import Outcome, RunStatus, TerminationReason
-from contracts.messages import Message, Usage
-from store.a2a import A2AStore, ResultNotRetainableError
-from store.a2a_journal import A2AJournal
-from store.a2a_project import A2AProjector
-from store.a2a_purge import purge_runs, purge_terminal_before
-from store.a2a_push import A2APushStore
-from store.a2a_rows import A2AEventRow, A2ATaskRow
-from store.context import utcnow
-from store.rotate import rotate
-from store.rows import RunRow
-from store.runs import RunStore
-from store.sealing import Sealer, SealError
-from store.settle import SettleStore
+from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason
+from agentrt.contracts.messages import Message, Usage
+from agentrt.store.a2a import A2AStore, ResultNotRetainableError
+from agentrt.store.a2a_journal import A2AJournal
+from agentrt.store.a2a_project import A2AProjector
+from agentrt.store.a2a_purge import purge_runs, purge_terminal_before
+from agentrt.store.a2a_push import A2APushStore
+from agentrt.store.a2a_rows import A2AEventRow, A2ATaskRow
+from agentrt.store.context import utcnow
+from agentrt.store.rotate import rotate
+from agentrt.store.rows import RunRow
+from agentrt.store.runs import RunStore
+from agentrt.store.sealing import Sealer, SealError
+from agentrt.store.settle import SettleStore
+from agentrt.workers.compose import Parts, open_store
 from tests._db import scratch_database
-from workers.compose import Parts, open_store
 
 
 def _message(text: str) -> dict[str, Any]:

@@ -13,16 +13,16 @@ from typing import TypeVar
 import pytest
 from sqlalchemy import update
 
-from contracts.enums import Outcome, PendingState, RunStatus, TerminationReason
-from contracts.ids import idempotency_key
-from contracts.messages import ToolCall, Usage
-from contracts.run import FenceState
-from store.fence import FenceStore
-from store.rows import RunRow
-from store.runs import RunStore
-from store.settle import SettleStore
-from store.tool_steps import ToolStepStore
-from workers.compose import Parts
+from agentrt.contracts.enums import Outcome, PendingState, RunStatus, TerminationReason
+from agentrt.contracts.ids import idempotency_key
+from agentrt.contracts.messages import ToolCall, Usage
+from agentrt.contracts.run import FenceState
+from agentrt.store.fence import FenceStore
+from agentrt.store.rows import RunRow
+from agentrt.store.runs import RunStore
+from agentrt.store.settle import SettleStore
+from agentrt.store.tool_steps import ToolStepStore
+from agentrt.workers.compose import Parts
 
 T = TypeVar("T")
 

@@ -3,13 +3,13 @@
 import uuid
 from datetime import UTC, datetime
 
-from contracts.approval import ApprovalDecision, PendingApproval
-from contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
-from contracts.messages import ToolCall, Usage
-from store.hitl import HitlStore
-from store.runs import RunStore
-from store.settle import SettleStore
-from workers.compose import Parts
+from agentrt.contracts.approval import ApprovalDecision, PendingApproval
+from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
+from agentrt.contracts.messages import ToolCall, Usage
+from agentrt.store.hitl import HitlStore
+from agentrt.store.runs import RunStore
+from agentrt.store.settle import SettleStore
+from agentrt.workers.compose import Parts
 
 
 def _run(parts: Parts) -> str:

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import inspect, text
 
-from store import migrate
-from store.engine import make_engine
+from agentrt.store import migrate
+from agentrt.store.engine import make_engine
 from tests._db import scratch_database
 
 

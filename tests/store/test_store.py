@@ -7,16 +7,16 @@ import pytest
 from alembic.script import ScriptDirectory
 from sqlalchemy import select, text, update
 
-from contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
-from contracts.errors import StoreUnavailableError
-from contracts.messages import Message, Usage
-from store import migrate
-from store.answer import ResultNotRetainableError
-from store.rows import MessageRow
-from store.runs import RunStore
-from store.sealing import Sealer, SealError
-from store.settle import AnswerMissingError, SettleStore
-from workers.compose import Parts, open_store
+from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
+from agentrt.contracts.errors import StoreUnavailableError
+from agentrt.contracts.messages import Message, Usage
+from agentrt.store import migrate
+from agentrt.store.answer import ResultNotRetainableError
+from agentrt.store.rows import MessageRow
+from agentrt.store.runs import RunStore
+from agentrt.store.sealing import Sealer, SealError
+from agentrt.store.settle import AnswerMissingError, SettleStore
+from agentrt.workers.compose import Parts, open_store
 
 SNAPSHOT = '{"plan": {"privacy": "full", "answer_level": "full"}}'
 

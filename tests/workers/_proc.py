@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from core.settings import Settings
+from agentrt.core.settings import Settings
 
 
 def worker_env(
@@ -87,7 +87,7 @@ class WorkerPool:
         log = self.workdir / f"worker-{len(self.spawned)}.log"
         with log.open("wb") as out:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "workers"],
+                [sys.executable, "-m", "agentrt.workers"],
                 env=env,
                 # A directory without a `.env`, so only `env` configures the worker.
                 cwd=self.workdir,

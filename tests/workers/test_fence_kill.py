@@ -17,13 +17,13 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from contracts.enums import EventKind, Outcome, PendingState, RunStatus, TerminationReason
-from contracts.ids import ACT_FENCE_RESOLVE, ACT_WRITE_EXECUTE
-from core.settings import Settings
-from starter.facade import AgentRuntime
-from store.demo import DemoWorld
+from agentrt.contracts.enums import EventKind, Outcome, PendingState, RunStatus, TerminationReason
+from agentrt.contracts.ids import ACT_FENCE_RESOLVE, ACT_WRITE_EXECUTE
+from agentrt.core.settings import Settings
+from agentrt.starter.facade import AgentRuntime
+from agentrt.store.demo import DemoWorld
+from agentrt.workers.compose import Parts
 from tests.workers._proc import WorkerPool, wait_for_marker, worker_env
-from workers.compose import Parts
 
 PROMPT = "Please refund order 1042"  # lookup_order, then issue_refund (call r2.1), an answer
 REFUND_CALL = "r2.1"

@@ -18,20 +18,20 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 from temporalio.worker import Worker
 
-from activities.registry import ToolRegistry
-from activities.toolbox.demo import demo_tools
-from activities.write import WriteActivities
-from contracts.enums import EventKind, RunStatus, ToolEffect
-from contracts.errors import ErrorType
-from contracts.ids import ACT_FENCE_STAMP, ACT_WRITE_EXECUTE, idempotency_key
-from contracts.messages import ToolCall
-from contracts.run import FenceState, ToolCallRequest
-from starter.facade import AgentRuntime
-from store.demo import DemoWorld
-from store.fence import FenceStore
-from store.runs import RunStore
-from store.tool_steps import ToolStepStore
-from workers.compose import Parts
+from agentrt.activities.registry import ToolRegistry
+from agentrt.activities.toolbox.demo import demo_tools
+from agentrt.activities.write import WriteActivities
+from agentrt.contracts.enums import EventKind, RunStatus, ToolEffect
+from agentrt.contracts.errors import ErrorType
+from agentrt.contracts.ids import ACT_FENCE_STAMP, ACT_WRITE_EXECUTE, idempotency_key
+from agentrt.contracts.messages import ToolCall
+from agentrt.contracts.run import FenceState, ToolCallRequest
+from agentrt.starter.facade import AgentRuntime
+from agentrt.store.demo import DemoWorld
+from agentrt.store.fence import FenceStore
+from agentrt.store.runs import RunStore
+from agentrt.store.tool_steps import ToolStepStore
+from agentrt.workers.compose import Parts
 
 PROMPT = "Please refund order 1042"
 REFUND_CALL = "r2.1"

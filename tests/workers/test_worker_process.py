@@ -9,11 +9,11 @@ from pathlib import Path
 
 from temporalio.testing import WorkflowEnvironment
 
-from contracts.enums import RunStatus
-from core.settings import Settings
-from starter.facade import AgentRuntime
-from store.runs import RunStore
-from workers.compose import Parts
+from agentrt.contracts.enums import RunStatus
+from agentrt.core.settings import Settings
+from agentrt.starter.facade import AgentRuntime
+from agentrt.store.runs import RunStore
+from agentrt.workers.compose import Parts
 
 
 def _env(settings: Settings, address: str, queue: str, **extra: str) -> dict[str, str]:
@@ -35,7 +35,7 @@ def _env(settings: Settings, address: str, queue: str, **extra: str) -> dict[str
 def _spawn(env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
     with log.open("wb") as out:
         return subprocess.Popen(
-            [sys.executable, "-m", "workers"],
+            [sys.executable, "-m", "agentrt.workers"],
             env=env,
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -73,7 +73,7 @@ def test_a_database_that_is_down_at_start_is_a_clear_error(
         AGENTRT_DATABASE_URL="postgresql+psycopg://nobody@127.0.0.1:1/x?connect_timeout=2",
     )
     done = subprocess.run(
-        [sys.executable, "-m", "workers"],
+        [sys.executable, "-m", "agentrt.workers"],
         env=env,
         capture_output=True,
         text=True,

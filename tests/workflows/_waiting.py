@@ -2,9 +2,9 @@
 
 import asyncio
 
-from contracts.enums import RunStatus
-from contracts.run import RunView
-from starter.facade import AgentRuntime
+from agentrt.contracts.enums import RunStatus
+from agentrt.contracts.run import RunView
+from agentrt.starter.facade import AgentRuntime
 
 
 async def until_status(

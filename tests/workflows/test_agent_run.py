@@ -3,10 +3,10 @@
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
-from starter.facade import AgentRuntime
-from store.demo import DemoWorld
-from workers.compose import Parts
+from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
+from agentrt.starter.facade import AgentRuntime
+from agentrt.store.demo import DemoWorld
+from agentrt.workers.compose import Parts
 
 
 async def test_demo_run_completes_with_events_in_order(

@@ -8,23 +8,23 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from contracts.approval import ApprovalDecision, PendingApproval
-from contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
-from contracts.errors import (
+from agentrt.contracts.approval import ApprovalDecision, PendingApproval
+from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
+from agentrt.contracts.errors import (
     AlreadyDecidedError,
     RunNotAwaitingApprovalError,
     SelfApprovalError,
     StaleTurnError,
 )
-from contracts.ids import QUERY_PENDING_APPROVAL, SIGNAL_APPROVE
-from core.settings import Settings
-from starter.facade import AgentRuntime
-from store.demo import DemoWorld
-from store.runs import RunStore
+from agentrt.contracts.ids import QUERY_PENDING_APPROVAL, SIGNAL_APPROVE
+from agentrt.core.settings import Settings
+from agentrt.starter.facade import AgentRuntime
+from agentrt.store.demo import DemoWorld
+from agentrt.store.runs import RunStore
+from agentrt.workers.compose import Parts
+from agentrt.workers.main import make_worker
+from agentrt.workflows._loop import turn_digest
 from tests.workflows._waiting import until_status
-from workers.compose import Parts
-from workers.main import make_worker
-from workflows._loop import turn_digest
 
 REFUND = "Please refund order 1042"
 

@@ -12,18 +12,18 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowFailureError
 from temporalio.worker import Worker
 
-from contracts.approval import CancelRequest
-from contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
-from contracts.errors import RunNotAwaitingApprovalError
-from contracts.ids import SIGNAL_CANCEL
-from core.settings import Settings
-from starter.facade import AgentRuntime
-from store.demo import DemoWorld
-from store.runs import RunStore
+from agentrt.contracts.approval import CancelRequest
+from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
+from agentrt.contracts.errors import RunNotAwaitingApprovalError
+from agentrt.contracts.ids import SIGNAL_CANCEL
+from agentrt.core.settings import Settings
+from agentrt.starter.facade import AgentRuntime
+from agentrt.store.demo import DemoWorld
+from agentrt.store.runs import RunStore
+from agentrt.workers.compose import Parts, build
+from agentrt.workers.main import sandbox_runner
+from agentrt.workflows.agent_run import AgentRunWorkflow
 from tests.workflows._waiting import until_status
-from workers.compose import Parts, build
-from workers.main import sandbox_runner
-from workflows.agent_run import AgentRunWorkflow
 
 REFUND = "Please refund order 1042"
 MakeRuntime = Callable[[Callable[[str], None]], AbstractAsyncContextManager[AgentRuntime]]

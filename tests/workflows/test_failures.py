@@ -7,10 +7,10 @@ from contextlib import AbstractAsyncContextManager
 import pytest
 from temporalio.worker import Worker
 
-from contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
-from contracts.errors import InvalidRequestError, RunNotFoundError, UnknownProfileError
-from starter.facade import AgentRuntime
-from store.runs import RunStore
+from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
+from agentrt.contracts.errors import InvalidRequestError, RunNotFoundError, UnknownProfileError
+from agentrt.starter.facade import AgentRuntime
+from agentrt.store.runs import RunStore
 from tests.conftest import FailTimes
 
 MakeRuntime = Callable[[Callable[[str], None]], AbstractAsyncContextManager[AgentRuntime]]

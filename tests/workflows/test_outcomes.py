@@ -5,12 +5,12 @@ from contextlib import AbstractAsyncContextManager
 
 from temporalio.worker import Worker
 
-from contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
-from starter.facade import AgentRuntime
-from store.demo import DemoWorld
-from store.runs import RunStore
+from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
+from agentrt.starter.facade import AgentRuntime
+from agentrt.store.demo import DemoWorld
+from agentrt.store.runs import RunStore
+from agentrt.workers.compose import Parts
 from tests.conftest import FailTimes
-from workers.compose import Parts
 
 MakeRuntime = Callable[[Callable[[str], None]], AbstractAsyncContextManager[AgentRuntime]]
 

@@ -2,12 +2,12 @@
 
 from datetime import UTC, datetime
 
-from contracts.approval import ApprovalDecision, PendingApproval
-from contracts.enums import Outcome, RunStatus, TerminationReason, ToolEffect
-from contracts.messages import ToolCall
-from contracts.profiles import RunPlan, Timeouts, ToolPlan
-from workflows._approval import ApprovalGate, Refusal
-from workflows._loop import (
+from agentrt.contracts.approval import ApprovalDecision, PendingApproval
+from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason, ToolEffect
+from agentrt.contracts.messages import ToolCall
+from agentrt.contracts.profiles import RunPlan, Timeouts, ToolPlan
+from agentrt.workflows._approval import ApprovalGate, Refusal
+from agentrt.workflows._loop import (
     LoopState,
     Route,
     Stop,

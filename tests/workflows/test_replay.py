@@ -15,16 +15,16 @@ import pytest
 from temporalio.client import Client, WorkflowHistory
 from temporalio.worker import Replayer, Worker
 
-from contracts.a2a import InputMessage
-from contracts.enums import RunStatus
-from contracts.ids import UPDATE_SUBMIT_INPUT
-from core.temporal import data_converter
-from starter.facade import AgentRuntime
-from store.a2a import A2AStore
+from agentrt.contracts.a2a import InputMessage
+from agentrt.contracts.enums import RunStatus
+from agentrt.contracts.ids import UPDATE_SUBMIT_INPUT
+from agentrt.core.temporal import data_converter
+from agentrt.starter.facade import AgentRuntime
+from agentrt.store.a2a import A2AStore
+from agentrt.workers.compose import Parts
+from agentrt.workers.main import sandbox_runner
+from agentrt.workflows.agent_run import AgentRunWorkflow
 from tests.workflows._waiting import until_status
-from workers.compose import Parts
-from workers.main import sandbox_runner
-from workflows.agent_run import AgentRunWorkflow
 
 HISTORIES = Path(__file__).resolve().parents[1] / "histories"
 
