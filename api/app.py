@@ -28,6 +28,7 @@ from agentrt.api.guard import CALLER_KEY, Guard
 from agentrt.api.handler import CALLER, A2AHandler
 from agentrt.api.settings import ApiSettings
 from agentrt.api.tasks import TaskService
+from agentrt.core.profiles import load_profiles
 from agentrt.core.temporal import connect
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store import migrate
@@ -38,7 +39,6 @@ from agentrt.store.context import StoreContext
 from agentrt.store.engine import make_engine, make_sessionmaker
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer
-from agentrt.workers.config import load_profiles
 
 
 class CallerContextBuilder(DefaultServerCallContextBuilder):

@@ -19,8 +19,8 @@ def _serve(settings: ApiSettings) -> None:
 def _purge(settings: ApiSettings, run_ids: list[str], older_than_days: float | None) -> int:
     from agentrt.store.a2a_purge import purge_runs, purge_terminal_before
     from agentrt.store.context import utcnow
+    from agentrt.store.open import open_store
     from agentrt.store.sealing import Sealer
-    from agentrt.workers.compose import open_store
 
     engine, ctx = open_store(
         settings.resolved_database_url(), Sealer.from_b64(settings.seal_keys_spec())

@@ -1,5 +1,7 @@
 """Settings, read only in entry points (worker, CLI, API, Alembic env) and passed down."""
 
+import base64
+import os
 from pathlib import Path
 
 from pydantic import Field, SecretStr
@@ -69,11 +71,9 @@ class Settings(BaseSettings):
         """The configured seal keys, or a per-installation key kept under data_dir."""
         if self.seal_keys is not None:
             return self.seal_keys.get_secret_value()
-        from agentrt.store.sealing import Sealer
-
         path = self.data_dir / "seal.key"
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(f"local:{Sealer.new_key_b64()}\n")
+            path.write_text(f"local:{base64.b64encode(os.urandom(32)).decode()}\n")
             path.chmod(0o600)
         return path.read_text().strip()

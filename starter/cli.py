@@ -22,7 +22,7 @@ from agentrt.contracts.errors import (
     StoreUnavailableError,
 )
 from agentrt.core.settings import Settings
-from agentrt.starter import commands, embedded
+from agentrt.starter import commands
 from agentrt.store.sealing import SealError
 
 EXIT_ERROR, EXIT_INTERRUPTED = 2, 130
@@ -139,6 +139,10 @@ async def _dispatch(
     args: argparse.Namespace, settings: Settings, out: Console, err: Console
 ) -> int:
     if args.command == "demo":
+        # The demo is the one all-in-one command: it embeds a worker in this process. The
+        # import stays here so every other command runs without the worker's wiring.
+        from agentrt.workers import embedded
+
         opts = embedded.DemoOptions(
             data_dir=args.data_dir or settings.data_dir,
             port=args.port,

@@ -35,9 +35,9 @@ from agentrt.starter import render
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store import migrate as schema
 from agentrt.store.engine import make_engine
+from agentrt.store.open import open_store
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer
-from agentrt.workers.compose import open_store
 
 EXIT_OK, EXIT_NOT_COMPLETED = 0, 1
 FOLLOW_POLL_SECONDS = 0.5

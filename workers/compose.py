@@ -4,8 +4,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sqlalchemy import Engine, text
-from sqlalchemy.exc import OperationalError
+from sqlalchemy import Engine
 
 from agentrt.activities.a2a import A2AActivities
 from agentrt.activities.approval import ApprovalActivities
@@ -19,21 +18,19 @@ from agentrt.activities.run import RunActivities
 from agentrt.activities.toolbox.demo import demo_tools
 from agentrt.activities.tools import ToolActivities
 from agentrt.activities.write import WriteActivities
-from agentrt.contracts.errors import StoreUnavailableError
+from agentrt.core.profiles import load_profiles
 from agentrt.core.settings import Settings
-from agentrt.store import migrate
 from agentrt.store.a2a import A2AStore
 from agentrt.store.a2a_project import A2AProjector
 from agentrt.store.context import StoreContext
 from agentrt.store.demo import DemoWorld
-from agentrt.store.engine import make_engine, make_sessionmaker
 from agentrt.store.fence import FenceStore
 from agentrt.store.hitl import HitlStore
+from agentrt.store.open import open_store
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer
 from agentrt.store.settle import SettleStore
 from agentrt.store.tool_steps import ToolStepStore
-from agentrt.workers.config import load_profiles
 from agentrt.workers.faults import fault_hook
 
 
@@ -42,29 +39,6 @@ class Parts:
     engine: Engine
     ctx: StoreContext
     activities: list[Callable[..., Any]] = field(default_factory=list)
-
-
-def open_store(
-    url: str,
-    sealer: Sealer,
-    *,
-    faults: Callable[[str], None] | None = None,
-    run_migrations: bool = True,
-) -> tuple[Engine, StoreContext]:
-    """Connect (a clear error if the database is down) and bring the schema to head."""
-    engine = make_engine(url)
-    try:
-        with engine.connect() as conn:
-            conn.execute(text("SELECT 1"))
-    except OperationalError as exc:
-        engine.dispose()
-        raise StoreUnavailableError(
-            f"cannot reach the database at {engine.url.render_as_string(hide_password=True)}"
-        ) from exc
-    if run_migrations:
-        migrate.upgrade(engine)
-    ctx = StoreContext(make_sessionmaker(engine), sealer, faults or no_faults)
-    return engine, ctx
 
 
 def build(

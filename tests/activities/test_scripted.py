@@ -13,7 +13,7 @@ from agentrt.activities.providers.scripted import (
 )
 from agentrt.contracts.errors import ConfigError, RulesFileError
 from agentrt.contracts.messages import Message, ProviderRequest, ToolSpec
-from agentrt.workers.config import load_profiles
+from agentrt.core.profiles import load_profiles
 
 SPEC = [ToolSpec(name="t", description="d")]
 

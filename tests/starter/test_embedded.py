@@ -18,7 +18,7 @@ from rich.console import Console
 
 from agentrt.contracts.errors import ConfigError
 from agentrt.core.devserver import free_port
-from agentrt.starter.embedded import choose_port
+from agentrt.workers.embedded import choose_port
 
 SCRIPT = Path(sys.executable).parent / "agentrt"
 COMMAND = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "agentrt.starter.cli"]

@@ -21,12 +21,13 @@ from agentrt.store.a2a_purge import purge_runs, purge_terminal_before
 from agentrt.store.a2a_push import A2APushStore
 from agentrt.store.a2a_rows import A2AEventRow, A2ATaskRow
 from agentrt.store.context import utcnow
+from agentrt.store.open import open_store
 from agentrt.store.rotate import rotate
 from agentrt.store.rows import RunRow
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer, SealError
 from agentrt.store.settle import SettleStore
-from agentrt.workers.compose import Parts, open_store
+from agentrt.workers.compose import Parts
 from tests._db import scratch_database
 
 

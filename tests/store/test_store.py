@@ -12,11 +12,12 @@ from agentrt.contracts.errors import StoreUnavailableError
 from agentrt.contracts.messages import Message, Usage
 from agentrt.store import migrate
 from agentrt.store.answer import ResultNotRetainableError
+from agentrt.store.open import open_store
 from agentrt.store.rows import MessageRow
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer, SealError
 from agentrt.store.settle import AnswerMissingError, SettleStore
-from agentrt.workers.compose import Parts, open_store
+from agentrt.workers.compose import Parts
 
 SNAPSHOT = '{"plan": {"privacy": "full", "answer_level": "full"}}'
 

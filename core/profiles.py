@@ -1,4 +1,4 @@
-"""Load the worker's configuration files into typed objects, with typed errors."""
+"""Load the profiles file into typed objects, with typed errors."""
 
 from pathlib import Path
 
