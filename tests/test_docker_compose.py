@@ -16,12 +16,23 @@ from agentrt.core.devserver import SEARCH_ATTRIBUTES, TUNING
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE = ROOT / "docker-compose.yml"
 CONDITIONS = {"service_started", "service_healthy", "service_completed_successfully"}
-_VAR = re.compile(r"\$\{(\w+)(?::?-([^}]*))?\}")
+_VAR = re.compile(r"\$\{(\w+)(?::?([-?])([^}]*))?\}")
+# What a user puts in .env for the variables compose requires (`${NAME:?message}`).
+REQUIRED = {"POSTGRES_PASSWORD": "from-dot-env"}
 
 
 def interpolate(value: str) -> str:
-    """Compose's `${NAME:-default}` with nothing set: the default (or empty)."""
-    return _VAR.sub(lambda m: m.group(2) or "", value)
+    """Compose's interpolation with only REQUIRED set: `${NAME:-default}` gives the default
+    (or empty), `${NAME:?message}` must be one of REQUIRED (compose would refuse to start)."""
+
+    def one(m: re.Match[str]) -> str:
+        name, op, arg = m.group(1), m.group(2), m.group(3)
+        if op == "?":
+            assert name in REQUIRED, f"{name} is required but not documented as such"
+            return REQUIRED[name]
+        return REQUIRED.get(name, arg or "")
+
+    return _VAR.sub(one, value)
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +62,7 @@ def depends_on(service: dict[str, Any]) -> dict[str, str]:
 
 
 def test_expected_services(services: dict[str, dict[str, Any]]) -> None:
-    assert {"postgres", "temporal", "temporal-ui", "worker"} <= set(services)
+    assert {"postgres", "temporal", "temporal-ui", "migrate", "worker", "api"} <= set(services)
     assert services["postgres"]["image"].startswith("postgres:16")
     for name, svc in services.items():
         if "image" in svc and "build" not in svc:
@@ -91,7 +102,10 @@ def test_worker_points_at_postgres_and_temporal(services: dict[str, dict[str, An
     host, _, port = env["AGENTRT_TEMPORAL_ADDRESS"].partition(":")
     assert host == "temporal" and host in services
     assert port == "7233"
-    assert depends_on(worker) == {"postgres": "service_healthy", "temporal": "service_healthy"}
+    assert depends_on(worker) == {
+        "migrate": "service_completed_successfully",
+        "temporal": "service_healthy",
+    }
     ui_env = environment(services["temporal-ui"])
     assert ui_env["TEMPORAL_ADDRESS"] == env["AGENTRT_TEMPORAL_ADDRESS"]
 
@@ -126,7 +140,12 @@ def test_ports_are_well_formed_and_loopback_only(services: dict[str, dict[str, A
 def test_worker_builds_from_a_dockerfile_that_installs_the_package(
     services: dict[str, dict[str, Any]],
 ) -> None:
-    build = services["worker"]["build"]
+    builders = [svc for svc in services.values() if "build" in svc]
+    assert len(builders) == 1, "one service builds the image, the others reuse its tag"
+    build = builders[0]["build"]
+    assert {
+        svc["image"] for svc in services.values() if svc.get("image", "").startswith("agentrt:")
+    } == {builders[0]["image"]}
     context = COMPOSE.parent / build.get("context", ".")
     dockerfile = context / build.get("dockerfile", "Dockerfile")
     assert dockerfile.is_file()
@@ -165,3 +184,48 @@ def test_the_a2a_server_runs_from_the_same_image_with_the_workers_seal_key(
     )
     assert set(api["volumes"]) & set(worker["volumes"])  # the generated seal key is shared
     assert api["environment"]["AGENTRT_API_HOST"] == "0.0.0.0"  # inside its container
+
+
+def test_every_long_running_service_has_a_healthcheck(
+    services: dict[str, dict[str, Any]],
+) -> None:
+    for name, svc in services.items():
+        if svc.get("restart") == "no":
+            continue  # one-shot (migrate): it exits, there is nothing to probe
+        check = svc.get("healthcheck")
+        assert check and check.get("test"), f"{name} has no healthcheck"
+        assert check["test"][0] in {"CMD", "CMD-SHELL"}, name
+        assert check.get("interval") and check.get("retries"), name
+
+
+def test_a_one_shot_migrate_service_runs_before_every_database_user(
+    services: dict[str, dict[str, Any]],
+) -> None:
+    migrate = services["migrate"]
+    assert migrate["command"] == ["agentrt", "migrate"]
+    assert migrate["restart"] == "no"
+    assert depends_on(migrate) == {"postgres": "service_healthy"}
+    for name, svc in services.items():
+        if name != "migrate" and "AGENTRT_DATABASE_URL" in environment(svc):
+            assert depends_on(svc).get("migrate") == "service_completed_successfully", name
+            assert (
+                environment(svc)["AGENTRT_DATABASE_URL"]
+                == environment(migrate)["AGENTRT_DATABASE_URL"]
+            )
+
+
+def test_no_silent_default_password() -> None:
+    text = COMPOSE.read_text()
+    for m in _VAR.finditer(text):
+        if "PASSWORD" in m.group(1) or "KEY" in m.group(1):
+            assert m.group(2) != "-" or not m.group(3), f"{m.group(0)}: a secret with a default"
+    assert "POSTGRES_PASSWORD:?" in text
+
+
+def test_dockerignore_keeps_local_state_and_secrets_out_of_the_image() -> None:
+    ignored = {
+        line.strip().rstrip("/")
+        for line in (ROOT / ".dockerignore").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    }
+    assert {".venv", ".agentrt", ".git", ".env"} <= ignored
