@@ -128,11 +128,11 @@ class Rule(_Strict):
             templates += [r.text, *(c.arguments for c in r.tool_calls)]
         for ref in (ref for t in templates for ref in refs(t)):
             if ref.name not in known[ref.source]:
-                offered = ", ".join(sorted(known[ref.source])) or "nothing"
-                where = "'regex'" if ref.source == "prompt" else "'result'"
+                where = "regex" if ref.source == "prompt" else "result"
+                offered = ", ".join(sorted(known[ref.source]))
+                why = f"it captures {offered}" if offered else f"no {where!r} capture in the match"
                 raise ValueError(
-                    f"rule {self.name!r}: {ref} is not captured by the match's {where} "
-                    f"(it captures {offered})"
+                    f"rule {self.name!r}: {ref} is not captured by the match's {where!r} ({why})"
                 )
         return self
 
