@@ -4,7 +4,19 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
-from agentrt.contracts.messages import ToolCall
+from agentrt.contracts.messages import Message, ToolCall
+
+# A denied turn's calls are refused with this text as their (error) tool result, so a model
+# (and the scripted provider's `result: {denied: true}`) can tell a denial from a failure.
+DENIAL_PREFIX = "Denied by "
+
+
+def denial_note(decided_by: str, reason: str | None) -> str:
+    return f"{DENIAL_PREFIX}{decided_by}" + (f": {reason}" if reason else ".")
+
+
+def is_denial(message: Message) -> bool:
+    return message.role == "tool" and message.is_error and message.content.startswith(DENIAL_PREFIX)
 
 
 class PendingApproval(BaseModel):

@@ -29,6 +29,7 @@ with workflow.unsafe.imports_passed_through():
         CancelRequest,
         DecisionReceipt,
         PendingApproval,
+        denial_note,
     )
     from agentrt.contracts.enums import RunStatus, TerminationReason
     from agentrt.contracts.errors import ErrorType
@@ -186,9 +187,7 @@ class AgentRunWorkflow:
             if needs_approval(calls, plan):
                 decision = await await_decision(ctx, round_no, calls)
                 if not decision.approved:
-                    note = f"Denied by {decision.decided_by}" + (
-                        f": {decision.reason}" if decision.reason else "."
-                    )
+                    note = denial_note(decision.decided_by, decision.reason)
                     for c in calls:
                         await self._refuse(round_no, c, note)
                     continue

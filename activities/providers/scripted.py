@@ -3,57 +3,108 @@
 A rules file (YAML or JSON) lists rules; the first whose `match` fits the conversation
 answers, with text, with tool calls, or with a multi-step script (step n answers round n;
 the last step repeats). Unknown input gets the polite default answer.
+
+A match can look at the prompt (`contains`, `regex`), the latest message (`last_contains`,
+`latest`: who spoke last) and the latest tool result (`result`: its tool, whether it is an
+error or an approval denial, a regex). Replies are templates (see `_templates`) filled
+from the named groups of `regex` (`{prompt.NAME}`) and of `result.regex`
+(`{result.NAME}`, `{result.text}`). Every model forbids unknown fields, and every regex
+and placeholder is checked when the file loads.
 """
 
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from temporalio.exceptions import ApplicationError
 
-from agentrt.contracts.errors import RulesFileError
+from agentrt.activities.providers._templates import Captures, TemplateError, refs, render
+from agentrt.contracts.approval import is_denial
+from agentrt.contracts.errors import ErrorType, RulesFileError
 from agentrt.contracts.messages import Message, ProviderReply, ProviderRequest, ToolCall, Usage
 
 DEFAULT_REPLY = "I'm sorry, I don't have an answer for that. Could you rephrase?"
 SYNTHESIS_REPLY = "I stopped before finishing: I reached the limit of steps for this run."
+RESULT_TEXT = "text"  # the capture holding the whole tool result
 
 
 class ScriptedProviderError(RuntimeError):
     """A scripted failure (rule `error:`), for fallback and outage tests."""
 
 
-class ScriptedCall(BaseModel):
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+def _compiled(pattern: str | None) -> re.Pattern[str] | None:
+    if pattern is None:
+        return None
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"invalid regex {pattern!r}: {exc}") from exc
+
+
+class ScriptedCall(_Strict):
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
 
 
-class Reply(BaseModel):
+class Reply(_Strict):
     text: str = ""
     tool_calls: list[ScriptedCall] = Field(default_factory=list)
     input_required: bool = False  # end the turn asking the user for more information
     error: str | None = None  # fail the call, as a provider outage would
 
 
-class Match(BaseModel):
+class ResultMatch(_Strict):
+    """Conditions on the latest message, which must be a tool result."""
+
+    tool: str | None = None  # the tool that answered
+    error: bool | None = None  # the result is an error (a denial is an error too)
+    denied: bool | None = None  # the result is an operator's denial of the call
+    regex: str | None = None  # searched in the result; named groups are {result.NAME}
+
+    @model_validator(mode="after")
+    def _regex_compiles(self) -> "ResultMatch":
+        pattern = _compiled(self.regex)
+        if pattern is not None and RESULT_TEXT in pattern.groupindex:
+            raise ValueError(f"result regex group name {RESULT_TEXT!r} is reserved")
+        return self
+
+
+class Match(_Strict):
     contains: str | None = None  # in the first user message, case-insensitive
-    regex: str | None = None  # searched in the first user message
+    regex: str | None = None  # searched in the first user message; groups are {prompt.NAME}
     last_contains: str | None = None  # in the latest message (e.g. a tool result)
+    latest: Literal["user", "tool"] | None = None  # the role of the latest message
+    result: ResultMatch | None = None
     round: int | None = None
     model: str | None = None  # the model part of the reference (scripted:<model>)
 
     @model_validator(mode="after")
     def _regex_compiles(self) -> "Match":
-        if self.regex is not None:
-            try:
-                re.compile(self.regex)
-            except re.error as exc:
-                raise ValueError(f"invalid regex {self.regex!r}: {exc}") from exc
+        _compiled(self.regex)
         return self
 
+    def captures(self) -> dict[str, set[str]]:
+        """The capture names this match can fill, by source."""
+        prompt = _compiled(self.regex)
+        result = _compiled(self.result.regex) if self.result is not None else None
+        return {
+            "prompt": set(prompt.groupindex) if prompt is not None else set(),
+            "result": (
+                {RESULT_TEXT, *(result.groupindex if result is not None else ())}
+                if self.result is not None
+                else set()
+            ),
+        }
 
-class Rule(BaseModel):
+
+class Rule(_Strict):
     name: str = ""
     match: Match = Field(default_factory=Match)
     reply: Reply | None = None
@@ -68,8 +119,25 @@ class Rule(BaseModel):
             raise ValueError(f"rule {self.name!r}: 'steps' is empty")
         return self
 
+    @model_validator(mode="after")
+    def _references_are_captured(self) -> "Rule":
+        known = self.match.captures()
+        replies = [self.reply] if self.reply is not None else list(self.steps or [])
+        templates: list[Any] = [self.final or ""]
+        for r in replies:
+            templates += [r.text, *(c.arguments for c in r.tool_calls)]
+        for ref in (ref for t in templates for ref in refs(t)):
+            if ref.name not in known[ref.source]:
+                where = "regex" if ref.source == "prompt" else "result"
+                offered = ", ".join(sorted(known[ref.source]))
+                why = f"it captures {offered}" if offered else f"no {where!r} capture in the match"
+                raise ValueError(
+                    f"rule {self.name!r}: {ref} is not captured by the match's {where!r} ({why})"
+                )
+        return self
 
-class RuleSet(BaseModel):
+
+class RuleSet(_Strict):
     default_reply: str = DEFAULT_REPLY
     rules: list[Rule] = Field(default_factory=list)
 
@@ -93,18 +161,51 @@ def _first_user(messages: list[Message]) -> str:
     return next((m.content for m in messages if m.role == "user"), "")
 
 
-def _matches(m: Match, request: ProviderRequest) -> bool:
+def _result_captures(r: ResultMatch, latest: Message | None) -> dict[str, str | None] | None:
+    if latest is None or latest.role != "tool":
+        return None
+    if r.tool is not None and latest.tool_name != r.tool:
+        return None
+    if r.error is not None and latest.is_error != r.error:
+        return None
+    if r.denied is not None and is_denial(latest) != r.denied:
+        return None
+    found: dict[str, str | None] = {RESULT_TEXT: latest.content}
+    if r.regex is not None:
+        m = re.search(r.regex, latest.content)
+        if m is None:
+            return None
+        found.update(m.groupdict())
+    return found
+
+
+def _matches(m: Match, request: ProviderRequest) -> Captures | None:
+    """The captures of `m` on this conversation, or None when it does not fit."""
     first = _first_user(request.messages)
-    last = request.messages[-1].content if request.messages else ""
+    latest = request.messages[-1] if request.messages else None
+    last = latest.content if latest is not None else ""
+    captures: dict[str, dict[str, str | None]] = {}
     if m.contains is not None and m.contains.lower() not in first.lower():
-        return False
-    if m.regex is not None and re.search(m.regex, first) is None:
-        return False
+        return None
+    if m.regex is not None:
+        found = re.search(m.regex, first)
+        if found is None:
+            return None
+        captures["prompt"] = found.groupdict()
     if m.last_contains is not None and m.last_contains.lower() not in last.lower():
-        return False
+        return None
+    if m.latest is not None and (latest is None or latest.role != m.latest):
+        return None
+    if m.result is not None:
+        result = _result_captures(m.result, latest)
+        if result is None:
+            return None
+        captures["result"] = result
     if m.model is not None and m.model != request.model:
-        return False
-    return m.round is None or m.round == request.round
+        return None
+    if m.round is not None and m.round != request.round:
+        return None
+    return captures
 
 
 def _tokens(text: str) -> int:
@@ -119,25 +220,42 @@ class ScriptedProvider:
     def from_file(cls, path: Path) -> "ScriptedProvider":
         return cls(load_rules(path))
 
-    async def complete(self, request: ProviderRequest) -> ProviderReply:
-        rule = next((r for r in self._rules.rules if _matches(r.match, request)), None)
-        if rule is None:
-            reply = Reply(text=self._rules.default_reply)
-        elif rule.steps is not None:
-            reply = rule.steps[min(request.round, len(rule.steps)) - 1]
-        else:
+    def _answer(self, request: ProviderRequest) -> tuple[Rule | None, Reply, Captures]:
+        for rule in self._rules.rules:
+            captures = _matches(rule.match, request)
+            if captures is None:
+                continue
+            if rule.steps is not None:
+                return rule, rule.steps[min(request.round, len(rule.steps)) - 1], captures
             assert rule.reply is not None
-            reply = rule.reply
+            return rule, rule.reply, captures
+        return None, Reply(text=self._rules.default_reply), {}
+
+    async def complete(self, request: ProviderRequest) -> ProviderReply:
+        rule, reply, captures = self._answer(request)
         if reply.error is not None:
             raise ScriptedProviderError(reply.error)
-        calls = [
-            ToolCall(call_id=f"call_{i}", name=c.name, arguments=c.arguments)
-            for i, c in enumerate(reply.tool_calls, start=1)
-        ]
-        text = reply.text
-        if request.tools is None and calls:
-            calls = []
-            text = (rule.final if rule is not None and rule.final else None) or SYNTHESIS_REPLY
+        try:
+            if request.tools is None and reply.tool_calls:
+                calls: list[ToolCall] = []
+                final = rule.final if rule is not None else None
+                text = render(final, captures) if final else SYNTHESIS_REPLY
+            else:
+                calls = [
+                    ToolCall(
+                        call_id=f"call_{i}", name=c.name, arguments=render(c.arguments, captures)
+                    )
+                    for i, c in enumerate(reply.tool_calls, start=1)
+                ]
+                text = render(reply.text, captures) if rule is not None else reply.text
+        except TemplateError as exc:
+            # The rules cannot answer this conversation; a retry would answer the same.
+            name = rule.name if rule is not None else ""
+            raise ApplicationError(
+                f"scripted rule {name!r}: {exc}",
+                type=ErrorType.PROVIDER_REJECTED,
+                non_retryable=True,
+            ) from None
         prompt = sum(_tokens(m.content) for m in request.messages)
         return ProviderReply(
             content=text,

@@ -107,6 +107,7 @@ def test_demo_runs_end_to_end_and_leaves_nothing_running(demo_dir: Path) -> None
     assert "Approved as demo-operator, automatically" in out
     assert "approved by demo-operator" in out
     assert "Outcome: COMPLETED (answered)" in out
+    assert "Done: order 1042 was refunded. Refund #" in out
     assert f"Temporal Web: http://127.0.0.1:{demo.ui_port}/namespaces/default/workflows/" in out
     assert (demo_dir / "temporal.db").exists()
     assert_nothing_left(demo_dir)
@@ -120,6 +121,9 @@ def test_interactive_deny_goes_on_with_a_refusal(demo_dir: Path) -> None:
     assert "denied by demo-operator" in out
     assert "Denied by demo-operator" in out  # the refusal the model was given as the tool result
     assert "Outcome: COMPLETED" in out
+    # The answer follows the denial: no refund is claimed.
+    assert "I did not refund order 1042: the refund was not approved" in out
+    assert "was refunded" not in out
     assert_nothing_left(demo_dir)
 
 
