@@ -45,6 +45,8 @@ class WriteActivities:
         """Scheduled with zero retries. Raises only non-retryable errors the workflow resolves.
 
         - claim refused (reset, duplicate, cancelled run): FenceRejected, nothing touched;
+        - the tool raised ToolInputError or ToolFailure (a known outcome: nothing was sent, or
+          its server answered "failed"): recorded as the call's error result, fence cleared;
         - the effect raised, or its step could not be recorded: WriteFailed / AuditFailed,
           the fence stays claimed and the run fails with outcome unknown.
         """
