@@ -3,6 +3,8 @@ approved write over streamable HTTP, and a worker SIGKILLed after a write's clai
 MCP server's own write log as the ground truth of how often the write ran."""
 
 import asyncio
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -168,3 +170,22 @@ async def test_a_worker_killed_after_the_claim_charges_at_most_once(
     assert len(_tool_events(events, "shop.lookup")) == 1  # the read before it went through
     assert _tool_events(events, "crm.charge") == []  # never recorded: outcome unknown
     assert "Traceback" not in fresh.log_tail(400)
+
+
+@pytest.mark.timeout(60)
+def test_a_worker_with_an_unset_header_variable_stops_at_start_with_one_line(
+    settings: Settings, tmp_path: Path
+) -> None:
+    server = {"name": "crm", "transport": "http", "url": "http://127.0.0.1:9/mcp",
+              "headers_from_env": {"Authorization": "AGENTRT_TEST_CRM_TOKEN"}}  # fmt: skip
+    (tmp_path / "mcp.yaml").write_text(yaml.safe_dump({"servers": [server]}))
+    env = worker_env(settings, temporal_address="127.0.0.1:9", task_queue="unused")
+    env.pop("AGENTRT_TEST_CRM_TOKEN", None)
+    env["AGENTRT_MCP_SERVERS_FILE"] = str(tmp_path / "mcp.yaml")
+    proc = subprocess.run(
+        [sys.executable, "-m", "agentrt.workers"], env=env, cwd=tmp_path,
+        capture_output=True, text=True, timeout=45,
+    )  # fmt: skip
+    assert proc.returncode != 0
+    assert "AGENTRT_TEST_CRM_TOKEN" in proc.stderr
+    assert "Traceback" not in proc.stderr
