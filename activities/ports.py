@@ -30,6 +30,21 @@ class ToolInputError(Exception):
     """The arguments are invalid; the message is safe to show to the model. Nothing ran."""
 
 
+class ToolFailure(Exception):
+    """A failure whose outcome is KNOWN, with a message safe to show to the model: either
+    nothing was sent (the tool's server could not be reached), or the tool's server answered
+    that the call failed. A write raising it is recorded as an error result, not left with an
+    unknown outcome. Anything else raised after a write was sent must be a plain exception:
+    the fence then marks the outcome unknown.
+
+    `reason` is a short code that is safe to log (the message may echo what the server said).
+    """
+
+    def __init__(self, message: str, *, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
 class Tool(Protocol):
     @property
     def spec(self) -> ToolSpec: ...

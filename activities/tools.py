@@ -11,6 +11,7 @@ from agentrt.activities.ports import (
     RunPort,
     Tool,
     ToolContext,
+    ToolFailure,
     ToolInputError,
     ToolStepPort,
     no_faults,
@@ -38,6 +39,9 @@ async def invoke(
         return bounded(await tool(call.arguments, ctx)), False
     except ToolInputError as exc:
         return f"Invalid arguments for {call.name}: {exc}", True
+    except ToolFailure as exc:
+        activity.logger.info("tool %s failed in run %s: %s", call.name, ctx.run_id, exc.reason)
+        return f"{call.name} failed: {exc}", True
     except Exception as exc:
         activity.logger.warning(
             "tool %s failed in run %s: %s",

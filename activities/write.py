@@ -11,6 +11,7 @@ from agentrt.activities.ports import (
     FencePort,
     RunPort,
     ToolContext,
+    ToolFailure,
     ToolInputError,
     ToolStepPort,
     no_faults,
@@ -44,6 +45,8 @@ class WriteActivities:
         """Scheduled with zero retries. Raises only non-retryable errors the workflow resolves.
 
         - claim refused (reset, duplicate, cancelled run): FenceRejected, nothing touched;
+        - the tool raised ToolInputError or ToolFailure (a known outcome: nothing was sent, or
+          its server answered "failed"): recorded as the call's error result, fence cleared;
         - the effect raised, or its step could not be recorded: WriteFailed / AuditFailed,
           the fence stays claimed and the run fails with outcome unknown.
         """
@@ -90,6 +93,13 @@ class WriteActivities:
             except ToolInputError as exc:
                 # Raised before any effect, by contract: safe to record as a plain error.
                 content, is_error = f"Invalid arguments for {call.name}: {exc}", True
+            except ToolFailure as exc:
+                # A known outcome (not sent, or the server answered "failed"): recorded like
+                # any result, so the fence is cleared and the run goes on.
+                activity.logger.info(
+                    "write %s in run %s failed: %s", call.name, req.run_id, exc.reason
+                )
+                content, is_error = f"{call.name} failed: {exc}", True
             except Exception as exc:
                 activity.logger.warning(
                     "write %s in run %s failed: %s", call.name, req.run_id, type(exc).__name__

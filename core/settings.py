@@ -43,6 +43,9 @@ class Settings(BaseSettings):
     provider_answer_levels: str = Field(
         default="", description="provider=level,...: what of a provider's output may be kept"
     )
+    mcp_servers_file: Path | None = Field(
+        default=None, description="YAML file of MCP servers whose tools the worker offers"
+    )
     openai_base_url: str = "https://api.openai.com/v1"
     openai_api_key: SecretStr | None = None
     # Test-only: block (or crash) at a named fault point; see workers/faults.py.

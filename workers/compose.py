@@ -1,6 +1,6 @@
 """Composition root: settings → engine, store, providers, tools → activity objects."""
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -10,7 +10,7 @@ from agentrt.activities.a2a import A2AActivities
 from agentrt.activities.approval import ApprovalActivities
 from agentrt.activities.fence import FenceActivities
 from agentrt.activities.model import ModelActivities
-from agentrt.activities.ports import ModelProvider, no_faults
+from agentrt.activities.ports import ModelProvider, Tool, no_faults
 from agentrt.activities.providers.openai_compat import OpenAICompatProvider
 from agentrt.activities.providers.scripted import ScriptedProvider
 from agentrt.activities.registry import ProfileCatalog, ToolRegistry
@@ -46,6 +46,7 @@ def build(
     *,
     providers: Mapping[str, ModelProvider] | None = None,
     faults: Callable[[str], None] | None = None,
+    extra_tools: Sequence[Tool] = (),
 ) -> Parts:
     if faults is None and (settings.fault_block_at or settings.fault_fail_at):
         faults = fault_hook(
@@ -57,7 +58,7 @@ def build(
     sealer = Sealer.from_b64(settings.seal_keys_spec())
     engine, ctx = open_store(settings.resolved_database_url(), sealer, faults=hook)
     ctx = replace(ctx, completion_hooks=(*ctx.completion_hooks, A2AStore(ctx).completion_hook))
-    registry = ToolRegistry(demo_tools(DemoWorld(ctx)))
+    registry = ToolRegistry([*demo_tools(DemoWorld(ctx)), *extra_tools])  # + MCP tools
     catalog = ProfileCatalog(load_profiles(settings.profiles_file), registry)
     if providers is None:
         providers = default_providers(settings)

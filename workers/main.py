@@ -10,6 +10,8 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
+from agentrt.activities.toolbox.mcp import flatten, open_mcp_toolboxes
+from agentrt.activities.toolbox.mcp_config import load_mcp_config
 from agentrt.contracts.errors import AgentRuntimeError
 from agentrt.core.settings import Settings
 from agentrt.core.temporal import connect
@@ -42,7 +44,13 @@ def make_worker(client: Client, parts: Parts, settings: Settings) -> Worker:
 
 
 async def serve(settings: Settings, stop: asyncio.Event) -> None:
-    parts = build(settings)
+    mcp = load_mcp_config(settings.mcp_servers_file) if settings.mcp_servers_file else None
+    mcp_boxes, close_mcp = await open_mcp_toolboxes(mcp)
+    try:
+        parts = build(settings, extra_tools=flatten(mcp_boxes))
+    except BaseException:
+        await close_mcp()
+        raise
     try:
         client = await connect(
             settings.temporal_address, settings.temporal_namespace, settings.payload_keys_spec()
@@ -54,6 +62,7 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
             logger.info("draining")
     finally:
         parts.engine.dispose()
+        await close_mcp()
 
 
 def main() -> None:

@@ -1,0 +1,183 @@
+"""MCP tools as agentrt tools: `server.tool`, its schema and description from the server,
+its effect from the annotations unless the config says otherwise.
+
+Effects: `readOnlyHint` ⇒ READ_ONLY; else `idempotentHint` ⇒ IDEMPOTENT_WRITE; else a
+NON_IDEMPOTENT_WRITE (fenced, approval-bound). A config `effects` entry wins;
+`trust_annotations: false` makes every tool of the server a NON_IDEMPOTENT_WRITE (an entry in
+`effects` still wins: it is the operator's word, not the server's).
+
+Every write request carries the call's idempotency key in `_meta` under
+IDEMPOTENCY_META_KEY, stable across retries of the same call, so a server can deduplicate.
+
+Failures, as the activities see them:
+- not reached (down, or the session cannot be reopened): ToolFailure, nothing was sent;
+- an error result (`isError`) or a protocol error answer: ToolFailure with the server's text;
+- sent and no answer (timeout, connection lost mid-call): a read or idempotent write is
+  retried once on a fresh session (safe: it is a read, or the key deduplicates); a
+  non-idempotent write raises a plain error, so the fence marks its outcome unknown.
+"""
+
+import json
+import os
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from mcp.types import CallToolResult, TextContent
+from mcp.types import Tool as McpToolSpec
+
+from agentrt.activities.ports import Tool, ToolContext, ToolFailure, ToolInputError
+from agentrt.activities.toolbox.mcp_config import HttpServer, McpConfig, StdioServer
+from agentrt.activities.toolbox.mcp_session import McpConnection, SentAndLost
+from agentrt.contracts.enums import ToolEffect
+from agentrt.contracts.errors import ConfigError
+from agentrt.contracts.messages import ToolSpec
+
+IDEMPOTENCY_META_KEY = "agentrt/idempotency_key"
+MAX_ERROR_CHARS = 2_000
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "object": (dict,),
+    "array": (list,),
+    "null": (type(None),),
+}
+
+
+def effect_of(spec: McpToolSpec, server: StdioServer | HttpServer) -> ToolEffect:
+    override = server.effects.get(spec.name)
+    if override is not None:
+        return override
+    hints = spec.annotations
+    if not server.trust_annotations or hints is None:
+        return ToolEffect.NON_IDEMPOTENT_WRITE
+    if hints.read_only_hint is True:
+        return ToolEffect.READ_ONLY
+    if hints.idempotent_hint is True:
+        return ToolEffect.IDEMPOTENT_WRITE
+    return ToolEffect.NON_IDEMPOTENT_WRITE
+
+
+def check_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> None:
+    """Minimal, before anything is sent: required keys present, no unknown keys (unless the
+    schema allows them), top-level JSON types. The server validates the rest."""
+    props: dict[str, Any] = schema.get("properties") or {}
+    problems = [f"{k}: field required" for k in schema.get("required") or [] if k not in arguments]
+    if schema.get("additionalProperties") is not True:
+        problems += [f"{k}: unexpected argument" for k in sorted(set(arguments) - set(props))]
+    for key, value in arguments.items():
+        declared = (props.get(key) or {}).get("type")
+        kinds = [declared] if isinstance(declared, str) else declared or []
+        allowed = tuple(t for k in kinds for t in _JSON_TYPES.get(k, (object,)))
+        bad_bool = isinstance(value, bool) and bool not in allowed and object not in allowed
+        if allowed and (not isinstance(value, allowed) or bad_bool):
+            problems.append(f"{key}: expected {' or '.join(kinds)}")
+    if problems:
+        raise ToolInputError("; ".join(problems))
+
+
+def result_text(result: CallToolResult) -> str:
+    parts = [c.text for c in result.content if isinstance(c, TextContent)]
+    if not parts and result.structured_content is not None:
+        return json.dumps(result.structured_content)
+    return "\n".join(parts)
+
+
+class McpTool:
+    """One MCP tool, satisfying the `Tool` port."""
+
+    def __init__(self, conn: McpConnection, spec: McpToolSpec, effect: ToolEffect) -> None:
+        self._conn = conn
+        self._remote = spec.name
+        self._schema = dict(spec.input_schema)
+        self._effect = effect
+        self._spec = ToolSpec(
+            name=f"{conn.name}.{spec.name}",
+            description=spec.description or spec.title or spec.name,
+            parameters=self._schema,
+        )
+
+    @property
+    def spec(self) -> ToolSpec:
+        return self._spec
+
+    @property
+    def effect(self) -> ToolEffect:
+        return self._effect
+
+    async def __call__(self, arguments: dict[str, Any], ctx: ToolContext) -> str:
+        check_arguments(self._schema, arguments)
+        writes = self._effect is not ToolEffect.READ_ONLY
+        meta = {IDEMPOTENCY_META_KEY: ctx.idempotency_key} if writes else None
+        if self._effect is ToolEffect.NON_IDEMPOTENT_WRITE:
+            await self._conn.probe()  # ToolFailure here: provably not sent
+            try:
+                result = await self._conn.call(self._remote, arguments, meta)
+            except SentAndLost as exc:  # a plain error: the fence marks it unknown
+                raise RuntimeError(f"MCP write sent, no answer ({exc})") from None
+        else:
+            result = await self._retry_once(lambda: self._conn.call(self._remote, arguments, meta))
+        if result.is_error:
+            text = result_text(result)[:MAX_ERROR_CHARS] or "the tool reported an error"
+            raise ToolFailure(text, reason="error_result")
+        return result_text(result)
+
+    async def _retry_once(self, send: Callable[[], Awaitable[CallToolResult]]) -> CallToolResult:
+        try:
+            return await send()
+        except SentAndLost:
+            pass
+        await self._conn.client(fresh=True)
+        try:
+            return await send()
+        except SentAndLost as exc:
+            raise ToolFailure(
+                f"the MCP server {self._conn.name!r} did not answer ({exc})", reason=str(exc)
+            ) from None
+
+
+Toolboxes = list[tuple[str, list[Tool]]]
+
+
+async def open_mcp_toolboxes(
+    config: McpConfig | None,
+) -> tuple[Toolboxes, Callable[[], Awaitable[None]]]:
+    """Connect to every configured server and list its tools: (server name, its tools) and
+    an async closer. A server that cannot be listed, or an `effects` entry naming a tool the
+    server does not have, is a ConfigError: the worker does not start half-configured."""
+    conns: list[McpConnection] = []
+
+    async def close() -> None:
+        for conn in conns:
+            await conn.close()
+
+    boxes: Toolboxes = []
+    try:
+        for server in config.servers if config is not None else []:
+            headers = server.headers(os.environ) if isinstance(server, HttpServer) else {}
+            conn = McpConnection(server, headers)
+            conns.append(conn)
+            try:
+                specs = await conn.list_tools()
+            except Exception as exc:
+                raise ConfigError(
+                    f"MCP server {server.name!r}: cannot list its tools at start "
+                    f"({type(exc).__name__}: {exc})"
+                ) from None
+            unknown = sorted(set(server.effects) - {s.name for s in specs})
+            if unknown:
+                raise ConfigError(
+                    f"MCP server {server.name!r}: effects name unknown tool(s): {unknown}"
+                )
+            tools: list[Tool] = [McpTool(conn, s, effect_of(s, server)) for s in specs]
+            boxes.append((server.name, tools))
+    except BaseException:
+        await close()
+        raise
+    return boxes, close
+
+
+def flatten(boxes: Sequence[tuple[str, Sequence[Tool]]]) -> list[Tool]:
+    return [t for _, tools in boxes for t in tools]
