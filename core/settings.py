@@ -43,6 +43,12 @@ class Settings(BaseSettings):
     provider_answer_levels: str = Field(
         default="", description="provider=level,...: what of a provider's output may be kept"
     )
+    toolboxes: str = Field(
+        default="", description="pkg.module:attr,...: Toolbox objects the worker loads"
+    )
+    toolbox_entry_points: bool = Field(
+        default=True, description="also load the `agentrt.toolboxes` entry-point group"
+    )
     openai_base_url: str = "https://api.openai.com/v1"
     openai_api_key: SecretStr | None = None
     # Test-only: block (or crash) at a named fault point; see workers/faults.py.
