@@ -8,7 +8,8 @@ import signal
 from agentrt.contracts.errors import AgentRuntimeError
 from agentrt.core.settings import Settings
 from agentrt.core.temporal import connect
-from agentrt.workers.builder import build_worker, make_worker, sandbox_runner
+from agentrt.workers.builder import make_worker, sandbox_runner
+from agentrt.workers.compose import build
 
 __all__ = ["main", "make_worker", "sandbox_runner", "serve"]  # make_worker: its former home
 
@@ -16,12 +17,12 @@ logger = logging.getLogger("workers")
 
 
 async def serve(settings: Settings, stop: asyncio.Event) -> None:
-    client = await connect(
-        settings.temporal_address, settings.temporal_namespace, settings.payload_keys_spec()
-    )
-    worker, resources = build_worker(client, settings)
-    with resources:
-        async with worker:
+    # The store and the toolboxes first: their errors need no Temporal to be reported.
+    with build(settings) as resources:
+        client = await connect(
+            settings.temporal_address, settings.temporal_namespace, settings.payload_keys_spec()
+        )
+        async with make_worker(client, resources, settings):
             logger.info("worker polling %s on %s", settings.task_queue, settings.temporal_address)
             await stop.wait()
             logger.info("draining")
