@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import pytest
 from pydantic import BaseModel, Field
 from temporalio import activity
+from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
 from agentrt import ToolContext, ToolEffect, tool
@@ -16,9 +17,12 @@ from agentrt.activities.ports import ToolInputError, ToolResultError
 from agentrt.activities.registry import ToolRegistry
 from agentrt.activities.toolbox.decorator import FunctionTool
 from agentrt.activities.tools import GENERIC_TOOL_ERROR, ToolActivities
+from agentrt.activities.write import WriteActivities
+from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.ids import idempotency_key
 from agentrt.contracts.messages import ToolCall
 from agentrt.contracts.run import ToolCallRequest
+from agentrt.store.fence import FenceStore
 from agentrt.store.runs import RunStore
 from agentrt.store.tool_steps import ToolStepStore
 from agentrt.workers.compose import Parts
@@ -225,3 +229,47 @@ async def test_a_raising_tool_and_an_unusable_result_are_fail_soft_error_results
         [message] = [m for m in RunStore(parts.ctx).transcript(run_id) if m.role == "tool"]
         assert message.is_error and message.content.startswith(expected)
         assert "hunter2" not in message.content
+
+
+async def test_a_user_write_with_an_unusable_result_is_recorded_and_one_that_raises_is_unknown(
+    parts: Parts,
+) -> None:
+    ran: list[str] = []
+
+    @tool
+    def opaque_write(ctx: ToolContext) -> object:
+        ran.append(ctx.run_id)
+        return object()  # the effect happened; only its result is unusable
+
+    @tool
+    def failing_write(ctx: ToolContext) -> str:
+        ran.append(ctx.run_id)
+        raise RuntimeError("half done")
+
+    fence = FenceStore(parts.ctx)
+    acts = WriteActivities(
+        registry=ToolRegistry([opaque_write, failing_write]),
+        fence=fence,
+        steps=ToolStepStore(parts.ctx),
+        runs=RunStore(parts.ctx),
+    )
+
+    async def write(name: str) -> tuple[str, Any]:
+        run_id = _run(parts)
+        key = idempotency_key(run_id, "r1.1")
+        fence.stamp(run_id=run_id, call_id="r1.1", tool=name, token="tok", idempotency_key=key)
+        request = _request(run_id, name, {}).model_copy(
+            update={"effect": ToolEffect.NON_IDEMPOTENT_WRITE, "fence_token": "tok"}
+        )
+        try:
+            return run_id, await ActivityEnvironment().run(acts.execute, request)
+        except ApplicationError as exc:
+            return run_id, exc
+
+    run_id, outcome = await write("opaque_write")
+    assert outcome.is_error and ran == [run_id]
+    [message] = [m for m in RunStore(parts.ctx).transcript(run_id) if m.role == "tool"]
+    assert message.content.startswith("opaque_write ran, but its result is unusable")
+    run_id, failed = await write("failing_write")
+    assert isinstance(failed, ApplicationError) and failed.type == ErrorType.WRITE_FAILED.value
+    assert ran[-1] == run_id and len(ran) == 2
