@@ -1,6 +1,8 @@
 """Helpers shared by the activity classes."""
 
 import asyncio
+import contextlib
+import contextvars
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
@@ -8,7 +10,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from agentrt.activities.ports import FaultHook, no_faults
+from agentrt.activities.ports import FaultHook, ToolContext, no_faults, no_heartbeat
 from agentrt.contracts.errors import ErrorType
 
 if TYPE_CHECKING:
@@ -21,6 +23,48 @@ T = TypeVar("T")
 async def db(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
     """Run a blocking store call off the event loop."""
     return await asyncio.to_thread(fn, *args, **kwargs)
+
+
+class ActivityGroup:
+    """An activity class that lists its own activities, so the worker registers it as one unit."""
+
+    def activities(self) -> list[Callable[..., Any]]:
+        bound = (getattr(self, name) for name in dir(type(self)) if not name.startswith("_"))
+        return [m for m in bound if hasattr(m, "__temporal_activity_definition")]
+
+
+def tool_context(run_id: str, call_id: str, idempotency_key: str) -> ToolContext:
+    """The ToolContext of a call made in this activity."""
+    return ToolContext(
+        run_id, call_id, idempotency_key, heartbeat=_threadsafe_heartbeat(), logger=activity.logger
+    )
+
+
+def _threadsafe_heartbeat() -> Callable[..., None]:
+    """activity.heartbeat, callable from a sync tool's thread: the SDK's async-activity
+    heartbeat schedules a task, so another thread hands it to the activity's loop."""
+    if not activity.in_activity():
+        return no_heartbeat
+    loop = asyncio.get_running_loop()
+    context = contextvars.copy_context()
+
+    def beat(*details: Any) -> None:
+        try:
+            on_loop = asyncio.get_running_loop() is loop
+        except RuntimeError:
+            on_loop = False
+        with contextlib.suppress(RuntimeError):  # the activity (or its loop) is gone
+            if on_loop:
+                activity.heartbeat(*details)
+            else:
+                loop.call_soon_threadsafe(_beat_in, context, details)
+
+    return beat
+
+
+def _beat_in(context: contextvars.Context, details: tuple[Any, ...]) -> None:
+    with contextlib.suppress(RuntimeError):
+        context.run(activity.heartbeat, *details)
 
 
 def fatal(message: str, kind: ErrorType) -> ApplicationError:

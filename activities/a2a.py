@@ -6,7 +6,7 @@ from typing import Protocol
 
 from temporalio import activity
 
-from agentrt.activities._common import db
+from agentrt.activities._common import ActivityGroup, db
 from agentrt.contracts.a2a import ProjectRequest, ProjectResult
 from agentrt.contracts.ids import ACT_A2A_PROJECT
 
@@ -23,7 +23,7 @@ class ProjectorPort(Protocol):
     def project(self, *, run_id: str, task_id: str) -> ProjectedLike: ...
 
 
-class A2AActivities:
+class A2AActivities(ActivityGroup):
     def __init__(self, *, projector: ProjectorPort) -> None:
         self._projector = projector
 

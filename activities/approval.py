@@ -4,7 +4,7 @@ from typing import Protocol
 
 from temporalio import activity
 
-from agentrt.activities._common import db, privacy_of
+from agentrt.activities._common import ActivityGroup, db, privacy_of
 from agentrt.activities.ports import RunPort
 from agentrt.contracts.a2a import InputMessage
 from agentrt.contracts.approval import ApprovalDecision, PendingApproval
@@ -42,7 +42,7 @@ class HitlPort(Protocol):
     ) -> RunStatus | None: ...
 
 
-class ApprovalActivities:
+class ApprovalActivities(ActivityGroup):
     def __init__(self, *, hitl: HitlPort, runs: RunPort) -> None:
         self._hitl = hitl
         self._runs = runs

@@ -2,13 +2,13 @@
 
 from temporalio import activity
 
-from agentrt.activities._common import db, fault
+from agentrt.activities._common import ActivityGroup, db, fault
 from agentrt.activities.ports import FaultHook, FencePort, no_faults
 from agentrt.contracts.ids import ACT_FENCE_RESOLVE, ACT_FENCE_STAMP, idempotency_key
 from agentrt.contracts.run import FenceRequest, FenceVerdict
 
 
-class FenceActivities:
+class FenceActivities(ActivityGroup):
     def __init__(self, *, fence: FencePort, faults: FaultHook = no_faults) -> None:
         self._fence = fence
         self._faults = faults

@@ -6,7 +6,7 @@ from typing import Any
 
 from temporalio import activity
 
-from agentrt.activities._common import db, fatal, fault, snapshot_of
+from agentrt.activities._common import ActivityGroup, db, fatal, fault, snapshot_of
 from agentrt.activities.guardrails import check
 from agentrt.activities.ports import FaultHook, ModelProvider, RunPort, no_faults
 from agentrt.contracts.errors import ErrorType, RunNotFoundError
@@ -23,7 +23,7 @@ from agentrt.contracts.profiles import GuardrailConfig
 from agentrt.contracts.run import ModelRequest, ModelTurn
 
 
-class ModelActivities:
+class ModelActivities(ActivityGroup):
     def __init__(
         self,
         *,

@@ -1,7 +1,8 @@
 """What the activities need from the world, as Protocols. The worker injects the real ones."""
 
+import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationReason, ToolEffect
@@ -19,11 +20,23 @@ class ModelProvider(Protocol):
     async def complete(self, request: ProviderRequest) -> ProviderReply: ...
 
 
+def no_heartbeat(*_details: Any) -> None:
+    """Heartbeat outside an activity: nothing to tell."""
+
+
 @dataclass(frozen=True)
 class ToolContext:
+    """What a tool may know of its call. The activity builds it; a `@tool` function receives
+    it by declaring a parameter of this type. `heartbeat` is safe from any thread and
+    outside an activity; `logger` is the activity's logger (run and attempt in each line)."""
+
     run_id: str
     call_id: str
     idempotency_key: str
+    heartbeat: Callable[..., None] = no_heartbeat
+    logger: logging.Logger | logging.LoggerAdapter[Any] = field(
+        default=logging.getLogger("agentrt.tools"), compare=False
+    )
 
 
 class ToolInputError(Exception):
@@ -43,6 +56,11 @@ class ToolFailure(Exception):
     def __init__(self, message: str, *, reason: str) -> None:
         super().__init__(message)
         self.reason = reason
+
+
+class ToolResultError(Exception):
+    """The tool ran but returned what cannot be given to the model (neither text nor JSON).
+    The message is safe to show to the model; the effect, if any, has happened."""
 
 
 class Tool(Protocol):

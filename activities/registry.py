@@ -6,15 +6,37 @@ from agentrt.activities.ports import Tool
 from agentrt.contracts.errors import ConfigError
 from agentrt.contracts.profiles import AgentProfile
 
+LOOSE = "(ungrouped)"  # the group of tools given without a toolbox
+
 
 class ToolRegistry:
-    def __init__(self, tools: Iterable[Tool]) -> None:
+    """Tools by name, each in one group (its toolbox). A name two groups define is an error."""
+
+    def __init__(
+        self, tools: Iterable[Tool] = (), *, groups: Mapping[str, Iterable[Tool]] | None = None
+    ) -> None:
         self._tools: dict[str, Tool] = {}
-        for tool in tools:
-            name = tool.spec.name
-            if name in self._tools:
-                raise ConfigError(f"duplicate tool name {name!r}")
-            self._tools[name] = tool
+        self._owner: dict[str, str] = {}
+        self._groups: dict[str, list[str]] = {}
+        for group, members in [(LOOSE, tools), *(groups or {}).items()]:
+            for tool in members:
+                self._add(group, tool)
+
+    def _add(self, group: str, tool: Tool) -> None:
+        spec = getattr(tool, "spec", None)
+        name = getattr(spec, "name", None)
+        if not isinstance(name, str) or not callable(tool):
+            raise ConfigError(f"toolbox {group!r} holds {tool!r}, which is not a tool")
+        if name in self._tools:
+            where = (
+                f"both toolboxes {self._owner[name]!r} and {group!r}"
+                if self._owner[name] != group
+                else f"toolbox {group!r} twice"
+            )
+            raise ConfigError(f"tool name {name!r} is defined by {where}")
+        self._tools[name] = tool
+        self._owner[name] = group
+        self._groups.setdefault(group, []).append(name)
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
@@ -22,17 +44,42 @@ class ToolRegistry:
     def names(self) -> list[str]:
         return sorted(self._tools)
 
+    def group(self, name: str) -> list[str] | None:
+        """The tool names of a toolbox, in its order; None if no such toolbox is loaded."""
+        members = self._groups.get(name)
+        return None if members is None or name == LOOSE else list(members)
+
+    def groups(self) -> list[str]:
+        return sorted(g for g in self._groups if g != LOOSE)
+
 
 class ProfileCatalog:
+    """Profiles with their tools resolved: `tools` plus every tool of each named toolbox."""
+
     def __init__(self, profiles: Mapping[str, AgentProfile], registry: ToolRegistry) -> None:
-        for profile in profiles.values():
-            missing = [t for t in profile.tools if registry.get(t) is None]
-            if missing:
-                raise ConfigError(f"profile {profile.name!r} names unknown tools: {missing}")
-        self._profiles = dict(profiles)
+        self._profiles = {name: resolve(p, registry) for name, p in profiles.items()}
 
     def get(self, name: str) -> AgentProfile | None:
         return self._profiles.get(name)
 
     def names(self) -> list[str]:
         return sorted(self._profiles)
+
+
+def resolve(profile: AgentProfile, registry: ToolRegistry) -> AgentProfile:
+    unknown_boxes = [b for b in profile.toolboxes if registry.group(b) is None]
+    if unknown_boxes:
+        raise ConfigError(
+            f"profile {profile.name!r} names unknown toolboxes: {unknown_boxes}"
+            f" (loaded: {registry.groups() or 'none'})"
+        )
+    missing = [t for t in profile.tools if registry.get(t) is None]
+    if missing:
+        raise ConfigError(
+            f"profile {profile.name!r} names unknown tools: {missing}"
+            f" (loaded toolboxes: {registry.groups() or 'none'})"
+        )
+    names = list(profile.tools)
+    for box in profile.toolboxes:
+        names.extend(registry.group(box) or [])
+    return profile.model_copy(update={"tools": list(dict.fromkeys(names))})

@@ -5,7 +5,7 @@ from typing import Any
 
 from temporalio import activity
 
-from agentrt.activities._common import db, fatal, privacy_of
+from agentrt.activities._common import ActivityGroup, db, fatal, privacy_of
 from agentrt.activities.guardrails import check
 from agentrt.activities.ports import RunPort, SettlePort
 from agentrt.activities.registry import ProfileCatalog, ToolRegistry
@@ -22,7 +22,7 @@ from agentrt.contracts.run import (
 )
 
 
-class RunActivities:
+class RunActivities(ActivityGroup):
     def __init__(
         self, *, runs: RunPort, settle: SettlePort, profiles: ProfileCatalog, tools: ToolRegistry
     ) -> None:

@@ -5,7 +5,7 @@ from typing import Any
 
 from temporalio import activity
 
-from agentrt.activities._common import db, fault, privacy_of
+from agentrt.activities._common import ActivityGroup, db, fault, privacy_of, tool_context
 from agentrt.activities.ports import (
     FaultHook,
     RunPort,
@@ -13,6 +13,7 @@ from agentrt.activities.ports import (
     ToolContext,
     ToolFailure,
     ToolInputError,
+    ToolResultError,
     ToolStepPort,
     no_faults,
 )
@@ -30,18 +31,30 @@ def bounded(text: str) -> str:
     return text if len(text) <= MAX_RESULT_CHARS else text[:MAX_RESULT_CHARS] + "…[truncated]"
 
 
+async def call_tool(tool: Tool, call: ToolCall, ctx: ToolContext) -> tuple[str, bool]:
+    """(content, is_error) for the typed failures whose text is meant for the model: bad
+    arguments (nothing ran), an unusable result (it ran) and a ToolFailure (outcome known).
+    Anything else propagates."""
+    try:
+        return bounded(await tool(call.arguments, ctx)), False
+    except ToolInputError as exc:
+        return f"Invalid arguments for {call.name}: {exc}", True
+    except ToolResultError as exc:
+        return f"{call.name} ran, but its result is unusable: {exc}", True
+    except ToolFailure as exc:
+        # A known outcome (not sent, or the tool's server answered "failed"): recorded like
+        # any result, so a write's fence is cleared and the run goes on.
+        activity.logger.info("tool %s failed in run %s: %s", call.name, ctx.run_id, exc.reason)
+        return f"{call.name} failed: {exc}", True
+
+
 async def invoke(
     tool: Tool, call: ToolCall, ctx: ToolContext, faults: FaultHook = no_faults
 ) -> tuple[str, bool]:
     """Run a tool fail-soft: (content, is_error). Exception text never reaches the model."""
     try:
         await db(faults, "tool.invoke")
-        return bounded(await tool(call.arguments, ctx)), False
-    except ToolInputError as exc:
-        return f"Invalid arguments for {call.name}: {exc}", True
-    except ToolFailure as exc:
-        activity.logger.info("tool %s failed in run %s: %s", call.name, ctx.run_id, exc.reason)
-        return f"{call.name} failed: {exc}", True
+        return await call_tool(tool, call, ctx)
     except Exception as exc:
         activity.logger.warning(
             "tool %s failed in run %s: %s",
@@ -53,7 +66,7 @@ async def invoke(
         return GENERIC_TOOL_ERROR, True
 
 
-class ToolActivities:
+class ToolActivities(ActivityGroup):
     def __init__(
         self,
         *,
@@ -85,7 +98,7 @@ class ToolActivities:
                 return ToolOutcome(call_id=call.call_id, is_error=prior.is_error, replayed=True)
         started = time.monotonic()
         content, is_error = await invoke(
-            tool, call, ToolContext(req.run_id, call.call_id, req.idempotency_key), self._faults
+            tool, call, tool_context(req.run_id, call.call_id, req.idempotency_key), self._faults
         )
         await self._record(req, req.effect.value, content, is_error, key=key,
                            duration_ms=(time.monotonic() - started) * 1000)  # fmt: skip

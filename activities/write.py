@@ -5,26 +5,25 @@ import time
 
 from temporalio import activity
 
-from agentrt.activities._common import db, fatal, fault, heartbeating, snapshot_of
-from agentrt.activities.ports import (
-    FaultHook,
-    FencePort,
-    RunPort,
-    ToolContext,
-    ToolFailure,
-    ToolInputError,
-    ToolStepPort,
-    no_faults,
+from agentrt.activities._common import (
+    ActivityGroup,
+    db,
+    fatal,
+    fault,
+    heartbeating,
+    snapshot_of,
+    tool_context,
 )
+from agentrt.activities.ports import FaultHook, FencePort, RunPort, ToolStepPort, no_faults
 from agentrt.activities.registry import ToolRegistry
-from agentrt.activities.tools import bounded
+from agentrt.activities.tools import call_tool
 from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.errors import ErrorType, RunNotFoundError
 from agentrt.contracts.ids import ACT_WRITE_EXECUTE
 from agentrt.contracts.run import ToolCallRequest, ToolOutcome
 
 
-class WriteActivities:
+class WriteActivities(ActivityGroup):
     def __init__(
         self,
         *,
@@ -87,19 +86,12 @@ class WriteActivities:
         if tool is None or tool.effect is not ToolEffect.NON_IDEMPOTENT_WRITE:
             content, is_error = f"Unknown tool {call.name!r}.", True
         else:
-            ctx = ToolContext(req.run_id, call.call_id, req.idempotency_key)
+            ctx = tool_context(req.run_id, call.call_id, req.idempotency_key)
             try:
-                content, is_error = bounded(await tool(call.arguments, ctx)), False
-            except ToolInputError as exc:
-                # Raised before any effect, by contract: safe to record as a plain error.
-                content, is_error = f"Invalid arguments for {call.name}: {exc}", True
-            except ToolFailure as exc:
-                # A known outcome (not sent, or the server answered "failed"): recorded like
-                # any result, so the fence is cleared and the run goes on.
-                activity.logger.info(
-                    "write %s in run %s failed: %s", call.name, req.run_id, exc.reason
-                )
-                content, is_error = f"{call.name} failed: {exc}", True
+                # Bad arguments are refused before any effect, by contract; an unusable result
+                # comes after a known one; a ToolFailure is a known outcome (not sent, or the
+                # server answered "failed"): all are recorded as plain errors.
+                content, is_error = await call_tool(tool, call, ctx)
             except Exception as exc:
                 activity.logger.warning(
                     "write %s in run %s failed: %s", call.name, req.run_id, type(exc).__name__

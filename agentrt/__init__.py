@@ -9,6 +9,9 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from agentrt.activities.ports import ToolContext
+    from agentrt.activities.toolbox.box import Toolbox
+    from agentrt.activities.toolbox.decorator import tool
     from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason, ToolEffect
     from agentrt.contracts.errors import (
         AgentRuntimeError,
@@ -25,6 +28,7 @@ if TYPE_CHECKING:
     )
     from agentrt.core.settings import Settings
     from agentrt.starter.facade import AgentRuntime
+    from agentrt.workers.builder import build_worker
 
 _EXPORTS: dict[str, str] = {
     "AgentRuntime": "agentrt.starter.facade",
@@ -44,6 +48,10 @@ _EXPORTS: dict[str, str] = {
     "StaleTurnError": "agentrt.contracts.errors",
     "StoreUnavailableError": "agentrt.contracts.errors",
     "UnknownProfileError": "agentrt.contracts.errors",
+    "tool": "agentrt.activities.toolbox.decorator",
+    "ToolContext": "agentrt.activities.ports",
+    "Toolbox": "agentrt.activities.toolbox.box",
+    "build_worker": "agentrt.workers.builder",
 }
 
 __all__ = [
@@ -62,8 +70,12 @@ __all__ = [
     "StaleTurnError",
     "StoreUnavailableError",
     "TerminationReason",
+    "ToolContext",
     "ToolEffect",
+    "Toolbox",
     "UnknownProfileError",
+    "build_worker",
+    "tool",
 ]
 
 

@@ -52,6 +52,7 @@ class AgentProfile(BaseModel):
     model: str = Field(description="provider:model, e.g. scripted:demo")
     fallback_model: str | None = None  # used when the model's provider fails
     tools: list[str] = Field(default_factory=list)
+    toolboxes: list[str] = Field(default_factory=list)  # every tool of each, after `tools`
     max_iterations: int = DEFAULT_MAX_ITERATIONS
     privacy: PrivacyLevel = "full"
     approval: Literal["writes", "none", "all"] = "writes"

@@ -46,6 +46,12 @@ class Settings(BaseSettings):
     mcp_servers_file: Path | None = Field(
         default=None, description="YAML file of MCP servers whose tools the worker offers"
     )
+    toolboxes: str = Field(
+        default="", description="pkg.module:attr,...: Toolbox objects the worker loads"
+    )
+    toolbox_entry_points: bool = Field(
+        default=True, description="also load the `agentrt.toolboxes` entry-point group"
+    )
     openai_base_url: str = "https://api.openai.com/v1"
     openai_api_key: SecretStr | None = None
     # Test-only: block (or crash) at a named fault point; see workers/faults.py.

@@ -1,21 +1,23 @@
-"""Composition root: settings → engine, store, providers, tools → activity objects."""
+"""Composition root: settings → engine, store, providers, toolboxes → activity objects."""
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sqlalchemy import Engine
 
+from agentrt.activities._common import ActivityGroup
 from agentrt.activities.a2a import A2AActivities
 from agentrt.activities.approval import ApprovalActivities
 from agentrt.activities.fence import FenceActivities
 from agentrt.activities.model import ModelActivities
-from agentrt.activities.ports import ModelProvider, Tool, no_faults
+from agentrt.activities.ports import ModelProvider, no_faults
 from agentrt.activities.providers.openai_compat import OpenAICompatProvider
 from agentrt.activities.providers.scripted import ScriptedProvider
 from agentrt.activities.registry import ProfileCatalog, ToolRegistry
 from agentrt.activities.run import RunActivities
-from agentrt.activities.toolbox.demo import demo_tools
+from agentrt.activities.toolbox.box import Toolbox, ToolboxDeps
 from agentrt.activities.tools import ToolActivities
 from agentrt.activities.write import WriteActivities
 from agentrt.core.profiles import load_profiles
@@ -23,7 +25,6 @@ from agentrt.core.settings import Settings
 from agentrt.store.a2a import A2AStore
 from agentrt.store.a2a_project import A2AProjector
 from agentrt.store.context import StoreContext
-from agentrt.store.demo import DemoWorld
 from agentrt.store.fence import FenceStore
 from agentrt.store.hitl import HitlStore
 from agentrt.store.open import open_store
@@ -32,22 +33,47 @@ from agentrt.store.sealing import Sealer
 from agentrt.store.settle import SettleStore
 from agentrt.store.tool_steps import ToolStepStore
 from agentrt.workers.faults import fault_hook
+from agentrt.workers.toolboxes import load_toolboxes
+
+TOOL_THREAD_PREFIX = "agentrt-tool"
 
 
 @dataclass
-class Parts:
+class WorkerResources:
+    """What a built worker holds open besides the Temporal Worker; close it once the worker
+    has stopped (`with resources:` does)."""
+
     engine: Engine
     ctx: StoreContext
     activities: list[Callable[..., Any]] = field(default_factory=list)
+    executor: ThreadPoolExecutor | None = None  # where sync tools run
+    registry: ToolRegistry | None = None
+
+    def close(self) -> None:
+        if self.executor is not None:
+            self.executor.shutdown(wait=True, cancel_futures=True)
+        self.engine.dispose()
+
+    def __enter__(self) -> "WorkerResources":
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+
+Parts = WorkerResources  # the former name
 
 
 def build(
     settings: Settings,
     *,
+    toolboxes: Iterable[Toolbox] = (),
     providers: Mapping[str, ModelProvider] | None = None,
     faults: Callable[[str], None] | None = None,
-    extra_tools: Sequence[Tool] = (),
-) -> Parts:
+) -> WorkerResources:
+    """Open the store and compose every activity. Toolboxes come from the entry points,
+    AGENTRT_TOOLBOXES and `toolboxes`; a bad one is a ConfigError before anything opens."""
+    boxes = load_toolboxes(settings, toolboxes)
     if faults is None and (settings.fault_block_at or settings.fault_fail_at):
         faults = fault_hook(
             block_at=settings.fault_block_at,
@@ -58,41 +84,45 @@ def build(
     sealer = Sealer.from_b64(settings.seal_keys_spec())
     engine, ctx = open_store(settings.resolved_database_url(), sealer, faults=hook)
     ctx = replace(ctx, completion_hooks=(*ctx.completion_hooks, A2AStore(ctx).completion_hook))
-    registry = ToolRegistry([*demo_tools(DemoWorld(ctx)), *extra_tools])  # + MCP tools
+    # Sync tools run here, as many at once as the worker runs activities.
+    pool = ThreadPoolExecutor(settings.max_concurrent_activities, TOOL_THREAD_PREFIX)
+    resources = WorkerResources(engine, ctx, executor=pool)
+    try:
+        _compose(resources, settings, boxes, providers, hook)
+    except BaseException:
+        resources.close()
+        raise
+    return resources
+
+
+def _compose(
+    resources: WorkerResources,
+    settings: Settings,
+    boxes: list[Toolbox],
+    providers: Mapping[str, ModelProvider] | None,
+    hook: Callable[[str], None],
+) -> None:
+    ctx, pool = resources.ctx, resources.executor
+    assert pool is not None
+    deps = ToolboxDeps(settings=settings, store=ctx, executor=pool)
+    registry = ToolRegistry(groups={box.name: box.build(deps) for box in boxes})
     catalog = ProfileCatalog(load_profiles(settings.profiles_file), registry)
     if providers is None:
         providers = default_providers(settings)
     runs, steps, fence = RunStore(ctx), ToolStepStore(ctx), FenceStore(ctx)
-    run_acts = RunActivities(runs=runs, settle=SettleStore(ctx), profiles=catalog, tools=registry)
-    model_acts = ModelActivities(
-        providers=providers, runs=runs, faults=hook, answer_levels=settings.answer_levels()
-    )
-    tool_acts = ToolActivities(registry=registry, steps=steps, runs=runs, faults=hook)
-    fence_acts = FenceActivities(fence=fence, faults=hook)
-    write_acts = WriteActivities(
-        registry=registry, fence=fence, steps=steps, runs=runs, faults=hook
-    )
-    approval_acts = ApprovalActivities(hitl=HitlStore(ctx), runs=runs)
-    return Parts(
-        engine,
-        ctx,
-        [
-            run_acts.begin,
-            run_acts.complete,
-            run_acts.fail,
-            model_acts.complete,
-            tool_acts.execute,
-            tool_acts.refuse,
-            fence_acts.stamp,
-            fence_acts.resolve,
-            write_acts.execute,
-            approval_acts.suspend,
-            approval_acts.resume,
-            approval_acts.await_input,
-            approval_acts.add_input,
-            A2AActivities(projector=A2AProjector(ctx)).project,
-        ],
-    )
+    groups: list[ActivityGroup] = [
+        RunActivities(runs=runs, settle=SettleStore(ctx), profiles=catalog, tools=registry),
+        ModelActivities(
+            providers=providers, runs=runs, faults=hook, answer_levels=settings.answer_levels()
+        ),
+        ToolActivities(registry=registry, steps=steps, runs=runs, faults=hook),
+        FenceActivities(fence=fence, faults=hook),
+        WriteActivities(registry=registry, fence=fence, steps=steps, runs=runs, faults=hook),
+        ApprovalActivities(hitl=HitlStore(ctx), runs=runs),
+        A2AActivities(projector=A2AProjector(ctx)),
+    ]
+    resources.registry = registry
+    resources.activities = [act for group in groups for act in group.activities()]
 
 
 def default_providers(settings: Settings) -> dict[str, ModelProvider]:

@@ -28,8 +28,7 @@ from agentrt.core.temporal import connect
 from agentrt.starter import render
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.runs import RunStore
-from agentrt.workers.compose import build
-from agentrt.workers.main import make_worker
+from agentrt.workers.builder import build_worker
 
 DEMO_PROFILE = "support"
 DEMO_PROMPT = "Please refund order 1042, the customer returned it."
@@ -126,15 +125,15 @@ async def _demo(
     out.print(f"agentrt demo: data in {data_dir}", markup=False, highlight=False, soft_wrap=True)
     async with dev_server(port, ui_port, data_dir, out):
         client = await _connect(settings)
-        parts = build(settings)
-        try:
-            async with make_worker(client, parts, settings):
+        worker, resources = build_worker(client, settings)
+        with resources:
+            async with worker:
                 out.print(
                     f"Worker: polling task queue {settings.task_queue!r}",
                     markup=False,
                     highlight=False,
                 )
-                runtime = AgentRuntime(client, RunStore(parts.ctx), settings.task_queue)
+                runtime = AgentRuntime(client, RunStore(resources.ctx), settings.task_queue)
                 code.append(await _drive(runtime, opts, ui_port, out, err))
                 if opts.keep_running:
                     out.print(
@@ -146,8 +145,6 @@ async def _demo(
                     )
                     await asyncio.Event().wait()  # until a signal cancels us
                 out.print("Stopping the worker and the dev server…", markup=False, highlight=False)
-        finally:
-            parts.engine.dispose()
     return code[0]
 
 

@@ -4,64 +4,38 @@ then stops polling and lets in-flight activities finish (graceful drain)."""
 import asyncio
 import logging
 import signal
-from datetime import timedelta
 
-from temporalio.client import Client
-from temporalio.worker import Worker
-from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
-
-from agentrt.activities.toolbox.mcp import flatten, open_mcp_toolboxes
+from agentrt.activities.toolbox.box import Toolbox
+from agentrt.activities.toolbox.mcp import open_mcp_toolboxes
 from agentrt.activities.toolbox.mcp_config import load_mcp_config
 from agentrt.contracts.errors import AgentRuntimeError
 from agentrt.core.settings import Settings
 from agentrt.core.temporal import connect
-from agentrt.workers.compose import Parts, build
-from agentrt.workflows.agent_run import AgentRunWorkflow
+from agentrt.workers.builder import make_worker, sandbox_runner
+from agentrt.workers.compose import build
+
+__all__ = ["main", "make_worker", "sandbox_runner", "serve"]  # make_worker: its former home
 
 logger = logging.getLogger("workers")
 
 
-def sandbox_runner() -> SandboxedWorkflowRunner:
-    """Pure wire types are shared with the sandbox, so one class object crosses it."""
-    return SandboxedWorkflowRunner(
-        restrictions=SandboxRestrictions.default.with_passthrough_modules("agentrt.contracts")
-    )
-
-
-def make_worker(client: Client, parts: Parts, settings: Settings) -> Worker:
-    return Worker(
-        client,
-        task_queue=settings.task_queue,
-        workflows=[AgentRunWorkflow],
-        workflow_runner=sandbox_runner(),
-        activities=parts.activities,
-        max_concurrent_activities=settings.max_concurrent_activities,
-        max_concurrent_workflow_tasks=settings.max_concurrent_workflow_tasks,
-        graceful_shutdown_timeout=timedelta(seconds=settings.graceful_shutdown_seconds),
-        # After a worker dies, its cached runs move to another worker after this long.
-        sticky_queue_schedule_to_start_timeout=timedelta(seconds=3),
-    )
-
-
 async def serve(settings: Settings, stop: asyncio.Event) -> None:
+    # The store, the toolboxes and the MCP servers first: their errors need no Temporal.
     mcp = load_mcp_config(settings.mcp_servers_file) if settings.mcp_servers_file else None
     mcp_boxes, close_mcp = await open_mcp_toolboxes(mcp)
     try:
-        parts = build(settings, extra_tools=flatten(mcp_boxes))
-    except BaseException:
-        await close_mcp()
-        raise
-    try:
-        client = await connect(
-            settings.temporal_address, settings.temporal_namespace, settings.payload_keys_spec()
-        )
-        worker = make_worker(client, parts, settings)
-        async with worker:
-            logger.info("worker polling %s on %s", settings.task_queue, settings.temporal_address)
-            await stop.wait()
-            logger.info("draining")
+        servers = [Toolbox(name, tools) for name, tools in mcp_boxes]
+        with build(settings, toolboxes=servers) as resources:
+            client = await connect(
+                settings.temporal_address, settings.temporal_namespace, settings.payload_keys_spec()
+            )
+            async with make_worker(client, resources, settings):
+                logger.info(
+                    "worker polling %s on %s", settings.task_queue, settings.temporal_address
+                )
+                await stop.wait()
+                logger.info("draining")
     finally:
-        parts.engine.dispose()
         await close_mcp()
 
 

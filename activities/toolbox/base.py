@@ -12,6 +12,22 @@ from agentrt.contracts.messages import ToolSpec
 A = TypeVar("A", bound=BaseModel)
 
 
+def validated(model: type[A], arguments: dict[str, Any]) -> A:
+    """The arguments as `model`, or ToolInputError (safe to show the model) before anything runs."""
+    # Unknown keys are refused, not ignored: a write must not run on arguments the
+    # model garbled (the HTTP provider marks unparseable JSON with such a key).
+    unexpected = sorted(set(arguments) - set(model.model_fields))
+    if unexpected:
+        raise ToolInputError(f"unexpected argument(s): {', '.join(unexpected)}")
+    try:
+        return model.model_validate(arguments)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors()
+        )
+        raise ToolInputError(problems) from None
+
+
 class TypedTool(ABC, Generic[A]):
     name: str
     description: str
@@ -31,20 +47,7 @@ class TypedTool(ABC, Generic[A]):
         return ToolEffect.resolve(self.declared_effect.value if self.declared_effect else None)
 
     async def __call__(self, arguments: dict[str, Any], ctx: ToolContext) -> str:
-        # Unknown keys are refused, not ignored: a write must not run on arguments the
-        # model garbled (the HTTP provider marks unparseable JSON with such a key).
-        unexpected = sorted(set(arguments) - set(self.args_model.model_fields))
-        if unexpected:
-            raise ToolInputError(f"unexpected argument(s): {', '.join(unexpected)}")
-        try:
-            args = self.args_model.model_validate(arguments)
-        except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
-                for e in exc.errors()
-            )
-            raise ToolInputError(problems) from None
-        return await self.run(args, ctx)
+        return await self.run(validated(self.args_model, arguments), ctx)
 
     @abstractmethod
     async def run(self, args: A, ctx: ToolContext) -> str: ...

@@ -15,7 +15,8 @@ import yaml
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from agentrt.activities.toolbox.mcp import flatten, open_mcp_toolboxes
+from agentrt.activities.toolbox.box import Toolbox
+from agentrt.activities.toolbox.mcp import open_mcp_toolboxes
 from agentrt.activities.toolbox.mcp_config import load_mcp_config
 from agentrt.contracts.enums import EventKind, Outcome, PendingState, RunStatus, TerminationReason
 from agentrt.contracts.ids import idempotency_key
@@ -83,7 +84,7 @@ async def test_an_agent_reads_over_mcp_and_an_approved_mcp_write_runs_once(
 ) -> None:
     assert mcp_settings.mcp_servers_file is not None
     boxes, close = await open_mcp_toolboxes(load_mcp_config(mcp_settings.mcp_servers_file))
-    parts = build(mcp_settings, extra_tools=flatten(boxes))
+    parts = build(mcp_settings, toolboxes=[Toolbox(name, tools) for name, tools in boxes])
     try:
         async with make_worker(client, parts, mcp_settings):
             runtime = AgentRuntime(client, RunStore(parts.ctx), mcp_settings.task_queue)

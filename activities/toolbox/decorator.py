@@ -1,0 +1,142 @@
+"""`@tool`: a typed function, sync or async, becomes a Tool.
+
+The argument schema is a pydantic model built from the signature (defaults, `Annotated`
+and `Field` constraints are kept), the description is the docstring and the name is the
+function's. A parameter annotated `ToolContext` is injected and is not in the schema. No
+declared effect means NON_IDEMPOTENT_WRITE: fenced and approval-bound (fail closed).
+
+What a tool returns reaches the model as text: a `str` as it is, anything else that
+pydantic can turn into JSON (numbers, lists, dicts, models, dataclasses, None...) as JSON,
+and anything else is a ToolResultError, an error result (the effect, if any, happened).
+"""
+
+import asyncio
+import contextvars
+import copy
+import functools
+import inspect
+import json
+import re
+from collections.abc import Callable
+from concurrent.futures import Executor
+from typing import Any, overload
+
+from pydantic import BaseModel, create_model
+from pydantic_core import PydanticSerializationError, to_jsonable_python
+
+from agentrt.activities.ports import ToolContext, ToolResultError
+from agentrt.activities.toolbox.base import TypedTool
+from agentrt.contracts.enums import ToolEffect
+
+NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")
+_REFUSED_KINDS = {
+    inspect.Parameter.POSITIONAL_ONLY: "positional-only",
+    inspect.Parameter.VAR_POSITIONAL: "*args",
+    inspect.Parameter.VAR_KEYWORD: "**kwargs",
+}
+
+
+class FunctionTool(TypedTool[BaseModel]):
+    """A Tool made by `@tool`. `fn` is the undecorated function, for direct calls in tests."""
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str,
+        description: str,
+        effect: ToolEffect | None,
+    ) -> None:
+        if not NAME.match(name):
+            raise ValueError(f"tool name {name!r} must match {NAME.pattern}")
+        self.fn = fn
+        self.name = name
+        self.description = description
+        self.declared_effect = effect
+        self.args_model, self._context_param = _signature_model(fn, name)
+        self._is_async = inspect.iscoroutinefunction(fn)
+        self._executor: Executor | None = None  # None: the loop's default (outside a worker)
+
+    def on_executor(self, executor: Executor) -> "FunctionTool":
+        """This tool with its sync calls on `executor` (the worker's tool pool)."""
+        bound = copy.copy(self)
+        bound._executor = executor
+        return bound
+
+    async def run(self, args: BaseModel, ctx: ToolContext) -> str:
+        kwargs = {name: getattr(args, name) for name in type(args).model_fields}
+        if self._context_param is not None:
+            kwargs[self._context_param] = ctx
+        if self._is_async:
+            value = await self.fn(**kwargs)
+        else:
+            # The activity's context goes with the call, as asyncio.to_thread does.
+            call = functools.partial(contextvars.copy_context().run, self.fn, **kwargs)
+            value = await asyncio.get_running_loop().run_in_executor(self._executor, call)
+        return as_text(value)
+
+    def __repr__(self) -> str:
+        return f"<tool {self.name} ({self.effect.value})>"
+
+
+def as_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(to_jsonable_python(value), allow_nan=False)
+    except (PydanticSerializationError, TypeError, ValueError):
+        raise ToolResultError(
+            f"the tool returned a {type(value).__name__}, which is neither text nor JSON"
+        ) from None
+
+
+def _signature_model(fn: Callable[..., Any], name: str) -> tuple[type[BaseModel], str | None]:
+    hints = inspect.get_annotations(fn, eval_str=True)
+    fields: dict[str, Any] = {}
+    context_param: str | None = None
+    for param in inspect.signature(fn).parameters.values():
+        if param.kind in _REFUSED_KINDS:
+            raise TypeError(
+                f"tool {name!r}: parameter {param.name!r} is {_REFUSED_KINDS[param.kind]};"
+                " tool parameters are passed by name"
+            )
+        hint = hints.get(param.name, inspect.Parameter.empty)
+        if hint is ToolContext:
+            context_param = param.name
+            continue
+        if hint is inspect.Parameter.empty:
+            raise TypeError(f"tool {name!r}: parameter {param.name!r} has no type annotation")
+        fields[param.name] = (
+            hint,
+            ... if param.default is inspect.Parameter.empty else param.default,
+        )
+    model: type[BaseModel] = create_model(f"{name}_arguments", **fields)
+    return model, context_param
+
+
+@overload
+def tool(fn: Callable[..., Any], /) -> FunctionTool: ...
+
+
+@overload
+def tool(
+    *, effect: ToolEffect | None = None, name: str | None = None, description: str | None = None
+) -> Callable[[Callable[..., Any]], FunctionTool]: ...
+
+
+def tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    effect: ToolEffect | None = None,
+    name: str | None = None,
+    description: str | None = None,
+) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
+    """`@tool` or `@tool(effect=ToolEffect.READ_ONLY, name=..., description=...)`."""
+
+    def make(f: Callable[..., Any]) -> FunctionTool:
+        tool_name = name or f.__name__
+        text = description or inspect.getdoc(f) or tool_name
+        return FunctionTool(f, name=tool_name, description=text, effect=effect)
+
+    return make if fn is None else make(fn)

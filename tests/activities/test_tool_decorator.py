@@ -1,0 +1,275 @@
+"""`@tool` at its boundary: schema, description, effect, context, arguments and results, and
+the fail-soft path through the tool activity (ActivityEnvironment, real database)."""
+
+import threading
+import uuid
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+import pytest
+from pydantic import BaseModel, Field
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+from temporalio.testing import ActivityEnvironment
+
+from agentrt import ToolContext, ToolEffect, tool
+from agentrt.activities.ports import ToolInputError, ToolResultError
+from agentrt.activities.registry import ToolRegistry
+from agentrt.activities.toolbox.decorator import FunctionTool
+from agentrt.activities.tools import GENERIC_TOOL_ERROR, ToolActivities
+from agentrt.activities.write import WriteActivities
+from agentrt.contracts.errors import ErrorType
+from agentrt.contracts.ids import idempotency_key
+from agentrt.contracts.messages import ToolCall
+from agentrt.contracts.run import ToolCallRequest
+from agentrt.store.fence import FenceStore
+from agentrt.store.runs import RunStore
+from agentrt.store.tool_steps import ToolStepStore
+from agentrt.workers.compose import Parts
+
+CTX = ToolContext("run", "r1.1", "key")
+
+
+@tool
+def refund(
+    order_id: str,
+    amount_cents: Annotated[int, Field(gt=0, le=1000)],
+    memo: str = "",
+    currency: str = Field(default="EUR", pattern="^[A-Z]{3}$"),
+) -> str:
+    """Refund an amount on an order.
+
+    Appends a ledger row."""
+    return f"{order_id}:{amount_cents}:{currency}:{memo}"
+
+
+@tool(effect=ToolEffect.READ_ONLY, name="find_order", description="Find an order.")
+async def lookup(order_id: str, ctx: ToolContext) -> dict[str, Any]:
+    return {"order": order_id, "run": ctx.run_id, "call": ctx.call_id, "key": ctx.idempotency_key}
+
+
+def test_the_schema_comes_from_the_signature_and_the_description_from_the_docstring() -> None:
+    assert isinstance(refund, FunctionTool)
+    spec = refund.spec
+    assert spec.name == "refund"
+    assert spec.description == "Refund an amount on an order.\n\nAppends a ledger row."
+    props = spec.parameters["properties"]
+    assert set(props) == {"order_id", "amount_cents", "memo", "currency"}
+    assert spec.parameters["required"] == ["order_id", "amount_cents"]
+    assert props["amount_cents"]["type"] == "integer"
+    assert (
+        props["amount_cents"]["exclusiveMinimum"] == 0 and props["amount_cents"]["maximum"] == 1000
+    )
+    assert props["memo"]["default"] == "" and props["currency"]["pattern"] == "^[A-Z]{3}$"
+
+
+def test_no_declared_effect_is_a_non_idempotent_write_and_options_override() -> None:
+    assert refund.effect is ToolEffect.NON_IDEMPOTENT_WRITE
+    assert lookup.effect is ToolEffect.READ_ONLY
+    assert lookup.spec.name == "find_order" and lookup.spec.description == "Find an order."
+
+    @tool()
+    def undocumented(x: int) -> int:
+        return x
+
+    assert undocumented.effect is ToolEffect.NON_IDEMPOTENT_WRITE
+    assert undocumented.spec.description == "undocumented"
+
+
+async def test_sync_and_async_tools_run_and_a_tool_context_is_injected_not_offered() -> None:
+    assert await refund({"order_id": "1", "amount_cents": "5"}, CTX) == "1:5:EUR:"
+    assert set(lookup.spec.parameters["properties"]) == {"order_id"}
+    with pytest.raises(ToolInputError, match=r"unexpected argument.*ctx"):
+        await lookup({"order_id": "1", "ctx": {}}, CTX)  # the model cannot supply the context
+    assert await lookup({"order_id": "1"}, CTX) == (
+        '{"order": "1", "run": "run", "call": "r1.1", "key": "key"}'
+    )
+
+
+async def test_bad_arguments_are_refused_before_the_function_runs() -> None:
+    ran: list[int] = []
+
+    @tool
+    def count(n: Annotated[int, Field(gt=0)]) -> int:
+        ran.append(n)
+        return n
+
+    with pytest.raises(ToolInputError, match="unexpected argument"):
+        await count({"n": 1, "rm_rf": True}, CTX)
+    with pytest.raises(ToolInputError, match="n: Input should be greater than 0"):
+        await count({"n": -1}, CTX)
+    with pytest.raises(ToolInputError, match="n: Field required"):
+        await count({}, CTX)
+    with pytest.raises(ToolInputError, match="currency"):
+        await refund({"order_id": "1", "amount_cents": 5, "currency": "euro"}, CTX)
+    assert ran == []
+
+
+class Receipt(BaseModel):
+    id: int
+
+
+@dataclass
+class Point:
+    x: int
+
+
+async def test_results_are_text_or_json_and_anything_else_is_a_typed_error() -> None:
+    @tool
+    def give(kind: str) -> Any:
+        values: dict[str, Any] = {
+            "str": "plain",
+            "dict": {"a": [1, 2.5, None]},
+            "model": Receipt(id=3),
+            "dataclass": Point(x=1),
+            "none": None,
+            "object": object(),
+            "nan": float("nan"),
+        }
+        return values[kind]
+
+    assert await give({"kind": "str"}, CTX) == "plain"
+    assert await give({"kind": "dict"}, CTX) == '{"a": [1, 2.5, null]}'
+    assert await give({"kind": "model"}, CTX) == '{"id": 3}'
+    assert await give({"kind": "dataclass"}, CTX) == '{"x": 1}'
+    assert await give({"kind": "none"}, CTX) == "null"
+    with pytest.raises(ToolResultError, match="returned a object, which is neither"):
+        await give({"kind": "object"}, CTX)
+    with pytest.raises(ToolResultError, match="returned a float"):
+        await give({"kind": "nan"}, CTX)
+
+
+def test_a_function_the_schema_cannot_describe_is_refused_at_decoration() -> None:
+    def untyped(x):  # type: ignore[no-untyped-def]
+        return x
+
+    def star(*args: int) -> int:
+        return 0
+
+    with pytest.raises(TypeError, match="'x' has no type annotation"):
+        tool(untyped)
+    with pytest.raises(TypeError, match=r"\*args"):
+        tool(star)
+    with pytest.raises(ValueError, match="tool name 'two words'"):
+        tool(name="two words")(star)
+
+
+def _run(parts: Parts) -> str:
+    run_id = str(uuid.uuid4())
+    snapshot = '{"plan": {"privacy": "full"}, "tools": [], "instructions": ""}'
+    RunStore(parts.ctx).begin(
+        run_id=run_id, profile="auto", snapshot=snapshot, prompt="p", initiator="t", privacy="full"
+    )
+    return run_id
+
+
+def _request(run_id: str, name: str, arguments: dict[str, Any]) -> ToolCallRequest:
+    return ToolCallRequest(
+        run_id=run_id,
+        round=1,
+        sequence=1,
+        call=ToolCall(call_id="r1.1", name=name, arguments=arguments),
+        effect=ToolEffect.READ_ONLY,
+        idempotency_key=idempotency_key(run_id, "r1.1"),
+    )
+
+
+async def test_in_the_activity_the_context_carries_heartbeat_and_logger(parts: Parts) -> None:
+    seen: dict[str, Any] = {}
+
+    @tool(effect=ToolEffect.READ_ONLY)
+    def probe(ctx: ToolContext) -> str:
+        ctx.heartbeat("halfway")  # from the tool's thread, not the loop's
+        seen["thread"] = threading.current_thread() is not threading.main_thread()
+        seen["ctx"] = ctx
+        return "ok"
+
+    run_id = _run(parts)
+    acts = ToolActivities(
+        registry=ToolRegistry([probe]), steps=ToolStepStore(parts.ctx), runs=RunStore(parts.ctx)
+    )
+    env = ActivityEnvironment()
+    beats: list[Any] = []
+    env.on_heartbeat = lambda *details: beats.append(details)
+    outcome = await env.run(acts.execute, _request(run_id, "probe", {}))
+    assert not outcome.is_error and seen["thread"]
+    ctx = seen["ctx"]
+    assert (ctx.run_id, ctx.call_id) == (run_id, "r1.1")
+    assert ctx.idempotency_key == idempotency_key(run_id, "r1.1")
+    assert ctx.logger is activity.logger
+    assert beats == [("halfway",)]
+    ToolContext("r", "c", "k").heartbeat("outside an activity: a no-op")
+
+
+async def test_a_raising_tool_and_an_unusable_result_are_fail_soft_error_results(
+    parts: Parts,
+) -> None:
+    @tool(effect=ToolEffect.READ_ONLY)
+    def explode() -> str:
+        raise RuntimeError("secret hunter2")
+
+    @tool(effect=ToolEffect.READ_ONLY)
+    def opaque() -> object:
+        return object()
+
+    acts = ToolActivities(
+        registry=ToolRegistry([explode, opaque]),
+        steps=ToolStepStore(parts.ctx),
+        runs=RunStore(parts.ctx),
+    )
+    env = ActivityEnvironment()
+    for name, expected in [
+        ("explode", GENERIC_TOOL_ERROR),
+        ("opaque", "opaque ran, but its result is unusable: the tool returned a object"),
+        ("explode_typo", "Unknown tool 'explode_typo'."),
+    ]:
+        run_id = _run(parts)
+        outcome = await env.run(acts.execute, _request(run_id, name, {}))
+        assert outcome.is_error
+        [message] = [m for m in RunStore(parts.ctx).transcript(run_id) if m.role == "tool"]
+        assert message.is_error and message.content.startswith(expected)
+        assert "hunter2" not in message.content
+
+
+async def test_a_user_write_with_an_unusable_result_is_recorded_and_one_that_raises_is_unknown(
+    parts: Parts,
+) -> None:
+    ran: list[str] = []
+
+    @tool
+    def opaque_write(ctx: ToolContext) -> object:
+        ran.append(ctx.run_id)
+        return object()  # the effect happened; only its result is unusable
+
+    @tool
+    def failing_write(ctx: ToolContext) -> str:
+        ran.append(ctx.run_id)
+        raise RuntimeError("half done")
+
+    fence = FenceStore(parts.ctx)
+    acts = WriteActivities(
+        registry=ToolRegistry([opaque_write, failing_write]),
+        fence=fence,
+        steps=ToolStepStore(parts.ctx),
+        runs=RunStore(parts.ctx),
+    )
+
+    async def write(name: str) -> tuple[str, Any]:
+        run_id = _run(parts)
+        key = idempotency_key(run_id, "r1.1")
+        fence.stamp(run_id=run_id, call_id="r1.1", tool=name, token="tok", idempotency_key=key)
+        request = _request(run_id, name, {}).model_copy(
+            update={"effect": ToolEffect.NON_IDEMPOTENT_WRITE, "fence_token": "tok"}
+        )
+        try:
+            return run_id, await ActivityEnvironment().run(acts.execute, request)
+        except ApplicationError as exc:
+            return run_id, exc
+
+    run_id, outcome = await write("opaque_write")
+    assert outcome.is_error and ran == [run_id]
+    [message] = [m for m in RunStore(parts.ctx).transcript(run_id) if m.role == "tool"]
+    assert message.content.startswith("opaque_write ran, but its result is unusable")
+    run_id, failed = await write("failing_write")
+    assert isinstance(failed, ApplicationError) and failed.type == ErrorType.WRITE_FAILED.value
+    assert ran[-1] == run_id and len(ran) == 2

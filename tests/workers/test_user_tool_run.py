@@ -1,0 +1,96 @@
+"""End to end on the Temporal dev server: a user's `@tool` write, loaded from
+AGENTRT_TOOLBOXES by the worker builder, waits for approval, passes the fence and runs once."""
+
+import textwrap
+import uuid
+from pathlib import Path
+
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import Client
+
+from agentrt import AgentRuntime, RunStatus, Settings, ToolEffect, build_worker
+from agentrt.contracts.enums import EventKind
+from agentrt.contracts.ids import ACT_FENCE_STAMP, ACT_WRITE_EXECUTE, idempotency_key
+from agentrt.store.runs import RunStore
+from agentrt.workers.compose import TOOL_THREAD_PREFIX
+from tests.workers import _user_toolbox
+
+PROFILES = """
+profiles:
+  - name: bookkeeper
+    instructions: You keep the books.
+    model: scripted:demo
+    toolboxes: [ledger]
+    tools: [lookup_order]
+    approval: writes
+"""
+RULES = """
+default_reply: I only book entries.
+rules:
+  - name: book
+    match: {contains: book}
+    steps:
+      - tool_calls:
+          - name: book_entry
+            arguments: {account: acme, amount_cents: 1250, memo: invoice 7}
+      - text: Booked.
+"""
+
+
+async def test_a_user_tool_write_is_approved_fenced_and_runs_once(
+    client: Client, settings: Settings, tmp_path: Path
+) -> None:
+    (tmp_path / "profiles.yaml").write_text(textwrap.dedent(PROFILES))
+    (tmp_path / "rules.yaml").write_text(textwrap.dedent(RULES))
+    queue = f"tq-{uuid.uuid4().hex[:10]}"
+    s = settings.model_copy(
+        update={
+            "task_queue": queue,
+            "profiles_file": tmp_path / "profiles.yaml",
+            "rules_file": tmp_path / "rules.yaml",
+            "toolboxes": "tests.workers._user_toolbox:toolbox",
+        }
+    )
+    worker, resources = build_worker(client, s)
+    with resources:
+        async with worker:
+            runtime = AgentRuntime(client, RunStore(resources.ctx), queue)
+            waiting = await runtime.run("bookkeeper", "Please book the invoice", initiator="al")
+            assert waiting.status is RunStatus.WAITING_FOR_APPROVAL
+            pending = waiting.pending_approval
+            assert pending is not None and [c.name for c in pending.calls] == ["book_entry"]
+            run_id = waiting.run_id
+            assert [b for b in _user_toolbox.BOOKED if b["run_id"] == run_id] == []
+
+            await runtime.approve(
+                run_id, approved=True, decided_by="bo", turn_digest=pending.turn_digest
+            )
+            done = await runtime.result(run_id)
+            assert done.status is RunStatus.COMPLETED and done.answer == "Booked."
+
+            [booked] = [b for b in _user_toolbox.BOOKED if b["run_id"] == run_id]
+            assert booked["key"] == idempotency_key(run_id, booked["call_id"])
+            assert (booked["account"], booked["amount_cents"]) == ("acme", 1250)
+            assert booked["thread"].startswith(TOOL_THREAD_PREFIX)  # the worker's pool
+
+            events = await runtime.events(run_id)
+            [step] = [e for e in events if e.kind is EventKind.TOOL]
+            assert step.payload["effect"] == ToolEffect.NON_IDEMPOTENT_WRITE.value
+            assert not step.payload["is_error"]
+            assert (
+                '"entry"' in step.payload["result"]
+                and '"memo": "invoice 7"' in (step.payload["result"])
+            )
+            kinds = [e.kind for e in events]
+            assert kinds.index(EventKind.APPROVAL) < kinds.index(EventKind.TOOL)
+
+            history = await client.get_workflow_handle(run_id).fetch_history()
+            scheduled = [
+                e.activity_task_scheduled_event_attributes.activity_type.name
+                for e in history.events
+                if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+            ]
+            assert scheduled.count(ACT_FENCE_STAMP) == 1
+            assert scheduled.count(ACT_WRITE_EXECUTE) == 1
+            assert scheduled.index(ACT_FENCE_STAMP) < scheduled.index(ACT_WRITE_EXECUTE)
+    assert resources.executor is not None and resources.executor._shutdown  # type: ignore[attr-defined]

@@ -1,0 +1,64 @@
+"""The worker builder: for `agentrt-worker` and for users who run the worker in their own
+process with their own toolboxes and model providers.
+
+    worker, resources = build_worker(client, settings, toolboxes=[billing])
+    with resources:
+        async with worker:
+            await stop.wait()
+"""
+
+from collections.abc import Callable, Iterable, Mapping
+from datetime import timedelta
+
+from temporalio.client import Client
+from temporalio.worker import Worker
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+
+from agentrt.activities.ports import ModelProvider
+from agentrt.activities.toolbox.box import Toolbox
+from agentrt.core.settings import Settings
+from agentrt.workers.compose import WorkerResources, build
+from agentrt.workflows.agent_run import AgentRunWorkflow
+
+
+def build_worker(
+    client: Client,
+    settings: Settings,
+    *,
+    toolboxes: Iterable[Toolbox] = (),
+    providers: Mapping[str, ModelProvider] | None = None,
+    faults: Callable[[str], None] | None = None,
+) -> tuple[Worker, WorkerResources]:
+    """A Temporal Worker for agent runs, and what it holds open (the database engine, the
+    sync tools' thread pool): close the resources after the worker has stopped.
+
+    `toolboxes` add to those of AGENTRT_TOOLBOXES and the `agentrt.toolboxes` entry points;
+    `providers` replace the configured model providers (`name` of `name:model`)."""
+    resources = build(settings, toolboxes=toolboxes, providers=providers, faults=faults)
+    try:
+        return make_worker(client, resources, settings), resources
+    except BaseException:
+        resources.close()
+        raise
+
+
+def sandbox_runner() -> SandboxedWorkflowRunner:
+    """Pure wire types are shared with the sandbox, so one class object crosses it."""
+    return SandboxedWorkflowRunner(
+        restrictions=SandboxRestrictions.default.with_passthrough_modules("agentrt.contracts")
+    )
+
+
+def make_worker(client: Client, resources: WorkerResources, settings: Settings) -> Worker:
+    return Worker(
+        client,
+        task_queue=settings.task_queue,
+        workflows=[AgentRunWorkflow],
+        workflow_runner=sandbox_runner(),
+        activities=resources.activities,
+        max_concurrent_activities=settings.max_concurrent_activities,
+        max_concurrent_workflow_tasks=settings.max_concurrent_workflow_tasks,
+        graceful_shutdown_timeout=timedelta(seconds=settings.graceful_shutdown_seconds),
+        # After a worker dies, its cached runs move to another worker after this long.
+        sticky_queue_schedule_to_start_timeout=timedelta(seconds=3),
+    )
