@@ -5,7 +5,7 @@ from typing import Any
 
 from temporalio import activity
 
-from agentrt.activities._common import db, fault, privacy_of
+from agentrt.activities._common import db, fault, heartbeats, privacy_of
 from agentrt.activities.ports import (
     FaultHook,
     RunPort,
@@ -64,6 +64,7 @@ class ToolActivities:
         self._faults = faults
 
     @activity.defn(name=ACT_TOOL_EXECUTE)
+    @heartbeats
     async def execute(self, req: ToolCallRequest) -> ToolOutcome:
         """READ_ONLY and IDEMPOTENT_WRITE calls. Non-idempotent writes go through write.execute."""
         call = req.call

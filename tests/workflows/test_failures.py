@@ -1,10 +1,12 @@
 """Failure paths: retries never duplicate events; a failed completion never COMPLETES; bad
 input gets a typed error and changes nothing."""
 
+import time
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 
 import pytest
+from temporalio.client import Client, WorkflowFailureError
 from temporalio.worker import Worker
 
 from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
@@ -86,3 +88,39 @@ async def test_bad_requests_are_refused_before_anything_starts(runtime: AgentRun
         await runtime.status("00000000-0000-0000-0000-000000000000")
     with pytest.raises(RunNotFoundError):
         await runtime.events("00000000-0000-0000-0000-000000000000")
+
+
+class SleepAt:
+    """A fault hook that makes the tool sleep past its timeout on every attempt."""
+
+    def __init__(self, point: str, seconds: float) -> None:
+        self.point = point
+        self.seconds = seconds
+        self.reached = 0
+
+    def __call__(self, point: str) -> None:
+        if point == self.point:
+            self.reached += 1
+            time.sleep(self.seconds)
+
+
+@pytest.mark.timeout(90)
+async def test_a_tool_that_times_out_on_every_attempt_settles_the_run_failed(
+    make_runtime: MakeRuntime, client: Client
+) -> None:
+    """Before: the workflow closed FAILED ("Activity task timed out") over a RUNNING row."""
+    hook = SleepAt("tool.invoke", seconds=2.5)  # the profile allows the tool 1 s
+    async with make_runtime(hook) as runtime:
+        run_id = await runtime.start("slow-tools", "what about my order?")
+        handle = client.get_workflow_handle(run_id)
+        with pytest.raises(WorkflowFailureError):
+            await handle.result()
+        view = await runtime.status(run_id)
+        events = await runtime.events(run_id)
+    desc = await handle.describe()
+    assert hook.reached >= 2  # retried, timed out each time
+    assert desc.status is not None and desc.status.name == "FAILED"
+    assert view.status is RunStatus.FAILED and view.outcome is Outcome.FAILED
+    assert view.termination_reason is TerminationReason.TOOL_FAILED
+    assert events[-1].kind is EventKind.RUN_FAILED
+    assert events[-1].payload["error_type"] == "TimeoutError"
