@@ -7,7 +7,7 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from temporalio import activity
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from agentrt.activities.ports import FaultHook, no_faults
 from agentrt.contracts.errors import ErrorType
@@ -35,7 +35,11 @@ def is_store_unavailable(exc: BaseException) -> bool:
 
 def store_unavailable() -> ApplicationError:
     """Retryable, and its text names no host, port or driver (the driver's message does)."""
-    return ApplicationError("the store is unavailable", type=ErrorType.STORE_UNAVAILABLE.value)
+    return ApplicationError(
+        "the store is unavailable",
+        type=ErrorType.STORE_UNAVAILABLE.value,
+        category=ApplicationErrorCategory.BENIGN,  # expected while it lasts: no traceback
+    )
 
 
 async def db(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:

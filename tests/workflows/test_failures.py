@@ -6,6 +6,7 @@ from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 
 import pytest
+from sqlalchemy.exc import OperationalError
 from temporalio.client import Client, WorkflowFailureError
 from temporalio.worker import Worker
 
@@ -124,3 +125,49 @@ async def test_a_tool_that_times_out_on_every_attempt_settles_the_run_failed(
     assert view.termination_reason is TerminationReason.TOOL_FAILED
     assert events[-1].kind is EventKind.RUN_FAILED
     assert events[-1].payload["error_type"] == "TimeoutError"
+
+
+class StoreAwayAt:
+    """A fault hook that fails at `point` the first `times` times as the driver does when
+    PostgreSQL is unreachable (the real SQLAlchemy error, host and port in its text)."""
+
+    def __init__(self, point: str, times: int) -> None:
+        self.point = point
+        self.left = times
+
+    def __call__(self, point: str) -> None:
+        if point == self.point and self.left > 0:
+            self.left -= 1
+            raise OperationalError(
+                "SELECT 1", {}, Exception('connection to server at "127.0.0.1", port 5432 failed')
+            )
+
+
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize(
+    ("point", "times"),
+    # One failure more than each activity's own attempts (model 5, completion 3).
+    [("model.before_provider", 6), ("complete.before_commit", 4)],
+)
+async def test_store_trouble_in_a_step_is_waited_out_not_blamed_on_the_step(
+    make_runtime: MakeRuntime, client: Client, point: str, times: int
+) -> None:
+    """Before: the run ended provider_failed (model) or completion_failed (completion) with
+    error type OperationalError, the driver's text (host, port) in Temporal's history."""
+    hook = StoreAwayAt(point, times=times)
+    async with make_runtime(hook) as runtime:
+        view = await runtime.run("auto", "what about my order?")
+    assert hook.left == 0
+    assert view.status is RunStatus.COMPLETED  # waited the outage out
+    history = await client.get_workflow_handle(view.run_id).fetch_history()
+    failures = [
+        e.activity_task_failed_event_attributes.failure
+        for e in history.events
+        if e.HasField("activity_task_failed_event_attributes")
+    ]
+    assert failures, "the store failure never reached the workflow"
+    for f in failures:
+        assert f.application_failure_info.type == "StoreUnavailable"
+        text = f"{f.message} {f.stack_trace} {f.cause}"
+        for word in ("127.0.0.1", "5432", "OperationalError", "psycopg", "sqlalchemy"):
+            assert word not in text
