@@ -3,12 +3,13 @@
 import asyncio
 import contextlib
 import contextvars
-from collections.abc import AsyncIterator, Callable
+import functools
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from temporalio import activity
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from agentrt.activities.ports import FaultHook, ToolContext, no_faults, no_heartbeat
 from agentrt.contracts.errors import ErrorType
@@ -18,11 +19,41 @@ if TYPE_CHECKING:
 
 P = ParamSpec("P")
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+
+
+# DB-API (PEP 249) and SQLAlchemy names for "the database could not be reached or dropped
+# the connection". Matched by name: activity definitions import no database library.
+_UNAVAILABLE = frozenset({"OperationalError", "InterfaceError", "DisconnectionError"})
+
+
+def is_store_unavailable(exc: BaseException) -> bool:
+    if isinstance(exc, ApplicationError):
+        return exc.type == ErrorType.STORE_UNAVAILABLE.value
+    if getattr(exc, "connection_invalidated", False):
+        return True
+    return any(c.__name__ in _UNAVAILABLE for c in type(exc).__mro__)
+
+
+def store_unavailable() -> ApplicationError:
+    """Retryable, and its text names no host, port or driver (the driver's message does)."""
+    return ApplicationError(
+        "the store is unavailable",
+        type=ErrorType.STORE_UNAVAILABLE.value,
+        category=ApplicationErrorCategory.BENIGN,  # expected while it lasts: no traceback
+    )
 
 
 async def db(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-    """Run a blocking store call off the event loop."""
-    return await asyncio.to_thread(fn, *args, **kwargs)
+    """Run a blocking store call off the event loop. A database that is away becomes
+    StoreUnavailable: the workflow waits for it rather than blaming the step's own work."""
+    try:
+        return await asyncio.to_thread(fn, *args, **kwargs)
+    except Exception as exc:
+        if not is_store_unavailable(exc) or isinstance(exc, ApplicationError):
+            raise
+        activity.logger.warning("store unavailable: %s", type(exc).__name__)
+        raise store_unavailable() from None
 
 
 class ActivityGroup:
@@ -87,6 +118,18 @@ async def heartbeating(every: float = 1.0) -> AsyncIterator[None]:
         task.cancel()
 
 
+def heartbeats(fn: F) -> F:
+    """An activity that heartbeats for as long as it runs (under `@activity.defn`): with a
+    short heartbeat timeout, a call on a worker that died is retried in seconds."""
+
+    @functools.wraps(fn)
+    async def beating(*args: Any, **kwargs: Any) -> Any:
+        async with heartbeating():
+            return await fn(*args, **kwargs)
+
+    return beating  # type: ignore[return-value]
+
+
 async def snapshot_of(runs: "RunPort", run_id: str) -> dict[str, Any]:
     """The run's snapshot; from the process cache without a thread hop when it is there."""
     cached = runs.cached_snapshot(run_id)
@@ -98,7 +141,9 @@ async def privacy_of(runs: "RunPort", run_id: str) -> str:
     strict default) when the run cannot be read."""
     try:
         snap = await snapshot_of(runs, run_id)
-    except Exception:
+    except Exception as exc:
+        if is_store_unavailable(exc):
+            raise
         return "metadata"
     return str(snap.get("plan", {}).get("privacy", "metadata"))
 

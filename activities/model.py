@@ -6,7 +6,15 @@ from typing import Any
 
 from temporalio import activity
 
-from agentrt.activities._common import ActivityGroup, db, fatal, fault, snapshot_of
+from agentrt.activities._common import (
+    ActivityGroup,
+    db,
+    fatal,
+    fault,
+    heartbeats,
+    is_store_unavailable,
+    snapshot_of,
+)
 from agentrt.activities.guardrails import check
 from agentrt.activities.ports import FaultHook, ModelProvider, RunPort, no_faults
 from agentrt.contracts.errors import ErrorType, RunNotFoundError
@@ -50,6 +58,7 @@ class ModelActivities(ActivityGroup):
         return await provider.complete(request.model_copy(update={"model": model}))
 
     @activity.defn(name=ACT_MODEL_COMPLETE)
+    @heartbeats
     async def complete(self, req: ModelRequest) -> ModelTurn:
         # A retry after the turn was recorded returns the recorded turn: the provider is
         # not called (nor paid) twice, and the transcript cannot fork.
@@ -79,11 +88,12 @@ class ModelActivities(ActivityGroup):
         )  # fmt: skip
         started = time.monotonic()
         used = str(plan["model"])
+        await fault(self._faults, "model.before_provider")
         try:
             reply = await self._call(req.run_id, used, request)
         except Exception as exc:
             fallback = plan.get("fallback_model")
-            if not fallback:
+            if not fallback or is_store_unavailable(exc):  # our store, not the provider
                 raise
             activity.logger.warning("run %s: %s failed (%s); falling back to %s", req.run_id,
                                     used, type(exc).__name__, fallback)  # fmt: skip

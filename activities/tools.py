@@ -5,7 +5,14 @@ from typing import Any
 
 from temporalio import activity
 
-from agentrt.activities._common import ActivityGroup, db, fault, privacy_of, tool_context
+from agentrt.activities._common import (
+    ActivityGroup,
+    db,
+    fault,
+    heartbeats,
+    privacy_of,
+    tool_context,
+)
 from agentrt.activities.ports import (
     FaultHook,
     RunPort,
@@ -81,6 +88,7 @@ class ToolActivities(ActivityGroup):
         self._faults = faults
 
     @activity.defn(name=ACT_TOOL_EXECUTE)
+    @heartbeats
     async def execute(self, req: ToolCallRequest) -> ToolOutcome:
         """READ_ONLY and IDEMPOTENT_WRITE calls. Non-idempotent writes go through write.execute."""
         call = req.call

@@ -35,6 +35,8 @@ class TerminationReason(StrEnum):
     APPROVAL_TIMEOUT = "approval_timeout"
     SUSPEND_FAILED = "suspend_failed"
     RESULT_NOT_RETAINABLE = "result_not_retainable"
+    TOOL_FAILED = "tool_failed"  # a tool activity failed (or timed out) on every attempt
+    STORE_UNAVAILABLE = "store_unavailable"  # the database stayed away past the outage window
 
 
 class Outcome(StrEnum):

@@ -31,6 +31,10 @@ class Timeouts(BaseModel):
     write_seconds: float = 60.0
     write_heartbeat_seconds: float = 10.0
     schedule_to_start_seconds: float = 60.0
+    # A model or tool call on a worker that died is retried after this long.
+    heartbeat_seconds: float = 5.0
+    # How long a run keeps retrying work that fails only because the database is away.
+    store_outage_seconds: float = 600.0
 
 
 class GuardrailConfig(BaseModel):

@@ -214,8 +214,12 @@ class AgentRuntime:
         view = await self.status(run_id)
         if view.status.terminal:
             return
+        handle = self._client.get_workflow_handle(run_id)
         try:
-            await self._client.get_workflow_handle(run_id).signal(SIGNAL_CANCEL, request)
+            # The signal names the actor; Temporal's own cancel request, right after it, is
+            # what lets the workflow close CANCELED (the same as `temporal workflow cancel`).
+            await handle.signal(SIGNAL_CANCEL, request)
+            await handle.cancel(reason=f"cancelled by {by}")
         except RPCError as err:
             if err.status is not RPCStatusCode.NOT_FOUND:  # closed meanwhile: nothing to do
                 raise

@@ -2,32 +2,71 @@
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from datetime import timedelta
 from typing import Any, TypeVar
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
 from temporalio.workflow import ActivityConfig
 
+from agentrt.workflows._loop import Stop
+
+with workflow.unsafe.imports_passed_through():
+    from agentrt.contracts.enums import TerminationReason
+    from agentrt.contracts.errors import ErrorType
+    from agentrt.contracts.profiles import Timeouts
+
 P = TypeVar("P")
 R = TypeVar("R")
 
+DEFAULT_OUTAGE_SECONDS = Timeouts().store_outage_seconds
+_FIRST_PAUSE = timedelta(seconds=1)
+_MAX_PAUSE = timedelta(seconds=30)
+
 
 async def call(
-    fn: Callable[[Any, P], Awaitable[R]], arg: P, config: ActivityConfig, *, summary: str
+    fn: Callable[[Any, P], Awaitable[R]],
+    arg: P,
+    config: ActivityConfig,
+    *,
+    summary: str,
+    fails_as: TerminationReason | None = None,
+    outage_seconds: float = DEFAULT_OUTAGE_SECONDS,
 ) -> R:
     """execute_activity_method with a preset; the summary labels it in Temporal Web.
 
-    An activity cancelled because the run is being cancelled surfaces as CancelledError,
-    so no caller mistakes a cancel for the activity's own failure.
+    - An activity cancelled because the run is being cancelled surfaces as CancelledError,
+      so no caller mistakes a cancel for the activity's own failure.
+    - An activity that failed only because the store is away (StoreUnavailable) is
+      scheduled again, durably and with backoff, for up to `outage_seconds`.
+    - With `fails_as`, any other failure (retries exhausted, timed out on every attempt)
+      becomes a `Stop` with that reason, so the run is settled rather than abandoned; a
+      store that stayed away past the window stops it as `store_unavailable`.
     """
-    try:
-        return await workflow.execute_activity_method(  # type: ignore[call-overload,no-any-return]
-            fn, arg, summary=summary, **config
-        )
-    except ActivityError as err:
-        if is_cancelled_exception(err):
-            raise asyncio.CancelledError() from err
-        raise
+    first_seen = None
+    pause = _FIRST_PAUSE
+    while True:
+        try:
+            return await workflow.execute_activity_method(  # type: ignore[call-overload,no-any-return]
+                fn, arg, summary=summary, **config
+            )
+        except ActivityError as err:
+            if is_cancelled_exception(err):
+                raise asyncio.CancelledError() from err
+            kind = error_type(err)
+            if kind == ErrorType.STORE_UNAVAILABLE:
+                now = workflow.now()
+                first_seen = first_seen or now
+                if now - first_seen < timedelta(seconds=outage_seconds):
+                    workflow.logger.warning("%s: store unavailable, again in %s", summary, pause)
+                    await workflow.sleep(pause, summary="store unavailable")
+                    pause = min(pause * 2, _MAX_PAUSE)
+                    continue
+                if fails_as is not None:
+                    raise Stop(TerminationReason.STORE_UNAVAILABLE, error_type=kind) from None
+            if fails_as is not None:
+                raise Stop(fails_as, error_type=kind) from None
+            raise
 
 
 def error_type(err: ActivityError) -> str:

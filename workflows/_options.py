@@ -22,6 +22,17 @@ def store_call() -> ActivityConfig:
     return {"start_to_close_timeout": timedelta(seconds=10), "retry_policy": STORE_RETRY}
 
 
+def settle_call() -> ActivityConfig:
+    """The run's terminal write (fail / cancel): retried until it lands, however long the
+    database is away, with capped backoff. No workflow closes with its run non-terminal."""
+    return {
+        "start_to_close_timeout": timedelta(seconds=10),
+        "retry_policy": RetryPolicy(
+            initial_interval=timedelta(milliseconds=200), maximum_interval=timedelta(seconds=10)
+        ),
+    }
+
+
 def bounded_store_call() -> ActivityConfig:
     """A transition that must not retry forever: after three failures the run is failed
     instead (a suspension that cannot be persisted ends SUSPEND_FAILED)."""
@@ -50,6 +61,8 @@ def completion_call() -> ActivityConfig:
 def model_call(t: Timeouts) -> ActivityConfig:
     return {
         "start_to_close_timeout": timedelta(seconds=t.model_seconds),
+        # The activity heartbeats while the provider works: a dead worker costs seconds.
+        "heartbeat_timeout": timedelta(seconds=t.heartbeat_seconds),
         "retry_policy": RetryPolicy(
             initial_interval=timedelta(seconds=1),
             maximum_interval=timedelta(seconds=30),
@@ -62,6 +75,7 @@ def model_call(t: Timeouts) -> ActivityConfig:
 def tool_call(t: Timeouts) -> ActivityConfig:
     return {
         "start_to_close_timeout": timedelta(seconds=t.tool_seconds),
+        "heartbeat_timeout": timedelta(seconds=t.heartbeat_seconds),
         "retry_policy": RetryPolicy(
             initial_interval=timedelta(milliseconds=500),
             maximum_interval=timedelta(seconds=10),

@@ -53,6 +53,7 @@ async def await_decision(ctx: RunContext, round_no: int, calls: list[ToolCall]) 
             SuspendRequest(run_id=ctx.run_id, sequence=ctx.state.take_sequence(), pending=pending),
             opt.bounded_store_call(),
             summary="suspend for approval",
+            outage_seconds=plan.timeouts.store_outage_seconds,
         )
     except ActivityError as err:
         ctx.gate.close_turn()
@@ -105,12 +106,19 @@ async def await_input(ctx: RunContext, round_no: int) -> None:
     # Ready before the pause commits, like the approval gate.
     ctx.input = None
     ctx.awaiting_input = True
-    waiting = await call(
-        ApprovalActivities.await_input,
-        AwaitInputRequest(run_id=ctx.run_id, sequence=ctx.state.take_sequence(), round=round_no),
-        opt.bounded_store_call(),
-        summary="wait for input",
-    )
+    try:
+        waiting = await call(
+            ApprovalActivities.await_input,
+            AwaitInputRequest(
+                run_id=ctx.run_id, sequence=ctx.state.take_sequence(), round=round_no
+            ),
+            opt.bounded_store_call(),
+            summary="wait for input",
+            outage_seconds=ctx.require_plan().timeouts.store_outage_seconds,
+        )
+    except ActivityError as err:
+        ctx.awaiting_input = False
+        raise Stop(TerminationReason.SUSPEND_FAILED, error_type=error_type(err)) from None
     if not waiting.applied:
         ctx.awaiting_input = False
         raise Stop(TerminationReason.SUSPEND_FAILED, error_type="SuspendRefused")
@@ -127,6 +135,7 @@ async def await_input(ctx: RunContext, round_no: int) -> None:
         ),
         opt.store_call(),
         summary="record input",
+        fails_as=TerminationReason.INTERNAL_ERROR,
     )
     ctx.awaiting_input = False
     ctx.input = None

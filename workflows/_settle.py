@@ -2,6 +2,8 @@
 The workflow's own outcome mirrors the run's, so Temporal Web tells operators the truth."""
 
 import asyncio
+from collections.abc import Awaitable
+from datetime import timedelta
 from typing import NoReturn
 
 from temporalio import workflow
@@ -21,6 +23,16 @@ with workflow.unsafe.imports_passed_through():
     from agentrt.contracts.run import CompleteRequest, FailRequest, RunResult
 
 
+_FAILED_COMPLETION = {
+    ErrorType.RESULT_NOT_RETAINABLE.value: TerminationReason.RESULT_NOT_RETAINABLE,
+    ErrorType.STORE_UNAVAILABLE.value: TerminationReason.STORE_UNAVAILABLE,
+}
+# A cancel by signal (agentrt cancel, the facade) is followed by Temporal's own cancel
+# request, which alone lets a workflow close CANCELED (a workflow cannot cancel itself).
+SIGNAL_CANCEL_CLOSES_CANCELED = "signal-cancel-closes-canceled"
+NATIVE_CANCEL_GRACE = timedelta(seconds=10)
+
+
 async def complete(ctx: RunContext, answer_seq: int, reason: TerminationReason) -> RunResult:
     st = ctx.state
     try:
@@ -37,15 +49,12 @@ async def complete(ctx: RunContext, answer_seq: int, reason: TerminationReason) 
             ),
             opt.completion_call(),
             summary="complete",
+            outage_seconds=ctx.require_plan().timeouts.store_outage_seconds,
         )
     except ActivityError as err:
         # Never COMPLETED without its answer: the run fails instead.
         kind = error_type(err)
-        failed = (
-            TerminationReason.RESULT_NOT_RETAINABLE
-            if kind == ErrorType.RESULT_NOT_RETAINABLE
-            else TerminationReason.COMPLETION_FAILED
-        )
+        failed = _FAILED_COMPLETION.get(kind, TerminationReason.COMPLETION_FAILED)
         return await stop(ctx, Stop(failed, error_type=kind))
     if not settled.applied and settled.status is not RunStatus.COMPLETED:
         return await stop(
@@ -74,42 +83,78 @@ async def stop(ctx: RunContext, why: Stop) -> NoReturn:
 async def cancelled(ctx: RunContext) -> NoReturn:
     native = workflow.cancellation_reason()
     request = ctx.cancel or CancelRequest(by="temporal", reason=native or None)
-    await _settle(
-        ctx,
-        Stop(TerminationReason.CANCELLED, status=RunStatus.CANCELLED),
-        actor=request.by,
-        note=request.reason,
-    )
-    if native is not None:
-        raise asyncio.CancelledError()  # the workflow shows Canceled in Temporal Web
+    why = Stop(TerminationReason.CANCELLED, status=RunStatus.CANCELLED)
+    if native is None and workflow.patched(SIGNAL_CANCEL_CLOSES_CANCELED):
+        # Cancelled by signal: Temporal's cancel follows, and must not cut the settle short.
+        await _uncancellable(_write_settle(ctx, why, actor=request.by, note=request.reason))
+        await _native_cancel(NATIVE_CANCEL_GRACE)
+        await _finish(ctx, _result(ctx, why.status, why.outcome, why.reason))
+        if workflow.cancellation_reason() is not None:
+            raise asyncio.CancelledError()  # the workflow shows Canceled in Temporal Web
+    else:
+        await _settle(ctx, why, actor=request.by, note=request.reason)
+        if native is not None:
+            raise asyncio.CancelledError()  # the workflow shows Canceled in Temporal Web
     raise ApplicationError(
         f"run cancelled by {request.by}", type=ErrorType.RUN_CANCELLED.value, non_retryable=True
     )
 
 
+async def _native_cancel(within: timedelta) -> None:
+    """Wait (bounded) for Temporal's own cancel request; a raw signal alone never sends one."""
+    try:
+        await workflow.wait_condition(
+            lambda: workflow.cancellation_reason() is not None,
+            timeout=within,
+            timeout_summary="await Temporal's cancel",
+        )
+    except asyncio.CancelledError:
+        pass  # it arrived: the one cancellation it brings is spent here, not on the settle
+    except TimeoutError:
+        workflow.logger.warning("cancel by signal without Temporal's cancel request")
+
+
+async def _uncancellable(work: Awaitable[None]) -> None:
+    task = asyncio.ensure_future(work)
+    while True:
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if task.cancelled():
+                raise
+
+
 async def _settle(
     ctx: RunContext, why: Stop, actor: str | None = None, note: str | None = None
 ) -> RunResult:
-    st = ctx.state
-    if not why.already_settled:
-        await call(
-            RunActivities.fail,
-            FailRequest(
-                run_id=ctx.run_id,
-                sequence=st.take_sequence(),
-                reason=why.reason,
-                iterations=st.iterations,
-                usage=st.usage,
-                error_type=why.error_type,
-                status=why.status,
-                outcome=why.outcome,
-                actor=actor,
-                note=note,
-            ),
-            opt.store_call(),
-            summary=f"settle {why.status.value}",
-        )
+    await _write_settle(ctx, why, actor, note)
     return await _finish(ctx, _result(ctx, why.status, why.outcome, why.reason))
+
+
+async def _write_settle(
+    ctx: RunContext, why: Stop, actor: str | None = None, note: str | None = None
+) -> None:
+    """The guarded terminal write, retried until the store takes it (settle_call)."""
+    if why.already_settled:
+        return
+    st = ctx.state
+    await call(
+        RunActivities.fail,
+        FailRequest(
+            run_id=ctx.run_id,
+            sequence=st.take_sequence(),
+            reason=why.reason,
+            iterations=st.iterations,
+            usage=st.usage,
+            error_type=why.error_type,
+            status=why.status,
+            outcome=why.outcome,
+            actor=actor,
+            note=note,
+        ),
+        opt.settle_call(),
+        summary=f"settle {why.status.value}",
+    )
 
 
 async def _finish(ctx: RunContext, result: RunResult) -> RunResult:

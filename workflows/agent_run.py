@@ -170,6 +170,12 @@ class AgentRunWorkflow:
             return await stop(ctx, why)
         except asyncio.CancelledError:
             return await cancelled(ctx)
+        except ActivityError as err:
+            # The net under every path out of the loop: a failure no step turned into a
+            # Stop still ends in a guarded settle, never a closed workflow over a live row.
+            return await stop(
+                ctx, Stop(TerminationReason.INTERNAL_ERROR, error_type=error_type(err))
+            )
         return await complete(ctx, answer_seq, reason)
 
     async def _loop(self, plan: RunPlan) -> tuple[int, TerminationReason]:
@@ -203,17 +209,14 @@ class AgentRunWorkflow:
         ctx = self._ctx
         plan = ctx.require_plan()
         ctx.check_cancel()
-        try:
-            turn = await call(
-                ModelActivities.complete,
-                ModelRequest(
-                    run_id=ctx.run_id, round=round_no, sequence=seq, offer_tools=offer_tools
-                ),
-                opt.model_call(plan.timeouts),
-                summary=f"model {plan.model} round {round_no}",
-            )
-        except ActivityError as err:
-            raise Stop(TerminationReason.PROVIDER_FAILED, error_type=error_type(err)) from None
+        turn = await call(
+            ModelActivities.complete,
+            ModelRequest(run_id=ctx.run_id, round=round_no, sequence=seq, offer_tools=offer_tools),
+            opt.model_call(plan.timeouts),
+            summary=f"model {plan.model} round {round_no}",
+            fails_as=TerminationReason.PROVIDER_FAILED,
+            outage_seconds=plan.timeouts.store_outage_seconds,
+        )
         ctx.state.usage = ctx.state.usage + turn.usage
         blocked = guardrail_stop(turn.guardrail)
         if blocked is not None:
@@ -242,6 +245,8 @@ class AgentRunWorkflow:
                 request,
                 opt.tool_call(plan.timeouts),
                 summary=f"tool {c.name}",
+                fails_as=TerminationReason.TOOL_FAILED,
+                outage_seconds=plan.timeouts.store_outage_seconds,
             )
         else:
             await fenced_write(request, plan.timeouts, ctx.check_cancel)

@@ -197,7 +197,8 @@ async def test_in_the_activity_the_context_carries_heartbeat_and_logger(parts: P
     assert (ctx.run_id, ctx.call_id) == (run_id, "r1.1")
     assert ctx.idempotency_key == idempotency_key(run_id, "r1.1")
     assert ctx.logger is activity.logger
-    assert beats == [("halfway",)]
+    # The activity also heartbeats on its own (no details) while the tool runs.
+    assert ("halfway",) in beats
     ToolContext("r", "c", "k").heartbeat("outside an activity: a no-op")
 
 

@@ -50,8 +50,17 @@ async def _cancel_event(runtime: AgentRuntime, run_id: str) -> dict[str, object]
     return cancels[0].payload
 
 
+async def _close_status(client: Client, run_id: str) -> str:
+    handle = client.get_workflow_handle(run_id)
+    with pytest.raises(WorkflowFailureError):
+        await handle.result()
+    desc = await handle.describe()
+    assert desc.status is not None
+    return desc.status.name
+
+
 async def test_cancel_while_waiting_is_terminal_and_refuses_a_later_approval(
-    runtime: AgentRuntime, worker: Worker, parts: Parts
+    runtime: AgentRuntime, worker: Worker, parts: Parts, client: Client
 ) -> None:
     waiting = await runtime.run("support", REFUND)
     assert waiting.pending_approval is not None
@@ -62,6 +71,9 @@ async def test_cancel_while_waiting_is_terminal_and_refuses_a_later_approval(
     assert done.pending_approval is None
     payload = await _cancel_event(runtime, done.run_id)
     assert payload["by"] == "ops" and payload["note"] == "customer withdrew"
+    # One outcome, one close status: a cancel by the facade (and `agentrt cancel`) closes
+    # the workflow CANCELED, as `temporal workflow cancel` does, not FAILED.
+    assert await _close_status(client, done.run_id) == "CANCELED"
     with pytest.raises(RunNotAwaitingApprovalError):
         await runtime.approve(
             done.run_id,
@@ -80,13 +92,27 @@ async def test_native_cancel_from_the_client_api_takes_the_same_path(
     waiting = await runtime.run("support", REFUND)
     handle = client.get_workflow_handle(waiting.run_id)
     await handle.cancel()
-    with pytest.raises(WorkflowFailureError):
-        await handle.result()
+    assert await _close_status(client, waiting.run_id) == "CANCELED"
     done = await runtime.status(waiting.run_id)
     assert done.status is RunStatus.CANCELLED
     assert (await _cancel_event(runtime, done.run_id))["by"] == "temporal"
-    desc = await handle.describe()
-    assert desc.status is not None and desc.status.name == "CANCELED"
+
+
+async def test_a_cancel_by_the_facade_while_running_closes_canceled_once(
+    make_runtime: MakeRuntime, client: Client
+) -> None:
+    """Signal and Temporal's cancel land while a model call is in flight: one settle, one
+    cancel event naming the facade's actor, and the workflow closes CANCELED."""
+    gate = Gate("model.before_provider")
+    async with make_runtime(gate) as runtime:
+        run_id = await runtime.start("auto", REFUND)
+        assert await _wait_thread_event(gate.reached)
+        await runtime.cancel(run_id, by="ops", reason="wrong customer")
+        await until_status(runtime, run_id, RunStatus.CANCELLED)
+        gate.release.set()
+        assert await _close_status(client, run_id) == "CANCELED"
+        payload = await _cancel_event(runtime, run_id)
+    assert payload["by"] == "ops" and payload["note"] == "wrong customer"
 
 
 async def test_cancel_during_a_claimed_write_lets_it_finish_and_be_recorded(
@@ -191,3 +217,4 @@ async def test_a_cancel_delivered_with_the_suspensions_result_is_not_swallowed(
         built.engine.dispose()
     assert done.status is RunStatus.CANCELLED
     assert (await _cancel_event(runtime, run_id))["by"] == "ops"
+    # Signalled directly, with no Temporal cancel after it: settled CANCELLED all the same.

@@ -1,10 +1,13 @@
 """Failure paths: retries never duplicate events; a failed completion never COMPLETES; bad
 input gets a typed error and changes nothing."""
 
+import time
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 
 import pytest
+from sqlalchemy.exc import OperationalError
+from temporalio.client import Client, WorkflowFailureError
 from temporalio.worker import Worker
 
 from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
@@ -86,3 +89,85 @@ async def test_bad_requests_are_refused_before_anything_starts(runtime: AgentRun
         await runtime.status("00000000-0000-0000-0000-000000000000")
     with pytest.raises(RunNotFoundError):
         await runtime.events("00000000-0000-0000-0000-000000000000")
+
+
+class SleepAt:
+    """A fault hook that makes the tool sleep past its timeout on every attempt."""
+
+    def __init__(self, point: str, seconds: float) -> None:
+        self.point = point
+        self.seconds = seconds
+        self.reached = 0
+
+    def __call__(self, point: str) -> None:
+        if point == self.point:
+            self.reached += 1
+            time.sleep(self.seconds)
+
+
+@pytest.mark.timeout(90)
+async def test_a_tool_that_times_out_on_every_attempt_settles_the_run_failed(
+    make_runtime: MakeRuntime, client: Client
+) -> None:
+    """Before: the workflow closed FAILED ("Activity task timed out") over a RUNNING row."""
+    hook = SleepAt("tool.invoke", seconds=2.5)  # the profile allows the tool 1 s
+    async with make_runtime(hook) as runtime:
+        run_id = await runtime.start("slow-tools", "what about my order?")
+        handle = client.get_workflow_handle(run_id)
+        with pytest.raises(WorkflowFailureError):
+            await handle.result()
+        view = await runtime.status(run_id)
+        events = await runtime.events(run_id)
+    desc = await handle.describe()
+    assert hook.reached >= 2  # retried, timed out each time
+    assert desc.status is not None and desc.status.name == "FAILED"
+    assert view.status is RunStatus.FAILED and view.outcome is Outcome.FAILED
+    assert view.termination_reason is TerminationReason.TOOL_FAILED
+    assert events[-1].kind is EventKind.RUN_FAILED
+    assert events[-1].payload["error_type"] == "TimeoutError"
+
+
+class StoreAwayAt:
+    """A fault hook that fails at `point` the first `times` times as the driver does when
+    PostgreSQL is unreachable (the real SQLAlchemy error, host and port in its text)."""
+
+    def __init__(self, point: str, times: int) -> None:
+        self.point = point
+        self.left = times
+
+    def __call__(self, point: str) -> None:
+        if point == self.point and self.left > 0:
+            self.left -= 1
+            raise OperationalError(
+                "SELECT 1", {}, Exception('connection to server at "127.0.0.1", port 5432 failed')
+            )
+
+
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize(
+    ("point", "times"),
+    # One failure more than each activity's own attempts (model 5, completion 3).
+    [("model.before_provider", 6), ("complete.before_commit", 4)],
+)
+async def test_store_trouble_in_a_step_is_waited_out_not_blamed_on_the_step(
+    make_runtime: MakeRuntime, client: Client, point: str, times: int
+) -> None:
+    """Before: the run ended provider_failed (model) or completion_failed (completion) with
+    error type OperationalError, the driver's text (host, port) in Temporal's history."""
+    hook = StoreAwayAt(point, times=times)
+    async with make_runtime(hook) as runtime:
+        view = await runtime.run("auto", "what about my order?")
+    assert hook.left == 0
+    assert view.status is RunStatus.COMPLETED  # waited the outage out
+    history = await client.get_workflow_handle(view.run_id).fetch_history()
+    failures = [
+        e.activity_task_failed_event_attributes.failure
+        for e in history.events
+        if e.HasField("activity_task_failed_event_attributes")
+    ]
+    assert failures, "the store failure never reached the workflow"
+    for f in failures:
+        assert f.application_failure_info.type == "StoreUnavailable"
+        text = f"{f.message} {f.stack_trace} {f.cause}"
+        for word in ("127.0.0.1", "5432", "OperationalError", "psycopg", "sqlalchemy"):
+            assert word not in text
