@@ -35,6 +35,7 @@ class TerminationReason(StrEnum):
     APPROVAL_TIMEOUT = "approval_timeout"
     SUSPEND_FAILED = "suspend_failed"
     RESULT_NOT_RETAINABLE = "result_not_retainable"
+    BUDGET_EXHAUSTED = "budget_exhausted"
 
 
 class Outcome(StrEnum):

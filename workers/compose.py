@@ -11,8 +11,6 @@ from agentrt.activities.approval import ApprovalActivities
 from agentrt.activities.fence import FenceActivities
 from agentrt.activities.model import ModelActivities
 from agentrt.activities.ports import ModelProvider, no_faults
-from agentrt.activities.providers.openai_compat import OpenAICompatProvider
-from agentrt.activities.providers.scripted import ScriptedProvider
 from agentrt.activities.registry import ProfileCatalog, ToolRegistry
 from agentrt.activities.run import RunActivities
 from agentrt.activities.toolbox.demo import demo_tools
@@ -32,6 +30,7 @@ from agentrt.store.sealing import Sealer
 from agentrt.store.settle import SettleStore
 from agentrt.store.tool_steps import ToolStepStore
 from agentrt.workers.faults import fault_hook
+from agentrt.workers.providers import check_budgets, load_providers
 
 
 @dataclass
@@ -58,13 +57,18 @@ def build(
     engine, ctx = open_store(settings.resolved_database_url(), sealer, faults=hook)
     ctx = replace(ctx, completion_hooks=(*ctx.completion_hooks, A2AStore(ctx).completion_hook))
     registry = ToolRegistry(demo_tools(DemoWorld(ctx)))
-    catalog = ProfileCatalog(load_profiles(settings.profiles_file), registry)
-    if providers is None:
-        providers = default_providers(settings)
+    profiles = load_profiles(settings.profiles_file)
+    catalog = ProfileCatalog(profiles, registry)
+    models = load_providers(settings, extra=providers)
+    check_budgets(profiles.values(), models.prices)
     runs, steps, fence = RunStore(ctx), ToolStepStore(ctx), FenceStore(ctx)
     run_acts = RunActivities(runs=runs, settle=SettleStore(ctx), profiles=catalog, tools=registry)
     model_acts = ModelActivities(
-        providers=providers, runs=runs, faults=hook, answer_levels=settings.answer_levels()
+        providers=models.providers,
+        runs=runs,
+        faults=hook,
+        answer_levels=models.answer_levels,
+        prices=models.prices,
     )
     tool_acts = ToolActivities(registry=registry, steps=steps, runs=runs, faults=hook)
     fence_acts = FenceActivities(fence=fence, faults=hook)
@@ -92,14 +96,3 @@ def build(
             A2AActivities(projector=A2AProjector(ctx)).project,
         ],
     )
-
-
-def default_providers(settings: Settings) -> dict[str, ModelProvider]:
-    scripted = ScriptedProvider.from_file(settings.rules_file)
-    names = [n.strip() for n in settings.scripted_providers.split(",") if n.strip()]
-    providers: dict[str, ModelProvider] = dict.fromkeys(names or ["scripted"], scripted)
-    if settings.openai_api_key is not None:
-        providers["openai"] = OpenAICompatProvider(
-            api_key=settings.openai_api_key.get_secret_value(), base_url=settings.openai_base_url
-        )
-    return providers
