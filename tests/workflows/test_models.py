@@ -2,6 +2,8 @@
 servers on 127.0.0.1, each with its key from the environment), costs from a price table on
 the run (unknown price → NULL), and token and cost budgets ending FAILED budget_exhausted."""
 
+import json
+import os
 import threading
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -22,7 +24,7 @@ from agentrt.store.runs import RunStore
 from agentrt.workers.compose import Parts, build
 from agentrt.workers.main import make_worker
 from tests.activities.test_openai_provider import Canned, FakeServer, completion, tool_call
-from tests.workflows.test_replay import _replayer
+from tests.workflows.test_replay import HISTORIES, _replayer
 
 PER_TOKEN = 0.001  # the `priced` provider: USD 1000 per 1M tokens, in and out
 TOOLS = ["lookup_order", "issue_refund"]
@@ -176,6 +178,11 @@ async def _exhausted(rt: AgentRuntime, world: World, profile: str) -> list[Event
     history = await rt._client.get_workflow_handle(view.run_id).fetch_history()
     result = await _replayer().replay_workflow(history, raise_on_replay_failure=False)
     assert result.replay_failure is None, result.replay_failure
+    # AGENTRT_RECORD_HISTORIES=1 records it once for test_replay (existing files stay).
+    path = HISTORIES / f"{profile.replace('-', '_')}_exhausted.json"
+    if os.environ.get("AGENTRT_RECORD_HISTORIES") == "1" and not path.exists():
+        data = {"workflow_id": view.run_id, "history": json.loads(history.to_json())}
+        path.write_text(json.dumps(data, indent=1))
     return events
 
 
