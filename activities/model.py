@@ -27,6 +27,7 @@ from agentrt.contracts.messages import (
     ToolSpec,
     Usage,
 )
+from agentrt.contracts.pricing import PriceTable
 from agentrt.contracts.profiles import GuardrailConfig
 from agentrt.contracts.run import ModelRequest, ModelTurn
 
@@ -39,9 +40,11 @@ class ModelActivities(ActivityGroup):
         runs: RunPort,
         faults: FaultHook = no_faults,
         answer_levels: Mapping[str, str] | None = None,
+        prices: Mapping[str, PriceTable] | None = None,
     ) -> None:
         self._providers = dict(providers)
         self._answer_levels = dict(answer_levels or {})
+        self._prices = dict(prices or {})
         self._runs = runs
         self._faults = faults
 
@@ -57,6 +60,13 @@ class ModelActivities(ActivityGroup):
             await db(self._runs.tighten_ceiling, run_id, level)
         return await provider.complete(request.model_copy(update={"model": model}))
 
+    def _cost(self, ref: str, usage: Usage) -> float | None:
+        """The price table's cost; else what the provider itself reported; else unknown."""
+        provider_name, _, model = ref.partition(":")
+        table = self._prices.get(provider_name)
+        cost = None if table is None else table.cost(model, usage)
+        return usage.cost_usd if cost is None else cost
+
     @activity.defn(name=ACT_MODEL_COMPLETE)
     @heartbeats
     async def complete(self, req: ModelRequest) -> ModelTurn:
@@ -70,6 +80,8 @@ class ModelActivities(ActivityGroup):
                 usage=Usage(
                     prompt_tokens=int(seen.get("prompt_tokens", 0)),
                     completion_tokens=int(seen.get("completion_tokens", 0)),
+                    # Absent on calls recorded before costs were: unknown, not 0.
+                    cost_usd=_float_or_none(seen.get("cost_usd")),
                 ),
                 finish_reason=str(seen.get("finish_reason", "stop")),
                 guardrail=str(seen.get("guardrail", "ALLOW")),
@@ -100,6 +112,7 @@ class ModelActivities(ActivityGroup):
             used = str(fallback)
             reply = await self._call(req.run_id, used, request)
         duration_ms = (time.monotonic() - started) * 1000
+        usage = reply.usage.model_copy(update={"cost_usd": self._cost(used, reply.usage)})
         # Call ids are ours: unique per run and stable, so idempotency keys derive from them.
         calls = [
             ToolCall(call_id=f"r{req.round}.{i}", name=c.name, arguments=c.arguments)
@@ -114,8 +127,9 @@ class ModelActivities(ActivityGroup):
             "input_required": reply.input_required and not calls,
             "tool_calls": [c.model_dump() for c in calls],
             "finish_reason": reply.finish_reason,
-            "prompt_tokens": reply.usage.prompt_tokens,
-            "completion_tokens": reply.usage.completion_tokens,
+            "prompt_tokens": usage.prompt_tokens,
+            "completion_tokens": usage.completion_tokens,
+            "cost_usd": usage.cost_usd,
             "model": used,
         }
         await db(
@@ -132,8 +146,12 @@ class ModelActivities(ActivityGroup):
         activity.logger.info("run %s round %d: %d tool call(s)", req.run_id, req.round, len(calls))
         return ModelTurn(
             tool_calls=calls,
-            usage=reply.usage,
+            usage=usage,
             finish_reason=reply.finish_reason,
             guardrail=checked.verdict.name,
             input_required=reply.input_required and not calls,
         )
+
+
+def _float_or_none(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) else None

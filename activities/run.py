@@ -5,11 +5,11 @@ from typing import Any
 
 from temporalio import activity
 
-from agentrt.activities._common import ActivityGroup, db, fatal, privacy_of
+from agentrt.activities._common import ActivityGroup, db, fatal, privacy_of, snapshot_of
 from agentrt.activities.guardrails import check
 from agentrt.activities.ports import RunPort, SettlePort
 from agentrt.activities.registry import ProfileCatalog, ToolRegistry
-from agentrt.contracts.enums import EventKind, Outcome, RunStatus
+from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.ids import ACT_RUN_BEGIN, ACT_RUN_COMPLETE, ACT_RUN_FAIL
 from agentrt.contracts.profiles import RunPlan, ToolPlan, clamp_iterations
@@ -59,6 +59,7 @@ class RunActivities(ActivityGroup):
             four_eyes=profile.four_eyes,
             answer_level=profile.answer_level,
             fallback_model=profile.fallback_model,
+            budget=profile.budget,
         )
         snapshot = {
             "instructions": profile.instructions,
@@ -110,7 +111,11 @@ class RunActivities(ActivityGroup):
         privacy = await privacy_of(self._runs, req.run_id)
         cancelled = req.status is RunStatus.CANCELLED
         outcome = Outcome.CANCELLED if cancelled else req.outcome
-        extra = {"by": req.actor, "note": req.note} if cancelled else None
+        extra: dict[str, Any] | None = {"by": req.actor, "note": req.note} if cancelled else None
+        if req.reason is TerminationReason.BUDGET_EXHAUSTED:
+            # The limits beside the spend (settle adds the totals), from the recorded plan.
+            snap = await snapshot_of(self._runs, req.run_id)
+            extra = {"budget": snap.get("plan", {}).get("budget")}
         settled = await db(
             self._settle.fail,
             run_id=req.run_id,

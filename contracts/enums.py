@@ -37,6 +37,7 @@ class TerminationReason(StrEnum):
     RESULT_NOT_RETAINABLE = "result_not_retainable"
     TOOL_FAILED = "tool_failed"  # a tool activity failed (or timed out) on every attempt
     STORE_UNAVAILABLE = "store_unavailable"  # the database stayed away past the outage window
+    BUDGET_EXHAUSTED = "budget_exhausted"
 
 
 class Outcome(StrEnum):

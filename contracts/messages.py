@@ -31,13 +31,33 @@ class ToolSpec(BaseModel):
 
 
 class Usage(BaseModel):
+    """Tokens and cost of one model call, or of a run's calls summed.
+
+    `cost_usd` None means unknown (no price for the model, or a call recorded before costs
+    were): a sum with an unknown part is unknown, never a silent 0. A run's total starts
+    from `Usage.none()`, which is zero and known.
+    """
+
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cost_usd: float | None = None
+
+    @classmethod
+    def none(cls) -> "Usage":
+        return cls(cost_usd=0.0)
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
 
     def __add__(self, other: "Usage") -> "Usage":
+        cost = None
+        if self.cost_usd is not None and other.cost_usd is not None:
+            cost = self.cost_usd + other.cost_usd
         return Usage(
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
+            cost_usd=cost,
         )
 
 

@@ -2,7 +2,7 @@
 
 from typing import Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from agentrt.contracts.enums import ToolEffect
 
@@ -50,6 +50,22 @@ class GuardrailConfig(BaseModel):
     approval_patterns: list[str] = Field(default_factory=list)
 
 
+class Budget(BaseModel):
+    """A run's spending limits, checked by the workflow after every model call (see
+    workflows/_budget.py). A limit must be positive; 0 is a configuration error."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_tokens: int | None = Field(default=None, gt=0, description="prompt + completion")
+    max_cost_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+
+    @model_validator(mode="after")
+    def _some_limit(self) -> "Budget":
+        if self.max_tokens is None and self.max_cost_usd is None:
+            raise ValueError("a budget sets max_tokens, max_cost_usd or both")
+        return self
+
+
 class AgentProfile(BaseModel):
     name: str
     instructions: str = "You are a helpful assistant."
@@ -67,6 +83,7 @@ class AgentProfile(BaseModel):
     publish: bool = False  # offered to remote agents as an A2A skill
     description: str = ""  # the skill's description in the Agent Card
     answer_level: PrivacyLevel = "full"  # the answer ceiling: what of a result may be kept
+    budget: Budget | None = None
 
     @field_validator("model", "fallback_model")
     @classmethod
@@ -105,6 +122,7 @@ class RunPlan(BaseModel):
     four_eyes: bool = False
     answer_level: PrivacyLevel = "full"
     fallback_model: str | None = None
+    budget: Budget | None = None  # absent in plans recorded before budgets existed
 
     def tool(self, name: str) -> ToolPlan | None:
         return next((t for t in self.tools if t.name == name), None)

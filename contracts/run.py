@@ -204,6 +204,7 @@ class RunView(BaseModel):
     truncated: bool = False
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cost_usd: float | None = None  # None: running, or a call's price was unknown
     answer: str | None = None
     created_at: datetime
     finished_at: datetime | None = None

@@ -54,6 +54,10 @@ class Settings(BaseSettings):
     )
     openai_base_url: str = "https://api.openai.com/v1"
     openai_api_key: SecretStr | None = None
+    providers_file: Path | None = Field(
+        default=None,
+        description="YAML: OpenAI-compatible endpoints, prices, answer levels, plug-in options",
+    )
     # Test-only: block (or crash) at a named fault point; see workers/faults.py.
     fault_block_at: str = ""
     fault_fail_at: str = ""

@@ -57,7 +57,8 @@ def _summary(e: EventView) -> str:
             calls = p.get("tool_calls") or []
             said = shorten(p.get("content") or "", 60)
             wants = ", ".join(call_text(c) for c in calls if isinstance(c, dict))
-            tokens = f"[{p.get('prompt_tokens', 0)}→{p.get('completion_tokens', 0)} tok]"
+            tokens = f"[{p.get('prompt_tokens', 0)}→{p.get('completion_tokens', 0)} tok"
+            tokens += f", {cost_text(p['cost_usd'])}]" if "cost_usd" in p else "]"
             return " ".join(s for s in (said, f"→ {wants}" if wants else "", tokens) if s)
         case EventKind.TOOL:
             flag = " ERROR" if p.get("is_error") else ""
@@ -74,9 +75,25 @@ def _summary(e: EventView) -> str:
         case EventKind.RUN_COMPLETED:
             return f"{p.get('reason')}: {shorten(p.get('answer', ''))}"
         case EventKind.RUN_FAILED:
-            return f"{p.get('status')} ({p.get('reason')}) {p.get('error_type') or ''}".strip()
+            text = f"{p.get('status')} ({p.get('reason')}) {p.get('error_type') or ''}".strip()
+            if "cost_usd" in p:  # the spend, e.g. of a run that exhausted its budget
+                text += f" after {spend_text(p)}"
+            if isinstance(budget := p.get("budget"), dict):
+                limits = ", ".join(f"{k}={v}" for k, v in budget.items() if v is not None)
+                text += f"; budget {limits}"
+            return text
         case _:
             return shorten(p)
+
+
+def cost_text(cost: object) -> str:
+    """A cost in USD; None is an unknown price, never shown as $0."""
+    return f"${cost:.6f}" if isinstance(cost, int | float) else "cost unknown"
+
+
+def spend_text(p: dict[str, object]) -> str:
+    tokens = f"{p.get('prompt_tokens', 0)}+{p.get('completion_tokens', 0)} tokens"
+    return f"{tokens}, {cost_text(p.get('cost_usd'))}"
 
 
 def event_text(e: EventView) -> Text:
@@ -118,6 +135,8 @@ def print_run(console: Console, view: RunView) -> None:
     grid.add_row("reason", view.termination_reason.value if view.termination_reason else "-")
     grid.add_row("iterations", f"{view.iterations}" + (" (truncated)" if view.truncated else ""))
     grid.add_row("tokens", f"{view.prompt_tokens} prompt, {view.completion_tokens} completion")
+    if view.status.terminal:  # the cost is summed when the run settles
+        grid.add_row("cost", cost_text(view.cost_usd))
     grid.add_row("initiator", Text(view.initiator))
     grid.add_row("created", view.created_at.isoformat(timespec="seconds"))
     if view.finished_at is not None:
@@ -140,6 +159,7 @@ def print_outcome(console: Console, view: RunView) -> None:
     line.append(
         f" ({reason}) after {view.iterations} iteration(s), "
         f"{view.prompt_tokens}+{view.completion_tokens} tokens"
+        + (f", {cost_text(view.cost_usd)}" if view.status.terminal else "")
     )
     console.print(line, soft_wrap=True)
     if view.answer is not None:

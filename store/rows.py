@@ -41,6 +41,8 @@ class RunRow(Base):
     truncated: Mapped[bool] = mapped_column(Boolean, default=False)
     prompt_tokens: Mapped[int] = mapped_column(Integer, default=0)
     completion_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    # Set when the run settles; NULL while running and when any call's cost is unknown.
+    cost_usd: Mapped[float | None] = mapped_column(Float)
     answer: Mapped[str | None] = mapped_column(Text)  # sealed
     snapshot: Mapped[str] = mapped_column(Text)  # profile + tool specs as resolved at begin
     initiator: Mapped[str] = mapped_column(String(200), default="anonymous")

@@ -239,6 +239,7 @@ class RunStore:
             truncated=row.truncated,
             prompt_tokens=row.prompt_tokens,
             completion_tokens=row.completion_tokens,
+            cost_usd=row.cost_usd,
             answer=answer,
             created_at=created,
             finished_at=as_utc(row.finished_at),

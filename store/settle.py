@@ -92,6 +92,7 @@ class SettleStore:
                     truncated=truncated,
                     prompt_tokens=usage.prompt_tokens,
                     completion_tokens=usage.completion_tokens,
+                    cost_usd=usage.cost_usd,
                     answer=self._ctx.sealer.seal(
                         kept, table="agent_run", column="answer", row=run_id
                     ),
@@ -110,6 +111,7 @@ class SettleStore:
                 "truncated": truncated,
                 "prompt_tokens": usage.prompt_tokens,
                 "completion_tokens": usage.completion_tokens,
+                "cost_usd": usage.cost_usd,
                 "answer": message.content,
             }
             runs.add_event(
@@ -148,6 +150,7 @@ class SettleStore:
                     iterations=iterations,
                     prompt_tokens=usage.prompt_tokens,
                     completion_tokens=usage.completion_tokens,
+                    cost_usd=usage.cost_usd,
                     finished_at=now,
                     updated_at=now,
                     revision=RunRow.revision + 1,
@@ -163,6 +166,10 @@ class SettleStore:
                 "status": status.value,
                 "reason": reason.value,
                 "error_type": error_type,
+                # The spend so far, so a failed (e.g. over-budget) run shows what it used.
+                "prompt_tokens": usage.prompt_tokens,
+                "completion_tokens": usage.completion_tokens,
+                "cost_usd": usage.cost_usd,
                 **(extra or {}),
             }
             RunStore.add_event(s, run_id, sequence, event_kind, iterations, payload, privacy)

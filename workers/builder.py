@@ -33,7 +33,8 @@ def build_worker(
     sync tools' thread pool): close the resources after the worker has stopped.
 
     `toolboxes` add to those of AGENTRT_TOOLBOXES and the `agentrt.toolboxes` entry points;
-    `providers` replace the configured model providers (`name` of `name:model`)."""
+    `providers` add to the configured model providers (`name` of `name:model`); they may
+    replace the scripted default names, a clash with any other source is a ConfigError."""
     resources = build(settings, toolboxes=toolboxes, providers=providers, faults=faults)
     try:
         return make_worker(client, resources, settings), resources

@@ -13,8 +13,6 @@ from agentrt.activities.approval import ApprovalActivities
 from agentrt.activities.fence import FenceActivities
 from agentrt.activities.model import ModelActivities
 from agentrt.activities.ports import ModelProvider, no_faults
-from agentrt.activities.providers.openai_compat import OpenAICompatProvider
-from agentrt.activities.providers.scripted import ScriptedProvider
 from agentrt.activities.registry import ProfileCatalog, ToolRegistry
 from agentrt.activities.run import RunActivities
 from agentrt.activities.toolbox.box import Toolbox, ToolboxDeps
@@ -33,6 +31,7 @@ from agentrt.store.sealing import Sealer
 from agentrt.store.settle import SettleStore
 from agentrt.store.tool_steps import ToolStepStore
 from agentrt.workers.faults import fault_hook
+from agentrt.workers.providers import check_budgets, load_providers
 from agentrt.workers.toolboxes import load_toolboxes
 
 TOOL_THREAD_PREFIX = "agentrt-tool"
@@ -106,14 +105,19 @@ def _compose(
     assert pool is not None
     deps = ToolboxDeps(settings=settings, store=ctx, executor=pool)
     registry = ToolRegistry(groups={box.name: box.build(deps) for box in boxes})
-    catalog = ProfileCatalog(load_profiles(settings.profiles_file), registry)
-    if providers is None:
-        providers = default_providers(settings)
+    profiles = load_profiles(settings.profiles_file)
+    catalog = ProfileCatalog(profiles, registry)
+    models = load_providers(settings, extra=providers)
+    check_budgets(profiles.values(), models.prices)
     runs, steps, fence = RunStore(ctx), ToolStepStore(ctx), FenceStore(ctx)
     groups: list[ActivityGroup] = [
         RunActivities(runs=runs, settle=SettleStore(ctx), profiles=catalog, tools=registry),
         ModelActivities(
-            providers=providers, runs=runs, faults=hook, answer_levels=settings.answer_levels()
+            providers=models.providers,
+            runs=runs,
+            faults=hook,
+            answer_levels=models.answer_levels,
+            prices=models.prices,
         ),
         ToolActivities(registry=registry, steps=steps, runs=runs, faults=hook),
         FenceActivities(fence=fence, faults=hook),
@@ -123,14 +127,3 @@ def _compose(
     ]
     resources.registry = registry
     resources.activities = [act for group in groups for act in group.activities()]
-
-
-def default_providers(settings: Settings) -> dict[str, ModelProvider]:
-    scripted = ScriptedProvider.from_file(settings.rules_file)
-    names = [n.strip() for n in settings.scripted_providers.split(",") if n.strip()]
-    providers: dict[str, ModelProvider] = dict.fromkeys(names or ["scripted"], scripted)
-    if settings.openai_api_key is not None:
-        providers["openai"] = OpenAICompatProvider(
-            api_key=settings.openai_api_key.get_secret_value(), base_url=settings.openai_base_url
-        )
-    return providers

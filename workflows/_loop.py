@@ -42,7 +42,7 @@ def turn_digest(calls: list[ToolCall]) -> str:
 class LoopState:
     next_sequence: int = 1
     iterations: int = 0
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage = field(default_factory=Usage.none)  # zero calls: zero tokens, cost known
     truncated: bool = False
 
     def take_sequence(self) -> int:

@@ -12,6 +12,7 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
 
 from agentrt.workflows import _options as opt
+from agentrt.workflows._budget import budget_stop
 from agentrt.workflows._calls import call, error_type
 from agentrt.workflows._context import RunContext, set_status
 from agentrt.workflows._fenced_write import fenced_write
@@ -218,7 +219,7 @@ class AgentRunWorkflow:
             outage_seconds=plan.timeouts.store_outage_seconds,
         )
         ctx.state.usage = ctx.state.usage + turn.usage
-        blocked = guardrail_stop(turn.guardrail)
+        blocked = guardrail_stop(turn.guardrail) or budget_stop(ctx.state.usage, plan.budget)
         if blocked is not None:
             raise blocked
         return turn

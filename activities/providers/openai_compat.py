@@ -16,6 +16,7 @@ import httpx
 from pydantic import BaseModel, ValidationError
 
 from agentrt.activities.providers._http_errors import malformed_reply, status_error, transport_error
+from agentrt.activities.providers._wire_names import WireNames
 from agentrt.contracts.messages import (
     Message,
     ProviderReply,
@@ -81,7 +82,13 @@ def parse_arguments(raw: str | dict[str, Any] | None) -> dict[str, Any]:
     return {INVALID_ARGUMENTS_KEY: raw[:MAX_RAW_ARGUMENTS_CHARS]}
 
 
-def _wire_message(m: Message) -> dict[str, Any]:
+def wire_names(request: ProviderRequest) -> WireNames:
+    """The request's tool names ↔ wire-safe function names (see _wire_names)."""
+    seen = [c.name for m in request.messages for c in m.tool_calls]
+    return WireNames([t.name for t in request.tools or []], seen)
+
+
+def _wire_message(m: Message, names: WireNames) -> dict[str, Any]:
     if m.role == "tool":
         return {"role": "tool", "tool_call_id": m.tool_call_id, "content": m.content}
     if m.role == "assistant" and m.tool_calls:
@@ -93,7 +100,7 @@ def _wire_message(m: Message) -> dict[str, Any]:
                 {
                     "id": c.call_id,
                     "type": "function",
-                    "function": {"name": c.name, "arguments": json.dumps(c.arguments)},
+                    "function": {"name": names.wire(c.name), "arguments": json.dumps(c.arguments)},
                 }
                 for c in m.tool_calls
             ],
@@ -101,28 +108,30 @@ def _wire_message(m: Message) -> dict[str, Any]:
     return {"role": m.role, "content": m.content}
 
 
-def _wire_tool(spec: ToolSpec) -> dict[str, Any]:
-    function: dict[str, Any] = {"name": spec.name, "description": spec.description}
+def _wire_tool(spec: ToolSpec, names: WireNames) -> dict[str, Any]:
+    function: dict[str, Any] = {"name": names.wire(spec.name), "description": spec.description}
     if spec.parameters:  # omitted means "no parameters" to the API
         function["parameters"] = spec.parameters
     return {"type": "function", "function": function}
 
 
-def request_body(request: ProviderRequest) -> dict[str, Any]:
+def request_body(request: ProviderRequest, names: WireNames | None = None) -> dict[str, Any]:
     """The /chat/completions body. `tools` is omitted when none are offered: the API
     rejects an empty list, and omission is how the last, tool-less round is asked for."""
+    names = names or wire_names(request)
     body: dict[str, Any] = {
         "model": request.model,
-        "messages": [_wire_message(m) for m in request.messages],
+        "messages": [_wire_message(m, names) for m in request.messages],
     }
     if request.tools:
-        body["tools"] = [_wire_tool(t) for t in request.tools]
+        body["tools"] = [_wire_tool(t, names) for t in request.tools]
     return body
 
 
-def parse_reply(payload: Any) -> ProviderReply:
-    """A /chat/completions JSON body → ProviderReply; ValueError (or its subclass
-    ValidationError) when it is not one."""
+def parse_reply(payload: Any, names: WireNames | None = None) -> ProviderReply:
+    """A /chat/completions JSON body → ProviderReply, tool names mapped back to ours;
+    ValueError (or its subclass ValidationError) when it is not one."""
+    names = names or WireNames()
     completion = _WireCompletion.model_validate(payload)
     if not completion.choices:
         raise ValueError("no choices")
@@ -130,7 +139,7 @@ def parse_reply(payload: Any) -> ProviderReply:
     calls = [
         ToolCall(
             call_id=c.id,
-            name=c.function.name,
+            name=names.real(c.function.name),
             arguments=parse_arguments(c.function.arguments),
         )
         for c in choice.message.tool_calls or []
@@ -154,7 +163,7 @@ class OpenAICompatProvider:
     def __init__(
         self,
         *,
-        api_key: str,
+        api_key: str | None,
         base_url: str = "https://api.openai.com/v1",
         timeout: float = DEFAULT_TIMEOUT_SECONDS,
         name: str = PROVIDER_NAME,
@@ -162,24 +171,28 @@ class OpenAICompatProvider:
         self._name = name
         # One pooled client per provider: connections are reused across turns and runs.
         # httpx masks the Authorization header in reprs, so it never shows in a traceback.
+        # No key (a local server that needs none) sends no Authorization header at all.
         self._client = httpx.AsyncClient(
             base_url=base_url.rstrip("/") + "/",
             timeout=httpx.Timeout(timeout),
-            headers={"Authorization": f"Bearer {api_key}"},
+            headers={"Authorization": f"Bearer {api_key}"} if api_key else {},
         )
 
     async def aclose(self) -> None:
         await self._client.aclose()
 
     async def complete(self, request: ProviderRequest) -> ProviderReply:
+        names = wire_names(request)
         try:
-            response = await self._client.post("chat/completions", json=request_body(request))
+            response = await self._client.post(
+                "chat/completions", json=request_body(request, names)
+            )
         except httpx.RequestError as exc:
             raise transport_error(exc, self._name) from None
         if not response.is_success:
             raise status_error(response, self._name)
         try:
-            return parse_reply(response.json())
+            return parse_reply(response.json(), names)
         except ValidationError as exc:
             raise malformed_reply(self._name, _where(exc)) from None
         except ValueError:  # not JSON, or no choices

@@ -1,0 +1,36 @@
+"""Model prices: USD per million tokens, per model, with an optional default per provider."""
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentrt.contracts.messages import Usage
+
+PER_TOKENS = 1_000_000
+
+
+class Price(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    input: float = Field(ge=0, allow_inf_nan=False, description="USD per 1M prompt tokens")
+    output: float = Field(ge=0, allow_inf_nan=False, description="USD per 1M completion tokens")
+
+    def cost(self, usage: Usage) -> float:
+        return (usage.prompt_tokens * self.input + usage.completion_tokens * self.output) / (
+            PER_TOKENS
+        )
+
+
+class PriceTable(BaseModel):
+    """One provider's prices. A model missing from `models` costs `default`, if any."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    models: dict[str, Price] = Field(default_factory=dict)
+    default: Price | None = None
+
+    def price(self, model: str) -> Price | None:
+        return self.models.get(model, self.default)
+
+    def cost(self, model: str, usage: Usage) -> float | None:
+        """None when the model has no price: unknown, never a silent 0."""
+        price = self.price(model)
+        return None if price is None else price.cost(usage)

@@ -1,0 +1,208 @@
+"""Models end to end on the real dev server: two OpenAI-compatible endpoints (real HTTP
+servers on 127.0.0.1, each with its key from the environment), costs from a price table on
+the run (unknown price → NULL), and token and cost budgets ending FAILED budget_exhausted."""
+
+import json
+import os
+import threading
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+import pytest_asyncio
+import yaml
+from temporalio.client import Client
+
+from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
+from agentrt.contracts.run import EventView
+from agentrt.core.settings import Settings
+from agentrt.starter.facade import AgentRuntime
+from agentrt.store.demo import DemoWorld
+from agentrt.store.runs import RunStore
+from agentrt.workers.compose import Parts, build
+from agentrt.workers.main import make_worker
+from tests.activities.test_openai_provider import Canned, FakeServer, completion, tool_call
+from tests.workflows.test_replay import HISTORIES, _replayer
+
+PER_TOKEN = 0.001  # the `priced` provider: USD 1000 per 1M tokens, in and out
+TOOLS = ["lookup_order", "issue_refund"]
+RULES = {
+    "default_reply": "No rule.",
+    "rules": [{"name": "spend", "match": {"contains": "spend"}, "steps": [
+        {"tool_calls": [{"name": "lookup_order", "arguments": {"order_id": "1042"}}]},
+        {"tool_calls": [{"name": "issue_refund",
+                         "arguments": {"order_id": "1042", "amount_cents": 100}}]},
+        {"text": "Done."},
+    ]}],
+}  # fmt: skip
+
+
+def profile(name: str, model: str, **more: Any) -> dict[str, Any]:
+    return {"name": name, "instructions": "I", "model": model, "tools": TOOLS,
+            "approval": "none", **more}  # fmt: skip
+
+
+# With the scripted model's token count (a token per 4 characters, at least 1; 5 per tool
+# call), round 1 of "spend" uses 8 tokens and round 2 at least 10 more: these budgets let
+# round 1 through and are spent by round 2, whose refund must then never run.
+PROFILES = [
+    profile("local-agent", "local:llama3", tools=["lookup_order"]),
+    profile("cloud-agent", "openai:gpt-test", tools=[]),
+    profile("priced", "priced:demo"),
+    profile("unpriced", "unpriced:demo"),
+    profile("token-budget", "unpriced:demo", budget={"max_tokens": 11}),
+    profile("cost-budget", "priced:demo", budget={"max_cost_usd": 0.015}),
+]
+
+
+@dataclass
+class World:
+    parts: Parts
+    settings: Settings
+    local: FakeServer
+    cloud: FakeServer
+
+
+@pytest.fixture(scope="module")
+def world(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    local, cloud = FakeServer(), FakeServer()
+    for s in (local, cloud):
+        threading.Thread(target=s.httpd.serve_forever, daemon=True).start()
+    d = tmp_path_factory.mktemp("models")
+    (d / "rules.yaml").write_text(yaml.safe_dump(RULES))
+    (d / "profiles.yaml").write_text(yaml.safe_dump({"profiles": PROFILES}))
+    (d / "providers.yaml").write_text(yaml.safe_dump({"providers": [
+        {"name": "local", "base_url": local.base_url, "api_key_env": "AGENTRT_T_LOCAL_KEY",
+         "prices": {"default": {"input": 0, "output": 0}}},
+        {"name": "openai", "base_url": cloud.base_url, "api_key_env": "AGENTRT_T_CLOUD_KEY",
+         "prices": {"models": {"gpt-test": {"input": 2.5, "output": 10}}}},
+        {"name": "priced", "prices": {"default": {"input": 1000, "output": 1000}}},
+    ]}))  # fmt: skip
+    mine = settings.model_copy(update={
+        "rules_file": d / "rules.yaml", "profiles_file": d / "profiles.yaml",
+        "providers_file": d / "providers.yaml", "scripted_providers": "scripted,priced,unpriced",
+    })  # fmt: skip
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("AGENTRT_T_LOCAL_KEY", "local-secret")
+        mp.setenv("AGENTRT_T_CLOUD_KEY", "cloud-secret")
+        parts = build(mine)
+    yield World(parts, mine, local, cloud)
+    parts.engine.dispose()
+    for s in (local, cloud):
+        s.httpd.shutdown()
+        s.httpd.server_close()
+
+
+@pytest_asyncio.fixture
+async def rt(client: Client, world: World) -> AsyncIterator[AgentRuntime]:
+    queue = f"tq-{uuid.uuid4().hex[:10]}"
+    async with make_worker(client, world.parts, world.settings.model_copy(
+            update={"task_queue": queue})):  # fmt: skip
+        yield AgentRuntime(client, RunStore(world.parts.ctx), queue)
+
+
+def llm_events(events: list[EventView]) -> list[dict[str, Any]]:
+    return [e.payload for e in events if e.kind is EventKind.LLM]
+
+
+def tokens(p: dict[str, Any]) -> int:
+    return int(p["prompt_tokens"]) + int(p["completion_tokens"])
+
+
+async def test_two_endpoints_one_profile_each_with_cost_on_the_run(
+    rt: AgentRuntime, world: World
+) -> None:
+    world.local.replies += [
+        Canned(body=completion({"tool_calls": [tool_call("x", "lookup_order",
+                                                         '{"order_id": "1042"}')]}, None)),
+        Canned(body=completion({"content": "Order 1042 is fine."})),
+    ]  # fmt: skip
+    world.cloud.replies.append(Canned(body=completion({"content": "Hello from the cloud."})))
+    local = await rt.run("local-agent", "How is order 1042?")
+    cloud = await rt.run("cloud-agent", "Hi")
+    assert (local.status, local.answer) == (RunStatus.COMPLETED, "Order 1042 is fine.")
+    assert (cloud.status, cloud.answer) == (RunStatus.COMPLETED, "Hello from the cloud.")
+    assert [s.body["model"] for s in world.local.seen] == ["llama3", "llama3"]
+    assert {s.headers["authorization"] for s in world.local.seen} == {"Bearer local-secret"}
+    assert [s.body["model"] for s in world.cloud.seen] == ["gpt-test"]
+    assert world.cloud.seen[0].headers["authorization"] == "Bearer cloud-secret"
+    assert local.cost_usd == 0.0  # a free model: known zero, not unknown
+    assert cloud.cost_usd == pytest.approx((42 * 2.5 + 7 * 10) / 1_000_000)
+    (call,) = llm_events(await rt.events(cloud.run_id))
+    assert call["model"] == "openai:gpt-test" and call["cost_usd"] == cloud.cost_usd
+
+
+async def test_price_table_cost_per_call_and_summed_unknown_price_is_null(
+    rt: AgentRuntime, world: World
+) -> None:
+    priced = await rt.run("priced", "spend")
+    assert priced.status is RunStatus.COMPLETED and priced.answer == "Done."
+    calls = llm_events(await rt.events(priced.run_id))
+    assert len(calls) == 3
+    for c in calls:
+        assert c["cost_usd"] == pytest.approx(tokens(c) * PER_TOKEN)
+    assert priced.cost_usd == pytest.approx(sum(c["cost_usd"] for c in calls))
+    assert priced.prompt_tokens + priced.completion_tokens == sum(map(tokens, calls))
+    done = next(e for e in await rt.events(priced.run_id) if e.kind is EventKind.RUN_COMPLETED)
+    assert done.payload["cost_usd"] == pytest.approx(priced.cost_usd)
+
+    unpriced = await rt.run("unpriced", "spend")
+    assert unpriced.status is RunStatus.COMPLETED
+    assert unpriced.cost_usd is None  # NULL, never a silent 0
+    calls = llm_events(await rt.events(unpriced.run_id))
+    assert [c["cost_usd"] for c in calls] == [None, None, None]
+    assert unpriced.prompt_tokens > 0
+
+
+async def _exhausted(rt: AgentRuntime, world: World, profile: str) -> list[EventView]:
+    view = await rt.run(profile, "spend")
+    assert view.status is RunStatus.FAILED
+    assert view.outcome is Outcome.FAILED
+    assert view.termination_reason is TerminationReason.BUDGET_EXHAUSTED
+    events = await rt.events(view.run_id)
+    # Round 1's read ran; round 2's reply spent the budget, so its refund never ran and no
+    # further model call was made.
+    assert [e.kind for e in events] == [EventKind.RUN_STARTED, EventKind.LLM, EventKind.TOOL,
+                                        EventKind.LLM, EventKind.RUN_FAILED]  # fmt: skip
+    assert events[2].payload["tool"] == "lookup_order"
+    assert llm_events(events)[1]["tool_calls"][0]["name"] == "issue_refund"
+    assert DemoWorld(world.parts.ctx).ledger_count(run_id=view.run_id) == 0
+    failed = events[-1].payload
+    assert failed["reason"] == "budget_exhausted" and failed["error_type"] == "BudgetExhausted"
+    spent = sum(map(tokens, llm_events(events)))
+    assert tokens(failed) == spent == view.prompt_tokens + view.completion_tokens
+    assert failed["cost_usd"] == view.cost_usd
+    # The history replays on the current code.
+    history = await rt._client.get_workflow_handle(view.run_id).fetch_history()
+    result = await _replayer().replay_workflow(history, raise_on_replay_failure=False)
+    assert result.replay_failure is None, result.replay_failure
+    # AGENTRT_RECORD_HISTORIES=1 records it once for test_replay (existing files stay).
+    path = HISTORIES / f"{profile.replace('-', '_')}_exhausted.json"
+    if os.environ.get("AGENTRT_RECORD_HISTORIES") == "1" and not path.exists():
+        data = {"workflow_id": view.run_id, "history": json.loads(history.to_json())}
+        path.write_text(json.dumps(data, indent=1))
+    return events
+
+
+async def test_token_budget_exhausted_fails_the_run_with_no_further_call(
+    rt: AgentRuntime, world: World
+) -> None:
+    events = await _exhausted(rt, world, "token-budget")
+    first, second = llm_events(events)
+    assert tokens(first) < 11 <= tokens(first) + tokens(second)
+    failed = events[-1].payload
+    assert failed["budget"] == {"max_tokens": 11, "max_cost_usd": None}
+    assert failed["cost_usd"] is None  # unpriced, and a token budget does not need a price
+
+
+async def test_cost_budget_exhausted_fails_the_run_with_no_further_call(
+    rt: AgentRuntime, world: World
+) -> None:
+    events = await _exhausted(rt, world, "cost-budget")
+    first, second = llm_events(events)
+    assert first["cost_usd"] < 0.015 <= first["cost_usd"] + second["cost_usd"]
+    failed = events[-1].payload
+    assert failed["budget"] == {"max_tokens": None, "max_cost_usd": 0.015}
+    assert failed["cost_usd"] == pytest.approx(first["cost_usd"] + second["cost_usd"])

@@ -1,0 +1,265 @@
+"""Model providers for a worker: built-ins, configured endpoints and plug-ins.
+
+A provider name comes from exactly one source; two sources naming it is a ConfigError at
+start (except that providers passed in code may replace the built-in scripted names):
+
+- the scripted model, under each name of AGENTRT_SCRIPTED_PROVIDERS;
+- `openai` from AGENTRT_OPENAI_API_KEY (+ AGENTRT_OPENAI_BASE_URL), kept as it was;
+- the providers file (AGENTRT_PROVIDERS_FILE, YAML or JSON; see PROVIDERS_FILE_HELP);
+- the `agentrt.providers` entry-point group: the entry point's name is the provider's name,
+  its value a factory called with a ProviderConfig that returns a ModelProvider;
+- `extra`, providers passed in code (tests, embedding).
+
+Answer levels come from the file's `answer_level` and AGENTRT_PROVIDER_ANSWER_LEVELS; when
+both name a provider the stricter wins. Prices come from the file only.
+"""
+
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from importlib.metadata import EntryPoint, entry_points
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from agentrt.activities.ports import ModelProvider
+from agentrt.activities.providers.openai_compat import DEFAULT_TIMEOUT_SECONDS, OpenAICompatProvider
+from agentrt.activities.providers.scripted import ScriptedProvider
+from agentrt.contracts.errors import ConfigError
+from agentrt.contracts.pricing import PriceTable
+from agentrt.contracts.profiles import AgentProfile, PrivacyLevel, stricter
+from agentrt.core.settings import Settings
+
+ENTRY_POINT_GROUP = "agentrt.providers"
+PROVIDERS_FILE_HELP = """\
+providers:
+  - name: local                      # profiles say model: local:<model>
+    base_url: http://127.0.0.1:11434/v1
+    answer_level: full               # optional: what of its output may be kept
+    prices: {default: {input: 0, output: 0}}   # USD per 1M prompt / completion tokens
+  - name: openai                     # replaces AGENTRT_OPENAI_API_KEY (use one, not both)
+    base_url: https://api.openai.com/v1
+    api_key_env: OPENAI_API_KEY      # the key is read from this variable; unset is an error
+    prices: {models: {gpt-4o-mini: {input: 0.15, output: 0.60}}}
+  - name: mine                       # a provider built by a factory (no entry point needed)
+    factory: mypkg.models:make       # called with a ProviderConfig(name, options, settings)
+    options: {temperature: 0}
+  - name: scripted                   # no base_url, no factory: configures a provider of that
+    prices: {default: {input: 1, output: 2}}   # name from elsewhere (built-in, entry point)
+"""
+_NAME = r"^[A-Za-z0-9_.-]{1,64}$"
+_FACTORY = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+
+
+@dataclass(frozen=True)
+class ProviderConfig:
+    """What a provider factory receives: its name, its `options` from the file, settings."""
+
+    name: str
+    options: Mapping[str, Any]
+    settings: Settings
+
+
+ProviderFactory = Callable[[ProviderConfig], ModelProvider]
+
+
+class ProviderEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=_NAME)
+    base_url: str | None = None  # an OpenAI-compatible endpoint
+    api_key_env: str | None = None  # None: the endpoint needs no key
+    timeout_seconds: float = Field(default=DEFAULT_TIMEOUT_SECONDS, gt=0)
+    factory: str | None = Field(default=None, description="pkg.module:attribute")
+    options: dict[str, Any] = Field(default_factory=dict)
+    answer_level: PrivacyLevel | None = None
+    prices: PriceTable | None = None
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> "ProviderEntry":
+        if self.base_url is not None and self.factory is not None:
+            raise ValueError(f"provider {self.name!r}: give base_url or factory, not both")
+        if self.base_url is not None and self.options:
+            raise ValueError(f"provider {self.name!r}: options are for factories and plug-ins")
+        if self.base_url is None and self.api_key_env is not None:
+            raise ValueError(f"provider {self.name!r}: api_key_env needs a base_url")
+        if self.factory is not None and not _FACTORY.match(self.factory):
+            raise ValueError(f"provider {self.name!r}: factory must be 'pkg.module:attr'")
+        return self
+
+
+class ProvidersFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    providers: list[ProviderEntry] = Field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class LoadedProviders:
+    providers: dict[str, ModelProvider]
+    answer_levels: dict[str, str] = field(default_factory=dict)
+    prices: dict[str, PriceTable] = field(default_factory=dict)
+
+
+def read_providers_file(path: Path) -> list[ProviderEntry]:
+    try:
+        data = yaml.safe_load(path.read_text())
+    except OSError as exc:
+        raise ConfigError(f"cannot read providers file {path}: {exc.strerror}") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"providers file {path} does not parse: {exc}") from exc
+    try:
+        entries = ProvidersFile.model_validate(data or {}).providers
+    except ValidationError as exc:
+        raise ConfigError(f"providers file {path} is invalid: {exc}") from exc
+    names = [e.name for e in entries]
+    if dupes := sorted({n for n in names if names.count(n) > 1}):
+        raise ConfigError(f"providers file {path} declares {dupes} more than once")
+    return entries
+
+
+def load_providers(
+    settings: Settings,
+    extra: Mapping[str, ModelProvider] | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+) -> LoadedProviders:
+    env = os.environ if environ is None else environ
+    entries = read_providers_file(settings.providers_file) if settings.providers_file else []
+    where = f"providers file {settings.providers_file}"
+    extra = dict(extra or {})
+    built: dict[str, ModelProvider] = {}
+    origin: dict[str, str] = {}
+
+    def claim(name: str, source: str) -> None:
+        if name in origin:
+            raise ConfigError(f"provider {name!r} is defined twice: {origin[name]} and {source}")
+
+    def add(name: str, provider: ModelProvider, source: str) -> None:
+        claim(name, source)
+        built[name], origin[name] = provider, source
+
+    scripted_names = [n.strip() for n in settings.scripted_providers.split(",") if n.strip()]
+    if missing := [n for n in scripted_names or ["scripted"] if n not in extra]:
+        scripted = ScriptedProvider.from_file(settings.rules_file)
+        for name in missing:
+            add(name, scripted, "AGENTRT_SCRIPTED_PROVIDERS")
+    if settings.openai_api_key is not None:
+        legacy = settings.openai_api_key.get_secret_value()
+        if not legacy.strip():
+            raise ConfigError("AGENTRT_OPENAI_API_KEY is set but empty")
+        add("openai", OpenAICompatProvider(api_key=legacy, base_url=settings.openai_base_url),
+            "AGENTRT_OPENAI_API_KEY")  # fmt: skip
+    for e in entries:
+        if e.base_url is not None:
+            key = _api_key(e, env, where)
+            add(e.name, OpenAICompatProvider(api_key=key, base_url=e.base_url,
+                timeout=e.timeout_seconds, name=e.name), where)  # fmt: skip
+        elif e.factory is not None:
+            point = EntryPoint(name=e.name, value=e.factory, group=ENTRY_POINT_GROUP)
+            add(e.name, _construct(point, e.options, settings, f"factory {e.factory}"), where)
+    options = {e.name: e.options for e in entries if e.base_url is None and e.factory is None}
+    for point in plugin_entry_points():
+        source = f"entry point {point.value}"
+        claim(point.name, source)  # before the factory runs: a clash builds nothing
+        add(point.name, _construct(point, options.pop(point.name, {}), settings, source), source)
+    for name, provider in extra.items():  # scripted names in `extra` were not built
+        add(name, provider, "code")
+    for name, opts in options.items():
+        if name not in built:
+            raise ConfigError(
+                f"{where}: provider {name!r} has no base_url or factory, and no provider of "
+                "that name is installed (entry point), built in or passed in code"
+            )
+        if opts:
+            raise ConfigError(f"{where}: provider {name!r} is not a plug-in; it takes no options")
+    return LoadedProviders(
+        providers=built,
+        answer_levels=_answer_levels(settings, entries),
+        prices={e.name: e.prices for e in entries if e.prices is not None},
+    )
+
+
+def plugin_entry_points() -> list[EntryPoint]:
+    """The installed `agentrt.providers` entry points, one per name."""
+    found: dict[str, EntryPoint] = {}
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        seen = found.get(point.name)
+        if seen is not None and seen.value != point.value:  # the same one twice is harmless
+            raise ConfigError(
+                f"provider entry point {point.name!r} is installed twice: "
+                f"{seen.value} and {point.value}"
+            )
+        found[point.name] = point
+    return list(found.values())
+
+
+def check_budgets(profiles: Iterable[AgentProfile], prices: Mapping[str, PriceTable]) -> None:
+    """A cost budget needs a price for the profile's model and its fallback: without one
+    the run's cost is unknown and the budget would stop the run after its first call."""
+    for p in profiles:
+        if p.budget is None or p.budget.max_cost_usd is None:
+            continue
+        for ref in filter(None, (p.model, p.fallback_model)):
+            provider, _, model = ref.partition(":")
+            table = prices.get(provider)
+            if table is None or table.price(model) is None:
+                raise ConfigError(
+                    f"profile {p.name!r} sets budget.max_cost_usd but {ref!r} has no price: "
+                    f"add prices for provider {provider!r} in the providers file"
+                )
+
+
+def _api_key(entry: ProviderEntry, env: Mapping[str, str], where: str) -> str | None:
+    if entry.api_key_env is None:
+        return None
+    value = env.get(entry.api_key_env)
+    if value is None or not value.strip():  # never a silent empty key
+        state = "is not set" if value is None else "is empty"
+        raise ConfigError(
+            f"{where}: provider {entry.name!r} takes its API key from the environment "
+            f"variable {entry.api_key_env!r}, which {state}"
+        )
+    return value
+
+
+def _construct(
+    point: EntryPoint, options: Mapping[str, Any], settings: Settings, source: str
+) -> ModelProvider:
+    try:
+        factory = point.load()
+    except Exception as exc:
+        raise ConfigError(
+            f"provider {point.name!r} ({source}) cannot be loaded: {type(exc).__name__}: {exc}"
+        ) from exc
+    if not callable(factory):
+        raise ConfigError(f"provider {point.name!r} ({source}) is not callable")
+    try:
+        provider = factory(ProviderConfig(name=point.name, options=options, settings=settings))
+    except ConfigError:
+        raise
+    except Exception as exc:
+        raise ConfigError(
+            f"provider {point.name!r} ({source}) failed to start: {type(exc).__name__}: {exc}"
+        ) from exc
+    if not callable(getattr(provider, "complete", None)):
+        raise ConfigError(
+            f"provider {point.name!r} ({source}) returned {type(provider).__name__}, "
+            "which has no complete(request) method"
+        )
+    result: ModelProvider = provider
+    return result
+
+
+def _answer_levels(settings: Settings, entries: list[ProviderEntry]) -> dict[str, str]:
+    try:
+        levels = settings.answer_levels()
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from exc
+    for e in entries:
+        if e.answer_level is not None:
+            levels[e.name] = stricter(e.answer_level, levels.get(e.name))
+    return levels
