@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         SelfApprovalError,
         StaleTurnError,
         StoreUnavailableError,
+        TemporalUnavailableError,
         UnknownProfileError,
     )
     from agentrt.core.settings import Settings
@@ -43,6 +44,7 @@ _EXPORTS: dict[str, str] = {
     "SelfApprovalError": "agentrt.contracts.errors",
     "StaleTurnError": "agentrt.contracts.errors",
     "StoreUnavailableError": "agentrt.contracts.errors",
+    "TemporalUnavailableError": "agentrt.contracts.errors",
     "UnknownProfileError": "agentrt.contracts.errors",
 }
 
@@ -61,6 +63,7 @@ __all__ = [
     "Settings",
     "StaleTurnError",
     "StoreUnavailableError",
+    "TemporalUnavailableError",
     "TerminationReason",
     "ToolEffect",
     "UnknownProfileError",

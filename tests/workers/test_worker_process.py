@@ -22,7 +22,7 @@ def _env(settings: Settings, address: str, queue: str, **extra: str) -> dict[str
         AGENTRT_DATABASE_URL=extra.pop("AGENTRT_DATABASE_URL", settings.resolved_database_url()),
         AGENTRT_TEMPORAL_ADDRESS=address,
         AGENTRT_TASK_QUEUE=queue,
-        AGENTRT_SEAL_KEYS=settings.seal_keys_spec(),
+        AGENTRT_SEAL_KEYS=settings.read_seal_keys(),
         AGENTRT_PROFILES_FILE=str(settings.profiles_file),
         AGENTRT_RULES_FILE=str(settings.rules_file),
         AGENTRT_DATA_DIR=str(settings.data_dir),
