@@ -3,7 +3,9 @@ then stops polling and lets in-flight activities finish (graceful drain)."""
 
 import argparse
 import asyncio
+import contextlib
 import logging
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -131,9 +133,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     try:
         asyncio.run(_check() if args.check else _run())
     except AgentRuntimeError as exc:
-        _fail(str(exc))
+        _fail(str(exc), exit_now=args.check)
     except SQLAlchemyError as exc:  # e.g. a migration the database refuses
-        _fail(f"database error: {str(exc).splitlines()[0]}; {WHICH_SETTING}")
+        _fail(f"database error: {str(exc).splitlines()[0]}; {WHICH_SETTING}", exit_now=args.check)
+    if args.check:
+        _exit_now(0)
 
 
 def _say(line: str) -> None:
@@ -141,10 +145,22 @@ def _say(line: str) -> None:
     sys.stdout.flush()
 
 
-def _fail(message: str) -> NoReturn:
+def _fail(message: str, *, exit_now: bool = False) -> NoReturn:
     sys.stderr.write(f"agentrt-worker: {message}\n")
+    if exit_now:
+        _exit_now(EXIT_ERROR)
     sys.stderr.flush()
     raise SystemExit(EXIT_ERROR)
+
+
+def _exit_now(code: int) -> NoReturn:
+    """End a short-lived run (`--check`) without interpreter teardown: the Temporal client's
+    Rust threads can abort CPython's finalization (`PyGILState_Release`, temporalio
+    sdk-python#300), as in the CLI."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":
