@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         SelfApprovalError,
         StaleTurnError,
         StoreUnavailableError,
+        TemporalUnavailableError,
         UnknownProfileError,
     )
     from agentrt.core.settings import Settings
@@ -47,6 +48,7 @@ _EXPORTS: dict[str, str] = {
     "SelfApprovalError": "agentrt.contracts.errors",
     "StaleTurnError": "agentrt.contracts.errors",
     "StoreUnavailableError": "agentrt.contracts.errors",
+    "TemporalUnavailableError": "agentrt.contracts.errors",
     "UnknownProfileError": "agentrt.contracts.errors",
     "tool": "agentrt.activities.toolbox.decorator",
     "ToolContext": "agentrt.activities.ports",
@@ -69,6 +71,7 @@ __all__ = [
     "Settings",
     "StaleTurnError",
     "StoreUnavailableError",
+    "TemporalUnavailableError",
     "TerminationReason",
     "ToolContext",
     "ToolEffect",

@@ -28,15 +28,15 @@ from agentrt.api.guard import CALLER_KEY, Guard
 from agentrt.api.handler import CALLER, A2AHandler
 from agentrt.api.settings import ApiSettings
 from agentrt.api.tasks import TaskService
+from agentrt.contracts.errors import ConfigError
 from agentrt.core.profiles import load_profiles
-from agentrt.core.temporal import connect
+from agentrt.core.temporal import connect_from_settings
 from agentrt.starter.facade import AgentRuntime
-from agentrt.store import migrate
 from agentrt.store.a2a import A2AStore
 from agentrt.store.a2a_journal import A2AJournal
 from agentrt.store.a2a_push import A2APushStore
 from agentrt.store.context import StoreContext
-from agentrt.store.engine import make_engine, make_sessionmaker
+from agentrt.store.open import open_store
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer
 
@@ -60,11 +60,13 @@ class ApiState:
 
 def create_app(settings: ApiSettings, client: Client | None = None) -> Starlette:
     """Build the app; the Temporal client is connected at start-up when not given."""
-    sealer = Sealer.from_b64(settings.seal_keys_spec())
-    engine = make_engine(settings.resolved_database_url())
-    if settings.api_migrate:
-        migrate.upgrade(engine)
-    ctx = StoreContext(make_sessionmaker(engine), sealer)
+    try:
+        sealer = Sealer.from_b64(settings.read_seal_keys())
+    except ValueError as exc:
+        raise ConfigError(f"AGENTRT_SEAL_KEYS: {exc}") from None
+    engine, ctx = open_store(
+        settings.resolved_database_url(), sealer, run_migrations=settings.api_migrate
+    )
     profiles = load_profiles(settings.profiles_file)
     store, journal, push = A2AStore(ctx), A2AJournal(ctx), A2APushStore(ctx)
     handler = A2AHandler(settings, _Unbound(), store, journal, push)  # type: ignore[arg-type]
@@ -72,7 +74,7 @@ def create_app(settings: ApiSettings, client: Client | None = None) -> Starlette
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
-        temporal = client or await connect(settings.temporal_address, settings.temporal_namespace)
+        temporal = client or await connect_from_settings(settings)
         runtime = AgentRuntime(temporal, RunStore(ctx), settings.task_queue)
         handler._tasks = TaskService(settings, store, temporal, runtime, profiles)
         stop = asyncio.Event()

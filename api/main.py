@@ -1,30 +1,52 @@
 """`agentrt-api`: serve the A2A server (default), purge runs, rotate seal keys."""
 
 import argparse
+import asyncio
 import logging
 import sys
 from datetime import timedelta
+from typing import NoReturn
+
+from pydantic import ValidationError
+from sqlalchemy.exc import SQLAlchemyError
 
 from agentrt.api.settings import ApiSettings, key_digest
+from agentrt.contracts.errors import AgentRuntimeError
+from agentrt.store.open import WHICH_SETTING
+
+EXIT_ERROR = 2
 
 
 def _serve(settings: ApiSettings) -> None:
+    asyncio.run(_serve_until_stopped(settings))
+
+
+async def _serve_until_stopped(settings: ApiSettings) -> None:
     import uvicorn
 
     from agentrt.api.app import create_app
+    from agentrt.core.temporal import connect_from_settings
 
-    uvicorn.run(create_app(settings), host=settings.api_host, port=settings.api_port)
+    # Both connections are made before the server starts, so an unreachable Temporal or
+    # database is one line naming the setting, not a failed lifespan's traceback.
+    client = await connect_from_settings(settings)
+    app = create_app(settings, client=client)
+    config = uvicorn.Config(app, host=settings.api_host, port=settings.api_port)
+    await uvicorn.Server(config).serve()
 
 
 def _purge(settings: ApiSettings, run_ids: list[str], older_than_days: float | None) -> int:
+    from agentrt.contracts.errors import ConfigError
     from agentrt.store.a2a_purge import purge_runs, purge_terminal_before
     from agentrt.store.context import utcnow
     from agentrt.store.open import open_store
     from agentrt.store.sealing import Sealer
 
-    engine, ctx = open_store(
-        settings.resolved_database_url(), Sealer.from_b64(settings.seal_keys_spec())
-    )
+    try:
+        sealer = Sealer.from_b64(settings.read_seal_keys())
+    except ValueError as exc:
+        raise ConfigError(f"AGENTRT_SEAL_KEYS: {exc}") from None
+    engine, ctx = open_store(settings.resolved_database_url(), sealer, run_migrations=False)
     try:
         removed = purge_runs(ctx, run_ids) if run_ids else 0
         if older_than_days is not None:
@@ -46,6 +68,24 @@ def main(argv: list[str] | None = None) -> None:
     hasher.add_argument("key")
     sub.add_parser("rotate", help="re-seal every sealed column under the active key")
     args = parser.parse_args(argv)
+    try:
+        _dispatch(parser, args)
+    except ValidationError as exc:
+        e = exc.errors()[0]
+        _fail(f"invalid AGENTRT_* settings: {'.'.join(str(p) for p in e['loc'])}: {e['msg']}")
+    except AgentRuntimeError as exc:
+        _fail(str(exc))
+    except SQLAlchemyError as exc:
+        _fail(f"database error: {str(exc).splitlines()[0]}; {WHICH_SETTING}")
+    sys.exit(0)
+
+
+def _fail(message: str) -> NoReturn:
+    sys.stderr.write(f"agentrt-api: {message}\n")
+    sys.exit(EXIT_ERROR)
+
+
+def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     settings = ApiSettings()
     if args.command in (None, "serve"):
         _serve(settings)
@@ -60,7 +100,6 @@ def main(argv: list[str] | None = None) -> None:
         from agentrt.store.rotate import main as rotate_main
 
         rotate_main([])
-    sys.exit(0)
 
 
 if __name__ == "__main__":

@@ -67,6 +67,10 @@ class StoreUnavailableError(AgentRuntimeError):
     """The database could not be reached."""
 
 
+class TemporalUnavailableError(AgentRuntimeError):
+    """The Temporal frontend could not be reached."""
+
+
 class ApprovalError(AgentRuntimeError):
     """A decision was refused before anything executed; the run is unchanged."""
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from agentrt.contracts.errors import ConfigError
 from agentrt.contracts.ids import DEFAULT_TASK_QUEUE
 
 DEFAULT_DATA_DIR = Path(".agentrt")
@@ -80,13 +81,46 @@ class Settings(BaseSettings):
     def payload_keys_spec(self) -> str | None:
         return None if self.payload_keys is None else self.payload_keys.get_secret_value()
 
-    def seal_keys_spec(self) -> str:
-        """The configured seal keys, or a per-installation key kept under data_dir."""
+    def seal_key_file(self) -> Path:
+        """Where the worker keeps a generated key when AGENTRT_SEAL_KEYS is not set."""
+        return self.data_dir / "seal.key"
+
+    def read_seal_keys(self) -> str:
+        """The configured seal keys, else the key file under data_dir. Reads only: a client
+        must open what the worker sealed, so a key it made up here would be useless."""
         if self.seal_keys is not None:
             return self.seal_keys.get_secret_value()
-        path = self.data_dir / "seal.key"
+        path = self.seal_key_file()
+        try:
+            spec = path.read_text().strip()
+        except FileNotFoundError:
+            raise ConfigError(
+                f"no seal key: set AGENTRT_SEAL_KEYS, or AGENTRT_DATA_DIR to the worker's data "
+                f"directory (there is no {path.resolve()})"
+            ) from None
+        except OSError as exc:
+            raise ConfigError(f"cannot read the seal key {path.resolve()}: {exc}") from None
+        if not spec:
+            raise ConfigError(f"the seal key file {path.resolve()} is empty")
+        return spec
+
+    def create_seal_key_if_missing(self) -> str:
+        """For the processes that own the data (the worker, `migrate`, the demo): the
+        configured keys, else the key file under data_dir, generated on first use. Two
+        processes starting at once agree on one key: the file appears whole or not at all."""
+        if self.seal_keys is not None:
+            return self.seal_keys.get_secret_value()
+        path = self.seal_key_file()
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(f"local:{base64.b64encode(os.urandom(32)).decode()}\n")
-            path.chmod(0o600)
-        return path.read_text().strip()
+            draft = path.with_name(f".{path.name}.{os.getpid()}")
+            fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as out:
+                out.write(f"local:{base64.b64encode(os.urandom(32)).decode()}\n")
+            try:
+                os.link(draft, path)  # fails if another process linked its key first
+            except FileExistsError:
+                pass
+            finally:
+                draft.unlink()
+        return self.read_seal_keys()

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import uvicorn
 from rich.console import Console
+from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
@@ -18,7 +19,6 @@ from temporalio.service import RPCError, RPCStatusCode
 from agentrt.contracts.approval import PendingApproval
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import (
-    AgentRuntimeError,
     ConfigError,
     InvalidRequestError,
     RunNotAwaitingApprovalError,
@@ -30,21 +30,13 @@ from agentrt.contracts.run import EventView, RunView
 from agentrt.core.codec import EncryptionCodec
 from agentrt.core.codec_server import create_codec_app
 from agentrt.core.settings import Settings
-from agentrt.core.temporal import connect
 from agentrt.starter import render
 from agentrt.starter.facade import AgentRuntime
-from agentrt.store import migrate as schema
-from agentrt.store.engine import make_engine
-from agentrt.store.open import open_store
-from agentrt.store.runs import RunStore
+from agentrt.store.open import WHICH_SETTING, open_store
 from agentrt.store.sealing import Sealer
 
 EXIT_OK, EXIT_NOT_COMPLETED = 0, 1
 FOLLOW_POLL_SECONDS = 0.5
-
-
-class TemporalUnavailableError(AgentRuntimeError):
-    """The Temporal frontend could not be reached."""
 
 
 def run_id_arg(raw: str) -> str:
@@ -62,41 +54,38 @@ def name_arg(raw: str, option: str) -> str:
 
 
 def migrate(settings: Settings, out: Console) -> int:
+    """Prepare the data a worker owns: the schema at head and, when AGENTRT_SEAL_KEYS is not
+    set, the seal key under the data directory. After it, clients run from there."""
     if not settings.database_url:
         settings.data_dir.mkdir(parents=True, exist_ok=True)  # SQLite makes no directories
-    engine = make_engine(settings.resolved_database_url())
-    shown = engine.url.render_as_string(hide_password=True)
     try:
-        schema.upgrade(engine)
+        sealer = Sealer.from_b64(settings.create_seal_key_if_missing())
+    except ValueError as exc:
+        raise ConfigError(f"AGENTRT_SEAL_KEYS: {exc}") from None
+    url = settings.resolved_database_url()
+    try:
+        engine, _ = open_store(url, sealer)
     except SQLAlchemyError as exc:
         first = str(exc).splitlines()[0]
-        raise StoreUnavailableError(f"cannot migrate the database at {shown}: {first}") from None
-    finally:
-        engine.dispose()
+        shown = make_url(url).render_as_string(hide_password=True)
+        raise StoreUnavailableError(
+            f"cannot migrate the database at {shown}: {first}; {WHICH_SETTING}"
+        ) from None
+    shown = engine.url.render_as_string(hide_password=True)
+    engine.dispose()
     out.print(f"database {shown}: schema at head", markup=False, highlight=False, soft_wrap=True)
+    if settings.seal_keys is None:
+        where = settings.seal_key_file().resolve()
+        out.print(f"seal key: {where}", markup=False, highlight=False, soft_wrap=True)
     return EXIT_OK
 
 
 @asynccontextmanager
 async def session(settings: Settings) -> AsyncIterator[tuple[AgentRuntime, Client]]:
-    try:
-        sealer = Sealer.from_b64(settings.seal_keys_spec())
-    except ValueError as exc:
-        raise ConfigError(f"AGENTRT_SEAL_KEYS: {exc}") from None
-    # The worker owns the schema (it migrates at start); a client only reads and starts runs.
-    engine, ctx = open_store(settings.resolved_database_url(), sealer, run_migrations=False)
-    try:
-        try:
-            client = await connect(
-                settings.temporal_address, settings.temporal_namespace, settings.payload_keys_spec()
-            )
-        except RuntimeError as exc:
-            raise TemporalUnavailableError(
-                f"cannot reach Temporal at {settings.temporal_address}: {exc}"
-            ) from None
-        yield AgentRuntime(client, RunStore(ctx), settings.task_queue), client
-    finally:
-        engine.dispose()
+    # The worker owns the schema and the seal key; a client only reads and starts runs, so
+    # it creates neither (nor `./.agentrt/`) and says which setting to change instead.
+    async with await AgentRuntime.connect(settings) as runtime:
+        yield runtime, runtime.client
 
 
 @dataclass

@@ -3,8 +3,11 @@ the store; it never runs the agent itself."""
 
 import asyncio
 import uuid
+from types import TracebackType
+from typing import Self
 
 from pydantic import ValidationError
+from sqlalchemy import Engine
 from temporalio.client import Client, WorkflowFailureError, WorkflowUpdateFailedError
 from temporalio.common import (
     SearchAttributeKey,
@@ -20,6 +23,7 @@ from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import (
     AlreadyDecidedError,
     ApprovalError,
+    ConfigError,
     ErrorType,
     InvalidRequestError,
     RunNotAwaitingApprovalError,
@@ -37,7 +41,11 @@ from agentrt.contracts.ids import (
 )
 from agentrt.contracts.profiles import MAX_ITERATIONS_CEILING
 from agentrt.contracts.run import EventView, RunInput, RunView
+from agentrt.core.settings import Settings
+from agentrt.core.temporal import connect_from_settings
+from agentrt.store.open import open_store
 from agentrt.store.runs import RunStore
+from agentrt.store.sealing import Sealer
 
 PROFILE_KEY = SearchAttributeKey.for_keyword(SA_PROFILE)
 
@@ -56,6 +64,64 @@ class AgentRuntime:
         self._client = client
         self._runs = runs
         self._task_queue = task_queue
+        self._engine: Engine | None = None  # set when connect() opened the store
+
+    @classmethod
+    async def connect(cls, settings: Settings | None = None) -> Self:
+        """Connect to a running deployment (settings from the environment when not given):
+        its Temporal frontend and the database its workers use. Creates nothing: no
+        migration, no data directory, no seal key. Raises ConfigError,
+        StoreUnavailableError or TemporalUnavailableError, each naming the setting to change.
+        Close it with `close()`, or use it as `async with await AgentRuntime.connect():`."""
+        if settings is None:
+            try:
+                settings = Settings()
+            except ValidationError as exc:
+                e = exc.errors()[0]
+                where = ".".join(str(p) for p in e["loc"])
+                raise ConfigError(f"invalid AGENTRT_* settings: {where}: {e['msg']}") from None
+        try:
+            sealer = Sealer.from_b64(settings.read_seal_keys())
+        except ValueError as exc:
+            raise ConfigError(f"AGENTRT_SEAL_KEYS: {exc}") from None
+        engine, ctx = await asyncio.to_thread(
+            open_store, settings.resolved_database_url(), sealer, run_migrations=False
+        )
+        try:
+            client = await connect_from_settings(settings)
+        except BaseException:
+            engine.dispose()
+            raise
+        runtime = cls(client, RunStore(ctx), settings.task_queue)
+        runtime._engine = engine
+        return runtime
+
+    @classmethod
+    async def from_env(cls) -> Self:
+        """`connect()` with every setting from AGENTRT_* in the environment (and `.env`)."""
+        return await cls.connect()
+
+    @property
+    def client(self) -> Client:
+        """The Temporal client this runtime starts and signals runs with."""
+        return self._client
+
+    async def close(self) -> None:
+        """Release the database connections `connect()` opened; idempotent."""
+        engine, self._engine = self._engine, None
+        if engine is not None:
+            await asyncio.to_thread(engine.dispose)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
 
     async def start(
         self,

@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> None:
     from agentrt.store.sealing import Sealer
 
     settings = Settings()
-    sealer = Sealer.from_b64(settings.seal_keys_spec())
+    sealer = Sealer.from_b64(settings.read_seal_keys())
     engine = make_engine(settings.resolved_database_url())
     try:
         counts = rotate(StoreContext(make_sessionmaker(engine), sealer), args.batch)

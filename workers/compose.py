@@ -80,7 +80,7 @@ def build(
             marker_dir=settings.fault_marker_dir,
         )
     hook = faults or no_faults
-    sealer = Sealer.from_b64(settings.seal_keys_spec())
+    sealer = Sealer.from_b64(settings.create_seal_key_if_missing())
     engine, ctx = open_store(settings.resolved_database_url(), sealer, faults=hook)
     ctx = replace(ctx, completion_hooks=(*ctx.completion_hooks, A2AStore(ctx).completion_hook))
     # Sync tools run here, as many at once as the worker runs activities.

@@ -1,18 +1,29 @@
 """The worker process: `agentrt-worker` / `python -m workers`. Runs until SIGTERM/SIGINT,
 then stops polling and lets in-flight activities finish (graceful drain)."""
 
+import argparse
 import asyncio
+import contextlib
 import logging
+import os
 import signal
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+from pydantic import ValidationError
+from sqlalchemy.exc import SQLAlchemyError
 
 from agentrt.activities.toolbox.box import Toolbox
 from agentrt.activities.toolbox.mcp import open_mcp_toolboxes
 from agentrt.activities.toolbox.mcp_config import load_mcp_config
 from agentrt.contracts.errors import AgentRuntimeError
 from agentrt.core.settings import Settings
-from agentrt.core.temporal import connect
+from agentrt.core.temporal import connect_from_settings
+from agentrt.store.open import WHICH_SETTING
 from agentrt.workers.builder import make_worker, sandbox_runner
 from agentrt.workers.compose import build
+from agentrt.workers.preflight import check
 
 __all__ = ["main", "make_worker", "sandbox_runner", "serve"]  # make_worker: its former home
 
@@ -20,15 +31,14 @@ logger = logging.getLogger("workers")
 
 
 async def serve(settings: Settings, stop: asyncio.Event) -> None:
-    # The store, the toolboxes and the MCP servers first: their errors need no Temporal.
+    # Config files first (no I/O), then Temporal: a worker that cannot poll must not migrate
+    # the database on its way out. Then the MCP servers, the store and the toolboxes.
     mcp = load_mcp_config(settings.mcp_servers_file) if settings.mcp_servers_file else None
+    client = await connect_from_settings(settings)
     mcp_boxes, close_mcp = await open_mcp_toolboxes(mcp)
     try:
         servers = [Toolbox(name, tools) for name, tools in mcp_boxes]
         with build(settings, toolboxes=servers) as resources:
-            client = await connect(
-                settings.temporal_address, settings.temporal_namespace, settings.payload_keys_spec()
-            )
             async with make_worker(client, resources, settings):
                 logger.info(
                     "worker polling %s on %s", settings.task_queue, settings.temporal_address
@@ -39,9 +49,63 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
         await close_mcp()
 
 
-def main() -> None:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    settings = Settings()
+EXIT_ERROR = 2
+SETTINGS_HELP = """settings (environment, or a .env file in the working directory):
+  AGENTRT_TEMPORAL_ADDRESS   Temporal frontend host:port (127.0.0.1:7233)
+  AGENTRT_TEMPORAL_NAMESPACE namespace (default)
+  AGENTRT_TASK_QUEUE         task queue to poll (agent-runs)
+  AGENTRT_DATABASE_URL       SQLAlchemy URL of the store (default: SQLite under the data dir)
+  AGENTRT_DATA_DIR           data directory (./.agentrt): SQLite file, generated seal key
+  AGENTRT_SEAL_KEYS          kid:base64key[,...] (default: a key generated in the data dir)
+  AGENTRT_PROFILES_FILE      agent profiles (YAML)"""
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="agentrt-worker",
+        description="Run an agentrt worker: it migrates the store, polls its task queue for "
+        "agent runs and, on SIGTERM or SIGINT, stops polling and drains in-flight work.",
+        epilog=SETTINGS_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--task-queue", metavar="QUEUE", help="poll this queue (overrides AGENTRT_TASK_QUEUE)"
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="check the settings, profiles, database and Temporal, print what was found, and "
+        "exit (0 when all is well); changes nothing",
+    )
+    parser.add_argument(
+        "--log-level",
+        default="INFO",
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        help="log level (INFO)",
+    )
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """The console script. Every expected failure (bad settings, Temporal or the database
+    unreachable) is one line on stderr naming what to change, and exit code 2."""
+    args = parse_args(argv)
+    logging.basicConfig(
+        level=args.log_level, format="%(asctime)s %(levelname)s %(name)s %(message)s"
+    )
+    try:
+        settings = Settings()
+    except ValidationError as exc:
+        e = exc.errors()[0]
+        where = ".".join(str(p) for p in e["loc"])
+        _fail(f"invalid AGENTRT_* settings: {where}: {e['msg']}")
+    if args.task_queue is not None:
+        if not args.task_queue.strip():
+            _fail("--task-queue must not be empty")
+        settings = settings.model_copy(update={"task_queue": args.task_queue.strip()})
+
+    async def _check() -> None:
+        await check(settings, _say)
 
     async def _run() -> None:
         stop = asyncio.Event()
@@ -51,9 +115,36 @@ def main() -> None:
         await serve(settings, stop)
 
     try:
-        asyncio.run(_run())
+        asyncio.run(_check() if args.check else _run())
     except AgentRuntimeError as exc:
-        raise SystemExit(f"agentrt-worker: {exc}") from None
+        _fail(str(exc), exit_now=args.check)
+    except SQLAlchemyError as exc:  # e.g. a migration the database refuses
+        _fail(f"database error: {str(exc).splitlines()[0]}; {WHICH_SETTING}", exit_now=args.check)
+    if args.check:
+        _exit_now(0)
+
+
+def _say(line: str) -> None:
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def _fail(message: str, *, exit_now: bool = False) -> NoReturn:
+    sys.stderr.write(f"agentrt-worker: {message}\n")
+    if exit_now:
+        _exit_now(EXIT_ERROR)
+    sys.stderr.flush()
+    raise SystemExit(EXIT_ERROR)
+
+
+def _exit_now(code: int) -> NoReturn:
+    """End a short-lived run (`--check`) without interpreter teardown: the Temporal client's
+    Rust threads can abort CPython's finalization (`PyGILState_Release`, temporalio
+    sdk-python#300), as in the CLI."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":

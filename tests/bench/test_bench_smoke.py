@@ -26,7 +26,7 @@ async def test_benchmark_produces_every_figure(
     cfg = dataclasses.replace(tiny(), long_history_rounds=21)
     bench = bench_settings(
         database_url=settings.resolved_database_url(),
-        seal_keys=settings.seal_keys_spec(),
+        seal_keys=settings.read_seal_keys(),
         data_dir=tmp_path,
     )
 

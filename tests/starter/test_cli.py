@@ -163,8 +163,73 @@ async def test_unreachable_temporal_is_a_clean_error(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("AGENTRT_TEMPORAL_ADDRESS", f"127.0.0.1:{free_port()}")
-    code, _, err = await agentrt(capsys, "status", str(uuid.uuid4()))
-    assert_clean_error(code, err, "cannot reach Temporal")
+    for args in (("status", str(uuid.uuid4())), ("inbox",), ("start", "auto", REFUND)):
+        code, _, err = await agentrt(capsys, *args)
+        assert_clean_error(code, err, "cannot reach Temporal", "AGENTRT_TEMPORAL_ADDRESS")
+
+
+@pytest.mark.usefixtures("cli_env")
+async def test_unreachable_database_is_a_clean_error_naming_the_setting(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(
+        "AGENTRT_DATABASE_URL", "postgresql+psycopg://nobody@127.0.0.1:1/x?connect_timeout=2"
+    )
+    for args in (("status", str(uuid.uuid4())), ("events", str(uuid.uuid4())), ("inbox",)):
+        code, _, err = await agentrt(capsys, *args)
+        assert_clean_error(code, err, "cannot reach the database", "AGENTRT_DATABASE_URL")
+
+
+READ_ONLY = (
+    ("status", "6a0d8a54-8b6a-4d7e-9a43-3a7a7d9d1c11"),
+    ("events", "6a0d8a54-8b6a-4d7e-9a43-3a7a7d9d1c11"),
+    ("inbox",),
+)
+
+
+@pytest.fixture
+def bare_env(
+    monkeypatch: pytest.MonkeyPatch, temporal_env: WorkflowEnvironment, tmp_path: Path
+) -> Path:
+    """A directory of its own as cwd, only the Temporal address set: a user's first try."""
+    for key in [k for k in os.environ if k.startswith("AGENTRT_")]:
+        monkeypatch.delenv(key)
+    monkeypatch.setenv(
+        "AGENTRT_TEMPORAL_ADDRESS", temporal_env.client.service_client.config.target_host
+    )
+    monkeypatch.setenv("COLUMNS", "200")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+async def test_read_only_commands_in_an_empty_directory_create_nothing(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, bare_env: Path
+) -> None:
+    """A user trying `agentrt status` in some directory: no `./.agentrt/`, no key, no
+    database appears there; the error says which setting points at the worker's data."""
+    for args in READ_ONLY:
+        code, _, err = await agentrt(capsys, *args)
+        assert_clean_error(code, err, "no seal key: set AGENTRT_SEAL_KEYS", "AGENTRT_DATA_DIR")
+    monkeypatch.setenv("AGENTRT_SEAL_KEYS", TEST_SEAL_KEYS)
+    for args in READ_ONLY:
+        code, _, err = await agentrt(capsys, *args)
+        assert_clean_error(code, err, "no database at", "AGENTRT_DATABASE_URL")
+    assert await asyncio.to_thread(os.listdir, bare_env) == []
+
+
+async def test_migrate_prepares_a_data_dir_that_clients_then_use(
+    capsys: pytest.CaptureFixture[str], bare_env: Path
+) -> None:
+    code, out, err = await agentrt(capsys, "migrate")
+    assert code == 0, err
+    key = bare_env / ".agentrt" / "seal.key"
+    assert f"seal key: {key}" in out
+    assert key.stat().st_mode & 0o777 == 0o600
+    before = key.read_text()
+    code, out, err = await agentrt(capsys, "inbox")  # the client reads the key migrate made
+    assert code == 0, err
+    code, _, _ = await agentrt(capsys, "migrate")
+    assert code == 0 and key.read_text() == before  # an existing key is kept
 
 
 @pytest.mark.usefixtures("cli_env")

@@ -31,7 +31,7 @@ def worker_env(
         AGENTRT_DATABASE_URL=settings.resolved_database_url(),
         AGENTRT_TEMPORAL_ADDRESS=temporal_address,
         AGENTRT_TASK_QUEUE=task_queue,
-        AGENTRT_SEAL_KEYS=settings.seal_keys_spec(),  # the test's keys: it reads what it wrote
+        AGENTRT_SEAL_KEYS=settings.read_seal_keys(),  # the test's keys: it reads what it wrote
         AGENTRT_PROFILES_FILE=str(settings.profiles_file),
         AGENTRT_RULES_FILE=str(settings.rules_file),
         AGENTRT_DATA_DIR=str(settings.data_dir),

@@ -22,7 +22,7 @@ def _env(settings: Settings, address: str, queue: str, **extra: str) -> dict[str
         AGENTRT_DATABASE_URL=extra.pop("AGENTRT_DATABASE_URL", settings.resolved_database_url()),
         AGENTRT_TEMPORAL_ADDRESS=address,
         AGENTRT_TASK_QUEUE=queue,
-        AGENTRT_SEAL_KEYS=settings.seal_keys_spec(),
+        AGENTRT_SEAL_KEYS=settings.read_seal_keys(),
         AGENTRT_PROFILES_FILE=str(settings.profiles_file),
         AGENTRT_RULES_FILE=str(settings.rules_file),
         AGENTRT_DATA_DIR=str(settings.data_dir),
@@ -32,10 +32,10 @@ def _env(settings: Settings, address: str, queue: str, **extra: str) -> dict[str
     return env
 
 
-def _spawn(env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+def _spawn(env: dict[str, str], log: Path, *args: str) -> subprocess.Popen[bytes]:
     with log.open("wb") as out:
         return subprocess.Popen(
-            [sys.executable, "-m", "agentrt.workers"],
+            [sys.executable, "-m", "agentrt.workers", *args],
             env=env,
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -49,7 +49,8 @@ async def test_sigterm_drains_and_exits_cleanly_after_serving_a_run(
     queue = f"tq-{uuid.uuid4().hex[:10]}"
     address = temporal_env.client.service_client.config.target_host
     log = tmp_path / "worker.log"
-    proc = _spawn(_env(settings, address, queue), log)
+    # The flag wins over the environment: the run is served only if it polls `queue`.
+    proc = _spawn(_env(settings, address, "not-this-queue"), log, "--task-queue", queue)
     try:
         runtime = AgentRuntime(temporal_env.client, RunStore(parts.ctx), queue)
         view = await runtime.run("auto", "what about my order?")
@@ -63,23 +64,91 @@ async def test_sigterm_drains_and_exits_cleanly_after_serving_a_run(
     assert "draining" in text and "Traceback" not in text
 
 
-def test_a_database_that_is_down_at_start_is_a_clear_error(
-    settings: Settings, tmp_path: Path
-) -> None:
-    env = _env(
-        settings,
-        "127.0.0.1:1",
-        "q",
-        AGENTRT_DATABASE_URL="postgresql+psycopg://nobody@127.0.0.1:1/x?connect_timeout=2",
-    )
-    done = subprocess.run(
-        [sys.executable, "-m", "agentrt.workers"],
+def _worker(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "agentrt.workers", *args],
         env=env,
+        cwd=cwd,  # no `.env` there: only `env` configures it
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
     )
-    assert done.returncode != 0
-    assert "cannot reach the database" in done.stderr
+
+
+def _one_line(done: subprocess.CompletedProcess[str], *fragments: str) -> None:
+    """Exit 2 and exactly one line on stderr, the error, with every fragment in it."""
+    assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("agentrt-worker: "), done.stderr
+    for fragment in fragments:
+        assert fragment in lines[0]
+
+
+DEAD_DB = "postgresql+psycopg://nobody@127.0.0.1:1/x?connect_timeout=2"
+
+
+def _fresh_env(settings: Settings, data_dir: Path, address: str) -> dict[str, str]:
+    """A first start: no seal keys, SQLite under a data dir that does not exist yet."""
+    env = _env(settings, address, "q", AGENTRT_DATABASE_URL="")
+    env["AGENTRT_DATA_DIR"] = str(data_dir)
+    del env["AGENTRT_SEAL_KEYS"]
+    return env
+
+
+def test_help_prints_usage_and_touches_nothing(settings: Settings, tmp_path: Path) -> None:
+    env = _fresh_env(settings, tmp_path / "data", "127.0.0.1:1")
+    done = _worker(env, tmp_path, "--help")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("usage: agentrt-worker")
+    for option in ("--task-queue", "--check", "AGENTRT_TEMPORAL_ADDRESS", "AGENTRT_DATABASE_URL"):
+        assert option in done.stdout
+    assert done.stderr == ""
+    assert list(tmp_path.iterdir()) == []  # no data dir, no key, no database
+
+
+def test_temporal_down_is_one_line_and_nothing_is_migrated(
+    settings: Settings, tmp_path: Path
+) -> None:
+    dead = "127.0.0.1:1"
+    for args in ((), ("--check",)):
+        done = _worker(_fresh_env(settings, tmp_path / "data", dead), tmp_path, *args)
+        _one_line(done, f"cannot reach Temporal at {dead}", "AGENTRT_TEMPORAL_ADDRESS")
+        assert not (tmp_path / "data").exists()  # Temporal first: no key, no database
+
+
+def test_a_database_that_is_down_at_start_is_a_clear_error(
+    temporal_env: WorkflowEnvironment, settings: Settings, tmp_path: Path
+) -> None:
+    address = temporal_env.client.service_client.config.target_host
+    env = _env(settings, address, "q", AGENTRT_DATABASE_URL=DEAD_DB)
+    for args in ((), ("--check",)):
+        done = _worker(env, tmp_path, *args)
+        _one_line(done, "cannot reach the database at", "AGENTRT_DATABASE_URL")
+
+
+def test_check_reports_what_the_worker_would_meet_and_changes_nothing(
+    temporal_env: WorkflowEnvironment, settings: Settings, parts: Parts, tmp_path: Path
+) -> None:
+    address = temporal_env.client.service_client.config.target_host
+    done = _worker(_env(settings, address, "q"), tmp_path, "--check")
+    assert done.returncode == 0, done.stderr
+    assert "database " in done.stdout and ": schema present" in done.stdout
+    assert f"temporal: {address} namespace default, task queue q" in done.stdout
+    # A first start: the key and the database are announced, not made.
+    done = _worker(_fresh_env(settings, tmp_path / "data", address), tmp_path, "--check")
+    assert done.returncode == 0, done.stderr
+    assert f"seal keys: none yet (the worker creates {tmp_path / 'data' / 'seal.key'})" in (
+        done.stdout
+    )
+    assert "no file yet" in done.stdout
+    assert not (tmp_path / "data").exists()
+    env = _env(settings, address, "q", AGENTRT_TEMPORAL_NAMESPACE="no-such-namespace")
+    _one_line(_worker(env, tmp_path, "--check"), "no-such-namespace", "AGENTRT_TEMPORAL_NAMESPACE")
+
+
+def test_bad_settings_and_flags_are_one_line(settings: Settings, tmp_path: Path) -> None:
+    env = _env(settings, "127.0.0.1:1", "q", AGENTRT_MAX_CONCURRENT_ACTIVITIES="many")
+    _one_line(_worker(env, tmp_path), "invalid AGENTRT_* settings", "max_concurrent_activities")
+    _one_line(_worker(_env(settings, "127.0.0.1:1", "q"), tmp_path, "--task-queue", " "))
