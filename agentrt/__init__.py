@@ -25,9 +25,11 @@ if TYPE_CHECKING:
     )
     from agentrt.core.settings import Settings
     from agentrt.starter.facade import AgentRuntime
+    from agentrt.starter.session import open_runtime
 
 _EXPORTS: dict[str, str] = {
     "AgentRuntime": "agentrt.starter.facade",
+    "open_runtime": "agentrt.starter.session",
     "Settings": "agentrt.core.settings",
     "Outcome": "agentrt.contracts.enums",
     "RunStatus": "agentrt.contracts.enums",
@@ -64,6 +66,7 @@ __all__ = [
     "TerminationReason",
     "ToolEffect",
     "UnknownProfileError",
+    "open_runtime",
 ]
 
 

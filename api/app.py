@@ -72,7 +72,9 @@ def create_app(settings: ApiSettings, client: Client | None = None) -> Starlette
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
-        temporal = client or await connect(settings.temporal_address, settings.temporal_namespace)
+        # The same factory as every other process: with payload keys set, the A2A server
+        # encrypts the prompts it starts runs with.
+        temporal = client or await connect(settings)
         runtime = AgentRuntime(temporal, RunStore(ctx), settings.task_queue)
         handler._tasks = TaskService(settings, store, temporal, runtime, profiles)
         stop = asyncio.Event()

@@ -18,7 +18,6 @@ from temporalio.service import RPCError, RPCStatusCode
 from agentrt.contracts.approval import PendingApproval
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import (
-    AgentRuntimeError,
     ConfigError,
     InvalidRequestError,
     RunNotAwaitingApprovalError,
@@ -30,21 +29,14 @@ from agentrt.contracts.run import EventView, RunView
 from agentrt.core.codec import EncryptionCodec
 from agentrt.core.codec_server import create_codec_app
 from agentrt.core.settings import Settings
-from agentrt.core.temporal import connect
 from agentrt.starter import render
 from agentrt.starter.facade import AgentRuntime
+from agentrt.starter.session import open_runtime
 from agentrt.store import migrate as schema
 from agentrt.store.engine import make_engine
-from agentrt.store.open import open_store
-from agentrt.store.runs import RunStore
-from agentrt.store.sealing import Sealer
 
 EXIT_OK, EXIT_NOT_COMPLETED = 0, 1
 FOLLOW_POLL_SECONDS = 0.5
-
-
-class TemporalUnavailableError(AgentRuntimeError):
-    """The Temporal frontend could not be reached."""
 
 
 def run_id_arg(raw: str) -> str:
@@ -79,24 +71,8 @@ def migrate(settings: Settings, out: Console) -> int:
 
 @asynccontextmanager
 async def session(settings: Settings) -> AsyncIterator[tuple[AgentRuntime, Client]]:
-    try:
-        sealer = Sealer.from_b64(settings.seal_keys_spec())
-    except ValueError as exc:
-        raise ConfigError(f"AGENTRT_SEAL_KEYS: {exc}") from None
-    # The worker owns the schema (it migrates at start); a client only reads and starts runs.
-    engine, ctx = open_store(settings.resolved_database_url(), sealer, run_migrations=False)
-    try:
-        try:
-            client = await connect(
-                settings.temporal_address, settings.temporal_namespace, settings.payload_keys_spec()
-            )
-        except RuntimeError as exc:
-            raise TemporalUnavailableError(
-                f"cannot reach Temporal at {settings.temporal_address}: {exc}"
-            ) from None
-        yield AgentRuntime(client, RunStore(ctx), settings.task_queue), client
-    finally:
-        engine.dispose()
+    async with open_runtime(settings) as runtime:
+        yield runtime, runtime.client
 
 
 @dataclass

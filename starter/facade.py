@@ -57,6 +57,10 @@ class AgentRuntime:
         self._runs = runs
         self._task_queue = task_queue
 
+    @property
+    def client(self) -> Client:
+        return self._client
+
     async def start(
         self,
         profile: str,

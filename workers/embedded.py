@@ -125,30 +125,42 @@ async def _demo(
     )
     out.print(f"agentrt demo: data in {data_dir}", markup=False, highlight=False, soft_wrap=True)
     async with dev_server(port, ui_port, data_dir, out):
-        client = await _connect(settings)
-        parts = build(settings)
-        try:
-            async with make_worker(client, parts, settings):
+        await demo_session(settings, opts, ui_port, out, err, code)
+    return code[0]
+
+
+async def demo_session(
+    settings: Settings,
+    opts: DemoOptions,
+    ui_port: int,
+    out: Console,
+    err: Console,
+    code: list[int],
+) -> None:
+    """Against the Temporal at `settings.temporal_address`: a worker and the demo run."""
+    client = await _connect(settings)
+    parts = build(settings)
+    try:
+        async with make_worker(client, parts, settings):
+            out.print(
+                f"Worker: polling task queue {settings.task_queue!r}",
+                markup=False,
+                highlight=False,
+            )
+            runtime = AgentRuntime(client, RunStore(parts.ctx), settings.task_queue)
+            code.append(await _drive(runtime, opts, ui_port, out, err))
+            if opts.keep_running:
                 out.print(
-                    f"Worker: polling task queue {settings.task_queue!r}",
+                    f"Server and worker stay up: Temporal Web at http://127.0.0.1:{ui_port}"
+                    " — press Ctrl-C to stop.",
                     markup=False,
                     highlight=False,
+                    soft_wrap=True,
                 )
-                runtime = AgentRuntime(client, RunStore(parts.ctx), settings.task_queue)
-                code.append(await _drive(runtime, opts, ui_port, out, err))
-                if opts.keep_running:
-                    out.print(
-                        f"Server and worker stay up: Temporal Web at http://127.0.0.1:{ui_port}"
-                        " — press Ctrl-C to stop.",
-                        markup=False,
-                        highlight=False,
-                        soft_wrap=True,
-                    )
-                    await asyncio.Event().wait()  # until a signal cancels us
-                out.print("Stopping the worker and the dev server…", markup=False, highlight=False)
-        finally:
-            parts.engine.dispose()
-    return code[0]
+                await asyncio.Event().wait()  # until a signal cancels us
+            out.print("Stopping the worker and the dev server…", markup=False, highlight=False)
+    finally:
+        parts.engine.dispose()
 
 
 async def _drive(
@@ -262,9 +274,7 @@ async def _connect(settings: Settings) -> Client:
     """The port opens a moment before the frontend answers: retry briefly."""
     for attempt in range(40):
         try:
-            return await connect(
-                settings.temporal_address, settings.temporal_namespace, settings.payload_keys_spec()
-            )
+            return await connect(settings)
         except RuntimeError:
             if attempt == 39:
                 raise DevServerError(

@@ -44,9 +44,7 @@ def make_worker(client: Client, parts: Parts, settings: Settings) -> Worker:
 async def serve(settings: Settings, stop: asyncio.Event) -> None:
     parts = build(settings)
     try:
-        client = await connect(
-            settings.temporal_address, settings.temporal_namespace, settings.payload_keys_spec()
-        )
+        client = await connect(settings)
         worker = make_worker(client, parts, settings)
         async with worker:
             logger.info("worker polling %s on %s", settings.task_queue, settings.temporal_address)
