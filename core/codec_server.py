@@ -1,7 +1,10 @@
-"""The codec server: Temporal Web (and `temporal --codec-endpoint`) POST payloads here to
-see them decrypted. It decrypts on request, so bind it to loopback or put it behind auth;
-CORS admits only the configured Web UI origins."""
+"""The codec server: Temporal Web (and `temporal --codec-endpoint --codec-auth`) POST
+payloads here to see them decrypted. Decrypting on request is reading every prompt, so each
+request must carry `Authorization: Bearer <token>` (compared in constant time); only a
+loopback-only dev server may run without one (`token=None`). CORS admits only the
+configured Web UI origins, and lets their preflights through without a token."""
 
+import hmac
 from collections.abc import Iterable
 
 from google.protobuf import json_format
@@ -15,8 +18,29 @@ from temporalio.api.common.v1 import Payloads
 from temporalio.converter import PayloadCodec
 
 
-def create_codec_app(codec: PayloadCodec, ui_origins: Iterable[str]) -> Starlette:
+def _authorized(request: Request, token: str | None) -> bool:
+    if token is None:
+        return True
+    scheme, _, presented = request.headers.get("authorization", "").partition(" ")
+    # compare_digest on bytes: constant time in the length of the expected token.
+    return scheme.lower() == "bearer" and hmac.compare_digest(
+        presented.strip().encode(), token.encode()
+    )
+
+
+def create_codec_app(
+    codec: PayloadCodec, ui_origins: Iterable[str], token: str | None
+) -> Starlette:
+    if token is not None and not token.strip():
+        raise ValueError("the codec token is empty")
+
     async def _apply(request: Request, decode: bool) -> Response:
+        if not _authorized(request, token):
+            return JSONResponse(
+                {"error": "a valid bearer token is required"},
+                status_code=401,
+                headers={"WWW-Authenticate": 'Bearer realm="codec"'},
+            )
         try:
             payloads = json_format.Parse(await request.body(), Payloads())
         except json_format.ParseError:
@@ -48,6 +72,7 @@ def create_codec_app(codec: PayloadCodec, ui_origins: Iterable[str]) -> Starlett
                 allow_origins=list(ui_origins),
                 allow_methods=["POST"],
                 allow_headers=["content-type", "x-namespace", "authorization"],
+                allow_credentials=True,
             )
         ],
     )
