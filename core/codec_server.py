@@ -4,9 +4,12 @@ request must carry `Authorization: Bearer <token>` (compared in constant time); 
 loopback-only dev server may run without one (`token=None`). CORS admits only the
 configured Web UI origins, and lets their preflights through without a token."""
 
+import asyncio
+import contextlib
 import hmac
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
 
+import uvicorn
 from google.protobuf import json_format
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -76,3 +79,27 @@ def create_codec_app(
             )
         ],
     )
+
+
+def ui_origins(ui_port: int) -> list[str]:
+    """The origins a Temporal Web UI on this loopback port sends."""
+    return [f"http://127.0.0.1:{ui_port}", f"http://localhost:{ui_port}"]
+
+
+@contextlib.asynccontextmanager
+async def serving(app: Starlette, port: int) -> AsyncIterator[str]:
+    """Serve `app` on 127.0.0.1:`port` in this event loop; yields its URL."""
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    task = asyncio.create_task(server.serve())
+    try:
+        for _ in range(500):  # bounded wait for the listener
+            if server.started or task.done():
+                break
+            await asyncio.sleep(0.01)
+        if not server.started:
+            raise RuntimeError(f"the codec server did not start on 127.0.0.1:{port}")
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        with contextlib.suppress(Exception):
+            await task

@@ -22,6 +22,8 @@ from agentrt.contracts.approval import PendingApproval
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import AgentRuntimeError, ConfigError
 from agentrt.contracts.run import RunView
+from agentrt.core.codec import EncryptionCodec
+from agentrt.core.codec_server import create_codec_app, serving, ui_origins
 from agentrt.core.devserver import free_port, start_dev_server, wait_for_port
 from agentrt.core.settings import Settings
 from agentrt.core.temporal import connect
@@ -124,7 +126,24 @@ async def _demo(
         update={"data_dir": data_dir, "temporal_address": f"127.0.0.1:{port}"}
     )
     out.print(f"agentrt demo: data in {data_dir}", markup=False, highlight=False, soft_wrap=True)
-    async with dev_server(port, ui_port, data_dir, out):
+    async with contextlib.AsyncExitStack() as stack:
+        codec_url = None
+        keys = settings.payload_keys_spec()
+        if keys:
+            # Temporal Web shows ciphertext without it. Loopback only and no token: the
+            # dev UI has no login to pass one; CORS admits the UI port actually chosen.
+            try:
+                sealer = EncryptionCodec.from_spec(keys)
+            except ValueError as exc:
+                raise ConfigError(f"AGENTRT_PAYLOAD_KEYS: {exc}") from None
+            codec = create_codec_app(sealer, ui_origins(ui_port), None)
+            codec_url = await stack.enter_async_context(serving(codec, free_port()))
+            out.print(
+                f"Codec server: {codec_url} (Temporal Web decrypts payloads through it)",
+                markup=False,
+                highlight=False,
+            )
+        await stack.enter_async_context(dev_server(port, ui_port, data_dir, out, codec_url))
         await demo_session(settings, opts, ui_port, out, err, code)
     return code[0]
 
@@ -226,10 +245,16 @@ async def ask_yes_no(question: str, out: Console) -> bool:
 
 
 @contextlib.asynccontextmanager
-async def dev_server(port: int, ui_port: int, data_dir: Path, out: Console) -> AsyncIterator[None]:
+async def dev_server(
+    port: int, ui_port: int, data_dir: Path, out: Console, codec_url: str | None = None
+) -> AsyncIterator[None]:
     log = data_dir / "temporal.log"
     proc = await start_dev_server(
-        port=port, ui_port=ui_port, db_file=data_dir / "temporal.db", log=log
+        port=port,
+        ui_port=ui_port,
+        db_file=data_dir / "temporal.db",
+        log=log,
+        codec_endpoint=codec_url,
     )
     try:
         await _until_ready(proc, port, log)
