@@ -22,7 +22,7 @@ from starlette.routing import Route
 from temporalio.client import Client
 
 import agentrt.api.errors  # noqa: F401  (registers RESULT_NOT_RETAINABLE with the SDK)
-from agentrt.api.card import REST_PREFIX, agent_card
+from agentrt.api.card import REST_PREFIX, agent_card, with_last_modified
 from agentrt.api.delivery import PushDelivery
 from agentrt.api.guard import CALLER_KEY, Guard
 from agentrt.api.handler import CALLER, A2AHandler
@@ -30,12 +30,12 @@ from agentrt.api.settings import ApiSettings
 from agentrt.api.tasks import TaskService
 from agentrt.contracts.errors import ConfigError
 from agentrt.core.profiles import load_profiles
-from agentrt.core.temporal import connect_from_settings
+from agentrt.core.temporal import connect
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.a2a import A2AStore
 from agentrt.store.a2a_journal import A2AJournal
 from agentrt.store.a2a_push import A2APushStore
-from agentrt.store.context import StoreContext
+from agentrt.store.context import StoreContext, utcnow
 from agentrt.store.open import open_store
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer
@@ -74,7 +74,9 @@ def create_app(settings: ApiSettings, client: Client | None = None) -> Starlette
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
-        temporal = client or await connect_from_settings(settings)
+        # The same factory as every other process: with payload keys set, the A2A server
+        # encrypts the prompts it starts runs with.
+        temporal = client or await connect(settings)
         runtime = AgentRuntime(temporal, RunStore(ctx), settings.task_queue)
         handler._tasks = TaskService(settings, store, temporal, runtime, profiles)
         stop = asyncio.Event()
@@ -92,8 +94,11 @@ def create_app(settings: ApiSettings, client: Client | None = None) -> Starlette
         return JSONResponse({"ok": True})
 
     routes = [
-        *create_agent_card_routes(
-            agent_card(settings, profiles), cache_control="public, max-age=300"
+        *with_last_modified(
+            create_agent_card_routes(
+                agent_card(settings, profiles), cache_control="public, max-age=300"
+            ),
+            built=utcnow(),
         ),
         *create_jsonrpc_routes(handler, "/", context_builder=CallerContextBuilder()),
         Route("/healthz", healthz, methods=["GET"]),
@@ -107,6 +112,7 @@ def create_app(settings: ApiSettings, client: Client | None = None) -> Starlette
         callers=settings.callers(),
         max_body=settings.api_max_body_bytes,
         open_paths={AGENT_CARD_WELL_KNOWN_PATH, "/healthz"},
+        rest_prefix=REST_PREFIX,
     )
     return app
 

@@ -1,7 +1,9 @@
 """The Agent Card: published profiles as skills, the bearer scheme, our JSON-RPC interface."""
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from email.utils import format_datetime, parsedate_to_datetime
 
 from a2a.types import (
     AgentCapabilities,
@@ -13,6 +15,9 @@ from a2a.types import (
     SecurityScheme,
     StringList,
 )
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
 
 from agentrt.api.settings import ApiSettings
 from agentrt.contracts.profiles import AgentProfile
@@ -83,3 +88,40 @@ def agent_card(settings: ApiSettings, profiles: Mapping[str, AgentProfile]) -> A
         },
         security_requirements=[SecurityRequirement(schemes={BEARER: StringList()})],
     )
+
+
+def _not_modified_since(request: Request, modified: datetime) -> bool:
+    """If-Modified-Since counts only without If-None-Match (RFC 9110 13.1.3)."""
+    raw = request.headers.get("if-modified-since")
+    if raw is None or "if-none-match" in request.headers:
+        return False
+    try:
+        since = parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return False  # an unparsable date is ignored, as the RFC says
+    return since.tzinfo is not None and modified <= since
+
+
+def with_last_modified(routes: Sequence[BaseRoute], *, built: datetime) -> list[BaseRoute]:
+    """The SDK's card routes (ETag, Cache-Control, If-None-Match) plus `Last-Modified`,
+    the moment this process built its card, and If-Modified-Since answered with a 304."""
+    modified = built.replace(microsecond=0)
+    stamp = format_datetime(modified, usegmt=True)
+    out: list[BaseRoute] = []
+    for route in routes:
+        if not isinstance(route, Route):
+            out.append(route)
+            continue
+        inner = route.endpoint
+
+        async def endpoint(request: Request, inner: object = inner) -> Response:
+            response: Response = await inner(request)  # type: ignore[operator]
+            response.headers["Last-Modified"] = stamp
+            if response.status_code == 200 and _not_modified_since(request, modified):
+                keep = {k: v for k, v in response.headers.items() if k.lower() != "content-length"}
+                keep.pop("content-type", None)
+                return Response(status_code=304, headers=keep)
+            return response
+
+        out.append(Route(route.path, endpoint, methods=list(route.methods or ["GET"])))
+    return out

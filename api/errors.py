@@ -3,7 +3,11 @@
 from a2a.server.jsonrpc_models import JSONRPCError
 from a2a.server.request_handlers import response_helpers
 from a2a.utils import errors as sdk_errors
-from a2a.utils.errors import UnsupportedOperationError
+from a2a.utils.errors import (
+    ContentTypeNotSupportedError,
+    TaskNotCancelableError,
+    UnsupportedOperationError,
+)
 
 
 class ResultNotRetainableError(UnsupportedOperationError):
@@ -25,6 +29,14 @@ def register() -> None:
     )
     sdk_errors.A2A_ERROR_REASONS[cls] = "RESULT_NOT_RETAINABLE"
     response_helpers.EXCEPTION_MAP[cls] = JSONRPCError
+    # The REST binding's status codes (spec 5.4): a content type we do not serve is 415
+    # and a task that cannot be canceled (it is terminal) is a 409 conflict, where the
+    # SDK's table answers 400 for both. JSON-RPC codes are unchanged (-32005, -32002).
+    mapping = sdk_errors.A2A_ERROR_MAPPING
+    mapping[ContentTypeNotSupportedError] = mapping[ContentTypeNotSupportedError]._replace(
+        http_code=415
+    )
+    mapping[TaskNotCancelableError] = mapping[TaskNotCancelableError]._replace(http_code=409)
 
 
 register()

@@ -1,7 +1,10 @@
-"""ASGI guard in front of the A2A routes: bearer API keys and a body limit.
+"""ASGI guard in front of the A2A routes: bearer API keys, JSON bodies only, a body limit.
 
-A request without a valid key gets 401 before its body is read; an oversized body gets 413
-with a JSON-RPC error. Neither reaches the handler, so neither changes anything.
+A request without a valid key gets 401 before its body is read. One that declares a
+Content-Type other than JSON (`application/json`, `application/a2a+json`, any `+json`) gets
+415, an oversized one 413, each in the error shape of its binding (JSON-RPC, or
+google.rpc.Status under the REST prefix). None reaches the handler, so none changes
+anything. A body with no Content-Type at all is still parsed (and a bad one is -32700).
 """
 
 import json
@@ -12,6 +15,22 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from agentrt.api.settings import identify
 
 CALLER_KEY = "agentrt.caller"
+
+
+def json_media_type(content_type: bytes) -> bool:
+    media = content_type.decode("latin-1").split(";", 1)[0].strip().lower()
+    return media == "application/json" or (
+        media.startswith("application/") and media.endswith("+json")
+    )
+
+
+def _rest_error(http: int, status: str, reason: str, message: str) -> dict[str, Any]:
+    info = {
+        "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+        "reason": reason,
+        "domain": "a2a-protocol.org",
+    }
+    return {"error": {"code": http, "status": status, "message": message, "details": [info]}}
 
 
 async def _reply(send: Send, status: int, body: dict[str, Any], extra: list[Any]) -> None:
@@ -27,12 +46,27 @@ def _rpc_error(code: int, message: str) -> dict[str, Any]:
 
 class Guard:
     def __init__(
-        self, app: ASGIApp, *, callers: dict[str, str], max_body: int, open_paths: set[str]
+        self,
+        app: ASGIApp,
+        *,
+        callers: dict[str, str],
+        max_body: int,
+        open_paths: set[str],
+        rest_prefix: str,
     ) -> None:
         self._app = app
         self._callers = callers
         self._max_body = max_body
         self._open = open_paths
+        self._rest = rest_prefix
+
+    async def _unsupported_media(self, scope: Scope, send: Send) -> None:
+        message = "Content-Type must be application/json or application/a2a+json"
+        if scope["path"].startswith(self._rest):
+            body = _rest_error(415, "INVALID_ARGUMENT", "CONTENT_TYPE_NOT_SUPPORTED", message)
+        else:
+            body = _rpc_error(-32600, message)
+        await _reply(send, 415, body, [])
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"] in self._open:
@@ -65,6 +99,10 @@ class Guard:
             if len(body) > self._max_body:
                 await _reply(send, 413, _rpc_error(-32600, "Payload too large"), [])
                 return
+        declared_type = headers.get(b"content-type")
+        if declared_type is not None and not json_media_type(declared_type):
+            await self._unsupported_media(scope, send)
+            return
         scope = {**scope, CALLER_KEY: caller}
         replayed = False
 

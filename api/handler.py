@@ -80,19 +80,21 @@ class A2AHandler(RequestHandler):
 
     # --- send ------------------------------------------------------------------------------
 
-    async def _send(self, params: SendMessageRequest, owner: str) -> tuple[str, int]:
-        """Create or continue a task; returns (task id, the journal position it started at)."""
+    async def _send(self, params: SendMessageRequest, owner: str) -> tuple[str, int, bool]:
+        """Create or continue a task; returns (task id, the journal position it started at,
+        whether the message was a repeat that changed nothing)."""
         inline = None
         if params.configuration.HasField("task_push_notification_config"):
             inline = params.configuration.task_push_notification_config
             validate_url(inline.url, allow_loopback=self._settings.push_allow_loopback)
+        repeat = False
         if params.message.task_id:
-            rec = await self._tasks.follow_up(params, owner)
+            rec, repeat = await self._tasks.follow_up(params, owner)
         else:
             rec = await self._tasks.create(params, owner)
-        if inline is not None:
+        if inline is not None and not repeat:
             await self._store_config(rec.id, inline, from_start=not params.message.task_id)
-        return rec.id, rec.journal_head
+        return rec.id, rec.journal_head, repeat
 
     @validate_request_params
     async def on_message_send(
@@ -101,8 +103,8 @@ class A2AHandler(RequestHandler):
         owner = _caller(context)
         cfg = params.configuration
         history = _history_length(cfg.HasField("history_length"), cfg.history_length)
-        task_id, since = await self._send(params, owner)
-        if cfg.return_immediately:
+        task_id, since, repeat = await self._send(params, owner)
+        if cfg.return_immediately or repeat:
             rec = await self._tasks.get(task_id, owner)
         else:
             rec = await self._tasks.wait(task_id, owner, since)
@@ -113,7 +115,10 @@ class A2AHandler(RequestHandler):
         self, params: SendMessageRequest, context: ServerCallContext
     ) -> AsyncGenerator[Event]:
         owner = _caller(context)
-        task_id, since = await self._send(params, owner)
+        task_id, since, repeat = await self._send(params, owner)
+        if repeat:  # a retried message: the task as it is, and nothing more to follow
+            yield task_proto(await self._tasks.get(task_id, owner))
+            return
         async for event in journal_stream(
             self._journal, task_id, start=since, hold_until=since,
             poll=self._settings.api_poll_seconds,
@@ -131,7 +136,7 @@ class A2AHandler(RequestHandler):
         if rec.state in TERMINAL and start >= rec.journal_head:
             raise UnsupportedOperationError(message="The task is in a terminal state")
         async for event in journal_stream(
-            self._journal, rec.id, start=start, hold_until=-1,
+            self._journal, rec.id, start=start, hold_until=None,
             poll=self._settings.api_poll_seconds,
         ):  # fmt: skip
             yield event

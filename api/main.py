@@ -25,11 +25,11 @@ async def _serve_until_stopped(settings: ApiSettings) -> None:
     import uvicorn
 
     from agentrt.api.app import create_app
-    from agentrt.core.temporal import connect_from_settings
+    from agentrt.core.temporal import connect
 
     # Both connections are made before the server starts, so an unreachable Temporal or
     # database is one line naming the setting, not a failed lifespan's traceback.
-    client = await connect_from_settings(settings)
+    client = await connect(settings)
     app = create_app(settings, client=client)
     config = uvicorn.Config(app, host=settings.api_host, port=settings.api_port)
     await uvicorn.Server(config).serve()

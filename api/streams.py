@@ -29,10 +29,12 @@ def resume_position(headers: dict[str, str]) -> int | None:
 
 
 async def journal_stream(
-    journal: A2AJournal, task_id: str, *, start: int, hold_until: int, poll: float
+    journal: A2AJournal, task_id: str, *, start: int, hold_until: int | None, poll: float
 ) -> AsyncIterator[Event]:
     """Snapshot at `start`, then events after it. Closes once caught up at a terminal state,
-    or at an interrupted one reached after `hold_until` (a follow-up's own starting point)."""
+    or at an interrupted one reached after `hold_until` (a follow-up's own starting point).
+    With `hold_until=None` (SubscribeToTask) only a terminal state closes it: an
+    INPUT_REQUIRED task is still live, and the subscriber sees it resume (spec 3.1.6)."""
     snap = await asyncio.to_thread(journal.snapshot, task_id, start)
     if snap is None:
         raise TaskNotFoundError(message=f"Task {task_id} not found")
@@ -48,7 +50,8 @@ async def journal_stream(
                 state = ev.state
         if events:
             continue
-        if state in TERMINAL or (state in INTERRUPTED and position > hold_until):
+        interrupted = state in INTERRUPTED and hold_until is not None and position > hold_until
+        if state in TERMINAL or interrupted:
             return
         if await asyncio.to_thread(journal.head, task_id) is None:
             return  # purged meanwhile

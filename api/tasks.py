@@ -122,12 +122,16 @@ class TaskService:
             raise InternalError(message="The task's run could not be started") from None
         return rec
 
-    async def follow_up(self, params: SendMessageRequest, owner: str) -> TaskRecord:
-        """A message for a task that asked for more input: continue the same run."""
+    async def follow_up(self, params: SendMessageRequest, owner: str) -> tuple[TaskRecord, bool]:
+        """A message for a task that asked for more input: continue the same run. Returns
+        (task, repeat): a message whose messageId the task already holds is a repeat (a
+        client retrying), answered with the task as it is, changing nothing."""
         message = params.message
         rec = await self.get(message.task_id, owner)
         if message.context_id and message.context_id != rec.context_id:
             raise InvalidParamsError(message="contextId does not match the task's context")
+        if _holds(rec, message.message_id):
+            return rec, True
         if rec.state in TERMINAL:
             raise UnsupportedOperationError(message="The task is in a terminal state")
         if rec.state != INPUT_REQUIRED:
@@ -144,6 +148,8 @@ class TaskService:
         )
         if added is None:
             raise UnsupportedOperationError(message="The task is not waiting for input")
+        if not added[1]:
+            return added[0], True  # the same message raced in a moment before: a repeat
         handle = self._client.get_workflow_handle(rec.workflow_id)
         try:
             await handle.execute_update(
@@ -152,7 +158,7 @@ class TaskService:
         except (WorkflowUpdateFailedError, RPCError):
             await asyncio.to_thread(self._store.remove_client_message, rec.id, message.message_id)
             raise UnsupportedOperationError(message="The task is not waiting for input") from None
-        return rec
+        return rec, False
 
     # --- cancel ----------------------------------------------------------------------------
 
@@ -173,6 +179,10 @@ class TaskService:
                 pass
         done = await self.wait(task_id, owner, since=rec.journal_head, cap=30.0)
         return done
+
+
+def _holds(rec: TaskRecord, message_id: str) -> bool:
+    return any(m.get("messageId") == message_id for m in rec.history)
 
 
 def _checked_text(message: Message) -> str:

@@ -10,7 +10,9 @@ import base64
 import os
 from collections.abc import Mapping, Sequence
 
+from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from google.protobuf.message import DecodeError
 from temporalio.api.common.v1 import Payload
 from temporalio.converter import PayloadCodec
 
@@ -68,5 +70,12 @@ class EncryptionCodec(PayloadCodec):
             aead = self._aead.get(kid)
             if aead is None:
                 raise ValueError(f"payload encrypted with unknown key id {kid!r}")
-            out.append(Payload.FromString(aead.decrypt(p.data[:12], p.data[12:], None)))
+            try:
+                out.append(Payload.FromString(aead.decrypt(p.data[:12], p.data[12:], None)))
+            except (InvalidTag, DecodeError):
+                # Tampered, truncated, or sealed under another key with the same id.
+                raise ValueError(
+                    f"an encrypted payload (key id {kid!r}) does not open: "
+                    "it was altered or truncated"
+                ) from None
         return out

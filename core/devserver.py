@@ -55,7 +55,12 @@ def free_port() -> int:
 
 
 async def start_dev_server(
-    *, port: int, ui_port: int | None, db_file: Path | None, log: Path
+    *,
+    port: int,
+    ui_port: int | None,
+    db_file: Path | None,
+    log: Path,
+    codec_endpoint: str | None = None,
 ) -> asyncio.subprocess.Process:
     cmd = [
         temporal_cli(),
@@ -77,6 +82,8 @@ async def start_dev_server(
         cmd += ["--headless"]
     else:
         cmd += ["--ui-port", str(ui_port)]
+        if codec_endpoint is not None:
+            cmd += ["--ui-codec-endpoint", codec_endpoint]
     log.parent.mkdir(parents=True, exist_ok=True)
     out = log.open("ab")
     return await asyncio.create_subprocess_exec(

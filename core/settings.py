@@ -38,6 +38,9 @@ class Settings(BaseSettings):
         description="kid:base64key[,...]: encrypt Temporal payloads (first key active).",
     )
     codec_ui_origins: str = "http://127.0.0.1:8233,http://localhost:8233"
+    codec_token: SecretStr | None = Field(
+        default=None, description="bearer token every codec-server request must present"
+    )
     scripted_providers: str = Field(
         default="scripted", description="names served by the scripted model (same rules file)"
     )

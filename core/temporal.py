@@ -1,4 +1,4 @@
-"""The one data converter and the client factory used by every process."""
+"""The one data converter and the one client factory used by every process."""
 
 import dataclasses
 import re
@@ -7,7 +7,7 @@ from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.converter import DataConverter
 
-from agentrt.contracts.errors import TemporalUnavailableError
+from agentrt.contracts.errors import ConfigError, TemporalUnavailableError
 from agentrt.core.codec import EncryptionCodec
 from agentrt.core.settings import Settings
 
@@ -25,20 +25,24 @@ def data_converter(payload_keys: str | None = None) -> DataConverter:
     )
 
 
-async def connect(
-    address: str, namespace: str = "default", payload_keys: str | None = None
-) -> Client:
-    return await Client.connect(
-        address, namespace=namespace, data_converter=data_converter(payload_keys)
-    )
-
-
-async def connect_from_settings(settings: Settings) -> Client:
-    """The client of an entry point: address, namespace and payload keys from settings; an
-    unreachable frontend is a TemporalUnavailableError that names the setting to change."""
+def settings_converter(settings: Settings) -> DataConverter:
     try:
-        return await connect(
-            settings.temporal_address, settings.temporal_namespace, settings.payload_keys_spec()
+        return data_converter(settings.payload_keys_spec())
+    except ValueError as exc:
+        raise ConfigError(f"AGENTRT_PAYLOAD_KEYS: {exc}") from None
+
+
+async def connect(settings: Settings) -> Client:
+    """The only way a process (CLI, facade, worker, A2A server, demo) gets a Temporal client.
+    It takes the whole settings object, not an address, so no caller can leave the payload
+    keys behind: with AGENTRT_PAYLOAD_KEYS set, every client encrypts. An unreachable
+    frontend is a TemporalUnavailableError that names the setting to change."""
+    converter = settings_converter(settings)
+    try:
+        return await Client.connect(
+            settings.temporal_address,
+            namespace=settings.temporal_namespace,
+            data_converter=converter,
         )
     except RuntimeError as exc:
         found = _REASON.findall(str(exc))

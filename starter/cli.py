@@ -77,6 +77,11 @@ def build_parser() -> argparse.ArgumentParser:
         "codec-server", help="serve /decode for Temporal Web (needs AGENTRT_PAYLOAD_KEYS)"
     )
     codec.add_argument("--port", type=int, default=8081)
+    codec.add_argument(
+        "--dev-no-token",
+        action="store_true",
+        help="serve without AGENTRT_CODEC_TOKEN (loopback-only development)",
+    )
     return p
 
 
@@ -154,7 +159,7 @@ async def _dispatch(
     if args.command == "migrate":
         return commands.migrate(settings, out)
     if args.command == "codec-server":
-        return await commands.codec_server(settings, args.port, out)
+        return await commands.codec_server(settings, args.port, out, dev_no_token=args.dev_no_token)
     if getattr(args, "run_id", None) is not None:
         commands.run_id_arg(args.run_id)  # bad input fails before any connection is made
     async with commands.session(settings) as (runtime, client):

@@ -234,14 +234,30 @@ class Commands:
         return True
 
 
-async def codec_server(settings: Settings, port: int, out: Console) -> int:
-    """Serve the payload codec on 127.0.0.1 for Temporal Web until interrupted."""
+async def codec_server(
+    settings: Settings, port: int, out: Console, *, dev_no_token: bool = False
+) -> int:
+    """Serve the payload codec on 127.0.0.1 for Temporal Web until interrupted. It needs
+    AGENTRT_CODEC_TOKEN unless told it is a loopback-only dev server (--dev-no-token)."""
     keys = settings.payload_keys_spec()
     if not keys:
         raise ConfigError("AGENTRT_PAYLOAD_KEYS is not set: there is nothing to decode")
+    token = None if settings.codec_token is None else settings.codec_token.get_secret_value()
+    if token is not None and not token.strip():
+        raise ConfigError("AGENTRT_CODEC_TOKEN is empty")
+    if token is None and not dev_no_token:
+        raise ConfigError(
+            "AGENTRT_CODEC_TOKEN is not set: the codec server decrypts every payload for "
+            "whoever asks; set a token, or pass --dev-no-token for loopback-only development"
+        )
     origins = [o.strip() for o in settings.codec_ui_origins.split(",") if o.strip()]
-    app = create_codec_app(EncryptionCodec.from_spec(keys), origins)
-    out.print(f"codec server on http://127.0.0.1:{port} for {', '.join(origins)}")
+    try:
+        codec = EncryptionCodec.from_spec(keys)
+    except ValueError as exc:
+        raise ConfigError(f"AGENTRT_PAYLOAD_KEYS: {exc}") from None
+    app = create_codec_app(codec, origins, token)
+    guard = "bearer token required" if token else "NO TOKEN (dev only)"
+    out.print(f"codec server on http://127.0.0.1:{port} for {', '.join(origins)}; {guard}")
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     await server.serve()
     return EXIT_OK

@@ -42,7 +42,7 @@ from agentrt.contracts.ids import (
 from agentrt.contracts.profiles import MAX_ITERATIONS_CEILING
 from agentrt.contracts.run import EventView, RunInput, RunView
 from agentrt.core.settings import Settings
-from agentrt.core.temporal import connect_from_settings
+from agentrt.core.temporal import connect
 from agentrt.store.open import open_store
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer
@@ -88,7 +88,7 @@ class AgentRuntime:
             open_store, settings.resolved_database_url(), sealer, run_migrations=False
         )
         try:
-            client = await connect_from_settings(settings)
+            client = await connect(settings)
         except BaseException:
             engine.dispose()
             raise

@@ -153,17 +153,23 @@ class A2AStore:
 
     def add_client_message(
         self, task_id: str, owner: str, message: dict[str, Any], *, when_state: str
-    ) -> TaskRecord | None:
-        """Append a follow-up to the history if the task is still in `when_state`."""
+    ) -> tuple[TaskRecord, bool] | None:
+        """Append a follow-up to the history if the task is still in `when_state`; returns
+        (task, added). A message whose messageId the history already holds is a repeat:
+        nothing changes and it comes back with added=False, whatever the state."""
         with self._ctx.sessions.begin() as s:
             row = self._locked(s, task_id, owner)
-            if row is None or row.state != when_state:
+            if row is None:
                 return None
             history = self.unseal("history", task_id, row.history, [])
+            if any(m.get("messageId") == message["messageId"] for m in history):
+                return self.record(row), False
+            if row.state != when_state:
+                return None
             history.append(_kept_message(message, row.answer_level))
             row.history = self.seal("history", task_id, history)
             row.updated_at = utcnow()
-            return self.record(row)
+            return self.record(row), True
 
     def remove_client_message(self, task_id: str, message_id: str) -> None:
         with self._ctx.sessions.begin() as s:

@@ -20,8 +20,10 @@ from temporalio.client import Client
 
 from agentrt.contracts.approval import PendingApproval
 from agentrt.contracts.enums import RunStatus
-from agentrt.contracts.errors import AgentRuntimeError, ConfigError
+from agentrt.contracts.errors import AgentRuntimeError, ConfigError, TemporalUnavailableError
 from agentrt.contracts.run import RunView
+from agentrt.core.codec import EncryptionCodec
+from agentrt.core.codec_server import create_codec_app, serving, ui_origins
 from agentrt.core.devserver import free_port, start_dev_server, wait_for_port
 from agentrt.core.settings import Settings
 from agentrt.core.temporal import connect
@@ -123,29 +125,58 @@ async def _demo(
         update={"data_dir": data_dir, "temporal_address": f"127.0.0.1:{port}"}
     )
     out.print(f"agentrt demo: data in {data_dir}", markup=False, highlight=False, soft_wrap=True)
-    async with dev_server(port, ui_port, data_dir, out):
-        client = await _connect(settings)
-        worker, resources = build_worker(client, settings)
-        with resources:
-            async with worker:
+    async with contextlib.AsyncExitStack() as stack:
+        codec_url = None
+        keys = settings.payload_keys_spec()
+        if keys:
+            # Temporal Web shows ciphertext without it. Loopback only and no token: the
+            # dev UI has no login to pass one; CORS admits the UI port actually chosen.
+            try:
+                sealer = EncryptionCodec.from_spec(keys)
+            except ValueError as exc:
+                raise ConfigError(f"AGENTRT_PAYLOAD_KEYS: {exc}") from None
+            codec = create_codec_app(sealer, ui_origins(ui_port), None)
+            codec_url = await stack.enter_async_context(serving(codec, free_port()))
+            out.print(
+                f"Codec server: {codec_url} (Temporal Web decrypts payloads through it)",
+                markup=False,
+                highlight=False,
+            )
+        await stack.enter_async_context(dev_server(port, ui_port, data_dir, out, codec_url))
+        await demo_session(settings, opts, ui_port, out, err, code)
+    return code[0]
+
+
+async def demo_session(
+    settings: Settings,
+    opts: DemoOptions,
+    ui_port: int,
+    out: Console,
+    err: Console,
+    code: list[int],
+) -> None:
+    """Against the Temporal at `settings.temporal_address`: a worker and the demo run."""
+    client = await _connect(settings)
+    worker, resources = build_worker(client, settings)
+    with resources:
+        async with worker:
+            out.print(
+                f"Worker: polling task queue {settings.task_queue!r}",
+                markup=False,
+                highlight=False,
+            )
+            runtime = AgentRuntime(client, RunStore(resources.ctx), settings.task_queue)
+            code.append(await _drive(runtime, opts, ui_port, out, err))
+            if opts.keep_running:
                 out.print(
-                    f"Worker: polling task queue {settings.task_queue!r}",
+                    f"Server and worker stay up: Temporal Web at http://127.0.0.1:{ui_port}"
+                    " — press Ctrl-C to stop.",
                     markup=False,
                     highlight=False,
+                    soft_wrap=True,
                 )
-                runtime = AgentRuntime(client, RunStore(resources.ctx), settings.task_queue)
-                code.append(await _drive(runtime, opts, ui_port, out, err))
-                if opts.keep_running:
-                    out.print(
-                        f"Server and worker stay up: Temporal Web at http://127.0.0.1:{ui_port}"
-                        " — press Ctrl-C to stop.",
-                        markup=False,
-                        highlight=False,
-                        soft_wrap=True,
-                    )
-                    await asyncio.Event().wait()  # until a signal cancels us
-                out.print("Stopping the worker and the dev server…", markup=False, highlight=False)
-    return code[0]
+                await asyncio.Event().wait()  # until a signal cancels us
+            out.print("Stopping the worker and the dev server…", markup=False, highlight=False)
 
 
 async def _drive(
@@ -211,10 +242,16 @@ async def ask_yes_no(question: str, out: Console) -> bool:
 
 
 @contextlib.asynccontextmanager
-async def dev_server(port: int, ui_port: int, data_dir: Path, out: Console) -> AsyncIterator[None]:
+async def dev_server(
+    port: int, ui_port: int, data_dir: Path, out: Console, codec_url: str | None = None
+) -> AsyncIterator[None]:
     log = data_dir / "temporal.log"
     proc = await start_dev_server(
-        port=port, ui_port=ui_port, db_file=data_dir / "temporal.db", log=log
+        port=port,
+        ui_port=ui_port,
+        db_file=data_dir / "temporal.db",
+        log=log,
+        codec_endpoint=codec_url,
     )
     try:
         await _until_ready(proc, port, log)
@@ -259,10 +296,8 @@ async def _connect(settings: Settings) -> Client:
     """The port opens a moment before the frontend answers: retry briefly."""
     for attempt in range(40):
         try:
-            return await connect(
-                settings.temporal_address, settings.temporal_namespace, settings.payload_keys_spec()
-            )
-        except RuntimeError:
+            return await connect(settings)
+        except TemporalUnavailableError:
             if attempt == 39:
                 raise DevServerError(
                     f"the dev server at {settings.temporal_address} does not answer"

@@ -19,7 +19,7 @@ from agentrt.activities.toolbox.mcp import open_mcp_toolboxes
 from agentrt.activities.toolbox.mcp_config import load_mcp_config
 from agentrt.contracts.errors import AgentRuntimeError
 from agentrt.core.settings import Settings
-from agentrt.core.temporal import connect_from_settings
+from agentrt.core.temporal import connect
 from agentrt.store.open import WHICH_SETTING
 from agentrt.workers.builder import make_worker, sandbox_runner
 from agentrt.workers.compose import build
@@ -34,7 +34,7 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
     # Config files first (no I/O), then Temporal: a worker that cannot poll must not migrate
     # the database on its way out. Then the MCP servers, the store and the toolboxes.
     mcp = load_mcp_config(settings.mcp_servers_file) if settings.mcp_servers_file else None
-    client = await connect_from_settings(settings)
+    client = await connect(settings)
     mcp_boxes, close_mcp = await open_mcp_toolboxes(mcp)
     try:
         servers = [Toolbox(name, tools) for name, tools in mcp_boxes]

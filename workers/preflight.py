@@ -10,7 +10,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from agentrt.contracts.errors import ConfigError
 from agentrt.core.profiles import load_profiles
 from agentrt.core.settings import Settings
-from agentrt.core.temporal import connect_from_settings
+from agentrt.core.temporal import connect
 from agentrt.store.open import probe_database
 from agentrt.store.sealing import Sealer
 
@@ -42,7 +42,7 @@ async def check(settings: Settings, emit: Callable[[str], None]) -> None:
     url = settings.resolved_database_url()
     shown = make_url(url).render_as_string(hide_password=True)
     emit(f"database {shown}: {_DATABASE[probe_database(url)]}")
-    client = await connect_from_settings(settings)
+    client = await connect(settings)
     try:
         await client.workflow_service.describe_namespace(
             DescribeNamespaceRequest(namespace=settings.temporal_namespace)

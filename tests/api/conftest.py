@@ -107,7 +107,11 @@ def user_message(text: str, **extra: Any) -> dict[str, Any]:
 
 
 @asynccontextmanager
-async def _serve(client: Client, settings: ApiSettings, parts: Parts) -> AsyncIterator[Live]:
+async def _serve(
+    client: Client, settings: ApiSettings, parts: Parts, *, inject: bool = True
+) -> AsyncIterator[Live]:
+    """`client` serves the worker, and the app too unless `inject` is false: then the app
+    connects at start-up from its settings, as `agentrt-api` does."""
     queue = f"tq-{uuid.uuid4().hex[:10]}"
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -116,7 +120,9 @@ async def _serve(client: Client, settings: ApiSettings, parts: Parts) -> AsyncIt
     url = f"http://127.0.0.1:{port}"
     s = settings.model_copy(update={"task_queue": queue, "api_port": port, "api_public_url": url})
     server = uvicorn.Server(
-        uvicorn.Config(create_app(s, client=client), log_level="warning", lifespan="on")
+        uvicorn.Config(
+            create_app(s, client=client if inject else None), log_level="warning", lifespan="on"
+        )
     )
     async with make_worker(client, parts, s):
         task = asyncio.create_task(server.serve(sockets=[sock]))

@@ -2,8 +2,11 @@
 
 import asyncio
 import base64
+import contextlib
 import json
 import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -19,6 +22,7 @@ from agentrt.core.codec_server import create_codec_app
 from agentrt.core.devserver import free_port
 from agentrt.core.settings import Settings
 from agentrt.core.temporal import data_converter
+from agentrt.starter.cli import main
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.runs import RunStore
 from agentrt.workers.compose import Parts
@@ -26,6 +30,34 @@ from agentrt.workers.main import make_worker
 
 KEYS = "p1:" + base64.b64encode(b"p" * 32).decode()
 UI = "http://127.0.0.1:8233"
+TOKEN = "codec-token-5b0e9c1d"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+@contextlib.asynccontextmanager
+async def codec_server(token: str | None) -> AsyncIterator[httpx.AsyncClient]:
+    """The codec app over real HTTP on 127.0.0.1."""
+    port = free_port()
+    app = create_codec_app(EncryptionCodec.from_spec(KEYS), [UI], token)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
+    task = asyncio.create_task(server.serve())
+    try:
+        for _ in range(250):  # bounded wait for the listener
+            if server.started:
+                break
+            await asyncio.sleep(0.02)
+        assert server.started
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
+            yield http
+    finally:
+        server.should_exit = True
+        await task
+
+
+async def _sealed_body(text: str) -> str:
+    plain = Payload(metadata={"encoding": b"json/plain"}, data=json.dumps(text).encode())
+    sealed = await EncryptionCodec.from_spec(KEYS).encode([plain])
+    return json_format.MessageToJson(Payloads(payloads=sealed))
 
 
 async def test_round_trip_passthrough_and_unknown_key() -> None:
@@ -56,33 +88,89 @@ async def test_an_encrypted_run_keeps_ciphertext_in_history_and_the_codec_server
     started = history.events[0].workflow_execution_started_event_attributes.input
     assert started.payloads[0].metadata["encoding"] == ENCODING
 
-    port = free_port()
-    app = create_codec_app(EncryptionCodec.from_spec(KEYS), [UI])
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
-    task = asyncio.create_task(server.serve())
-    try:
-        for _ in range(250):  # bounded wait for the listener
-            if server.started:
-                break
-            await asyncio.sleep(0.02)
-        body = json_format.MessageToJson(Payloads(payloads=list(started.payloads)))
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
-            decoded = await http.post(
-                "/default/decode",
-                content=body,
-                headers={"Origin": UI, "content-type": "application/json"},
-            )
-            assert decoded.status_code == 200
-            assert decoded.headers["access-control-allow-origin"] == UI
-            payload = json_format.Parse(decoded.text, Payloads()).payloads[0]
-            assert json.loads(payload.data)["prompt"] == prompt
-            preflight = await http.options(
-                "/decode",
-                headers={"Origin": "http://evil.example", "Access-Control-Request-Method": "POST"},
-            )
-            assert "access-control-allow-origin" not in preflight.headers
-            bad = await http.post("/decode", content=b"not json")
-            assert bad.status_code == 400
-    finally:
-        server.should_exit = True
-        await task
+    body = json_format.MessageToJson(Payloads(payloads=list(started.payloads)))
+    async with codec_server(TOKEN) as http:
+        decoded = await http.post(
+            "/default/decode",
+            content=body,
+            headers={"Origin": UI, "content-type": "application/json", **AUTH},
+        )
+        assert decoded.status_code == 200
+        assert decoded.headers["access-control-allow-origin"] == UI
+        payload = json_format.Parse(decoded.text, Payloads()).payloads[0]
+        assert json.loads(payload.data)["prompt"] == prompt
+        preflight = await http.options(
+            "/decode",
+            headers={"Origin": "http://evil.example", "Access-Control-Request-Method": "POST"},
+        )
+        assert "access-control-allow-origin" not in preflight.headers
+        bad = await http.post("/decode", content=b"not json", headers=AUTH)
+        assert bad.status_code == 400
+
+
+async def test_decode_and_encode_need_the_bearer_token() -> None:
+    body = await _sealed_body("secret prompt")
+    async with codec_server(TOKEN) as http:
+        for path in ("/decode", "/default/decode", "/encode", "/default/encode"):
+            for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": TOKEN}):
+                refused = await http.post(path, content=body, headers={"Origin": UI, **headers})
+                assert refused.status_code == 401, (path, headers)
+                assert "secret" not in refused.text
+                # The browser can read the refusal (CORS headers on the error too).
+                assert refused.headers["access-control-allow-origin"] == UI
+        opened = await http.post("/decode", content=body, headers=AUTH)
+        assert opened.status_code == 200
+        assert (
+            "secret prompt"
+            in base64.b64decode(json.loads(opened.text)["payloads"][0]["data"]).decode()
+        )
+
+
+async def test_the_web_ui_preflight_passes_without_a_token_and_allows_authorization() -> None:
+    async with codec_server(TOKEN) as http:
+        preflight = await http.options(
+            "/default/decode",
+            headers={
+                "Origin": UI,
+                "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "authorization,content-type,x-namespace",
+            },
+        )
+    assert preflight.status_code == 200
+    assert preflight.headers["access-control-allow-origin"] == UI
+    allowed = preflight.headers["access-control-allow-headers"].lower()
+    assert "authorization" in allowed and "x-namespace" in allowed
+
+
+async def test_tampered_ciphertext_is_a_400_with_a_short_message() -> None:
+    body = json.loads(await _sealed_body("secret prompt"))
+    data = bytearray(base64.b64decode(body["payloads"][0]["data"]))
+    data[-1] ^= 0x01
+    body["payloads"][0]["data"] = base64.b64encode(bytes(data)).decode()
+    async with codec_server(TOKEN) as http:
+        reply = await http.post("/decode", json=body, headers=AUTH)
+        truncated = dict(body, payloads=[dict(body["payloads"][0], data="AAAA")])
+        short = await http.post("/decode", json=truncated, headers=AUTH)
+    assert reply.status_code == 400, reply.text
+    assert "altered" in reply.json()["error"] and "Traceback" not in reply.text
+    assert len(reply.text) < 200
+    assert short.status_code == 400, short.text
+
+
+async def test_a_dev_server_without_a_token_still_decodes() -> None:
+    async with codec_server(None) as http:
+        opened = await http.post("/decode", content=await _sealed_body("dev prompt"))
+    assert opened.status_code == 200
+
+
+def test_the_codec_server_command_refuses_to_start_without_a_token(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    monkeypatch.setenv("AGENTRT_PAYLOAD_KEYS", KEYS)
+    monkeypatch.setenv("AGENTRT_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("AGENTRT_CODEC_TOKEN", raising=False)
+    code = main(["codec-server", "--port", str(free_port())])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "AGENTRT_CODEC_TOKEN is not set" in err and "--dev-no-token" in err
+    assert "Traceback" not in err

@@ -1,6 +1,8 @@
 """`agentrt demo` as a user runs it: a subprocess with its own data directory and ports.
 Whatever it started must be gone when it ends, whether it finished or was interrupted."""
 
+import asyncio
+import base64
 import os
 import signal
 import socket
@@ -14,9 +16,12 @@ from typing import IO
 
 import httpx
 import pytest
+from google.protobuf import json_format
 from rich.console import Console
+from temporalio.api.common.v1 import Payload, Payloads
 
 from agentrt.contracts.errors import ConfigError
+from agentrt.core.codec import EncryptionCodec
 from agentrt.core.devserver import free_port
 from agentrt.workers.embedded import choose_port
 
@@ -24,11 +29,11 @@ SCRIPT = Path(sys.executable).parent / "agentrt"
 COMMAND = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "agentrt.starter.cli"]
 
 
-def demo_env() -> dict[str, str]:
+def demo_env(**extra: str) -> dict[str, str]:
     # The suite's own AGENTRT_* (a PostgreSQL URL, say) must not leak into the demo.
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTRT_")}
     env["COLUMNS"] = "200"
-    return env
+    return {**env, **extra}
 
 
 def processes_mentioning(marker: str) -> list[str]:
@@ -81,12 +86,17 @@ class Demo:
     ui_port: int
 
 
-def start_demo(data_dir: Path, *extra: str, stdout: int | IO[str] = subprocess.PIPE) -> Demo:
+def start_demo(
+    data_dir: Path,
+    *extra: str,
+    stdout: int | IO[str] = subprocess.PIPE,
+    env: dict[str, str] | None = None,
+) -> Demo:
     port, ui_port = free_port(), free_port()
     args = ["demo", "--data-dir", str(data_dir), "--port", str(port), "--ui-port", str(ui_port)]
     proc = subprocess.Popen(
         [*COMMAND, *args, *extra],
-        env=demo_env(),
+        env=env or demo_env(),
         stdin=subprocess.PIPE,
         stdout=stdout,
         stderr=subprocess.PIPE,
@@ -160,6 +170,59 @@ def test_keep_running_serves_the_web_ui_until_sigterm(demo_dir: Path, tmp_path: 
     assert_nothing_left(demo_dir)
     with socket.socket() as s:  # the ports are free again
         s.bind(("127.0.0.1", demo.port))
+
+
+def test_with_payload_keys_the_demo_serves_the_codec_for_the_ui_port_it_chose(
+    demo_dir: Path, tmp_path: Path
+) -> None:
+    keys = "demo:" + base64.b64encode(b"d" * 32).decode()
+    log = tmp_path / "demo.out"
+    with log.open("w") as sink:
+        demo = start_demo(
+            demo_dir, "--keep-running", stdout=sink, env=demo_env(AGENTRT_PAYLOAD_KEYS=keys)
+        )
+        wait_until(lambda: "press Ctrl-C to stop" in log.read_text(), 100, "the demo to finish")
+    try:
+        codec_url = next(
+            ln.split("Codec server: ", 1)[1].split()[0]
+            for ln in log.read_text().splitlines()
+            if ln.startswith("Codec server: ")
+        )
+        # The dev server's UI was pointed at it.
+        assert any(
+            f"--ui-codec-endpoint {codec_url}" in p for p in processes_mentioning(str(demo_dir))
+        )
+        ui = f"http://127.0.0.1:{demo.ui_port}"  # a free port, not the default 8233
+        preflight = httpx.options(
+            codec_url + "/default/decode",
+            headers={
+                "Origin": ui,
+                "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "content-type,x-namespace",
+            },
+            timeout=10,
+        )
+        assert preflight.status_code == 200
+        assert preflight.headers["access-control-allow-origin"] == ui
+        sealed = asyncio.run(
+            EncryptionCodec.from_spec(keys).encode(
+                [Payload(metadata={"encoding": b"json/plain"}, data=b'"hello"')]
+            )
+        )
+        decoded = httpx.post(
+            codec_url + "/default/decode",
+            content=json_format.MessageToJson(Payloads(payloads=sealed)),
+            headers={"Origin": ui, "content-type": "application/json"},
+            timeout=10,
+        )
+        assert decoded.status_code == 200
+        assert decoded.headers["access-control-allow-origin"] == ui
+        assert json_format.Parse(decoded.text, Payloads()).payloads[0].data == b'"hello"'
+    finally:
+        demo.proc.send_signal(signal.SIGTERM)
+        _, err = demo.proc.communicate(timeout=30)
+    assert demo.proc.returncode == 0, err
+    assert_nothing_left(demo_dir)
 
 
 def test_busy_default_port_falls_back_and_says_so() -> None:

@@ -1,5 +1,8 @@
 """Every revision upgrades and downgrades cleanly, on the suite's backend."""
 
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -36,3 +39,51 @@ def test_upgrade_downgrade_upgrade(empty_url: str) -> None:
         assert seeded == 3
     finally:
         engine.dispose()
+
+
+_UPGRADE = """
+import sys, time
+from pathlib import Path
+from agentrt.store import migrate
+from agentrt.store.engine import make_engine
+url, go = sys.argv[1], Path(sys.argv[2])
+engine = make_engine(url)
+while not go.exists():  # both processes start the upgrade at the same instant
+    time.sleep(0.001)
+migrate.upgrade(engine)
+engine.dispose()
+"""
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("attempt", range(3))
+def test_two_processes_upgrading_a_fresh_database_at_once_both_succeed(
+    tmp_path: Path, attempt: int
+) -> None:
+    """docker-compose starts the worker and the API together on an empty database: both
+    run the migrations. Each attempt is a fresh database and a fresh pair of processes."""
+    with scratch_database("mc", tmp_path / "race.db") as url:
+        go = tmp_path / "go"
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-c", _UPGRADE, url, str(go)],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(2)
+        ]
+        time.sleep(1.5)  # both interpreters have imported everything and are spinning
+        go.touch()
+        results = [p.communicate(timeout=120) for p in procs]
+        for proc, (_out, err) in zip(procs, results, strict=True):
+            assert proc.returncode == 0, err[-2000:]
+        engine = make_engine(url)
+        try:
+            with engine.connect() as conn:
+                version = conn.execute(text("SELECT version_num FROM alembic_version")).all()
+                seeded = conn.execute(text("SELECT count(*) FROM demo_record")).scalar()
+        finally:
+            engine.dispose()
+        assert [v for (v,) in version] == [migrate.head()]
+        assert seeded == 3  # the seed ran once
