@@ -1,5 +1,6 @@
 """The A2A HTTP app: the SDK's JSON-RPC and Agent Card routes over our own handler, behind
-the bearer-key and body-size guard. `create_app(settings, client=None)`."""
+the bearer-key and body-size guard. `create_app(settings, client=None)`.
+The operator API (api/ops_app.py) is mounted in front of it."""
 
 import asyncio
 import contextlib
@@ -26,6 +27,7 @@ from agentrt.api.card import REST_PREFIX, agent_card
 from agentrt.api.delivery import PushDelivery
 from agentrt.api.guard import CALLER_KEY, Guard
 from agentrt.api.handler import CALLER, A2AHandler
+from agentrt.api.ops_app import mount_ops
 from agentrt.api.settings import ApiSettings
 from agentrt.api.tasks import TaskService
 from agentrt.core.profiles import load_profiles
@@ -56,6 +58,7 @@ class ApiState:
     handler: A2AHandler
     delivery: PushDelivery
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
+    runtime: AgentRuntime | None = None  # bound at start-up
 
 
 def create_app(settings: ApiSettings, client: Client | None = None) -> Starlette:
@@ -73,7 +76,7 @@ def create_app(settings: ApiSettings, client: Client | None = None) -> Starlette
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         temporal = client or await connect(settings.temporal_address, settings.temporal_namespace)
-        runtime = AgentRuntime(temporal, RunStore(ctx), settings.task_queue)
+        runtime = state.runtime = AgentRuntime(temporal, RunStore(ctx), settings.task_queue)
         handler._tasks = TaskService(settings, store, temporal, runtime, profiles)
         stop = asyncio.Event()
         state.tasks.append(asyncio.create_task(state.delivery.run(stop)))
@@ -106,7 +109,7 @@ def create_app(settings: ApiSettings, client: Client | None = None) -> Starlette
         max_body=settings.api_max_body_bytes,
         open_paths={AGENT_CARD_WELL_KNOWN_PATH, "/healthz"},
     )
-    return app
+    return mount_ops(app, settings, ctx, profiles)  # the operator API (/runs, /inbox)
 
 
 class _Unbound:
