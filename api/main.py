@@ -1,10 +1,12 @@
-"""`agentrt-api`: serve the A2A server (default), purge runs, rotate seal keys."""
+"""`agentrt-api`: serve the A2A server and operator API (default), purge runs, rotate seal
+keys, manage operator tokens."""
 
 import argparse
 import logging
 import sys
 from datetime import timedelta
 
+from agentrt.api import ops_tokens
 from agentrt.api.settings import ApiSettings, key_digest
 
 
@@ -45,6 +47,7 @@ def main(argv: list[str] | None = None) -> None:
     hasher = sub.add_parser("hash-key", help="print the SHA-256 digest of an API key")
     hasher.add_argument("key")
     sub.add_parser("rotate", help="re-seal every sealed column under the active key")
+    ops_tokens.add_parser(sub)
     args = parser.parse_args(argv)
     settings = ApiSettings()
     if args.command in (None, "serve"):
@@ -60,6 +63,8 @@ def main(argv: list[str] | None = None) -> None:
         from agentrt.store.rotate import main as rotate_main
 
         rotate_main([])
+    elif args.command == "token":
+        sys.exit(ops_tokens.run(settings, args))
     sys.exit(0)
 
 

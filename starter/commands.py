@@ -33,6 +33,7 @@ from agentrt.core.settings import Settings
 from agentrt.core.temporal import connect
 from agentrt.starter import render
 from agentrt.starter.facade import AgentRuntime
+from agentrt.starter.remote import ApiRuntime
 from agentrt.store import migrate as schema
 from agentrt.store.engine import make_engine
 from agentrt.store.open import open_store
@@ -101,13 +102,33 @@ async def session(settings: Settings) -> AsyncIterator[tuple[AgentRuntime, Clien
 
 @dataclass
 class Commands:
-    runtime: AgentRuntime
-    client: Client
+    runtime: AgentRuntime | ApiRuntime
+    client: Client | None  # None through the operator API (`--api`)
     settings: Settings
     out: Console
     err: Console
 
+    @property
+    def remote(self) -> bool:
+        return isinstance(self.runtime, ApiRuntime)
+
+    def actor(self, args: argparse.Namespace) -> str:
+        """Who acts: `--by` locally; through the API the token's principal, never a flag."""
+        if self.remote:
+            if args.by is not None:
+                raise InvalidRequestError("with --api the token's principal acts; drop --by")
+            return "the token's principal"
+        if args.by is None:
+            raise InvalidRequestError("--by NAME is required (or use --api with a token)")
+        return name_arg(args.by, "--by")
+
     async def start(self, args: argparse.Namespace) -> str:
+        if self.remote:
+            if args.initiator is not None:
+                raise InvalidRequestError("with --api the token's principal starts the run")
+            return await self.runtime.start(
+                args.profile, args.prompt, max_iterations=args.max_iterations
+            )
         if args.initiator is not None:
             initiator = name_arg(args.initiator, "--initiator")
         else:
@@ -194,7 +215,7 @@ class Commands:
             await asyncio.sleep(FOLLOW_POLL_SECONDS)
 
     async def decide(self, args: argparse.Namespace, *, approved: bool) -> int:
-        run_id, by = run_id_arg(args.run_id), name_arg(args.by, "--by")
+        run_id, by = run_id_arg(args.run_id), self.actor(args)
         digest = args.digest
         if digest is None:
             current = await self.runtime.status(run_id)
@@ -207,6 +228,8 @@ class Commands:
             run_id, approved=approved, decided_by=by, turn_digest=digest, reason=args.reason
         )
         verdict = "approved" if approved else "denied"
+        if isinstance(self.runtime, ApiRuntime) and self.runtime.acted_as:
+            by = self.runtime.acted_as
         self.out.print(
             f"{verdict} turn {digest[:12]} of run {run_id} as {by}; the run is {view.status.value}",
             markup=False,
@@ -216,7 +239,7 @@ class Commands:
         return EXIT_OK
 
     async def cancel(self, args: argparse.Namespace) -> int:
-        run_id, by = run_id_arg(args.run_id), name_arg(args.by, "--by")
+        run_id, by = run_id_arg(args.run_id), self.actor(args)
         before = await self.runtime.status(run_id)
         await self.runtime.cancel(run_id, by=by, reason=args.reason)
         if before.status.terminal:
@@ -236,6 +259,8 @@ class Commands:
         return EXIT_OK
 
     async def _workflow_exists(self, run_id: str) -> bool:
+        if self.client is None:
+            return False  # through the API a run is visible once a worker began it
         try:
             await self.client.get_workflow_handle(run_id).describe()
         except RPCError as exc:

@@ -17,6 +17,7 @@ from agentrt.contracts.errors import RunNotFoundError
 from agentrt.contracts.messages import ToolCall
 from agentrt.contracts.run import EventView, RunView
 from agentrt.starter.facade import AgentRuntime
+from agentrt.starter.remote import ApiRuntime
 
 STATUS_STYLE = {
     RunStatus.RUNNING: "cyan",
@@ -186,7 +187,7 @@ def print_inbox(console: Console, views: list[RunView]) -> None:
 
 
 async def watch(
-    runtime: AgentRuntime,
+    runtime: AgentRuntime | ApiRuntime,
     run_id: str,
     console: Console,
     *,
@@ -236,7 +237,7 @@ async def watch(
         result.cancel()
 
 
-async def _maybe_status(runtime: AgentRuntime, run_id: str) -> RunView | None:
+async def _maybe_status(runtime: AgentRuntime | ApiRuntime, run_id: str) -> RunView | None:
     try:
         return await runtime.status(run_id)
     except RunNotFoundError:
