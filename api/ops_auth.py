@@ -24,6 +24,8 @@ class Principal:
     scopes: frozenset[str]
 
     def has(self, scope: str) -> bool:
+        if scope == READ and READ_ALL in self.scopes:
+            return True  # reading every run includes reading one's own
         return ADMIN in self.scopes or scope in self.scopes
 
     @property
