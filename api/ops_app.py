@@ -113,5 +113,6 @@ def mount_ops(
     app.router.routes.append(Mount("/", app=a2a))
     app.state.ops = ops
     app.state.a2a = a2a.state.a2a
+    a2a.state.a2a.handler.waker = ops.waker  # the A2A streams wake on journal commits too
     app.add_middleware(BodyLimit, max_body=settings.api_max_body_bytes)
     return app

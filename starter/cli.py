@@ -167,6 +167,8 @@ async def _dispatch(
         commands.run_id_arg(args.run_id)  # bad input fails before any connection is made
     remote_settings = remote.RemoteSettings()
     api_url = args.api or remote_settings.api_url
+    if not api_url and args.command in ("approve", "deny", "cancel") and args.by is None:
+        raise InvalidRequestError("--by NAME is required (or use --api with a token)")
     if api_url:
         token = args.token or (
             remote_settings.api_token.get_secret_value() if remote_settings.api_token else None

@@ -144,10 +144,12 @@ class Commands:
         run_id = await self.start(args)
         self.err.print(f"run {run_id} started", markup=False, highlight=False)
 
+        by = "" if self.remote else " --by NAME"
+
         async def announce(view: RunView, pending: PendingApproval) -> None:
             render.print_pending(self.err, pending)
             self.err.print(
-                f"waiting: agentrt approve {run_id} --by NAME  (or deny / cancel)",
+                f"waiting: agentrt approve {run_id}{by}  (or deny / cancel)",
                 markup=False,
                 highlight=False,
                 soft_wrap=True,

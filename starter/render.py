@@ -18,6 +18,7 @@ from agentrt.contracts.messages import ToolCall
 from agentrt.contracts.run import EventView, RunView
 from agentrt.starter.facade import AgentRuntime
 from agentrt.starter.remote import ApiRuntime
+from agentrt.store.attest import UNAUTHENTICATED
 
 STATUS_STYLE = {
     RunStatus.RUNNING: "cyan",
@@ -70,7 +71,10 @@ def _summary(e: EventView) -> str:
             return f"waiting for approval of {tools} (turn {str(p.get('turn_digest', ''))[:12]})"
         case EventKind.APPROVAL:
             verdict = "approved" if p.get("approved") else "denied"
-            return f"{verdict} by {p.get('decided_by')}"
+            who = str(p.get("decided_by"))
+            if p.get("authenticated") is False and who.startswith(UNAUTHENTICATED):
+                return f"{verdict} by {who.removeprefix(UNAUTHENTICATED)} (unauthenticated)"
+            return f"{verdict} by {who}"
         case EventKind.CANCEL:
             return f"cancelled by {p.get('by')}" + (f": {p['note']}" if p.get("note") else "")
         case EventKind.RUN_COMPLETED:

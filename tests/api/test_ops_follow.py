@@ -2,15 +2,17 @@
 `Last-Event-ID` missing nothing; on PostgreSQL woken by NOTIFY, not by a poll interval."""
 
 import asyncio
+import json
 import time
 
+import httpx
 import pytest
 from temporalio.client import Client
 
 from agentrt.api.settings import ApiSettings
 from agentrt.workers.compose import Parts
 from tests._db import backend
-from tests.api.conftest import Live, _serve
+from tests.api.conftest import Live, _serve, user_message
 from tests.api.ops_helpers import REFUND, Frame, frames, http, name, start, token, wait_status
 
 SSE = {"Accept": "text/event-stream"}
@@ -79,3 +81,26 @@ async def test_notify_wakes_a_follower_long_before_a_poll_interval(
     # Polling would take 30 s (and the NOTIFY safety re-read 15 s): these took well under.
     assert seen["approval"] - began < 3.0
     assert seen["end"] - began < 8.0
+
+
+@pytest.mark.skipif(backend() != "postgres", reason="LISTEN/NOTIFY is PostgreSQL's; SQLite polls")
+async def test_notify_wakes_an_a2a_stream_too(
+    client: Client, a2a_settings: ApiSettings, a2a_parts: Parts
+) -> None:
+    slow = a2a_settings.model_copy(update={"api_poll_seconds": 30.0})
+    async with _serve(client, slow, a2a_parts) as live:
+        body = {
+            "jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage",
+            "params": {"message": user_message("What about order 7?")},
+        }  # fmt: skip
+        began, states = time.monotonic(), []
+        async with (
+            httpx.AsyncClient(timeout=60) as http_client,
+            http_client.stream("POST", live.url + "/", json=body, headers=live.headers()) as r,
+        ):
+            async for line in r.aiter_lines():
+                if line.startswith("data:") and "statusUpdate" in line:
+                    states.append(json.loads(line[5:])["result"]["statusUpdate"]["status"]["state"])
+        took = time.monotonic() - began
+    assert states[-1] == "TASK_STATE_COMPLETED"
+    assert took < 8.0  # each journal commit woke the stream; a poll would have taken 30 s
