@@ -109,7 +109,7 @@ def create_app(settings: ApiSettings, client: Client | None = None) -> Starlette
         max_body=settings.api_max_body_bytes,
         open_paths={AGENT_CARD_WELL_KNOWN_PATH, "/healthz"},
     )
-    return mount_ops(app, settings, ctx, profiles)  # the operator API (/runs, /inbox)
+    return mount_ops(app, settings, engine, ctx, profiles)  # the operator API (/runs, /inbox)
 
 
 class _Unbound:

@@ -8,6 +8,7 @@ import json
 from collections.abc import AsyncIterator, Mapping
 
 from fastapi import FastAPI
+from sqlalchemy import Engine
 from starlette.applications import Starlette
 from starlette.routing import Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -74,12 +75,12 @@ async def _too_large(send: Send) -> None:
 def mount_ops(
     a2a: Starlette,
     settings: ApiSettings,
+    engine: Engine,
     ctx: StoreContext,
     profiles: Mapping[str, AgentProfile],
 ) -> FastAPI:
     """The outer app: the operator routes, then everything else to `a2a`, whose lifespan
     runs inside this one's."""
-    engine = ctx.sessions.kw["bind"]
     ops = OpsState(
         runs=RunStore(ctx),
         query=RunQuery(ctx),
