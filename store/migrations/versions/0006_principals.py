@@ -1,7 +1,7 @@
 """principals: hashed operator API tokens with scopes; NOTIFY on committed events (PostgreSQL)
 
 Revision ID: 0006
-Revises: 0004 (0005 once 0005_run_cost lands on main)
+Revises: 0005
 """
 
 from collections.abc import Sequence
@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0006"
-down_revision: str | None = "0004"
+down_revision: str | None = "0005"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
