@@ -1,5 +1,6 @@
 """The A2A HTTP app: the SDK's JSON-RPC and Agent Card routes over our own handler, behind
-the bearer-key and body-size guard. `create_app(settings, client=None)`."""
+the bearer-key and body-size guard. `create_app(settings, client=None)`.
+The operator API (api/ops_app.py) is mounted in front of it."""
 
 import asyncio
 import contextlib
@@ -26,6 +27,7 @@ from agentrt.api.card import REST_PREFIX, agent_card, with_last_modified
 from agentrt.api.delivery import PushDelivery
 from agentrt.api.guard import CALLER_KEY, Guard
 from agentrt.api.handler import CALLER, A2AHandler
+from agentrt.api.ops_app import mount_ops
 from agentrt.api.settings import ApiSettings
 from agentrt.api.tasks import TaskService
 from agentrt.contracts.errors import ConfigError
@@ -56,6 +58,7 @@ class ApiState:
     handler: A2AHandler
     delivery: PushDelivery
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
+    runtime: AgentRuntime | None = None  # bound at start-up
 
 
 def create_app(settings: ApiSettings, client: Client | None = None) -> Starlette:
@@ -77,7 +80,7 @@ def create_app(settings: ApiSettings, client: Client | None = None) -> Starlette
         # The same factory as every other process: with payload keys set, the A2A server
         # encrypts the prompts it starts runs with.
         temporal = client or await connect(settings)
-        runtime = AgentRuntime(temporal, RunStore(ctx), settings.task_queue)
+        runtime = state.runtime = AgentRuntime(temporal, RunStore(ctx), settings.task_queue)
         handler._tasks = TaskService(settings, store, temporal, runtime, profiles)
         stop = asyncio.Event()
         state.tasks.append(asyncio.create_task(state.delivery.run(stop)))
@@ -114,7 +117,7 @@ def create_app(settings: ApiSettings, client: Client | None = None) -> Starlette
         open_paths={AGENT_CARD_WELL_KNOWN_PATH, "/healthz"},
         rest_prefix=REST_PREFIX,
     )
-    return app
+    return mount_ops(app, settings, engine, ctx, profiles)  # the operator API (/runs, /inbox)
 
 
 class _Unbound:

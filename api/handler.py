@@ -36,6 +36,7 @@ from a2a.utils.errors import (
 )
 
 from agentrt.api.convert import task_proto
+from agentrt.api.ops_wake import Waker
 from agentrt.api.push import config_proto, validate_url
 from agentrt.api.settings import ApiSettings
 from agentrt.api.streams import journal_stream, resume_position
@@ -77,6 +78,7 @@ class A2AHandler(RequestHandler):
         self._store = store
         self._journal = journal
         self._push = push
+        self.waker: Waker | None = None  # set by the app: streams wake on commits
 
     # --- send ------------------------------------------------------------------------------
 
@@ -121,7 +123,7 @@ class A2AHandler(RequestHandler):
             return
         async for event in journal_stream(
             self._journal, task_id, start=since, hold_until=since,
-            poll=self._settings.api_poll_seconds,
+            poll=self._settings.api_poll_seconds, waker=self.waker,
         ):  # fmt: skip
             yield event
 
@@ -137,7 +139,7 @@ class A2AHandler(RequestHandler):
             raise UnsupportedOperationError(message="The task is in a terminal state")
         async for event in journal_stream(
             self._journal, rec.id, start=start, hold_until=None,
-            poll=self._settings.api_poll_seconds,
+            poll=self._settings.api_poll_seconds, waker=self.waker,
         ):  # fmt: skip
             yield event
 

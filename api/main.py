@@ -1,4 +1,5 @@
-"""`agentrt-api`: serve the A2A server (default), purge runs, rotate seal keys."""
+"""`agentrt-api`: serve the A2A server and operator API (default), purge runs, rotate seal
+keys, manage operator tokens."""
 
 import argparse
 import asyncio
@@ -10,6 +11,7 @@ from typing import NoReturn
 from pydantic import ValidationError
 from sqlalchemy.exc import SQLAlchemyError
 
+from agentrt.api import ops_tokens
 from agentrt.api.settings import ApiSettings, key_digest
 from agentrt.contracts.errors import AgentRuntimeError
 from agentrt.store.open import WHICH_SETTING
@@ -67,6 +69,7 @@ def main(argv: list[str] | None = None) -> None:
     hasher = sub.add_parser("hash-key", help="print the SHA-256 digest of an API key")
     hasher.add_argument("key")
     sub.add_parser("rotate", help="re-seal every sealed column under the active key")
+    ops_tokens.add_parser(sub)
     args = parser.parse_args(argv)
     try:
         _dispatch(parser, args)
@@ -100,6 +103,8 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None
         from agentrt.store.rotate import main as rotate_main
 
         rotate_main([])
+    elif args.command == "token":
+        sys.exit(ops_tokens.run(settings, args))
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from a2a.utils.errors import InvalidParamsError, TaskNotFoundError
 
 from agentrt.api.convert import Event, event_proto, task_from_dict
+from agentrt.api.ops_wake import Waker
 from agentrt.store.a2a_journal import A2AJournal
 from agentrt.store.a2a_view import INTERRUPTED, TERMINAL
 
@@ -29,7 +30,13 @@ def resume_position(headers: dict[str, str]) -> int | None:
 
 
 async def journal_stream(
-    journal: A2AJournal, task_id: str, *, start: int, hold_until: int | None, poll: float
+    journal: A2AJournal,
+    task_id: str,
+    *,
+    start: int,
+    hold_until: int | None,
+    poll: float,
+    waker: Waker | None = None,
 ) -> AsyncIterator[Event]:
     """Snapshot at `start`, then events after it. Closes once caught up at a terminal state,
     or at an interrupted one reached after `hold_until` (a follow-up's own starting point).
@@ -42,6 +49,7 @@ async def journal_stream(
     position = int(task["metadata"]["sequence"])
     yield task_from_dict(task)
     while True:
+        ticket = waker.ticket(task_id) if waker else 0
         events = await asyncio.to_thread(journal.events_after, task_id, position)
         for ev in events:
             yield event_proto(ev.payload)
@@ -55,4 +63,7 @@ async def journal_stream(
             return
         if await asyncio.to_thread(journal.head, task_id) is None:
             return  # purged meanwhile
-        await asyncio.sleep(poll)
+        if waker is not None:  # woken by the journal's commit (NOTIFY) on PostgreSQL
+            await waker.wait(task_id, ticket)
+        else:
+            await asyncio.sleep(poll)

@@ -35,6 +35,9 @@ class ApprovalDecision(BaseModel):
     decided_by: str = Field(min_length=1, max_length=200)
     turn_digest: str = Field(min_length=1, max_length=128)
     reason: str | None = Field(default=None, max_length=2000)
+    # Sealed by the operator API for its authenticated principal (store/attest.py); absent
+    # on the stock signal/update path, whose decider is then recorded as unauthenticated.
+    attestation: str | None = Field(default=None, max_length=2000)
 
 
 class DecisionReceipt(BaseModel):

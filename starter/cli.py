@@ -22,7 +22,7 @@ from agentrt.contracts.errors import (
     StoreUnavailableError,
 )
 from agentrt.core.settings import Settings
-from agentrt.starter import commands
+from agentrt.starter import commands, remote
 from agentrt.store.sealing import SealError
 
 EXIT_ERROR, EXIT_INTERRUPTED = 2, 130
@@ -30,6 +30,14 @@ EXIT_ERROR, EXIT_INTERRUPTED = 2, 130
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="agentrt", description="Durable AI agent runs on Temporal.")
+    p.add_argument(
+        "--api",
+        default=None,
+        metavar="URL",
+        help="run, start, status, events, inbox, approve, deny and cancel through the operator "
+        "API at URL, as the principal of --token (default: AGENTRT_API_URL)",
+    )
+    p.add_argument("--token", default=None, help="operator API token (default: AGENTRT_API_TOKEN)")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = sub.add_parser("run", help="start a run and wait for its outcome")
@@ -53,13 +61,13 @@ def build_parser() -> argparse.ArgumentParser:
     for name, verb in (("approve", "approve"), ("deny", "deny")):
         d = sub.add_parser(name, help=f"{verb} the pending turn of a waiting run")
         d.add_argument("run_id", metavar="RUN_ID")
-        d.add_argument("--by", required=True, metavar="NAME", help="who decides")
+        d.add_argument("--by", default=None, metavar="NAME", help="who decides (not with --api)")
         d.add_argument("--digest", default=None, metavar="D", help="turn digest (default: current)")
         d.add_argument("--reason", default=None, metavar="R")
 
     cancel = sub.add_parser("cancel", help="cancel a run")
     cancel.add_argument("run_id", metavar="RUN_ID")
-    cancel.add_argument("--by", required=True, metavar="NAME")
+    cancel.add_argument("--by", default=None, metavar="NAME", help="who cancels (not with --api)")
     cancel.add_argument("--reason", default=None, metavar="R")
 
     inbox = sub.add_parser("inbox", help="runs waiting for approval, oldest first")
@@ -162,24 +170,38 @@ async def _dispatch(
         return await commands.codec_server(settings, args.port, out, dev_no_token=args.dev_no_token)
     if getattr(args, "run_id", None) is not None:
         commands.run_id_arg(args.run_id)  # bad input fails before any connection is made
+    remote_settings = remote.RemoteSettings()
+    api_url = args.api or remote_settings.api_url
+    if not api_url and args.command in ("approve", "deny", "cancel") and args.by is None:
+        raise InvalidRequestError("--by NAME is required (or use --api with a token)")
+    if api_url:
+        token = args.token or (
+            remote_settings.api_token.get_secret_value() if remote_settings.api_token else None
+        )
+        async with remote.api_session(api_url, token) as api:
+            return await _run(args, commands.Commands(api, None, settings, out, err))
     async with commands.session(settings) as (runtime, client):
-        cmd = commands.Commands(runtime, client, settings, out, err)
-        match args.command:
-            case "run":
-                return await cmd.run(args)
-            case "start":
-                out.print(await cmd.start(args), markup=False, highlight=False)
-                return commands.EXIT_OK
-            case "status":
-                return await cmd.status(args.run_id, args.json)
-            case "events":
-                return await cmd.events(args.run_id, args.after, args.follow, args.json)
-            case "approve" | "deny":
-                return await cmd.decide(args, approved=args.command == "approve")
-            case "cancel":
-                return await cmd.cancel(args)
-            case "inbox":
-                return await cmd.inbox(args.json)
+        return await _run(args, commands.Commands(runtime, client, settings, out, err))
+
+
+async def _run(args: argparse.Namespace, cmd: commands.Commands) -> int:
+    out = cmd.out
+    match args.command:
+        case "run":
+            return await cmd.run(args)
+        case "start":
+            out.print(await cmd.start(args), markup=False, highlight=False)
+            return commands.EXIT_OK
+        case "status":
+            return await cmd.status(args.run_id, args.json)
+        case "events":
+            return await cmd.events(args.run_id, args.after, args.follow, args.json)
+        case "approve" | "deny":
+            return await cmd.decide(args, approved=args.command == "approve")
+        case "cancel":
+            return await cmd.cancel(args)
+        case "inbox":
+            return await cmd.inbox(args.json)
     raise InvalidRequestError(f"unknown command {args.command}")  # argparse prevents this
 
 

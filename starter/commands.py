@@ -32,6 +32,7 @@ from agentrt.core.codec_server import create_codec_app
 from agentrt.core.settings import Settings
 from agentrt.starter import render
 from agentrt.starter.facade import AgentRuntime
+from agentrt.starter.remote import ApiRuntime
 from agentrt.store.open import WHICH_SETTING, open_store
 from agentrt.store.sealing import Sealer
 
@@ -90,13 +91,33 @@ async def session(settings: Settings) -> AsyncIterator[tuple[AgentRuntime, Clien
 
 @dataclass
 class Commands:
-    runtime: AgentRuntime
-    client: Client
+    runtime: AgentRuntime | ApiRuntime
+    client: Client | None  # None through the operator API (`--api`)
     settings: Settings
     out: Console
     err: Console
 
+    @property
+    def remote(self) -> bool:
+        return isinstance(self.runtime, ApiRuntime)
+
+    def actor(self, args: argparse.Namespace) -> str:
+        """Who acts: `--by` locally; through the API the token's principal, never a flag."""
+        if self.remote:
+            if args.by is not None:
+                raise InvalidRequestError("with --api the token's principal acts; drop --by")
+            return "the token's principal"
+        if args.by is None:
+            raise InvalidRequestError("--by NAME is required (or use --api with a token)")
+        return name_arg(args.by, "--by")
+
     async def start(self, args: argparse.Namespace) -> str:
+        if self.remote:
+            if args.initiator is not None:
+                raise InvalidRequestError("with --api the token's principal starts the run")
+            return await self.runtime.start(
+                args.profile, args.prompt, max_iterations=args.max_iterations
+            )
         if args.initiator is not None:
             initiator = name_arg(args.initiator, "--initiator")
         else:
@@ -112,10 +133,12 @@ class Commands:
         run_id = await self.start(args)
         self.err.print(f"run {run_id} started", markup=False, highlight=False)
 
+        by = "" if self.remote else " --by NAME"
+
         async def announce(view: RunView, pending: PendingApproval) -> None:
             render.print_pending(self.err, pending)
             self.err.print(
-                f"waiting: agentrt approve {run_id} --by NAME  (or deny / cancel)",
+                f"waiting: agentrt approve {run_id}{by}  (or deny / cancel)",
                 markup=False,
                 highlight=False,
                 soft_wrap=True,
@@ -183,7 +206,7 @@ class Commands:
             await asyncio.sleep(FOLLOW_POLL_SECONDS)
 
     async def decide(self, args: argparse.Namespace, *, approved: bool) -> int:
-        run_id, by = run_id_arg(args.run_id), name_arg(args.by, "--by")
+        run_id, by = run_id_arg(args.run_id), self.actor(args)
         digest = args.digest
         if digest is None:
             current = await self.runtime.status(run_id)
@@ -196,6 +219,8 @@ class Commands:
             run_id, approved=approved, decided_by=by, turn_digest=digest, reason=args.reason
         )
         verdict = "approved" if approved else "denied"
+        if isinstance(self.runtime, ApiRuntime) and self.runtime.acted_as:
+            by = self.runtime.acted_as
         self.out.print(
             f"{verdict} turn {digest[:12]} of run {run_id} as {by}; the run is {view.status.value}",
             markup=False,
@@ -205,7 +230,7 @@ class Commands:
         return EXIT_OK
 
     async def cancel(self, args: argparse.Namespace) -> int:
-        run_id, by = run_id_arg(args.run_id), name_arg(args.by, "--by")
+        run_id, by = run_id_arg(args.run_id), self.actor(args)
         before = await self.runtime.status(run_id)
         await self.runtime.cancel(run_id, by=by, reason=args.reason)
         if before.status.terminal:
@@ -225,6 +250,8 @@ class Commands:
         return EXIT_OK
 
     async def _workflow_exists(self, run_id: str) -> bool:
+        if self.client is None:
+            return False  # through the API a run is visible once a worker began it
         try:
             await self.client.get_workflow_handle(run_id).describe()
         except RPCError as exc:

@@ -237,13 +237,18 @@ class AgentRuntime:
         decided_by: str,
         turn_digest: str,
         reason: str | None = None,
+        attestation: str | None = None,
     ) -> RunView:
         """Decide the pending turn. Raises a typed ApprovalError (or RunNotFoundError,
         InvalidRequestError) before anything executes; never raises for the run's outcome.
         Returns the run once the decision is on record."""
         try:
             decision = ApprovalDecision(
-                approved=approved, decided_by=decided_by, turn_digest=turn_digest, reason=reason
+                approved=approved,
+                decided_by=decided_by,
+                turn_digest=turn_digest,
+                reason=reason,
+                attestation=attestation,
             )
         except ValidationError as exc:
             raise InvalidRequestError(f"invalid decision: {exc.errors()[0]['msg']}") from None

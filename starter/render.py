@@ -17,6 +17,8 @@ from agentrt.contracts.errors import RunNotFoundError
 from agentrt.contracts.messages import ToolCall
 from agentrt.contracts.run import EventView, RunView
 from agentrt.starter.facade import AgentRuntime
+from agentrt.starter.remote import ApiRuntime
+from agentrt.store.attest import UNAUTHENTICATED
 
 STATUS_STYLE = {
     RunStatus.RUNNING: "cyan",
@@ -69,7 +71,10 @@ def _summary(e: EventView) -> str:
             return f"waiting for approval of {tools} (turn {str(p.get('turn_digest', ''))[:12]})"
         case EventKind.APPROVAL:
             verdict = "approved" if p.get("approved") else "denied"
-            return f"{verdict} by {p.get('decided_by')}"
+            who = str(p.get("decided_by"))
+            if p.get("authenticated") is False and who.startswith(UNAUTHENTICATED):
+                return f"{verdict} by {who.removeprefix(UNAUTHENTICATED)} (unauthenticated)"
+            return f"{verdict} by {who}"
         case EventKind.CANCEL:
             return f"cancelled by {p.get('by')}" + (f": {p['note']}" if p.get("note") else "")
         case EventKind.RUN_COMPLETED:
@@ -186,7 +191,7 @@ def print_inbox(console: Console, views: list[RunView]) -> None:
 
 
 async def watch(
-    runtime: AgentRuntime,
+    runtime: AgentRuntime | ApiRuntime,
     run_id: str,
     console: Console,
     *,
@@ -236,7 +241,7 @@ async def watch(
         result.cancel()
 
 
-async def _maybe_status(runtime: AgentRuntime, run_id: str) -> RunView | None:
+async def _maybe_status(runtime: AgentRuntime | ApiRuntime, run_id: str) -> RunView | None:
     try:
         return await runtime.status(run_id)
     except RunNotFoundError:

@@ -8,6 +8,7 @@ from agentrt.contracts.a2a import InputMessage
 from agentrt.contracts.approval import ApprovalDecision, PendingApproval
 from agentrt.contracts.enums import EventKind, Outcome, RunStatus
 from agentrt.contracts.messages import Message
+from agentrt.store import attest
 from agentrt.store.context import StoreContext, utcnow
 from agentrt.store.rows import RunRow
 from agentrt.store.runs import RunStore
@@ -58,11 +59,7 @@ class HitlStore:
             )  # fmt: skip
             if not moved.applied:
                 return moved.status
-            audit = {
-                "approved": decision.approved,
-                "decided_by": decision.decided_by,
-                "turn_digest": decision.turn_digest,
-            }
+            audit = attest.audit(self._ctx.sealer, run_id, decision)
             RunStore.add_event(s, run_id, sequence, EventKind.APPROVAL, round, audit, privacy)
         return RunStatus.RUNNING
 

@@ -35,7 +35,10 @@ async def test_inbox_then_approve_by_the_pending_digest(
     assert done.status is RunStatus.COMPLETED
     assert DemoWorld(parts.ctx).ledger_count(run_id=run_id) == 1
     decision = next(e for e in await runtime.events(run_id) if e.kind is EventKind.APPROVAL)
-    assert decision.payload["decided_by"] == "bob" and decision.payload["approved"] is True
+    assert (
+        decision.payload["decided_by"] == "unauthenticated:bob"
+        and decision.payload["approved"] is True
+    )
 
     code, _, err = await agentrt(capsys, "approve", run_id, "--by", "bob")
     assert_clean_error(code, err)

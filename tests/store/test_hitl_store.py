@@ -99,7 +99,8 @@ def test_suspend_and_resume_are_guarded_and_retry_safe(parts: Parts) -> None:
     )
     assert RunStore(parts.ctx).event_payload(run_id, 2) == {
         "approved": True,
-        "decided_by": "bob",
+        "decided_by": "unauthenticated:bob",
+        "authenticated": False,
         "turn_digest": "d" * 64,
     }
     assert hitl.pending(run_id) is None

@@ -58,7 +58,8 @@ async def test_a_write_suspends_the_turn_and_an_approval_runs_it_once(
     assert kinds[approval - 1] is EventKind.APPROVAL_REQUESTED
     assert events[approval].payload == {
         "approved": True,
-        "decided_by": "bob",
+        "decided_by": "unauthenticated:bob",  # the stock update path is not authenticated
+        "authenticated": False,
         "turn_digest": pending.turn_digest,
     }
     write = next(

@@ -1,0 +1,119 @@
+"""The operator API beside the A2A routes, in one ASGI app: FastAPI serves /runs, /inbox
+and /openapi.json; every other path goes to the A2A app (with its own key guard). The
+operator routes authenticate principals by token (api/ops_auth.py)."""
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator, Mapping
+
+from fastapi import FastAPI
+from sqlalchemy import Engine
+from starlette.applications import Starlette
+from starlette.routing import Mount
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from agentrt.api import ops_errors
+from agentrt.api.ops_routes import router
+from agentrt.api.ops_state import OpsState
+from agentrt.api.ops_wake import Waker
+from agentrt.api.settings import ApiSettings
+from agentrt.contracts.profiles import AgentProfile
+from agentrt.store.context import StoreContext
+from agentrt.store.principals import PrincipalStore
+from agentrt.store.run_query import RunQuery
+from agentrt.store.runs import RunStore
+
+OPS_PREFIXES = ("/runs", "/inbox")
+
+
+class BodyLimit:
+    """413 with a typed JSON error for an oversized operator request; nothing reaches the
+    route, so nothing changes."""
+
+    def __init__(self, app: ASGIApp, max_body: int) -> None:
+        self._app, self._max = app, max_body
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "") if scope["type"] == "http" else ""
+        if not path.startswith(OPS_PREFIXES):
+            await self._app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers", [])).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self._max:
+            await _too_large(send)
+            return
+        body, more = bytearray(), True
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            body += message.get("body", b"")
+            more = bool(message.get("more_body", False))
+            if len(body) > self._max:
+                await _too_large(send)
+                return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": bytes(body), "more_body": False}
+            return await receive()
+
+        await self._app(scope, replay, send)
+
+
+async def _too_large(send: Send) -> None:
+    raw = json.dumps({"error": {"type": "payload_too_large", "message": "body too large"}})
+    headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(raw))]
+    await send({"type": "http.response.start", "status": 413, "headers": headers})
+    await send({"type": "http.response.body", "body": raw.encode()})
+
+
+def mount_ops(
+    a2a: Starlette,
+    settings: ApiSettings,
+    engine: Engine,
+    ctx: StoreContext,
+    profiles: Mapping[str, AgentProfile],
+) -> FastAPI:
+    """The outer app: the operator routes, then everything else to `a2a`, whose lifespan
+    runs inside this one's."""
+    ops = OpsState(
+        runs=RunStore(ctx),
+        query=RunQuery(ctx),
+        principals=PrincipalStore(ctx),
+        waker=Waker(settings.api_poll_seconds),
+        sealer=ctx.sealer,
+        profiles=profiles,
+    )
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        stop = asyncio.Event()
+        listener = asyncio.create_task(ops.waker.listen(engine, stop))
+        try:
+            async with a2a.router.lifespan_context(a2a):
+                ops.runtime = a2a.state.a2a.runtime
+                yield
+        finally:
+            stop.set()
+            with contextlib.suppress(Exception):
+                await listener
+
+    app = FastAPI(
+        title="agentrt operator API",
+        version="1",
+        description="Start, follow, approve and cancel agent runs as an authenticated principal.",
+        lifespan=lifespan,
+    )
+    ops_errors.install(app)
+    app.include_router(router)
+    app.router.routes.append(Mount("/", app=a2a))
+    app.state.ops = ops
+    app.state.a2a = a2a.state.a2a
+    a2a.state.a2a.handler.waker = ops.waker  # the A2A streams wake on journal commits too
+    app.add_middleware(BodyLimit, max_body=settings.api_max_body_bytes)
+    return app

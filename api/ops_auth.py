@@ -1,0 +1,53 @@
+"""Principals of the operator API: a bearer token names one, with its scopes. `admin`
+holds every scope."""
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Request, Security
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from agentrt.api.ops_errors import forbidden, unauthorized
+from agentrt.store.principals import PrincipalStore
+
+READ, READ_ALL, START = "runs:read", "runs:read-all", "runs:start"
+DECIDE, CANCEL, ADMIN = "runs:decide", "runs:cancel", "admin"
+
+_bearer = HTTPBearer(auto_error=False, description="An operator API token (agentrt-api token)")
+
+
+@dataclass(frozen=True)
+class Principal:
+    name: str
+    scopes: frozenset[str]
+
+    def has(self, scope: str) -> bool:
+        if scope == READ and READ_ALL in self.scopes:
+            return True  # reading every run includes reading one's own
+        return ADMIN in self.scopes or scope in self.scopes
+
+    @property
+    def visible_to(self) -> str | None:
+        """None: sees every run; else only the runs this principal started."""
+        return None if self.has(READ_ALL) else self.name
+
+
+def require(scope: str) -> Callable[..., Awaitable[Principal]]:
+    async def principal(
+        request: Request,
+        creds: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)],
+    ) -> Principal:
+        if creds is None or creds.scheme.lower() != "bearer" or not creds.credentials:
+            raise unauthorized("a bearer API token is required")
+        store: PrincipalStore = request.app.state.ops.principals
+        token = await asyncio.to_thread(store.authenticate, creds.credentials.strip())
+        if token is None:
+            raise unauthorized("the token is unknown, revoked or expired")
+        who = Principal(token.principal, token.scopes)
+        if not who.has(scope):
+            raise forbidden(f"the token of {who.name} lacks the scope {scope}")
+        return who
+
+    return principal

@@ -1,0 +1,214 @@
+"""The operator API's routes. The decider and the cancel actor are the authenticated
+principal; nothing in a body names who acts."""
+
+import asyncio
+import uuid
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Header, Query, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+
+from agentrt.api import ops_auth as auth
+from agentrt.api.ops_auth import Principal
+from agentrt.api.ops_errors import RESPONSES, OpsError, bad_request, conflict, not_found
+from agentrt.api.ops_sse import follow, resume_after
+from agentrt.api.ops_state import OpsState
+from agentrt.api.ops_views import (
+    CancelIn,
+    DecisionIn,
+    DecisionOut,
+    EventPageOut,
+    RunOut,
+    RunPageOut,
+    StartedOut,
+    StartIn,
+    event_out,
+)
+from agentrt.contracts.enums import RunStatus
+from agentrt.contracts.errors import (
+    AlreadyDecidedError,
+    ApprovalError,
+    InvalidRequestError,
+    RunNotAwaitingApprovalError,
+    RunNotFoundError,
+    SelfApprovalError,
+    StaleTurnError,
+)
+from agentrt.store.attest import attest
+from agentrt.store.run_query import BadCursorError
+
+router = APIRouter(responses=RESPONSES)
+BEGIN_WAIT_SECONDS = 10.0
+CANCEL_WAIT_SECONDS = 10.0
+
+
+def _state(request: Request) -> OpsState:
+    state: OpsState = request.app.state.ops
+    return state
+
+
+def _run_id(raw: str) -> str:
+    try:
+        return str(uuid.UUID(raw))
+    except ValueError:
+        raise not_found(raw) from None
+
+
+State = Annotated[OpsState, Depends(_state)]
+
+
+@router.post("/runs", status_code=201, response_model=StartedOut, tags=["runs"])
+async def start_run(
+    body: StartIn, state: State, who: Annotated[Principal, Depends(auth.require(auth.START))]
+) -> StartedOut:
+    """Start a run as the authenticated principal (its initiator)."""
+    if body.profile not in state.profiles:
+        raise bad_request("unknown_profile", f"unknown agent profile {body.profile!r}")
+    try:
+        run_id = await state.require_runtime().start(
+            body.profile, body.prompt, max_iterations=body.max_iterations, initiator=who.name
+        )
+    except InvalidRequestError as exc:
+        raise bad_request("invalid_request", str(exc)) from None
+    view = await state.wait_for(run_id, lambda v: True, BEGIN_WAIT_SECONDS)
+    return StartedOut(run_id=run_id, run=await state.out(view) if view else None)
+
+
+@router.get("/runs", response_model=RunPageOut, tags=["runs"])
+async def list_runs(
+    state: State,
+    who: Annotated[Principal, Depends(auth.require(auth.READ))],
+    status: RunStatus | None = None,
+    profile: str | None = None,
+    initiator: str | None = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    cursor: Annotated[str | None, Query(max_length=500)] = None,
+) -> RunPageOut:
+    """Newest first; pass `next_cursor` back as `cursor` for the next page."""
+    try:
+        page = await asyncio.to_thread(
+            lambda: state.query.page(
+                visible_to=who.visible_to, status=status.value if status else None,
+                profile=profile, initiator=initiator, limit=limit, cursor=cursor,
+            )
+        )  # fmt: skip
+    except BadCursorError:
+        raise bad_request("bad_cursor", "the cursor is not one this server handed out") from None
+    return RunPageOut(runs=[await state.out(v) for v in page.runs], next_cursor=page.next_cursor)
+
+
+@router.get("/runs/{run_id}", response_model=RunOut, tags=["runs"])
+async def get_run(
+    run_id: str, state: State, who: Annotated[Principal, Depends(auth.require(auth.READ))]
+) -> RunOut:
+    return await state.out(await state.visible(_run_id(run_id), who.visible_to))
+
+
+@router.get(
+    "/runs/{run_id}/events",
+    response_model=EventPageOut,
+    tags=["runs"],
+    responses={200: {"content": {"text/event-stream": {}}}},
+)
+async def run_events(
+    run_id: str,
+    request: Request,
+    state: State,
+    who: Annotated[Principal, Depends(auth.require(auth.READ))],
+    after: Annotated[int, Query(ge=-1)] = -1,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 200,
+    last_event_id: Annotated[str | None, Header(max_length=20)] = None,
+) -> Response:
+    """A page of events after `after`; with `Accept: text/event-stream`, a live follow that
+    resumes after `Last-Event-ID`."""
+    view = await state.visible(_run_id(run_id), who.visible_to)
+    if "text/event-stream" in request.headers.get("accept", ""):
+        start = resume_after(last_event_id, after)
+        return StreamingResponse(
+            follow(state, view.run_id, start),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+        )
+    batch = await asyncio.to_thread(state.runs.events, view.run_id, after, limit + 1)
+    page = EventPageOut(
+        events=[event_out(e) for e in batch[:limit]],
+        next_after=batch[:limit][-1].sequence if batch else after,
+        more=len(batch) > limit,
+    )
+    return JSONResponse(page.model_dump(mode="json"))
+
+
+@router.post("/runs/{run_id}/decision", response_model=DecisionOut, tags=["approvals"])
+async def decide(
+    run_id: str,
+    body: DecisionIn,
+    state: State,
+    who: Annotated[Principal, Depends(auth.require(auth.DECIDE))],
+) -> DecisionOut:
+    """Approve or deny the pending turn named by its digest, as the authenticated principal."""
+    view = await state.visible(_run_id(run_id), who.visible_to)
+    approved = body.verdict == "approve"
+    if view.status is not RunStatus.WAITING_FOR_APPROVAL:
+        raise conflict("not_awaiting_approval", f"run {view.run_id} is {view.status.value}")
+    seal = attest(
+        state.sealer, view.run_id, principal=who.name, approved=approved,
+        turn_digest=body.turn_digest,
+    )  # fmt: skip
+    try:
+        after = await state.require_runtime().approve(
+            view.run_id, approved=approved, decided_by=who.name, turn_digest=body.turn_digest,
+            reason=body.reason, attestation=seal,
+        )  # fmt: skip
+    except RunNotFoundError:
+        raise not_found(view.run_id) from None
+    except ApprovalError as exc:
+        raise _refusal(exc) from None
+    except InvalidRequestError as exc:
+        raise bad_request("invalid_request", str(exc)) from None
+    return DecisionOut(
+        decided_by=who.name, verdict=body.verdict, turn_digest=body.turn_digest,
+        run=await state.out(after),
+    )  # fmt: skip
+
+
+def _refusal(exc: ApprovalError) -> OpsError:
+    if isinstance(exc, SelfApprovalError):
+        return OpsError(403, "self_approval", "four-eyes: the initiator may not approve")
+    if isinstance(exc, StaleTurnError):
+        return conflict("stale_turn", "the digest does not name the pending turn")
+    if isinstance(exc, AlreadyDecidedError):
+        return conflict("already_decided", "this turn is already decided")
+    if isinstance(exc, RunNotAwaitingApprovalError):
+        return conflict("not_awaiting_approval", str(exc))
+    return conflict("decision_refused", str(exc))
+
+
+@router.post("/runs/{run_id}/cancel", status_code=202, response_model=RunOut, tags=["runs"])
+async def cancel_run(
+    run_id: str,
+    state: State,
+    who: Annotated[Principal, Depends(auth.require(auth.CANCEL))],
+    body: CancelIn | None = None,
+) -> RunOut:
+    """Cancel as the authenticated principal; answers once the run ended (or 10 s)."""
+    view = await state.visible(_run_id(run_id), who.visible_to)
+    if view.status.terminal:
+        raise conflict("run_finished", f"run {view.run_id} already ended as {view.status.value}")
+    reason = body.reason if body else None
+    await state.require_runtime().cancel(view.run_id, by=who.name, reason=reason)
+    done = await state.wait_for(view.run_id, lambda v: v.status.terminal, CANCEL_WAIT_SECONDS)
+    return await state.out(done or view)
+
+
+@router.get("/inbox", response_model=list[RunOut], tags=["approvals"])
+async def inbox(
+    state: State,
+    who: Annotated[Principal, Depends(auth.require(auth.READ))],
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+) -> list[RunOut]:
+    """Runs waiting for approval, oldest first, with their pending calls at each run's
+    privacy level."""
+    views = await asyncio.to_thread(
+        lambda: state.query.inbox(visible_to=who.visible_to, limit=limit)
+    )
+    return [await state.out(v) for v in views]

@@ -1,0 +1,59 @@
+"""`GET /runs/{id}/events` as Server-Sent Events: every event after the resume point, each
+with `id: <sequence>` so a reconnect with `Last-Event-ID` misses nothing; woken by the
+store's commits (NOTIFY) on PostgreSQL, polling on SQLite; ends with `event: end` once the
+run is terminal and drained."""
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator
+
+from agentrt.api.ops_errors import bad_request
+from agentrt.api.ops_state import OpsState
+from agentrt.api.ops_views import event_out
+
+KEEPALIVE_SECONDS = 15.0
+
+
+def resume_after(last_event_id: str | None, after: int) -> int:
+    if last_event_id is None or last_event_id.strip() == "":
+        return after
+    try:
+        value = int(last_event_id)
+    except ValueError:
+        raise bad_request("bad_last_event_id", "Last-Event-ID must be an event sequence") from None
+    if value < -1:
+        raise bad_request("bad_last_event_id", "Last-Event-ID must be an event sequence")
+    return value
+
+
+def frame(event: str, data: str, ident: int | None = None) -> bytes:
+    head = f"id: {ident}\n" if ident is not None else ""
+    return f"{head}event: {event}\ndata: {data}\n\n".encode()
+
+
+async def follow(state: OpsState, run_id: str, after: int) -> AsyncIterator[bytes]:
+    last, sent_at = after, time.monotonic()
+    yield b"retry: 1000\n\n"
+    while True:
+        ticket = state.waker.ticket(run_id)
+        batch = await asyncio.to_thread(state.runs.events, run_id, last, 500)
+        for e in batch:
+            yield frame(e.kind.value, event_out(e).model_dump_json(), e.sequence)
+            last = e.sequence
+        if batch:
+            sent_at = time.monotonic()
+            continue
+        status = await asyncio.to_thread(state.runs.status, run_id)
+        if status is None or status.terminal:
+            # The settling event commits with the status: one more read is certain to see it.
+            for e in await asyncio.to_thread(state.runs.events, run_id, last, 500):
+                yield frame(e.kind.value, event_out(e).model_dump_json(), e.sequence)
+                last = e.sequence
+            end = {"status": status.value if status else None, "last": last}
+            yield frame("end", json.dumps(end))
+            return
+        if time.monotonic() - sent_at > KEEPALIVE_SECONDS:
+            yield b": keepalive\n\n"
+            sent_at = time.monotonic()
+        await state.waker.wait(run_id, ticket)

@@ -1,0 +1,59 @@
+"""What the operator routes share; the runtime is bound when the app starts."""
+
+import asyncio
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from agentrt.api.ops_errors import not_found
+from agentrt.api.ops_views import RunOut, run_out
+from agentrt.api.ops_wake import Waker
+from agentrt.contracts.profiles import AgentProfile
+from agentrt.contracts.run import RunView
+from agentrt.starter.facade import AgentRuntime
+from agentrt.store.principals import PrincipalStore
+from agentrt.store.run_query import RunQuery
+from agentrt.store.runs import RunStore
+from agentrt.store.sealing import Sealer
+
+
+@dataclass
+class OpsState:
+    runs: RunStore
+    query: RunQuery
+    principals: PrincipalStore
+    waker: Waker
+    sealer: Sealer
+    profiles: Mapping[str, AgentProfile]
+    runtime: AgentRuntime | None = None
+
+    def require_runtime(self) -> AgentRuntime:
+        if self.runtime is None:
+            raise RuntimeError("the app has not started (lifespan not run)")
+        return self.runtime
+
+    async def visible(self, run_id: str, visible_to: str | None) -> RunView:
+        """The run if this principal may see it; 404 alike for absent and not visible."""
+        view = await asyncio.to_thread(self.runs.get, run_id)
+        if view is None or (visible_to is not None and view.initiator != visible_to):
+            raise not_found(run_id)
+        return view
+
+    async def out(self, view: RunView) -> RunOut:
+        privacy = await asyncio.to_thread(self.query.privacy, view.run_id)
+        return run_out(view, privacy)
+
+    async def wait_for(
+        self, run_id: str, done: Callable[[RunView], bool], seconds: float
+    ) -> RunView | None:
+        """Re-read the run on each of its commits until `done(view)` or the time is up."""
+        deadline = time.monotonic() + seconds
+        while True:
+            ticket = self.waker.ticket(run_id)
+            view = await asyncio.to_thread(self.runs.get, run_id)
+            if view is not None and done(view):
+                return view
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return view
+            await self.waker.wait(run_id, ticket, within=left)

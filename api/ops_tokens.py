@@ -1,0 +1,68 @@
+"""`agentrt-api token create|list|revoke`: manage operator API tokens in the database."""
+
+import argparse
+import sys
+from datetime import timedelta
+
+from agentrt.api.settings import ApiSettings
+from agentrt.contracts.errors import AgentRuntimeError
+from agentrt.store.context import utcnow
+from agentrt.store.open import open_store
+from agentrt.store.principals import SCOPES, PrincipalStore
+from agentrt.store.sealing import Sealer
+
+
+def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    token = sub.add_parser("token", help="create, list or revoke operator API tokens")
+    verbs = token.add_subparsers(dest="verb", required=True)
+    create = verbs.add_parser("create", help="create a token and print it once")
+    create.add_argument("--principal", required=True)
+    create.add_argument(
+        "--scope", action="append", required=True, choices=sorted(SCOPES), dest="scopes"
+    )
+    create.add_argument("--expires-in-days", type=float, default=None)
+    create.add_argument("--label", default=None)
+    listing = verbs.add_parser("list", help="list tokens (never their secrets)")
+    listing.add_argument("--principal", default=None)
+    revoke = verbs.add_parser("revoke", help="revoke a token by its id")
+    revoke.add_argument("token_id")
+
+
+def run(settings: ApiSettings, args: argparse.Namespace) -> int:
+    engine, ctx = open_store(
+        settings.resolved_database_url(), Sealer.from_b64(settings.read_seal_keys())
+    )
+    store = PrincipalStore(ctx)
+    try:
+        if args.verb == "create":
+            days = args.expires_in_days
+            if days is not None and days <= 0:
+                raise AgentRuntimeError("--expires-in-days must be positive")
+            expires = utcnow() + timedelta(days=days) if days is not None else None
+            info, secret = store.create(
+                args.principal, args.scopes, expires_at=expires, label=args.label
+            )
+            sys.stderr.write(
+                f"token {info.id} for {info.principal} ({' '.join(sorted(info.scopes))}); "
+                "shown once, store it now:\n"
+            )
+            sys.stdout.write(secret + "\n")
+        elif args.verb == "list":
+            now = utcnow()
+            for t in store.list(args.principal):
+                state = "active" if t.active(now) else ("revoked" if t.revoked_at else "expired")
+                expiry = t.expires_at.isoformat(timespec="seconds") if t.expires_at else "never"
+                sys.stdout.write(
+                    f"{t.id}\t{t.principal}\t{' '.join(sorted(t.scopes))}\t{state}\t"
+                    f"expires {expiry}\t{t.label or ''}\n"
+                )
+        elif args.verb == "revoke":
+            if not store.revoke(args.token_id):
+                raise AgentRuntimeError(f"no active token {args.token_id}")
+            sys.stdout.write(f"revoked {args.token_id}\n")
+    except AgentRuntimeError as exc:
+        sys.stderr.write(f"agentrt-api: {exc}\n")
+        return 2
+    finally:
+        engine.dispose()
+    return 0

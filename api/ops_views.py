@@ -1,0 +1,120 @@
+"""Request and response bodies of the operator API. Pending calls are shown at the run's
+privacy level: their arguments only at `full` (or redacted at `redacted`)."""
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
+from agentrt.contracts.run import EventView, RunView
+from agentrt.store.privacy import filter_payload
+
+
+class StartIn(BaseModel):
+    profile: str = Field(min_length=1, max_length=100)
+    prompt: str = Field(min_length=1, max_length=100_000)
+    max_iterations: int | None = Field(default=None, ge=1, le=1000)
+
+
+class DecisionIn(BaseModel):
+    verdict: Literal["approve", "deny"]
+    turn_digest: str = Field(min_length=1, max_length=128)
+    reason: str | None = Field(default=None, max_length=2000)
+
+
+class CancelIn(BaseModel):
+    reason: str | None = Field(default=None, max_length=2000)
+
+
+class PendingCallOut(BaseModel):
+    call_id: str
+    name: str
+    # Present at privacy level full (verbatim) or redacted (redacted); else only its size.
+    arguments: dict[str, Any] | None = None
+    arguments_size: int | None = None
+
+
+class PendingOut(BaseModel):
+    turn_digest: str
+    round: int
+    requested_at: datetime
+    calls: list[PendingCallOut]
+
+
+class RunOut(BaseModel):
+    run_id: str
+    profile: str
+    status: RunStatus
+    outcome: Outcome | None = None
+    termination_reason: TerminationReason | None = None
+    initiator: str
+    iterations: int
+    truncated: bool
+    prompt_tokens: int
+    completion_tokens: int
+    answer: str | None = None
+    created_at: datetime
+    finished_at: datetime | None = None
+    revision: int
+    privacy: str
+    pending_approval: PendingOut | None = None
+
+
+class StartedOut(BaseModel):
+    run_id: str
+    run: RunOut | None = Field(default=None, description="null if no worker began it yet")
+
+
+class RunPageOut(BaseModel):
+    runs: list[RunOut]
+    next_cursor: str | None = None
+
+
+class EventOut(BaseModel):
+    run_id: str
+    sequence: int
+    kind: EventKind
+    round: int
+    duration_ms: float | None = None
+    payload: dict[str, Any]
+    created_at: datetime
+
+
+class EventPageOut(BaseModel):
+    events: list[EventOut]
+    next_after: int = Field(description="pass as `after` for the next page")
+    more: bool
+
+
+class DecisionOut(BaseModel):
+    decided_by: str
+    verdict: Literal["approve", "deny"]
+    turn_digest: str
+    run: RunOut
+
+
+def run_out(view: RunView, privacy: str) -> RunOut:
+    pending = None
+    if view.pending_approval is not None:
+        p = view.pending_approval
+        calls = []
+        for c in p.calls:
+            kept = filter_payload({"arguments": c.arguments}, privacy)
+            calls.append(
+                PendingCallOut(
+                    call_id=c.call_id,
+                    name=c.name,
+                    arguments=kept.get("arguments"),
+                    arguments_size=kept.get("arguments_size"),
+                )
+            )
+        pending = PendingOut(
+            turn_digest=p.turn_digest, round=p.round, requested_at=p.requested_at, calls=calls
+        )
+    data = view.model_dump(exclude={"pending_approval", "pending_effect"})
+    return RunOut(**data, privacy=privacy, pending_approval=pending)
+
+
+def event_out(e: EventView) -> EventOut:
+    return EventOut(**e.model_dump())

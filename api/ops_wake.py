@@ -1,0 +1,106 @@
+"""Wake-ups for live follows. On PostgreSQL one connection LISTENs to the channels the
+store's triggers NOTIFY on commit (migration 0006), and a follower waits for its key; on
+SQLite (or while that connection is down) a follower polls."""
+
+import asyncio
+import contextlib
+import logging
+from collections import OrderedDict
+
+from sqlalchemy import Engine
+
+from agentrt.store.engine import is_postgres
+
+RUN_CHANNEL, A2A_CHANNEL = "agentrt_run_event", "agentrt_a2a_event"
+# With NOTIFY live a follower still re-reads this often: a safety net, not the mechanism.
+NOTIFY_SAFETY_SECONDS = 15.0
+_KEYS = 10_000
+log = logging.getLogger(__name__)
+
+
+class Waker:
+    def __init__(self, poll_seconds: float) -> None:
+        self.poll_seconds = poll_seconds
+        self.live = False  # a LISTEN connection is up
+        self.wakeups = 0  # notifications received (tests and metrics)
+        self._versions: OrderedDict[str, int] = OrderedDict()
+        self._waiters: dict[str, set[asyncio.Event]] = {}
+
+    def ticket(self, key: str) -> int:
+        """Take before reading: a commit after the read, before `wait`, is not missed."""
+        return self._versions.get(key, 0)
+
+    async def wait(self, key: str, ticket: int, within: float | None = None) -> bool:
+        """Until `key` is notified (True) or the poll interval (or `within`) passes."""
+        if not self.live:
+            await asyncio.sleep(min(self.poll_seconds, within or self.poll_seconds))
+            return False
+        event = asyncio.Event()
+        self._waiters.setdefault(key, set()).add(event)
+        try:
+            if self._versions.get(key, 0) != ticket:
+                return True
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(
+                    event.wait(), min(NOTIFY_SAFETY_SECONDS, within or NOTIFY_SAFETY_SECONDS)
+                )
+            return event.is_set()
+        finally:
+            waiting = self._waiters.get(key)
+            if waiting is not None:
+                waiting.discard(event)
+                if not waiting:
+                    del self._waiters[key]
+
+    def notify(self, key: str) -> None:
+        self.wakeups += 1
+        self._versions[key] = self._versions.pop(key, 0) + 1
+        while len(self._versions) > _KEYS:
+            self._versions.popitem(last=False)  # an evicted key only wakes spuriously
+        for event in self._waiters.get(key, ()):
+            event.set()
+
+    def _wake_all(self) -> None:
+        for key in list(self._waiters):
+            self.notify(key)
+
+    async def listen(self, engine: Engine, stop: asyncio.Event) -> None:
+        """Hold a LISTEN connection until `stop`; reconnect after a failure."""
+        if not is_postgres(engine):
+            return
+        import psycopg
+
+        dsn = engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
+        delay = 0.5
+        while not stop.is_set():
+            try:
+                async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+                    await conn.execute(f"LISTEN {RUN_CHANNEL}")
+                    await conn.execute(f"LISTEN {A2A_CHANNEL}")
+                    self.live, delay = True, 0.5
+                    self._wake_all()  # anything committed while we were not listening
+                    stopping = asyncio.create_task(stop.wait())
+                    try:
+                        gen = conn.notifies()
+                        while not stop.is_set():
+                            nxt = asyncio.ensure_future(anext(gen))
+                            done, _ = await asyncio.wait(
+                                {nxt, stopping}, return_when=asyncio.FIRST_COMPLETED
+                            )
+                            if nxt not in done:
+                                nxt.cancel()
+                                with contextlib.suppress(BaseException):
+                                    await nxt
+                                break
+                            self.notify(nxt.result().payload)
+                    finally:
+                        stopping.cancel()
+            except (OSError, psycopg.Error) as exc:
+                log.warning("LISTEN connection lost (%s); followers poll meanwhile", exc)
+            finally:
+                self.live = False
+                self._wake_all()
+            if not stop.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), delay)
+                delay = min(delay * 2, 10.0)

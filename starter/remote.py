@@ -1,0 +1,150 @@
+"""`agentrt --api URL`: the same commands through the operator HTTP API, as the principal
+of a token (`--token` or AGENTRT_API_TOKEN). No database or Temporal credentials needed."""
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
+from pydantic import SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from agentrt.contracts.errors import (
+    AgentRuntimeError,
+    AlreadyDecidedError,
+    ConfigError,
+    InvalidRequestError,
+    RunNotAwaitingApprovalError,
+    RunNotFoundError,
+    SelfApprovalError,
+    StaleTurnError,
+    UnknownProfileError,
+)
+from agentrt.contracts.run import EventView, RunView
+
+_BY_TYPE: dict[str, type[AgentRuntimeError]] = {
+    "run_not_found": RunNotFoundError,
+    "not_awaiting_approval": RunNotAwaitingApprovalError,
+    "stale_turn": StaleTurnError,
+    "already_decided": AlreadyDecidedError,
+    "self_approval": SelfApprovalError,
+    "unknown_profile": UnknownProfileError,
+    "invalid_request": InvalidRequestError,
+}
+
+
+class RemoteSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="AGENTRT_", extra="ignore")
+    api_url: str = ""
+    api_token: SecretStr | None = None
+
+
+def _view(data: dict[str, Any]) -> RunView:
+    pending = data.get("pending_approval")
+    if pending is not None:  # arguments hidden at the run's privacy level show as none
+        for c in pending["calls"]:
+            c["arguments"] = c.get("arguments") or {}
+    return RunView.model_validate(data)
+
+
+class ApiRuntime:
+    """The subset of `AgentRuntime` the commands use, over HTTP."""
+
+    def __init__(self, http: httpx.AsyncClient, poll_seconds: float = 0.25) -> None:
+        self._http = http
+        self._poll = poll_seconds
+        self.acted_as: str | None = None  # the principal the API says acted, once known
+
+    async def _call(self, method: str, path: str, **kw: Any) -> Any:
+        try:
+            reply = await self._http.request(method, path, **kw)
+        except httpx.HTTPError as exc:
+            raise AgentRuntimeError(
+                f"cannot reach the API at {self._http.base_url}: {exc}"
+            ) from None
+        if reply.is_success:
+            return reply.json()
+        try:
+            err = reply.json()["error"]
+            kind, message = str(err["type"]), str(err["message"])
+        except (ValueError, KeyError, TypeError):
+            kind, message = "http_error", reply.text[:200]
+        cls = _BY_TYPE.get(kind, AgentRuntimeError)
+        raise cls(f"the API refused ({reply.status_code} {kind}): {message}")
+
+    async def start(
+        self,
+        profile: str,
+        prompt: str,
+        *,
+        max_iterations: int | None = None,
+        initiator: str = "anonymous",
+    ) -> str:
+        body = {"profile": profile, "prompt": prompt, "max_iterations": max_iterations}
+        started = await self._call("POST", "/runs", json=body)
+        return str(started["run_id"])
+
+    async def status(self, run_id: str) -> RunView:
+        return _view(await self._call("GET", f"/runs/{run_id}"))
+
+    async def result(self, run_id: str) -> RunView:
+        """Until the run is terminal (it may wait for someone's decision meanwhile)."""
+        while True:
+            try:
+                view = await self.status(run_id)
+            except RunNotFoundError:
+                view = None  # not begun by a worker yet
+            if view is not None and view.status.terminal:
+                return view
+            await asyncio.sleep(self._poll)
+
+    async def events(self, run_id: str, after_sequence: int = -1) -> list[EventView]:
+        out: list[EventView] = []
+        while True:
+            page = await self._call(
+                "GET", f"/runs/{run_id}/events", params={"after": after_sequence, "limit": 1000}
+            )
+            out += [EventView.model_validate(e) for e in page["events"]]
+            after_sequence = int(page["next_after"])
+            if not page["more"]:
+                return out
+
+    async def approve(
+        self,
+        run_id: str,
+        *,
+        approved: bool,
+        decided_by: str,
+        turn_digest: str,
+        reason: str | None = None,
+        attestation: str | None = None,
+    ) -> RunView:
+        body = {
+            "verdict": "approve" if approved else "deny",
+            "turn_digest": turn_digest,
+            "reason": reason,
+        }
+        done = await self._call("POST", f"/runs/{run_id}/decision", json=body)
+        self.acted_as = str(done["decided_by"])
+        return _view(done["run"])
+
+    async def cancel(self, run_id: str, *, by: str, reason: str | None = None) -> None:
+        await self._call("POST", f"/runs/{run_id}/cancel", json={"reason": reason})
+
+    async def inbox(self, limit: int = 50) -> list[RunView]:
+        return [_view(r) for r in await self._call("GET", "/inbox", params={"limit": limit})]
+
+
+@asynccontextmanager
+async def api_session(url: str, token: str | None) -> AsyncIterator[ApiRuntime]:
+    if not token:
+        raise ConfigError("--api needs a token: pass --token or set AGENTRT_API_TOKEN")
+    if not url.startswith(("http://", "https://")):
+        raise ConfigError(f"--api {url!r} is not an http(s) URL")
+    async with httpx.AsyncClient(
+        base_url=url.rstrip("/"),
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=httpx.Timeout(60),
+    ) as http:
+        yield ApiRuntime(http)

@@ -1,0 +1,60 @@
+"""principals: hashed operator API tokens with scopes; NOTIFY on committed events (PostgreSQL)
+
+Revision ID: 0006
+Revises: 0005
+"""
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import op
+
+revision: str = "0006"
+down_revision: str | None = "0005"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+# A NOTIFY issued inside a transaction is delivered when (and only if) it commits: live
+# followers wake on committed rows, never on rolled-back ones. SQLite followers poll.
+_NOTIFIERS = {
+    "agent_event": ("agentrt_notify_run_event", "agentrt_run_event", "run_id"),
+    "a2a_event": ("agentrt_notify_a2a_event", "agentrt_a2a_event", "task_id"),
+}
+
+
+def upgrade() -> None:
+    op.create_table(
+        "api_token",
+        sa.Column("id", sa.String(length=32), nullable=False),
+        sa.Column("principal", sa.String(length=200), nullable=False),
+        sa.Column("digest", sa.String(length=64), nullable=False),
+        sa.Column("scopes", sa.String(length=500), nullable=False),
+        sa.Column("label", sa.String(length=200), nullable=True),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("expires_at", sa.DateTime(timezone=True), nullable=True),
+        sa.Column("revoked_at", sa.DateTime(timezone=True), nullable=True),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_api_token")),
+        sa.UniqueConstraint("digest", name=op.f("uq_api_token_digest")),
+    )
+    with op.batch_alter_table("api_token", schema=None) as batch_op:
+        batch_op.create_index(batch_op.f("ix_api_token_principal"), ["principal"], unique=False)
+    if op.get_bind().dialect.name == "postgresql":
+        for table, (function, channel, column) in _NOTIFIERS.items():
+            op.execute(
+                f"CREATE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $$ "
+                f"BEGIN PERFORM pg_notify('{channel}', NEW.{column}); RETURN NEW; END $$"
+            )
+            op.execute(
+                f"CREATE TRIGGER {function} AFTER INSERT ON {table} "
+                f"FOR EACH ROW EXECUTE FUNCTION {function}()"
+            )
+
+
+def downgrade() -> None:
+    if op.get_bind().dialect.name == "postgresql":
+        for table, (function, _channel, _column) in _NOTIFIERS.items():
+            op.execute(f"DROP TRIGGER IF EXISTS {function} ON {table}")
+            op.execute(f"DROP FUNCTION IF EXISTS {function}()")
+    with op.batch_alter_table("api_token", schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f("ix_api_token_principal"))
+    op.drop_table("api_token")

@@ -1,0 +1,103 @@
+"""Listing runs for operators: filtered, visibility-bound, keyset-paged by an opaque cursor
+that stays stable while new runs arrive (newest first)."""
+
+import base64
+import json
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import and_, or_, select
+
+from agentrt.contracts.enums import RunStatus
+from agentrt.contracts.run import RunView
+from agentrt.store.context import StoreContext, as_utc
+from agentrt.store.rows import RunRow
+from agentrt.store.runs import RunStore
+
+
+class BadCursorError(ValueError):
+    """A cursor this server did not hand out."""
+
+
+@dataclass(frozen=True)
+class RunPage:
+    runs: list[RunView]
+    next_cursor: str | None
+
+
+def encode_cursor(created_at: datetime, run_id: str) -> str:
+    raw = json.dumps({"t": created_at.isoformat(), "i": run_id}, separators=(",", ":"))
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[datetime, str]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        data = json.loads(raw)
+        ts = as_utc(datetime.fromisoformat(data["t"]))
+        run_id = data["i"]
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+        raise BadCursorError("malformed cursor") from None
+    if ts is None or not isinstance(run_id, str) or not run_id:
+        raise BadCursorError("malformed cursor")
+    return ts, run_id
+
+
+class RunQuery:
+    def __init__(self, ctx: StoreContext) -> None:
+        self._ctx = ctx
+        self._runs = RunStore(ctx)
+
+    def page(
+        self,
+        *,
+        visible_to: str | None,
+        status: str | None = None,
+        profile: str | None = None,
+        initiator: str | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> RunPage:
+        """`visible_to=None` sees every run; otherwise only runs that principal started."""
+        filters = []
+        if visible_to is not None:
+            filters.append(RunRow.initiator == visible_to)
+        if status:
+            filters.append(RunRow.status == status)
+        if profile:
+            filters.append(RunRow.profile == profile)
+        if initiator:
+            filters.append(RunRow.initiator == initiator)
+        if cursor:
+            ts, last = decode_cursor(cursor)
+            filters.append(
+                or_(RunRow.created_at < ts, and_(RunRow.created_at == ts, RunRow.id < last))
+            )
+        q = (
+            select(RunRow)
+            .where(*filters)
+            .order_by(RunRow.created_at.desc(), RunRow.id.desc())
+            .limit(limit + 1)
+        )
+        with self._ctx.sessions() as s:
+            rows = s.scalars(q).all()
+        views = [self._runs.view(r) for r in rows[:limit]]
+        more = len(rows) > limit
+        last_view = views[-1] if views else None
+        next_cursor = (
+            encode_cursor(last_view.created_at, last_view.run_id) if more and last_view else None
+        )
+        return RunPage(views, next_cursor)
+
+    def inbox(self, *, visible_to: str | None, limit: int = 50) -> list[RunView]:
+        """Waiting runs, oldest first (the same order as `RunStore.inbox`)."""
+        q = select(RunRow).where(RunRow.status == RunStatus.WAITING_FOR_APPROVAL.value)
+        if visible_to is not None:
+            q = q.where(RunRow.initiator == visible_to)
+        with self._ctx.sessions() as s:
+            rows = s.scalars(q.order_by(RunRow.waiting_since, RunRow.created_at).limit(limit)).all()
+        return [self._runs.view(r) for r in rows]
+
+    def privacy(self, run_id: str) -> str:
+        snap = self._runs.snapshot(run_id)
+        return str(snap.get("plan", {}).get("privacy", "metadata"))

@@ -1,0 +1,82 @@
+"""Shared pieces of the operator API tests: tokens, an HTTP client, SSE reading."""
+
+import asyncio
+import json
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import httpx
+
+from agentrt.store.principals import PrincipalStore
+from tests.api.conftest import Live
+
+REFUND = "Please refund order 1042"
+LOOKUP = "What about order 7?"
+ALL_SCOPES = ("runs:start", "runs:read", "runs:read-all", "runs:decide", "runs:cancel")
+
+
+def name(prefix: str) -> str:
+    """A principal of this test only (the database is shared by the session)."""
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def token(live: Live, principal: str, *scopes: str, expires_at: datetime | None = None) -> str:
+    return PrincipalStore(live.parts.ctx).create(principal, list(scopes), expires_at=expires_at)[1]
+
+
+@asynccontextmanager
+async def http(live: Live, secret: str | None) -> AsyncIterator[httpx.AsyncClient]:
+    headers = {"Authorization": f"Bearer {secret}"} if secret else {}
+    async with httpx.AsyncClient(base_url=live.url, headers=headers, timeout=60) as client:
+        yield client
+
+
+def error_type(reply: httpx.Response) -> str:
+    body: dict[str, Any] = reply.json()
+    return str(body["error"]["type"])
+
+
+async def start(client: httpx.AsyncClient, profile: str, prompt: str) -> dict[str, Any]:
+    reply = await client.post("/runs", json={"profile": profile, "prompt": prompt})
+    assert reply.status_code == 201, reply.text
+    body: dict[str, Any] = reply.json()
+    return body
+
+
+async def wait_status(
+    client: httpx.AsyncClient, run_id: str, *statuses: str, seconds: float = 30
+) -> dict[str, Any]:
+    for _ in range(int(seconds / 0.05)):
+        reply = await client.get(f"/runs/{run_id}")
+        if reply.status_code == 200 and reply.json()["status"] in statuses:
+            body: dict[str, Any] = reply.json()
+            return body
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"run {run_id} never reached {statuses}: {reply.text}")
+
+
+@dataclass
+class Frame:
+    event: str
+    data: dict[str, Any]
+    id: int | None
+
+
+async def frames(reply: httpx.Response) -> AsyncIterator[Frame]:
+    """Parse an SSE response into frames (comments and retry lines skipped)."""
+    event, data, ident = "message", "", None
+    async for line in reply.aiter_lines():
+        if line == "":
+            if data:
+                yield Frame(event, json.loads(data), ident)
+            event, data, ident = "message", "", None
+        elif line.startswith("event: "):
+            event = line[7:]
+        elif line.startswith("data: "):
+            data += line[6:]
+        elif line.startswith("id: "):
+            ident = int(line[4:])

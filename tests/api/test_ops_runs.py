@@ -1,0 +1,96 @@
+"""Operator API over real HTTP: start, read, list with filters and a stable cursor,
+visibility by principal, the OpenAPI document, and the A2A routes still beside it."""
+
+import pytest
+
+from tests.api.conftest import Live
+from tests.api.ops_helpers import LOOKUP, REFUND, error_type, http, name, start, token, wait_status
+
+
+async def test_openapi_document_lists_every_operator_route(live: Live) -> None:
+    async with http(live, None) as client:
+        doc = (await client.get("/openapi.json")).json()
+        card = await client.get("/.well-known/agent-card.json")
+    assert card.status_code == 200  # the A2A routes are served by the same app
+    paths = doc["paths"]
+    assert set(paths) >= {
+        "/runs", "/runs/{run_id}", "/runs/{run_id}/events", "/runs/{run_id}/decision",
+        "/runs/{run_id}/cancel", "/inbox",
+    }  # fmt: skip
+    assert {"get", "post"} <= set(paths["/runs"])
+    assert "HTTPBearer" in doc["components"]["securitySchemes"]
+
+
+async def test_start_get_and_list_paged_by_cursor_with_filters(live: Live) -> None:
+    alice = name("alice")
+    async with http(live, token(live, alice, "runs:start", "runs:read")) as client:
+        started = [await start(client, "helper", LOOKUP) for _ in range(3)]
+        ids = [s["run_id"] for s in started]
+        assert all(s["run"]["initiator"] == alice for s in started)
+        for run_id in ids:
+            done = await wait_status(client, run_id, "COMPLETED")
+            assert done["profile"] == "helper" and done["answer"]
+        first = (await client.get("/runs", params={"limit": 2})).json()
+        assert [r["run_id"] for r in first["runs"]] == ids[::-1][:2]  # newest first
+        assert first["next_cursor"]
+        # A run started meanwhile does not shift the pages already handed out.
+        extra = await start(client, "helper", LOOKUP)
+        second = await client.get("/runs", params={"limit": 2, "cursor": first["next_cursor"]})
+        assert [r["run_id"] for r in second.json()["runs"]] == [ids[0]]
+        assert second.json()["next_cursor"] is None
+        by_status = await client.get("/runs", params={"status": "COMPLETED", "limit": 200})
+        assert set(ids) <= {r["run_id"] for r in by_status.json()["runs"]}
+        by_profile = await client.get("/runs", params={"profile": "internal"})
+        assert by_profile.json()["runs"] == []
+        by_initiator = await client.get("/runs", params={"initiator": alice, "limit": 200})
+        assert {r["run_id"] for r in by_initiator.json()["runs"]} == {*ids, extra["run_id"]}
+        one = await client.get(f"/runs/{ids[0]}")
+        assert one.status_code == 200 and one.json()["status"] == "COMPLETED"
+
+
+async def test_a_principal_sees_only_its_own_runs_unless_read_all(live: Live) -> None:
+    alice, bob, carol = name("alice"), name("bob"), name("carol")
+    async with http(live, token(live, alice, "runs:start", "runs:read")) as as_alice:
+        run_id = (await start(as_alice, "helper", LOOKUP))["run_id"]
+        await wait_status(as_alice, run_id, "COMPLETED")
+    async with http(live, token(live, bob, "runs:start", "runs:read")) as as_bob:
+        assert (await as_bob.get(f"/runs/{run_id}")).status_code == 404
+        assert (await as_bob.get(f"/runs/{run_id}/events")).status_code == 404
+        listed = (await as_bob.get("/runs", params={"limit": 200})).json()["runs"]
+        assert listed == []  # bob started nothing
+        assert (await as_bob.get("/runs", params={"initiator": alice})).json()["runs"] == []
+    async with http(live, token(live, carol, "runs:read", "runs:read-all")) as as_carol:
+        assert (await as_carol.get(f"/runs/{run_id}")).json()["initiator"] == alice
+        listed = (await as_carol.get("/runs", params={"initiator": alice})).json()["runs"]
+        assert [r["run_id"] for r in listed] == [run_id]
+
+
+async def test_events_are_paged_by_sequence(live: Live) -> None:
+    who = name("alice")
+    async with http(live, token(live, who, "runs:start", "runs:read")) as client:
+        run_id = (await start(client, "helper", LOOKUP))["run_id"]
+        await wait_status(client, run_id, "COMPLETED")
+        everything = (await client.get(f"/runs/{run_id}/events")).json()
+        assert everything["more"] is False
+        kinds = [e["kind"] for e in everything["events"]]
+        assert kinds[0] == "run_started" and kinds[-1] == "run_completed"
+        seen, after = [], -1
+        while True:
+            page = await client.get(f"/runs/{run_id}/events", params={"after": after, "limit": 2})
+            body = page.json()
+            seen += body["events"]
+            after = body["next_after"]
+            if not body["more"]:
+                break
+        assert seen == everything["events"]
+
+
+@pytest.mark.parametrize("profile", ["no-such-profile"])
+async def test_start_refuses_an_unknown_profile_and_creates_nothing(
+    live: Live, profile: str
+) -> None:
+    who = name("alice")
+    async with http(live, token(live, who, "runs:start", "runs:read")) as client:
+        reply = await client.post("/runs", json={"profile": profile, "prompt": REFUND})
+        assert reply.status_code == 400 and error_type(reply) == "unknown_profile"
+        assert (await client.get("/runs")).json()["runs"] == []
