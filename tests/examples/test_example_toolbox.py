@@ -114,13 +114,15 @@ async def _settled(
         await asyncio.sleep(0.1)
 
 
-async def _approve(runtime: AgentRuntime, view: RunView, tool: str) -> str:
+async def _decide(runtime: AgentRuntime, view: RunView, tool: str, approved: bool = True) -> str:
     pending = view.pending_approval
     assert view.status is RunStatus.WAITING_FOR_APPROVAL and pending is not None, view
     assert [c.name for c in pending.calls] == [tool]
+    reason = None if approved else "not today"
     await runtime.approve(
-        view.run_id, approved=True, decided_by="bob", turn_digest=pending.turn_digest
-    )
+        view.run_id, approved=approved, decided_by="bob", turn_digest=pending.turn_digest,
+        reason=reason,
+    )  # fmt: skip
     return pending.turn_digest
 
 
@@ -156,10 +158,10 @@ async def test_the_installed_example_runs_its_tools_its_mcp_server_and_its_provi
     except TimeoutError:
         raise AssertionError(f"the run did not start:\n{worker.log_tail()}") from None
     assert _orders(orders) == []  # nothing is written before the decision
-    digest = await _approve(runtime, view, "place_order")
+    digest = await _decide(runtime, view, "place_order")
     view = await _settled(runtime, worker, run_id, after=digest)
     assert len(_orders(orders)) == 1 and _shipments(shipments) == []
-    await _approve(runtime, view, "warehouse.book_shipment")
+    await _decide(runtime, view, "warehouse.book_shipment")
     done = await asyncio.wait_for(runtime.result(run_id), 45)
 
     assert done.status is RunStatus.COMPLETED, worker.log_tail()
@@ -190,3 +192,27 @@ async def test_the_installed_example_runs_its_tools_its_mcp_server_and_its_provi
     echoed = await asyncio.wait_for(runtime.run("echo", "hello there"), 30)
     assert echoed.status is RunStatus.COMPLETED and echoed.answer == "echo: hello there"
     assert "Traceback" not in worker.log_tail(400)
+
+
+@pytest.mark.timeout(120)
+async def test_a_denied_order_is_reported_truthfully_and_writes_nothing(
+    example_env: ExampleEnv,
+    pool: WorkerPool,
+    temporal_env: WorkflowEnvironment,
+    runs: RunStore,
+    settings: Settings,
+    tmp_path: Path,
+) -> None:
+    worker, queue = _spawn(pool, example_env, settings, temporal_env)
+    runtime = AgentRuntime(temporal_env.client, runs, queue)
+    run_id = await runtime.start("shop", PROMPT, initiator="alice")
+    try:
+        view = await _settled(runtime, worker, run_id)
+    except TimeoutError:
+        raise AssertionError(f"the run did not start:\n{worker.log_tail()}") from None
+    await _decide(runtime, view, "place_order", approved=False)
+    done = await asyncio.wait_for(runtime.result(run_id), 45)
+    assert done.status is RunStatus.COMPLETED, worker.log_tail()
+    assert done.answer == "I did not order anything: Denied by bob: not today"
+    assert _orders(tmp_path / "example-orders.sqlite3") == []
+    assert _shipments(tmp_path / "example-shipments.jsonl") == []
