@@ -9,7 +9,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from agentrt.activities.ports import ToolContext
+    from agentrt.activities.ports import ModelProvider, ToolContext
     from agentrt.activities.toolbox.box import Toolbox
     from agentrt.activities.toolbox.decorator import tool
     from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason, ToolEffect
@@ -27,9 +27,11 @@ if TYPE_CHECKING:
         TemporalUnavailableError,
         UnknownProfileError,
     )
+    from agentrt.contracts.messages import ProviderReply, ProviderRequest, Usage
     from agentrt.core.settings import Settings
     from agentrt.starter.facade import AgentRuntime
     from agentrt.workers.builder import build_worker
+    from agentrt.workers.providers import ProviderConfig
 
 _EXPORTS: dict[str, str] = {
     "AgentRuntime": "agentrt.starter.facade",
@@ -54,6 +56,11 @@ _EXPORTS: dict[str, str] = {
     "ToolContext": "agentrt.activities.ports",
     "Toolbox": "agentrt.activities.toolbox.box",
     "build_worker": "agentrt.workers.builder",
+    "ModelProvider": "agentrt.activities.ports",
+    "ProviderRequest": "agentrt.contracts.messages",
+    "ProviderReply": "agentrt.contracts.messages",
+    "Usage": "agentrt.contracts.messages",
+    "ProviderConfig": "agentrt.workers.providers",
 }
 
 __all__ = [
@@ -63,7 +70,11 @@ __all__ = [
     "ApprovalError",
     "ConfigError",
     "InvalidRequestError",
+    "ModelProvider",
     "Outcome",
+    "ProviderConfig",
+    "ProviderReply",
+    "ProviderRequest",
     "RunNotAwaitingApprovalError",
     "RunNotFoundError",
     "RunStatus",
@@ -77,6 +88,7 @@ __all__ = [
     "ToolEffect",
     "Toolbox",
     "UnknownProfileError",
+    "Usage",
     "build_worker",
     "tool",
 ]

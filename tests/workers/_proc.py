@@ -83,11 +83,12 @@ class WorkerPool:
     workdir: Path
     spawned: list[WorkerProcess] = field(default_factory=list)
 
-    def spawn(self, env: dict[str, str]) -> WorkerProcess:
+    def spawn(self, env: dict[str, str], python: str = sys.executable) -> WorkerProcess:
+        """`python -m agentrt.workers`; `python` may be another environment's interpreter."""
         log = self.workdir / f"worker-{len(self.spawned)}.log"
         with log.open("wb") as out:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "agentrt.workers"],
+                [python, "-m", "agentrt.workers"],
                 env=env,
                 # A directory without a `.env`, so only `env` configures the worker.
                 cwd=self.workdir,

@@ -1,0 +1,1 @@
+"""An agentrt plug-in package: see README.md."""
