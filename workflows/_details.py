@@ -21,7 +21,7 @@ def _clock(at: datetime) -> str:
     return at.strftime("%H:%M UTC")
 
 
-def _tools(plan: RunPlan, pending: PendingApproval) -> str:
+def tools_shown(plan: RunPlan, pending: PendingApproval) -> str:
     n = len(pending.calls)
     if plan.privacy == "none":
         return f"{n} tool call" + ("s" if n != 1 else "")
@@ -54,7 +54,7 @@ class Details:
 
     def waiting_for_approval(self, plan: RunPlan, pending: PendingApproval) -> None:
         self._status = (
-            f"waiting for approval: {_tools(plan, pending)}, round {pending.round}, "
+            f"waiting for approval: {tools_shown(plan, pending)}, round {pending.round}, "
             f"since {_clock(pending.requested_at)}"
         )
         self._show()
