@@ -1,6 +1,7 @@
-"""The operator API beside the A2A routes, in one ASGI app: FastAPI serves /runs, /inbox
-and /openapi.json; every other path goes to the A2A app (with its own key guard). The
-operator routes authenticate principals by token (api/ops_auth.py)."""
+"""The operator API beside the A2A routes, in one ASGI app: FastAPI serves /runs, /inbox,
+/me, /openapi.json and the approvals page (/ui/); every other path goes to the A2A app
+(with its own key guard). The operator routes authenticate principals by token
+(api/ops_auth.py)."""
 
 import asyncio
 import contextlib
@@ -14,6 +15,7 @@ from starlette.routing import Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentrt.api import ops_errors
+from agentrt.api.ops_page import mount_page
 from agentrt.api.ops_routes import router
 from agentrt.api.ops_state import OpsState
 from agentrt.api.ops_wake import Waker
@@ -24,7 +26,7 @@ from agentrt.store.principals import PrincipalStore
 from agentrt.store.run_query import RunQuery
 from agentrt.store.runs import RunStore
 
-OPS_PREFIXES = ("/runs", "/inbox")
+OPS_PREFIXES = ("/runs", "/inbox", "/me")
 
 
 class BodyLimit:
@@ -111,6 +113,7 @@ def mount_ops(
     )
     ops_errors.install(app)
     app.include_router(router)
+    mount_page(app)  # the approvals page at /ui/
     app.router.routes.append(Mount("/", app=a2a))
     app.state.ops = ops
     app.state.a2a = a2a.state.a2a

@@ -15,6 +15,8 @@ from agentrt.store.principals import PrincipalStore
 READ, READ_ALL, START = "runs:read", "runs:read-all", "runs:start"
 DECIDE, CANCEL, ADMIN = "runs:decide", "runs:cancel", "admin"
 
+SCOPES = (READ, READ_ALL, START, DECIDE, CANCEL, ADMIN)
+
 _bearer = HTTPBearer(auto_error=False, description="An operator API token (agentrt-api token)")
 
 
@@ -28,13 +30,20 @@ class Principal:
             return True  # reading every run includes reading one's own
         return ADMIN in self.scopes or scope in self.scopes
 
+    def effective(self) -> list[str]:
+        """Every scope this principal acts with (admin and runs:read-all imply others)."""
+        return sorted(s for s in SCOPES if self.has(s))
+
     @property
     def visible_to(self) -> str | None:
         """None: sees every run; else only the runs this principal started."""
         return None if self.has(READ_ALL) else self.name
 
 
-def require(scope: str) -> Callable[..., Awaitable[Principal]]:
+def require(scope: str | None) -> Callable[..., Awaitable[Principal]]:
+    """A dependency: the token's principal, refused unless it holds `scope` (None: any
+    valid token)."""
+
     async def principal(
         request: Request,
         creds: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)],
@@ -46,7 +55,7 @@ def require(scope: str) -> Callable[..., Awaitable[Principal]]:
         if token is None:
             raise unauthorized("the token is unknown, revoked or expired")
         who = Principal(token.principal, token.scopes)
-        if not who.has(scope):
+        if scope is not None and not who.has(scope):
             raise forbidden(f"the token of {who.name} lacks the scope {scope}")
         return who
 

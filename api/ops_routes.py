@@ -18,6 +18,7 @@ from agentrt.api.ops_views import (
     DecisionIn,
     DecisionOut,
     EventPageOut,
+    MeOut,
     RunOut,
     RunPageOut,
     StartedOut,
@@ -55,6 +56,13 @@ def _run_id(raw: str) -> str:
 
 
 State = Annotated[OpsState, Depends(_state)]
+
+
+@router.get("/me", response_model=MeOut, tags=["principals"])
+async def me(who: Annotated[Principal, Depends(auth.require(None))]) -> MeOut:
+    """Who the token names and what it may do (the approvals page shows buttons by it; the
+    routes check the scopes again)."""
+    return MeOut(principal=who.name, scopes=sorted(who.scopes), may=who.effective())
 
 
 @router.post("/runs", status_code=201, response_model=StartedOut, tags=["runs"])

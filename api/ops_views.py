@@ -87,6 +87,12 @@ class EventPageOut(BaseModel):
     more: bool
 
 
+class MeOut(BaseModel):
+    principal: str
+    scopes: list[str] = Field(description="the scopes the token was granted")
+    may: list[str] = Field(description="every scope it acts with (admin implies all)")
+
+
 class DecisionOut(BaseModel):
     decided_by: str
     verdict: Literal["approve", "deny"]

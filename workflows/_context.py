@@ -7,6 +7,7 @@ from temporalio import workflow
 from temporalio.common import SearchAttributeKey
 
 from agentrt.workflows._approval import ApprovalGate
+from agentrt.workflows._details import Details
 from agentrt.workflows._loop import LoopState
 
 with workflow.unsafe.imports_passed_through():
@@ -32,6 +33,7 @@ class RunContext:
     input: InputMessage | None = None
     inputs_recorded: set[str] = field(default_factory=set)  # message ids on record
     finished: bool = False
+    details: Details = field(default_factory=Details)  # Temporal Web's current details
 
     def require_plan(self) -> RunPlan:
         assert self.plan is not None, "the run has not begun"

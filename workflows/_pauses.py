@@ -9,6 +9,7 @@ from temporalio.exceptions import ActivityError
 from agentrt.workflows import _options as opt
 from agentrt.workflows._calls import call, error_type
 from agentrt.workflows._context import RunContext, set_status
+from agentrt.workflows._details import decision_summary
 from agentrt.workflows._loop import Stop, turn_digest
 
 with workflow.unsafe.imports_passed_through():
@@ -63,6 +64,7 @@ async def await_decision(ctx: RunContext, round_no: int, calls: list[ToolCall]) 
         ctx.gate.close_turn()
         raise Stop(TerminationReason.SUSPEND_FAILED, error_type="SuspendRefused")
     set_status(RunStatus.WAITING_FOR_APPROVAL)
+    ctx.details.waiting_for_approval(plan, pending)
     await project(ctx)
     limit = plan.approval_timeout_seconds
     try:
@@ -87,7 +89,7 @@ async def await_decision(ctx: RunContext, round_no: int, calls: list[ToolCall]) 
                 decision=decision,
             ),
             opt.store_call(),
-            summary="record decision",
+            summary=decision_summary(decision),
         )
     except ActivityError as err:
         # Fail closed: a decision that is not on record releases no write.
@@ -95,6 +97,7 @@ async def await_decision(ctx: RunContext, round_no: int, calls: list[ToolCall]) 
     if not resumed.applied:
         raise Stop(TerminationReason.INTERNAL_ERROR, error_type="ResumeRefused")
     ctx.recorded.add(decision.turn_digest)
+    ctx.details.decided(decision, round_no)
     ctx.gate.close_turn()
     set_status(RunStatus.RUNNING)
     await project(ctx)
@@ -123,6 +126,7 @@ async def await_input(ctx: RunContext, round_no: int) -> None:
         ctx.awaiting_input = False
         raise Stop(TerminationReason.SUSPEND_FAILED, error_type="SuspendRefused")
     set_status(RunStatus.WAITING_FOR_INPUT)
+    ctx.details.waiting_for_input(round_no)
     await project(ctx)
     await workflow.wait_condition(lambda: ctx.input is not None or ctx.cancel_requested())
     ctx.check_cancel()

@@ -182,6 +182,7 @@ class AgentRunWorkflow:
     async def _loop(self, plan: RunPlan) -> tuple[int, TerminationReason]:
         ctx, st = self._ctx, self._ctx.state
         for round_no in range(1, plan.max_iterations + 1):
+            ctx.details.running(plan, round_no)
             seq = st.take_sequence()
             turn = await self._model(round_no, seq, offer_tools=True)
             calls = turn.tool_calls

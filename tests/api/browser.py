@@ -1,0 +1,40 @@
+"""Headless Debian chromium driven over CDP by Playwright (never a downloaded browser), and
+where the browser tests put their screenshots."""
+
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from playwright.async_api import Browser, async_playwright
+
+CHROMIUM = Path("/usr/bin/chromium")
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+ARGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+def shot(name: str) -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    return SCREENSHOTS / name
+
+
+@pytest_asyncio.fixture(scope="module")
+async def browser() -> AsyncIterator[Browser]:
+    if not os.path.exists(CHROMIUM):  # noqa: ASYNC240  (one stat, before any await)
+        # ./dev test installs it (browser_up); a missing browser is a broken setup, not a skip.
+        pytest.fail("/usr/bin/chromium is missing: run ./dev test, or apt-get install chromium")
+    async with async_playwright() as pw:
+        b = await pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        try:
+            yield b
+        finally:
+            await b.close()

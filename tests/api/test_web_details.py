@@ -1,0 +1,92 @@
+"""Temporal Web explains a run: on the dev server's own UI (core/devserver.py with a UI
+port), in headless chromium, a waiting run shows what it waits for in "Current Details"
+(tool names at the guarded profile's `metadata` level, never arguments), and the decision
+step's summary names the authenticated decider."""
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest_asyncio
+from playwright.async_api import Browser, expect
+from temporalio.client import Client
+
+from agentrt.api.settings import ApiSettings
+from agentrt.core.devserver import free_port, start_dev_server, wait_for_port
+from agentrt.core.temporal import data_converter
+from agentrt.workers.compose import Parts
+from tests.api.browser import browser, shot
+from tests.api.conftest import _serve
+from tests.api.ops_helpers import REFUND, http, name, start, token, wait_status
+
+__all__ = ["browser"]  # the module-scoped fixture
+METADATA_QUERY = "__temporal_workflow_metadata"
+
+
+@pytest_asyncio.fixture
+async def web(tmp_path: Path) -> AsyncIterator[tuple[Client, str]]:
+    port, ui_port = free_port(), free_port()
+    proc = await start_dev_server(
+        port=port, ui_port=ui_port, db_file=None, log=tmp_path / "temporal.log"
+    )
+    try:
+        await wait_for_port(port)
+        await wait_for_port(ui_port)
+        client = await Client.connect(f"127.0.0.1:{port}", data_converter=data_converter())
+        yield client, f"http://127.0.0.1:{ui_port}"
+    finally:
+        proc.terminate()
+        await proc.wait()
+
+
+async def test_temporal_web_shows_what_a_run_waits_for_and_who_decided(
+    web: tuple[Client, str], a2a_settings: ApiSettings, a2a_parts: Parts, browser: Browser
+) -> None:
+    client, ui = web
+    alice, bob = name("alice"), name("bob")
+    async with _serve(client, a2a_settings, a2a_parts) as live:
+        starter = token(live, alice, "runs:start", "runs:read")
+        decider = token(live, bob, "runs:read-all", "runs:decide")
+        async with http(live, starter) as as_alice, http(live, decider) as as_bob:
+            run_id = (await start(as_alice, "guarded", REFUND))["run_id"]
+            waiting = await wait_status(as_alice, run_id, "WAITING_FOR_APPROVAL")
+            handle = client.get_workflow_handle(run_id)
+            meta = await handle.query(METADATA_QUERY)
+            details = meta.current_details
+            assert details.startswith("waiting for approval: issue_refund, round 1, since ")
+            assert "1042" not in details and "amount" not in details  # no arguments
+
+            context = await browser.new_context(viewport={"width": 1400, "height": 1500})
+            page = await context.new_page()
+            page.set_default_timeout(20_000)
+            try:
+                await page.goto(f"{ui}/namespaces/default/workflows/{run_id}")
+                await page.get_by_role("tab", name="User Metadata").click()
+                # The UI renders the markdown of the details in a sandboxed frame.
+                shown = page.frame_locator("#user-metadata-current-details").get_by_text(details)
+                await expect(shown).to_be_visible(timeout=20_000)
+                await page.screenshot(path=shot("temporal-web-waiting.png"))
+
+                digest = waiting["pending_approval"]["turn_digest"]
+                ok = await as_bob.post(
+                    f"/runs/{run_id}/decision",
+                    json={"verdict": "approve", "turn_digest": digest, "reason": "checked"},
+                )
+                assert ok.status_code == 200, ok.text
+                await wait_status(as_bob, run_id, "COMPLETED")
+                history = await handle.fetch_history()
+                convert = client.data_converter.payload_converter
+                summaries = [
+                    convert.from_payload(e.user_metadata.summary, str)
+                    for e in history.events
+                    if e.HasField("activity_task_scheduled_event_attributes")
+                    and e.user_metadata.HasField("summary")
+                ]
+                assert f"record decision: approve by {bob}" in summaries
+                await page.goto(f"{ui}/namespaces/default/workflows/{run_id}")
+                await page.get_by_role("tab", name="Event History").click()
+                await page.get_by_role("button", name="Compact").click()
+                step = page.get_by_text(f"record decision: approve by {bob}").first
+                await expect(step).to_be_visible(timeout=20_000)
+                await page.screenshot(path=shot("temporal-web-decided.png"), full_page=True)
+            finally:
+                await context.close()
