@@ -14,6 +14,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from agentrt.api import ops_tokens
 from agentrt.api.settings import ApiSettings, key_digest
 from agentrt.contracts.errors import AgentRuntimeError
+from agentrt.core.exits import exit_now
 from agentrt.store.open import WHICH_SETTING
 
 EXIT_ERROR = 2
@@ -59,6 +60,18 @@ def _purge(settings: ApiSettings, run_ids: list[str], older_than_days: float | N
 
 
 def main(argv: list[str] | None = None) -> None:
+    """The console script (argv None) ends the process itself: a Temporal client may exist,
+    and interpreter teardown could turn the exit code into SIGABRT (see `exit_now`)."""
+    if argv is not None:
+        return _main(argv)
+    try:
+        _main(None)
+    except SystemExit as done:
+        code = done.code if isinstance(done.code, int) else (0 if done.code is None else 2)
+        exit_now(code)
+
+
+def _main(argv: list[str] | None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     parser = argparse.ArgumentParser(prog="agentrt-api", description=__doc__)
     sub = parser.add_subparsers(dest="command")

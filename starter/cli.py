@@ -3,9 +3,6 @@ here only; typed errors become one line on stderr and exit code 2, never a trace
 
 import argparse
 import asyncio
-import contextlib
-import os
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -21,6 +18,7 @@ from agentrt.contracts.errors import (
     InvalidRequestError,
     StoreUnavailableError,
 )
+from agentrt.core.exits import exit_now
 from agentrt.core.settings import Settings
 from agentrt.starter import commands, remote
 from agentrt.store.sealing import SealError
@@ -95,21 +93,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns its exit code. Called without argv it is the process's
-    entry point (the console script) and ends the process itself, see `_exit_now`."""
+    entry point (the console script) and ends the process itself, see `exit_now`."""
     code = _main(argv)
     if argv is None:
-        _exit_now(code)
+        exit_now(code)
     return code
-
-
-def _exit_now(code: int) -> None:
-    """Leave without interpreter teardown: the Temporal client's Rust threads can abort
-    CPython's finalization of a short-lived process (`PyGILState_Release`, temporalio
-    sdk-python#300). Everything we started is already stopped; flush and go."""
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            stream.flush()
-    os._exit(code)
 
 
 def _main(argv: Sequence[str] | None) -> int:

@@ -3,9 +3,7 @@ then stops polling and lets in-flight activities finish (graceful drain)."""
 
 import argparse
 import asyncio
-import contextlib
 import logging
-import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -18,6 +16,7 @@ from agentrt.activities.toolbox.box import Toolbox
 from agentrt.activities.toolbox.mcp import open_mcp_toolboxes
 from agentrt.activities.toolbox.mcp_config import load_mcp_config
 from agentrt.contracts.errors import AgentRuntimeError
+from agentrt.core.exits import exit_now
 from agentrt.core.settings import Settings
 from agentrt.core.temporal import connect
 from agentrt.store.open import WHICH_SETTING
@@ -88,7 +87,19 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """The console script. Every expected failure (bad settings, Temporal or the database
-    unreachable) is one line on stderr naming what to change, and exit code 2."""
+    unreachable) is one line on stderr naming what to change, and exit code 2. As the
+    console script (argv None) it ends the process itself: a Temporal client may exist, and
+    interpreter teardown could turn the exit code into SIGABRT (see `exit_now`)."""
+    if argv is not None:
+        return _main(argv)
+    try:
+        _main(None)
+    except SystemExit as done:
+        code = done.code if isinstance(done.code, int) else (0 if done.code is None else 2)
+        exit_now(code)
+
+
+def _main(argv: Sequence[str] | None) -> None:
     args = parse_args(argv)
     logging.basicConfig(
         level=args.log_level, format="%(asctime)s %(levelname)s %(name)s %(message)s"
@@ -117,11 +128,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     try:
         asyncio.run(_check() if args.check else _run())
     except AgentRuntimeError as exc:
-        _fail(str(exc), exit_now=args.check)
+        _fail(str(exc))
     except SQLAlchemyError as exc:  # e.g. a migration the database refuses
-        _fail(f"database error: {str(exc).splitlines()[0]}; {WHICH_SETTING}", exit_now=args.check)
+        _fail(f"database error: {str(exc).splitlines()[0]}; {WHICH_SETTING}")
     if args.check:
-        _exit_now(0)
+        exit_now(0)
 
 
 def _say(line: str) -> None:
@@ -129,22 +140,10 @@ def _say(line: str) -> None:
     sys.stdout.flush()
 
 
-def _fail(message: str, *, exit_now: bool = False) -> NoReturn:
+def _fail(message: str) -> NoReturn:
     sys.stderr.write(f"agentrt-worker: {message}\n")
-    if exit_now:
-        _exit_now(EXIT_ERROR)
     sys.stderr.flush()
     raise SystemExit(EXIT_ERROR)
-
-
-def _exit_now(code: int) -> NoReturn:
-    """End a short-lived run (`--check`) without interpreter teardown: the Temporal client's
-    Rust threads can abort CPython's finalization (`PyGILState_Release`, temporalio
-    sdk-python#300), as in the CLI."""
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            stream.flush()
-    os._exit(code)
 
 
 if __name__ == "__main__":
