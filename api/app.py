@@ -28,6 +28,7 @@ from agentrt.api.delivery import PushDelivery
 from agentrt.api.guard import CALLER_KEY, Guard
 from agentrt.api.handler import CALLER, A2AHandler
 from agentrt.api.ops_app import mount_ops
+from agentrt.api.ops_wake import finish
 from agentrt.api.settings import ApiSettings
 from agentrt.api.tasks import TaskService
 from agentrt.contracts.errors import ConfigError
@@ -89,8 +90,7 @@ def create_app(settings: ApiSettings, client: Client | None = None) -> Starlette
         finally:
             stop.set()
             for task in state.tasks:
-                with contextlib.suppress(Exception):
-                    await task
+                await finish(task, within=5.0)
             engine.dispose()
 
     async def healthz(_request: Request) -> JSONResponse:

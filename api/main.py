@@ -34,7 +34,12 @@ async def _serve_until_stopped(settings: ApiSettings) -> None:
     # database is one line naming the setting, not a failed lifespan's traceback.
     client = await connect(settings)
     app = create_app(settings, client=client)
-    config = uvicorn.Config(app, host=settings.api_host, port=settings.api_port)
+    config = uvicorn.Config(
+        app,
+        host=settings.api_host,
+        port=settings.api_port,
+        timeout_graceful_shutdown=settings.api_shutdown_seconds,
+    )
     await uvicorn.Server(config).serve()
 
 

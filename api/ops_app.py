@@ -18,7 +18,7 @@ from agentrt.api import ops_errors
 from agentrt.api.ops_page import mount_page
 from agentrt.api.ops_routes import router
 from agentrt.api.ops_state import OpsState
-from agentrt.api.ops_wake import Waker
+from agentrt.api.ops_wake import Waker, finish
 from agentrt.api.settings import ApiSettings
 from agentrt.contracts.profiles import AgentProfile
 from agentrt.store.context import StoreContext
@@ -102,8 +102,7 @@ def mount_ops(
                 yield
         finally:
             stop.set()
-            with contextlib.suppress(Exception):
-                await listener
+            await finish(listener, within=5.0)
 
     app = FastAPI(
         title="agentrt operator API",

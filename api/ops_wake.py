@@ -104,3 +104,15 @@ class Waker:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), delay)
                 delay = min(delay * 2, 10.0)
+
+
+async def finish(task: "asyncio.Task[None]", *, within: float) -> None:
+    """Let a background task end after its stop event; cancel it if it has not within
+    `within` seconds, so shutdown never hangs on a stuck connection. Its errors are logged,
+    not raised: the process is going down anyway."""
+    done, _ = await asyncio.wait({task}, timeout=within)
+    if not done:
+        log.warning("background task %s did not stop within %.0f s; cancelling", task, within)
+        task.cancel()
+    with contextlib.suppress(Exception, asyncio.CancelledError):
+        await task

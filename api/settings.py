@@ -23,6 +23,9 @@ class ApiSettings(Settings):
     api_blocking_cap_seconds: float = 60.0  # a blocking SendMessage returns the Task after this
     api_max_body_bytes: int = 1_000_000
     api_poll_seconds: float = 0.2  # how often waits and streams read the journal
+    # On SIGTERM: how long open requests (live follows, blocking sends) may run on before
+    # they are cancelled. Unbounded, one open stream would keep the process up forever.
+    api_shutdown_seconds: int = Field(default=10, gt=0)
     api_migrate: bool = True
     push_allow_loopback: bool = False  # tests only: deliver to 127.0.0.1 / localhost
     push_timeout_seconds: float = 10.0

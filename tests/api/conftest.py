@@ -121,7 +121,10 @@ async def _serve(
     s = settings.model_copy(update={"task_queue": queue, "api_port": port, "api_public_url": url})
     server = uvicorn.Server(
         uvicorn.Config(
-            create_app(s, client=client if inject else None), log_level="warning", lifespan="on"
+            create_app(s, client=client if inject else None),
+            log_level="warning",
+            lifespan="on",
+            timeout_graceful_shutdown=3,  # as agentrt-api does (api_shutdown_seconds)
         )
     )
     async with make_worker(client, parts, s):
