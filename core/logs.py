@@ -48,9 +48,32 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(line, default=str, ensure_ascii=False)
 
 
+class _Stderr(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever sys.stderr is at the time (as logging's last resort does)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    @property
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value: Any) -> None:
+        pass
+
+
 def configure_logging(level: str | int = "INFO", fmt: Literal["text", "json"] = "text") -> None:
-    """Replace the root handlers with one on stderr in the chosen format."""
-    handler = logging.StreamHandler(sys.stderr)
+    """One handler on stderr in the chosen format. Text, like logging.basicConfig, leaves
+    a root logger that already has handlers (an embedding application's) alone; JSON
+    replaces only a handler of ours."""
+    root = logging.getLogger()
+    ours = [h for h in root.handlers if isinstance(h, _Stderr)]
+    if fmt == "text" and len(ours) < len(root.handlers):
+        return
+    for old in ours:
+        root.removeHandler(old)
+    handler = _Stderr()
     if fmt == "json":
         handler.setFormatter(JsonFormatter())
         # The ids are fields: not also appended to the message as a dict's repr.
@@ -58,9 +81,6 @@ def configure_logging(level: str | int = "INFO", fmt: Literal["text", "json"] = 
         workflow.logger.workflow_info_on_message = False
     else:
         handler.setFormatter(logging.Formatter(TEXT_FORMAT))
-    root = logging.getLogger()
-    for old in list(root.handlers):
-        root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(level)
 

@@ -4,6 +4,7 @@ import dataclasses
 import re
 
 from temporalio.client import Client
+from temporalio.common import HeaderCodecBehavior
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.converter import DataConverter
 
@@ -47,6 +48,8 @@ async def connect(settings: Settings) -> Client:
             namespace=settings.temporal_namespace,
             data_converter=converter,
             interceptors=[tracing_interceptor()],
+            # Headers (the trace context) are payloads too: encrypted like the rest.
+            header_codec_behavior=HeaderCodecBehavior.CODEC,
         )
     except RuntimeError as exc:
         found = _REASON.findall(str(exc))
