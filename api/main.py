@@ -15,6 +15,7 @@ from agentrt.api import ops_tokens
 from agentrt.api.settings import ApiSettings, key_digest
 from agentrt.contracts.errors import AgentRuntimeError
 from agentrt.core.exits import exit_now
+from agentrt.core.logs import configure_logging
 from agentrt.store.open import WHICH_SETTING
 
 EXIT_ERROR = 2
@@ -28,19 +29,32 @@ async def _serve_until_stopped(settings: ApiSettings) -> None:
     import uvicorn
 
     from agentrt.api.app import create_app
+    from agentrt.api.metrics import api_registry
+    from agentrt.core.metrics import install_sdk_metrics, serve_metrics
     from agentrt.core.temporal import connect
+    from agentrt.core.tracing import configure_tracing, shutdown_tracing
 
-    # Both connections are made before the server starts, so an unreachable Temporal or
-    # database is one line naming the setting, not a failed lifespan's traceback.
-    client = await connect(settings)
-    app = create_app(settings, client=client)
-    config = uvicorn.Config(
-        app,
-        host=settings.api_host,
-        port=settings.api_port,
-        timeout_graceful_shutdown=settings.api_shutdown_seconds,
-    )
-    await uvicorn.Server(config).serve()
+    # The metrics ports first (a taken one is an error before anything connects); both
+    # connections before the server starts, so an unreachable Temporal or database is one
+    # line naming the setting, not a failed lifespan's traceback.
+    registry = api_registry()
+    tracer = configure_tracing(settings, "agentrt-api")
+    try:
+        with serve_metrics(settings, registry.registry):
+            install_sdk_metrics(settings)
+            client = await connect(settings)
+            app = create_app(settings, client=client)
+            registry.watch(app.state.a2a.ctx)
+            config = uvicorn.Config(
+                app,
+                host=settings.api_host,
+                port=settings.api_port,
+                log_config=None,
+                timeout_graceful_shutdown=settings.api_shutdown_seconds,
+            )
+            await uvicorn.Server(config).serve()
+    finally:
+        shutdown_tracing(tracer)
 
 
 def _purge(settings: ApiSettings, run_ids: list[str], older_than_days: float | None) -> int:
@@ -77,7 +91,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _main(argv: list[str] | None) -> None:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    configure_logging(logging.INFO)
     parser = argparse.ArgumentParser(prog="agentrt-api", description=__doc__)
     sub = parser.add_subparsers(dest="command")
     sub.add_parser("serve", help="serve A2A over JSON-RPC (the default)")
@@ -108,6 +122,7 @@ def _fail(message: str) -> NoReturn:
 
 def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     settings = ApiSettings()
+    configure_logging(logging.INFO, settings.log_format)
     if args.command in (None, "serve"):
         _serve(settings)
     elif args.command == "purge":

@@ -3,6 +3,7 @@
 import base64
 import os
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -62,6 +63,14 @@ class Settings(BaseSettings):
         default=None,
         description="YAML: OpenAI-compatible endpoints, prices, answer levels, plug-in options",
     )
+    # Telemetry (core/metrics.py, core/tracing.py, core/logs.py); all off unless set.
+    metrics_host: str = "127.0.0.1"
+    metrics_port: int | None = Field(default=None, ge=0, le=65535, description="/metrics")
+    temporal_metrics_port: int | None = Field(
+        default=None, ge=0, le=65535, description="the Temporal SDK's own Prometheus exporter"
+    )
+    otlp_endpoint: str = Field(default="", description="OTLP/HTTP traces, e.g. http://h:4318")
+    log_format: Literal["text", "json"] = "text"
     # Test-only: block (or crash) at a named fault point; see workers/faults.py.
     fault_block_at: str = ""
     fault_fail_at: str = ""

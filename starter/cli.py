@@ -3,6 +3,7 @@ here only; typed errors become one line on stderr and exit code 2, never a trace
 
 import argparse
 import asyncio
+import logging
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -19,7 +20,9 @@ from agentrt.contracts.errors import (
     StoreUnavailableError,
 )
 from agentrt.core.exits import exit_now
+from agentrt.core.logs import configure_logging
 from agentrt.core.settings import Settings
+from agentrt.core.tracing import configure_tracing, shutdown_tracing
 from agentrt.starter import commands, remote
 from agentrt.store.sealing import SealError
 
@@ -107,6 +110,12 @@ def _main(argv: Sequence[str] | None) -> int:
         settings = Settings()
     except ValidationError as exc:
         return _fail(err, ConfigError(f"invalid AGENTRT_* settings: {_first_error(exc)}"))
+    if settings.log_format == "json":  # text: Python's default (warnings, bare) as before
+        configure_logging(logging.WARNING, "json")
+    try:
+        tracer = configure_tracing(settings, "agentrt-cli")
+    except ConfigError as exc:
+        return _fail(err, exc)
     try:
         return asyncio.run(_dispatch(args, settings, out, err))
     except KeyboardInterrupt:
@@ -123,6 +132,8 @@ def _main(argv: Sequence[str] | None) -> int:
         return _fail(err, StoreUnavailableError(f"database error: {first} (try `agentrt migrate`)"))
     except WorkflowFailureError as exc:
         return _fail(err, AgentRuntimeError(f"the run's workflow failed: {exc.cause}"))
+    finally:
+        shutdown_tracing(tracer)  # the process ends without teardown: flush the spans now
 
 
 def _fail(err: Console, exc: Exception) -> int:

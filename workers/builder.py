@@ -11,13 +11,16 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import timedelta
 
 from temporalio.client import Client
-from temporalio.worker import Worker
+from temporalio.contrib.opentelemetry import TracingInterceptor
+from temporalio.worker import Interceptor, Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from agentrt.activities.ports import ModelProvider
 from agentrt.activities.toolbox.box import Toolbox
 from agentrt.core.settings import Settings
+from agentrt.core.tracing import tracing_interceptor
 from agentrt.workers.compose import WorkerResources, build
+from agentrt.workers.metrics import ActivityTiming
 from agentrt.workflows.agent_run import AgentRunWorkflow
 
 
@@ -57,9 +60,18 @@ def make_worker(client: Client, resources: WorkerResources, settings: Settings) 
         workflows=[AgentRunWorkflow],
         workflow_runner=sandbox_runner(),
         activities=resources.activities,
+        interceptors=worker_interceptors(client, resources),
         max_concurrent_activities=settings.max_concurrent_activities,
         max_concurrent_workflow_tasks=settings.max_concurrent_workflow_tasks,
         graceful_shutdown_timeout=timedelta(seconds=settings.graceful_shutdown_seconds),
         # After a worker dies, its cached runs move to another worker after this long.
         sticky_queue_schedule_to_start_timeout=timedelta(seconds=3),
     )
+
+
+def worker_interceptors(client: Client, resources: WorkerResources) -> list[Interceptor]:
+    """Activity timing, and tracing unless the client brings its own (core.temporal.connect
+    does: a client's interceptors reach its workers, and two would double every span)."""
+    traced = any(isinstance(i, TracingInterceptor) for i in client.config()["interceptors"])
+    timing: list[Interceptor] = [ActivityTiming(resources.metrics)]
+    return timing if traced else [tracing_interceptor(), *timing]

@@ -23,16 +23,21 @@ from agentrt.core.settings import Settings
 from agentrt.store.a2a import A2AStore
 from agentrt.store.a2a_project import A2AProjector
 from agentrt.store.context import StoreContext
-from agentrt.store.fence import FenceStore
-from agentrt.store.hitl import HitlStore
 from agentrt.store.open import open_store
-from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer
-from agentrt.store.settle import SettleStore
 from agentrt.store.tool_steps import ToolStepStore
 from agentrt.workers.faults import fault_hook
+from agentrt.workers.metrics import (
+    MeteredFenceStore,
+    MeteredHitlStore,
+    MeteredRunStore,
+    MeteredSettleStore,
+    WorkerMetrics,
+    watch_store,
+)
 from agentrt.workers.providers import check_budgets, load_providers
 from agentrt.workers.toolboxes import load_toolboxes
+from agentrt.workers.tracing import TracedTool, traced_providers
 
 TOOL_THREAD_PREFIX = "agentrt-tool"
 
@@ -47,6 +52,7 @@ class WorkerResources:
     activities: list[Callable[..., Any]] = field(default_factory=list)
     executor: ThreadPoolExecutor | None = None  # where sync tools run
     registry: ToolRegistry | None = None
+    metrics: WorkerMetrics = field(default_factory=WorkerMetrics.create)  # serve .registry
 
     def close(self) -> None:
         if self.executor is not None:
@@ -69,9 +75,11 @@ def build(
     toolboxes: Iterable[Toolbox] = (),
     providers: Mapping[str, ModelProvider] | None = None,
     faults: Callable[[str], None] | None = None,
+    metrics: WorkerMetrics | None = None,
 ) -> WorkerResources:
     """Open the store and compose every activity. Toolboxes come from the entry points,
-    AGENTRT_TOOLBOXES and `toolboxes`; a bad one is a ConfigError before anything opens."""
+    AGENTRT_TOOLBOXES and `toolboxes`; a bad one is a ConfigError before anything opens.
+    The activities record into `metrics` (new ones by default: `resources.metrics`)."""
     boxes = load_toolboxes(settings, toolboxes)
     if faults is None and (settings.fault_block_at or settings.fault_fail_at):
         faults = fault_hook(
@@ -86,6 +94,9 @@ def build(
     # Sync tools run here, as many at once as the worker runs activities.
     pool = ThreadPoolExecutor(settings.max_concurrent_activities, TOOL_THREAD_PREFIX)
     resources = WorkerResources(engine, ctx, executor=pool)
+    if metrics is not None:
+        resources.metrics = metrics
+    watch_store(resources.metrics.registry, ctx)
     try:
         _compose(resources, settings, boxes, providers, hook)
     except BaseException:
@@ -104,16 +115,21 @@ def _compose(
     ctx, pool = resources.ctx, resources.executor
     assert pool is not None
     deps = ToolboxDeps(settings=settings, store=ctx, executor=pool)
-    registry = ToolRegistry(groups={box.name: box.build(deps) for box in boxes})
+    registry = ToolRegistry(
+        groups={box.name: [TracedTool(t) for t in box.build(deps)] for box in boxes}
+    )
     profiles = load_profiles(settings.profiles_file)
     catalog = ProfileCatalog(profiles, registry)
     models = load_providers(settings, extra=providers)
     check_budgets(profiles.values(), models.prices)
-    runs, steps, fence = RunStore(ctx), ToolStepStore(ctx), FenceStore(ctx)
+    m = resources.metrics
+    runs, steps, fence = MeteredRunStore(ctx, m), ToolStepStore(ctx), MeteredFenceStore(ctx, m)
     groups: list[ActivityGroup] = [
-        RunActivities(runs=runs, settle=SettleStore(ctx), profiles=catalog, tools=registry),
+        RunActivities(
+            runs=runs, settle=MeteredSettleStore(ctx, m), profiles=catalog, tools=registry
+        ),
         ModelActivities(
-            providers=models.providers,
+            providers=traced_providers(models.providers),
             runs=runs,
             faults=hook,
             answer_levels=models.answer_levels,
@@ -122,7 +138,7 @@ def _compose(
         ToolActivities(registry=registry, steps=steps, runs=runs, faults=hook),
         FenceActivities(fence=fence, faults=hook),
         WriteActivities(registry=registry, fence=fence, steps=steps, runs=runs, faults=hook),
-        ApprovalActivities(hitl=HitlStore(ctx), runs=runs),
+        ApprovalActivities(hitl=MeteredHitlStore(ctx, m), runs=runs),
         A2AActivities(projector=A2AProjector(ctx)),
     ]
     resources.registry = registry

@@ -17,11 +17,15 @@ from agentrt.activities.toolbox.mcp import open_mcp_toolboxes
 from agentrt.activities.toolbox.mcp_config import load_mcp_config
 from agentrt.contracts.errors import AgentRuntimeError
 from agentrt.core.exits import exit_now
+from agentrt.core.logs import configure_logging
+from agentrt.core.metrics import install_sdk_metrics, serve_metrics
 from agentrt.core.settings import Settings
 from agentrt.core.temporal import connect
+from agentrt.core.tracing import configure_tracing, shutdown_tracing
 from agentrt.store.open import WHICH_SETTING
 from agentrt.workers.builder import make_worker, sandbox_runner
 from agentrt.workers.compose import build
+from agentrt.workers.metrics import WorkerMetrics
 from agentrt.workers.preflight import check
 
 __all__ = ["main", "make_worker", "sandbox_runner", "serve"]  # make_worker: its former home
@@ -30,22 +34,28 @@ logger = logging.getLogger("workers")
 
 
 async def serve(settings: Settings, stop: asyncio.Event) -> None:
-    # Config files first (no I/O), then Temporal: a worker that cannot poll must not migrate
-    # the database on its way out. Then the MCP servers, the store and the toolboxes.
+    # Config files first (no I/O), then the metrics ports (a taken one is an error before
+    # anything connects), then Temporal: a worker that cannot poll must not migrate the
+    # database on its way out. Then the MCP servers, the store and the toolboxes.
     mcp = load_mcp_config(settings.mcp_servers_file) if settings.mcp_servers_file else None
-    client = await connect(settings)
-    mcp_boxes, close_mcp = await open_mcp_toolboxes(mcp)
-    try:
-        servers = [Toolbox(name, tools) for name, tools in mcp_boxes]
-        with build(settings, toolboxes=servers) as resources:
-            async with make_worker(client, resources, settings):
-                logger.info(
-                    "worker polling %s on %s", settings.task_queue, settings.temporal_address
-                )
-                await stop.wait()
-                logger.info("draining")
-    finally:
-        await close_mcp()
+    metrics = WorkerMetrics.create()
+    tracer = configure_tracing(settings, "agentrt-worker")
+    with serve_metrics(settings, metrics.registry):
+        install_sdk_metrics(settings)
+        client = await connect(settings)
+        mcp_boxes, close_mcp = await open_mcp_toolboxes(mcp)
+        try:
+            servers = [Toolbox(name, tools) for name, tools in mcp_boxes]
+            with build(settings, toolboxes=servers, metrics=metrics) as resources:
+                async with make_worker(client, resources, settings):
+                    logger.info(
+                        "worker polling %s on %s", settings.task_queue, settings.temporal_address
+                    )
+                    await stop.wait()
+                    logger.info("draining")
+        finally:
+            await close_mcp()
+            shutdown_tracing(tracer)
 
 
 EXIT_ERROR = 2
@@ -56,7 +66,12 @@ SETTINGS_HELP = """settings (environment, or a .env file in the working director
   AGENTRT_DATABASE_URL       SQLAlchemy URL of the store (default: SQLite under the data dir)
   AGENTRT_DATA_DIR           data directory (./.agentrt): SQLite file, generated seal key
   AGENTRT_SEAL_KEYS          kid:base64key[,...] (default: a key generated in the data dir)
-  AGENTRT_PROFILES_FILE      agent profiles (YAML)"""
+  AGENTRT_PROFILES_FILE      agent profiles (YAML)
+  AGENTRT_METRICS_PORT       serve Prometheus /metrics here (off when unset)
+  AGENTRT_METRICS_HOST       the metrics ports' address (127.0.0.1)
+  AGENTRT_TEMPORAL_METRICS_PORT  the Temporal SDK's own Prometheus exporter (off when unset)
+  AGENTRT_OTLP_ENDPOINT      export traces over OTLP/HTTP (e.g. http://127.0.0.1:4318)
+  AGENTRT_LOG_FORMAT         text (default) or json"""
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -101,15 +116,14 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 def _main(argv: Sequence[str] | None) -> None:
     args = parse_args(argv)
-    logging.basicConfig(
-        level=args.log_level, format="%(asctime)s %(levelname)s %(name)s %(message)s"
-    )
+    configure_logging(args.log_level)
     try:
         settings = Settings()
     except ValidationError as exc:
         e = exc.errors()[0]
         where = ".".join(str(p) for p in e["loc"])
         _fail(f"invalid AGENTRT_* settings: {where}: {e['msg']}")
+    configure_logging(args.log_level, settings.log_format)
     if args.task_queue is not None:
         if not args.task_queue.strip():
             _fail("--task-queue must not be empty")

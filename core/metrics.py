@@ -1,0 +1,112 @@
+"""Prometheus endpoints: ours (prometheus-client) and the Temporal SDK's own exporter.
+
+Two ports, not a bridge: the SDK's Rust core serves its metrics (`temporal_*`, with the
+SDK's own buckets and labels) itself, on AGENTRT_TEMPORAL_METRICS_PORT; our `/metrics`
+(`agentrt_*`, plus process and Python metrics) is on AGENTRT_METRICS_PORT. Scrape both.
+A port already taken is a ConfigError at start, never a silent fallback.
+"""
+
+import contextlib
+import logging
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from wsgiref.simple_server import WSGIServer
+
+from prometheus_client import CollectorRegistry, start_http_server
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
+
+from agentrt.contracts.errors import ConfigError
+from agentrt.core.settings import Settings
+
+logger = logging.getLogger("agentrt.metrics")
+
+
+def new_registry() -> CollectorRegistry:
+    """A registry of our own (not the global one), with the process and GC collectors."""
+    from prometheus_client import GC_COLLECTOR, PLATFORM_COLLECTOR, PROCESS_COLLECTOR
+
+    registry = CollectorRegistry()
+    for collector in (PROCESS_COLLECTOR, PLATFORM_COLLECTOR, GC_COLLECTOR):
+        registry.register(collector)
+    return registry
+
+
+class ReadGauge(Collector):
+    """A gauge read at scrape time (e.g. a COUNT in the store), so it is right after any
+    restart and across workers. A failed read drops the sample, not the whole scrape."""
+
+    def __init__(self, name: str, documentation: str, read: Callable[[], float]) -> None:
+        self._name, self._doc, self._read = name, documentation, read
+
+    def collect(self) -> Iterable[GaugeMetricFamily]:
+        try:
+            value = float(self._read())
+        except Exception as exc:
+            logger.warning("metric %s not read: %s", self._name, type(exc).__name__)
+            return []
+        return [GaugeMetricFamily(self._name, self._doc, value=value)]
+
+
+def waiting_gauge(registry: CollectorRegistry, count: Callable[[], int]) -> None:
+    """Runs waiting for approval, counted in the store at each scrape: right after any
+    restart, and the same on every worker and API process (aggregate with max, not sum)."""
+    registry.register(
+        ReadGauge(
+            "agentrt_runs_waiting_for_approval",
+            "Runs waiting for an approval decision (counted in the store at scrape time).",
+            count,
+        )
+    )
+
+
+@contextlib.contextmanager
+def serve_metrics(settings: Settings, registry: CollectorRegistry) -> Iterator[int | None]:
+    """Serve `registry` on AGENTRT_METRICS_HOST:AGENTRT_METRICS_PORT for the duration; yields
+    the bound port (port 0: the one the system chose), None when metrics are off."""
+    if settings.metrics_port is None:
+        yield None
+        return
+    host, port = settings.metrics_host, settings.metrics_port
+    try:
+        server, thread = start_http_server(port, addr=host, registry=registry)
+    except OSError as exc:
+        raise ConfigError(
+            f"AGENTRT_METRICS_PORT: cannot serve metrics on {host}:{port} "
+            f"({exc.strerror or exc}); choose a free port, or unset it to turn metrics off"
+        ) from None
+    bound = int(server.server_port)
+    logger.info("metrics on http://%s:%d/metrics", host, bound)
+    try:
+        yield bound
+    finally:
+        _stop(server, thread)
+
+
+def _stop(server: WSGIServer, thread: threading.Thread) -> None:
+    server.shutdown()
+    server.server_close()
+    thread.join(timeout=5)
+
+
+def install_sdk_metrics(settings: Settings) -> Runtime | None:
+    """Make the default Temporal Runtime one whose Prometheus exporter listens on
+    AGENTRT_TEMPORAL_METRICS_PORT, before any client connects (every client and worker of
+    the process then reports there). Once per process; None when the port is not set."""
+    if settings.temporal_metrics_port is None:
+        return None
+    address = f"{settings.metrics_host}:{settings.temporal_metrics_port}"
+    try:
+        runtime = Runtime(telemetry=TelemetryConfig(metrics=PrometheusConfig(address)))
+    except ValueError as exc:
+        raise ConfigError(
+            f"AGENTRT_TEMPORAL_METRICS_PORT: the Temporal SDK cannot serve metrics on "
+            f"{address} ({str(exc).splitlines()[0]}); choose a free port, or unset it"
+        ) from None
+    Runtime.set_default(runtime, error_if_already_set=True)
+    logger.info("Temporal SDK metrics on http://%s/metrics", address)
+    return runtime
+
+
+__all__ = ["ReadGauge", "install_sdk_metrics", "new_registry", "serve_metrics", "waiting_gauge"]

@@ -1,0 +1,114 @@
+"""One trace from start to completion: client, workflow and activities, with spans around
+model and tool calls that carry ids, names and counts, never content."""
+
+from collections.abc import Iterator
+
+import pytest
+from opentelemetry import trace
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from temporalio.contrib.opentelemetry import TracingInterceptor
+from temporalio.testing import WorkflowEnvironment
+
+from agentrt.contracts.enums import RunStatus
+from agentrt.contracts.errors import ConfigError
+from agentrt.core.settings import Settings
+from agentrt.core.temporal import connect
+from agentrt.core.tracing import configure_tracing
+from agentrt.starter.facade import AgentRuntime
+from agentrt.store.runs import RunStore
+from agentrt.workers.builder import make_worker, worker_interceptors
+from agentrt.workers.compose import Parts
+
+REFUND = "Please refund order 1042"
+# What the run's prompt, tool arguments and results say: none of it may be on a span.
+CONTENT = ["Please refund", "customer request", "4999", "49.99", "delivered", "refunded"]
+
+
+@pytest.fixture(scope="module")
+def spans() -> Iterator[InMemorySpanExporter]:
+    exporter = InMemorySpanExporter()
+    provider = trace.get_tracer_provider()
+    if not isinstance(provider, TracerProvider):
+        provider = TracerProvider()
+        trace.set_tracer_provider(provider)
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    yield exporter
+    exporter.shutdown()  # later tests' spans go nowhere
+
+
+def _values(span: ReadableSpan) -> list[str]:
+    values = [span.name, *(str(v) for v in (span.attributes or {}).values())]
+    for event in span.events:
+        values += [event.name, *(str(v) for v in (event.attributes or {}).values())]
+    if span.status.description:
+        values.append(span.status.description)
+    return values
+
+
+async def test_one_trace_covers_a_run_from_start_to_completion(
+    spans: InMemorySpanExporter,
+    temporal_env: WorkflowEnvironment,
+    settings: Settings,
+    parts: Parts,
+    task_queue: str,
+) -> None:
+    address = temporal_env.client.service_client.config.target_host
+    own = settings.model_copy(update={"temporal_address": address, "task_queue": task_queue})
+    client = await connect(own)  # the one factory: it brings the tracing interceptor
+    # The worker takes the client's interceptor and adds no second one (no doubled spans).
+    assert not any(isinstance(i, TracingInterceptor) for i in worker_interceptors(client, parts))
+    runtime = AgentRuntime(client, RunStore(parts.ctx), task_queue)
+    spans.clear()
+    async with make_worker(client, parts, own):
+        view = await runtime.result(await runtime.start("auto", REFUND))
+    assert view.status is RunStatus.COMPLETED
+    run_id = view.run_id
+
+    finished = spans.get_finished_spans()
+    starts = [
+        s
+        for s in finished
+        if s.name.startswith("StartWorkflow:")
+        and (s.attributes or {}).get("temporalWorkflowID") == run_id
+    ]
+    assert len(starts) == 1, [s.name for s in finished]
+    trace_id = starts[0].context.trace_id
+    ours = [s for s in finished if s.context.trace_id == trace_id]
+    names = [s.name for s in ours]
+    # Client → workflow → every activity, down to the settle: one trace.
+    assert any(n.startswith("RunWorkflow:") for n in names), names
+    for act in ("run.begin", "model.complete", "tool.execute", "write.execute", "run.complete"):
+        assert f"RunActivity:{act}" in names, (act, names)
+    # Activities the workflow scheduled are children of its spans, not new roots.
+    roots = [s for s in ours if s.parent is None]
+    assert roots == starts
+
+    models = [s for s in ours if s.name == "model scripted"]
+    assert len(models) == 3  # lookup, refund, answer
+    for m in models:
+        attrs = dict(m.attributes or {})
+        assert attrs["agentrt.run_id"] == run_id
+        assert attrs["gen_ai.system"] == "scripted" and attrs["gen_ai.request.model"] == "demo"
+        assert int(str(attrs["gen_ai.usage.input_tokens"])) > 0
+        assert int(str(attrs["gen_ai.usage.output_tokens"])) > 0
+    assert sum(int(str((m.attributes or {})["gen_ai.usage.input_tokens"])) for m in models) == (
+        view.prompt_tokens
+    )
+    tools = {s.name: dict(s.attributes or {}) for s in ours if s.name.startswith("tool ")}
+    assert set(tools) == {"tool lookup_order", "tool issue_refund"}
+    assert tools["tool issue_refund"]["agentrt.tool.effect"] == "NON_IDEMPOTENT_WRITE"
+    assert tools["tool lookup_order"]["agentrt.tool.effect"] == "READ_ONLY"
+    assert all(t["agentrt.run_id"] == run_id for t in tools.values())
+
+    # No prompt, argument or result anywhere in the trace.
+    for s in ours:
+        for v in _values(s):
+            assert not any(c in v for c in CONTENT), (s.name, v)
+
+
+def test_nothing_is_exported_unless_an_endpoint_is_set(settings: Settings) -> None:
+    assert configure_tracing(settings.model_copy(update={"otlp_endpoint": ""}), "t") is None
+    with pytest.raises(ConfigError, match="AGENTRT_OTLP_ENDPOINT"):
+        configure_tracing(settings.model_copy(update={"otlp_endpoint": "collector:4318"}), "t")

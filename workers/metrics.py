@@ -1,0 +1,212 @@
+"""The worker's metrics, recorded where the facts are known: in the store calls the
+activities make (a guarded write that applied is a fact; an attempt is not) and around
+each activity. Never in workflow code, which must stay deterministic.
+
+The store subclasses below are what the composition root injects for the activity ports:
+each calls the real store, then records what the store reported."""
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Histogram
+from temporalio import activity
+from temporalio.worker import ActivityInboundInterceptor, ExecuteActivityInput, Interceptor
+
+from agentrt.contracts.approval import ApprovalDecision
+from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason
+from agentrt.contracts.messages import Message
+from agentrt.contracts.run import FenceState
+from agentrt.core.metrics import new_registry, waiting_gauge
+from agentrt.store.context import StoreContext, utcnow
+from agentrt.store.fence import FenceStore
+from agentrt.store.gauges import count_with_status, waiting_since
+from agentrt.store.hitl import HitlStore
+from agentrt.store.runs import RunStore
+from agentrt.store.settle import Settled, SettleStore
+
+# Approvals take seconds to days.
+WAIT_BUCKETS = (1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 86400, 3 * 86400, 7 * 86400)
+ACTIVITY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300)
+
+
+def watch_store(registry: CollectorRegistry, ctx: StoreContext) -> None:
+    waiting_gauge(registry, lambda: count_with_status(ctx, RunStatus.WAITING_FOR_APPROVAL))
+
+
+@dataclass
+class WorkerMetrics:
+    registry: CollectorRegistry
+    runs_started: Counter
+    runs_ended: Counter
+    approval_wait: Histogram
+    writes_fenced: Counter
+    writes_unknown: Counter
+    tokens: Counter
+    cost: Counter
+    activity_seconds: Histogram
+
+    @classmethod
+    def create(cls, registry: CollectorRegistry | None = None) -> "WorkerMetrics":
+        r = registry if registry is not None else new_registry()
+        return cls(
+            registry=r,
+            runs_started=Counter(
+                "agentrt_runs_started", "Runs created, by profile.", ["profile"], registry=r
+            ),
+            runs_ended=Counter(
+                "agentrt_runs_ended",
+                "Runs settled, by outcome and termination reason.",
+                ["outcome", "reason"],
+                registry=r,
+            ),
+            approval_wait=Histogram(
+                "agentrt_approval_wait_seconds",
+                "From the suspension to the decision that resumed the run.",
+                buckets=WAIT_BUCKETS,
+                registry=r,
+            ),
+            writes_fenced=Counter(
+                "agentrt_writes_fenced",
+                "Non-idempotent writes that claimed their fence.",
+                registry=r,
+            ),
+            writes_unknown=Counter(
+                "agentrt_writes_outcome_unknown",
+                "Claimed writes interrupted before their result was recorded.",
+                registry=r,
+            ),
+            tokens=Counter(
+                "agentrt_model_tokens",
+                "Model tokens, by provider, model and kind (prompt, completion).",
+                ["provider", "model", "kind"],
+                registry=r,
+            ),
+            cost=Counter(
+                "agentrt_model_cost_usd",
+                "Model cost in USD where known, by provider and model.",
+                ["provider", "model"],
+                registry=r,
+            ),
+            activity_seconds=Histogram(
+                "agentrt_activity_seconds",
+                "Activity execution time in this worker, by activity type and result.",
+                ["activity", "result"],
+                buckets=ACTIVITY_BUCKETS,
+                registry=r,
+            ),
+        )
+
+
+class MeteredRunStore(RunStore):
+    def __init__(self, ctx: StoreContext, metrics: WorkerMetrics) -> None:
+        super().__init__(ctx)
+        self._metrics = metrics
+
+    def begin(self, *, profile: str, **kwargs: Any) -> bool:
+        created = super().begin(profile=profile, **kwargs)
+        if created:  # a retried begin finds its row: one run, counted once
+            self._metrics.runs_started.labels(profile=profile).inc()
+        return created
+
+    def record_llm(self, *, payload: dict[str, Any], message: Message, **kwargs: Any) -> None:
+        super().record_llm(payload=payload, message=message, **kwargs)
+        # Recorded once per turn: a retried model call returns the recorded turn instead.
+        provider, _, model = str(payload.get("model", "")).partition(":")
+        m = self._metrics
+        for kind in ("prompt", "completion"):
+            n = payload.get(f"{kind}_tokens")
+            if isinstance(n, int) and n > 0:
+                m.tokens.labels(provider=provider, model=model, kind=kind).inc(n)
+        cost = payload.get("cost_usd")
+        if isinstance(cost, int | float) and cost > 0:
+            m.cost.labels(provider=provider, model=model).inc(float(cost))
+
+
+class MeteredSettleStore(SettleStore):
+    def __init__(self, ctx: StoreContext, metrics: WorkerMetrics) -> None:
+        super().__init__(ctx)
+        self._metrics = metrics
+
+    def complete(self, *, reason: TerminationReason, **kwargs: Any) -> Settled:
+        settled = super().complete(reason=reason, **kwargs)
+        if settled.applied:
+            self._ended(Outcome.COMPLETED, reason)
+        return settled
+
+    def fail(self, *, reason: TerminationReason, outcome: Outcome, **kwargs: Any) -> Settled:
+        settled = super().fail(reason=reason, outcome=outcome, **kwargs)
+        if settled.applied:
+            self._ended(outcome, reason)
+        return settled
+
+    def _ended(self, outcome: Outcome, reason: TerminationReason) -> None:
+        self._metrics.runs_ended.labels(outcome=outcome.value, reason=reason.value).inc()
+
+
+class MeteredFenceStore(FenceStore):
+    def __init__(self, ctx: StoreContext, metrics: WorkerMetrics) -> None:
+        super().__init__(ctx)
+        self._metrics = metrics
+
+    def claim(self, *, run_id: str, token: str) -> bool:
+        claimed = super().claim(run_id=run_id, token=token)
+        if claimed:
+            self._metrics.writes_fenced.inc()
+        return claimed
+
+    def resolve(self, *, run_id: str, call_id: str, token: str, idempotency_key: str) -> str:
+        state = super().resolve(
+            run_id=run_id, call_id=call_id, token=token, idempotency_key=idempotency_key
+        )
+        if state == FenceState.INTERRUPTED:
+            self._metrics.writes_unknown.inc()
+        return state
+
+
+class MeteredHitlStore(HitlStore):
+    def __init__(self, ctx: StoreContext, metrics: WorkerMetrics) -> None:
+        super().__init__(ctx)
+        self._ctx = ctx
+        self._metrics = metrics
+
+    def resume(
+        self, *, run_id: str, sequence: int, round: int, decision: ApprovalDecision, privacy: str
+    ) -> RunStatus | None:
+        # Read first: only the call that moves the row out of WAITING observes the wait
+        # (a retried resume finds the run RUNNING already).
+        before, since = waiting_since(self._ctx, run_id)
+        after = super().resume(
+            run_id=run_id, sequence=sequence, round=round, decision=decision, privacy=privacy
+        )
+        if before is RunStatus.WAITING_FOR_APPROVAL and after is RunStatus.RUNNING and since:
+            self._metrics.approval_wait.observe(max(0.0, (utcnow() - since).total_seconds()))
+        return after
+
+
+class ActivityTiming(Interceptor):
+    """Times every activity this worker executes (the SDK's own latency metrics are on
+    the Temporal metrics port)."""
+
+    def __init__(self, metrics: WorkerMetrics) -> None:
+        self._metrics = metrics
+
+    def intercept_activity(self, next: ActivityInboundInterceptor) -> ActivityInboundInterceptor:
+        return _Timed(next, self._metrics)
+
+
+class _Timed(ActivityInboundInterceptor):
+    def __init__(self, next: ActivityInboundInterceptor, metrics: WorkerMetrics) -> None:
+        super().__init__(next)
+        self._metrics = metrics
+
+    async def execute_activity(self, input: ExecuteActivityInput) -> Any:
+        started, result = time.monotonic(), "error"
+        try:
+            value = await super().execute_activity(input)
+            result = "ok"
+            return value
+        finally:
+            self._metrics.activity_seconds.labels(
+                activity=activity.info().activity_type, result=result
+            ).observe(time.monotonic() - started)

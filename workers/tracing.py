@@ -1,0 +1,101 @@
+"""Spans around model calls and tool calls, as wrappers of the ports the worker injects.
+
+They run inside the activity's span (the Temporal TracingInterceptor's RunActivity), so
+they join the run's trace. Attributes are ids, names and counts only: never a prompt, an
+argument or a result (tests/workers/test_tracing.py asserts it)."""
+
+from collections.abc import Mapping
+from typing import Any
+
+from opentelemetry import trace
+from opentelemetry.trace import SpanKind, Status, StatusCode
+from opentelemetry.util.types import AttributeValue
+from temporalio import activity
+
+from agentrt.activities.ports import ModelProvider, Tool, ToolContext
+from agentrt.contracts.enums import ToolEffect
+from agentrt.contracts.messages import ProviderReply, ProviderRequest, ToolSpec
+from agentrt.core.tracing import TRACER
+
+
+def _run_id() -> str:
+    """The agent run's uuid is its workflow id."""
+    return (activity.info().workflow_id or "") if activity.in_activity() else ""
+
+
+class TracedProvider:
+    def __init__(self, name: str, inner: ModelProvider) -> None:
+        self._name, self._inner = name, inner
+
+    async def complete(self, request: ProviderRequest) -> ProviderReply:
+        tracer = trace.get_tracer(TRACER)
+        attributes: dict[str, AttributeValue] = {
+            "agentrt.run_id": _run_id(),
+            "gen_ai.system": self._name,
+            "gen_ai.request.model": request.model,
+            "agentrt.round": request.round,
+            "agentrt.tools_offered": len(request.tools or []),
+        }
+        with tracer.start_as_current_span(
+            f"model {self._name}", kind=SpanKind.CLIENT, attributes=attributes,
+            record_exception=False, set_status_on_exception=False,
+        ) as span:  # fmt: skip
+            try:
+                reply = await self._inner.complete(request)
+            except Exception as exc:
+                # The type only: a provider's message may quote the prompt.
+                span.set_status(Status(StatusCode.ERROR, type(exc).__name__))
+                raise
+            span.set_attributes(
+                {
+                    "gen_ai.usage.input_tokens": reply.usage.prompt_tokens,
+                    "gen_ai.usage.output_tokens": reply.usage.completion_tokens,
+                    "gen_ai.response.finish_reasons": [reply.finish_reason],
+                    "agentrt.tool_calls": len(reply.tool_calls),
+                }
+            )
+            return reply
+
+
+class TracedTool:
+    """A tool with a span around each call; everything else is the tool's own."""
+
+    def __init__(self, inner: Tool) -> None:
+        self._inner = inner
+
+    @property
+    def spec(self) -> ToolSpec:
+        return self._inner.spec
+
+    @property
+    def effect(self) -> ToolEffect:
+        return self._inner.effect
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def __call__(self, arguments: dict[str, Any], ctx: ToolContext) -> str:
+        tracer = trace.get_tracer(TRACER)
+        name = self._inner.spec.name
+        attributes: dict[str, AttributeValue] = {
+            "agentrt.run_id": ctx.run_id,
+            "agentrt.tool": name,
+            "agentrt.tool.effect": self._inner.effect.value,
+            "agentrt.call_id": ctx.call_id,
+        }
+        with tracer.start_as_current_span(
+            f"tool {name}", kind=SpanKind.INTERNAL, attributes=attributes,
+            record_exception=False, set_status_on_exception=False,
+        ) as span:  # fmt: skip
+            try:
+                content = await self._inner(arguments, ctx)
+            except Exception as exc:
+                span.set_status(Status(StatusCode.ERROR, type(exc).__name__))
+                span.set_attribute("agentrt.tool.error", type(exc).__name__)
+                raise
+            span.set_attribute("agentrt.tool.result_chars", len(content))
+            return content
+
+
+def traced_providers(providers: Mapping[str, ModelProvider]) -> dict[str, ModelProvider]:
+    return {name: TracedProvider(name, p) for name, p in providers.items()}
