@@ -27,6 +27,7 @@ SIGNAL_APPROVE: Final = "approve"
 SIGNAL_CANCEL: Final = "cancel"
 UPDATE_DECIDE: Final = "decide"
 UPDATE_SUBMIT_INPUT: Final = "submit_input"
+UPDATE_BEGUN: Final = "begun"  # answers once the run row exists (or why it never will)
 QUERY_PENDING_APPROVAL: Final = "pending_approval"
 QUERY_PROGRESS: Final = "progress"
 

@@ -58,6 +58,14 @@ class BeginResult(BaseModel):
     guardrail: str = "ALLOW"  # the input guardrail chain's verdict on the prompt
 
 
+class BeginReceipt(BaseModel):
+    """What the `begun` update returns: the run row exists."""
+
+    run_id: str
+    profile: str
+    max_iterations: int
+
+
 class ModelRequest(BaseModel):
     """A reference, not a conversation: the activity reads the transcript from the store."""
 
