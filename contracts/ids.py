@@ -30,6 +30,7 @@ UPDATE_SUBMIT_INPUT: Final = "submit_input"
 UPDATE_BEGUN: Final = "begun"  # answers once the run row exists (or why it never will)
 QUERY_PENDING_APPROVAL: Final = "pending_approval"
 QUERY_PROGRESS: Final = "progress"
+QUERY_REFUSED_DECISIONS: Final = "refused_decisions"
 
 # Search attribute keys (never user content).
 SA_RUN_STATUS: Final = "AgentRunStatus"

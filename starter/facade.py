@@ -31,7 +31,13 @@ from temporalio.common import (
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from agentrt.contracts.approval import ApprovalDecision, CancelRequest, DecisionReceipt
+from agentrt.contracts.approval import (
+    ApprovalDecision,
+    CancelRequest,
+    DecisionReceipt,
+    DecisionRefusal,
+    refusal_sentence,
+)
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import (
     AgentRuntimeError,
@@ -51,6 +57,7 @@ from agentrt.contracts.errors import (
 )
 from agentrt.contracts.ids import (
     DEFAULT_TASK_QUEUE,
+    QUERY_REFUSED_DECISIONS,
     SA_PROFILE,
     SIGNAL_CANCEL,
     UPDATE_BEGUN,
@@ -406,14 +413,30 @@ class AgentRuntime:
         except WorkflowUpdateFailedError as err:
             cause = err.cause
             kind = cause.type if isinstance(cause, ApplicationError) else None
+            pending = view.pending_approval
             raise _REFUSALS.get(kind or "", ApprovalError)(
-                f"decision refused for run {run_id}: {kind or type(cause).__name__}"
+                refusal_sentence(
+                    kind or type(cause).__name__,
+                    run_id=run_id,
+                    turn_digest=turn_digest,
+                    decided_by=decided_by,
+                    pending_digest=pending.turn_digest if pending is not None else None,
+                )
             ) from None
         except RPCError as err:
             if err.status is RPCStatusCode.NOT_FOUND:
                 raise RunNotAwaitingApprovalError(f"run {run_id} has ended") from None
             raise
         return await self.status(run_id)
+
+    async def refused_decisions(self, run_id: str) -> list[DecisionRefusal]:
+        """Decisions sent by signal (fire-and-forget) that the run refused, oldest first,
+        each with its reason as a sentence; the run was left unchanged by them."""
+        await self.status(run_id)
+        refused: list[DecisionRefusal] = await self._client.get_workflow_handle(run_id).query(
+            QUERY_REFUSED_DECISIONS, result_type=list[DecisionRefusal]
+        )
+        return refused
 
     async def cancel(self, run_id: str, *, by: str, reason: str | None = None) -> None:
         """Ask the run to cancel. A run that already ended stays as it ended."""

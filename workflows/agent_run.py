@@ -29,6 +29,7 @@ with workflow.unsafe.imports_passed_through():
         ApprovalDecision,
         CancelRequest,
         DecisionReceipt,
+        DecisionRefusal,
         PendingApproval,
         denial_note,
     )
@@ -36,6 +37,7 @@ with workflow.unsafe.imports_passed_through():
     from agentrt.contracts.errors import ErrorType
     from agentrt.contracts.ids import (
         QUERY_PENDING_APPROVAL,
+        QUERY_REFUSED_DECISIONS,
         SIGNAL_APPROVE,
         SIGNAL_CANCEL,
         UPDATE_BEGUN,
@@ -59,19 +61,27 @@ with workflow.unsafe.imports_passed_through():
     )
 
 
+MAX_REFUSALS_KEPT = 20
+
+
 @workflow.defn(name=WORKFLOW_AGENT_RUN)
 class AgentRunWorkflow:
     def __init__(self) -> None:
         self._ctx = RunContext()
         self._loop_task: asyncio.Task[tuple[int, TerminationReason]] | None = None
+        self._refused: list[DecisionRefusal] = []
 
     # --- handlers -------------------------------------------------------------------------
 
     @workflow.signal(name=SIGNAL_APPROVE)
     def approve(self, decision: ApprovalDecision) -> None:
-        """Fire-and-forget decision (works with the stock CLI); checked like the update."""
-        if not self._ctx.gate.accept(decision):
-            workflow.logger.warning("decision refused: %s", self._ctx.gate.check(decision))
+        """Fire-and-forget decision (works with the stock CLI); checked like the update. A
+        refusal is kept for the sender to read (query `refused_decisions`)."""
+        refused = self._ctx.gate.take(decision, run_id=self._ctx.run_id, at=workflow.now())
+        if refused is None:
+            return
+        self._refused = [*self._refused, refused][-MAX_REFUSALS_KEPT:]
+        workflow.logger.warning("decision by signal refused: %s", refused.refusal)
 
     @workflow.update(name=UPDATE_DECIDE)
     async def decide(self, decision: ApprovalDecision) -> DecisionReceipt:
@@ -146,6 +156,10 @@ class AgentRunWorkflow:
     @workflow.query(name=QUERY_PENDING_APPROVAL)
     def pending_approval(self) -> PendingApproval | None:
         return self._ctx.gate.pending
+
+    @workflow.query(name=QUERY_REFUSED_DECISIONS)
+    def refused_decisions(self) -> list[DecisionRefusal]:
+        return list(self._refused)
 
     # --- the run --------------------------------------------------------------------------
 
