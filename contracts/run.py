@@ -111,6 +111,9 @@ class SuspendRequest(BaseModel):
     run_id: str
     sequence: int
     pending: PendingApproval
+    # The run's progress so far, shown while it waits (the settle writes the final sums).
+    iterations: int = 0
+    usage: Usage = Field(default_factory=Usage)
 
 
 class ResumeRequest(BaseModel):
@@ -124,6 +127,8 @@ class AwaitInputRequest(BaseModel):
     run_id: str
     sequence: int
     round: int
+    iterations: int = 0
+    usage: Usage = Field(default_factory=Usage)
 
 
 class AddInputRequest(BaseModel):

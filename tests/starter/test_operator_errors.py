@@ -1,5 +1,6 @@
 """Errors an operator can act on (issue 9 item 9): a refused decision is a sentence, a
-decision refused by signal leaves a trace the sender reads."""
+decision refused by signal leaves a trace the sender reads, and a waiting run shows its
+iterations and tokens so far."""
 
 import pytest
 from temporalio.client import Client
@@ -54,8 +55,18 @@ async def test_a_decision_refused_by_signal_leaves_a_trace_the_sender_reads(
     await runtime.cancel(waiting.run_id, by="test")
 
 
+async def test_a_waiting_run_shows_its_iterations_and_tokens_so_far(
+    runtime: AgentRuntime, worker: Worker
+) -> None:
+    waiting = await runtime.run("support", REFUND)
+    assert waiting.status is RunStatus.WAITING_FOR_APPROVAL
+    assert waiting.iterations >= 1
+    assert waiting.prompt_tokens > 0 and waiting.completion_tokens > 0
+    await runtime.cancel(waiting.run_id, by="test")
+
+
 @pytest.mark.usefixtures("cli_env")
-async def test_cli_refusal_reads_as_a_sentence(
+async def test_cli_refusal_and_waiting_status(
     capsys: pytest.CaptureFixture[str], runtime: AgentRuntime, worker: Worker
 ) -> None:
     waiting = await runtime.run("support", REFUND)
@@ -64,4 +75,8 @@ async def test_cli_refusal_reads_as_a_sentence(
     )
     assert_clean_error(code, err, "is not waiting on turn 000000000000")
     assert "StaleTurn" not in err
+    code, out, _ = await agentrt(capsys, "status", waiting.run_id)
+    assert code == 0
+    line = next(ln for ln in out.splitlines() if ln.startswith("tokens"))
+    assert waiting.prompt_tokens > 0 and f"{waiting.prompt_tokens} prompt" in line
     await runtime.cancel(waiting.run_id, by="test")
