@@ -189,6 +189,7 @@ class FailRequest(BaseModel):
     outcome: Outcome = Outcome.FAILED
     actor: str | None = None  # who cancelled (CANCELLED only)
     note: str | None = None
+    error_detail: str | None = None  # a provider's (redacted) reason, shown in the event
 
 
 class SettleResult(BaseModel):
