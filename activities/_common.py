@@ -98,8 +98,34 @@ def _beat_in(context: contextvars.Context, details: tuple[Any, ...]) -> None:
         context.run(activity.heartbeat, *details)
 
 
-def fatal(message: str, kind: ErrorType) -> ApplicationError:
-    return ApplicationError(message, type=kind.value, non_retryable=True)
+def fatal(message: str, kind: ErrorType, *, expected: bool = False) -> ApplicationError:
+    """A deterministic failure. `expected` (an operator's mistake, not a bug: an unknown
+    profile, a provider's rejection) is BENIGN, which the SDK logs without a traceback;
+    the caller logs it as one line."""
+    category = ApplicationErrorCategory.BENIGN if expected else ApplicationErrorCategory.UNSPECIFIED
+    return ApplicationError(message, type=kind.value, non_retryable=True, category=category)
+
+
+# Provider failures that are the operator's to fix, never a bug of ours: one line, no trace.
+_EXPECTED = frozenset({ErrorType.PROVIDER_REJECTED.value, ErrorType.UNKNOWN_PROVIDER.value})
+
+
+def expected_failure(exc: BaseException, where: str) -> BaseException:
+    """`exc` as it should leave an activity: an expected ApplicationError is logged here as
+    one line and made BENIGN (the SDK then logs no traceback); anything else as it is."""
+    if not isinstance(exc, ApplicationError) or exc.type not in _EXPECTED:
+        return exc
+    activity.logger.warning("%s: %s (%s)", where, exc.message, exc.type)
+    if exc.category is ApplicationErrorCategory.BENIGN:
+        return exc
+    return ApplicationError(
+        exc.message,
+        *exc.details,
+        type=exc.type,
+        non_retryable=exc.non_retryable,
+        next_retry_delay=exc.next_retry_delay,
+        category=ApplicationErrorCategory.BENIGN,
+    )
 
 
 @asynccontextmanager

@@ -15,6 +15,7 @@ from agentrt.contracts.ids import (
     ACT_RUN_RESUME,
     ACT_RUN_SUSPEND,
 )
+from agentrt.contracts.messages import Usage
 from agentrt.contracts.run import (
     AddInputRequest,
     AwaitInputRequest,
@@ -26,7 +27,14 @@ from agentrt.contracts.run import (
 
 class HitlPort(Protocol):
     def suspend(
-        self, *, run_id: str, sequence: int, pending: PendingApproval, privacy: str
+        self,
+        *,
+        run_id: str,
+        sequence: int,
+        pending: PendingApproval,
+        privacy: str,
+        iterations: int = 0,
+        usage: Usage | None = None,
     ) -> RunStatus | None: ...
 
     def resume(
@@ -34,7 +42,14 @@ class HitlPort(Protocol):
     ) -> RunStatus | None: ...
 
     def await_input(
-        self, *, run_id: str, sequence: int, round: int, privacy: str
+        self,
+        *,
+        run_id: str,
+        sequence: int,
+        round: int,
+        privacy: str,
+        iterations: int = 0,
+        usage: Usage | None = None,
     ) -> RunStatus | None: ...
 
     def add_input(
@@ -56,6 +71,8 @@ class ApprovalActivities(ActivityGroup):
             sequence=req.sequence,
             pending=req.pending,
             privacy=privacy,
+            iterations=req.iterations,
+            usage=req.usage,
         )
         return TransitionResult(applied=status is RunStatus.WAITING_FOR_APPROVAL, status=status)
 
@@ -81,6 +98,8 @@ class ApprovalActivities(ActivityGroup):
             sequence=req.sequence,
             round=req.round,
             privacy=privacy,
+            iterations=req.iterations,
+            usage=req.usage,
         )
         return TransitionResult(applied=status is RunStatus.WAITING_FOR_INPUT, status=status)
 

@@ -9,6 +9,7 @@ from temporalio import activity
 from agentrt.activities._common import (
     ActivityGroup,
     db,
+    expected_failure,
     fatal,
     fault,
     heartbeats,
@@ -101,16 +102,20 @@ class ModelActivities(ActivityGroup):
         started = time.monotonic()
         used = str(plan["model"])
         await fault(self._faults, "model.before_provider")
+        where = f"run {req.run_id} round {req.round}"
         try:
             reply = await self._call(req.run_id, used, request)
         except Exception as exc:
             fallback = plan.get("fallback_model")
             if not fallback or is_store_unavailable(exc):  # our store, not the provider
-                raise
+                raise expected_failure(exc, f"{where}: {used}") from None
             activity.logger.warning("run %s: %s failed (%s); falling back to %s", req.run_id,
                                     used, type(exc).__name__, fallback)  # fmt: skip
             used = str(fallback)
-            reply = await self._call(req.run_id, used, request)
+            try:
+                reply = await self._call(req.run_id, used, request)
+            except Exception as exc:
+                raise expected_failure(exc, f"{where}: {used}") from None
         duration_ms = (time.monotonic() - started) * 1000
         usage = reply.usage.model_copy(update={"cost_usd": self._cost(used, reply.usage)})
         # Call ids are ours: unique per run and stable, so idempotency keys derive from them.

@@ -13,6 +13,7 @@ from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationRe
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.ids import ACT_RUN_BEGIN, ACT_RUN_COMPLETE, ACT_RUN_FAIL
 from agentrt.contracts.profiles import RunPlan, ToolPlan, clamp_iterations
+from agentrt.contracts.redaction import redact_text
 from agentrt.contracts.run import (
     BeginRequest,
     BeginResult,
@@ -20,6 +21,8 @@ from agentrt.contracts.run import (
     FailRequest,
     SettleResult,
 )
+
+MAX_DETAIL_CHARS = 500
 
 
 class RunActivities(ActivityGroup):
@@ -36,7 +39,12 @@ class RunActivities(ActivityGroup):
         """Resolve the profile and insert the run. Idempotent on the run uuid."""
         profile = self._profiles.get(req.profile)
         if profile is None:
-            raise fatal(f"unknown agent profile {req.profile!r}", ErrorType.UNKNOWN_PROFILE)
+            activity.logger.warning(
+                "run %s not begun: unknown agent profile %r", req.run_id, req.profile
+            )
+            raise fatal(
+                f"unknown agent profile {req.profile!r}", ErrorType.UNKNOWN_PROFILE, expected=True
+            )
         plans: list[ToolPlan] = []
         specs: list[dict[str, Any]] = []
         for name in profile.tools:
@@ -116,6 +124,8 @@ class RunActivities(ActivityGroup):
             # The limits beside the spend (settle adds the totals), from the recorded plan.
             snap = await snapshot_of(self._runs, req.run_id)
             extra = {"budget": snap.get("plan", {}).get("budget")}
+        if req.error_detail and not cancelled:
+            extra = {**(extra or {}), "error": redact_text(req.error_detail, MAX_DETAIL_CHARS)}
         settled = await db(
             self._settle.fail,
             run_id=req.run_id,

@@ -27,9 +27,8 @@ from agentrt.api.convert import message_dict, message_text
 from agentrt.api.errors import ResultNotRetainableError
 from agentrt.api.settings import ApiSettings
 from agentrt.contracts.a2a import InputMessage
-from agentrt.contracts.approval import CancelRequest
-from agentrt.contracts.errors import RunNotFoundError
-from agentrt.contracts.ids import SIGNAL_CANCEL, UPDATE_SUBMIT_INPUT
+from agentrt.contracts.errors import NoWorkerError, RunNotFoundError, UnknownProfileError
+from agentrt.contracts.ids import UPDATE_SUBMIT_INPUT
 from agentrt.contracts.profiles import AgentProfile
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.a2a import A2AStore, TaskRecord
@@ -117,6 +116,13 @@ class TaskService:
                 run_id=run_id,
                 a2a_task_id=task_id,
             )
+        except UnknownProfileError:
+            # The API publishes a skill the worker does not declare: a deployment mismatch.
+            await asyncio.to_thread(self._store.delete, task_id)
+            raise InvalidParamsError(message=f"Skill {profile.name!r} is not served") from None
+        except NoWorkerError:
+            await asyncio.to_thread(self._store.delete, task_id)
+            raise InternalError(message="No worker is serving this agent right now") from None
         except Exception:
             await asyncio.to_thread(self._store.delete, task_id)
             raise InternalError(message="The task's run could not be started") from None
@@ -166,17 +172,14 @@ class TaskService:
         rec = await self.get(task_id, owner)
         if rec.state in TERMINAL:
             raise TaskNotCancelableError(message=f"Task {task_id} is already {rec.state}")
-        by, why = f"a2a:{owner}", "canceled by the A2A client"
+        # The facade's cancel, also for a run not begun yet: it begins, then settles
+        # CANCELLED, and the workflow closes CANCELED like any other cancelled run.
         try:
-            await self._runtime.cancel(rec.workflow_id, by=by, reason=why)
+            await self._runtime.cancel(
+                rec.workflow_id, by=f"a2a:{owner}", reason="canceled by the A2A client"
+            )
         except RunNotFoundError:
-            # The run has not begun yet: the workflow takes the cancel when it does.
-            try:
-                await self._client.get_workflow_handle(rec.workflow_id).signal(
-                    SIGNAL_CANCEL, CancelRequest(by=by, reason=why)
-                )
-            except RPCError:
-                pass
+            raise TaskNotCancelableError(message=f"Task {task_id} has no run to cancel") from None
         done = await self.wait(task_id, owner, since=rec.journal_head, cap=30.0)
         return done
 

@@ -53,3 +53,47 @@ class CancelRequest(BaseModel):
 
     by: str = Field(min_length=1, max_length=200)
     reason: str | None = Field(default=None, max_length=2000)
+
+
+class DecisionRefusal(BaseModel):
+    """A decision the workflow refused, kept for the sender of a fire-and-forget signal
+    (query `refused_decisions`); the run is unchanged by it."""
+
+    refusal: str  # the ErrorType value
+    message: str  # the same, as a sentence
+    decided_by: str
+    approved: bool
+    turn_digest: str
+    at: datetime
+
+
+def refusal_sentence(
+    refusal: str | None,
+    *,
+    run_id: str,
+    turn_digest: str,
+    decided_by: str,
+    pending_digest: str | None = None,
+) -> str:
+    """A refused decision as a sentence an operator can act on (refusal: an ErrorType value)."""
+    turn = f"turn {turn_digest[:12]}"
+    match refusal:
+        case "StaleTurn":
+            now = f" it now waits on turn {pending_digest[:12]}" if pending_digest else ""
+            return (
+                f"run {run_id} is not waiting on {turn}:{now or ' another turn is pending'}; "
+                "check `agentrt status` and decide the current turn"
+            )
+        case "AlreadyDecided":
+            return f"{turn} of run {run_id} was already decided; nothing changed"
+        case "SelfApproval":
+            return (
+                f"{decided_by} started run {run_id} and may not approve it: its profile "
+                "requires a second person (four-eyes); ask another approver"
+            )
+        case "RunNotAwaitingApproval":
+            return (
+                f"run {run_id} is not waiting for approval (it resumed or ended); nothing changed"
+            )
+        case _:
+            return f"the decision on {turn} of run {run_id} was refused ({refusal or 'unknown'})"

@@ -59,6 +59,19 @@ class RunNotFoundError(AgentRuntimeError):
     """No run with that uuid exists."""
 
 
+class RunNotBegunError(RunNotFoundError):
+    """The run's workflow exists but its run does not: it failed to begin, was withdrawn
+    before it began, or no worker has begun it yet (`pending`; the message says which)."""
+
+    def __init__(self, message: str, *, pending: bool = False) -> None:
+        super().__init__(message)
+        self.pending = pending
+
+
+class NoWorkerError(AgentRuntimeError):
+    """No worker began the run in time: none polls its task queue, or none could."""
+
+
 class InvalidRequestError(AgentRuntimeError):
     """The request was malformed; nothing was changed."""
 

@@ -58,6 +58,14 @@ class BeginResult(BaseModel):
     guardrail: str = "ALLOW"  # the input guardrail chain's verdict on the prompt
 
 
+class BeginReceipt(BaseModel):
+    """What the `begun` update returns: the run row exists."""
+
+    run_id: str
+    profile: str
+    max_iterations: int
+
+
 class ModelRequest(BaseModel):
     """A reference, not a conversation: the activity reads the transcript from the store."""
 
@@ -103,6 +111,9 @@ class SuspendRequest(BaseModel):
     run_id: str
     sequence: int
     pending: PendingApproval
+    # The run's progress so far, shown while it waits (the settle writes the final sums).
+    iterations: int = 0
+    usage: Usage = Field(default_factory=Usage)
 
 
 class ResumeRequest(BaseModel):
@@ -116,6 +127,8 @@ class AwaitInputRequest(BaseModel):
     run_id: str
     sequence: int
     round: int
+    iterations: int = 0
+    usage: Usage = Field(default_factory=Usage)
 
 
 class AddInputRequest(BaseModel):
@@ -176,6 +189,7 @@ class FailRequest(BaseModel):
     outcome: Outcome = Outcome.FAILED
     actor: str | None = None  # who cancelled (CANCELLED only)
     note: str | None = None
+    error_detail: str | None = None  # a provider's (redacted) reason, shown in the event
 
 
 class SettleResult(BaseModel):

@@ -26,6 +26,9 @@ class Settings(BaseSettings):
     temporal_address: str = "127.0.0.1:7233"
     temporal_namespace: str = "default"
     task_queue: str = DEFAULT_TASK_QUEUE
+    start_timeout_seconds: float = Field(
+        default=30.0, gt=0, description="how long a start waits for a worker to begin the run"
+    )
     max_concurrent_activities: int = 100
     max_concurrent_workflow_tasks: int = 100
     graceful_shutdown_seconds: float = 30.0

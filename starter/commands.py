@@ -14,7 +14,6 @@ from rich.console import Console
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from temporalio.client import Client
-from temporalio.service import RPCError, RPCStatusCode
 
 from agentrt.contracts.approval import PendingApproval
 from agentrt.contracts.enums import RunStatus
@@ -22,7 +21,7 @@ from agentrt.contracts.errors import (
     ConfigError,
     InvalidRequestError,
     RunNotAwaitingApprovalError,
-    RunNotFoundError,
+    RunNotBegunError,
     StoreUnavailableError,
     UnknownProfileError,
 )
@@ -156,16 +155,8 @@ class Commands:
         return EXIT_OK if view.status is RunStatus.COMPLETED else EXIT_NOT_COMPLETED
 
     async def status(self, raw_id: str, as_json: bool) -> int:
-        run_id = run_id_arg(raw_id)
-        try:
-            view = await self.runtime.status(run_id)
-        except RunNotFoundError:
-            if await self._workflow_exists(run_id):
-                raise RunNotFoundError(
-                    f"run {run_id} is accepted by Temporal but not begun yet: is a worker "
-                    f"polling task queue {self.settings.task_queue!r}?"
-                ) from None
-            raise
+        # A run that failed to begin (or waits for a worker) is a RunNotBegunError saying so.
+        view = await self.runtime.status(run_id_arg(raw_id))
         if as_json:
             self.out.print_json(view.model_dump_json())
         else:
@@ -188,9 +179,9 @@ class Commands:
         while True:
             try:
                 batch = await self.runtime.events(run_id, after_sequence=last)
-            except RunNotFoundError:
-                # A just-started run has no row until a worker begins it: wait only for those.
-                if not (follow and await self._workflow_exists(run_id)):
+            except RunNotBegunError as exc:
+                # A run started but not begun by a worker yet: wait only for those.
+                if not (follow and exc.pending):
                     raise
                 await asyncio.sleep(FOLLOW_POLL_SECONDS)
                 continue
@@ -248,17 +239,6 @@ class Commands:
         else:
             render.print_inbox(self.out, views)
         return EXIT_OK
-
-    async def _workflow_exists(self, run_id: str) -> bool:
-        if self.client is None:
-            return False  # through the API a run is visible once a worker began it
-        try:
-            await self.client.get_workflow_handle(run_id).describe()
-        except RPCError as exc:
-            if exc.status is RPCStatusCode.NOT_FOUND:
-                return False
-            raise
-        return True
 
 
 async def codec_server(

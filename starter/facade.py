@@ -2,45 +2,70 @@
 the store; it never runs the agent itself."""
 
 import asyncio
+import contextlib
 import uuid
+from datetime import timedelta
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 from pydantic import ValidationError
 from sqlalchemy import Engine
-from temporalio.client import Client, WorkflowFailureError, WorkflowUpdateFailedError
+from temporalio.api.enums.v1 import TaskQueueType
+from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+from temporalio.client import (
+    Client,
+    WithStartWorkflowOperation,
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+    WorkflowUpdateFailedError,
+    WorkflowUpdateRPCTimeoutOrCancelledError,
+)
 from temporalio.common import (
     SearchAttributeKey,
     SearchAttributePair,
     TypedSearchAttributes,
+    WorkflowIDConflictPolicy,
     WorkflowIDReusePolicy,
 )
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from agentrt.contracts.approval import ApprovalDecision, CancelRequest, DecisionReceipt
+from agentrt.contracts.approval import (
+    ApprovalDecision,
+    CancelRequest,
+    DecisionReceipt,
+    DecisionRefusal,
+    refusal_sentence,
+)
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import (
+    AgentRuntimeError,
     AlreadyDecidedError,
     ApprovalError,
     ConfigError,
     ErrorType,
     InvalidRequestError,
+    NoWorkerError,
     RunNotAwaitingApprovalError,
+    RunNotBegunError,
     RunNotFoundError,
     SelfApprovalError,
     StaleTurnError,
+    StoreUnavailableError,
     UnknownProfileError,
 )
 from agentrt.contracts.ids import (
     DEFAULT_TASK_QUEUE,
+    QUERY_REFUSED_DECISIONS,
     SA_PROFILE,
     SIGNAL_CANCEL,
+    UPDATE_BEGUN,
     UPDATE_DECIDE,
     WORKFLOW_AGENT_RUN,
 )
 from agentrt.contracts.profiles import MAX_ITERATIONS_CEILING
-from agentrt.contracts.run import EventView, RunInput, RunView
+from agentrt.contracts.run import BeginReceipt, EventView, RunInput, RunView
 from agentrt.core.settings import Settings
 from agentrt.core.temporal import connect
 from agentrt.store.open import open_store
@@ -48,6 +73,7 @@ from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer
 
 PROFILE_KEY = SearchAttributeKey.for_keyword(SA_PROFILE)
+DEFAULT_BEGIN_TIMEOUT = 30.0  # seconds; a polling worker begins a run within moments
 
 _REFUSALS: dict[str, type[ApprovalError]] = {
     ErrorType.NOT_AWAITING_APPROVAL: RunNotAwaitingApprovalError,
@@ -57,13 +83,41 @@ _REFUSALS: dict[str, type[ApprovalError]] = {
 }
 
 
+def _begin_error(cause: BaseException, profile: str) -> AgentRuntimeError:
+    """The typed error of a run that could not begin (the `begun` update's failure)."""
+    kind = cause.type if isinstance(cause, ApplicationError) else None
+    if kind == ErrorType.UNKNOWN_PROFILE:
+        return UnknownProfileError(
+            f"unknown agent profile {profile!r}: the worker's profiles do not declare it"
+        )
+    message = cause.message if isinstance(cause, ApplicationError) else type(cause).__name__
+    if kind == ErrorType.STORE_UNAVAILABLE:
+        return StoreUnavailableError(f"the worker could not reach its database: {message}")
+    return AgentRuntimeError(message)
+
+
+def _retrieve_start_error(start: WithStartWorkflowOperation[Any, Any]) -> None:
+    """Mark the operation's start future as seen: the SDK sets the timeout on it too, and
+    asyncio would log an unretrieved exception with a traceback."""
+    future = getattr(start, "_workflow_handle", None)
+    if isinstance(future, asyncio.Future) and future.done() and not future.cancelled():
+        future.exception()
+
+
 class AgentRuntime:
     def __init__(
-        self, client: Client, runs: RunStore, task_queue: str = DEFAULT_TASK_QUEUE
+        self,
+        client: Client,
+        runs: RunStore,
+        task_queue: str = DEFAULT_TASK_QUEUE,
+        *,
+        begin_timeout: float = DEFAULT_BEGIN_TIMEOUT,
     ) -> None:
+        """`begin_timeout`: how long `start` waits for a worker to begin the run."""
         self._client = client
         self._runs = runs
         self._task_queue = task_queue
+        self._begin_timeout = begin_timeout
         self._engine: Engine | None = None  # set when connect() opened the store
 
     @classmethod
@@ -92,7 +146,9 @@ class AgentRuntime:
         except BaseException:
             engine.dispose()
             raise
-        runtime = cls(client, RunStore(ctx), settings.task_queue)
+        runtime = cls(
+            client, RunStore(ctx), settings.task_queue, begin_timeout=settings.start_timeout_seconds
+        )
         runtime._engine = engine
         return runtime
 
@@ -150,24 +206,85 @@ class AgentRuntime:
                 run_id = str(uuid.UUID(run_id))
             except ValueError:
                 raise InvalidRequestError(f"run id {run_id!r} is not a uuid") from None
-        await self._client.start_workflow(
+        request = RunInput(
+            run_id=run_id,
+            profile=profile,
+            prompt=prompt,
+            max_iterations=max_iterations,
+            initiator=initiator,
+            a2a_task_id=a2a_task_id,
+        )
+        start: WithStartWorkflowOperation[Any, Any] = WithStartWorkflowOperation(
             WORKFLOW_AGENT_RUN,
-            RunInput(
-                run_id=run_id,
-                profile=profile,
-                prompt=prompt,
-                max_iterations=max_iterations,
-                initiator=initiator,
-                a2a_task_id=a2a_task_id,
-            ),
+            request,
             id=run_id,
             task_queue=self._task_queue,
+            id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
             id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
             static_summary=f"{'A2A task' if a2a_task_id else 'agent run'} ({profile})",
             # Operators filter runs by profile in Temporal Web (config, never user content).
             search_attributes=TypedSearchAttributes([SearchAttributePair(PROFILE_KEY, profile)]),
         )
+        try:
+            # Update-with-Start: the `begun` update answers once the run row exists, so a run
+            # that cannot begin (unknown profile, ...) fails here, not later in Temporal. The
+            # SDK re-polls an update no worker has taken without end: the bound is ours.
+            async with asyncio.timeout(self._begin_timeout):
+                await self._client.execute_update_with_start_workflow(
+                    UPDATE_BEGUN,
+                    start_workflow_operation=start,
+                    id=f"begun-{run_id}",
+                    result_type=BeginReceipt,
+                    rpc_timeout=timedelta(seconds=self._begin_timeout),
+                )
+        except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError):
+            _retrieve_start_error(start)
+            raise await self._not_begun_in_time(run_id) from None
+        except WorkflowAlreadyStartedError:
+            raise InvalidRequestError(f"run id {run_id} is already taken") from None
+        except WorkflowUpdateFailedError as err:
+            raise _begin_error(err.cause, profile) from None
+        except RPCError as err:
+            if err.status is not RPCStatusCode.NOT_FOUND:
+                raise
+            raise await self._missing(run_id) from None  # it closed before answering
         return run_id
+
+    async def _not_begun_in_time(self, run_id: str) -> NoWorkerError:
+        """No worker began the run within the bound: withdraw it (the same cancel as
+        `cancel`), so it does not start behind the caller's back, and say why."""
+        polling = await self._pollers()
+        with contextlib.suppress(RPCError):
+            await self._cancel_workflow(
+                run_id,
+                CancelRequest(
+                    by="agentrt",
+                    reason=f"withdrawn: not begun within {self._begin_timeout:g}s of its start",
+                ),
+            )
+        queue = self._task_queue
+        if polling == 0:
+            why = f"no worker is polling task queue {queue!r}"
+        else:
+            why = f"no worker on task queue {queue!r} began it within {self._begin_timeout:g}s"
+        return NoWorkerError(
+            f"{why}: run {run_id} was withdrawn (start a worker with "
+            f"AGENTRT_TASK_QUEUE={queue}, then start the run again)"
+        )
+
+    async def _pollers(self) -> int | None:
+        """How many workers Temporal saw polling the queue lately (None: unknown)."""
+        try:
+            described = await self._client.workflow_service.describe_task_queue(
+                DescribeTaskQueueRequest(
+                    namespace=self._client.namespace,
+                    task_queue=TaskQueue(name=self._task_queue),
+                    task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+                )
+            )
+        except RPCError:
+            return None
+        return len(described.pollers)
 
     async def run(
         self,
@@ -219,14 +336,43 @@ class AgentRuntime:
         return await self.status(run_id)
 
     async def status(self, run_id: str) -> RunView:
+        """The stored run. With no row, RunNotFoundError, or RunNotBegunError when the
+        workflow exists: its message says whether it failed to begin, was withdrawn, or
+        waits for a worker."""
         view = await self._view(run_id)
         if view is None:
-            raise RunNotFoundError(f"no run {run_id}")
+            raise await self._missing(run_id)
         return view
+
+    async def _missing(self, run_id: str) -> RunNotFoundError:
+        handle = self._client.get_workflow_handle(run_id)
+        try:
+            desc = await handle.describe()
+        except RPCError as err:
+            if err.status is RPCStatusCode.NOT_FOUND:
+                return RunNotFoundError(f"no run {run_id}")
+            raise
+        match desc.status:
+            case None | WorkflowExecutionStatus.RUNNING:
+                return RunNotBegunError(
+                    f"run {run_id} is accepted by Temporal but not begun yet: is a worker "
+                    f"polling task queue {desc.task_queue!r}?",
+                    pending=True,
+                )
+            case WorkflowExecutionStatus.FAILED:
+                try:
+                    await handle.result()
+                except WorkflowFailureError as failed:
+                    cause = failed.cause
+                    why = cause.message if isinstance(cause, ApplicationError) else str(cause)
+                    return RunNotBegunError(f"run {run_id} failed to begin: {why}")
+        return RunNotBegunError(
+            f"run {run_id} never began: its workflow is {desc.status.name.lower()}"
+        )
 
     async def events(self, run_id: str, after_sequence: int = -1) -> list[EventView]:
         if await self._view(run_id) is None:
-            raise RunNotFoundError(f"no run {run_id}")
+            raise await self._missing(run_id)
         return await asyncio.to_thread(self._runs.events, run_id, after_sequence)
 
     async def approve(
@@ -267,8 +413,15 @@ class AgentRuntime:
         except WorkflowUpdateFailedError as err:
             cause = err.cause
             kind = cause.type if isinstance(cause, ApplicationError) else None
+            pending = view.pending_approval
             raise _REFUSALS.get(kind or "", ApprovalError)(
-                f"decision refused for run {run_id}: {kind or type(cause).__name__}"
+                refusal_sentence(
+                    kind or type(cause).__name__,
+                    run_id=run_id,
+                    turn_digest=turn_digest,
+                    decided_by=decided_by,
+                    pending_digest=pending.turn_digest if pending is not None else None,
+                )
             ) from None
         except RPCError as err:
             if err.status is RPCStatusCode.NOT_FOUND:
@@ -276,21 +429,39 @@ class AgentRuntime:
             raise
         return await self.status(run_id)
 
+    async def refused_decisions(self, run_id: str) -> list[DecisionRefusal]:
+        """Decisions sent by signal (fire-and-forget) that the run refused, oldest first,
+        each with its reason as a sentence; the run was left unchanged by them."""
+        await self.status(run_id)
+        refused: list[DecisionRefusal] = await self._client.get_workflow_handle(run_id).query(
+            QUERY_REFUSED_DECISIONS, result_type=list[DecisionRefusal]
+        )
+        return refused
+
     async def cancel(self, run_id: str, *, by: str, reason: str | None = None) -> None:
         """Ask the run to cancel. A run that already ended stays as it ended."""
         try:
             request = CancelRequest(by=by, reason=reason)
         except ValidationError as exc:
             raise InvalidRequestError(f"invalid cancel: {exc.errors()[0]['msg']}") from None
-        view = await self.status(run_id)
+        try:
+            view = await self.status(run_id)
+        except RunNotBegunError:
+            # Started but not begun (no worker yet): the workflow begins, then settles the
+            # cancel, like any other; one that failed to begin is closed and stays so.
+            await self._cancel_workflow(run_id, request)
+            return
         if view.status.terminal:
             return
+        await self._cancel_workflow(run_id, request)
+
+    async def _cancel_workflow(self, run_id: str, request: CancelRequest) -> None:
         handle = self._client.get_workflow_handle(run_id)
         try:
             # The signal names the actor; Temporal's own cancel request, right after it, is
             # what lets the workflow close CANCELED (the same as `temporal workflow cancel`).
             await handle.signal(SIGNAL_CANCEL, request)
-            await handle.cancel(reason=f"cancelled by {by}")
+            await handle.cancel(reason=f"cancelled by {request.by}")
         except RPCError as err:
             if err.status is not RPCStatusCode.NOT_FOUND:  # closed meanwhile: nothing to do
                 raise

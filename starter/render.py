@@ -81,6 +81,8 @@ def _summary(e: EventView) -> str:
             return f"{p.get('reason')}: {shorten(p.get('answer', ''))}"
         case EventKind.RUN_FAILED:
             text = f"{p.get('status')} ({p.get('reason')}) {p.get('error_type') or ''}".strip()
+            if p.get("error"):  # a provider's own reason, redacted
+                text += f": {p['error']}"
             if "cost_usd" in p:  # the spend, e.g. of a run that exhausted its budget
                 text += f" after {spend_text(p)}"
             if isinstance(budget := p.get("budget"), dict):

@@ -7,7 +7,7 @@ from sqlalchemy import select
 from agentrt.contracts.a2a import InputMessage
 from agentrt.contracts.approval import ApprovalDecision, PendingApproval
 from agentrt.contracts.enums import EventKind, Outcome, RunStatus
-from agentrt.contracts.messages import Message
+from agentrt.contracts.messages import Message, Usage
 from agentrt.store import attest
 from agentrt.store.context import StoreContext, utcnow
 from agentrt.store.rows import RunRow
@@ -15,12 +15,30 @@ from agentrt.store.runs import RunStore
 from agentrt.store.transitions import move
 
 
+def _progress(iterations: int, usage: Usage | None) -> dict[str, int]:
+    """A waiting run's iterations and tokens so far (the settle writes the final sums)."""
+    if usage is None:
+        return {}
+    return {
+        "iterations": iterations,
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+    }
+
+
 class HitlStore:
     def __init__(self, ctx: StoreContext) -> None:
         self._ctx = ctx
 
     def suspend(
-        self, *, run_id: str, sequence: int, pending: PendingApproval, privacy: str
+        self,
+        *,
+        run_id: str,
+        sequence: int,
+        pending: PendingApproval,
+        privacy: str,
+        iterations: int = 0,
+        usage: Usage | None = None,
     ) -> RunStatus | None:
         """RUNNING → WAITING_FOR_APPROVAL with the pending turn. Returns the status the run
         has afterwards; anything but WAITING_FOR_APPROVAL means the suspension was refused
@@ -32,7 +50,7 @@ class HitlStore:
             moved = move(
                 s, run_id, frm=RunStatus.RUNNING, to=RunStatus.WAITING_FOR_APPROVAL,
                 sequence=sequence, outcome=Outcome.AWAITING_APPROVAL.value,
-                pending_approval=sealed, waiting_since=utcnow(),
+                pending_approval=sealed, waiting_since=utcnow(), **_progress(iterations, usage),
             )  # fmt: skip
             if not moved.applied:
                 return moved.status
@@ -64,13 +82,21 @@ class HitlStore:
         return RunStatus.RUNNING
 
     def await_input(
-        self, *, run_id: str, sequence: int, round: int, privacy: str
+        self,
+        *,
+        run_id: str,
+        sequence: int,
+        round: int,
+        privacy: str,
+        iterations: int = 0,
+        usage: Usage | None = None,
     ) -> RunStatus | None:
         """RUNNING → WAITING_FOR_INPUT: the model asked the user for more information."""
         with self._ctx.sessions.begin() as s:
             moved = move(
                 s, run_id, frm=RunStatus.RUNNING, to=RunStatus.WAITING_FOR_INPUT,
                 sequence=sequence, outcome=Outcome.AWAITING_INPUT.value, waiting_since=utcnow(),
+                **_progress(iterations, usage),
             )  # fmt: skip
             if not moved.applied:
                 return moved.status

@@ -42,6 +42,7 @@ class RunStore:
 
         Returns True when this call created the run.
         """
+        self._ctx.faults("begin.before_write")
         now = utcnow()
         with self._ctx.sessions.begin() as s:
             res = s.execute(

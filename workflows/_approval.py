@@ -2,8 +2,14 @@
 
 import hmac
 from dataclasses import dataclass, field
+from datetime import datetime
 
-from agentrt.contracts.approval import ApprovalDecision, PendingApproval
+from agentrt.contracts.approval import (
+    ApprovalDecision,
+    DecisionRefusal,
+    PendingApproval,
+    refusal_sentence,
+)
 from agentrt.contracts.errors import ErrorType
 
 
@@ -50,6 +56,24 @@ class ApprovalGate:
         self.decision = d
         self.decided.add(d.turn_digest)
         return True
+
+    def take(self, d: ApprovalDecision, *, run_id: str, at: datetime) -> DecisionRefusal | None:
+        """Accept the decision (None), or describe why it is refused, changing nothing."""
+        refusal = self.check(d)
+        if refusal is None and self.accept(d):
+            return None
+        kind = refusal or Refusal.ALREADY_DECIDED
+        message = refusal_sentence(
+            kind,
+            run_id=run_id,
+            turn_digest=d.turn_digest,
+            decided_by=d.decided_by,
+            pending_digest=self.pending.turn_digest if self.pending is not None else None,
+        )
+        return DecisionRefusal(
+            refusal=kind, message=message, decided_by=d.decided_by, approved=d.approved,
+            turn_digest=d.turn_digest, at=at,
+        )  # fmt: skip
 
     def close_turn(self) -> None:
         self.pending = None

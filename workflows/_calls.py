@@ -65,8 +65,18 @@ async def call(
                 if fails_as is not None:
                     raise Stop(TerminationReason.STORE_UNAVAILABLE, error_type=kind) from None
             if fails_as is not None:
-                raise Stop(fails_as, error_type=kind) from None
+                raise Stop(fails_as, error_type=kind, detail=_detail(err, kind)) from None
             raise
+
+
+# Messages our providers build for the operator (status, code, a redacted excerpt of the
+# provider's reason); other failures' messages may quote content and stay out.
+_DETAILED = frozenset({ErrorType.PROVIDER_REJECTED.value, ErrorType.PROVIDER_UNAVAILABLE.value})
+
+
+def _detail(err: ActivityError, kind: str) -> str | None:
+    cause = err.cause
+    return cause.message if isinstance(cause, ApplicationError) and kind in _DETAILED else None
 
 
 def error_type(err: ActivityError) -> str:

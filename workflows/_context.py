@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 
 from temporalio import workflow
 from temporalio.common import SearchAttributeKey
+from temporalio.exceptions import ApplicationError
 
 from agentrt.workflows._approval import ApprovalGate
 from agentrt.workflows._details import Details
@@ -34,6 +35,7 @@ class RunContext:
     inputs_recorded: set[str] = field(default_factory=set)  # message ids on record
     finished: bool = False
     details: Details = field(default_factory=Details)  # Temporal Web's current details
+    begin_failure: ApplicationError | None = None  # why the run row was never written
 
     def require_plan(self) -> RunPlan:
         assert self.plan is not None, "the run has not begun"

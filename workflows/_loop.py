@@ -66,6 +66,7 @@ class Stop(Exception):
     status: RunStatus = RunStatus.FAILED
     error_type: str | None = None
     already_settled: bool = False
+    detail: str | None = None  # the provider's reason, for the run_failed event
 
     @property
     def outcome(self) -> Outcome:

@@ -51,7 +51,13 @@ async def await_decision(ctx: RunContext, round_no: int, calls: list[ToolCall]) 
     try:
         suspended = await call(
             ApprovalActivities.suspend,
-            SuspendRequest(run_id=ctx.run_id, sequence=ctx.state.take_sequence(), pending=pending),
+            SuspendRequest(
+                run_id=ctx.run_id,
+                sequence=ctx.state.take_sequence(),
+                pending=pending,
+                iterations=ctx.state.iterations,
+                usage=ctx.state.usage,
+            ),
             opt.bounded_store_call(),
             summary="suspend for approval",
             outage_seconds=plan.timeouts.store_outage_seconds,
@@ -113,7 +119,11 @@ async def await_input(ctx: RunContext, round_no: int) -> None:
         waiting = await call(
             ApprovalActivities.await_input,
             AwaitInputRequest(
-                run_id=ctx.run_id, sequence=ctx.state.take_sequence(), round=round_no
+                run_id=ctx.run_id,
+                sequence=ctx.state.take_sequence(),
+                round=round_no,
+                iterations=ctx.state.iterations,
+                usage=ctx.state.usage,
             ),
             opt.bounded_store_call(),
             summary="wait for input",

@@ -151,6 +151,7 @@ async def _write_settle(
             outcome=why.outcome,
             actor=actor,
             note=note,
+            error_detail=why.detail,
         ),
         opt.settle_call(),
         summary=f"settle {why.status.value}",

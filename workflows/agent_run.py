@@ -29,6 +29,7 @@ with workflow.unsafe.imports_passed_through():
         ApprovalDecision,
         CancelRequest,
         DecisionReceipt,
+        DecisionRefusal,
         PendingApproval,
         denial_note,
     )
@@ -36,8 +37,10 @@ with workflow.unsafe.imports_passed_through():
     from agentrt.contracts.errors import ErrorType
     from agentrt.contracts.ids import (
         QUERY_PENDING_APPROVAL,
+        QUERY_REFUSED_DECISIONS,
         SIGNAL_APPROVE,
         SIGNAL_CANCEL,
+        UPDATE_BEGUN,
         UPDATE_DECIDE,
         UPDATE_SUBMIT_INPUT,
         WORKFLOW_AGENT_RUN,
@@ -46,7 +49,9 @@ with workflow.unsafe.imports_passed_through():
     from agentrt.contracts.messages import ToolCall
     from agentrt.contracts.profiles import RunPlan
     from agentrt.contracts.run import (
+        BeginReceipt,
         BeginRequest,
+        BeginResult,
         ModelRequest,
         ModelTurn,
         RefuseRequest,
@@ -56,19 +61,27 @@ with workflow.unsafe.imports_passed_through():
     )
 
 
+MAX_REFUSALS_KEPT = 20
+
+
 @workflow.defn(name=WORKFLOW_AGENT_RUN)
 class AgentRunWorkflow:
     def __init__(self) -> None:
         self._ctx = RunContext()
         self._loop_task: asyncio.Task[tuple[int, TerminationReason]] | None = None
+        self._refused: list[DecisionRefusal] = []
 
     # --- handlers -------------------------------------------------------------------------
 
     @workflow.signal(name=SIGNAL_APPROVE)
     def approve(self, decision: ApprovalDecision) -> None:
-        """Fire-and-forget decision (works with the stock CLI); checked like the update."""
-        if not self._ctx.gate.accept(decision):
-            workflow.logger.warning("decision refused: %s", self._ctx.gate.check(decision))
+        """Fire-and-forget decision (works with the stock CLI); checked like the update. A
+        refusal is kept for the sender to read (query `refused_decisions`)."""
+        refused = self._ctx.gate.take(decision, run_id=self._ctx.run_id, at=workflow.now())
+        if refused is None:
+            return
+        self._refused = [*self._refused, refused][-MAX_REFUSALS_KEPT:]
+        workflow.logger.warning("decision by signal refused: %s", refused.refusal)
 
     @workflow.update(name=UPDATE_DECIDE)
     async def decide(self, decision: ApprovalDecision) -> DecisionReceipt:
@@ -116,6 +129,22 @@ class AgentRunWorkflow:
                 "run is not waiting for input", type=ErrorType.NOT_AWAITING_INPUT.value
             )
 
+    # ABANDON: every path out of `run` lets it answer first; should one not, the starter
+    # gets "workflow completed" rather than the workflow failing its task over it.
+    @workflow.update(name=UPDATE_BEGUN, unfinished_policy=workflow.HandlerUnfinishedPolicy.ABANDON)
+    async def begun(self) -> BeginReceipt:
+        """Answers once the run row exists, or fails with why it never will (the starter's
+        Update-with-Start: `start` returns only for a run that exists)."""
+        ctx = self._ctx
+        await workflow.wait_condition(lambda: ctx.plan is not None or ctx.begin_failure is not None)
+        if ctx.plan is None:
+            failure = ctx.begin_failure
+            assert failure is not None
+            raise ApplicationError(failure.message, type=failure.type, non_retryable=True)
+        return BeginReceipt(
+            run_id=ctx.run_id, profile=ctx.plan.profile, max_iterations=ctx.plan.max_iterations
+        )
+
     @workflow.signal(name=SIGNAL_CANCEL)
     def cancel(self, request: CancelRequest) -> None:
         if self._ctx.cancel is not None or self._ctx.finished:
@@ -128,6 +157,10 @@ class AgentRunWorkflow:
     def pending_approval(self) -> PendingApproval | None:
         return self._ctx.gate.pending
 
+    @workflow.query(name=QUERY_REFUSED_DECISIONS)
+    def refused_decisions(self) -> list[DecisionRefusal]:
+        return list(self._refused)
+
     # --- the run --------------------------------------------------------------------------
 
     @workflow.run
@@ -137,23 +170,16 @@ class AgentRunWorkflow:
         ctx.task_id = inp.a2a_task_id
         ctx.gate.initiator = inp.initiator
         try:
-            begin = await call(
-                RunActivities.begin,
-                BeginRequest(
-                    run_id=inp.run_id,
-                    profile=inp.profile,
-                    prompt=inp.prompt,
-                    initiator=inp.initiator,
-                    max_iterations=inp.max_iterations,
-                    workflow_run_id=workflow.info().run_id,
-                ),
-                opt.store_call(),
-                summary=f"begin {inp.profile}",
-            )
+            begin = await self._begin(inp)
         except ActivityError as err:
-            # Nothing was written: the run never existed.
+            # Nothing was written: the run never existed. `begun` tells the starter why.
+            kind = error_type(err)
+            ctx.begin_failure = ApplicationError(
+                f"run could not begin: {_begin_reason(err)}", type=kind, non_retryable=True
+            )
+            await workflow.wait_condition(workflow.all_handlers_finished)
             raise ApplicationError(
-                f"run could not begin: {error_type(err)}", type=error_type(err), non_retryable=True
+                ctx.begin_failure.message, type=kind, non_retryable=True
             ) from None
         ctx.plan = begin.plan
         ctx.gate.four_eyes = begin.plan.four_eyes
@@ -178,6 +204,33 @@ class AgentRunWorkflow:
                 ctx, Stop(TerminationReason.INTERNAL_ERROR, error_type=error_type(err))
             )
         return await complete(ctx, answer_seq, reason)
+
+    async def _begin(self, inp: RunInput) -> BeginResult:
+        """Insert the run row. A cancel that arrives meanwhile waits for it: cut short, the
+        activity could still commit a row that nobody settles. The run then takes the
+        cancel at its first check and settles CANCELLED like any other."""
+        work = asyncio.ensure_future(
+            call(
+                RunActivities.begin,
+                BeginRequest(
+                    run_id=inp.run_id,
+                    profile=inp.profile,
+                    prompt=inp.prompt,
+                    initiator=inp.initiator,
+                    max_iterations=inp.max_iterations,
+                    workflow_run_id=workflow.info().run_id,
+                ),
+                opt.store_call(),
+                summary=f"begin {inp.profile}",
+            )
+        )
+        while not work.done():
+            try:
+                await asyncio.shield(work)
+            except asyncio.CancelledError:
+                if work.cancelled():
+                    raise
+        return work.result()
 
     async def _loop(self, plan: RunPlan) -> tuple[int, TerminationReason]:
         ctx, st = self._ctx, self._ctx.state
@@ -267,3 +320,15 @@ class AgentRunWorkflow:
             opt.store_call(),
             summary=f"refuse {c.name}",
         )
+
+
+# Begin failures whose message is configuration, never content: shown to the starter.
+_SAFE_BEGIN_MESSAGES = frozenset({ErrorType.UNKNOWN_PROFILE.value})
+
+
+def _begin_reason(err: ActivityError) -> str:
+    cause = err.cause
+    kind = error_type(err)
+    if isinstance(cause, ApplicationError) and kind in _SAFE_BEGIN_MESSAGES:
+        return cause.message
+    return kind

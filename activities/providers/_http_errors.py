@@ -1,13 +1,15 @@
 """HTTP failures of a model provider → ApplicationError for Temporal.
 
 The provider never retries: it classifies, and Temporal's retry policy decides. Messages
-carry the status, the provider's short error code and its request id, never the API key,
-the request body or the provider's free-text message (which may echo either).
+carry the status, the provider's short error code, an excerpt of its own reason (bounded,
+redacted: no keys, tokens, e-mail addresses or long numbers, and no text the request
+sent, which a provider may echo) and its request id; never the API key or the request.
 """
 
 import json
 import math
 import re
+from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 
@@ -15,6 +17,7 @@ import httpx
 from temporalio.exceptions import ApplicationError
 
 from agentrt.contracts.errors import ErrorType
+from agentrt.contracts.redaction import redact_text
 
 # Statuses a later attempt can succeed on: timeout, conflict, rate limit, server trouble.
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
@@ -22,6 +25,10 @@ RETRYABLE_STATUSES = frozenset({408, 409, 429})
 # at most this long and being told again costs one request.
 MAX_RETRY_DELAY = timedelta(minutes=5)
 _SAFE_TOKEN = re.compile(r"[^A-Za-z0-9_.:\-]")
+# Enough for "Invalid model name passed in model=..." and the proxy's hint after it.
+MAX_REASON_CHARS = 300
+_LONG_NUMBER = re.compile(r"\d[\d \-]{6,}\d")  # card, account and phone numbers
+_MIN_ECHO = 8  # shorter request texts are too common to mask usefully
 
 
 def is_retryable_status(status: int) -> bool:
@@ -79,11 +86,43 @@ def _error_code(response: httpx.Response) -> str:
     return _token(code) if isinstance(code, str | int) else ""
 
 
-def status_error(response: httpx.Response, provider: str) -> ApplicationError:
-    """A non-2xx answer: retryable (with the server's delay) or a deterministic rejection."""
+def _reason_text(response: httpx.Response) -> str:
+    """The provider's own reason: error.message of an OpenAI-style body, else the text."""
+    try:
+        body = json.loads(response.content)
+    except ValueError:
+        return response.text
+    error = body.get("error") if isinstance(body, dict) else None
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        return str(error["message"])
+    if isinstance(error, str):
+        return error
+    if isinstance(body, dict) and isinstance(body.get("detail"), str):
+        return str(body["detail"])
+    return ""
+
+
+def reason_excerpt(response: httpx.Response, sent: Iterable[str] = ()) -> str:
+    """A bounded, redacted, one-line excerpt of the provider's reason for a rejection."""
+    text = _reason_text(response)
+    for part in sent:
+        if len(part) >= _MIN_ECHO:
+            text = text.replace(part, "[request text]")
+    text = _LONG_NUMBER.sub("[number]", redact_text(text, max_chars=None))
+    text = " ".join(text.split())
+    return text if len(text) <= MAX_REASON_CHARS else text[: MAX_REASON_CHARS - 1] + "…"
+
+
+def status_error(
+    response: httpx.Response, provider: str, sent: Iterable[str] = ()
+) -> ApplicationError:
+    """A non-2xx answer: retryable (with the server's delay) or a deterministic rejection.
+    `sent`: the texts of the request (and the key), masked should the reason echo them."""
     detail = f"{provider} answered HTTP {response.status_code}"
     if code := _error_code(response):
         detail += f" ({code})"
+    if reason := reason_excerpt(response, sent):
+        detail += f": {reason}"
     if request_id := response.headers.get("x-request-id"):
         detail += f"; request id {_token(request_id, 128)}"
     if is_retryable_status(response.status_code):

@@ -169,6 +169,7 @@ class OpenAICompatProvider:
         name: str = PROVIDER_NAME,
     ) -> None:
         self._name = name
+        self._secrets = [api_key] if api_key else []
         # One pooled client per provider: connections are reused across turns and runs.
         # httpx masks the Authorization header in reprs, so it never shows in a traceback.
         # No key (a local server that needs none) sends no Authorization header at all.
@@ -190,7 +191,8 @@ class OpenAICompatProvider:
         except httpx.RequestError as exc:
             raise transport_error(exc, self._name) from None
         if not response.is_success:
-            raise status_error(response, self._name)
+            sent = [*self._secrets, *(m.content for m in request.messages if m.content)]
+            raise status_error(response, self._name, sent)
         try:
             return parse_reply(response.json(), names)
         except ValidationError as exc:

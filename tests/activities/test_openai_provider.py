@@ -339,3 +339,31 @@ def test_retry_after_forms() -> None:
     assert retry_after(httpx.Headers({"retry-after-ms": "x", "retry-after": "2"})) == timedelta(
         seconds=2
     )
+
+
+async def test_a_rejection_keeps_a_bounded_redacted_excerpt_of_the_providers_reason(
+    server: FakeServer, provider: OpenAICompatProvider
+) -> None:
+    # A LiteLLM proxy's 400: the reason is what the operator needs ("HTTP 400" alone is not).
+    reason = (
+        "litellm.BadRequestError: Invalid model name passed in model=gpt-nosuch. Call "
+        "`/v1/models` to view available models. Bearer abcdefghijklmnop1234, ops@example.com, "
+        "card 4111 1111 1111 1111 " + "y" * 1000
+    )
+    server.replies.append(Canned(400, {"error": {"message": reason, "code": "400"}}))
+    err = await failure(provider, simple_request())
+    assert err.type == ErrorType.PROVIDER_REJECTED.value
+    assert err.message.startswith("openai answered HTTP 400 (400): litellm.BadRequestError")
+    assert "Invalid model name passed in model=gpt-nosuch" in err.message
+    for leak in ("abcdefghijklmnop1234", "ops@example.com", "4111 1111"):
+        assert leak not in err.message
+    excerpt = err.message.split(": ", 1)[1]
+    assert len(excerpt) <= 300 and excerpt.endswith("…")
+
+
+async def test_a_plain_text_rejection_keeps_its_text(
+    server: FakeServer, provider: OpenAICompatProvider
+) -> None:
+    server.replies.append(Canned(404, "model gpt-test not found on this server"))
+    err = await failure(provider, simple_request())
+    assert "HTTP 404: model gpt-test not found on this server" in err.message

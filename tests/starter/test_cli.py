@@ -17,6 +17,8 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
+from agentrt.contracts.ids import WORKFLOW_AGENT_RUN
+from agentrt.contracts.run import RunInput
 from agentrt.core.devserver import free_port
 from agentrt.core.settings import Settings
 from agentrt.starter.cli import main
@@ -126,10 +128,17 @@ async def test_start_then_follow_events_then_status(capsys: pytest.CaptureFixtur
 
 @pytest.mark.usefixtures("cli_env")
 async def test_follow_waits_for_a_run_that_no_worker_has_begun_yet(
-    capsys: pytest.CaptureFixture[str], worker_factory: WorkerFactory
+    capsys: pytest.CaptureFixture[str], worker_factory: WorkerFactory, client: Client
 ) -> None:
-    code, out, _ = await agentrt(capsys, "start", "auto", REFUND)
-    run_id = out.strip()
+    # `agentrt start` waits for the run to begin; another starter (`temporal workflow
+    # start`, an older client) may leave one that no worker has begun yet.
+    run_id = str(uuid.uuid4())
+    await client.start_workflow(
+        WORKFLOW_AGENT_RUN,
+        RunInput(run_id=run_id, profile="auto", prompt=REFUND),
+        id=run_id,
+        task_queue=os.environ["AGENTRT_TASK_QUEUE"],
+    )
     follow = asyncio.create_task(agentrt(capsys, "events", run_id, "--follow"))
     await asyncio.sleep(1.0)
     assert not follow.done()  # the run exists in Temporal only: follow waits, no error

@@ -2,6 +2,7 @@
 input gets a typed error and changes nothing."""
 
 import time
+import uuid
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 
@@ -72,7 +73,9 @@ async def test_a_tool_exception_is_fail_soft_and_its_text_is_never_stored(
 async def test_unknown_profile_is_a_typed_error_and_writes_nothing(
     runtime: AgentRuntime, worker: Worker, runs: RunStore
 ) -> None:
-    run_id = await runtime.start("no-such-profile", "hello")
+    run_id = str(uuid.uuid4())
+    with pytest.raises(UnknownProfileError):  # start itself: the run never begins
+        await runtime.start("no-such-profile", "hello", run_id=run_id)
     with pytest.raises(UnknownProfileError):
         await runtime.result(run_id)
     assert runs.get(run_id) is None

@@ -17,6 +17,7 @@ from temporalio.worker import Replayer, Worker
 
 from agentrt.contracts.a2a import InputMessage
 from agentrt.contracts.enums import RunStatus
+from agentrt.contracts.errors import UnknownProfileError
 from agentrt.contracts.ids import UPDATE_SUBMIT_INPUT
 from agentrt.core.temporal import data_converter
 from agentrt.starter.facade import AgentRuntime
@@ -84,6 +85,10 @@ async def _fresh(runtime: AgentRuntime, client: Client, parts: Parts) -> dict[st
     await runtime.result(cancelled.run_id)
     runs["cancelled"] = cancelled.run_id
     runs["a2a_input_required"] = await _a2a_follow_up(runtime, client, parts)
+    unknown = str(uuid.uuid4())  # Update-with-Start, and the `begun` update's failure
+    with pytest.raises(UnknownProfileError):
+        await runtime.start("nosuch", "hello", run_id=unknown)
+    runs["begin_unknown_profile"] = unknown
     return runs
 
 

@@ -138,7 +138,13 @@ async def test_a_database_outage_under_load_leaves_every_run_consistent(
     seen: list[str] = []  # every failure Temporal was told about, final or in retry
     try:
         async with make_worker(client, built, worker_settings):
-            ids = [await runtime.start("auto", "what about my order?") for _ in range(RUNS)]
+            # Together: `start` returns once each run has begun, so one at a time the first
+            # would be done before the last began.
+            ids = list(
+                await asyncio.gather(
+                    *(runtime.start("auto", "what about my order?") for _ in range(RUNS))
+                )
+            )
             started = time.monotonic()
             await asyncio.sleep(1.0)
             proxy.cut()

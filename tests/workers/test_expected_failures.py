@@ -1,0 +1,94 @@
+"""Errors an operator can act on (issue 9 item 9), with a real worker process: an unknown
+profile and a provider's rejection are one log line each, without a traceback, and the
+rejection keeps a bounded, redacted excerpt of the provider's own reason (a local HTTP
+server answering 400 with a LiteLLM-style JSON error)."""
+
+import asyncio
+import os
+import signal
+import threading
+import uuid
+from pathlib import Path
+
+import pytest
+import yaml
+from temporalio.testing import WorkflowEnvironment
+
+from agentrt.contracts.enums import EventKind, RunStatus, TerminationReason
+from agentrt.contracts.errors import UnknownProfileError
+from agentrt.core.settings import Settings
+from agentrt.starter.facade import AgentRuntime
+from agentrt.starter.render import event_text
+from agentrt.store.runs import RunStore
+from agentrt.workers.compose import Parts
+from tests.activities.test_openai_provider import Canned, FakeServer
+from tests.workers.test_worker_process import _env, _spawn
+
+KEY = "sk-live-0123456789abcdefghij"
+LITELLM_400 = {
+    "error": {
+        "message": "litellm.BadRequestError: Invalid model name passed in model=gpt-nosuch. "
+        f"Call `/v1/models` to view available models for your key. (Bearer {KEY}) " + "x" * 600,
+        "type": "invalid_request_error",
+        "param": "model",
+        "code": "400",
+    }
+}
+
+
+async def test_expected_failures_are_one_line_and_keep_the_providers_reason(
+    temporal_env: WorkflowEnvironment, settings: Settings, parts: Parts, tmp_path: Path
+) -> None:
+    proxy = FakeServer()
+    threading.Thread(target=proxy.httpd.serve_forever, daemon=True).start()
+    (tmp_path / "providers.yaml").write_text(
+        yaml.safe_dump(
+            {"providers": [{"name": "proxy", "base_url": proxy.base_url, "api_key_env": "T_KEY"}]}
+        )
+    )
+    (tmp_path / "profiles.yaml").write_text(
+        yaml.safe_dump(
+            {"profiles": [{"name": "proxied", "instructions": "I", "model": "proxy:gpt-nosuch"}]}
+        )
+    )
+    queue = f"tq-{uuid.uuid4().hex[:10]}"
+    address = temporal_env.client.service_client.config.target_host
+    env = _env(settings, address, queue, T_KEY=KEY)
+    env.update(
+        AGENTRT_PROVIDERS_FILE=str(tmp_path / "providers.yaml"),
+        AGENTRT_PROFILES_FILE=str(tmp_path / "profiles.yaml"),
+    )
+    log = tmp_path / "worker.log"
+    proc = _spawn(env, log, "--task-queue", queue)
+    try:
+        runtime = AgentRuntime(temporal_env.client, RunStore(parts.ctx), queue)
+        with pytest.raises(UnknownProfileError):
+            await runtime.start("nosuch", "hello")
+        proxy.replies.append(Canned(400, LITELLM_400))
+        view = await runtime.run("proxied", "hello there")
+        assert view.status is RunStatus.FAILED
+        assert view.termination_reason is TerminationReason.PROVIDER_FAILED
+        failed = (await runtime.events(view.run_id))[-1]
+        assert failed.kind is EventKind.RUN_FAILED
+        reason = failed.payload["error"]
+        assert "Invalid model name passed in model=gpt-nosuch" in reason
+        assert KEY not in reason and "Bearer sk-" not in reason
+        assert len(reason) <= 400  # bounded: status, code and at most 300 chars of reason
+        assert "Invalid model name" in event_text(failed).plain
+        await asyncio.sleep(1.0)  # let the worker flush its log lines
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            await asyncio.to_thread(proc.wait, 40)
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+        proxy.httpd.shutdown()
+        proxy.httpd.server_close()
+    text = log.read_text()
+    assert "Traceback" not in text, text
+    assert KEY not in text
+    profile_lines = [ln for ln in text.splitlines() if "unknown agent profile 'nosuch'" in ln]
+    assert len(profile_lines) == 1, text
+    rejected = [ln for ln in text.splitlines() if "Invalid model name passed" in ln]
+    assert len(rejected) == 1, text
