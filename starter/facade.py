@@ -245,6 +245,16 @@ class AgentRuntime:
         except WorkflowUpdateFailedError as err:
             raise _begin_error(err.cause, profile) from None
         except RPCError as err:
+            _retrieve_start_error(start)
+            if "no mapping defined for search attribute" in err.message:
+                # A Temporal server without our search attributes (a stock `start-dev`).
+                raise ConfigError(
+                    "the Temporal namespace lacks agentrt's search attributes: register "
+                    "AgentRunStatus and AgentProfile (Keyword), e.g. `temporal operator "
+                    "search-attribute create --name AgentProfile --type Keyword`, or start "
+                    "the dev server with `--search-attribute AgentProfile=Keyword "
+                    "--search-attribute AgentRunStatus=Keyword`"
+                ) from None
             if err.status is not RPCStatusCode.NOT_FOUND:
                 raise
             raise await self._missing(run_id) from None  # it closed before answering

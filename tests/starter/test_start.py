@@ -167,3 +167,23 @@ async def test_a_cancel_while_the_run_begins_waits_for_the_row_then_settles_it(
     view = runs.get(run_id)
     assert view is not None and view.status is RunStatus.CANCELLED
     assert (await runtime.events(run_id))[-1].payload["by"] == "ops"
+
+
+@pytest.mark.timeout(60)
+async def test_start_against_a_server_without_our_search_attributes_says_what_to_register(
+    runs: RunStore,
+) -> None:
+    from temporalio.testing import WorkflowEnvironment
+
+    from agentrt.contracts.errors import ConfigError
+    from agentrt.core.devserver import temporal_cli
+    from agentrt.core.temporal import data_converter
+
+    # A stock dev server: no AgentRunStatus / AgentProfile search attributes registered.
+    env = await WorkflowEnvironment.start_local(
+        dev_server_existing_path=temporal_cli(), data_converter=data_converter()
+    )
+    async with env:
+        bare = AgentRuntime(env.client, runs, f"tq-{uuid.uuid4().hex[:8]}")
+        with pytest.raises(ConfigError, match="AgentProfile"):
+            await bare.start("support", "Please refund order 1042")
