@@ -13,7 +13,7 @@ from agentrt.activities.approval import ApprovalActivities
 from agentrt.activities.fence import FenceActivities
 from agentrt.activities.model import ModelActivities
 from agentrt.activities.ports import ModelProvider, no_faults
-from agentrt.activities.registry import ProfileCatalog, ToolRegistry
+from agentrt.activities.registry import ProfileCatalog, Routes, ToolRegistry
 from agentrt.activities.run import RunActivities
 from agentrt.activities.toolbox.box import Toolbox, ToolboxDeps
 from agentrt.activities.tools import ToolActivities
@@ -47,6 +47,10 @@ class WorkerResources:
     activities: list[Callable[..., Any]] = field(default_factory=list)
     executor: ThreadPoolExecutor | None = None  # where sync tools run
     registry: ToolRegistry | None = None
+    # For workers that serve only model or tool queues (workers/fleet.py).
+    model_activities: list[Callable[..., Any]] = field(default_factory=list)
+    tool_activities: list[Callable[..., Any]] = field(default_factory=list)
+    provider_names: list[str] = field(default_factory=list)
 
     def close(self) -> None:
         if self.executor is not None:
@@ -110,20 +114,33 @@ def _compose(
     models = load_providers(settings, extra=providers)
     check_budgets(profiles.values(), models.prices)
     runs, steps, fence = RunStore(ctx), ToolStepStore(ctx), FenceStore(ctx)
+    routes = Routes(
+        settings.model_task_queue.strip(),
+        settings.tool_task_queue.strip(),
+        settings.toolbox_queue_map(),
+    )
+    model = ModelActivities(
+        providers=models.providers,
+        runs=runs,
+        faults=hook,
+        answer_levels=models.answer_levels,
+        prices=models.prices,
+    )
+    tool = ToolActivities(registry=registry, steps=steps, runs=runs, faults=hook)
+    write = WriteActivities(registry=registry, fence=fence, steps=steps, runs=runs, faults=hook)
     groups: list[ActivityGroup] = [
-        RunActivities(runs=runs, settle=SettleStore(ctx), profiles=catalog, tools=registry),
-        ModelActivities(
-            providers=models.providers,
-            runs=runs,
-            faults=hook,
-            answer_levels=models.answer_levels,
-            prices=models.prices,
+        RunActivities(
+            runs=runs, settle=SettleStore(ctx), profiles=catalog, tools=registry, routes=routes
         ),
-        ToolActivities(registry=registry, steps=steps, runs=runs, faults=hook),
+        model,
+        tool,
         FenceActivities(fence=fence, faults=hook),
-        WriteActivities(registry=registry, fence=fence, steps=steps, runs=runs, faults=hook),
+        write,
         ApprovalActivities(hitl=HitlStore(ctx), runs=runs),
         A2AActivities(projector=A2AProjector(ctx)),
     ]
     resources.registry = registry
+    resources.model_activities = model.activities()
+    resources.tool_activities = [*tool.activities(), *write.activities()]
+    resources.provider_names = sorted(models.providers)
     resources.activities = [act for group in groups for act in group.activities()]
