@@ -2,12 +2,17 @@
 the store; it never runs the agent itself."""
 
 import asyncio
+import logging
 import uuid
+from collections.abc import Mapping
 from types import TracebackType
 from typing import Self
 
 from pydantic import ValidationError
 from sqlalchemy import Engine
+from temporalio.api.enums.v1 import TaskQueueType
+from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client, WorkflowFailureError, WorkflowUpdateFailedError
 from temporalio.common import (
     SearchAttributeKey,
@@ -41,6 +46,7 @@ from agentrt.contracts.ids import (
 )
 from agentrt.contracts.profiles import MAX_ITERATIONS_CEILING
 from agentrt.contracts.run import EventView, RunInput, RunView
+from agentrt.core.profiles import profile_queues
 from agentrt.core.settings import Settings
 from agentrt.core.temporal import connect
 from agentrt.store.open import open_store
@@ -48,6 +54,7 @@ from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer
 
 PROFILE_KEY = SearchAttributeKey.for_keyword(SA_PROFILE)
+logger = logging.getLogger("agentrt.runtime")
 
 _REFUSALS: dict[str, type[ApprovalError]] = {
     ErrorType.NOT_AWAITING_APPROVAL: RunNotAwaitingApprovalError,
@@ -59,11 +66,20 @@ _REFUSALS: dict[str, type[ApprovalError]] = {
 
 class AgentRuntime:
     def __init__(
-        self, client: Client, runs: RunStore, task_queue: str = DEFAULT_TASK_QUEUE
+        self,
+        client: Client,
+        runs: RunStore,
+        task_queue: str = DEFAULT_TASK_QUEUE,
+        *,
+        routes: Mapping[str, str] | None = None,
     ) -> None:
+        """`routes`: profile → task queue for the profiles that name their own (`task_queue:`
+        in the profiles file); every other profile starts on `task_queue`."""
         self._client = client
         self._runs = runs
         self._task_queue = task_queue
+        self._routes = dict(routes or {})
+        self._polled: set[str] = set()  # queues seen with a worker polling them
         self._engine: Engine | None = None  # set when connect() opened the store
 
     @classmethod
@@ -84,6 +100,8 @@ class AgentRuntime:
             sealer = Sealer.from_b64(settings.read_seal_keys())
         except ValueError as exc:
             raise ConfigError(f"AGENTRT_SEAL_KEYS: {exc}") from None
+        # The workers' profiles file tells which profiles run on their own queue.
+        routes = profile_queues(settings.profiles_file)
         engine, ctx = await asyncio.to_thread(
             open_store, settings.resolved_database_url(), sealer, run_migrations=False
         )
@@ -92,7 +110,7 @@ class AgentRuntime:
         except BaseException:
             engine.dispose()
             raise
-        runtime = cls(client, RunStore(ctx), settings.task_queue)
+        runtime = cls(client, RunStore(ctx), settings.task_queue, routes=routes)
         runtime._engine = engine
         return runtime
 
@@ -150,6 +168,8 @@ class AgentRuntime:
                 run_id = str(uuid.UUID(run_id))
             except ValueError:
                 raise InvalidRequestError(f"run id {run_id!r} is not a uuid") from None
+        queue = self._routes.get(profile, self._task_queue)
+        await self._warn_if_unpolled(queue, profile)
         await self._client.start_workflow(
             WORKFLOW_AGENT_RUN,
             RunInput(
@@ -161,13 +181,39 @@ class AgentRuntime:
                 a2a_task_id=a2a_task_id,
             ),
             id=run_id,
-            task_queue=self._task_queue,
+            task_queue=queue,
             id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
             static_summary=f"{'A2A task' if a2a_task_id else 'agent run'} ({profile})",
             # Operators filter runs by profile in Temporal Web (config, never user content).
             search_attributes=TypedSearchAttributes([SearchAttributePair(PROFILE_KEY, profile)]),
         )
         return run_id
+
+    def task_queue_of(self, profile: str) -> str:
+        """The task queue a run of `profile` is started on."""
+        return self._routes.get(profile, self._task_queue)
+
+    async def _warn_if_unpolled(self, queue: str, profile: str) -> None:
+        """A queue no worker polls is a warning, not a refusal: the run is started and waits,
+        visible in Temporal Web (no workflow task started), until a worker serves the queue."""
+        if queue in self._polled:
+            return
+        described = await self._client.workflow_service.describe_task_queue(
+            DescribeTaskQueueRequest(
+                namespace=self._client.namespace,
+                task_queue=TaskQueue(name=queue),
+                task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+            )
+        )
+        if described.pollers:
+            self._polled.add(queue)
+        else:
+            logger.warning(
+                "no worker polls task queue %r (profile %r): the run waits in Temporal Web "
+                "until one does",
+                queue,
+                profile,
+            )
 
     async def run(
         self,
