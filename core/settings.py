@@ -8,7 +8,7 @@ from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from agentrt.contracts.errors import ConfigError
-from agentrt.contracts.ids import DEFAULT_TASK_QUEUE
+from agentrt.contracts.ids import DEFAULT_MAINTENANCE_QUEUE, DEFAULT_TASK_QUEUE
 
 DEFAULT_DATA_DIR = Path(".agentrt")
 DEFAULT_POSTGRES_DSN = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -51,6 +51,12 @@ class Settings(BaseSettings):
     toolbox_queues: str = ""
     # What this worker polls: "workflows" (task_queue), "models", "tools", "toolbox:NAME".
     serve: str = "workflows,models,tools"
+    # Retention (`agentrt schedules apply`): purge settled runs after N days; cancel, then
+    # purge, runs still waiting after M days; one pass every `retention_every_hours`.
+    retention_finished_days: float = 30.0
+    retention_waiting_days: float = 14.0
+    retention_every_hours: float = 24.0
+    maintenance_task_queue: str = DEFAULT_MAINTENANCE_QUEUE
     model_concurrency: int = 0  # 0: max_concurrent_activities
     tool_concurrency: int = 0
     provider_rate_limits: str = Field(

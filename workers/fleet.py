@@ -11,10 +11,14 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from agentrt.activities.registry import model_queue_name
+from agentrt.activities.retention import RetentionActivities
 from agentrt.contracts.errors import ConfigError
 from agentrt.core.settings import Settings
-from agentrt.workers.builder import deployment_config, make_worker
+from agentrt.store.retention import RetentionStore
+from agentrt.workers.builder import deployment_config, make_worker, sandbox_runner
 from agentrt.workers.compose import WorkerResources
+from agentrt.workers.executions import TemporalExecutions
+from agentrt.workflows.retention import RetentionWorkflow
 
 
 def fleet_workers(client: Client, resources: WorkerResources, settings: Settings) -> list[Worker]:
@@ -23,6 +27,7 @@ def fleet_workers(client: Client, resources: WorkerResources, settings: Settings
     workers: list[Worker] = []
     if "workflows" in roles:
         workers.append(make_worker(client, resources, settings))
+        workers.append(maintenance_worker(client, resources, settings))
     prefix = settings.model_task_queue.strip()
     if "models" in roles and prefix:
         limits = settings.rate_limits()
@@ -60,6 +65,23 @@ def fleet_workers(client: Client, resources: WorkerResources, settings: Settings
             "AGENTRT_MODEL_TASK_QUEUE / AGENTRT_TOOL_TASK_QUEUE for the routed roles)"
         )
     return workers
+
+
+def maintenance_worker(client: Client, resources: WorkerResources, settings: Settings) -> Worker:
+    """The retention pass on its own queue: short workflows, unversioned (each pass is new
+    and carries no state across deployments)."""
+    retention = RetentionActivities(
+        store=RetentionStore(resources.ctx), executions=TemporalExecutions(client)
+    )
+    return Worker(
+        client,
+        task_queue=settings.maintenance_task_queue,
+        workflows=[RetentionWorkflow],
+        activities=retention.activities(),
+        workflow_runner=sandbox_runner(),
+        max_concurrent_activities=4,
+        graceful_shutdown_timeout=timedelta(seconds=settings.graceful_shutdown_seconds),
+    )
 
 
 def queues_of(workers: list[Worker]) -> list[str]:
