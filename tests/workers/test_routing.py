@@ -66,6 +66,7 @@ async def test_tools_run_only_on_the_worker_serving_their_toolbox_queue(
             "model_task_queue": model_prefix,
             "toolbox_queues": f"demo={secure_q}",
             "provider_rate_limits": "scripted=50",
+            "maintenance_task_queue": f"maint-{tag}",
         }
     )
     # The general worker knows the demo toolbox's tools (to plan runs) but never runs them.
@@ -75,7 +76,7 @@ async def test_tools_run_only_on_the_worker_serving_their_toolbox_queue(
         _serving(client, fleet.model_copy(update={"serve": "toolbox:demo"}), secure) as q2,
         _serving(client, fleet.model_copy(update={"serve": "models"}), models) as q3,
     ):
-        assert (q1, q2) == ([main_q], [secure_q])
+        assert (q1, q2) == ([main_q, f"maint-{tag}"], [secure_q])
         assert f"{model_prefix}-scripted" in q3
         runtime = AgentRuntime(client, runs, main_q)
         done = await runtime.run("auto", "Please refund order 1042")
