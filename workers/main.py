@@ -3,6 +3,7 @@ then stops polling and lets in-flight activities finish (graceful drain)."""
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import signal
 import sys
