@@ -188,3 +188,19 @@ FaultHook = Callable[[str], None]
 
 def no_faults(_point: str) -> None:
     """Production fault hook: does nothing."""
+
+
+class RetentionPort(Protocol):
+    """The store side of the retention pass (store/retention.py)."""
+
+    def waiting_before(self, cutoff: Any, limit: int) -> list[str]: ...
+    def finished_before(self, cutoff: Any, limit: int) -> list[str]: ...
+    def unsettled(self, run_ids: list[str]) -> list[str]: ...
+    def purge(self, run_ids: list[str]) -> int: ...
+
+
+class ExecutionPort(Protocol):
+    """The Temporal side of the retention pass: the worker injects one over its client."""
+
+    async def cancel(self, workflow_id: str, *, by: str, reason: str) -> None: ...
+    async def delete(self, workflow_id: str) -> None: ...

@@ -1,6 +1,7 @@
 """Tool registry and profile catalogue: built by the worker from explicit lists."""
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 
 from agentrt.activities.ports import Tool
 from agentrt.contracts.errors import ConfigError
@@ -44,6 +45,11 @@ class ToolRegistry:
     def names(self) -> list[str]:
         return sorted(self._tools)
 
+    def owner(self, name: str) -> str | None:
+        """The toolbox a tool belongs to (None for an ungrouped or unknown tool)."""
+        group = self._owner.get(name)
+        return None if group == LOOSE else group
+
     def group(self, name: str) -> list[str] | None:
         """The tool names of a toolbox, in its order; None if no such toolbox is loaded."""
         members = self._groups.get(name)
@@ -83,3 +89,26 @@ def resolve(profile: AgentProfile, registry: ToolRegistry) -> AgentProfile:
     for box in profile.toolboxes:
         names.extend(registry.group(box) or [])
     return profile.model_copy(update={"tools": list(dict.fromkeys(names))})
+
+
+def model_queue_name(prefix: str, provider: str) -> str:
+    return f"{prefix}-{provider}"
+
+
+@dataclass(frozen=True)
+class Routes:
+    """Which task queue a run's model and tool calls go to; written into the run plan at
+    begin, so a run keeps its queues through replays and configuration changes."""
+
+    model_prefix: str = ""
+    tool_queue: str = ""
+    toolbox_queues: Mapping[str, str] = field(default_factory=dict)
+
+    def model(self, model_ref: str) -> str | None:
+        provider = model_ref.partition(":")[0]
+        return model_queue_name(self.model_prefix, provider) if self.model_prefix else None
+
+    def tool(self, toolbox: str | None) -> str | None:
+        if toolbox is not None and toolbox in self.toolbox_queues:
+            return self.toolbox_queues[toolbox]
+        return self.tool_queue or None

@@ -8,7 +8,7 @@ from temporalio import activity
 from agentrt.activities._common import ActivityGroup, db, fatal, privacy_of, snapshot_of
 from agentrt.activities.guardrails import check
 from agentrt.activities.ports import RunPort, SettlePort
-from agentrt.activities.registry import ProfileCatalog, ToolRegistry
+from agentrt.activities.registry import ProfileCatalog, Routes, ToolRegistry
 from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.ids import ACT_RUN_BEGIN, ACT_RUN_COMPLETE, ACT_RUN_FAIL
@@ -27,8 +27,15 @@ MAX_DETAIL_CHARS = 500
 
 class RunActivities(ActivityGroup):
     def __init__(
-        self, *, runs: RunPort, settle: SettlePort, profiles: ProfileCatalog, tools: ToolRegistry
+        self,
+        *,
+        runs: RunPort,
+        settle: SettlePort,
+        profiles: ProfileCatalog,
+        tools: ToolRegistry,
+        routes: Routes | None = None,
     ) -> None:
+        self._routes = routes or Routes()
         self._runs = runs
         self._settle = settle
         self._profiles = profiles
@@ -53,7 +60,10 @@ class RunActivities(ActivityGroup):
             bound = profile.approval == "all" or (
                 profile.approval == "writes" and tool.effect.value != "READ_ONLY"
             )
-            plans.append(ToolPlan(name=name, effect=tool.effect, requires_approval=bound))
+            queue = self._routes.tool(self._tools.owner(name))
+            plans.append(
+                ToolPlan(name=name, effect=tool.effect, requires_approval=bound, task_queue=queue)
+            )
             specs.append(tool.spec.model_dump())
         checked = check(req.prompt, profile.guardrails.input, profile.guardrails)
         plan = RunPlan(
@@ -68,6 +78,7 @@ class RunActivities(ActivityGroup):
             answer_level=profile.answer_level,
             fallback_model=profile.fallback_model,
             budget=profile.budget,
+            model_task_queue=self._routes.model(profile.model),
         )
         snapshot = {
             "instructions": profile.instructions,

@@ -72,6 +72,7 @@ def create_app(settings: ApiSettings, client: Client | None = None) -> Starlette
         settings.resolved_database_url(), sealer, run_migrations=settings.api_migrate
     )
     profiles = load_profiles(settings.profiles_file)
+    queues = {name: p.task_queue for name, p in profiles.items() if p.task_queue}
     store, journal, push = A2AStore(ctx), A2AJournal(ctx), A2APushStore(ctx)
     handler = A2AHandler(settings, _Unbound(), store, journal, push)  # type: ignore[arg-type]
     state = ApiState(settings, engine, ctx, handler, PushDelivery(settings, push, journal))
@@ -81,7 +82,9 @@ def create_app(settings: ApiSettings, client: Client | None = None) -> Starlette
         # The same factory as every other process: with payload keys set, the A2A server
         # encrypts the prompts it starts runs with.
         temporal = client or await connect(settings)
-        runtime = state.runtime = AgentRuntime(temporal, RunStore(ctx), settings.task_queue)
+        runtime = state.runtime = AgentRuntime(
+            temporal, RunStore(ctx), settings.task_queue, routes=queues
+        )
         handler._tasks = TaskService(settings, store, temporal, runtime, profiles)
         stop = asyncio.Event()
         state.tasks.append(asyncio.create_task(state.delivery.run(stop)))

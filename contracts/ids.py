@@ -5,6 +5,10 @@ from typing import Final
 DEFAULT_TASK_QUEUE: Final = "agent-runs"
 
 WORKFLOW_AGENT_RUN: Final = "AgentRun"
+# Maintenance: the retention pass a Temporal Schedule starts on its own queue.
+WORKFLOW_RETENTION: Final = "Retention"
+SCHEDULE_RETENTION: Final = "agentrt-retention"
+DEFAULT_MAINTENANCE_QUEUE: Final = "agentrt-maintenance"
 
 # Activities. One name per I/O point of the loop; never rename once shipped.
 ACT_RUN_BEGIN: Final = "run.begin"
@@ -21,6 +25,10 @@ ACT_TOOL_REFUSE: Final = "tool.refuse"
 ACT_FENCE_STAMP: Final = "fence.stamp"
 ACT_FENCE_RESOLVE: Final = "fence.resolve"
 ACT_WRITE_EXECUTE: Final = "write.execute"
+ACT_RETENTION_STALE: Final = "retention.stale_waiting"
+ACT_RETENTION_CANCEL: Final = "retention.cancel"
+ACT_RETENTION_UNSETTLED: Final = "retention.unsettled"
+ACT_RETENTION_PURGE: Final = "retention.purge"
 
 # Signals, updates, queries of the AgentRun workflow.
 SIGNAL_APPROVE: Final = "approve"

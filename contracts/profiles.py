@@ -84,6 +84,9 @@ class AgentProfile(BaseModel):
     description: str = ""  # the skill's description in the Agent Card
     answer_level: PrivacyLevel = "full"  # the answer ceiling: what of a result may be kept
     budget: Budget | None = None
+    # The queue its runs' workflows are started on (clients read this file to route);
+    # None: the client's AGENTRT_TASK_QUEUE.
+    task_queue: str | None = Field(default=None, min_length=1)
 
     @field_validator("model", "fallback_model")
     @classmethod
@@ -107,6 +110,7 @@ class ToolPlan(BaseModel):
     name: str
     effect: ToolEffect
     requires_approval: bool = False
+    task_queue: str | None = None  # None: the workflow's queue (plans recorded before routing)
 
 
 class RunPlan(BaseModel):
@@ -123,6 +127,7 @@ class RunPlan(BaseModel):
     answer_level: PrivacyLevel = "full"
     fallback_model: str | None = None
     budget: Budget | None = None  # absent in plans recorded before budgets existed
+    model_task_queue: str | None = None  # None: the workflow's queue
 
     def tool(self, name: str) -> ToolPlan | None:
         return next((t for t in self.tools if t.name == name), None)

@@ -28,3 +28,8 @@ def load_profiles(path: Path) -> dict[str, AgentProfile]:
     if len(names) != len(set(names)):
         raise ConfigError(f"profiles file {path} declares a profile twice")
     return {p.name: p for p in parsed.profiles}
+
+
+def profile_queues(path: Path) -> dict[str, str]:
+    """profile → task queue, for the profiles that name one: how clients route a start."""
+    return {name: p.task_queue for name, p in load_profiles(path).items() if p.task_queue}

@@ -9,10 +9,23 @@ from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from agentrt.contracts.errors import ConfigError
-from agentrt.contracts.ids import DEFAULT_TASK_QUEUE
+from agentrt.contracts.ids import DEFAULT_MAINTENANCE_QUEUE, DEFAULT_TASK_QUEUE
 
 DEFAULT_DATA_DIR = Path(".agentrt")
 DEFAULT_POSTGRES_DSN = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+
+
+SERVE_ROLES = ("workflows", "models", "tools")
+
+
+def _pairs(raw: str, setting: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for part in (p.strip() for p in raw.split(",") if p.strip()):
+        key, sep, value = part.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise ConfigError(f"{setting}: bad entry {part!r} (want name=value)")
+        out[key.strip()] = value.strip()
+    return out
 
 
 class Settings(BaseSettings):
@@ -32,6 +45,27 @@ class Settings(BaseSettings):
     max_concurrent_activities: int = 100
     max_concurrent_workflow_tasks: int = 100
     graceful_shutdown_seconds: float = 30.0
+    # Worker versioning (README "Upgrading workers"): both or neither.
+    deployment_name: str = ""
+    build_id: str = ""
+    # Routing (README "Operating"): model calls of provider P run on "<model_task_queue>-P",
+    # tool calls on tool_task_queue, a toolbox's tools on its own queue (box=queue,...).
+    model_task_queue: str = ""
+    tool_task_queue: str = ""
+    toolbox_queues: str = ""
+    # What this worker polls: "workflows" (task_queue), "models", "tools", "toolbox:NAME".
+    serve: str = "workflows,models,tools"
+    # Retention (`agentrt schedules apply`): purge settled runs after N days; cancel, then
+    # purge, runs still waiting after M days; one pass every `retention_every_hours`.
+    retention_finished_days: float = 30.0
+    retention_waiting_days: float = 14.0
+    retention_every_hours: float = 24.0
+    maintenance_task_queue: str = DEFAULT_MAINTENANCE_QUEUE
+    model_concurrency: int = 0  # 0: max_concurrent_activities
+    tool_concurrency: int = 0
+    provider_rate_limits: str = Field(
+        default="", description="provider=requests/s,...: fleet-wide, on the provider's queue"
+    )
     profiles_file: Path = Path(__file__).resolve().parent.parent / "workers" / "profiles.yaml"
     rules_file: Path = Path(__file__).resolve().parent.parent / "workers" / "demo_rules.yaml"
     seal_keys: SecretStr | None = Field(
@@ -83,6 +117,38 @@ class Settings(BaseSettings):
         if self.database_url:
             return self.database_url
         return f"sqlite:///{(self.data_dir / 'agentrt.db').resolve()}"
+
+    def deployment_version(self) -> tuple[str, str] | None:
+        """(deployment name, build id) when worker versioning is configured."""
+        name, build = self.deployment_name.strip(), self.build_id.strip()
+        if name and not build:
+            raise ConfigError("AGENTRT_DEPLOYMENT_NAME is set without AGENTRT_BUILD_ID")
+        if build and not name:
+            raise ConfigError("AGENTRT_BUILD_ID is set without AGENTRT_DEPLOYMENT_NAME")
+        return (name, build) if name else None
+
+    def toolbox_queue_map(self) -> dict[str, str]:
+        return _pairs(self.toolbox_queues, "AGENTRT_TOOLBOX_QUEUES")
+
+    def rate_limits(self) -> dict[str, float]:
+        limits: dict[str, float] = {}
+        for name, raw in _pairs(self.provider_rate_limits, "AGENTRT_PROVIDER_RATE_LIMITS").items():
+            try:
+                limits[name] = float(raw)
+            except ValueError:
+                limits[name] = 0.0
+            if not limits[name] > 0:
+                raise ConfigError(f"AGENTRT_PROVIDER_RATE_LIMITS: {name}={raw} is not positive")
+        return limits
+
+    def serves(self) -> set[str]:
+        roles = {r.strip() for r in self.serve.split(",") if r.strip()}
+        bad = [r for r in roles if r not in SERVE_ROLES and not r.startswith("toolbox:")]
+        if bad or not roles:
+            raise ConfigError(
+                f"AGENTRT_SERVE: {bad or 'empty'}; use workflows, models, tools, toolbox:NAME"
+            )
+        return roles
 
     def answer_levels(self) -> dict[str, str]:
         levels: dict[str, str] = {}

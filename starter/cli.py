@@ -82,6 +82,11 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--keep-running", action="store_true", help="stay up until Ctrl-C")
 
     sub.add_parser("migrate", help="bring the database schema to head")
+    schedules = sub.add_parser("schedules", help="Temporal Schedules of the deployment")
+    schedules_sub = schedules.add_subparsers(dest="schedules_command", required=True)
+    schedules_sub.add_parser(
+        "apply", help="create or update the retention schedule (AGENTRT_RETENTION_*)"
+    )
     codec = sub.add_parser(
         "codec-server", help="serve /decode for Temporal Web (needs AGENTRT_PAYLOAD_KEYS)"
     )
@@ -165,6 +170,8 @@ async def _dispatch(
         return await embedded.run_demo(settings, opts, out, err)
     if args.command == "migrate":
         return commands.migrate(settings, out)
+    if args.command == "schedules":
+        return await commands.apply_schedules(settings, out)
     if args.command == "codec-server":
         return await commands.codec_server(settings, args.port, out, dev_no_token=args.dev_no_token)
     if getattr(args, "run_id", None) is not None:

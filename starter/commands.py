@@ -25,11 +25,13 @@ from agentrt.contracts.errors import (
     StoreUnavailableError,
     UnknownProfileError,
 )
+from agentrt.contracts.ids import SCHEDULE_RETENTION
 from agentrt.contracts.run import EventView, RunView
 from agentrt.core.codec import EncryptionCodec
 from agentrt.core.codec_server import create_codec_app
 from agentrt.core.settings import Settings
-from agentrt.starter import render
+from agentrt.core.temporal import connect
+from agentrt.starter import render, schedules
 from agentrt.starter.facade import AgentRuntime
 from agentrt.starter.remote import ApiRuntime
 from agentrt.store.open import WHICH_SETTING, open_store
@@ -51,6 +53,23 @@ def name_arg(raw: str, option: str) -> str:
     if not name or len(name) > 200:
         raise InvalidRequestError(f"{option} must be a name of 1 to 200 characters")
     return name
+
+
+async def apply_schedules(settings: Settings, out: Console) -> int:
+    """`agentrt schedules apply`: bad retention settings fail before any connection."""
+    policy = schedules.retention_policy(settings)
+    client = await connect(settings)
+    done = await schedules.apply(client, settings)
+    out.print(
+        f"schedule {SCHEDULE_RETENTION} {done}: purge settled runs after "
+        f"{policy.finished_days:g} days, cancel and purge runs waiting over "
+        f"{policy.waiting_days:g} days, every {settings.retention_every_hours:g} h "
+        f"on {settings.maintenance_task_queue}",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
+    return EXIT_OK
 
 
 def migrate(settings: Settings, out: Console) -> int:

@@ -3,7 +3,9 @@ the store; it never runs the agent itself."""
 
 import asyncio
 import contextlib
+import logging
 import uuid
+from collections.abc import Mapping
 from datetime import timedelta
 from types import TracebackType
 from typing import Any, Self
@@ -66,6 +68,7 @@ from agentrt.contracts.ids import (
 )
 from agentrt.contracts.profiles import MAX_ITERATIONS_CEILING
 from agentrt.contracts.run import BeginReceipt, EventView, RunInput, RunView
+from agentrt.core.profiles import profile_queues
 from agentrt.core.settings import Settings
 from agentrt.core.temporal import connect
 from agentrt.store.open import open_store
@@ -74,6 +77,7 @@ from agentrt.store.sealing import Sealer
 
 PROFILE_KEY = SearchAttributeKey.for_keyword(SA_PROFILE)
 DEFAULT_BEGIN_TIMEOUT = 30.0  # seconds; a polling worker begins a run within moments
+logger = logging.getLogger("agentrt.runtime")
 
 _REFUSALS: dict[str, type[ApprovalError]] = {
     ErrorType.NOT_AWAITING_APPROVAL: RunNotAwaitingApprovalError,
@@ -112,12 +116,17 @@ class AgentRuntime:
         task_queue: str = DEFAULT_TASK_QUEUE,
         *,
         begin_timeout: float = DEFAULT_BEGIN_TIMEOUT,
+        routes: Mapping[str, str] | None = None,
     ) -> None:
-        """`begin_timeout`: how long `start` waits for a worker to begin the run."""
+        """`begin_timeout`: how long `start` waits for a worker to begin the run. `routes`:
+        profile → task queue for the profiles that name their own (`task_queue:` in the
+        profiles file); every other profile starts on `task_queue`."""
         self._client = client
         self._runs = runs
         self._task_queue = task_queue
         self._begin_timeout = begin_timeout
+        self._routes = dict(routes or {})
+        self._polled: set[str] = set()  # queues seen with a worker polling them
         self._engine: Engine | None = None  # set when connect() opened the store
 
     @classmethod
@@ -138,6 +147,8 @@ class AgentRuntime:
             sealer = Sealer.from_b64(settings.read_seal_keys())
         except ValueError as exc:
             raise ConfigError(f"AGENTRT_SEAL_KEYS: {exc}") from None
+        # The workers' profiles file tells which profiles run on their own queue.
+        routes = profile_queues(settings.profiles_file)
         engine, ctx = await asyncio.to_thread(
             open_store, settings.resolved_database_url(), sealer, run_migrations=False
         )
@@ -147,7 +158,11 @@ class AgentRuntime:
             engine.dispose()
             raise
         runtime = cls(
-            client, RunStore(ctx), settings.task_queue, begin_timeout=settings.start_timeout_seconds
+            client,
+            RunStore(ctx),
+            settings.task_queue,
+            begin_timeout=settings.start_timeout_seconds,
+            routes=routes,
         )
         runtime._engine = engine
         return runtime
@@ -206,6 +221,8 @@ class AgentRuntime:
                 run_id = str(uuid.UUID(run_id))
             except ValueError:
                 raise InvalidRequestError(f"run id {run_id!r} is not a uuid") from None
+        queue = self._routes.get(profile, self._task_queue)
+        await self._warn_if_unpolled(queue, profile)
         request = RunInput(
             run_id=run_id,
             profile=profile,
@@ -218,7 +235,7 @@ class AgentRuntime:
             WORKFLOW_AGENT_RUN,
             request,
             id=run_id,
-            task_queue=self._task_queue,
+            task_queue=queue,
             id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
             id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
             static_summary=f"{'A2A task' if a2a_task_id else 'agent run'} ({profile})",
@@ -239,7 +256,7 @@ class AgentRuntime:
                 )
         except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError):
             _retrieve_start_error(start)
-            raise await self._not_begun_in_time(run_id) from None
+            raise await self._not_begun_in_time(run_id, queue) from None
         except WorkflowAlreadyStartedError:
             raise InvalidRequestError(f"run id {run_id} is already taken") from None
         except WorkflowUpdateFailedError as err:
@@ -260,10 +277,10 @@ class AgentRuntime:
             raise await self._missing(run_id) from None  # it closed before answering
         return run_id
 
-    async def _not_begun_in_time(self, run_id: str) -> NoWorkerError:
+    async def _not_begun_in_time(self, run_id: str, queue: str) -> NoWorkerError:
         """No worker began the run within the bound: withdraw it (the same cancel as
         `cancel`), so it does not start behind the caller's back, and say why."""
-        polling = await self._pollers()
+        polling = await self._pollers(queue)
         with contextlib.suppress(RPCError):
             await self._cancel_workflow(
                 run_id,
@@ -272,7 +289,6 @@ class AgentRuntime:
                     reason=f"withdrawn: not begun within {self._begin_timeout:g}s of its start",
                 ),
             )
-        queue = self._task_queue
         if polling == 0:
             why = f"no worker is polling task queue {queue!r}"
         else:
@@ -282,19 +298,48 @@ class AgentRuntime:
             f"AGENTRT_TASK_QUEUE={queue}, then start the run again)"
         )
 
-    async def _pollers(self) -> int | None:
+    async def _pollers(self, queue: str) -> int | None:
         """How many workers Temporal saw polling the queue lately (None: unknown)."""
         try:
             described = await self._client.workflow_service.describe_task_queue(
                 DescribeTaskQueueRequest(
                     namespace=self._client.namespace,
-                    task_queue=TaskQueue(name=self._task_queue),
+                    task_queue=TaskQueue(name=queue),
                     task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
                 )
             )
         except RPCError:
             return None
         return len(described.pollers)
+
+    def task_queue_of(self, profile: str) -> str:
+        """The task queue a run of `profile` is started on."""
+        return self._routes.get(profile, self._task_queue)
+
+    async def _warn_if_unpolled(self, queue: str, profile: str) -> None:
+        """Say so before starting on a queue no worker polls: the run is visible in Temporal
+        Web (no workflow task started) while `start` waits for a worker, up to its bound."""
+        if queue in self._polled:
+            return
+        try:
+            described = await self._client.workflow_service.describe_task_queue(
+                DescribeTaskQueueRequest(
+                    namespace=self._client.namespace,
+                    task_queue=TaskQueue(name=queue),
+                    task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+                )
+            )
+        except RPCError:
+            return
+        if described.pollers:
+            self._polled.add(queue)
+        else:
+            logger.warning(
+                "no worker polls task queue %r (profile %r): the run waits in Temporal Web "
+                "until one does",
+                queue,
+                profile,
+            )
 
     async def run(
         self,

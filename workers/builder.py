@@ -11,8 +11,9 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import timedelta
 
 from temporalio.client import Client
+from temporalio.common import VersioningBehavior, WorkerDeploymentVersion
 from temporalio.contrib.opentelemetry import TracingInterceptor
-from temporalio.worker import Interceptor, Worker
+from temporalio.worker import Interceptor, Worker, WorkerDeploymentConfig
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from agentrt.activities.ports import ModelProvider
@@ -53,6 +54,21 @@ def sandbox_runner() -> SandboxedWorkflowRunner:
     )
 
 
+def deployment_config(settings: Settings) -> WorkerDeploymentConfig | None:
+    """Worker versioning when AGENTRT_DEPLOYMENT_NAME and AGENTRT_BUILD_ID are set (a name
+    without a build id is a ConfigError): runs stay pinned to the version that began them.
+    PINNED is the worker's default rather than on the workflow's defn, because a behavior on
+    the defn is refused by the server from unversioned workers (the tests and the demo)."""
+    version = settings.deployment_version()
+    if version is None:
+        return None
+    return WorkerDeploymentConfig(
+        version=WorkerDeploymentVersion(deployment_name=version[0], build_id=version[1]),
+        use_worker_versioning=True,
+        default_versioning_behavior=VersioningBehavior.PINNED,
+    )
+
+
 def make_worker(client: Client, resources: WorkerResources, settings: Settings) -> Worker:
     return Worker(
         client,
@@ -66,6 +82,7 @@ def make_worker(client: Client, resources: WorkerResources, settings: Settings) 
         graceful_shutdown_timeout=timedelta(seconds=settings.graceful_shutdown_seconds),
         # After a worker dies, its cached runs move to another worker after this long.
         sticky_queue_schedule_to_start_timeout=timedelta(seconds=3),
+        deployment_config=deployment_config(settings),
     )
 
 

@@ -13,7 +13,7 @@ from agentrt.activities.approval import ApprovalActivities
 from agentrt.activities.fence import FenceActivities
 from agentrt.activities.model import ModelActivities
 from agentrt.activities.ports import ModelProvider, no_faults
-from agentrt.activities.registry import ProfileCatalog, ToolRegistry
+from agentrt.activities.registry import ProfileCatalog, Routes, ToolRegistry
 from agentrt.activities.run import RunActivities
 from agentrt.activities.toolbox.box import Toolbox, ToolboxDeps
 from agentrt.activities.tools import ToolActivities
@@ -53,6 +53,10 @@ class WorkerResources:
     executor: ThreadPoolExecutor | None = None  # where sync tools run
     registry: ToolRegistry | None = None
     metrics: WorkerMetrics = field(default_factory=WorkerMetrics.create)  # serve .registry
+    # For workers that serve only model or tool queues (workers/fleet.py).
+    model_activities: list[Callable[..., Any]] = field(default_factory=list)
+    tool_activities: list[Callable[..., Any]] = field(default_factory=list)
+    provider_names: list[str] = field(default_factory=list)
 
     def close(self) -> None:
         if self.executor is not None:
@@ -124,22 +128,37 @@ def _compose(
     check_budgets(profiles.values(), models.prices)
     m = resources.metrics
     runs, steps, fence = MeteredRunStore(ctx, m), ToolStepStore(ctx), MeteredFenceStore(ctx, m)
+    routes = Routes(
+        settings.model_task_queue.strip(),
+        settings.tool_task_queue.strip(),
+        settings.toolbox_queue_map(),
+    )
+    model = ModelActivities(
+        providers=traced_providers(models.providers),
+        runs=runs,
+        faults=hook,
+        answer_levels=models.answer_levels,
+        prices=models.prices,
+    )
+    tool = ToolActivities(registry=registry, steps=steps, runs=runs, faults=hook)
+    write = WriteActivities(registry=registry, fence=fence, steps=steps, runs=runs, faults=hook)
     groups: list[ActivityGroup] = [
         RunActivities(
-            runs=runs, settle=MeteredSettleStore(ctx, m), profiles=catalog, tools=registry
-        ),
-        ModelActivities(
-            providers=traced_providers(models.providers),
             runs=runs,
-            faults=hook,
-            answer_levels=models.answer_levels,
-            prices=models.prices,
+            settle=MeteredSettleStore(ctx, m),
+            profiles=catalog,
+            tools=registry,
+            routes=routes,
         ),
-        ToolActivities(registry=registry, steps=steps, runs=runs, faults=hook),
+        model,
+        tool,
         FenceActivities(fence=fence, faults=hook),
-        WriteActivities(registry=registry, fence=fence, steps=steps, runs=runs, faults=hook),
+        write,
         ApprovalActivities(hitl=MeteredHitlStore(ctx, m), runs=runs),
         A2AActivities(projector=A2AProjector(ctx)),
     ]
     resources.registry = registry
+    resources.model_activities = model.activities()
+    resources.tool_activities = [*tool.activities(), *write.activities()]
+    resources.provider_names = sorted(models.providers)
     resources.activities = [act for group in groups for act in group.activities()]

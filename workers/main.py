@@ -3,6 +3,7 @@ then stops polling and lets in-flight activities finish (graceful drain)."""
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import signal
 import sys
@@ -25,6 +26,7 @@ from agentrt.core.tracing import configure_tracing, shutdown_tracing
 from agentrt.store.open import WHICH_SETTING
 from agentrt.workers.builder import make_worker, sandbox_runner
 from agentrt.workers.compose import build
+from agentrt.workers.fleet import fleet_workers, queues_of
 from agentrt.workers.metrics import WorkerMetrics
 from agentrt.workers.preflight import check
 
@@ -47,15 +49,26 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
         try:
             servers = [Toolbox(name, tools) for name, tools in mcp_boxes]
             with build(settings, toolboxes=servers, metrics=metrics) as resources:
-                async with make_worker(client, resources, settings):
+                async with contextlib.AsyncExitStack() as running:
+                    workers = fleet_workers(client, resources, settings)
+                    for w in workers:
+                        await running.enter_async_context(w)
                     logger.info(
-                        "worker polling %s on %s", settings.task_queue, settings.temporal_address
+                        "worker polling %s on %s%s",
+                        ", ".join(queues_of(workers)),
+                        settings.temporal_address,
+                        _version_note(settings),
                     )
                     await stop.wait()
                     logger.info("draining")
         finally:
             await close_mcp()
             shutdown_tracing(tracer)
+
+
+def _version_note(settings: Settings) -> str:
+    version = settings.deployment_version()
+    return "" if version is None else f" as {version[0]} build {version[1]}"
 
 
 EXIT_ERROR = 2
@@ -71,7 +84,14 @@ SETTINGS_HELP = """settings (environment, or a .env file in the working director
   AGENTRT_METRICS_HOST       the metrics ports' address (127.0.0.1)
   AGENTRT_TEMPORAL_METRICS_PORT  the Temporal SDK's own Prometheus exporter (off when unset)
   AGENTRT_OTLP_ENDPOINT      export traces over OTLP/HTTP (e.g. http://127.0.0.1:4318)
-  AGENTRT_LOG_FORMAT         text (default) or json"""
+  AGENTRT_LOG_FORMAT         text (default) or json
+  AGENTRT_DEPLOYMENT_NAME    worker deployment (versioning); needs AGENTRT_BUILD_ID
+  AGENTRT_BUILD_ID           this worker's build id in the deployment
+  AGENTRT_SERVE              workflows,models,tools,toolbox:NAME (workflows,models,tools)
+  AGENTRT_MODEL_TASK_QUEUE   model calls of provider P on <this>-P (unset: the run's queue)
+  AGENTRT_TOOL_TASK_QUEUE    tool calls on this queue (unset: the run's queue)
+  AGENTRT_TOOLBOX_QUEUES     box=queue,...: a toolbox's tools on its own queue
+  AGENTRT_PROVIDER_RATE_LIMITS provider=requests/s,...: fleet-wide on the model queue"""
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -128,6 +148,14 @@ def _main(argv: Sequence[str] | None) -> None:
         if not args.task_queue.strip():
             _fail("--task-queue must not be empty")
         settings = settings.model_copy(update={"task_queue": args.task_queue.strip()})
+
+    try:  # routing and versioning settings fail here, before any connection
+        settings.deployment_version()
+        settings.serves()
+        settings.toolbox_queue_map()
+        settings.rate_limits()
+    except AgentRuntimeError as exc:
+        _fail(str(exc))
 
     async def _check() -> None:
         await check(settings, _say)

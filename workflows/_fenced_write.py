@@ -23,7 +23,11 @@ MAX_WRITE_SCHEDULES = 5
 
 
 async def fenced_write(
-    request: ToolCallRequest, timeouts: Timeouts, check_cancel: Callable[[], None]
+    request: ToolCallRequest,
+    timeouts: Timeouts,
+    check_cancel: Callable[[], None],
+    *,
+    task_queue: str | None = None,
 ) -> None:
     c = request.call
     for _ in range(MAX_WRITE_SCHEDULES):
@@ -44,7 +48,7 @@ async def fenced_write(
             await call(
                 WriteActivities.execute,
                 request.model_copy(update={"fence_token": fence.token}),
-                opt.write_call(timeouts),
+                opt.on_queue(opt.write_call(timeouts), task_queue),
                 summary=f"write {c.name}",
             )
             return

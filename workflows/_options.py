@@ -58,6 +58,11 @@ def completion_call() -> ActivityConfig:
     }
 
 
+def on_queue(config: ActivityConfig, task_queue: str | None) -> ActivityConfig:
+    """The config on the plan's queue for this call; None keeps the workflow's own."""
+    return config if task_queue is None else {**config, "task_queue": task_queue}
+
+
 def model_call(t: Timeouts) -> ActivityConfig:
     return {
         "start_to_close_timeout": timedelta(seconds=t.model_seconds),

@@ -267,7 +267,7 @@ class AgentRunWorkflow:
         turn = await call(
             ModelActivities.complete,
             ModelRequest(run_id=ctx.run_id, round=round_no, sequence=seq, offer_tools=offer_tools),
-            opt.model_call(plan.timeouts),
+            opt.on_queue(opt.model_call(plan.timeouts), plan.model_task_queue),
             summary=f"model {plan.model} round {round_no}",
             fails_as=TerminationReason.PROVIDER_FAILED,
             outage_seconds=plan.timeouts.store_outage_seconds,
@@ -294,17 +294,19 @@ class AgentRunWorkflow:
             effect=effect,
             idempotency_key=idempotency_key(ctx.run_id, c.call_id),
         )
+        tool_plan = plan.tool(c.name)
+        queue = tool_plan.task_queue if tool_plan is not None else None
         if kind is Route.EXECUTE:
             await call(
                 ToolActivities.execute,
                 request,
-                opt.tool_call(plan.timeouts),
+                opt.on_queue(opt.tool_call(plan.timeouts), queue),
                 summary=f"tool {c.name}",
                 fails_as=TerminationReason.TOOL_FAILED,
                 outage_seconds=plan.timeouts.store_outage_seconds,
             )
         else:
-            await fenced_write(request, plan.timeouts, ctx.check_cancel)
+            await fenced_write(request, plan.timeouts, ctx.check_cancel, task_queue=queue)
 
     async def _refuse(self, round_no: int, c: ToolCall, reason: str) -> None:
         ctx = self._ctx

@@ -12,6 +12,7 @@ import pytest
 
 from agentrt import ConfigError, Settings, Toolbox, ToolContext, ToolEffect, tool
 from agentrt.activities.registry import ProfileCatalog, ToolRegistry
+from agentrt.activities.retention import RetentionActivities
 from agentrt.contracts import ids
 from agentrt.contracts.profiles import AgentProfile
 from agentrt.workers.compose import TOOL_THREAD_PREFIX, build
@@ -186,8 +187,12 @@ def test_the_shipped_profiles_stay_valid_and_resolve_the_demo_toolbox(settings: 
 def test_every_activity_is_registered_once(settings: Settings) -> None:
     with build(settings) as resources:
         names = [a.__temporal_activity_definition.name for a in resources.activities]  # type: ignore[attr-defined]
-    frozen = {v for k, v in vars(ids).items() if k.startswith("ACT_")}
+    # The retention pass's activities are the maintenance worker's (workers/fleet.py).
+    retention = {v for k, v in vars(ids).items() if k.startswith("ACT_RETENTION_")}
+    frozen = {v for k, v in vars(ids).items() if k.startswith("ACT_")} - retention
     assert sorted(names) == sorted(frozen)
+    maintenance = RetentionActivities(store=None, executions=None).activities()  # type: ignore[arg-type]
+    assert sorted(a.__temporal_activity_definition.name for a in maintenance) == sorted(retention)  # type: ignore[attr-defined]
 
 
 async def test_sync_tools_run_on_the_workers_pool_sized_by_its_concurrency(

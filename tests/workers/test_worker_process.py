@@ -152,3 +152,17 @@ def test_bad_settings_and_flags_are_one_line(settings: Settings, tmp_path: Path)
     env = _env(settings, "127.0.0.1:1", "q", AGENTRT_MAX_CONCURRENT_ACTIVITIES="many")
     _one_line(_worker(env, tmp_path), "invalid AGENTRT_* settings", "max_concurrent_activities")
     _one_line(_worker(_env(settings, "127.0.0.1:1", "q"), tmp_path, "--task-queue", " "))
+
+
+def test_fleet_settings_are_one_line_before_any_connection(
+    settings: Settings, tmp_path: Path
+) -> None:
+    dead = "127.0.0.1:1"  # never reached: these fail first
+    no_build = _env(settings, dead, "q", AGENTRT_DEPLOYMENT_NAME="agentrt")
+    _one_line(
+        _worker(no_build, tmp_path), "AGENTRT_DEPLOYMENT_NAME is set without AGENTRT_BUILD_ID"
+    )
+    bad_role = _env(settings, dead, "q", AGENTRT_SERVE="workflows,gpus")
+    _one_line(_worker(bad_role, tmp_path), "AGENTRT_SERVE", "gpus")
+    zero_rate = _env(settings, dead, "q", AGENTRT_PROVIDER_RATE_LIMITS="openai=0")
+    _one_line(_worker(zero_rate, tmp_path), "AGENTRT_PROVIDER_RATE_LIMITS", "not positive")

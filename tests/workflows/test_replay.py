@@ -1,8 +1,10 @@
 """Determinism guard: recorded histories (tests/histories/*.json) must replay on the current
 workflow code, and so must fresh histories of every path the suite drives.
 
-Set AGENTRT_RECORD_HISTORIES=1 to (re)write the recorded files from fresh runs; a change that
-alters the commands a workflow emits must go behind `workflow.patched()` instead.
+Set AGENTRT_RECORD_HISTORIES=1 to write the missing recorded files from fresh runs, or
+AGENTRT_RECORD_HISTORIES=<release> to record a release's set as `<release>-<name>.json` (see
+tests/histories/README.md); a change that alters the commands a workflow emits must go
+behind `workflow.patched()` instead.
 """
 
 import asyncio
@@ -116,12 +118,13 @@ async def test_fresh_histories_replay_and_can_be_recorded(
     runtime: AgentRuntime, worker: Worker, client: Client, parts: Parts
 ) -> None:
     runs = await _fresh(runtime, client, parts)
-    record = os.environ.get("AGENTRT_RECORD_HISTORIES") == "1"
+    release = os.environ.get("AGENTRT_RECORD_HISTORIES", "")
+    record, prefix = bool(release), "" if release in ("", "1") else f"{release}-"
     for name, run_id in runs.items():
         history = await client.get_workflow_handle(run_id).fetch_history()
         result = await _replayer().replay_workflow(history, raise_on_replay_failure=False)
         assert result.replay_failure is None, (name, result.replay_failure)
-        path = HISTORIES / f"{name}.json"
+        path = HISTORIES / f"{prefix}{name}.json"
         # Existing recordings stay: they are what shipped code wrote, and must keep replaying.
         if record and not path.exists():
             HISTORIES.mkdir(exist_ok=True)

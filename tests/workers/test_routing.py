@@ -1,0 +1,133 @@
+"""Routing: a toolbox's tools run only on the worker that serves its queue, model calls on
+the provider's queue, and a profile's own queue is where its runs start."""
+
+import asyncio
+import logging
+import threading
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+
+import pytest
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import Client, WorkflowExecutionStatus
+from temporalio.service import RPCError
+
+from agentrt.contracts.enums import RunStatus
+from agentrt.contracts.errors import ConfigError, NoWorkerError
+from agentrt.core.settings import Settings
+from agentrt.starter.facade import AgentRuntime
+from agentrt.store.runs import RunStore
+from agentrt.workers.compose import build
+from agentrt.workers.fleet import fleet_workers, queues_of
+
+
+class Points:
+    """A fault hook that fails nothing and records which points this worker reached."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+        self._lock = threading.Lock()
+
+    def __call__(self, point: str) -> None:
+        with self._lock:
+            self.seen.append(point)
+
+
+@asynccontextmanager
+async def _serving(client: Client, settings: Settings, points: Points) -> AsyncIterator[list[str]]:
+    resources = build(settings, faults=points)
+    try:
+        async with AsyncExitStack() as stack:
+            workers = fleet_workers(client, resources, settings)
+            for w in workers:
+                await stack.enter_async_context(w)
+            yield queues_of(workers)
+    finally:
+        resources.close()
+
+
+async def _scheduled_queues(client: Client, run_id: str) -> dict[str, set[str]]:
+    history = await client.get_workflow_handle(run_id).fetch_history()
+    out: dict[str, set[str]] = {}
+    for e in history.events:
+        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            attrs = e.activity_task_scheduled_event_attributes
+            out.setdefault(attrs.activity_type.name, set()).add(attrs.task_queue.name)
+    return out
+
+
+async def test_tools_run_only_on_the_worker_serving_their_toolbox_queue(
+    client: Client, settings: Settings, runs: RunStore
+) -> None:
+    tag = uuid.uuid4().hex[:8]
+    main_q, secure_q, model_prefix = f"runs-{tag}", f"secure-{tag}", f"models-{tag}"
+    fleet = settings.model_copy(
+        update={
+            "task_queue": main_q,
+            "model_task_queue": model_prefix,
+            "toolbox_queues": f"demo={secure_q}",
+            "provider_rate_limits": "scripted=50",
+            "maintenance_task_queue": f"maint-{tag}",
+        }
+    )
+    # The general worker knows the demo toolbox's tools (to plan runs) but never runs them.
+    general, secure, models = Points(), Points(), Points()
+    async with (
+        _serving(client, fleet.model_copy(update={"serve": "workflows"}), general) as q1,
+        _serving(client, fleet.model_copy(update={"serve": "toolbox:demo"}), secure) as q2,
+        _serving(client, fleet.model_copy(update={"serve": "models"}), models) as q3,
+    ):
+        assert (q1, q2) == ([main_q, f"maint-{tag}"], [secure_q])
+        assert f"{model_prefix}-scripted" in q3
+        runtime = AgentRuntime(client, runs, main_q)
+        done = await runtime.run("auto", "Please refund order 1042")
+    assert done.status is RunStatus.COMPLETED
+    assert "tool.invoke" in secure.seen
+    assert "tool.invoke" not in general.seen and "tool.invoke" not in models.seen
+    queues = await _scheduled_queues(client, done.run_id)
+    tool_kinds = {name for name, qs in queues.items() if qs == {secure_q}}
+    assert tool_kinds, queues  # the read tool and the fenced write both went to the secure queue
+    model_kinds = {name for name, qs in queues.items() if qs == {f"{model_prefix}-scripted"}}
+    assert model_kinds, queues
+    assert all(qs == {main_q} for n, qs in queues.items() if n not in tool_kinds | model_kinds)
+
+
+async def test_a_profile_starts_on_its_own_queue_and_an_unserved_one_waits_visibly(
+    client: Client, runs: RunStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    lonely = f"nobody-{uuid.uuid4().hex[:8]}"
+    runtime = AgentRuntime(
+        client, runs, "agent-runs", routes={"support": lonely}, begin_timeout=3.0
+    )
+    assert runtime.task_queue_of("support") == lonely
+    assert runtime.task_queue_of("auto") == "agent-runs"
+    run_id = str(uuid.uuid4())
+    with caplog.at_level(logging.WARNING, logger="agentrt.runtime"):
+        starting = asyncio.create_task(
+            runtime.start("support", "Please refund order 1042", run_id=run_id)
+        )
+        # While start waits for a worker, the run is visible in Temporal: running on the
+        # profile's queue, no workflow task started.
+        handle = client.get_workflow_handle(run_id)
+        for _ in range(50):
+            try:
+                desc = await handle.describe()
+                break
+            except RPCError:
+                await asyncio.sleep(0.05)
+        assert desc.status is WorkflowExecutionStatus.RUNNING and desc.task_queue == lonely
+        assert desc.raw_description.workflow_execution_info.history_length == 2
+        # Nobody begins it within the bound: start says why and withdraws the run.
+        with pytest.raises(NoWorkerError, match=lonely):
+            await starting
+    assert f"no worker polls task queue {lonely!r}" in caplog.text
+
+
+def test_bad_routing_settings_are_one_error(settings: Settings) -> None:
+    with pytest.raises(ConfigError, match="AGENTRT_SERVE"):
+        settings.model_copy(update={"serve": "workflows,gpu"}).serves()
+    with pytest.raises(ConfigError, match="AGENTRT_TOOLBOX_QUEUES: bad entry"):
+        settings.model_copy(update={"toolbox_queues": "demo"}).toolbox_queue_map()
+    with pytest.raises(ConfigError, match="not positive"):
+        settings.model_copy(update={"provider_rate_limits": "openai=0"}).rate_limits()

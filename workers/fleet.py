@@ -1,0 +1,108 @@
+"""The Temporal Workers one process runs, by AGENTRT_SERVE: the workflow queue (agent runs
+and their store activities), and the routed queues of model and tool calls, each with its
+own concurrency. A provider's request-rate limit is set on its model queue
+(`max_task_queue_activities_per_second`): the server enforces it across every worker."""
+
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+from temporalio.client import Client
+from temporalio.worker import Worker
+
+from agentrt.activities.registry import model_queue_name
+from agentrt.activities.retention import RetentionActivities
+from agentrt.contracts.errors import ConfigError
+from agentrt.core.settings import Settings
+from agentrt.store.retention import RetentionStore
+from agentrt.workers.builder import deployment_config, make_worker, sandbox_runner
+from agentrt.workers.compose import WorkerResources
+from agentrt.workers.executions import TemporalExecutions
+from agentrt.workflows.retention import RetentionWorkflow
+
+
+def fleet_workers(client: Client, resources: WorkerResources, settings: Settings) -> list[Worker]:
+    """Every worker this process runs; a role with nothing to serve is a ConfigError."""
+    roles = settings.serves()
+    workers: list[Worker] = []
+    if "workflows" in roles:
+        workers.append(make_worker(client, resources, settings))
+        workers.append(maintenance_worker(client, resources, settings))
+    prefix = settings.model_task_queue.strip()
+    if "models" in roles and prefix:
+        limits = settings.rate_limits()
+        for provider in resources.provider_names:
+            workers.append(
+                _activity_worker(
+                    client,
+                    settings,
+                    model_queue_name(prefix, provider),
+                    resources.model_activities,
+                    settings.model_concurrency,
+                    rate=limits.get(provider),
+                )
+            )
+    tool_queues: list[str] = []
+    if "tools" in roles and settings.tool_task_queue.strip():
+        tool_queues.append(settings.tool_task_queue.strip())
+    boxes = settings.toolbox_queue_map()
+    for role in sorted(r for r in roles if r.startswith("toolbox:")):
+        box = role.removeprefix("toolbox:")
+        if box not in boxes:
+            raise ConfigError(f"AGENTRT_SERVE names {role!r}, which AGENTRT_TOOLBOX_QUEUES lacks")
+        if resources.registry is None or resources.registry.group(box) is None:
+            raise ConfigError(f"AGENTRT_SERVE names {role!r}, a toolbox this worker lacks")
+        tool_queues.append(boxes[box])
+    for queue in dict.fromkeys(tool_queues):
+        workers.append(
+            _activity_worker(
+                client, settings, queue, resources.tool_activities, settings.tool_concurrency
+            )
+        )
+    if not workers:
+        raise ConfigError(
+            f"AGENTRT_SERVE={settings.serve!r} leaves this worker nothing to poll (set "
+            "AGENTRT_MODEL_TASK_QUEUE / AGENTRT_TOOL_TASK_QUEUE for the routed roles)"
+        )
+    return workers
+
+
+def maintenance_worker(client: Client, resources: WorkerResources, settings: Settings) -> Worker:
+    """The retention pass on its own queue: short workflows, unversioned (each pass is new
+    and carries no state across deployments)."""
+    retention = RetentionActivities(
+        store=RetentionStore(resources.ctx), executions=TemporalExecutions(client)
+    )
+    return Worker(
+        client,
+        task_queue=settings.maintenance_task_queue,
+        workflows=[RetentionWorkflow],
+        activities=retention.activities(),
+        workflow_runner=sandbox_runner(),
+        max_concurrent_activities=4,
+        graceful_shutdown_timeout=timedelta(seconds=settings.graceful_shutdown_seconds),
+    )
+
+
+def queues_of(workers: list[Worker]) -> list[str]:
+    return [w.task_queue for w in workers]
+
+
+def _activity_worker(
+    client: Client,
+    settings: Settings,
+    queue: str,
+    activities: list[Callable[..., Any]],
+    concurrency: int,
+    *,
+    rate: float | None = None,
+) -> Worker:
+    return Worker(
+        client,
+        task_queue=queue,
+        activities=activities,
+        max_concurrent_activities=concurrency or settings.max_concurrent_activities,
+        max_task_queue_activities_per_second=rate,
+        graceful_shutdown_timeout=timedelta(seconds=settings.graceful_shutdown_seconds),
+        deployment_config=deployment_config(settings),
+    )

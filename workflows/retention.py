@@ -1,0 +1,59 @@
+"""RetentionWorkflow: one retention pass, started by the `agentrt-retention` Schedule
+(`agentrt schedules apply`). Only activities do I/O; this orders them."""
+
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.workflow import ActivityConfig
+
+from agentrt.workflows._calls import call
+
+with workflow.unsafe.imports_passed_through():
+    from agentrt.activities.retention import RetentionActivities
+    from agentrt.contracts.ids import WORKFLOW_RETENTION
+    from agentrt.contracts.retention import (
+        PurgeRequest,
+        RetentionPolicy,
+        RetentionReport,
+    )
+
+_CALL: ActivityConfig = {
+    "start_to_close_timeout": timedelta(minutes=5),
+    "heartbeat_timeout": timedelta(minutes=1),
+    "retry_policy": RetryPolicy(maximum_interval=timedelta(seconds=30), maximum_attempts=10),
+}
+SETTLE_CHECKS, SETTLE_PAUSE = 30, timedelta(seconds=2)
+MAX_BATCHES = 50  # a pass purges at most this many batches; the next pass goes on
+
+
+@workflow.defn(name=WORKFLOW_RETENTION)
+class RetentionWorkflow:
+    @workflow.run
+    async def run(self, policy: RetentionPolicy) -> RetentionReport:
+        stale = await call(
+            RetentionActivities.stale_waiting, policy, _CALL, summary="find stale waiting runs"
+        )
+        if stale.run_ids:
+            await call(RetentionActivities.cancel, stale, _CALL, summary="cancel stale runs")
+            # Give the cancelled runs their settle (a guarded terminal write) before purging;
+            # one that does not settle in time is purged anyway (deleting terminates it).
+            for _ in range(SETTLE_CHECKS):
+                left = await call(
+                    RetentionActivities.unsettled, stale, _CALL, summary="wait for settle"
+                )
+                if not left.run_ids:
+                    break
+                await workflow.sleep(SETTLE_PAUSE)
+        purged, extra = 0, stale.run_ids
+        for _ in range(MAX_BATCHES):
+            result = await call(
+                RetentionActivities.purge,
+                PurgeRequest(finished_days=policy.finished_days, run_ids=extra),
+                _CALL,
+                summary="purge",
+            )
+            purged, extra = purged + result.purged, []
+            if not result.more:
+                break
+        return RetentionReport(cancelled=len(stale.run_ids), purged=purged)
