@@ -20,7 +20,11 @@ from sqlalchemy import Engine
 from temporalio.exceptions import ApplicationError
 
 from agentrt.activities.ports import ToolContext, ToolInputError
-from agentrt.activities.providers.scripted import ScriptedProvider, ScriptedProviderError, load_rules
+from agentrt.activities.providers.scripted import (
+    ScriptedProvider,
+    ScriptedProviderError,
+    load_rules,
+)
 from agentrt.activities.toolbox.decorator import FunctionTool, tool
 from agentrt.activities.toolbox.demo import demo_tools
 from agentrt.activities.toolbox.mcp import check_arguments
@@ -43,7 +47,9 @@ SCALARS = (
 )
 JSON = st.recursive(
     SCALARS,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4)
+    ),
     max_leaves=12,
 )
 
@@ -87,7 +93,9 @@ def file_texts(draw: st.DrawFn, seed_doc: Any) -> tuple[str, bytes]:
         except yaml.YAMLError:
             return ".yaml", repr(doc).encode()
     if kind <= 7:
-        alphabet = st.sampled_from(list("abc:-[]{}!&*#|>'\"\n  ?,%@`\t\x00\x85\ufeff") + ["!!set", "!!python/object"])
+        alphabet = st.sampled_from(
+            [*list("abc:-[]{}!&*#|>'\"\n  ?,%@`\t\x00\x85\ufeff"), "!!set", "!!python/object"]
+        )
         return draw(st.sampled_from([".yaml", ".json"])), "".join(
             draw(st.lists(alphabet, max_size=60))
         ).encode("utf-8", "surrogatepass")
@@ -214,7 +222,7 @@ VALID_ARGS: dict[str, dict[str, Any]] = {
 def _args_for(schema: dict[str, Any], valid: dict[str, Any] | None = None) -> Any:
     """Arguments near a tool's schema: its own keys with JSON values, plus extra keys, and
     (when one is known) a valid call with a node replaced, removed or added."""
-    keys = sorted((schema.get("properties") or {}).keys()) + ["", "extra", "__proto__"]
+    keys = [*sorted((schema.get("properties") or {}).keys()), "", "extra", "__proto__"]
     loose = st.dictionaries(st.sampled_from(keys) | st.text(max_size=8), JSON, max_size=5)
     if valid is None:
         return loose
@@ -244,7 +252,9 @@ def tools_surface(
         except ToolInputError:
             after = snapshot(engine, ("demo_record", "demo_ledger"))
             if changed(before, after) or len(calls) != seen:
-                raise Finding(f"refused arguments changed state: {changed(before, after)}")
+                raise Finding(
+                    f"refused arguments changed state: {changed(before, after)}"
+                ) from None
             return "rejected"
         return "accepted"
 
