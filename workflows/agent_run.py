@@ -9,6 +9,7 @@ awaits; they touch the approval gate, the pending input and the cancel request.
 import asyncio
 
 from temporalio import workflow
+from temporalio.common import RawValue
 from temporalio.exceptions import ActivityError, ApplicationError
 
 from agentrt.workflows import _options as opt
@@ -74,9 +75,17 @@ class AgentRunWorkflow:
     # --- handlers -------------------------------------------------------------------------
 
     @workflow.signal(name=SIGNAL_APPROVE)
-    def approve(self, decision: ApprovalDecision) -> None:
+    def approve(self, raw: RawValue) -> None:
         """Fire-and-forget decision (works with the stock CLI); checked like the update. A
-        refusal is kept for the sender to read (query `refused_decisions`)."""
+        refusal is kept for the sender to read (query `refused_decisions`). The payload is
+        decoded here: the SDK would drop a bad one with a logged traceback."""
+        try:
+            decision = workflow.payload_converter().from_payload(raw.payload, ApprovalDecision)
+        except Exception as exc:
+            workflow.logger.warning(
+                "decision refused: the signal's payload is not a decision (%s)", type(exc).__name__
+            )
+            return
         refused = self._ctx.gate.take(decision, run_id=self._ctx.run_id, at=workflow.now())
         if refused is None:
             return

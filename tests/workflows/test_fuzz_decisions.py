@@ -1,0 +1,56 @@
+"""A seeded slice of the fuzz job's approval surface (bench/fuzz_temporal.py): generated
+decisions sent as the `approve` signal and as the `decide` update to runs waiting for
+approval. Every one is refused, leaves the run on the same turn with the same rows, and
+logs no traceback."""
+
+import asyncio
+from datetime import timedelta
+
+from temporalio.client import Client
+from temporalio.worker import Worker
+
+from agentrt.contracts.ids import SIGNAL_APPROVE, UPDATE_DECIDE
+from agentrt.starter.facade import AgentRuntime
+from agentrt.workers.compose import Parts
+from bench.fuzz import waiting_runs
+from bench.fuzz_core import LogTrap
+from bench.fuzz_temporal import decisions_surface
+
+CASES = 40
+
+
+async def test_a_signal_that_is_not_a_decision_is_refused_in_one_line(
+    client: Client, worker: Worker, runtime: AgentRuntime
+) -> None:
+    # Found by the fuzz job: the SDK dropped it with a logged traceback.
+    (run_id, digest), *_ = (await waiting_runs(runtime, 1, profile="support")).items()
+    handle = client.get_workflow_handle(run_id)
+    with LogTrap() as trap:
+        await handle.signal(SIGNAL_APPROVE, ["not", "a", "decision"])
+        await handle.signal(SIGNAL_APPROVE, {"approved": True})
+        # An update after the signals is handled after them.
+        try:
+            await handle.execute_update(
+                UPDATE_DECIDE,
+                {"approved": True, "decided_by": "x", "turn_digest": "nope"},
+                rpc_timeout=timedelta(seconds=10),
+            )
+        except Exception:
+            pass
+    assert trap.tracebacks == []
+    view = await runtime.status(run_id)
+    assert view.pending_approval is not None and view.pending_approval.turn_digest == digest
+
+
+async def test_fuzzed_decisions_by_signal_and_update_are_refused_and_change_nothing(
+    client: Client, worker: Worker, runtime: AgentRuntime, parts: Parts
+) -> None:
+    runs = await waiting_runs(runtime, 2, profile="support")
+    loop = asyncio.get_running_loop()
+    with LogTrap() as trap:
+        tallies = await asyncio.to_thread(
+            decisions_surface, client, loop, parts.engine, runs, CASES, None, trap
+        )
+    for t in tallies:
+        assert t.cases == CASES and t.rejected == CASES, t
+        assert t.failures == [], (t.surface, t.failures)
