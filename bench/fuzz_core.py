@@ -155,3 +155,18 @@ def drive(
 
 def _show(case: Any) -> str:
     return repr(case)[:400]
+
+
+def quiesce(engine: Engine, seconds: float = 8.0) -> dict[str, str]:
+    """The snapshot once the rows stop moving (a run started by an accepted case has
+    reached a wait or its end), or after `seconds`."""
+    import time
+
+    last, deadline = snapshot(engine), time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        time.sleep(0.15)
+        now = snapshot(engine)
+        if now == last:
+            break
+        last = now
+    return last
