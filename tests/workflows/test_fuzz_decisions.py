@@ -6,10 +6,11 @@ logs no traceback."""
 import asyncio
 from datetime import timedelta
 
-from temporalio.client import Client
+import pytest
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowUpdateFailedError
 from temporalio.worker import Worker
 
-from agentrt.contracts.ids import SIGNAL_APPROVE, UPDATE_DECIDE
+from agentrt.contracts.ids import SIGNAL_APPROVE, SIGNAL_CANCEL, UPDATE_DECIDE
 from agentrt.starter.facade import AgentRuntime
 from agentrt.workers.compose import Parts
 from bench.fuzz import waiting_runs
@@ -28,16 +29,17 @@ async def test_a_signal_that_is_not_a_decision_is_refused_in_one_line(
     with LogTrap() as trap:
         await handle.signal(SIGNAL_APPROVE, ["not", "a", "decision"])
         await handle.signal(SIGNAL_APPROVE, {"approved": True})
-        # An update after the signals is handled after them.
-        try:
-            await handle.execute_update(
-                UPDATE_DECIDE,
-                {"approved": True, "decided_by": "x", "turn_digest": "nope"},
-                rpc_timeout=timedelta(seconds=10),
-            )
-        except Exception:
-            pass
+        # A JSON null decoded to None and failed the workflow task (the run was stuck).
+        await handle.signal(SIGNAL_APPROVE, None)
+        await handle.signal(SIGNAL_CANCEL, None)
+        for payload in (None, {"approved": True, "decided_by": "x", "turn_digest": "nope"}):
+            # An update after the signals is handled after them; each is refused.
+            with pytest.raises(WorkflowUpdateFailedError):
+                await handle.execute_update(
+                    UPDATE_DECIDE, payload, rpc_timeout=timedelta(seconds=10)
+                )
     assert trap.tracebacks == []
+    assert (await handle.describe()).status is WorkflowExecutionStatus.RUNNING
     view = await runtime.status(run_id)
     assert view.pending_approval is not None and view.pending_approval.turn_digest == digest
 
