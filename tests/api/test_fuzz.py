@@ -10,7 +10,7 @@ from bench.fuzz_a2a import a2a_surfaces
 from bench.fuzz_core import LogTrap
 from tests.api.conftest import KEYS, Live, user_message
 
-CASES = {"rpc": 70, "rest": 40}
+CASES = {"rpc": 100, "rest": 40}
 
 
 async def _task(live: Live, text: str) -> str:
