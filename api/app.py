@@ -23,6 +23,7 @@ from starlette.routing import Route
 from temporalio.client import Client
 
 import agentrt.api.errors  # noqa: F401  (registers RESULT_NOT_RETAINABLE with the SDK)
+from agentrt.api import logs
 from agentrt.api.card import REST_PREFIX, agent_card, with_last_modified
 from agentrt.api.delivery import PushDelivery
 from agentrt.api.guard import CALLER_KEY, Guard
@@ -73,6 +74,7 @@ def create_app(settings: ApiSettings, client: Client | None = None) -> Starlette
     )
     profiles = load_profiles(settings.profiles_file)
     queues = {name: p.task_queue for name, p in profiles.items() if p.task_queue}
+    logs.install()
     store, journal, push = A2AStore(ctx), A2AJournal(ctx), A2APushStore(ctx)
     handler = A2AHandler(settings, _Unbound(), store, journal, push)  # type: ignore[arg-type]
     state = ApiState(settings, engine, ctx, handler, PushDelivery(settings, push, journal))

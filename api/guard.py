@@ -40,6 +40,14 @@ async def _reply(send: Send, status: int, body: dict[str, Any], extra: list[Any]
     await send({"type": "http.response.body", "body": raw})
 
 
+def _utf8(body: bytearray) -> bool:
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def _rpc_error(code: int, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
 
@@ -102,6 +110,10 @@ class Guard:
         declared_type = headers.get(b"content-type")
         if declared_type is not None and not json_media_type(declared_type):
             await self._unsupported_media(scope, send)
+            return
+        if not scope["path"].startswith(self._rest) and not _utf8(body):
+            # JSON is UTF-8: the SDK would answer an InternalError (and log a traceback).
+            await _reply(send, 200, _rpc_error(-32700, "Parse error: the body is not UTF-8"), [])
             return
         scope = {**scope, CALLER_KEY: caller}
         replayed = False

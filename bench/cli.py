@@ -178,6 +178,12 @@ def markdown(report: Report, cfg: BenchConfig, database: str, seconds: float) ->
 
 
 def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["fuzz"]:  # `python -m bench fuzz`: the fuzz job (bench/fuzz.py)
+        from bench import fuzz
+
+        fuzz.main(args[1:])
+        return
     ns = parse(argv)
     cfg = config_from(ns)
     sections = tuple(s.strip() for s in ns.sections.split(",") if s.strip())

@@ -24,6 +24,7 @@ class ErrorType(StrEnum):
     STALE_TURN = "StaleTurn"
     ALREADY_DECIDED = "AlreadyDecided"
     SELF_APPROVAL = "SelfApproval"  # the workflow's own failure when its run settled FAILED
+    INVALID_REQUEST = "InvalidRequest"  # a signal or update payload that is not the type
 
 
 # Deterministic failures: retrying cannot help.

@@ -18,8 +18,12 @@ def load_profiles(path: Path) -> dict[str, AgentProfile]:
         data = yaml.safe_load(path.read_text())
     except OSError as exc:
         raise ConfigError(f"cannot read profiles file {path}: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"profiles file {path} is not UTF-8 text: {exc.reason}") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"profiles file {path} does not parse: {exc}") from exc
+    except RecursionError:
+        raise ConfigError(f"profiles file {path} does not parse: nested too deeply") from None
     try:
         parsed = ProfilesFile.model_validate(data)
     except ValidationError as exc:

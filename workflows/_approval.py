@@ -41,7 +41,9 @@ class ApprovalGate:
             return Refusal.ALREADY_DECIDED
         if self.closed or self.pending is None:
             return Refusal.NOT_AWAITING
-        if not hmac.compare_digest(d.turn_digest, self.pending.turn_digest):
+        # As bytes: compare_digest raises TypeError on a str with non-ASCII characters, and
+        # a decision's digest is whatever the sender typed.
+        if not hmac.compare_digest(d.turn_digest.encode(), self.pending.turn_digest.encode()):
             return Refusal.STALE_TURN
         if self.decision is not None:
             return Refusal.ALREADY_DECIDED

@@ -9,6 +9,7 @@ awaits; they touch the approval gate, the pending input and the cancel request.
 import asyncio
 
 from temporalio import workflow
+from temporalio.common import RawValue
 from temporalio.exceptions import ActivityError, ApplicationError
 
 from agentrt.workflows import _options as opt
@@ -74,9 +75,21 @@ class AgentRunWorkflow:
     # --- handlers -------------------------------------------------------------------------
 
     @workflow.signal(name=SIGNAL_APPROVE)
-    def approve(self, decision: ApprovalDecision) -> None:
+    def approve(self, raw: RawValue) -> None:
         """Fire-and-forget decision (works with the stock CLI); checked like the update. A
-        refusal is kept for the sender to read (query `refused_decisions`)."""
+        refusal is kept for the sender to read (query `refused_decisions`). The payload is
+        decoded here: the SDK would drop a bad one with a logged traceback."""
+        try:
+            decision = workflow.payload_converter().from_payload(raw.payload, ApprovalDecision)
+        except Exception as exc:
+            decision, why = None, type(exc).__name__
+        else:
+            why = type(decision).__name__  # a JSON null decodes to None, unvalidated
+        if not isinstance(decision, ApprovalDecision):
+            workflow.logger.warning(
+                "decision refused: the signal's payload is not a decision (%s)", why
+            )
+            return
         refused = self._ctx.gate.take(decision, run_id=self._ctx.run_id, at=workflow.now())
         if refused is None:
             return
@@ -105,6 +118,11 @@ class AgentRunWorkflow:
 
     @decide.validator
     def _validate_decision(self, decision: ApprovalDecision) -> None:
+        if not isinstance(decision, ApprovalDecision):  # a JSON null arrives as None
+            raise ApplicationError(
+                "decision refused: the payload is not a decision",
+                type=ErrorType.INVALID_REQUEST.value,
+            )
         refusal = self._ctx.gate.check(decision)
         if refusal is not None:
             raise ApplicationError(f"decision refused: {refusal}", type=refusal)
@@ -124,6 +142,10 @@ class AgentRunWorkflow:
     @submit_input.validator
     def _validate_input(self, message: InputMessage) -> None:
         ctx = self._ctx
+        if not isinstance(message, InputMessage):  # a JSON null arrives as None
+            raise ApplicationError(
+                "input refused: the payload is not a message", type=ErrorType.INVALID_REQUEST.value
+            )
         if not ctx.awaiting_input or ctx.input is not None or ctx.finished:
             raise ApplicationError(
                 "run is not waiting for input", type=ErrorType.NOT_AWAITING_INPUT.value
@@ -147,6 +169,9 @@ class AgentRunWorkflow:
 
     @workflow.signal(name=SIGNAL_CANCEL)
     def cancel(self, request: CancelRequest) -> None:
+        if not isinstance(request, CancelRequest):  # a JSON null arrives as None
+            workflow.logger.warning("cancel refused: the signal's payload is not a request")
+            return
         if self._ctx.cancel is not None or self._ctx.finished:
             return
         self._ctx.cancel = request

@@ -147,10 +147,14 @@ def load_rules(path: Path) -> RuleSet:
         text = path.read_text()
     except OSError as exc:
         raise RulesFileError(f"cannot read rules file {path}: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise RulesFileError(f"rules file {path} is not UTF-8 text: {exc.reason}") from None
     try:
         data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
         raise RulesFileError(f"rules file {path} does not parse: {exc}") from exc
+    except RecursionError:
+        raise RulesFileError(f"rules file {path} does not parse: nested too deeply") from None
     try:
         return RuleSet.model_validate(data or {})
     except ValidationError as exc:

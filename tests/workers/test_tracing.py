@@ -70,7 +70,8 @@ async def test_one_trace_covers_a_run_from_start_to_completion(
     starts = [
         s
         for s in finished
-        if s.name.startswith("StartWorkflow:")
+        # `start` is an Update-with-Start: its client span starts the trace.
+        if s.name.startswith(("StartWorkflow:", "StartUpdateWithStartWorkflow:"))
         and (s.attributes or {}).get("temporalWorkflowID") == run_id
     ]
     assert len(starts) == 1, [s.name for s in finished]

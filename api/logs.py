@@ -1,0 +1,27 @@
+"""The A2A SDK logs some bad requests with `logger.exception`: a body that is JSON but not
+a JSON-RPC request, or params that do not parse. Those are the client's mistakes, already
+answered with a typed JSON-RPC error; they are logged here as one line, with the reason
+and without the traceback. Anything else the SDK logs keeps its traceback."""
+
+import logging
+
+SDK_DISPATCHER = "a2a.server.routes.jsonrpc_dispatcher"
+BAD_INPUT = ("Failed to validate base JSON-RPC request", "Failed to parse request params")
+
+
+class OneLineBadInput(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and record.msg in BAD_INPUT:
+            exc = record.exc_info[1]
+            reason = f"{type(exc).__name__}: {exc}".splitlines()[0][:200] if exc else ""
+            record.msg, record.args = f"{record.msg} ({reason})", None
+            record.levelno, record.levelname = logging.INFO, "INFO"
+            record.exc_info, record.exc_text = None, None
+        return True
+
+
+def install() -> None:
+    """Idempotent: one filter on the SDK's dispatcher logger, however many apps are built."""
+    logger = logging.getLogger(SDK_DISPATCHER)
+    if not any(isinstance(f, OneLineBadInput) for f in logger.filters):
+        logger.addFilter(OneLineBadInput())
