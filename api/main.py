@@ -14,7 +14,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from agentrt.api import ops_tokens
 from agentrt.api.settings import ApiSettings, key_digest
 from agentrt.contracts.errors import AgentRuntimeError
-from agentrt.core.exits import exit_now
+from agentrt.core.exits import console_script
 from agentrt.core.logs import configure_logging
 from agentrt.store.open import WHICH_SETTING
 
@@ -83,11 +83,7 @@ def main(argv: list[str] | None = None) -> None:
     and interpreter teardown could turn the exit code into SIGABRT (see `exit_now`)."""
     if argv is not None:
         return _main(argv)
-    try:
-        _main(None)
-    except SystemExit as done:
-        code = done.code if isinstance(done.code, int) else (0 if done.code is None else 2)
-        exit_now(code)
+    console_script(lambda: _main(None))
 
 
 def _main(argv: list[str] | None) -> None:

@@ -3,6 +3,7 @@
 import contextlib
 import os
 import sys
+from collections.abc import Callable
 from typing import NoReturn
 
 
@@ -15,3 +16,13 @@ def exit_now(code: int) -> NoReturn:
         with contextlib.suppress(Exception):
             stream.flush()
     os._exit(code)
+
+
+def console_script(body: Callable[[], None]) -> NoReturn:
+    """Run a console script's body and end the process with its exit code through
+    `exit_now` (a SystemExit's code, or 0)."""
+    try:
+        body()
+    except SystemExit as done:
+        exit_now(done.code if isinstance(done.code, int) else (0 if done.code is None else 2))
+    exit_now(0)

@@ -321,19 +321,10 @@ class AgentRuntime:
         Web (no workflow task started) while `start` waits for a worker, up to its bound."""
         if queue in self._polled:
             return
-        try:
-            described = await self._client.workflow_service.describe_task_queue(
-                DescribeTaskQueueRequest(
-                    namespace=self._client.namespace,
-                    task_queue=TaskQueue(name=queue),
-                    task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
-                )
-            )
-        except RPCError:
-            return
-        if described.pollers:
+        polling = await self._pollers(queue)
+        if polling:
             self._polled.add(queue)
-        else:
+        elif polling == 0:
             logger.warning(
                 "no worker polls task queue %r (profile %r): the run waits in Temporal Web "
                 "until one does",

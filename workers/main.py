@@ -17,7 +17,7 @@ from agentrt.activities.toolbox.box import Toolbox
 from agentrt.activities.toolbox.mcp import open_mcp_toolboxes
 from agentrt.activities.toolbox.mcp_config import load_mcp_config
 from agentrt.contracts.errors import AgentRuntimeError
-from agentrt.core.exits import exit_now
+from agentrt.core.exits import console_script, exit_now
 from agentrt.core.logs import configure_logging
 from agentrt.core.metrics import install_sdk_metrics, serve_metrics
 from agentrt.core.settings import Settings
@@ -127,11 +127,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     interpreter teardown could turn the exit code into SIGABRT (see `exit_now`)."""
     if argv is not None:
         return _main(argv)
-    try:
-        _main(None)
-    except SystemExit as done:
-        code = done.code if isinstance(done.code, int) else (0 if done.code is None else 2)
-        exit_now(code)
+    console_script(lambda: _main(None))
 
 
 def _main(argv: Sequence[str] | None) -> None:
