@@ -43,12 +43,12 @@ async def agent_once(bench: Bench, k: int) -> tuple[float, str]:
 
 
 async def loop_once(bench: Bench, k: int) -> tuple[float, str]:
-    run_id = f"bench-loop-{uuid.uuid4()}"
+    run_id = str(uuid.uuid4())  # 36 characters, like the agent's run ids (ledger column)
     start = time.perf_counter()
     calls = await bench.client.execute_workflow(
         WORKFLOW_LOOP,
         LoopInput(run_id=run_id, tools=k),
-        id=run_id,
+        id=f"bench-loop-{run_id}",
         task_queue=bench.task_queue,
         result_type=int,
     )
@@ -96,7 +96,7 @@ async def idle_k(bench: Bench, k: int, cfg: BenchConfig) -> IdleRow:
         Summary.of(agent),
         Summary.of(loop),
         (await fetch_facts(bench.client, agent_id)).proto_bytes,
-        (await fetch_facts(bench.client, loop_id)).proto_bytes,
+        (await fetch_facts(bench.client, f"bench-loop-{loop_id}")).proto_bytes,
     )
 
 
