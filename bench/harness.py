@@ -24,8 +24,8 @@ from agentrt.core.devserver import temporal_cli
 from agentrt.core.settings import Settings
 from agentrt.core.temporal import data_converter
 from agentrt.store.runs import RunStore
+from agentrt.workers.builder import sandbox_runner
 from agentrt.workers.compose import Parts, build
-from agentrt.workers.main import sandbox_runner
 from agentrt.workflows.agent_run import AgentRunWorkflow
 from bench.bare_activities import BareActivities
 from bench.bare_workflow import BareWorkflow, TimerWorkflow
