@@ -29,12 +29,13 @@ class Limit:
         return value >= self.bound if self.higher_is_better else value <= self.bound
 
 
-# Noise: the spread between repeated smoke-size runs on this shared 2-core machine
-# (load average 5-10 from other jobs); ratios of medians of 8 runs moved by up to ~0.3.
+# Last measured: the quick bench after the issue-12 changes (SQLite; PostgreSQL within the
+# noise). Noise: the spread seen between repeated runs of the same code on this shared 2-core
+# machine (load average 3-10 from other jobs): the k = 3 ratio moved between 1.64x and 2.05x.
 LIMITS = (
-    Limit("loop.k1.ratio", versus.IDLE_TARGETS[1], 2.2, 0.4),
-    Limit("loop.k3.ratio", versus.IDLE_TARGETS[3], 1.8, 0.35),
-    Limit("loop.sat.throughput_ratio", versus.THROUGHPUT_TARGET, 0.6, 0.15, True),
-    Limit("loop.sat.worker_cpu_ratio", versus.CPU_TARGET, 2.0, 0.4),
-    Limit("loop.sat.server_cpu_ratio", versus.CPU_TARGET, 1.6, 0.35),
+    Limit("loop.k1.ratio", versus.IDLE_TARGETS[1], 2.0, 0.45),
+    Limit("loop.k3.ratio", versus.IDLE_TARGETS[3], 1.95, 0.4),
+    Limit("loop.sat.throughput_ratio", versus.THROUGHPUT_TARGET, 0.62, 0.15, True),
+    Limit("loop.sat.worker_cpu_ratio", versus.CPU_TARGET, 1.8, 0.35),
+    Limit("loop.sat.server_cpu_ratio", versus.CPU_TARGET, 1.5, 0.3),
 )
