@@ -49,7 +49,7 @@ def build_worker(
 
 # Modules the sandbox shares with the host instead of re-importing them for every run.
 # Re-importing is what the sandbox costs: about 30 ms of CPU per run on this project's
-# two-core machine before this list (nine modules, most of them defining dataclasses),
+# two-core machine before this list (nine modules then, most of them defining dataclasses),
 # and each cached run held its own copy of them.
 #
 # Why each is safe: passing a module through gives up only the sandbox's *import-time*
@@ -76,6 +76,7 @@ WORKFLOW_PASSTHROUGH = (
     "agentrt.workflows._budget",
     "agentrt.workflows._calls",
     "agentrt.workflows._context",
+    "agentrt.workflows._details",
     "agentrt.workflows._fenced_write",
     "agentrt.workflows._loop",
     "agentrt.workflows._options",
