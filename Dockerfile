@@ -19,7 +19,14 @@ COPY workflows/ workflows/
 COPY workers/ workers/
 COPY starter/ starter/
 COPY api/ api/
-RUN pip install . && rm -rf /src
+# Compiled bytecode in the image: PYTHONDONTWRITEBYTECODE stops Python writing .pyc at run
+# time (the image is read-only to the worker's user anyway), so without this every process
+# would compile the package from source, and the workflow sandbox would on each run.
+# `--compile` asks pip for it; compileall makes sure of it whatever pip decides.
+RUN pip install --compile . \
+    && python -c "import compileall, pathlib, sys, agentrt; \
+sys.exit(not compileall.compile_dir(pathlib.Path(agentrt.__file__).parent, quiet=1))" \
+    && rm -rf /src
 
 # Not root. /data holds the generated seal key when AGENTRT_SEAL_KEYS is unset; a named
 # volume mounted there takes this ownership.

@@ -18,14 +18,14 @@ from pathlib import Path
 from agentrt.core.devserver import extra_args, temporal_cli
 from agentrt.core.settings import Settings
 from agentrt.store.sealing import Sealer
-from bench import tuning
+from bench import memory, tuning, versus
 from bench.config import BenchConfig, tiny
 from bench.database import bench_database, describe
 from bench.harness import RESULTS_DIR, bench_settings, dev_server
-from bench.report import Report, Table, ms, times
+from bench.report import Report, Table, ms, times, verdict
 from bench.suite import SHARED_SECTIONS, run_shared
 
-ALL_SECTIONS = (*SHARED_SECTIONS, "devserver")
+ALL_SECTIONS = (*SHARED_SECTIONS, "memory", "devserver")
 
 
 def _ints(text: str) -> tuple[int, ...]:
@@ -48,10 +48,17 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         help="rounds of the bench-only long run (49 = 50 model calls); 0 skips it",
     )
     p.add_argument("--fence-runs", type=int, default=d.fence_runs)
+    p.add_argument("--burst", type=int, default=d.burst, help="runs started at once")
+    p.add_argument("--burst-reps", type=int, default=d.burst_reps)
+    p.add_argument(
+        "--memory-runs", type=int, default=d.memory_runs, help="runs waiting (issue: 1000)"
+    )
+    p.add_argument("--full", action="store_true", help="the issue's sizes: 1000 waiting runs")
     p.add_argument("--server-runs", type=int, default=d.server_runs)
     p.add_argument("--ablate", action="store_true", help="also run without each TUNING key")
     p.add_argument("--persist", action="store_true", help="dev servers persist to a file")
     p.add_argument("--postgres", action="store_true", help="PostgreSQL (AGENTRT_POSTGRES_DSN)")
+    p.add_argument("--db", choices=("sqlite", "postgres"), default=None, help="the store")
     p.add_argument("--tiny", action="store_true", help="smallest sizes: a quick check")
     p.add_argument("--out", type=Path, default=RESULTS_DIR / "latest.md")
     return p.parse_args(argv)
@@ -68,6 +75,9 @@ def config_from(ns: argparse.Namespace) -> BenchConfig:
         history_rounds=ns.history_rounds,
         long_history_rounds=ns.long_history,
         fence_runs=ns.fence_runs,
+        burst=ns.burst,
+        burst_reps=ns.burst_reps,
+        memory_runs=1000 if ns.full else ns.memory_runs,
         server_runs=ns.server_runs,
         ablate=ns.ablate,
         persist=ns.persist,
@@ -94,54 +104,70 @@ async def run(
             db_file = work / "temporal-main.db" if cfg.persist else None
             async with dev_server(extra_args(), db_file=db_file) as client:
                 report.extend(await run_shared(client, make_settings(), cfg, shared))
+        if "memory" in sections:
+            print("memory (own dev server):", file=sys.stderr, flush=True)
+            report.extend(await memory.measure(cfg, make_settings()))
         if "devserver" in sections:
             print("dev server tuning:", file=sys.stderr, flush=True)
             report.extend(tuning.tables(await tuning.measure(cfg, make_settings, work), cfg))
         return report, describe(url)
 
 
+def _row(table: Table, measure: str, value: str, target: str, ok: bool | None) -> None:
+    table.rows.append([measure, value, target, "" if ok is None else verdict(ok)])
+
+
 def headline(report: Report) -> Table:
+    """Every target of issue 12 next to its measured value."""
     f = report.figures
-    table = Table("Headline", ["measure", "value", "target"])
+    table = Table("Headline (issue 12 targets)", ["measure", "value", "target", ""])
+    for k, target in versus.IDLE_TARGETS.items():
+        if f"loop.k{k}.ratio" in f:
+            v = f[f"loop.k{k}.ratio"]
+            _row(table, f"agent/hand-written loop wall time, k={k}", times(v), f"<= {target}",
+                 v <= target)  # fmt: skip
+    for key in sorted(k for k in f if k.startswith("loop.k") and k.endswith(".ratio")):
+        k = int(key.split(".")[1][1:])
+        if k not in versus.IDLE_TARGETS:
+            _row(table, f"agent/hand-written loop wall time, k={k}", times(f[key]), "-", None)
+    if "loop.sat.throughput_ratio" in f:
+        v = f["loop.sat.throughput_ratio"]
+        _row(table, "saturation throughput agent/loop", times(v),
+             f">= {versus.THROUGHPUT_TARGET}", v >= versus.THROUGHPUT_TARGET)  # fmt: skip
+        for part in ("worker", "server"):
+            v = f[f"loop.sat.{part}_cpu_ratio"]
+            _row(table, f"saturation CPU per run agent/loop, {part}", times(v),
+                 f"<= {versus.CPU_TARGET}", v <= versus.CPU_TARGET)  # fmt: skip
+    if "memory.agent_mb_at_1000" in f:
+        v = f["memory.agent_mb_at_1000"]
+        _row(table, "worker RSS, 1000 runs waiting for approval",
+             f"{v:.0f} MB ({f['memory.agent_kb_per_run']:.0f} kB/run; loop "
+             f"{f['memory.loop_kb_per_run']:.0f} kB/run)",
+             f"< {memory.TARGET_MB} MB", v < memory.TARGET_MB)  # fmt: skip
+    if "history.bytes_per_model_call.last_over_first" in f:
+        first = f["history.bytes_per_model_call.first"]
+        last = f["history.bytes_per_model_call.last"]
+        growth = f["history.bytes_per_model_call.last_over_first"]
+        _row(table, "history bytes/model call, first -> last",
+             f"{first:.0f} -> {last:.0f} ({times(growth)})", "<= 2500, flat",
+             max(first, last) <= 2500 and growth <= 1.05)  # fmt: skip
+    if "fence.extra_ms" in f:
+        _row(table, "fence extra time per write",
+             f"+{ms(f['fence.extra_ms'])} ms ({times(f['fence.ratio'])})", "-", None)  # fmt: skip
+        claim = f["fence.write_commits"] - f["fence.tool_commits"]
+        stamp = f["fence.stamp_commits"]
+        _row(table, "fence extra work per write",
+             f"1 activity ({f['fence.stamp_statements']:.0f} stmts, {stamp:.0f} commit) "
+             f"+ 1 workflow task + {claim:.0f} commit (claim)",
+             "1 activity + 1 DB round trip", stamp + claim <= 1)  # fmt: skip
     for key in sorted(k for k in f if k.startswith("overhead.") and k.endswith(".ratio")):
         k = key.split(".")[1]
-        table.rows.append([f"agent/bare latency, k={k[1:]}", times(f[key]), "<= 1.15"])
-    if "history.bytes_per_model_call.last_over_first" in f:
-        table.rows.append(
-            [
-                "history bytes/model call, first -> last",
-                f"{f['history.bytes_per_model_call.first']:.0f} -> "
-                f"{f['history.bytes_per_model_call.last']:.0f} "
-                f"({times(f['history.bytes_per_model_call.last_over_first'])})",
-                "flat (<= ~1)",
-            ]
-        )
-    if "fence.extra_ms" in f:
-        table.rows.append(
-            [
-                "fence extra time per write",
-                f"+{ms(f['fence.extra_ms'])} ms ({times(f['fence.ratio'])})",
-                "-",
-            ]
-        )
-        table.rows.append(
-            [
-                "fence extra work per write",
-                f"1 activity ({f['fence.stamp_statements']:.0f} stmts, "
-                f"{f['fence.stamp_commits']:.0f} commit) + 1 workflow task + "
-                f"{f['fence.write_commits'] - f['fence.tool_commits']:.0f} commit (claim)",
-                "1 activity + 1 DB round trip",
-            ]
-        )
+        _row(table, f"agent/bare workflow latency, k={k[1:]}", times(f[key]), "<= 1.15",
+             f[key] <= 1.15)  # fmt: skip
     if "devserver.stock.per_activity_ms" in f:
-        table.rows.append(
-            [
-                "dev server ms per activity, stock -> tuned",
-                f"{ms(f['devserver.stock.per_activity_ms'])} -> "
-                f"{ms(f['devserver.tuned.per_activity_ms'])}",
-                "lower",
-            ]
-        )
+        _row(table, "dev server ms per activity, stock -> tuned",
+             f"{ms(f['devserver.stock.per_activity_ms'])} -> "
+             f"{ms(f['devserver.tuned.per_activity_ms'])}", "lower", None)  # fmt: skip
     return table
 
 
@@ -190,7 +216,8 @@ def main(argv: list[str] | None = None) -> None:
     unknown = set(sections) - set(ALL_SECTIONS)
     if unknown:
         raise SystemExit(f"unknown sections: {', '.join(sorted(unknown))}")
-    postgres_dsn = Settings().postgres_dsn if ns.postgres else None
+    postgres = ns.postgres or ns.db == "postgres"
+    postgres_dsn = Settings().postgres_dsn if postgres else None
     started = time.monotonic()
     report, database = asyncio.run(run(cfg, sections, postgres_dsn))
     seconds = time.monotonic() - started

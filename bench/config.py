@@ -16,6 +16,9 @@ class BenchConfig:
     server_runs: int = 20  # sequential baseline runs per dev-server configuration
     server_activities: int = 9  # activities per baseline run in the dev-server section
     timer_runs: int = 5  # runs of the timer probe per dev-server configuration
+    burst: int = 100  # runs started at once for the saturation figures
+    burst_reps: int = 2  # alternating bursts per kind
+    memory_runs: int = 200  # runs waiting for approval (the figure: 1000)
     ablate: bool = False  # also run the tuned server once without each TUNING key
     persist: bool = False  # dev servers persist to a file instead of memory
 
@@ -34,4 +37,7 @@ def tiny() -> BenchConfig:
         server_runs=2,
         server_activities=2,
         timer_runs=1,
+        burst=4,
+        burst_reps=1,
+        memory_runs=4,
     )

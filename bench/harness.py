@@ -24,11 +24,13 @@ from agentrt.core.devserver import temporal_cli
 from agentrt.core.settings import Settings
 from agentrt.core.temporal import data_converter
 from agentrt.store.runs import RunStore
+from agentrt.workers.builder import sandbox_runner
 from agentrt.workers.compose import Parts, build
-from agentrt.workers.main import sandbox_runner
 from agentrt.workflows.agent_run import AgentRunWorkflow
 from bench.bare_activities import BareActivities
 from bench.bare_workflow import BareWorkflow, TimerWorkflow
+from bench.loop_activities import LoopActivities, create_tables
+from bench.loop_workflow import LoopWorkflow
 
 HERE = Path(__file__).resolve().parent
 RULES_FILE = HERE / "rules.yaml"
@@ -102,21 +104,24 @@ def bench_worker(client: Client, parts: Parts, settings: Settings) -> Worker:
     SDK registers a worker with its client when it is constructed: building make_worker's
     worker only to copy its config() fails as a duplicate registration."""
     bare = BareActivities(parts.ctx)
+    loop = LoopActivities(parts.ctx)
     return Worker(
         client,
         task_queue=settings.task_queue,
-        workflows=[AgentRunWorkflow, BareWorkflow, TimerWorkflow],
+        workflows=[AgentRunWorkflow, BareWorkflow, TimerWorkflow, LoopWorkflow],
         workflow_runner=sandbox_runner(),
-        activities=[*parts.activities, bare.noop, bare.db_write],
+        activities=[*parts.activities, bare.noop, bare.db_write, loop.model, loop.tool],
         max_concurrent_activities=settings.max_concurrent_activities,
         max_concurrent_workflow_tasks=settings.max_concurrent_workflow_tasks,
         graceful_shutdown_timeout=timedelta(seconds=settings.graceful_shutdown_seconds),
+        sticky_queue_schedule_to_start_timeout=timedelta(seconds=3),
     )
 
 
 @asynccontextmanager
 async def running_worker(client: Client, settings: Settings) -> AsyncIterator[Bench]:
     parts = build(settings)
+    create_tables(parts.engine)
     try:
         async with bench_worker(client, parts, settings):
             yield Bench(client, parts, RunStore(parts.ctx), settings.task_queue)

@@ -5,12 +5,12 @@ import sys
 from temporalio.client import Client
 
 from agentrt.core.settings import Settings
-from bench import fence, history, overhead
+from bench import fence, history, overhead, versus
 from bench.config import BenchConfig
 from bench.harness import running_worker
 from bench.report import Report
 
-SHARED_SECTIONS = ("overhead", "history", "fence")
+SHARED_SECTIONS = ("loop", "overhead", "history", "fence")
 
 
 def _progress(message: str) -> None:
@@ -22,6 +22,8 @@ async def run_shared(
 ) -> Report:
     report = Report()
     async with running_worker(client, settings) as bench:
+        if "loop" in sections:
+            report.extend(await versus.measure(bench, cfg))
         if "overhead" in sections:
             report.extend(await overhead.measure(bench, cfg))
         if "history" in sections:

@@ -29,7 +29,12 @@ def answer_ceiling(s: Session, run_id: str) -> str:
     raw, tightened = s.execute(
         select(RunRow.snapshot, RunRow.answer_ceiling).where(RunRow.id == run_id)
     ).one()
-    plan = json.loads(raw or "{}").get("plan")
+    return ceiling_of(raw, tightened)
+
+
+def ceiling_of(snapshot: str | None, tightened: str | None) -> str:
+    """The ceiling from a run row's snapshot and answer_ceiling columns, already read."""
+    plan = json.loads(snapshot or "{}").get("plan")
     if not isinstance(plan, dict):
         return "metadata"  # no recorded plan: fail closed
     # A plan recorded before answer levels existed had the model's default, `full`.

@@ -30,6 +30,12 @@ class StoreContext:
     # Test-only: called at named points inside transactions (see workers.faults).
     faults: FaultHook = field(default=no_faults)
     completion_hooks: tuple[CompletionHook, ...] = ()
+    # Read-only sessions (store.engine.make_read_sessionmaker); `sessions` when absent.
+    read_sessions: sessionmaker[Session] | None = None
+
+    def reads(self) -> Session:
+        """A session for reads only: on SQLite it takes no write lock."""
+        return (self.read_sessions or self.sessions)()
 
 
 def utcnow() -> datetime:

@@ -14,7 +14,7 @@ class DemoWorld:
         self._ctx = ctx
 
     def lookup(self, key: str) -> Any | None:
-        with self._ctx.sessions() as s:
+        with self._ctx.reads() as s:
             raw = s.scalar(select(DemoRecordRow.value).where(DemoRecordRow.key == key))
         return None if raw is None else json.loads(raw)
 

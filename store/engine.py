@@ -5,6 +5,8 @@ from typing import Any
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
+READ_ONLY_OPTION = "agentrt_read_only"
+
 
 def make_engine(url: str, *, echo: bool = False) -> Engine:
     """Create an engine tuned for its backend.
@@ -32,7 +34,11 @@ def make_engine(url: str, *, echo: bool = False) -> Engine:
 
         @event.listens_for(engine, "begin")
         def _on_begin(conn: Any) -> None:
-            conn.exec_driver_sql("BEGIN IMMEDIATE")
+            # A read-only session (make_read_sessionmaker) takes no write lock: in WAL mode
+            # a deferred BEGIN reads a consistent snapshot without waiting for writers, and
+            # never makes them wait. Every other transaction may write and locks up front.
+            read_only = conn.get_execution_options().get(READ_ONLY_OPTION, False)
+            conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
 
         return engine
     return create_engine(url, echo=echo, pool_pre_ping=True, pool_size=10, max_overflow=10)
@@ -40,6 +46,12 @@ def make_engine(url: str, *, echo: bool = False) -> Engine:
 
 def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
     return sessionmaker(engine, expire_on_commit=False)
+
+
+def make_read_sessionmaker(engine: Engine) -> sessionmaker[Session]:
+    """Sessions for reads only (same pool). On SQLite they begin DEFERRED, not IMMEDIATE:
+    a session from here must never write (SQLite would refuse the upgrade under load)."""
+    return sessionmaker(engine.execution_options(**{READ_ONLY_OPTION: True}))
 
 
 def is_postgres(engine: Engine) -> bool:

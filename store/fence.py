@@ -20,21 +20,23 @@ class FenceStore:
     def stamp(
         self, *, run_id: str, call_id: str, tool: str, token: str, idempotency_key: str
     ) -> str:
-        """Stamp the in-flight write; returns a FenceState value. Retrying is safe."""
+        """Stamp the in-flight write; returns a FenceState value. Retrying is safe.
+
+        The common case is one statement: the guarded UPDATE also checks that the dedup
+        ledger holds no result for the call (NOT EXISTS), in the same transaction and under
+        the same lock as before. Only when it matches no row are the reasons read.
+        """
+        recorded = select(ToolResultRow.idempotency_key).where(
+            ToolResultRow.idempotency_key == idempotency_key
+        )
         with self._ctx.sessions.begin() as s:
-            done = s.scalar(
-                select(ToolResultRow.idempotency_key).where(
-                    ToolResultRow.idempotency_key == idempotency_key
-                )
-            )
-            if done is not None:
-                return FenceState.ALREADY_DONE
             res = s.execute(
                 update(RunRow)
                 .where(
                     RunRow.id == run_id,
                     RunRow.status == RunStatus.RUNNING.value,
                     RunRow.pending_call_id.is_(None),
+                    ~recorded.exists(),
                 )
                 .values(
                     pending_call_id=call_id,
@@ -46,6 +48,8 @@ class FenceStore:
             )
             if rowcount(res):
                 return FenceState.STAMPED
+            if s.scalar(recorded) is not None:
+                return FenceState.ALREADY_DONE
             row = s.get(RunRow, run_id)
             if row is None or row.status != RunStatus.RUNNING.value:
                 return FenceState.RUN_NOT_RUNNING

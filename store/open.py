@@ -12,7 +12,7 @@ from sqlalchemy.exc import OperationalError
 from agentrt.contracts.errors import StoreUnavailableError
 from agentrt.store import migrate
 from agentrt.store.context import StoreContext, no_faults
-from agentrt.store.engine import make_engine, make_sessionmaker
+from agentrt.store.engine import make_engine, make_read_sessionmaker, make_sessionmaker
 from agentrt.store.sealing import Sealer
 
 WHICH_SETTING = "set AGENTRT_DATABASE_URL (or AGENTRT_DATA_DIR for the default SQLite file)"
@@ -43,7 +43,12 @@ def open_store(
             f"the database at {shown} has no agentrt schema: {WHICH_SETTING} to the "
             "worker's database, or create the schema with `agentrt migrate`"
         )
-    ctx = StoreContext(make_sessionmaker(engine), sealer, faults or no_faults)
+    ctx = StoreContext(
+        make_sessionmaker(engine),
+        sealer,
+        faults or no_faults,
+        read_sessions=make_read_sessionmaker(engine),
+    )
     return engine, ctx
 
 

@@ -76,6 +76,11 @@ class RunStore:
                 {"profile": profile, "initiator": initiator, "prompt": prompt},
                 privacy,
             )
+        if created:
+            # The snapshot never changes after begin: the run's first model call (most often
+            # on this worker) needs no read for it. Only when this call wrote it: a retried
+            # begin must not cache a snapshot other than the stored one.
+            self._cache(run_id, json.loads(snapshot))
         return created
 
     def record_llm(
@@ -157,22 +162,25 @@ class RunStore:
             if cached is not None:
                 self._snapshots.move_to_end(run_id)
                 return cached
-        with self._ctx.sessions() as s:
+        with self._ctx.reads() as s:
             raw = s.scalar(select(RunRow.snapshot).where(RunRow.id == run_id))
         if raw is None:
             raise RunNotFoundError(run_id)
         value: dict[str, Any] = json.loads(raw)
+        self._cache(run_id, value)
+        return value
+
+    def _cache(self, run_id: str, value: dict[str, Any]) -> None:
         with self._lock:
             self._snapshots[run_id] = value
             while len(self._snapshots) > SNAPSHOT_CACHE:
                 self._snapshots.popitem(last=False)
-        return value
 
     def transcript(self, run_id: str, *, upto: int | None = None) -> list[Message]:
         q = select(MessageRow).where(MessageRow.run_id == run_id).order_by(MessageRow.sequence)
         if upto is not None:
             q = q.where(MessageRow.sequence < upto)
-        with self._ctx.sessions() as s:
+        with self._ctx.reads() as s:
             rows = s.scalars(q).all()
         return [self._open_message(r) for r in rows]
 
@@ -184,7 +192,7 @@ class RunStore:
             .where(MessageRow.run_id == run_id, MessageRow.sequence <= sequence)
             .order_by(MessageRow.sequence)
         )
-        with self._ctx.sessions() as s:
+        with self._ctx.reads() as s:
             rows = s.scalars(q).all()
         if rows and rows[-1].sequence == sequence:
             return [self._open_message(r) for r in rows[:-1]], self._open_message(rows[-1])
@@ -272,7 +280,7 @@ class RunStore:
         ]
 
     def event_payload(self, run_id: str, sequence: int) -> dict[str, Any] | None:
-        with self._ctx.sessions() as s:
+        with self._ctx.reads() as s:
             raw = s.scalar(
                 select(EventRow.payload).where(
                     EventRow.run_id == run_id, EventRow.sequence == sequence

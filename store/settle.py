@@ -14,7 +14,7 @@ from agentrt.contracts.enums import (
     TerminationReason,
 )
 from agentrt.contracts.messages import Usage
-from agentrt.store.answer import answer_ceiling, keep_text
+from agentrt.store.answer import ceiling_of, keep_text
 from agentrt.store.context import StoreContext, rowcount, utcnow
 from agentrt.store.rows import MessageRow, RunRow
 from agentrt.store.runs import RunStore
@@ -79,7 +79,8 @@ class SettleStore:
                 MessageRow(run_id=run_id, sequence=answer_sequence, role="assistant", body=body)
             )
             # The stored answer follows the ceiling too (metadata / none: the run fails).
-            kept = keep_text(message.content, answer_ceiling(s, run_id))
+            # From the row read (and locked) above: no second read of it.
+            kept = keep_text(message.content, ceiling_of(row.snapshot, row.answer_ceiling))
             now = utcnow()
             s.execute(
                 update(RunRow)

@@ -23,7 +23,7 @@ class ToolStepStore:
         self._ctx = ctx
 
     def result(self, idempotency_key: str) -> StoredResult | None:
-        with self._ctx.sessions() as s:
+        with self._ctx.reads() as s:
             row = s.get(ToolResultRow, idempotency_key)
         if row is None:
             return None

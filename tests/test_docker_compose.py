@@ -151,7 +151,7 @@ def test_worker_builds_from_a_dockerfile_that_installs_the_package(
     assert dockerfile.is_file()
     text = dockerfile.read_text()
     assert re.search(r"^FROM python:3\.11-slim\b", text, re.M)
-    assert re.search(r"^RUN pip install \.", text, re.M)
+    assert re.search(r"^RUN pip install (--compile )?\.", text, re.M)
     assert re.search(r'^CMD \["agentrt-worker"\]', text, re.M)
     # Every package pyproject ships is copied into the build context of the image.
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
@@ -161,6 +161,22 @@ def test_worker_builds_from_a_dockerfile_that_installs_the_package(
     copied = set(re.findall(r"^COPY (\S+?)/? ", text, re.M))
     assert set(packages) <= copied, f"Dockerfile misses {set(packages) - copied}"
     assert "pyproject.toml" in copied
+
+
+def test_the_image_carries_compiled_bytecode() -> None:
+    """PYTHONDONTWRITEBYTECODE=1 keeps Python from writing .pyc at run time, so the build
+    must compile the installed package, after installing it and before /src goes."""
+    text = (ROOT / "Dockerfile").read_text()
+    assert re.search(r"^ENV PYTHONDONTWRITEBYTECODE=1", text, re.M)
+    # One RUN instruction, continuation lines joined.
+    runs = [r.replace("\\\n", " ") for r in re.findall(r"^RUN (.*?)(?<!\\)$", text, re.M | re.S)]
+    install = next(r for r in runs if "pip install" in r)
+    assert "--compile" in install
+    steps = [s.strip() for s in install.split("&&")]
+    compile_at = next(i for i, s in enumerate(steps) if "compileall" in s)
+    assert "agentrt" in steps[compile_at], "compileall must target the installed package"
+    assert steps.index(next(s for s in steps if s.startswith("pip install"))) < compile_at
+    assert compile_at < steps.index(next(s for s in steps if s.startswith("rm -rf /src")))
 
 
 def test_named_volumes_are_declared(compose: dict[str, Any]) -> None:

@@ -7,15 +7,15 @@ import contextlib
 import logging
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import NoReturn
 
 from pydantic import ValidationError
 from sqlalchemy.exc import SQLAlchemyError
 
+from agentrt.activities.ports import Tool
 from agentrt.activities.toolbox.box import Toolbox
-from agentrt.activities.toolbox.mcp import open_mcp_toolboxes
-from agentrt.activities.toolbox.mcp_config import load_mcp_config
+from agentrt.activities.toolbox.mcp_config import McpConfig, load_mcp_config
 from agentrt.contracts.errors import AgentRuntimeError
 from agentrt.core.exits import console_script, exit_now
 from agentrt.core.logs import configure_logging
@@ -35,6 +35,22 @@ __all__ = ["main", "make_worker", "sandbox_runner", "serve"]  # make_worker: its
 logger = logging.getLogger("workers")
 
 
+async def _no_servers() -> None:
+    pass
+
+
+async def _open_mcp(
+    config: McpConfig | None,
+) -> tuple[list[tuple[str, list[Tool]]], Callable[[], Awaitable[None]]]:
+    """The mcp SDK (with its HTTP server stack) is ~30 MB of worker RSS: imported only when
+    MCP servers are configured."""
+    if config is None:
+        return [], _no_servers
+    from agentrt.activities.toolbox.mcp import open_mcp_toolboxes
+
+    return await open_mcp_toolboxes(config)
+
+
 async def serve(settings: Settings, stop: asyncio.Event) -> None:
     # Config files first (no I/O), then the metrics ports (a taken one is an error before
     # anything connects), then Temporal: a worker that cannot poll must not migrate the
@@ -45,7 +61,7 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
     with serve_metrics(settings, metrics.registry):
         install_sdk_metrics(settings)
         client = await connect(settings)
-        mcp_boxes, close_mcp = await open_mcp_toolboxes(mcp)
+        mcp_boxes, close_mcp = await _open_mcp(mcp)
         try:
             servers = [Toolbox(name, tools) for name, tools in mcp_boxes]
             with build(settings, toolboxes=servers, metrics=metrics) as resources:

@@ -1,22 +1,38 @@
-"""The benchmark executes end to end at a tiny size on the test dev server.
+"""The benchmark, at CI size, on the test dev server.
 
-No timing is asserted: speed targets belong to the benchmark, never to a timed unit test.
-Every run the benchmark starts is checked by the benchmark itself (completed, with the
-expected number of rounds, tool calls, model calls and ledger rows), so numbers appear only
-when the runs did what they should.
+test_benchmark_produces_every_figure runs in the normal suite and asserts no timing: speed
+targets never belong to a timed unit test. Every run the benchmark starts is checked by the
+benchmark itself (completed, with the expected rounds, tool calls, model calls and ledger
+rows), so numbers appear only when the runs did what they should.
+
+test_ratios_within_limits is the bench smoke run: timed, so it runs only when
+AGENTRT_BENCH_SMOKE=1 (`./dev bench-smoke`), never in `./dev test` or .ci/run. It fails when
+a ratio against the hand-written loop passes its limit (bench/smoke.py) by more than the
+noise measured for it.
 """
 
 import dataclasses
 import math
+import os
 from pathlib import Path
 
+import pytest
 from temporalio.client import Client
 
 from agentrt.core.settings import Settings
 from bench.cli import headline
-from bench.config import tiny
+from bench.config import BenchConfig, tiny
 from bench.harness import bench_settings
+from bench.smoke import LIMITS
 from bench.suite import SHARED_SECTIONS, run_shared
+
+
+def _bench_settings(settings: Settings, tmp_path: Path) -> Settings:
+    return bench_settings(
+        database_url=settings.resolved_database_url(),
+        seal_keys=settings.read_seal_keys(),
+        data_dir=tmp_path,
+    )
 
 
 async def test_benchmark_produces_every_figure(
@@ -24,15 +40,13 @@ async def test_benchmark_produces_every_figure(
 ) -> None:
     # 21 rounds also exercises the bench-only raised iteration ceiling.
     cfg = dataclasses.replace(tiny(), long_history_rounds=21)
-    bench = bench_settings(
-        database_url=settings.resolved_database_url(),
-        seal_keys=settings.read_seal_keys(),
-        data_dir=tmp_path,
-    )
-
-    report = await run_shared(client, bench, cfg, SHARED_SECTIONS)
+    report = await run_shared(client, _bench_settings(settings, tmp_path), cfg, SHARED_SECTIONS)
 
     for key in [
+        "loop.k1.ratio",
+        "loop.sat.throughput_ratio",
+        "loop.sat.worker_cpu_ratio",
+        "loop.sat.server_cpu_ratio",
         "overhead.k1.ratio",
         "overhead.k1.ratio_db",
         "overhead.k1.agent_rps",
@@ -43,8 +57,32 @@ async def test_benchmark_produces_every_figure(
         "fence.ratio",
     ]:
         assert key in report.figures, key
-        assert math.isfinite(report.figures[key]), key
+        assert math.isfinite(report.figures[key]) and report.figures[key] > 0, key
     assert report.figures["history.bytes_per_model_call.first"] > 0
     assert all(table.rows for table in report.tables)
-    assert headline(report).rows
+    rows = headline(report).rows
+    assert any(r[0] == "agent/hand-written loop wall time, k=1" for r in rows)
     assert "| k |" in report.tables[0].markdown()
+
+
+SMOKE = BenchConfig(runs=8, warmup=2, tools=(1, 3), burst=30, burst_reps=1)
+
+
+@pytest.mark.skipif(
+    os.environ.get("AGENTRT_BENCH_SMOKE") != "1", reason="timed: ./dev bench-smoke runs it"
+)
+@pytest.mark.timeout(900)
+async def test_ratios_within_limits(client: Client, settings: Settings, tmp_path: Path) -> None:
+    report = await run_shared(client, _bench_settings(settings, tmp_path), SMOKE, ("loop",))
+    lines = []
+    failed = []
+    for limit in LIMITS:
+        value = report.figures[limit.figure]
+        ok = limit.passes(value)
+        sign = ">=" if limit.higher_is_better else "<="
+        lines.append(f"{limit.figure}: {value:.2f} (limit {sign} {limit.bound:.2f}, "
+                     f"target {limit.target}) {'ok' if ok else 'REGRESSED'}")  # fmt: skip
+        if not ok:
+            failed.append(limit.figure)
+    print("\n".join(lines))
+    assert not failed, "\n".join(lines)

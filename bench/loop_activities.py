@@ -1,0 +1,74 @@
+"""The baseline loop's activities: trivial, but with the I/O a minimal persistent loop does.
+
+The model activity reads the run's conversation rows and commits the turn in one
+transaction; the tool activity runs the same demo-world operation as the agent's tool
+(`lookup_order` reads a record, `issue_refund` appends a ledger row). They use the agent's
+own engine, so the SQLite pragmas (WAL, BEGIN IMMEDIATE, synchronous=NORMAL) or the
+PostgreSQL pool are the same.
+"""
+
+import asyncio
+
+from sqlalchemy import Column, Engine, Integer, MetaData, String, Table, Text, func, insert, select
+from temporalio import activity
+
+from agentrt.store.context import StoreContext
+from agentrt.store.demo import DemoWorld
+from bench.loop_workflow import (
+    ACT_LOOP_MODEL,
+    ACT_LOOP_TOOL,
+    READ_TOOL,
+    WRITE_TOOL,
+    LoopModelIn,
+    LoopToolIn,
+    LoopTurn,
+)
+
+_meta = MetaData()
+TURNS = Table(
+    "bench_loop_turn",
+    _meta,
+    Column("run_id", String(64), primary_key=True),
+    Column("round", Integer, primary_key=True),
+    Column("body", Text, nullable=False),
+)
+
+
+def create_tables(engine: Engine) -> None:
+    _meta.create_all(engine)
+
+
+class LoopActivities:
+    def __init__(self, ctx: StoreContext) -> None:
+        self._ctx = ctx
+        self._world = DemoWorld(ctx)
+
+    def _record(self, run_id: str, round_no: int, body: str) -> int:
+        with self._ctx.sessions.begin() as s:
+            seen = s.scalar(select(func.count()).where(TURNS.c.run_id == run_id))
+            s.execute(insert(TURNS).values(run_id=run_id, round=round_no, body=body))
+            return int(seen or 0)
+
+    @activity.defn(name=ACT_LOOP_MODEL)
+    async def model(self, req: LoopModelIn) -> LoopTurn:
+        if req.round > req.tools:
+            turn = LoopTurn(content=f"Done after {req.tools} tool calls.")
+        else:
+            turn = LoopTurn(content="", tool=WRITE_TOOL if req.round == req.tools else READ_TOOL)
+        await asyncio.to_thread(self._record, req.run_id, req.round, turn.content)
+        return turn
+
+    @activity.defn(name=ACT_LOOP_TOOL)
+    async def tool(self, req: LoopToolIn) -> str:
+        if req.tool == WRITE_TOOL:
+            row = await asyncio.to_thread(
+                self._world.append_ledger,
+                run_id=req.run_id,
+                call_id=req.call_id,
+                account="bench",
+                amount_cents=1,
+                memo="bench loop",
+            )
+            return f"refund {row}"
+        found = await asyncio.to_thread(self._world.lookup, "order:1042")
+        return str(found)

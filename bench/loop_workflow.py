@@ -1,0 +1,89 @@
+"""The hand-written baseline: an agent loop written the way the Temporal samples write one.
+
+A model activity, then one activity per tool call, default retries, no fence, no store of
+its own: the transcript travels in the activities' inputs (so its history grows with the
+square of the run length), and a non-idempotent write is simply retried. Loaded inside the
+workflow sandbox, so it imports nothing but temporalio: activities are called by name.
+"""
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from temporalio import workflow
+
+WORKFLOW_LOOP = "BenchLoop"
+ACT_LOOP_MODEL = "bench.loop.model"
+ACT_LOOP_TOOL = "bench.loop.tool"
+SIGNAL_LOOP_APPROVE = "approve"
+WRITE_TOOL = "refund"  # the non-idempotent write (a ledger append)
+READ_TOOL = "lookup"
+
+
+@dataclass(frozen=True)
+class LoopInput:
+    run_id: str
+    tools: int  # tool calls in all; the last one is the write
+    wait_for_approval: bool = False  # memory section: wait for a signal before the tools
+
+
+@dataclass(frozen=True)
+class LoopMessage:
+    role: str
+    content: str
+
+
+@dataclass(frozen=True)
+class LoopModelIn:
+    run_id: str
+    round: int
+    tools: int
+    messages: list[LoopMessage] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class LoopTurn:
+    content: str
+    tool: str | None = None
+
+
+@dataclass(frozen=True)
+class LoopToolIn:
+    run_id: str
+    call_id: str
+    tool: str
+
+
+@workflow.defn(name=WORKFLOW_LOOP)
+class LoopWorkflow:
+    def __init__(self) -> None:
+        self._approved = False
+
+    @workflow.signal(name=SIGNAL_LOOP_APPROVE)
+    def approve(self) -> None:
+        self._approved = True
+
+    @workflow.run
+    async def run(self, inp: LoopInput) -> int:
+        messages = [LoopMessage("user", "bench")]
+        calls = 0
+        for round_no in range(1, inp.tools + 2):
+            turn = await workflow.execute_activity(
+                ACT_LOOP_MODEL,
+                LoopModelIn(inp.run_id, round_no, inp.tools, list(messages)),
+                result_type=LoopTurn,
+                start_to_close_timeout=timedelta(seconds=60),
+            )
+            messages.append(LoopMessage("assistant", turn.content))
+            if turn.tool is None:
+                return calls
+            if inp.wait_for_approval and not self._approved:
+                await workflow.wait_condition(lambda: self._approved)
+            result = await workflow.execute_activity(
+                ACT_LOOP_TOOL,
+                LoopToolIn(inp.run_id, f"r{round_no}", turn.tool),
+                result_type=str,
+                start_to_close_timeout=timedelta(seconds=60),
+            )
+            messages.append(LoopMessage("tool", result))
+            calls += 1
+        return calls
