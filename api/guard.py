@@ -10,8 +10,9 @@ anything. A body with no Content-Type at all is still parsed (and a bad one is -
 import json
 from typing import Any
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
+from agentrt.api.body import read_body, replaying
 from agentrt.api.settings import identify
 
 CALLER_KEY = "agentrt.caller"
@@ -40,7 +41,7 @@ async def _reply(send: Send, status: int, body: dict[str, Any], extra: list[Any]
     await send({"type": "http.response.body", "body": raw})
 
 
-def _utf8(body: bytearray) -> bool:
+def _utf8(body: bytes) -> bool:
     try:
         body.decode("utf-8")
     except UnicodeDecodeError:
@@ -96,17 +97,12 @@ class Guard:
         if declared is not None and declared.isdigit() and int(declared) > self._max_body:
             await _reply(send, 413, _rpc_error(-32600, "Payload too large"), [])
             return
-        body = bytearray()
-        more = True
-        while more:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            body += message.get("body", b"")
-            more = bool(message.get("more_body", False))
-            if len(body) > self._max_body:
-                await _reply(send, 413, _rpc_error(-32600, "Payload too large"), [])
-                return
+        body = await read_body(receive, self._max_body)
+        if body is None:
+            return
+        if not isinstance(body, bytes):
+            await _reply(send, 413, _rpc_error(-32600, "Payload too large"), [])
+            return
         declared_type = headers.get(b"content-type")
         if declared_type is not None and not json_media_type(declared_type):
             await self._unsupported_media(scope, send)
@@ -116,13 +112,4 @@ class Guard:
             await _reply(send, 200, _rpc_error(-32700, "Parse error: the body is not UTF-8"), [])
             return
         scope = {**scope, CALLER_KEY: caller}
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": bytes(body), "more_body": False}
-            return await receive()
-
-        await self._app(scope, replay, send)
+        await self._app(scope, replaying(body, receive), send)

@@ -12,9 +12,10 @@ from fastapi import FastAPI
 from sqlalchemy import Engine
 from starlette.applications import Starlette
 from starlette.routing import Mount
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from agentrt.api import ops_errors
+from agentrt.api.body import read_body, replaying
 from agentrt.api.ops_page import mount_page
 from agentrt.api.ops_routes import router
 from agentrt.api.ops_state import OpsState
@@ -45,26 +46,13 @@ class BodyLimit:
         if declared is not None and declared.isdigit() and int(declared) > self._max:
             await _too_large(send)
             return
-        body, more = bytearray(), True
-        while more:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            body += message.get("body", b"")
-            more = bool(message.get("more_body", False))
-            if len(body) > self._max:
-                await _too_large(send)
-                return
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": bytes(body), "more_body": False}
-            return await receive()
-
-        await self._app(scope, replay, send)
+        body = await read_body(receive, self._max)
+        if body is None:
+            return
+        if not isinstance(body, bytes):
+            await _too_large(send)
+            return
+        await self._app(scope, replaying(body, receive), send)
 
 
 async def _too_large(send: Send) -> None:
