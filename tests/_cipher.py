@@ -1,5 +1,6 @@
 """Read a workflow's history as the Temporal server stores it and check it is ciphertext."""
 
+import json
 from collections.abc import Iterator
 
 from google.protobuf.message import Message
@@ -12,6 +13,16 @@ from agentrt.core.codec import ENCODING
 # Search attributes are indexed by the server, so they are never encoded (and hold only
 # config: profile and status, no user content).
 _NOT_ENCODED = {"search_attributes", "indexed_fields"}
+# The SDK's own marker bookkeeping, written by its core below the codec: a local
+# activity's sequence, attempt, id, type and times, and a patch's id. The local activity's
+# result and failure are the application's payloads, and are checked like any other.
+_MARKER_BOOKKEEPING = {
+    ("core_local_activity", "data"): {
+        "seq", "attempt", "activity_id", "activity_type", "complete_time", "backoff",
+        "original_schedule_time", "activation_index",
+    },
+    ("core_patch", "patch-data"): {"id", "deprecated"},
+}  # fmt: skip
 
 
 def _payloads(msg: Message) -> Iterator[tuple[str, Payload]]:
@@ -41,7 +52,15 @@ async def assert_ciphertext_history(client: Client, workflow_id: str, secret: st
     assert secret.encode() not in raw, "the prompt is in Temporal history in clear"
     checked = 0
     for event in fetched.events:
+        marker = event.marker_recorded_event_attributes
+        for key, allowed in _MARKER_BOOKKEEPING.items():
+            if event.HasField("marker_recorded_event_attributes") and marker.marker_name == key[0]:
+                for p in marker.details[key[1]].payloads:
+                    assert set(json.loads(p.data)) <= allowed, p.data
+                    p.Clear()  # checked: no content, and the codec never sees it
         for name, payload in _payloads(event):
+            if not payload.ByteSize():
+                continue
             assert payload.metadata.get("encoding") == ENCODING, (
                 f"{event.event_type} {name}: encoding {payload.metadata.get('encoding')!r}"
             )

@@ -6,8 +6,13 @@ from datetime import timedelta
 from typing import Any, TypeVar
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
-from temporalio.workflow import ActivityConfig
+from temporalio.exceptions import (
+    ActivityError,
+    ApplicationError,
+    FailureError,
+    is_cancelled_exception,
+)
+from temporalio.workflow import ActivityConfig, LocalActivityConfig
 
 from agentrt.workflows._loop import Stop
 
@@ -43,13 +48,64 @@ async def call(
       becomes a `Stop` with that reason, so the run is settled rather than abandoned; a
       store that stayed away past the window stops it as `store_unavailable`.
     """
+    return await _scheduled(
+        lambda: workflow.execute_activity_method(  # type: ignore[call-overload]
+            fn, arg, summary=summary, **config
+        ),
+        summary,
+        fails_as,
+        outage_seconds,
+    )
+
+
+async def call_local(
+    fn: Callable[[Any, P], Awaitable[R]],
+    arg: P,
+    config: LocalActivityConfig,
+    *,
+    summary: str,
+    fails_as: TerminationReason | None = None,
+    outage_seconds: float = DEFAULT_OUTAGE_SECONDS,
+) -> R:
+    """`call`, as a local activity: a short store step that runs on this worker inside the
+    workflow task that needs it, so it adds no activity task and no workflow task. Only
+    for idempotent steps: a local activity whose marker never reached history (the worker
+    died in that task) runs again."""
+
+    async def once() -> R:
+        try:
+            return await workflow.execute_local_activity_method(  # type: ignore[call-overload,no-any-return]
+                fn, arg, summary=summary, **config
+            )
+        except FailureError as exc:
+            if isinstance(exc, ActivityError):
+                raise
+            # A local activity's failure arrives bare (the activity's own ApplicationError,
+            # TimeoutError or CancelledError); every caller handles an activity's failure.
+            raise ActivityError(
+                "Local activity failed",
+                scheduled_event_id=0,
+                started_event_id=0,
+                identity="",
+                activity_type=getattr(fn, "__name__", ""),
+                activity_id="",
+                retry_state=None,
+            ) from exc
+
+    return await _scheduled(once, summary, fails_as, outage_seconds)
+
+
+async def _scheduled(
+    schedule: Callable[[], Awaitable[R]],
+    summary: str,
+    fails_as: TerminationReason | None,
+    outage_seconds: float,
+) -> R:
     first_seen = None
     pause = _FIRST_PAUSE
     while True:
         try:
-            return await workflow.execute_activity_method(  # type: ignore[call-overload,no-any-return]
-                fn, arg, summary=summary, **config
-            )
+            return await schedule()
         except ActivityError as err:
             if is_cancelled_exception(err):
                 raise asyncio.CancelledError() from err

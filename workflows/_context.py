@@ -19,6 +19,9 @@ with workflow.unsafe.imports_passed_through():
     from agentrt.contracts.profiles import RunPlan
 
 STATUS_KEY = SearchAttributeKey.for_keyword(SA_RUN_STATUS)
+# Begin and complete run as local activities: no activity task and no workflow task of
+# their own. Runs recorded before this patch keep their scheduled activities on replay.
+LOCAL_STORE_STEPS = "local-store-steps"
 
 
 @dataclass
@@ -36,6 +39,7 @@ class RunContext:
     finished: bool = False
     details: Details = field(default_factory=Details)  # Temporal Web's current details
     begin_failure: ApplicationError | None = None  # why the run row was never written
+    local_steps: bool = False  # LOCAL_STORE_STEPS, decided once at the run's start
 
     def require_plan(self) -> RunPlan:
         assert self.plan is not None, "the run has not begun"

@@ -3,7 +3,7 @@
 from datetime import timedelta
 
 from temporalio.common import RetryPolicy
-from temporalio.workflow import ActivityCancellationType, ActivityConfig
+from temporalio.workflow import ActivityCancellationType, ActivityConfig, LocalActivityConfig
 
 from agentrt.contracts.errors import NON_RETRYABLE
 from agentrt.contracts.profiles import Timeouts
@@ -19,6 +19,12 @@ STORE_RETRY = RetryPolicy(
 
 def store_call() -> ActivityConfig:
     """Short idempotent database work: begin, fence, refuse, fail."""
+    return {"start_to_close_timeout": timedelta(seconds=10), "retry_policy": STORE_RETRY}
+
+
+def local_store_call() -> LocalActivityConfig:
+    """`store_call` as a local activity (begin): retried by this worker, durably once past
+    the local retry threshold."""
     return {"start_to_close_timeout": timedelta(seconds=10), "retry_policy": STORE_RETRY}
 
 
@@ -46,16 +52,21 @@ def bounded_store_call() -> ActivityConfig:
     }
 
 
+# Bounded: when the completion transaction keeps failing, the run is failed instead.
+COMPLETION_RETRY = RetryPolicy(
+    initial_interval=timedelta(milliseconds=200),
+    maximum_attempts=3,
+    non_retryable_error_types=_NON_RETRYABLE,
+)
+
+
 def completion_call() -> ActivityConfig:
-    """Bounded: when the completion transaction keeps failing, the run is failed instead."""
-    return {
-        "start_to_close_timeout": timedelta(seconds=30),
-        "retry_policy": RetryPolicy(
-            initial_interval=timedelta(milliseconds=200),
-            maximum_attempts=3,
-            non_retryable_error_types=_NON_RETRYABLE,
-        ),
-    }
+    return {"start_to_close_timeout": timedelta(seconds=30), "retry_policy": COMPLETION_RETRY}
+
+
+def local_completion_call() -> LocalActivityConfig:
+    """`completion_call` as a local activity."""
+    return {"start_to_close_timeout": timedelta(seconds=30), "retry_policy": COMPLETION_RETRY}
 
 
 def on_queue(config: ActivityConfig, task_queue: str | None) -> ActivityConfig:

@@ -14,8 +14,8 @@ from temporalio.exceptions import ActivityError, ApplicationError
 
 from agentrt.workflows import _options as opt
 from agentrt.workflows._budget import budget_stop
-from agentrt.workflows._calls import call, error_type
-from agentrt.workflows._context import RunContext, set_status
+from agentrt.workflows._calls import call, call_local, error_type
+from agentrt.workflows._context import LOCAL_STORE_STEPS, RunContext, set_status
 from agentrt.workflows._fenced_write import fenced_write
 from agentrt.workflows._loop import Route, Stop, guardrail_stop, needs_approval, route
 from agentrt.workflows._pauses import await_decision, await_input, project
@@ -194,6 +194,7 @@ class AgentRunWorkflow:
         ctx.run_id = inp.run_id
         ctx.task_id = inp.a2a_task_id
         ctx.gate.initiator = inp.initiator
+        ctx.local_steps = workflow.patched(LOCAL_STORE_STEPS)
         try:
             begin = await self._begin(inp)
         except ActivityError as err:
@@ -234,20 +235,19 @@ class AgentRunWorkflow:
         """Insert the run row. A cancel that arrives meanwhile waits for it: cut short, the
         activity could still commit a row that nobody settles. The run then takes the
         cancel at its first check and settles CANCELLED like any other."""
+        request = BeginRequest(
+            run_id=inp.run_id,
+            profile=inp.profile,
+            prompt=inp.prompt,
+            initiator=inp.initiator,
+            max_iterations=inp.max_iterations,
+            workflow_run_id=workflow.info().run_id,
+        )
+        summary = f"begin {inp.profile}"
         work = asyncio.ensure_future(
-            call(
-                RunActivities.begin,
-                BeginRequest(
-                    run_id=inp.run_id,
-                    profile=inp.profile,
-                    prompt=inp.prompt,
-                    initiator=inp.initiator,
-                    max_iterations=inp.max_iterations,
-                    workflow_run_id=workflow.info().run_id,
-                ),
-                opt.store_call(),
-                summary=f"begin {inp.profile}",
-            )
+            call_local(RunActivities.begin, request, opt.local_store_call(), summary=summary)
+            if self._ctx.local_steps
+            else call(RunActivities.begin, request, opt.store_call(), summary=summary)
         )
         while not work.done():
             try:

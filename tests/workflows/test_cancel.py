@@ -188,10 +188,14 @@ async def test_a_cancel_delivered_with_the_suspensions_result_is_not_swallowed(
     runtime = AgentRuntime(client, RunStore(built.ctx), queue)
 
     def workflows_only() -> Worker:
+        # Workflow tasks and the local store steps (begin, complete) only: every activity
+        # task goes to the other worker.
         return Worker(
             client,
             task_queue=queue,
             workflows=[AgentRunWorkflow],
+            activities=built.activities,
+            no_remote_activities=True,
             workflow_runner=sandbox_runner(),
             sticky_queue_schedule_to_start_timeout=timedelta(seconds=1),
         )

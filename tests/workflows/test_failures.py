@@ -163,10 +163,16 @@ async def test_store_trouble_in_a_step_is_waited_out_not_blamed_on_the_step(
     assert hook.left == 0
     assert view.status is RunStatus.COMPLETED  # waited the outage out
     history = await client.get_workflow_handle(view.run_id).fetch_history()
+    # A failed activity, or a failed local activity (begin, complete): its marker.
     failures = [
         e.activity_task_failed_event_attributes.failure
         for e in history.events
         if e.HasField("activity_task_failed_event_attributes")
+    ] + [
+        e.marker_recorded_event_attributes.failure
+        for e in history.events
+        if e.HasField("marker_recorded_event_attributes")
+        and e.marker_recorded_event_attributes.HasField("failure")
     ]
     assert failures, "the store failure never reached the workflow"
     for f in failures:
