@@ -6,6 +6,8 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 
+from temporalio.client import WorkflowFailureError
+
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.run import RunResult
 from agentrt.starter.facade import AgentRuntime
@@ -28,7 +30,16 @@ async def agent_run(
     runtime = AgentRuntime(bench.client, bench.runs, bench.task_queue)
     start = time.perf_counter()
     run_id = await runtime.start(profile, prompt, max_iterations=max_iterations, initiator="bench")
-    result = await bench.client.get_workflow_handle(run_id, result_type=RunResult).result()
+    try:
+        result = await bench.client.get_workflow_handle(run_id, result_type=RunResult).result()
+    except WorkflowFailureError as err:
+        # The run's own settled reason (its status and termination reason, never content).
+        view = await runtime.status(run_id)
+        events = await runtime.events(run_id)
+        kind = events[-1].payload.get("error_type") if events else None
+        raise BenchError(
+            f"agent run {run_id} failed: {view.status.value} {view.termination_reason} ({kind})"
+        ) from err
     elapsed = _ms_since(start)
     if result.status is not RunStatus.COMPLETED:
         raise BenchError(f"agent run {run_id} ended {result.status.value}: {result.outcome}")
