@@ -10,7 +10,6 @@ from temporalio.client import WorkflowFailureError
 
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.run import RunResult
-from agentrt.starter.facade import AgentRuntime
 from bench.bare_workflow import ACT_NOOP, WORKFLOW_BARE, WORKFLOW_TIMERS, BareInput, TimerInput
 from bench.harness import Bench
 
@@ -27,7 +26,7 @@ async def agent_run(
     bench: Bench, profile: str, prompt: str, *, max_iterations: int | None = None
 ) -> tuple[float, RunResult]:
     """One agent run through the public facade; (client-side ms, the workflow's result)."""
-    runtime = AgentRuntime(bench.client, bench.runs, bench.task_queue)
+    runtime = bench.runtime
     start = time.perf_counter()
     run_id = await runtime.start(profile, prompt, max_iterations=max_iterations, initiator="bench")
     try:

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import cached_property
 from pathlib import Path
 
 from temporalio.client import Client
@@ -23,6 +24,7 @@ from agentrt.contracts.ids import SA_PROFILE, SA_RUN_STATUS
 from agentrt.core.devserver import temporal_cli
 from agentrt.core.settings import Settings
 from agentrt.core.temporal import data_converter
+from agentrt.starter.facade import AgentRuntime
 from agentrt.store.runs import RunStore
 from agentrt.workers.builder import sandbox_runner
 from agentrt.workers.compose import Parts, build
@@ -45,6 +47,12 @@ class Bench:
     parts: Parts
     runs: RunStore
     task_queue: str
+
+    @cached_property
+    def runtime(self) -> AgentRuntime:
+        """One facade for every agent run, as a client application holds one: its check
+        that a worker polls the queue is made once, not before every start."""
+        return AgentRuntime(self.client, self.runs, self.task_queue)
 
 
 def bench_settings(*, database_url: str, seal_keys: str, data_dir: Path) -> Settings:

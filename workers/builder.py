@@ -65,9 +65,12 @@ def build_worker(
 #   random, os.environ...) are enforced by workflows/ruff.toml on every file in
 #   workflows/, and tests/workflows/test_replay.py replays recorded histories through
 #   this runner.
-# - agentrt.workflows.agent_run itself stays sandboxed, and so does any module added to
-#   workflows/ later until it is listed here: a new module is re-imported (and its
-#   module-level code checked by the sandbox) by default.
+# - agentrt.workflows.agent_run, the workflow class itself: the same. At module level it
+#   holds two constants (MAX_REFUSALS_KEPT, _SAFE_BEGIN_MESSAGES, a frozenset); each run's
+#   state lives on its own instance. Re-importing it was the largest sandbox cost left
+#   (about 9% of the worker's CPU in a burst of runs, issue 12).
+# - a module added to workflows/ later stays sandboxed until it is listed here: a new
+#   module is re-imported (and its module-level code checked by the sandbox) by default.
 # The activity-definition modules (agentrt.activities.*) are imported by the workflow
 # under workflow.unsafe.imports_passed_through(), so they are already shared.
 WORKFLOW_PASSTHROUGH = (
@@ -82,6 +85,7 @@ WORKFLOW_PASSTHROUGH = (
     "agentrt.workflows._options",
     "agentrt.workflows._pauses",
     "agentrt.workflows._settle",
+    "agentrt.workflows.agent_run",
 )
 
 

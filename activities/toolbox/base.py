@@ -1,6 +1,7 @@
 """A typed tool: a pydantic argument model gives the JSON schema and the validation."""
 
 from abc import ABC, abstractmethod
+from functools import cached_property
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -34,8 +35,10 @@ class TypedTool(ABC, Generic[A]):
     args_model: type[A]
     declared_effect: ToolEffect | None = None  # None ⇒ NON_IDEMPOTENT_WRITE (fail closed)
 
-    @property
+    @cached_property
     def spec(self) -> ToolSpec:
+        # Once per tool: a JSON schema costs more than many a tool call (every call and
+        # every run's begin read it).
         return ToolSpec(
             name=self.name,
             description=self.description,
