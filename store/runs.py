@@ -76,6 +76,7 @@ class RunStore:
                 {"profile": profile, "initiator": initiator, "prompt": prompt},
                 privacy,
             )
+        self._ctx.faults("begin.after_write")
         if created:
             # The snapshot never changes after begin: the run's first model call (most often
             # on this worker) needs no read for it. Only when this call wrote it: a retried

@@ -118,6 +118,7 @@ class SettleStore:
             runs.add_event(
                 s, run_id, sequence, EventKind.RUN_COMPLETED, iterations, payload, privacy
             )
+        self._ctx.faults("complete.after_commit")
         return Settled(True, RunStatus.COMPLETED)
 
     def fail(

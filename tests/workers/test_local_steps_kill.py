@@ -1,0 +1,69 @@
+"""begin and complete are local activities: a worker SIGKILLed after one committed, before
+its marker reached history, leaves a workflow task that the next worker runs again, so the
+step runs twice. Both are idempotent, and the run ends as if it had run once."""
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from temporalio.testing import WorkflowEnvironment
+
+from agentrt.contracts.enums import EventKind, RunStatus
+from agentrt.core.settings import Settings
+from agentrt.starter.facade import AgentRuntime
+from agentrt.store.runs import RunStore
+from tests.workers._proc import WorkerPool, wait_for_marker, worker_env
+
+# The killed worker's workflow task times out (10 s) before another worker takes it.
+WITHIN = 60.0
+
+
+@pytest.fixture
+def pool(tmp_path: Path) -> Iterator[WorkerPool]:
+    p = WorkerPool(tmp_path)
+    yield p
+    p.close()
+
+
+@pytest.mark.timeout(150)
+@pytest.mark.parametrize("point", ["begin.after_write", "complete.after_commit"])
+async def test_a_local_step_whose_worker_died_after_its_commit_takes_effect_once(
+    point: str,
+    pool: WorkerPool,
+    temporal_env: WorkflowEnvironment,
+    runtime: AgentRuntime,
+    runs: RunStore,
+    settings: Settings,
+    task_queue: str,
+    tmp_path: Path,
+) -> None:
+    markers = tmp_path / "markers"
+    address = temporal_env.client.service_client.config.target_host
+    faulty = pool.spawn(
+        worker_env(settings, temporal_address=address, task_queue=task_queue,
+                   block_at=point, marker_dir=markers)
+    )  # fmt: skip
+    # start answers once `begun` does: for a kill inside begin, only on the next worker.
+    starting = asyncio.create_task(runtime.start("auto", "Please refund order 1042"))
+    await wait_for_marker(markers / point, faulty, within=30.0)
+    faulty.kill()
+    pool.spawn(worker_env(settings, temporal_address=address, task_queue=task_queue))
+    run_id = await asyncio.wait_for(starting, WITHIN)
+    view = await asyncio.wait_for(runtime.result(run_id), WITHIN)
+
+    assert view.status is RunStatus.COMPLETED
+    assert view.answer is not None
+    kinds = [e.kind for e in await runtime.events(run_id)]
+    assert kinds.count(EventKind.RUN_STARTED) == 1
+    assert kinds.count(EventKind.RUN_COMPLETED) == 1 and kinds[-1] is EventKind.RUN_COMPLETED
+    assert [m.role for m in runs.transcript(run_id)].count("user") == 1
+    # However often each ran, history holds one marker for each.
+    history = await temporal_env.client.get_workflow_handle(run_id).fetch_history()
+    markers_of = [
+        e.marker_recorded_event_attributes
+        for e in history.events
+        if e.HasField("marker_recorded_event_attributes")
+        and e.marker_recorded_event_attributes.marker_name == "core_local_activity"
+    ]
+    assert len(markers_of) == 2  # begin and complete, one marker each
