@@ -3,7 +3,6 @@ its marker reached history, leaves a workflow task that the next worker runs aga
 step runs twice. Both are idempotent, and the run ends as if it had run once."""
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,13 +16,6 @@ from tests.workers._proc import WorkerPool, wait_for_marker, worker_env
 
 # The killed worker's workflow task times out (10 s) before another worker takes it.
 WITHIN = 60.0
-
-
-@pytest.fixture
-def pool(tmp_path: Path) -> Iterator[WorkerPool]:
-    p = WorkerPool(tmp_path)
-    yield p
-    p.close()
 
 
 @pytest.mark.timeout(150)

@@ -113,13 +113,6 @@ async def test_an_agent_reads_over_mcp_and_an_approved_mcp_write_runs_once(
     ]  # fmt: skip
 
 
-@pytest.fixture
-def pool(tmp_path: Path) -> Iterator[WorkerPool]:
-    p = WorkerPool(tmp_path)
-    yield p
-    p.close()
-
-
 def _env(settings: Settings, env: WorkflowEnvironment, **extra: Any) -> dict[str, str]:
     out = worker_env(
         settings,

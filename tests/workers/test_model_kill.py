@@ -7,7 +7,6 @@ while it runs, and a missed heartbeat (5 s) hands the call to another worker.
 
 import asyncio
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,13 +22,6 @@ from tests.workers._proc import WorkerPool, wait_for_marker, worker_env
 # with room for a loaded machine: far below the model's start-to-close timeout.
 RECOVER_WITHIN = 30.0
 assert RECOVER_WITHIN < Timeouts().model_seconds / 3
-
-
-@pytest.fixture
-def pool(tmp_path: Path) -> Iterator[WorkerPool]:
-    p = WorkerPool(tmp_path)
-    yield p
-    p.close()
 
 
 @pytest.mark.timeout(120)

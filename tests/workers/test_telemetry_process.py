@@ -78,13 +78,6 @@ def collector() -> Iterator[Collector]:
     thread.join(timeout=5)
 
 
-@pytest.fixture
-def pool(tmp_path: Path) -> Iterator[WorkerPool]:
-    p = WorkerPool(tmp_path)
-    yield p
-    p.close()
-
-
 def _env(settings: Settings, temporal: WorkflowEnvironment, queue: str) -> dict[str, str]:
     address = temporal.client.service_client.config.target_host
     return worker_env(settings, temporal_address=address, task_queue=queue)
