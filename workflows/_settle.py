@@ -10,7 +10,7 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
 
 from agentrt.workflows import _options as opt
-from agentrt.workflows._calls import call, call_local, error_type
+from agentrt.workflows._calls import call, error_type, store_step
 from agentrt.workflows._context import RunContext, set_status
 from agentrt.workflows._loop import Stop
 from agentrt.workflows._pauses import project
@@ -48,22 +48,14 @@ async def complete(ctx: RunContext, answer_seq: int, reason: TerminationReason) 
     try:
         # Idempotent, so safe to run again should the worker die before its marker lands:
         # a completed run answers "not applied, COMPLETED" (handled below).
-        settled = await (
-            call_local(
-                RunActivities.complete,
-                request,
-                opt.local_completion_call(),
-                summary="complete",
-                outage_seconds=outage,
-            )
-            if ctx.local_steps
-            else call(
-                RunActivities.complete,
-                request,
-                opt.completion_call(),
-                summary="complete",
-                outage_seconds=outage,
-            )
+        settled = await store_step(
+            ctx.local_steps,
+            RunActivities.complete,
+            request,
+            opt.completion_call(),
+            opt.local_completion_call(),
+            summary="complete",
+            outage_seconds=outage,
         )
     except ActivityError as err:
         # Never COMPLETED without its answer: the run fails instead.

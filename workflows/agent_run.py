@@ -14,7 +14,7 @@ from temporalio.exceptions import ActivityError, ApplicationError
 
 from agentrt.workflows import _options as opt
 from agentrt.workflows._budget import budget_stop
-from agentrt.workflows._calls import call, call_local, error_type
+from agentrt.workflows._calls import call, error_type, store_step
 from agentrt.workflows._context import LOCAL_STORE_STEPS, RunContext, set_status
 from agentrt.workflows._fenced_write import fenced_write
 from agentrt.workflows._loop import Route, Stop, guardrail_stop, needs_approval, route
@@ -243,11 +243,15 @@ class AgentRunWorkflow:
             max_iterations=inp.max_iterations,
             workflow_run_id=workflow.info().run_id,
         )
-        summary = f"begin {inp.profile}"
         work = asyncio.ensure_future(
-            call_local(RunActivities.begin, request, opt.local_store_call(), summary=summary)
-            if self._ctx.local_steps
-            else call(RunActivities.begin, request, opt.store_call(), summary=summary)
+            store_step(
+                self._ctx.local_steps,
+                RunActivities.begin,
+                request,
+                opt.store_call(),
+                opt.local_store_call(),
+                summary=f"begin {inp.profile}",
+            )
         )
         while not work.done():
             try:
