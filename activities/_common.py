@@ -12,7 +12,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from agentrt.activities.ports import FaultHook, ToolContext, no_faults, no_heartbeat
-from agentrt.contracts.errors import ErrorType
+from agentrt.contracts.errors import NON_RETRYABLE, ErrorType
 
 if TYPE_CHECKING:
     from agentrt.activities.ports import RunPort
@@ -108,23 +108,34 @@ def fatal(message: str, kind: ErrorType, *, expected: bool = False) -> Applicati
 
 # Provider failures that are the operator's to fix, never a bug of ours: one line, no trace.
 _EXPECTED = frozenset({ErrorType.PROVIDER_REJECTED.value, ErrorType.UNKNOWN_PROVIDER.value})
+_DETERMINISTIC = frozenset(e.value for e in NON_RETRYABLE)
 
 
 def expected_failure(exc: BaseException, where: str) -> BaseException:
     """`exc` as it should leave an activity: an expected ApplicationError is logged here as
-    one line and made BENIGN (the SDK then logs no traceback); anything else as it is."""
-    if not isinstance(exc, ApplicationError) or exc.type not in _EXPECTED:
+    one line and made BENIGN (the SDK then logs no traceback); anything else as it is.
+
+    A failure of a deterministic type (`NON_RETRYABLE`) always leaves non-retryable: the
+    retry policies do not list those types (they would cost every scheduled activity's
+    history event about 130 bytes), so a provider plug-in that raises ProviderRejected
+    without the flag must not be retried for it either."""
+    if not isinstance(exc, ApplicationError):
         return exc
-    activity.logger.warning("%s: %s (%s)", where, exc.message, exc.type)
-    if exc.category is ApplicationErrorCategory.BENIGN:
+    expected = exc.type in _EXPECTED
+    if expected:
+        activity.logger.warning("%s: %s (%s)", where, exc.message, exc.type)
+    was_benign = exc.category is ApplicationErrorCategory.BENIGN
+    benign = expected or was_benign
+    final = exc.non_retryable or exc.type in _DETERMINISTIC
+    if benign == was_benign and final == exc.non_retryable:
         return exc
     return ApplicationError(
         exc.message,
         *exc.details,
         type=exc.type,
-        non_retryable=exc.non_retryable,
+        non_retryable=final,
         next_retry_delay=exc.next_retry_delay,
-        category=ApplicationErrorCategory.BENIGN,
+        category=ApplicationErrorCategory.BENIGN if benign else exc.category,
     )
 
 

@@ -5,15 +5,15 @@ from datetime import timedelta
 from temporalio.common import RetryPolicy
 from temporalio.workflow import ActivityCancellationType, ActivityConfig, LocalActivityConfig
 
-from agentrt.contracts.errors import NON_RETRYABLE
 from agentrt.contracts.profiles import Timeouts
 
-_NON_RETRYABLE = [e.value for e in NON_RETRYABLE]
-
+# No `non_retryable_error_types`: every deterministic failure (contracts.errors
+# NON_RETRYABLE) leaves its activity with non_retryable set, where it is raised (`fatal`,
+# the providers, and `expected_failure` for a provider plug-in's own). Listing the types
+# here as well cost about 130 bytes in every scheduled activity's history event.
 STORE_RETRY = RetryPolicy(
     initial_interval=timedelta(milliseconds=200),
     maximum_interval=timedelta(seconds=10),
-    non_retryable_error_types=_NON_RETRYABLE,
 )
 
 
@@ -47,8 +47,7 @@ def bounded_store_call() -> ActivityConfig:
         "retry_policy": RetryPolicy(
             initial_interval=timedelta(milliseconds=200),
             maximum_attempts=3,
-            non_retryable_error_types=_NON_RETRYABLE,
-        ),
+                ),
     }
 
 
@@ -56,7 +55,6 @@ def bounded_store_call() -> ActivityConfig:
 COMPLETION_RETRY = RetryPolicy(
     initial_interval=timedelta(milliseconds=200),
     maximum_attempts=3,
-    non_retryable_error_types=_NON_RETRYABLE,
 )
 
 
@@ -83,8 +81,7 @@ def model_call(t: Timeouts) -> ActivityConfig:
             initial_interval=timedelta(seconds=1),
             maximum_interval=timedelta(seconds=30),
             maximum_attempts=5,
-            non_retryable_error_types=_NON_RETRYABLE,
-        ),
+                ),
     }
 
 
@@ -96,8 +93,7 @@ def tool_call(t: Timeouts) -> ActivityConfig:
             initial_interval=timedelta(milliseconds=500),
             maximum_interval=timedelta(seconds=10),
             maximum_attempts=5,
-            non_retryable_error_types=_NON_RETRYABLE,
-        ),
+                ),
     }
 
 
