@@ -47,7 +47,7 @@ def bounded_store_call() -> ActivityConfig:
         "retry_policy": RetryPolicy(
             initial_interval=timedelta(milliseconds=200),
             maximum_attempts=3,
-                ),
+        ),
     }
 
 
@@ -81,7 +81,7 @@ def model_call(t: Timeouts) -> ActivityConfig:
             initial_interval=timedelta(seconds=1),
             maximum_interval=timedelta(seconds=30),
             maximum_attempts=5,
-                ),
+        ),
     }
 
 
@@ -93,7 +93,7 @@ def tool_call(t: Timeouts) -> ActivityConfig:
             initial_interval=timedelta(milliseconds=500),
             maximum_interval=timedelta(seconds=10),
             maximum_attempts=5,
-                ),
+        ),
     }
 
 
