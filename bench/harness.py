@@ -117,7 +117,7 @@ def bench_worker(client: Client, parts: Parts, settings: Settings) -> Worker:
         client,
         task_queue=settings.task_queue,
         workflows=[AgentRunWorkflow, BareWorkflow, TimerWorkflow, LoopWorkflow],
-        workflow_runner=sandbox_runner(),
+        workflow_runner=sandbox_runner(client.data_converter),
         activities=[*parts.activities, bare.noop, bare.db_write, loop.model, loop.tool],
         max_concurrent_activities=settings.max_concurrent_activities,
         max_concurrent_workflow_tasks=settings.max_concurrent_workflow_tasks,

@@ -13,7 +13,8 @@ from datetime import timedelta
 from temporalio.client import Client
 from temporalio.common import VersioningBehavior, WorkerDeploymentVersion
 from temporalio.contrib.opentelemetry import TracingInterceptor
-from temporalio.worker import Interceptor, Worker, WorkerDeploymentConfig
+from temporalio.converter import DataConverter
+from temporalio.worker import Interceptor, Worker, WorkerDeploymentConfig, WorkflowRunner
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from agentrt.activities.ports import ModelProvider
@@ -22,6 +23,7 @@ from agentrt.core.settings import Settings
 from agentrt.core.tracing import tracing_interceptor
 from agentrt.workers.compose import WorkerResources, build
 from agentrt.workers.metrics import ActivityTiming
+from agentrt.workers.runner import ContextFreeRunner, ignores_context
 from agentrt.workflows.agent_run import AgentRunWorkflow
 
 
@@ -89,12 +91,17 @@ WORKFLOW_PASSTHROUGH = (
 )
 
 
-def sandbox_runner() -> SandboxedWorkflowRunner:
+def sandbox_runner(converter: DataConverter | None = None) -> WorkflowRunner:
     """Pure wire types and the workflow's helpers are shared with the sandbox, so one class
-    object crosses it and no run re-imports them (see WORKFLOW_PASSTHROUGH)."""
-    return SandboxedWorkflowRunner(
+    object crosses it and no run re-imports them (see WORKFLOW_PASSTHROUGH). Given the
+    worker's data converter, and when that converter takes no serialization context, the
+    SDK's per-payload context questions are answered outside the sandbox (workers.runner)."""
+    sandbox = SandboxedWorkflowRunner(
         restrictions=SandboxRestrictions.default.with_passthrough_modules(*WORKFLOW_PASSTHROUGH)
     )
+    if converter is not None and ignores_context(converter):
+        return ContextFreeRunner(sandbox)
+    return sandbox
 
 
 def deployment_config(settings: Settings) -> WorkerDeploymentConfig | None:
@@ -117,7 +124,7 @@ def make_worker(client: Client, resources: WorkerResources, settings: Settings) 
         client,
         task_queue=settings.task_queue,
         workflows=[AgentRunWorkflow],
-        workflow_runner=sandbox_runner(),
+        workflow_runner=sandbox_runner(client.data_converter),
         activities=resources.activities,
         interceptors=worker_interceptors(client, resources),
         max_concurrent_activities=settings.max_concurrent_activities,

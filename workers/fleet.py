@@ -78,7 +78,7 @@ def maintenance_worker(client: Client, resources: WorkerResources, settings: Set
         task_queue=settings.maintenance_task_queue,
         workflows=[RetentionWorkflow],
         activities=retention.activities(),
-        workflow_runner=sandbox_runner(),
+        workflow_runner=sandbox_runner(client.data_converter),
         max_concurrent_activities=4,
         graceful_shutdown_timeout=timedelta(seconds=settings.graceful_shutdown_seconds),
     )

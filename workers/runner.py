@@ -1,0 +1,105 @@
+"""The workflow runner: the sandbox, with the SDK's per-payload context questions answered
+outside it when the data converter has no use for the answer.
+
+For every payload of every activation and completion (three passes each way: references,
+external storage, codec) the SDK asks the workflow instance for a serialization context
+and an external-store context. A sandboxed instance answers each question by compiling
+and running a code string inside the sandbox with its import hooks applied: in a burst of
+agent runs that was over a quarter of the worker's Python time (py-spy, issue 12).
+
+The answer only selects which converter handles the payload: `DataConverter.with_context`
+returns the converter itself when none of its parts (payload converter, codec, failure
+converter, external storage) takes a context. For such a converter every context selects
+the same converter, so the workflow's own context (and the current workflow as the
+external-store target, which is also the SDK's answer for every command but child
+workflows and external signals) is given without entering the sandbox. With a converter
+that does use contexts, the sandbox answers as before.
+"""
+
+from collections.abc import Sequence
+
+from temporalio.bridge.proto.workflow_activation import WorkflowActivation
+from temporalio.bridge.proto.workflow_completion import WorkflowActivationCompletion
+from temporalio.converter import (
+    ActivitySerializationContext,
+    DataConverter,
+    SerializationContext,
+    StorageDriverStoreContext,
+    StorageDriverWorkflowInfo,
+    WorkflowSerializationContext,
+)
+from temporalio.worker import WorkflowInstance, WorkflowInstanceDetails, WorkflowRunner
+from temporalio.workflow import Info, _Definition
+
+# A context of each kind a workflow's payloads are given; a converter that returns itself
+# for both takes no context at all.
+_PROBES: tuple[SerializationContext, ...] = (
+    WorkflowSerializationContext(namespace="probe", workflow_id="probe"),
+    ActivitySerializationContext(
+        namespace="probe",
+        activity_id="1",
+        workflow_id="probe",
+        workflow_type="probe",
+        activity_type="probe",
+        activity_task_queue="probe",
+        is_local=False,
+    ),
+)
+
+
+def ignores_context(converter: DataConverter) -> bool:
+    """True when no serialization context changes how `converter` handles a payload."""
+    if converter.external_storage is not None:
+        return False
+    return all(converter.with_context(probe) is converter for probe in _PROBES)
+
+
+class _ContextFree(WorkflowInstance):
+    """A sandboxed instance whose context answers are fixed for the run."""
+
+    def __init__(self, inner: WorkflowInstance, info: Info) -> None:
+        self._inner = inner
+        self._context = WorkflowSerializationContext(
+            namespace=info.namespace, workflow_id=info.workflow_id
+        )
+        self._store = StorageDriverStoreContext(
+            target=StorageDriverWorkflowInfo(
+                id=info.workflow_id,
+                run_id=info.run_id,
+                type=info.workflow_type,
+                namespace=info.namespace,
+            )
+        )
+
+    def activate(self, act: WorkflowActivation) -> WorkflowActivationCompletion:
+        return self._inner.activate(act)
+
+    def get_serialization_context(self, command_info: object) -> SerializationContext | None:
+        return self._context
+
+    def get_external_store_context(self, command_info: object) -> StorageDriverStoreContext:
+        return self._store
+
+    def get_info(self) -> Info:
+        return self._inner.get_info()
+
+    def get_thread_id(self) -> int | None:
+        return self._inner.get_thread_id()
+
+
+class ContextFreeRunner(WorkflowRunner):
+    """`inner` (the sandbox), for a worker whose data converter `ignores_context`."""
+
+    def __init__(self, inner: WorkflowRunner) -> None:
+        self.inner = inner
+
+    def prepare_workflow(self, defn: _Definition) -> None:
+        self.inner.prepare_workflow(defn)
+
+    def create_instance(self, det: WorkflowInstanceDetails) -> WorkflowInstance:
+        return _ContextFree(self.inner.create_instance(det), det.info)
+
+    def set_worker_level_failure_exception_types(
+        self, types: Sequence[type[BaseException]]
+    ) -> None:
+        self.inner.set_worker_level_failure_exception_types(types)
