@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, delete, func, or_, select
+from sqlalchemy import and_, bindparam, delete, func, or_, select
 from sqlalchemy.orm import Session
 
 from agentrt.store.a2a_journal import append_event
@@ -28,6 +28,7 @@ from agentrt.store.context import StoreContext, as_utc, dumps, utcnow
 __all__ = ["A2AStore", "ResultNotRetainableError", "TaskRecord"]
 
 TABLE = "a2a_task"
+_TASK_OF_RUN = select(A2ATaskRow.id).where(A2ATaskRow.workflow_id == bindparam("run_id"))
 
 
 @dataclass(frozen=True)
@@ -186,6 +187,9 @@ class A2AStore:
         Raises ResultNotRetainableError when the run's answer ceiling is metadata/none, so
         the run is not completed and nothing is stored.
         """
+        # Most runs serve no task: a plain indexed read says so without loading an object.
+        if s.scalar(_TASK_OF_RUN, {"run_id": run_id}) is None:
+            return
         row = s.scalar(select(A2ATaskRow).where(A2ATaskRow.workflow_id == run_id).with_for_update())
         if row is None:
             return

@@ -43,19 +43,19 @@ def append_event(
         dumps(payload), table="a2a_event", column="payload", row=f"{task.id}/{sequence}"
     )
     res = s.execute(
-        insert_ignoring(
-            s,
-            A2AEventRow.__table__,
-            ["task_id", "run_revision", "slot"],
-            task_id=task.id,
-            sequence=sequence,
-            run_revision=run_revision,
-            slot=slot,
-            kind=kind,
-            state=state,
-            payload=sealed,
-            created_at=utcnow(),
-        ).returning(A2AEventRow.id)
+        insert_ignoring(s, A2AEventRow.__table__, ["task_id", "run_revision", "slot"]).returning(
+            A2AEventRow.id
+        ),
+        {
+            "task_id": task.id,
+            "sequence": sequence,
+            "run_revision": run_revision,
+            "slot": slot,
+            "kind": kind,
+            "state": state,
+            "payload": sealed,
+            "created_at": utcnow(),
+        },
     )
     if res.first() is None:
         return -1

@@ -1,5 +1,6 @@
 """What every store module shares: the session factory, the sealer and the fault hook."""
 
+import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -46,14 +47,20 @@ def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
-def insert_ignoring(session: Session, table: Any, index: list[str], **values: Any) -> Insert:
-    """An INSERT that does nothing when the unique key already exists (both backends)."""
-    dialect = session.get_bind().dialect.name
-    if dialect == "postgresql":
-        return (
-            postgresql.insert(table).values(**values).on_conflict_do_nothing(index_elements=index)
-        )
-    return sqlite.insert(table).values(**values).on_conflict_do_nothing(index_elements=index)
+def insert_ignoring(session: Session, table: Any, index: list[str]) -> Insert:
+    """An INSERT that does nothing when the unique key already exists (both backends);
+    execute it with the row's values as parameters: `s.execute(stmt, {...})`.
+
+    Built once per backend, table and key: a statement built anew with `.values()` for
+    every row cost about 90 µs of CPU each (its cache key is generated again), against
+    about 15 µs to execute a built one, and an agent run inserts some twenty rows."""
+    return _insert_ignoring(session.get_bind().dialect.name, table, tuple(index))
+
+
+@functools.cache
+def _insert_ignoring(dialect: str, table: Any, index: tuple[str, ...]) -> Insert:
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    return insert(table).on_conflict_do_nothing(index_elements=list(index))
 
 
 def as_utc(value: datetime | None) -> datetime | None:

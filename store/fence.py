@@ -5,12 +5,46 @@ executing (claimed by the write activity) → cleared when its step is recorded,
 outcome_unknown when the write was interrupted after its claim.
 """
 
-from sqlalchemy import select, update
+from sqlalchemy import bindparam, select, update
 
 from agentrt.contracts.enums import PendingState, RunStatus
 from agentrt.contracts.run import FenceState
 from agentrt.store.context import StoreContext, rowcount, utcnow
 from agentrt.store.rows import RunRow, ToolResultRow
+
+# The two guarded writes of every fenced write, built once (executed with parameters).
+_STAMP = (
+    update(RunRow)
+    .where(
+        RunRow.id == bindparam("run_id"),
+        RunRow.status == RunStatus.RUNNING.value,
+        RunRow.pending_call_id.is_(None),
+        ~select(ToolResultRow.idempotency_key)
+        .where(ToolResultRow.idempotency_key == bindparam("key"))
+        .exists(),
+    )
+    .values(
+        pending_call_id=bindparam("call_id"),
+        pending_tool=bindparam("tool"),
+        pending_token=bindparam("token"),
+        pending_state=PendingState.STAMPED.value,
+        updated_at=bindparam("now"),
+    )
+)
+_CLAIM = (
+    update(RunRow)
+    .where(
+        RunRow.id == bindparam("run_id"),
+        RunRow.pending_token == bindparam("token"),
+        RunRow.pending_state == PendingState.STAMPED.value,
+        RunRow.status == RunStatus.RUNNING.value,
+    )
+    .values(
+        pending_state=PendingState.EXECUTING.value,
+        updated_at=bindparam("now"),
+        revision=RunRow.revision + 1,
+    )
+)
 
 
 class FenceStore:
@@ -31,20 +65,15 @@ class FenceStore:
         )
         with self._ctx.sessions.begin() as s:
             res = s.execute(
-                update(RunRow)
-                .where(
-                    RunRow.id == run_id,
-                    RunRow.status == RunStatus.RUNNING.value,
-                    RunRow.pending_call_id.is_(None),
-                    ~recorded.exists(),
-                )
-                .values(
-                    pending_call_id=call_id,
-                    pending_tool=tool,
-                    pending_token=token,
-                    pending_state=PendingState.STAMPED.value,
-                    updated_at=utcnow(),
-                )
+                _STAMP,
+                {
+                    "run_id": run_id,
+                    "key": idempotency_key,
+                    "call_id": call_id,
+                    "tool": tool,
+                    "token": token,
+                    "now": utcnow(),
+                },
             )
             if rowcount(res):
                 return FenceState.STAMPED
@@ -68,20 +97,7 @@ class FenceStore:
     def claim(self, *, run_id: str, token: str) -> bool:
         """stamped → executing for this token, on a RUNNING run. False: do not write."""
         with self._ctx.sessions.begin() as s:
-            res = s.execute(
-                update(RunRow)
-                .where(
-                    RunRow.id == run_id,
-                    RunRow.pending_token == token,
-                    RunRow.pending_state == PendingState.STAMPED.value,
-                    RunRow.status == RunStatus.RUNNING.value,
-                )
-                .values(
-                    pending_state=PendingState.EXECUTING.value,
-                    updated_at=utcnow(),
-                    revision=RunRow.revision + 1,
-                )
-            )
+            res = s.execute(_CLAIM, {"run_id": run_id, "token": token, "now": utcnow()})
             return bool(rowcount(res))
 
     def resolve(self, *, run_id: str, call_id: str, token: str, idempotency_key: str) -> str:

@@ -5,7 +5,7 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 
 from agentrt.contracts.approval import PendingApproval
 from agentrt.contracts.enums import EventKind, Outcome, PendingState, RunStatus, TerminationReason
@@ -18,6 +18,11 @@ from agentrt.store.privacy import filter_payload
 from agentrt.store.rows import EventRow, MessageRow, RunRow
 
 SNAPSHOT_CACHE = 4096
+_TURN_INPUTS = (
+    select(MessageRow.sequence, MessageRow.body)
+    .where(MessageRow.run_id == bindparam("run_id"), MessageRow.sequence <= bindparam("upto"))
+    .order_by(MessageRow.sequence)
+)
 
 
 class RunStore:
@@ -46,23 +51,21 @@ class RunStore:
         now = utcnow()
         with self._ctx.sessions.begin() as s:
             res = s.execute(
-                insert_ignoring(
-                    s,
-                    RunRow.__table__,
-                    ["id"],
-                    id=run_id,
-                    profile=profile,
-                    status=RunStatus.RUNNING.value,
-                    iterations=0,
-                    truncated=False,
-                    prompt_tokens=0,
-                    completion_tokens=0,
-                    snapshot=snapshot,
-                    initiator=initiator,
-                    created_at=now,
-                    updated_at=now,
-                    revision=0,
-                ).returning(RunRow.id)
+                insert_ignoring(s, RunRow.__table__, ["id"]).returning(RunRow.id),
+                {
+                    "id": run_id,
+                    "profile": profile,
+                    "status": RunStatus.RUNNING.value,
+                    "iterations": 0,
+                    "truncated": False,
+                    "prompt_tokens": 0,
+                    "completion_tokens": 0,
+                    "snapshot": snapshot,
+                    "initiator": initiator,
+                    "created_at": now,
+                    "updated_at": now,
+                    "revision": 0,
+                },
             )
             # RETURNING, not rowcount: psycopg reports -1 for ON CONFLICT DO NOTHING.
             created = res.first() is not None
@@ -107,15 +110,13 @@ class RunStore:
             row=f"{run_id}/{sequence}",
         )
         s.execute(
-            insert_ignoring(
-                s,
-                MessageRow.__table__,
-                ["run_id", "sequence"],
-                run_id=run_id,
-                sequence=sequence,
-                role=role,
-                body=body,
-            )
+            insert_ignoring(s, MessageRow.__table__, ["run_id", "sequence"]),
+            {
+                "run_id": run_id,
+                "sequence": sequence,
+                "role": role,
+                "body": body,
+            },
         )
 
     def append_message(self, s: Any, run_id: str, sequence: int, message: Message) -> None:
@@ -134,18 +135,16 @@ class RunStore:
     ) -> None:
         """Insert one event; a retried or replayed activity hits the unique key and adds none."""
         s.execute(
-            insert_ignoring(
-                s,
-                EventRow.__table__,
-                ["run_id", "sequence"],
-                run_id=run_id,
-                sequence=sequence,
-                kind=kind.value,
-                round=round,
-                duration_ms=duration_ms,
-                payload=dumps(filter_payload(payload, privacy)),
-                created_at=utcnow(),
-            )
+            insert_ignoring(s, EventRow.__table__, ["run_id", "sequence"]),
+            {
+                "run_id": run_id,
+                "sequence": sequence,
+                "kind": kind.value,
+                "round": round,
+                "duration_ms": duration_ms,
+                "payload": dumps(filter_payload(payload, privacy)),
+                "created_at": utcnow(),
+            },
         )
 
     # --- reads --------------------------------------------------------------------------
@@ -187,21 +186,22 @@ class RunStore:
 
     def turn_inputs(self, run_id: str, sequence: int) -> tuple[list[Message], Message | None]:
         """In one query: the transcript before `sequence`, and the message already recorded
-        at `sequence` (a retried model call), if any."""
-        q = (
-            select(MessageRow)
-            .where(MessageRow.run_id == run_id, MessageRow.sequence <= sequence)
-            .order_by(MessageRow.sequence)
-        )
+        at `sequence` (a retried model call), if any. Every model call makes it: a built
+        statement and plain rows (no ORM objects)."""
         with self._ctx.reads() as s:
-            rows = s.scalars(q).all()
-        if rows and rows[-1].sequence == sequence:
-            return [self._open_message(r) for r in rows[:-1]], self._open_message(rows[-1])
-        return [self._open_message(r) for r in rows], None
+            rows = s.execute(_TURN_INPUTS, {"run_id": run_id, "upto": sequence}).all()
+        messages = [self.open_body(run_id, seq, body) for seq, body in rows]
+        if rows and rows[-1][0] == sequence:
+            return messages[:-1], messages[-1]
+        return messages, None
 
     def _open_message(self, row: MessageRow) -> Message:
+        return self.open_body(row.run_id, row.sequence, row.body)
+
+    def open_body(self, run_id: str, sequence: int, body: str) -> Message:
+        """A stored message body, unsealed."""
         raw = self._ctx.sealer.open(
-            row.body, table="agent_message", column="body", row=f"{row.run_id}/{row.sequence}"
+            body, table="agent_message", column="body", row=f"{run_id}/{sequence}"
         )
         return Message.model_validate_json(raw)
 

@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import case, select, update
+from sqlalchemy import and_, bindparam, case, select, update
 
 from agentrt.contracts.enums import (
     TERMINAL_STATUSES,
@@ -30,6 +30,18 @@ def _void_unclaimed_fence() -> dict[str, Any]:
         col: case((unclaimed, None), else_=getattr(RunRow, col))
         for col in ("pending_call_id", "pending_tool", "pending_token", "pending_state")
     }
+
+
+# The run row (locked) and its answer, in one statement: status, ceiling and message body.
+_COMPLETING = (
+    select(RunRow.status, RunRow.snapshot, RunRow.answer_ceiling, MessageRow.body)
+    .outerjoin(
+        MessageRow,
+        and_(MessageRow.run_id == RunRow.id, MessageRow.sequence == bindparam("answer_sequence")),
+    )
+    .where(RunRow.id == bindparam("run_id"))
+    .with_for_update(of=RunRow)
+)
 
 
 class AnswerMissingError(Exception):
@@ -65,19 +77,14 @@ class SettleStore:
         """
         runs = RunStore(self._ctx)
         with self._ctx.sessions.begin() as s:
-            row = s.scalar(select(RunRow).where(RunRow.id == run_id).with_for_update())
+            row = s.execute(
+                _COMPLETING, {"run_id": run_id, "answer_sequence": answer_sequence}
+            ).first()
             if row is None or row.status not in NON_TERMINAL:
                 return Settled(False, None if row is None else RunStatus(row.status))
-            body = s.scalar(
-                select(MessageRow.body).where(
-                    MessageRow.run_id == run_id, MessageRow.sequence == answer_sequence
-                )
-            )
-            if body is None:
+            if row.body is None:
                 raise AnswerMissingError(f"{run_id}/{answer_sequence}")
-            message = runs._open_message(
-                MessageRow(run_id=run_id, sequence=answer_sequence, role="assistant", body=body)
-            )
+            message = runs.open_body(run_id, answer_sequence, row.body)
             # The stored answer follows the ceiling too (metadata / none: the run fails).
             # From the row read (and locked) above: no second read of it.
             kept = keep_text(message.content, ceiling_of(row.snapshot, row.answer_ceiling))

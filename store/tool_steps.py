@@ -43,21 +43,19 @@ class ToolStepStore:
         is_error: bool,
     ) -> None:
         s.execute(
-            insert_ignoring(
-                s,
-                ToolResultRow.__table__,
-                ["idempotency_key"],
-                idempotency_key=key,
-                run_id=run_id,
-                call_id=call.call_id,
-                tool=call.name,
-                effect=effect,
-                is_error=is_error,
-                content=self._ctx.sealer.seal(
+            insert_ignoring(s, ToolResultRow.__table__, ["idempotency_key"]),
+            {
+                "idempotency_key": key,
+                "run_id": run_id,
+                "call_id": call.call_id,
+                "tool": call.name,
+                "effect": effect,
+                "is_error": is_error,
+                "content": self._ctx.sealer.seal(
                     content, table="tool_result", column="content", row=key
                 ),
-                created_at=utcnow(),
-            )
+                "created_at": utcnow(),
+            },
         )
 
     def record(
