@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 
 from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason
 from agentrt.contracts.messages import Message, Usage
@@ -199,11 +199,17 @@ def test_sealed_task_columns_are_bound_to_their_row(parts: Parts) -> None:
     with parts.ctx.sessions.begin() as s:
         history_a = s.scalar(select(A2ATaskRow.history).where(A2ATaskRow.id == a))
         s.execute(update(A2ATaskRow).where(A2ATaskRow.id == b).values(history=history_a))
-    with pytest.raises(SealError):
-        A2AStore(parts.ctx).get(b, None)
-    with parts.ctx.sessions() as s:
-        raw = s.scalar(select(A2ATaskRow.history).where(A2ATaskRow.id == a))
-    assert raw is not None and "a@b.io" not in raw
+    try:
+        with pytest.raises(SealError):
+            A2AStore(parts.ctx).get(b, None)
+        with parts.ctx.sessions() as s:
+            raw = s.scalar(select(A2ATaskRow.history).where(A2ATaskRow.id == a))
+        assert raw is not None and "a@b.io" not in raw
+    finally:
+        # The session's database is shared: a row that cannot be opened would break every
+        # later listing of its owner's tasks (tests/api/test_result.py lists them).
+        with parts.ctx.sessions.begin() as s:
+            s.execute(delete(A2ATaskRow).where(A2ATaskRow.id == b))
 
 
 @pytest.fixture
