@@ -221,7 +221,7 @@ class AgentRuntime:
                 run_id = str(uuid.UUID(run_id))
             except ValueError:
                 raise InvalidRequestError(f"run id {run_id!r} is not a uuid") from None
-        queue = self._routes.get(profile, self._task_queue)
+        queue = self.task_queue_of(profile)
         await self._warn_if_unpolled(queue, profile)
         request = RunInput(
             run_id=run_id,
