@@ -149,18 +149,21 @@ async def heartbeating(every: float = 1.0) -> AsyncIterator[None]:
     steps and model calls) costs no heartbeat round trip to the server at all."""
     timeout = activity.info().heartbeat_timeout
     first = min(every, timeout.total_seconds() / 3) if timeout else every
+    loop = asyncio.get_running_loop()
+    # A timer, not a task: most activities end before it fires, and every model and tool
+    # call would otherwise create and cancel a task. It runs in this activity's context.
+    pending: asyncio.TimerHandle
 
-    async def beat() -> None:
-        await asyncio.sleep(first)
-        while True:
-            activity.heartbeat()
-            await asyncio.sleep(every)
+    def beat() -> None:
+        nonlocal pending
+        activity.heartbeat()
+        pending = loop.call_later(every, beat)
 
-    task = asyncio.create_task(beat())
+    pending = loop.call_later(first, beat)
     try:
         yield
     finally:
-        task.cancel()
+        pending.cancel()
 
 
 def heartbeats(fn: F) -> F:

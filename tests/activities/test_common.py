@@ -1,12 +1,17 @@
 """How a failure leaves an activity (`expected_failure`): the retry policies list no error
 types, so a deterministic type must leave non-retryable whoever raised it."""
 
+import asyncio
+import dataclasses
+import time
+from datetime import timedelta
+
 import pytest
 from temporalio import activity
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 from temporalio.testing import ActivityEnvironment
 
-from agentrt.activities._common import expected_failure
+from agentrt.activities._common import expected_failure, heartbeating
 from agentrt.contracts.errors import NON_RETRYABLE, ErrorType
 
 
@@ -47,3 +52,38 @@ async def test_other_failures_leave_as_they_are_and_stay_retryable(raised: Excep
     out = await _leaving(raised)
     assert out is raised
     assert not getattr(out, "non_retryable", False)
+
+
+async def test_heartbeating_beats_after_a_third_of_the_timeout_then_every_interval() -> None:
+    env = ActivityEnvironment()
+    env.info = dataclasses.replace(env.info, heartbeat_timeout=timedelta(seconds=0.6))
+    beats: list[float] = []
+    env.on_heartbeat = lambda *_: beats.append(time.monotonic())
+
+    @activity.defn(name="slow")
+    async def slow() -> None:
+        async with heartbeating(every=0.4):
+            await asyncio.sleep(0.8)
+
+    started = time.monotonic()
+    await env.run(slow)
+    # First beat at 0.2 s (a third of the timeout), then every 0.4 s: 0.2 and 0.6 s.
+    assert len(beats) == 2
+    assert 0.15 <= beats[0] - started < 0.4
+    await asyncio.sleep(0.5)
+    assert len(beats) == 2  # the timer went with the activity
+
+
+async def test_a_short_activity_sends_no_heartbeat() -> None:
+    env = ActivityEnvironment()
+    beats: list[object] = []
+    env.on_heartbeat = lambda *d: beats.append(d)
+
+    @activity.defn(name="quick")
+    async def quick() -> None:
+        async with heartbeating(every=0.2):
+            await asyncio.sleep(0.01)
+
+    await env.run(quick)
+    await asyncio.sleep(0.3)
+    assert beats == []
