@@ -21,6 +21,12 @@ def purge_runs(ctx: StoreContext, run_ids: Iterable[str]) -> int:
     for start in range(0, len(ids), BATCH):
         chunk = ids[start : start + BATCH]
         with ctx.sessions.begin() as s:
+            # Run rows first, as the completion and the A2A projection lock them (run, then
+            # task): deleting the tasks first inverted that order, and PostgreSQL found a
+            # deadlock between a purge and the projection of a run that had just ended.
+            s.execute(
+                select(RunRow.id).where(RunRow.id.in_(chunk)).order_by(RunRow.id).with_for_update()
+            )
             # A task whose run never began is not linked yet: remove it by its reservation.
             s.execute(delete(A2ATaskRow).where(A2ATaskRow.workflow_id.in_(chunk)))
             removed += rowcount(s.execute(delete(RunRow).where(RunRow.id.in_(chunk))))

@@ -2,6 +2,8 @@
 idempotent per revision, the answer ceiling, listing, purge and sealing."""
 
 import json
+import threading
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import replace
@@ -28,7 +30,7 @@ from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer, SealError
 from agentrt.store.settle import SettleStore
 from agentrt.workers.compose import Parts
-from tests._db import scratch_database
+from tests._db import backend, scratch_database
 
 
 def _message(text: str) -> dict[str, Any]:
@@ -246,3 +248,29 @@ def test_rotation_reseals_every_sealed_column_under_the_active_key(own_db: str) 
         assert cfg is not None and cfg.auth_credentials == "cred"
     finally:
         engine.dispose()
+
+
+@pytest.mark.skipif(backend() != "postgres", reason="row locks: SQLite takes the database lock")
+def test_a_purge_waits_for_a_projection_in_flight_instead_of_deadlocking(parts: Parts) -> None:
+    """The projection (and the completion) lock the run row, then the task row. A purge
+    that deleted the task first and then waited for the run row deadlocked with them."""
+    task_id, run_id = _task(parts)
+    purged: list[int] = []
+    errors: list[BaseException] = []
+
+    def purge() -> None:
+        try:
+            purged.append(purge_runs(parts.ctx, [run_id]))
+        except BaseException as exc:
+            errors.append(exc)
+
+    with parts.ctx.sessions.begin() as s:  # the projection's transaction
+        s.execute(select(RunRow.id).where(RunRow.id == run_id).with_for_update())
+        purger = threading.Thread(target=purge)
+        purger.start()
+        time.sleep(0.5)  # the purge is now waiting on whichever row it locks first
+        s.execute(select(A2ATaskRow.id).where(A2ATaskRow.id == task_id).with_for_update())
+    purger.join(timeout=30)
+    assert not errors, errors
+    assert purged == [1]
+    assert A2AStore(parts.ctx).get(task_id, None) is None
