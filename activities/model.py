@@ -1,10 +1,12 @@
 """The model activity: reads the transcript from the store, calls the provider, records."""
 
+import asyncio
 import time
 from collections.abc import Mapping
 from typing import Any
 
 from temporalio import activity
+from temporalio.exceptions import ApplicationError
 
 from agentrt.activities._common import (
     ActivityGroup,
@@ -16,8 +18,10 @@ from agentrt.activities._common import (
     is_store_unavailable,
     snapshot_of,
 )
+from agentrt.activities.completion import COMPLETION_ATTEMPTS, COMPLETION_FIRST_PAUSE, complete_run
 from agentrt.activities.guardrails import check
-from agentrt.activities.ports import FaultHook, ModelProvider, RunPort, no_faults
+from agentrt.activities.ports import FaultHook, ModelProvider, RunPort, SettlePort, no_faults
+from agentrt.contracts.enums import TerminationReason
 from agentrt.contracts.errors import ErrorType, RunNotFoundError
 from agentrt.contracts.ids import ACT_MODEL_COMPLETE
 from agentrt.contracts.messages import (
@@ -29,8 +33,15 @@ from agentrt.contracts.messages import (
     Usage,
 )
 from agentrt.contracts.pricing import PriceTable
-from agentrt.contracts.profiles import GuardrailConfig
-from agentrt.contracts.run import ModelRequest, ModelTurn
+from agentrt.contracts.profiles import Budget, GuardrailConfig, spent_limit
+from agentrt.contracts.run import (
+    STOPPING_VERDICTS,
+    AnswerTerms,
+    CompleteRequest,
+    ModelRequest,
+    ModelTurn,
+    SettleResult,
+)
 
 
 class ModelActivities(ActivityGroup):
@@ -42,7 +53,10 @@ class ModelActivities(ActivityGroup):
         faults: FaultHook = no_faults,
         answer_levels: Mapping[str, str] | None = None,
         prices: Mapping[str, PriceTable] | None = None,
+        settle: SettlePort | None = None,
     ) -> None:
+        """Without `settle` the activity never completes a run (the workflow then does)."""
+        self._settle = settle
         self._providers = dict(providers)
         self._answer_levels = dict(answer_levels or {})
         self._prices = dict(prices or {})
@@ -71,6 +85,61 @@ class ModelActivities(ActivityGroup):
     @activity.defn(name=ACT_MODEL_COMPLETE)
     @heartbeats
     async def complete(self, req: ModelRequest) -> ModelTurn:
+        turn = await self._turn(req)
+        if req.answer is None or self._settle is None or not await self._answers(req, turn):
+            return turn
+        settled = await self._complete_run(req, req.answer, turn)
+        await fault(self._faults, "model.after_settle")
+        return turn.model_copy(update={"settled": settled})
+
+    async def _answers(self, req: ModelRequest, turn: ModelTurn) -> bool:
+        """Whether the turn ends the run with its answer: the workflow's own checks after a
+        model call (tool calls, the output guardrail, the budget, a pause for input)."""
+        assert req.answer is not None
+        if turn.tool_calls or turn.guardrail in STOPPING_VERDICTS:
+            return False
+        if turn.input_required and req.answer.pause_for_input:
+            return False
+        plan = (await snapshot_of(self._runs, req.run_id))["plan"]
+        budget = None if plan.get("budget") is None else Budget.model_validate(plan["budget"])
+        return spent_limit(req.answer.usage + turn.usage, budget) is None
+
+    async def _complete_run(
+        self, req: ModelRequest, terms: AnswerTerms, turn: ModelTurn
+    ) -> SettleResult:
+        """The completion the workflow would make next, made here: no local activity and no
+        second activation at the run's end. A retry (the worker died after the commit)
+        finds the run completed and says so; a failure other than the store's is reported,
+        and the workflow fails the run with it, as it would its own completion's."""
+        assert self._settle is not None
+        request = CompleteRequest(
+            run_id=req.run_id,
+            sequence=terms.sequence,
+            answer_sequence=req.sequence,
+            # A tool-less call past the iteration cap synthesises the answer: truncated.
+            iterations=req.round if req.offer_tools else req.round - 1,
+            truncated=not req.offer_tools,
+            termination_reason=(
+                TerminationReason.ANSWERED if req.offer_tools else TerminationReason.MAX_ITERATIONS
+            ),
+            usage=terms.usage + turn.usage,
+        )
+        pause = COMPLETION_FIRST_PAUSE
+        for attempt in range(1, COMPLETION_ATTEMPTS + 1):
+            try:
+                return await complete_run(self._runs, self._settle, request)
+            except Exception as exc:
+                if is_store_unavailable(exc):
+                    raise  # retried like any store outage; the retry finds the turn recorded
+                final = isinstance(exc, ApplicationError) and exc.non_retryable
+                if final or attempt == COMPLETION_ATTEMPTS:
+                    kind = exc.type if isinstance(exc, ApplicationError) else None
+                    return SettleResult(applied=False, error=kind or type(exc).__name__)
+            await asyncio.sleep(pause)  # the completion's own bounded retries, as run.complete's
+            pause *= 2
+        raise AssertionError("unreachable")
+
+    async def _turn(self, req: ModelRequest) -> ModelTurn:
         # A retry after the turn was recorded returns the recorded turn: the provider is
         # not called (nor paid) twice, and the transcript cannot fork.
         transcript, recorded = await db(self._runs.turn_inputs, req.run_id, req.sequence)

@@ -6,6 +6,7 @@ from typing import Any
 from temporalio import activity
 
 from agentrt.activities._common import ActivityGroup, db, fatal, privacy_of, snapshot_of
+from agentrt.activities.completion import complete_run
 from agentrt.activities.guardrails import check
 from agentrt.activities.ports import RunPort, SettlePort
 from agentrt.activities.registry import ProfileCatalog, Routes, ToolRegistry
@@ -99,31 +100,7 @@ class RunActivities(ActivityGroup):
 
     @activity.defn(name=ACT_RUN_COMPLETE)
     async def complete(self, req: CompleteRequest) -> SettleResult:
-        privacy = await privacy_of(self._runs, req.run_id)
-        try:
-            settled = await db(
-                self._settle.complete,
-                run_id=req.run_id,
-                sequence=req.sequence,
-                answer_sequence=req.answer_sequence,
-                iterations=req.iterations,
-                truncated=req.truncated,
-                reason=req.termination_reason,
-                usage=req.usage,
-                privacy=privacy,
-            )
-        except Exception as exc:
-            # Exception text may hold content: log the type only.
-            activity.logger.warning(
-                "completion of run %s failed: %s", req.run_id, type(exc).__name__
-            )
-            if type(exc).__name__ == "ResultNotRetainableError":
-                raise fatal(
-                    "the result may not be kept under the privacy policy",
-                    ErrorType.RESULT_NOT_RETAINABLE,
-                ) from None
-            raise
-        return SettleResult(applied=settled.applied, status=settled.status)
+        return await complete_run(self._runs, self._settle, req)
 
     @activity.defn(name=ACT_RUN_FAIL)
     async def fail(self, req: FailRequest) -> SettleResult:

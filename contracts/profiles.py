@@ -5,6 +5,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from agentrt.contracts.enums import ToolEffect
+from agentrt.contracts.messages import Usage
 
 PrivacyLevel = Literal["full", "redacted", "metadata", "none"]
 
@@ -64,6 +65,21 @@ class Budget(BaseModel):
         if self.max_tokens is None and self.max_cost_usd is None:
             raise ValueError("a budget sets max_tokens, max_cost_usd or both")
         return self
+
+
+def spent_limit(usage: Usage, budget: Budget | None) -> str | None:
+    """The name of the limit `usage` has reached, or None while within budget (the rules:
+    workflows/_budget.py). Shared by the workflow and the model activity that completes a
+    run on its answer, so both apply the same check."""
+    if budget is None:
+        return None
+    if budget.max_tokens is not None and usage.total_tokens >= budget.max_tokens:
+        return "max_tokens"
+    if budget.max_cost_usd is not None and (
+        usage.cost_usd is None or usage.cost_usd >= budget.max_cost_usd
+    ):
+        return "max_cost_usd"
+    return None
 
 
 class AgentProfile(BaseModel):

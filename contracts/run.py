@@ -66,13 +66,33 @@ class BeginReceipt(BaseModel):
     max_iterations: int
 
 
+# A completion transaction that keeps failing is tried this often, then the run fails.
+COMPLETION_ATTEMPTS = 3
+# Output-guardrail verdicts that stop a run (workflows/_loop.guardrail_stop acts on them).
+STOPPING_VERDICTS = frozenset({"DENY", "REQUIRE_APPROVAL"})
+
+
+class AnswerTerms(BaseModel):
+    """What the model activity needs to complete the run itself when its turn is the answer
+    (no tool calls, no guardrail or budget stop, no pause for input): the completion the
+    workflow would otherwise make next. Iterations, truncation and reason follow from the
+    call (a tool-less call past the cap ends MAX_ITERATIONS, truncated)."""
+
+    sequence: int  # the completion event's
+    usage: Usage  # the run's before this call
+    pause_for_input: bool = False  # an answer asking for input pauses the run instead
+
+
 class ModelRequest(BaseModel):
-    """A reference, not a conversation: the activity reads the transcript from the store."""
+    """A reference, not a conversation: the activity reads the transcript from the store.
+    With `answer`, the activity completes the run on its answer; an activity that predates
+    the field ignores it, and the workflow completes the run as before."""
 
     run_id: str
     round: int
     sequence: int
     offer_tools: bool = True
+    answer: AnswerTerms | None = None
 
 
 class ModelTurn(BaseModel):
@@ -81,6 +101,8 @@ class ModelTurn(BaseModel):
     finish_reason: str = "stop"
     guardrail: str = "ALLOW"  # the output guardrail chain's verdict on the reply
     input_required: bool = False  # the model asked the user for more information
+    # The completion this activity made on the answer (ModelRequest.answer), if it made one.
+    settled: "SettleResult | None" = None
 
 
 class ToolCallRequest(BaseModel):
@@ -193,10 +215,13 @@ class FailRequest(BaseModel):
 
 
 class SettleResult(BaseModel):
-    """A guarded transition reports whether it won; it never raises for a refusal."""
+    """A guarded transition reports whether it won; it never raises for a refusal. `error`:
+    the type of a completion that failed where the failure is reported, not raised (the
+    model activity's completion on the answer); the run must then fail."""
 
     applied: bool
     status: RunStatus | None = None
+    error: str | None = None
 
 
 # --- read models (facade, CLI, API) ----------------------------------------------------
@@ -236,3 +261,6 @@ class EventView(BaseModel):
     duration_ms: float | None = None
     payload: dict[str, Any] = Field(default_factory=dict)
     created_at: datetime
+
+
+ModelTurn.model_rebuild()

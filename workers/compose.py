@@ -128,6 +128,7 @@ def _compose(
     check_budgets(profiles.values(), models.prices)
     m = resources.metrics
     runs, steps, fence = MeteredRunStore(ctx, m), ToolStepStore(ctx), MeteredFenceStore(ctx, m)
+    settle = MeteredSettleStore(ctx, m)
     routes = Routes(
         settings.model_task_queue.strip(),
         settings.tool_task_queue.strip(),
@@ -139,13 +140,14 @@ def _compose(
         faults=hook,
         answer_levels=models.answer_levels,
         prices=models.prices,
+        settle=settle,
     )
     tool = ToolActivities(registry=registry, steps=steps, runs=runs, faults=hook)
     write = WriteActivities(registry=registry, fence=fence, steps=steps, runs=runs, faults=hook)
     groups: list[ActivityGroup] = [
         RunActivities(
             runs=runs,
-            settle=MeteredSettleStore(ctx, m),
+            settle=settle,
             profiles=catalog,
             tools=registry,
             routes=routes,

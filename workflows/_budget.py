@@ -18,23 +18,11 @@ runs issue exactly the commands they did before.
 
 from agentrt.contracts.enums import TerminationReason
 from agentrt.contracts.messages import Usage
-from agentrt.contracts.profiles import Budget
+from agentrt.contracts.profiles import Budget, spent_limit
 from agentrt.workflows._loop import Stop
 
 BUDGET_ERROR = "BudgetExhausted"
-
-
-def spent_limit(usage: Usage, budget: Budget | None) -> str | None:
-    """The name of the limit `usage` has reached, or None while within budget."""
-    if budget is None:
-        return None
-    if budget.max_tokens is not None and usage.total_tokens >= budget.max_tokens:
-        return "max_tokens"
-    if budget.max_cost_usd is not None and (
-        usage.cost_usd is None or usage.cost_usd >= budget.max_cost_usd
-    ):
-        return "max_cost_usd"
-    return None
+__all__ = ["BUDGET_ERROR", "budget_stop", "spent_limit"]
 
 
 def budget_stop(usage: Usage, budget: Budget | None) -> Stop | None:

@@ -14,14 +14,18 @@ from agentrt.workflows._loop import LoopState
 with workflow.unsafe.imports_passed_through():
     from agentrt.contracts.a2a import InputMessage
     from agentrt.contracts.approval import CancelRequest
-    from agentrt.contracts.enums import RunStatus
+    from agentrt.contracts.enums import RunStatus, TerminationReason
     from agentrt.contracts.ids import SA_RUN_STATUS
     from agentrt.contracts.profiles import RunPlan
+    from agentrt.contracts.run import SettleResult
 
 STATUS_KEY = SearchAttributeKey.for_keyword(SA_RUN_STATUS)
 # Begin and complete run as local activities: no activity task and no workflow task of
 # their own. Runs recorded before this patch keep their scheduled activities on replay.
 LOCAL_STORE_STEPS = "local-store-steps"
+# The model activity completes the run on its answer (ModelRequest.answer): no completion
+# step at the run's end. Runs recorded before this patch complete as they did.
+ANSWER_COMPLETES = "answer-completes-run"
 
 
 @dataclass
@@ -40,6 +44,10 @@ class RunContext:
     details: Details = field(default_factory=Details)  # Temporal Web's current details
     begin_failure: ApplicationError | None = None  # why the run row was never written
     local_steps: bool = False  # LOCAL_STORE_STEPS, decided once at the run's start
+    answer_completes: bool = False  # ANSWER_COMPLETES, likewise
+    # The completion a model activity made on its answer, and the reason it ended with.
+    settled: SettleResult | None = None
+    answer_reason: TerminationReason | None = None
 
     def require_plan(self) -> RunPlan:
         assert self.plan is not None, "the run has not begun"

@@ -6,6 +6,7 @@ from temporalio.common import RetryPolicy
 from temporalio.workflow import ActivityCancellationType, ActivityConfig, LocalActivityConfig
 
 from agentrt.contracts.profiles import Timeouts
+from agentrt.contracts.run import COMPLETION_ATTEMPTS
 
 # No `non_retryable_error_types`: every deterministic failure (contracts.errors
 # NON_RETRYABLE) leaves its activity with non_retryable set, where it is raised (`fatal`,
@@ -54,7 +55,7 @@ def bounded_store_call() -> ActivityConfig:
 # Bounded: when the completion transaction keeps failing, the run is failed instead.
 COMPLETION_RETRY = RetryPolicy(
     initial_interval=timedelta(milliseconds=200),
-    maximum_attempts=3,
+    maximum_attempts=COMPLETION_ATTEMPTS,
 )
 
 

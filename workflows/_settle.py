@@ -4,7 +4,7 @@ The workflow's own outcome mirrors the run's, so Temporal Web tells operators th
 import asyncio
 from collections.abc import Awaitable
 from datetime import timedelta
-from typing import NoReturn
+from typing import TypeVar
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
@@ -20,7 +20,7 @@ with workflow.unsafe.imports_passed_through():
     from agentrt.contracts.approval import CancelRequest
     from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason
     from agentrt.contracts.errors import ErrorType
-    from agentrt.contracts.run import CompleteRequest, FailRequest, RunResult
+    from agentrt.contracts.run import CompleteRequest, FailRequest, RunResult, SettleResult
 
 
 _FAILED_COMPLETION = {
@@ -31,6 +31,7 @@ _FAILED_COMPLETION = {
 # request, which alone lets a workflow close CANCELED (a workflow cannot cancel itself).
 SIGNAL_CANCEL_CLOSES_CANCELED = "signal-cancel-closes-canceled"
 NATIVE_CANCEL_GRACE = timedelta(seconds=10)
+T = TypeVar("T")
 
 
 async def complete(ctx: RunContext, answer_seq: int, reason: TerminationReason) -> RunResult:
@@ -45,23 +46,33 @@ async def complete(ctx: RunContext, answer_seq: int, reason: TerminationReason) 
         usage=st.usage,
     )
     outage = ctx.require_plan().timeouts.store_outage_seconds
-    try:
-        # Idempotent, so safe to run again should the worker die before its marker lands:
-        # a completed run answers "not applied, COMPLETED" (handled below).
-        settled = await store_step(
-            ctx.local_steps,
-            RunActivities.complete,
-            request,
-            opt.completion_call(),
-            opt.local_completion_call(),
-            summary="complete",
-            outage_seconds=outage,
+    settled = ctx.settled  # made by the model activity on its answer, if it made it
+    if settled is not None and settled.error is not None:
+        kind = settled.error  # never COMPLETED without its answer: the run fails instead
+        return await stop(
+            ctx,
+            Stop(
+                _FAILED_COMPLETION.get(kind, TerminationReason.COMPLETION_FAILED), error_type=kind
+            ),
         )
-    except ActivityError as err:
-        # Never COMPLETED without its answer: the run fails instead.
-        kind = error_type(err)
-        failed = _FAILED_COMPLETION.get(kind, TerminationReason.COMPLETION_FAILED)
-        return await stop(ctx, Stop(failed, error_type=kind))
+    if settled is None:
+        try:
+            # Idempotent, so safe to run again should the worker die before its marker
+            # lands: a completed run answers "not applied, COMPLETED" (handled below).
+            settled = await store_step(
+                ctx.local_steps,
+                RunActivities.complete,
+                request,
+                opt.completion_call(),
+                opt.local_completion_call(),
+                summary="complete",
+                outage_seconds=outage,
+            )
+        except ActivityError as err:
+            # Never COMPLETED without its answer: the run fails instead.
+            kind = error_type(err)
+            failed = _FAILED_COMPLETION.get(kind, TerminationReason.COMPLETION_FAILED)
+            return await stop(ctx, Stop(failed, error_type=kind))
     if not settled.applied and settled.status is not RunStatus.COMPLETED:
         return await stop(
             ctx,
@@ -76,8 +87,10 @@ async def complete(ctx: RunContext, answer_seq: int, reason: TerminationReason) 
     return await _finish(ctx, _result(ctx, RunStatus.COMPLETED, Outcome.COMPLETED, reason))
 
 
-async def stop(ctx: RunContext, why: Stop) -> NoReturn:
+async def stop(ctx: RunContext, why: Stop) -> RunResult:
     result = await _settle(ctx, why)
+    if result.status is RunStatus.COMPLETED and why.status is not RunStatus.COMPLETED:
+        return result  # the run's answer completed it first (see _completed_first)
     raise ApplicationError(
         f"run {why.status.value.lower()}: {why.reason.value}",
         result.model_dump(mode="json"),
@@ -86,19 +99,25 @@ async def stop(ctx: RunContext, why: Stop) -> NoReturn:
     )
 
 
-async def cancelled(ctx: RunContext) -> NoReturn:
+async def cancelled(ctx: RunContext) -> RunResult:
     native = workflow.cancellation_reason()
     request = ctx.cancel or CancelRequest(by="temporal", reason=native or None)
     why = Stop(TerminationReason.CANCELLED, status=RunStatus.CANCELLED)
     if native is None and workflow.patched(SIGNAL_CANCEL_CLOSES_CANCELED):
         # Cancelled by signal: Temporal's cancel follows, and must not cut the settle short.
-        await _uncancellable(_write_settle(ctx, why, actor=request.by, note=request.reason))
+        settled = await _uncancellable(
+            _write_settle(ctx, why, actor=request.by, note=request.reason)
+        )
+        if _completed_first(ctx, settled):
+            return await _finish(ctx, _completed_result(ctx))
         await _native_cancel(NATIVE_CANCEL_GRACE)
         await _finish(ctx, _result(ctx, why.status, why.outcome, why.reason))
         if workflow.cancellation_reason() is not None:
             raise asyncio.CancelledError()  # the workflow shows Canceled in Temporal Web
     else:
-        await _settle(ctx, why, actor=request.by, note=request.reason)
+        result = await _settle(ctx, why, actor=request.by, note=request.reason)
+        if result.status is RunStatus.COMPLETED:
+            return result  # the run's answer completed it first
         if native is not None:
             raise asyncio.CancelledError()  # the workflow shows Canceled in Temporal Web
     raise ApplicationError(
@@ -120,7 +139,7 @@ async def _native_cancel(within: timedelta) -> None:
         workflow.logger.warning("cancel by signal without Temporal's cancel request")
 
 
-async def _uncancellable(work: Awaitable[None]) -> None:
+async def _uncancellable(work: Awaitable[T]) -> T:
     task = asyncio.ensure_future(work)
     while True:
         try:
@@ -133,18 +152,39 @@ async def _uncancellable(work: Awaitable[None]) -> None:
 async def _settle(
     ctx: RunContext, why: Stop, actor: str | None = None, note: str | None = None
 ) -> RunResult:
-    await _write_settle(ctx, why, actor, note)
+    settled = await _write_settle(ctx, why, actor, note)
+    if _completed_first(ctx, settled):
+        return await _finish(ctx, _completed_result(ctx))
     return await _finish(ctx, _result(ctx, why.status, why.outcome, why.reason))
+
+
+def _completed_first(ctx: RunContext, settled: SettleResult | None) -> bool:
+    """A stop or cancel that found the run COMPLETED: the model activity completed it on
+    its answer while the workflow was being cancelled (or the activity's result was lost
+    to the cancel). Terminal is terminal: the run ends completed, in Temporal too."""
+    return (
+        ctx.answer_completes
+        and settled is not None
+        and not settled.applied
+        and settled.status is RunStatus.COMPLETED
+    )
+
+
+def _completed_result(ctx: RunContext) -> RunResult:
+    # Totals as the workflow knows them: an answer whose result the cancel cut off is in
+    # the store's totals, not in these.
+    reason = ctx.answer_reason or TerminationReason.ANSWERED
+    return _result(ctx, RunStatus.COMPLETED, Outcome.COMPLETED, reason)
 
 
 async def _write_settle(
     ctx: RunContext, why: Stop, actor: str | None = None, note: str | None = None
-) -> None:
+) -> SettleResult | None:
     """The guarded terminal write, retried until the store takes it (settle_call)."""
     if why.already_settled:
-        return
+        return None
     st = ctx.state
-    await call(
+    return await call(
         RunActivities.fail,
         FailRequest(
             run_id=ctx.run_id,

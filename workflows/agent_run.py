@@ -15,7 +15,12 @@ from temporalio.exceptions import ActivityError, ApplicationError
 from agentrt.workflows import _options as opt
 from agentrt.workflows._budget import budget_stop
 from agentrt.workflows._calls import call, error_type, store_step
-from agentrt.workflows._context import LOCAL_STORE_STEPS, RunContext, set_status
+from agentrt.workflows._context import (
+    ANSWER_COMPLETES,
+    LOCAL_STORE_STEPS,
+    RunContext,
+    set_status,
+)
 from agentrt.workflows._fenced_write import fenced_write
 from agentrt.workflows._loop import Route, Stop, guardrail_stop, needs_approval, route
 from agentrt.workflows._pauses import await_decision, await_input, project
@@ -50,6 +55,7 @@ with workflow.unsafe.imports_passed_through():
     from agentrt.contracts.messages import ToolCall
     from agentrt.contracts.profiles import RunPlan
     from agentrt.contracts.run import (
+        AnswerTerms,
         BeginReceipt,
         BeginRequest,
         BeginResult,
@@ -195,6 +201,7 @@ class AgentRunWorkflow:
         ctx.task_id = inp.a2a_task_id
         ctx.gate.initiator = inp.initiator
         ctx.local_steps = workflow.patched(LOCAL_STORE_STEPS)
+        ctx.answer_completes = workflow.patched(ANSWER_COMPLETES)
         try:
             begin = await self._begin(inp)
         except ActivityError as err:
@@ -293,15 +300,40 @@ class AgentRunWorkflow:
         ctx = self._ctx
         plan = ctx.require_plan()
         ctx.check_cancel()
+        answer = None
+        if ctx.answer_completes:
+            # Should this turn be the answer, the activity completes the run on these
+            # terms: the completion's sequence is the next one (taken by `complete`).
+            answer = AnswerTerms(
+                sequence=ctx.state.next_sequence,
+                usage=ctx.state.usage,
+                pause_for_input=(
+                    offer_tools and bool(ctx.task_id) and round_no < plan.max_iterations
+                ),
+            )
+            ctx.answer_reason = (
+                TerminationReason.ANSWERED if offer_tools else TerminationReason.MAX_ITERATIONS
+            )
         turn = await call(
             ModelActivities.complete,
-            ModelRequest(run_id=ctx.run_id, round=round_no, sequence=seq, offer_tools=offer_tools),
+            ModelRequest(
+                run_id=ctx.run_id,
+                round=round_no,
+                sequence=seq,
+                offer_tools=offer_tools,
+                answer=answer,
+            ),
             opt.on_queue(opt.model_call(plan.timeouts), plan.model_task_queue),
             summary=f"model {plan.model} round {round_no}",
             fails_as=TerminationReason.PROVIDER_FAILED,
             outage_seconds=plan.timeouts.store_outage_seconds,
         )
         ctx.state.usage = ctx.state.usage + turn.usage
+        if turn.settled is not None:
+            # The activity found the turn to be the answer (by the checks below) and made
+            # the completion: committed, so the run ends with it.
+            ctx.settled = turn.settled
+            return turn
         blocked = guardrail_stop(turn.guardrail) or budget_stop(ctx.state.usage, plan.budget)
         if blocked is not None:
             raise blocked

@@ -78,9 +78,10 @@ async def test_one_trace_covers_a_run_from_start_to_completion(
     trace_id = starts[0].context.trace_id
     ours = [s for s in finished if s.context.trace_id == trace_id]
     names = [s.name for s in ours]
-    # Client → workflow → every activity, down to the settle: one trace.
+    # Client → workflow → every activity, down to the settle (made inside the answer's
+    # model.complete, patch answer-completes-run): one trace.
     assert any(n.startswith("RunWorkflow:") for n in names), names
-    for act in ("run.begin", "model.complete", "tool.execute", "write.execute", "run.complete"):
+    for act in ("run.begin", "model.complete", "tool.execute", "write.execute"):
         assert f"RunActivity:{act}" in names, (act, names)
     # Activities the workflow scheduled are children of its spans, not new roots.
     roots = [s for s in ours if s.parent is None]

@@ -1,0 +1,40 @@
+"""The run's completion, shared by `run.complete` and the model activity that completes a
+run on its answer: one guarded transaction (answer, totals, COMPLETED), in the store."""
+
+from temporalio import activity
+
+from agentrt.activities._common import db, fatal, privacy_of
+from agentrt.activities.ports import RunPort, SettlePort
+from agentrt.contracts.errors import ErrorType
+from agentrt.contracts.run import COMPLETION_ATTEMPTS, CompleteRequest, SettleResult
+
+COMPLETION_FIRST_PAUSE = 0.2  # seconds, doubling: as workflows/_options.COMPLETION_RETRY
+__all__ = ["COMPLETION_ATTEMPTS", "COMPLETION_FIRST_PAUSE", "complete_run"]
+
+
+async def complete_run(runs: RunPort, settle: SettlePort, req: CompleteRequest) -> SettleResult:
+    """Complete the run; a completed run answers "not applied, COMPLETED" (idempotent).
+    Raises when the write fails: a run never says COMPLETED without its answer."""
+    privacy = await privacy_of(runs, req.run_id)
+    try:
+        settled = await db(
+            settle.complete,
+            run_id=req.run_id,
+            sequence=req.sequence,
+            answer_sequence=req.answer_sequence,
+            iterations=req.iterations,
+            truncated=req.truncated,
+            reason=req.termination_reason,
+            usage=req.usage,
+            privacy=privacy,
+        )
+    except Exception as exc:
+        # Exception text may hold content: log the type only.
+        activity.logger.warning("completion of run %s failed: %s", req.run_id, type(exc).__name__)
+        if type(exc).__name__ == "ResultNotRetainableError":
+            raise fatal(
+                "the result may not be kept under the privacy policy",
+                ErrorType.RESULT_NOT_RETAINABLE,
+            ) from None
+        raise
+    return SettleResult(applied=settled.applied, status=settled.status)
