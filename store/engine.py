@@ -49,9 +49,15 @@ def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
 
 
 def make_read_sessionmaker(engine: Engine) -> sessionmaker[Session]:
-    """Sessions for reads only (same pool). On SQLite they begin DEFERRED, not IMMEDIATE:
-    a session from here must never write (SQLite would refuse the upgrade under load)."""
-    return sessionmaker(engine.execution_options(**{READ_ONLY_OPTION: True}))
+    """Sessions for reads only (same pool), one statement each. On SQLite they begin
+    DEFERRED, not IMMEDIATE: a session from here must never write (SQLite would refuse the
+    upgrade under load). On PostgreSQL they run in autocommit: one statement is consistent
+    on its own, and it saves the BEGIN and ROLLBACK round trips (every model call reads its
+    transcript here); two statements in one such session would not share a snapshot."""
+    options: dict[str, object] = {READ_ONLY_OPTION: True}
+    if is_postgres(engine):
+        options["isolation_level"] = "AUTOCOMMIT"
+    return sessionmaker(engine.execution_options(**options))
 
 
 def is_postgres(engine: Engine) -> bool:
