@@ -2,10 +2,12 @@
 
 from datetime import UTC, datetime
 
+from agentrt.activities.guardrails import Verdict
 from agentrt.contracts.approval import ApprovalDecision, PendingApproval
 from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason, ToolEffect
 from agentrt.contracts.messages import ToolCall
 from agentrt.contracts.profiles import RunPlan, Timeouts, ToolPlan
+from agentrt.contracts.run import STOPPING_VERDICTS
 from agentrt.workflows._approval import ApprovalGate, Refusal
 from agentrt.workflows._loop import (
     LoopState,
@@ -97,3 +99,10 @@ def test_gate_refuses_what_is_not_the_pending_undecided_turn() -> None:
     gate.open(_pending("c" * 64))
     gate.closed = True
     assert gate.check(_d(digest="c" * 64)) == Refusal.NOT_AWAITING
+
+
+def test_the_model_activity_stops_on_the_verdicts_the_workflow_stops_on() -> None:
+    """The answer completes the run only where the workflow would not stop it: both must
+    read the output guardrail's verdicts alike (contracts.run.STOPPING_VERDICTS)."""
+    for verdict in Verdict:
+        assert (guardrail_stop(verdict.name) is not None) == (verdict.name in STOPPING_VERDICTS)
