@@ -9,6 +9,16 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from agentrt.contracts.errors import ConfigError
 
+_TRANSIENT = (
+    RPCStatusCode.NOT_FOUND,
+    RPCStatusCode.FAILED_PRECONDITION,
+    RPCStatusCode.CANCELLED,
+    RPCStatusCode.DEADLINE_EXCEEDED,
+    RPCStatusCode.UNAVAILABLE,
+    RPCStatusCode.UNKNOWN,
+    RPCStatusCode.INTERNAL,
+)
+
 
 async def set_current_version(
     client: Client, deployment_name: str, build_id: str, *, within: float = 30.0
@@ -25,7 +35,10 @@ async def set_current_version(
             return
         except RPCError as err:
             # The server learns of a version from its pollers: not found until they poll.
-            retry = err.status in (RPCStatusCode.NOT_FOUND, RPCStatusCode.FAILED_PRECONDITION)
+            # It runs the change as an internal workflow, which a busy dev server has been
+            # seen to fail with "operation was canceled": the change is idempotent, so any
+            # server-side failure is retried within the bound (a refusal is not).
+            retry = err.status in _TRANSIENT
             if not retry or asyncio.get_running_loop().time() > deadline:
                 raise ConfigError(
                     f"cannot make build {build_id!r} of deployment {deployment_name!r} "
