@@ -30,6 +30,8 @@ _STAMP = (
         pending_state=PendingState.STAMPED.value,
         updated_at=bindparam("now"),
     )
+    # No ORM object of the row is loaded when these run: nothing to synchronise.
+    .execution_options(synchronize_session=False)
 )
 _CLAIM = (
     update(RunRow)
@@ -44,6 +46,7 @@ _CLAIM = (
         updated_at=bindparam("now"),
         revision=RunRow.revision + 1,
     )
+    .execution_options(synchronize_session=False)
 )
 
 

@@ -44,6 +44,28 @@ _COMPLETING = (
 )
 
 
+# The guarded completion itself (parameter names differ from the columns they set).
+_COMPLETE = (
+    update(RunRow)
+    .where(RunRow.id == bindparam("run_id"), RunRow.status.in_(NON_TERMINAL))
+    .values(
+        status=RunStatus.COMPLETED.value,
+        outcome=Outcome.COMPLETED.value,
+        termination_reason=bindparam("reason"),
+        iterations=bindparam("iterations"),
+        truncated=bindparam("truncated"),
+        prompt_tokens=bindparam("prompt_tokens"),
+        completion_tokens=bindparam("completion_tokens"),
+        cost_usd=bindparam("cost_usd"),
+        answer=bindparam("answer"),
+        finished_at=bindparam("now"),
+        updated_at=bindparam("now"),
+        revision=RunRow.revision + 1,
+    )
+    .execution_options(synchronize_session=False)  # the row is read as columns, not loaded
+)
+
+
 class AnswerMissingError(Exception):
     """The message the completion points at does not exist: refuse to complete."""
 
@@ -90,24 +112,20 @@ class SettleStore:
             kept = keep_text(message.content, ceiling_of(row.snapshot, row.answer_ceiling))
             now = utcnow()
             s.execute(
-                update(RunRow)
-                .where(RunRow.id == run_id, RunRow.status.in_(NON_TERMINAL))
-                .values(
-                    status=RunStatus.COMPLETED.value,
-                    outcome=Outcome.COMPLETED.value,
-                    termination_reason=reason.value,
-                    iterations=iterations,
-                    truncated=truncated,
-                    prompt_tokens=usage.prompt_tokens,
-                    completion_tokens=usage.completion_tokens,
-                    cost_usd=usage.cost_usd,
-                    answer=self._ctx.sealer.seal(
+                _COMPLETE,
+                {
+                    "run_id": run_id,
+                    "reason": reason.value,
+                    "iterations": iterations,
+                    "truncated": truncated,
+                    "prompt_tokens": usage.prompt_tokens,
+                    "completion_tokens": usage.completion_tokens,
+                    "cost_usd": usage.cost_usd,
+                    "answer": self._ctx.sealer.seal(
                         kept, table="agent_run", column="answer", row=run_id
                     ),
-                    finished_at=now,
-                    updated_at=now,
-                    revision=RunRow.revision + 1,
-                )
+                    "now": now,
+                },
             )
             for hook in self._ctx.completion_hooks:
                 hook(s, run_id, message.content)

@@ -3,13 +3,27 @@
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import bindparam, select, update
 
 from agentrt.contracts.enums import EventKind
 from agentrt.contracts.messages import Message, ToolCall
 from agentrt.store.context import StoreContext, insert_ignoring, utcnow
 from agentrt.store.rows import RunRow, ToolResultRow
 from agentrt.store.runs import RunStore
+
+# Clears the run's fence in the write's record transaction, if the token is still its own.
+_CLEAR = (
+    update(RunRow)
+    .where(RunRow.id == bindparam("run_id"), RunRow.pending_token == bindparam("token"))
+    .values(
+        pending_call_id=None,
+        pending_tool=None,
+        pending_token=None,
+        pending_state=None,
+        updated_at=bindparam("now"),
+    )
+    .execution_options(synchronize_session=False)
+)
 
 
 @dataclass(frozen=True)
@@ -105,17 +119,7 @@ class ToolStepStore:
             )
             if fence_token is not None:
                 self._ctx.faults("record.before_clear")
-                s.execute(
-                    update(RunRow)
-                    .where(RunRow.id == run_id, RunRow.pending_token == fence_token)
-                    .values(
-                        pending_call_id=None,
-                        pending_tool=None,
-                        pending_token=None,
-                        pending_state=None,
-                        updated_at=utcnow(),
-                    )
-                )
+                s.execute(_CLEAR, {"run_id": run_id, "token": fence_token, "now": utcnow()})
 
     def recorded_result_for(self, run_id: str, call_id: str) -> StoredResult | None:
         with self._ctx.sessions() as s:
