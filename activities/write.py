@@ -2,6 +2,7 @@
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 
 from temporalio import activity
 
@@ -11,6 +12,7 @@ from agentrt.activities._common import (
     fatal,
     fault,
     heartbeating,
+    is_store_unavailable,
     snapshot_of,
     tool_context,
 )
@@ -100,20 +102,23 @@ class WriteActivities(ActivityGroup):
                     "the write failed; its outcome is unknown", ErrorType.WRITE_FAILED
                 ) from None
         await fault(self._faults, "write.after_effect")
+        duration_ms = (time.monotonic() - started) * 1000
         try:
-            await db(
-                self._steps.record,
-                run_id=req.run_id,
-                sequence=req.sequence,
-                round=req.round,
-                call=call,
-                effect=ToolEffect.NON_IDEMPOTENT_WRITE.value,
-                content=content,
-                is_error=is_error,
-                privacy=privacy,
-                idempotency_key=req.idempotency_key,
-                fence_token=req.fence_token,
-                duration_ms=(time.monotonic() - started) * 1000,
+            await _record_through_outage(
+                lambda: db(
+                    self._steps.record,
+                    run_id=req.run_id,
+                    sequence=req.sequence,
+                    round=req.round,
+                    call=call,
+                    effect=ToolEffect.NON_IDEMPOTENT_WRITE.value,
+                    content=content,
+                    is_error=is_error,
+                    privacy=privacy,
+                    idempotency_key=req.idempotency_key,
+                    fence_token=req.fence_token,
+                    duration_ms=duration_ms,
+                )
             )
         except Exception as exc:
             activity.logger.warning(
@@ -123,3 +128,22 @@ class WriteActivities(ActivityGroup):
                 "the write ran but its step could not be recorded", ErrorType.AUDIT_FAILED
             ) from None
         return ToolOutcome(call_id=call.call_id, is_error=is_error)
+
+
+# The outcome is known once the effect returned: a store that is briefly away (a dropped
+# connection, a restart) must not turn it into "outcome unknown". The record is idempotent
+# (insert-or-ignore, the fence cleared only for its own token), so it is tried again, for
+# about 6 s, while the activity heartbeats; anything else fails at once.
+RECORD_PAUSES = (0.2, 0.4, 0.8, 1.6, 3.2)
+
+
+async def _record_through_outage(record: Callable[[], Awaitable[None]]) -> None:
+    for pause in (*RECORD_PAUSES, None):
+        try:
+            await record()
+            return
+        except Exception as exc:
+            if pause is None or not is_store_unavailable(exc):
+                raise
+            activity.logger.warning("recording a write: store unavailable, again in %ss", pause)
+        await asyncio.sleep(pause)

@@ -24,6 +24,7 @@ from agentrt.store.runs import RunStore
 from agentrt.store.tool_steps import ToolStepStore
 from agentrt.workers.compose import Parts
 from tests.conftest import FailTimes
+from tests.workflows.test_failures import StoreAwayAt
 
 MakeRuntime = Callable[[Callable[[str], None]], AbstractAsyncContextManager[AgentRuntime]]
 
@@ -108,3 +109,17 @@ async def test_a_write_whose_audit_cannot_be_persisted_fails_the_run_and_is_not_
     assert view.termination_reason is TerminationReason.INTERRUPTED_WRITE
     assert view.pending_effect is not None and view.pending_effect.state == "outcome_unknown"
     assert DemoWorld(parts.ctx).ledger_count(run_id=view.run_id) == 1  # it did run, once
+
+
+async def test_a_write_whose_record_meets_a_brief_store_outage_is_recorded_once(
+    make_runtime: MakeRuntime, parts: Parts
+) -> None:
+    """The effect ran and its outcome is known: a dropped connection at the record step is
+    retried (the record is idempotent) instead of ending the run with outcome unknown."""
+    hook = StoreAwayAt("record.before_clear", times=2)
+    async with make_runtime(hook) as runtime:
+        view = await runtime.run("auto", "Please refund order 1042")
+    assert hook.left == 0
+    assert view.status is RunStatus.COMPLETED
+    assert view.pending_effect is None  # the fence was cleared by the record
+    assert DemoWorld(parts.ctx).ledger_count(run_id=view.run_id) == 1
