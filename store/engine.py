@@ -1,8 +1,10 @@
 """Engine factory. No engine exists at import time; entry points build one from settings."""
 
+import time
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.orm import Session, sessionmaker
 
 READ_ONLY_OPTION = "agentrt_read_only"
@@ -41,7 +43,42 @@ def make_engine(url: str, *, echo: bool = False) -> Engine:
             conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
 
         return engine
-    return create_engine(url, echo=echo, pool_pre_ping=True, pool_size=10, max_overflow=10)
+    engine = create_engine(url, echo=echo, pool_size=10, max_overflow=10)
+    _ping_after_idle(engine)
+    return engine
+
+
+# A pooled connection idle longer than this is pinged before it is handed out.
+PING_IDLE_SECONDS = 1.0
+
+
+def _ping_after_idle(engine: Engine) -> None:
+    """Pessimistic disconnect handling for connections that sat in the pool, without a round
+    trip for every checkout (`pool_pre_ping` pings each one: about 0.2 ms, and a run checks
+    out some twenty). A connection back within the second is handed out as is: should the
+    server have gone meanwhile, its first statement fails as StoreUnavailable, SQLAlchemy
+    invalidates the whole pool, and the step is retried like any store outage (the write's
+    record step retries itself: activities/write.py)."""
+
+    @event.listens_for(engine, "checkin")
+    def _on_checkin(_dbapi_conn: Any, record: Any) -> None:
+        record.info["agentrt_idle_since"] = time.monotonic()
+
+    @event.listens_for(engine, "checkout")
+    def _on_checkout(dbapi_conn: Any, record: Any, _proxy: Any) -> None:
+        since = record.info.get("agentrt_idle_since")
+        if since is None or time.monotonic() - since < PING_IDLE_SECONDS:
+            return
+        try:
+            cur = dbapi_conn.cursor()
+            try:
+                cur.execute("SELECT 1")
+            finally:
+                cur.close()
+            dbapi_conn.rollback()  # end the ping's implicit transaction
+        except Exception as exc:
+            # The pool discards this connection and checks out another (a fresh one).
+            raise DisconnectionError(type(exc).__name__) from exc
 
 
 def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:

@@ -1,23 +1,27 @@
 """The store on the real database: guarded transitions, idempotent inserts, sealing."""
 
 import base64
+import time
 import uuid
 
 import pytest
 from alembic.script import ScriptDirectory
 from sqlalchemy import select, text, update
+from sqlalchemy.exc import OperationalError
 
 from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
 from agentrt.contracts.errors import StoreUnavailableError
 from agentrt.contracts.messages import Message, Usage
 from agentrt.store import migrate
 from agentrt.store.answer import ResultNotRetainableError
+from agentrt.store.engine import PING_IDLE_SECONDS, make_engine
 from agentrt.store.open import open_store
 from agentrt.store.rows import MessageRow
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer, SealError
 from agentrt.store.settle import AnswerMissingError, SettleStore
 from agentrt.workers.compose import Parts
+from tests._db import backend
 
 SNAPSHOT = '{"plan": {"privacy": "full", "answer_level": "full"}}'
 
@@ -202,3 +206,33 @@ def test_the_stored_answer_follows_the_ceiling(parts: Parts) -> None:
         _complete(parts, withheld)
     view = RunStore(parts.ctx).get(withheld)
     assert view is not None and view.status is RunStatus.RUNNING and view.answer is None
+
+
+@pytest.mark.skipif(backend() != "postgres", reason="a pooled connection the server closed")
+def test_a_pooled_connection_the_server_closed_is_replaced(parts: Parts) -> None:
+    """Idle past PING_IDLE_SECONDS: pinged at checkout and replaced, no error. Back within
+    it: its first statement fails (a store outage to the caller, retried) and the pool is
+    invalidated, so the next checkout works."""
+    engine = make_engine(parts.engine.url.render_as_string(hide_password=False))
+
+    def backend_pid() -> int:
+        with engine.connect() as c:
+            return int(c.execute(text("SELECT pg_backend_pid()")).scalar_one())
+
+    def terminate(pid: int) -> None:
+        with parts.engine.connect() as c:
+            c.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
+            c.commit()
+
+    try:
+        terminate(backend_pid())
+        time.sleep(PING_IDLE_SECONDS + 0.3)
+        with engine.connect() as c:
+            assert c.execute(text("SELECT 1")).scalar_one() == 1
+        terminate(backend_pid())
+        with pytest.raises(OperationalError), engine.connect() as c:
+            c.execute(text("SELECT 1"))
+        with engine.connect() as c:
+            assert c.execute(text("SELECT 1")).scalar_one() == 1
+    finally:
+        engine.dispose()
