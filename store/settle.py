@@ -110,36 +110,21 @@ class SettleStore:
             # The stored answer follows the ceiling too (metadata / none: the run fails).
             # From the row read (and locked) above: no second read of it.
             kept = keep_text(message.content, ceiling_of(row.snapshot, row.answer_ceiling))
-            now = utcnow()
-            s.execute(
-                _COMPLETE,
-                {
-                    "run_id": run_id,
-                    "reason": reason.value,
-                    "iterations": iterations,
-                    "truncated": truncated,
-                    "prompt_tokens": usage.prompt_tokens,
-                    "completion_tokens": usage.completion_tokens,
-                    "cost_usd": usage.cost_usd,
-                    "answer": self._ctx.sealer.seal(
-                        kept, table="agent_run", column="answer", row=run_id
-                    ),
-                    "now": now,
-                },
-            )
-            for hook in self._ctx.completion_hooks:
-                hook(s, run_id, message.content)
-            self._ctx.faults("complete.before_commit")
-            payload: dict[str, Any] = {
-                "status": RunStatus.COMPLETED.value,
+            # What the row gets and the run_completed event says, alike.
+            totals: dict[str, Any] = {
                 "reason": reason.value,
                 "iterations": iterations,
                 "truncated": truncated,
                 "prompt_tokens": usage.prompt_tokens,
                 "completion_tokens": usage.completion_tokens,
                 "cost_usd": usage.cost_usd,
-                "answer": message.content,
             }
+            sealed = self._ctx.sealer.seal(kept, table="agent_run", column="answer", row=run_id)
+            s.execute(_COMPLETE, {**totals, "run_id": run_id, "answer": sealed, "now": utcnow()})
+            for hook in self._ctx.completion_hooks:
+                hook(s, run_id, message.content)
+            self._ctx.faults("complete.before_commit")
+            payload = {"status": RunStatus.COMPLETED.value, **totals, "answer": message.content}
             runs.add_event(
                 s, run_id, sequence, EventKind.RUN_COMPLETED, iterations, payload, privacy
             )
