@@ -4,7 +4,7 @@ import asyncio
 import contextlib
 import contextvars
 import functools
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
@@ -194,6 +194,26 @@ async def privacy_of(runs: "RunPort", run_id: str) -> str:
             raise
         return "metadata"
     return str(snap.get("plan", {}).get("privacy", "metadata"))
+
+
+async def retried(
+    step: Callable[[], Awaitable[T]],
+    pauses: Sequence[float],
+    retry_if: Callable[[Exception], bool],
+    what: str,
+) -> T:
+    """`step`, tried again after each of `pauses` while it fails with an error `retry_if`
+    accepts: a bounded retry inside one activity, for a step whose outcome must not be left
+    to a Temporal retry. The last failure propagates."""
+    for pause in (*pauses, None):
+        try:
+            return await step()
+        except Exception as exc:
+            if pause is None or not retry_if(exc):
+                raise
+            activity.logger.warning("%s: %s, again in %ss", what, type(exc).__name__, pause)
+        await asyncio.sleep(pause)
+    raise AssertionError("unreachable: the last attempt returns or raises")
 
 
 async def fault(hook: FaultHook, point: str) -> None:

@@ -8,8 +8,9 @@ from agentrt.activities.ports import RunPort, SettlePort
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.run import COMPLETION_ATTEMPTS, CompleteRequest, SettleResult
 
-COMPLETION_FIRST_PAUSE = 0.2  # seconds, doubling: as workflows/_options.COMPLETION_RETRY
-__all__ = ["COMPLETION_ATTEMPTS", "COMPLETION_FIRST_PAUSE", "complete_run"]
+# Between the attempts of a completion retried in place: 0.2 s, doubling, as
+# workflows/_options.COMPLETION_RETRY spaces run.complete's.
+COMPLETION_PAUSES = tuple(0.2 * 2**i for i in range(COMPLETION_ATTEMPTS - 1))
 
 
 async def complete_run(runs: RunPort, settle: SettlePort, req: CompleteRequest) -> SettleResult:

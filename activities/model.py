@@ -1,6 +1,5 @@
 """The model activity: reads the transcript from the store, calls the provider, records."""
 
-import asyncio
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -16,9 +15,10 @@ from agentrt.activities._common import (
     fault,
     heartbeats,
     is_store_unavailable,
+    retried,
     snapshot_of,
 )
-from agentrt.activities.completion import COMPLETION_ATTEMPTS, COMPLETION_FIRST_PAUSE, complete_run
+from agentrt.activities.completion import COMPLETION_PAUSES, complete_run
 from agentrt.activities.guardrails import check
 from agentrt.activities.ports import FaultHook, ModelProvider, RunPort, SettlePort, no_faults
 from agentrt.contracts.enums import TerminationReason
@@ -88,7 +88,7 @@ class ModelActivities(ActivityGroup):
         turn = await self._turn(req)
         if req.answer is None or self._settle is None or not await self._answers(req, turn):
             return turn
-        settled = await self._complete_run(req, req.answer, turn)
+        settled = await self._complete_run(self._settle, req, req.answer, turn)
         await fault(self._faults, "model.after_settle")
         return turn.model_copy(update={"settled": settled})
 
@@ -105,13 +105,12 @@ class ModelActivities(ActivityGroup):
         return spent_limit(req.answer.usage + turn.usage, budget) is None
 
     async def _complete_run(
-        self, req: ModelRequest, terms: AnswerTerms, turn: ModelTurn
+        self, settle: SettlePort, req: ModelRequest, terms: AnswerTerms, turn: ModelTurn
     ) -> SettleResult:
         """The completion the workflow would make next, made here: no local activity and no
         second activation at the run's end. A retry (the worker died after the commit)
         finds the run completed and says so; a failure other than the store's is reported,
         and the workflow fails the run with it, as it would its own completion's."""
-        assert self._settle is not None
         request = CompleteRequest(
             run_id=req.run_id,
             sequence=terms.sequence,
@@ -124,20 +123,23 @@ class ModelActivities(ActivityGroup):
             ),
             usage=terms.usage + turn.usage,
         )
-        pause = COMPLETION_FIRST_PAUSE
-        for attempt in range(1, COMPLETION_ATTEMPTS + 1):
-            try:
-                return await complete_run(self._runs, self._settle, request)
-            except Exception as exc:
-                if is_store_unavailable(exc):
-                    raise  # retried like any store outage; the retry finds the turn recorded
-                final = isinstance(exc, ApplicationError) and exc.non_retryable
-                if final or attempt == COMPLETION_ATTEMPTS:
-                    kind = exc.type if isinstance(exc, ApplicationError) else None
-                    return SettleResult(applied=False, error=kind or type(exc).__name__)
-            await asyncio.sleep(pause)  # the completion's own bounded retries, as run.complete's
-            pause *= 2
-        raise AssertionError("unreachable")
+
+        def retryable(exc: Exception) -> bool:
+            final = isinstance(exc, ApplicationError) and exc.non_retryable
+            return not final and not is_store_unavailable(exc)
+
+        try:
+            return await retried(
+                lambda: complete_run(self._runs, settle, request),
+                COMPLETION_PAUSES,
+                retryable,
+                "completing the run",
+            )
+        except Exception as exc:
+            if is_store_unavailable(exc):
+                raise  # retried like any store outage; the retry finds the turn recorded
+            kind = exc.type if isinstance(exc, ApplicationError) else None
+            return SettleResult(applied=False, error=kind or type(exc).__name__)
 
     async def _turn(self, req: ModelRequest) -> ModelTurn:
         # A retry after the turn was recorded returns the recorded turn: the provider is

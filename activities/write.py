@@ -2,7 +2,6 @@
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
 
 from temporalio import activity
 
@@ -13,6 +12,7 @@ from agentrt.activities._common import (
     fault,
     heartbeating,
     is_store_unavailable,
+    retried,
     snapshot_of,
     tool_context,
 )
@@ -104,7 +104,7 @@ class WriteActivities(ActivityGroup):
         await fault(self._faults, "write.after_effect")
         duration_ms = (time.monotonic() - started) * 1000
         try:
-            await _record_through_outage(
+            await retried(
                 lambda: db(
                     self._steps.record,
                     run_id=req.run_id,
@@ -118,7 +118,10 @@ class WriteActivities(ActivityGroup):
                     idempotency_key=req.idempotency_key,
                     fence_token=req.fence_token,
                     duration_ms=duration_ms,
-                )
+                ),
+                RECORD_PAUSES,
+                is_store_unavailable,
+                "recording a write",
             )
         except Exception as exc:
             activity.logger.warning(
@@ -135,15 +138,3 @@ class WriteActivities(ActivityGroup):
 # (insert-or-ignore, the fence cleared only for its own token), so it is tried again, for
 # about 6 s, while the activity heartbeats; anything else fails at once.
 RECORD_PAUSES = (0.2, 0.4, 0.8, 1.6, 3.2)
-
-
-async def _record_through_outage(record: Callable[[], Awaitable[None]]) -> None:
-    for pause in (*RECORD_PAUSES, None):
-        try:
-            await record()
-            return
-        except Exception as exc:
-            if pause is None or not is_store_unavailable(exc):
-                raise
-            activity.logger.warning("recording a write: store unavailable, again in %ss", pause)
-        await asyncio.sleep(pause)
