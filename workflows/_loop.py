@@ -30,6 +30,12 @@ def needs_approval(calls: list[ToolCall], plan: RunPlan) -> bool:
     return any((t := plan.tool(c.name)) is not None and t.requires_approval for c in calls)
 
 
+def may_pause_for_input(task_id: str | None, round_no: int, plan: RunPlan) -> bool:
+    """Whether an answer that asks the user for more information pauses the run for it:
+    only a run serving an A2A task, and not in its last round."""
+    return bool(task_id) and round_no < plan.max_iterations
+
+
 def turn_digest(calls: list[ToolCall]) -> str:
     """SHA-256 over the pending calls only (not the transcript, not counters)."""
     canonical = json.dumps(

@@ -22,7 +22,14 @@ from agentrt.workflows._context import (
     set_status,
 )
 from agentrt.workflows._fenced_write import fenced_write
-from agentrt.workflows._loop import Route, Stop, guardrail_stop, needs_approval, route
+from agentrt.workflows._loop import (
+    Route,
+    Stop,
+    guardrail_stop,
+    may_pause_for_input,
+    needs_approval,
+    route,
+)
 from agentrt.workflows._pauses import await_decision, await_input, project
 from agentrt.workflows._settle import cancelled, complete, stop
 
@@ -277,7 +284,7 @@ class AgentRunWorkflow:
             calls = turn.tool_calls
             st.iterations = round_no
             if not calls:
-                if turn.input_required and ctx.task_id and round_no < plan.max_iterations:
+                if turn.input_required and may_pause_for_input(ctx.task_id, round_no, plan):
                     await await_input(ctx, round_no)
                     continue
                 return seq, TerminationReason.ANSWERED
@@ -307,9 +314,7 @@ class AgentRunWorkflow:
             answer = AnswerTerms(
                 sequence=ctx.state.next_sequence,
                 usage=ctx.state.usage,
-                pause_for_input=(
-                    offer_tools and bool(ctx.task_id) and round_no < plan.max_iterations
-                ),
+                pause_for_input=offer_tools and may_pause_for_input(ctx.task_id, round_no, plan),
             )
             ctx.answer_reason = (
                 TerminationReason.ANSWERED if offer_tools else TerminationReason.MAX_ITERATIONS
