@@ -3,6 +3,7 @@
 import functools
 import json
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -33,10 +34,26 @@ class StoreContext:
     completion_hooks: tuple[CompletionHook, ...] = ()
     # Read-only sessions (store.engine.make_read_sessionmaker); `sessions` when absent.
     read_sessions: sessionmaker[Session] | None = None
+    # Sessions for one statement that writes (store.engine.make_statement_sessionmaker):
+    # autocommit on PostgreSQL; a transaction of `sessions` when absent.
+    statement_sessions: sessionmaker[Session] | None = None
 
     def reads(self) -> Session:
         """A session for reads only: on SQLite it takes no write lock."""
         return (self.read_sessions or self.sessions)()
+
+    def one_statement(self) -> AbstractContextManager[Session]:
+        """A session for ONE statement that writes and is atomic on its own: on PostgreSQL
+        it runs in autocommit (no BEGIN and COMMIT round trips); a second statement in it
+        would commit on its own, so use a transaction for anything more."""
+        if self.statement_sessions is not None:
+            return self.statement_sessions()
+        return self.sessions.begin()
+
+    @functools.cached_property
+    def postgres(self) -> bool:
+        bind = self.sessions.kw.get("bind")
+        return bind is not None and bind.dialect.name == "postgresql"
 
 
 def utcnow() -> datetime:

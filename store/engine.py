@@ -97,5 +97,15 @@ def make_read_sessionmaker(engine: Engine) -> sessionmaker[Session]:
     return sessionmaker(engine.execution_options(**options))
 
 
+def make_statement_sessionmaker(engine: Engine) -> sessionmaker[Session] | None:
+    """PostgreSQL: sessions in autocommit for a write that is one statement (a guarded
+    UPDATE, a step's rows as one statement: store/step_rows.py), atomic on its own, which
+    saves the BEGIN and COMMIT round trips. SQLite: None (a transaction of the ordinary
+    sessions; a round trip there is a function call)."""
+    if not is_postgres(engine):
+        return None
+    return sessionmaker(engine.execution_options(isolation_level="AUTOCOMMIT"))
+
+
 def is_postgres(engine: Engine) -> bool:
     return engine.dialect.name == "postgresql"

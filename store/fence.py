@@ -60,25 +60,28 @@ class FenceStore:
         """Stamp the in-flight write; returns a FenceState value. Retrying is safe.
 
         The common case is one statement: the guarded UPDATE also checks that the dedup
-        ledger holds no result for the call (NOT EXISTS), in the same transaction and under
-        the same lock as before. Only when it matches no row are the reasons read.
+        ledger holds no result for the call (NOT EXISTS), in the same statement and under
+        the same row lock. Only when it matches no row are the reasons read.
         """
+        params = {
+            "run_id": run_id,
+            "key": idempotency_key,
+            "call_id": call_id,
+            "tool": tool,
+            "token": token,
+            "now": utcnow(),
+        }
+        # On PostgreSQL the common case is one round trip: the statement alone, autocommit.
+        with self._ctx.one_statement() as s:
+            if rowcount(s.execute(_STAMP, params)):
+                return FenceState.STAMPED
+        # It matched no row: the same guarded UPDATE again, and the reasons, in one
+        # transaction (the row may have changed in between).
         recorded = select(ToolResultRow.idempotency_key).where(
             ToolResultRow.idempotency_key == idempotency_key
         )
         with self._ctx.sessions.begin() as s:
-            res = s.execute(
-                _STAMP,
-                {
-                    "run_id": run_id,
-                    "key": idempotency_key,
-                    "call_id": call_id,
-                    "tool": tool,
-                    "token": token,
-                    "now": utcnow(),
-                },
-            )
-            if rowcount(res):
+            if rowcount(s.execute(_STAMP, params)):
                 return FenceState.STAMPED
             if s.scalar(recorded) is not None:
                 return FenceState.ALREADY_DONE
@@ -99,7 +102,7 @@ class FenceStore:
 
     def claim(self, *, run_id: str, token: str) -> bool:
         """stamped → executing for this token, on a RUNNING run. False: do not write."""
-        with self._ctx.sessions.begin() as s:
+        with self._ctx.one_statement() as s:
             res = s.execute(_CLAIM, {"run_id": run_id, "token": token, "now": utcnow()})
             return bool(rowcount(res))
 

@@ -12,7 +12,12 @@ from sqlalchemy.exc import OperationalError
 from agentrt.contracts.errors import StoreUnavailableError
 from agentrt.store import migrate
 from agentrt.store.context import StoreContext, no_faults
-from agentrt.store.engine import make_engine, make_read_sessionmaker, make_sessionmaker
+from agentrt.store.engine import (
+    make_engine,
+    make_read_sessionmaker,
+    make_sessionmaker,
+    make_statement_sessionmaker,
+)
 from agentrt.store.sealing import Sealer
 
 WHICH_SETTING = "set AGENTRT_DATABASE_URL (or AGENTRT_DATA_DIR for the default SQLite file)"
@@ -48,6 +53,7 @@ def open_store(
         sealer,
         faults or no_faults,
         read_sessions=make_read_sessionmaker(engine),
+        statement_sessions=make_statement_sessionmaker(engine),
     )
     return engine, ctx
 

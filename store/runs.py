@@ -16,6 +16,7 @@ from agentrt.contracts.run import EventView, PendingEffectView, RunView
 from agentrt.store.context import StoreContext, as_utc, dumps, insert_ignoring, utcnow
 from agentrt.store.privacy import filter_payload
 from agentrt.store.rows import EventRow, MessageRow, RunRow
+from agentrt.store.step_rows import Part, write_step
 
 SNAPSHOT_CACHE = 4096
 _TURN_INPUTS = (
@@ -23,6 +24,27 @@ _TURN_INPUTS = (
     .where(MessageRow.run_id == bindparam("run_id"), MessageRow.sequence <= bindparam("upto"))
     .order_by(MessageRow.sequence)
 )
+
+
+def event_row(
+    run_id: str,
+    sequence: int,
+    kind: EventKind,
+    round: int,
+    payload: dict[str, Any],
+    privacy: str,
+    duration_ms: float | None = None,
+) -> dict[str, Any]:
+    """An event row's columns, its payload filtered to the run's privacy level."""
+    return {
+        "run_id": run_id,
+        "sequence": sequence,
+        "kind": kind.value,
+        "round": round,
+        "duration_ms": duration_ms,
+        "payload": dumps(filter_payload(payload, privacy)),
+        "created_at": utcnow(),
+    }
 
 
 class RunStore:
@@ -49,36 +71,29 @@ class RunStore:
         """
         self._ctx.faults("begin.before_write")
         now = utcnow()
-        with self._ctx.sessions.begin() as s:
-            res = s.execute(
-                insert_ignoring(s, RunRow.__table__, ["id"]).returning(RunRow.id),
-                {
-                    "id": run_id,
-                    "profile": profile,
-                    "status": RunStatus.RUNNING.value,
-                    "iterations": 0,
-                    "truncated": False,
-                    "prompt_tokens": 0,
-                    "completion_tokens": 0,
-                    "snapshot": snapshot,
-                    "initiator": initiator,
-                    "created_at": now,
-                    "updated_at": now,
-                    "revision": 0,
-                },
-            )
-            # RETURNING, not rowcount: psycopg reports -1 for ON CONFLICT DO NOTHING.
-            created = res.first() is not None
-            self._append(s, run_id, 0, "user", Message(role="user", content=prompt))
-            self.add_event(
-                s,
-                run_id,
-                0,
-                EventKind.RUN_STARTED,
-                0,
-                {"profile": profile, "initiator": initiator, "prompt": prompt},
-                privacy,
-            )
+        run = {
+            "id": run_id,
+            "profile": profile,
+            "status": RunStatus.RUNNING.value,
+            "iterations": 0,
+            "truncated": False,
+            "prompt_tokens": 0,
+            "completion_tokens": 0,
+            "snapshot": snapshot,
+            "initiator": initiator,
+            "created_at": now,
+            "updated_at": now,
+            "revision": 0,
+        }
+        started = {"profile": profile, "initiator": initiator, "prompt": prompt}
+        created = write_step(
+            self._ctx,
+            [
+                Part("run", run),
+                Part("message", self.message_row(run_id, 0, Message(role="user", content=prompt))),
+                Part("event", event_row(run_id, 0, EventKind.RUN_STARTED, 0, started, privacy)),
+            ],
+        )
         self._ctx.faults("begin.after_write")
         if created:
             # The snapshot never changes after begin: the run's first model call (most often
@@ -98,29 +113,27 @@ class RunStore:
         duration_ms: float,
         privacy: str,
     ) -> None:
-        with self._ctx.sessions.begin() as s:
-            self._append(s, run_id, sequence, "assistant", message)
-            self.add_event(s, run_id, sequence, EventKind.LLM, round, payload, privacy, duration_ms)
+        event = event_row(run_id, sequence, EventKind.LLM, round, payload, privacy, duration_ms)
+        write_step(
+            self._ctx,
+            [Part("message", self.message_row(run_id, sequence, message)), Part("event", event)],
+        )
 
-    def _append(self, s: Any, run_id: str, sequence: int, role: str, message: Message) -> None:
+    def message_row(self, run_id: str, sequence: int, message: Message) -> dict[str, Any]:
+        """A transcript row's columns, its body sealed."""
         body = self._ctx.sealer.seal(
             message.model_dump_json(),
             table="agent_message",
             column="body",
             row=f"{run_id}/{sequence}",
         )
-        s.execute(
-            insert_ignoring(s, MessageRow.__table__, ["run_id", "sequence"]),
-            {
-                "run_id": run_id,
-                "sequence": sequence,
-                "role": role,
-                "body": body,
-            },
-        )
+        return {"run_id": run_id, "sequence": sequence, "role": message.role, "body": body}
 
     def append_message(self, s: Any, run_id: str, sequence: int, message: Message) -> None:
-        self._append(s, run_id, sequence, message.role, message)
+        s.execute(
+            insert_ignoring(s, MessageRow.__table__, ["run_id", "sequence"]),
+            self.message_row(run_id, sequence, message),
+        )
 
     @staticmethod
     def add_event(
@@ -136,15 +149,7 @@ class RunStore:
         """Insert one event; a retried or replayed activity hits the unique key and adds none."""
         s.execute(
             insert_ignoring(s, EventRow.__table__, ["run_id", "sequence"]),
-            {
-                "run_id": run_id,
-                "sequence": sequence,
-                "kind": kind.value,
-                "round": round,
-                "duration_ms": duration_ms,
-                "payload": dumps(filter_payload(payload, privacy)),
-                "created_at": utcnow(),
-            },
+            event_row(run_id, sequence, kind, round, payload, privacy, duration_ms),
         )
 
     # --- reads --------------------------------------------------------------------------

@@ -1,29 +1,16 @@
-"""Tool steps: the result message, the `tool` event and the dedup ledger, in one transaction."""
+"""Tool steps: the result message, the `tool` event and the dedup ledger, written as one."""
 
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import bindparam, select, update
+from sqlalchemy import select
 
 from agentrt.contracts.enums import EventKind
 from agentrt.contracts.messages import Message, ToolCall
-from agentrt.store.context import StoreContext, insert_ignoring, utcnow
-from agentrt.store.rows import RunRow, ToolResultRow
-from agentrt.store.runs import RunStore
-
-# Clears the run's fence in the write's record transaction, if the token is still its own.
-_CLEAR = (
-    update(RunRow)
-    .where(RunRow.id == bindparam("run_id"), RunRow.pending_token == bindparam("token"))
-    .values(
-        pending_call_id=None,
-        pending_tool=None,
-        pending_token=None,
-        pending_state=None,
-        updated_at=bindparam("now"),
-    )
-    .execution_options(synchronize_session=False)
-)
+from agentrt.store.context import StoreContext, utcnow
+from agentrt.store.rows import ToolResultRow
+from agentrt.store.runs import RunStore, event_row
+from agentrt.store.step_rows import CLEAR, Part, write_step
 
 
 @dataclass(frozen=True)
@@ -47,30 +34,20 @@ class ToolStepStore:
         return StoredResult(content=content, is_error=row.is_error)
 
     def _ledger(
-        self,
-        s: Any,
-        key: str,
-        run_id: str,
-        call: ToolCall,
-        effect: str,
-        content: str,
-        is_error: bool,
-    ) -> None:
-        s.execute(
-            insert_ignoring(s, ToolResultRow.__table__, ["idempotency_key"]),
-            {
-                "idempotency_key": key,
-                "run_id": run_id,
-                "call_id": call.call_id,
-                "tool": call.name,
-                "effect": effect,
-                "is_error": is_error,
-                "content": self._ctx.sealer.seal(
-                    content, table="tool_result", column="content", row=key
-                ),
-                "created_at": utcnow(),
-            },
-        )
+        self, key: str, run_id: str, call: ToolCall, effect: str, content: str, is_error: bool
+    ) -> dict[str, Any]:
+        return {
+            "idempotency_key": key,
+            "run_id": run_id,
+            "call_id": call.call_id,
+            "tool": call.name,
+            "effect": effect,
+            "is_error": is_error,
+            "content": self._ctx.sealer.seal(
+                content, table="tool_result", column="content", row=key
+            ),
+            "created_at": utcnow(),
+        }
 
     def record(
         self,
@@ -110,16 +87,18 @@ class ToolStepStore:
             "is_error": is_error,
             **(extra or {}),
         }
-        with self._ctx.sessions.begin() as s:
-            if idempotency_key is not None:
-                self._ledger(s, idempotency_key, run_id, call, effect, content, is_error)
-            RunStore(self._ctx).append_message(s, run_id, sequence, message)
-            RunStore.add_event(
-                s, run_id, sequence, EventKind.TOOL, round, payload, privacy, duration_ms
-            )
-            if fence_token is not None:
-                self._ctx.faults("record.before_clear")
-                s.execute(_CLEAR, {"run_id": run_id, "token": fence_token, "now": utcnow()})
+        parts = [
+            Part("message", RunStore(self._ctx).message_row(run_id, sequence, message)),
+            Part("event", event_row(run_id, sequence, EventKind.TOOL, round, payload, privacy,
+                                    duration_ms)),
+        ]  # fmt: skip
+        if idempotency_key is not None:
+            ledger = self._ledger(idempotency_key, run_id, call, effect, content, is_error)
+            parts.append(Part("ledger", ledger))
+        if fence_token is not None:
+            clear = {"run_id": run_id, "token": fence_token, "now": utcnow()}
+            parts.append(Part(CLEAR, clear, fault="record.before_clear"))
+        write_step(self._ctx, parts)
 
     def recorded_result_for(self, run_id: str, call_id: str) -> StoredResult | None:
         with self._ctx.sessions() as s:

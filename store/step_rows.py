@@ -1,0 +1,129 @@
+"""A step's rows written in one round trip.
+
+Every model and tool step writes two to four rows (the run, a message, an event, the dedup
+ledger, the fence clear), and each needs all of them or none. On PostgreSQL every statement
+is a round trip, and a transaction adds two more (BEGIN, COMMIT): a model step's two
+inserts cost four. There the rows go as ONE statement, data-modifying CTEs under one
+SELECT, in autocommit: a single statement is atomic on its own, so all of them land or none
+does, as in the transaction, for a quarter of the round trips. SQLite has no DML in CTEs,
+and a round trip there is a function call: the same rows go in one BEGIN IMMEDIATE
+transaction, as before.
+
+Each part's statement is built once per backend and part list, with bind names prefixed by
+the part (`message_run_id`, ...): a column's own name is reserved in its VALUES clause.
+"""
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Table, bindparam, func, select, update
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.orm import Session
+from sqlalchemy.sql import Executable
+
+from agentrt.store.context import StoreContext, insert_ignoring
+from agentrt.store.rows import EventRow, MessageRow, RunRow, ToolResultRow
+
+
+@dataclass(frozen=True)
+class _Kind:
+    table: Table
+    key: tuple[str, ...]  # the unique key an insert ignores duplicates on
+
+
+# The insert parts. A part's params are its row's columns.
+INSERTS: dict[str, _Kind] = {
+    "run": _Kind(RunRow.__table__, ("id",)),  # type: ignore[arg-type]
+    "message": _Kind(MessageRow.__table__, ("run_id", "sequence")),  # type: ignore[arg-type]
+    "event": _Kind(EventRow.__table__, ("run_id", "sequence")),  # type: ignore[arg-type]
+    "ledger": _Kind(ToolResultRow.__table__, ("idempotency_key",)),  # type: ignore[arg-type]
+}
+# The one update part: clear the run's fence if the token is still its own (a write's
+# record). Params: run_id, token, now.
+CLEAR = "clear"
+_CLEAR_VALUES = dict.fromkeys(("pending_call_id", "pending_tool", "pending_token", "pending_state"))
+
+
+@dataclass(frozen=True)
+class Part:
+    """One row of a step: an insert (ignoring a duplicate key) or the fence clear. `fault`
+    names a test fault point hit just before this part is written (on PostgreSQL, before
+    the one statement: either way nothing of the step is committed when it fires)."""
+
+    kind: str
+    params: dict[str, Any]
+    fault: str | None = None
+
+
+def write_step(ctx: StoreContext, parts: Sequence[Part]) -> bool:
+    """Write the parts, all or none. True when the first part, an insert, added its row
+    (the others are written either way, each ignoring a duplicate)."""
+    if ctx.postgres:
+        for part in parts:
+            if part.fault is not None:
+                ctx.faults(part.fault)
+        names = tuple((p.kind, tuple(sorted(p.params))) for p in parts)
+        params = {f"{p.kind}_{k}": v for p in parts for k, v in p.params.items()}
+        with ctx.one_statement() as s:
+            return bool(s.execute(_combined(names), params).scalar())
+    with ctx.sessions.begin() as s:
+        added = False
+        for i, part in enumerate(parts):
+            if part.fault is not None:
+                ctx.faults(part.fault)
+            added_here = _write_part(s, part)
+            added = added_here if i == 0 else added
+        return added
+
+
+def _write_part(s: Session, part: Part) -> bool:
+    if part.kind == CLEAR:
+        s.execute(_clear(), part.params)
+        return False
+    kind = INSERTS[part.kind]
+    stmt = insert_ignoring(s, kind.table, list(kind.key)).returning(kind.table.c[kind.key[0]])
+    return s.execute(stmt, part.params).first() is not None
+
+
+@functools.cache
+def _clear() -> Executable:
+    return (
+        update(RunRow)
+        .where(RunRow.id == bindparam("run_id"), RunRow.pending_token == bindparam("token"))
+        .values(**_CLEAR_VALUES, updated_at=bindparam("now"))
+        .execution_options(synchronize_session=False)
+    )
+
+
+@functools.cache
+def _combined(parts: tuple[tuple[str, tuple[str, ...]], ...]) -> Executable:
+    """PostgreSQL: one SELECT whose CTEs write every part; it counts the first part's new
+    rows (RETURNING: psycopg reports no rowcount for ON CONFLICT DO NOTHING)."""
+    if len({kind for kind, _ in parts}) != len(parts):
+        raise ValueError("a step writes each kind of row once")
+    ctes = []
+    for i, (kind, columns) in enumerate(parts):
+        name = f"{kind}_{i}"
+        if kind == CLEAR:
+            stmt: Any = (
+                update(RunRow)
+                .where(
+                    RunRow.id == bindparam(f"{kind}_run_id"),
+                    RunRow.pending_token == bindparam(f"{kind}_token"),
+                )
+                .values(**_CLEAR_VALUES, updated_at=bindparam(f"{kind}_now"))
+                .returning(RunRow.id)
+            )
+        else:
+            k = INSERTS[kind]
+            stmt = (
+                postgresql.insert(k.table)
+                .values({c: bindparam(f"{kind}_{c}") for c in columns})
+                .on_conflict_do_nothing(index_elements=list(k.key))
+                .returning(k.table.c[k.key[0]])
+            )
+        ctes.append(stmt.cte(name))
+    counted = select(func.count()).select_from(ctes[0])
+    return counted.add_cte(*ctes[1:]) if len(ctes) > 1 else counted

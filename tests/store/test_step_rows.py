@@ -1,0 +1,168 @@
+"""A step's rows, written as one: all or none, duplicates ignored, and on PostgreSQL one
+round trip (one statement, autocommit: no BEGIN, no COMMIT)."""
+
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from sqlalchemy import event, func, select
+from sqlalchemy.exc import IntegrityError
+
+from agentrt.contracts.enums import EventKind
+from agentrt.contracts.messages import Message, ToolCall
+from agentrt.store.context import utcnow
+from agentrt.store.fence import FenceStore
+from agentrt.store.rows import EventRow, MessageRow, RunRow, ToolResultRow
+from agentrt.store.runs import RunStore, event_row
+from agentrt.store.step_rows import CLEAR, Part, write_step
+from agentrt.store.tool_steps import ToolStepStore
+from agentrt.workers.compose import Parts
+from tests._db import backend
+
+
+def _run(parts: Parts) -> str:
+    run_id = str(uuid.uuid4())
+    assert RunStore(parts.ctx).begin(
+        run_id=run_id,
+        profile="p",
+        snapshot='{"plan": {"privacy": "full"}}',
+        prompt="hi",
+        initiator="t",
+        privacy="full",
+    )
+    return run_id
+
+
+def _count(parts: Parts, table: Any, run_id: str) -> int:
+    with parts.ctx.sessions() as s:
+        return int(s.scalar(select(func.count()).select_from(table).where(table.run_id == run_id)))
+
+
+@contextmanager
+def _statements(parts: Parts) -> Iterator[list[str]]:
+    """Every SQL text the engine sends, BEGIN and COMMIT included where they are sent."""
+    sent: list[str] = []
+
+    def on_execute(_c: Any, _cur: Any, statement: str, *_a: Any) -> None:
+        sent.append(statement.split(None, 1)[0].upper())
+
+    def autocommit(conn: Any) -> bool:
+        return bool(conn.get_execution_options().get("isolation_level") == "AUTOCOMMIT")
+
+    def on_begin(conn: Any) -> None:
+        if not autocommit(conn):
+            sent.append("BEGIN")
+
+    def on_commit(conn: Any) -> None:
+        if not autocommit(conn):
+            sent.append("COMMIT")
+
+    engine = parts.engine
+    event.listen(engine, "before_cursor_execute", on_execute)
+    event.listen(engine, "begin", on_begin)
+    event.listen(engine, "commit", on_commit)
+    try:
+        yield sent
+    finally:
+        event.remove(engine, "before_cursor_execute", on_execute)
+        event.remove(engine, "begin", on_begin)
+        event.remove(engine, "commit", on_commit)
+
+
+def _message(run_id: str, seq: int, parts: Parts) -> Part:
+    msg = Message(role="assistant", content=f"m{seq}")
+    return Part("message", RunStore(parts.ctx).message_row(run_id, seq, msg))
+
+
+def _event(run_id: str, seq: int) -> Part:
+    return Part("event", event_row(run_id, seq, EventKind.LLM, 1, {"content": "x"}, "full"))
+
+
+def test_a_step_lands_whole_and_a_repeat_adds_nothing(parts: Parts) -> None:
+    run_id = _run(parts)
+    step = [_message(run_id, 1, parts), _event(run_id, 1)]
+    assert write_step(parts.ctx, step) is True
+    assert write_step(parts.ctx, step) is False  # the first part's row was there
+    assert _count(parts, MessageRow, run_id) == 2  # the user's message and this one
+    assert _count(parts, EventRow, run_id) == 2
+
+
+def test_a_failing_part_leaves_none_of_the_step(parts: Parts) -> None:
+    """The event names a run that does not exist (its foreign key fails): the message of
+    the same step, written first, must not land either."""
+    run_id = _run(parts)
+    ghost = str(uuid.uuid4())
+    with pytest.raises(IntegrityError):
+        write_step(parts.ctx, [_message(run_id, 1, parts), _event(ghost, 1)])
+    assert _count(parts, MessageRow, run_id) == 1  # the user's message only
+    assert _count(parts, EventRow, ghost) == 0
+
+
+def test_a_fault_before_a_part_commits_nothing(parts: Parts) -> None:
+    run_id = _run(parts)
+    points: list[str] = []
+
+    class Died(Exception):
+        pass
+
+    def die(point: str) -> None:
+        points.append(point)
+        raise Died
+
+    ctx = parts.ctx.__class__(
+        parts.ctx.sessions,
+        parts.ctx.sealer,
+        die,
+        read_sessions=parts.ctx.read_sessions,
+        statement_sessions=parts.ctx.statement_sessions,
+    )
+    clear = Part(CLEAR, {"run_id": run_id, "token": "t", "now": utcnow()}, fault="p.clear")
+    with pytest.raises(Died):
+        write_step(ctx, [_message(run_id, 1, parts), _event(run_id, 1), clear])
+    assert points == ["p.clear"]
+    assert _count(parts, MessageRow, run_id) == 1
+
+
+def test_each_kind_of_row_once_per_step(parts: Parts) -> None:
+    if backend() != "postgres":
+        pytest.skip("SQLite writes the parts one by one")
+    run_id = _run(parts)
+    with pytest.raises(ValueError):
+        write_step(parts.ctx, [_message(run_id, 1, parts), _message(run_id, 2, parts)])
+
+
+def test_a_recorded_write_is_one_round_trip_on_postgres(parts: Parts) -> None:
+    """A write's record (message, event, ledger row, fence clear) and the fence's stamp and
+    claim: each one statement on PostgreSQL, with no BEGIN or COMMIT; on SQLite one
+    transaction each."""
+    run_id = _run(parts)
+    fence, steps = FenceStore(parts.ctx), ToolStepStore(parts.ctx)
+    key = f"{run_id}:r1.1"
+    with _statements(parts) as sent:
+        stamp = fence.stamp(run_id=run_id, call_id="r1.1", tool="t", token="tok",
+                            idempotency_key=key)  # fmt: skip
+        assert stamp == "stamped"
+        assert fence.claim(run_id=run_id, token="tok")
+        steps.record(
+            run_id=run_id,
+            sequence=1,
+            round=1,
+            call=ToolCall(call_id="r1.1", name="t", arguments={}),
+            effect="non_idempotent_write",
+            content="ok",
+            is_error=False,
+            privacy="full",
+            idempotency_key=key,
+            fence_token="tok",
+        )
+    if backend() == "postgres":
+        assert sent == ["UPDATE", "UPDATE", "WITH"]
+    else:
+        assert sent.count("COMMIT") == 3
+    with parts.ctx.sessions() as s:
+        row = s.get(RunRow, run_id)
+        assert row is not None and row.pending_token is None  # cleared with the record
+        assert s.get(ToolResultRow, key) is not None
+    assert _count(parts, EventRow, run_id) == 2
