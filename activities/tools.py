@@ -60,7 +60,7 @@ async def invoke(
 ) -> tuple[str, bool]:
     """Run a tool fail-soft: (content, is_error). Exception text never reaches the model."""
     try:
-        await db(faults, "tool.invoke")
+        await fault(faults, "tool.invoke")
         return await call_tool(tool, call, ctx)
     except Exception as exc:
         activity.logger.warning(
