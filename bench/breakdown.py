@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from bench.histories import HistoryFacts
 from bench.report import Table, ms
-from bench.sqlcount import SqlTally
+from bench.sqlcount import COLUMN, SqlTally
 from bench.stats import Summary
 
 BETWEEN = "between activities (workflow task)"
@@ -42,12 +42,51 @@ class Breakdown:
         return sum(values) / len(values) if values else float("nan")
 
     def table(self, title: str, tally: SqlTally) -> Table:
-        table = Table(title, ["run", "piece", "n", "mean", "p50", "p95", "SQL stmts / commits"])
+        table = Table(title, ["run", "piece", "n", "mean", "p50", "p95", COLUMN])
         for (kind, piece), values in self.samples.items():
             s = Summary.of(values)
             sql = "-"
             if piece not in ENDS:
-                statements, commits = tally.per_execution(piece)
-                sql = f"{statements:.1f} / {commits:.1f}"
+                sql = tally.shown(piece)
             table.rows.append([kind, piece, str(s.n), ms(s.mean), ms(s.p50), ms(s.p95), sql])
         return table
+
+
+@dataclass
+class RunSplit:
+    """Where one kind of run spends its time, as totals per run (server clock, ms): from the
+    start to the first activity, inside activities (scheduled to completed), the workflow
+    tasks between two activities, and from the last activity to the close."""
+
+    opening: list[float] = field(default_factory=list)
+    inside: list[float] = field(default_factory=list)
+    between: list[float] = field(default_factory=list)
+    closing: list[float] = field(default_factory=list)
+    activities: list[int] = field(default_factory=list)
+
+    def add(self, facts: HistoryFacts) -> None:
+        spans = facts.spans
+        if not spans:
+            return
+        self.opening.append((spans[0].scheduled_ns - facts.opened_ns) / 1e6)
+        self.inside.append(sum(s.ms for s in spans))
+        self.between.append(
+            sum((b.scheduled_ns - a.completed_ns) / 1e6 for a, b in itertools.pairwise(spans))
+        )
+        self.closing.append((facts.closed_ns - spans[-1].completed_ns) / 1e6)
+        self.activities.append(len(spans))
+
+    def row(self, label: str) -> list[str]:
+        def median(values: list[float]) -> str:
+            return ms(Summary.of(values).p50) if values else "-"
+
+        total = [
+            sum(t) for t in zip(self.opening, self.inside, self.between, self.closing, strict=True)
+        ]
+        acts = f"{sum(self.activities) / len(self.activities):.0f}" if self.activities else "-"
+        return [label, acts, median(self.opening), median(self.inside), median(self.between),
+                median(self.closing), median(total)]  # fmt: skip
+
+
+SPLIT_COLUMNS = ["run", "activities", "start -> 1st", "in activities", "between (workflow tasks)",
+                 "last -> closed", "total"]  # fmt: skip

@@ -21,7 +21,7 @@ from bench.drive import BenchError, agent_run
 from bench.harness import Bench
 from bench.histories import ActivitySpan, fetch_facts
 from bench.report import Report, Table, ms, times
-from bench.sqlcount import SqlTally, counting
+from bench.sqlcount import COLUMN, SqlTally, counting
 from bench.stats import Summary, ratio
 
 PROFILE = "bench-writes"
@@ -71,11 +71,6 @@ async def measure(bench: Bench, runs: int) -> tuple[Samples, SqlTally]:
     return samples, tally
 
 
-def _sql(tally: SqlTally, activity_type: str) -> str:
-    statements, commits = tally.per_execution(activity_type)
-    return f"{statements:.1f} / {commits:.1f}"
-
-
 def tables(samples: Samples, tally: SqlTally) -> Report:
     unfenced, fenced = Summary.of(samples.unfenced), Summary.of(samples.fenced)
     extra = fenced.mean - unfenced.mean
@@ -105,12 +100,12 @@ def tables(samples: Samples, tally: SqlTally) -> Report:
     write, tool = Summary.of(samples.write), Summary.of(samples.tool)
     parts = Table(
         "Fence overhead: where the time goes (mean ms; SQL per execution)",
-        ["piece", "mean ms", "SQL statements / commits"],
+        ["piece", "mean ms", COLUMN],
         [
-            ["tool.execute (set_record)", ms(tool.mean), _sql(tally, ACT_TOOL_EXECUTE)],
-            ["fence.stamp", ms(stamp.mean), _sql(tally, ACT_FENCE_STAMP)],
+            ["tool.execute (set_record)", ms(tool.mean), tally.shown(ACT_TOOL_EXECUTE)],
+            ["fence.stamp", ms(stamp.mean), tally.shown(ACT_FENCE_STAMP)],
             ["workflow task between stamp and write", ms(between.mean), "-"],
-            ["write.execute (issue_refund)", ms(write.mean), _sql(tally, ACT_WRITE_EXECUTE)],
+            ["write.execute (issue_refund)", ms(write.mean), tally.shown(ACT_WRITE_EXECUTE)],
         ],
     )
     steps.notes += [
@@ -122,10 +117,12 @@ def tables(samples: Samples, tally: SqlTally) -> Report:
         "scheduling of the next model call, on the server's clock (history timestamps).",
     ]
     parts.notes.append(
-        "Statements include SQLite's explicit BEGIN IMMEDIATE; commits count transactions "
-        "that wrote. Activity times run from scheduling to completion."
+        "Statements include SQLite's explicit BEGIN IMMEDIATE; commits count durable writes "
+        "(a transaction's, or one statement's in autocommit); round trips as bench/sqlcount.py "
+        "counts them (on SQLite a transaction is one). Activity times run from scheduling to "
+        "completion."
     )
-    stamp_statements, stamp_commits = tally.per_execution(ACT_FENCE_STAMP)
+    stamp_statements, stamp_commits, stamp_trips = tally.per_execution(ACT_FENCE_STAMP)
     return Report(
         [steps, parts],
         {
@@ -135,7 +132,10 @@ def tables(samples: Samples, tally: SqlTally) -> Report:
             "fence.ratio": ratio(fenced.mean, unfenced.mean),
             "fence.stamp_statements": stamp_statements,
             "fence.stamp_commits": stamp_commits,
+            "fence.stamp_round_trips": stamp_trips,
             "fence.write_commits": tally.per_execution(ACT_WRITE_EXECUTE)[1],
             "fence.tool_commits": tally.per_execution(ACT_TOOL_EXECUTE)[1],
+            "fence.write_round_trips": tally.per_execution(ACT_WRITE_EXECUTE)[2],
+            "fence.tool_round_trips": tally.per_execution(ACT_TOOL_EXECUTE)[2],
         },
     )

@@ -122,7 +122,8 @@ async def measure(bench: Bench, cfg: BenchConfig) -> Report:
         f"Per activity, an agent run spends {extra_in:.1f} ms more inside its activities "
         f"and {extra_between:.1f} ms more in the workflow task between two activities than "
         f"the bare workflow (all k pooled, timed runs only).",
-        "SQL per execution counts statements (with SQLite's BEGIN IMMEDIATE) and commits.",
+        "SQL per execution: statements (with SQLite's BEGIN IMMEDIATE), commits and round "
+        "trips, as bench/sqlcount.py counts them.",
     ]
     report.tables.append(table)
     return report

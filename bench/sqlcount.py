@@ -2,6 +2,13 @@
 
 Store calls run in threads started by asyncio.to_thread, which copies the activity's
 context, so the Temporal activity that issued each statement is known.
+
+- statements: what the cursor executed (SQLite's explicit BEGIN IMMEDIATE included);
+- commits: durable writes, a transaction's COMMIT or a writing statement in autocommit;
+- round trips: on PostgreSQL the statements, plus the BEGIN psycopg sends before a
+  transaction's first statement and the COMMIT or ROLLBACK that ends it (none in
+  autocommit). SQLite sends nothing over a network: there a transaction (BEGIN ...
+  COMMIT or ROLLBACK, run in one call sequence under its lock) counts as one.
 """
 
 import threading
@@ -19,39 +26,74 @@ from temporalio import activity
 class SqlTally:
     statements: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     commits: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    round_trips: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     executions: dict[str, set[tuple[str, str]]] = field(default_factory=lambda: defaultdict(set))
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def _note(self, counter: dict[str, int]) -> None:
+    def _note(self, *counters: dict[str, int]) -> None:
         if not activity.in_activity():
             return
         info = activity.info()
         with self._lock:
-            counter[info.activity_type] += 1
+            for counter in counters:
+                counter[info.activity_type] += 1
             self.executions[info.activity_type].add((info.workflow_id or "", info.activity_id))
 
-    def per_execution(self, activity_type: str) -> tuple[float, float]:
-        """(statements, commits) per execution of one activity type."""
+    def per_execution(self, activity_type: str) -> tuple[float, float, float]:
+        """(statements, commits, round trips) per execution of one activity type."""
         n = len(self.executions.get(activity_type, ()))
         if not n:
-            return 0.0, 0.0
-        return self.statements[activity_type] / n, self.commits[activity_type] / n
+            return 0.0, 0.0, 0.0
+        return (
+            self.statements[activity_type] / n,
+            self.commits[activity_type] / n,
+            self.round_trips[activity_type] / n,
+        )
+
+    def shown(self, activity_type: str) -> str:
+        statements, commits, trips = self.per_execution(activity_type)
+        return f"{statements:.1f} / {commits:.1f} / {trips:.1f}"
+
+
+COLUMN = "SQL stmts / commits / round trips"
+_WRITES = ("INSERT", "UPDATE", "DELETE", "WITH")
+
+
+def _autocommit(conn: Any) -> bool:
+    return bool(conn.get_execution_options().get("isolation_level") == "AUTOCOMMIT")
 
 
 @contextmanager
 def counting(engine: Engine) -> Iterator[SqlTally]:
     tally = SqlTally()
+    postgres = engine.dialect.name == "postgresql"
 
-    def on_statement(*_args: Any) -> None:
-        tally._note(tally.statements)
+    def on_statement(conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        counters = [tally.statements]
+        if postgres:
+            counters.append(tally.round_trips)
+        if _autocommit(conn) and statement.lstrip()[:6].upper().startswith(_WRITES):
+            counters.append(tally.commits)
+        tally._note(*counters)
 
-    def on_commit(*_args: Any) -> None:
-        tally._note(tally.commits)
+    def on_begin(conn: Any) -> None:
+        if postgres and not _autocommit(conn):
+            tally._note(tally.round_trips)
 
-    event.listen(engine, "before_cursor_execute", on_statement)
-    event.listen(engine, "commit", on_commit)
+    def on_commit(conn: Any) -> None:
+        if not _autocommit(conn):
+            tally._note(tally.commits, tally.round_trips)
+
+    def on_rollback(conn: Any) -> None:
+        if not _autocommit(conn):
+            tally._note(tally.round_trips)
+
+    listeners = {"before_cursor_execute": on_statement, "begin": on_begin,
+                 "commit": on_commit, "rollback": on_rollback}  # fmt: skip
+    for name, fn in listeners.items():
+        event.listen(engine, name, fn)
     try:
         yield tally
     finally:
-        event.remove(engine, "before_cursor_execute", on_statement)
-        event.remove(engine, "commit", on_commit)
+        for name, fn in listeners.items():
+            event.remove(engine, name, fn)

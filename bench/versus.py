@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from agentrt.contracts.enums import TerminationReason
 from agentrt.store.demo import DemoWorld
+from bench.breakdown import SPLIT_COLUMNS, Breakdown, RunSplit
 from bench.config import BenchConfig
 from bench.drive import BenchError, agent_run
 from bench.harness import Bench
@@ -22,6 +23,7 @@ from bench.histories import fetch_facts
 from bench.loop_workflow import WORKFLOW_LOOP, LoopInput
 from bench.procstat import cpu_seconds, dev_server_pids, total_cpu
 from bench.report import Report, Table, ms, times, verdict
+from bench.sqlcount import SqlTally, counting
 from bench.stats import Summary, ratio
 
 PROFILE = "bench-mixed"
@@ -71,6 +73,9 @@ class IdleRow:
     loop: Summary
     agent_bytes: int  # history of one run
     loop_bytes: int
+    agent_split: RunSplit
+    loop_split: RunSplit
+    pieces: Breakdown  # per activity type
 
     @property
     def ratio(self) -> float:
@@ -83,20 +88,35 @@ async def idle_k(bench: Bench, k: int, cfg: BenchConfig) -> IdleRow:
         await loop_once(bench, k)
     agent: list[float] = []
     loop: list[float] = []
-    agent_id = loop_id = ""
+    agent_ids: list[str] = []
+    loop_ids: list[str] = []
     for _ in range(cfg.runs):
         elapsed, agent_id = await agent_once(bench, k)
         agent.append(elapsed)
+        agent_ids.append(agent_id)
         elapsed, loop_id = await loop_once(bench, k)
         loop.append(elapsed)
-    await _check_one_write(bench, agent_id)
-    await _check_one_write(bench, loop_id)
+        loop_ids.append(loop_id)
+    await _check_one_write(bench, agent_ids[-1])
+    await _check_one_write(bench, loop_ids[-1])
+    # Read after the timed runs, so fetching histories delays none of them.
+    agent_split, loop_split, pieces = RunSplit(), RunSplit(), Breakdown()
+    for agent_id, loop_id in zip(agent_ids, loop_ids, strict=True):
+        facts = await fetch_facts(bench.client, agent_id)
+        agent_split.add(facts)
+        pieces.add(f"agent k={k}", facts)
+        facts = await fetch_facts(bench.client, f"bench-loop-{loop_id}")
+        loop_split.add(facts)
+        pieces.add(f"loop k={k}", facts)
     return IdleRow(
         k,
         Summary.of(agent),
         Summary.of(loop),
-        (await fetch_facts(bench.client, agent_id)).proto_bytes,
-        (await fetch_facts(bench.client, f"bench-loop-{loop_id}")).proto_bytes,
+        (await fetch_facts(bench.client, agent_ids[-1])).proto_bytes,
+        (await fetch_facts(bench.client, f"bench-loop-{loop_ids[-1]}")).proto_bytes,
+        agent_split,
+        loop_split,
+        pieces,
     )
 
 
@@ -142,15 +162,18 @@ async def saturation(bench: Bench, cfg: BenchConfig) -> tuple[Burst, Burst]:
 
 async def measure(bench: Bench, cfg: BenchConfig) -> Report:
     rows: list[IdleRow] = []
-    for k in cfg.tools:
-        print(f"  vs hand-written loop: idle k={k}", file=sys.stderr, flush=True)
-        rows.append(await idle_k(bench, k, cfg))
+    with counting(bench.parts.engine) as tally:
+        for k in cfg.tools:
+            print(f"  vs hand-written loop: idle k={k}", file=sys.stderr, flush=True)
+            rows.append(await idle_k(bench, k, cfg))
     print(f"  vs hand-written loop: {cfg.burst} started at once", file=sys.stderr, flush=True)
     agent, loop = await saturation(bench, cfg)
-    return tables(rows, agent, loop, cfg)
+    return tables(rows, agent, loop, cfg, tally)
 
 
-def tables(rows: list[IdleRow], agent: Burst, loop: Burst, cfg: BenchConfig) -> Report:
+def tables(
+    rows: list[IdleRow], agent: Burst, loop: Burst, cfg: BenchConfig, tally: SqlTally
+) -> Report:
     idle = Table(
         f"Against the hand-written loop: one run at a time (ms per run, n={cfg.runs} each)",
         ["k", "loop p50", "loop mean", "agent p50", "agent mean", "agent/loop (p50)",
@@ -174,6 +197,28 @@ def tables(rows: list[IdleRow], agent: Burst, loop: Burst, cfg: BenchConfig) -> 
         "fence, no audit; its model activity reads and commits one row, its tools do the "
         "agent's tools' own I/O, on the same engine.",
     ]
+    split = Table(
+        "Against the hand-written loop: where a run's time goes (median per run, server clock, ms)",
+        SPLIT_COLUMNS,
+    )
+    for r in rows:
+        split.rows += [r.loop_split.row(f"loop k={r.k}"), r.agent_split.row(f"agent k={r.k}")]
+    split.notes.append(
+        "From each timed run's history: start to the first activity scheduled (the agent's "
+        "begin runs there, a local activity), activities from scheduled to completed, the "
+        "workflow tasks between two activities, and the last activity's completion to the "
+        "close (the agent's answer completes the run inside its last model activity)."
+    )
+    report.tables.append(split)
+    pieces = Breakdown()
+    for r in rows:
+        for key, values in r.pieces.samples.items():
+            pieces.samples[key] += values
+    pieces_table = pieces.table(
+        "Against the hand-written loop: each piece (server clock, ms)", tally
+    )
+    pieces_table.notes.append("SQL per execution, over every k (the loop's activities included).")
+    report.tables.append(pieces_table)
     sat = Table(
         f"Against the hand-written loop: {cfg.burst} runs (k={SATURATION_K}) started at once, "
         f"{cfg.burst_reps} alternating bursts each",
