@@ -61,6 +61,7 @@ from agentrt.contracts.ids import (
     DEFAULT_TASK_QUEUE,
     QUERY_REFUSED_DECISIONS,
     SA_PROFILE,
+    SA_RUN_STATUS,
     SIGNAL_CANCEL,
     UPDATE_BEGUN,
     UPDATE_DECIDE,
@@ -76,6 +77,7 @@ from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer
 
 PROFILE_KEY = SearchAttributeKey.for_keyword(SA_PROFILE)
+STATUS_KEY = SearchAttributeKey.for_keyword(SA_RUN_STATUS)
 DEFAULT_BEGIN_TIMEOUT = 30.0  # seconds; a polling worker begins a run within moments
 logger = logging.getLogger("agentrt.runtime")
 
@@ -239,8 +241,16 @@ class AgentRuntime:
             id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
             id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
             static_summary=f"{'A2A task' if a2a_task_id else 'agent run'} ({profile})",
-            # Operators filter runs by profile in Temporal Web (config, never user content).
-            search_attributes=TypedSearchAttributes([SearchAttributePair(PROFILE_KEY, profile)]),
+            # Operators filter runs by profile and status in Temporal Web (config, never user
+            # content). RUNNING from the start: the workflow then upserts no status of its own
+            # when the run begins (one search-attribute update less per run); it clears it
+            # should the run never begin.
+            search_attributes=TypedSearchAttributes(
+                [
+                    SearchAttributePair(PROFILE_KEY, profile),
+                    SearchAttributePair(STATUS_KEY, RunStatus.RUNNING.value),
+                ]
+            ),
         )
         try:
             # Update-with-Start: the `begun` update answers once the run row exists, so a run

@@ -66,3 +66,15 @@ class RunContext:
 def set_status(status: RunStatus) -> None:
     """Mirror the run status into a search attribute (never user content)."""
     workflow.upsert_search_attributes([STATUS_KEY.value_set(status.value)])
+
+
+def started_running() -> bool:
+    """Whether the run was started with the status RUNNING already set (the facade does
+    since 0.3.1). Read from the start event, so replay takes the same branch: runs
+    started without it upsert RUNNING once they begin, as they always did."""
+    return workflow.info().typed_search_attributes.get(STATUS_KEY) == RunStatus.RUNNING.value
+
+
+def clear_status() -> None:
+    """A run that never began has no status: remove the one its start set."""
+    workflow.upsert_search_attributes([STATUS_KEY.value_unset()])

@@ -19,7 +19,9 @@ from agentrt.workflows._context import (
     ANSWER_COMPLETES,
     LOCAL_STORE_STEPS,
     RunContext,
+    clear_status,
     set_status,
+    started_running,
 )
 from agentrt.workflows._fenced_write import fenced_write
 from agentrt.workflows._loop import (
@@ -209,10 +211,13 @@ class AgentRunWorkflow:
         ctx.gate.initiator = inp.initiator
         ctx.local_steps = workflow.patched(LOCAL_STORE_STEPS)
         ctx.answer_completes = workflow.patched(ANSWER_COMPLETES)
+        status_set = started_running()
         try:
             begin = await self._begin(inp)
         except ActivityError as err:
             # Nothing was written: the run never existed. `begun` tells the starter why.
+            if status_set:
+                clear_status()
             kind = error_type(err)
             ctx.begin_failure = ApplicationError(
                 f"run could not begin: {_begin_reason(err)}", type=kind, non_retryable=True
@@ -224,7 +229,8 @@ class AgentRunWorkflow:
         ctx.plan = begin.plan
         ctx.gate.four_eyes = begin.plan.four_eyes
         ctx.state.next_sequence = begin.next_sequence
-        set_status(RunStatus.RUNNING)
+        if not status_set:
+            set_status(RunStatus.RUNNING)
         try:
             await project(ctx)
             blocked = guardrail_stop(begin.guardrail)

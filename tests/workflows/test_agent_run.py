@@ -1,9 +1,17 @@
 """End to end on a real dev server and a real database."""
 
-from temporalio.client import Client
+import uuid
+
+import pytest
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import Client, WorkflowFailureError
+from temporalio.common import SearchAttributeKey
 from temporalio.worker import Worker
 
 from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
+from agentrt.contracts.errors import UnknownProfileError
+from agentrt.contracts.ids import SA_RUN_STATUS, WORKFLOW_AGENT_RUN
+from agentrt.contracts.run import RunInput, RunResult
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.demo import DemoWorld
 from agentrt.workers.compose import Parts
@@ -86,3 +94,58 @@ async def test_runs_are_searchable_by_status_and_profile(
     attrs = {k.name: v for k, v in desc.typed_search_attributes}
     assert attrs["AgentProfile"] == "auto"
     assert attrs["AgentRunStatus"] == "COMPLETED"
+
+
+STATUS = SearchAttributeKey.for_keyword(SA_RUN_STATUS)
+
+
+async def _status_upserts(client: Client, run_id: str) -> list[str]:
+    """The AgentRunStatus values the workflow itself upserted, in order ('' for a removal)."""
+    upserts = []
+    async for e in client.get_workflow_handle(run_id).fetch_history_events():
+        if e.event_type == EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES:
+            fields = e.upsert_workflow_search_attributes_event_attributes.search_attributes
+            if SA_RUN_STATUS in fields.indexed_fields:
+                upserts.append(fields.indexed_fields[SA_RUN_STATUS].data.decode().strip('"'))
+    return upserts
+
+
+async def test_a_run_starts_running_and_the_workflow_upserts_only_its_end(
+    runtime: AgentRuntime, worker: Worker, client: Client
+) -> None:
+    """The facade starts the run with AgentRunStatus=RUNNING, so the workflow upserts no
+    RUNNING of its own when it begins: its one status upsert is the terminal one."""
+    view = await runtime.run("auto", "what about my order?")
+    assert await _status_upserts(client, view.run_id) == ["COMPLETED"]
+    desc = await client.get_workflow_handle(view.run_id).describe()
+    assert desc.typed_search_attributes.get(STATUS) == "COMPLETED"
+
+
+async def test_a_run_started_without_a_status_upserts_running_itself(
+    worker: Worker, client: Client, task_queue: str
+) -> None:
+    """A starter that sets no status (an older facade, a raw Temporal client): the workflow
+    marks the run RUNNING once it has begun, as before."""
+    run_id = str(uuid.uuid4())
+    result = await client.execute_workflow(
+        WORKFLOW_AGENT_RUN,
+        RunInput(run_id=run_id, profile="auto", prompt="what about my order?"),
+        id=run_id,
+        task_queue=task_queue,
+        result_type=RunResult,
+    )
+    assert result.status is RunStatus.COMPLETED
+    assert await _status_upserts(client, run_id) == ["RUNNING", "COMPLETED"]
+
+
+async def test_a_run_that_never_began_has_no_status(
+    runtime: AgentRuntime, worker: Worker, client: Client
+) -> None:
+    run_id = str(uuid.uuid4())
+    with pytest.raises(UnknownProfileError):
+        await runtime.start("nosuch", "hello", run_id=run_id)
+    handle = client.get_workflow_handle(run_id)
+    with pytest.raises(WorkflowFailureError):
+        await handle.result()
+    assert await _status_upserts(client, run_id) == [""]
+    assert (await handle.describe()).typed_search_attributes.get(STATUS) is None
