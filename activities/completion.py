@@ -6,16 +6,24 @@ from temporalio import activity
 from agentrt.activities._common import db, fatal, privacy_of
 from agentrt.activities.ports import RunPort, SettlePort
 from agentrt.contracts.errors import ErrorType
-from agentrt.contracts.run import COMPLETION_ATTEMPTS, CompleteRequest, SettleResult
+from agentrt.contracts.run import (
+    COMPLETION_ATTEMPTS,
+    CompleteRequest,
+    SettleResult,
+    TurnRecord,
+)
 
 # Between the attempts of a completion retried in place: 0.2 s, doubling, as
 # workflows/_options.COMPLETION_RETRY spaces run.complete's.
 COMPLETION_PAUSES = tuple(0.2 * 2**i for i in range(COMPLETION_ATTEMPTS - 1))
 
 
-async def complete_run(runs: RunPort, settle: SettlePort, req: CompleteRequest) -> SettleResult:
+async def complete_run(
+    runs: RunPort, settle: SettlePort, req: CompleteRequest, turn: TurnRecord | None = None
+) -> SettleResult:
     """Complete the run; a completed run answers "not applied, COMPLETED" (idempotent).
-    Raises when the write fails: a run never says COMPLETED without its answer."""
+    Raises when the write fails: a run never says COMPLETED without its answer. With
+    `turn`, the answer's turn is recorded in the same transaction (SettlePort.complete)."""
     privacy = await privacy_of(runs, req.run_id)
     try:
         settled = await db(
@@ -28,6 +36,7 @@ async def complete_run(runs: RunPort, settle: SettlePort, req: CompleteRequest) 
             reason=req.termination_reason,
             usage=req.usage,
             privacy=privacy,
+            turn=turn,
         )
     except Exception as exc:
         # Exception text may hold content: log the type only.

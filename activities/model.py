@@ -41,6 +41,7 @@ from agentrt.contracts.run import (
     ModelRequest,
     ModelTurn,
     SettleResult,
+    TurnRecord,
 )
 
 
@@ -85,12 +86,21 @@ class ModelActivities(ActivityGroup):
     @activity.defn(name=ACT_MODEL_COMPLETE)
     @heartbeats
     async def complete(self, req: ModelRequest) -> ModelTurn:
-        turn = await self._turn(req)
+        turn, unrecorded = await self._turn(req)
         if req.answer is None or self._settle is None or not await self._answers(req, turn):
+            if unrecorded is not None:
+                await self._record(req.run_id, unrecorded)
             return turn
-        settled = await self._complete_run(self._settle, req, req.answer, turn)
+        # The answer: its turn is recorded in the completion's own transaction.
+        settled = await self._complete_run(self._settle, req, req.answer, turn, unrecorded)
         await fault(self._faults, "model.after_settle")
         return turn.model_copy(update={"settled": settled})
+
+    async def _record(self, run_id: str, turn: TurnRecord) -> None:
+        await db(self._runs.record_llm, run_id=run_id, sequence=turn.sequence, round=turn.round,
+                 message=turn.message, payload=turn.payload, duration_ms=turn.duration_ms,
+                 privacy=turn.privacy)  # fmt: skip
+        await fault(self._faults, "model.after_record")
 
     async def _answers(self, req: ModelRequest, turn: ModelTurn) -> bool:
         """Whether the turn ends the run with its answer: the workflow's own checks after a
@@ -105,12 +115,23 @@ class ModelActivities(ActivityGroup):
         return spent_limit(req.answer.usage + turn.usage, budget) is None
 
     async def _complete_run(
-        self, settle: SettlePort, req: ModelRequest, terms: AnswerTerms, turn: ModelTurn
+        self,
+        settle: SettlePort,
+        req: ModelRequest,
+        terms: AnswerTerms,
+        turn: ModelTurn,
+        unrecorded: TurnRecord | None,
     ) -> SettleResult:
         """The completion the workflow would make next, made here: no local activity and no
         second activation at the run's end. A retry (the worker died after the commit)
         finds the run completed and says so; a failure other than the store's is reported,
-        and the workflow fails the run with it, as it would its own completion's."""
+        and the workflow fails the run with it, as it would its own completion's.
+
+        `unrecorded` (the turn, when this call made it) is recorded by the completion's own
+        transaction. Should that fail for another reason than the store, the turn is
+        recorded alone before the next attempt, so a run that fails its completion still
+        shows the answer's turn; a store outage rolls both back, and the activity's retry
+        asks the provider again, as after any outage before a turn is recorded."""
         request = CompleteRequest(
             run_id=req.run_id,
             sequence=terms.sequence,
@@ -128,20 +149,33 @@ class ModelActivities(ActivityGroup):
             final = isinstance(exc, ApplicationError) and exc.non_retryable
             return not final and not is_store_unavailable(exc)
 
+        pending = unrecorded
+
+        async def attempt() -> SettleResult:
+            nonlocal pending
+            if pending is None:
+                return await complete_run(self._runs, settle, request)
+            try:
+                settled = await complete_run(self._runs, settle, request, pending)
+            except Exception as exc:
+                if is_store_unavailable(exc):
+                    raise
+                await self._record(req.run_id, pending)
+                pending = None
+                raise
+            await fault(self._faults, "model.after_record")
+            return settled
+
         try:
-            return await retried(
-                lambda: complete_run(self._runs, settle, request),
-                COMPLETION_PAUSES,
-                retryable,
-                "completing the run",
-            )
+            return await retried(attempt, COMPLETION_PAUSES, retryable, "completing the run")
         except Exception as exc:
             if is_store_unavailable(exc):
                 raise  # retried like any store outage; the retry finds the turn recorded
             kind = exc.type if isinstance(exc, ApplicationError) else None
             return SettleResult(applied=False, error=kind or type(exc).__name__)
 
-    async def _turn(self, req: ModelRequest) -> ModelTurn:
+    async def _turn(self, req: ModelRequest) -> tuple[ModelTurn, TurnRecord | None]:
+        """The turn, and what to record of it (None when it was recorded already)."""
         # A retry after the turn was recorded returns the recorded turn: the provider is
         # not called (nor paid) twice, and the transcript cannot fork.
         transcript, recorded = await db(self._runs.turn_inputs, req.run_id, req.sequence)
@@ -158,7 +192,7 @@ class ModelActivities(ActivityGroup):
                 finish_reason=str(seen.get("finish_reason", "stop")),
                 guardrail=str(seen.get("guardrail", "ALLOW")),
                 input_required=bool(seen.get("input_required", False)),
-            )
+            ), None
         try:
             snap = await snapshot_of(self._runs, req.run_id)
         except RunNotFoundError:
@@ -208,25 +242,16 @@ class ModelActivities(ActivityGroup):
             "cost_usd": usage.cost_usd,
             "model": used,
         }
-        await db(
-            self._runs.record_llm,
-            run_id=req.run_id,
-            sequence=req.sequence,
-            round=req.round,
-            message=message,
-            payload=payload,
-            duration_ms=duration_ms,
-            privacy=str(plan["privacy"]),
-        )
-        await fault(self._faults, "model.after_record")
         activity.logger.info("run %s round %d: %d tool call(s)", req.run_id, req.round, len(calls))
-        return ModelTurn(
+        turn = ModelTurn(
             tool_calls=calls,
             usage=usage,
             finish_reason=reply.finish_reason,
             guardrail=checked.verdict.name,
             input_required=reply.input_required and not calls,
         )
+        privacy = str(plan["privacy"])
+        return turn, TurnRecord(req.sequence, req.round, message, payload, duration_ms, privacy)
 
 
 def _float_or_none(value: object) -> float | None:

@@ -14,6 +14,7 @@ from agentrt.contracts.messages import (
     ToolSpec,
     Usage,
 )
+from agentrt.contracts.run import TurnRecord
 
 
 class ModelProvider(Protocol):
@@ -164,6 +165,7 @@ class SettlePort(Protocol):
         reason: TerminationReason,
         usage: Usage,
         privacy: str,
+        turn: TurnRecord | None = None,
     ) -> SettledLike: ...
 
     def fail(

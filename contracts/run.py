@@ -1,5 +1,6 @@
 """Workflow and activity payloads: one input and one result type per call."""
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -15,7 +16,7 @@ from agentrt.contracts.enums import (
     TerminationReason,
     ToolEffect,
 )
-from agentrt.contracts.messages import ToolCall, Usage
+from agentrt.contracts.messages import Message, ToolCall, Usage
 from agentrt.contracts.profiles import RunPlan
 
 
@@ -188,6 +189,19 @@ class FenceState:
     BUSY = "busy"
     NEVER_CLAIMED = "never_claimed"
     INTERRUPTED = "interrupted"
+
+
+@dataclass(frozen=True)
+class TurnRecord:
+    """A model turn to record (its message and `llm` event): the answer's is written in the
+    completion's own transaction. Not a wire type: it stays inside one activity."""
+
+    sequence: int
+    round: int
+    message: Message
+    payload: dict[str, Any]
+    duration_ms: float
+    privacy: str
 
 
 class CompleteRequest(BaseModel):

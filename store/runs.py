@@ -12,7 +12,7 @@ from agentrt.contracts.enums import EventKind, Outcome, PendingState, RunStatus,
 from agentrt.contracts.errors import RunNotFoundError
 from agentrt.contracts.messages import Message
 from agentrt.contracts.profiles import stricter
-from agentrt.contracts.run import EventView, PendingEffectView, RunView
+from agentrt.contracts.run import EventView, PendingEffectView, RunView, TurnRecord
 from agentrt.store.context import StoreContext, as_utc, dumps, insert_ignoring, utcnow
 from agentrt.store.privacy import filter_payload
 from agentrt.store.rows import EventRow, MessageRow, RunRow
@@ -113,11 +113,17 @@ class RunStore:
         duration_ms: float,
         privacy: str,
     ) -> None:
-        event = event_row(run_id, sequence, EventKind.LLM, round, payload, privacy, duration_ms)
-        write_step(
-            self._ctx,
-            [Part("message", self.message_row(run_id, sequence, message)), Part("event", event)],
-        )
+        turn = TurnRecord(sequence, round, message, payload, duration_ms, privacy)
+        write_step(self._ctx, self.turn_parts(run_id, turn))
+
+    def turn_parts(self, run_id: str, turn: TurnRecord) -> list[Part]:
+        """A model turn's rows: its message and its `llm` event."""
+        event = event_row(run_id, turn.sequence, EventKind.LLM, turn.round, turn.payload,
+                          turn.privacy, turn.duration_ms)  # fmt: skip
+        return [
+            Part("message", self.message_row(run_id, turn.sequence, turn.message)),
+            Part("event", event),
+        ]
 
     def message_row(self, run_id: str, sequence: int, message: Message) -> dict[str, Any]:
         """A transcript row's columns, its body sealed."""

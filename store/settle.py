@@ -14,10 +14,12 @@ from agentrt.contracts.enums import (
     TerminationReason,
 )
 from agentrt.contracts.messages import Usage
+from agentrt.contracts.run import TurnRecord
 from agentrt.store.answer import ceiling_of, keep_text
 from agentrt.store.context import StoreContext, rowcount, utcnow
 from agentrt.store.rows import MessageRow, RunRow
 from agentrt.store.runs import RunStore
+from agentrt.store.step_rows import write_parts
 
 NON_TERMINAL = [s.value for s in RunStatus if s not in TERMINAL_STATUSES]
 
@@ -91,14 +93,20 @@ class SettleStore:
         reason: TerminationReason,
         usage: Usage,
         privacy: str,
+        turn: TurnRecord | None = None,
     ) -> Settled:
         """Answer, totals, COMPLETED and the revision bump in one transaction, row locked.
+        With `turn`, the answer's own turn is recorded first in the same transaction (the
+        model activity that completes a run on its answer: one commit, not two); it is
+        kept when the run is already terminal, and rolled back with a failed completion.
 
         Raises when the write fails: the caller then fails the run, so a run never says
         COMPLETED without its answer.
         """
         runs = RunStore(self._ctx)
         with self._ctx.sessions.begin() as s:
+            if turn is not None:
+                write_parts(self._ctx, s, runs.turn_parts(run_id, turn))
             row = s.execute(
                 _COMPLETING, {"run_id": run_id, "answer_sequence": answer_sequence}
             ).first()

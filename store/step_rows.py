@@ -61,21 +61,29 @@ def write_step(ctx: StoreContext, parts: Sequence[Part]) -> bool:
     """Write the parts, all or none. True when the first part, an insert, added its row
     (the others are written either way, each ignoring a duplicate)."""
     if ctx.postgres:
+        with ctx.one_statement() as s:
+            return write_parts(ctx, s, parts)
+    with ctx.sessions.begin() as s:
+        return write_parts(ctx, s, parts)
+
+
+def write_parts(ctx: StoreContext, s: Session, parts: Sequence[Part]) -> bool:
+    """The parts in a session the caller holds (and commits): on PostgreSQL one statement,
+    on SQLite one statement each. Returns as write_step does."""
+    if ctx.postgres:
         for part in parts:
             if part.fault is not None:
                 ctx.faults(part.fault)
         names = tuple((p.kind, tuple(sorted(p.params))) for p in parts)
         params = {f"{p.kind}_{k}": v for p in parts for k, v in p.params.items()}
-        with ctx.one_statement() as s:
-            return bool(s.execute(_combined(names), params).scalar())
-    with ctx.sessions.begin() as s:
-        added = False
-        for i, part in enumerate(parts):
-            if part.fault is not None:
-                ctx.faults(part.fault)
-            added_here = _write_part(s, part)
-            added = added_here if i == 0 else added
-        return added
+        return bool(s.execute(_combined(names), params).scalar())
+    added = False
+    for i, part in enumerate(parts):
+        if part.fault is not None:
+            ctx.faults(part.fault)
+        added_here = _write_part(s, part)
+        added = added_here if i == 0 else added
+    return added
 
 
 def _write_part(s: Session, part: Part) -> bool:

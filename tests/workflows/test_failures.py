@@ -57,6 +57,24 @@ async def test_failed_completion_transaction_leaves_the_run_failed_without_answe
     assert EventKind.RUN_COMPLETED not in kinds and kinds[-1] is EventKind.RUN_FAILED
 
 
+async def test_a_failed_completion_keeps_the_answers_turn(make_runtime: MakeRuntime) -> None:
+    """The answer's turn is recorded in the completion's transaction; when that fails, the
+    turn is recorded on its own before the next attempt: the failed run still shows it."""
+    hook = FailTimes("complete.before_commit", times=100)
+    async with make_runtime(hook) as runtime:
+        view = await runtime.run("auto", "what about my order?")
+        events = await runtime.events(view.run_id)
+    assert view.status is RunStatus.FAILED and view.answer is None
+    kinds = [e.kind for e in events]
+    assert kinds == [
+        EventKind.RUN_STARTED,
+        EventKind.LLM,
+        EventKind.TOOL,
+        EventKind.LLM,
+        EventKind.RUN_FAILED,
+    ]
+
+
 async def test_a_tool_exception_is_fail_soft_and_its_text_is_never_stored(
     make_runtime: MakeRuntime, runs: RunStore
 ) -> None:

@@ -1,0 +1,103 @@
+"""The answer's turn recorded in the completion's own transaction (SettleStore.complete with
+`turn`): one commit for both, both or neither on a failed completion, and the turn kept
+when the run had already ended."""
+
+import uuid
+from dataclasses import replace
+
+import pytest
+
+from agentrt.contracts.enums import EventKind, RunStatus, TerminationReason
+from agentrt.contracts.messages import Message, Usage
+from agentrt.contracts.run import TurnRecord
+from agentrt.store.runs import RunStore
+from agentrt.store.settle import SettleStore
+from agentrt.workers.compose import Parts
+from tests.store.test_step_rows import _statements
+
+
+def _run(parts: Parts) -> str:
+    run_id = str(uuid.uuid4())
+    assert RunStore(parts.ctx).begin(
+        run_id=run_id,
+        profile="p",
+        snapshot='{"plan": {"privacy": "full", "answer_level": "full"}}',
+        prompt="hi",
+        initiator="t",
+        privacy="full",
+    )
+    return run_id
+
+
+TURN = TurnRecord(
+    sequence=1,
+    round=1,
+    message=Message(role="assistant", content="the answer"),
+    payload={"content": "the answer"},
+    duration_ms=1.0,
+    privacy="full",
+)
+
+
+def _complete(store: SettleStore, run_id: str) -> tuple[bool, RunStatus | None]:
+    settled = store.complete(
+        run_id=run_id,
+        sequence=2,
+        answer_sequence=1,
+        iterations=1,
+        truncated=False,
+        reason=TerminationReason.ANSWERED,
+        usage=Usage(prompt_tokens=1, completion_tokens=2),
+        privacy="full",
+        turn=TURN,
+    )
+    return settled.applied, settled.status
+
+
+def test_turn_and_completion_are_one_commit(parts: Parts) -> None:
+    run_id = _run(parts)
+    with _statements(parts) as sent:
+        assert _complete(SettleStore(parts.ctx), run_id) == (True, RunStatus.COMPLETED)
+    assert sent.count("COMMIT") == 1
+    runs = RunStore(parts.ctx)
+    kinds = [e.kind for e in runs.events(run_id)]
+    assert kinds == [EventKind.RUN_STARTED, EventKind.LLM, EventKind.RUN_COMPLETED]
+    view = runs.get(run_id)
+    assert view is not None and view.answer == "the answer"
+
+
+def test_a_failed_completion_takes_the_turn_with_it(parts: Parts) -> None:
+    def fail_before_commit(point: str) -> None:
+        if point == "complete.before_commit":
+            raise RuntimeError("injected")
+
+    run_id = _run(parts)
+    store = SettleStore(replace(parts.ctx, faults=fail_before_commit))
+    with pytest.raises(RuntimeError):
+        _complete(store, run_id)
+    runs = RunStore(parts.ctx)
+    assert [e.kind for e in runs.events(run_id)] == [EventKind.RUN_STARTED]
+    assert [m.role for m in runs.transcript(run_id)] == ["user"]
+    view = runs.get(run_id)
+    assert view is not None and view.status is RunStatus.RUNNING and view.answer is None
+
+
+def test_a_run_already_ended_keeps_the_turn_and_is_not_completed(parts: Parts) -> None:
+    run_id = _run(parts)
+    store = SettleStore(parts.ctx)
+    assert _complete(store, run_id) == (True, RunStatus.COMPLETED)
+    again = replace(TURN, sequence=3)
+    settled = store.complete(
+        run_id=run_id,
+        sequence=4,
+        answer_sequence=3,
+        iterations=2,
+        truncated=False,
+        reason=TerminationReason.ANSWERED,
+        usage=Usage(),
+        privacy="full",
+        turn=again,
+    )
+    assert (settled.applied, settled.status) == (False, RunStatus.COMPLETED)
+    runs = RunStore(parts.ctx)
+    assert [e.sequence for e in runs.events(run_id)] == [0, 1, 2, 3]
