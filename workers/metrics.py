@@ -16,7 +16,7 @@ from temporalio.worker import ActivityInboundInterceptor, ExecuteActivityInput, 
 from agentrt.contracts.approval import ApprovalDecision
 from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason
 from agentrt.contracts.messages import Message
-from agentrt.contracts.run import FenceState
+from agentrt.contracts.run import FenceState, TurnRecord
 from agentrt.core.metrics import new_registry, waiting_gauge
 from agentrt.store.context import StoreContext, utcnow
 from agentrt.store.fence import FenceStore
@@ -111,16 +111,20 @@ class MeteredRunStore(RunStore):
 
     def record_llm(self, *, payload: dict[str, Any], message: Message, **kwargs: Any) -> None:
         super().record_llm(payload=payload, message=message, **kwargs)
-        # Recorded once per turn: a retried model call returns the recorded turn instead.
-        provider, _, model = str(payload.get("model", "")).partition(":")
-        m = self._metrics
-        for kind in ("prompt", "completion"):
-            n = payload.get(f"{kind}_tokens")
-            if isinstance(n, int) and n > 0:
-                m.tokens.labels(provider=provider, model=model, kind=kind).inc(n)
-        cost = payload.get("cost_usd")
-        if isinstance(cost, int | float) and cost > 0:
-            m.cost.labels(provider=provider, model=model).inc(float(cost))
+        count_turn(self._metrics, payload)
+
+
+def count_turn(m: WorkerMetrics, payload: dict[str, Any]) -> None:
+    """A recorded model turn's tokens and cost. Once per turn: a retried model call returns
+    the recorded turn instead of recording it again."""
+    provider, _, model = str(payload.get("model", "")).partition(":")
+    for kind in ("prompt", "completion"):
+        n = payload.get(f"{kind}_tokens")
+        if isinstance(n, int) and n > 0:
+            m.tokens.labels(provider=provider, model=model, kind=kind).inc(n)
+    cost = payload.get("cost_usd")
+    if isinstance(cost, int | float) and cost > 0:
+        m.cost.labels(provider=provider, model=model).inc(float(cost))
 
 
 class MeteredSettleStore(SettleStore):
@@ -128,8 +132,12 @@ class MeteredSettleStore(SettleStore):
         super().__init__(ctx)
         self._metrics = metrics
 
-    def complete(self, *, reason: TerminationReason, **kwargs: Any) -> Settled:
-        settled = super().complete(reason=reason, **kwargs)
+    def complete(
+        self, *, reason: TerminationReason, turn: TurnRecord | None = None, **kwargs: Any
+    ) -> Settled:
+        settled = super().complete(reason=reason, turn=turn, **kwargs)
+        if turn is not None:  # the answer's turn, recorded in the completion's transaction
+            count_turn(self._metrics, turn.payload)
         if settled.applied:
             self._ended(Outcome.COMPLETED, reason)
         return settled
