@@ -119,8 +119,8 @@ def tables(samples: Samples, tally: SqlTally) -> Report:
     parts.notes.append(
         "Statements include SQLite's explicit BEGIN IMMEDIATE; commits count durable writes "
         "(a transaction's, or one statement's in autocommit); round trips as bench/sqlcount.py "
-        "counts them (on SQLite a transaction is one). Activity times run from scheduling to "
-        "completion."
+        "counts them (on SQLite a transaction is one). The tools' own I/O is not counted. "
+        "Activity times run from scheduling to completion."
     )
     stamp_statements, stamp_commits, stamp_trips = tally.per_execution(ACT_FENCE_STAMP)
     return Report(

@@ -5,12 +5,15 @@ context, so the Temporal activity that issued each statement is known.
 
 - statements: what the cursor executed (SQLite's explicit BEGIN IMMEDIATE included);
 - commits: durable writes, a transaction's COMMIT or a writing statement in autocommit;
+- the tools' own I/O is left out (a demo tool's read or write, the same in the
+  hand-written loop): what is counted is the runtime's own work;
 - round trips: on PostgreSQL the statements, plus the BEGIN psycopg sends before a
   transaction's first statement and the COMMIT or ROLLBACK that ends it (none in
   autocommit). SQLite sends nothing over a network: there a transaction (BEGIN ...
   COMMIT or ROLLBACK, run in one call sequence under its lock) counts as one.
 """
 
+import contextvars
 import threading
 from collections import defaultdict
 from collections.abc import Iterator
@@ -20,6 +23,11 @@ from typing import Any
 
 from sqlalchemy import Engine, event
 from temporalio import activity
+
+from agentrt.workers.tracing import TracedTool
+
+# Set while a tool itself runs (its statements are not the runtime's).
+_IN_TOOL: contextvars.ContextVar[bool] = contextvars.ContextVar("bench_in_tool", default=False)
 
 
 @dataclass
@@ -31,7 +39,7 @@ class SqlTally:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def _note(self, *counters: dict[str, int]) -> None:
-        if not activity.in_activity():
+        if not activity.in_activity() or _IN_TOOL.get():
             return
         info = activity.info()
         with self._lock:
@@ -92,8 +100,20 @@ def counting(engine: Engine) -> Iterator[SqlTally]:
                  "commit": on_commit, "rollback": on_rollback}  # fmt: skip
     for name, fn in listeners.items():
         event.listen(engine, name, fn)
+    # Every registered tool is wrapped in a TracedTool (workers/compose.py): mark its calls.
+    tool_call = TracedTool.__call__
+
+    async def marked(self: TracedTool, arguments: dict[str, Any], ctx: Any) -> str:
+        token = _IN_TOOL.set(True)
+        try:
+            return await tool_call(self, arguments, ctx)
+        finally:
+            _IN_TOOL.reset(token)
+
+    TracedTool.__call__ = marked  # type: ignore[method-assign]
     try:
         yield tally
     finally:
+        TracedTool.__call__ = tool_call  # type: ignore[method-assign]
         for name, fn in listeners.items():
             event.remove(engine, name, fn)

@@ -217,7 +217,10 @@ def tables(
     pieces_table = pieces.table(
         "Against the hand-written loop: each piece (server clock, ms)", tally
     )
-    pieces_table.notes.append("SQL per execution, over every k (the loop's activities included).")
+    pieces_table.notes.append(
+        "SQL per execution, over every k. The agent's tools' own I/O is not counted (the "
+        "runtime's work only); the loop's tool activity is nothing but that I/O, and is."
+    )
     report.tables.append(pieces_table)
     sat = Table(
         f"Against the hand-written loop: {cfg.burst} runs (k={SATURATION_K}) started at once, "
