@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Table, bindparam, func, select, update
-from sqlalchemy.dialects import postgresql
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 from sqlalchemy.sql import Executable
 
@@ -81,18 +81,26 @@ def write_parts(ctx: StoreContext, s: Session, parts: Sequence[Part]) -> bool:
     for i, part in enumerate(parts):
         if part.fault is not None:
             ctx.faults(part.fault)
-        added_here = _write_part(s, part)
-        added = added_here if i == 0 else added
+        if part.kind == CLEAR:
+            s.execute(_clear(), part.params)
+        elif i == 0:  # only the first part says whether it added its row
+            added = s.execute(_returning(part.kind), part.params).first() is not None
+        else:
+            kind = INSERTS[part.kind]
+            s.execute(insert_ignoring(s, kind.table, list(kind.key)), part.params)
     return added
 
 
-def _write_part(s: Session, part: Part) -> bool:
-    if part.kind == CLEAR:
-        s.execute(_clear(), part.params)
-        return False
-    kind = INSERTS[part.kind]
-    stmt = insert_ignoring(s, kind.table, list(kind.key)).returning(kind.table.c[kind.key[0]])
-    return s.execute(stmt, part.params).first() is not None
+@functools.cache
+def _returning(kind_name: str) -> Executable:
+    """SQLite: the part's insert-or-ignore with RETURNING, built once (a statement built
+    anew per call costs its cache key again: store/context.py, insert_ignoring)."""
+    kind = INSERTS[kind_name]
+    return (
+        sqlite.insert(kind.table)
+        .on_conflict_do_nothing(index_elements=list(kind.key))
+        .returning(kind.table.c[kind.key[0]])
+    )
 
 
 @functools.cache
