@@ -26,6 +26,19 @@ LOCAL_STORE_STEPS = "local-store-steps"
 # The model activity completes the run on its answer (ModelRequest.answer): no completion
 # step at the run's end. Runs recorded before this patch complete as they did.
 ANSWER_COMPLETES = "answer-completes-run"
+# Both of the above, under one marker: every patch costs each new run a marker event and
+# a TemporalChangeVersion upsert (the SDK core adds one per patch), so a run started
+# since 0.3.1 records this one alone. Runs recorded before it replay on the two above.
+STORE_STEPS_V2 = "store-steps-v2"
+
+
+def store_patches() -> tuple[bool, bool]:
+    """(local store steps, the answer completes the run), decided once at the run's start.
+    The combined patch is asked first: a run recorded before it has no marker for it, so
+    on replay it answers False and the two older patches are asked as they were then."""
+    if workflow.patched(STORE_STEPS_V2):
+        return True, True
+    return workflow.patched(LOCAL_STORE_STEPS), workflow.patched(ANSWER_COMPLETES)
 
 
 @dataclass

@@ -16,12 +16,11 @@ from agentrt.workflows import _options as opt
 from agentrt.workflows._budget import budget_stop
 from agentrt.workflows._calls import call, error_type, store_step
 from agentrt.workflows._context import (
-    ANSWER_COMPLETES,
-    LOCAL_STORE_STEPS,
     RunContext,
     clear_status,
     set_status,
     started_running,
+    store_patches,
 )
 from agentrt.workflows._fenced_write import fenced_write
 from agentrt.workflows._loop import (
@@ -209,8 +208,7 @@ class AgentRunWorkflow:
         ctx.run_id = inp.run_id
         ctx.task_id = inp.a2a_task_id
         ctx.gate.initiator = inp.initiator
-        ctx.local_steps = workflow.patched(LOCAL_STORE_STEPS)
-        ctx.answer_completes = workflow.patched(ANSWER_COMPLETES)
+        ctx.local_steps, ctx.answer_completes = store_patches()
         status_set = started_running()
         try:
             begin = await self._begin(inp)

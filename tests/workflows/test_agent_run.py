@@ -149,3 +149,20 @@ async def test_a_run_that_never_began_has_no_status(
         await handle.result()
     assert await _status_upserts(client, run_id) == [""]
     assert (await handle.describe()).typed_search_attributes.get(STATUS) is None
+
+
+async def test_a_new_run_records_one_patch_marker(
+    runtime: AgentRuntime, worker: Worker, client: Client
+) -> None:
+    """Since 0.3.1 one patch (store-steps-v2) stands for both store-step patches: one
+    marker and one TemporalChangeVersion upsert per run, not two of each (the recorded
+    0.2.0 and 0.3.0 histories, which carry the older markers, replay in test_replay.py)."""
+    view = await runtime.run("auto", "what about my order?")
+    markers = upserts = 0
+    async for e in client.get_workflow_handle(view.run_id).fetch_history_events():
+        if e.event_type == EventType.EVENT_TYPE_MARKER_RECORDED:
+            markers += e.marker_recorded_event_attributes.marker_name == "core_patch"
+        if e.event_type == EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES:
+            fields = e.upsert_workflow_search_attributes_event_attributes.search_attributes
+            upserts += "TemporalChangeVersion" in fields.indexed_fields
+    assert (markers, upserts) == (1, 1)
