@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, bindparam, delete, func, or_, select
+from sqlalchemy import and_, delete, func, or_, select
 from sqlalchemy.orm import Session
 
 from agentrt.store.a2a_journal import append_event
@@ -23,12 +23,12 @@ from agentrt.store.a2a_view import (
     text_artifact,
 )
 from agentrt.store.answer import answer_ceiling
-from agentrt.store.context import StoreContext, as_utc, dumps, utcnow
+from agentrt.store.context import CompletionHook, StoreContext, as_utc, dumps, utcnow
+from agentrt.store.rows import RunRow
 
 __all__ = ["A2AStore", "ResultNotRetainableError", "TaskRecord"]
 
 TABLE = "a2a_task"
-_TASK_OF_RUN = select(A2ATaskRow.id).where(A2ATaskRow.workflow_id == bindparam("run_id"))
 
 
 @dataclass(frozen=True)
@@ -181,15 +181,23 @@ class A2AStore:
             kept = [m for m in history if m.get("messageId") != message_id]
             row.history = self.seal("history", task_id, kept)
 
-    def completion_hook(self, s: Session, run_id: str, answer: str) -> None:
+    @property
+    def completion(self) -> CompletionHook:
+        """The hook the completion calls for a run that serves a task (read with its row)."""
+        serves = (
+            select(A2ATaskRow.id)
+            .where(A2ATaskRow.workflow_id == RunRow.id)
+            .correlate(RunRow)
+            .scalar_subquery()
+        )
+        return CompletionHook(self._store_result, applies=serves)
+
+    def _store_result(self, s: Session, run_id: str, answer: str) -> None:
         """Inside the completion transaction: the task's result, status and state.
 
         Raises ResultNotRetainableError when the run's answer ceiling is metadata/none, so
         the run is not completed and nothing is stored.
         """
-        # Most runs serve no task: a plain indexed read says so without loading an object.
-        if s.scalar(_TASK_OF_RUN, {"run_id": run_id}) is None:
-            return
         row = s.scalar(select(A2ATaskRow).where(A2ATaskRow.workflow_id == run_id).with_for_update())
         if row is None:
             return

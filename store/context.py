@@ -16,9 +16,19 @@ from sqlalchemy.sql.dml import Insert
 from agentrt.store.sealing import Sealer
 
 FaultHook = Callable[[str], None]
-# Called inside the completion transaction as hook(session, run_id, answer); raising rolls
-# the whole completion back (e.g. an A2A task whose result must be stored with it).
-CompletionHook = Callable[[Session, str, str], None]
+
+
+@dataclass(frozen=True)
+class CompletionHook:
+    """Called inside the completion transaction as `call(session, run_id, answer)`; raising
+    rolls the whole completion back (e.g. an A2A task whose result must be stored with it).
+
+    `applies`, when given, is a scalar subquery correlated on the run row (agent_run.id):
+    the completion reads it in the same statement as the row, and calls the hook only when
+    it is not NULL (most runs serve no A2A task: no statement of the hook's own for them)."""
+
+    call: Callable[[Session, str, str], None]
+    applies: Any = None
 
 
 def no_faults(_point: str) -> None:

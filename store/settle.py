@@ -1,9 +1,12 @@
 """Terminal transitions. Each is one guarded conditional UPDATE: terminal is terminal."""
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, bindparam, case, select, update
+from sqlalchemy import and_, bindparam, case, func, select, update
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.sql import Executable
 
 from agentrt.contracts.enums import (
     TERMINAL_STATUSES,
@@ -16,9 +19,9 @@ from agentrt.contracts.enums import (
 from agentrt.contracts.messages import Usage
 from agentrt.contracts.run import TurnRecord
 from agentrt.store.answer import ceiling_of, keep_text
-from agentrt.store.context import StoreContext, rowcount, utcnow
-from agentrt.store.rows import MessageRow, RunRow
-from agentrt.store.runs import RunStore
+from agentrt.store.context import StoreContext, insert_ignoring, rowcount, utcnow
+from agentrt.store.rows import EventRow, MessageRow, RunRow
+from agentrt.store.runs import RunStore, event_row
 from agentrt.store.step_rows import write_parts
 
 NON_TERMINAL = [s.value for s in RunStatus if s not in TERMINAL_STATUSES]
@@ -68,6 +71,24 @@ _COMPLETE = (
 )
 
 
+# The row read's own columns; the hooks' `applies` scalars follow them, in hook order.
+_PROBED = len(_COMPLETING.selected_columns)
+
+
+@functools.cache
+def _complete_with_event(event_columns: tuple[str, ...]) -> Executable:
+    """PostgreSQL: the guarded completion and its run_completed event as one statement
+    (bind names of the event prefixed `event_`)."""
+    event = (
+        postgresql.insert(EventRow)
+        .values({c: bindparam(f"event_{c}") for c in event_columns})
+        .on_conflict_do_nothing(index_elements=["run_id", "sequence"])
+        .cte("completed_event")
+    )
+    done = _COMPLETE.returning(RunRow.id).cte("completed_run")
+    return select(func.count()).select_from(done).add_cte(event)
+
+
 class AnswerMissingError(Exception):
     """The message the completion points at does not exist: refuse to complete."""
 
@@ -81,6 +102,16 @@ class Settled:
 class SettleStore:
     def __init__(self, ctx: StoreContext) -> None:
         self._ctx = ctx
+        probes = [h.applies.label(f"hook_{i}") for i, h in enumerate(ctx.completion_hooks)
+                  if h.applies is not None]  # fmt: skip
+        self._completing_row = _COMPLETING.add_columns(*probes) if probes else _COMPLETING
+        # Where each hook's `applies` stands in that row (None: the hook always applies).
+        at = iter(range(_PROBED, _PROBED + len(probes)))
+        self._probe_at = [None if h.applies is None else next(at) for h in ctx.completion_hooks]
+
+    def _completing(self) -> Executable:
+        """The completion's row read, with each hook's `applies` (built once per store)."""
+        return self._completing_row
 
     def complete(
         self,
@@ -108,7 +139,7 @@ class SettleStore:
             if turn is not None:
                 write_parts(self._ctx, s, runs.turn_parts(run_id, turn))
             row = s.execute(
-                _COMPLETING, {"run_id": run_id, "answer_sequence": answer_sequence}
+                self._completing(), {"run_id": run_id, "answer_sequence": answer_sequence}
             ).first()
             if row is None or row.status not in NON_TERMINAL:
                 return Settled(False, None if row is None else RunStatus(row.status))
@@ -128,14 +159,21 @@ class SettleStore:
                 "cost_usd": usage.cost_usd,
             }
             sealed = self._ctx.sealer.seal(kept, table="agent_run", column="answer", row=run_id)
-            s.execute(_COMPLETE, {**totals, "run_id": run_id, "answer": sealed, "now": utcnow()})
-            for hook in self._ctx.completion_hooks:
-                hook(s, run_id, message.content)
-            self._ctx.faults("complete.before_commit")
             payload = {"status": RunStatus.COMPLETED.value, **totals, "answer": message.content}
-            runs.add_event(
-                s, run_id, sequence, EventKind.RUN_COMPLETED, iterations, payload, privacy
+            event = event_row(
+                run_id, sequence, EventKind.RUN_COMPLETED, iterations, payload, privacy
             )
+            update = {**totals, "run_id": run_id, "answer": sealed, "now": utcnow()}
+            if self._ctx.postgres:  # the guarded UPDATE and the event: one statement
+                params = {**update, **{f"event_{k}": v for k, v in event.items()}}
+                s.execute(_complete_with_event(tuple(sorted(event))), params)
+            else:
+                s.execute(_COMPLETE, update)
+                s.execute(insert_ignoring(s, EventRow.__table__, ["run_id", "sequence"]), event)
+            for hook, at in zip(self._ctx.completion_hooks, self._probe_at, strict=True):
+                if at is None or row[at] is not None:
+                    hook.call(s, run_id, message.content)
+            self._ctx.faults("complete.before_commit")
         self._ctx.faults("complete.after_commit")
         return Settled(True, RunStatus.COMPLETED)
 

@@ -94,7 +94,7 @@ def build(
     hook = faults or no_faults
     sealer = Sealer.from_b64(settings.create_seal_key_if_missing())
     engine, ctx = open_store(settings.resolved_database_url(), sealer, faults=hook)
-    ctx = replace(ctx, completion_hooks=(*ctx.completion_hooks, A2AStore(ctx).completion_hook))
+    ctx = replace(ctx, completion_hooks=(*ctx.completion_hooks, A2AStore(ctx).completion))
     # Sync tools run here, as many at once as the worker runs activities.
     pool = ThreadPoolExecutor(settings.max_concurrent_activities, TOOL_THREAD_PREFIX)
     resources = WorkerResources(engine, ctx, executor=pool)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, event, select, update
 
 from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason
 from agentrt.contracts.messages import Message, Usage
@@ -274,3 +274,31 @@ def test_a_purge_waits_for_a_projection_in_flight_instead_of_deadlocking(parts: 
     assert not errors, errors
     assert purged == [1]
     assert A2AStore(parts.ctx).get(task_id, None) is None
+
+
+def test_the_completion_asks_about_a_task_in_its_row_read_alone(parts: Parts) -> None:
+    """The hook's `applies` is read with the run row: a run that serves no task costs the
+    completion no statement of the hook's own, and one that does still gets its result."""
+    sent: list[str] = []
+
+    def on_execute(_c: Any, _cur: Any, statement: str, *_a: Any) -> None:
+        sent.append(statement)
+
+    run_id = str(uuid.uuid4())
+    RunStore(parts.ctx).begin(
+        run_id=run_id, profile="p", snapshot=json.dumps({"plan": {"answer_level": "full"}}),
+        prompt="hello", initiator="t", privacy="full",
+    )  # fmt: skip
+    event.listen(parts.engine, "before_cursor_execute", on_execute)
+    try:
+        _answer_and_complete(parts, run_id, "no task here")
+    finally:
+        event.remove(parts.engine, "before_cursor_execute", on_execute)
+    assert RunStore(parts.ctx).status(run_id) is RunStatus.COMPLETED
+    touching = [s for s in sent if "a2a_task" in s]
+    assert len(touching) == 1 and "agent_run" in touching[0]  # the completion's row read
+
+    task_id, served = _task(parts)
+    _answer_and_complete(parts, served, "with a task")
+    task = A2AStore(parts.ctx).get(task_id, "alice")
+    assert task is not None and task.state == "TASK_STATE_COMPLETED"
