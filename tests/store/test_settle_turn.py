@@ -2,7 +2,6 @@
 `turn`): one commit for both, both or neither on a failed completion, and the turn kept
 when the run had already ended."""
 
-import uuid
 from dataclasses import replace
 
 import pytest
@@ -13,21 +12,7 @@ from agentrt.contracts.run import TurnRecord
 from agentrt.store.runs import RunStore
 from agentrt.store.settle import SettleStore
 from agentrt.workers.compose import Parts
-from tests.store.test_step_rows import _statements
-
-
-def _run(parts: Parts) -> str:
-    run_id = str(uuid.uuid4())
-    assert RunStore(parts.ctx).begin(
-        run_id=run_id,
-        profile="p",
-        snapshot='{"plan": {"privacy": "full", "answer_level": "full"}}',
-        prompt="hi",
-        initiator="t",
-        privacy="full",
-    )
-    return run_id
-
+from tests.store.test_step_rows import _run, _statements
 
 TURN = TurnRecord(
     sequence=1,
@@ -39,17 +24,19 @@ TURN = TurnRecord(
 )
 
 
-def _complete(store: SettleStore, run_id: str) -> tuple[bool, RunStatus | None]:
+def _complete(
+    store: SettleStore, run_id: str, turn: TurnRecord = TURN
+) -> tuple[bool, RunStatus | None]:
     settled = store.complete(
         run_id=run_id,
-        sequence=2,
-        answer_sequence=1,
-        iterations=1,
+        sequence=turn.sequence + 1,
+        answer_sequence=turn.sequence,
+        iterations=turn.round,
         truncated=False,
         reason=TerminationReason.ANSWERED,
         usage=Usage(prompt_tokens=1, completion_tokens=2),
         privacy="full",
-        turn=TURN,
+        turn=turn,
     )
     return settled.applied, settled.status
 
@@ -86,18 +73,7 @@ def test_a_run_already_ended_keeps_the_turn_and_is_not_completed(parts: Parts) -
     run_id = _run(parts)
     store = SettleStore(parts.ctx)
     assert _complete(store, run_id) == (True, RunStatus.COMPLETED)
-    again = replace(TURN, sequence=3)
-    settled = store.complete(
-        run_id=run_id,
-        sequence=4,
-        answer_sequence=3,
-        iterations=2,
-        truncated=False,
-        reason=TerminationReason.ANSWERED,
-        usage=Usage(),
-        privacy="full",
-        turn=again,
-    )
-    assert (settled.applied, settled.status) == (False, RunStatus.COMPLETED)
+    again = replace(TURN, sequence=3, round=2)
+    assert _complete(store, run_id, again) == (False, RunStatus.COMPLETED)
     runs = RunStore(parts.ctx)
     assert [e.sequence for e in runs.events(run_id)] == [0, 1, 2, 3]

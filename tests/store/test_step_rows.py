@@ -27,7 +27,7 @@ def _run(parts: Parts) -> str:
     assert RunStore(parts.ctx).begin(
         run_id=run_id,
         profile="p",
-        snapshot='{"plan": {"privacy": "full"}}',
+        snapshot='{"plan": {"privacy": "full", "answer_level": "full"}}',
         prompt="hi",
         initiator="t",
         privacy="full",
