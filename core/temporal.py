@@ -11,7 +11,7 @@ from temporalio.converter import DataConverter
 from agentrt.contracts.errors import ConfigError, TemporalUnavailableError
 from agentrt.core.codec import EncryptionCodec
 from agentrt.core.settings import Settings
-from agentrt.core.tracing import tracing_interceptor
+from agentrt.core.tracing import tracing_enabled, tracing_interceptor
 
 # The innermost reason in the Rust bridge's error text, e.g. "Connection refused".
 _REASON = re.compile(r'(?:message|error): "([^"]+)"')
@@ -38,16 +38,17 @@ async def connect(settings: Settings) -> Client:
     """The only way a process (CLI, facade, worker, A2A server, demo) gets a Temporal client.
     It takes the whole settings object, not an address, so no caller can leave the payload
     keys behind: with AGENTRT_PAYLOAD_KEYS set, every client encrypts. An unreachable
-    frontend is a TemporalUnavailableError that names the setting to change. Its tracing
-    interceptor also reaches every worker built on it (trace context crosses start →
-    workflow → activities)."""
+    frontend is a TemporalUnavailableError that names the setting to change. With tracing
+    configured, its tracing interceptor also reaches every worker built on it (trace
+    context crosses start → workflow → activities)."""
     converter = settings_converter(settings)
     try:
         return await Client.connect(
             settings.temporal_address,
             namespace=settings.temporal_namespace,
             data_converter=converter,
-            interceptors=[tracing_interceptor()],
+            # Only with a tracer provider (core/tracing.py: tracing_enabled).
+            interceptors=[tracing_interceptor()] if tracing_enabled() else [],
             # Headers (the trace context) are payloads too: encrypted like the rest.
             header_codec_behavior=HeaderCodecBehavior.CODEC,
         )

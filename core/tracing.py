@@ -1,6 +1,6 @@
-"""OpenTelemetry tracing: the Temporal interceptor on every client (and so every worker),
-and an OTLP/HTTP exporter when AGENTRT_OTLP_ENDPOINT is set. Unset, no tracer provider is
-installed: the API's no-op tracer records nothing and nothing is exported.
+"""OpenTelemetry tracing: an OTLP/HTTP exporter when AGENTRT_OTLP_ENDPOINT is set, and then
+the Temporal interceptor on every client (and so every worker). Unset, no tracer provider
+is installed and no interceptor either: nothing would be recorded.
 
 Spans carry ids, names and counts only (run id, tool, effect, provider, model, tokens),
 never prompts, arguments or results."""
@@ -21,8 +21,17 @@ logger = logging.getLogger("agentrt.tracing")
 
 
 def tracing_interceptor() -> TracingInterceptor:
-    """Creates spans through the global tracer provider (a no-op until one is set)."""
+    """Creates spans through the global tracer provider."""
     return TracingInterceptor()
+
+
+def tracing_enabled() -> bool:
+    """Whether this process has a tracer provider (configure_tracing, or one installed by
+    the embedding application). Without one every span is a no-op, yet the Temporal
+    interceptor still runs in every workflow activation and around every activity and
+    client call: measured with `./dev bench`, a third more CPU per run for nothing.
+    Clients and workers add it only when this is true."""
+    return not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
 
 
 def configure_tracing(settings: Settings, service: str) -> TracerProvider | None:
@@ -51,4 +60,10 @@ def shutdown_tracing(provider: TracerProvider | None) -> None:
         provider.shutdown()
 
 
-__all__ = ["TRACER", "configure_tracing", "shutdown_tracing", "tracing_interceptor"]
+__all__ = [
+    "TRACER",
+    "configure_tracing",
+    "shutdown_tracing",
+    "tracing_enabled",
+    "tracing_interceptor",
+]

@@ -20,7 +20,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 from agentrt.activities.ports import ModelProvider
 from agentrt.activities.toolbox.box import Toolbox
 from agentrt.core.settings import Settings
-from agentrt.core.tracing import tracing_interceptor
+from agentrt.core.tracing import tracing_enabled, tracing_interceptor
 from agentrt.workers.compose import WorkerResources, build
 from agentrt.workers.metrics import ActivityTiming
 from agentrt.workers.runner import ContextFreeRunner, ignores_context
@@ -137,8 +137,11 @@ def make_worker(client: Client, resources: WorkerResources, settings: Settings) 
 
 
 def worker_interceptors(client: Client, resources: WorkerResources) -> list[Interceptor]:
-    """Activity timing, and tracing unless the client brings its own (core.temporal.connect
-    does: a client's interceptors reach its workers, and two would double every span)."""
+    """Activity timing, and tracing when the process traces (core.tracing.tracing_enabled)
+    unless the client brings its own (core.temporal.connect does: a client's interceptors
+    reach its workers, and two would double every span)."""
     traced = any(isinstance(i, TracingInterceptor) for i in client.config()["interceptors"])
     timing: list[Interceptor] = [ActivityTiming(resources.metrics)]
-    return timing if traced else [tracing_interceptor(), *timing]
+    if traced or not tracing_enabled():
+        return timing
+    return [tracing_interceptor(), *timing]
