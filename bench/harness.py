@@ -26,7 +26,7 @@ from agentrt.core.settings import Settings
 from agentrt.core.temporal import data_converter
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.runs import RunStore
-from agentrt.workers.builder import sandbox_runner
+from agentrt.workers.builder import sandbox_runner, worker_interceptors
 from agentrt.workers.compose import Parts, build
 from agentrt.workflows.agent_run import AgentRunWorkflow
 from bench.bare_activities import BareActivities
@@ -108,9 +108,11 @@ async def dev_server(
 
 
 def bench_worker(client: Client, parts: Parts, settings: Settings) -> Worker:
-    """workers.main.make_worker's configuration plus the baseline. Spelled out because the
-    SDK registers a worker with its client when it is constructed: building make_worker's
-    worker only to copy its config() fails as a duplicate registration."""
+    """workers.main.make_worker's configuration plus the baseline, its interceptors included
+    (activity timing; tracing only where a tracer provider is installed, as in production:
+    the bench installs none). Spelled out because the SDK registers a worker with its client
+    when it is constructed: building make_worker's worker only to copy its config() fails as
+    a duplicate registration."""
     bare = BareActivities(parts.ctx)
     loop = LoopActivities(parts.ctx)
     return Worker(
@@ -123,6 +125,7 @@ def bench_worker(client: Client, parts: Parts, settings: Settings) -> Worker:
         max_concurrent_workflow_tasks=settings.max_concurrent_workflow_tasks,
         graceful_shutdown_timeout=timedelta(seconds=settings.graceful_shutdown_seconds),
         sticky_queue_schedule_to_start_timeout=timedelta(seconds=3),
+        interceptors=worker_interceptors(client, parts),
     )
 
 
