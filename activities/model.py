@@ -170,7 +170,10 @@ class ModelActivities(ActivityGroup):
             return await retried(attempt, COMPLETION_PAUSES, retryable, "completing the run")
         except Exception as exc:
             if is_store_unavailable(exc):
-                raise  # retried like any store outage; the retry finds the turn recorded
+                # Retried like any store outage: the retry finds the turn recorded if it was
+                # written alone, and asks the provider again if the completion's transaction,
+                # which held it, was rolled back.
+                raise
             kind = exc.type if isinstance(exc, ApplicationError) else None
             return SettleResult(applied=False, error=kind or type(exc).__name__)
 
