@@ -97,9 +97,7 @@ class ModelActivities(ActivityGroup):
         return turn.model_copy(update={"settled": settled})
 
     async def _record(self, run_id: str, turn: TurnRecord) -> None:
-        await db(self._runs.record_llm, run_id=run_id, sequence=turn.sequence, round=turn.round,
-                 message=turn.message, payload=turn.payload, duration_ms=turn.duration_ms,
-                 privacy=turn.privacy)  # fmt: skip
+        await db(self._runs.record_turn, run_id, turn)
         await fault(self._faults, "model.after_record")
 
     async def _answers(self, req: ModelRequest, turn: ModelTurn) -> bool:

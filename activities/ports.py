@@ -105,17 +105,7 @@ class RunPort(Protocol):
 
     def status(self, run_id: str) -> RunStatus | None: ...
 
-    def record_llm(
-        self,
-        *,
-        run_id: str,
-        sequence: int,
-        round: int,
-        message: Message,
-        payload: dict[str, Any],
-        duration_ms: float,
-        privacy: str,
-    ) -> None: ...
+    def record_turn(self, run_id: str, turn: TurnRecord) -> None: ...
 
     def event_payload(self, run_id: str, sequence: int) -> dict[str, Any] | None: ...
 

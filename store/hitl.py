@@ -11,7 +11,7 @@ from agentrt.contracts.messages import Message, Usage
 from agentrt.store import attest
 from agentrt.store.context import StoreContext, utcnow
 from agentrt.store.rows import RunRow
-from agentrt.store.runs import RunStore
+from agentrt.store.runs import RunStore, event_row, insert_event
 from agentrt.store.transitions import move
 
 
@@ -60,8 +60,11 @@ class HitlStore:
                 "tools": [c.name for c in pending.calls],
                 "tool_calls": [c.model_dump() for c in pending.calls],
             }
-            RunStore.add_event(
-                s, run_id, sequence, EventKind.APPROVAL_REQUESTED, pending.round, payload, privacy
+            insert_event(
+                s,
+                event_row(
+                    run_id, sequence, EventKind.APPROVAL_REQUESTED, pending.round, payload, privacy
+                ),
             )
         return RunStatus.WAITING_FOR_APPROVAL
 
@@ -78,7 +81,7 @@ class HitlStore:
             if not moved.applied:
                 return moved.status
             audit = attest.audit(self._ctx.sealer, run_id, decision)
-            RunStore.add_event(s, run_id, sequence, EventKind.APPROVAL, round, audit, privacy)
+            insert_event(s, event_row(run_id, sequence, EventKind.APPROVAL, round, audit, privacy))
         return RunStatus.RUNNING
 
     def await_input(
@@ -100,7 +103,9 @@ class HitlStore:
             )  # fmt: skip
             if not moved.applied:
                 return moved.status
-            RunStore.add_event(s, run_id, sequence, EventKind.INPUT_REQUESTED, round, {}, privacy)
+            insert_event(
+                s, event_row(run_id, sequence, EventKind.INPUT_REQUESTED, round, {}, privacy)
+            )
         return RunStatus.WAITING_FOR_INPUT
 
     def add_input(
@@ -122,7 +127,7 @@ class HitlStore:
                 "message_id": message.message_id,
                 "content": message.text,
             }
-            RunStore.add_event(s, run_id, sequence, EventKind.INPUT, round, audit, privacy)
+            insert_event(s, event_row(run_id, sequence, EventKind.INPUT, round, audit, privacy))
         return RunStatus.RUNNING
 
     def pending(self, run_id: str) -> PendingApproval | None:

@@ -47,6 +47,12 @@ def event_row(
     }
 
 
+def insert_event(s: Any, row: dict[str, Any]) -> None:
+    """Insert one `event_row`; a retried or replayed activity hits the unique key and adds
+    none."""
+    s.execute(insert_ignoring(s, EventRow.__table__, ["run_id", "sequence"]), row)
+
+
 class RunStore:
     def __init__(self, ctx: StoreContext) -> None:
         self._ctx = ctx
@@ -102,18 +108,8 @@ class RunStore:
             self._cache(run_id, json.loads(snapshot))
         return created
 
-    def record_llm(
-        self,
-        *,
-        run_id: str,
-        sequence: int,
-        round: int,
-        message: Message,
-        payload: dict[str, Any],
-        duration_ms: float,
-        privacy: str,
-    ) -> None:
-        turn = TurnRecord(sequence, round, message, payload, duration_ms, privacy)
+    def record_turn(self, run_id: str, turn: TurnRecord) -> None:
+        """A model turn's rows, all or none (a retried call's duplicate adds nothing)."""
         write_step(self._ctx, self.turn_parts(run_id, turn))
 
     def turn_parts(self, run_id: str, turn: TurnRecord) -> list[Part]:
@@ -139,23 +135,6 @@ class RunStore:
         s.execute(
             insert_ignoring(s, MessageRow.__table__, ["run_id", "sequence"]),
             self.message_row(run_id, sequence, message),
-        )
-
-    @staticmethod
-    def add_event(
-        s: Any,
-        run_id: str,
-        sequence: int,
-        kind: EventKind,
-        round: int,
-        payload: dict[str, Any],
-        privacy: str,
-        duration_ms: float | None = None,
-    ) -> None:
-        """Insert one event; a retried or replayed activity hits the unique key and adds none."""
-        s.execute(
-            insert_ignoring(s, EventRow.__table__, ["run_id", "sequence"]),
-            event_row(run_id, sequence, kind, round, payload, privacy, duration_ms),
         )
 
     # --- reads --------------------------------------------------------------------------

@@ -5,7 +5,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import and_, bindparam, case, func, select, update
-from sqlalchemy.dialects import postgresql
 from sqlalchemy.sql import Executable
 
 from agentrt.contracts.enums import (
@@ -19,10 +18,10 @@ from agentrt.contracts.enums import (
 from agentrt.contracts.messages import Usage
 from agentrt.contracts.run import TurnRecord
 from agentrt.store.answer import ceiling_of, keep_text
-from agentrt.store.context import StoreContext, insert_ignoring, rowcount, utcnow
-from agentrt.store.rows import EventRow, MessageRow, RunRow
-from agentrt.store.runs import RunStore, event_row
-from agentrt.store.step_rows import write_parts
+from agentrt.store.context import StoreContext, rowcount, utcnow
+from agentrt.store.rows import MessageRow, RunRow
+from agentrt.store.runs import RunStore, event_row, insert_event
+from agentrt.store.step_rows import insert_returning, write_parts
 
 NON_TERMINAL = [s.value for s in RunStatus if s not in TERMINAL_STATUSES]
 
@@ -79,12 +78,7 @@ _PROBED = len(_COMPLETING.selected_columns)
 def _complete_with_event(event_columns: tuple[str, ...]) -> Executable:
     """PostgreSQL: the guarded completion and its run_completed event as one statement
     (bind names of the event prefixed `event_`)."""
-    event = (
-        postgresql.insert(EventRow)
-        .values({c: bindparam(f"event_{c}") for c in event_columns})
-        .on_conflict_do_nothing(index_elements=["run_id", "sequence"])
-        .cte("completed_event")
-    )
+    event = insert_returning("event", event_columns, "event_").cte("completed_event")
     done = _COMPLETE.returning(RunRow.id).cte("completed_run")
     return select(func.count()).select_from(done).add_cte(event)
 
@@ -102,16 +96,13 @@ class Settled:
 class SettleStore:
     def __init__(self, ctx: StoreContext) -> None:
         self._ctx = ctx
+        # The completion's row read, with each hook's `applies` (built once per store).
         probes = [h.applies.label(f"hook_{i}") for i, h in enumerate(ctx.completion_hooks)
                   if h.applies is not None]  # fmt: skip
         self._completing_row = _COMPLETING.add_columns(*probes) if probes else _COMPLETING
         # Where each hook's `applies` stands in that row (None: the hook always applies).
         at = iter(range(_PROBED, _PROBED + len(probes)))
         self._probe_at = [None if h.applies is None else next(at) for h in ctx.completion_hooks]
-
-    def _completing(self) -> Executable:
-        """The completion's row read, with each hook's `applies` (built once per store)."""
-        return self._completing_row
 
     def complete(
         self,
@@ -139,7 +130,7 @@ class SettleStore:
             if turn is not None:
                 write_parts(self._ctx, s, runs.turn_parts(run_id, turn))
             row = s.execute(
-                self._completing(), {"run_id": run_id, "answer_sequence": answer_sequence}
+                self._completing_row, {"run_id": run_id, "answer_sequence": answer_sequence}
             ).first()
             if row is None or row.status not in NON_TERMINAL:
                 return Settled(False, None if row is None else RunStatus(row.status))
@@ -169,7 +160,7 @@ class SettleStore:
                 s.execute(_complete_with_event(tuple(sorted(event))), params)
             else:
                 s.execute(_COMPLETE, update)
-                s.execute(insert_ignoring(s, EventRow.__table__, ["run_id", "sequence"]), event)
+                insert_event(s, event)
             for hook, at in zip(self._ctx.completion_hooks, self._probe_at, strict=True):
                 if at is None or row[at] is not None:
                     hook.call(s, run_id, message.content)
@@ -230,5 +221,5 @@ class SettleStore:
                 "cost_usd": usage.cost_usd,
                 **(extra or {}),
             }
-            RunStore.add_event(s, run_id, sequence, event_kind, iterations, payload, privacy)
+            insert_event(s, event_row(run_id, sequence, event_kind, iterations, payload, privacy))
         return Settled(True, status)

@@ -22,6 +22,7 @@ from sqlalchemy import Table, bindparam, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 from sqlalchemy.sql import Executable
+from sqlalchemy.sql.dml import ReturningInsert, Update
 
 from agentrt.store.context import StoreContext, insert_ignoring
 from agentrt.store.rows import EventRow, MessageRow, RunRow, ToolResultRow
@@ -105,11 +106,33 @@ def _returning(kind_name: str) -> Executable:
 
 @functools.cache
 def _clear() -> Executable:
+    return clear_update("").execution_options(synchronize_session=False)
+
+
+def clear_update(prefix: str) -> Update:
+    """The fence clear: the run's fence columns emptied if the token is still its own.
+    Binds `{prefix}run_id`, `{prefix}token`, `{prefix}now`."""
     return (
         update(RunRow)
-        .where(RunRow.id == bindparam("run_id"), RunRow.pending_token == bindparam("token"))
-        .values(**_CLEAR_VALUES, updated_at=bindparam("now"))
-        .execution_options(synchronize_session=False)
+        .where(
+            RunRow.id == bindparam(f"{prefix}run_id"),
+            RunRow.pending_token == bindparam(f"{prefix}token"),
+        )
+        .values(**_CLEAR_VALUES, updated_at=bindparam(f"{prefix}now"))
+    )
+
+
+def insert_returning(
+    kind_name: str, columns: Sequence[str], prefix: str
+) -> ReturningInsert[tuple[Any]]:
+    """PostgreSQL: the part's insert, ignoring a duplicate key, returning its key's first
+    column for each row it added. Binds each column as `{prefix}{column}`."""
+    kind = INSERTS[kind_name]
+    return (
+        postgresql.insert(kind.table)
+        .values({c: bindparam(f"{prefix}{c}") for c in columns})
+        .on_conflict_do_nothing(index_elements=list(kind.key))
+        .returning(kind.table.c[kind.key[0]])
     )
 
 
@@ -123,23 +146,8 @@ def _combined(parts: tuple[tuple[str, tuple[str, ...]], ...]) -> Executable:
     for i, (kind, columns) in enumerate(parts):
         name = f"{kind}_{i}"
         if kind == CLEAR:
-            stmt: Any = (
-                update(RunRow)
-                .where(
-                    RunRow.id == bindparam(f"{kind}_run_id"),
-                    RunRow.pending_token == bindparam(f"{kind}_token"),
-                )
-                .values(**_CLEAR_VALUES, updated_at=bindparam(f"{kind}_now"))
-                .returning(RunRow.id)
-            )
+            ctes.append(clear_update(f"{kind}_").returning(RunRow.id).cte(name))
         else:
-            k = INSERTS[kind]
-            stmt = (
-                postgresql.insert(k.table)
-                .values({c: bindparam(f"{kind}_{c}") for c in columns})
-                .on_conflict_do_nothing(index_elements=list(k.key))
-                .returning(k.table.c[k.key[0]])
-            )
-        ctes.append(stmt.cte(name))
+            ctes.append(insert_returning(kind, columns, f"{kind}_").cte(name))
     counted = select(func.count()).select_from(ctes[0])
     return counted.add_cte(*ctes[1:]) if len(ctes) > 1 else counted

@@ -15,7 +15,6 @@ from temporalio.worker import ActivityInboundInterceptor, ExecuteActivityInput, 
 
 from agentrt.contracts.approval import ApprovalDecision
 from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason
-from agentrt.contracts.messages import Message
 from agentrt.contracts.run import FenceState, TurnRecord
 from agentrt.core.metrics import new_registry, waiting_gauge
 from agentrt.store.context import StoreContext, utcnow
@@ -109,9 +108,9 @@ class MeteredRunStore(RunStore):
             self._metrics.runs_started.labels(profile=profile).inc()
         return created
 
-    def record_llm(self, *, payload: dict[str, Any], message: Message, **kwargs: Any) -> None:
-        super().record_llm(payload=payload, message=message, **kwargs)
-        count_turn(self._metrics, payload)
+    def record_turn(self, run_id: str, turn: TurnRecord) -> None:
+        super().record_turn(run_id, turn)
+        count_turn(self._metrics, turn.payload)
 
 
 def count_turn(m: WorkerMetrics, payload: dict[str, Any]) -> None:

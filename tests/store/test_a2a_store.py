@@ -16,6 +16,7 @@ from sqlalchemy import delete, event, select, update
 
 from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason
 from agentrt.contracts.messages import Message, Usage
+from agentrt.contracts.run import TurnRecord
 from agentrt.store.a2a import A2AStore, ResultNotRetainableError
 from agentrt.store.a2a_journal import A2AJournal
 from agentrt.store.a2a_project import A2AProjector
@@ -62,14 +63,8 @@ def _task(parts: Parts, level: str = "full", owner: str = "alice", ctx_id: str =
 
 
 def _answer_and_complete(parts: Parts, run_id: str, text: str) -> None:
-    RunStore(parts.ctx).record_llm(
-        run_id=run_id,
-        sequence=1,
-        round=1,
-        message=Message(role="assistant", content=text),
-        payload={},
-        duration_ms=1.0,
-        privacy="full",
+    RunStore(parts.ctx).record_turn(
+        run_id, TurnRecord(1, 1, Message(role="assistant", content=text), {}, 1.0, "full")
     )
     SettleStore(parts.ctx).complete(
         run_id=run_id,

@@ -12,6 +12,7 @@ from sqlalchemy.exc import OperationalError
 from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
 from agentrt.contracts.errors import StoreUnavailableError
 from agentrt.contracts.messages import Message, Usage
+from agentrt.contracts.run import TurnRecord
 from agentrt.store import migrate
 from agentrt.store.answer import ResultNotRetainableError
 from agentrt.store.engine import PING_IDLE_SECONDS, make_engine
@@ -41,14 +42,16 @@ def _begin(parts: Parts, privacy: str = "full") -> str:
 
 
 def _answer(parts: Parts, run_id: str, seq: int = 1) -> None:
-    RunStore(parts.ctx).record_llm(
-        run_id=run_id,
-        sequence=seq,
-        round=1,
-        message=Message(role="assistant", content="the answer"),
-        payload={"content": "the answer"},
-        duration_ms=1.0,
-        privacy="full",
+    RunStore(parts.ctx).record_turn(
+        run_id,
+        TurnRecord(
+            seq,
+            1,
+            Message(role="assistant", content="the answer"),
+            {"content": "the answer"},
+            1.0,
+            "full",
+        ),
     )
 
 
@@ -186,14 +189,9 @@ def test_migrations_reach_head(parts: Parts) -> None:
 def test_the_stored_answer_follows_the_ceiling(parts: Parts) -> None:
     runs = RunStore(parts.ctx)
     redacted = _begin(parts)
-    runs.record_llm(
-        run_id=redacted,
-        sequence=1,
-        round=1,
-        message=Message(role="assistant", content="mail a@b.io"),
-        payload={},
-        duration_ms=1.0,
-        privacy="full",
+    runs.record_turn(
+        redacted,
+        TurnRecord(1, 1, Message(role="assistant", content="mail a@b.io"), {}, 1.0, "full"),
     )
     assert runs.tighten_ceiling(redacted, "redacted") == "redacted"
     assert runs.tighten_ceiling(redacted, "full") == "redacted"  # never loosened
