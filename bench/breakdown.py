@@ -20,11 +20,14 @@ ENDS = (BETWEEN, OPENING, CLOSING)
 class Breakdown:
     # (kind of run, piece) -> samples in ms; insertion order is the table's order.
     samples: dict[tuple[str, str], list[float]] = field(default_factory=lambda: defaultdict(list))
+    # The same activities' wait for a worker (scheduled to started): dispatch, not work.
+    queued: dict[tuple[str, str], list[float]] = field(default_factory=lambda: defaultdict(list))
 
     def add(self, kind: str, facts: HistoryFacts) -> None:
         spans = facts.spans
         for span in spans:
             self.samples[(kind, span.activity_type)].append(span.ms)
+            self.queued[(kind, span.activity_type)].append(span.queued_ms)
         for a, b in itertools.pairwise(spans):
             self.samples[(kind, BETWEEN)].append((b.scheduled_ns - a.completed_ns) / 1e6)
         if spans:
@@ -42,13 +45,16 @@ class Breakdown:
         return sum(values) / len(values) if values else float("nan")
 
     def table(self, title: str, tally: SqlTally) -> Table:
-        table = Table(title, ["run", "piece", "n", "mean", "p50", "p95", COLUMN])
+        table = Table(title, ["run", "piece", "n", "mean", "p50", "p95", "queued p50", COLUMN])
         for (kind, piece), values in self.samples.items():
             s = Summary.of(values)
-            sql = "-"
+            sql = queued = "-"
             if piece not in ENDS:
                 sql = tally.shown(piece)
-            table.rows.append([kind, piece, str(s.n), ms(s.mean), ms(s.p50), ms(s.p95), sql])
+                queued = ms(Summary.of(self.queued[(kind, piece)]).p50)
+            table.rows.append(
+                [kind, piece, str(s.n), ms(s.mean), ms(s.p50), ms(s.p95), queued, sql]
+            )
         return table
 
 

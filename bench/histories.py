@@ -15,10 +15,16 @@ class ActivitySpan:
     activity_type: str
     scheduled_ns: int
     completed_ns: int
+    started_ns: int  # the worker's poll took the task (its ActivityTaskStarted event)
 
     @property
     def ms(self) -> float:
         return (self.completed_ns - self.scheduled_ns) / 1e6
+
+    @property
+    def queued_ms(self) -> float:
+        """Scheduled to taken by a worker: the server's dispatch, none of the activity's work."""
+        return (self.started_ns - self.scheduled_ns) / 1e6
 
 
 @dataclass(frozen=True)
@@ -41,14 +47,18 @@ def _ns(event: HistoryEvent) -> int:
 def activity_spans(events: list[HistoryEvent]) -> list[ActivitySpan]:
     """Completed activities in scheduling order."""
     scheduled: dict[int, HistoryEvent] = {}
+    started: dict[int, int] = {}  # scheduled event id -> started time
     spans: list[ActivitySpan] = []
     for event in events:
         if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
             scheduled[event.event_id] = event
+        elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+            started[event.activity_task_started_event_attributes.scheduled_event_id] = _ns(event)
         elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
             origin = scheduled[event.activity_task_completed_event_attributes.scheduled_event_id]
             name = origin.activity_task_scheduled_event_attributes.activity_type.name
-            spans.append(ActivitySpan(name, _ns(origin), _ns(event)))
+            begun = started.get(origin.event_id, _ns(origin))
+            spans.append(ActivitySpan(name, _ns(origin), _ns(event), begun))
     spans.sort(key=lambda s: s.scheduled_ns)
     return spans
 

@@ -214,12 +214,15 @@ def tables(
     for r in rows:
         for key, values in r.pieces.samples.items():
             pieces.samples[key] += values
+            pieces.queued[key] += r.pieces.queued[key]
     pieces_table = pieces.table(
         "Against the hand-written loop: each piece (server clock, ms)", tally
     )
     pieces_table.notes.append(
-        "SQL per execution, over every k. The agent's tools' own I/O is not counted (the "
-        "runtime's work only); the loop's tool activity is nothing but that I/O, and is."
+        "queued: scheduled to taken by the worker (the server's dispatch, part of the "
+        "activity's time). SQL per execution, over every k. The agent's tools' own I/O is "
+        "not counted (the runtime's work only); the loop's tool activity is nothing but that "
+        "I/O, and is."
     )
     report.tables.append(pieces_table)
     sat = Table(
