@@ -4,110 +4,70 @@ the store; it never runs the agent itself."""
 import asyncio
 import contextlib
 import logging
-import uuid
 from collections.abc import Mapping
 from datetime import timedelta
 from types import TracebackType
-from typing import Any, Self
+from typing import Self
 
 from pydantic import ValidationError
 from sqlalchemy import Engine
-from temporalio.api.enums.v1 import TaskQueueType
-from temporalio.api.taskqueue.v1 import TaskQueue
-from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import (
     Client,
-    WithStartWorkflowOperation,
-    WorkflowExecutionStatus,
     WorkflowFailureError,
     WorkflowUpdateFailedError,
     WorkflowUpdateRPCTimeoutOrCancelledError,
-)
-from temporalio.common import (
-    SearchAttributeKey,
-    SearchAttributePair,
-    TypedSearchAttributes,
-    WorkflowIDConflictPolicy,
-    WorkflowIDReusePolicy,
 )
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from agentrt.contracts.approval import (
-    ApprovalDecision,
     CancelRequest,
     DecisionReceipt,
     DecisionRefusal,
-    refusal_sentence,
 )
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import (
-    AgentRuntimeError,
-    AlreadyDecidedError,
-    ApprovalError,
     ConfigError,
     ErrorType,
     InvalidRequestError,
     NoWorkerError,
     RunNotAwaitingApprovalError,
     RunNotBegunError,
-    RunNotFoundError,
-    SelfApprovalError,
-    StaleTurnError,
-    StoreUnavailableError,
     UnknownProfileError,
 )
 from agentrt.contracts.ids import (
     DEFAULT_TASK_QUEUE,
     QUERY_REFUSED_DECISIONS,
-    SA_PROFILE,
-    SA_RUN_STATUS,
     SIGNAL_CANCEL,
     UPDATE_BEGUN,
     UPDATE_DECIDE,
-    WORKFLOW_AGENT_RUN,
 )
-from agentrt.contracts.profiles import MAX_ITERATIONS_CEILING
 from agentrt.contracts.run import BeginReceipt, EventView, RunInput, RunView
 from agentrt.core.profiles import profile_queues
 from agentrt.core.settings import Settings
 from agentrt.core.temporal import connect
+from agentrt.starter._deciding import (
+    checked_cancel,
+    checked_decision,
+    decision_update_id,
+    refusal_error,
+)
+from agentrt.starter._starting import (
+    begin_error,
+    checked_start,
+    missing_run,
+    not_begun_error,
+    pollers,
+    retrieve_start_error,
+    start_operation,
+    start_rpc_error,
+)
 from agentrt.store.open import open_store
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer
 
-PROFILE_KEY = SearchAttributeKey.for_keyword(SA_PROFILE)
-STATUS_KEY = SearchAttributeKey.for_keyword(SA_RUN_STATUS)
 DEFAULT_BEGIN_TIMEOUT = 30.0  # seconds; a polling worker begins a run within moments
 logger = logging.getLogger("agentrt.runtime")
-
-_REFUSALS: dict[str, type[ApprovalError]] = {
-    ErrorType.NOT_AWAITING_APPROVAL: RunNotAwaitingApprovalError,
-    ErrorType.STALE_TURN: StaleTurnError,
-    ErrorType.ALREADY_DECIDED: AlreadyDecidedError,
-    ErrorType.SELF_APPROVAL: SelfApprovalError,
-}
-
-
-def _begin_error(cause: BaseException, profile: str) -> AgentRuntimeError:
-    """The typed error of a run that could not begin (the `begun` update's failure)."""
-    kind = cause.type if isinstance(cause, ApplicationError) else None
-    if kind == ErrorType.UNKNOWN_PROFILE:
-        return UnknownProfileError(
-            f"unknown agent profile {profile!r}: the worker's profiles do not declare it"
-        )
-    message = cause.message if isinstance(cause, ApplicationError) else type(cause).__name__
-    if kind == ErrorType.STORE_UNAVAILABLE:
-        return StoreUnavailableError(f"the worker could not reach its database: {message}")
-    return AgentRuntimeError(message)
-
-
-def _retrieve_start_error(start: WithStartWorkflowOperation[Any, Any]) -> None:
-    """Mark the operation's start future as seen: the SDK sets the timeout on it too, and
-    asyncio would log an unretrieved exception with a traceback."""
-    future = getattr(start, "_workflow_handle", None)
-    if isinstance(future, asyncio.Future) and future.done() and not future.cancelled():
-        future.exception()
 
 
 class AgentRuntime:
@@ -208,21 +168,7 @@ class AgentRuntime:
     ) -> str:
         """Start a run; returns its uuid (= the workflow id). Bad input changes nothing.
         With `a2a_task_id`, the run serves that (already stored) A2A task."""
-        if not profile.strip():
-            raise InvalidRequestError("profile is required")
-        if not prompt.strip():
-            raise InvalidRequestError("prompt is empty")
-        if max_iterations is not None and not 1 <= max_iterations <= 1000:
-            raise InvalidRequestError(
-                f"max_iterations must be between 1 and 1000 (clamped to {MAX_ITERATIONS_CEILING})"
-            )
-        if run_id is None:
-            run_id = str(uuid.uuid4())
-        else:
-            try:
-                run_id = str(uuid.UUID(run_id))
-            except ValueError:
-                raise InvalidRequestError(f"run id {run_id!r} is not a uuid") from None
+        run_id = checked_start(profile, prompt, max_iterations, run_id)
         queue = self.task_queue_of(profile)
         await self._warn_if_unpolled(queue, profile)
         request = RunInput(
@@ -233,25 +179,7 @@ class AgentRuntime:
             initiator=initiator,
             a2a_task_id=a2a_task_id,
         )
-        start: WithStartWorkflowOperation[Any, Any] = WithStartWorkflowOperation(
-            WORKFLOW_AGENT_RUN,
-            request,
-            id=run_id,
-            task_queue=queue,
-            id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
-            id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
-            static_summary=f"{'A2A task' if a2a_task_id else 'agent run'} ({profile})",
-            # Operators filter runs by profile and status in Temporal Web (config, never user
-            # content). RUNNING from the start: the workflow then upserts no status of its own
-            # when the run begins (one search-attribute update less per run); it clears it
-            # should the run never begin.
-            search_attributes=TypedSearchAttributes(
-                [
-                    SearchAttributePair(PROFILE_KEY, profile),
-                    SearchAttributePair(STATUS_KEY, RunStatus.RUNNING.value),
-                ]
-            ),
-        )
+        start = start_operation(request, queue)
         try:
             # Update-with-Start: the `begun` update answers once the run row exists, so a run
             # that cannot begin (unknown profile, ...) fails here, not later in Temporal. The
@@ -267,32 +195,26 @@ class AgentRuntime:
                     rpc_timeout=timedelta(seconds=self._begin_timeout),
                 )
         except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError):
-            _retrieve_start_error(start)
+            retrieve_start_error(start)
             raise await self._not_begun_in_time(run_id, queue) from None
         except WorkflowAlreadyStartedError:
             raise InvalidRequestError(f"run id {run_id} is already taken") from None
         except WorkflowUpdateFailedError as err:
-            raise _begin_error(err.cause, profile) from None
+            raise begin_error(err.cause, profile) from None
         except RPCError as err:
-            _retrieve_start_error(start)
-            if "no mapping defined for search attribute" in err.message:
-                # A Temporal server without our search attributes (a stock `start-dev`).
-                raise ConfigError(
-                    "the Temporal namespace lacks agentrt's search attributes: register "
-                    "AgentRunStatus and AgentProfile (Keyword), e.g. `temporal operator "
-                    "search-attribute create --name AgentProfile --type Keyword`, or start "
-                    "the dev server with `--search-attribute AgentProfile=Keyword "
-                    "--search-attribute AgentRunStatus=Keyword`"
-                ) from None
+            retrieve_start_error(start)
+            config = start_rpc_error(err)
+            if config is not None:
+                raise config from None
             if err.status is not RPCStatusCode.NOT_FOUND:
                 raise
-            raise await self._missing(run_id) from None  # it closed before answering
+            raise await missing_run(self._client, run_id) from None  # closed before answering
         return run_id
 
     async def _not_begun_in_time(self, run_id: str, queue: str) -> NoWorkerError:
         """No worker began the run within the bound: withdraw it (the same cancel as
         `cancel`), so it does not start behind the caller's back, and say why."""
-        polling = await self._pollers(queue)
+        polling = await pollers(self._client, queue)
         with contextlib.suppress(RPCError):
             await self._cancel_workflow(
                 run_id,
@@ -301,28 +223,7 @@ class AgentRuntime:
                     reason=f"withdrawn: not begun within {self._begin_timeout:g}s of its start",
                 ),
             )
-        if polling == 0:
-            why = f"no worker is polling task queue {queue!r}"
-        else:
-            why = f"no worker on task queue {queue!r} began it within {self._begin_timeout:g}s"
-        return NoWorkerError(
-            f"{why}: run {run_id} was withdrawn (start a worker with "
-            f"AGENTRT_TASK_QUEUE={queue}, then start the run again)"
-        )
-
-    async def _pollers(self, queue: str) -> int | None:
-        """How many workers Temporal saw polling the queue lately (None: unknown)."""
-        try:
-            described = await self._client.workflow_service.describe_task_queue(
-                DescribeTaskQueueRequest(
-                    namespace=self._client.namespace,
-                    task_queue=TaskQueue(name=queue),
-                    task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
-                )
-            )
-        except RPCError:
-            return None
-        return len(described.pollers)
+        return not_begun_error(run_id, queue, polling, self._begin_timeout)
 
     def task_queue_of(self, profile: str) -> str:
         """The task queue a run of `profile` is started on."""
@@ -333,7 +234,7 @@ class AgentRuntime:
         Web (no workflow task started) while `start` waits for a worker, up to its bound."""
         if queue in self._polled:
             return
-        polling = await self._pollers(queue)
+        polling = await pollers(self._client, queue)
         if polling:
             self._polled.add(queue)
         elif polling == 0:
@@ -399,38 +300,12 @@ class AgentRuntime:
         waits for a worker."""
         view = await self._view(run_id)
         if view is None:
-            raise await self._missing(run_id)
+            raise await missing_run(self._client, run_id)
         return view
-
-    async def _missing(self, run_id: str) -> RunNotFoundError:
-        handle = self._client.get_workflow_handle(run_id)
-        try:
-            desc = await handle.describe()
-        except RPCError as err:
-            if err.status is RPCStatusCode.NOT_FOUND:
-                return RunNotFoundError(f"no run {run_id}")
-            raise
-        match desc.status:
-            case None | WorkflowExecutionStatus.RUNNING:
-                return RunNotBegunError(
-                    f"run {run_id} is accepted by Temporal but not begun yet: is a worker "
-                    f"polling task queue {desc.task_queue!r}?",
-                    pending=True,
-                )
-            case WorkflowExecutionStatus.FAILED:
-                try:
-                    await handle.result()
-                except WorkflowFailureError as failed:
-                    cause = failed.cause
-                    why = cause.message if isinstance(cause, ApplicationError) else str(cause)
-                    return RunNotBegunError(f"run {run_id} failed to begin: {why}")
-        return RunNotBegunError(
-            f"run {run_id} never began: its workflow is {desc.status.name.lower()}"
-        )
 
     async def events(self, run_id: str, after_sequence: int = -1) -> list[EventView]:
         if await self._view(run_id) is None:
-            raise await self._missing(run_id)
+            raise await missing_run(self._client, run_id)
         return await asyncio.to_thread(self._runs.events, run_id, after_sequence)
 
     async def approve(
@@ -446,41 +321,28 @@ class AgentRuntime:
         """Decide the pending turn. Raises a typed ApprovalError (or RunNotFoundError,
         InvalidRequestError) before anything executes; never raises for the run's outcome.
         Returns the run once the decision is on record."""
-        try:
-            decision = ApprovalDecision(
-                approved=approved,
-                decided_by=decided_by,
-                turn_digest=turn_digest,
-                reason=reason,
-                attestation=attestation,
-            )
-        except ValidationError as exc:
-            raise InvalidRequestError(f"invalid decision: {exc.errors()[0]['msg']}") from None
+        decision = checked_decision(
+            approved=approved,
+            decided_by=decided_by,
+            turn_digest=turn_digest,
+            reason=reason,
+            attestation=attestation,
+        )
         view = await self.status(run_id)
         if view.status is not RunStatus.WAITING_FOR_APPROVAL:
             raise RunNotAwaitingApprovalError(f"run {run_id} is {view.status.value}")
         handle = self._client.get_workflow_handle(run_id)
         try:
-            # The update id dedupes a double click of the same decision server-side.
             await handle.execute_update(
                 UPDATE_DECIDE,
                 decision,
                 result_type=DecisionReceipt,
-                id=f"decide-{turn_digest[:32]}-{'y' if approved else 'n'}-{decided_by}"[:200],
+                id=decision_update_id(decision),
             )
         except WorkflowUpdateFailedError as err:
-            cause = err.cause
-            kind = cause.type if isinstance(cause, ApplicationError) else None
             pending = view.pending_approval
-            raise _REFUSALS.get(kind or "", ApprovalError)(
-                refusal_sentence(
-                    kind or type(cause).__name__,
-                    run_id=run_id,
-                    turn_digest=turn_digest,
-                    decided_by=decided_by,
-                    pending_digest=pending.turn_digest if pending is not None else None,
-                )
-            ) from None
+            digest = pending.turn_digest if pending is not None else None
+            raise refusal_error(err.cause, run_id, decision, digest) from None
         except RPCError as err:
             if err.status is RPCStatusCode.NOT_FOUND:
                 raise RunNotAwaitingApprovalError(f"run {run_id} has ended") from None
@@ -498,10 +360,7 @@ class AgentRuntime:
 
     async def cancel(self, run_id: str, *, by: str, reason: str | None = None) -> None:
         """Ask the run to cancel. A run that already ended stays as it ended."""
-        try:
-            request = CancelRequest(by=by, reason=reason)
-        except ValidationError as exc:
-            raise InvalidRequestError(f"invalid cancel: {exc.errors()[0]['msg']}") from None
+        request = checked_cancel(by, reason)
         try:
             view = await self.status(run_id)
         except RunNotBegunError:

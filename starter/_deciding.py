@@ -1,0 +1,73 @@
+"""Approval decisions and cancel requests for `AgentRuntime`: the checked request, and the
+typed error for a decision the run refused."""
+
+from pydantic import ValidationError
+from temporalio.exceptions import ApplicationError
+
+from agentrt.contracts.approval import ApprovalDecision, CancelRequest, refusal_sentence
+from agentrt.contracts.errors import (
+    AlreadyDecidedError,
+    ApprovalError,
+    ErrorType,
+    InvalidRequestError,
+    RunNotAwaitingApprovalError,
+    SelfApprovalError,
+    StaleTurnError,
+)
+
+_REFUSALS: dict[str, type[ApprovalError]] = {
+    ErrorType.NOT_AWAITING_APPROVAL: RunNotAwaitingApprovalError,
+    ErrorType.STALE_TURN: StaleTurnError,
+    ErrorType.ALREADY_DECIDED: AlreadyDecidedError,
+    ErrorType.SELF_APPROVAL: SelfApprovalError,
+}
+
+
+def checked_decision(
+    *,
+    approved: bool,
+    decided_by: str,
+    turn_digest: str,
+    reason: str | None,
+    attestation: str | None,
+) -> ApprovalDecision:
+    try:
+        return ApprovalDecision(
+            approved=approved,
+            decided_by=decided_by,
+            turn_digest=turn_digest,
+            reason=reason,
+            attestation=attestation,
+        )
+    except ValidationError as exc:
+        raise InvalidRequestError(f"invalid decision: {exc.errors()[0]['msg']}") from None
+
+
+def checked_cancel(by: str, reason: str | None) -> CancelRequest:
+    try:
+        return CancelRequest(by=by, reason=reason)
+    except ValidationError as exc:
+        raise InvalidRequestError(f"invalid cancel: {exc.errors()[0]['msg']}") from None
+
+
+def decision_update_id(decision: ApprovalDecision) -> str:
+    """The `decide` update's id: it dedupes a double click of the same decision
+    server-side."""
+    verdict = "y" if decision.approved else "n"
+    return f"decide-{decision.turn_digest[:32]}-{verdict}-{decision.decided_by}"[:200]
+
+
+def refusal_error(
+    cause: BaseException, run_id: str, decision: ApprovalDecision, pending_digest: str | None
+) -> ApprovalError:
+    """The typed error of a decision the run refused (the `decide` update's failure)."""
+    kind = cause.type if isinstance(cause, ApplicationError) else None
+    return _REFUSALS.get(kind or "", ApprovalError)(
+        refusal_sentence(
+            kind or type(cause).__name__,
+            run_id=run_id,
+            turn_digest=decision.turn_digest,
+            decided_by=decision.decided_by,
+            pending_digest=pending_digest,
+        )
+    )

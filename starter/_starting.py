@@ -1,0 +1,173 @@
+"""Starting a run for `AgentRuntime.start`: the checked request, the Update-with-Start
+operation, and the typed error for each way a start can fail or a run can be missing."""
+
+import asyncio
+import uuid
+from typing import Any
+
+from temporalio.api.enums.v1 import TaskQueueType
+from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+from temporalio.client import (
+    Client,
+    WithStartWorkflowOperation,
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+)
+from temporalio.common import (
+    SearchAttributeKey,
+    SearchAttributePair,
+    TypedSearchAttributes,
+    WorkflowIDConflictPolicy,
+    WorkflowIDReusePolicy,
+)
+from temporalio.exceptions import ApplicationError
+from temporalio.service import RPCError, RPCStatusCode
+
+from agentrt.contracts.enums import RunStatus
+from agentrt.contracts.errors import (
+    AgentRuntimeError,
+    ConfigError,
+    ErrorType,
+    InvalidRequestError,
+    NoWorkerError,
+    RunNotBegunError,
+    RunNotFoundError,
+    StoreUnavailableError,
+    UnknownProfileError,
+)
+from agentrt.contracts.ids import SA_PROFILE, SA_RUN_STATUS, WORKFLOW_AGENT_RUN
+from agentrt.contracts.profiles import MAX_ITERATIONS_CEILING
+from agentrt.contracts.run import RunInput
+
+PROFILE_KEY = SearchAttributeKey.for_keyword(SA_PROFILE)
+STATUS_KEY = SearchAttributeKey.for_keyword(SA_RUN_STATUS)
+
+MISSING_SEARCH_ATTRIBUTES = (
+    "the Temporal namespace lacks agentrt's search attributes: register AgentRunStatus and "
+    "AgentProfile (Keyword), e.g. `temporal operator search-attribute create --name "
+    "AgentProfile --type Keyword`, or start the dev server with `--search-attribute "
+    "AgentProfile=Keyword --search-attribute AgentRunStatus=Keyword`"
+)
+
+
+def checked_start(profile: str, prompt: str, max_iterations: int | None, run_id: str | None) -> str:
+    """Refuse bad input before anything is sent; returns the run id (a new uuid if none)."""
+    if not profile.strip():
+        raise InvalidRequestError("profile is required")
+    if not prompt.strip():
+        raise InvalidRequestError("prompt is empty")
+    if max_iterations is not None and not 1 <= max_iterations <= 1000:
+        raise InvalidRequestError(
+            f"max_iterations must be between 1 and 1000 (clamped to {MAX_ITERATIONS_CEILING})"
+        )
+    if run_id is None:
+        return str(uuid.uuid4())
+    try:
+        return str(uuid.UUID(run_id))
+    except ValueError:
+        raise InvalidRequestError(f"run id {run_id!r} is not a uuid") from None
+
+
+def start_operation(request: RunInput, queue: str) -> WithStartWorkflowOperation[Any, Any]:
+    kind = "A2A task" if request.a2a_task_id else "agent run"
+    return WithStartWorkflowOperation(
+        WORKFLOW_AGENT_RUN,
+        request,
+        id=request.run_id,
+        task_queue=queue,
+        id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
+        id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+        static_summary=f"{kind} ({request.profile})",
+        # Operators filter runs by profile and status in Temporal Web (config, never user
+        # content). RUNNING from the start: the workflow then upserts no status of its own
+        # when the run begins (one search-attribute update less per run); it clears it
+        # should the run never begin.
+        search_attributes=TypedSearchAttributes(
+            [
+                SearchAttributePair(PROFILE_KEY, request.profile),
+                SearchAttributePair(STATUS_KEY, RunStatus.RUNNING.value),
+            ]
+        ),
+    )
+
+
+def begin_error(cause: BaseException, profile: str) -> AgentRuntimeError:
+    """The typed error of a run that could not begin (the `begun` update's failure)."""
+    kind = cause.type if isinstance(cause, ApplicationError) else None
+    if kind == ErrorType.UNKNOWN_PROFILE:
+        return UnknownProfileError(
+            f"unknown agent profile {profile!r}: the worker's profiles do not declare it"
+        )
+    message = cause.message if isinstance(cause, ApplicationError) else type(cause).__name__
+    if kind == ErrorType.STORE_UNAVAILABLE:
+        return StoreUnavailableError(f"the worker could not reach its database: {message}")
+    return AgentRuntimeError(message)
+
+
+def retrieve_start_error(start: WithStartWorkflowOperation[Any, Any]) -> None:
+    """Mark the operation's start future as seen: the SDK sets the timeout on it too, and
+    asyncio would log an unretrieved exception with a traceback."""
+    future = getattr(start, "_workflow_handle", None)
+    if isinstance(future, asyncio.Future) and future.done() and not future.cancelled():
+        future.exception()
+
+
+def start_rpc_error(err: RPCError) -> ConfigError | None:
+    """A Temporal server without our search attributes (a stock `start-dev`) says so here."""
+    if "no mapping defined for search attribute" in err.message:
+        return ConfigError(MISSING_SEARCH_ATTRIBUTES)
+    return None
+
+
+async def pollers(client: Client, queue: str) -> int | None:
+    """How many workers Temporal saw polling the queue lately (None: unknown)."""
+    try:
+        described = await client.workflow_service.describe_task_queue(
+            DescribeTaskQueueRequest(
+                namespace=client.namespace,
+                task_queue=TaskQueue(name=queue),
+                task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+            )
+        )
+    except RPCError:
+        return None
+    return len(described.pollers)
+
+
+def not_begun_error(run_id: str, queue: str, polling: int | None, within: float) -> NoWorkerError:
+    if polling == 0:
+        why = f"no worker is polling task queue {queue!r}"
+    else:
+        why = f"no worker on task queue {queue!r} began it within {within:g}s"
+    return NoWorkerError(
+        f"{why}: run {run_id} was withdrawn (start a worker with "
+        f"AGENTRT_TASK_QUEUE={queue}, then start the run again)"
+    )
+
+
+async def missing_run(client: Client, run_id: str) -> RunNotFoundError:
+    """Why a run has no row: no such run, or (RunNotBegunError) its workflow exists but has
+    not begun it, failed to begin it, or was withdrawn."""
+    handle = client.get_workflow_handle(run_id)
+    try:
+        desc = await handle.describe()
+    except RPCError as err:
+        if err.status is RPCStatusCode.NOT_FOUND:
+            return RunNotFoundError(f"no run {run_id}")
+        raise
+    match desc.status:
+        case None | WorkflowExecutionStatus.RUNNING:
+            return RunNotBegunError(
+                f"run {run_id} is accepted by Temporal but not begun yet: is a worker "
+                f"polling task queue {desc.task_queue!r}?",
+                pending=True,
+            )
+        case WorkflowExecutionStatus.FAILED:
+            try:
+                await handle.result()
+            except WorkflowFailureError as failed:
+                cause = failed.cause
+                why = cause.message if isinstance(cause, ApplicationError) else str(cause)
+                return RunNotBegunError(f"run {run_id} failed to begin: {why}")
+    return RunNotBegunError(f"run {run_id} never began: its workflow is {desc.status.name.lower()}")
