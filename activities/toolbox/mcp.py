@@ -156,8 +156,10 @@ async def open_mcp_toolboxes(
     boxes: Toolboxes = []
     try:
         for server in config.servers if config is not None else []:
-            headers = server.headers(os.environ) if isinstance(server, HttpServer) else {}
-            conn = McpConnection(server, headers)
+            if isinstance(server, HttpServer):
+                conn = McpConnection(server, server.headers(os.environ))
+            else:
+                conn = McpConnection(server, server.child_env(os.environ))
             conns.append(conn)
             try:
                 specs = await conn.list_tools()

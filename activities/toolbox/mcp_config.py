@@ -6,6 +6,7 @@ servers:
     command: python
     args: [-m, my_mcp_server]
     env: {LOG_LEVEL: warning}
+    env_from_env: {FILES_TOKEN: AGENTRT_FILES_TOKEN}   # child variable -> this process's
   - name: crm
     transport: http                  # streamable HTTP
     url: https://crm.internal/mcp
@@ -38,12 +39,40 @@ class _Server(BaseModel):
     timeout_seconds: float = Field(default=30.0, gt=0, le=3600)
 
 
+def _from_env(
+    server: str, what: str, wanted: Mapping[str, str], environ: Mapping[str, str]
+) -> dict[str, str]:
+    """Values read from the environment; a variable that is not set is an error now, at
+    start, rather than a failure on the first call."""
+    missing = sorted(v for v in wanted.values() if v not in environ)
+    if missing:
+        raise ConfigError(
+            f"MCP server {server!r}: {what} environment variable(s) not set: " + ", ".join(missing)
+        )
+    return {k: environ[v] for k, v in wanted.items()}
+
+
 class StdioServer(_Server):
     transport: Literal["stdio"]
     command: str = Field(min_length=1)
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
+    # The child's variables taken from this process's environment (a token, say), so no
+    # secret need be written in the file: child variable -> variable here. The child
+    # inherits nothing else but the MCP SDK's default few (PATH, HOME, ...).
+    env_from_env: dict[str, str] = Field(default_factory=dict)
     cwd: Path | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> "StdioServer":
+        both = sorted(set(self.env) & set(self.env_from_env))
+        if both:
+            raise ValueError(f"set in both env and env_from_env: {', '.join(both)}")
+        return self
+
+    def child_env(self, environ: Mapping[str, str]) -> dict[str, str]:
+        """The child's environment: `env`, and `env_from_env` read from `environ`."""
+        return {**self.env, **_from_env(self.name, "child", self.env_from_env, environ)}
 
 
 class HttpServer(_Server):
@@ -52,15 +81,8 @@ class HttpServer(_Server):
     headers_from_env: dict[str, str] = Field(default_factory=dict)
 
     def headers(self, environ: Mapping[str, str]) -> dict[str, str]:
-        """Header values read from the environment; a variable that is not set is an error
-        now, at start, rather than a 401 on the first call."""
-        missing = sorted(v for v in self.headers_from_env.values() if v not in environ)
-        if missing:
-            raise ConfigError(
-                f"MCP server {self.name!r}: header environment variable(s) not set: "
-                + ", ".join(missing)
-            )
-        return {h: environ[v] for h, v in self.headers_from_env.items()}
+        """Header values read from the environment (a variable not set: ConfigError)."""
+        return _from_env(self.name, "header", self.headers_from_env, environ)
 
 
 ServerConfig = Annotated[StdioServer | HttpServer, Field(discriminator="transport")]
@@ -81,7 +103,8 @@ class McpConfig(BaseModel):
 
 
 def load_mcp_config(path: Path, environ: Mapping[str, str] | None = None) -> McpConfig:
-    """Parse and validate the file; resolve every header variable so a bad one fails here."""
+    """Parse and validate the file; resolve every header and child variable so a bad one
+    fails here."""
     try:
         data = yaml.safe_load(path.read_text())
     except OSError as exc:
@@ -99,4 +122,6 @@ def load_mcp_config(path: Path, environ: Mapping[str, str] | None = None) -> Mcp
     for server in config.servers:
         if isinstance(server, HttpServer):
             server.headers(env)
+        else:
+            server.child_env(env)
     return config

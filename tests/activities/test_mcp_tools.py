@@ -110,6 +110,33 @@ def test_an_unknown_header_variable_is_a_config_error_at_start(tmp_path: Path) -
     }
 
 
+def test_a_child_variable_must_be_set_and_named_once(tmp_path: Path) -> None:
+    server = stdio_server("shop", tmp_path / "w.jsonl",
+                          env_from_env={"SHOP_TOKEN": "AGENTRT_TEST_NO_SUCH_VAR"})  # fmt: skip
+    with pytest.raises(ConfigError, match=r"child environment variable.*AGENTRT_TEST_NO_SUCH_VAR"):
+        _config(tmp_path, [server], env={})
+    both = {**server, "env": {"SHOP_TOKEN": "in the file"}}
+    with pytest.raises(ConfigError, match="set in both env and env_from_env: SHOP_TOKEN"):
+        _config(tmp_path, [both], env={"AGENTRT_TEST_NO_SUCH_VAR": "x"})
+
+
+async def test_a_stdio_child_gets_its_variables_from_this_process(
+    tmp_path: Path, opened: Opened, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The token reaches the child under its own name; nothing else of this process's
+    environment does (the MCP SDK passes only its default few)."""
+    monkeypatch.setenv("AGENTRT_TEST_SHOP_TOKEN", "s3cret")
+    monkeypatch.setenv("AGENTRT_TEST_NOT_PASSED", "private")
+    server = stdio_server("shop", tmp_path / "w.jsonl", env={"SHOP_MODE": "test"},
+                          env_from_env={"SHOP_TOKEN": "AGENTRT_TEST_SHOP_TOKEN"})  # fmt: skip
+    tools = await opened.open(_config(tmp_path, [server]))
+    look = tools["shop.environment"]
+    assert await look({"name": "SHOP_TOKEN"}, _ctx()) == "s3cret"
+    assert await look({"name": "SHOP_MODE"}, _ctx()) == "test"
+    assert await look({"name": "AGENTRT_TEST_SHOP_TOKEN"}, _ctx()) == "<unset>"
+    assert await look({"name": "AGENTRT_TEST_NOT_PASSED"}, _ctx()) == "<unset>"
+
+
 # --- listing, naming, effects --------------------------------------------------------------
 
 
@@ -122,8 +149,8 @@ async def test_stdio_tools_are_listed_named_and_classified(tmp_path: Path, opene
         )
     )
     assert sorted(tools) == [
-        "shop.boom", "shop.charge", "shop.lookup", "shop.lying_read", "shop.put", "shop.slow",
-        "shop.writes",
+        "shop.boom", "shop.charge", "shop.environment", "shop.lookup", "shop.lying_read",
+        "shop.put", "shop.slow", "shop.writes",
     ]  # fmt: skip
     effects = {n: t.effect for n, t in tools.items()}
     assert effects["shop.lookup"] is ToolEffect.READ_ONLY

@@ -11,6 +11,7 @@ server's own ground truth of how often a write really ran.
 import argparse
 import asyncio
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,11 @@ def build(counter: Path) -> MCPServer:
     def lookup(item: str) -> str:
         """Look an item up."""
         return f"item {item}: in stock"
+
+    @server.tool(annotations=READ)
+    def environment(name: str) -> str:
+        """A variable of this server's own environment ("<unset>" when it has none)."""
+        return os.environ.get(name, "<unset>")
 
     @server.tool(annotations=READ)
     def writes() -> str:
