@@ -156,10 +156,7 @@ async def open_mcp_toolboxes(
     boxes: Toolboxes = []
     try:
         for server in config.servers if config is not None else []:
-            if isinstance(server, HttpServer):
-                conn = McpConnection(server, server.headers(os.environ))
-            else:
-                conn = McpConnection(server, server.child_env(os.environ))
+            conn = McpConnection(server, server.resolved(os.environ))
             conns.append(conn)
             try:
                 specs = await conn.list_tools()

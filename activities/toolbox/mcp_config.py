@@ -17,6 +17,7 @@ servers:
 """
 
 import os
+from abc import abstractmethod
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Literal
@@ -37,6 +38,11 @@ class _Server(BaseModel):
     trust_annotations: bool = True
     effects: dict[str, ToolEffect] = Field(default_factory=dict)
     timeout_seconds: float = Field(default=30.0, gt=0, le=3600)
+
+    @abstractmethod  # pydantic's model metaclass is an ABCMeta
+    def resolved(self, environ: Mapping[str, str]) -> dict[str, str]:
+        """What this server takes from the environment: a stdio child's whole environment,
+        an HTTP server's headers. A variable that is not set is a ConfigError."""
 
 
 def _from_env(
@@ -70,7 +76,7 @@ class StdioServer(_Server):
             raise ValueError(f"set in both env and env_from_env: {', '.join(both)}")
         return self
 
-    def child_env(self, environ: Mapping[str, str]) -> dict[str, str]:
+    def resolved(self, environ: Mapping[str, str]) -> dict[str, str]:
         """The child's environment: `env`, and `env_from_env` read from `environ`."""
         return {**self.env, **_from_env(self.name, "child", self.env_from_env, environ)}
 
@@ -80,8 +86,8 @@ class HttpServer(_Server):
     url: str = Field(pattern=r"^https?://")
     headers_from_env: dict[str, str] = Field(default_factory=dict)
 
-    def headers(self, environ: Mapping[str, str]) -> dict[str, str]:
-        """Header values read from the environment (a variable not set: ConfigError)."""
+    def resolved(self, environ: Mapping[str, str]) -> dict[str, str]:
+        """Header values read from the environment."""
         return _from_env(self.name, "header", self.headers_from_env, environ)
 
 
@@ -118,10 +124,6 @@ def load_mcp_config(path: Path, environ: Mapping[str, str] | None = None) -> Mcp
             f"{'.'.join(str(p) for p in e['loc']) or 'file'}: {e['msg']}" for e in exc.errors()
         )
         raise ConfigError(f"MCP servers file {path} is invalid: {problems}") from None
-    env = os.environ if environ is None else environ
     for server in config.servers:
-        if isinstance(server, HttpServer):
-            server.headers(env)
-        else:
-            server.child_env(env)
+        server.resolved(os.environ if environ is None else environ)
     return config

@@ -38,11 +38,11 @@ class SentAndLost(Exception):
 
 
 class McpConnection:
-    def __init__(self, server: StdioServer | HttpServer, from_env: dict[str, str]) -> None:
-        """`from_env`: what the config reads from the environment, resolved at start: the
-        HTTP headers, or the stdio child's environment."""
+    def __init__(self, server: StdioServer | HttpServer, resolved: dict[str, str]) -> None:
+        """`resolved`: what the config takes from the environment, read at start: the HTTP
+        headers, or the stdio child's whole environment."""
         self.server = server
-        self._from_env = from_env
+        self._resolved = resolved
         self._client: Client | None = None
         self._owner: asyncio.Task[None] | None = None
         self._stop: asyncio.Event | None = None
@@ -89,11 +89,11 @@ class McpConnection:
         s = self.server
         if isinstance(s, StdioServer):
             params = StdioServerParameters(
-                command=s.command, args=s.args, env=self._from_env, cwd=s.cwd
+                command=s.command, args=s.args, env=self._resolved, cwd=s.cwd
             )
             return stdio_client(params, errlog=sys.stderr)
         # The MCP layer times each call (timeout_seconds); a server may hold a stream open.
-        http = httpx2.AsyncClient(headers=self._from_env, timeout=httpx2.Timeout(30.0, read=300.0))
+        http = httpx2.AsyncClient(headers=self._resolved, timeout=httpx2.Timeout(30.0, read=300.0))
         stack.push_async_callback(http.aclose)
         return streamable_http_client(s.url, http_client=http)
 

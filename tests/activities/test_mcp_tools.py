@@ -105,7 +105,7 @@ def test_an_unknown_header_variable_is_a_config_error_at_start(tmp_path: Path) -
     with pytest.raises(ConfigError, match="AGENTRT_TEST_NO_SUCH_VAR"):
         _config(tmp_path, [server], env={})
     config = _config(tmp_path, [server], env={"AGENTRT_TEST_NO_SUCH_VAR": "Bearer x"})
-    assert config.servers[0].headers({"AGENTRT_TEST_NO_SUCH_VAR": "Bearer x"}) == {  # type: ignore[union-attr]
+    assert config.servers[0].resolved({"AGENTRT_TEST_NO_SUCH_VAR": "Bearer x"}) == {
         "Authorization": "Bearer x"
     }
 
