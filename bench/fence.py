@@ -8,6 +8,7 @@ on the write, workflow tasks included.
 
 import asyncio
 import itertools
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from agentrt.contracts.ids import (
@@ -19,7 +20,7 @@ from agentrt.contracts.ids import (
 from agentrt.store.demo import DemoWorld
 from bench.drive import BenchError, agent_run
 from bench.harness import Bench
-from bench.histories import ActivitySpan, fetch_facts
+from bench.histories import HistoryFacts, fetch_facts
 from bench.report import Report, Table, ms, times
 from bench.sqlcount import COLUMN, SqlTally, counting
 from bench.stats import Summary, ratio
@@ -37,21 +38,43 @@ class Samples:
     stamp: list[float] = field(default_factory=list)  # fence.stamp
     between: list[float] = field(default_factory=list)  # stamp completed -> write scheduled
     write: list[float] = field(default_factory=list)  # write.execute
+    # Temporal work per step, counted in the history: (activities, workflow tasks)
+    fenced_work: list[tuple[int, int]] = field(default_factory=list)
+    unfenced_work: list[tuple[int, int]] = field(default_factory=list)
+
+    def extra_work(self) -> tuple[float, float]:
+        """What a fenced step costs over an unfenced one: activities, workflow tasks."""
+        return (
+            _mean(w[0] for w in self.fenced_work) - _mean(w[0] for w in self.unfenced_work),
+            _mean(w[1] for w in self.fenced_work) - _mean(w[1] for w in self.unfenced_work),
+        )
 
 
-def collect(spans: list[ActivitySpan], into: Samples) -> None:
+def _mean(values: Iterable[int]) -> float:
+    items = list(values)
+    return sum(items) / len(items)
+
+
+def collect(facts: HistoryFacts, into: Samples) -> None:
+    spans = facts.spans
     models = [i for i, s in enumerate(spans) if s.activity_type == ACT_MODEL_COMPLETE]
     for a, b in itertools.pairwise(models):
         inner = {s.activity_type: s for s in spans[a + 1 : b]}
         step = (spans[b].scheduled_ns - spans[a].completed_ns) / 1e6
+        # The step's workflow tasks: from the one that saw the model call's completion to
+        # the one that scheduled the next model call.
+        first, last = spans[a].completed_id, spans[b].scheduled_id
+        work = (b - a - 1, sum(1 for t in facts.task_ids if first < t < last))
         if ACT_FENCE_STAMP in inner and ACT_WRITE_EXECUTE in inner:
             stamp, write = inner[ACT_FENCE_STAMP], inner[ACT_WRITE_EXECUTE]
             into.fenced.append(step)
             into.stamp.append(stamp.ms)
             into.between.append((write.scheduled_ns - stamp.completed_ns) / 1e6)
             into.write.append(write.ms)
+            into.fenced_work.append(work)
         elif ACT_TOOL_EXECUTE in inner:
             into.unfenced.append(step)
+            into.unfenced_work.append(work)
             into.tool.append(inner[ACT_TOOL_EXECUTE].ms)
 
 
@@ -65,7 +88,7 @@ async def measure(bench: Bench, runs: int) -> tuple[Samples, SqlTally]:
             ledger = await asyncio.to_thread(world.ledger_count, run_id=result.run_id)
             if ledger != FENCED_PER_RUN:
                 raise BenchError(f"run {result.run_id} wrote {ledger} ledger rows, not 4")
-            collect((await fetch_facts(bench.client, result.run_id)).spans, samples)
+            collect(await fetch_facts(bench.client, result.run_id), samples)
     if len(samples.fenced) != runs * FENCED_PER_RUN or not samples.unfenced:
         raise BenchError("the write runs did not alternate fenced and unfenced writes")
     return samples, tally
@@ -76,7 +99,7 @@ def tables(samples: Samples, tally: SqlTally) -> Report:
     extra = fenced.mean - unfenced.mean
     steps = Table(
         "Fence overhead: one write step (ms)",
-        ["write", "activities", "n", "mean", "p50", "p95"],
+        ["write", "activities", "n", "mean", "p50", "p95", "activities / workflow tasks"],
         [
             [
                 "set_record, idempotent, unfenced",
@@ -85,6 +108,7 @@ def tables(samples: Samples, tally: SqlTally) -> Report:
                 ms(unfenced.mean),
                 ms(unfenced.p50),
                 ms(unfenced.p95),
+                _work(samples.unfenced_work),
             ],
             [
                 "issue_refund, non-idempotent, fenced",
@@ -93,6 +117,7 @@ def tables(samples: Samples, tally: SqlTally) -> Report:
                 ms(fenced.mean),
                 ms(fenced.p50),
                 ms(fenced.p95),
+                _work(samples.fenced_work),
             ],
         ],
     )
@@ -108,13 +133,17 @@ def tables(samples: Samples, tally: SqlTally) -> Report:
             ["write.execute (issue_refund)", ms(write.mean), tally.shown(ACT_WRITE_EXECUTE)],
         ],
     )
+    extra_activities, extra_tasks = samples.extra_work()
     steps.notes += [
-        f"fence overhead: {times(ratio(fenced.mean, unfenced.mean))}, +{extra:.1f} ms per write.",
-        "The extra cost is one activity (fence.stamp: one transaction that checks the dedup "
-        "ledger and stamps the run row), one more workflow task to schedule the write, and "
-        "the claim (one guarded UPDATE) inside write.execute.",
+        f"fence overhead: {times(ratio(fenced.mean, unfenced.mean))}, +{extra:.1f} ms per write; "
+        f"{extra_activities:+.0f} activity and {extra_tasks:+.0f} workflow task (counted in "
+        "the histories), and the claim inside write.execute.",
+        "fence.stamp is one transaction that checks the dedup ledger and stamps the run row; "
+        "the claim is one guarded UPDATE.",
         "A step runs from the completion of the model call asking for the write to the "
-        "scheduling of the next model call, on the server's clock (history timestamps).",
+        "scheduling of the next model call, on the server's clock (history timestamps); its "
+        "workflow tasks are the one that saw that completion, up to the one that scheduled "
+        "the next model call.",
     ]
     parts.notes.append(
         "Statements include SQLite's explicit BEGIN IMMEDIATE; commits count durable writes "
@@ -130,6 +159,8 @@ def tables(samples: Samples, tally: SqlTally) -> Report:
             "fence.fenced_ms": fenced.mean,
             "fence.extra_ms": extra,
             "fence.ratio": ratio(fenced.mean, unfenced.mean),
+            "fence.extra_activities": extra_activities,
+            "fence.extra_workflow_tasks": extra_tasks,
             "fence.stamp_statements": stamp_statements,
             "fence.stamp_commits": stamp_commits,
             "fence.stamp_round_trips": stamp_trips,
@@ -139,3 +170,10 @@ def tables(samples: Samples, tally: SqlTally) -> Report:
             "fence.tool_round_trips": tally.per_execution(ACT_TOOL_EXECUTE)[2],
         },
     )
+
+
+def _work(work: list[tuple[int, int]]) -> str:
+    """Activities / workflow tasks per step; a range when the steps differ."""
+    acts, tasks = sorted({w[0] for w in work}), sorted({w[1] for w in work})
+    shown = ["-".join(str(v) for v in sorted({values[0], values[-1]})) for values in (acts, tasks)]
+    return " / ".join(shown)

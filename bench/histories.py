@@ -16,6 +16,8 @@ class ActivitySpan:
     scheduled_ns: int
     completed_ns: int
     started_ns: int  # the worker's poll took the task (its ActivityTaskStarted event)
+    scheduled_id: int  # event ids: what happened between two activities, in order
+    completed_id: int
 
     @property
     def ms(self) -> float:
@@ -35,6 +37,7 @@ class HistoryFacts:
     spans: list[ActivitySpan]
     opened_ns: int  # the workflow's first event
     closed_ns: int  # its last event
+    task_ids: list[int]  # the event ids of its completed workflow tasks
 
     def activity_counts(self) -> Counter[str]:
         return Counter(s.activity_type for s in self.spans)
@@ -58,7 +61,9 @@ def activity_spans(events: list[HistoryEvent]) -> list[ActivitySpan]:
             origin = scheduled[event.activity_task_completed_event_attributes.scheduled_event_id]
             name = origin.activity_task_scheduled_event_attributes.activity_type.name
             begun = started.get(origin.event_id, _ns(origin))
-            spans.append(ActivitySpan(name, _ns(origin), _ns(event), begun))
+            spans.append(
+                ActivitySpan(name, _ns(origin), _ns(event), begun, origin.event_id, event.event_id)
+            )
     spans.sort(key=lambda s: s.scheduled_ns)
     return spans
 
@@ -72,6 +77,11 @@ def facts(history: WorkflowHistory) -> HistoryFacts:
         spans=activity_spans(events),
         opened_ns=_ns(events[0]),
         closed_ns=_ns(events[-1]),
+        task_ids=[
+            e.event_id
+            for e in events
+            if e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED
+        ],
     )
 
 

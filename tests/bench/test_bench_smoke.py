@@ -59,6 +59,10 @@ async def test_benchmark_produces_every_figure(
         assert key in report.figures, key
         assert math.isfinite(report.figures[key]) and report.figures[key] > 0, key
     assert report.figures["history.bytes_per_model_call.first"] > 0
+    # Counted in the histories, so exact: the stamp's activity and the workflow task that
+    # takes its result (what the frozen reset test requires), nothing more.
+    assert report.figures["fence.extra_activities"] == 1
+    assert report.figures["fence.extra_workflow_tasks"] == 1
     assert all(table.rows for table in report.tables)
     rows = headline(report).rows
     assert any(r[0] == "agent/hand-written loop wall time, k=1" for r in rows)
