@@ -9,12 +9,15 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 
 import pytest
-from temporalio.api.enums.v1 import EventType
+from temporalio.api.enums.v1 import EventType, RateLimitSource, TaskQueueType
+from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.service import RPCError
 
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import ConfigError, NoWorkerError
+from agentrt.contracts.ids import ACT_MODEL_COMPLETE
 from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.runs import RunStore
@@ -91,6 +94,66 @@ async def test_tools_run_only_on_the_worker_serving_their_toolbox_queue(
     model_kinds = {name for name, qs in queues.items() if qs == {f"{model_prefix}-scripted"}}
     assert model_kinds, queues
     assert all(qs == {main_q} for n, qs in queues.items() if n not in tool_kinds | model_kinds)
+
+
+async def _model_starts(client: Client, run_id: str) -> list[float]:
+    """When each model call was taken by a worker (its ActivityTaskStarted event), in s."""
+    history = await client.get_workflow_handle(run_id).fetch_history()
+    scheduled = {
+        e.event_id
+        for e in history.events
+        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+        and e.activity_task_scheduled_event_attributes.activity_type.name == ACT_MODEL_COMPLETE
+    }
+    return [
+        e.event_time.ToNanoseconds() / 1e9
+        for e in history.events
+        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED
+        and e.activity_task_started_event_attributes.scheduled_event_id in scheduled
+    ]
+
+
+async def test_a_provider_rate_limit_is_enforced_by_the_server_on_its_model_queue(
+    client: Client, settings: Settings, runs: RunStore
+) -> None:
+    """AGENTRT_PROVIDER_RATE_LIMITS reaches the server as the model queue's rate limit, and
+    the server holds the calls to it: eight runs started at once, one model call each."""
+    tag = uuid.uuid4().hex[:8]
+    main_q, model_prefix = f"runs-{tag}", f"models-{tag}"
+    model_q = f"{model_prefix}-scripted"
+    rate, calls = 4.0, 8
+    fleet = settings.model_copy(
+        update={
+            "task_queue": main_q,
+            "model_task_queue": model_prefix,
+            "provider_rate_limits": f"scripted={rate:g}",
+            "maintenance_task_queue": f"maint-{tag}",
+            "serve": "workflows,models",
+        }
+    )
+    async with _serving(client, fleet, Points()) as queues:
+        assert model_q in queues
+        runtime = AgentRuntime(client, runs, main_q)
+        # An unknown prompt gets the scripted default answer: one model call per run.
+        views = await asyncio.gather(*(runtime.run("auto", f"hi {i}") for i in range(calls)))
+        described = await client.workflow_service.describe_task_queue(
+            DescribeTaskQueueRequest(
+                namespace=client.namespace,
+                task_queue=TaskQueue(name=model_q),
+                task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
+                report_config=True,
+            )
+        )
+    assert all(v.status is RunStatus.COMPLETED for v in views)
+    limit = described.effective_rate_limit
+    assert limit.requests_per_second == pytest.approx(rate)
+    assert limit.rate_limit_source == RateLimitSource.RATE_LIMIT_SOURCE_WORKER
+    starts = sorted([t for v in views for t in await _model_starts(client, v.run_id)])
+    assert len(starts) == calls
+    # The server splits the limit over the queue's partitions (four on the dev server),
+    # each letting one task through at once: beyond those four, the rest wait their turn
+    # at `rate` overall at most. Unthrottled, the eight start within about 0.2 s.
+    assert starts[-1] - starts[0] >= (calls - 4) / rate, starts
 
 
 async def test_a_profile_starts_on_its_own_queue_and_an_unserved_one_waits_visibly(
