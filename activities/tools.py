@@ -1,5 +1,6 @@
 """Tool activities for reads and idempotent writes, and the refusal of a call."""
 
+import logging
 import time
 from typing import Any
 
@@ -68,7 +69,7 @@ async def invoke(
             call.name,
             ctx.run_id,
             type(exc).__name__,
-            exc_info=activity.logger.isEnabledFor(10),
+            exc_info=activity.logger.isEnabledFor(logging.DEBUG),  # the trace only when asked
         )
         return GENERIC_TOOL_ERROR, True
 
