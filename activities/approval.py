@@ -1,6 +1,7 @@
 """Approval activities: persist a suspension and a decision (guarded transitions)."""
 
-from typing import Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from temporalio import activity
 
@@ -62,56 +63,40 @@ class ApprovalActivities(ActivityGroup):
         self._hitl = hitl
         self._runs = runs
 
+    async def _transition(
+        self, to: RunStatus, store: Callable[..., RunStatus | None], run_id: str, **fields: Any
+    ) -> TransitionResult:
+        """One guarded status change in the store, at the run's privacy level: applied when
+        the run is now in `to`; otherwise the status that refused it."""
+        privacy = await privacy_of(self._runs, run_id)
+        status = await db(store, run_id=run_id, privacy=privacy, **fields)
+        return TransitionResult(applied=status is to, status=status)
+
     @activity.defn(name=ACT_RUN_SUSPEND)
     async def suspend(self, req: SuspendRequest) -> TransitionResult:
-        privacy = await privacy_of(self._runs, req.run_id)
-        status = await db(
-            self._hitl.suspend,
-            run_id=req.run_id,
-            sequence=req.sequence,
-            pending=req.pending,
-            privacy=privacy,
-            iterations=req.iterations,
+        return await self._transition(
+            RunStatus.WAITING_FOR_APPROVAL, self._hitl.suspend, req.run_id,
+            sequence=req.sequence, pending=req.pending, iterations=req.iterations,
             usage=req.usage,
-        )
-        return TransitionResult(applied=status is RunStatus.WAITING_FOR_APPROVAL, status=status)
+        )  # fmt: skip
 
     @activity.defn(name=ACT_RUN_RESUME)
     async def resume(self, req: ResumeRequest) -> TransitionResult:
-        privacy = await privacy_of(self._runs, req.run_id)
-        status = await db(
-            self._hitl.resume,
-            run_id=req.run_id,
-            sequence=req.sequence,
-            round=req.round,
-            decision=req.decision,
-            privacy=privacy,
-        )
-        return TransitionResult(applied=status is RunStatus.RUNNING, status=status)
+        return await self._transition(
+            RunStatus.RUNNING, self._hitl.resume, req.run_id,
+            sequence=req.sequence, round=req.round, decision=req.decision,
+        )  # fmt: skip
 
     @activity.defn(name=ACT_RUN_AWAIT_INPUT)
     async def await_input(self, req: AwaitInputRequest) -> TransitionResult:
-        privacy = await privacy_of(self._runs, req.run_id)
-        status = await db(
-            self._hitl.await_input,
-            run_id=req.run_id,
-            sequence=req.sequence,
-            round=req.round,
-            privacy=privacy,
-            iterations=req.iterations,
-            usage=req.usage,
-        )
-        return TransitionResult(applied=status is RunStatus.WAITING_FOR_INPUT, status=status)
+        return await self._transition(
+            RunStatus.WAITING_FOR_INPUT, self._hitl.await_input, req.run_id,
+            sequence=req.sequence, round=req.round, iterations=req.iterations, usage=req.usage,
+        )  # fmt: skip
 
     @activity.defn(name=ACT_RUN_ADD_INPUT)
     async def add_input(self, req: AddInputRequest) -> TransitionResult:
-        privacy = await privacy_of(self._runs, req.run_id)
-        status = await db(
-            self._hitl.add_input,
-            run_id=req.run_id,
-            sequence=req.sequence,
-            round=req.round,
-            message=req.message,
-            privacy=privacy,
-        )
-        return TransitionResult(applied=status is RunStatus.RUNNING, status=status)
+        return await self._transition(
+            RunStatus.RUNNING, self._hitl.add_input, req.run_id,
+            sequence=req.sequence, round=req.round, message=req.message,
+        )  # fmt: skip
