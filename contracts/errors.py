@@ -25,6 +25,18 @@ class ErrorType(StrEnum):
     ALREADY_DECIDED = "AlreadyDecided"
     SELF_APPROVAL = "SelfApproval"  # the workflow's own failure when its run settled FAILED
     INVALID_REQUEST = "InvalidRequest"  # a signal or update payload that is not the type
+    # Why the workflow stopped a run (a run's error_type; the workflow's Stop).
+    ALREADY_SETTLED = "AlreadySettled"  # the completion found the run already terminal
+    APPROVAL_TIMEOUT = "ApprovalTimeout"
+    BUDGET_EXHAUSTED = "BudgetExhausted"
+    FENCE_REFUSED = "FenceRefused"  # the stamp found another call's fence standing
+    GUARDRAIL_DENIED = "GuardrailDenied"
+    GUARDRAIL_APPROVAL_REQUIRED = "GuardrailApprovalRequired"
+    INPUT_REFUSED = "InputRefused"  # the store refused to record the user's input
+    OUTCOME_UNKNOWN = "OutcomeUnknown"  # a claimed write ended without a known outcome
+    RESUME_REFUSED = "ResumeRefused"
+    SUSPEND_REFUSED = "SuspendRefused"
+    WRITE_NEVER_STARTED = "WriteNeverStarted"
 
 
 # Deterministic failures: retrying cannot help.

@@ -17,15 +17,15 @@ runs issue exactly the commands they did before.
 """
 
 from agentrt.contracts.enums import TerminationReason
+from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.messages import Usage
 from agentrt.contracts.profiles import Budget, spent_limit
 from agentrt.workflows._loop import Stop
 
-BUDGET_ERROR = "BudgetExhausted"
-__all__ = ["BUDGET_ERROR", "budget_stop", "spent_limit"]
+__all__ = ["budget_stop", "spent_limit"]
 
 
 def budget_stop(usage: Usage, budget: Budget | None) -> Stop | None:
     if spent_limit(usage, budget) is None:
         return None
-    return Stop(TerminationReason.BUDGET_EXHAUSTED, error_type=BUDGET_ERROR)
+    return Stop(TerminationReason.BUDGET_EXHAUSTED, error_type=ErrorType.BUDGET_EXHAUSTED)

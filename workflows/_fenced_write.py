@@ -15,6 +15,7 @@ with workflow.unsafe.imports_passed_through():
     from agentrt.activities.fence import FenceActivities
     from agentrt.activities.write import WriteActivities
     from agentrt.contracts.enums import TerminationReason
+    from agentrt.contracts.errors import ErrorType
     from agentrt.contracts.profiles import Timeouts
     from agentrt.contracts.run import FenceRequest, FenceState, ToolCallRequest
 
@@ -41,9 +42,9 @@ async def fenced_write(
         if stamped.state == FenceState.ALREADY_DONE:
             return  # a reset or a replay reached a finished write: never re-executed
         if stamped.state == FenceState.RUN_NOT_RUNNING:
-            raise Stop(TerminationReason.INTERNAL_ERROR, error_type="RunNotRunning")
+            raise Stop(TerminationReason.INTERNAL_ERROR, error_type=ErrorType.RUN_NOT_RUNNING)
         if stamped.state != FenceState.STAMPED:
-            raise Stop(TerminationReason.INTERRUPTED_WRITE, error_type="FenceRefused")
+            raise Stop(TerminationReason.INTERRUPTED_WRITE, error_type=ErrorType.FENCE_REFUSED)
         try:
             await call(
                 WriteActivities.execute,
@@ -60,7 +61,7 @@ async def fenced_write(
         if verdict.state == FenceState.ALREADY_DONE:
             return
         if verdict.state == FenceState.INTERRUPTED:
-            raise Stop(TerminationReason.INTERRUPTED_WRITE, error_type="OutcomeUnknown")
+            raise Stop(TerminationReason.INTERRUPTED_WRITE, error_type=ErrorType.OUTCOME_UNKNOWN)
         # NEVER_CLAIMED: nothing happened; schedule again under a fresh fence.
         await workflow.sleep(timedelta(seconds=1))
-    raise Stop(TerminationReason.INTERNAL_ERROR, error_type="WriteNeverStarted")
+    raise Stop(TerminationReason.INTERNAL_ERROR, error_type=ErrorType.WRITE_NEVER_STARTED)

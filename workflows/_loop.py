@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason, ToolEffect
+from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.messages import ToolCall, Usage
 from agentrt.contracts.profiles import RunPlan
 
@@ -84,7 +85,9 @@ class Stop(Exception):
 def guardrail_stop(verdict: str) -> Stop | None:
     """The stop a guardrail verdict demands, if any (ALLOW and REDACT let the run go on)."""
     if verdict == "DENY":
-        return Stop(TerminationReason.POLICY_DENIED, error_type="GuardrailDenied")
+        return Stop(TerminationReason.POLICY_DENIED, error_type=ErrorType.GUARDRAIL_DENIED)
     if verdict == "REQUIRE_APPROVAL":
-        return Stop(TerminationReason.APPROVAL_DENIED, error_type="GuardrailApprovalRequired")
+        return Stop(
+            TerminationReason.APPROVAL_DENIED, error_type=ErrorType.GUARDRAIL_APPROVAL_REQUIRED
+        )
     return None

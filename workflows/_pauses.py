@@ -18,6 +18,7 @@ with workflow.unsafe.imports_passed_through():
     from agentrt.contracts.a2a import ProjectRequest
     from agentrt.contracts.approval import ApprovalDecision, PendingApproval
     from agentrt.contracts.enums import RunStatus, TerminationReason
+    from agentrt.contracts.errors import ErrorType
     from agentrt.contracts.messages import ToolCall
     from agentrt.contracts.run import (
         AddInputRequest,
@@ -68,7 +69,7 @@ async def await_decision(ctx: RunContext, round_no: int, calls: list[ToolCall]) 
     if not suspended.applied:
         # Refused (e.g. cancelled first): never an unresumable waiting run.
         ctx.gate.close_turn()
-        raise Stop(TerminationReason.SUSPEND_FAILED, error_type="SuspendRefused")
+        raise Stop(TerminationReason.SUSPEND_FAILED, error_type=ErrorType.SUSPEND_REFUSED)
     set_status(RunStatus.WAITING_FOR_APPROVAL)
     ctx.details.waiting_for_approval(plan, pending)
     await project(ctx)
@@ -81,7 +82,9 @@ async def await_decision(ctx: RunContext, round_no: int, calls: list[ToolCall]) 
         )
     except TimeoutError:
         ctx.gate.closed = True
-        raise Stop(TerminationReason.APPROVAL_TIMEOUT, error_type="ApprovalTimeout") from None
+        raise Stop(
+            TerminationReason.APPROVAL_TIMEOUT, error_type=ErrorType.APPROVAL_TIMEOUT
+        ) from None
     ctx.check_cancel()
     decision = ctx.gate.decision
     assert decision is not None
@@ -101,7 +104,7 @@ async def await_decision(ctx: RunContext, round_no: int, calls: list[ToolCall]) 
         # Fail closed: a decision that is not on record releases no write.
         raise Stop(TerminationReason.INTERNAL_ERROR, error_type=error_type(err)) from None
     if not resumed.applied:
-        raise Stop(TerminationReason.INTERNAL_ERROR, error_type="ResumeRefused")
+        raise Stop(TerminationReason.INTERNAL_ERROR, error_type=ErrorType.RESUME_REFUSED)
     ctx.recorded.add(decision.turn_digest)
     ctx.details.decided(decision, round_no)
     ctx.gate.close_turn()
@@ -134,7 +137,7 @@ async def await_input(ctx: RunContext, round_no: int) -> None:
         raise Stop(TerminationReason.SUSPEND_FAILED, error_type=error_type(err)) from None
     if not waiting.applied:
         ctx.awaiting_input = False
-        raise Stop(TerminationReason.SUSPEND_FAILED, error_type="SuspendRefused")
+        raise Stop(TerminationReason.SUSPEND_FAILED, error_type=ErrorType.SUSPEND_REFUSED)
     set_status(RunStatus.WAITING_FOR_INPUT)
     ctx.details.waiting_for_input(round_no)
     await project(ctx)
@@ -156,6 +159,6 @@ async def await_input(ctx: RunContext, round_no: int) -> None:
     if added.applied:
         ctx.inputs_recorded.add(message.message_id)
     if not added.applied:
-        raise Stop(TerminationReason.INTERNAL_ERROR, error_type="InputRefused")
+        raise Stop(TerminationReason.INTERNAL_ERROR, error_type=ErrorType.INPUT_REFUSED)
     set_status(RunStatus.RUNNING)
     await project(ctx)

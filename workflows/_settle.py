@@ -79,7 +79,7 @@ async def complete(ctx: RunContext, answer_seq: int, reason: TerminationReason) 
             Stop(
                 TerminationReason.INTERNAL_ERROR,
                 status=settled.status or RunStatus.FAILED,
-                error_type="AlreadySettled",
+                error_type=ErrorType.ALREADY_SETTLED,
                 already_settled=True,
             ),
         )
