@@ -181,19 +181,7 @@ class ModelActivities(ActivityGroup):
         # not called (nor paid) twice, and the transcript cannot fork.
         transcript, recorded = await db(self._runs.turn_inputs, req.run_id, req.sequence)
         if recorded is not None:
-            seen = await db(self._runs.event_payload, req.run_id, req.sequence) or {}
-            return ModelTurn(
-                tool_calls=recorded.tool_calls,
-                usage=Usage(
-                    prompt_tokens=int(seen.get("prompt_tokens", 0)),
-                    completion_tokens=int(seen.get("completion_tokens", 0)),
-                    # Absent on calls recorded before costs were: unknown, not 0.
-                    cost_usd=_float_or_none(seen.get("cost_usd")),
-                ),
-                finish_reason=str(seen.get("finish_reason", "stop")),
-                guardrail=str(seen.get("guardrail", "ALLOW")),
-                input_required=bool(seen.get("input_required", False)),
-            ), None
+            return await self._recorded(req, recorded), None
         try:
             snap = await snapshot_of(self._runs, req.run_id)
         except RunNotFoundError:
@@ -223,6 +211,34 @@ class ModelActivities(ActivityGroup):
             except Exception as exc:
                 raise expected_failure(exc, f"{where}: {used}") from None
         duration_ms = (time.monotonic() - started) * 1000
+        return self._made(req, snap, used, reply, duration_ms)
+
+    async def _recorded(self, req: ModelRequest, recorded: Message) -> ModelTurn:
+        """The turn a previous attempt recorded, from its message and its event."""
+        seen = await db(self._runs.event_payload, req.run_id, req.sequence) or {}
+        return ModelTurn(
+            tool_calls=recorded.tool_calls,
+            usage=Usage(
+                prompt_tokens=int(seen.get("prompt_tokens", 0)),
+                completion_tokens=int(seen.get("completion_tokens", 0)),
+                # Absent on calls recorded before costs were: unknown, not 0.
+                cost_usd=_float_or_none(seen.get("cost_usd")),
+            ),
+            finish_reason=str(seen.get("finish_reason", "stop")),
+            guardrail=str(seen.get("guardrail", "ALLOW")),
+            input_required=bool(seen.get("input_required", False)),
+        )
+
+    def _made(
+        self,
+        req: ModelRequest,
+        snap: dict[str, Any],
+        used: str,
+        reply: ProviderReply,
+        duration_ms: float,
+    ) -> tuple[ModelTurn, TurnRecord]:
+        """The provider's reply as this run's turn (our call ids, the output guardrail, the
+        cost), and the record of it."""
         usage = reply.usage.model_copy(update={"cost_usd": self._cost(used, reply.usage)})
         # Call ids are ours: unique per run and stable, so idempotency keys derive from them.
         calls = [
@@ -251,7 +267,7 @@ class ModelActivities(ActivityGroup):
             guardrail=checked.verdict.name,
             input_required=reply.input_required and not calls,
         )
-        privacy = str(plan["privacy"])
+        privacy = str(snap["plan"]["privacy"])
         return turn, TurnRecord(req.sequence, req.round, message, payload, duration_ms, privacy)
 
 
