@@ -9,8 +9,8 @@ from sqlalchemy import Engine
 
 from agentrt.activities._common import ActivityGroup
 from agentrt.activities.a2a import A2AActivities
-from agentrt.activities.approval import ApprovalActivities
 from agentrt.activities.fence import FenceActivities
+from agentrt.activities.hitl import HitlActivities
 from agentrt.activities.model import ModelActivities
 from agentrt.activities.ports import ModelProvider, no_faults
 from agentrt.activities.registry import ProfileCatalog, Routes, ToolRegistry
@@ -156,7 +156,7 @@ def _compose(
         tool,
         FenceActivities(fence=fence, faults=hook),
         write,
-        ApprovalActivities(hitl=MeteredHitlStore(ctx, m), runs=runs),
+        HitlActivities(hitl=MeteredHitlStore(ctx, m), runs=runs),
         A2AActivities(projector=A2AProjector(ctx)),
     ]
     resources.registry = registry

@@ -14,7 +14,7 @@ from agentrt.workflows._loop import Stop, turn_digest
 
 with workflow.unsafe.imports_passed_through():
     from agentrt.activities.a2a import A2AActivities
-    from agentrt.activities.approval import ApprovalActivities
+    from agentrt.activities.hitl import HitlActivities
     from agentrt.contracts.a2a import ProjectRequest
     from agentrt.contracts.approval import ApprovalDecision, PendingApproval
     from agentrt.contracts.enums import RunStatus, TerminationReason
@@ -51,7 +51,7 @@ async def await_decision(ctx: RunContext, round_no: int, calls: list[ToolCall]) 
     ctx.gate.open(pending)
     try:
         suspended = await call(
-            ApprovalActivities.suspend,
+            HitlActivities.suspend,
             SuspendRequest(
                 run_id=ctx.run_id,
                 sequence=ctx.state.take_sequence(),
@@ -90,7 +90,7 @@ async def await_decision(ctx: RunContext, round_no: int, calls: list[ToolCall]) 
     assert decision is not None
     try:
         resumed = await call(
-            ApprovalActivities.resume,
+            HitlActivities.resume,
             ResumeRequest(
                 run_id=ctx.run_id,
                 sequence=ctx.state.take_sequence(),
@@ -120,7 +120,7 @@ async def await_input(ctx: RunContext, round_no: int) -> None:
     ctx.awaiting_input = True
     try:
         waiting = await call(
-            ApprovalActivities.await_input,
+            HitlActivities.await_input,
             AwaitInputRequest(
                 run_id=ctx.run_id,
                 sequence=ctx.state.take_sequence(),
@@ -146,7 +146,7 @@ async def await_input(ctx: RunContext, round_no: int) -> None:
     message = ctx.input
     assert message is not None
     added = await call(
-        ApprovalActivities.add_input,
+        HitlActivities.add_input,
         AddInputRequest(
             run_id=ctx.run_id, sequence=ctx.state.take_sequence(), round=round_no, message=message
         ),

@@ -1,4 +1,5 @@
-"""Approval activities: persist a suspension and a decision (guarded transitions)."""
+"""Human-in-the-loop activities: persist a suspension for approval and its decision, a
+pause for input and the input (guarded transitions)."""
 
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -58,7 +59,7 @@ class HitlPort(Protocol):
     ) -> RunStatus | None: ...
 
 
-class ApprovalActivities(ActivityGroup):
+class HitlActivities(ActivityGroup):
     def __init__(self, *, hitl: HitlPort, runs: RunPort) -> None:
         self._hitl = hitl
         self._runs = runs
