@@ -25,10 +25,11 @@ from agentrt.store.a2a_view import (
 from agentrt.store.answer import answer_ceiling
 from agentrt.store.context import CompletionHook, StoreContext, as_utc, dumps, utcnow
 from agentrt.store.rows import RunRow
+from agentrt.store.sealed import TASK_ARTIFACTS, TASK_HISTORY, TASK_STATUS_MESSAGE
 
 __all__ = ["A2AStore", "ResultNotRetainableError", "TaskRecord"]
 
-TABLE = "a2a_task"
+_SEALED = {c.column: c for c in (TASK_ARTIFACTS, TASK_STATUS_MESSAGE, TASK_HISTORY)}
 
 
 @dataclass(frozen=True)
@@ -77,12 +78,12 @@ class A2AStore:
     # --- sealing ---------------------------------------------------------------------------
 
     def seal(self, column: str, task_id: str, value: Any) -> str:
-        return self._ctx.sealer.seal(dumps(value), table=TABLE, column=column, row=task_id)
+        return _SEALED[column].seal(self._ctx.sealer, dumps(value), task_id)
 
     def unseal(self, column: str, task_id: str, sealed: str | None, default: Any) -> Any:
         if sealed is None:
             return default
-        return json.loads(self._ctx.sealer.open(sealed, table=TABLE, column=column, row=task_id))
+        return json.loads(_SEALED[column].open(self._ctx.sealer, sealed, task_id))
 
     def record(self, row: A2ATaskRow) -> TaskRecord:
         status_at = as_utc(row.status_at)

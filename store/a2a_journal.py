@@ -9,6 +9,7 @@ from sqlalchemy.orm import Session
 
 from agentrt.store.a2a_rows import A2AEventRow, A2ATaskRow
 from agentrt.store.context import StoreContext, dumps, insert_ignoring, utcnow
+from agentrt.store.sealed import TASK_EVENT_PAYLOAD, within
 from agentrt.store.sealing import Sealer
 
 
@@ -39,9 +40,7 @@ def append_event(
     sequence = task.journal_head + 1
     inner = next(iter(payload.values()))
     inner.setdefault("metadata", {})["sequence"] = sequence
-    sealed = sealer.seal(
-        dumps(payload), table="a2a_event", column="payload", row=f"{task.id}/{sequence}"
-    )
+    sealed = TASK_EVENT_PAYLOAD.seal(sealer, dumps(payload), within(task.id, sequence))
     res = s.execute(
         insert_ignoring(s, A2AEventRow.__table__, ["task_id", "run_revision", "slot"]).returning(
             A2AEventRow.id
@@ -116,7 +115,5 @@ class A2AJournal:
         return task, state
 
     def _open(self, row: A2AEventRow) -> JournalEvent:
-        raw = self._ctx.sealer.open(
-            row.payload, table="a2a_event", column="payload", row=f"{row.task_id}/{row.sequence}"
-        )
+        raw = TASK_EVENT_PAYLOAD.open(self._ctx.sealer, row.payload, TASK_EVENT_PAYLOAD.row_of(row))
         return JournalEvent(row.sequence, row.kind, row.state, dict(json.loads(raw)))

@@ -35,6 +35,7 @@ from agentrt.store.a2a_view import (
 )
 from agentrt.store.context import StoreContext, dumps, utcnow
 from agentrt.store.rows import MessageRow, RunRow
+from agentrt.store.sealed import MESSAGE_BODY, RUN_ANSWER
 
 logger = logging.getLogger(__name__)
 
@@ -125,7 +126,7 @@ class A2AProjector:
         logger.warning("run %s completed without its A2A result; recovering", run.id)
         if run.answer is None or level not in RETAINABLE_LEVELS:
             return FAILED, NOT_RETAINABLE_NOTE, {"reason": "RESULT_NOT_RETAINABLE"}, []
-        answer = self._ctx.sealer.open(run.answer, table="agent_run", column="answer", row=run.id)
+        answer = RUN_ANSWER.open(self._ctx.sealer, run.answer, run.id)
         text = keep_text(answer, level)
         message = agent_message(f"{task.id}:result", task.id, task.context_id, text)
         task.artifacts = self._tasks.seal("artifacts", task.id, [text_artifact(text)])
@@ -157,9 +158,7 @@ def _question(s: Session, ctx: StoreContext, run_id: str, level: str) -> str | N
     if not rows:
         return None
     row = rows[0]
-    raw = ctx.sealer.open(
-        row.body, table="agent_message", column="body", row=f"{row.run_id}/{row.sequence}"
-    )
+    raw = MESSAGE_BODY.open(ctx.sealer, row.body, MESSAGE_BODY.row_of(row))
     text = Message.model_validate_json(raw).content
     if level not in RETAINABLE_LEVELS:
         return "More information is needed to go on."

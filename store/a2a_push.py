@@ -13,8 +13,9 @@ from sqlalchemy.orm import Session
 
 from agentrt.store.a2a_rows import A2APushConfigRow, A2APushDeliveryRow, A2ATaskRow
 from agentrt.store.context import StoreContext, as_utc, utcnow
+from agentrt.store.sealed import PUSH_AUTH_CREDENTIALS, PUSH_TOKEN, within
 
-TABLE = "a2a_push_config"
+_SEALED = {c.column: c for c in (PUSH_TOKEN, PUSH_AUTH_CREDENTIALS)}
 
 
 @dataclass(frozen=True)
@@ -44,15 +45,15 @@ class A2APushStore:
     def _seal(self, column: str, row: str, value: str | None) -> str | None:
         if value is None:
             return None
-        return self._ctx.sealer.seal(value, table=TABLE, column=column, row=row)
+        return _SEALED[column].seal(self._ctx.sealer, value, row)
 
     def _open(self, column: str, row: str, value: str | None) -> str | None:
         if value is None:
             return None
-        return self._ctx.sealer.open(value, table=TABLE, column=column, row=row)
+        return _SEALED[column].open(self._ctx.sealer, value, row)
 
     def _config(self, r: A2APushConfigRow) -> PushConfig:
-        key = f"{r.task_id}/{r.id}"
+        key = within(r.task_id, r.id)
         return PushConfig(
             task_id=r.task_id,
             id=r.id,
@@ -76,7 +77,7 @@ class A2APushStore:
     ) -> PushConfig | None:
         """Create or replace a config. A new one delivers events after the current journal
         head (or all of them with from_start). None when the task does not exist."""
-        key = f"{task_id}/{config_id}"
+        key = within(task_id, config_id)
         with self._ctx.sessions.begin() as s:
             head = s.scalar(select(A2ATaskRow.journal_head).where(A2ATaskRow.id == task_id))
             if head is None:

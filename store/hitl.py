@@ -12,6 +12,7 @@ from agentrt.store import attest
 from agentrt.store.context import StoreContext, utcnow
 from agentrt.store.rows import RunRow
 from agentrt.store.runs import RunStore, event_row, insert_event
+from agentrt.store.sealed import RUN_PENDING_APPROVAL
 from agentrt.store.transitions import move
 
 
@@ -43,9 +44,7 @@ class HitlStore:
         """RUNNING → WAITING_FOR_APPROVAL with the pending turn. Returns the status the run
         has afterwards; anything but WAITING_FOR_APPROVAL means the suspension was refused
         (e.g. the run was cancelled first) and nothing was written."""
-        sealed = self._ctx.sealer.seal(
-            pending.model_dump_json(), table="agent_run", column="pending_approval", row=run_id
-        )
+        sealed = RUN_PENDING_APPROVAL.seal(self._ctx.sealer, pending.model_dump_json(), run_id)
         with self._ctx.sessions.begin() as s:
             moved = move(
                 s, run_id, frm=RunStatus.RUNNING, to=RunStatus.WAITING_FOR_APPROVAL,
@@ -136,5 +135,5 @@ class HitlStore:
         if raw is None:
             return None
         return PendingApproval.model_validate_json(
-            self._ctx.sealer.open(raw, table="agent_run", column="pending_approval", row=run_id)
+            RUN_PENDING_APPROVAL.open(self._ctx.sealer, raw, run_id)
         )

@@ -7,48 +7,19 @@ own transaction; the command is safe to stop and run again.
 
 import argparse
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
 
 from sqlalchemy import select, update
 
-from agentrt.store.a2a_rows import A2AEventRow, A2APushConfigRow, A2ATaskRow
 from agentrt.store.context import StoreContext
-from agentrt.store.rows import MessageRow, RunRow, ToolResultRow
-
-
-@dataclass(frozen=True)
-class SealedColumn:
-    model: Any
-    column: str
-    keys: tuple[str, ...]  # primary-key attributes
-    row: Callable[[Any], str]  # the associated-data row id
-
-
-COLUMNS = [
-    SealedColumn(RunRow, "answer", ("id",), lambda r: r.id),
-    SealedColumn(RunRow, "pending_approval", ("id",), lambda r: r.id),
-    SealedColumn(MessageRow, "body", ("id",), lambda r: f"{r.run_id}/{r.sequence}"),
-    SealedColumn(ToolResultRow, "content", ("idempotency_key",), lambda r: r.idempotency_key),
-    SealedColumn(A2ATaskRow, "artifacts", ("id",), lambda r: r.id),
-    SealedColumn(A2ATaskRow, "status_message", ("id",), lambda r: r.id),
-    SealedColumn(A2ATaskRow, "history", ("id",), lambda r: r.id),
-    SealedColumn(A2AEventRow, "payload", ("id",), lambda r: f"{r.task_id}/{r.sequence}"),
-    SealedColumn(A2APushConfigRow, "token", ("task_id", "id"), lambda r: f"{r.task_id}/{r.id}"),
-    SealedColumn(
-        A2APushConfigRow, "auth_credentials", ("task_id", "id"), lambda r: f"{r.task_id}/{r.id}"
-    ),
-]
+from agentrt.store.sealed import COLUMNS
 
 
 def rotate(ctx: StoreContext, batch: int = 500) -> dict[str, int]:
     """Re-seal values not sealed under the active key; returns counts per table.column."""
     active_prefix = f"s1.{ctx.sealer.active}.%"
     counts: dict[str, int] = {}
-    for spec in COLUMNS:
+    for spec in COLUMNS:  # every sealed column (store/sealed.py)
         col = getattr(spec.model, spec.column)
-        table = spec.model.__tablename__
         done = 0
         while True:
             with ctx.sessions.begin() as s:
@@ -60,11 +31,9 @@ def rotate(ctx: StoreContext, batch: int = 500) -> dict[str, int]:
                     .with_for_update()
                 ).all()
                 for r in rows:
-                    row_id = spec.row(r)
-                    plain = ctx.sealer.open(
-                        getattr(r, spec.column), table=table, column=spec.column, row=row_id
-                    )
-                    sealed = ctx.sealer.seal(plain, table=table, column=spec.column, row=row_id)
+                    row_id = spec.row_of(r)
+                    plain = spec.open(ctx.sealer, getattr(r, spec.column), row_id)
+                    sealed = spec.seal(ctx.sealer, plain, row_id)
                     s.execute(
                         update(spec.model)
                         .where(*(getattr(spec.model, k) == getattr(r, k) for k in spec.keys))
@@ -73,7 +42,7 @@ def rotate(ctx: StoreContext, batch: int = 500) -> dict[str, int]:
             done += len(rows)
             if len(rows) < batch:
                 break
-        counts[f"{table}.{spec.column}"] = done
+        counts[f"{spec.table}.{spec.column}"] = done
     return counts
 
 

@@ -16,6 +16,7 @@ from agentrt.contracts.run import EventView, PendingEffectView, RunView, TurnRec
 from agentrt.store.context import StoreContext, as_utc, dumps, insert_ignoring, utcnow
 from agentrt.store.privacy import filter_payload
 from agentrt.store.rows import EventRow, MessageRow, RunRow
+from agentrt.store.sealed import MESSAGE_BODY, RUN_ANSWER, RUN_PENDING_APPROVAL, within
 from agentrt.store.step_rows import Part, write_step
 
 SNAPSHOT_CACHE = 4096
@@ -123,11 +124,8 @@ class RunStore:
 
     def message_row(self, run_id: str, sequence: int, message: Message) -> dict[str, Any]:
         """A transcript row's columns, its body sealed."""
-        body = self._ctx.sealer.seal(
-            message.model_dump_json(),
-            table="agent_message",
-            column="body",
-            row=f"{run_id}/{sequence}",
+        body = MESSAGE_BODY.seal(
+            self._ctx.sealer, message.model_dump_json(), within(run_id, sequence)
         )
         return {"run_id": run_id, "sequence": sequence, "role": message.role, "body": body}
 
@@ -190,9 +188,7 @@ class RunStore:
 
     def open_body(self, run_id: str, sequence: int, body: str) -> Message:
         """A stored message body, unsealed."""
-        raw = self._ctx.sealer.open(
-            body, table="agent_message", column="body", row=f"{run_id}/{sequence}"
-        )
+        raw = MESSAGE_BODY.open(self._ctx.sealer, body, within(run_id, sequence))
         return Message.model_validate_json(raw)
 
     def status(self, run_id: str) -> RunStatus | None:
@@ -208,9 +204,7 @@ class RunStore:
     def view(self, row: RunRow) -> RunView:
         answer = None
         if row.answer is not None:
-            answer = self._ctx.sealer.open(
-                row.answer, table="agent_run", column="answer", row=row.id
-            )
+            answer = RUN_ANSWER.open(self._ctx.sealer, row.answer, row.id)
         pending = None
         if row.pending_call_id and row.pending_state:
             pending = PendingEffectView(
@@ -221,9 +215,7 @@ class RunStore:
         approval = None
         if row.pending_approval:
             approval = PendingApproval.model_validate_json(
-                self._ctx.sealer.open(
-                    row.pending_approval, table="agent_run", column="pending_approval", row=row.id
-                )
+                RUN_PENDING_APPROVAL.open(self._ctx.sealer, row.pending_approval, row.id)
             )
         created = as_utc(row.created_at)
         assert created is not None

@@ -21,6 +21,7 @@ from agentrt.store.answer import ceiling_of, keep_text
 from agentrt.store.context import StoreContext, rowcount, utcnow
 from agentrt.store.rows import MessageRow, RunRow
 from agentrt.store.runs import RunStore, event_row, insert_event
+from agentrt.store.sealed import RUN_ANSWER
 from agentrt.store.step_rows import insert_returning, write_parts
 
 NON_TERMINAL = [s.value for s in RunStatus if s not in TERMINAL_STATUSES]
@@ -149,7 +150,7 @@ class SettleStore:
                 "completion_tokens": usage.completion_tokens,
                 "cost_usd": usage.cost_usd,
             }
-            sealed = self._ctx.sealer.seal(kept, table="agent_run", column="answer", row=run_id)
+            sealed = RUN_ANSWER.seal(self._ctx.sealer, kept, run_id)
             payload = {"status": RunStatus.COMPLETED.value, **totals, "answer": message.content}
             event = event_row(
                 run_id, sequence, EventKind.RUN_COMPLETED, iterations, payload, privacy

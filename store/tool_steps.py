@@ -10,6 +10,7 @@ from agentrt.contracts.messages import Message, ToolCall
 from agentrt.store.context import StoreContext, utcnow
 from agentrt.store.rows import ToolResultRow
 from agentrt.store.runs import RunStore, event_row
+from agentrt.store.sealed import TOOL_RESULT_CONTENT
 from agentrt.store.step_rows import CLEAR, Part, write_step
 
 
@@ -28,9 +29,7 @@ class ToolStepStore:
             row = s.get(ToolResultRow, idempotency_key)
         if row is None:
             return None
-        content = self._ctx.sealer.open(
-            row.content, table="tool_result", column="content", row=idempotency_key
-        )
+        content = TOOL_RESULT_CONTENT.open(self._ctx.sealer, row.content, idempotency_key)
         return StoredResult(content=content, is_error=row.is_error)
 
     def _ledger(
@@ -43,9 +42,7 @@ class ToolStepStore:
             "tool": call.name,
             "effect": effect,
             "is_error": is_error,
-            "content": self._ctx.sealer.seal(
-                content, table="tool_result", column="content", row=key
-            ),
+            "content": TOOL_RESULT_CONTENT.seal(self._ctx.sealer, content, key),
             "created_at": utcnow(),
         }
 

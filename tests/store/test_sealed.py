@@ -1,0 +1,24 @@
+"""The sealed-column registry: each names a real column, and a value opens only in the
+column and the row it was sealed for."""
+
+import pytest
+
+from agentrt.store.sealed import COLUMNS, MESSAGE_BODY, RUN_ANSWER, within
+from agentrt.store.sealing import Sealer, SealError
+
+
+def test_every_registered_column_exists_in_its_table() -> None:
+    for spec in COLUMNS:
+        assert spec.column in spec.model.__table__.columns, f"{spec.table}.{spec.column}"
+        assert all(k in spec.model.__table__.columns for k in spec.keys), spec.table
+    assert len({(s.table, s.column) for s in COLUMNS}) == len(COLUMNS)
+
+
+def test_a_value_opens_only_in_its_own_column_and_row() -> None:
+    sealer = Sealer({"k": b"k" * 32}, "k")
+    sealed = MESSAGE_BODY.seal(sealer, "hello", within("run-1", 3))
+    assert MESSAGE_BODY.open(sealer, sealed, within("run-1", 3)) == "hello"
+    with pytest.raises(SealError):
+        MESSAGE_BODY.open(sealer, sealed, within("run-1", 4))  # another row
+    with pytest.raises(SealError):
+        RUN_ANSWER.open(sealer, sealed, within("run-1", 3))  # another column and table
