@@ -22,3 +22,18 @@ def test_a_value_opens_only_in_its_own_column_and_row() -> None:
         MESSAGE_BODY.open(sealer, sealed, within("run-1", 4))  # another row
     with pytest.raises(SealError):
         RUN_ANSWER.open(sealer, sealed, within("run-1", 3))  # another column and table
+
+
+def test_values_sealed_before_the_registry_still_open() -> None:
+    """The associated data is what the call sites wrote by hand before: stored values open."""
+    sealer = Sealer({"k": b"k" * 32}, "k")
+    written = {  # (table, column) as the stores spelled them
+        ("agent_run", "answer"), ("agent_run", "pending_approval"), ("agent_message", "body"),
+        ("tool_result", "content"), ("a2a_task", "artifacts"), ("a2a_task", "status_message"),
+        ("a2a_task", "history"), ("a2a_event", "payload"), ("a2a_push_config", "token"),
+        ("a2a_push_config", "auth_credentials"),
+    }  # fmt: skip
+    assert {(s.table, s.column) for s in COLUMNS} == written
+    for spec in COLUMNS:
+        old = sealer.seal("v", table=spec.table, column=spec.column, row="run-1/2")
+        assert spec.open(sealer, old, within("run-1", 2)) == "v"
