@@ -13,6 +13,7 @@ from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from agentrt.activities.ports import FaultHook, ToolContext, no_faults, no_heartbeat
 from agentrt.contracts.errors import NON_RETRYABLE, ErrorType
+from agentrt.contracts.snapshot import UNKNOWN_PLAN_LEVEL, RunSnapshot
 
 if TYPE_CHECKING:
     from agentrt.activities.ports import RunPort
@@ -178,7 +179,7 @@ def heartbeats(fn: F) -> F:
     return beating  # type: ignore[return-value]
 
 
-async def snapshot_of(runs: "RunPort", run_id: str) -> dict[str, Any]:
+async def snapshot_of(runs: "RunPort", run_id: str) -> RunSnapshot:
     """The run's snapshot; from the process cache without a thread hop when it is there."""
     cached = runs.cached_snapshot(run_id)
     return cached if cached is not None else await db(runs.snapshot, run_id)
@@ -192,8 +193,8 @@ async def privacy_of(runs: "RunPort", run_id: str) -> str:
     except Exception as exc:
         if is_store_unavailable(exc):
             raise
-        return "metadata"
-    return str(snap.get("plan", {}).get("privacy", "metadata"))
+        return UNKNOWN_PLAN_LEVEL
+    return snap.privacy
 
 
 async def retried(

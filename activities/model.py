@@ -29,11 +29,10 @@ from agentrt.contracts.messages import (
     ProviderReply,
     ProviderRequest,
     ToolCall,
-    ToolSpec,
     Usage,
 )
 from agentrt.contracts.pricing import PriceTable
-from agentrt.contracts.profiles import Budget, GuardrailConfig, spent_limit
+from agentrt.contracts.profiles import spent_limit
 from agentrt.contracts.run import (
     STOPPING_VERDICTS,
     AnswerTerms,
@@ -43,6 +42,7 @@ from agentrt.contracts.run import (
     SettleResult,
     TurnRecord,
 )
+from agentrt.contracts.snapshot import RecordedPlan, RunSnapshot
 
 
 class ModelActivities(ActivityGroup):
@@ -108,8 +108,8 @@ class ModelActivities(ActivityGroup):
             return False
         if turn.input_required and req.answer.pause_for_input:
             return False
-        plan = (await snapshot_of(self._runs, req.run_id))["plan"]
-        budget = None if plan.get("budget") is None else Budget.model_validate(plan["budget"])
+        plan = (await snapshot_of(self._runs, req.run_id)).plan
+        budget = None if plan is None else plan.budget
         return spent_limit(req.answer.usage + turn.usage, budget) is None
 
     async def _complete_run(
@@ -186,26 +186,25 @@ class ModelActivities(ActivityGroup):
             snap = await snapshot_of(self._runs, req.run_id)
         except RunNotFoundError:
             raise fatal(f"run {req.run_id} not found", ErrorType.RUN_NOT_FOUND) from None
-        plan: dict[str, Any] = snap["plan"]
-        messages = [Message(role="system", content=str(snap["instructions"])), *transcript]
-        specs = [ToolSpec.model_validate(t) for t in snap["tools"]]
+        plan = snap.plan or RecordedPlan()
+        messages = [Message(role="system", content=snap.instructions), *transcript]
         request = ProviderRequest(
-            model="", messages=messages, tools=(specs or None) if req.offer_tools else None,
+            model="", messages=messages, tools=(snap.tools or None) if req.offer_tools else None,
             round=req.round,
         )  # fmt: skip
         started = time.monotonic()
-        used = str(plan["model"])
+        used = plan.model
         await fault(self._faults, "model.before_provider")
         where = f"run {req.run_id} round {req.round}"
         try:
             reply = await self._call(req.run_id, used, request)
         except Exception as exc:
-            fallback = plan.get("fallback_model")
+            fallback = plan.fallback_model
             if not fallback or is_store_unavailable(exc):  # our store, not the provider
                 raise expected_failure(exc, f"{where}: {used}") from None
             activity.logger.warning("run %s: %s failed (%s); falling back to %s", req.run_id,
                                     used, type(exc).__name__, fallback)  # fmt: skip
-            used = str(fallback)
+            used = fallback
             try:
                 reply = await self._call(req.run_id, used, request)
             except Exception as exc:
@@ -232,7 +231,7 @@ class ModelActivities(ActivityGroup):
     def _made(
         self,
         req: ModelRequest,
-        snap: dict[str, Any],
+        snap: RunSnapshot,
         used: str,
         reply: ProviderReply,
         duration_ms: float,
@@ -245,7 +244,7 @@ class ModelActivities(ActivityGroup):
             ToolCall(call_id=f"r{req.round}.{i}", name=c.name, arguments=c.arguments)
             for i, c in enumerate(reply.tool_calls if req.offer_tools else [], start=1)
         ]
-        rails = GuardrailConfig.model_validate(snap.get("guardrails", {}))
+        rails = snap.guardrails
         checked = check(reply.content, rails.output, rails)
         message = Message(role="assistant", content=checked.text, tool_calls=calls)
         payload: dict[str, Any] = {
@@ -267,7 +266,7 @@ class ModelActivities(ActivityGroup):
             guardrail=checked.verdict.name,
             input_required=reply.input_required and not calls,
         )
-        privacy = str(snap["plan"]["privacy"])
+        privacy = snap.privacy
         return turn, TurnRecord(req.sequence, req.round, message, payload, duration_ms, privacy)
 
 

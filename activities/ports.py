@@ -15,6 +15,7 @@ from agentrt.contracts.messages import (
     Usage,
 )
 from agentrt.contracts.run import TurnRecord
+from agentrt.contracts.snapshot import RunSnapshot
 
 
 class ModelProvider(Protocol):
@@ -95,9 +96,9 @@ class RunPort(Protocol):
         self, *, run_id: str, profile: str, snapshot: str, prompt: str, initiator: str, privacy: str
     ) -> bool: ...
 
-    def snapshot(self, run_id: str) -> dict[str, Any]: ...
+    def snapshot(self, run_id: str) -> RunSnapshot: ...
 
-    def cached_snapshot(self, run_id: str) -> dict[str, Any] | None: ...
+    def cached_snapshot(self, run_id: str) -> RunSnapshot | None: ...
 
     def transcript(self, run_id: str, *, upto: int | None = None) -> list[Message]: ...
 

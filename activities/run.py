@@ -111,7 +111,8 @@ class RunActivities(ActivityGroup):
         if req.reason is TerminationReason.BUDGET_EXHAUSTED:
             # The limits beside the spend (settle adds the totals), from the recorded plan.
             snap = await snapshot_of(self._runs, req.run_id)
-            extra = {"budget": snap.get("plan", {}).get("budget")}
+            budget = None if snap.plan is None else snap.plan.budget
+            extra = {"budget": None if budget is None else budget.model_dump(mode="json")}
         if req.error_detail and not cancelled:
             extra = {**(extra or {}), "error": redact_text(req.error_detail, MAX_DETAIL_CHARS)}
         settled = await db(

@@ -57,7 +57,7 @@ class WriteActivities(ActivityGroup):
             snap = await snapshot_of(self._runs, req.run_id)
         except RunNotFoundError:
             raise fatal("no persisted run: the write is refused", ErrorType.RUN_NOT_FOUND) from None
-        privacy = str(snap["plan"]["privacy"])
+        privacy = snap.privacy
         # Heartbeats from the start: a dead worker is noticed within the heartbeat timeout,
         # claimed or not, and resolved from the database.
         async with heartbeating():

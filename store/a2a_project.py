@@ -5,7 +5,6 @@ and writes only what may leave the installation: state, status message, stored a
 It never runs the model or a tool; re-projecting a revision writes nothing.
 """
 
-import json
 import logging
 from dataclasses import dataclass
 from typing import Any
@@ -15,7 +14,6 @@ from sqlalchemy.orm import Session
 
 from agentrt.contracts.enums import RunStatus, TerminationReason
 from agentrt.contracts.messages import Message
-from agentrt.contracts.profiles import stricter
 from agentrt.store.a2a import A2AStore
 from agentrt.store.a2a_journal import append_event
 from agentrt.store.a2a_rows import A2ATaskRow
@@ -33,6 +31,7 @@ from agentrt.store.a2a_view import (
     status_update,
     text_artifact,
 )
+from agentrt.store.answer import ceiling_of
 from agentrt.store.context import StoreContext, dumps, utcnow
 from agentrt.store.rows import MessageRow, RunRow
 from agentrt.store.sealed import MESSAGE_BODY, RUN_ANSWER
@@ -68,7 +67,7 @@ class A2AProjector:
     def _apply(self, s: Session, run: RunRow, task: A2ATaskRow) -> int:
         reason = TerminationReason(run.termination_reason) if run.termination_reason else None
         state, note, metadata = map_run(RunStatus(run.status), reason)
-        level = _answer_level(run)
+        level = ceiling_of(run.snapshot, run.answer_ceiling)
         artifacts: list[dict[str, Any]] = []
         if state == COMPLETED:
             state, note, metadata, artifacts = self._completed(run, task, level)
@@ -136,15 +135,6 @@ class A2AProjector:
         task.state = COMPLETED
         task.status_at = utcnow()
         return COMPLETED, text, {}, [text_artifact(text)]
-
-
-def _answer_level(run: RunRow) -> str:
-    """The profile's level, tightened by any stricter provider that answered (the ceiling)."""
-    try:
-        plan = json.loads(run.snapshot).get("plan", {})
-    except (TypeError, ValueError):
-        return "metadata"
-    return stricter(str(plan.get("answer_level", "metadata")), run.answer_ceiling)
 
 
 def _question(s: Session, ctx: StoreContext, run_id: str, level: str) -> str | None:

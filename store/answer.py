@@ -1,13 +1,12 @@
 """The answer ceiling: what of a run's result may be kept (the profile's answer level,
 tightened by any stricter provider that answered the run)."""
 
-import json
-
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from agentrt.contracts.profiles import stricter
 from agentrt.contracts.redaction import redact_text
+from agentrt.contracts.snapshot import RunSnapshot
 from agentrt.store.rows import RunRow
 
 
@@ -34,8 +33,4 @@ def answer_ceiling(s: Session, run_id: str) -> str:
 
 def ceiling_of(snapshot: str | None, tightened: str | None) -> str:
     """The ceiling from a run row's snapshot and answer_ceiling columns, already read."""
-    plan = json.loads(snapshot or "{}").get("plan")
-    if not isinstance(plan, dict):
-        return "metadata"  # no recorded plan: fail closed
-    # A plan recorded before answer levels existed had the model's default, `full`.
-    return stricter(str(plan.get("answer_level", "full")), tightened)
+    return stricter(RunSnapshot.parse(snapshot).answer_level, tightened)

@@ -99,5 +99,4 @@ class RunQuery:
         return [self._runs.view(r) for r in rows]
 
     def privacy(self, run_id: str) -> str:
-        snap = self._runs.snapshot(run_id)
-        return str(snap.get("plan", {}).get("privacy", "metadata"))
+        return self._runs.snapshot(run_id).privacy

@@ -13,6 +13,7 @@ from agentrt.contracts.errors import RunNotFoundError
 from agentrt.contracts.messages import Message
 from agentrt.contracts.profiles import stricter
 from agentrt.contracts.run import EventView, PendingEffectView, RunView, TurnRecord
+from agentrt.contracts.snapshot import RunSnapshot
 from agentrt.store.context import StoreContext, as_utc, dumps, insert_ignoring, utcnow
 from agentrt.store.privacy import filter_payload
 from agentrt.store.rows import EventRow, MessageRow, RunRow
@@ -58,7 +59,7 @@ class RunStore:
     def __init__(self, ctx: StoreContext) -> None:
         self._ctx = ctx
         self._lock = threading.Lock()
-        self._snapshots: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._snapshots: OrderedDict[str, RunSnapshot] = OrderedDict()
 
     # --- writes -------------------------------------------------------------------------
 
@@ -106,7 +107,7 @@ class RunStore:
             # The snapshot never changes after begin: the run's first model call (most often
             # on this worker) needs no read for it. Only when this call wrote it: a retried
             # begin must not cache a snapshot other than the stored one.
-            self._cache(run_id, json.loads(snapshot))
+            self._cache(run_id, RunSnapshot.parse(snapshot))
         return created
 
     def record_turn(self, run_id: str, turn: TurnRecord) -> None:
@@ -137,12 +138,12 @@ class RunStore:
 
     # --- reads --------------------------------------------------------------------------
 
-    def cached_snapshot(self, run_id: str) -> dict[str, Any] | None:
+    def cached_snapshot(self, run_id: str) -> RunSnapshot | None:
         """The snapshot if this process has it cached (no I/O: safe on the event loop)."""
         with self._lock:
             return self._snapshots.get(run_id)
 
-    def snapshot(self, run_id: str) -> dict[str, Any]:
+    def snapshot(self, run_id: str) -> RunSnapshot:
         """The profile as resolved at begin. It never changes after begin, so it is cached
         per process: most activities need it, and one query each is measurable."""
         with self._lock:
@@ -154,11 +155,11 @@ class RunStore:
             raw = s.scalar(select(RunRow.snapshot).where(RunRow.id == run_id))
         if raw is None:
             raise RunNotFoundError(run_id)
-        value: dict[str, Any] = json.loads(raw)
+        value = RunSnapshot.parse(raw)
         self._cache(run_id, value)
         return value
 
-    def _cache(self, run_id: str, value: dict[str, Any]) -> None:
+    def _cache(self, run_id: str, value: RunSnapshot) -> None:
         with self._lock:
             self._snapshots[run_id] = value
             while len(self._snapshots) > SNAPSHOT_CACHE:

@@ -1,0 +1,58 @@
+"""The run snapshot: the profile as resolved when the run began, stored on its row as JSON.
+
+Parsed in one place, into one model, with one set of defaults. The workflow holds the full
+`RunPlan` (from `run.begin`'s result); what the activities and stores read back from the
+row is this, and it is lenient on purpose: a snapshot recorded by an earlier version lacks
+the fields added since, and each default below is what that version meant.
+"""
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agentrt.contracts.messages import ToolSpec
+from agentrt.contracts.profiles import Budget, GuardrailConfig, PrivacyLevel
+
+# A row whose snapshot holds no plan (or an unreadable one) is shown at this level: fail closed.
+UNKNOWN_PLAN_LEVEL: PrivacyLevel = "metadata"
+
+
+class RecordedPlan(BaseModel):
+    """The fields of the recorded `RunPlan` that are read back from the row."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model: str = ""
+    fallback_model: str | None = None
+    privacy: PrivacyLevel = UNKNOWN_PLAN_LEVEL
+    # `RunPlan`'s default, and what every plan recorded before answer levels existed meant.
+    answer_level: PrivacyLevel = "full"
+    budget: Budget | None = None  # absent in plans recorded before budgets existed
+
+
+class RunSnapshot(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    instructions: str = ""
+    tools: list[ToolSpec] = Field(default_factory=list)
+    guardrails: GuardrailConfig = Field(default_factory=GuardrailConfig)
+    plan: RecordedPlan | None = None
+
+    @property
+    def privacy(self) -> PrivacyLevel:
+        """The level the run's events and steps are recorded at."""
+        return UNKNOWN_PLAN_LEVEL if self.plan is None else self.plan.privacy
+
+    @property
+    def answer_level(self) -> PrivacyLevel:
+        """The profile's answer ceiling, before any provider tightened it."""
+        return UNKNOWN_PLAN_LEVEL if self.plan is None else self.plan.answer_level
+
+    @classmethod
+    def parse(cls, raw: str | None) -> "RunSnapshot":
+        """A stored snapshot column. A missing or unreadable one reads as a snapshot with no
+        plan, so every level derived from it fails closed."""
+        if not raw:
+            return cls()
+        try:
+            return cls.model_validate_json(raw)
+        except ValidationError:
+            return cls()
