@@ -13,6 +13,7 @@ from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from agentrt.activities.ports import FaultHook, ToolContext, no_faults, no_heartbeat
 from agentrt.contracts.errors import NON_RETRYABLE, ErrorType
+from agentrt.contracts.run import AtRunLevel
 from agentrt.contracts.snapshot import UNKNOWN_PLAN_LEVEL, RunSnapshot
 
 if TYPE_CHECKING:
@@ -185,11 +186,13 @@ async def snapshot_of(runs: "RunPort", run_id: str) -> RunSnapshot:
     return cached if cached is not None else await db(runs.snapshot, run_id)
 
 
-async def privacy_of(runs: "RunPort", run_id: str) -> str:
-    """The run's event privacy level, from the plan recorded at begin; `metadata` (the
-    strict default) when the run cannot be read."""
+async def privacy_of(runs: "RunPort", req: AtRunLevel) -> str:
+    """The run's event privacy level: as the request carries it, else from the plan
+    recorded at begin; `metadata` (the strict default) when the run cannot be read."""
+    if req.privacy is not None:
+        return req.privacy
     try:
-        snap = await snapshot_of(runs, run_id)
+        snap = await snapshot_of(runs, req.run_id)
     except Exception as exc:
         if is_store_unavailable(exc):
             raise

@@ -24,7 +24,7 @@ async def complete_run(
     """Complete the run; a completed run answers "not applied, COMPLETED" (idempotent).
     Raises when the write fails: a run never says COMPLETED without its answer. With
     `turn`, the answer's turn is recorded in the same transaction (SettlePort.complete)."""
-    privacy = await privacy_of(runs, req.run_id)
+    privacy = await privacy_of(runs, req)
     try:
         settled = await db(
             settle.complete,

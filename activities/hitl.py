@@ -20,6 +20,7 @@ from agentrt.contracts.ids import (
 from agentrt.contracts.messages import Usage
 from agentrt.contracts.run import (
     AddInputRequest,
+    AtRunLevel,
     AwaitInputRequest,
     ResumeRequest,
     SuspendRequest,
@@ -65,18 +66,18 @@ class HitlActivities(ActivityGroup):
         self._runs = runs
 
     async def _transition(
-        self, to: RunStatus, store: Callable[..., RunStatus | None], run_id: str, **fields: Any
+        self, to: RunStatus, store: Callable[..., RunStatus | None], req: AtRunLevel, **fields: Any
     ) -> TransitionResult:
         """One guarded status change in the store, at the run's privacy level: applied when
         the run is now in `to`; otherwise the status that refused it."""
-        privacy = await privacy_of(self._runs, run_id)
-        status = await db(store, run_id=run_id, privacy=privacy, **fields)
+        privacy = await privacy_of(self._runs, req)
+        status = await db(store, run_id=req.run_id, privacy=privacy, **fields)
         return TransitionResult(applied=status is to, status=status)
 
     @activity.defn(name=ACT_RUN_SUSPEND)
     async def suspend(self, req: SuspendRequest) -> TransitionResult:
         return await self._transition(
-            RunStatus.WAITING_FOR_APPROVAL, self._hitl.suspend, req.run_id,
+            RunStatus.WAITING_FOR_APPROVAL, self._hitl.suspend, req,
             sequence=req.sequence, pending=req.pending, iterations=req.iterations,
             usage=req.usage,
         )  # fmt: skip
@@ -84,20 +85,20 @@ class HitlActivities(ActivityGroup):
     @activity.defn(name=ACT_RUN_RESUME)
     async def resume(self, req: ResumeRequest) -> TransitionResult:
         return await self._transition(
-            RunStatus.RUNNING, self._hitl.resume, req.run_id,
+            RunStatus.RUNNING, self._hitl.resume, req,
             sequence=req.sequence, round=req.round, decision=req.decision,
         )  # fmt: skip
 
     @activity.defn(name=ACT_RUN_AWAIT_INPUT)
     async def await_input(self, req: AwaitInputRequest) -> TransitionResult:
         return await self._transition(
-            RunStatus.WAITING_FOR_INPUT, self._hitl.await_input, req.run_id,
+            RunStatus.WAITING_FOR_INPUT, self._hitl.await_input, req,
             sequence=req.sequence, round=req.round, iterations=req.iterations, usage=req.usage,
         )  # fmt: skip
 
     @activity.defn(name=ACT_RUN_ADD_INPUT)
     async def add_input(self, req: AddInputRequest) -> TransitionResult:
         return await self._transition(
-            RunStatus.RUNNING, self._hitl.add_input, req.run_id,
+            RunStatus.RUNNING, self._hitl.add_input, req,
             sequence=req.sequence, round=req.round, message=req.message,
         )  # fmt: skip

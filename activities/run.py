@@ -104,7 +104,7 @@ class RunActivities(ActivityGroup):
 
     @activity.defn(name=ACT_RUN_FAIL)
     async def fail(self, req: FailRequest) -> SettleResult:
-        privacy = await privacy_of(self._runs, req.run_id)
+        privacy = await privacy_of(self._runs, req)
         cancelled = req.status is RunStatus.CANCELLED
         outcome = Outcome.CANCELLED if cancelled else req.outcome
         extra: dict[str, Any] | None = {"by": req.actor, "note": req.note} if cancelled else None

@@ -134,6 +134,6 @@ class ToolActivities(ActivityGroup):
         await db(
             self._steps.record, run_id=req.run_id, sequence=req.sequence, round=req.round,
             call=req.call, effect=effect, content=content, is_error=is_error,
-            privacy=await privacy_of(self._runs, req.run_id), idempotency_key=key,
+            privacy=await privacy_of(self._runs, req), idempotency_key=key,
             duration_ms=duration_ms, extra=extra,
         )  # fmt: skip

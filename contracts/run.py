@@ -17,7 +17,7 @@ from agentrt.contracts.enums import (
     ToolEffect,
 )
 from agentrt.contracts.messages import Message, ToolCall, Usage
-from agentrt.contracts.profiles import RunPlan
+from agentrt.contracts.profiles import PrivacyLevel, RunPlan
 
 
 class RunInput(BaseModel):
@@ -106,8 +106,17 @@ class ModelTurn(BaseModel):
     settled: "SettleResult | None" = None
 
 
-class ToolCallRequest(BaseModel):
+class AtRunLevel(BaseModel):
+    """A request whose activity records at the run's privacy level. `privacy` is that level
+    as the workflow holds it (its plan), so the activity need not read the run's snapshot;
+    None from a workflow that predates the field (or one whose run never began), and the
+    activity then reads the level from the snapshot."""
+
     run_id: str
+    privacy: PrivacyLevel | None = None
+
+
+class ToolCallRequest(AtRunLevel):
     round: int
     sequence: int
     call: ToolCall
@@ -122,16 +131,14 @@ class ToolOutcome(BaseModel):
     replayed: bool = False
 
 
-class RefuseRequest(BaseModel):
-    run_id: str
+class RefuseRequest(AtRunLevel):
     round: int
     sequence: int
     call: ToolCall
     reason: str
 
 
-class SuspendRequest(BaseModel):
-    run_id: str
+class SuspendRequest(AtRunLevel):
     sequence: int
     pending: PendingApproval
     # The run's progress so far, shown while it waits (the settle writes the final sums).
@@ -139,23 +146,20 @@ class SuspendRequest(BaseModel):
     usage: Usage = Field(default_factory=Usage)
 
 
-class ResumeRequest(BaseModel):
-    run_id: str
+class ResumeRequest(AtRunLevel):
     sequence: int
     round: int
     decision: ApprovalDecision
 
 
-class AwaitInputRequest(BaseModel):
-    run_id: str
+class AwaitInputRequest(AtRunLevel):
     sequence: int
     round: int
     iterations: int = 0
     usage: Usage = Field(default_factory=Usage)
 
 
-class AddInputRequest(BaseModel):
-    run_id: str
+class AddInputRequest(AtRunLevel):
     sequence: int
     round: int
     message: InputMessage
@@ -204,8 +208,7 @@ class TurnRecord:
     privacy: str
 
 
-class CompleteRequest(BaseModel):
-    run_id: str
+class CompleteRequest(AtRunLevel):
     sequence: int
     answer_sequence: int
     iterations: int
@@ -214,8 +217,7 @@ class CompleteRequest(BaseModel):
     usage: Usage
 
 
-class FailRequest(BaseModel):
-    run_id: str
+class FailRequest(AtRunLevel):
     sequence: int
     reason: TerminationReason
     iterations: int = 0

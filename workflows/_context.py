@@ -16,7 +16,7 @@ with workflow.unsafe.imports_passed_through():
     from agentrt.contracts.approval import CancelRequest
     from agentrt.contracts.enums import RunStatus, TerminationReason
     from agentrt.contracts.ids import SA_RUN_STATUS
-    from agentrt.contracts.profiles import RunPlan
+    from agentrt.contracts.profiles import PrivacyLevel, RunPlan
     from agentrt.contracts.run import SettleResult
 
 STATUS_KEY = SearchAttributeKey.for_keyword(SA_RUN_STATUS)
@@ -65,6 +65,11 @@ class RunContext:
     def require_plan(self) -> RunPlan:
         assert self.plan is not None, "the run has not begun"
         return self.plan
+
+    @property
+    def privacy(self) -> PrivacyLevel | None:
+        """The run's privacy level for the activities' requests (None before it began)."""
+        return None if self.plan is None else self.plan.privacy
 
     def cancel_requested(self) -> bool:
         return self.cancel is not None or workflow.cancellation_reason() is not None

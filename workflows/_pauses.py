@@ -58,6 +58,7 @@ async def await_decision(ctx: RunContext, round_no: int, calls: list[ToolCall]) 
                 pending=pending,
                 iterations=ctx.state.iterations,
                 usage=ctx.state.usage,
+                privacy=plan.privacy,
             ),
             opt.bounded_store_call(),
             summary="suspend for approval",
@@ -96,6 +97,7 @@ async def await_decision(ctx: RunContext, round_no: int, calls: list[ToolCall]) 
                 sequence=ctx.state.take_sequence(),
                 round=round_no,
                 decision=decision,
+                privacy=plan.privacy,
             ),
             opt.store_call(),
             summary=decision_summary(decision),
@@ -127,6 +129,7 @@ async def await_input(ctx: RunContext, round_no: int) -> None:
                 round=round_no,
                 iterations=ctx.state.iterations,
                 usage=ctx.state.usage,
+                privacy=ctx.privacy,
             ),
             opt.bounded_store_call(),
             summary="wait for input",
@@ -148,7 +151,11 @@ async def await_input(ctx: RunContext, round_no: int) -> None:
     added = await call(
         HitlActivities.add_input,
         AddInputRequest(
-            run_id=ctx.run_id, sequence=ctx.state.take_sequence(), round=round_no, message=message
+            run_id=ctx.run_id,
+            sequence=ctx.state.take_sequence(),
+            round=round_no,
+            message=message,
+            privacy=ctx.privacy,
         ),
         opt.store_call(),
         summary="record input",

@@ -44,6 +44,7 @@ async def complete(ctx: RunContext, answer_seq: int, reason: TerminationReason) 
         truncated=st.truncated,
         termination_reason=reason,
         usage=st.usage,
+        privacy=ctx.privacy,
     )
     outage = ctx.require_plan().timeouts.store_outage_seconds
     settled = ctx.settled  # made by the model activity on its answer, if it made it
@@ -198,6 +199,7 @@ async def _write_settle(
             actor=actor,
             note=note,
             error_detail=why.detail,
+            privacy=ctx.privacy,
         ),
         opt.settle_call(),
         summary=f"settle {why.status.value}",

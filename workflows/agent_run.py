@@ -363,6 +363,7 @@ class AgentRunWorkflow:
             call=c,
             effect=effect,
             idempotency_key=idempotency_key(ctx.run_id, c.call_id),
+            privacy=plan.privacy,
         )
         tool_plan = plan.tool(c.name)
         queue = tool_plan.task_queue if tool_plan is not None else None
@@ -388,6 +389,7 @@ class AgentRunWorkflow:
                 sequence=ctx.state.take_sequence(),
                 call=c,
                 reason=reason,
+                privacy=ctx.privacy,
             ),
             opt.store_call(),
             summary=f"refuse {c.name}",

@@ -12,7 +12,7 @@ from agentrt.activities.registry import ToolRegistry
 from agentrt.activities.toolbox.demo import demo_tools
 from agentrt.activities.tools import ToolActivities
 from agentrt.activities.write import WriteActivities
-from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason, ToolEffect
+from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationReason, ToolEffect
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.ids import idempotency_key
 from agentrt.contracts.messages import ToolCall
@@ -70,6 +70,38 @@ async def test_an_idempotent_write_repeated_returns_the_first_result(parts: Part
     assert not first.replayed and again.replayed and invoked.hits == 1
     stored = ToolStepStore(parts.ctx).result(request.idempotency_key)
     assert stored is not None and stored.content == f"Set k{run_id}."
+
+
+@pytest.mark.parametrize("carried", ["metadata", None])
+async def test_a_step_records_at_the_level_its_request_carries(
+    parts: Parts, carried: str | None
+) -> None:
+    run_id = _run(parts)  # recorded at `full`
+    runs = RunStore(parts.ctx)  # a worker that has not seen the run: nothing cached
+    acts = ToolActivities(
+        registry=ToolRegistry(demo_tools(DemoWorld(parts.ctx))),
+        steps=ToolStepStore(parts.ctx),
+        runs=runs,
+    )
+    request = ToolCallRequest(
+        run_id=run_id,
+        round=1,
+        sequence=1,
+        call=ToolCall(call_id="r1.1", name="lookup_order", arguments={"order_id": "1042"}),
+        effect=ToolEffect.READ_ONLY,
+        idempotency_key=idempotency_key(run_id, "r1.1"),
+        privacy=carried,  # type: ignore[arg-type]
+    )
+    await ActivityEnvironment().run(acts.execute, request)
+    tool = next(e for e in runs.events(run_id) if e.kind is EventKind.TOOL)
+    if carried is None:
+        # A request from a workflow that predates the field: the level is the snapshot's.
+        assert tool.payload["arguments"] == {"order_id": "1042"}
+        assert runs.cached_snapshot(run_id) is not None
+    else:
+        # The workflow's level is used as it is: the snapshot is not read for it.
+        assert tool.payload["content_withheld"] is True and "arguments" not in tool.payload
+        assert runs.cached_snapshot(run_id) is None
 
 
 async def test_a_write_on_a_run_with_no_row_is_refused_before_it_runs(parts: Parts) -> None:

@@ -18,6 +18,7 @@ from agentrt.contracts.errors import (
 )
 from agentrt.contracts.ids import QUERY_PENDING_APPROVAL, SIGNAL_APPROVE
 from agentrt.core.settings import Settings
+from agentrt.core.temporal import data_converter
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.demo import DemoWorld
 from agentrt.store.runs import RunStore
@@ -68,6 +69,32 @@ async def test_a_write_suspends_the_turn_and_an_approval_runs_it_once(
         if e.kind is EventKind.TOOL and e.payload["tool"] == "issue_refund"
     )
     assert write > approval  # the decision is on record before the write runs
+
+
+async def test_every_recording_step_carries_the_runs_privacy_level(
+    runtime: AgentRuntime, worker: Worker, runs: RunStore, client: Client
+) -> None:
+    """The workflow hands its plan's level to each activity that records at it, so none
+    of them reads the run's snapshot to learn it."""
+    waiting = await runtime.run("support", REFUND)
+    assert waiting.pending_approval is not None
+    await runtime.approve(
+        waiting.run_id, approved=True, decided_by="bob",
+        turn_digest=waiting.pending_approval.turn_digest,
+    )  # fmt: skip
+    assert (await runtime.result(waiting.run_id)).status is RunStatus.COMPLETED
+    level = runs.snapshot(waiting.run_id).privacy
+    history = await client.get_workflow_handle(waiting.run_id).fetch_history()
+    carried: dict[str, set[object]] = {}
+    for e in history.events:
+        if e.event_type != EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            continue
+        attrs = e.activity_task_scheduled_event_attributes
+        request = data_converter().payload_converter.from_payload(attrs.input.payloads[0])
+        if isinstance(request, dict) and "privacy" in request:
+            carried.setdefault(attrs.activity_type.name, set()).add(request["privacy"])
+    assert {"run.suspend", "run.resume", "write.execute"} <= carried.keys()
+    assert all(levels == {level} for levels in carried.values()), carried
 
 
 async def test_a_denial_refuses_every_pending_call_and_the_loop_goes_on(
