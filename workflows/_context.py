@@ -9,10 +9,10 @@ from temporalio.exceptions import ApplicationError
 
 from agentrt.workflows._approval import ApprovalGate
 from agentrt.workflows._details import Details
+from agentrt.workflows._input import InputPause
 from agentrt.workflows._loop import LoopState
 
 with workflow.unsafe.imports_passed_through():
-    from agentrt.contracts.a2a import InputMessage
     from agentrt.contracts.approval import CancelRequest
     from agentrt.contracts.enums import RunStatus, TerminationReason
     from agentrt.contracts.ids import SA_RUN_STATUS
@@ -50,9 +50,7 @@ class RunContext:
     gate: ApprovalGate = field(default_factory=ApprovalGate)
     recorded: set[str] = field(default_factory=set)  # digests whose decision is persisted
     cancel: CancelRequest | None = None
-    awaiting_input: bool = False
-    input: InputMessage | None = None
-    inputs_recorded: set[str] = field(default_factory=set)  # message ids on record
+    input: InputPause = field(default_factory=InputPause)
     finished: bool = False
     details: Details = field(default_factory=Details)  # Temporal Web's current details
     begin_failure: ApplicationError | None = None  # why the run row was never written

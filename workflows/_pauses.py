@@ -117,9 +117,7 @@ async def await_decision(ctx: RunContext, round_no: int, calls: list[ToolCall]) 
 
 async def await_input(ctx: RunContext, round_no: int) -> None:
     """The model asked the remote user for more: wait for the follow-up and record it."""
-    # Ready before the pause commits, like the approval gate.
-    ctx.input = None
-    ctx.awaiting_input = True
+    ctx.input.open()
     try:
         waiting = await call(
             HitlActivities.await_input,
@@ -136,17 +134,17 @@ async def await_input(ctx: RunContext, round_no: int) -> None:
             outage_seconds=ctx.require_plan().timeouts.store_outage_seconds,
         )
     except ActivityError as err:
-        ctx.awaiting_input = False
+        ctx.input.close()
         raise Stop(TerminationReason.SUSPEND_FAILED, error_type=error_type(err)) from None
     if not waiting.applied:
-        ctx.awaiting_input = False
+        ctx.input.close()
         raise Stop(TerminationReason.SUSPEND_FAILED, error_type=ErrorType.SUSPEND_REFUSED)
     set_status(RunStatus.WAITING_FOR_INPUT)
     ctx.details.waiting_for_input(round_no)
     await project(ctx)
-    await workflow.wait_condition(lambda: ctx.input is not None or ctx.cancel_requested())
+    await workflow.wait_condition(lambda: ctx.input.message is not None or ctx.cancel_requested())
     ctx.check_cancel()
-    message = ctx.input
+    message = ctx.input.message
     assert message is not None
     added = await call(
         HitlActivities.add_input,
@@ -161,10 +159,7 @@ async def await_input(ctx: RunContext, round_no: int) -> None:
         summary="record input",
         fails_as=TerminationReason.INTERNAL_ERROR,
     )
-    ctx.awaiting_input = False
-    ctx.input = None
-    if added.applied:
-        ctx.inputs_recorded.add(message.message_id)
+    ctx.input.close(recorded=message if added.applied else None)
     if not added.applied:
         raise Stop(TerminationReason.INTERNAL_ERROR, error_type=ErrorType.INPUT_REFUSED)
     set_status(RunStatus.RUNNING)

@@ -145,9 +145,9 @@ class AgentRunWorkflow:
     async def submit_input(self, message: InputMessage) -> None:
         """A follow-up message for a run that asked for more information."""
         ctx = self._ctx
-        ctx.input = message
-        await workflow.wait_condition(lambda: not ctx.awaiting_input or ctx.finished)
-        if message.message_id not in ctx.inputs_recorded:
+        ctx.input.take(message)
+        await workflow.wait_condition(lambda: not ctx.input.waiting or ctx.finished)
+        if message.message_id not in ctx.input.recorded:
             raise ApplicationError(
                 "the run ended before the input was recorded",
                 type=ErrorType.NOT_AWAITING_INPUT.value,
@@ -160,7 +160,7 @@ class AgentRunWorkflow:
             raise ApplicationError(
                 "input refused: the payload is not a message", type=ErrorType.INVALID_REQUEST.value
             )
-        if not ctx.awaiting_input or ctx.input is not None or ctx.finished:
+        if not ctx.input.accepts() or ctx.finished:
             raise ApplicationError(
                 "run is not waiting for input", type=ErrorType.NOT_AWAITING_INPUT.value
             )

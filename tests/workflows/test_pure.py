@@ -3,12 +3,14 @@
 from datetime import UTC, datetime
 
 from agentrt.activities.guardrails import Verdict
+from agentrt.contracts.a2a import InputMessage
 from agentrt.contracts.approval import ApprovalDecision, PendingApproval
 from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason, ToolEffect
 from agentrt.contracts.messages import ToolCall
 from agentrt.contracts.profiles import RunPlan, Timeouts, ToolPlan
 from agentrt.contracts.run import STOPPING_VERDICTS
 from agentrt.workflows._approval import ApprovalGate, Refusal
+from agentrt.workflows._input import InputPause
 from agentrt.workflows._loop import (
     LoopState,
     Route,
@@ -106,3 +108,19 @@ def test_the_model_activity_stops_on_the_verdicts_the_workflow_stops_on() -> Non
     read the output guardrail's verdicts alike (contracts.run.STOPPING_VERDICTS)."""
     for verdict in Verdict:
         assert (guardrail_stop(verdict.name) is not None) == (verdict.name in STOPPING_VERDICTS)
+
+
+def test_the_input_pause_takes_one_message_per_pause_and_records_it_on_close() -> None:
+    pause = InputPause()
+    assert not pause.accepts()  # not waiting: a message is refused
+    pause.open()
+    first = InputMessage(message_id="m1", text="my order is 1042")
+    assert pause.accepts()
+    pause.take(first)
+    assert not pause.accepts()  # the first one taken is the one recorded
+    pause.close(recorded=first)
+    assert not pause.waiting and pause.message is None and pause.recorded == {"m1"}
+    pause.open()
+    pause.take(InputMessage(message_id="m2", text="again"))
+    pause.close()  # the store refused it: not on record
+    assert pause.recorded == {"m1"} and not pause.accepts()

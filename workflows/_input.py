@@ -1,0 +1,33 @@
+"""The pause for the remote user's follow-up input: whether the workflow takes a message,
+and which messages are on record. Pure, unit-testable; the pause itself is
+`_pauses.await_input`, the update handler `AgentRunWorkflow.submit_input`."""
+
+from dataclasses import dataclass, field
+
+from agentrt.contracts.a2a import InputMessage
+
+
+@dataclass
+class InputPause:
+    # Set before the pause commits, like the approval gate: a client that sees the run
+    # WAITING_FOR_INPUT in the store and answers at once finds the workflow ready.
+    waiting: bool = False
+    message: InputMessage | None = None  # taken, not yet recorded
+    recorded: set[str] = field(default_factory=set)  # message ids on record
+
+    def open(self) -> None:
+        self.waiting, self.message = True, None
+
+    def accepts(self) -> bool:
+        """One message per pause: the first one taken is the one recorded."""
+        return self.waiting and self.message is None
+
+    def take(self, message: InputMessage) -> None:
+        assert self.accepts(), "the update's validator refuses a message the pause does not take"
+        self.message = message
+
+    def close(self, recorded: InputMessage | None = None) -> None:
+        """The pause is over: `recorded`, if given, is on record."""
+        self.waiting, self.message = False, None
+        if recorded is not None:
+            self.recorded.add(recorded.message_id)
