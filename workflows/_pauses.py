@@ -20,6 +20,7 @@ with workflow.unsafe.imports_passed_through():
     from agentrt.contracts.enums import RunStatus, TerminationReason
     from agentrt.contracts.errors import ErrorType
     from agentrt.contracts.messages import ToolCall
+    from agentrt.contracts.profiles import RunPlan
     from agentrt.contracts.run import (
         AddInputRequest,
         AwaitInputRequest,
@@ -46,6 +47,21 @@ async def await_decision(ctx: RunContext, round_no: int, calls: list[ToolCall]) 
     pending = PendingApproval(
         turn_digest=turn_digest(calls), round=round_no, calls=calls, requested_at=workflow.now()
     )
+    await _suspend(ctx, plan, pending)
+    set_status(RunStatus.WAITING_FOR_APPROVAL)
+    ctx.details.waiting_for_approval(plan, pending)
+    await project(ctx)
+    decision = await _decision(ctx, plan)
+    await _record_decision(ctx, plan, round_no, decision)
+    ctx.recorded.add(decision.turn_digest)
+    ctx.details.decided(decision, round_no)
+    ctx.gate.close_turn()
+    set_status(RunStatus.RUNNING)
+    await project(ctx)
+    return decision
+
+
+async def _suspend(ctx: RunContext, plan: RunPlan, pending: PendingApproval) -> None:
     # Open the gate before the suspension commits: a client that sees WAITING in the store
     # and decides at once must find the workflow ready to accept it.
     ctx.gate.open(pending)
@@ -71,9 +87,10 @@ async def await_decision(ctx: RunContext, round_no: int, calls: list[ToolCall]) 
         # Refused (e.g. cancelled first): never an unresumable waiting run.
         ctx.gate.close_turn()
         raise Stop(TerminationReason.SUSPEND_FAILED, error_type=ErrorType.SUSPEND_REFUSED)
-    set_status(RunStatus.WAITING_FOR_APPROVAL)
-    ctx.details.waiting_for_approval(plan, pending)
-    await project(ctx)
+
+
+async def _decision(ctx: RunContext, plan: RunPlan) -> ApprovalDecision:
+    """The decision the gate accepted; a cancel or the approval timeout stops the run."""
     limit = plan.approval_timeout_seconds
     try:
         await workflow.wait_condition(
@@ -89,6 +106,12 @@ async def await_decision(ctx: RunContext, round_no: int, calls: list[ToolCall]) 
     ctx.check_cancel()
     decision = ctx.gate.decision
     assert decision is not None
+    return decision
+
+
+async def _record_decision(
+    ctx: RunContext, plan: RunPlan, round_no: int, decision: ApprovalDecision
+) -> None:
     try:
         resumed = await call(
             HitlActivities.resume,
@@ -107,12 +130,6 @@ async def await_decision(ctx: RunContext, round_no: int, calls: list[ToolCall]) 
         raise Stop(TerminationReason.INTERNAL_ERROR, error_type=error_type(err)) from None
     if not resumed.applied:
         raise Stop(TerminationReason.INTERNAL_ERROR, error_type=ErrorType.RESUME_REFUSED)
-    ctx.recorded.add(decision.turn_digest)
-    ctx.details.decided(decision, round_no)
-    ctx.gate.close_turn()
-    set_status(RunStatus.RUNNING)
-    await project(ctx)
-    return decision
 
 
 async def await_input(ctx: RunContext, round_no: int) -> None:
