@@ -35,6 +35,7 @@ from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer
 from agentrt.workers.compose import build
 from bench.database import bench_database
+from bench.drive import all_of
 from bench.harness import PROFILES_FILE, RESULTS_DIR, RULES_FILE
 
 
@@ -112,7 +113,7 @@ async def throughput(runtime: AgentRuntime, client: Client, total: int, concurre
                 raise RuntimeError(f"run {run_id} ended {result.status.value}")
 
     start = time.perf_counter()
-    await asyncio.gather(*(one() for _ in range(total)))
+    await all_of(one() for _ in range(total))
     return total / (time.perf_counter() - start)
 
 
@@ -130,7 +131,7 @@ async def park(runtime: AgentRuntime, ctx: StoreContext, total: int) -> float:
             await runtime.start("bench-approval", "bench wait", initiator="bench")
 
     start = time.perf_counter()
-    await asyncio.gather(*(one() for _ in range(total)))
+    await all_of(one() for _ in range(total))
     for _ in range(2400):  # at most 20 minutes
         if await asyncio.to_thread(waiting_count, ctx) >= total:
             return time.perf_counter() - start

@@ -4,7 +4,7 @@ start the workflow, wait for its result, stop the clock."""
 import asyncio
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 
 from temporalio.client import WorkflowFailureError
 
@@ -16,6 +16,20 @@ from bench.harness import Bench
 
 class BenchError(RuntimeError):
     """A benchmark run did not do what the benchmark relies on."""
+
+
+async def all_of(runs: Iterable[Awaitable[object]]) -> None:
+    """Await every run; the first failure cancels the others, then propagates. (A bare
+    gather leaves them running: a burst whose one run failed went on starting runs against
+    a worker that was shutting down, and the process took long to exit, if it did.)"""
+    tasks = [asyncio.ensure_future(r) for r in runs]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
 
 
 def _ms_since(start: float) -> float:
@@ -73,7 +87,7 @@ async def throughput(
             await one()
 
     start = time.perf_counter()
-    await asyncio.gather(*(gated() for _ in range(total)))
+    await all_of(gated() for _ in range(total))
     return total / (time.perf_counter() - start)
 
 

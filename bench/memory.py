@@ -27,7 +27,7 @@ from agentrt.store.rows import RunRow
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer
 from bench.config import BenchConfig
-from bench.drive import BenchError
+from bench.drive import BenchError, all_of
 from bench.harness import dev_server
 from bench.loop_activities import TURNS
 from bench.loop_workflow import WORKFLOW_LOOP, LoopInput
@@ -83,7 +83,7 @@ async def _gated(n: int, one: Callable[[int], Awaitable[None]]) -> None:
         async with gate:
             await one(i)
 
-    await asyncio.gather(*(go(i) for i in range(n)))
+    await all_of(go(i) for i in range(n))
 
 
 async def _until(count: Callable[[], int], n: int, seconds: float) -> None:

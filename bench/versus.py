@@ -17,7 +17,7 @@ from agentrt.contracts.enums import TerminationReason
 from agentrt.store.demo import DemoWorld
 from bench.breakdown import SPLIT_COLUMNS, Breakdown, RunSplit
 from bench.config import BenchConfig
-from bench.drive import BenchError, agent_run
+from bench.drive import BenchError, agent_run, all_of
 from bench.harness import Bench
 from bench.histories import fetch_facts
 from bench.loop_workflow import WORKFLOW_LOOP, LoopInput
@@ -132,7 +132,7 @@ async def burst(n: int, once: Callable[[], Awaitable[object]]) -> Burst:
     me = cpu_seconds(os.getpid())
     server = total_cpu(servers)
     start = time.perf_counter()
-    await asyncio.gather(*(once() for _ in range(n)))
+    await all_of(once() for _ in range(n))
     seconds = time.perf_counter() - start
     return Burst(
         n / seconds,
