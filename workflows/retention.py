@@ -16,6 +16,7 @@ with workflow.unsafe.imports_passed_through():
         PurgeRequest,
         RetentionPolicy,
         RetentionReport,
+        RunIds,
     )
 
 _CALL: ActivityConfig = {
@@ -24,6 +25,11 @@ _CALL: ActivityConfig = {
     "retry_policy": RetryPolicy(maximum_interval=timedelta(seconds=30), maximum_attempts=10),
 }
 SETTLE_CHECKS, SETTLE_PAUSE = 30, timedelta(seconds=2)
+# Checks in a row in which no cancelled run settled: the rest have no worker to settle them
+# (their queue is not served), so the pass stops waiting for them. Passes recorded before
+# this patch waited out all SETTLE_CHECKS.
+STALLED_CHECKS = 5
+SETTLE_UNTIL_STALLED = "retention-settle-until-stalled"
 MAX_BATCHES = 50  # a pass purges at most this many batches; the next pass goes on
 
 
@@ -38,13 +44,7 @@ class RetentionWorkflow:
             await call(RetentionActivities.cancel, stale, _CALL, summary="cancel stale runs")
             # Give the cancelled runs their settle (a guarded terminal write) before purging;
             # one that does not settle in time is purged anyway (deleting terminates it).
-            for _ in range(SETTLE_CHECKS):
-                left = await call(
-                    RetentionActivities.unsettled, stale, _CALL, summary="wait for settle"
-                )
-                if not left.run_ids:
-                    break
-                await workflow.sleep(SETTLE_PAUSE)
+            await _settle_wait(stale)
         purged, extra = 0, stale.run_ids
         for _ in range(MAX_BATCHES):
             result = await call(
@@ -57,3 +57,18 @@ class RetentionWorkflow:
             if not result.more:
                 break
         return RetentionReport(cancelled=len(stale.run_ids), purged=purged)
+
+
+async def _settle_wait(stale: RunIds) -> None:
+    """Wait while the cancelled runs settle: until all have, SETTLE_CHECKS have passed, or
+    none has for STALLED_CHECKS checks in a row."""
+    unsettled, quiet = len(stale.run_ids), 0
+    for _ in range(SETTLE_CHECKS):
+        left = await call(RetentionActivities.unsettled, stale, _CALL, summary="wait for settle")
+        if not left.run_ids:
+            return
+        quiet = quiet + 1 if len(left.run_ids) >= unsettled else 0
+        unsettled = len(left.run_ids)
+        if quiet >= STALLED_CHECKS and workflow.patched(SETTLE_UNTIL_STALLED):
+            return
+        await workflow.sleep(SETTLE_PAUSE)

@@ -8,18 +8,22 @@ import uuid
 import pytest
 from a2a.types import GetTaskRequest
 from a2a.utils.errors import TaskNotFoundError
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, ScheduleActionStartWorkflow
 from temporalio.service import RPCError, RPCStatusCode
 
+from agentrt.activities.ports import no_faults
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import ConfigError, RunNotFoundError
-from agentrt.contracts.ids import WORKFLOW_RETENTION
+from agentrt.contracts.ids import ACT_RETENTION_UNSETTLED, WORKFLOW_RETENTION
 from agentrt.contracts.retention import RetentionPolicy, RetentionReport
 from agentrt.core.settings import Settings
 from agentrt.starter import cli, schedules
 from agentrt.workers.fleet import maintenance_worker
+from agentrt.workflows.retention import SETTLE_CHECKS, STALLED_CHECKS
 from tests.api.conftest import Live, user_message
 from tests.workflows._waiting import until_status
+from tests.workflows.test_failures import MakeRuntime
 
 SECOND = 1 / 86400  # in days
 
@@ -84,6 +88,39 @@ async def test_a_pass_purges_settled_and_stale_runs_everywhere(client: Client, l
         *(_gone_from_temporal(client, r) for r in (settled_run, waiting_run))
     )
     assert gone == [True, True]
+
+
+async def test_a_pass_stops_waiting_for_cancelled_runs_no_worker_can_settle(
+    client: Client, live: Live, make_runtime: MakeRuntime
+) -> None:
+    async with make_runtime(no_faults) as runtime:
+        orphan = await runtime.run("support", "Please refund order 1042")
+        assert orphan.status is RunStatus.WAITING_FOR_APPROVAL
+    # Its worker is gone: the pass's cancel reaches the workflow, which cannot settle.
+    queue = f"maint-{uuid.uuid4().hex[:8]}"
+    settings = live.settings.model_copy(update={"maintenance_task_queue": queue})
+    pass_id = f"retention-{uuid.uuid4().hex[:8]}"
+    await asyncio.sleep(1.2)
+    async with maintenance_worker(client, live.parts, settings):
+        report = await client.execute_workflow(
+            WORKFLOW_RETENTION,
+            RetentionPolicy(finished_days=365, waiting_days=SECOND),
+            id=pass_id,
+            task_queue=queue,
+            result_type=RetentionReport,
+        )
+    assert report.cancelled >= 1 and report.purged >= 1
+    with pytest.raises(RunNotFoundError):  # purged all the same
+        await live.runtime.status(orphan.run_id)
+    history = await client.get_workflow_handle(pass_id).fetch_history()
+    checks = [
+        e
+        for e in history.events
+        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+        and e.activity_task_scheduled_event_attributes.activity_type.name == ACT_RETENTION_UNSETTLED
+    ]
+    # Stopped once STALLED_CHECKS checks in a row saw no run settle, not after all of them.
+    assert STALLED_CHECKS <= len(checks) < SETTLE_CHECKS
 
 
 async def test_schedules_apply_is_idempotent(client: Client, settings: Settings) -> None:
