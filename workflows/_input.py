@@ -22,9 +22,14 @@ class InputPause:
         """One message per pause: the first one taken is the one recorded."""
         return self.waiting and self.message is None
 
-    def take(self, message: InputMessage) -> None:
-        assert self.accepts(), "the update's validator refuses a message the pause does not take"
+    def take(self, message: InputMessage) -> bool:
+        """Whether the pause took `message`. The update's validator checks `accepts`, but two
+        updates delivered in one activation both pass it before either handler runs, and a
+        pause can close between a validator and its handler: those are refused here."""
+        if not self.accepts():
+            return False
         self.message = message
+        return True
 
     def close(self, recorded: InputMessage | None = None) -> None:
         """The pause is over: `recorded`, if given, is on record."""

@@ -145,7 +145,10 @@ class AgentRunWorkflow:
     async def submit_input(self, message: InputMessage) -> None:
         """A follow-up message for a run that asked for more information."""
         ctx = self._ctx
-        ctx.input.take(message)
+        if not ctx.input.take(message):
+            raise ApplicationError(
+                "run is not waiting for input", type=ErrorType.NOT_AWAITING_INPUT.value
+            )
         await workflow.wait_condition(lambda: not ctx.input.waiting or ctx.finished)
         if message.message_id not in ctx.input.recorded:
             raise ApplicationError(

@@ -116,11 +116,15 @@ def test_the_input_pause_takes_one_message_per_pause_and_records_it_on_close() -
     pause.open()
     first = InputMessage(message_id="m1", text="my order is 1042")
     assert pause.accepts()
-    pause.take(first)
-    assert not pause.accepts()  # the first one taken is the one recorded
+    assert pause.take(first)
+    # The first one taken is the one recorded: a second in the same pause is refused.
+    assert not pause.accepts()
+    assert not pause.take(InputMessage(message_id="m1b", text="second")) and pause.message == first
     pause.close(recorded=first)
     assert not pause.waiting and pause.message is None and pause.recorded == {"m1"}
     pause.open()
-    pause.take(InputMessage(message_id="m2", text="again"))
+    assert pause.take(InputMessage(message_id="m2", text="again"))
     pause.close()  # the store refused it: not on record
     assert pause.recorded == {"m1"} and not pause.accepts()
+    # A message arriving after the pause closed is not taken (the handler refuses it).
+    assert not pause.take(InputMessage(message_id="m3", text="late")) and pause.message is None
