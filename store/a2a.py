@@ -25,11 +25,9 @@ from agentrt.store.a2a_view import (
 from agentrt.store.answer import answer_ceiling
 from agentrt.store.context import CompletionHook, StoreContext, as_utc, dumps, utcnow
 from agentrt.store.rows import RunRow
-from agentrt.store.sealed import TASK_ARTIFACTS, TASK_HISTORY, TASK_STATUS_MESSAGE
+from agentrt.store.sealed import TASK_ARTIFACTS, TASK_HISTORY, TASK_STATUS_MESSAGE, SealedColumn
 
 __all__ = ["A2AStore", "ResultNotRetainableError", "TaskRecord"]
-
-_SEALED = {c.column: c for c in (TASK_ARTIFACTS, TASK_STATUS_MESSAGE, TASK_HISTORY)}
 
 
 @dataclass(frozen=True)
@@ -77,13 +75,13 @@ class A2AStore:
 
     # --- sealing ---------------------------------------------------------------------------
 
-    def seal(self, column: str, task_id: str, value: Any) -> str:
-        return _SEALED[column].seal(self._ctx.sealer, dumps(value), task_id)
+    def seal(self, column: SealedColumn, task_id: str, value: Any) -> str:
+        return column.seal(self._ctx.sealer, dumps(value), task_id)
 
-    def unseal(self, column: str, task_id: str, sealed: str | None, default: Any) -> Any:
+    def unseal(self, column: SealedColumn, task_id: str, sealed: str | None, default: Any) -> Any:
         if sealed is None:
             return default
-        return json.loads(_SEALED[column].open(self._ctx.sealer, sealed, task_id))
+        return json.loads(column.open(self._ctx.sealer, sealed, task_id))
 
     def record(self, row: A2ATaskRow) -> TaskRecord:
         status_at = as_utc(row.status_at)
@@ -96,10 +94,10 @@ class A2AStore:
             profile=row.profile,
             answer_level=row.answer_level,
             state=row.state,
-            status_message=self.unseal("status_message", row.id, row.status_message, None),
+            status_message=self.unseal(TASK_STATUS_MESSAGE, row.id, row.status_message, None),
             status_at=status_at,
-            artifacts=self.unseal("artifacts", row.id, row.artifacts, []),
-            history=self.unseal("history", row.id, row.history, []),
+            artifacts=self.unseal(TASK_ARTIFACTS, row.id, row.artifacts, []),
+            history=self.unseal(TASK_HISTORY, row.id, row.history, []),
             metadata=dict(json.loads(row.task_metadata or "{}")),
             journal_head=row.journal_head,
         )
@@ -130,7 +128,7 @@ class A2AStore:
                 profile=profile,
                 answer_level=answer_level,
                 state=SUBMITTED,
-                history=self.seal("history", task_id, [kept]),
+                history=self.seal(TASK_HISTORY, task_id, [kept]),
                 task_metadata="{}",
                 status_at=now,
                 run_revision=-1,
@@ -163,13 +161,13 @@ class A2AStore:
             row = self._locked(s, task_id, owner)
             if row is None:
                 return None
-            history = self.unseal("history", task_id, row.history, [])
+            history = self.unseal(TASK_HISTORY, task_id, row.history, [])
             if any(m.get("messageId") == message["messageId"] for m in history):
                 return self.record(row), False
             if row.state != when_state:
                 return None
             history.append(_kept_message(message, row.answer_level))
-            row.history = self.seal("history", task_id, history)
+            row.history = self.seal(TASK_HISTORY, task_id, history)
             row.updated_at = utcnow()
             return self.record(row), True
 
@@ -178,9 +176,9 @@ class A2AStore:
             row = self._locked(s, task_id, None)
             if row is None:
                 return
-            history = self.unseal("history", task_id, row.history, [])
+            history = self.unseal(TASK_HISTORY, task_id, row.history, [])
             kept = [m for m in history if m.get("messageId") != message_id]
-            row.history = self.seal("history", task_id, kept)
+            row.history = self.seal(TASK_HISTORY, task_id, kept)
 
     @property
     def completion(self) -> CompletionHook:
@@ -206,14 +204,14 @@ class A2AStore:
         text = keep_text(answer, level)
         now = utcnow()
         message = agent_message(f"{row.id}:result", row.id, row.context_id, text)
-        history = self.unseal("history", row.id, row.history, [])
+        history = self.unseal(TASK_HISTORY, row.id, row.history, [])
         if all(m.get("messageId") != message["messageId"] for m in history):
             history.append(message)
         row.run_id = run_id
         row.state = COMPLETED
-        row.artifacts = self.seal("artifacts", row.id, [text_artifact(text)])
-        row.status_message = self.seal("status_message", row.id, message)
-        row.history = self.seal("history", row.id, history)
+        row.artifacts = self.seal(TASK_ARTIFACTS, row.id, [text_artifact(text)])
+        row.status_message = self.seal(TASK_STATUS_MESSAGE, row.id, message)
+        row.history = self.seal(TASK_HISTORY, row.id, history)
         row.status_at = now
         row.updated_at = now
         s.flush()

@@ -34,7 +34,13 @@ from agentrt.store.a2a_view import (
 from agentrt.store.answer import ceiling_of
 from agentrt.store.context import StoreContext, dumps, utcnow
 from agentrt.store.rows import MessageRow, RunRow
-from agentrt.store.sealed import MESSAGE_BODY, RUN_ANSWER
+from agentrt.store.sealed import (
+    MESSAGE_BODY,
+    RUN_ANSWER,
+    TASK_ARTIFACTS,
+    TASK_HISTORY,
+    TASK_STATUS_MESSAGE,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -80,7 +86,8 @@ class A2AProjector:
         if note is not None:
             message = agent_message(f"{task.id}:{run.revision}", task.id, task.context_id, note)
             if state == COMPLETED:
-                message = self._tasks.unseal("status_message", task.id, task.status_message, None)
+                sealed = task.status_message
+                message = self._tasks.unseal(TASK_STATUS_MESSAGE, task.id, sealed, None)
         status_obj = status(state, message, task.status_at if state == COMPLETED else now)
         written = 0
         for slot, art in enumerate(artifacts, start=1):
@@ -97,13 +104,13 @@ class A2AProjector:
         ) >= 0:  # fmt: skip
             written += 1
         if message is not None and state != COMPLETED:
-            history = self._tasks.unseal("history", task.id, task.history, [])
+            history = self._tasks.unseal(TASK_HISTORY, task.id, task.history, [])
             if all(m.get("messageId") != message["messageId"] for m in history):
                 history.append(message)
-                task.history = self._tasks.seal("history", task.id, history)
+                task.history = self._tasks.seal(TASK_HISTORY, task.id, history)
         task.state = state
         task.status_message = (
-            None if message is None else self._tasks.seal("status_message", task.id, message)
+            None if message is None else self._tasks.seal(TASK_STATUS_MESSAGE, task.id, message)
         )
         task.task_metadata = dumps(metadata)
         if state != COMPLETED:
@@ -118,9 +125,10 @@ class A2AProjector:
     ) -> tuple[str, str | None, dict[str, Any], list[dict[str, Any]]]:
         """COMPLETED: the result was stored by the completion transaction; journal it."""
         if task.state == COMPLETED and task.artifacts is not None:
-            message = self._tasks.unseal("status_message", task.id, task.status_message, None)
+            message = self._tasks.unseal(TASK_STATUS_MESSAGE, task.id, task.status_message, None)
             text = message["parts"][0]["text"] if message else ""
-            return COMPLETED, text, {}, self._tasks.unseal("artifacts", task.id, task.artifacts, [])
+            artifacts = self._tasks.unseal(TASK_ARTIFACTS, task.id, task.artifacts, [])
+            return COMPLETED, text, {}, artifacts
         # No completion hook ran (a worker without the A2A hook): never COMPLETED empty.
         logger.warning("run %s completed without its A2A result; recovering", run.id)
         if run.answer is None or level not in RETAINABLE_LEVELS:
@@ -128,10 +136,10 @@ class A2AProjector:
         answer = RUN_ANSWER.open(self._ctx.sealer, run.answer, run.id)
         text = keep_text(answer, level)
         message = agent_message(f"{task.id}:result", task.id, task.context_id, text)
-        task.artifacts = self._tasks.seal("artifacts", task.id, [text_artifact(text)])
-        task.status_message = self._tasks.seal("status_message", task.id, message)
-        history = self._tasks.unseal("history", task.id, task.history, [])
-        task.history = self._tasks.seal("history", task.id, [*history, message])
+        task.artifacts = self._tasks.seal(TASK_ARTIFACTS, task.id, [text_artifact(text)])
+        task.status_message = self._tasks.seal(TASK_STATUS_MESSAGE, task.id, message)
+        history = self._tasks.unseal(TASK_HISTORY, task.id, task.history, [])
+        task.history = self._tasks.seal(TASK_HISTORY, task.id, [*history, message])
         task.state = COMPLETED
         task.status_at = utcnow()
         return COMPLETED, text, {}, [text_artifact(text)]

@@ -13,9 +13,7 @@ from sqlalchemy.orm import Session
 
 from agentrt.store.a2a_rows import A2APushConfigRow, A2APushDeliveryRow, A2ATaskRow
 from agentrt.store.context import StoreContext, as_utc, utcnow
-from agentrt.store.sealed import PUSH_AUTH_CREDENTIALS, PUSH_TOKEN, within
-
-_SEALED = {c.column: c for c in (PUSH_TOKEN, PUSH_AUTH_CREDENTIALS)}
+from agentrt.store.sealed import PUSH_AUTH_CREDENTIALS, PUSH_TOKEN, SealedColumn, within
 
 
 @dataclass(frozen=True)
@@ -42,15 +40,15 @@ class A2APushStore:
     def __init__(self, ctx: StoreContext) -> None:
         self._ctx = ctx
 
-    def _seal(self, column: str, row: str, value: str | None) -> str | None:
+    def _seal(self, column: SealedColumn, row: str, value: str | None) -> str | None:
         if value is None:
             return None
-        return _SEALED[column].seal(self._ctx.sealer, value, row)
+        return column.seal(self._ctx.sealer, value, row)
 
-    def _open(self, column: str, row: str, value: str | None) -> str | None:
+    def _open(self, column: SealedColumn, row: str, value: str | None) -> str | None:
         if value is None:
             return None
-        return _SEALED[column].open(self._ctx.sealer, value, row)
+        return column.open(self._ctx.sealer, value, row)
 
     def _config(self, r: A2APushConfigRow) -> PushConfig:
         key = within(r.task_id, r.id)
@@ -58,9 +56,9 @@ class A2APushStore:
             task_id=r.task_id,
             id=r.id,
             url=r.url,
-            token=self._open("token", key, r.token),
+            token=self._open(PUSH_TOKEN, key, r.token),
             auth_scheme=r.auth_scheme,
-            auth_credentials=self._open("auth_credentials", key, r.auth_credentials),
+            auth_credentials=self._open(PUSH_AUTH_CREDENTIALS, key, r.auth_credentials),
             delivered_through=r.delivered_through,
         )
 
@@ -92,9 +90,9 @@ class A2APushStore:
                 )
                 s.add(row)
             row.url = url
-            row.token = self._seal("token", key, token)
+            row.token = self._seal(PUSH_TOKEN, key, token)
             row.auth_scheme = auth_scheme
-            row.auth_credentials = self._seal("auth_credentials", key, auth_credentials)
+            row.auth_credentials = self._seal(PUSH_AUTH_CREDENTIALS, key, auth_credentials)
             s.flush()
             return self._config(row)
 
