@@ -23,9 +23,12 @@ class InputPause:
         return self.waiting and self.message is None
 
     def take(self, message: InputMessage) -> bool:
-        """Whether the pause took `message`. The update's validator checks `accepts`, but two
-        updates delivered in one activation both pass it before either handler runs, and a
-        pause can close between a validator and its handler: those are refused here."""
+        """Whether the pause took `message`. The update's validator checks `accepts` first,
+        and the SDK (1.35) runs a validator and its handler in one task with nothing to
+        yield between them, so of two follow-ups in one activation the second is refused by
+        its validator (tests/workflows/test_input.py). This keeps the handler right should
+        anything come to yield in between (an interceptor, another SDK version): it refuses
+        then, rather than overwrite the message already taken."""
         if not self.accepts():
             return False
         self.message = message
