@@ -35,9 +35,13 @@ from tests._db import scratch_database
 TEST_SEAL_KEYS = "test:" + base64.b64encode(b"k" * 32).decode()
 
 
+# A module that imports tests/_db.py makes a database of its own or asks for the backend.
+OWN_DATABASE = "tests._db"
+
+
 @functools.cache
 def _picks_its_own_database(module: Path) -> bool:
-    return "tests._db" in module.read_text()
+    return OWN_DATABASE in module.read_text()
 
 
 def reaches_the_database(item: pytest.Item) -> bool:

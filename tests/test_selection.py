@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import reaches_the_database
+from tests.conftest import OWN_DATABASE, reaches_the_database
 
 TESTS = Path(__file__).parent
 
@@ -29,3 +29,17 @@ def test_a_module_that_makes_its_own_database_is_kept_whole(module: str) -> None
         path = TESTS / module
 
     assert reaches_the_database(Elsewhere)  # type: ignore[arg-type]
+
+
+def test_no_helper_or_conftest_makes_a_database_the_rule_cannot_see() -> None:
+    """The rule reads the test's own module: a fixture or helper elsewhere that made a
+    database through tests/_db.py would escape it. Only the root conftest does (for
+    `database_url`, which the rule follows)."""
+    helpers = [
+        p.relative_to(TESTS).as_posix()
+        for p in TESTS.rglob("*.py")
+        if not p.name.startswith("test_")
+        and p not in (TESTS / "conftest.py", TESTS / "_db.py")
+        and OWN_DATABASE in p.read_text()
+    ]
+    assert helpers == []
