@@ -13,10 +13,10 @@ from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.ids import UPDATE_SUBMIT_INPUT
 from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
-from agentrt.store.a2a import A2AStore
 from agentrt.store.runs import RunStore
 from agentrt.workers.compose import Parts
 from agentrt.workers.main import make_worker
+from tests.workflows._tasks import FIRST_QUESTION, new_a2a_task
 from tests.workflows._waiting import until_status
 
 
@@ -26,16 +26,9 @@ async def test_two_follow_ups_in_one_pause_record_one_and_refuse_the_other(
     queue = f"tq-{uuid.uuid4().hex[:10]}"
     runtime = AgentRuntime(client, runs, queue)
     served = settings.model_copy(update={"task_queue": queue})
-    task_id, run_id = str(uuid.uuid4()), str(uuid.uuid4())
-    first = {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "which order is late?"}]}
-    await asyncio.to_thread(
-        lambda: A2AStore(parts.ctx).create(
-            task_id=task_id, context_id=str(uuid.uuid4()), workflow_id=run_id, owner="t",
-            profile="auto", answer_level="full", message=first,
-        )
-    )  # fmt: skip
+    task_id, run_id = await new_a2a_task(parts, owner="t")
     async with make_worker(client, parts, served):
-        await runtime.start("auto", "which order is late?", run_id=run_id, a2a_task_id=task_id)
+        await runtime.start("auto", FIRST_QUESTION, run_id=run_id, a2a_task_id=task_id)
         await until_status(runtime, run_id, RunStatus.WAITING_FOR_INPUT)
     # No worker now: both updates wait at the server and reach the next one together.
     handle = client.get_workflow_handle(run_id)

@@ -23,10 +23,10 @@ from agentrt.contracts.errors import UnknownProfileError
 from agentrt.contracts.ids import UPDATE_SUBMIT_INPUT
 from agentrt.core.temporal import data_converter
 from agentrt.starter.facade import AgentRuntime
-from agentrt.store.a2a import A2AStore
 from agentrt.workers.compose import Parts
 from agentrt.workers.main import sandbox_runner
 from agentrt.workflows.agent_run import AgentRunWorkflow
+from tests.workflows._tasks import FIRST_QUESTION, new_a2a_task
 from tests.workflows._waiting import until_status
 
 HISTORIES = Path(__file__).resolve().parents[1] / "histories"
@@ -96,15 +96,8 @@ async def _fresh(runtime: AgentRuntime, client: Client, parts: Parts) -> dict[st
 
 async def _a2a_follow_up(runtime: AgentRuntime, client: Client, parts: Parts) -> str:
     """A run serving an A2A task: projections, an input-required pause, a follow-up."""
-    task_id, run_id = str(uuid.uuid4()), str(uuid.uuid4())
-    first = {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "which order is late?"}]}
-    await asyncio.to_thread(
-        lambda: A2AStore(parts.ctx).create(
-            task_id=task_id, context_id=str(uuid.uuid4()), workflow_id=run_id, owner="replay",
-            profile="auto", answer_level="full", message=first,
-        )
-    )  # fmt: skip
-    await runtime.start("auto", "which order is late?", run_id=run_id, a2a_task_id=task_id)
+    task_id, run_id = await new_a2a_task(parts, owner="replay")
+    await runtime.start("auto", FIRST_QUESTION, run_id=run_id, a2a_task_id=task_id)
     await until_status(runtime, run_id, RunStatus.WAITING_FOR_INPUT)
     await client.get_workflow_handle(run_id).execute_update(
         UPDATE_SUBMIT_INPUT, InputMessage(message_id="m2", text="order 1042", sent_by="replay")

@@ -1,0 +1,22 @@
+"""An A2A task stored for a run that is yet to start, as the A2A server stores one."""
+
+import asyncio
+import uuid
+
+from agentrt.store.a2a import A2AStore
+from agentrt.workers.compose import Parts
+
+FIRST_QUESTION = "which order is late?"
+
+
+async def new_a2a_task(parts: Parts, owner: str) -> tuple[str, str]:
+    """(task id, run id): the task's first message asks FIRST_QUESTION."""
+    task_id, run_id = str(uuid.uuid4()), str(uuid.uuid4())
+    first = {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": FIRST_QUESTION}]}
+    await asyncio.to_thread(
+        lambda: A2AStore(parts.ctx).create(
+            task_id=task_id, context_id=str(uuid.uuid4()), workflow_id=run_id, owner=owner,
+            profile="auto", answer_level="full", message=first,
+        )
+    )  # fmt: skip
+    return task_id, run_id
