@@ -1,8 +1,10 @@
-"""Approval decisions and cancel requests for `AgentRuntime`: the checked request, and the
-typed error for a decision the run refused."""
+"""Approval decisions and cancel requests for `AgentRuntime`: the checked request, the
+typed error for a decision the run refused, and the cancel as Temporal is sent it."""
 
 from pydantic import ValidationError
+from temporalio.client import Client
 from temporalio.exceptions import ApplicationError
+from temporalio.service import RPCError, RPCStatusCode
 
 from agentrt.contracts.approval import ApprovalDecision, CancelRequest, refusal_sentence
 from agentrt.contracts.errors import (
@@ -14,6 +16,7 @@ from agentrt.contracts.errors import (
     SelfApprovalError,
     StaleTurnError,
 )
+from agentrt.contracts.ids import SIGNAL_CANCEL
 
 _REFUSALS: dict[str, type[ApprovalError]] = {
     ErrorType.NOT_AWAITING_APPROVAL: RunNotAwaitingApprovalError,
@@ -48,6 +51,18 @@ def checked_cancel(by: str, reason: str | None) -> CancelRequest:
         return CancelRequest(by=by, reason=reason)
     except ValidationError as exc:
         raise InvalidRequestError(f"invalid cancel: {exc.errors()[0]['msg']}") from None
+
+
+async def cancel_workflow(client: Client, run_id: str, request: CancelRequest) -> None:
+    handle = client.get_workflow_handle(run_id)
+    try:
+        # The signal names the actor; Temporal's own cancel request, right after it, is
+        # what lets the workflow close CANCELED (the same as `temporal workflow cancel`).
+        await handle.signal(SIGNAL_CANCEL, request)
+        await handle.cancel(reason=f"cancelled by {request.by}")
+    except RPCError as err:
+        if err.status is not RPCStatusCode.NOT_FOUND:  # closed meanwhile: nothing to do
+            raise
 
 
 def decision_update_id(decision: ApprovalDecision) -> str:

@@ -2,26 +2,17 @@
 the store; it never runs the agent itself."""
 
 import asyncio
-import contextlib
-import logging
 from collections.abc import Mapping
-from datetime import timedelta
 from types import TracebackType
 from typing import Self
 
 from pydantic import ValidationError
 from sqlalchemy import Engine
-from temporalio.client import (
-    Client,
-    WorkflowFailureError,
-    WorkflowUpdateFailedError,
-    WorkflowUpdateRPCTimeoutOrCancelledError,
-)
-from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
+from temporalio.client import Client, WorkflowFailureError, WorkflowUpdateFailedError
+from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from agentrt.contracts.approval import (
-    CancelRequest,
     DecisionReceipt,
     DecisionRefusal,
 )
@@ -29,45 +20,29 @@ from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import (
     ConfigError,
     ErrorType,
-    InvalidRequestError,
-    NoWorkerError,
     RunNotAwaitingApprovalError,
     RunNotBegunError,
     UnknownProfileError,
 )
-from agentrt.contracts.ids import (
-    DEFAULT_TASK_QUEUE,
-    QUERY_REFUSED_DECISIONS,
-    SIGNAL_CANCEL,
-    UPDATE_BEGUN,
-    UPDATE_DECIDE,
-)
-from agentrt.contracts.run import BeginReceipt, EventView, RunInput, RunView
+from agentrt.contracts.ids import DEFAULT_TASK_QUEUE, QUERY_REFUSED_DECISIONS, UPDATE_DECIDE
+from agentrt.contracts.run import EventView, RunInput, RunView
 from agentrt.core.profiles import profile_queues
 from agentrt.core.settings import Settings
 from agentrt.core.temporal import connect
 from agentrt.starter._deciding import (
+    cancel_workflow,
     checked_cancel,
     checked_decision,
     decision_update_id,
     refusal_error,
 )
-from agentrt.starter._starting import (
-    begin_error,
-    checked_start,
-    missing_run,
-    not_begun_error,
-    pollers,
-    retrieve_start_error,
-    start_operation,
-    start_rpc_error,
-)
+from agentrt.starter._launch import Launcher
+from agentrt.starter._starting import checked_start, missing_run
 from agentrt.store.open import open_store
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer
 
 DEFAULT_BEGIN_TIMEOUT = 30.0  # seconds; a polling worker begins a run within moments
-logger = logging.getLogger("agentrt.runtime")
 
 
 class AgentRuntime:
@@ -85,10 +60,9 @@ class AgentRuntime:
         profiles file); every other profile starts on `task_queue`."""
         self._client = client
         self._runs = runs
-        self._task_queue = task_queue
-        self._begin_timeout = begin_timeout
-        self._routes = dict(routes or {})
-        self._polled: set[str] = set()  # queues seen with a worker polling them
+        self._launcher = Launcher(
+            client, task_queue, begin_timeout=begin_timeout, routes=routes or {}
+        )
         self._engine: Engine | None = None  # set when connect() opened the store
 
     @classmethod
@@ -166,11 +140,9 @@ class AgentRuntime:
         run_id: str | None = None,
         a2a_task_id: str | None = None,
     ) -> str:
-        """Start a run; returns its uuid (= the workflow id). Bad input changes nothing.
-        With `a2a_task_id`, the run serves that (already stored) A2A task."""
+        """Start a run; returns its uuid (= the workflow id) once the run exists. Bad input
+        changes nothing. With `a2a_task_id`, the run serves that (already stored) A2A task."""
         run_id = checked_start(profile, prompt, max_iterations, run_id)
-        queue = self.task_queue_of(profile)
-        await self._warn_if_unpolled(queue, profile)
         request = RunInput(
             run_id=run_id,
             profile=profile,
@@ -179,71 +151,12 @@ class AgentRuntime:
             initiator=initiator,
             a2a_task_id=a2a_task_id,
         )
-        start = start_operation(request, queue)
-        try:
-            # Update-with-Start: the `begun` update answers once the run row exists, so a run
-            # that cannot begin (unknown profile, ...) fails here, not later in Temporal. The
-            # SDK re-polls an update no worker has taken without end: the bound is ours.
-            async with asyncio.timeout(self._begin_timeout):
-                await self._client.execute_update_with_start_workflow(
-                    UPDATE_BEGUN,
-                    start_workflow_operation=start,
-                    # Unique within its workflow, whose id is the run's: the run uuid again
-                    # would only repeat 36 bytes in three history events.
-                    id=UPDATE_BEGUN,
-                    result_type=BeginReceipt,
-                    rpc_timeout=timedelta(seconds=self._begin_timeout),
-                )
-        except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError):
-            retrieve_start_error(start)
-            raise await self._not_begun_in_time(run_id, queue) from None
-        except WorkflowAlreadyStartedError:
-            raise InvalidRequestError(f"run id {run_id} is already taken") from None
-        except WorkflowUpdateFailedError as err:
-            raise begin_error(err.cause, profile) from None
-        except RPCError as err:
-            retrieve_start_error(start)
-            config = start_rpc_error(err)
-            if config is not None:
-                raise config from None
-            if err.status is not RPCStatusCode.NOT_FOUND:
-                raise
-            raise await missing_run(self._client, run_id) from None  # closed before answering
+        await self._launcher.launch(request)
         return run_id
-
-    async def _not_begun_in_time(self, run_id: str, queue: str) -> NoWorkerError:
-        """No worker began the run within the bound: withdraw it (the same cancel as
-        `cancel`), so it does not start behind the caller's back, and say why."""
-        polling = await pollers(self._client, queue)
-        with contextlib.suppress(RPCError):
-            await self._cancel_workflow(
-                run_id,
-                CancelRequest(
-                    by="agentrt",
-                    reason=f"withdrawn: not begun within {self._begin_timeout:g}s of its start",
-                ),
-            )
-        return not_begun_error(run_id, queue, polling, self._begin_timeout)
 
     def task_queue_of(self, profile: str) -> str:
         """The task queue a run of `profile` is started on."""
-        return self._routes.get(profile, self._task_queue)
-
-    async def _warn_if_unpolled(self, queue: str, profile: str) -> None:
-        """Say so before starting on a queue no worker polls: the run is visible in Temporal
-        Web (no workflow task started) while `start` waits for a worker, up to its bound."""
-        if queue in self._polled:
-            return
-        polling = await pollers(self._client, queue)
-        if polling:
-            self._polled.add(queue)
-        elif polling == 0:
-            logger.warning(
-                "no worker polls task queue %r (profile %r): the run waits in Temporal Web "
-                "until one does",
-                queue,
-                profile,
-            )
+        return self._launcher.task_queue_of(profile)
 
     async def run(
         self,
@@ -366,22 +279,11 @@ class AgentRuntime:
         except RunNotBegunError:
             # Started but not begun (no worker yet): the workflow begins, then settles the
             # cancel, like any other; one that failed to begin is closed and stays so.
-            await self._cancel_workflow(run_id, request)
+            await cancel_workflow(self._client, run_id, request)
             return
         if view.status.terminal:
             return
-        await self._cancel_workflow(run_id, request)
-
-    async def _cancel_workflow(self, run_id: str, request: CancelRequest) -> None:
-        handle = self._client.get_workflow_handle(run_id)
-        try:
-            # The signal names the actor; Temporal's own cancel request, right after it, is
-            # what lets the workflow close CANCELED (the same as `temporal workflow cancel`).
-            await handle.signal(SIGNAL_CANCEL, request)
-            await handle.cancel(reason=f"cancelled by {request.by}")
-        except RPCError as err:
-            if err.status is not RPCStatusCode.NOT_FOUND:  # closed meanwhile: nothing to do
-                raise
+        await cancel_workflow(self._client, run_id, request)
 
     async def inbox(self, limit: int = 50) -> list[RunView]:
         """Runs waiting for approval, oldest first, each with its pending calls."""

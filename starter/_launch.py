@@ -1,0 +1,120 @@
+"""`Launcher`: how `AgentRuntime.start` puts a checked run on its task queue, and what it
+says when no worker begins it (the queue routing, the poller check, the withdrawal)."""
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Mapping
+from datetime import timedelta
+
+from temporalio.client import (
+    Client,
+    WorkflowUpdateFailedError,
+    WorkflowUpdateRPCTimeoutOrCancelledError,
+)
+from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.service import RPCError, RPCStatusCode
+
+from agentrt.contracts.approval import CancelRequest
+from agentrt.contracts.errors import InvalidRequestError, NoWorkerError
+from agentrt.contracts.ids import UPDATE_BEGUN
+from agentrt.contracts.run import BeginReceipt, RunInput
+from agentrt.starter._deciding import cancel_workflow
+from agentrt.starter._starting import (
+    begin_error,
+    missing_run,
+    not_begun_error,
+    pollers,
+    retrieve_start_error,
+    start_operation,
+    start_rpc_error,
+)
+
+logger = logging.getLogger("agentrt.runtime")
+
+
+class Launcher:
+    def __init__(
+        self,
+        client: Client,
+        task_queue: str,
+        *,
+        begin_timeout: float,
+        routes: Mapping[str, str],
+    ) -> None:
+        self._client = client
+        self._task_queue = task_queue
+        self._begin_timeout = begin_timeout
+        self._routes = dict(routes)
+        self._polled: set[str] = set()  # queues seen with a worker polling them
+
+    def task_queue_of(self, profile: str) -> str:
+        return self._routes.get(profile, self._task_queue)
+
+    async def launch(self, request: RunInput) -> None:
+        """Start the run's workflow and return once its row exists; the typed error of a
+        run that cannot begin, or that no worker began within the bound, otherwise."""
+        queue = self.task_queue_of(request.profile)
+        await self._warn_if_unpolled(queue, request.profile)
+        start = start_operation(request, queue)
+        try:
+            # Update-with-Start: the `begun` update answers once the run row exists, so a run
+            # that cannot begin (unknown profile, ...) fails here, not later in Temporal. The
+            # SDK re-polls an update no worker has taken without end: the bound is ours.
+            async with asyncio.timeout(self._begin_timeout):
+                await self._client.execute_update_with_start_workflow(
+                    UPDATE_BEGUN,
+                    start_workflow_operation=start,
+                    # Unique within its workflow, whose id is the run's: the run uuid again
+                    # would only repeat 36 bytes in three history events.
+                    id=UPDATE_BEGUN,
+                    result_type=BeginReceipt,
+                    rpc_timeout=timedelta(seconds=self._begin_timeout),
+                )
+        except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError):
+            retrieve_start_error(start)
+            raise await self._not_begun_in_time(request.run_id, queue) from None
+        except WorkflowAlreadyStartedError:
+            raise InvalidRequestError(f"run id {request.run_id} is already taken") from None
+        except WorkflowUpdateFailedError as err:
+            raise begin_error(err.cause, request.profile) from None
+        except RPCError as err:
+            retrieve_start_error(start)
+            config = start_rpc_error(err)
+            if config is not None:
+                raise config from None
+            if err.status is not RPCStatusCode.NOT_FOUND:
+                raise
+            # Closed before answering.
+            raise await missing_run(self._client, request.run_id) from None
+
+    async def _not_begun_in_time(self, run_id: str, queue: str) -> NoWorkerError:
+        """No worker began the run within the bound: withdraw it (the same cancel as
+        `cancel`), so it does not start behind the caller's back, and say why."""
+        polling = await pollers(self._client, queue)
+        with contextlib.suppress(RPCError):
+            await cancel_workflow(
+                self._client,
+                run_id,
+                CancelRequest(
+                    by="agentrt",
+                    reason=f"withdrawn: not begun within {self._begin_timeout:g}s of its start",
+                ),
+            )
+        return not_begun_error(run_id, queue, polling, self._begin_timeout)
+
+    async def _warn_if_unpolled(self, queue: str, profile: str) -> None:
+        """Say so before starting on a queue no worker polls: the run is visible in Temporal
+        Web (no workflow task started) while `start` waits for a worker, up to its bound."""
+        if queue in self._polled:
+            return
+        polling = await pollers(self._client, queue)
+        if polling:
+            self._polled.add(queue)
+        elif polling == 0:
+            logger.warning(
+                "no worker polls task queue %r (profile %r): the run waits in Temporal Web "
+                "until one does",
+                queue,
+                profile,
+            )
