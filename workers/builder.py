@@ -68,9 +68,9 @@ def build_worker(
 #   workflows/, and tests/workflows/test_replay.py replays recorded histories through
 #   this runner.
 # - agentrt.workflows.agent_run, the workflow class itself: the same. At module level it
-#   holds two constants (MAX_REFUSALS_KEPT, _SAFE_BEGIN_MESSAGES, a frozenset); each run's
-#   state lives on its own instance. Re-importing it was the largest sandbox cost left
-#   (about 9% of the worker's CPU in a burst of runs, issue 12).
+#   holds one constant (MAX_REFUSALS_KEPT); each run's state lives on its own instance.
+#   Re-importing it was the largest sandbox cost left (about 9% of the worker's CPU in a
+#   burst of runs, issue 12).
 # - a module added to workflows/ later stays sandboxed until it is listed here: a new
 #   module is re-imported (and its module-level code checked by the sandbox) by default.
 # The activity-definition modules (agentrt.activities.*) are imported by the workflow
@@ -87,6 +87,7 @@ WORKFLOW_PASSTHROUGH = (
     "agentrt.workflows._options",
     "agentrt.workflows._pauses",
     "agentrt.workflows._settle",
+    "agentrt.workflows._steps",
     "agentrt.workflows.agent_run",
 )
 

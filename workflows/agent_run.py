@@ -12,9 +12,8 @@ from temporalio import workflow
 from temporalio.common import RawValue
 from temporalio.exceptions import ActivityError, ApplicationError
 
-from agentrt.workflows import _options as opt
-from agentrt.workflows._budget import budget_stop
-from agentrt.workflows._calls import call, error_type, store_step
+from agentrt.workflows import _steps as steps
+from agentrt.workflows._calls import error_type
 from agentrt.workflows._context import (
     RunContext,
     clear_status,
@@ -22,22 +21,11 @@ from agentrt.workflows._context import (
     started_running,
     store_patches,
 )
-from agentrt.workflows._fenced_write import fenced_write
-from agentrt.workflows._loop import (
-    Route,
-    Stop,
-    guardrail_stop,
-    may_pause_for_input,
-    needs_approval,
-    route,
-)
+from agentrt.workflows._loop import Stop, guardrail_stop, may_pause_for_input, needs_approval
 from agentrt.workflows._pauses import await_decision, await_input, project
 from agentrt.workflows._settle import cancelled, complete, stop
 
 with workflow.unsafe.imports_passed_through():
-    from agentrt.activities.model import ModelActivities
-    from agentrt.activities.run import RunActivities
-    from agentrt.activities.tools import ToolActivities
     from agentrt.contracts.a2a import InputMessage
     from agentrt.contracts.approval import (
         ApprovalDecision,
@@ -58,21 +46,12 @@ with workflow.unsafe.imports_passed_through():
         UPDATE_DECIDE,
         UPDATE_SUBMIT_INPUT,
         WORKFLOW_AGENT_RUN,
-        idempotency_key,
     )
-    from agentrt.contracts.messages import ToolCall
     from agentrt.contracts.profiles import RunPlan
     from agentrt.contracts.run import (
-        AnswerTerms,
         BeginReceipt,
-        BeginRequest,
-        BeginResult,
-        ModelRequest,
-        ModelTurn,
-        RefuseRequest,
         RunInput,
         RunResult,
-        ToolCallRequest,
     )
 
 
@@ -114,8 +93,10 @@ class AgentRunWorkflow:
     async def decide(self, decision: ApprovalDecision) -> DecisionReceipt:
         ctx = self._ctx
         if not ctx.gate.accept(decision):
-            # Two updates delivered in one activation both pass their validators before
-            # either handler runs; the second is refused here.
+            # A guard: the validator checked just before, and the SDK (1.35) yields nothing
+            # between a validator and its handler, so of two decisions in one activation
+            # the second is refused by its validator. Should anything come to yield in
+            # between (an interceptor, another SDK version), the handler refuses here.
             refusal = ctx.gate.check(decision) or ErrorType.ALREADY_DECIDED.value
             raise ApplicationError(f"decision refused: {refusal}", type=refusal)
         # Answer once the decision is persisted (or the run ended another way).
@@ -214,14 +195,14 @@ class AgentRunWorkflow:
         ctx.local_steps, ctx.answer_completes = store_patches()
         status_set = started_running()
         try:
-            begin = await self._begin(inp)
+            begin = await steps.begin(ctx, inp)
         except ActivityError as err:
             # Nothing was written: the run never existed. `begun` tells the starter why.
             if status_set:
                 clear_status()
             kind = error_type(err)
             ctx.begin_failure = ApplicationError(
-                f"run could not begin: {_begin_reason(err)}", type=kind, non_retryable=True
+                f"run could not begin: {steps.begin_reason(err)}", type=kind, non_retryable=True
             )
             await workflow.wait_condition(workflow.all_handlers_finished)
             raise ApplicationError(
@@ -252,42 +233,12 @@ class AgentRunWorkflow:
             )
         return await complete(ctx, answer_seq, reason)
 
-    async def _begin(self, inp: RunInput) -> BeginResult:
-        """Insert the run row. A cancel that arrives meanwhile waits for it: cut short, the
-        activity could still commit a row that nobody settles. The run then takes the
-        cancel at its first check and settles CANCELLED like any other."""
-        request = BeginRequest(
-            run_id=inp.run_id,
-            profile=inp.profile,
-            prompt=inp.prompt,
-            initiator=inp.initiator,
-            max_iterations=inp.max_iterations,
-            workflow_run_id=workflow.info().run_id,
-        )
-        work = asyncio.ensure_future(
-            store_step(
-                self._ctx.local_steps,
-                RunActivities.begin,
-                request,
-                opt.store_call(),
-                opt.local_store_call(),
-                summary=f"begin {inp.profile}",
-            )
-        )
-        while not work.done():
-            try:
-                await asyncio.shield(work)
-            except asyncio.CancelledError:
-                if work.cancelled():
-                    raise
-        return work.result()
-
     async def _loop(self, plan: RunPlan) -> tuple[int, TerminationReason]:
         ctx, st = self._ctx, self._ctx.state
         for round_no in range(1, plan.max_iterations + 1):
             ctx.details.running(plan, round_no)
             seq = st.take_sequence()
-            turn = await self._model(round_no, seq, offer_tools=True)
+            turn = await steps.model(ctx, round_no, seq, offer_tools=True)
             calls = turn.tool_calls
             st.iterations = round_no
             if not calls:
@@ -300,112 +251,12 @@ class AgentRunWorkflow:
                 if not decision.approved:
                     note = denial_note(decision.decided_by, decision.reason)
                     for c in calls:
-                        await self._refuse(round_no, c, note)
+                        await steps.refuse(ctx, round_no, c, note)
                     continue
             for c in calls:
-                await self._tool(round_no, c)
+                await steps.tool(ctx, round_no, c)
         # Cap hit with tool calls handled: one tool-less call synthesises the answer.
         st.truncated = True
         seq = st.take_sequence()
-        await self._model(plan.max_iterations + 1, seq, offer_tools=False)
+        await steps.model(ctx, plan.max_iterations + 1, seq, offer_tools=False)
         return seq, TerminationReason.MAX_ITERATIONS
-
-    async def _model(self, round_no: int, seq: int, *, offer_tools: bool) -> ModelTurn:
-        ctx = self._ctx
-        plan = ctx.require_plan()
-        ctx.check_cancel()
-        answer = None
-        if ctx.answer_completes:
-            # Should this turn be the answer, the activity completes the run on these
-            # terms: the completion's sequence is the next one (taken by `complete`).
-            answer = AnswerTerms(
-                sequence=ctx.state.next_sequence,
-                usage=ctx.state.usage,
-                pause_for_input=offer_tools and may_pause_for_input(ctx.task_id, round_no, plan),
-            )
-            ctx.answer_reason = (
-                TerminationReason.ANSWERED if offer_tools else TerminationReason.MAX_ITERATIONS
-            )
-        turn = await call(
-            ModelActivities.complete,
-            ModelRequest(
-                run_id=ctx.run_id,
-                round=round_no,
-                sequence=seq,
-                offer_tools=offer_tools,
-                answer=answer,
-            ),
-            opt.on_queue(opt.model_call(plan.timeouts), plan.model_task_queue),
-            summary=f"model {plan.model} round {round_no}",
-            fails_as=TerminationReason.PROVIDER_FAILED,
-            outage_seconds=plan.timeouts.store_outage_seconds,
-        )
-        ctx.state.usage = ctx.state.usage + turn.usage
-        if turn.settled is not None:
-            # The activity found the turn to be the answer (by the checks below) and made
-            # the completion: committed, so the run ends with it.
-            ctx.settled = turn.settled
-            return turn
-        blocked = guardrail_stop(turn.guardrail) or budget_stop(ctx.state.usage, plan.budget)
-        if blocked is not None:
-            raise blocked
-        return turn
-
-    async def _tool(self, round_no: int, c: ToolCall) -> None:
-        ctx = self._ctx
-        plan = ctx.require_plan()
-        ctx.check_cancel()
-        kind, effect = route(c, plan)
-        if kind is Route.REFUSE:
-            await self._refuse(round_no, c, f"Tool {c.name!r} is not available to this agent.")
-            return
-        request = ToolCallRequest(
-            run_id=ctx.run_id,
-            round=round_no,
-            sequence=ctx.state.take_sequence(),
-            call=c,
-            effect=effect,
-            idempotency_key=idempotency_key(ctx.run_id, c.call_id),
-            privacy=plan.privacy,
-        )
-        tool_plan = plan.tool(c.name)
-        queue = tool_plan.task_queue if tool_plan is not None else None
-        if kind is Route.EXECUTE:
-            await call(
-                ToolActivities.execute,
-                request,
-                opt.on_queue(opt.tool_call(plan.timeouts), queue),
-                summary=f"tool {c.name}",
-                fails_as=TerminationReason.TOOL_FAILED,
-                outage_seconds=plan.timeouts.store_outage_seconds,
-            )
-        else:
-            await fenced_write(request, plan.timeouts, ctx.check_cancel, task_queue=queue)
-
-    async def _refuse(self, round_no: int, c: ToolCall, reason: str) -> None:
-        ctx = self._ctx
-        await call(
-            ToolActivities.refuse,
-            RefuseRequest(
-                run_id=ctx.run_id,
-                round=round_no,
-                sequence=ctx.state.take_sequence(),
-                call=c,
-                reason=reason,
-                privacy=ctx.privacy,
-            ),
-            opt.store_call(),
-            summary=f"refuse {c.name}",
-        )
-
-
-# Begin failures whose message is configuration, never content: shown to the starter.
-_SAFE_BEGIN_MESSAGES = frozenset({ErrorType.UNKNOWN_PROFILE.value})
-
-
-def _begin_reason(err: ActivityError) -> str:
-    cause = err.cause
-    kind = error_type(err)
-    if isinstance(cause, ApplicationError) and kind in _SAFE_BEGIN_MESSAGES:
-        return cause.message
-    return kind
