@@ -73,6 +73,7 @@ def build_worker(
 #   burst of runs, issue 12).
 # - a module added to workflows/ later stays sandboxed until it is listed here: a new
 #   module is re-imported (and its module-level code checked by the sandbox) by default.
+#   tests/workers/test_builder.py fails until it is listed (or named there as sandboxed).
 # The activity-definition modules (agentrt.activities.*) are imported by the workflow
 # under workflow.unsafe.imports_passed_through(), so they are already shared.
 WORKFLOW_PASSTHROUGH = (
@@ -83,6 +84,7 @@ WORKFLOW_PASSTHROUGH = (
     "agentrt.workflows._context",
     "agentrt.workflows._details",
     "agentrt.workflows._fenced_write",
+    "agentrt.workflows._input",
     "agentrt.workflows._loop",
     "agentrt.workflows._options",
     "agentrt.workflows._pauses",
