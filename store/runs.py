@@ -177,8 +177,8 @@ class RunStore:
         """In one query: the transcript before `sequence`, and the message already recorded
         at `sequence` (a retried model call), if any. Every model call makes it: a built
         statement and plain rows (no ORM objects)."""
-        with self._ctx.reads() as s:
-            rows = s.execute(_TURN_INPUTS, {"run_id": run_id, "upto": sequence}).all()
+        with self._ctx.read_rows() as c:
+            rows = c.execute(_TURN_INPUTS, {"run_id": run_id, "upto": sequence}).all()
         messages = [self.open_body(run_id, seq, body) for seq, body in rows]
         if rows and rows[-1][0] == sequence:
             return messages[:-1], messages[-1]

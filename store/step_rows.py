@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Table, bindparam, func, select, update
+from sqlalchemy import Connection, Table, bindparam, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 from sqlalchemy.sql import Executable
@@ -62,13 +62,13 @@ def write_step(ctx: StoreContext, parts: Sequence[Part]) -> bool:
     """Write the parts, all or none. True when the first part, an insert, added its row
     (the others are written either way, each ignoring a duplicate)."""
     if ctx.postgres:
-        with ctx.one_statement() as s:
-            return write_parts(ctx, s, parts)
-    with ctx.sessions.begin() as s:
-        return write_parts(ctx, s, parts)
+        with ctx.one_statement() as c:
+            return write_parts(ctx, c, parts)
+    with ctx.transaction() as c:
+        return write_parts(ctx, c, parts)
 
 
-def write_parts(ctx: StoreContext, s: Session, parts: Sequence[Part]) -> bool:
+def write_parts(ctx: StoreContext, s: Session | Connection, parts: Sequence[Part]) -> bool:
     """The parts in a session the caller holds (and commits): on PostgreSQL one statement,
     on SQLite one statement each. Returns as write_step does."""
     if ctx.postgres:
