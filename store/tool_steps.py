@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 
 from agentrt.contracts.enums import EventKind
 from agentrt.contracts.messages import Message, ToolCall
@@ -12,6 +12,10 @@ from agentrt.store.rows import ToolResultRow
 from agentrt.store.runs import RunStore, event_row
 from agentrt.store.sealed import TOOL_RESULT_CONTENT
 from agentrt.store.step_rows import CLEAR, Part, write_step
+
+_RESULT = select(ToolResultRow.content, ToolResultRow.is_error).where(
+    ToolResultRow.idempotency_key == bindparam("key")
+)
 
 
 @dataclass(frozen=True)
@@ -25,12 +29,13 @@ class ToolStepStore:
         self._ctx = ctx
 
     def result(self, idempotency_key: str) -> StoredResult | None:
-        with self._ctx.reads() as s:
-            row = s.get(ToolResultRow, idempotency_key)
+        # Every idempotent write asks first: a built statement on a connection (context.py).
+        with self._ctx.read_rows() as c:
+            row = c.execute(_RESULT, {"key": idempotency_key}).first()
         if row is None:
             return None
         content = TOOL_RESULT_CONTENT.open(self._ctx.sealer, row.content, idempotency_key)
-        return StoredResult(content=content, is_error=row.is_error)
+        return StoredResult(content=content, is_error=bool(row.is_error))
 
     def _ledger(
         self, key: str, run_id: str, call: ToolCall, effect: str, content: str, is_error: bool
