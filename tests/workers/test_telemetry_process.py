@@ -20,6 +20,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from temporalio.testing import WorkflowEnvironment
 
 from agentrt.contracts.enums import RunStatus
+from agentrt.core.devserver import free_port
 from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.runs import RunStore
@@ -40,12 +41,6 @@ rules:
         value: arg-{MARKER}
   - text: Noted.
 """
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class Collector(ThreadingHTTPServer):

@@ -1,7 +1,6 @@
 """Real MCP test servers (server.py): a stdio child, or streamable HTTP on 127.0.0.1."""
 
 import json
-import socket
 import subprocess
 import sys
 import time
@@ -10,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+
+from agentrt.core.devserver import free_port
 
 ROOT = Path(__file__).resolve().parents[3]
 MODULE = "tests.activities.mcp_servers.server"
@@ -31,12 +32,6 @@ def stdio_server(name: str, counter: Path, **extra: Any) -> dict[str, Any]:
         "cwd": str(ROOT),
         **extra,
     }
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass
