@@ -69,8 +69,8 @@ def write_step(ctx: StoreContext, parts: Sequence[Part]) -> bool:
 
 
 def write_parts(ctx: StoreContext, s: Session | Connection, parts: Sequence[Part]) -> bool:
-    """The parts in a session the caller holds (and commits): on PostgreSQL one statement,
-    on SQLite one statement each. Returns as write_step does."""
+    """The parts in a session or connection the caller holds (and commits): on PostgreSQL
+    one statement, on SQLite one statement each. Returns as write_step does."""
     if ctx.postgres:
         for part in parts:
             if part.fault is not None:
