@@ -51,6 +51,27 @@ def dev_server_pids() -> list[int]:
     return [pid for pid, name in descendants(os.getpid()) if "temporal" in name]
 
 
+def database_cpu() -> dict[int, float]:
+    """CPU seconds so far of each local PostgreSQL server process (named "postgres"), by
+    pid: its backends, one per pooled connection, and its background processes."""
+    found: dict[int, float] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if _parent_and_name(int(entry.name))[1] == "postgres":
+                found[int(entry.name)] = cpu_seconds(int(entry.name))
+        except (OSError, ValueError, IndexError):
+            continue  # gone meanwhile
+    return found
+
+
+def database_cpu_since(before: dict[int, float]) -> float:
+    """CPU seconds PostgreSQL's processes spent since `before` (a database_cpu() reading); a
+    backend started meanwhile counts whole, one that exited meanwhile is lost."""
+    return sum(cpu - before.get(pid, 0.0) for pid, cpu in database_cpu().items())
+
+
 def total_cpu(pids: list[int]) -> float:
     total = 0.0
     for pid in pids:
