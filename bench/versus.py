@@ -131,7 +131,7 @@ class Burst:
     runs_per_s: float
     worker_cpu_ms: float  # per run: this process (worker + client)
     server_cpu_ms: float  # per run: the dev server
-    database_cpu_ms: float  # per run: PostgreSQL's processes (0 on SQLite, in the worker)
+    database_cpu_ms: float | None  # per run: PostgreSQL's processes (None on SQLite)
 
 
 async def burst(n: int, once: Callable[[], Awaitable[object]], *, postgres: bool) -> Burst:
@@ -146,7 +146,7 @@ async def burst(n: int, once: Callable[[], Awaitable[object]], *, postgres: bool
         n / seconds,
         (cpu_seconds(os.getpid()) - me) * 1000 / n,
         (total_cpu(servers) - server) * 1000 / n,
-        database_cpu_since(database) * 1000 / n if postgres else 0.0,
+        database_cpu_since(database) * 1000 / n if postgres else None,
     )
 
 
@@ -156,8 +156,13 @@ def _mean_burst(bursts: list[Burst]) -> Burst:
         n / sum(1 / b.runs_per_s for b in bursts),
         sum(b.worker_cpu_ms for b in bursts) / n,
         sum(b.server_cpu_ms for b in bursts) / n,
-        sum(b.database_cpu_ms for b in bursts) / n,
+        _mean_of([b.database_cpu_ms for b in bursts]),
     )
+
+
+def _mean_of(values: list[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return sum(known) / len(known) if known and len(known) == len(values) else None
 
 
 async def saturation(bench: Bench, cfg: BenchConfig) -> tuple[Burst, Burst]:
@@ -257,7 +262,8 @@ def tables(
         "CPU from /proc: this process (worker and client together) and the dev server "
         "process, per completed run."
     )
-    if loop.database_cpu_ms > 0:
+    if agent.database_cpu_ms is not None and loop.database_cpu_ms is not None:
+        # /proc counts in clock ticks (10 ms): a tiny burst may read 0, and the ratio NaN.
         cpu_d = ratio(agent.database_cpu_ms, loop.database_cpu_ms)
         sat.rows.append(["CPU ms per run, PostgreSQL", ms(loop.database_cpu_ms),
                          ms(agent.database_cpu_ms), times(cpu_d), "-", ""])  # fmt: skip
