@@ -53,11 +53,13 @@ async def test_benchmark_produces_every_figure(
         "overhead.k1.bare_rps",
         "history.bytes_per_model_call.last_over_first",
         "history.marginal_spread",
-        "fence.extra_ms",
         "fence.ratio",
     ]:
         assert key in report.figures, key
         assert math.isfinite(report.figures[key]) and report.figures[key] > 0, key
+    # A difference of two timed means: with the tiny sizes one stalled unfenced step can make
+    # it negative (-171 ms once in CI), and no unit test asserts on time.
+    assert math.isfinite(report.figures["fence.extra_ms"])
     assert report.figures["history.bytes_per_model_call.first"] > 0
     # PostgreSQL's own CPU is read from its processes; SQLite runs inside the worker.
     on_postgres = settings.resolved_database_url().startswith("postgresql")
