@@ -64,9 +64,9 @@ async def test_benchmark_produces_every_figure(
     # PostgreSQL's own CPU is read from its processes; SQLite runs inside the worker.
     on_postgres = settings.resolved_database_url().startswith("postgresql")
     assert ("loop.sat.database_cpu_ratio" in report.figures) is on_postgres
-    if on_postgres:  # NaN when the loop's bursts (4 runs here) read under one clock tick
+    if on_postgres:  # /proc counts 10 ms ticks: 4 runs a burst here may read 0 (NaN, 0)
         value = report.figures["loop.sat.database_cpu_ratio"]
-        assert math.isnan(value) or value > 0
+        assert math.isnan(value) or value >= 0
     # Counted in the histories, so exact: the stamp's activity and the workflow task that
     # takes its result (what the frozen reset test requires), nothing more.
     assert report.figures["fence.extra_activities"] == 1
