@@ -1,6 +1,8 @@
 """CPU time and resident memory of processes, read from /proc (Linux), without psutil."""
 
+import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 _TICKS = os.sysconf("SC_CLK_TCK")
@@ -26,9 +28,8 @@ def _parent_and_name(pid: int) -> tuple[int, str]:
     return int(raw[raw.rindex(")") + 2 :].split()[1]), name
 
 
-def descendants(pid: int) -> list[tuple[int, str]]:
-    """(pid, name) of every live process below `pid`."""
-    parents: dict[int, list[tuple[int, str]]] = {}
+def _processes() -> Iterator[tuple[int, int, str]]:
+    """(pid, parent pid, name) of every live process."""
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -36,7 +37,14 @@ def descendants(pid: int) -> list[tuple[int, str]]:
             ppid, name = _parent_and_name(int(entry.name))
         except (OSError, ValueError, IndexError):
             continue  # gone meanwhile
-        parents.setdefault(ppid, []).append((int(entry.name), name))
+        yield int(entry.name), ppid, name
+
+
+def descendants(pid: int) -> list[tuple[int, str]]:
+    """(pid, name) of every live process below `pid`."""
+    parents: dict[int, list[tuple[int, str]]] = {}
+    for child, ppid, name in _processes():
+        parents.setdefault(ppid, []).append((child, name))
     found: list[tuple[int, str]] = []
     todo = [pid]
     while todo:
@@ -55,14 +63,10 @@ def database_cpu() -> dict[int, float]:
     """CPU seconds so far of each local PostgreSQL server process (named "postgres"), by
     pid: its backends, one per pooled connection, and its background processes."""
     found: dict[int, float] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if _parent_and_name(int(entry.name))[1] == "postgres":
-                found[int(entry.name)] = cpu_seconds(int(entry.name))
-        except (OSError, ValueError, IndexError):
-            continue  # gone meanwhile
+    for pid, _, name in _processes():
+        if name == "postgres":
+            with contextlib.suppress(OSError):  # gone meanwhile
+                found[pid] = cpu_seconds(pid)
     return found
 
 

@@ -161,8 +161,9 @@ def _mean_burst(bursts: list[Burst]) -> Burst:
 
 
 def _mean_of(values: list[float | None]) -> float | None:
+    """The mean, or None where a value is missing (a burst not on PostgreSQL)."""
     known = [v for v in values if v is not None]
-    return sum(known) / len(known) if known and len(known) == len(values) else None
+    return None if not known or len(known) < len(values) else sum(known) / len(known)
 
 
 async def saturation(bench: Bench, cfg: BenchConfig) -> tuple[Burst, Burst]:
