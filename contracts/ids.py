@@ -37,7 +37,6 @@ UPDATE_DECIDE: Final = "decide"
 UPDATE_SUBMIT_INPUT: Final = "submit_input"
 UPDATE_BEGUN: Final = "begun"  # answers once the run row exists (or why it never will)
 QUERY_PENDING_APPROVAL: Final = "pending_approval"
-QUERY_PROGRESS: Final = "progress"
 QUERY_REFUSED_DECISIONS: Final = "refused_decisions"
 
 # Search attribute keys (never user content).
