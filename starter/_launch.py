@@ -32,6 +32,8 @@ from agentrt.starter._starting import (
 
 logger = logging.getLogger("agentrt.runtime")
 
+UNPOLLED_WARNING_AFTER = 1.0  # seconds a start waits before it asks whether a worker polls
+
 
 class Launcher:
     def __init__(
@@ -46,7 +48,6 @@ class Launcher:
         self._task_queue = task_queue
         self._begin_timeout = begin_timeout
         self._routes = dict(routes)
-        self._polled: set[str] = set()  # queues seen with a worker polling them
 
     def task_queue_of(self, profile: str) -> str:
         return self._routes.get(profile, self._task_queue)
@@ -55,8 +56,8 @@ class Launcher:
         """Start the run's workflow and return once its row exists; the typed error of a
         run that cannot begin, or that no worker began within the bound, otherwise."""
         queue = self.task_queue_of(request.profile)
-        await self._warn_if_unpolled(queue, request.profile)
         start = start_operation(request, queue)
+        waiting = asyncio.create_task(self._warn_if_waiting(queue, request.profile))
         try:
             # Update-with-Start: the `begun` update answers once the run row exists, so a run
             # that cannot begin (unknown profile, ...) fails here, not later in Temporal. The
@@ -87,6 +88,10 @@ class Launcher:
                 raise
             # Closed before answering.
             raise await missing_run(self._client, request.run_id) from None
+        finally:
+            waiting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await waiting
 
     async def _not_begun_in_time(self, run_id: str, queue: str) -> NoWorkerError:
         """No worker began the run within the bound: withdraw it (the same cancel as
@@ -103,15 +108,13 @@ class Launcher:
             )
         return not_begun_error(run_id, queue, polling, self._begin_timeout)
 
-    async def _warn_if_unpolled(self, queue: str, profile: str) -> None:
-        """Say so before starting on a queue no worker polls: the run is visible in Temporal
-        Web (no workflow task started) while `start` waits for a worker, up to its bound."""
-        if queue in self._polled:
-            return
-        polling = await pollers(self._client, queue)
-        if polling:
-            self._polled.add(queue)
-        elif polling == 0:
+    async def _warn_if_waiting(self, queue: str, profile: str) -> None:
+        """Say so when a start is still waiting after a moment and no worker polls its
+        queue: the run is visible in Temporal Web (no workflow task started) while `start`
+        waits, up to its bound. Asked only then: a worker that has just started may not be
+        listed among the queue's pollers yet, though it begins the run at once."""
+        await asyncio.sleep(min(UNPOLLED_WARNING_AFTER, self._begin_timeout / 2))
+        if await pollers(self._client, queue) == 0:
             logger.warning(
                 "no worker polls task queue %r (profile %r): the run waits in Temporal Web "
                 "until one does",

@@ -14,6 +14,7 @@ from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.service import RPCError
+from temporalio.worker import Worker
 
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import ConfigError, NoWorkerError
@@ -190,6 +191,16 @@ async def test_a_profile_starts_on_its_own_queue_and_an_unserved_one_waits_visib
         with pytest.raises(NoWorkerError, match=lonely):
             await starting
     assert f"no worker polls task queue {lonely!r}" in caplog.text
+
+
+async def test_a_run_on_a_worker_that_just_started_raises_no_unpolled_warning(
+    worker: Worker, runtime: AgentRuntime, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The demo's case: the worker starts, the run starts at once. Temporal may not list
+    the new worker's pollers yet, but the run begins: nothing was waiting, so no warning."""
+    with caplog.at_level(logging.WARNING, logger="agentrt.runtime"):
+        await runtime.start("auto", "Please refund order 1042")  # returns: the run began
+    assert "no worker polls" not in caplog.text
 
 
 def test_bad_routing_settings_are_one_error(settings: Settings) -> None:
