@@ -7,14 +7,26 @@ from temporalio.client import Client
 from temporalio.common import HeaderCodecBehavior
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.converter import DataConverter
+from temporalio.service import RPCError, RPCStatusCode
 
-from agentrt.contracts.errors import ConfigError, TemporalUnavailableError
+from agentrt.contracts.errors import AgentRuntimeError, ConfigError, TemporalUnavailableError
 from agentrt.core.codec import EncryptionCodec
 from agentrt.core.settings import Settings
 from agentrt.core.tracing import tracing_enabled, tracing_interceptor
 
 # The innermost reason in the Rust bridge's error text, e.g. "Connection refused".
 _REASON = re.compile(r'(?:message|error): "([^"]+)"')
+
+# How a call fails when the connection, not the request, is the trouble (a dropped
+# connection reads UNKNOWN "transport error").
+_CONNECTION_LOST = frozenset(
+    {
+        RPCStatusCode.UNAVAILABLE,
+        RPCStatusCode.UNKNOWN,
+        RPCStatusCode.DEADLINE_EXCEEDED,
+        RPCStatusCode.CANCELLED,
+    }
+)
 
 
 def data_converter(payload_keys: str | None = None) -> DataConverter:
@@ -59,3 +71,19 @@ async def connect(settings: Settings) -> Client:
             f"cannot reach Temporal at {settings.temporal_address} ({reason}): "
             "set AGENTRT_TEMPORAL_ADDRESS to a running Temporal frontend"
         ) from None
+
+
+def connection_lost(err: RPCError) -> bool:
+    """Whether a call failed on its connection to Temporal rather than on its request."""
+    return err.status in _CONNECTION_LOST
+
+
+def call_error(err: RPCError, address: str) -> AgentRuntimeError:
+    """A Temporal call that failed after the client connected, as one typed error: the
+    connection lost (TemporalUnavailableError), or the server's refusal."""
+    if connection_lost(err):
+        return TemporalUnavailableError(
+            f"lost the connection to Temporal at {address} ({err.message}); runs go on in "
+            "Temporal: check the server and AGENTRT_TEMPORAL_ADDRESS, then ask again"
+        )
+    return AgentRuntimeError(f"Temporal refused the call ({err.status.name}): {err.message}")

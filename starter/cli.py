@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.text import Text
 from sqlalchemy.exc import SQLAlchemyError
 from temporalio.client import WorkflowFailureError
+from temporalio.service import RPCError
 
 from agentrt.contracts.errors import (
     AgentRuntimeError,
@@ -22,6 +23,7 @@ from agentrt.contracts.errors import (
 from agentrt.core.exits import exit_now
 from agentrt.core.logs import configure_logging
 from agentrt.core.settings import Settings
+from agentrt.core.temporal import call_error
 from agentrt.core.tracing import configure_tracing, shutdown_tracing
 from agentrt.starter import commands, remote
 from agentrt.store.sealing import SealError
@@ -137,6 +139,8 @@ def _main(argv: Sequence[str] | None) -> int:
         return _fail(err, StoreUnavailableError(f"database error: {first} (try `agentrt migrate`)"))
     except WorkflowFailureError as exc:
         return _fail(err, AgentRuntimeError(f"the run's workflow failed: {exc.cause}"))
+    except RPCError as exc:
+        return _fail(err, call_error(exc, settings.temporal_address))
     finally:
         shutdown_tracing(tracer)  # the process ends without teardown: flush the spans now
 

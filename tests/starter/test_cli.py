@@ -24,6 +24,7 @@ from agentrt.core.settings import Settings
 from agentrt.starter.cli import main
 from agentrt.workers.compose import Parts
 from agentrt.workers.main import make_worker
+from tests._proxy import FlakyProxy
 from tests.conftest import TEST_SEAL_KEYS
 
 WorkerFactory = Callable[[], Worker]
@@ -175,6 +176,39 @@ async def test_unreachable_temporal_is_a_clean_error(
     for args in (("status", str(uuid.uuid4())), ("inbox",), ("start", "auto", REFUND)):
         code, _, err = await agentrt(capsys, *args)
         assert_clean_error(code, err, "cannot reach Temporal", "AGENTRT_TEMPORAL_ADDRESS")
+
+
+@pytest.mark.usefixtures("cli_env", "worker")
+async def test_temporal_lost_while_a_command_waits_is_a_clean_error(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    temporal_env: WorkflowEnvironment,
+) -> None:
+    """`run` waits on a run that waits for approval; its connection to Temporal is cut (a
+    proxy in front of the dev server drops it and refuses new ones): one line, no traceback."""
+    host, port = temporal_env.client.service_client.config.target_host.rsplit(":", 1)
+    proxy = FlakyProxy(host, int(port))
+    proxy.start()
+    try:
+        monkeypatch.setenv("AGENTRT_TEMPORAL_ADDRESS", f"127.0.0.1:{proxy.port}")
+        capsys.readouterr()
+        running = asyncio.create_task(asyncio.to_thread(main, ["run", "support", REFUND]))
+        err = ""
+        for _ in range(300):
+            err += capsys.readouterr().err
+            if "waiting: agentrt approve" in err:
+                break
+            await asyncio.sleep(0.1)
+        assert "waiting: agentrt approve" in err
+        proxy.cut()
+        code = await asyncio.wait_for(running, 90)
+        err += capsys.readouterr().err
+    finally:
+        proxy.close()
+    lines = [ln for ln in err.splitlines() if ln.startswith("agentrt: ")]
+    assert code == 2 and "Traceback" not in err, err
+    assert len(lines) == 1 and "lost the connection to Temporal" in lines[0], err
+    assert f"127.0.0.1:{proxy.port}" in lines[0]
 
 
 @pytest.mark.usefixtures("cli_env")
