@@ -7,6 +7,7 @@ import json
 import logging
 
 import httpx
+from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError
 
 from agentrt.api.settings import ApiSettings
 from agentrt.store.a2a_journal import A2AJournal
@@ -31,12 +32,22 @@ class PushDelivery:
 
     async def run(self, stop: asyncio.Event) -> None:
         async with httpx.AsyncClient(timeout=self._settings.push_timeout_seconds) as http:
+            paused = False  # the database is away: said once, not every round
             while not stop.is_set():
                 try:
                     busy = await self.tick(http)
+                except (OperationalError, InterfaceError, DisconnectionError) as exc:
+                    if not paused:
+                        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                        logger.warning("push delivery paused: database error: %s", first)
+                    paused, busy = True, False
                 except Exception:
                     logger.exception("push delivery round failed")
                     busy = False
+                else:
+                    if paused:
+                        logger.warning("push delivery resumed: the database answers again")
+                    paused = False
                 if not busy:
                     try:
                         await asyncio.wait_for(stop.wait(), self._settings.api_poll_seconds)

@@ -1,13 +1,28 @@
 """Typed JSON errors of the operator API: `{"error": {"type": ..., "message": ...}}`.
 Every refusal is raised before anything changes."""
 
+import logging
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
+from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError
 from starlette.exceptions import HTTPException
+from temporalio.service import RPCError
+
+from agentrt.contracts.errors import (
+    AgentRuntimeError,
+    InvalidRequestError,
+    NoWorkerError,
+    RunNotBegunError,
+    RunNotFoundError,
+    StoreUnavailableError,
+    TemporalUnavailableError,
+    UnknownProfileError,
+)
+from agentrt.core.temporal import connection_lost
 
 
 class ErrorBody(BaseModel):
@@ -70,13 +85,63 @@ async def _http(_request: Request, exc: Exception) -> JSONResponse:
     return error_json(exc.status_code, kind, str(exc.detail), exc.headers)
 
 
+logger = logging.getLogger("agentrt.api")
+
+# What a route did not refuse itself: the runtime's typed errors, each its status and type.
+# Outages are 503 with Retry-After; whatever else is left is a 500, typed all the same.
+_RUNTIME: tuple[tuple[type[AgentRuntimeError], int, str], ...] = (
+    (NoWorkerError, 503, "no_worker"),
+    (TemporalUnavailableError, 503, "temporal_unavailable"),
+    (StoreUnavailableError, 503, "store_unavailable"),
+    (UnknownProfileError, 400, "unknown_profile"),
+    (InvalidRequestError, 400, "invalid_request"),
+    (RunNotBegunError, 409, "run_not_begun"),
+    (RunNotFoundError, 404, "run_not_found"),
+)
+_RETRY_LATER = {"Retry-After": "1"}
+
+
+def _unavailable(type_: str, message: str) -> JSONResponse:
+    return error_json(503, type_, message, _RETRY_LATER)
+
+
+async def _runtime(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, AgentRuntimeError)
+    for cls, status, kind in _RUNTIME:
+        if isinstance(exc, cls):
+            return error_json(status, kind, str(exc), _RETRY_LATER if status == 503 else None)
+    return error_json(500, "runtime_error", str(exc))
+
+
+async def _temporal(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RPCError)
+    if connection_lost(exc):
+        # No address in the text: callers of this API are not its operators.
+        return _unavailable(
+            "temporal_unavailable", f"Temporal did not answer ({exc.message}): try again"
+        )
+    return error_json(502, "temporal_refused", f"Temporal refused the call: {exc.message}")
+
+
+async def _database(_request: Request, exc: Exception) -> JSONResponse:
+    """The database could not serve the request (gone, refused, locked, or not migrated):
+    a 503 to the caller, the cause in one line of the log for the operator."""
+    first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    logger.warning("database error: %s", first)
+    return _unavailable("store_unavailable", "the database could not serve this: try again")
+
+
 def install(app: FastAPI) -> None:
     app.add_exception_handler(OpsError, _ops)
     app.add_exception_handler(RequestValidationError, _invalid)
     app.add_exception_handler(HTTPException, _http)
+    app.add_exception_handler(AgentRuntimeError, _runtime)
+    app.add_exception_handler(RPCError, _temporal)
+    for lost in (OperationalError, InterfaceError, DisconnectionError):
+        app.add_exception_handler(lost, _database)
 
 
 # Shown in the OpenAPI document for every route that can refuse.
 RESPONSES: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorOut} for code in (400, 401, 403, 404, 409, 413)
+    code: {"model": ErrorOut} for code in (400, 401, 403, 404, 409, 413, 503)
 }

@@ -16,12 +16,14 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from agentrt.contracts.approval import CancelRequest
-from agentrt.contracts.errors import InvalidRequestError, NoWorkerError
+from agentrt.contracts.errors import AgentRuntimeError, InvalidRequestError
 from agentrt.contracts.ids import UPDATE_BEGUN
 from agentrt.contracts.run import BeginReceipt, RunInput
+from agentrt.core.temporal import connection_lost
 from agentrt.starter._deciding import cancel_workflow
 from agentrt.starter._starting import (
     begin_error,
+    lost_while_starting,
     missing_run,
     not_begun_error,
     pollers,
@@ -84,6 +86,8 @@ class Launcher:
             config = start_rpc_error(err)
             if config is not None:
                 raise config from None
+            if connection_lost(err):
+                raise lost_while_starting(err, request.run_id) from None
             if err.status is not RPCStatusCode.NOT_FOUND:
                 raise
             # Closed before answering.
@@ -93,10 +97,17 @@ class Launcher:
             with contextlib.suppress(asyncio.CancelledError):
                 await waiting
 
-    async def _not_begun_in_time(self, run_id: str, queue: str) -> NoWorkerError:
+    async def _not_begun_in_time(self, run_id: str, queue: str) -> AgentRuntimeError:
         """No worker began the run within the bound: withdraw it (the same cancel as
-        `cancel`), so it does not start behind the caller's back, and say why."""
-        polling = await pollers(self._client, queue)
+        `cancel`), so it does not start behind the caller's back, and say why. When Temporal
+        itself does not answer (the SDK retried the start until the bound), say that."""
+        polling: int | None
+        try:
+            polling = await pollers(self._client, queue)
+        except RPCError as err:
+            if connection_lost(err):
+                return lost_while_starting(err, run_id)
+            polling = None
         with contextlib.suppress(RPCError):
             await cancel_workflow(
                 self._client,
@@ -114,7 +125,11 @@ class Launcher:
         waits, up to its bound. Asked only then: a worker that has just started may not be
         listed among the queue's pollers yet, though it begins the run at once."""
         await asyncio.sleep(min(UNPOLLED_WARNING_AFTER, self._begin_timeout / 2))
-        if await pollers(self._client, queue) == 0:
+        try:
+            polling = await pollers(self._client, queue)
+        except RPCError:
+            return  # Temporal does not answer: the start itself will say so
+        if polling == 0:
             logger.warning(
                 "no worker polls task queue %r (profile %r): the run waits in Temporal Web "
                 "until one does",

@@ -34,6 +34,7 @@ from agentrt.contracts.errors import (
     RunNotBegunError,
     RunNotFoundError,
     StoreUnavailableError,
+    TemporalUnavailableError,
     UnknownProfileError,
 )
 from agentrt.contracts.ids import SA_PROFILE, SA_RUN_STATUS, WORKFLOW_AGENT_RUN
@@ -120,19 +121,24 @@ def start_rpc_error(err: RPCError) -> ConfigError | None:
     return None
 
 
-async def pollers(client: Client, queue: str) -> int | None:
-    """How many workers Temporal saw polling the queue lately (None: unknown)."""
-    try:
-        described = await client.workflow_service.describe_task_queue(
-            DescribeTaskQueueRequest(
-                namespace=client.namespace,
-                task_queue=TaskQueue(name=queue),
-                task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
-            )
+async def pollers(client: Client, queue: str) -> int:
+    """How many workers Temporal saw polling the queue lately (RPCError: Temporal did not
+    say)."""
+    described = await client.workflow_service.describe_task_queue(
+        DescribeTaskQueueRequest(
+            namespace=client.namespace,
+            task_queue=TaskQueue(name=queue),
+            task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
         )
-    except RPCError:
-        return None
+    )
     return len(described.pollers)
+
+
+def lost_while_starting(err: RPCError, run_id: str) -> TemporalUnavailableError:
+    return TemporalUnavailableError(
+        f"lost the connection to Temporal while starting run {run_id} ({err.message}): if "
+        "Temporal accepted the run, it begins once Temporal is back"
+    )
 
 
 def not_begun_error(run_id: str, queue: str, polling: int | None, within: float) -> NoWorkerError:

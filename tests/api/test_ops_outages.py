@@ -1,0 +1,115 @@
+"""The operator API when what it stands on is missing: no worker for a run's queue, Temporal
+gone, the database gone. Each is a typed JSON error (503 with Retry-After), never a bare 500.
+"""
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+import yaml
+from sqlalchemy.engine import make_url
+from temporalio.client import Client
+
+from agentrt.api.settings import ApiSettings
+from agentrt.workers.compose import Parts
+from tests._db import backend
+from tests._proxy import FlakyProxy
+from tests.api.conftest import Live, _serve
+from tests.api.ops_helpers import LOOKUP, error_type, http, name, token
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest_asyncio.fixture
+async def proxy_to() -> AsyncIterator[list[FlakyProxy]]:
+    """Proxies a test opens; every one is closed after it."""
+    opened: list[FlakyProxy] = []
+    yield opened
+    for p in opened:
+        p.close()
+
+
+def _proxy(opened: list[FlakyProxy], host: str, port: int) -> FlakyProxy:
+    p = FlakyProxy(host, port)
+    p.start()
+    opened.append(p)
+    return p
+
+
+async def _start(live: Live) -> tuple[int, str, str, dict[str, str]]:
+    async with http(live, token(live, name("ops"), "runs:start", "runs:read")) as client:
+        reply = await client.post("/runs", json={"profile": "helper", "prompt": LOOKUP})
+    return reply.status_code, error_type(reply), reply.json()["error"]["message"], reply.headers
+
+
+async def test_a_start_no_worker_begins_is_503_no_worker(
+    client: Client, a2a_settings: ApiSettings, a2a_parts: Parts, tmp_path: Path
+) -> None:
+    lonely = f"nobody-{name('q')}"
+    profiles = yaml.safe_load((FIXTURES / "profiles.yaml").read_text())
+    for p in profiles["profiles"]:
+        if p["name"] == "helper":
+            p["task_queue"] = lonely  # the app starts helper's runs where no worker polls
+    routed = tmp_path / "profiles.yaml"
+    routed.write_text(yaml.safe_dump(profiles))
+    settings = a2a_settings.model_copy(
+        update={"profiles_file": routed, "start_timeout_seconds": 2.0}
+    )
+    async with _serve(client, settings, a2a_parts) as live:
+        status, kind, message, headers = await _start(live)
+    assert (status, kind) == (503, "no_worker"), message
+    assert headers["retry-after"] == "1"
+    assert f"no worker is polling task queue {lonely!r}" in message
+
+
+async def test_a_start_with_temporal_gone_is_503_temporal_unavailable(
+    client: Client, a2a_settings: ApiSettings, a2a_parts: Parts, proxy_to: list[FlakyProxy]
+) -> None:
+    host, port = client.service_client.config.target_host.rsplit(":", 1)
+    temporal = _proxy(proxy_to, host, int(port))
+    # The SDK may retry the cut start until the start's bound: keep the bound short.
+    settings = a2a_settings.model_copy(
+        update={"temporal_address": f"127.0.0.1:{temporal.port}", "start_timeout_seconds": 3.0}
+    )
+    # The app connects through the proxy at start-up; the worker keeps the suite's client.
+    async with _serve(client, settings, a2a_parts, inject=False) as live:
+        temporal.cut()
+        status, kind, message, headers = await _start(live)
+    assert (status, kind) == (503, "temporal_unavailable"), message
+    assert headers["retry-after"] == "1"
+    assert str(temporal.port) not in message  # callers are not told the address
+
+
+@pytest.mark.skipif(
+    backend() != "postgres", reason="SQLite is a file opened in-process: nothing to cut"
+)
+async def test_a_read_with_the_database_gone_is_503_store_unavailable(
+    client: Client,
+    a2a_settings: ApiSettings,
+    a2a_parts: Parts,
+    proxy_to: list[FlakyProxy],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    url = make_url(a2a_settings.resolved_database_url())
+    database = _proxy(proxy_to, url.host or "127.0.0.1", url.port or 5432)
+    through = url.set(host="127.0.0.1", port=database.port)
+    settings = a2a_settings.model_copy(
+        update={"database_url": through.render_as_string(hide_password=False)}
+    )
+    async with _serve(client, settings, a2a_parts) as live:
+        secret = token(live, name("reader"), "runs:read")  # written directly, not via proxy
+        with caplog.at_level(logging.WARNING, logger="agentrt.api"):
+            database.cut()
+            async with http(live, secret) as api:
+                reply = await api.get("/runs")
+            await asyncio.sleep(1.0)  # push delivery polls the database every 50 ms
+    assert reply.status_code == 503, reply.text
+    assert error_type(reply) == "store_unavailable"
+    assert str(database.port) not in reply.text
+    # The outage is a line each for the operator, not a traceback every poll.
+    delivery = [r for r in caplog.records if r.name == "agentrt.api.delivery"]
+    assert [r.getMessage().split(":")[0] for r in delivery] == ["push delivery paused"]
+    assert all(r.exc_info is None for r in caplog.records if r.name.startswith("agentrt.api"))
