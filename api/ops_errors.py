@@ -24,6 +24,8 @@ from agentrt.contracts.errors import (
 )
 from agentrt.core.temporal import connection_lost
 
+logger = logging.getLogger("agentrt.api")
+
 
 class ErrorBody(BaseModel):
     type: str
@@ -84,8 +86,6 @@ async def _http(_request: Request, exc: Exception) -> JSONResponse:
     kind = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
     return error_json(exc.status_code, kind, str(exc.detail), exc.headers)
 
-
-logger = logging.getLogger("agentrt.api")
 
 # What a route did not refuse itself: the runtime's typed errors, each its status and type.
 # Outages are 503 with Retry-After; whatever else is left is a 500, typed all the same.
