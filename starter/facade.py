@@ -38,6 +38,7 @@ from agentrt.starter._deciding import (
 )
 from agentrt.starter._launch import Launcher
 from agentrt.starter._starting import checked_start, missing_run
+from agentrt.starter._typed import temporal_errors_typed
 from agentrt.store.open import open_store
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer
@@ -130,6 +131,7 @@ class AgentRuntime:
     ) -> None:
         await self.close()
 
+    @temporal_errors_typed
     async def start(
         self,
         profile: str,
@@ -158,6 +160,7 @@ class AgentRuntime:
         """The task queue a run of `profile` is started on."""
         return self._launcher.task_queue_of(profile)
 
+    @temporal_errors_typed
     async def run(
         self,
         profile: str,
@@ -173,6 +176,7 @@ class AgentRuntime:
         )
         return await self.wait(run_id)
 
+    @temporal_errors_typed
     async def wait(self, run_id: str, poll_seconds: float = 0.1) -> RunView:
         """Wait until the run settles or waits for a decision; return it.
 
@@ -192,6 +196,7 @@ class AgentRuntime:
                     return await self.result(run_id)  # raises the typed start error
             await asyncio.sleep(poll_seconds)
 
+    @temporal_errors_typed
     async def result(self, run_id: str) -> RunView:
         """Wait for the run's workflow to close, then return the stored run."""
         handle = self._client.get_workflow_handle(run_id)
@@ -207,6 +212,7 @@ class AgentRuntime:
                     raise
         return await self.status(run_id)
 
+    @temporal_errors_typed
     async def status(self, run_id: str) -> RunView:
         """The stored run. With no row, RunNotFoundError, or RunNotBegunError when the
         workflow exists: its message says whether it failed to begin, was withdrawn, or
@@ -216,11 +222,13 @@ class AgentRuntime:
             raise await missing_run(self._client, run_id)
         return view
 
+    @temporal_errors_typed
     async def events(self, run_id: str, after_sequence: int = -1) -> list[EventView]:
         if await self._view(run_id) is None:
             raise await missing_run(self._client, run_id)
         return await asyncio.to_thread(self._runs.events, run_id, after_sequence)
 
+    @temporal_errors_typed
     async def approve(
         self,
         run_id: str,
@@ -262,6 +270,7 @@ class AgentRuntime:
             raise
         return await self.status(run_id)
 
+    @temporal_errors_typed
     async def refused_decisions(self, run_id: str) -> list[DecisionRefusal]:
         """Decisions sent by signal (fire-and-forget) that the run refused, oldest first,
         each with its reason as a sentence; the run was left unchanged by them."""
@@ -271,6 +280,7 @@ class AgentRuntime:
         )
         return refused
 
+    @temporal_errors_typed
     async def cancel(self, run_id: str, *, by: str, reason: str | None = None) -> None:
         """Ask the run to cancel. A run that already ended stays as it ended."""
         request = checked_cancel(by, reason)
@@ -285,6 +295,7 @@ class AgentRuntime:
             return
         await cancel_workflow(self._client, run_id, request)
 
+    @temporal_errors_typed
     async def inbox(self, limit: int = 50) -> list[RunView]:
         """Runs waiting for approval, oldest first, each with its pending calls."""
         return await asyncio.to_thread(self._runs.inbox, limit)

@@ -10,11 +10,17 @@ import pytest
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError
 
 from agentrt.contracts.enums import EventKind, RunStatus
-from agentrt.contracts.errors import NoWorkerError, RunNotBegunError, UnknownProfileError
+from agentrt.contracts.errors import (
+    NoWorkerError,
+    RunNotBegunError,
+    TemporalUnavailableError,
+    UnknownProfileError,
+)
 from agentrt.contracts.ids import WORKFLOW_AGENT_RUN
 from agentrt.contracts.run import RunInput
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.runs import RunStore
+from tests._proxy import FlakyProxy
 from tests.starter.test_cli import (  # noqa: F401
     REFUND,
     WorkerFactory,
@@ -187,3 +193,23 @@ async def test_start_against_a_server_without_our_search_attributes_says_what_to
         bare = AgentRuntime(env.client, runs, f"tq-{uuid.uuid4().hex[:8]}")
         with pytest.raises(ConfigError, match="AgentProfile"):
             await bare.start("support", "Please refund order 1042")
+
+
+async def test_temporal_lost_is_a_typed_error_from_start_and_from_the_reads(
+    client: Client, runs: RunStore, task_queue: str
+) -> None:
+    """The facade on a connection that is cut (a proxy in front of the dev server): `start`
+    and the calls that ask Temporal raise TemporalUnavailableError, not the SDK's RPCError."""
+    host, port = client.service_client.config.target_host.rsplit(":", 1)
+    proxy = FlakyProxy(host, int(port))
+    proxy.start()
+    try:
+        cut = await Client.connect(f"127.0.0.1:{proxy.port}", data_converter=client.data_converter)
+        runtime = AgentRuntime(cut, runs, task_queue, begin_timeout=5.0)
+        proxy.cut()
+        with pytest.raises(TemporalUnavailableError, match="while starting run"):
+            await runtime.start("auto", REFUND)
+        with pytest.raises(TemporalUnavailableError, match="lost the connection to Temporal"):
+            await runtime.status(str(uuid.uuid4()))  # no row: asks Temporal about it
+    finally:
+        proxy.close()
