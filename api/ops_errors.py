@@ -99,6 +99,12 @@ _RUNTIME: tuple[tuple[type[AgentRuntimeError], int, str], ...] = (
     (RunNotFoundError, 404, "run_not_found"),
 )
 _RETRY_LATER = {"Retry-After": "1"}
+# The outages' own messages may name a host: the operator reads them in the log, callers
+# of this API (not its operators) read these.
+_OUTAGE_MESSAGE = {
+    "temporal_unavailable": "Temporal did not answer: try again",
+    "store_unavailable": "the database could not serve this: try again",
+}
 
 
 def _unavailable(type_: str, message: str) -> JSONResponse:
@@ -108,8 +114,12 @@ def _unavailable(type_: str, message: str) -> JSONResponse:
 async def _runtime(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, AgentRuntimeError)
     for cls, status, kind in _RUNTIME:
-        if isinstance(exc, cls):
-            return error_json(status, kind, str(exc), _RETRY_LATER if status == 503 else None)
+        if not isinstance(exc, cls):
+            continue
+        if kind in _OUTAGE_MESSAGE:
+            logger.warning("%s: %s", kind, exc)
+            return _unavailable(kind, _OUTAGE_MESSAGE[kind])
+        return error_json(status, kind, str(exc), _RETRY_LATER if status == 503 else None)
     return error_json(500, "runtime_error", str(exc))
 
 
@@ -117,9 +127,8 @@ async def _temporal(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RPCError)
     if connection_lost(exc):
         # No address in the text: callers of this API are not its operators.
-        return _unavailable(
-            "temporal_unavailable", f"Temporal did not answer ({exc.message}): try again"
-        )
+        logger.warning("temporal_unavailable: %s", exc.message)
+        return _unavailable("temporal_unavailable", _OUTAGE_MESSAGE["temporal_unavailable"])
     return error_json(502, "temporal_refused", f"Temporal refused the call: {exc.message}")
 
 
@@ -127,8 +136,8 @@ async def _database(_request: Request, exc: Exception) -> JSONResponse:
     """The database could not serve the request (gone, refused, locked, or not migrated):
     a 503 to the caller, the cause in one line of the log for the operator."""
     first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    logger.warning("database error: %s", first)
-    return _unavailable("store_unavailable", "the database could not serve this: try again")
+    logger.warning("store_unavailable: %s", first)
+    return _unavailable("store_unavailable", _OUTAGE_MESSAGE["store_unavailable"])
 
 
 def install(app: FastAPI) -> None:

@@ -18,7 +18,16 @@ from agentrt.workers.compose import Parts
 from tests._db import backend
 from tests._proxy import FlakyProxy
 from tests.api.conftest import Live, _serve
-from tests.api.ops_helpers import LOOKUP, error_type, http, name, token
+from tests.api.ops_helpers import (
+    LOOKUP,
+    REFUND,
+    error_type,
+    http,
+    name,
+    start,
+    token,
+    wait_status,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -76,11 +85,19 @@ async def test_a_start_with_temporal_gone_is_503_temporal_unavailable(
     )
     # The app connects through the proxy at start-up; the worker keeps the suite's client.
     async with _serve(client, settings, a2a_parts, inject=False) as live:
-        temporal.cut()
-        status, kind, message, headers = await _start(live)
+        secret = token(live, name("ops"), "runs:start", "runs:read", "runs:cancel")
+        async with http(live, secret) as api:
+            waiting = await start(api, "helper", REFUND)
+            await wait_status(api, waiting["run_id"], "WAITING_FOR_APPROVAL")
+            temporal.cut()
+            status, kind, message, headers = await _start(live)
+            cancel = await api.post(f"/runs/{waiting['run_id']}/cancel", json={})
     assert (status, kind) == (503, "temporal_unavailable"), message
     assert headers["retry-after"] == "1"
     assert str(temporal.port) not in message  # callers are not told the address
+    assert cancel.status_code == 503, cancel.text  # the facade's cancel, typed the same
+    assert error_type(cancel) == "temporal_unavailable"
+    assert str(temporal.port) not in cancel.text
 
 
 @pytest.mark.skipif(
