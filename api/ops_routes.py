@@ -30,6 +30,7 @@ from agentrt.contracts.errors import (
     AlreadyDecidedError,
     ApprovalError,
     InvalidRequestError,
+    RunIdTakenError,
     RunNotAwaitingApprovalError,
     RunNotFoundError,
     SelfApprovalError,
@@ -65,17 +66,43 @@ async def me(who: Annotated[Principal, Depends(auth.require(None))]) -> MeOut:
     return MeOut(principal=who.name, scopes=sorted(who.scopes), may=who.effective())
 
 
-@router.post("/runs", status_code=201, response_model=StartedOut, tags=["runs"])
+@router.post(
+    "/runs",
+    status_code=201,
+    response_model=StartedOut,
+    tags=["runs"],
+    responses={200: {"model": StartedOut, "description": "a repeat of a start: its run"}},
+)
 async def start_run(
-    body: StartIn, state: State, who: Annotated[Principal, Depends(auth.require(auth.START))]
+    body: StartIn,
+    state: State,
+    who: Annotated[Principal, Depends(auth.require(auth.START))],
+    response: Response,
 ) -> StartedOut:
-    """Start a run as the authenticated principal (its initiator)."""
+    """Start a run as the authenticated principal (its initiator). With `run_id`, a retry
+    of the same start (same principal, same profile) answers 200 with the run it started."""
     if body.profile not in state.profiles:
         raise bad_request("unknown_profile", f"unknown agent profile {body.profile!r}")
+    wanted = None if body.run_id is None else str(body.run_id)
+    if wanted is not None:
+        earlier = await asyncio.to_thread(state.runs.get, wanted)
+        if earlier is not None:
+            if earlier.initiator != who.name or earlier.profile != body.profile:
+                raise conflict("run_id_taken", f"run id {wanted} is taken by another start")
+            response.status_code = 200
+            return StartedOut(run_id=wanted, run=await state.out(earlier))
     try:
         run_id = await state.require_runtime().start(
-            body.profile, body.prompt, max_iterations=body.max_iterations, initiator=who.name
+            body.profile,
+            body.prompt,
+            max_iterations=body.max_iterations,
+            initiator=who.name,
+            run_id=wanted,
         )
+    except RunIdTakenError as exc:
+        # Temporal holds a run of that id with no row (not begun yet, or never): not one
+        # this start can answer with.
+        raise conflict("run_id_taken", str(exc)) from None
     except InvalidRequestError as exc:
         raise bad_request("invalid_request", str(exc)) from None
     view = await state.wait_for(run_id, lambda v: True, BEGIN_WAIT_SECONDS)

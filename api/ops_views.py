@@ -3,6 +3,7 @@ privacy level: their arguments only at `full` (or redacted at `redacted`)."""
 
 from datetime import datetime
 from typing import Any, Literal
+from uuid import UUID
 
 from pydantic import BaseModel, Field
 
@@ -15,6 +16,11 @@ class StartIn(BaseModel):
     profile: str = Field(min_length=1, max_length=100)
     prompt: str = Field(min_length=1, max_length=100_000)
     max_iterations: int | None = Field(default=None, ge=1, le=1000)
+    run_id: UUID | None = Field(
+        default=None,
+        description="chosen by the caller to make the start safe to retry: the same run_id "
+        "from the same principal answers with that run (200) instead of starting another",
+    )
 
 
 class DecisionIn(BaseModel):

@@ -89,6 +89,10 @@ class InvalidRequestError(AgentRuntimeError):
     """The request was malformed; nothing was changed."""
 
 
+class RunIdTakenError(InvalidRequestError):
+    """A start named a run id that Temporal already holds; nothing was changed."""
+
+
 class StoreUnavailableError(AgentRuntimeError):
     """The database could not be reached."""
 

@@ -16,7 +16,7 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from agentrt.contracts.approval import CancelRequest
-from agentrt.contracts.errors import AgentRuntimeError, InvalidRequestError
+from agentrt.contracts.errors import AgentRuntimeError, RunIdTakenError
 from agentrt.contracts.ids import UPDATE_BEGUN
 from agentrt.contracts.run import BeginReceipt, RunInput
 from agentrt.core.temporal import connection_lost
@@ -78,7 +78,7 @@ class Launcher:
             retrieve_start_error(start)
             raise await self._not_begun_in_time(request.run_id, queue) from None
         except WorkflowAlreadyStartedError:
-            raise InvalidRequestError(f"run id {request.run_id} is already taken") from None
+            raise RunIdTakenError(f"run id {request.run_id} is already taken") from None
         except WorkflowUpdateFailedError as err:
             raise begin_error(err.cause, request.profile) from None
         except RPCError as err:

@@ -4,6 +4,7 @@ gone, the database gone. Each is a typed JSON error (503 with Retry-After), neve
 
 import asyncio
 import logging
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -92,12 +93,22 @@ async def test_a_start_with_temporal_gone_is_503_temporal_unavailable(
             temporal.cut()
             status, kind, message, headers = await _start(live)
             cancel = await api.post(f"/runs/{waiting['run_id']}/cancel", json={})
+            # Temporal back, the client sends its start again under its own run id: one run.
+            run_id = str(uuid.uuid4())
+            body = {"profile": "helper", "prompt": LOOKUP, "run_id": run_id}
+            refused = await api.post("/runs", json=body)
+            temporal.restore()
+            retried = await api.post("/runs", json=body)
+            done = await wait_status(api, run_id, "COMPLETED")
     assert (status, kind) == (503, "temporal_unavailable"), message
     assert headers["retry-after"] == "1"
     assert str(temporal.port) not in message  # callers are not told the address
     assert cancel.status_code == 503, cancel.text  # the facade's cancel, typed the same
     assert error_type(cancel) == "temporal_unavailable"
     assert str(temporal.port) not in cancel.text
+    assert refused.status_code == 503, refused.text
+    assert retried.status_code in (200, 201), retried.text  # 200: the first had been accepted
+    assert retried.json()["run_id"] == run_id and done["answer"]
 
 
 @pytest.mark.skipif(

@@ -1,6 +1,8 @@
 """Operator API over real HTTP: start, read, list with filters and a stable cursor,
 visibility by principal, the OpenAPI document, and the A2A routes still beside it."""
 
+import uuid
+
 import pytest
 
 from tests.api.conftest import Live
@@ -46,6 +48,31 @@ async def test_start_get_and_list_paged_by_cursor_with_filters(live: Live) -> No
         assert {r["run_id"] for r in by_initiator.json()["runs"]} == {*ids, extra["run_id"]}
         one = await client.get(f"/runs/{ids[0]}")
         assert one.status_code == 200 and one.json()["status"] == "COMPLETED"
+
+
+async def test_a_start_with_its_own_run_id_is_safe_to_retry(live: Live) -> None:
+    """A client that lost the answer to a start sends it again: with the same run_id it gets
+    the run it started (200), not a second one; another principal cannot take that id."""
+    alice = name("alice")
+    run_id = str(uuid.uuid4())
+    body = {"profile": "helper", "prompt": LOOKUP, "run_id": run_id}
+    async with http(live, token(live, alice, "runs:start", "runs:read")) as client:
+        first = await client.post("/runs", json=body)
+        again = await client.post("/runs", json=body)
+        await wait_status(client, run_id, "COMPLETED")
+        mine = (await client.get("/runs", params={"initiator": alice})).json()["runs"]
+        other_profile = await client.post("/runs", json={**body, "profile": "redactor"})
+        not_a_uuid = await client.post("/runs", json={**body, "run_id": "r-1"})
+    assert (first.status_code, again.status_code) == (201, 200), (first.text, again.text)
+    assert first.json()["run_id"] == again.json()["run_id"] == run_id
+    assert again.json()["run"]["initiator"] == alice
+    assert [r["run_id"] for r in mine] == [run_id]  # one run, not two
+    assert other_profile.status_code == 409 and error_type(other_profile) == "run_id_taken"
+    assert not_a_uuid.status_code == 400
+    async with http(live, token(live, name("bob"), "runs:start", "runs:read")) as as_bob:
+        taken = await as_bob.post("/runs", json=body)
+    assert taken.status_code == 409 and error_type(taken) == "run_id_taken"
+    assert run_id in taken.json()["error"]["message"]
 
 
 async def test_a_principal_sees_only_its_own_runs_unless_read_all(live: Live) -> None:
