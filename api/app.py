@@ -85,7 +85,11 @@ def create_app(settings: ApiSettings, client: Client | None = None) -> Starlette
         # encrypts the prompts it starts runs with.
         temporal = client or await connect(settings)
         runtime = state.runtime = AgentRuntime(
-            temporal, RunStore(ctx), settings.task_queue, routes=queues
+            temporal,
+            RunStore(ctx),
+            settings.task_queue,
+            begin_timeout=settings.start_timeout_seconds,
+            routes=queues,
         )
         handler._tasks = TaskService(settings, store, temporal, runtime, profiles)
         stop = asyncio.Event()

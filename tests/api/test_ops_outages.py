@@ -4,6 +4,7 @@ gone, the database gone. Each is a typed JSON error (503 with Retry-After), neve
 
 import asyncio
 import logging
+import time
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -69,8 +70,11 @@ async def test_a_start_no_worker_begins_is_503_no_worker(
         update={"profiles_file": routed, "start_timeout_seconds": 2.0}
     )
     async with _serve(client, settings, a2a_parts) as live:
+        began = time.monotonic()
         status, kind, message, headers = await _start(live)
+        waited = time.monotonic() - began
     assert (status, kind) == (503, "no_worker"), message
+    assert waited < 20, f"the API waited {waited:.0f} s: not its start bound (2 s) but 30"
     assert headers["retry-after"] == "1"
     assert f"no worker is polling task queue {lonely!r}" in message
 
