@@ -2,6 +2,7 @@
 of a token (`--token` or AGENTRT_API_TOKEN). No database or Temporal credentials needed."""
 
 import asyncio
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -15,10 +16,15 @@ from agentrt.contracts.errors import (
     AlreadyDecidedError,
     ConfigError,
     InvalidRequestError,
+    NoWorkerError,
+    RunIdTakenError,
     RunNotAwaitingApprovalError,
+    RunNotBegunError,
     RunNotFoundError,
     SelfApprovalError,
     StaleTurnError,
+    StoreUnavailableError,
+    TemporalUnavailableError,
     UnknownProfileError,
 )
 from agentrt.contracts.run import EventView, RunView
@@ -31,7 +37,16 @@ _BY_TYPE: dict[str, type[AgentRuntimeError]] = {
     "self_approval": SelfApprovalError,
     "unknown_profile": UnknownProfileError,
     "invalid_request": InvalidRequestError,
+    "run_id_taken": RunIdTakenError,
+    "run_not_begun": RunNotBegunError,
+    "no_worker": NoWorkerError,
+    "temporal_unavailable": TemporalUnavailableError,
+    "store_unavailable": StoreUnavailableError,
 }
+# A start the API could not make for an outage is sent again, under the same run id (so
+# never a second run), this many times in all, RETRY_SECONDS apart.
+START_ATTEMPTS = 4
+RETRY_SECONDS = 1.0
 
 
 class RemoteSettings(BaseSettings):
@@ -81,9 +96,18 @@ class ApiRuntime:
         max_iterations: int | None = None,
         initiator: str = "anonymous",
     ) -> str:
-        body = {"profile": profile, "prompt": prompt, "max_iterations": max_iterations}
-        started = await self._call("POST", "/runs", json=body)
-        return str(started["run_id"])
+        body = {
+            "profile": profile,
+            "prompt": prompt,
+            "max_iterations": max_iterations,
+            "run_id": str(uuid.uuid4()),
+        }
+        for _ in range(START_ATTEMPTS - 1):
+            try:
+                return str((await self._call("POST", "/runs", json=body))["run_id"])
+            except (TemporalUnavailableError, StoreUnavailableError):
+                await asyncio.sleep(RETRY_SECONDS)
+        return str((await self._call("POST", "/runs", json=body))["run_id"])
 
     async def status(self, run_id: str) -> RunView:
         return _view(await self._call("GET", f"/runs/{run_id}"))

@@ -16,6 +16,7 @@ from sqlalchemy.engine import make_url
 from temporalio.client import Client
 
 from agentrt.api.settings import ApiSettings
+from agentrt.starter import remote
 from agentrt.workers.compose import Parts
 from tests._db import backend
 from tests._proxy import FlakyProxy
@@ -145,3 +146,31 @@ async def test_a_read_with_the_database_gone_is_503_store_unavailable(
     delivery = [r for r in caplog.records if r.name == "agentrt.api.delivery"]
     assert [r.getMessage().split(":")[0] for r in delivery] == ["push delivery paused"]
     assert all(r.exc_info is None for r in caplog.records if r.name.startswith("agentrt.api"))
+
+
+async def test_the_cli_client_retries_a_start_through_an_outage_without_a_second_run(
+    client: Client, a2a_settings: ApiSettings, a2a_parts: Parts, proxy_to: list[FlakyProxy]
+) -> None:
+    """`agentrt --api URL start` while Temporal is away: it sends the start again under the
+    same run id until Temporal is back, and one run is started."""
+    host, port = client.service_client.config.target_host.rsplit(":", 1)
+    temporal = _proxy(proxy_to, host, int(port))
+    settings = a2a_settings.model_copy(
+        update={"temporal_address": f"127.0.0.1:{temporal.port}", "start_timeout_seconds": 2.0}
+    )
+    async with _serve(client, settings, a2a_parts, inject=False) as live:
+        alice = name("alice")
+        secret = token(live, alice, "runs:start", "runs:read")
+        temporal.cut()
+        # Back after the first start has run out its bound (2 s) and answered 503.
+        back = asyncio.get_running_loop().call_later(4.0, temporal.restore)
+        try:
+            async with remote.api_session(live.url, secret) as api:
+                run_id = await api.start("helper", LOOKUP)
+        finally:
+            back.cancel()
+        async with http(live, secret) as reader:
+            done = await wait_status(reader, run_id, "COMPLETED")
+            mine = (await reader.get("/runs", params={"initiator": alice})).json()["runs"]
+    assert done["answer"]
+    assert [r["run_id"] for r in mine] == [run_id]
