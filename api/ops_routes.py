@@ -36,6 +36,7 @@ from agentrt.contracts.errors import (
     SelfApprovalError,
     StaleTurnError,
 )
+from agentrt.contracts.run import RunView
 from agentrt.store.attest import attest
 from agentrt.store.run_query import BadCursorError
 
@@ -87,10 +88,8 @@ async def start_run(
     if wanted is not None:
         earlier = await asyncio.to_thread(state.runs.get, wanted)
         if earlier is not None:
-            if earlier.initiator != who.name or earlier.profile != body.profile:
-                raise conflict("run_id_taken", f"run id {wanted} is taken by another start")
             response.status_code = 200
-            return StartedOut(run_id=wanted, run=await state.out(earlier))
+            return await _repeat(state, who, body, earlier)
     try:
         run_id = await state.require_runtime().start(
             body.profile,
@@ -100,13 +99,26 @@ async def start_run(
             run_id=wanted,
         )
     except RunIdTakenError as exc:
-        # Temporal holds a run of that id with no row (not begun yet, or never): not one
-        # this start can answer with.
-        raise conflict("run_id_taken", str(exc)) from None
+        # Temporal holds a run of that id and its row is not written yet: a start of the
+        # same request that Temporal accepted while its answer was lost begins any moment.
+        assert wanted is not None
+        earlier = await state.wait_for(wanted, lambda v: True, BEGIN_WAIT_SECONDS)
+        if earlier is None:
+            raise conflict("run_id_taken", str(exc)) from None
+        response.status_code = 200
+        return await _repeat(state, who, body, earlier)
     except InvalidRequestError as exc:
         raise bad_request("invalid_request", str(exc)) from None
     view = await state.wait_for(run_id, lambda v: True, BEGIN_WAIT_SECONDS)
     return StartedOut(run_id=run_id, run=await state.out(view) if view else None)
+
+
+async def _repeat(state: OpsState, who: Principal, body: StartIn, run: RunView) -> StartedOut:
+    """The answer to a start whose run id names an existing run: that run, when it is this
+    principal's start of this profile; refused otherwise."""
+    if run.initiator != who.name or run.profile != body.profile:
+        raise conflict("run_id_taken", f"run id {run.run_id} is taken by another start")
+    return StartedOut(run_id=run.run_id, run=await state.out(run))
 
 
 @router.get("/runs", response_model=RunPageOut, tags=["runs"])

@@ -1,10 +1,15 @@
 """Operator API over real HTTP: start, read, list with filters and a stable cursor,
 visibility by principal, the OpenAPI document, and the A2A routes still beside it."""
 
+import asyncio
 import uuid
 
 import pytest
+from temporalio.client import Client
 
+from agentrt.contracts.ids import WORKFLOW_AGENT_RUN
+from agentrt.contracts.run import RunInput
+from agentrt.workers.main import make_worker
 from tests.api.conftest import Live
 from tests.api.ops_helpers import LOOKUP, REFUND, error_type, http, name, start, token, wait_status
 
@@ -73,6 +78,32 @@ async def test_a_start_with_its_own_run_id_is_safe_to_retry(live: Live) -> None:
         taken = await as_bob.post("/runs", json=body)
     assert taken.status_code == 409 and error_type(taken) == "run_id_taken"
     assert run_id in taken.json()["error"]["message"]
+
+
+async def test_a_repeated_start_temporal_accepted_before_its_row_is_written_gets_its_run(
+    live: Live, client: Client
+) -> None:
+    """The start's answer was lost after Temporal accepted it: the retry meets a workflow of
+    that id whose row no worker has written yet. It waits for the row, then answers 200."""
+    alice = name("alice")
+    run_id = str(uuid.uuid4())
+    lonely = f"later-{uuid.uuid4().hex[:8]}"  # no worker yet: the row cannot exist
+    await client.start_workflow(
+        WORKFLOW_AGENT_RUN,
+        RunInput(run_id=run_id, profile="helper", prompt=LOOKUP, initiator=alice),
+        id=run_id,
+        task_queue=lonely,
+    )
+    body = {"profile": "helper", "prompt": LOOKUP, "run_id": run_id}
+    async with http(live, token(live, alice, "runs:start", "runs:read")) as api:
+        retry = asyncio.create_task(api.post("/runs", json=body))
+        await asyncio.sleep(1.0)
+        assert not retry.done()  # waiting for the row
+        settings = live.settings.model_copy(update={"task_queue": lonely})
+        async with make_worker(client, live.parts, settings):
+            reply = await retry
+    assert reply.status_code == 200, reply.text
+    assert reply.json()["run_id"] == run_id and reply.json()["run"]["initiator"] == alice
 
 
 async def test_a_principal_sees_only_its_own_runs_unless_read_all(live: Live) -> None:
