@@ -7,11 +7,11 @@ import json
 import logging
 
 import httpx
-from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError
 
 from agentrt.api.settings import ApiSettings
 from agentrt.store.a2a_journal import A2AJournal
 from agentrt.store.a2a_push import A2APushStore, PushConfig
+from agentrt.store.engine import DATABASE_ERRORS, database_reason
 
 logger = logging.getLogger(__name__)
 
@@ -36,10 +36,10 @@ class PushDelivery:
             while not stop.is_set():
                 try:
                     busy = await self.tick(http)
-                except (OperationalError, InterfaceError, DisconnectionError) as exc:
+                except DATABASE_ERRORS as exc:
                     if not paused:
-                        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-                        logger.warning("push delivery paused: database error: %s", first)
+                        reason = database_reason(exc)
+                        logger.warning("push delivery paused: database error: %s", reason)
                     paused, busy = True, False
                 except Exception:
                     logger.exception("push delivery round failed")

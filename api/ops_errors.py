@@ -8,7 +8,6 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
-from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError
 from starlette.exceptions import HTTPException
 from temporalio.service import RPCError
 
@@ -23,6 +22,7 @@ from agentrt.contracts.errors import (
     UnknownProfileError,
 )
 from agentrt.core.temporal import connection_lost
+from agentrt.store.engine import DATABASE_ERRORS, database_reason
 
 logger = logging.getLogger("agentrt.api")
 
@@ -135,8 +135,7 @@ async def _temporal(_request: Request, exc: Exception) -> JSONResponse:
 async def _database(_request: Request, exc: Exception) -> JSONResponse:
     """The database could not serve the request (gone, refused, locked, or not migrated):
     a 503 to the caller, the cause in one line of the log for the operator."""
-    first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    logger.warning("store_unavailable: %s", first)
+    logger.warning("store_unavailable: %s", database_reason(exc))
     return _unavailable("store_unavailable", _OUTAGE_MESSAGE["store_unavailable"])
 
 
@@ -146,8 +145,8 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(HTTPException, _http)
     app.add_exception_handler(AgentRuntimeError, _runtime)
     app.add_exception_handler(RPCError, _temporal)
-    for lost in (OperationalError, InterfaceError, DisconnectionError):
-        app.add_exception_handler(lost, _database)
+    for away in DATABASE_ERRORS:
+        app.add_exception_handler(away, _database)
 
 
 # Shown in the OpenAPI document for every route that can refuse.

@@ -4,10 +4,20 @@ import time
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
-from sqlalchemy.exc import DisconnectionError
+from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 READ_ONLY_OPTION = "agentrt_read_only"
+
+# What SQLAlchemy raises when the database cannot serve a statement: away, refusing,
+# dropping connections (or locked, or not migrated: the first line says which).
+DATABASE_ERRORS = (OperationalError, InterfaceError, DisconnectionError)
+
+
+def database_reason(exc: BaseException) -> str:
+    """The first line of a database error, for one line of a log."""
+    text = str(exc)
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def make_engine(url: str, *, echo: bool = False) -> Engine:
