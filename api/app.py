@@ -69,6 +69,10 @@ def create_app(settings: ApiSettings, client: Client | None = None) -> Starlette
         sealer = Sealer.from_b64(settings.read_seal_keys())
     except ValueError as exc:
         raise ConfigError(f"AGENTRT_SEAL_KEYS: {exc}") from None
+    try:
+        settings.key_profiles()  # parses AGENTRT_API_KEYS too: a bad entry fails here
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
     engine, ctx = open_store(
         settings.resolved_database_url(), sealer, run_migrations=settings.api_migrate
     )

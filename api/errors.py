@@ -20,15 +20,25 @@ class ResultNotRetainableError(UnsupportedOperationError):
     )
 
 
-def register() -> None:
-    """Teach the SDK's error tables our subclass (they look types up exactly)."""
-    cls = ResultNotRetainableError
+class ProfileNotGrantedError(UnsupportedOperationError):
+    """UnsupportedOperationError (-32004) whose ErrorInfo reason is PROFILE_NOT_GRANTED
+    (REST: 403 PERMISSION_DENIED): the caller's key is not granted the skill's profile
+    (AGENTRT_API_KEY_PROFILES). Nothing was created."""
+
+    message = "This API key is not granted the skill's profile (PROFILE_NOT_GRANTED)."
+
+
+def _own(cls: type[UnsupportedOperationError], http: int, status: str, reason: str) -> None:
     sdk_errors.JSON_RPC_ERROR_CODE_MAP[cls] = -32004
-    sdk_errors.A2A_ERROR_MAPPING[cls] = sdk_errors.ErrorMapping(
-        400, "FAILED_PRECONDITION", "RESULT_NOT_RETAINABLE"
-    )
-    sdk_errors.A2A_ERROR_REASONS[cls] = "RESULT_NOT_RETAINABLE"
+    sdk_errors.A2A_ERROR_MAPPING[cls] = sdk_errors.ErrorMapping(http, status, reason)
+    sdk_errors.A2A_ERROR_REASONS[cls] = reason
     response_helpers.EXCEPTION_MAP[cls] = JSONRPCError
+
+
+def register() -> None:
+    """Teach the SDK's error tables our subclasses (they look types up exactly)."""
+    _own(ResultNotRetainableError, 400, "FAILED_PRECONDITION", "RESULT_NOT_RETAINABLE")
+    _own(ProfileNotGrantedError, 403, "PERMISSION_DENIED", "PROFILE_NOT_GRANTED")
     # The REST binding's status codes (spec 5.4): a content type we do not serve is 415
     # and a task that cannot be canceled (it is terminal) is a 409 conflict, where the
     # SDK's table answers 400 for both. JSON-RPC codes are unchanged (-32005, -32002).

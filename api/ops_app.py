@@ -1,7 +1,7 @@
 """The operator API beside the A2A routes, in one ASGI app: FastAPI serves /runs, /inbox,
 /me, /openapi.json and the approvals page (/ui/); every other path goes to the A2A app
 (with its own key guard). The operator routes authenticate principals by token
-(api/ops_auth.py)."""
+(api/ops_auth.py). Every request passes the Host check first (api/hosts.py)."""
 
 import asyncio
 import contextlib
@@ -16,6 +16,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from agentrt.api import ops_errors
 from agentrt.api.body import read_body, replaying
+from agentrt.api.hosts import HostCheck, allowed_hosts
 from agentrt.api.ops_page import mount_page
 from agentrt.api.ops_routes import router
 from agentrt.api.ops_state import OpsState
@@ -97,6 +98,10 @@ def mount_ops(
         version="1",
         description="Start, follow, approve and cancel agent runs as an authenticated principal.",
         lifespan=lifespan,
+        # FastAPI's /docs and /redoc load their scripts from a CDN with no integrity check:
+        # off. /openapi.json stays (the schema, no scripts).
+        docs_url=None,
+        redoc_url=None,
     )
     ops_errors.install(app)
     app.include_router(router)
@@ -106,4 +111,5 @@ def mount_ops(
     app.state.a2a = a2a.state.a2a
     a2a.state.a2a.handler.waker = ops.waker  # the A2A streams wake on journal commits too
     app.add_middleware(BodyLimit, max_body=settings.api_max_body_bytes)
+    app.add_middleware(HostCheck, allowed=allowed_hosts(settings))  # outermost: first
     return app

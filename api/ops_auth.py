@@ -1,14 +1,15 @@
-"""Principals of the operator API: a bearer token names one, with its scopes. `admin`
-holds every scope."""
+"""Principals of the operator API: a bearer token names one, with its scopes and the
+profiles it may start (api/grants.py). `admin` holds every scope and may start anything."""
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated
 
 from fastapi import Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from agentrt.api.grants import Grants
 from agentrt.api.ops_errors import forbidden, unauthorized
 from agentrt.store.principals import PrincipalStore
 
@@ -24,6 +25,8 @@ _bearer = HTTPBearer(auto_error=False, description="An operator API token (agent
 class Principal:
     name: str
     scopes: frozenset[str]
+    grants: Grants = field(default_factory=Grants)
+    token_id: str = field(default="", repr=False)  # an open stream re-checks it
 
     def has(self, scope: str) -> bool:
         if scope == READ and READ_ALL in self.scopes:
@@ -54,7 +57,8 @@ def require(scope: str | None) -> Callable[..., Awaitable[Principal]]:
         token = await asyncio.to_thread(store.authenticate, creds.credentials.strip())
         if token is None:
             raise unauthorized("the token is unknown, revoked or expired")
-        who = Principal(token.principal, token.scopes)
+        grants = Grants.of(token.profiles, everything=ADMIN in token.scopes)
+        who = Principal(token.principal, token.scopes, grants, token.id)
         if scope is not None and not who.has(scope):
             raise forbidden(f"the token of {who.name} lacks the scope {scope}")
         return who

@@ -52,6 +52,10 @@ def forbidden(message: str) -> OpsError:
     return OpsError(403, "forbidden", message)
 
 
+def not_granted(message: str) -> OpsError:
+    return OpsError(403, "profile_not_granted", message)
+
+
 def not_found(run_id: str) -> OpsError:
     return OpsError(404, "run_not_found", f"no run {run_id}")
 

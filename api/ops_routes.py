@@ -9,9 +9,17 @@ from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from agentrt.api import ops_auth as auth
+from agentrt.api.grants import refusal
 from agentrt.api.ops_auth import Principal
-from agentrt.api.ops_errors import RESPONSES, OpsError, bad_request, conflict, not_found
-from agentrt.api.ops_sse import follow, resume_after
+from agentrt.api.ops_errors import (
+    RESPONSES,
+    OpsError,
+    bad_request,
+    conflict,
+    not_found,
+    not_granted,
+)
+from agentrt.api.ops_sse import MAX_SEQUENCE, follow, resume_after
 from agentrt.api.ops_state import OpsState
 from agentrt.api.ops_views import (
     CancelIn,
@@ -64,7 +72,10 @@ State = Annotated[OpsState, Depends(_state)]
 async def me(who: Annotated[Principal, Depends(auth.require(None))]) -> MeOut:
     """Who the token names and what it may do (the approvals page shows buttons by it; the
     routes check the scopes again)."""
-    return MeOut(principal=who.name, scopes=sorted(who.scopes), may=who.effective())
+    return MeOut(
+        principal=who.name, scopes=sorted(who.scopes), may=who.effective(),
+        profiles=who.grants.shown(),
+    )  # fmt: skip
 
 
 @router.post(
@@ -82,8 +93,11 @@ async def start_run(
 ) -> StartedOut:
     """Start a run as the authenticated principal (its initiator). With `run_id`, a retry
     of the same start (same principal, same profile) answers 200 with the run it started."""
-    if body.profile not in state.profiles:
+    profile = state.profiles.get(body.profile)
+    if profile is None:
         raise bad_request("unknown_profile", f"unknown agent profile {body.profile!r}")
+    if not who.grants.allows(profile):
+        raise not_granted(refusal(who.name, profile))  # before any read or write
     wanted = None if body.run_id is None else str(body.run_id)
     if wanted is not None:
         earlier = await asyncio.to_thread(state.runs.get, wanted)
@@ -162,7 +176,7 @@ async def run_events(
     request: Request,
     state: State,
     who: Annotated[Principal, Depends(auth.require(auth.READ))],
-    after: Annotated[int, Query(ge=-1)] = -1,
+    after: Annotated[int, Query(ge=-1, le=MAX_SEQUENCE)] = -1,
     limit: Annotated[int, Query(ge=1, le=1000)] = 200,
     last_event_id: Annotated[str | None, Header(max_length=20)] = None,
 ) -> Response:
@@ -172,7 +186,7 @@ async def run_events(
     if "text/event-stream" in request.headers.get("accept", ""):
         start = resume_after(last_event_id, after)
         return StreamingResponse(
-            follow(state, view.run_id, start),
+            follow(state, view.run_id, start, who.token_id),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
         )

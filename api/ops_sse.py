@@ -1,7 +1,8 @@
 """`GET /runs/{id}/events` as Server-Sent Events: every event after the resume point, each
 with `id: <sequence>` so a reconnect with `Last-Event-ID` misses nothing; woken by the
 store's commits (NOTIFY) on PostgreSQL, polling on SQLite; ends with `event: end` once the
-run is terminal and drained."""
+run is terminal and drained. The token that opened it is checked again every few seconds:
+revoked or expired, the stream ends with `event: error` (type `unauthorized`)."""
 
 import asyncio
 import json
@@ -13,6 +14,9 @@ from agentrt.api.ops_state import OpsState
 from agentrt.api.ops_views import event_out
 
 KEEPALIVE_SECONDS = 15.0
+TOKEN_RECHECK_SECONDS = 2.0
+# Sequence columns are INTEGER (32-bit on PostgreSQL): a larger bound fails in the database.
+MAX_SEQUENCE = 2**31 - 1
 
 
 def resume_after(last_event_id: str | None, after: int) -> int:
@@ -22,7 +26,7 @@ def resume_after(last_event_id: str | None, after: int) -> int:
         value = int(last_event_id)
     except ValueError:
         raise bad_request("bad_last_event_id", "Last-Event-ID must be an event sequence") from None
-    if value < -1:
+    if not -1 <= value <= MAX_SEQUENCE:
         raise bad_request("bad_last_event_id", "Last-Event-ID must be an event sequence")
     return value
 
@@ -32,10 +36,17 @@ def frame(event: str, data: str, ident: int | None = None) -> bytes:
     return f"{head}event: {event}\ndata: {data}\n\n".encode()
 
 
-async def follow(state: OpsState, run_id: str, after: int) -> AsyncIterator[bytes]:
+async def follow(state: OpsState, run_id: str, after: int, token_id: str) -> AsyncIterator[bytes]:
     last, sent_at = after, time.monotonic()
+    checked_at = time.monotonic()
     yield b"retry: 1000\n\n"
     while True:
+        if time.monotonic() - checked_at >= TOKEN_RECHECK_SECONDS:
+            if not await asyncio.to_thread(state.principals.active, token_id):
+                gone = {"type": "unauthorized", "message": "the token was revoked or expired"}
+                yield frame("error", json.dumps({"error": gone}))
+                return
+            checked_at = time.monotonic()
         ticket = state.waker.ticket(run_id)
         batch = await asyncio.to_thread(state.runs.events, run_id, last, 500)
         for e in batch:
@@ -56,4 +67,4 @@ async def follow(state: OpsState, run_id: str, after: int) -> AsyncIterator[byte
         if time.monotonic() - sent_at > KEEPALIVE_SECONDS:
             yield b": keepalive\n\n"
             sent_at = time.monotonic()
-        await state.waker.wait(run_id, ticket)
+        await state.waker.wait(run_id, ticket, within=TOKEN_RECHECK_SECONDS)

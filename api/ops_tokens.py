@@ -20,6 +20,14 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
     create.add_argument(
         "--scope", action="append", required=True, choices=sorted(SCOPES), dest="scopes"
     )
+    create.add_argument(
+        "--profile",
+        action="append",
+        default=[],
+        dest="profiles",
+        help="a profile it may start, by name or glob pattern ('billing-*'); repeatable. "
+        "A profile that writes without approval is covered only by its exact name",
+    )
     create.add_argument("--expires-in-days", type=float, default=None)
     create.add_argument("--label", default=None)
     listing = verbs.add_parser("list", help="list tokens (never their secrets)")
@@ -40,11 +48,16 @@ def run(settings: ApiSettings, args: argparse.Namespace) -> int:
                 raise AgentRuntimeError("--expires-in-days must be positive")
             expires = utcnow() + timedelta(days=days) if days is not None else None
             info, secret = store.create(
-                args.principal, args.scopes, expires_at=expires, label=args.label
+                args.principal,
+                args.scopes,
+                profiles=args.profiles,
+                expires_at=expires,
+                label=args.label,
             )
+            may_start = " ".join(sorted(info.profiles)) or "no profile"
             sys.stderr.write(
-                f"token {info.id} for {info.principal} ({' '.join(sorted(info.scopes))}); "
-                "shown once, store it now:\n"
+                f"token {info.id} for {info.principal} ({' '.join(sorted(info.scopes))}; "
+                f"may start: {may_start}); shown once, store it now:\n"
             )
             sys.stdout.write(secret + "\n")
         elif args.verb == "list":
@@ -53,7 +66,8 @@ def run(settings: ApiSettings, args: argparse.Namespace) -> int:
                 state = "active" if t.active(now) else ("revoked" if t.revoked_at else "expired")
                 expiry = t.expires_at.isoformat(timespec="seconds") if t.expires_at else "never"
                 sys.stdout.write(
-                    f"{t.id}\t{t.principal}\t{' '.join(sorted(t.scopes))}\t{state}\t"
+                    f"{t.id}\t{t.principal}\t{' '.join(sorted(t.scopes))}\t"
+                    f"profiles {','.join(sorted(t.profiles)) or '-'}\t{state}\t"
                     f"expires {expiry}\t{t.label or ''}\n"
                 )
         elif args.verb == "revoke":

@@ -97,6 +97,9 @@ class MeOut(BaseModel):
     principal: str
     scopes: list[str] = Field(description="the scopes the token was granted")
     may: list[str] = Field(description="every scope it acts with (admin implies all)")
+    profiles: list[str] = Field(
+        default_factory=list, description="the profiles it may start: names or glob patterns"
+    )
 
 
 class DecisionOut(BaseModel):

@@ -32,6 +32,14 @@ class ApiSettings(Settings):
     push_backoff_seconds: float = 1.0  # first retry delay, doubled per attempt
     push_backoff_max_seconds: float = 300.0
     push_max_attempts: int = 8
+    # issue 25: grants
+    # The profiles each A2A caller (an AGENTRT_API_KEYS identity) may start, by name or glob
+    # pattern: "alice=support|billing-*,bob=*". A caller not named here starts nothing. A
+    # profile that writes without approval is covered only by its exact name.
+    api_key_profiles: str = ""
+    # Host names (or `*.example.com`, or `*`) the API answers to besides its public URL's
+    # host and, bound to loopback, 127.0.0.1/localhost/[::1]; others get 421 (api/hosts.py).
+    api_allowed_hosts: str = ""
 
     def public_url(self) -> str:
         return (self.api_public_url or f"http://{self.api_host}:{self.api_port}").rstrip("/")
@@ -44,6 +52,20 @@ class ApiSettings(Settings):
             if not sep or not name or len(digest) != 64:
                 raise ValueError("AGENTRT_API_KEYS entries are 'identity=<sha256 hex>'")
             out[digest.lower()] = name
+        return out
+
+    def key_profiles(self) -> dict[str, frozenset[str]]:
+        """A2A caller identity → the profile names or patterns it may start."""
+        known = set(self.callers().values())
+        out: dict[str, frozenset[str]] = {}
+        for entry in (e.strip() for e in self.api_key_profiles.split(",") if e.strip()):
+            name, sep, patterns = entry.partition("=")
+            granted = frozenset(p.strip() for p in patterns.split("|") if p.strip())
+            if not sep or not name.strip() or not granted:
+                raise ValueError("AGENTRT_API_KEY_PROFILES entries are 'identity=profile|pattern'")
+            if name.strip() not in known:
+                raise ValueError(f"AGENTRT_API_KEY_PROFILES names {name.strip()!r}, no API key's")
+            out[name.strip()] = out.get(name.strip(), frozenset()) | granted
         return out
 
 

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from a2a.utils.errors import InvalidParamsError, TaskNotFoundError
 
 from agentrt.api.convert import Event, event_proto, task_from_dict
+from agentrt.api.ops_sse import MAX_SEQUENCE
 from agentrt.api.ops_wake import Waker
 from agentrt.store.a2a_journal import A2AJournal
 from agentrt.store.a2a_view import INTERRUPTED, TERMINAL
@@ -24,7 +25,7 @@ def resume_position(headers: dict[str, str]) -> int | None:
         value = int(raw)
     except ValueError:
         raise InvalidParamsError(message="Last-Event-ID must be a journal sequence") from None
-    if value < 0:
+    if not 0 <= value <= MAX_SEQUENCE:
         raise InvalidParamsError(message="Last-Event-ID must be a journal sequence")
     return value
 

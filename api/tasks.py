@@ -24,7 +24,8 @@ from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
 from agentrt.api.convert import message_dict, message_text
-from agentrt.api.errors import ResultNotRetainableError
+from agentrt.api.errors import ProfileNotGrantedError, ResultNotRetainableError
+from agentrt.api.grants import Grants, refusal
 from agentrt.api.settings import ApiSettings
 from agentrt.contracts.a2a import InputMessage
 from agentrt.contracts.errors import NoWorkerError, RunNotFoundError, UnknownProfileError
@@ -49,6 +50,7 @@ class TaskService:
         self._client = client
         self._runtime = runtime
         self._profiles = dict(profiles)
+        self._grants = {who: Grants.of(p) for who, p in settings.key_profiles().items()}
 
     # --- reads -----------------------------------------------------------------------------
 
@@ -98,6 +100,8 @@ class TaskService:
         message = params.message
         text = _checked_text(message)
         profile = self._profile(params)
+        if not self._grants.get(owner, Grants()).allows(profile):
+            raise ProfileNotGrantedError(message=refusal(owner, profile))  # nothing created
         task_id, run_id = str(uuid.uuid4()), str(uuid.uuid4())
         context_id = message.context_id or str(uuid.uuid4())
         stored = message_dict(message)

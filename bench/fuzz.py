@@ -26,6 +26,7 @@ from temporalio.client import Client
 from agentrt.api.app import create_app
 from agentrt.api.settings import ApiSettings, key_digest
 from agentrt.core.devserver import extra_args
+from agentrt.core.profiles import load_profiles
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer
@@ -54,6 +55,10 @@ def api_settings(url: str, keys: str, data: Path) -> ApiSettings:
         profiles_file=FIXTURES / "profiles.yaml",
         rules_file=FIXTURES / "rules.yaml",
         api_keys=",".join(f"{who}={key_digest(k)}" for who, k in KEYS.items()),
+        # Every fixture profile by name: the fuzz starts what it likes (grants: tests/security).
+        api_key_profiles=",".join(
+            f"{who}={'|'.join(sorted(load_profiles(FIXTURES / 'profiles.yaml')))}" for who in KEYS
+        ),
         api_default_skill="helper",
         api_blocking_cap_seconds=5.0,
         api_poll_seconds=0.05,

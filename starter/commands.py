@@ -29,6 +29,7 @@ from agentrt.contracts.ids import SCHEDULE_RETENTION
 from agentrt.contracts.run import EventView, RunView
 from agentrt.core.codec import EncryptionCodec
 from agentrt.core.codec_server import create_codec_app
+from agentrt.core.private import private_dir
 from agentrt.core.settings import Settings
 from agentrt.core.temporal import connect
 from agentrt.starter import render, schedules
@@ -76,7 +77,7 @@ def migrate(settings: Settings, out: Console) -> int:
     """Prepare the data a worker owns: the schema at head and, when AGENTRT_SEAL_KEYS is not
     set, the seal key under the data directory. After it, clients run from there."""
     if not settings.database_url:
-        settings.data_dir.mkdir(parents=True, exist_ok=True)  # SQLite makes no directories
+        private_dir(settings.data_dir)  # SQLite makes no directories
     try:
         sealer = Sealer.from_b64(settings.create_seal_key_if_missing())
     except ValueError as exc:

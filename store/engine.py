@@ -1,11 +1,15 @@
 """Engine factory. No engine exists at import time; entry points build one from settings."""
 
 import time
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DisconnectionError, InterfaceError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
+
+from agentrt.core.private import tighten_sqlite
 
 READ_ONLY_OPTION = "agentrt_read_only"
 
@@ -28,6 +32,8 @@ def make_engine(url: str, *, echo: bool = False) -> Engine:
     processes from interleaving a guarded read-then-write.
     """
     if url.startswith("sqlite"):
+        database = make_url(url).database
+        file = Path(database) if database and database != ":memory:" else None
         engine = create_engine(
             url,
             echo=echo,
@@ -37,6 +43,10 @@ def make_engine(url: str, *, echo: bool = False) -> Engine:
 
         @event.listens_for(engine, "connect")
         def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+            if file is not None:
+                # Opened (so created) by now, before WAL: SQLite gives the -wal and -shm
+                # files the database file's mode, so they are 0600 too.
+                tighten_sqlite(file)
             cur = dbapi_conn.cursor()
             cur.execute("PRAGMA journal_mode=WAL")
             cur.execute("PRAGMA busy_timeout=30000")

@@ -11,6 +11,7 @@ so the lock also covers what runs before the transaction (opening the file, the 
 
 import contextlib
 import fcntl
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -18,6 +19,8 @@ from alembic import command
 from alembic.config import Config
 from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, Engine, text
+
+from agentrt.core.private import FILE_MODE
 
 _HERE = Path(__file__).resolve().parent
 _PG_LOCK = "SELECT pg_advisory_xact_lock(hashtext('agentrt.migrate:' || current_schema()))"
@@ -43,7 +46,8 @@ def _file_lock(engine: Engine) -> Iterator[None]:
         yield  # no file to share, so no other process to race
         return
     lock = Path(database).resolve().with_name(Path(database).name + ".migrate-lock")
-    with lock.open("a") as handle:
+    # Its owner's alone, like the database beside it (core/private.py).
+    with os.fdopen(os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE), "a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)  # blocks until the other upgrade is done
         try:
             yield

@@ -1,5 +1,6 @@
-"""Operator API tokens: each bound to a principal and its scopes, stored only as a SHA-256
-digest (like the A2A keys). The secret is shown once, at creation."""
+"""Operator API tokens: each bound to a principal, its scopes and the agent profiles it may
+start (names or glob patterns), stored only as a SHA-256 digest (like the A2A keys). The
+secret is shown once, at creation."""
 
 import hashlib
 import secrets
@@ -26,6 +27,8 @@ class TokenRow(Base):
     principal: Mapped[str] = mapped_column(String(200), index=True)
     digest: Mapped[str] = mapped_column(String(64), unique=True)
     scopes: Mapped[str] = mapped_column(String(500))  # space-separated
+    # Profile names or glob patterns, space-separated; "" (tokens made before grants): none.
+    profiles: Mapped[str] = mapped_column(String(2000), default="", server_default="")
     label: Mapped[str | None] = mapped_column(String(200))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
@@ -37,6 +40,7 @@ class TokenInfo:
     id: str
     principal: str
     scopes: frozenset[str]
+    profiles: frozenset[str]
     label: str | None
     created_at: datetime
     expires_at: datetime | None
@@ -57,6 +61,7 @@ def _info(row: TokenRow) -> TokenInfo:
         id=row.id,
         principal=row.principal,
         scopes=frozenset(row.scopes.split()),
+        profiles=frozenset((row.profiles or "").split()),
         label=row.label,
         created_at=created,
         expires_at=as_utc(row.expires_at),
@@ -75,6 +80,17 @@ def checked_scopes(scopes: list[str]) -> frozenset[str]:
     return frozenset(scopes)
 
 
+def checked_profiles(patterns: list[str]) -> frozenset[str]:
+    """Profile names or glob patterns (`billing-*`); each 1 to 200 characters, no spaces."""
+    for p in patterns:
+        if not p or len(p) > 200 or any(c.isspace() for c in p):
+            raise InvalidRequestError(f"a profile grant is 1 to 200 characters, no spaces: {p!r}")
+    wanted = frozenset(patterns)
+    if len(" ".join(sorted(wanted))) > 2000:
+        raise InvalidRequestError("the profile grants are too long together (2000 characters)")
+    return wanted
+
+
 class PrincipalStore:
     def __init__(self, ctx: StoreContext) -> None:
         self._ctx = ctx
@@ -84,14 +100,17 @@ class PrincipalStore:
         principal: str,
         scopes: list[str],
         *,
+        profiles: list[str] | None = None,
         expires_at: datetime | None = None,
         label: str | None = None,
     ) -> tuple[TokenInfo, str]:
-        """A new token; returns its record and the secret (never stored, never shown again)."""
+        """A new token; returns its record and the secret (never stored, never shown again).
+        `profiles`: what it may start (None or empty: nothing, unless it holds admin)."""
         name = principal.strip()
         if not name or len(name) > 200 or any(c.isspace() for c in name) or ":" in name:
             raise InvalidRequestError("a principal is 1 to 200 characters, no spaces or ':'")
         wanted = checked_scopes(scopes)
+        granted = checked_profiles(profiles or [])
         if expires_at is not None and as_utc(expires_at) <= utcnow():  # type: ignore[operator]
             raise InvalidRequestError("the expiry is in the past")
         token_id = secrets.token_hex(8)
@@ -101,6 +120,7 @@ class PrincipalStore:
             principal=name,
             digest=token_digest(secret),
             scopes=" ".join(sorted(wanted)),
+            profiles=" ".join(sorted(granted)),
             label=label,
             created_at=utcnow(),
             expires_at=expires_at,
@@ -119,6 +139,12 @@ class PrincipalStore:
             return None
         info = _info(row)
         return info if info.active(utcnow()) else None
+
+    def active(self, token_id: str) -> bool:
+        """Whether the token is still usable (not revoked, not expired): open streams ask."""
+        with self._ctx.sessions() as s:
+            row = s.get(TokenRow, token_id)
+        return row is not None and _info(row).active(utcnow())
 
     def list(self, principal: str | None = None) -> list[TokenInfo]:
         q = select(TokenRow).order_by(TokenRow.created_at, TokenRow.id)

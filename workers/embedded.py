@@ -21,6 +21,7 @@ from agentrt.contracts.run import RunView
 from agentrt.core.codec import EncryptionCodec
 from agentrt.core.codec_server import create_codec_app, serving, ui_origins
 from agentrt.core.devserver import free_port, port_is_free
+from agentrt.core.private import private_dir
 from agentrt.core.settings import Settings
 from agentrt.starter import render
 from agentrt.starter.facade import AgentRuntime
@@ -97,7 +98,7 @@ async def _demo(
     settings: Settings, opts: DemoOptions, out: Console, err: Console, code: list[int]
 ) -> int:
     data_dir = opts.data_dir.resolve()
-    data_dir.mkdir(parents=True, exist_ok=True)
+    private_dir(data_dir)
     port = choose_port(opts.port, DEFAULT_PORT, "Temporal gRPC", err)
     ui_port = choose_port(opts.ui_port, DEFAULT_UI_PORT, "Temporal Web UI", err)
     if ui_port == port:

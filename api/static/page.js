@@ -255,6 +255,9 @@ async function followEvents(runId, signal) {
             else if (line.startsWith("id: ")) id = Number(line.slice(4));
           }
           if (!data) continue;
+          // The token was revoked or expired: the stream closes, and the reconnect's 401
+          // says so.
+          if (kind === "error") continue;
           if (kind === "end") {
             live.textContent = "(run ended)";
             await refreshRun(runId);

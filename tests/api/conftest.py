@@ -20,6 +20,7 @@ from temporalio.client import Client
 
 from agentrt.api.app import create_app
 from agentrt.api.settings import ApiSettings, key_digest
+from agentrt.core.profiles import load_profiles
 from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.a2a import A2AStore
@@ -33,6 +34,10 @@ KEYS = {"alice": "alice-key-4f1c2a9d", "bob": "bob-key-77e0c3b1"}
 VERSION = {"A2A-Version": "1.0"}
 
 
+def _fixture_profiles() -> list[str]:
+    return sorted(load_profiles(FIXTURES / "profiles.yaml"))
+
+
 @pytest.fixture(scope="session")
 def a2a_settings(settings: Settings) -> ApiSettings:
     return ApiSettings(
@@ -42,6 +47,8 @@ def a2a_settings(settings: Settings) -> ApiSettings:
         profiles_file=FIXTURES / "profiles.yaml",
         rules_file=FIXTURES / "rules.yaml",
         api_keys=",".join(f"{who}={key_digest(k)}" for who, k in KEYS.items()),
+        # Every fixture profile, each by name (tests/security tests the grants themselves).
+        api_key_profiles=",".join(f"{who}={'|'.join(_fixture_profiles())}" for who in KEYS),
         api_default_skill="helper",
         api_blocking_cap_seconds=30.0,
         api_poll_seconds=0.05,

@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 
+from agentrt.core.profiles import load_profiles
 from agentrt.store.principals import PrincipalStore
 from tests.api.conftest import Live
 
@@ -24,8 +25,22 @@ def name(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
 
 
-def token(live: Live, principal: str, *scopes: str, expires_at: datetime | None = None) -> str:
-    return PrincipalStore(live.parts.ctx).create(principal, list(scopes), expires_at=expires_at)[1]
+def token(
+    live: Live,
+    principal: str,
+    *scopes: str,
+    expires_at: datetime | None = None,
+    profiles: list[str] | None = None,
+) -> str:
+    """A token of `scopes`, granted `profiles` (default: every profile of the served file, each
+    by name, so these tests start what they like; tests/security tests the grants)."""
+    granted = every_profile(live) if profiles is None else profiles
+    store = PrincipalStore(live.parts.ctx)
+    return store.create(principal, list(scopes), profiles=granted, expires_at=expires_at)[1]
+
+
+def every_profile(live: Live) -> list[str]:
+    return sorted(load_profiles(live.settings.profiles_file))
 
 
 @asynccontextmanager

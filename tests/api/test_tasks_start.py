@@ -41,8 +41,14 @@ async def test_a_skill_the_worker_does_not_declare_is_refused_and_leaves_no_task
     a2a_settings: ApiSettings, parts: Parts, client: Client, task_queue: str
 ) -> None:
     # The API publishes `helper`; this worker's profiles (tests/fixtures) do not declare it.
-    service = _service(a2a_settings, parts, client, task_queue)
     owner = f"o-{uuid.uuid4().hex[:8]}"
+    granted = a2a_settings.model_copy(  # a caller granted `helper` (tests/security: grants)
+        update={
+            "api_keys": f"{a2a_settings.api_keys},{owner}={'0' * 64}",
+            "api_key_profiles": f"{a2a_settings.api_key_profiles},{owner}=helper",
+        }
+    )
+    service = _service(granted, parts, client, task_queue)
     with pytest.raises(InvalidParamsError, match="'helper' is not served"):
         await service.create(_send("hello"), owner)
     assert A2AStore(parts.ctx).page(owner=owner).total == 0

@@ -28,7 +28,8 @@ def demo_parts(settings: Settings) -> Iterator[Parts]:
         settings.model_copy(
             update={
                 "rules_file": WORKERS / "demo_rules.yaml",
-                "profiles_file": WORKERS / "profiles.yaml",
+                # The demo's approval-free profile is opt-in: its own file.
+                "profiles_file": WORKERS / "profiles.autonomous.yaml",
             }
         )
     )
