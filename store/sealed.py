@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentrt.store.a2a_rows import A2AEventRow, A2APushConfigRow, A2ATaskRow
-from agentrt.store.rows import MessageRow, RunRow, ToolResultRow
+from agentrt.store.rows import EventRow, MessageRow, RunRow, ToolResultRow
 from agentrt.store.sealing import Sealer
 
 
@@ -42,6 +42,9 @@ def within(parent: str, child: object) -> str:
 RUN_ANSWER = SealedColumn(RunRow, "answer", ("id",), lambda r: r.id)
 RUN_PENDING_APPROVAL = SealedColumn(RunRow, "pending_approval", ("id",), lambda r: r.id)
 MESSAGE_BODY = SealedColumn(MessageRow, "body", ("id",), lambda r: within(r.run_id, r.sequence))
+# The whole payload at every privacy level: the level decides what it keeps, the seal that
+# a dump or backup reads none of it (kind, round, sequence and timing stay columns).
+EVENT_PAYLOAD = SealedColumn(EventRow, "payload", ("id",), lambda r: within(r.run_id, r.sequence))
 TOOL_RESULT_CONTENT = SealedColumn(
     ToolResultRow, "content", ("idempotency_key",), lambda r: r.idempotency_key
 )
@@ -62,6 +65,7 @@ COLUMNS = (
     RUN_ANSWER,
     RUN_PENDING_APPROVAL,
     MESSAGE_BODY,
+    EVENT_PAYLOAD,
     TOOL_RESULT_CONTENT,
     TASK_ARTIFACTS,
     TASK_STATUS_MESSAGE,
