@@ -307,7 +307,7 @@ async def test_no_canary_is_held_in_the_clear_after_runs_over_every_path(
     assert (failed.status.value, failed.termination_reason) == ("FAILED", "provider_failed")
     assert (budget.status.value, budget.termination_reason) == ("FAILED", "budget_exhausted")
     failed_event = (await runtime.events(failed.run_id))[-1].payload
-    assert "HTTP 401 from provider openai" in failed_event["error"]
+    assert "401" in failed_event["error"]  # what is left of it is the scans' to judge
     # The CLI, at privacy `redacted`.
     _cli_env(monkeypatch, live.settings)
     code = await asyncio.to_thread(
