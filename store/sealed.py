@@ -22,6 +22,9 @@ class SealedColumn:
     column: str
     keys: tuple[str, ...]  # its primary-key attributes
     row_of: Callable[[Any], str]  # a row's id as the associated data has it
+    # Sealed since this migration: rotation seals a value still in the clear (one written by
+    # a worker of the code before it, during a rolling upgrade). Readers never accept one.
+    sealed_since: str | None = None
 
     @property
     def table(self) -> str:
@@ -44,7 +47,9 @@ RUN_PENDING_APPROVAL = SealedColumn(RunRow, "pending_approval", ("id",), lambda 
 MESSAGE_BODY = SealedColumn(MessageRow, "body", ("id",), lambda r: within(r.run_id, r.sequence))
 # The whole payload at every privacy level: the level decides what it keeps, the seal that
 # a dump or backup reads none of it (kind, round, sequence and timing stay columns).
-EVENT_PAYLOAD = SealedColumn(EventRow, "payload", ("id",), lambda r: within(r.run_id, r.sequence))
+EVENT_PAYLOAD = SealedColumn(
+    EventRow, "payload", ("id",), lambda r: within(r.run_id, r.sequence), sealed_since="0008"
+)
 TOOL_RESULT_CONTENT = SealedColumn(
     ToolResultRow, "content", ("idempotency_key",), lambda r: r.idempotency_key
 )

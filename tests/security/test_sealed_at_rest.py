@@ -153,17 +153,30 @@ def test_migration_0008_seals_the_event_rows_stored_before_and_they_read_back(
         engine.dispose()
 
 
-def test_rotation_re_seals_the_event_payloads_under_the_new_key(own_db: str) -> None:
+def test_rotation_re_seals_event_payloads_and_seals_one_an_older_worker_wrote_in_the_clear(
+    own_db: str,
+) -> None:
     old, new = b"o" * 32, b"n" * 32
     engine, ctx = open_store(own_db, Sealer({"old": old}, "old"))
     try:
         run_id, canaries = _a_run_with_every_event(Parts(engine, ctx), "full")
+        # One row as a worker of the code before 0008 writes it during a rolling upgrade.
+        stale = {"content": f"stale {canaries['model']}"}
+        with engine.begin() as conn:
+            conn.execute(
+                text("UPDATE agent_event SET payload = :p WHERE run_id = :r AND sequence = 1"),
+                {"p": json.dumps(stale), "r": run_id},
+            )
         both = replace(ctx, sealer=Sealer({"new": new, "old": old}, "new"))
         assert rotate(both, batch=2)["agent_event.payload"] == 5
         assert rotate(both)["agent_event.payload"] == 0
+        with engine.connect() as conn:
+            raw = conn.execute(text("SELECT payload FROM agent_event")).scalars().all()
+        assert all(v.startswith("s1.new.") for v in raw)
         only_new = replace(ctx, sealer=Sealer({"new": new}, "new"))
         events = RunStore(only_new).events(run_id)
         assert events[0].payload["prompt"] == f"hi {canaries['prompt']}"
+        assert events[1].payload == stale
     finally:
         engine.dispose()
 
