@@ -5,6 +5,7 @@ provider's error text keeps no key material and no prompt text.
 Each test writes unique canary strings and reads the raw column back with SQL: what a
 database dump or a backup holds."""
 
+import hashlib
 import json
 import uuid
 from collections.abc import Iterator
@@ -22,6 +23,9 @@ from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationRe
 from agentrt.contracts.messages import Message, ToolCall, Usage
 from agentrt.contracts.run import TurnRecord
 from agentrt.store import migrate
+from agentrt.store.a2a import A2AStore
+from agentrt.store.a2a_project import A2AProjector
+from agentrt.store.a2a_rows import A2ATaskRow
 from agentrt.store.engine import make_engine
 from agentrt.store.hitl import HitlStore
 from agentrt.store.open import open_store
@@ -198,3 +202,32 @@ def test_a_provider_error_that_echoes_the_key_and_the_prompt_keeps_neither() -> 
         assert f"HTTP {status} from provider openai" in err.message
         for leak in (key[:10], key[-4:], fragment, prompt[5:25], "Incorrect", "upstream"):
             assert leak not in err.message, err.message
+
+
+def test_an_a2a_tasks_projected_note_is_a_keyed_digest_not_a_hash_of_the_question(
+    parts: Parts,
+) -> None:
+    """An INPUT_REQUIRED task's note is the model's question: a plain SHA-256 of it in the
+    clear lets a dump confirm a guessed question; the stored digest is keyed."""
+    question = f"Which order do you mean, {_canary('question')}?"
+    task_id, run_id = str(uuid.uuid4()), str(uuid.uuid4())
+    A2AStore(parts.ctx).create(
+        task_id=task_id, context_id=str(uuid.uuid4()), workflow_id=run_id, owner="alice",
+        profile="p", answer_level="full",
+        message={"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"text": "hi"}]},
+    )  # fmt: skip
+    runs = RunStore(parts.ctx)
+    runs.begin(run_id=run_id, profile="p", snapshot=SNAPSHOT, prompt="hi", initiator="alice",
+               privacy="full")  # fmt: skip
+    runs.record_turn(
+        run_id, TurnRecord(1, 1, Message(role="assistant", content=question), {}, 1.0, "full")
+    )
+    HitlStore(parts.ctx).await_input(run_id=run_id, sequence=2, round=1, privacy="full")
+    A2AProjector(parts.ctx).project(run_id=run_id, task_id=task_id)
+    with parts.ctx.sessions() as s:
+        task = s.get(A2ATaskRow, task_id)
+        assert task is not None and task.state == "TASK_STATE_INPUT_REQUIRED"
+        row = {c.name: getattr(task, c.key) for c in A2ATaskRow.__table__.columns}
+    plain = hashlib.sha256(question.encode()).hexdigest()
+    assert all(plain not in str(v) and "CANARY" not in str(v) for v in row.values())
+    assert row["projected_note"] == parts.ctx.sealer.digest(question)
