@@ -3,8 +3,9 @@ arguments and results, the model's text, a decision's reason and a provider erro
 echoes them and the API key; afterwards nothing holds a canary in the clear.
 
 Paths: the Python facade, the `agentrt run` CLI, the operator API (`POST /runs`, then an
-approval and a denial), A2A `SendMessage`; outcomes: completed, approved, denied, a
-provider failure (HTTP 401 whose body echoes the key and the prompt) and a budget stop;
+approval, a denial and a cancel, each with a reason), A2A `SendMessage`; outcomes:
+completed, approved, denied, cancelled, a provider failure (HTTP 401 whose body echoes the
+key and the prompt) and a budget stop;
 privacy levels full, redacted, metadata and none. Then it scans:
 
 - every table and every column of the database (reflected, whatever the schema holds),
@@ -145,7 +146,7 @@ def provider() -> Iterator[EchoingProvider]:
 @pytest.fixture
 def canaries() -> dict[str, str]:
     names = ("facade", "provider", "budget", "cli", "approve", "approve_reason", "deny",
-             "deny_reason", "a2a")  # fmt: skip
+             "deny_reason", "cancel", "cancel_reason", "a2a")  # fmt: skip
     found = {name: f"CNY{uuid.uuid4().hex}" for name in names}
     found["key"] = f"sk-canary{uuid.uuid4().hex}"  # the provider's API key
     return found
@@ -317,7 +318,7 @@ async def test_no_canary_is_held_in_the_clear_after_runs_over_every_path(
     assert code == 0
     # The operator API: an approval and a denial, each with a reason that is a canary.
     secret = PrincipalStore(live.parts.ctx).create(
-        "carol", ["runs:start", "runs:read", "runs:decide"]
+        "carol", ["runs:start", "runs:read", "runs:decide", "runs:cancel"]
     )[1]
     headers = {"Authorization": f"Bearer {secret}"}
     async with httpx.AsyncClient(base_url=live.url, headers=headers, timeout=60) as http:
@@ -328,8 +329,19 @@ async def test_no_canary_is_held_in_the_clear_after_runs_over_every_path(
             http, "canary-metadata", f"Please refund {c['deny']}", "deny", c["deny_reason"]
         )
         events = (await http.get(f"/runs/{approved}/events")).json()["events"]
+        # A cancel of a waiting run, its reason a canary too.
+        waiting = await http.post(
+            "/runs", json={"profile": "canary-redacted", "prompt": f"Please refund {c['cancel']}"}
+        )
+        cancelled = waiting.json()["run_id"]
+        await _wait(http, cancelled, "WAITING_FOR_APPROVAL")
+        reply = await http.post(f"/runs/{cancelled}/cancel", json={"reason": c["cancel_reason"]})
+        assert reply.status_code == 202, reply.text
+        await _wait(http, cancelled, "CANCELLED")
+        cancel_events = (await http.get(f"/runs/{cancelled}/events")).json()["events"]
     # Readers open what is sealed: the API shows the full-privacy run's content as before.
     assert c["approve"] in json.dumps(events)
+    assert cancel_events[-1]["payload"]["note"] == c["cancel_reason"]
     # A2A SendMessage, at privacy `none`.
     async with httpx.AsyncClient(timeout=60) as http:
         reply = await http.post(
@@ -342,9 +354,14 @@ async def test_no_canary_is_held_in_the_clear_after_runs_over_every_path(
     assert task["status"]["state"] == "TASK_STATE_COMPLETED", task
     record = live.store.get(task["id"], None)
     assert record is not None
-    run_ids = [done.run_id, failed.run_id, budget.run_id, approved, denied, record.workflow_id]
+    run_ids = [done.run_id, failed.run_id, budget.run_id, approved, denied, cancelled,
+               record.workflow_id]  # fmt: skip
     with live.parts.ctx.sessions() as s:  # the CLI printed its run id; the row names it
-        cli_runs = list(s.scalars(select(RunRow.id).where(RunRow.profile == "canary-redacted")))
+        cli_runs = list(
+            s.scalars(
+                select(RunRow.id).where(RunRow.profile == "canary-redacted", RunRow.id != cancelled)
+            )
+        )
     assert len(cli_runs) == 1
     run_ids += cli_runs
 
