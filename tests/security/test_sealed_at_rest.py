@@ -5,6 +5,7 @@ provider's error text keeps no key material and no prompt text.
 Each test writes unique canary strings and reads the raw column back with SQL: what a
 database dump or a backup holds."""
 
+import base64
 import hashlib
 import json
 import uuid
@@ -108,10 +109,14 @@ def test_event_payloads_hold_no_content_in_the_clear_at_any_privacy_level(
         assert events[0].payload["content_withheld"] is True
 
 
+@pytest.mark.parametrize("handed_in", [True, False], ids=["store-sealer", "settings-key"])
 def test_migration_0008_seals_the_event_rows_stored_before_and_they_read_back(
-    own_db: str,
+    own_db: str, handed_in: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """With the sealer the store is opened with, or (`alembic upgrade head` by hand) the key
+    the settings name."""
     sealer = Sealer({"k": b"m" * 32}, "k")
+    monkeypatch.setenv("AGENTRT_SEAL_KEYS", "k:" + base64.b64encode(b"m" * 32).decode())
     engine = make_engine(own_db)
     canary = _canary("stored")
     run_id = str(uuid.uuid4())
@@ -139,7 +144,7 @@ def test_migration_0008_seals_the_event_rows_stored_before_and_they_read_back(
                     ),
                     {"r": run_id, "s": seq, "p": json.dumps(payload), "now": datetime.now(UTC)},
                 )
-        migrate.upgrade(engine, "head", sealer=sealer)
+        migrate.upgrade(engine, "head", sealer=sealer if handed_in else None)
         with engine.connect() as conn:
             raw = conn.execute(text("SELECT payload FROM agent_event")).scalars().all()
         assert len(raw) == 2 and all(v.startswith("s1.k.") and canary not in v for v in raw)
