@@ -24,7 +24,6 @@ from agentrt.store.a2a_view import (
     RETAINABLE_LEVELS,
     agent_message,
     artifact_update,
-    digest,
     keep_text,
     map_run,
     status,
@@ -79,7 +78,9 @@ class A2AProjector:
             state, note, metadata, artifacts = self._completed(run, task, level)
         elif RunStatus(run.status) is RunStatus.WAITING_FOR_INPUT:
             note = _question(s, self._ctx, run.id, level)
-        if state == task.projected_state and digest(note) == task.projected_note:
+        # Keyed: the note can be the model's question, content a plain hash would confirm.
+        seen = None if note is None else self._ctx.sealer.digest(note)
+        if state == task.projected_state and seen == task.projected_note:
             return 0  # e.g. a fence stamp bumped the revision: nothing a client would see
         now = utcnow()
         message = None
@@ -116,7 +117,7 @@ class A2AProjector:
         if state != COMPLETED:
             task.status_at = now
         task.projected_state = state
-        task.projected_note = digest(note)
+        task.projected_note = seen
         task.updated_at = now
         return written
 

@@ -46,7 +46,7 @@ class A2ATaskRow(Base):
     run_revision: Mapped[int] = mapped_column(Integer, default=-1)  # last projected
     journal_head: Mapped[int] = mapped_column(Integer, default=-1)  # last journal sequence
     projected_state: Mapped[str | None] = mapped_column(String(40))
-    projected_note: Mapped[str | None] = mapped_column(String(64))  # digest of the message
+    projected_note: Mapped[str | None] = mapped_column(String(64))  # keyed digest of the note
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 

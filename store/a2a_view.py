@@ -4,7 +4,6 @@ The store and the projector speak plain ProtoJSON dicts, so the worker needs no 
 the HTTP process parses them into the SDK's protobuf types.
 """
 
-import hashlib
 from datetime import datetime
 from typing import Any
 
@@ -32,10 +31,6 @@ __all__ = ["ResultNotRetainableError", "keep_text"]  # (defined in store.answer)
 
 def iso(ts: datetime) -> str:
     return ts.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ts.microsecond // 1000:03d}Z"
-
-
-def digest(text: str | None) -> str | None:
-    return None if text is None else hashlib.sha256(text.encode()).hexdigest()
 
 
 def agent_message(message_id: str, task_id: str, context_id: str, text: str) -> dict[str, Any]:

@@ -31,6 +31,12 @@ class HitlStore:
     def __init__(self, ctx: StoreContext) -> None:
         self._ctx = ctx
 
+    def _event(
+        self, run_id: str, sequence: int, kind: EventKind, round: int, payload: dict[str, Any],
+        privacy: str,
+    ) -> dict[str, Any]:  # fmt: skip
+        return event_row(self._ctx.sealer, run_id, sequence, kind, round, payload, privacy)
+
     def suspend(
         self,
         *,
@@ -59,12 +65,8 @@ class HitlStore:
                 "tools": [c.name for c in pending.calls],
                 "tool_calls": [c.model_dump() for c in pending.calls],
             }
-            insert_event(
-                s,
-                event_row(
-                    run_id, sequence, EventKind.APPROVAL_REQUESTED, pending.round, payload, privacy
-                ),
-            )
+            kind = EventKind.APPROVAL_REQUESTED
+            insert_event(s, self._event(run_id, sequence, kind, pending.round, payload, privacy))
         return RunStatus.WAITING_FOR_APPROVAL
 
     def resume(
@@ -80,7 +82,9 @@ class HitlStore:
             if not moved.applied:
                 return moved.status
             audit = attest.audit(self._ctx.sealer, run_id, decision)
-            insert_event(s, event_row(run_id, sequence, EventKind.APPROVAL, round, audit, privacy))
+            insert_event(
+                s, self._event(run_id, sequence, EventKind.APPROVAL, round, audit, privacy)
+            )
         return RunStatus.RUNNING
 
     def await_input(
@@ -103,7 +107,7 @@ class HitlStore:
             if not moved.applied:
                 return moved.status
             insert_event(
-                s, event_row(run_id, sequence, EventKind.INPUT_REQUESTED, round, {}, privacy)
+                s, self._event(run_id, sequence, EventKind.INPUT_REQUESTED, round, {}, privacy)
             )
         return RunStatus.WAITING_FOR_INPUT
 
@@ -126,7 +130,7 @@ class HitlStore:
                 "message_id": message.message_id,
                 "content": message.text,
             }
-            insert_event(s, event_row(run_id, sequence, EventKind.INPUT, round, audit, privacy))
+            insert_event(s, self._event(run_id, sequence, EventKind.INPUT, round, audit, privacy))
         return RunStatus.RUNNING
 
     def pending(self, run_id: str) -> PendingApproval | None:

@@ -21,6 +21,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, Engine, text
 
 from agentrt.core.private import FILE_MODE
+from agentrt.store.sealing import Sealer
 
 _HERE = Path(__file__).resolve().parent
 _PG_LOCK = "SELECT pg_advisory_xact_lock(hashtext('agentrt.migrate:' || current_schema()))"
@@ -60,17 +61,25 @@ def _serialized(conn: Connection) -> None:
         conn.execute(text(_PG_LOCK))
 
 
-def _run(engine: Engine, action: Callable[[Config, str], None], revision: str) -> None:
+def _run(
+    engine: Engine,
+    action: Callable[[Config, str], None],
+    revision: str,
+    sealer: Sealer | None,
+) -> None:
     cfg = _config()
     with _file_lock(engine), engine.begin() as conn:
         _serialized(conn)
         cfg.attributes["connection"] = conn
+        # A revision that seals or opens stored rows (0008) uses the store's own sealer;
+        # without one it reads the key the settings name.
+        cfg.attributes["sealer"] = sealer
         action(cfg, revision)
 
 
-def upgrade(engine: Engine, revision: str = "head") -> None:
-    _run(engine, command.upgrade, revision)
+def upgrade(engine: Engine, revision: str = "head", sealer: Sealer | None = None) -> None:
+    _run(engine, command.upgrade, revision, sealer)
 
 
-def downgrade(engine: Engine, revision: str) -> None:
-    _run(engine, command.downgrade, revision)
+def downgrade(engine: Engine, revision: str, sealer: Sealer | None = None) -> None:
+    _run(engine, command.downgrade, revision, sealer)

@@ -41,7 +41,7 @@ def open_store(
     shown = engine.url.render_as_string(hide_password=True)
     migrated = _reach(engine)
     if run_migrations:
-        migrate.upgrade(engine)
+        migrate.upgrade(engine, sealer=sealer)  # 0008 seals the event rows that exist
     elif not migrated:
         engine.dispose()
         raise StoreUnavailableError(

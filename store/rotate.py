@@ -12,11 +12,13 @@ from sqlalchemy import select, update
 
 from agentrt.store.context import StoreContext
 from agentrt.store.sealed import COLUMNS
+from agentrt.store.sealing import PREFIX
 
 
 def rotate(ctx: StoreContext, batch: int = 500) -> dict[str, int]:
-    """Re-seal values not sealed under the active key; returns counts per table.column."""
-    active_prefix = f"s1.{ctx.sealer.active}.%"
+    """Re-seal values not sealed under the active key (and seal a value of a column sealed
+    since a migration that an older worker wrote in the clear); counts per table.column."""
+    active_prefix = f"{PREFIX}.{ctx.sealer.active}.%"
     counts: dict[str, int] = {}
     for spec in COLUMNS:  # every sealed column (store/sealed.py)
         col = getattr(spec.model, spec.column)
@@ -32,7 +34,11 @@ def rotate(ctx: StoreContext, batch: int = 500) -> dict[str, int]:
                 ).all()
                 for r in rows:
                     row_id = spec.row_of(r)
-                    plain = spec.open(ctx.sealer, getattr(r, spec.column), row_id)
+                    value = getattr(r, spec.column)
+                    if spec.sealed_since and not value.startswith(f"{PREFIX}."):
+                        plain = value  # written in the clear by a worker older than the seal
+                    else:
+                        plain = spec.open(ctx.sealer, value, row_id)
                     sealed = spec.seal(ctx.sealer, plain, row_id)
                     s.execute(
                         update(spec.model)

@@ -70,7 +70,7 @@ class EventRow(Base):
     kind: Mapped[str] = mapped_column(String(32))
     round: Mapped[int] = mapped_column(Integer, default=0)
     duration_ms: Mapped[float | None] = mapped_column(Float)
-    payload: Mapped[str] = mapped_column(Text, default="{}")
+    payload: Mapped[str] = mapped_column(Text, default="{}")  # sealed JSON (migration 0008)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 

@@ -17,7 +17,14 @@ from agentrt.contracts.snapshot import RunSnapshot
 from agentrt.store.context import StoreContext, as_utc, dumps, insert_ignoring, utcnow
 from agentrt.store.privacy import filter_payload
 from agentrt.store.rows import EventRow, MessageRow, RunRow
-from agentrt.store.sealed import MESSAGE_BODY, RUN_ANSWER, RUN_PENDING_APPROVAL, within
+from agentrt.store.sealed import (
+    EVENT_PAYLOAD,
+    MESSAGE_BODY,
+    RUN_ANSWER,
+    RUN_PENDING_APPROVAL,
+    within,
+)
+from agentrt.store.sealing import Sealer
 from agentrt.store.step_rows import Part, write_step
 
 SNAPSHOT_CACHE = 4096
@@ -29,6 +36,7 @@ _TURN_INPUTS = (
 
 
 def event_row(
+    sealer: Sealer,
     run_id: str,
     sequence: int,
     kind: EventKind,
@@ -37,14 +45,15 @@ def event_row(
     privacy: str,
     duration_ms: float | None = None,
 ) -> dict[str, Any]:
-    """An event row's columns, its payload filtered to the run's privacy level."""
+    """An event row's columns, its payload filtered to the run's privacy level and sealed."""
+    plain = dumps(filter_payload(payload, privacy))
     return {
         "run_id": run_id,
         "sequence": sequence,
         "kind": kind.value,
         "round": round,
         "duration_ms": duration_ms,
-        "payload": dumps(filter_payload(payload, privacy)),
+        "payload": EVENT_PAYLOAD.seal(sealer, plain, within(run_id, sequence)),
         "created_at": utcnow(),
     }
 
@@ -94,12 +103,13 @@ class RunStore:
             "revision": 0,
         }
         started = {"profile": profile, "initiator": initiator, "prompt": prompt}
+        first = event_row(self._ctx.sealer, run_id, 0, EventKind.RUN_STARTED, 0, started, privacy)
         created = write_step(
             self._ctx,
             [
                 Part("run", run),
                 Part("message", self.message_row(run_id, 0, Message(role="user", content=prompt))),
-                Part("event", event_row(run_id, 0, EventKind.RUN_STARTED, 0, started, privacy)),
+                Part("event", first),
             ],
         )
         self._ctx.faults("begin.after_write")
@@ -116,8 +126,8 @@ class RunStore:
 
     def turn_parts(self, run_id: str, turn: TurnRecord) -> list[Part]:
         """A model turn's rows: its message and its `llm` event."""
-        event = event_row(run_id, turn.sequence, EventKind.LLM, turn.round, turn.payload,
-                          turn.privacy, turn.duration_ms)  # fmt: skip
+        event = event_row(self._ctx.sealer, run_id, turn.sequence, EventKind.LLM, turn.round,
+                          turn.payload, turn.privacy, turn.duration_ms)  # fmt: skip
         return [
             Part("message", self.message_row(run_id, turn.sequence, turn.message)),
             Part("event", event),
@@ -257,7 +267,7 @@ class RunStore:
                 kind=EventKind(r.kind),
                 round=r.round,
                 duration_ms=r.duration_ms,
-                payload=json.loads(r.payload),
+                payload=self.open_payload(r.run_id, r.sequence, r.payload),
                 created_at=as_utc(r.created_at) or utcnow(),
             )
             for r in rows
@@ -270,7 +280,11 @@ class RunStore:
                     EventRow.run_id == run_id, EventRow.sequence == sequence
                 )
             )
-        return None if raw is None else dict(json.loads(raw))
+        return None if raw is None else self.open_payload(run_id, sequence, raw)
+
+    def open_payload(self, run_id: str, sequence: int, raw: str) -> dict[str, Any]:
+        """A stored event payload, unsealed: every reader sees the JSON that was written."""
+        return dict(json.loads(EVENT_PAYLOAD.open(self._ctx.sealer, raw, within(run_id, sequence))))
 
     def inbox(self, limit: int = 50) -> list[RunView]:
         """Waiting runs, oldest first, each with its pending calls."""

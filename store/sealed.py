@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentrt.store.a2a_rows import A2AEventRow, A2APushConfigRow, A2ATaskRow
-from agentrt.store.rows import MessageRow, RunRow, ToolResultRow
+from agentrt.store.rows import EventRow, MessageRow, RunRow, ToolResultRow
 from agentrt.store.sealing import Sealer
 
 
@@ -22,6 +22,9 @@ class SealedColumn:
     column: str
     keys: tuple[str, ...]  # its primary-key attributes
     row_of: Callable[[Any], str]  # a row's id as the associated data has it
+    # Sealed since this migration: rotation seals a value still in the clear (one written by
+    # a worker of the code before it, during a rolling upgrade). Readers never accept one.
+    sealed_since: str | None = None
 
     @property
     def table(self) -> str:
@@ -42,6 +45,11 @@ def within(parent: str, child: object) -> str:
 RUN_ANSWER = SealedColumn(RunRow, "answer", ("id",), lambda r: r.id)
 RUN_PENDING_APPROVAL = SealedColumn(RunRow, "pending_approval", ("id",), lambda r: r.id)
 MESSAGE_BODY = SealedColumn(MessageRow, "body", ("id",), lambda r: within(r.run_id, r.sequence))
+# The whole payload at every privacy level: the level decides what it keeps, the seal that
+# a dump or backup reads none of it (kind, round, sequence and timing stay columns).
+EVENT_PAYLOAD = SealedColumn(
+    EventRow, "payload", ("id",), lambda r: within(r.run_id, r.sequence), sealed_since="0008"
+)
 TOOL_RESULT_CONTENT = SealedColumn(
     ToolResultRow, "content", ("idempotency_key",), lambda r: r.idempotency_key
 )
@@ -62,6 +70,7 @@ COLUMNS = (
     RUN_ANSWER,
     RUN_PENDING_APPROVAL,
     MESSAGE_BODY,
+    EVENT_PAYLOAD,
     TOOL_RESULT_CONTENT,
     TASK_ARTIFACTS,
     TASK_STATUS_MESSAGE,

@@ -153,8 +153,9 @@ class SettleStore:
             sealed = RUN_ANSWER.seal(self._ctx.sealer, kept, run_id)
             payload = {"status": RunStatus.COMPLETED.value, **totals, "answer": message.content}
             event = event_row(
-                run_id, sequence, EventKind.RUN_COMPLETED, iterations, payload, privacy
-            )
+                self._ctx.sealer, run_id, sequence, EventKind.RUN_COMPLETED, iterations, payload,
+                privacy,
+            )  # fmt: skip
             update = {**totals, "run_id": run_id, "answer": sealed, "now": utcnow()}
             if self._ctx.postgres:  # the guarded UPDATE and the event: one statement
                 params = {**update, **{f"event_{k}": v for k, v in event.items()}}
@@ -222,5 +223,8 @@ class SettleStore:
                 "cost_usd": usage.cost_usd,
                 **(extra or {}),
             }
-            insert_event(s, event_row(run_id, sequence, event_kind, iterations, payload, privacy))
+            event = event_row(
+                self._ctx.sealer, run_id, sequence, event_kind, iterations, payload, privacy
+            )
+            insert_event(s, event)
         return Settled(True, status)

@@ -91,8 +91,8 @@ class ToolStepStore:
         }
         parts = [
             Part("message", RunStore(self._ctx).message_row(run_id, sequence, message)),
-            Part("event", event_row(run_id, sequence, EventKind.TOOL, round, payload, privacy,
-                                    duration_ms)),
+            Part("event", event_row(self._ctx.sealer, run_id, sequence, EventKind.TOOL, round,
+                                    payload, privacy, duration_ms)),
         ]  # fmt: skip
         if idempotency_key is not None:
             ledger = self._ledger(idempotency_key, run_id, call, effect, content, is_error)

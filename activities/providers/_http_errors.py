@@ -1,9 +1,8 @@
 """HTTP failures of a model provider → ApplicationError for Temporal.
 
 The provider never retries: it classifies, and Temporal's retry policy decides. Messages
-carry the status, the provider's short error code, an excerpt of its own reason (bounded,
-redacted: no keys, tokens, e-mail addresses or long numbers, and no text the request
-sent, which a provider may echo) and its request id; never the API key or the request.
+carry the status, a fixed category, the provider's error code when it is a known one and
+its request id: never the body of the answer, which may echo the request or the API key.
 """
 
 import json
@@ -17,7 +16,6 @@ import httpx
 from temporalio.exceptions import ApplicationError
 
 from agentrt.contracts.errors import ErrorType
-from agentrt.contracts.redaction import redact_text
 
 # Statuses a later attempt can succeed on: timeout, conflict, rate limit, server trouble.
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
@@ -25,10 +23,39 @@ RETRYABLE_STATUSES = frozenset({408, 409, 429})
 # at most this long and being told again costs one request.
 MAX_RETRY_DELAY = timedelta(minutes=5)
 _SAFE_TOKEN = re.compile(r"[^A-Za-z0-9_.:\-]")
-# Enough for "Invalid model name passed in model=..." and the proxy's hint after it.
-MAX_REASON_CHARS = 300
-_LONG_NUMBER = re.compile(r"\d[\d \-]{6,}\d")  # card, account and phone numbers
-_MIN_ECHO = 8  # shorter request texts are too common to mask usefully
+_CATEGORIES = {
+    400: "bad request",
+    401: "unauthorized: check the API key",
+    403: "forbidden",
+    404: "not found: check the model and base URL",
+    408: "timeout",
+    409: "conflict",
+    413: "request too large",
+    422: "unprocessable request",
+    429: "rate limited",
+}
+# Error codes of OpenAI-compatible APIs (OpenAI, Anthropic's, LiteLLM's): kept verbatim.
+KNOWN_CODES = frozenset(
+    {
+        "invalid_api_key",
+        "invalid_request",
+        "invalid_request_error",
+        "authentication_error",
+        "permission_error",
+        "not_found_error",
+        "model_not_found",
+        "context_length_exceeded",
+        "insufficient_quota",
+        "rate_limit_exceeded",
+        "rate_limit_error",
+        "requests",
+        "tokens",
+        "server_error",
+        "api_error",
+        "overloaded_error",
+        "content_filter",
+    }
+)
 
 
 def is_retryable_status(status: int) -> bool:
@@ -69,12 +96,20 @@ def _seconds_until(value: str, now: datetime) -> float | None:
 
 
 def _token(value: object, limit: int = 64) -> str:
-    """A short identifier safe to put in a message (error codes, request ids)."""
+    """A short identifier safe to put in a message (request ids)."""
     return _SAFE_TOKEN.sub("", str(value))[:limit]
 
 
+def category(status: int) -> str:
+    """A fixed name for a status: what the operator needs to act, and nothing the body says."""
+    if status in _CATEGORIES:
+        return _CATEGORIES[status]
+    return "server error" if status >= 500 else "rejected"
+
+
 def _error_code(response: httpx.Response) -> str:
-    """The provider's machine-readable error code or type, if its body has one."""
+    """The provider's machine-readable error code, only when it is one of the known
+    vocabulary (never free text a provider may have filled with the request)."""
     try:
         body = json.loads(response.content)
     except ValueError:
@@ -82,50 +117,31 @@ def _error_code(response: httpx.Response) -> str:
     error = body.get("error") if isinstance(body, dict) else None
     if not isinstance(error, dict):
         return ""
-    code = error.get("code") or error.get("type")
-    return _token(code) if isinstance(code, str | int) else ""
-
-
-def _reason_text(response: httpx.Response) -> str:
-    """The provider's own reason: error.message of an OpenAI-style body, else the text."""
-    try:
-        body = json.loads(response.content)
-    except ValueError:
-        return response.text
-    error = body.get("error") if isinstance(body, dict) else None
-    if isinstance(error, dict) and isinstance(error.get("message"), str):
-        return str(error["message"])
-    if isinstance(error, str):
-        return error
-    if isinstance(body, dict) and isinstance(body.get("detail"), str):
-        return str(body["detail"])
+    for key in ("code", "type"):
+        value = error.get(key)
+        if isinstance(value, str) and value in KNOWN_CODES:
+            return value
     return ""
-
-
-def reason_excerpt(response: httpx.Response, sent: Iterable[str] = ()) -> str:
-    """A bounded, redacted, one-line excerpt of the provider's reason for a rejection."""
-    text = _reason_text(response)
-    for part in sent:
-        if len(part) >= _MIN_ECHO:
-            text = text.replace(part, "[request text]")
-    text = _LONG_NUMBER.sub("[number]", redact_text(text, max_chars=None))
-    text = " ".join(text.split())
-    return text if len(text) <= MAX_REASON_CHARS else text[: MAX_REASON_CHARS - 1] + "…"
 
 
 def status_error(
     response: httpx.Response, provider: str, sent: Iterable[str] = ()
 ) -> ApplicationError:
     """A non-2xx answer: retryable (with the server's delay) or a deterministic rejection.
-    `sent`: the texts of the request (and the key), masked should the reason echo them."""
-    detail = f"{provider} answered HTTP {response.status_code}"
+
+    The message is the status, a fixed category, a known error code and the request id:
+    never the body, whose text may echo the request (the prompt) or part of the API key
+    ("Incorrect API key provided: sk-abc…"). It becomes a Temporal failure message, a
+    WARNING log line and the run_failed event's `error`. `sent` is kept for callers; there
+    is nothing of the body left to mask it in."""
+    del sent
+    status = response.status_code
+    detail = f"HTTP {status} from provider {provider} ({category(status)})"
     if code := _error_code(response):
-        detail += f" ({code})"
-    if reason := reason_excerpt(response, sent):
-        detail += f": {reason}"
+        detail += f" [{code}]"
     if request_id := response.headers.get("x-request-id"):
         detail += f"; request id {_token(request_id, 128)}"
-    if is_retryable_status(response.status_code):
+    if is_retryable_status(status):
         return ApplicationError(
             detail,
             type=ErrorType.PROVIDER_UNAVAILABLE.value,

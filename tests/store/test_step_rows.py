@@ -16,10 +16,12 @@ from agentrt.store.context import utcnow
 from agentrt.store.fence import FenceStore
 from agentrt.store.rows import EventRow, MessageRow, RunRow, ToolResultRow
 from agentrt.store.runs import RunStore, event_row
+from agentrt.store.sealing import Sealer
 from agentrt.store.step_rows import CLEAR, Part, write_step
 from agentrt.store.tool_steps import ToolStepStore
 from agentrt.workers.compose import Parts
 from tests._db import backend
+from tests.conftest import TEST_SEAL_KEYS
 
 
 def _run(parts: Parts) -> str:
@@ -77,7 +79,8 @@ def _message(run_id: str, seq: int, parts: Parts) -> Part:
 
 
 def _event(run_id: str, seq: int) -> Part:
-    return Part("event", event_row(run_id, seq, EventKind.LLM, 1, {"content": "x"}, "full"))
+    sealer = Sealer.from_b64(TEST_SEAL_KEYS)  # the suite's key, as the parts' store has
+    return Part("event", event_row(sealer, run_id, seq, EventKind.LLM, 1, {"content": "x"}, "full"))
 
 
 def test_a_step_lands_whole_and_a_repeat_adds_nothing(parts: Parts) -> None:
