@@ -27,11 +27,17 @@ class ApiSettings(Settings):
     # they are cancelled. Unbounded, one open stream would keep the process up forever.
     api_shutdown_seconds: int = Field(default=10, gt=0)
     api_migrate: bool = True
-    push_allow_loopback: bool = False  # tests only: deliver to 127.0.0.1 / localhost
     push_timeout_seconds: float = 10.0
     push_backoff_seconds: float = 1.0  # first retry delay, doubled per attempt
     push_backoff_max_seconds: float = 300.0
     push_max_attempts: int = 8
+    # issue 25: push. Push targets must be global unicast addresses; these name the
+    # exceptions (comma-separated): networks ("127.0.0.0/8" for tests, "10.1.2.0/24" for an
+    # internal receiver), and host names whose resolved addresses are all allowed.
+    push_allowed_networks: str = ""
+    push_allowed_hosts: str = ""
+    push_client_concurrency: int = Field(default=4, gt=0)  # deliveries in flight per client
+    push_max_in_flight: int = Field(default=64, gt=0)  # deliveries in flight in all
 
     def public_url(self) -> str:
         return (self.api_public_url or f"http://{self.api_host}:{self.api_port}").rstrip("/")
