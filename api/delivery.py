@@ -10,7 +10,6 @@ at most `push_client_concurrency` per client (the task's owner) and `push_max_in
 in all, so one client's slow webhooks never hold up another client's pushes."""
 
 import asyncio
-import contextlib
 import functools
 import json
 import logging
@@ -160,29 +159,43 @@ class PushDelivery:
         )
 
     async def _post(self, http: httpx.AsyncClient, cfg: PushConfig, body: str) -> tuple[bool, str]:
-        """One POST to the checked address; (delivered, what went wrong)."""
+        """One POST to a checked address of the URL's host; (delivered, what went wrong)."""
         try:
-            target = check_url(cfg.url, self._policy)  # stored before this check existed?
-            ip = await resolve(target, self._policy, self._resolver)
+            # Again: a config may predate these checks, or another allow-list.
+            target = check_url(cfg.url, self._policy)
+            addresses = await resolve(target, self._policy, self._resolver)
         except Refused as exc:
             raise _Final(f"refused: {exc}") from None
-        url, headers, extensions = pinned(target, ip)
-        headers["Content-Type"] = MEDIA_TYPE
+        for n, ip in enumerate(addresses):
+            url, headers, extensions = pinned(target, ip)
+            headers.update(self._headers(cfg))
+            try:
+                request = http.build_request(
+                    "POST", url, content=body, headers=headers, extensions=extensions
+                )
+            except Exception as exc:  # a URL or header the HTTP client will never send
+                reason = f"the HTTP client refuses the request ({type(exc).__name__})"
+                raise _Final(reason) from None
+            try:
+                # The reply's body is never read: a webhook cannot make us buffer it.
+                reply = await http.send(request, follow_redirects=False, stream=True)
+            except httpx.ConnectError:
+                if n + 1 < len(addresses):
+                    continue  # the next checked address of the name (IPv4 after IPv6)
+                raise
+            await reply.aclose()
+            ok = 200 <= reply.status_code < 300
+            return ok, "" if ok else f"HTTP {reply.status_code}"
+        raise ConnectionError("the push host has no address")
+
+    @staticmethod
+    def _headers(cfg: PushConfig) -> dict[str, str]:
+        headers = {"Content-Type": MEDIA_TYPE}
         if cfg.auth_scheme:
             headers["Authorization"] = f"{cfg.auth_scheme} {cfg.auth_credentials or ''}".strip()
         if cfg.token:
             headers["X-A2A-Notification-Token"] = cfg.token
-        try:
-            request = http.build_request(
-                "POST", url, content=body, headers=headers, extensions=extensions
-            )
-        except Exception as exc:  # a URL or header the HTTP client will never send
-            raise _Final(f"the HTTP client refuses the request ({type(exc).__name__})") from None
-        reply = await http.send(request, follow_redirects=False)
-        with contextlib.suppress(Exception):
-            await reply.aclose()
-        ok = 200 <= reply.status_code < 300
-        return ok, "" if ok else f"HTTP {reply.status_code}"
+        return headers
 
     def _attempts(self, cfg: PushConfig, sequence: int) -> int:
         for d in self._push.deliveries(cfg.task_id, cfg.id):

@@ -133,6 +133,8 @@ def check_url(url: str, policy: Policy) -> Target:
         parts = urlsplit(url)
         _ = parts.port
         parsed = httpx.URL(url)
+        _ = parsed.host  # decodes (and so checks) IDNA labels, which httpx.URL() does not
+        httpx.Request("POST", parsed)
         host = parsed.raw_host.decode("ascii").strip("[]")
     except Exception:  # urllib and httpx (IDNA) refuse in many ways: all are "does not parse"
         raise Refused("the push URL does not parse") from None
@@ -161,9 +163,10 @@ async def system_resolver(host: str, port: int) -> list[str]:
     return [str(info[4][0]) for info in infos]
 
 
-async def resolve(target: Target, policy: Policy, resolver: Resolver) -> IP:
-    """The address to connect to: every address the host resolves to must pass (one bad
-    answer refuses the lot, so a rebinding name cannot slip one through)."""
+async def resolve(target: Target, policy: Policy, resolver: Resolver) -> list[IP]:
+    """The addresses to connect to, in the resolver's order: every address the host
+    resolves to must pass (one bad answer refuses the lot, so a rebinding name cannot
+    slip one through)."""
     if (ip := literal(target.host)) is not None:
         found: list[IP] = [ip]
     else:
@@ -179,7 +182,7 @@ async def resolve(target: Target, policy: Policy, resolver: Resolver) -> IP:
             reason = refusal(ip, policy)
             if reason is not None:
                 raise Refused(reason)
-    return found[0]
+    return list(dict.fromkeys(found))
 
 
 def pinned(target: Target, ip: IP) -> tuple[httpx.URL, dict[str, str], dict[str, str]]:
