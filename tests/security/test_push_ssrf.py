@@ -13,7 +13,7 @@ import logging
 import socket
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,11 +27,10 @@ from temporalio.client import Client
 
 from agentrt.api.delivery import PushDelivery
 from agentrt.api.metrics import ApiMetrics
-from agentrt.api.outbound import Resolver, system_resolver
 from agentrt.api.settings import ApiSettings
 from agentrt.store.a2a import A2AStore
 from agentrt.store.a2a_journal import A2AJournal
-from agentrt.store.a2a_push import A2APushStore, Delivery, PushSpec
+from agentrt.store.a2a_push import A2APushStore, Delivery
 from agentrt.workers.compose import Parts
 from tests.api.conftest import _serve, a2a_parts, a2a_settings, user_message  # noqa: F401
 
@@ -92,7 +91,8 @@ def _settings(base: ApiSettings, **update: Any) -> ApiSettings:
     return base.model_copy(update={**defaults, **update})
 
 
-MakeTask = Callable[[str, PushSpec], str]
+MakeTask = Callable[[str, str], str]
+Resolver = Callable[[str, int], Awaitable[list[str]]]
 
 
 @pytest.fixture
@@ -101,12 +101,18 @@ def make_task(a2a_parts: Parts) -> Iterator[MakeTask]:  # noqa: F811
     removed afterwards, so no other test's delivery loop meets their configs."""
     made: list[str] = []
 
-    def make(owner: str, spec: PushSpec) -> str:
+    def make(owner: str, url: str) -> str:
         task_id = str(uuid.uuid4())
         A2AStore(a2a_parts.ctx).create(
             task_id=task_id, context_id=str(uuid.uuid4()), workflow_id=str(uuid.uuid4()),
             owner=owner, profile="helper", answer_level="full",
-            message=user_message("hi") | {"taskId": task_id}, push=spec,
+            message=user_message("hi") | {"taskId": task_id},
+        )  # fmt: skip
+        # Straight into the store: as a config stored before these checks, or one whose
+        # name resolved elsewhere when it was registered.
+        A2APushStore(a2a_parts.ctx).upsert(
+            task_id=task_id, config_id="c", url=url, token="notify-token",
+            auth_scheme="Bearer", auth_credentials="push-secret", from_start=True,
         )  # fmt: skip
         made.append(task_id)
         return task_id
@@ -116,16 +122,13 @@ def make_task(a2a_parts: Parts) -> Iterator[MakeTask]:  # noqa: F811
         A2AStore(a2a_parts.ctx).delete(task_id)
 
 
-def _spec(url: str) -> PushSpec:
-    return PushSpec("c", url, "notify-token", "Bearer", "push-secret")
-
-
 @asynccontextmanager
 async def delivering(
-    settings: ApiSettings, parts: Parts, resolver: Resolver = system_resolver
+    settings: ApiSettings, parts: Parts, resolver: Resolver | None = None
 ) -> AsyncIterator[PushDelivery]:
     push, journal = A2APushStore(parts.ctx), A2AJournal(parts.ctx)
-    delivery = PushDelivery(settings, push, journal, resolver=resolver)
+    given = {} if resolver is None else {"resolver": resolver}
+    delivery = PushDelivery(settings, push, journal, **given)
     stop = asyncio.Event()
     loop = asyncio.create_task(delivery.run(stop))
     try:
@@ -222,7 +225,7 @@ async def test_a_hosts_file_name_of_loopback_gets_no_post_and_becomes_a_dead_let
     settings = _settings(a2a_settings)
     async with receiving(Receiver()) as hook:
         port = hook.url.split(":")[2].split("/")[0]
-        task_id = make_task("alice", _spec(f"http://{name}:{port}/hook"))
+        task_id = make_task("alice", f"http://{name}:{port}/hook")
         async with delivering(settings, a2a_parts):
             await _until(lambda: _dead(a2a_parts, task_id))
         assert hook.calls == []
@@ -246,7 +249,7 @@ async def test_one_disallowed_address_among_a_names_answers_refuses_the_delivery
 
     async with receiving(Receiver()) as hook:
         port = hook.url.split(":")[2].split("/")[0]
-        task_id = make_task("alice", _spec(f"http://hooks.rebind.test:{port}/hook"))
+        task_id = make_task("alice", f"http://hooks.rebind.test:{port}/hook")
         async with delivering(settings, a2a_parts, rebinding):
             await _until(lambda: _dead(a2a_parts, task_id))
         assert hook.calls == []
@@ -269,7 +272,7 @@ async def test_the_post_goes_to_the_checked_address_with_the_urls_own_host_heade
 
     async with receiving(Receiver()) as hook:
         port = hook.url.split(":")[2].split("/")[0]
-        task_id = make_task("alice", _spec(f"http://hooks.pinned.test:{port}/hook"))
+        task_id = make_task("alice", f"http://hooks.pinned.test:{port}/hook")
         async with delivering(settings, a2a_parts, resolver):
             await _until(lambda: bool(hook.calls))
             await _until(
@@ -301,7 +304,7 @@ async def test_a_redirect_is_not_followed_and_retries_end_in_a_counted_dead_lett
     before = dead_letters()
     async with receiving(Receiver()) as inner, receiving(Receiver(status=307)) as outer:
         outer.location = inner.url
-        task_id = make_task("alice", _spec(outer.url))
+        task_id = make_task("alice", outer.url)
         async with delivering(settings, a2a_parts):
             await _until(lambda: _dead(a2a_parts, task_id))
         assert inner.calls == []  # never followed
@@ -324,7 +327,7 @@ async def test_a_url_the_http_client_refuses_is_one_dead_letter_and_one_log_line
     """urllib parses it, httpx does not (a malformed IDNA label): before, every delivery
     round failed on it with a traceback, 30 s apart, forever."""
     settings = _settings(a2a_settings, push_allowed_networks="127.0.0.0/8")
-    task_id = make_task("alice", _spec("http://xn--zz.com/hook"))
+    task_id = make_task("alice", "http://xn--zz.com/hook")
     caplog.set_level(logging.INFO, logger="agentrt")
     async with delivering(settings, a2a_parts):
         await _until(lambda: _dead(a2a_parts, task_id), within=5.0)
@@ -341,20 +344,25 @@ async def test_a_clients_slow_webhooks_do_not_delay_another_clients_push(
     make_task: MakeTask,
 ) -> None:
     """30 webhooks of alice that hold every request open, and one fast webhook of bob: bob's
-    push arrives within a bound (it took 13-45 s behind alice's before)."""
-    settings = _settings(a2a_settings, push_allowed_networks="127.0.0.0/8")
+    push arrives within a bound (it took 13-45 s behind alice's before: a delivery round
+    waited for its slowest POST)."""
+    settings = _settings(
+        a2a_settings, push_allowed_networks="127.0.0.0/8", push_timeout_seconds=8.0
+    )
     async with (
         receiving(Receiver(hold=asyncio.Event())) as slow,
         receiving(Receiver()) as fast,
     ):
         for _ in range(30):
-            make_task("alice", _spec(slow.url))
-        bobs = make_task("bob", _spec(fast.url))
+            make_task("alice", slow.url)
+        bobs = make_task("bob", fast.url)
         began = time.monotonic()
         async with delivering(settings, a2a_parts):
-            await _until(lambda: bool(fast.calls), within=15.0)
+            await _until(lambda: bool(fast.calls), within=20.0)
             took = fast.calls[0][2] - began
             assert fast.calls[0][1]["statusUpdate"]["taskId"] == bobs
-            assert took < 2.0, took
-            # alice has at most push_client_concurrency (4) requests open at once
-            assert 1 <= len(slow.calls) <= 4
+            assert took < 3.0, took
+            # alice has push_client_concurrency (4) requests open at once, no more
+            await _until(lambda: len(slow.calls) >= 4, within=5.0)
+            await asyncio.sleep(0.5)
+            assert len(slow.calls) == 4
