@@ -146,6 +146,10 @@ class PushDelivery:
             error = str(exc)
         except httpx.HTTPError as exc:
             error = type(exc).__name__
+        except Exception as exc:  # a defect of ours: still bounded by the retries
+            error = f"unexpected {type(exc).__name__}"
+            if attempts == 0:  # its traceback once, not at every retry
+                logger.error("push to config %s failed unexpectedly", cfg.id, exc_info=exc)
         retry = None if ok or final else self._retry_in(attempts)
         if not ok and retry is None:
             logger.warning(
