@@ -1,13 +1,29 @@
 """A2A errors of our own, mapped through the SDK's tables (one place; SDK churn stays here)."""
 
+import functools
+import inspect
+import logging
+from collections.abc import AsyncIterator, Callable
+from typing import Any, TypeVar
+
 from a2a.server.jsonrpc_models import JSONRPCError
 from a2a.server.request_handlers import response_helpers
 from a2a.utils import errors as sdk_errors
 from a2a.utils.errors import (
+    A2AError,
     ContentTypeNotSupportedError,
+    InternalError,
     TaskNotCancelableError,
     UnsupportedOperationError,
 )
+from sqlalchemy.exc import SQLAlchemyError
+
+from agentrt.store.engine import database_reason
+
+logger = logging.getLogger(__name__)
+
+DATABASE_MESSAGE = "the database could not serve this: try again"
+INTERNAL_MESSAGE = "the server could not serve this: try again"
 
 
 class ResultNotRetainableError(UnsupportedOperationError):
@@ -50,3 +66,57 @@ def register() -> None:
 
 
 register()
+
+
+T = TypeVar("T", bound=type)
+
+
+def _clean(exc: Exception, method: str) -> A2AError:
+    """What the client sees for an error that is not one of the A2A errors we raise: a
+    fixed message. The SDK would send str(exc): for a database error, the SQL statement
+    and its bound parameters. The cause goes to the log, in one line."""
+    if isinstance(exc, SQLAlchemyError):
+        logger.error("A2A %s: database error: %s", method, database_reason(exc))
+        return InternalError(message=DATABASE_MESSAGE)
+    logger.error("A2A %s: %s", method, type(exc).__name__, exc_info=exc)
+    return InternalError(message=INTERNAL_MESSAGE)
+
+
+def _guard(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    if inspect.isasyncgenfunction(fn):
+
+        @functools.wraps(fn)
+        async def stream(*args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+            inner = fn(*args, **kwargs)
+            try:
+                async for item in inner:
+                    yield item
+            except A2AError:
+                raise
+            except Exception as exc:
+                raise _clean(exc, name) from None
+            finally:
+                await inner.aclose()
+
+        return stream
+
+    @functools.wraps(fn)
+    async def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return await fn(*args, **kwargs)
+        except A2AError:
+            raise
+        except Exception as exc:
+            raise _clean(exc, name) from None
+
+    return call
+
+
+def database_guard(cls: T) -> T:
+    """Wrap every `on_*` request method of an A2A request handler (JSON-RPC and REST)."""
+    for name, fn in list(vars(cls).items()):
+        if name.startswith("on_") and (
+            inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn)
+        ):
+            setattr(cls, name, _guard(name, fn))
+    return cls

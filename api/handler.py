@@ -36,14 +36,16 @@ from a2a.utils.errors import (
 )
 
 from agentrt.api.convert import task_proto
+from agentrt.api.errors import database_guard
+from agentrt.api.ids import CONFIG_ID, CONTEXT_ID, TASK_ID, checked_id
 from agentrt.api.ops_wake import Waker
-from agentrt.api.push import config_proto, validate_url
+from agentrt.api.push import config_proto, policy, push_spec
 from agentrt.api.settings import ApiSettings
 from agentrt.api.streams import journal_stream, resume_position
 from agentrt.api.tasks import TaskService
 from agentrt.store.a2a import A2AStore, parse_cursor
 from agentrt.store.a2a_journal import A2AJournal
-from agentrt.store.a2a_push import A2APushStore
+from agentrt.store.a2a_push import A2APushStore, PushSpec
 from agentrt.store.a2a_view import TERMINAL
 
 CALLER = "caller"
@@ -64,6 +66,7 @@ def _history_length(has: bool, value: int) -> int | None:
     return value
 
 
+@database_guard
 class A2AHandler(RequestHandler):
     def __init__(
         self,
@@ -79,23 +82,24 @@ class A2AHandler(RequestHandler):
         self._journal = journal
         self._push = push
         self.waker: Waker | None = None  # set by the app: streams wake on commits
+        self._policy = policy(settings)
 
     # --- send ------------------------------------------------------------------------------
 
     async def _send(self, params: SendMessageRequest, owner: str) -> tuple[str, int, bool]:
         """Create or continue a task; returns (task id, the journal position it started at,
         whether the message was a repeat that changed nothing)."""
-        inline = None
+        spec = None  # checked in full before anything is created
         if params.configuration.HasField("task_push_notification_config"):
             inline = params.configuration.task_push_notification_config
-            validate_url(inline.url, allow_loopback=self._settings.push_allow_loopback)
+            spec = push_spec(inline, self._policy, str(uuid.uuid4()))
         repeat = False
         if params.message.task_id:
             rec, repeat = await self._tasks.follow_up(params, owner)
+            if spec is not None and not repeat:
+                await self._save_config(rec.id, spec, from_start=False)
         else:
-            rec = await self._tasks.create(params, owner)
-        if inline is not None and not repeat:
-            await self._store_config(rec.id, inline, from_start=not params.message.task_id)
+            rec = await self._tasks.create(params, owner, push=spec)
         return rec.id, rec.journal_head, repeat
 
     @validate_request_params
@@ -160,10 +164,11 @@ class A2AHandler(RequestHandler):
         if not 1 <= size <= 100:
             raise InvalidParamsError(message="pageSize must be between 1 and 100")
         history = _history_length(params.HasField("history_length"), params.history_length)
+        checked_id(params.context_id, "contextId", CONTEXT_ID)
         if params.page_token:
             try:
-                parse_cursor(params.page_token)
-            except ValueError:
+                checked_id(parse_cursor(params.page_token)[1], "pageToken", TASK_ID)
+            except (ValueError, InvalidParamsError):
                 raise InvalidParamsError(message="Unknown pageToken") from None
         since = None
         if params.HasField("status_timestamp_after"):
@@ -192,16 +197,14 @@ class A2AHandler(RequestHandler):
 
     # --- push configs ----------------------------------------------------------------------
 
-    async def _store_config(
-        self, task_id: str, cfg: TaskPushNotificationConfig, *, from_start: bool
+    async def _save_config(
+        self, task_id: str, spec: PushSpec, *, from_start: bool
     ) -> TaskPushNotificationConfig:
-        validate_url(cfg.url, allow_loopback=self._settings.push_allow_loopback)
-        auth = cfg.authentication if cfg.HasField("authentication") else None
         stored = await asyncio.to_thread(
             lambda: self._push.upsert(
-                task_id=task_id, config_id=cfg.id or str(uuid.uuid4()), url=cfg.url,
-                token=cfg.token or None, auth_scheme=auth.scheme if auth else None,
-                auth_credentials=auth.credentials if auth else None, from_start=from_start,
+                task_id=task_id, config_id=spec.config_id, url=spec.url, token=spec.token,
+                auth_scheme=spec.auth_scheme, auth_credentials=spec.auth_credentials,
+                from_start=from_start,
             )
         )  # fmt: skip
         if stored is None:
@@ -212,14 +215,16 @@ class A2AHandler(RequestHandler):
     async def on_create_task_push_notification_config(
         self, params: TaskPushNotificationConfig, context: ServerCallContext
     ) -> TaskPushNotificationConfig:
+        spec = push_spec(params, self._policy, str(uuid.uuid4()))
         rec = await self._tasks.get(params.task_id, _caller(context))
-        return await self._store_config(rec.id, params, from_start=False)
+        return await self._save_config(rec.id, spec, from_start=False)
 
     @validate_request_params
     async def on_get_task_push_notification_config(
         self, params: GetTaskPushNotificationConfigRequest, context: ServerCallContext
     ) -> TaskPushNotificationConfig:
         rec = await self._tasks.get(params.task_id, _caller(context))
+        checked_id(params.id, "The push config id", CONFIG_ID)
         cfg = await asyncio.to_thread(self._push.get, rec.id, params.id)
         if cfg is None:
             raise TaskNotFoundError(message=f"No push config {params.id} on task {rec.id}")
@@ -238,6 +243,7 @@ class A2AHandler(RequestHandler):
         self, params: DeleteTaskPushNotificationConfigRequest, context: ServerCallContext
     ) -> None:
         rec = await self._tasks.get(params.task_id, _caller(context))
+        checked_id(params.id, "The push config id", CONFIG_ID)
         await asyncio.to_thread(self._push.delete, rec.id, params.id)
 
     async def on_get_extended_agent_card(

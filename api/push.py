@@ -1,42 +1,58 @@
-"""Push-notification configs: URL validation before anything is stored, and the proto
-mapping. Delivery is api/delivery.py."""
-
-import ipaddress
-from urllib.parse import urlsplit
+"""Push-notification configs: everything a client asks for is checked before anything is
+stored (ids, URL, token, authentication), and the proto mapping. Where a push may go is
+api/outbound.py; delivery is api/delivery.py."""
 
 from a2a.types import AuthenticationInfo, TaskPushNotificationConfig
 from a2a.utils.errors import InvalidParamsError
 
-from agentrt.store.a2a_push import PushConfig
+from agentrt.api.ids import CONFIG_ID, checked_id, printable
+from agentrt.api.outbound import Policy, Refused, check_url
+from agentrt.api.settings import ApiSettings
+from agentrt.contracts.errors import ConfigError
+from agentrt.store.a2a_push import PushConfig, PushSpec
+from agentrt.store.a2a_rows import A2APushConfigRow
+
+AUTH_SCHEME = A2APushConfigRow.__table__.c.auth_scheme.type.length  # type: ignore[attr-defined]
+MAX_SECRET = 4096  # a notification token or credentials: sealed text, but bounded
 
 
-def validate_url(url: str, *, allow_loopback: bool) -> str:
-    """http(s), a host, no credentials in the URL; no private or link-local targets, and
-    loopback only when the installation allows it (tests)."""
+def policy(settings: ApiSettings) -> Policy:
     try:
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-        _ = parts.port
-    except ValueError:
-        raise InvalidParamsError(message="The push URL does not parse") from None
-    if parts.scheme not in ("http", "https"):
-        raise InvalidParamsError(message="The push URL must be http or https")
-    if parts.username is not None or parts.password is not None or "@" in parts.netloc:
-        raise InvalidParamsError(message="The push URL may not carry credentials")
-    if not host:
-        raise InvalidParamsError(message="The push URL has no host")
-    loopback = host == "localhost" or host.endswith(".localhost")
+        return Policy.parse(settings.push_allowed_networks, settings.push_allowed_hosts)
+    except ValueError as exc:
+        raise ConfigError(f"AGENTRT_PUSH_ALLOWED_NETWORKS / _HOSTS: {exc}") from None
+
+
+def validate_url(url: str, allowed: Policy) -> str:
     try:
-        ip = ipaddress.ip_address(host)
-    except ValueError:
-        ip = None
-    if ip is not None:
-        loopback = ip.is_loopback
-        if not loopback and (ip.is_private or ip.is_link_local or ip.is_unspecified):
-            raise InvalidParamsError(message="The push URL targets a private address")
-    if loopback and not allow_loopback:
-        raise InvalidParamsError(message="The push URL targets a loopback address")
+        check_url(url, allowed)
+    except Refused as exc:
+        raise InvalidParamsError(message=f"Refused: {exc}") from None
     return url
+
+
+def _secret(value: str, field: str, limit: int) -> str | None:
+    if len(value) > limit or not printable(value):
+        raise InvalidParamsError(
+            message=f"{field} must be at most {limit} characters, with no control characters"
+        )
+    return value or None
+
+
+def push_spec(cfg: TaskPushNotificationConfig, allowed: Policy, new_id: str) -> PushSpec:
+    """The config to store, or InvalidParamsError: nothing is written for a bad one."""
+    config_id = checked_id(cfg.id, "The push config id", CONFIG_ID) or new_id
+    auth = cfg.authentication if cfg.HasField("authentication") else None
+    scheme = _secret(auth.scheme, "authentication.scheme", AUTH_SCHEME) if auth else None
+    if scheme is not None and (not scheme.isascii() or " " in scheme):
+        raise InvalidParamsError(message="authentication.scheme must be one ASCII token")
+    return PushSpec(
+        config_id=config_id,
+        url=validate_url(cfg.url, allowed),
+        token=_secret(cfg.token, "token", MAX_SECRET),
+        auth_scheme=scheme,
+        auth_credentials=_secret(auth.credentials, "credentials", MAX_SECRET) if auth else None,
+    )
 
 
 def config_proto(cfg: PushConfig) -> TaskPushNotificationConfig:

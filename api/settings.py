@@ -27,7 +27,6 @@ class ApiSettings(Settings):
     # they are cancelled. Unbounded, one open stream would keep the process up forever.
     api_shutdown_seconds: int = Field(default=10, gt=0)
     api_migrate: bool = True
-    push_allow_loopback: bool = False  # tests only: deliver to 127.0.0.1 / localhost
     push_timeout_seconds: float = 10.0
     push_backoff_seconds: float = 1.0  # first retry delay, doubled per attempt
     push_backoff_max_seconds: float = 300.0
@@ -40,6 +39,13 @@ class ApiSettings(Settings):
     # Host names (or `*.example.com`, or `*`) the API answers to besides its public URL's
     # host and, bound to loopback, 127.0.0.1/localhost/[::1]; others get 421 (api/hosts.py).
     api_allowed_hosts: str = ""
+    # issue 25: push. Push targets must be global unicast addresses; these name the
+    # exceptions (comma-separated): networks ("127.0.0.0/8" for tests, "10.1.2.0/24" for an
+    # internal receiver), and host names whose resolved addresses are all allowed.
+    push_allowed_networks: str = ""
+    push_allowed_hosts: str = ""
+    push_client_concurrency: int = Field(default=4, gt=0)  # deliveries in flight per client
+    push_max_in_flight: int = Field(default=64, gt=0)  # deliveries in flight in all
 
     def public_url(self) -> str:
         return (self.api_public_url or f"http://{self.api_host}:{self.api_port}").rstrip("/")

@@ -26,6 +26,7 @@ from temporalio.service import RPCError
 from agentrt.api.convert import message_dict, message_text
 from agentrt.api.errors import ProfileNotGrantedError, ResultNotRetainableError
 from agentrt.api.grants import Grants, refusal
+from agentrt.api.ids import CONTEXT_ID, TASK_ID, checked_id
 from agentrt.api.settings import ApiSettings
 from agentrt.contracts.a2a import InputMessage
 from agentrt.contracts.errors import NoWorkerError, RunNotFoundError, UnknownProfileError
@@ -33,6 +34,7 @@ from agentrt.contracts.ids import UPDATE_SUBMIT_INPUT
 from agentrt.contracts.profiles import AgentProfile
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.a2a import A2AStore, TaskRecord
+from agentrt.store.a2a_push import PushSpec
 from agentrt.store.a2a_view import INPUT_REQUIRED, INTERRUPTED, RETAINABLE_LEVELS, TERMINAL
 
 
@@ -55,6 +57,7 @@ class TaskService:
     # --- reads -----------------------------------------------------------------------------
 
     async def get(self, task_id: str, owner: str) -> TaskRecord:
+        checked_id(task_id, "The task id", TASK_ID)
         rec = await asyncio.to_thread(self._store.get, task_id, owner)
         if rec is None:
             raise TaskNotFoundError(message=f"Task {task_id} not found")
@@ -95,9 +98,13 @@ class TaskService:
             raise ResultNotRetainableError(data={"skill": skill})
         return profile
 
-    async def create(self, params: SendMessageRequest, owner: str) -> TaskRecord:
-        """A new task, its run started. Bad input or a refused profile creates nothing."""
+    async def create(
+        self, params: SendMessageRequest, owner: str, push: PushSpec | None = None
+    ) -> TaskRecord:
+        """A new task, its run started, with its push config (`push`) written in the same
+        transaction as the task. Bad input or a refused profile creates nothing."""
         message = params.message
+        checked_id(message.context_id, "contextId", CONTEXT_ID)
         text = _checked_text(message)
         profile = self._profile(params)
         if not self._grants.get(owner, Grants()).allows(profile):
@@ -110,6 +117,7 @@ class TaskService:
             lambda: self._store.create(
                 task_id=task_id, context_id=context_id, workflow_id=run_id, owner=owner,
                 profile=profile.name, answer_level=profile.answer_level, message=stored,
+                push=push,
             )
         )  # fmt: skip
         try:

@@ -11,6 +11,7 @@ from sqlalchemy import and_, delete, func, or_, select
 from sqlalchemy.orm import Session
 
 from agentrt.store.a2a_journal import append_event
+from agentrt.store.a2a_push import A2APushStore, PushSpec
 from agentrt.store.a2a_rows import A2ATaskRow
 from agentrt.store.a2a_view import (
     COMPLETED,
@@ -114,8 +115,10 @@ class A2AStore:
         profile: str,
         answer_level: str,
         message: dict[str, Any],
+        push: PushSpec | None = None,
     ) -> TaskRecord:
-        """Insert a SUBMITTED task with the client's message, and journal it (sequence 0)."""
+        """Insert a SUBMITTED task with the client's message, and journal it (sequence 0);
+        with `push`, its push config too, in the same transaction (both or neither)."""
         kept = _kept_message(message, answer_level)
         now = utcnow()
         with self._ctx.sessions.begin() as s:
@@ -144,6 +147,8 @@ class A2AStore:
                 s, self._ctx.sealer, row, run_revision=-1, slot=0, kind="status",
                 state=SUBMITTED, payload=payload,
             )  # fmt: skip
+            if push is not None:
+                A2APushStore(self._ctx).add(s, task_id, push, from_start=True)
             return self.record(row)
 
     def delete(self, task_id: str) -> None:

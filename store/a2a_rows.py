@@ -86,6 +86,10 @@ class A2APushConfigRow(Base):
     delivered_through: Mapped[int] = mapped_column(Integer, default=-1)  # journal cursor
     lease_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    # Dead letter: delivery gave up (bounded retries spent, or a target refused at delivery);
+    # nothing more is sent until the client registers the config again.
+    dead_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    dead_reason: Mapped[str | None] = mapped_column(String(200))
 
 
 class A2APushDeliveryRow(Base):
@@ -107,7 +111,7 @@ class A2APushDeliveryRow(Base):
     config_id: Mapped[str] = mapped_column(String(200))
     sequence: Mapped[int] = mapped_column(Integer)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
-    status: Mapped[str] = mapped_column(String(16))  # pending | delivered | failed
+    status: Mapped[str] = mapped_column(String(16))  # pending | delivered | failed | dead
     last_error: Mapped[str | None] = mapped_column(String(200))  # status code / error type
     next_attempt_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     delivered_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

@@ -54,7 +54,7 @@ def a2a_settings(settings: Settings) -> ApiSettings:
         api_poll_seconds=0.05,
         api_max_body_bytes=64_000,
         api_migrate=False,
-        push_allow_loopback=True,
+        push_allowed_networks="127.0.0.0/8",  # the tests' webhook receivers
         push_backoff_seconds=0.2,
         scripted_providers="scripted,strict",
         provider_answer_levels="strict=none",

@@ -11,7 +11,7 @@ The binding (table, column, `run_id/sequence`) is written out here, as store/sea
 has it today, so this revision keeps sealing what it sealed whatever that file becomes.
 
 Revision ID: 0008
-Revises: 0006
+Revises: 0007
 """
 
 from collections.abc import Callable, Sequence
