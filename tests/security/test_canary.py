@@ -173,6 +173,7 @@ async def live(
             openai_base_url=provider.base_url,
             temporal_address=temporal_env.client.service_client.config.target_host,
             api_keys=f"alice={key_digest(A2A_KEY)}",
+            api_key_profiles="alice=canary-none",
             api_default_skill="canary-none",
             api_blocking_cap_seconds=30.0,
             api_poll_seconds=0.05,
@@ -318,7 +319,9 @@ async def test_no_canary_is_held_in_the_clear_after_runs_over_every_path(
     assert code == 0
     # The operator API: an approval and a denial, each with a reason that is a canary.
     secret = PrincipalStore(live.parts.ctx).create(
-        "carol", ["runs:start", "runs:read", "runs:decide", "runs:cancel"]
+        "carol",
+        ["runs:start", "runs:read", "runs:decide", "runs:cancel"],
+        profiles=["canary-full", "canary-metadata", "canary-redacted"],
     )[1]
     headers = {"Authorization": f"Bearer {secret}"}
     async with httpx.AsyncClient(base_url=live.url, headers=headers, timeout=60) as http:
