@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         StaleTurnError,
         StoreUnavailableError,
         TemporalUnavailableError,
+        UnattestedDecisionError,
         UnknownProfileError,
     )
     from agentrt.contracts.messages import ProviderReply, ProviderRequest, Usage
@@ -54,6 +55,7 @@ _EXPORTS: dict[str, str] = {
     "RunNotAwaitingApprovalError": "agentrt.contracts.errors",
     "RunNotFoundError": "agentrt.contracts.errors",
     "SelfApprovalError": "agentrt.contracts.errors",
+    "UnattestedDecisionError": "agentrt.contracts.errors",
     "StaleTurnError": "agentrt.contracts.errors",
     "StoreUnavailableError": "agentrt.contracts.errors",
     "TemporalUnavailableError": "agentrt.contracts.errors",
@@ -96,6 +98,7 @@ __all__ = [
     "ToolContext",
     "ToolEffect",
     "Toolbox",
+    "UnattestedDecisionError",
     "UnknownProfileError",
     "Usage",
     "build_worker",

@@ -15,6 +15,7 @@ from agentrt.contracts.errors import (
     RunNotAwaitingApprovalError,
     SelfApprovalError,
     StaleTurnError,
+    UnattestedDecisionError,
 )
 from agentrt.contracts.ids import SIGNAL_CANCEL
 
@@ -23,6 +24,7 @@ _REFUSALS: dict[str, type[ApprovalError]] = {
     ErrorType.STALE_TURN: StaleTurnError,
     ErrorType.ALREADY_DECIDED: AlreadyDecidedError,
     ErrorType.SELF_APPROVAL: SelfApprovalError,
+    ErrorType.UNATTESTED_DECISION: UnattestedDecisionError,
 }
 
 

@@ -39,6 +39,7 @@ from agentrt.starter._deciding import (
 from agentrt.starter._launch import Launcher
 from agentrt.starter._starting import checked_start, missing_run
 from agentrt.starter._typed import temporal_errors_typed
+from agentrt.store.attest import attest
 from agentrt.store.open import open_store
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer
@@ -241,7 +242,14 @@ class AgentRuntime:
     ) -> RunView:
         """Decide the pending turn. Raises a typed ApprovalError (or RunNotFoundError,
         InvalidRequestError) before anything executes; never raises for the run's outcome.
-        Returns the run once the decision is on record."""
+        Returns the run once the decision is on record. Holding the store's seal key, this
+        client attests `decided_by` itself (store/attest.py) unless given an attestation:
+        whoever holds the key and the database is trusted to name the decider."""
+        if attestation is None and decided_by and turn_digest:
+            attestation = attest(
+                self._runs.sealer, run_id, principal=decided_by, approved=approved,
+                turn_digest=turn_digest,
+            )  # fmt: skip
         decision = checked_decision(
             approved=approved,
             decided_by=decided_by,

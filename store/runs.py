@@ -18,6 +18,7 @@ from agentrt.store.context import StoreContext, as_utc, dumps, insert_ignoring, 
 from agentrt.store.privacy import filter_payload
 from agentrt.store.rows import EventRow, MessageRow, RunRow
 from agentrt.store.sealed import MESSAGE_BODY, RUN_ANSWER, RUN_PENDING_APPROVAL, within
+from agentrt.store.sealing import Sealer
 from agentrt.store.step_rows import Part, write_step
 
 SNAPSHOT_CACHE = 4096
@@ -60,6 +61,11 @@ class RunStore:
         self._ctx = ctx
         self._lock = threading.Lock()
         self._snapshots: OrderedDict[str, RunSnapshot] = OrderedDict()
+
+    @property
+    def sealer(self) -> Sealer:
+        """The store's key: a client holding it attests its decisions (store/attest.py)."""
+        return self._ctx.sealer
 
     # --- writes -------------------------------------------------------------------------
 
