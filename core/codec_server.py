@@ -9,12 +9,14 @@ CLI templates, or the `X-Namespace` header Temporal Web and the CLI send): anoth
 namespace's payloads are not ours to open. Its Host header must be a loopback name or one
 the deployment allows (a DNS-rebinding page reaches 127.0.0.1 under its own host name).
 Decoding a payload that is not encrypted is a 400 (core/codec.py): nothing plaintext is
-passed through as if it had been sealed here."""
+passed through as if it had been sealed here, but for the marker data Temporal itself
+writes unencoded (`temporal_marker`)."""
 
 import asyncio
 import contextlib
 import hmac
-from collections.abc import AsyncIterator, Iterable
+import json
+from collections.abc import AsyncIterator, Iterable, Sequence
 
 import uvicorn
 from google.protobuf import json_format
@@ -26,7 +28,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
-from temporalio.api.common.v1 import Payloads
+from temporalio.api.common.v1 import Payload, Payloads
 from temporalio.converter import PayloadCodec
 
 
@@ -49,6 +51,37 @@ def host_name(header: str) -> str:
     if header.startswith("["):
         return header[1:].partition("]")[0]
     return header.rpartition(":")[0] if header.count(":") == 1 else header
+
+
+# What Temporal's SDK core writes into history itself, as plain JSON the payload codec never
+# sees: a patch marker's data, and a local activity marker's (its result is encoded). Web
+# and the CLI send these to /decode with everything else; they are passed back as they are.
+_PATCH_MARKER = frozenset({"id", "deprecated"})
+_LOCAL_ACTIVITY_MARKER = frozenset(
+    {
+        "seq", "attempt", "activity_id", "activity_type", "complete_time", "backoff",
+        "original_schedule_time", "activation_index",
+    }
+)  # fmt: skip
+_LOCAL_ACTIVITY_REQUIRED = frozenset({"seq", "activity_id", "activity_type"})
+
+
+def temporal_marker(p: Payload) -> bool:
+    """Whether `p` is marker data of Temporal's own (see above), not a value of ours."""
+    if p.metadata.get("encoding") != b"json/plain" or set(p.metadata) != {"encoding"}:
+        return False
+    try:
+        body = json.loads(p.data)
+    except ValueError:
+        return False
+    if not isinstance(body, dict):
+        return False
+    keys = set(body)
+    if keys == _PATCH_MARKER:
+        return isinstance(body["id"], str) and isinstance(body["deprecated"], bool)
+    return _LOCAL_ACTIVITY_REQUIRED <= keys <= _LOCAL_ACTIVITY_MARKER and all(
+        not isinstance(v, str) or len(v) <= 200 for v in body.values()
+    )
 
 
 def _refused(status: int, message: str) -> JSONResponse:
@@ -95,6 +128,13 @@ def create_codec_app(
             return _refused(403, "this codec server serves another namespace")
         return None
 
+    async def _decode(payloads: Sequence[Payload]) -> list[Payload]:
+        out: list[Payload] = []
+        for p in payloads:
+            # Temporal's own marker data is never encoded; it holds no user content.
+            out.extend([p] if temporal_marker(p) else await codec.decode([p]))
+        return out
+
     async def _apply(request: Request, decode: bool) -> Response:
         if not _authorized(request, token):
             return JSONResponse(
@@ -109,7 +149,7 @@ def create_codec_app(
             payloads = json_format.Parse(await request.body(), Payloads())
         except json_format.ParseError:
             return JSONResponse({"error": "body is not a Payloads JSON object"}, status_code=400)
-        fn = codec.decode if decode else codec.encode
+        fn = _decode if decode else codec.encode
         try:
             result = Payloads(payloads=await fn(payloads.payloads))
         except ValueError as exc:
