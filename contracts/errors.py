@@ -123,6 +123,12 @@ class SelfApprovalError(ApprovalError):
     """Four-eyes: the run's initiator may not approve it."""
 
 
+class PayloadKeysRequiredError(ConfigError):
+    """A profile below privacy `full` was asked to start while this client sends Temporal
+    payloads unencrypted (no AGENTRT_PAYLOAD_KEYS): its prompt would sit in Temporal's
+    history in the clear. Nothing was started."""
+
+
 class UnattestedDecisionError(ApprovalError):
     """The decision carries no valid attestation of its decider, and the run's profile
     counts only attested decisions (`unattested_decisions: refuse`, the default)."""

@@ -113,6 +113,10 @@ class Settings(BaseSettings):
     fault_fail_at: str = ""
     fault_marker_dir: Path | None = None
     # issue 25: decisions
+    allow_plaintext_history: bool = Field(
+        default=False,
+        description="let profiles below privacy full start without payload keys",
+    )
     codec_allowed_hosts: str = Field(
         default="",
         description="host names the codec server answers besides loopback (DNS rebinding)",

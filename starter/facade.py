@@ -2,7 +2,7 @@
 the store; it never runs the agent itself."""
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from types import TracebackType
 from typing import Self
 
@@ -20,13 +20,14 @@ from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import (
     ConfigError,
     ErrorType,
+    PayloadKeysRequiredError,
     RunNotAwaitingApprovalError,
     RunNotBegunError,
     UnknownProfileError,
 )
 from agentrt.contracts.ids import DEFAULT_TASK_QUEUE, QUERY_REFUSED_DECISIONS, UPDATE_DECIDE
 from agentrt.contracts.run import EventView, RunInput, RunView
-from agentrt.core.profiles import profile_queues
+from agentrt.core.profiles import load_profiles, needs_payload_keys
 from agentrt.core.settings import Settings
 from agentrt.core.temporal import connect
 from agentrt.starter._deciding import (
@@ -56,11 +57,15 @@ class AgentRuntime:
         *,
         begin_timeout: float = DEFAULT_BEGIN_TIMEOUT,
         routes: Mapping[str, str] | None = None,
+        needs_payload_keys: Collection[str] = (),
     ) -> None:
         """`begin_timeout`: how long `start` waits for a worker to begin the run. `routes`:
         profile → task queue for the profiles that name their own (`task_queue:` in the
-        profiles file); every other profile starts on `task_queue`."""
+        profiles file); every other profile starts on `task_queue`. `needs_payload_keys`:
+        profiles `start` refuses (PayloadKeysRequiredError) because their privacy is below
+        `full` and this client does not encrypt payloads (core.profiles.needs_payload_keys)."""
         self._client = client
+        self._needs_keys = frozenset(needs_payload_keys)
         self._runs = runs
         self._launcher = Launcher(
             client, task_queue, begin_timeout=begin_timeout, routes=routes or {}
@@ -85,8 +90,10 @@ class AgentRuntime:
             sealer = Sealer.from_b64(settings.read_seal_keys())
         except ValueError as exc:
             raise ConfigError(f"AGENTRT_SEAL_KEYS: {exc}") from None
-        # The workers' profiles file tells which profiles run on their own queue.
-        routes = profile_queues(settings.profiles_file)
+        # The workers' profiles file tells which profiles run on their own queue, and which
+        # keep less than everything (they need encrypted payloads).
+        profiles = load_profiles(settings.profiles_file)
+        routes = {name: p.task_queue for name, p in profiles.items() if p.task_queue}
         engine, ctx = await asyncio.to_thread(
             open_store, settings.resolved_database_url(), sealer, run_migrations=False
         )
@@ -101,6 +108,11 @@ class AgentRuntime:
             settings.task_queue,
             begin_timeout=settings.start_timeout_seconds,
             routes=routes,
+            needs_payload_keys=needs_payload_keys(
+                profiles,
+                encrypted=client.data_converter.payload_codec is not None,
+                allow_plaintext=settings.allow_plaintext_history,
+            ),
         )
         runtime._engine = engine
         return runtime
@@ -146,6 +158,13 @@ class AgentRuntime:
         """Start a run; returns its uuid (= the workflow id) once the run exists. Bad input
         changes nothing. With `a2a_task_id`, the run serves that (already stored) A2A task."""
         run_id = checked_start(profile, prompt, max_iterations, run_id)
+        if profile in self._needs_keys:
+            raise PayloadKeysRequiredError(
+                f"profile {profile!r} keeps less than everything (privacy below full), but "
+                "this client sends Temporal payloads unencrypted: its prompt would stay in "
+                "Temporal's history in the clear. Set AGENTRT_PAYLOAD_KEYS (the workers' "
+                "too), or AGENTRT_ALLOW_PLAINTEXT_HISTORY=true to accept that"
+            )
         request = RunInput(
             run_id=run_id,
             profile=profile,

@@ -19,12 +19,14 @@ import httpx
 import pytest
 import pytest_asyncio
 from google.protobuf import json_format
+from pydantic import SecretStr
 from temporalio.api.common.v1 import Payload, Payloads
 from temporalio.client import Client
+from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 
 from agentrt.contracts.enums import RunStatus
-from agentrt.contracts.errors import UnknownProfileError
+from agentrt.contracts.errors import NoWorkerError, PayloadKeysRequiredError, UnknownProfileError
 from agentrt.contracts.run import RunResult
 from agentrt.core.codec import EncryptionCodec, PlaintextPayloadError
 from agentrt.core.codec_server import create_codec_app, serving
@@ -346,3 +348,52 @@ async def test_the_embedded_default_generates_payload_keys_its_processes_share(
         _, err = await asyncio.to_thread(demo.proc.communicate, timeout=30)
     assert demo.proc.returncode == 0, err
     assert_nothing_left(demo_dir)
+
+
+# --- privacy below full needs payload keys ------------------------------------------------
+
+
+async def _connected(
+    settings: Settings, temporal_env: WorkflowEnvironment, **update: object
+) -> AgentRuntime:
+    s = settings.model_copy(
+        update={
+            "temporal_address": _address(temporal_env),
+            "task_queue": f"nobody-{uuid.uuid4().hex[:8]}",  # no worker polls it
+            "start_timeout_seconds": 1.0,
+            **update,
+        }
+    )
+    return await AgentRuntime.connect(s)
+
+
+async def test_a_profile_below_full_does_not_start_without_payload_keys(
+    settings: Settings, temporal_env: WorkflowEnvironment, runs: RunStore
+) -> None:
+    """`reader` keeps metadata only: without payload keys its prompt would sit in Temporal
+    history in the clear (the issue found an `sk-` key there at privacy `none`)."""
+    run_id = str(uuid.uuid4())
+    runtime = await _connected(settings, temporal_env)
+    try:
+        with pytest.raises(PayloadKeysRequiredError, match="AGENTRT_PAYLOAD_KEYS"):
+            await runtime.start("reader", "sk-live-canary", run_id=run_id)
+    finally:
+        await runtime.close()
+    # Nothing was created: no workflow, no run.
+    with pytest.raises(RPCError):
+        await temporal_env.client.get_workflow_handle(run_id).describe()
+    assert await asyncio.to_thread(runs.get, run_id) is None
+
+
+async def test_a_profile_below_full_starts_with_payload_keys_or_an_explicit_allowance(
+    settings: Settings, temporal_env: WorkflowEnvironment
+) -> None:
+    for update in ({"payload_keys": SecretStr(KEYS)}, {"allow_plaintext_history": True}):
+        runtime = await _connected(settings, temporal_env, **update)
+        try:
+            # No worker polls its queue: the start is accepted, then withdrawn (NoWorker);
+            # what matters is that it was not refused for want of payload keys.
+            with pytest.raises(NoWorkerError):
+                await runtime.start("reader", "what about order 1042?")
+        finally:
+            await runtime.close()
