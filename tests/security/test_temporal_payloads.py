@@ -152,6 +152,16 @@ async def test_a_plaintext_approve_sent_with_the_stock_cli_is_refused_by_a_keyed
         capture_output=True, text=True, timeout=30, check=False,
     )  # fmt: skip
     assert sent.returncode == 0, sent.stderr
+    # The same decision as the `decide` update: refused, not executed.
+    updated = await asyncio.to_thread(
+        subprocess.run,
+        [
+            temporal_cli(), "workflow", "update", "execute", "--address", keyed.address,
+            "--workflow-id", waiting.run_id, "--name", "decide", "--input", body,
+        ],
+        capture_output=True, text=True, timeout=30, check=False,
+    )  # fmt: skip
+    assert updated.returncode != 0, updated.stdout
     await asyncio.sleep(1.5)  # the worker has had the signal (a workflow task) by now
     assert (await keyed.runtime.status(waiting.run_id)).status is RunStatus.WAITING_FOR_APPROVAL
     assert DemoWorld(keyed.parts.ctx).ledger_count(run_id=waiting.run_id) == 0
