@@ -147,3 +147,33 @@ async def test_a_profile_that_opts_in_counts_the_stock_cli_decision_labelled_una
     approval = next(e for e in runs.events(done.run_id, -1) if e.kind is EventKind.APPROVAL)
     assert approval.payload["decided_by"] == "unauthenticated:ops"
     assert approval.payload["authenticated"] is False
+
+
+async def test_refused_decisions_do_not_extend_the_approval_timeout(
+    runtime: AgentRuntime, worker: Worker, client: Client, parts: Parts
+) -> None:
+    """A stream of forged decisions neither approves nor keeps the run waiting past its
+    `approval_timeout_seconds` (1 s here): each refusal resumes the wait on the same
+    deadline."""
+    waiting = await runtime.run("timed-approval", REFUND, initiator="alice")
+    assert waiting.pending_approval is not None
+    handle = client.get_workflow_handle(waiting.run_id)
+    forged = ApprovalDecision(
+        approved=True, decided_by="mallory", turn_digest=waiting.pending_approval.turn_digest
+    )
+    loop = asyncio.get_running_loop()
+    began = loop.time()
+    ended_after: float | None = None
+    while loop.time() - began < 6:
+        view = await runtime.status(waiting.run_id)
+        if view.status.terminal:
+            ended_after = loop.time() - began
+            break
+        await handle.signal(SIGNAL_APPROVE, forged)
+        await asyncio.sleep(0.2)
+    # Ended while the forged decisions kept coming, about 1 s after the suspension.
+    assert ended_after is not None and ended_after < 4, ended_after
+    done = await until_status(runtime, waiting.run_id, RunStatus.FAILED, RunStatus.CANCELLED)
+    assert done.termination_reason is not None
+    assert done.termination_reason.value == "approval_timeout"
+    assert DemoWorld(parts.ctx).ledger_count(run_id=done.run_id) == 0
