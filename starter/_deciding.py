@@ -18,6 +18,8 @@ from agentrt.contracts.errors import (
     UnattestedDecisionError,
 )
 from agentrt.contracts.ids import SIGNAL_CANCEL
+from agentrt.store.attest import attest
+from agentrt.store.sealing import Sealer
 
 _REFUSALS: dict[str, type[ApprovalError]] = {
     ErrorType.NOT_AWAITING_APPROVAL: RunNotAwaitingApprovalError,
@@ -35,7 +37,15 @@ def checked_decision(
     turn_digest: str,
     reason: str | None,
     attestation: str | None,
+    attest_with: tuple[Sealer, str] | None = None,
 ) -> ApprovalDecision:
+    """The decision, attested (store/attest.py) with `attest_with` (the seal key and the
+    run) when it brings no attestation of its own."""
+    if attestation is None and attest_with is not None and decided_by and turn_digest:
+        sealer, run_id = attest_with
+        attestation = attest(
+            sealer, run_id, principal=decided_by, approved=approved, turn_digest=turn_digest
+        )
     try:
         return ApprovalDecision(
             approved=approved,

@@ -20,7 +20,6 @@ from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import (
     ConfigError,
     ErrorType,
-    PayloadKeysRequiredError,
     RunNotAwaitingApprovalError,
     RunNotBegunError,
     UnknownProfileError,
@@ -38,9 +37,8 @@ from agentrt.starter._deciding import (
     refusal_error,
 )
 from agentrt.starter._launch import Launcher
-from agentrt.starter._starting import checked_start, missing_run
+from agentrt.starter._starting import checked_start, missing_run, payload_keys_required
 from agentrt.starter._typed import temporal_errors_typed
-from agentrt.store.attest import attest
 from agentrt.store.open import open_store
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer
@@ -159,12 +157,7 @@ class AgentRuntime:
         changes nothing. With `a2a_task_id`, the run serves that (already stored) A2A task."""
         run_id = checked_start(profile, prompt, max_iterations, run_id)
         if profile in self._needs_keys:
-            raise PayloadKeysRequiredError(
-                f"profile {profile!r} keeps less than everything (privacy below full), but "
-                "this client sends Temporal payloads unencrypted: its prompt would stay in "
-                "Temporal's history in the clear. Set AGENTRT_PAYLOAD_KEYS (the workers' "
-                "too), or AGENTRT_ALLOW_PLAINTEXT_HISTORY=true to accept that"
-            )
+            raise payload_keys_required(profile)
         request = RunInput(
             run_id=run_id,
             profile=profile,
@@ -264,17 +257,13 @@ class AgentRuntime:
         Returns the run once the decision is on record. Holding the store's seal key, this
         client attests `decided_by` itself (store/attest.py) unless given an attestation:
         whoever holds the key and the database is trusted to name the decider."""
-        if attestation is None and decided_by and turn_digest:
-            attestation = attest(
-                self._runs.sealer, run_id, principal=decided_by, approved=approved,
-                turn_digest=turn_digest,
-            )  # fmt: skip
         decision = checked_decision(
             approved=approved,
             decided_by=decided_by,
             turn_digest=turn_digest,
             reason=reason,
             attestation=attestation,
+            attest_with=(self._runs.sealer, run_id),
         )
         view = await self.status(run_id)
         if view.status is not RunStatus.WAITING_FOR_APPROVAL:
