@@ -77,11 +77,14 @@ async def cancel_workflow(client: Client, run_id: str, request: CancelRequest) -
             raise
 
 
-def decision_update_id(decision: ApprovalDecision) -> str:
+def decision_update_id(decision: ApprovalDecision, sealer: Sealer, run_id: str) -> str:
     """The `decide` update's id: it dedupes a double click of the same decision
-    server-side."""
+    server-side. Keyed (a MAC of run, decider, verdict and turn under the seal key): Temporal
+    answers an id it has seen with that update's outcome, so an id anyone could compute
+    would let a forged, refused update pre-empt the real decider's."""
     verdict = "y" if decision.approved else "n"
-    return f"decide-{decision.turn_digest[:32]}-{verdict}-{decision.decided_by}"[:200]
+    claim = f"{run_id}\x1f{decision.decided_by}\x1f{verdict}\x1f{decision.turn_digest}"
+    return f"decide-{decision.turn_digest[:32]}-{verdict}-{sealer.mac(claim)[:32]}"
 
 
 def refusal_error(

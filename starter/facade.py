@@ -274,7 +274,7 @@ class AgentRuntime:
                 UPDATE_DECIDE,
                 decision,
                 result_type=DecisionReceipt,
-                id=decision_update_id(decision),
+                id=decision_update_id(decision, self._runs.sealer, run_id),
             )
         except WorkflowUpdateFailedError as err:
             pending = view.pending_approval

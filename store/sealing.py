@@ -5,6 +5,8 @@ its table, column and row, so a value copied to another row or column fails to o
 """
 
 import base64
+import hashlib
+import hmac
 import os
 from collections.abc import Mapping
 
@@ -29,6 +31,8 @@ class Sealer:
                 raise ValueError("a key id may not contain '.'")
         self._keys = {kid: AESGCM(key) for kid, key in keys.items()}
         self.active = active
+        # A MAC key derived from the active key, never the AES key itself.
+        self._mac = hmac.new(keys[active], b"agentrt-mac-v1", hashlib.sha256).digest()
 
     @classmethod
     def from_b64(cls, spec: str) -> "Sealer":
@@ -75,6 +79,11 @@ class Sealer:
             return aead.decrypt(raw[:12], raw[12:], self._aad(table, column, row)).decode()
         except InvalidTag as exc:
             raise SealError("value does not open here (wrong key, or moved/tampered)") from exc
+
+    def mac(self, text: str) -> str:
+        """A keyed, deterministic digest of `text` (HMAC-SHA256, hex): the same each time,
+        and only a holder of the key can compute it."""
+        return hmac.new(self._mac, text.encode(), hashlib.sha256).hexdigest()
 
     def key_id(self, sealed: str) -> str:
         return sealed.split(".", 2)[1]

@@ -177,3 +177,21 @@ async def test_refused_decisions_do_not_extend_the_approval_timeout(
     assert done.termination_reason is not None
     assert done.termination_reason.value == "approval_timeout"
     assert DemoWorld(parts.ctx).ledger_count(run_id=done.run_id) == 0
+
+
+async def test_a_refused_forged_update_does_not_take_the_real_deciders_update_id(
+    runtime: AgentRuntime, worker: Worker, client: Client, parts: Parts
+) -> None:
+    """Temporal answers an update id it has seen with that update's outcome. The id once
+    was `decide-<digest>-y-<decider>`: a forged update under bob's name and that id, once
+    refused, made bob's own approval fail with its refusal."""
+    waiting = await runtime.run("four-eyes", REFUND, initiator="alice")
+    assert waiting.pending_approval is not None
+    digest = waiting.pending_approval.turn_digest
+    forged = ApprovalDecision(approved=True, decided_by="bob", turn_digest=digest)
+    handle = client.get_workflow_handle(waiting.run_id)
+    with pytest.raises(WorkflowUpdateFailedError):
+        await handle.execute_update(UPDATE_DECIDE, forged, id=f"decide-{digest[:32]}-y-bob")
+    await runtime.approve(waiting.run_id, approved=True, decided_by="bob", turn_digest=digest)
+    done = await until_status(runtime, waiting.run_id, RunStatus.COMPLETED)
+    assert DemoWorld(parts.ctx).ledger_count(run_id=done.run_id) == 1
