@@ -11,6 +11,7 @@ from agentrt.activities.ports import RunPort
 from agentrt.contracts.a2a import InputMessage
 from agentrt.contracts.approval import ApprovalDecision, PendingApproval
 from agentrt.contracts.enums import RunStatus
+from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.ids import (
     ACT_RUN_ADD_INPUT,
     ACT_RUN_AWAIT_INPUT,
@@ -43,6 +44,10 @@ class HitlPort(Protocol):
     def resume(
         self, *, run_id: str, sequence: int, round: int, decision: ApprovalDecision, privacy: str
     ) -> RunStatus | None: ...
+
+    def refuse_unattested(
+        self, *, run_id: str, sequence: int, round: int, decision: ApprovalDecision, privacy: str
+    ) -> bool: ...
 
     def await_input(
         self,
@@ -84,6 +89,21 @@ class HitlActivities(ActivityGroup):
 
     @activity.defn(name=ACT_RUN_RESUME)
     async def resume(self, req: ResumeRequest) -> TransitionResult:
+        """Record the decision and resume the run, only if it counts: where the profile
+        requires attested decisions, one whose attestation does not open is refused here
+        (the workflow holds no key to check it) and the run keeps waiting."""
+        if req.attested_only:
+            privacy = await privacy_of(self._runs, req)
+            refused = await db(
+                self._hitl.refuse_unattested, run_id=req.run_id, sequence=req.sequence,
+                round=req.round, decision=req.decision, privacy=privacy,
+            )  # fmt: skip
+            if refused:
+                return TransitionResult(
+                    applied=False,
+                    status=RunStatus.WAITING_FOR_APPROVAL,
+                    refusal=ErrorType.UNATTESTED_DECISION.value,
+                )
         return await self._transition(
             RunStatus.RUNNING, self._hitl.resume, req,
             sequence=req.sequence, round=req.round, decision=req.decision,

@@ -76,6 +76,7 @@ class RunActivities(ActivityGroup):
             timeouts=profile.timeouts,
             approval_timeout_seconds=profile.approval_timeout_seconds,
             four_eyes=profile.four_eyes,
+            unattested_decisions=profile.unattested_decisions,
             answer_level=profile.answer_level,
             fallback_model=profile.fallback_model,
             budget=profile.budget,

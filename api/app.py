@@ -33,7 +33,7 @@ from agentrt.api.ops_wake import finish
 from agentrt.api.settings import ApiSettings
 from agentrt.api.tasks import TaskService
 from agentrt.contracts.errors import ConfigError
-from agentrt.core.profiles import load_profiles
+from agentrt.core.profiles import load_profiles, needs_payload_keys
 from agentrt.core.temporal import connect
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.a2a import A2AStore
@@ -94,6 +94,11 @@ def create_app(settings: ApiSettings, client: Client | None = None) -> Starlette
             settings.task_queue,
             begin_timeout=settings.start_timeout_seconds,
             routes=queues,
+            needs_payload_keys=needs_payload_keys(
+                profiles,
+                encrypted=temporal.data_converter.payload_codec is not None,
+                allow_plaintext=settings.allow_plaintext_history,
+            ),
         )
         handler._tasks = TaskService(settings, store, temporal, runtime, profiles)
         stop = asyncio.Event()

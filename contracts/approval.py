@@ -35,8 +35,9 @@ class ApprovalDecision(BaseModel):
     decided_by: str = Field(min_length=1, max_length=200)
     turn_digest: str = Field(min_length=1, max_length=128)
     reason: str | None = Field(default=None, max_length=2000)
-    # Sealed by the operator API for its authenticated principal (store/attest.py); absent
-    # on the stock signal/update path, whose decider is then recorded as unauthenticated.
+    # Sealed by the operator API (or a client holding the seal key) for its decider
+    # (store/attest.py); absent on the stock signal/update path, which a profile counts
+    # only with `unattested_decisions: allow` (its decider then labelled unauthenticated).
     attestation: str | None = Field(default=None, max_length=2000)
 
 
@@ -90,6 +91,12 @@ def refusal_sentence(
             return (
                 f"{decided_by} started run {run_id} and may not approve it: its profile "
                 "requires a second person (four-eyes); ask another approver"
+            )
+        case "UnattestedDecision":
+            return (
+                f"the decision by {decided_by} on {turn} of run {run_id} carries no valid "
+                "attestation, and its profile counts only attested decisions: decide through "
+                "the operator API or `agentrt approve` (the run still waits)"
             )
         case "RunNotAwaitingApproval":
             return (

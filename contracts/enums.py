@@ -74,6 +74,7 @@ class EventKind(StrEnum):
     WRITE_INTERRUPTED = "write_interrupted"
     APPROVAL_REQUESTED = "approval_requested"
     APPROVAL = "approval"
+    DECISION_REFUSED = "decision_refused"  # a decision without a valid attestation
     INPUT_REQUESTED = "input_requested"
     INPUT = "input"
     CANCEL = "cancel"

@@ -25,6 +25,8 @@ class ErrorType(StrEnum):
     ALREADY_DECIDED = "AlreadyDecided"
     SELF_APPROVAL = "SelfApproval"  # the workflow's own failure when its run settled FAILED
     INVALID_REQUEST = "InvalidRequest"  # a signal or update payload that is not the type
+    # No valid attestation (store/attest.py) on a decision a profile requires one for.
+    UNATTESTED_DECISION = "UnattestedDecision"
     # Why the workflow stopped a run (a run's error_type; the workflow's Stop).
     ALREADY_SETTLED = "AlreadySettled"  # the completion found the run already terminal
     APPROVAL_TIMEOUT = "ApprovalTimeout"
@@ -119,3 +121,14 @@ class AlreadyDecidedError(ApprovalError):
 
 class SelfApprovalError(ApprovalError):
     """Four-eyes: the run's initiator may not approve it."""
+
+
+class PayloadKeysRequiredError(ConfigError):
+    """A profile below privacy `full` was asked to start while this client sends Temporal
+    payloads unencrypted (no AGENTRT_PAYLOAD_KEYS): its prompt would sit in Temporal's
+    history in the clear. Nothing was started."""
+
+
+class UnattestedDecisionError(ApprovalError):
+    """The decision carries no valid attestation of its decider, and the run's profile
+    counts only attested decisions (`unattested_decisions: refuse`, the default)."""

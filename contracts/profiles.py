@@ -94,6 +94,10 @@ class AgentProfile(BaseModel):
     approval: Literal["writes", "none", "all"] = "writes"
     approval_timeout_seconds: float | None = None  # None: wait for a decision indefinitely
     four_eyes: bool = False  # the run's initiator may not approve it
+    # A decision counts only with an attestation of its decider (made by the operator API
+    # or a client holding the seal key); "allow" also counts the stock CLI's and Temporal
+    # Web's, whose decided_by anyone with Temporal access can type.
+    unattested_decisions: Literal["refuse", "allow"] = "refuse"
     timeouts: Timeouts = Field(default_factory=Timeouts)
     guardrails: "GuardrailConfig" = Field(default_factory=lambda: GuardrailConfig())
     publish: bool = False  # offered to remote agents as an A2A skill
@@ -140,6 +144,8 @@ class RunPlan(BaseModel):
     timeouts: Timeouts
     approval_timeout_seconds: float | None = None
     four_eyes: bool = False
+    # Plans recorded before it existed read "refuse": the safe side for a run deciding now.
+    unattested_decisions: Literal["refuse", "allow"] = "refuse"
     answer_level: PrivacyLevel = "full"
     fallback_model: str | None = None
     budget: Budget | None = None  # absent in plans recorded before budgets existed

@@ -150,6 +150,8 @@ class ResumeRequest(AtRunLevel):
     sequence: int
     round: int
     decision: ApprovalDecision
+    # Record the decision only if its attestation opens (else a DECISION_REFUSED event).
+    attested_only: bool = True
 
 
 class AwaitInputRequest(AtRunLevel):
@@ -170,6 +172,8 @@ class TransitionResult(BaseModel):
 
     applied: bool
     status: RunStatus | None = None
+    # Not applied because the decision was refused (an ErrorType value); the run still waits.
+    refusal: str | None = None
 
 
 class FenceRequest(BaseModel):

@@ -2,11 +2,17 @@
 to show encrypted payloads to operators.
 
 An encrypted payload carries `encoding: binary/encrypted` and the key id in its metadata;
-its data is nonce + ciphertext of the whole serialized original payload. Payloads this
-codec did not encrypt pass through untouched; an unknown key id fails loudly.
+its data is nonce + ciphertext of the whole serialized original payload. A payload without
+that marker is refused: anyone with Temporal access (the stock CLI, Temporal Web without
+the codec server) could otherwise send a plaintext signal the workers would accept. The
+client and the codec server raise (PlaintextPayloadError); a worker's codec (`refusing`)
+puts a payload no converter reads in its place, so the signal or update carrying it is
+dropped (logged) instead of failing the workflow task on every retry. An unknown key id
+fails loudly.
 """
 
 import base64
+import logging
 import os
 from collections.abc import Mapping, Sequence
 
@@ -18,6 +24,15 @@ from temporalio.converter import PayloadCodec
 
 ENCODING = b"binary/encrypted"
 KEY_ID = "encryption-key-id"
+# What a worker's codec hands on for a plaintext payload: no payload converter knows this
+# encoding, so the handler that receives it fails to convert it (and refuses it).
+REFUSED = b"binary/plaintext-refused"
+
+logger = logging.getLogger(__name__)
+
+
+class PlaintextPayloadError(ValueError):
+    """A payload that should be encrypted is not (payload keys are configured)."""
 
 
 def parse_keys(spec: str) -> tuple[dict[str, bytes], str]:
@@ -39,9 +54,17 @@ def parse_keys(spec: str) -> tuple[dict[str, bytes], str]:
 
 
 class EncryptionCodec(PayloadCodec):
-    def __init__(self, keys: Mapping[str, bytes], active: str) -> None:
+    def __init__(self, keys: Mapping[str, bytes], active: str, *, substitute: bool = False) -> None:
+        """`substitute`: replace a plaintext payload by one nothing decodes (a worker),
+        instead of raising PlaintextPayloadError (a client, the codec server)."""
+        self._keys = dict(keys)
         self._aead = {kid: AESGCM(key) for kid, key in keys.items()}
         self._active = active
+        self._substitute = substitute
+
+    def refusing(self) -> "EncryptionCodec":
+        """The same keys, as a worker decodes: a plaintext payload becomes unreadable."""
+        return EncryptionCodec(self._keys, self._active, substitute=True)
 
     @classmethod
     def from_spec(cls, spec: str) -> "EncryptionCodec":
@@ -64,7 +87,13 @@ class EncryptionCodec(PayloadCodec):
         out = []
         for p in payloads:
             if p.metadata.get("encoding") != ENCODING:
-                out.append(p)
+                if not self._substitute:
+                    raise PlaintextPayloadError(
+                        "a payload is not encrypted, and payload keys are configured: "
+                        "refused (send it through a client or codec server with the keys)"
+                    )
+                logger.warning("refused a plaintext payload: payload keys are configured")
+                out.append(Payload(metadata={"encoding": REFUSED}))
                 continue
             kid = p.metadata.get(KEY_ID, b"").decode()
             aead = self._aead.get(kid)

@@ -2,22 +2,33 @@
 payloads here to see them decrypted. Decrypting on request is reading every prompt, so each
 request must carry `Authorization: Bearer <token>` (compared in constant time); only a
 loopback-only dev server may run without one (`token=None`). CORS admits only the
-configured Web UI origins, and lets their preflights through without a token."""
+configured Web UI origins, and lets their preflights through without a token.
+
+Each request must also name the configured namespace (the `/{namespace}/decode` path the
+CLI templates, or the `X-Namespace` header Temporal Web and the CLI send): another
+namespace's payloads are not ours to open. Its Host header must be a loopback name or one
+the deployment allows (a DNS-rebinding page reaches 127.0.0.1 under its own host name).
+Decoding a payload that is not encrypted is a 400 (core/codec.py): nothing plaintext is
+passed through as if it had been sealed here, but for the marker data Temporal itself
+writes unencoded (`temporal_marker`)."""
 
 import asyncio
 import contextlib
 import hmac
-from collections.abc import AsyncIterator, Iterable
+import json
+from collections.abc import AsyncIterator, Iterable, Sequence
 
 import uvicorn
 from google.protobuf import json_format
 from starlette.applications import Starlette
+from starlette.datastructures import Headers
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
-from temporalio.api.common.v1 import Payloads
+from starlette.types import ASGIApp, Receive, Scope, Send
+from temporalio.api.common.v1 import Payload, Payloads
 from temporalio.converter import PayloadCodec
 
 
@@ -31,11 +42,98 @@ def _authorized(request: Request, token: str | None) -> bool:
     )
 
 
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def host_name(header: str) -> str:
+    """The host of a Host header without its port: `[::1]:8081` → `::1`."""
+    header = header.strip().lower()
+    if header.startswith("["):
+        return header[1:].partition("]")[0]
+    return header.rpartition(":")[0] if header.count(":") == 1 else header
+
+
+# What Temporal's SDK core writes into history itself, as plain JSON the payload codec never
+# sees: a patch marker's data, and a local activity marker's (its result is encoded). Web
+# and the CLI send these to /decode with everything else; they are passed back as they are.
+_PATCH_MARKER = frozenset({"id", "deprecated"})
+_LOCAL_ACTIVITY_MARKER = frozenset(
+    {
+        "seq", "attempt", "activity_id", "activity_type", "complete_time", "backoff",
+        "original_schedule_time", "activation_index",
+    }
+)  # fmt: skip
+_LOCAL_ACTIVITY_REQUIRED = frozenset({"seq", "activity_id", "activity_type"})
+
+
+def temporal_marker(p: Payload) -> bool:
+    """Whether `p` is marker data of Temporal's own (see above), not a value of ours."""
+    if p.metadata.get("encoding") != b"json/plain" or set(p.metadata) != {"encoding"}:
+        return False
+    try:
+        body = json.loads(p.data)
+    except ValueError:
+        return False
+    if not isinstance(body, dict):
+        return False
+    keys = set(body)
+    if keys == _PATCH_MARKER:
+        return isinstance(body["id"], str) and isinstance(body["deprecated"], bool)
+    return _LOCAL_ACTIVITY_REQUIRED <= keys <= _LOCAL_ACTIVITY_MARKER and all(
+        not isinstance(v, str) or len(v) <= 200 for v in body.values()
+    )
+
+
+def _refused(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+class HostCheck:
+    """ASGI middleware: a request whose Host is not an allowed name is a 400, before CORS
+    or anything else sees it (preflights included)."""
+
+    def __init__(self, app: ASGIApp, allowed: Iterable[str]) -> None:
+        self._app = app
+        self._allowed = frozenset(h.strip().lower().rstrip(".") for h in allowed if h.strip())
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            host = host_name(Headers(scope=scope).get("host", "")).rstrip(".")
+            if host not in self._allowed:
+                await _refused(400, "this host name is not served here")(scope, receive, send)
+                return
+        await self._app(scope, receive, send)
+
+
 def create_codec_app(
-    codec: PayloadCodec, ui_origins: Iterable[str], token: str | None
+    codec: PayloadCodec,
+    ui_origins: Iterable[str],
+    token: str | None,
+    *,
+    namespace: str = "default",
+    allowed_hosts: Iterable[str] = (),
 ) -> Starlette:
+    """`namespace`: the only one served; `allowed_hosts`: Host names besides loopback."""
     if token is not None and not token.strip():
         raise ValueError("the codec token is empty")
+
+    def _namespace_refusal(request: Request) -> Response | None:
+        named = {
+            n for n in (request.path_params.get("namespace"), request.headers.get("x-namespace"))
+            if n is not None
+        }  # fmt: skip
+        if not named:
+            return _refused(400, "name the namespace: X-Namespace header or /{namespace}/decode")
+        if named != {namespace}:
+            return _refused(403, "this codec server serves another namespace")
+        return None
+
+    async def _decode(payloads: Sequence[Payload]) -> list[Payload]:
+        out: list[Payload] = []
+        for p in payloads:
+            # Temporal's own marker data is never encoded; it holds no user content.
+            out.extend([p] if temporal_marker(p) else await codec.decode([p]))
+        return out
 
     async def _apply(request: Request, decode: bool) -> Response:
         if not _authorized(request, token):
@@ -44,11 +142,14 @@ def create_codec_app(
                 status_code=401,
                 headers={"WWW-Authenticate": 'Bearer realm="codec"'},
             )
+        refusal = _namespace_refusal(request)
+        if refusal is not None:
+            return refusal
         try:
             payloads = json_format.Parse(await request.body(), Payloads())
         except json_format.ParseError:
             return JSONResponse({"error": "body is not a Payloads JSON object"}, status_code=400)
-        fn = codec.decode if decode else codec.encode
+        fn = _decode if decode else codec.encode
         try:
             result = Payloads(payloads=await fn(payloads.payloads))
         except ValueError as exc:
@@ -70,13 +171,15 @@ def create_codec_app(
             Route("/{namespace}/encode", encode, methods=["POST"]),
         ],
         middleware=[
+            # Outermost: a rebinding page's preflight is refused too.
+            Middleware(HostCheck, allowed=[*LOOPBACK_HOSTS, *allowed_hosts]),
             Middleware(
                 CORSMiddleware,
                 allow_origins=list(ui_origins),
                 allow_methods=["POST"],
                 allow_headers=["content-type", "x-namespace", "authorization"],
                 allow_credentials=True,
-            )
+            ),
         ],
     )
 

@@ -1,5 +1,6 @@
 """Load the profiles file into typed objects, with typed errors."""
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import yaml
@@ -32,6 +33,16 @@ def load_profiles(path: Path) -> dict[str, AgentProfile]:
     if len(names) != len(set(names)):
         raise ConfigError(f"profiles file {path} declares a profile twice")
     return {p.name: p for p in parsed.profiles}
+
+
+def needs_payload_keys(
+    profiles: Mapping[str, AgentProfile], *, encrypted: bool, allow_plaintext: bool
+) -> frozenset[str]:
+    """The profiles a client may not start: those below privacy `full`, when it sends
+    payloads unencrypted and the deployment did not allow plaintext history."""
+    if encrypted or allow_plaintext:
+        return frozenset()
+    return frozenset(name for name, p in profiles.items() if p.privacy != "full")
 
 
 def profile_queues(path: Path) -> dict[str, str]:

@@ -113,6 +113,15 @@ class Settings(BaseSettings):
     fault_block_at: str = ""
     fault_fail_at: str = ""
     fault_marker_dir: Path | None = None
+    # issue 25: decisions
+    allow_plaintext_history: bool = Field(
+        default=False,
+        description="let profiles below privacy full start without payload keys",
+    )
+    codec_allowed_hosts: str = Field(
+        default="",
+        description="host names the codec server answers besides loopback (DNS rebinding)",
+    )
 
     def resolved_database_url(self) -> str:
         if self.database_url:
@@ -161,7 +170,34 @@ class Settings(BaseSettings):
         return levels
 
     def payload_keys_spec(self) -> str | None:
-        return None if self.payload_keys is None else self.payload_keys.get_secret_value()
+        """The configured payload keys, else the key file `agentrt demo` generated under
+        data_dir (so every process of the embedded default shares them), else None."""
+        if self.payload_keys is not None:
+            return self.payload_keys.get_secret_value()
+        path = self.payload_key_file()
+        try:
+            return path.read_text().strip() or None
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise ConfigError(f"cannot read the payload key {path.resolve()}: {exc}") from None
+
+    def payload_key_file(self) -> Path:
+        return self.data_dir / "payload.key"
+
+    def create_payload_key_if_missing(self) -> str:
+        """For the embedded default (`agentrt demo`): the configured payload keys, else the
+        key file under data_dir, generated on first use like the seal key."""
+        if self.payload_keys is not None:
+            return self.payload_keys.get_secret_value()
+        _create_key_file(self.payload_key_file())
+        spec = self.payload_keys_spec()
+        if spec is None:
+            raise ConfigError(f"the payload key file {self.payload_key_file().resolve()} is empty")
+        return spec
+
+    def codec_hosts(self) -> list[str]:
+        return [h.strip() for h in self.codec_allowed_hosts.split(",") if h.strip()]
 
     def seal_key_file(self) -> Path:
         """Where the worker keeps a generated key when AGENTRT_SEAL_KEYS is not set."""
@@ -195,17 +231,24 @@ class Settings(BaseSettings):
         if self.seal_keys is not None:
             return self.seal_keys.get_secret_value()
         path = self.seal_key_file()
-        if not path.exists():
-            private_dir(path.parent)
-            draft = path.with_name(f".{path.name}.{os.getpid()}")
-            fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "w") as out:
-                out.write(f"local:{base64.b64encode(os.urandom(32)).decode()}\n")
-            try:
-                os.link(draft, path)  # fails if another process linked its key first
-            except FileExistsError:
-                pass
-            finally:
-                draft.unlink()
+        _create_key_file(path)
         tighten(path, FILE_MODE)  # a key file made before the 0600 rule
         return self.read_seal_keys()
+
+
+def _create_key_file(path: Path) -> None:
+    """A new random 32-byte key as `local:<base64>` at `path`, unless one is there. Two
+    processes starting at once agree on one key: the file appears whole or not at all."""
+    if path.exists():
+        return
+    private_dir(path.parent)
+    draft = path.with_name(f".{path.name}.{os.getpid()}")
+    fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(f"local:{base64.b64encode(os.urandom(32)).decode()}\n")
+    try:
+        os.link(draft, path)  # fails if another process linked its key first
+    except FileExistsError:
+        pass
+    finally:
+        draft.unlink()

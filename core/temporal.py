@@ -6,7 +6,7 @@ import re
 from temporalio.client import Client
 from temporalio.common import HeaderCodecBehavior
 from temporalio.contrib.pydantic import pydantic_data_converter
-from temporalio.converter import DataConverter
+from temporalio.converter import DataConverter, DefaultFailureConverterWithEncodedAttributes
 from temporalio.service import RPCError, RPCStatusCode
 
 from agentrt.contracts.errors import AgentRuntimeError, ConfigError, TemporalUnavailableError
@@ -31,12 +31,30 @@ _CONNECTION_LOST = frozenset(
 
 def data_converter(payload_keys: str | None = None) -> DataConverter:
     """Every client, worker, test and replayer uses this. With payload keys, every payload
-    (inputs, results, signals, updates, queries, memo) is encrypted before it leaves."""
+    (inputs, results, signals, updates, queries, memo) is encrypted before it leaves, a
+    plaintext one is refused on arrival (core/codec.py), and a failure's message and stack
+    trace travel as an encoded attribute, encrypted too (history shows "Encoded failure")."""
     if not payload_keys:
         return pydantic_data_converter
     return dataclasses.replace(
-        pydantic_data_converter, payload_codec=EncryptionCodec.from_spec(payload_keys)
+        pydantic_data_converter,
+        payload_codec=EncryptionCodec.from_spec(payload_keys),
+        failure_converter_class=DefaultFailureConverterWithEncodedAttributes,
     )
+
+
+def worker_client(client: Client) -> Client:
+    """The client a worker polls with: with payload keys, its codec replaces a plaintext
+    payload by one no handler can read (the signal or update carrying it is dropped and
+    logged) rather than raising, which would fail the workflow task on every retry and
+    leave a forged signal able to stall the run. Without payload keys, `client` itself."""
+    converter = client.data_converter
+    codec = converter.payload_codec
+    if not isinstance(codec, EncryptionCodec):
+        return client
+    config = client.config()
+    config["data_converter"] = dataclasses.replace(converter, payload_codec=codec.refusing())
+    return Client(**config)
 
 
 def settings_converter(settings: Settings) -> DataConverter:

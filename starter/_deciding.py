@@ -15,14 +15,18 @@ from agentrt.contracts.errors import (
     RunNotAwaitingApprovalError,
     SelfApprovalError,
     StaleTurnError,
+    UnattestedDecisionError,
 )
 from agentrt.contracts.ids import SIGNAL_CANCEL
+from agentrt.store.attest import attest
+from agentrt.store.sealing import Sealer
 
 _REFUSALS: dict[str, type[ApprovalError]] = {
     ErrorType.NOT_AWAITING_APPROVAL: RunNotAwaitingApprovalError,
     ErrorType.STALE_TURN: StaleTurnError,
     ErrorType.ALREADY_DECIDED: AlreadyDecidedError,
     ErrorType.SELF_APPROVAL: SelfApprovalError,
+    ErrorType.UNATTESTED_DECISION: UnattestedDecisionError,
 }
 
 
@@ -33,7 +37,15 @@ def checked_decision(
     turn_digest: str,
     reason: str | None,
     attestation: str | None,
+    attest_with: tuple[Sealer, str] | None = None,
 ) -> ApprovalDecision:
+    """The decision, attested (store/attest.py) with `attest_with` (the seal key and the
+    run) when it brings no attestation of its own."""
+    if attestation is None and attest_with is not None and decided_by and turn_digest:
+        sealer, run_id = attest_with
+        attestation = attest(
+            sealer, run_id, principal=decided_by, approved=approved, turn_digest=turn_digest
+        )
     try:
         return ApprovalDecision(
             approved=approved,
@@ -65,11 +77,14 @@ async def cancel_workflow(client: Client, run_id: str, request: CancelRequest) -
             raise
 
 
-def decision_update_id(decision: ApprovalDecision) -> str:
+def decision_update_id(decision: ApprovalDecision, sealer: Sealer, run_id: str) -> str:
     """The `decide` update's id: it dedupes a double click of the same decision
-    server-side."""
+    server-side. Keyed (a MAC of run, decider, verdict and turn under the seal key): Temporal
+    answers an id it has seen with that update's outcome, so an id anyone could compute
+    would let a forged, refused update pre-empt the real decider's."""
     verdict = "y" if decision.approved else "n"
-    return f"decide-{decision.turn_digest[:32]}-{verdict}-{decision.decided_by}"[:200]
+    claim = f"{run_id}\x1f{decision.decided_by}\x1f{verdict}\x1f{decision.turn_digest}"
+    return f"decide-{decision.turn_digest[:32]}-{verdict}-{sealer.mac(claim)[:32]}"
 
 
 def refusal_error(

@@ -31,6 +31,7 @@ from agentrt.contracts.errors import (
     ErrorType,
     InvalidRequestError,
     NoWorkerError,
+    PayloadKeysRequiredError,
     RunNotBegunError,
     RunNotFoundError,
     StoreUnavailableError,
@@ -68,6 +69,15 @@ def checked_start(profile: str, prompt: str, max_iterations: int | None, run_id:
         return str(uuid.UUID(run_id))
     except ValueError:
         raise InvalidRequestError(f"run id {run_id!r} is not a uuid") from None
+
+
+def payload_keys_required(profile: str) -> PayloadKeysRequiredError:
+    return PayloadKeysRequiredError(
+        f"profile {profile!r} keeps less than everything (privacy below full), but this "
+        "client sends Temporal payloads unencrypted: its prompt would stay in Temporal's "
+        "history in the clear. Set AGENTRT_PAYLOAD_KEYS (the workers' too), or "
+        "AGENTRT_ALLOW_PLAINTEXT_HISTORY=true to accept that"
+    )
 
 
 def start_operation(request: RunInput, queue: str) -> WithStartWorkflowOperation[Any, Any]:

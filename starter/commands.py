@@ -282,7 +282,10 @@ async def codec_server(
         codec = EncryptionCodec.from_spec(keys)
     except ValueError as exc:
         raise ConfigError(f"AGENTRT_PAYLOAD_KEYS: {exc}") from None
-    app = create_codec_app(codec, origins, token)
+    app = create_codec_app(
+        codec, origins, token, namespace=settings.temporal_namespace,
+        allowed_hosts=settings.codec_hosts(),
+    )  # fmt: skip
     guard = "bearer token required" if token else "NO TOKEN (dev only)"
     out.print(f"codec server on http://127.0.0.1:{port} for {', '.join(origins)}; {guard}")
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))

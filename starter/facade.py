@@ -2,7 +2,7 @@
 the store; it never runs the agent itself."""
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from types import TracebackType
 from typing import Self
 
@@ -26,7 +26,7 @@ from agentrt.contracts.errors import (
 )
 from agentrt.contracts.ids import DEFAULT_TASK_QUEUE, QUERY_REFUSED_DECISIONS, UPDATE_DECIDE
 from agentrt.contracts.run import EventView, RunInput, RunView
-from agentrt.core.profiles import profile_queues
+from agentrt.core.profiles import load_profiles, needs_payload_keys
 from agentrt.core.settings import Settings
 from agentrt.core.temporal import connect
 from agentrt.starter._deciding import (
@@ -37,7 +37,7 @@ from agentrt.starter._deciding import (
     refusal_error,
 )
 from agentrt.starter._launch import Launcher
-from agentrt.starter._starting import checked_start, missing_run
+from agentrt.starter._starting import checked_start, missing_run, payload_keys_required
 from agentrt.starter._typed import temporal_errors_typed
 from agentrt.store.open import open_store
 from agentrt.store.runs import RunStore
@@ -55,11 +55,15 @@ class AgentRuntime:
         *,
         begin_timeout: float = DEFAULT_BEGIN_TIMEOUT,
         routes: Mapping[str, str] | None = None,
+        needs_payload_keys: Collection[str] = (),
     ) -> None:
         """`begin_timeout`: how long `start` waits for a worker to begin the run. `routes`:
         profile → task queue for the profiles that name their own (`task_queue:` in the
-        profiles file); every other profile starts on `task_queue`."""
+        profiles file); every other profile starts on `task_queue`. `needs_payload_keys`:
+        profiles `start` refuses (PayloadKeysRequiredError) because their privacy is below
+        `full` and this client does not encrypt payloads (core.profiles.needs_payload_keys)."""
         self._client = client
+        self._needs_keys = frozenset(needs_payload_keys)
         self._runs = runs
         self._launcher = Launcher(
             client, task_queue, begin_timeout=begin_timeout, routes=routes or {}
@@ -84,8 +88,10 @@ class AgentRuntime:
             sealer = Sealer.from_b64(settings.read_seal_keys())
         except ValueError as exc:
             raise ConfigError(f"AGENTRT_SEAL_KEYS: {exc}") from None
-        # The workers' profiles file tells which profiles run on their own queue.
-        routes = profile_queues(settings.profiles_file)
+        # The workers' profiles file tells which profiles run on their own queue, and which
+        # keep less than everything (they need encrypted payloads).
+        profiles = load_profiles(settings.profiles_file)
+        routes = {name: p.task_queue for name, p in profiles.items() if p.task_queue}
         engine, ctx = await asyncio.to_thread(
             open_store, settings.resolved_database_url(), sealer, run_migrations=False
         )
@@ -100,6 +106,11 @@ class AgentRuntime:
             settings.task_queue,
             begin_timeout=settings.start_timeout_seconds,
             routes=routes,
+            needs_payload_keys=needs_payload_keys(
+                profiles,
+                encrypted=client.data_converter.payload_codec is not None,
+                allow_plaintext=settings.allow_plaintext_history,
+            ),
         )
         runtime._engine = engine
         return runtime
@@ -145,6 +156,8 @@ class AgentRuntime:
         """Start a run; returns its uuid (= the workflow id) once the run exists. Bad input
         changes nothing. With `a2a_task_id`, the run serves that (already stored) A2A task."""
         run_id = checked_start(profile, prompt, max_iterations, run_id)
+        if profile in self._needs_keys:
+            raise payload_keys_required(profile)
         request = RunInput(
             run_id=run_id,
             profile=profile,
@@ -241,13 +254,16 @@ class AgentRuntime:
     ) -> RunView:
         """Decide the pending turn. Raises a typed ApprovalError (or RunNotFoundError,
         InvalidRequestError) before anything executes; never raises for the run's outcome.
-        Returns the run once the decision is on record."""
+        Returns the run once the decision is on record. Holding the store's seal key, this
+        client attests `decided_by` itself (store/attest.py) unless given an attestation:
+        whoever holds the key and the database is trusted to name the decider."""
         decision = checked_decision(
             approved=approved,
             decided_by=decided_by,
             turn_digest=turn_digest,
             reason=reason,
             attestation=attestation,
+            attest_with=(self._runs.sealer, run_id),
         )
         view = await self.status(run_id)
         if view.status is not RunStatus.WAITING_FOR_APPROVAL:
@@ -258,7 +274,7 @@ class AgentRuntime:
                 UPDATE_DECIDE,
                 decision,
                 result_type=DecisionReceipt,
-                id=decision_update_id(decision),
+                id=decision_update_id(decision, self._runs.sealer, run_id),
             )
         except WorkflowUpdateFailedError as err:
             pending = view.pending_approval

@@ -75,6 +75,10 @@ def _summary(e: EventView) -> str:
             if p.get("authenticated") is False and who.startswith(UNAUTHENTICATED):
                 return f"{verdict} by {who.removeprefix(UNAUTHENTICATED)} (unauthenticated)"
             return f"{verdict} by {who}"
+        case EventKind.DECISION_REFUSED:
+            verdict = "approval" if p.get("approved") else "denial"
+            who = str(p.get("decided_by")).removeprefix(UNAUTHENTICATED)
+            return f"{verdict} by {who} refused: {p.get('attestation')} attestation"
         case EventKind.CANCEL:
             return f"cancelled by {p.get('by')}" + (f": {p['note']}" if p.get("note") else "")
         case EventKind.RUN_COMPLETED:

@@ -79,7 +79,7 @@ class A2AProjector:
         elif RunStatus(run.status) is RunStatus.WAITING_FOR_INPUT:
             note = _question(s, self._ctx, run.id, level)
         # Keyed: the note can be the model's question, content a plain hash would confirm.
-        seen = None if note is None else self._ctx.sealer.digest(note)
+        seen = None if note is None else self._ctx.sealer.mac(note)
         if state == task.projected_state and seen == task.projected_note:
             return 0  # e.g. a fence stamp bumped the revision: nothing a client would see
         now = utcnow()

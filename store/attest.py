@@ -1,11 +1,15 @@
-"""Which decisions an authenticated principal made. The operator API seals (principal,
-verdict, digest) under the store's key and sends it with the decision; the store opens it
-when it records the decision. Anyone who can only reach Temporal (Temporal Web, the stock
-CLI) cannot produce one, so their decider is recorded as unauthenticated."""
+"""Which decisions an authenticated principal made. The operator API (or a client holding
+the seal key, e.g. `AgentRuntime.approve`) seals (run, principal, verdict, digest) under
+the store's key and sends it with the decision; the resume activity opens it before the
+decision counts. Anyone who can only reach Temporal (Temporal Web, the stock CLI) cannot
+produce one: their decision is refused (a DECISION_REFUSED event), or, where a profile has
+`unattested_decisions: allow`, recorded with its decider labelled unauthenticated. The
+workflow never sees the key: it acts on the activity's verdict."""
 
 import json
 
 from agentrt.contracts.approval import ApprovalDecision
+from agentrt.contracts.errors import ErrorType
 from agentrt.store.sealing import Sealer, SealError
 
 UNAUTHENTICATED = "unauthenticated:"
@@ -40,5 +44,16 @@ def audit(sealer: Sealer, run_id: str, decision: ApprovalDecision) -> dict[str, 
         "approved": decision.approved,
         "decided_by": decision.decided_by if ok else UNAUTHENTICATED + decision.decided_by,
         "authenticated": ok,
+        "turn_digest": decision.turn_digest,
+    }
+
+
+def refusal(decision: ApprovalDecision) -> dict[str, object]:
+    """The DECISION_REFUSED event's payload: what was refused, its decider labelled."""
+    return {
+        "refusal": ErrorType.UNATTESTED_DECISION.value,
+        "approved": decision.approved,
+        "decided_by": UNAUTHENTICATED + decision.decided_by,
+        "attestation": "invalid" if decision.attestation else "missing",
         "turn_digest": decision.turn_digest,
     }

@@ -87,6 +87,22 @@ class HitlStore:
             )
         return RunStatus.RUNNING
 
+    def refuse_unattested(
+        self, *, run_id: str, sequence: int, round: int, decision: ApprovalDecision, privacy: str
+    ) -> bool:
+        """True, with a DECISION_REFUSED event, when the decision's attestation is missing or
+        does not open as exactly this decision; False (writing nothing) when it is attested.
+        The run is not moved: it keeps waiting for a decision that counts."""
+        if attest.authenticated(self._ctx.sealer, run_id, decision):
+            return False
+        payload = attest.refusal(decision)
+        with self._ctx.sessions.begin() as s:
+            insert_event(
+                s,
+                self._event(run_id, sequence, EventKind.DECISION_REFUSED, round, payload, privacy),
+            )
+        return True
+
     def await_input(
         self,
         *,

@@ -70,6 +70,11 @@ class RunStore:
         self._lock = threading.Lock()
         self._snapshots: OrderedDict[str, RunSnapshot] = OrderedDict()
 
+    @property
+    def sealer(self) -> Sealer:
+        """The store's key: a client holding it attests its decisions (store/attest.py)."""
+        return self._ctx.sealer
+
     # --- writes -------------------------------------------------------------------------
 
     def begin(

@@ -31,8 +31,8 @@ class Sealer:
                 raise ValueError("a key id may not contain '.'")
         self._keys = {kid: AESGCM(key) for kid, key in keys.items()}
         self.active = active
-        # A key of its own for keyed digests, derived from the active seal key.
-        self._mac_key = hashlib.sha256(b"agentrt.digest\x00" + keys[active]).digest()
+        # A MAC key derived from the active key, never the AES key itself.
+        self._mac = hmac.new(keys[active], b"agentrt-mac-v1", hashlib.sha256).digest()
 
     @classmethod
     def from_b64(cls, spec: str) -> "Sealer":
@@ -80,10 +80,10 @@ class Sealer:
         except InvalidTag as exc:
             raise SealError("value does not open here (wrong key, or moved/tampered)") from exc
 
-    def digest(self, text: str) -> str:
-        """A keyed digest (HMAC-SHA256) of `text`: equal texts compare equal, and a database
-        dump cannot confirm a guess of the text as it could with a plain hash."""
-        return hmac.new(self._mac_key, text.encode(), hashlib.sha256).hexdigest()
+    def mac(self, text: str) -> str:
+        """A keyed, deterministic digest of `text` (HMAC-SHA256, hex): the same each time,
+        and only a holder of the key can compute it."""
+        return hmac.new(self._mac, text.encode(), hashlib.sha256).hexdigest()
 
     def key_id(self, sealed: str) -> str:
         return sealed.split(".", 2)[1]

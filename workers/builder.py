@@ -20,6 +20,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 from agentrt.activities.ports import ModelProvider
 from agentrt.activities.toolbox.box import Toolbox
 from agentrt.core.settings import Settings
+from agentrt.core.temporal import worker_client
 from agentrt.core.tracing import tracing_enabled, tracing_interceptor
 from agentrt.workers.compose import WorkerResources, build
 from agentrt.workers.metrics import ActivityTiming
@@ -123,6 +124,7 @@ def deployment_config(settings: Settings) -> WorkerDeploymentConfig | None:
 
 
 def make_worker(client: Client, resources: WorkerResources, settings: Settings) -> Worker:
+    client = worker_client(client)  # with payload keys: plaintext payloads are refused
     return Worker(
         client,
         task_queue=settings.task_queue,

@@ -11,6 +11,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from pydantic import SecretStr
 from rich.console import Console
 from rich.text import Text
 
@@ -107,9 +108,13 @@ async def _demo(
         update={"data_dir": data_dir, "temporal_address": f"127.0.0.1:{port}"}
     )
     out.print(f"agentrt demo: data in {data_dir}", markup=False, highlight=False, soft_wrap=True)
+    # The embedded default encrypts Temporal payloads, as it seals the database: a key is
+    # generated under the data directory (payload.key) unless AGENTRT_PAYLOAD_KEYS is set,
+    # and every process given this data directory (worker, CLI, API) finds it there.
+    keys = settings.create_payload_key_if_missing()
+    settings = settings.model_copy(update={"payload_keys": SecretStr(keys)})
     async with contextlib.AsyncExitStack() as stack:
         codec_url = None
-        keys = settings.payload_keys_spec()
         if keys:
             # Temporal Web shows ciphertext without it. Loopback only and no token: the
             # dev UI has no login to pass one; CORS admits the UI port actually chosen.
@@ -117,7 +122,9 @@ async def _demo(
                 sealer = EncryptionCodec.from_spec(keys)
             except ValueError as exc:
                 raise ConfigError(f"AGENTRT_PAYLOAD_KEYS: {exc}") from None
-            codec = create_codec_app(sealer, ui_origins(ui_port), None)
+            codec = create_codec_app(
+                sealer, ui_origins(ui_port), None, namespace=settings.temporal_namespace
+            )
             codec_url = await stack.enter_async_context(serving(codec, free_port()))
             out.print(
                 f"Codec server: {codec_url} (Temporal Web decrypts payloads through it)",

@@ -14,6 +14,7 @@ from agentrt.activities.registry import model_queue_name
 from agentrt.activities.retention import RetentionActivities
 from agentrt.contracts.errors import ConfigError
 from agentrt.core.settings import Settings
+from agentrt.core.temporal import worker_client
 from agentrt.store.retention import RetentionStore
 from agentrt.workers.builder import deployment_config, make_worker, sandbox_runner
 from agentrt.workers.compose import WorkerResources
@@ -74,7 +75,7 @@ def maintenance_worker(client: Client, resources: WorkerResources, settings: Set
         store=RetentionStore(resources.ctx), executions=TemporalExecutions(client)
     )
     return Worker(
-        client,
+        worker_client(client),  # with payload keys: plaintext payloads are refused
         task_queue=settings.maintenance_task_queue,
         workflows=[RetentionWorkflow],
         activities=retention.activities(),

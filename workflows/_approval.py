@@ -12,6 +12,8 @@ from agentrt.contracts.approval import (
 )
 from agentrt.contracts.errors import ErrorType
 
+REJECTED_KEPT = 20
+
 
 class Refusal:
     """`ApplicationError.type` values of a refused decision (validator and facade)."""
@@ -20,6 +22,7 @@ class Refusal:
     STALE_TURN = ErrorType.STALE_TURN.value
     ALREADY_DECIDED = ErrorType.ALREADY_DECIDED.value
     SELF_APPROVAL = ErrorType.SELF_APPROVAL.value
+    UNATTESTED = ErrorType.UNATTESTED_DECISION.value
 
 
 @dataclass
@@ -30,6 +33,9 @@ class ApprovalGate:
     decision: ApprovalDecision | None = None
     decided: set[str] = field(default_factory=set)
     closed: bool = False  # the run ended: no decision is accepted any more
+    # Accepted decisions the resume activity then refused (no valid attestation), the last
+    # few, by identity: a `decide` update waiting on its own decision learns it was refused.
+    rejected: list[ApprovalDecision] = field(default_factory=list)
 
     def open(self, pending: PendingApproval) -> None:
         self.pending = pending
@@ -64,7 +70,12 @@ class ApprovalGate:
         refusal = self.check(d)
         if refusal is None and self.accept(d):
             return None
-        kind = refusal or Refusal.ALREADY_DECIDED
+        return self.refusal(d, refusal or Refusal.ALREADY_DECIDED, run_id=run_id, at=at)
+
+    def refusal(
+        self, d: ApprovalDecision, kind: str, *, run_id: str, at: datetime
+    ) -> DecisionRefusal:
+        """A refused decision as the `refused_decisions` query shows it."""
         message = refusal_sentence(
             kind,
             run_id=run_id,
@@ -76,6 +87,17 @@ class ApprovalGate:
             refusal=kind, message=message, decided_by=d.decided_by, approved=d.approved,
             turn_digest=d.turn_digest, at=at,
         )  # fmt: skip
+
+    def reject(self, d: ApprovalDecision) -> None:
+        """The accepted decision did not count (the activity refused it): the turn is open
+        again for another decision, as if this one had never come."""
+        if self.decision is d:
+            self.decision = None
+            self.decided.discard(d.turn_digest)
+        self.rejected = [*self.rejected, d][-REJECTED_KEPT:]
+
+    def was_rejected(self, d: ApprovalDecision) -> bool:
+        return any(r is d for r in self.rejected)
 
     def close_turn(self) -> None:
         self.pending = None

@@ -13,12 +13,13 @@ from agentrt.workflows._input import InputPause
 from agentrt.workflows._loop import LoopState
 
 with workflow.unsafe.imports_passed_through():
-    from agentrt.contracts.approval import CancelRequest
+    from agentrt.contracts.approval import CancelRequest, DecisionRefusal
     from agentrt.contracts.enums import RunStatus, TerminationReason
     from agentrt.contracts.ids import SA_RUN_STATUS
     from agentrt.contracts.profiles import PrivacyLevel, RunPlan
     from agentrt.contracts.run import SettleResult
 
+MAX_REFUSALS_KEPT = 20
 STATUS_KEY = SearchAttributeKey.for_keyword(SA_RUN_STATUS)
 # Begin and complete run as local activities: no activity task and no workflow task of
 # their own. Runs recorded before this patch keep their scheduled activities on replay.
@@ -49,6 +50,7 @@ class RunContext:
     state: LoopState = field(default_factory=LoopState)
     gate: ApprovalGate = field(default_factory=ApprovalGate)
     recorded: set[str] = field(default_factory=set)  # digests whose decision is persisted
+    refused: list[DecisionRefusal] = field(default_factory=list)  # the last MAX_REFUSALS_KEPT
     cancel: CancelRequest | None = None
     input: InputPause = field(default_factory=InputPause)
     finished: bool = False
@@ -68,6 +70,10 @@ class RunContext:
     def privacy(self) -> PrivacyLevel | None:
         """The run's privacy level for the activities' requests (None before it began)."""
         return None if self.plan is None else self.plan.privacy
+
+    def note_refusal(self, refusal: DecisionRefusal) -> None:
+        """Keep a refused decision for its sender (the `refused_decisions` query)."""
+        self.refused = [*self.refused, refusal][-MAX_REFUSALS_KEPT:]
 
     def cancel_requested(self) -> bool:
         return self.cancel is not None or workflow.cancellation_reason() is not None

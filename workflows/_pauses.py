@@ -1,7 +1,7 @@
 """Pauses for a human: an approval decision, or the remote user's follow-up input. A
 waiting run holds no worker slot. Also the A2A projection after each committed change."""
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
@@ -51,8 +51,20 @@ async def await_decision(ctx: RunContext, round_no: int, calls: list[ToolCall]) 
     set_status(RunStatus.WAITING_FOR_APPROVAL)
     ctx.details.waiting_for_approval(plan, pending)
     await project(ctx)
-    decision = await _decision(ctx, plan)
-    await _record_decision(ctx, plan, round_no, decision)
+    # The approval timeout runs from here, however many refused decisions come meanwhile.
+    limit = plan.approval_timeout_seconds
+    deadline = workflow.now() + timedelta(seconds=limit) if limit else None
+    while True:
+        decision = await _decision(ctx, plan, deadline)
+        refusal = await _record_decision(ctx, plan, round_no, decision)
+        if refusal is None:
+            break
+        # Refused by the resume activity (no valid attestation): the turn stays open and
+        # the run waits on. Only runs that met such a decision take this path, so the
+        # commands of recorded histories are unchanged.
+        ctx.gate.reject(decision)
+        ctx.note_refusal(ctx.gate.refusal(decision, refusal, run_id=ctx.run_id, at=workflow.now()))
+        workflow.logger.warning("decision refused: %s", refusal)
     ctx.recorded.add(decision.turn_digest)
     ctx.details.decided(decision, round_no)
     ctx.gate.close_turn()
@@ -89,13 +101,19 @@ async def _suspend(ctx: RunContext, plan: RunPlan, pending: PendingApproval) -> 
         raise Stop(TerminationReason.SUSPEND_FAILED, error_type=ErrorType.SUSPEND_REFUSED)
 
 
-async def _decision(ctx: RunContext, plan: RunPlan) -> ApprovalDecision:
+async def _decision(ctx: RunContext, plan: RunPlan, deadline: datetime | None) -> ApprovalDecision:
     """The decision the gate accepted; a cancel or the approval timeout stops the run."""
     limit = plan.approval_timeout_seconds
+    # The first wait asks for exactly the limit, as recorded histories' timers do.
+    timeout = timedelta(seconds=limit) if limit else None
+    if deadline is not None and timeout is not None and workflow.now() + timeout > deadline:
+        timeout = deadline - workflow.now()
     try:
+        if timeout is not None and timeout <= timedelta(0):
+            raise TimeoutError
         await workflow.wait_condition(
             lambda: ctx.gate.decision is not None or ctx.cancel_requested(),
-            timeout=timedelta(seconds=limit) if limit else None,
+            timeout=timeout,
             timeout_summary="approval timeout",
         )
     except TimeoutError:
@@ -111,7 +129,9 @@ async def _decision(ctx: RunContext, plan: RunPlan) -> ApprovalDecision:
 
 async def _record_decision(
     ctx: RunContext, plan: RunPlan, round_no: int, decision: ApprovalDecision
-) -> None:
+) -> str | None:
+    """None once the decision is on record; the refusal (an ErrorType value) when the
+    activity refused it and the run still waits."""
     try:
         resumed = await call(
             HitlActivities.resume,
@@ -121,6 +141,7 @@ async def _record_decision(
                 round=round_no,
                 decision=decision,
                 privacy=plan.privacy,
+                attested_only=plan.unattested_decisions != "allow",
             ),
             opt.store_call(),
             summary=decision_summary(decision),
@@ -128,8 +149,11 @@ async def _record_decision(
     except ActivityError as err:
         # Fail closed: a decision that is not on record releases no write.
         raise Stop(TerminationReason.INTERNAL_ERROR, error_type=error_type(err)) from None
+    if not resumed.applied and resumed.refusal is not None:
+        return resumed.refusal
     if not resumed.applied:
         raise Stop(TerminationReason.INTERNAL_ERROR, error_type=ErrorType.RESUME_REFUSED)
+    return None
 
 
 async def await_input(ctx: RunContext, round_no: int) -> None:

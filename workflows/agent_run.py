@@ -55,15 +55,11 @@ with workflow.unsafe.imports_passed_through():
     )
 
 
-MAX_REFUSALS_KEPT = 20
-
-
 @workflow.defn(name=WORKFLOW_AGENT_RUN)
 class AgentRunWorkflow:
     def __init__(self) -> None:
         self._ctx = RunContext()
         self._loop_task: asyncio.Task[tuple[int, TerminationReason]] | None = None
-        self._refused: list[DecisionRefusal] = []
 
     # --- handlers -------------------------------------------------------------------------
 
@@ -86,7 +82,7 @@ class AgentRunWorkflow:
         refused = self._ctx.gate.take(decision, run_id=self._ctx.run_id, at=workflow.now())
         if refused is None:
             return
-        self._refused = [*self._refused, refused][-MAX_REFUSALS_KEPT:]
+        self._ctx.note_refusal(refused)
         workflow.logger.warning("decision by signal refused: %s", refused.refusal)
 
     @workflow.update(name=UPDATE_DECIDE)
@@ -99,8 +95,18 @@ class AgentRunWorkflow:
             # between (an interceptor, another SDK version), the handler refuses here.
             refusal = ctx.gate.check(decision) or ErrorType.ALREADY_DECIDED.value
             raise ApplicationError(f"decision refused: {refusal}", type=refusal)
-        # Answer once the decision is persisted (or the run ended another way).
-        await workflow.wait_condition(lambda: decision.turn_digest in ctx.recorded or ctx.finished)
+        # Answer once the decision is persisted, refused by the resume activity (it has no
+        # valid attestation), or the run ended another way.
+        await workflow.wait_condition(
+            lambda: (
+                ctx.gate.was_rejected(decision)
+                or decision.turn_digest in ctx.recorded
+                or ctx.finished
+            )
+        )
+        if ctx.gate.was_rejected(decision):
+            refusal = ErrorType.UNATTESTED_DECISION.value
+            raise ApplicationError(f"decision refused: {refusal}", type=refusal)
         if decision.turn_digest not in ctx.recorded:
             # The run ended (cancelled, failed to suspend) before the decision took effect.
             raise ApplicationError(
@@ -182,7 +188,7 @@ class AgentRunWorkflow:
 
     @workflow.query(name=QUERY_REFUSED_DECISIONS)
     def refused_decisions(self) -> list[DecisionRefusal]:
-        return list(self._refused)
+        return list(self._ctx.refused)
 
     # --- the run --------------------------------------------------------------------------
 

@@ -17,7 +17,7 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from agentrt.contracts.enums import RunStatus
-from agentrt.core.codec import ENCODING, EncryptionCodec
+from agentrt.core.codec import ENCODING, EncryptionCodec, PlaintextPayloadError
 from agentrt.core.codec_server import create_codec_app
 from agentrt.core.devserver import free_port
 from agentrt.core.settings import Settings
@@ -47,7 +47,10 @@ async def codec_server(token: str | None) -> AsyncIterator[httpx.AsyncClient]:
                 break
             await asyncio.sleep(0.02)
         assert server.started
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
+        # Temporal Web and the CLI name the namespace on every request (issue 25).
+        async with httpx.AsyncClient(
+            base_url=f"http://127.0.0.1:{port}", headers={"X-Namespace": "default"}
+        ) as http:
             yield http
     finally:
         server.should_exit = True
@@ -60,13 +63,14 @@ async def _sealed_body(text: str) -> str:
     return json_format.MessageToJson(Payloads(payloads=sealed))
 
 
-async def test_round_trip_passthrough_and_unknown_key() -> None:
+async def test_round_trip_plaintext_refused_and_unknown_key() -> None:
     codec = EncryptionCodec.from_spec(KEYS)
     plain = Payload(metadata={"encoding": b"json/plain"}, data=b'"secret prompt"')
     [sealed] = await codec.encode([plain])
     assert sealed.metadata["encoding"] == ENCODING and b"secret" not in sealed.data
     assert await codec.decode([sealed]) == [plain]
-    assert await codec.decode([plain]) == [plain]  # not ours: untouched
+    with pytest.raises(PlaintextPayloadError):  # not encrypted: refused (issue 25)
+        await codec.decode([plain])
     other = EncryptionCodec.from_spec("p2:" + base64.b64encode(b"q" * 32).decode())
     with pytest.raises(ValueError, match="unknown key id"):
         await other.decode([sealed])

@@ -235,4 +235,4 @@ def test_an_a2a_tasks_projected_note_is_a_keyed_digest_not_a_hash_of_the_questio
         row = {c.name: getattr(task, c.key) for c in A2ATaskRow.__table__.columns}
     plain = hashlib.sha256(question.encode()).hexdigest()
     assert all(plain not in str(v) and "CANARY" not in str(v) for v in row.values())
-    assert row["projected_note"] == parts.ctx.sealer.digest(question)
+    assert row["projected_note"] == parts.ctx.sealer.mac(question)

@@ -36,7 +36,9 @@ async def test_inbox_then_approve_by_the_pending_digest(
     assert DemoWorld(parts.ctx).ledger_count(run_id=run_id) == 1
     decision = next(e for e in await runtime.events(run_id) if e.kind is EventKind.APPROVAL)
     assert (
-        decision.payload["decided_by"] == "unauthenticated:bob"
+        # The CLI holds the seal key: its decision is attested (issue 25).
+        decision.payload["decided_by"] == "bob"
+        and decision.payload["authenticated"] is True
         and decision.payload["approved"] is True
     )
 

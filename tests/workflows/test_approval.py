@@ -59,8 +59,9 @@ async def test_a_write_suspends_the_turn_and_an_approval_runs_it_once(
     assert kinds[approval - 1] is EventKind.APPROVAL_REQUESTED
     assert events[approval].payload == {
         "approved": True,
-        "decided_by": "unauthenticated:bob",  # the stock update path is not authenticated
-        "authenticated": False,
+        # AgentRuntime holds the seal key: it attests its decider (issue 25).
+        "decided_by": "bob",
+        "authenticated": True,
         "turn_digest": pending.turn_digest,
     }
     write = next(
@@ -168,7 +169,8 @@ async def test_a_rejected_update_leaves_no_trace_in_history(
 async def test_the_stock_signal_path_approves_too(
     runtime: AgentRuntime, worker: Worker, client: Client, parts: Parts
 ) -> None:
-    waiting = await runtime.run("support", REFUND)
+    # A profile that opts in (`unattested_decisions: allow`) counts unattested decisions.
+    waiting = await runtime.run("stock-cli", REFUND)
     assert waiting.pending_approval is not None
     handle = client.get_workflow_handle(waiting.run_id)
     # A stale signal is ignored; the right one is accepted.

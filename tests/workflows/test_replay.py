@@ -18,9 +18,10 @@ from temporalio.client import Client, WorkflowHistory
 from temporalio.worker import Replayer, Worker
 
 from agentrt.contracts.a2a import InputMessage
+from agentrt.contracts.approval import ApprovalDecision
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import UnknownProfileError
-from agentrt.contracts.ids import UPDATE_SUBMIT_INPUT
+from agentrt.contracts.ids import SIGNAL_APPROVE, UPDATE_SUBMIT_INPUT
 from agentrt.core.temporal import data_converter
 from agentrt.starter.facade import AgentRuntime
 from agentrt.workers.compose import Parts
@@ -82,6 +83,7 @@ async def _fresh(runtime: AgentRuntime, client: Client, parts: Parts) -> dict[st
     )
     await runtime.result(denied.run_id)
     runs["denied"] = denied.run_id
+    runs["decision_refused"] = await _refused_then_approved(runtime, client)
     cancelled = await runtime.run("support", "Please refund order 1042")
     await runtime.cancel(cancelled.run_id, by="ops")
     await runtime.result(cancelled.run_id)
@@ -92,6 +94,22 @@ async def _fresh(runtime: AgentRuntime, client: Client, parts: Parts) -> dict[st
         await runtime.start("nosuch", "hello", run_id=unknown)
     runs["begin_unknown_profile"] = unknown
     return runs
+
+
+async def _refused_then_approved(runtime: AgentRuntime, client: Client) -> str:
+    """An unattested decision refused by the resume activity, then an attested approval."""
+    waiting = await runtime.run("support", "Please refund order 1042")
+    assert waiting.pending_approval is not None
+    digest = waiting.pending_approval.turn_digest
+    forged = ApprovalDecision(approved=True, decided_by="mallory", turn_digest=digest)
+    await client.get_workflow_handle(waiting.run_id).signal(SIGNAL_APPROVE, forged)
+    for _ in range(200):
+        if await runtime.refused_decisions(waiting.run_id):
+            break
+        await asyncio.sleep(0.05)
+    await runtime.approve(waiting.run_id, approved=True, decided_by="bob", turn_digest=digest)
+    assert (await runtime.result(waiting.run_id)).status is RunStatus.COMPLETED
+    return waiting.run_id
 
 
 async def _a2a_follow_up(runtime: AgentRuntime, client: Client, parts: Parts) -> str:
