@@ -90,6 +90,7 @@ def create_app(settings: ApiSettings, client: Client | None = None) -> Starlette
             settings.task_queue,
             begin_timeout=settings.start_timeout_seconds,
             routes=queues,
+            max_prompt_chars=settings.max_prompt_chars,
         )
         handler._tasks = TaskService(settings, store, temporal, runtime, profiles)
         stop = asyncio.Event()

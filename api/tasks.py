@@ -30,6 +30,7 @@ from agentrt.contracts.a2a import InputMessage
 from agentrt.contracts.errors import NoWorkerError, RunNotFoundError, UnknownProfileError
 from agentrt.contracts.ids import UPDATE_SUBMIT_INPUT
 from agentrt.contracts.profiles import AgentProfile
+from agentrt.contracts.run import prompt_over_cap
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.a2a import A2AStore, TaskRecord
 from agentrt.store.a2a_view import INPUT_REQUIRED, INTERRUPTED, RETAINABLE_LEVELS, TERMINAL
@@ -96,7 +97,7 @@ class TaskService:
     async def create(self, params: SendMessageRequest, owner: str) -> TaskRecord:
         """A new task, its run started. Bad input or a refused profile creates nothing."""
         message = params.message
-        text = _checked_text(message)
+        text = _checked_text(message, self._settings)
         profile = self._profile(params)
         task_id, run_id = str(uuid.uuid4()), str(uuid.uuid4())
         context_id = message.context_id or str(uuid.uuid4())
@@ -142,7 +143,7 @@ class TaskService:
             raise UnsupportedOperationError(message="The task is in a terminal state")
         if rec.state != INPUT_REQUIRED:
             raise UnsupportedOperationError(message="The task is not waiting for input")
-        text = _checked_text(message)
+        text = _checked_text(message, self._settings)
         try:
             follow = InputMessage(message_id=message.message_id, text=text, sent_by=owner)
         except ValidationError:
@@ -188,13 +189,25 @@ def _holds(rec: TaskRecord, message_id: str) -> bool:
     return any(m.get("messageId") == message_id for m in rec.history)
 
 
-def _checked_text(message: Message) -> str:
+def _checked_text(message: Message, caps: ApiSettings) -> str:
     if message.role != Role.ROLE_USER:
         raise InvalidParamsError(message="Only messages with role ROLE_USER are accepted")
     kinds = {p.WhichOneof("content") for p in message.parts}
     if kinds - {"text"}:
         raise ContentTypeNotSupportedError(message="Only text parts are supported")
-    text = message_text(message).strip()
+    # The caps (issue 25), before anything is stored or started: a long text would hold
+    # the worker's guardrails and ride in every history and row of its run.
+    for part in message.parts:
+        too_long = prompt_over_cap(
+            part.text, caps.max_part_chars, "a text part", "AGENTRT_MAX_PART_CHARS"
+        )
+        if too_long is not None:
+            raise InvalidParamsError(message=f"prompt_too_long: {too_long}")
+    text = message_text(message)
+    too_long = prompt_over_cap(text, caps.max_prompt_chars, "the message text")
+    if too_long is not None:
+        raise InvalidParamsError(message=f"prompt_too_long: {too_long}")
+    text = text.strip()
     if not text:
         raise InvalidParamsError(message="The message has no text")
     return text

@@ -25,6 +25,7 @@ class ErrorType(StrEnum):
     ALREADY_DECIDED = "AlreadyDecided"
     SELF_APPROVAL = "SelfApproval"  # the workflow's own failure when its run settled FAILED
     INVALID_REQUEST = "InvalidRequest"  # a signal or update payload that is not the type
+    PROMPT_TOO_LONG = "PromptTooLong"  # the begin activity's own check of the prompt cap
     # Why the workflow stopped a run (a run's error_type; the workflow's Stop).
     ALREADY_SETTLED = "AlreadySettled"  # the completion found the run already terminal
     APPROVAL_TIMEOUT = "ApprovalTimeout"
@@ -87,6 +88,10 @@ class NoWorkerError(AgentRuntimeError):
 
 class InvalidRequestError(AgentRuntimeError):
     """The request was malformed; nothing was changed."""
+
+
+class PromptTooLongError(InvalidRequestError):
+    """A prompt or message part is longer than the configured cap; nothing was created."""
 
 
 class RunIdTakenError(InvalidRequestError):

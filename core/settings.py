@@ -10,6 +10,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from agentrt.contracts.errors import ConfigError
 from agentrt.contracts.ids import DEFAULT_MAINTENANCE_QUEUE, DEFAULT_TASK_QUEUE
+from agentrt.contracts.run import DEFAULT_MAX_PROMPT_CHARS, PROMPT_CHARS_CEILING
 
 DEFAULT_DATA_DIR = Path(".agentrt")
 DEFAULT_POSTGRES_DSN = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -112,6 +113,19 @@ class Settings(BaseSettings):
     fault_block_at: str = ""
     fault_fail_at: str = ""
     fault_marker_dir: Path | None = None
+    # issue 25: input caps
+    max_prompt_chars: int = Field(
+        default=DEFAULT_MAX_PROMPT_CHARS,
+        gt=0,
+        le=PROMPT_CHARS_CEILING,
+        description="a prompt or follow-up message longer is refused before anything starts",
+    )
+    max_part_chars: int = Field(
+        default=DEFAULT_MAX_PROMPT_CHARS,
+        gt=0,
+        le=PROMPT_CHARS_CEILING,
+        description="each text part of an A2A message; longer is refused",
+    )
 
     def resolved_database_url(self) -> str:
         if self.database_url:
