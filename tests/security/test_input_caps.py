@@ -29,6 +29,8 @@ from agentrt.store.a2a_view import INPUT_REQUIRED
 from agentrt.store.runs import RunStore
 from agentrt.workers.compose import build
 from agentrt.workers.main import make_worker
+from bench.fuzz_core import LogTrap
+from bench.fuzz_limits import caps_surface
 from tests.api.conftest import KEYS, Live, _serve, user_message
 from tests.api.ops_helpers import error_type, http, name, token
 from tests.conftest import TEST_SEAL_KEYS
@@ -224,3 +226,18 @@ async def test_a_worker_refuses_a_prompt_over_its_cap_from_a_client_that_skipped
         built.engine.dispose()
     cause = failed.value.cause
     assert isinstance(cause, ApplicationError) and cause.type == "PromptTooLong", cause
+
+
+async def test_fuzzed_prompts_around_the_caps_are_refused_typed_or_start_a_run(
+    capped: Live,
+) -> None:
+    """A seeded slice of `python -m bench fuzz`'s caps surface (bench/fuzz_limits.py)."""
+    secret = token(capped, name("fuzz"), "runs:start", "runs:read")
+    limits = (CAP, PART_CAP, capped.settings.api_max_body_bytes)
+    with LogTrap() as trap:
+        [tally] = await asyncio.to_thread(
+            caps_surface, capped.url, capped.parts.engine, KEYS["alice"], secret, limits,
+            20, None, trap,
+        )  # fmt: skip
+    assert tally.cases == 20 and tally.rejected > 0, tally
+    assert tally.failures == [], tally.failures

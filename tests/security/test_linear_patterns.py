@@ -28,6 +28,8 @@ from agentrt.starter.facade import AgentRuntime
 from agentrt.store.runs import RunStore
 from agentrt.workers.compose import build
 from agentrt.workers.main import make_worker
+from bench.fuzz_core import LogTrap
+from bench.fuzz_limits import patterns_surface
 
 BODY_LIMIT = 1_000_000  # AGENTRT_API_MAX_BODY_BYTES: no text reaches a worker longer
 
@@ -73,16 +75,16 @@ def test_each_redaction_pattern_takes_linear_time_on_adversarial_text(shape: str
         assert first < 0.5, f"{source!r} on {shape}: {first:.2f}s for 40k characters"
         # Four times the text takes about four times as long, not sixteen.
         second = _scan(pattern, large)
-        assert second < 8 * first + 0.1, f"{source!r} on {shape}: {first:.3f}s → {second:.3f}s"
+        assert second < 8 * first + 0.5, f"{source!r} on {shape}: {first:.3f}s → {second:.3f}s"
 
 
 @pytest.mark.parametrize("shape", sorted(ADVERSARIAL))
-def test_redaction_of_a_body_limit_of_adversarial_text_takes_under_two_seconds(
+def test_redaction_of_a_body_limit_of_adversarial_text_takes_under_three_seconds(
     shape: str,
 ) -> None:
     text = ADVERSARIAL[shape](BODY_LIMIT)
     took = _seconds(lambda: (has_secret(text), redact_text(text, max_chars=None)))
-    assert took < 2.0, f"{shape}: {took:.2f}s for {len(text)} characters"
+    assert took < 3.0, f"{shape}: {took:.2f}s for {len(text)} characters"
 
 
 def test_redaction_still_masks_what_it_masked_before() -> None:
@@ -180,3 +182,11 @@ async def test_a_runs_guardrails_over_a_prompt_at_the_cap_never_hold_the_event_l
     assert view.status.terminal, view.status
     assert len(lags) > 5
     assert max(lags) < 0.1, f"the event loop was held for {max(lags) * 1000:.0f} ms"
+
+
+def test_fuzzed_texts_and_profile_patterns_stay_within_a_linear_time_bound() -> None:
+    """A seeded slice of `python -m bench fuzz`'s patterns surface (bench/fuzz_limits.py)."""
+    with LogTrap() as trap:
+        [tally] = patterns_surface(40, None, trap)
+    assert tally.cases == 40 and tally.accepted > 0 and tally.rejected > 0, tally
+    assert tally.failures == [], tally.failures
