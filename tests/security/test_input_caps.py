@@ -9,6 +9,7 @@ worker then read all of it with quadratic patterns on its event loop."""
 import asyncio
 import uuid
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -63,14 +64,20 @@ def capped_settings(settings: Settings) -> ApiSettings:
     )
 
 
-@pytest_asyncio.fixture
-async def capped(client: Client, capped_settings: ApiSettings) -> AsyncIterator[Live]:
-    built = build(capped_settings)
+@asynccontextmanager
+async def _live(client: Client, settings: ApiSettings) -> AsyncIterator[Live]:
+    built = build(settings)
     try:
-        async with _serve(client, capped_settings, built) as served:
+        async with _serve(client, settings, built) as served:
             yield served
     finally:
         built.engine.dispose()
+
+
+@pytest_asyncio.fixture
+async def capped(client: Client, capped_settings: ApiSettings) -> AsyncIterator[Live]:
+    async with _live(client, capped_settings) as served:
+        yield served
 
 
 def _rows(live: Live, table: str) -> int:
@@ -125,6 +132,21 @@ async def test_a2a_message_over_the_prompt_cap_is_invalid_params_and_creates_no_
                     {"text": "d" * PART_CAP}]  # fmt: skip
     assert "the message text" in _refused_params(await capped.rpc("SendMessage", {"message": two}))
     assert (_rows(capped, "a2a_task"), _rows(capped, "agent_run")) == (tasks, runs)
+
+
+async def test_a_900kb_a2a_message_is_refused_by_the_default_cap_and_creates_no_task(
+    client: Client, capped_settings: ApiSettings
+) -> None:
+    """The finding: a 900 KB message (within the 1 MB body limit) pinned a worker until it
+    was killed. With the default caps it is refused at the door."""
+    defaults = capped_settings.model_copy(
+        update={"max_prompt_chars": 100_000, "max_part_chars": 100_000}
+    )
+    async with _live(client, defaults) as live:
+        tasks, runs = _rows(live, "a2a_task"), _rows(live, "agent_run")
+        reply = await live.rpc("SendMessage", {"message": user_message("a@" * 450_000)})
+        assert "900000 characters, over the cap of 100000" in _refused_params(reply)
+        assert (_rows(live, "a2a_task"), _rows(live, "agent_run")) == (tasks, runs)
 
 
 async def test_a2a_text_part_over_the_part_cap_is_invalid_params_and_creates_no_task(
