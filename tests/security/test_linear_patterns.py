@@ -144,18 +144,32 @@ def _adversarial_prompt(cap: int) -> str:
     return (body + " " * cap)[:cap]
 
 
+# The scripted model echoes a prompt that starts "echo ": its reply, as long as the prompt,
+# goes through the output guardrails too.
+ECHO_RULES = """
+rules:
+  - name: echo
+    match: {regex: '(?s)^echo (?P<all>.*)'}
+    reply: {text: "{prompt.all}"}
+"""
+
+
 async def test_a_runs_guardrails_over_a_prompt_at_the_cap_never_hold_the_event_loop_100ms(
-    client: Client, settings: Settings
+    client: Client, settings: Settings, tmp_path: Path
 ) -> None:
     """A worker in this process runs a run whose prompt is at the cap and made of text the
-    old patterns took seconds on; a ticker on the same event loop records the longest gap
-    between its 10 ms sleeps. Before, the begin activity's guardrail held the loop for
-    seconds (and Temporal's own work with it); now it runs in a thread, in linear time."""
+    old patterns took seconds on, and whose model reply echoes it; a ticker on the same
+    event loop records the longest gap between its 10 ms sleeps. Before, the input and
+    output guardrails held the loop for seconds (and Temporal's own work with it); now
+    they run in a thread, in linear time."""
     cap = 100_000  # the default AGENTRT_MAX_PROMPT_CHARS
-    prompt = _adversarial_prompt(cap)
+    prompt = "echo " + _adversarial_prompt(cap - 5)
     assert len(prompt) == cap
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(ECHO_RULES)
     queue = f"tq-{uuid.uuid4().hex[:10]}"
-    built = build(settings)
+    echoing = settings.model_copy(update={"task_queue": queue, "rules_file": rules})
+    built = build(echoing)
     lags: list[float] = []
     stop = asyncio.Event()
 
@@ -168,7 +182,7 @@ async def test_a_runs_guardrails_over_a_prompt_at_the_cap_never_hold_the_event_l
             last = now
 
     try:
-        async with make_worker(client, built, settings.model_copy(update={"task_queue": queue})):
+        async with make_worker(client, built, echoing):
             runtime = AgentRuntime(client, RunStore(built.ctx), queue)
             await runtime.run("auto", "warm up")  # imports and first-use costs, not measured
             ticking = asyncio.create_task(ticker())
@@ -180,6 +194,9 @@ async def test_a_runs_guardrails_over_a_prompt_at_the_cap_never_hold_the_event_l
     finally:
         built.engine.dispose()
     assert view.status.terminal, view.status
+    # The reply went through the output guardrail: its e-mail address is masked.
+    assert view.answer is not None and len(view.answer) > cap // 2
+    assert "x@y.zz" not in view.answer and "***" in view.answer
     assert len(lags) > 5
     assert max(lags) < 0.1, f"the event loop was held for {max(lags) * 1000:.0f} ms"
 
