@@ -1,10 +1,15 @@
-"""The guardrail chain: each guardrail gives a verdict; the strictest wins."""
+"""The guardrail chain: each guardrail gives a verdict; the strictest wins.
 
-import re
+Profile patterns are RE2 (contracts/linear.py): linear in the text, checked when the
+profiles file loads (core/profiles.py). A recorded pattern RE2 refuses (a snapshot from
+before that check) counts as matching: a guardrail that cannot run fails closed.
+"""
+
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
 
+from agentrt.contracts.linear import NotLinearError, linear
 from agentrt.contracts.profiles import GuardrailConfig
 from agentrt.contracts.redaction import has_secret, redact_text
 
@@ -32,16 +37,23 @@ def _secrets(text: str, _cfg: GuardrailConfig) -> Verdict:
     return Verdict.REDACT if has_secret(text) else Verdict.ALLOW
 
 
+def _matches(pattern: str, text: str) -> bool:
+    try:
+        return linear(pattern, ignore_case=True).search(text)
+    except NotLinearError:
+        return True
+
+
 def _patterns(patterns: list[str], verdict: Verdict) -> Callable[[str], Verdict]:
-    compiled = [re.compile(p, re.IGNORECASE) for p in patterns]
-    return lambda text: verdict if any(p.search(text) for p in compiled) else Verdict.ALLOW
+    return lambda text: verdict if any(_matches(p, text) for p in patterns) else Verdict.ALLOW
 
 
 BUILT_IN: dict[str, Guardrail] = {"secrets": _secrets}
 
 
 def check(text: str, names: list[str], cfg: GuardrailConfig) -> Checked:
-    """Run the named guardrails plus the profile's deny/approval patterns over `text`."""
+    """Run the named guardrails plus the profile's deny/approval patterns over `text`.
+    Linear in the text, but not free on a long one: async callers run it in a thread."""
     results: list[tuple[Verdict, str]] = [
         (BUILT_IN[n](text, cfg), n) for n in names if n in BUILT_IN
     ]

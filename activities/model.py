@@ -1,5 +1,6 @@
 """The model activity: reads the transcript from the store, calls the provider, records."""
 
+import asyncio
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -19,7 +20,7 @@ from agentrt.activities._common import (
     snapshot_of,
 )
 from agentrt.activities.completion import COMPLETION_PAUSES, complete_run
-from agentrt.activities.guardrails import check
+from agentrt.activities.guardrails import Checked, check
 from agentrt.activities.ports import FaultHook, ModelProvider, RunPort, SettlePort, no_faults
 from agentrt.contracts.enums import TerminationReason
 from agentrt.contracts.errors import ErrorType, RunNotFoundError
@@ -42,7 +43,7 @@ from agentrt.contracts.run import (
     SettleResult,
     TurnRecord,
 )
-from agentrt.contracts.snapshot import RecordedPlan, RunSnapshot
+from agentrt.contracts.snapshot import RecordedPlan
 
 
 class ModelActivities(ActivityGroup):
@@ -210,7 +211,10 @@ class ModelActivities(ActivityGroup):
             except Exception as exc:
                 raise expected_failure(exc, f"{where}: {used}") from None
         duration_ms = (time.monotonic() - started) * 1000
-        return self._made(req, snap, used, reply, duration_ms)
+        # The output guardrails read the whole reply: off the event loop, as the prompt's.
+        rails = snap.guardrails
+        checked = await asyncio.to_thread(check, reply.content, rails.output, rails)
+        return self._made(req, used, reply, checked, duration_ms, snap.privacy)
 
     async def _recorded(self, req: ModelRequest, recorded: Message) -> ModelTurn:
         """The turn a previous attempt recorded, from its message and its event."""
@@ -231,10 +235,11 @@ class ModelActivities(ActivityGroup):
     def _made(
         self,
         req: ModelRequest,
-        snap: RunSnapshot,
         used: str,
         reply: ProviderReply,
+        checked: Checked,
         duration_ms: float,
+        privacy: str,
     ) -> tuple[ModelTurn, TurnRecord]:
         """The provider's reply as this run's turn (our call ids, the output guardrail, the
         cost), and the record of it."""
@@ -244,8 +249,6 @@ class ModelActivities(ActivityGroup):
             ToolCall(call_id=f"r{req.round}.{i}", name=c.name, arguments=c.arguments)
             for i, c in enumerate(reply.tool_calls if req.offer_tools else [], start=1)
         ]
-        rails = snap.guardrails
-        checked = check(reply.content, rails.output, rails)
         message = Message(role="assistant", content=checked.text, tool_calls=calls)
         payload: dict[str, Any] = {
             "content": checked.text,
@@ -266,7 +269,6 @@ class ModelActivities(ActivityGroup):
             guardrail=checked.verdict.name,
             input_required=reply.input_required and not calls,
         )
-        privacy = snap.privacy
         return turn, TurnRecord(req.sequence, req.round, message, payload, duration_ms, privacy)
 
 

@@ -1,5 +1,6 @@
 """Run lifecycle activities: begin (insert the run) and settle (complete / fail)."""
 
+import asyncio
 import json
 from typing import Any
 
@@ -16,11 +17,13 @@ from agentrt.contracts.ids import ACT_RUN_BEGIN, ACT_RUN_COMPLETE, ACT_RUN_FAIL
 from agentrt.contracts.profiles import RunPlan, ToolPlan, clamp_iterations
 from agentrt.contracts.redaction import redact_text
 from agentrt.contracts.run import (
+    DEFAULT_MAX_PROMPT_CHARS,
     BeginRequest,
     BeginResult,
     CompleteRequest,
     FailRequest,
     SettleResult,
+    prompt_over_cap,
 )
 
 MAX_DETAIL_CHARS = 500
@@ -35,8 +38,10 @@ class RunActivities(ActivityGroup):
         profiles: ProfileCatalog,
         tools: ToolRegistry,
         routes: Routes | None = None,
+        max_prompt_chars: int = DEFAULT_MAX_PROMPT_CHARS,
     ) -> None:
         self._routes = routes or Routes()
+        self._max_prompt_chars = max_prompt_chars
         self._runs = runs
         self._settle = settle
         self._profiles = profiles
@@ -45,6 +50,12 @@ class RunActivities(ActivityGroup):
     @activity.defn(name=ACT_RUN_BEGIN)
     async def begin(self, req: BeginRequest) -> BeginResult:
         """Resolve the profile and insert the run. Idempotent on the run uuid."""
+        # The clients refuse a prompt over the cap; a start that bypassed them (a stock
+        # Temporal client) is refused here, before any row is written.
+        too_long = prompt_over_cap(req.prompt, self._max_prompt_chars)
+        if too_long is not None:
+            activity.logger.warning("run %s not begun: %s", req.run_id, too_long)
+            raise fatal(too_long, ErrorType.PROMPT_TOO_LONG, expected=True)
         profile = self._profiles.get(req.profile)
         if profile is None:
             activity.logger.warning(
@@ -66,7 +77,10 @@ class RunActivities(ActivityGroup):
                 ToolPlan(name=name, effect=tool.effect, requires_approval=bound, task_queue=queue)
             )
             specs.append(tool.spec.model_dump())
-        checked = check(req.prompt, profile.guardrails.input, profile.guardrails)
+        # Off the event loop: the worker's other runs go on while a long prompt is read.
+        checked = await asyncio.to_thread(
+            check, req.prompt, profile.guardrails.input, profile.guardrails
+        )
         plan = RunPlan(
             profile=profile.name,
             model=profile.model,

@@ -99,6 +99,7 @@ def create_app(settings: ApiSettings, client: Client | None = None) -> Starlette
                 encrypted=temporal.data_converter.payload_codec is not None,
                 allow_plaintext=settings.allow_plaintext_history,
             ),
+            max_prompt_chars=settings.max_prompt_chars,
         )
         handler._tasks = TaskService(settings, store, temporal, runtime, profiles)
         stop = asyncio.Event()

@@ -38,6 +38,7 @@ from agentrt.contracts.errors import (
     AlreadyDecidedError,
     ApprovalError,
     InvalidRequestError,
+    PromptTooLongError,
     RunIdTakenError,
     RunNotAwaitingApprovalError,
     RunNotFoundError,
@@ -121,6 +122,8 @@ async def start_run(
             raise conflict("run_id_taken", str(exc)) from None
         response.status_code = 200
         return await _repeat(state, who, body, earlier)
+    except PromptTooLongError as exc:  # refused before anything was sent
+        raise OpsError(413, "prompt_too_long", str(exc)) from None
     except InvalidRequestError as exc:
         raise bad_request("invalid_request", str(exc)) from None
     view = await state.wait_for(run_id, lambda v: True, BEGIN_WAIT_SECONDS)

@@ -32,6 +32,7 @@ from agentrt.contracts.a2a import InputMessage
 from agentrt.contracts.errors import NoWorkerError, RunNotFoundError, UnknownProfileError
 from agentrt.contracts.ids import UPDATE_SUBMIT_INPUT
 from agentrt.contracts.profiles import AgentProfile
+from agentrt.contracts.run import prompt_over_cap
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.a2a import A2AStore, TaskRecord
 from agentrt.store.a2a_push import PushSpec
@@ -105,7 +106,7 @@ class TaskService:
         transaction as the task. Bad input or a refused profile creates nothing."""
         message = params.message
         checked_id(message.context_id, "contextId", CONTEXT_ID)
-        text = _checked_text(message)
+        text = _checked_text(message, self._settings)
         profile = self._profile(params)
         if not self._grants.get(owner, Grants()).allows(profile):
             raise ProfileNotGrantedError(message=refusal(owner, profile))  # nothing created
@@ -154,7 +155,7 @@ class TaskService:
             raise UnsupportedOperationError(message="The task is in a terminal state")
         if rec.state != INPUT_REQUIRED:
             raise UnsupportedOperationError(message="The task is not waiting for input")
-        text = _checked_text(message)
+        text = _checked_text(message, self._settings)
         try:
             follow = InputMessage(message_id=message.message_id, text=text, sent_by=owner)
         except ValidationError:
@@ -200,13 +201,25 @@ def _holds(rec: TaskRecord, message_id: str) -> bool:
     return any(m.get("messageId") == message_id for m in rec.history)
 
 
-def _checked_text(message: Message) -> str:
+def _checked_text(message: Message, caps: ApiSettings) -> str:
     if message.role != Role.ROLE_USER:
         raise InvalidParamsError(message="Only messages with role ROLE_USER are accepted")
     kinds = {p.WhichOneof("content") for p in message.parts}
     if kinds - {"text"}:
         raise ContentTypeNotSupportedError(message="Only text parts are supported")
-    text = message_text(message).strip()
+    # The caps (issue 25), before anything is stored or started: a long text would hold
+    # the worker's guardrails and ride in every history and row of its run.
+    for part in message.parts:
+        too_long = prompt_over_cap(
+            part.text, caps.max_part_chars, "a text part", "AGENTRT_MAX_PART_CHARS"
+        )
+        if too_long is not None:
+            raise InvalidParamsError(message=f"prompt_too_long: {too_long}")
+    text = message_text(message)
+    too_long = prompt_over_cap(text, caps.max_prompt_chars, "the message text")
+    if too_long is not None:
+        raise InvalidParamsError(message=f"prompt_too_long: {too_long}")
+    text = text.strip()
     if not text:
         raise InvalidParamsError(message="The message has no text")
     return text

@@ -28,6 +28,7 @@ from agentrt.api.settings import ApiSettings, key_digest
 from agentrt.core.devserver import extra_args
 from agentrt.core.profiles import load_profiles
 from agentrt.starter.facade import AgentRuntime
+from agentrt.store.principals import PrincipalStore
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer
 from agentrt.workers.compose import Parts, build
@@ -35,6 +36,7 @@ from agentrt.workers.main import make_worker
 from bench.database import bench_database
 from bench.fuzz_a2a import a2a_surfaces
 from bench.fuzz_core import LogTrap, Tally
+from bench.fuzz_limits import caps_surface, patterns_surface
 from bench.fuzz_local import files_surface, tools_surface
 from bench.fuzz_temporal import cli_argvs, cli_surface, decisions_surface
 from bench.harness import dev_server
@@ -44,7 +46,12 @@ FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "api" / "fixtures"
 KEYS = {"alice": "alice-fuzz-key-5d1e", "bob": "bob-fuzz-key-09aa"}
 # Share of --cases for each tally; "files", "tools" and "decisions" each feed two tallies
 # (rules and profiles; typed tools and MCP; signal and update), so the shares sum to 1.
-SHARES = {"files": 0.15, "tools": 0.15, "rpc": 0.17, "rest": 0.11, "decisions": 0.03, "cli": 0.06}
+SHARES = {
+    "files": 0.13, "tools": 0.14, "rpc": 0.17, "rest": 0.11, "decisions": 0.03, "cli": 0.04,
+    "patterns": 0.05, "caps": 0.03,
+}  # fmt: skip
+# The input caps of the fuzzed deployment (issue 25): below the body limit, so both act.
+CAPS = {"max_prompt_chars": 4_000, "max_part_chars": 2_000}
 
 
 def api_settings(url: str, keys: str, data: Path) -> ApiSettings:
@@ -69,6 +76,7 @@ def api_settings(url: str, keys: str, data: Path) -> ApiSettings:
         provider_answer_levels="strict=none",
         task_queue=f"fuzz-{uuid.uuid4().hex[:8]}",
         _env_file=None,  # type: ignore[call-arg]
+        **CAPS,
     )
 
 
@@ -179,6 +187,8 @@ async def run(total: int, seed_value: int | None) -> list[Tally]:
             tallies += await asyncio.to_thread(
                 tools_surface, parts.engine, parts.ctx, n("tools"), seed_value, trap
             )
+            _progress("fuzz: redaction and guardrail patterns")
+            tallies += await asyncio.to_thread(patterns_surface, n("patterns"), seed_value, trap)
             async with dev_server(extra_args()) as client, serve(client, settings, parts) as base:
                 runtime = AgentRuntime(client, RunStore(parts.ctx), settings.task_queue)
                 ids = await known_tasks(base)
@@ -187,6 +197,17 @@ async def run(total: int, seed_value: int | None) -> list[Tally]:
                 tallies += await asyncio.to_thread(
                     a2a_surfaces, base, parts.engine, ids, KEYS, n, seed_value, trap
                 )
+                _progress("fuzz: input caps (operator API, A2A)")
+                ops = PrincipalStore(parts.ctx).create("fuzz-ops", ["runs:start", "runs:read"])[1]
+                caps = (
+                    CAPS["max_prompt_chars"],
+                    CAPS["max_part_chars"],
+                    settings.api_max_body_bytes,
+                )
+                tallies += await asyncio.to_thread(
+                    caps_surface, base, parts.engine, KEYS["alice"], ops, caps,
+                    n("caps"), seed_value, trap,
+                )  # fmt: skip
                 _progress("fuzz: approval decisions (signal, update)")
                 loop = asyncio.get_running_loop()
                 tallies += await asyncio.to_thread(

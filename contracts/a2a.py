@@ -19,5 +19,7 @@ class InputMessage(BaseModel):
     """A follow-up user message for a run waiting for input (A2A INPUT_REQUIRED)."""
 
     message_id: str = Field(min_length=1, max_length=200)
-    text: str = Field(min_length=1, max_length=100_000)
+    # The configured cap (AGENTRT_MAX_PROMPT_CHARS) is checked before; this is its ceiling
+    # (contracts/run.PROMPT_CHARS_CEILING, which imports this module).
+    text: str = Field(min_length=1, max_length=1_000_000)
     sent_by: str = Field(default="anonymous", max_length=200)

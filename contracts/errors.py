@@ -27,6 +27,7 @@ class ErrorType(StrEnum):
     INVALID_REQUEST = "InvalidRequest"  # a signal or update payload that is not the type
     # No valid attestation (store/attest.py) on a decision a profile requires one for.
     UNATTESTED_DECISION = "UnattestedDecision"
+    PROMPT_TOO_LONG = "PromptTooLong"  # the begin activity's own check of the prompt cap
     # Why the workflow stopped a run (a run's error_type; the workflow's Stop).
     ALREADY_SETTLED = "AlreadySettled"  # the completion found the run already terminal
     APPROVAL_TIMEOUT = "ApprovalTimeout"
@@ -89,6 +90,10 @@ class NoWorkerError(AgentRuntimeError):
 
 class InvalidRequestError(AgentRuntimeError):
     """The request was malformed; nothing was changed."""
+
+
+class PromptTooLongError(InvalidRequestError):
+    """A prompt or message part is longer than the configured cap; nothing was created."""
 
 
 class RunIdTakenError(InvalidRequestError):

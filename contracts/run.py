@@ -19,6 +19,21 @@ from agentrt.contracts.enums import (
 from agentrt.contracts.messages import Message, ToolCall, Usage
 from agentrt.contracts.profiles import PrivacyLevel, RunPlan
 
+# Input caps (issue 25). A prompt, or an A2A message's text, is refused past the cap on
+# every path before anything is created: the worker reads each character with its
+# guardrail patterns, and the prompt travels in every history and row of its run.
+DEFAULT_MAX_PROMPT_CHARS = 100_000
+PROMPT_CHARS_CEILING = 1_000_000  # the largest cap a setting may give (the body limit)
+
+
+def prompt_over_cap(
+    text: str, cap: int, what: str = "prompt", setting: str = "AGENTRT_MAX_PROMPT_CHARS"
+) -> str | None:
+    """Why `text` is refused, or None when it is within `cap` characters."""
+    if len(text) <= cap:
+        return None
+    return f"{what} is {len(text)} characters, over the cap of {cap} ({setting})"
+
 
 class RunInput(BaseModel):
     run_id: str

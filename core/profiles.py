@@ -7,6 +7,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from agentrt.contracts.errors import ConfigError
+from agentrt.contracts.linear import NotLinearError, linear
 from agentrt.contracts.profiles import AgentProfile
 
 
@@ -32,6 +33,8 @@ def load_profiles(path: Path) -> dict[str, AgentProfile]:
     names = [p.name for p in parsed.profiles]
     if len(names) != len(set(names)):
         raise ConfigError(f"profiles file {path} declares a profile twice")
+    for profile in parsed.profiles:
+        _check_patterns(path, profile)
     return {p.name: p for p in parsed.profiles}
 
 
@@ -43,6 +46,24 @@ def needs_payload_keys(
     if encrypted or allow_plaintext:
         return frozenset()
     return frozenset(name for name, p in profiles.items() if p.privacy != "full")
+
+
+def _check_patterns(path: Path, profile: AgentProfile) -> None:
+    """Guardrail patterns run over user and model text: each must compile in RE2, whose
+    matching is linear in the text (no back-references, no look-around)."""
+    rails = profile.guardrails
+    for field, patterns in (
+        ("deny_patterns", rails.deny_patterns),
+        ("approval_patterns", rails.approval_patterns),
+    ):
+        for pattern in patterns:
+            try:
+                linear(pattern, ignore_case=True)
+            except NotLinearError as exc:
+                raise ConfigError(
+                    f"profiles file {path}: profile {profile.name!r} {field} {pattern!r} "
+                    f"is not a linear-time pattern: {exc}"
+                ) from None
 
 
 def profile_queues(path: Path) -> dict[str, str]:

@@ -10,6 +10,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from agentrt.contracts.errors import ConfigError
 from agentrt.contracts.ids import DEFAULT_MAINTENANCE_QUEUE, DEFAULT_TASK_QUEUE
+from agentrt.contracts.run import DEFAULT_MAX_PROMPT_CHARS, PROMPT_CHARS_CEILING
 from agentrt.core.private import FILE_MODE, private_dir, tighten
 
 DEFAULT_DATA_DIR = Path(".agentrt")
@@ -121,6 +122,19 @@ class Settings(BaseSettings):
     codec_allowed_hosts: str = Field(
         default="",
         description="host names the codec server answers besides loopback (DNS rebinding)",
+    )
+    # issue 25: input caps
+    max_prompt_chars: int = Field(
+        default=DEFAULT_MAX_PROMPT_CHARS,
+        gt=0,
+        le=PROMPT_CHARS_CEILING,
+        description="a prompt or follow-up message longer is refused before anything starts",
+    )
+    max_part_chars: int = Field(
+        default=DEFAULT_MAX_PROMPT_CHARS,
+        gt=0,
+        le=PROMPT_CHARS_CEILING,
+        description="each text part of an A2A message; longer is refused",
     )
 
     def resolved_database_url(self) -> str:

@@ -32,6 +32,7 @@ from agentrt.contracts.errors import (
     InvalidRequestError,
     NoWorkerError,
     PayloadKeysRequiredError,
+    PromptTooLongError,
     RunNotBegunError,
     RunNotFoundError,
     StoreUnavailableError,
@@ -40,7 +41,7 @@ from agentrt.contracts.errors import (
 )
 from agentrt.contracts.ids import SA_PROFILE, SA_RUN_STATUS, WORKFLOW_AGENT_RUN
 from agentrt.contracts.profiles import MAX_ITERATIONS_CEILING
-from agentrt.contracts.run import RunInput
+from agentrt.contracts.run import DEFAULT_MAX_PROMPT_CHARS, RunInput, prompt_over_cap
 
 PROFILE_KEY = SearchAttributeKey.for_keyword(SA_PROFILE)
 STATUS_KEY = SearchAttributeKey.for_keyword(SA_RUN_STATUS)
@@ -53,10 +54,19 @@ MISSING_SEARCH_ATTRIBUTES = (
 )
 
 
-def checked_start(profile: str, prompt: str, max_iterations: int | None, run_id: str | None) -> str:
+def checked_start(
+    profile: str,
+    prompt: str,
+    max_iterations: int | None,
+    run_id: str | None,
+    max_prompt_chars: int = DEFAULT_MAX_PROMPT_CHARS,
+) -> str:
     """Refuse bad input before anything is sent; returns the run id (a new uuid if none)."""
     if not profile.strip():
         raise InvalidRequestError("profile is required")
+    too_long = prompt_over_cap(prompt, max_prompt_chars)
+    if too_long is not None:
+        raise PromptTooLongError(too_long)
     if not prompt.strip():
         raise InvalidRequestError("prompt is empty")
     if max_iterations is not None and not 1 <= max_iterations <= 1000:
@@ -111,6 +121,8 @@ def begin_error(cause: BaseException, profile: str) -> AgentRuntimeError:
             f"unknown agent profile {profile!r}: the worker's profiles do not declare it"
         )
     message = cause.message if isinstance(cause, ApplicationError) else type(cause).__name__
+    if kind == ErrorType.PROMPT_TOO_LONG:
+        return PromptTooLongError(f"the worker refused the prompt: {message}")
     if kind == ErrorType.STORE_UNAVAILABLE:
         return StoreUnavailableError(f"the worker could not reach its database: {message}")
     return AgentRuntimeError(message)

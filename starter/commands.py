@@ -20,13 +20,14 @@ from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import (
     ConfigError,
     InvalidRequestError,
+    PromptTooLongError,
     RunNotAwaitingApprovalError,
     RunNotBegunError,
     StoreUnavailableError,
     UnknownProfileError,
 )
 from agentrt.contracts.ids import SCHEDULE_RETENTION
-from agentrt.contracts.run import EventView, RunView
+from agentrt.contracts.run import EventView, RunView, prompt_over_cap
 from agentrt.core.codec import EncryptionCodec
 from agentrt.core.codec_server import create_codec_app
 from agentrt.core.private import private_dir
@@ -47,6 +48,14 @@ def run_id_arg(raw: str) -> str:
         return str(uuid.UUID(raw))
     except ValueError:
         raise InvalidRequestError(f"run id {raw!r} is not a uuid") from None
+
+
+def prompt_arg(prompt: str, settings: Settings) -> str:
+    """A prompt over the cap fails before any connection is made (exit 2, one line)."""
+    too_long = prompt_over_cap(prompt, settings.max_prompt_chars)
+    if too_long is not None:
+        raise PromptTooLongError(too_long)
+    return prompt
 
 
 def name_arg(raw: str, option: str) -> str:

@@ -25,7 +25,7 @@ from agentrt.contracts.errors import (
     UnknownProfileError,
 )
 from agentrt.contracts.ids import DEFAULT_TASK_QUEUE, QUERY_REFUSED_DECISIONS, UPDATE_DECIDE
-from agentrt.contracts.run import EventView, RunInput, RunView
+from agentrt.contracts.run import DEFAULT_MAX_PROMPT_CHARS, EventView, RunInput, RunView
 from agentrt.core.profiles import load_profiles, needs_payload_keys
 from agentrt.core.settings import Settings
 from agentrt.core.temporal import connect
@@ -56,14 +56,18 @@ class AgentRuntime:
         begin_timeout: float = DEFAULT_BEGIN_TIMEOUT,
         routes: Mapping[str, str] | None = None,
         needs_payload_keys: Collection[str] = (),
+        max_prompt_chars: int = DEFAULT_MAX_PROMPT_CHARS,
     ) -> None:
         """`begin_timeout`: how long `start` waits for a worker to begin the run. `routes`:
         profile → task queue for the profiles that name their own (`task_queue:` in the
         profiles file); every other profile starts on `task_queue`. `needs_payload_keys`:
         profiles `start` refuses (PayloadKeysRequiredError) because their privacy is below
-        `full` and this client does not encrypt payloads (core.profiles.needs_payload_keys)."""
+        `full` and this client does not encrypt payloads (core.profiles.needs_payload_keys).
+        A longer prompt than `max_prompt_chars` is refused (PromptTooLongError) before
+        anything is sent."""
         self._client = client
         self._needs_keys = frozenset(needs_payload_keys)
+        self._max_prompt_chars = max_prompt_chars
         self._runs = runs
         self._launcher = Launcher(
             client, task_queue, begin_timeout=begin_timeout, routes=routes or {}
@@ -111,6 +115,7 @@ class AgentRuntime:
                 encrypted=client.data_converter.payload_codec is not None,
                 allow_plaintext=settings.allow_plaintext_history,
             ),
+            max_prompt_chars=settings.max_prompt_chars,
         )
         runtime._engine = engine
         return runtime
@@ -155,7 +160,7 @@ class AgentRuntime:
     ) -> str:
         """Start a run; returns its uuid (= the workflow id) once the run exists. Bad input
         changes nothing. With `a2a_task_id`, the run serves that (already stored) A2A task."""
-        run_id = checked_start(profile, prompt, max_iterations, run_id)
+        run_id = checked_start(profile, prompt, max_iterations, run_id, self._max_prompt_chars)
         if profile in self._needs_keys:
             raise payload_keys_required(profile)
         request = RunInput(

@@ -151,6 +151,7 @@ def _compose(
             profiles=catalog,
             tools=registry,
             routes=routes,
+            max_prompt_chars=settings.max_prompt_chars,
         ),
         model,
         tool,

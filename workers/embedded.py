@@ -154,7 +154,12 @@ async def demo_session(
                 markup=False,
                 highlight=False,
             )
-            runtime = AgentRuntime(client, RunStore(resources.ctx), settings.task_queue)
+            runtime = AgentRuntime(
+                client,
+                RunStore(resources.ctx),
+                settings.task_queue,
+                max_prompt_chars=settings.max_prompt_chars,
+            )
             code.append(await _drive(runtime, opts, ui_port, out, err))
             if opts.keep_running:
                 out.print(

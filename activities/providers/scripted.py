@@ -13,7 +13,6 @@ and placeholder is checked when the file loads.
 """
 
 import json
-import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -24,6 +23,7 @@ from temporalio.exceptions import ApplicationError
 from agentrt.activities.providers._templates import Captures, TemplateError, refs, render
 from agentrt.contracts.approval import is_denial
 from agentrt.contracts.errors import ErrorType, RulesFileError
+from agentrt.contracts.linear import LinearPattern, NotLinearError, linear
 from agentrt.contracts.messages import Message, ProviderReply, ProviderRequest, ToolCall, Usage
 
 DEFAULT_REPLY = "I'm sorry, I don't have an answer for that. Could you rephrase?"
@@ -39,13 +39,14 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-def _compiled(pattern: str | None) -> re.Pattern[str] | None:
+def _compiled(pattern: str | None) -> LinearPattern | None:
+    """RE2, as every pattern over user text: a rule's time is linear in the prompt."""
     if pattern is None:
         return None
     try:
-        return re.compile(pattern)
-    except re.error as exc:
-        raise ValueError(f"invalid regex {pattern!r}: {exc}") from exc
+        return linear(pattern)
+    except NotLinearError as exc:
+        raise ValueError(f"invalid regex {pattern!r}: {exc}") from None
 
 
 class ScriptedCall(_Strict):
@@ -71,7 +72,7 @@ class ResultMatch(_Strict):
     @model_validator(mode="after")
     def _regex_compiles(self) -> "ResultMatch":
         pattern = _compiled(self.regex)
-        if pattern is not None and RESULT_TEXT in pattern.groupindex:
+        if pattern is not None and RESULT_TEXT in pattern.group_names():
             raise ValueError(f"result regex group name {RESULT_TEXT!r} is reserved")
         return self
 
@@ -95,9 +96,9 @@ class Match(_Strict):
         prompt = _compiled(self.regex)
         result = _compiled(self.result.regex) if self.result is not None else None
         return {
-            "prompt": set(prompt.groupindex) if prompt is not None else set(),
+            "prompt": prompt.group_names() if prompt is not None else set(),
             "result": (
-                {RESULT_TEXT, *(result.groupindex if result is not None else ())}
+                {RESULT_TEXT, *(result.group_names() if result is not None else ())}
                 if self.result is not None
                 else set()
             ),
@@ -176,10 +177,10 @@ def _result_captures(r: ResultMatch, latest: Message | None) -> dict[str, str | 
         return None
     found: dict[str, str | None] = {RESULT_TEXT: latest.content}
     if r.regex is not None:
-        m = re.search(r.regex, latest.content)
-        if m is None:
+        groups = linear(r.regex).captures(latest.content)
+        if groups is None:
             return None
-        found.update(m.groupdict())
+        found.update(groups)
     return found
 
 
@@ -192,10 +193,10 @@ def _matches(m: Match, request: ProviderRequest) -> Captures | None:
     if m.contains is not None and m.contains.lower() not in first.lower():
         return None
     if m.regex is not None:
-        found = re.search(m.regex, first)
+        found = linear(m.regex).captures(first)
         if found is None:
             return None
-        captures["prompt"] = found.groupdict()
+        captures["prompt"] = found
     if m.last_contains is not None and m.last_contains.lower() not in last.lower():
         return None
     if m.latest is not None and (latest is None or latest.role != m.latest):
