@@ -32,7 +32,7 @@ from agentrt.workers.compose import build
 from agentrt.workers.main import make_worker
 from bench.fuzz_core import LogTrap
 from bench.fuzz_limits import caps_surface
-from tests.api.conftest import KEYS, Live, _serve, user_message
+from tests.api.conftest import KEYS, Live, _fixture_profiles, _serve, user_message
 from tests.api.ops_helpers import error_type, http, name, token
 from tests.conftest import TEST_SEAL_KEYS
 
@@ -51,6 +51,8 @@ def capped_settings(settings: Settings) -> ApiSettings:
         profiles_file=API_FIXTURES / "profiles.yaml",
         rules_file=API_FIXTURES / "rules.yaml",
         api_keys=",".join(f"{who}={key_digest(k)}" for who, k in KEYS.items()),
+        api_key_profiles=",".join(f"{who}={'|'.join(_fixture_profiles())}" for who in KEYS),
+        allow_plaintext_history=True,  # as the A2A tests' settings: no payload keys here
         api_default_skill="helper",
         api_blocking_cap_seconds=30.0,
         api_poll_seconds=0.05,
