@@ -9,7 +9,7 @@ from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.run import (
     COMPLETION_ATTEMPTS,
     CompleteRequest,
-    SettleResult,
+    Transition,
     TurnRecord,
 )
 
@@ -20,7 +20,7 @@ COMPLETION_PAUSES = tuple(0.2 * 2**i for i in range(COMPLETION_ATTEMPTS - 1))
 
 async def complete_run(
     runs: RunPort, settle: SettlePort, req: CompleteRequest, turn: TurnRecord | None = None
-) -> SettleResult:
+) -> Transition:
     """Complete the run; a completed run answers "not applied, COMPLETED" (idempotent).
     Raises when the write fails: a run never says COMPLETED without its answer. With
     `turn`, the answer's turn is recorded in the same transaction (SettlePort.complete)."""
@@ -47,4 +47,4 @@ async def complete_run(
                 ErrorType.RESULT_NOT_RETAINABLE,
             ) from None
         raise
-    return SettleResult(applied=settled.applied, status=settled.status)
+    return settled

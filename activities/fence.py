@@ -5,7 +5,7 @@ from temporalio import activity
 from agentrt.activities._common import ActivityGroup, db, fault
 from agentrt.activities.ports import FaultHook, FencePort, no_faults
 from agentrt.contracts.ids import ACT_FENCE_RESOLVE, ACT_FENCE_STAMP, idempotency_key
-from agentrt.contracts.run import FenceRequest, FenceVerdict
+from agentrt.contracts.run import FenceRequest, FenceResult
 
 
 class FenceActivities(ActivityGroup):
@@ -14,7 +14,7 @@ class FenceActivities(ActivityGroup):
         self._faults = faults
 
     @activity.defn(name=ACT_FENCE_STAMP)
-    async def stamp(self, req: FenceRequest) -> FenceVerdict:
+    async def stamp(self, req: FenceRequest) -> FenceResult:
         await fault(self._faults, "fence.before_stamp")
         state = await db(
             self._fence.stamp,
@@ -24,10 +24,10 @@ class FenceActivities(ActivityGroup):
             token=req.token,
             idempotency_key=idempotency_key(req.run_id, req.call_id),
         )
-        return FenceVerdict(state=state)
+        return FenceResult(state=state)
 
     @activity.defn(name=ACT_FENCE_RESOLVE)
-    async def resolve(self, req: FenceRequest) -> FenceVerdict:
+    async def resolve(self, req: FenceRequest) -> FenceResult:
         state = await db(
             self._fence.resolve,
             run_id=req.run_id,
@@ -41,4 +41,4 @@ class FenceActivities(ActivityGroup):
                 req.run_id,
                 req.call_id,
             )
-        return FenceVerdict(state=state)
+        return FenceResult(state=state)

@@ -25,7 +25,7 @@ from agentrt.contracts.run import (
     AwaitInputRequest,
     ResumeRequest,
     SuspendRequest,
-    TransitionResult,
+    Transition,
 )
 
 
@@ -72,15 +72,15 @@ class HitlActivities(ActivityGroup):
 
     async def _transition(
         self, to: RunStatus, store: Callable[..., RunStatus | None], req: AtRunLevel, **fields: Any
-    ) -> TransitionResult:
+    ) -> Transition:
         """One guarded status change in the store, at the run's privacy level: applied when
         the run is now in `to`; otherwise the status that refused it."""
         privacy = await privacy_of(self._runs, req)
         status = await db(store, run_id=req.run_id, privacy=privacy, **fields)
-        return TransitionResult(applied=status is to, status=status)
+        return Transition(applied=status is to, status=status)
 
     @activity.defn(name=ACT_RUN_SUSPEND)
-    async def suspend(self, req: SuspendRequest) -> TransitionResult:
+    async def suspend(self, req: SuspendRequest) -> Transition:
         return await self._transition(
             RunStatus.WAITING_FOR_APPROVAL, self._hitl.suspend, req,
             sequence=req.sequence, pending=req.pending, iterations=req.iterations,
@@ -88,7 +88,7 @@ class HitlActivities(ActivityGroup):
         )  # fmt: skip
 
     @activity.defn(name=ACT_RUN_RESUME)
-    async def resume(self, req: ResumeRequest) -> TransitionResult:
+    async def resume(self, req: ResumeRequest) -> Transition:
         """Record the decision and resume the run, only if it counts: where the profile
         requires attested decisions, one whose attestation does not open is refused here
         (the workflow holds no key to check it) and the run keeps waiting."""
@@ -99,7 +99,7 @@ class HitlActivities(ActivityGroup):
                 round=req.round, decision=req.decision, privacy=privacy,
             )  # fmt: skip
             if refused:
-                return TransitionResult(
+                return Transition(
                     applied=False,
                     status=RunStatus.WAITING_FOR_APPROVAL,
                     refusal=ErrorType.UNATTESTED_DECISION.value,
@@ -110,14 +110,14 @@ class HitlActivities(ActivityGroup):
         )  # fmt: skip
 
     @activity.defn(name=ACT_RUN_AWAIT_INPUT)
-    async def await_input(self, req: AwaitInputRequest) -> TransitionResult:
+    async def await_input(self, req: AwaitInputRequest) -> Transition:
         return await self._transition(
             RunStatus.WAITING_FOR_INPUT, self._hitl.await_input, req,
             sequence=req.sequence, round=req.round, iterations=req.iterations, usage=req.usage,
         )  # fmt: skip
 
     @activity.defn(name=ACT_RUN_ADD_INPUT)
-    async def add_input(self, req: AddInputRequest) -> TransitionResult:
+    async def add_input(self, req: AddInputRequest) -> Transition:
         return await self._transition(
             RunStatus.RUNNING, self._hitl.add_input, req,
             sequence=req.sequence, round=req.round, message=req.message,

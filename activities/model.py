@@ -39,8 +39,8 @@ from agentrt.contracts.run import (
     AnswerTerms,
     CompleteRequest,
     ModelRequest,
-    ModelTurn,
-    SettleResult,
+    ModelResult,
+    Transition,
     TurnRecord,
 )
 from agentrt.contracts.snapshot import RecordedPlan
@@ -86,7 +86,7 @@ class ModelActivities(ActivityGroup):
 
     @activity.defn(name=ACT_MODEL_COMPLETE)
     @heartbeats
-    async def complete(self, req: ModelRequest) -> ModelTurn:
+    async def complete(self, req: ModelRequest) -> ModelResult:
         turn, unrecorded = await self._turn(req)
         if req.answer is None or self._settle is None or not await self._answers(req, turn):
             if unrecorded is not None:
@@ -101,7 +101,7 @@ class ModelActivities(ActivityGroup):
         await db(self._runs.record_turn, run_id, turn)
         await fault(self._faults, "model.after_record")
 
-    async def _answers(self, req: ModelRequest, turn: ModelTurn) -> bool:
+    async def _answers(self, req: ModelRequest, turn: ModelResult) -> bool:
         """Whether the turn ends the run with its answer: the workflow's own checks after a
         model call (tool calls, the output guardrail, the budget, a pause for input)."""
         assert req.answer is not None
@@ -118,9 +118,9 @@ class ModelActivities(ActivityGroup):
         settle: SettlePort,
         req: ModelRequest,
         terms: AnswerTerms,
-        turn: ModelTurn,
+        turn: ModelResult,
         unrecorded: TurnRecord | None,
-    ) -> SettleResult:
+    ) -> Transition:
         """The completion the workflow would make next, made here: no local activity and no
         second activation at the run's end. A retry (the worker died after the commit)
         finds the run completed and says so; a failure other than the store's is reported,
@@ -150,7 +150,7 @@ class ModelActivities(ActivityGroup):
 
         pending = unrecorded
 
-        async def attempt() -> SettleResult:
+        async def attempt() -> Transition:
             nonlocal pending
             if pending is None:
                 return await complete_run(self._runs, settle, request)
@@ -174,9 +174,9 @@ class ModelActivities(ActivityGroup):
                 # which held it, was rolled back.
                 raise
             kind = exc.type if isinstance(exc, ApplicationError) else None
-            return SettleResult(applied=False, error=kind or type(exc).__name__)
+            return Transition(applied=False, error=kind or type(exc).__name__)
 
-    async def _turn(self, req: ModelRequest) -> tuple[ModelTurn, TurnRecord | None]:
+    async def _turn(self, req: ModelRequest) -> tuple[ModelResult, TurnRecord | None]:
         """The turn, and what to record of it (None when it was recorded already)."""
         # A retry after the turn was recorded returns the recorded turn: the provider is
         # not called (nor paid) twice, and the transcript cannot fork.
@@ -216,10 +216,10 @@ class ModelActivities(ActivityGroup):
         checked = await asyncio.to_thread(check, reply.content, rails.output, rails)
         return self._made(req, used, reply, checked, duration_ms, snap.privacy)
 
-    async def _recorded(self, req: ModelRequest, recorded: Message) -> ModelTurn:
+    async def _recorded(self, req: ModelRequest, recorded: Message) -> ModelResult:
         """The turn a previous attempt recorded, from its message and its event."""
         seen = await db(self._runs.event_payload, req.run_id, req.sequence) or {}
-        return ModelTurn(
+        return ModelResult(
             tool_calls=recorded.tool_calls,
             usage=Usage(
                 prompt_tokens=int(seen.get("prompt_tokens", 0)),
@@ -240,7 +240,7 @@ class ModelActivities(ActivityGroup):
         checked: Checked,
         duration_ms: float,
         privacy: str,
-    ) -> tuple[ModelTurn, TurnRecord]:
+    ) -> tuple[ModelResult, TurnRecord]:
         """The provider's reply as this run's turn (our call ids, the output guardrail, the
         cost), and the record of it."""
         usage = reply.usage.model_copy(update={"cost_usd": self._cost(used, reply.usage)})
@@ -262,7 +262,7 @@ class ModelActivities(ActivityGroup):
             "model": used,
         }
         activity.logger.info("run %s round %d: %d tool call(s)", req.run_id, req.round, len(calls))
-        turn = ModelTurn(
+        turn = ModelResult(
             tool_calls=calls,
             usage=usage,
             finish_reason=reply.finish_reason,

@@ -14,7 +14,7 @@ from agentrt.contracts.messages import (
     ToolSpec,
     Usage,
 )
-from agentrt.contracts.run import TurnRecord
+from agentrt.contracts.run import Transition, TurnRecord
 from agentrt.contracts.snapshot import RunSnapshot
 
 
@@ -83,14 +83,6 @@ class StoredResultLike(Protocol):
     def is_error(self) -> bool: ...
 
 
-class SettledLike(Protocol):
-    @property
-    def applied(self) -> bool: ...
-
-    @property
-    def status(self) -> RunStatus | None: ...
-
-
 class RunPort(Protocol):
     def begin(
         self, *, run_id: str, profile: str, snapshot: str, prompt: str, initiator: str, privacy: str
@@ -157,7 +149,7 @@ class SettlePort(Protocol):
         usage: Usage,
         privacy: str,
         turn: TurnRecord | None = None,
-    ) -> SettledLike: ...
+    ) -> Transition: ...
 
     def fail(
         self,
@@ -173,7 +165,7 @@ class SettlePort(Protocol):
         privacy: str,
         event_kind: EventKind = EventKind.RUN_FAILED,
         extra: dict[str, Any] | None = None,
-    ) -> SettledLike: ...
+    ) -> Transition: ...
 
 
 FaultHook = Callable[[str], None]

@@ -22,7 +22,7 @@ from agentrt.contracts.run import (
     BeginResult,
     CompleteRequest,
     FailRequest,
-    SettleResult,
+    Transition,
     prompt_over_cap,
 )
 
@@ -114,11 +114,11 @@ class RunActivities(ActivityGroup):
         return BeginResult(plan=plan, next_sequence=1, guardrail=checked.verdict.name)
 
     @activity.defn(name=ACT_RUN_COMPLETE)
-    async def complete(self, req: CompleteRequest) -> SettleResult:
+    async def complete(self, req: CompleteRequest) -> Transition:
         return await complete_run(self._runs, self._settle, req)
 
     @activity.defn(name=ACT_RUN_FAIL)
-    async def fail(self, req: FailRequest) -> SettleResult:
+    async def fail(self, req: FailRequest) -> Transition:
         privacy = await privacy_of(self._runs, req)
         cancelled = req.status is RunStatus.CANCELLED
         outcome = Outcome.CANCELLED if cancelled else req.outcome
@@ -146,4 +146,4 @@ class RunActivities(ActivityGroup):
         )
         if not settled.applied:
             activity.logger.info("run %s already settled as %s", req.run_id, settled.status)
-        return SettleResult(applied=settled.applied, status=settled.status)
+        return settled

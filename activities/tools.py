@@ -29,7 +29,7 @@ from agentrt.activities.registry import ToolRegistry
 from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.ids import ACT_TOOL_EXECUTE, ACT_TOOL_REFUSE
 from agentrt.contracts.messages import ToolCall
-from agentrt.contracts.run import RefuseRequest, ToolCallRequest, ToolOutcome
+from agentrt.contracts.run import RefuseRequest, ToolCallRequest, ToolCallResult
 
 GENERIC_TOOL_ERROR = "The tool failed. The error was logged; try another approach."
 MAX_RESULT_CHARS = 50_000
@@ -90,21 +90,21 @@ class ToolActivities(ActivityGroup):
 
     @activity.defn(name=ACT_TOOL_EXECUTE)
     @heartbeats
-    async def execute(self, req: ToolCallRequest) -> ToolOutcome:
+    async def execute(self, req: ToolCallRequest) -> ToolCallResult:
         """READ_ONLY and IDEMPOTENT_WRITE calls. Non-idempotent writes go through write.execute."""
         call = req.call
         tool = self._registry.get(call.name)
         if tool is None or tool.effect is ToolEffect.NON_IDEMPOTENT_WRITE:
             # Not ours to run here (unknown tool, or a write that needs the fence).
             await self._record(req, req.effect.value, f"Unknown tool {call.name!r}.", True)
-            return ToolOutcome(call_id=call.call_id, is_error=True)
+            return ToolCallResult(call_id=call.call_id, is_error=True)
         key = req.idempotency_key if req.effect is ToolEffect.IDEMPOTENT_WRITE else None
         if key is not None:
             prior = await db(self._steps.result, key)
             if prior is not None:  # the dedup ledger answers: the effect does not run again
                 await self._record(req, req.effect.value, prior.content, prior.is_error,
                                    key=key, extra={"replayed": True})  # fmt: skip
-                return ToolOutcome(call_id=call.call_id, is_error=prior.is_error, replayed=True)
+                return ToolCallResult(call_id=call.call_id, is_error=prior.is_error, replayed=True)
         started = time.monotonic()
         content, is_error = await invoke(
             tool, call, tool_context(req.run_id, call.call_id, req.idempotency_key), self._faults
@@ -112,13 +112,13 @@ class ToolActivities(ActivityGroup):
         await self._record(req, req.effect.value, content, is_error, key=key,
                            duration_ms=(time.monotonic() - started) * 1000)  # fmt: skip
         await fault(self._faults, "tool.after_record")
-        return ToolOutcome(call_id=call.call_id, is_error=is_error)
+        return ToolCallResult(call_id=call.call_id, is_error=is_error)
 
     @activity.defn(name=ACT_TOOL_REFUSE)
-    async def refuse(self, req: RefuseRequest) -> ToolOutcome:
+    async def refuse(self, req: RefuseRequest) -> ToolCallResult:
         """Record a refusal as the call's result (not offered, denied...): nothing executes."""
         await self._record(req, "REFUSED", req.reason, True, extra={"refused": True})
-        return ToolOutcome(call_id=req.call.call_id, is_error=True)
+        return ToolCallResult(call_id=req.call.call_id, is_error=True)
 
     async def _record(
         self,

@@ -22,7 +22,7 @@ from agentrt.activities.tools import call_tool
 from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.errors import ErrorType, RunNotFoundError
 from agentrt.contracts.ids import ACT_WRITE_EXECUTE
-from agentrt.contracts.run import ToolCallRequest, ToolOutcome
+from agentrt.contracts.run import ToolCallRequest, ToolCallResult
 
 
 class WriteActivities(ActivityGroup):
@@ -42,7 +42,7 @@ class WriteActivities(ActivityGroup):
         self._faults = faults
 
     @activity.defn(name=ACT_WRITE_EXECUTE)
-    async def execute(self, req: ToolCallRequest) -> ToolOutcome:
+    async def execute(self, req: ToolCallRequest) -> ToolCallResult:
         """Scheduled with zero retries. Raises only non-retryable errors the workflow resolves.
 
         - claim refused (reset, duplicate, cancelled run): FenceRejected, nothing touched;
@@ -79,7 +79,7 @@ class WriteActivities(ActivityGroup):
                         "run %s cancelled during a claimed write: finishing it", req.run_id
                     )
 
-    async def _claimed(self, req: ToolCallRequest, privacy: str) -> ToolOutcome:
+    async def _claimed(self, req: ToolCallRequest, privacy: str) -> ToolCallResult:
         assert req.fence_token is not None
         await fault(self._faults, "write.after_claim")
         call = req.call
@@ -130,7 +130,7 @@ class WriteActivities(ActivityGroup):
             raise fatal(
                 "the write ran but its step could not be recorded", ErrorType.AUDIT_FAILED
             ) from None
-        return ToolOutcome(call_id=call.call_id, is_error=is_error)
+        return ToolCallResult(call_id=call.call_id, is_error=is_error)
 
 
 # The outcome is known once the effect returned: a store that is briefly away (a dropped

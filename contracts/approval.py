@@ -41,7 +41,7 @@ class ApprovalDecision(BaseModel):
     attestation: str | None = Field(default=None, max_length=2000)
 
 
-class DecisionReceipt(BaseModel):
+class DecideResult(BaseModel):
     """What the `decide` update returns once the decision is accepted."""
 
     run_id: str

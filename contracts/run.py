@@ -35,7 +35,7 @@ def prompt_over_cap(
     return f"{what} is {len(text)} characters, over the cap of {cap} ({setting})"
 
 
-class RunInput(BaseModel):
+class RunRequest(BaseModel):
     run_id: str
     profile: str
     prompt: str
@@ -74,7 +74,7 @@ class BeginResult(BaseModel):
     guardrail: str = "ALLOW"  # the input guardrail chain's verdict on the prompt
 
 
-class BeginReceipt(BaseModel):
+class BegunResult(BaseModel):
     """What the `begun` update returns: the run row exists."""
 
     run_id: str
@@ -111,14 +111,14 @@ class ModelRequest(BaseModel):
     answer: AnswerTerms | None = None
 
 
-class ModelTurn(BaseModel):
+class ModelResult(BaseModel):
     tool_calls: list[ToolCall] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)
     finish_reason: str = "stop"
     guardrail: str = "ALLOW"  # the output guardrail chain's verdict on the reply
     input_required: bool = False  # the model asked the user for more information
     # The completion this activity made on the answer (ModelRequest.answer), if it made one.
-    settled: "SettleResult | None" = None
+    settled: "Transition | None" = None
 
 
 class AtRunLevel(BaseModel):
@@ -140,7 +140,7 @@ class ToolCallRequest(AtRunLevel):
     fence_token: str | None = None
 
 
-class ToolOutcome(BaseModel):
+class ToolCallResult(BaseModel):
     call_id: str
     is_error: bool = False
     replayed: bool = False
@@ -182,13 +182,19 @@ class AddInputRequest(AtRunLevel):
     message: InputMessage
 
 
-class TransitionResult(BaseModel):
-    """A guarded transition: whether it applied, and the status the run has now."""
+class Transition(BaseModel):
+    """The one result of a guarded status change, in the store and on the wire: whether this
+    call applied it, and the run's status now (None: no such run). It never raises for a
+    refusal.
+    - `refusal`: not applied because a decision was refused (an ErrorType value); the run
+      still waits.
+    - `error`: the type of a completion that failed where the failure is reported, not
+      raised (the model activity's completion on the answer); the run must then fail."""
 
     applied: bool
     status: RunStatus | None = None
-    # Not applied because the decision was refused (an ErrorType value); the run still waits.
     refusal: str | None = None
+    error: str | None = None
 
 
 class FenceRequest(BaseModel):
@@ -198,11 +204,11 @@ class FenceRequest(BaseModel):
     token: str
 
 
-class FenceVerdict(BaseModel):
+class FenceResult(BaseModel):
     """Result of stamping or resolving a write fence."""
 
     state: str  # one of FenceState values
-    outcome: ToolOutcome | None = None
+    outcome: ToolCallResult | None = None
 
 
 class FenceState:
@@ -249,16 +255,6 @@ class FailRequest(AtRunLevel):
     error_detail: str | None = None  # a provider's (redacted) reason, shown in the event
 
 
-class SettleResult(BaseModel):
-    """A guarded transition reports whether it won; it never raises for a refusal. `error`:
-    the type of a completion that failed where the failure is reported, not raised (the
-    model activity's completion on the answer); the run must then fail."""
-
-    applied: bool
-    status: RunStatus | None = None
-    error: str | None = None
-
-
 # --- read models (facade, CLI, API) ----------------------------------------------------
 
 
@@ -298,4 +294,4 @@ class EventView(BaseModel):
     created_at: datetime
 
 
-ModelTurn.model_rebuild()
+ModelResult.model_rebuild()

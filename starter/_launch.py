@@ -18,7 +18,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from agentrt.contracts.approval import CancelRequest
 from agentrt.contracts.errors import AgentRuntimeError, RunIdTakenError
 from agentrt.contracts.ids import UPDATE_BEGUN
-from agentrt.contracts.run import BeginReceipt, RunInput
+from agentrt.contracts.run import BegunResult, RunRequest
 from agentrt.core.temporal import connection_lost
 from agentrt.starter._deciding import cancel_workflow
 from agentrt.starter._starting import (
@@ -54,7 +54,7 @@ class Launcher:
     def task_queue_of(self, profile: str) -> str:
         return self._routes.get(profile, self._task_queue)
 
-    async def launch(self, request: RunInput) -> None:
+    async def launch(self, request: RunRequest) -> None:
         """Start the run's workflow and return once its row exists; the typed error of a
         run that cannot begin, or that no worker began within the bound, otherwise."""
         queue = self.task_queue_of(request.profile)
@@ -71,7 +71,7 @@ class Launcher:
                     # Unique within its workflow, whose id is the run's: the run uuid again
                     # would only repeat 36 bytes in three history events.
                     id=UPDATE_BEGUN,
-                    result_type=BeginReceipt,
+                    result_type=BegunResult,
                     rpc_timeout=timedelta(seconds=self._begin_timeout),
                 )
         except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError):

@@ -41,7 +41,7 @@ from agentrt.contracts.errors import (
 )
 from agentrt.contracts.ids import SA_PROFILE, SA_RUN_STATUS, WORKFLOW_AGENT_RUN
 from agentrt.contracts.profiles import MAX_ITERATIONS_CEILING
-from agentrt.contracts.run import DEFAULT_MAX_PROMPT_CHARS, RunInput, prompt_over_cap
+from agentrt.contracts.run import DEFAULT_MAX_PROMPT_CHARS, RunRequest, prompt_over_cap
 
 PROFILE_KEY = SearchAttributeKey.for_keyword(SA_PROFILE)
 STATUS_KEY = SearchAttributeKey.for_keyword(SA_RUN_STATUS)
@@ -90,7 +90,7 @@ def payload_keys_required(profile: str) -> PayloadKeysRequiredError:
     )
 
 
-def start_operation(request: RunInput, queue: str) -> WithStartWorkflowOperation[Any, Any]:
+def start_operation(request: RunRequest, queue: str) -> WithStartWorkflowOperation[Any, Any]:
     kind = "A2A task" if request.a2a_task_id else "agent run"
     return WithStartWorkflowOperation(
         WORKFLOW_AGENT_RUN,

@@ -13,7 +13,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from agentrt.contracts.approval import (
-    DecisionReceipt,
+    DecideResult,
     DecisionRefusal,
 )
 from agentrt.contracts.enums import RunStatus
@@ -25,7 +25,7 @@ from agentrt.contracts.errors import (
     UnknownProfileError,
 )
 from agentrt.contracts.ids import DEFAULT_TASK_QUEUE, QUERY_REFUSED_DECISIONS, UPDATE_DECIDE
-from agentrt.contracts.run import DEFAULT_MAX_PROMPT_CHARS, EventView, RunInput, RunView
+from agentrt.contracts.run import DEFAULT_MAX_PROMPT_CHARS, EventView, RunRequest, RunView
 from agentrt.core.profiles import load_profiles, needs_payload_keys
 from agentrt.core.settings import Settings
 from agentrt.core.temporal import connect
@@ -163,7 +163,7 @@ class AgentRuntime:
         run_id = checked_start(profile, prompt, max_iterations, run_id, self._max_prompt_chars)
         if profile in self._needs_keys:
             raise payload_keys_required(profile)
-        request = RunInput(
+        request = RunRequest(
             run_id=run_id,
             profile=profile,
             prompt=prompt,
@@ -278,7 +278,7 @@ class AgentRuntime:
             await handle.execute_update(
                 UPDATE_DECIDE,
                 decision,
-                result_type=DecisionReceipt,
+                result_type=DecideResult,
                 id=decision_update_id(decision, self._runs.sealer, run_id),
             )
         except WorkflowUpdateFailedError as err:

@@ -1,7 +1,6 @@
 """Terminal transitions. Each is one guarded conditional UPDATE: terminal is terminal."""
 
 import functools
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import and_, bindparam, case, func, select, update
@@ -16,7 +15,7 @@ from agentrt.contracts.enums import (
     TerminationReason,
 )
 from agentrt.contracts.messages import Usage
-from agentrt.contracts.run import TurnRecord
+from agentrt.contracts.run import Transition, TurnRecord
 from agentrt.store.answer import ceiling_of, keep_text
 from agentrt.store.context import StoreContext, rowcount, utcnow
 from agentrt.store.rows import MessageRow, RunRow
@@ -88,12 +87,6 @@ class AnswerMissingError(Exception):
     """The message the completion points at does not exist: refuse to complete."""
 
 
-@dataclass(frozen=True)
-class Settled:
-    applied: bool
-    status: RunStatus | None
-
-
 class SettleStore:
     def __init__(self, ctx: StoreContext) -> None:
         self._ctx = ctx
@@ -117,7 +110,7 @@ class SettleStore:
         usage: Usage,
         privacy: str,
         turn: TurnRecord | None = None,
-    ) -> Settled:
+    ) -> Transition:
         """Answer, totals, COMPLETED and the revision bump in one transaction, row locked.
         With `turn`, the answer's own turn is recorded first in the same transaction (the
         model activity that completes a run on its answer: one commit, not two); it is
@@ -134,7 +127,9 @@ class SettleStore:
                 self._completing_row, {"run_id": run_id, "answer_sequence": answer_sequence}
             ).first()
             if row is None or row.status not in NON_TERMINAL:
-                return Settled(False, None if row is None else RunStatus(row.status))
+                return Transition(
+                    applied=False, status=None if row is None else RunStatus(row.status)
+                )
             if row.body is None:
                 raise AnswerMissingError(f"{run_id}/{answer_sequence}")
             message = runs.open_body(run_id, answer_sequence, row.body)
@@ -168,7 +163,7 @@ class SettleStore:
                     hook.call(s, run_id, message.content)
             self._ctx.faults("complete.before_commit")
         self._ctx.faults("complete.after_commit")
-        return Settled(True, RunStatus.COMPLETED)
+        return Transition(applied=True, status=RunStatus.COMPLETED)
 
     def fail(
         self,
@@ -184,7 +179,7 @@ class SettleStore:
         privacy: str,
         event_kind: EventKind = EventKind.RUN_FAILED,
         extra: dict[str, Any] | None = None,
-    ) -> Settled:
+    ) -> Transition:
         """Settle a non-terminal run as FAILED or CANCELLED; a refused settle is reported."""
         if status not in TERMINAL_STATUSES or status is RunStatus.COMPLETED:
             raise ValueError(f"fail() cannot settle to {status}")
@@ -212,7 +207,9 @@ class SettleStore:
             )
             if not rowcount(res):
                 current = s.scalar(select(RunRow.status).where(RunRow.id == run_id))
-                return Settled(False, None if current is None else RunStatus(current))
+                return Transition(
+                    applied=False, status=None if current is None else RunStatus(current)
+                )
             payload: dict[str, Any] = {
                 "status": status.value,
                 "reason": reason.value,
@@ -227,4 +224,4 @@ class SettleStore:
                 self._ctx.sealer, run_id, sequence, event_kind, iterations, payload, privacy
             )
             insert_event(s, event)
-        return Settled(True, status)
+        return Transition(applied=True, status=status)

@@ -1,25 +1,19 @@
 """The one shape of a status change: a guarded conditional UPDATE of the run row."""
 
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from agentrt.contracts.enums import RunStatus
+from agentrt.contracts.run import Transition
 from agentrt.store.context import rowcount, utcnow
 from agentrt.store.rows import EventRow, RunRow
 
 
-@dataclass(frozen=True)
-class Moved:
-    applied: bool  # this call changed the row (its event is the caller's to write)
-    status: RunStatus | None  # the run's status now; None: no such run
-
-
 def move(
     s: Session, run_id: str, *, frm: RunStatus, to: RunStatus, sequence: int, **values: Any
-) -> Moved:
+) -> Transition:
     """`frm → to` in one conditional UPDATE with a revision bump.
 
     Not applied, but the run is already in `to` with this step's event at `sequence`: an
@@ -31,12 +25,12 @@ def move(
         .values(status=to.value, updated_at=utcnow(), revision=RunRow.revision + 1, **values)
     )
     if rowcount(res):
-        return Moved(True, to)
+        return Transition(applied=True, status=to)
     current = s.scalar(select(RunRow.status).where(RunRow.id == run_id))
     if current == to.value:
         step = s.scalar(
             select(EventRow.id).where(EventRow.run_id == run_id, EventRow.sequence == sequence)
         )
         if step is not None:
-            return Moved(False, to)
-    return Moved(False, None if current is None else RunStatus(current))
+            return Transition(applied=False, status=to)
+    return Transition(applied=False, status=None if current is None else RunStatus(current))

@@ -15,14 +15,14 @@ from temporalio.worker import ActivityInboundInterceptor, ExecuteActivityInput, 
 
 from agentrt.contracts.approval import ApprovalDecision
 from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason
-from agentrt.contracts.run import FenceState, TurnRecord
+from agentrt.contracts.run import FenceState, Transition, TurnRecord
 from agentrt.core.metrics import new_registry, waiting_gauge
 from agentrt.store.context import StoreContext, utcnow
 from agentrt.store.fence import FenceStore
 from agentrt.store.gauges import count_with_status, waiting_since
 from agentrt.store.hitl import HitlStore
 from agentrt.store.runs import RunStore
-from agentrt.store.settle import Settled, SettleStore
+from agentrt.store.settle import SettleStore
 
 # Approvals take seconds to days.
 WAIT_BUCKETS = (1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 86400, 3 * 86400, 7 * 86400)
@@ -133,7 +133,7 @@ class MeteredSettleStore(SettleStore):
 
     def complete(
         self, *, reason: TerminationReason, turn: TurnRecord | None = None, **kwargs: Any
-    ) -> Settled:
+    ) -> Transition:
         settled = super().complete(reason=reason, turn=turn, **kwargs)
         if turn is not None:  # the answer's turn, recorded in the completion's transaction
             count_turn(self._metrics, turn.payload)
@@ -141,7 +141,7 @@ class MeteredSettleStore(SettleStore):
             self._ended(Outcome.COMPLETED, reason)
         return settled
 
-    def fail(self, *, reason: TerminationReason, outcome: Outcome, **kwargs: Any) -> Settled:
+    def fail(self, *, reason: TerminationReason, outcome: Outcome, **kwargs: Any) -> Transition:
         settled = super().fail(reason=reason, outcome=outcome, **kwargs)
         if settled.applied:
             self._ended(outcome, reason)

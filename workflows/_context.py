@@ -17,7 +17,7 @@ with workflow.unsafe.imports_passed_through():
     from agentrt.contracts.enums import RunStatus, TerminationReason
     from agentrt.contracts.ids import SA_RUN_STATUS
     from agentrt.contracts.profiles import PrivacyLevel, RunPlan
-    from agentrt.contracts.run import SettleResult
+    from agentrt.contracts.run import Transition
 
 MAX_REFUSALS_KEPT = 20
 STATUS_KEY = SearchAttributeKey.for_keyword(SA_RUN_STATUS)
@@ -59,7 +59,7 @@ class RunContext:
     local_steps: bool = False  # LOCAL_STORE_STEPS, decided once at the run's start
     answer_completes: bool = False  # ANSWER_COMPLETES, likewise
     # The completion a model activity made on its answer, and the reason it ended with.
-    settled: SettleResult | None = None
+    settled: Transition | None = None
     answer_reason: TerminationReason | None = None
 
     def require_plan(self) -> RunPlan:

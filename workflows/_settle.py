@@ -20,7 +20,7 @@ with workflow.unsafe.imports_passed_through():
     from agentrt.contracts.approval import CancelRequest
     from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason
     from agentrt.contracts.errors import ErrorType
-    from agentrt.contracts.run import CompleteRequest, FailRequest, RunResult, SettleResult
+    from agentrt.contracts.run import CompleteRequest, FailRequest, RunResult, Transition
 
 
 _FAILED_COMPLETION = {
@@ -159,7 +159,7 @@ async def _settle(
     return await _finish(ctx, _result(ctx, why.status, why.outcome, why.reason))
 
 
-def _completed_first(ctx: RunContext, settled: SettleResult | None) -> bool:
+def _completed_first(ctx: RunContext, settled: Transition | None) -> bool:
     """A stop or cancel that found the run COMPLETED: the model activity completed it on
     its answer while the workflow was being cancelled (or the activity's result was lost
     to the cancel). Terminal is terminal: the run ends completed, in Temporal too."""
@@ -180,7 +180,7 @@ def _completed_result(ctx: RunContext) -> RunResult:
 
 async def _write_settle(
     ctx: RunContext, why: Stop, actor: str | None = None, note: str | None = None
-) -> SettleResult | None:
+) -> Transition | None:
     """The guarded terminal write, retried until the store takes it (settle_call)."""
     if why.already_settled:
         return None

@@ -26,14 +26,14 @@ with workflow.unsafe.imports_passed_through():
         BeginRequest,
         BeginResult,
         ModelRequest,
-        ModelTurn,
+        ModelResult,
         RefuseRequest,
-        RunInput,
+        RunRequest,
         ToolCallRequest,
     )
 
 
-async def begin(ctx: RunContext, inp: RunInput) -> BeginResult:
+async def begin(ctx: RunContext, inp: RunRequest) -> BeginResult:
     """Insert the run row. A cancel that arrives meanwhile waits for it: cut short, the
     activity could still commit a row that nobody settles. The run then takes the
     cancel at its first check and settles CANCELLED like any other."""
@@ -64,7 +64,7 @@ async def begin(ctx: RunContext, inp: RunInput) -> BeginResult:
     return work.result()
 
 
-async def model(ctx: RunContext, round_no: int, seq: int, *, offer_tools: bool) -> ModelTurn:
+async def model(ctx: RunContext, round_no: int, seq: int, *, offer_tools: bool) -> ModelResult:
     plan = ctx.require_plan()
     ctx.check_cancel()
     answer = None

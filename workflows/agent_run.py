@@ -30,7 +30,7 @@ with workflow.unsafe.imports_passed_through():
     from agentrt.contracts.approval import (
         ApprovalDecision,
         CancelRequest,
-        DecisionReceipt,
+        DecideResult,
         DecisionRefusal,
         PendingApproval,
         denial_note,
@@ -49,8 +49,8 @@ with workflow.unsafe.imports_passed_through():
     )
     from agentrt.contracts.profiles import RunPlan
     from agentrt.contracts.run import (
-        BeginReceipt,
-        RunInput,
+        BegunResult,
+        RunRequest,
         RunResult,
     )
 
@@ -86,7 +86,7 @@ class AgentRunWorkflow:
         workflow.logger.warning("decision by signal refused: %s", refused.refusal)
 
     @workflow.update(name=UPDATE_DECIDE)
-    async def decide(self, decision: ApprovalDecision) -> DecisionReceipt:
+    async def decide(self, decision: ApprovalDecision) -> DecideResult:
         ctx = self._ctx
         if not ctx.gate.accept(decision):
             # A guard: the validator checked just before, and the SDK (1.35) yields nothing
@@ -113,7 +113,7 @@ class AgentRunWorkflow:
                 "the run ended before the decision was recorded",
                 type=ErrorType.NOT_AWAITING_APPROVAL.value,
             )
-        return DecisionReceipt(
+        return DecideResult(
             run_id=ctx.run_id, approved=decision.approved, turn_digest=decision.turn_digest
         )
 
@@ -158,7 +158,7 @@ class AgentRunWorkflow:
     # ABANDON: every path out of `run` lets it answer first; should one not, the starter
     # gets "workflow completed" rather than the workflow failing its task over it.
     @workflow.update(name=UPDATE_BEGUN, unfinished_policy=workflow.HandlerUnfinishedPolicy.ABANDON)
-    async def begun(self) -> BeginReceipt:
+    async def begun(self) -> BegunResult:
         """Answers once the run row exists, or fails with why it never will (the starter's
         Update-with-Start: `start` returns only for a run that exists)."""
         ctx = self._ctx
@@ -167,7 +167,7 @@ class AgentRunWorkflow:
             failure = ctx.begin_failure
             assert failure is not None
             raise ApplicationError(failure.message, type=failure.type, non_retryable=True)
-        return BeginReceipt(
+        return BegunResult(
             run_id=ctx.run_id, profile=ctx.plan.profile, max_iterations=ctx.plan.max_iterations
         )
 
@@ -193,7 +193,7 @@ class AgentRunWorkflow:
     # --- the run --------------------------------------------------------------------------
 
     @workflow.run
-    async def run(self, inp: RunInput) -> RunResult:
+    async def run(self, inp: RunRequest) -> RunResult:
         ctx = self._ctx
         ctx.run_id = inp.run_id
         ctx.task_id = inp.a2a_task_id

@@ -8,7 +8,7 @@ import pytest
 from temporalio.client import Client
 
 from agentrt.contracts.ids import WORKFLOW_AGENT_RUN
-from agentrt.contracts.run import RunInput
+from agentrt.contracts.run import RunRequest
 from agentrt.workers.main import make_worker
 from tests.api.conftest import Live
 from tests.api.ops_helpers import LOOKUP, REFUND, error_type, http, name, start, token, wait_status
@@ -90,7 +90,7 @@ async def test_a_repeated_start_temporal_accepted_before_its_row_is_written_gets
     lonely = f"later-{uuid.uuid4().hex[:8]}"  # no worker yet: the row cannot exist
     await client.start_workflow(
         WORKFLOW_AGENT_RUN,
-        RunInput(run_id=run_id, profile="helper", prompt=LOOKUP, initiator=alice),
+        RunRequest(run_id=run_id, profile="helper", prompt=LOOKUP, initiator=alice),
         id=run_id,
         task_queue=lonely,
     )

@@ -15,7 +15,7 @@ from agentrt.api.settings import ApiSettings
 from agentrt.api.tasks import TaskService
 from agentrt.contracts.enums import EventKind, RunStatus
 from agentrt.contracts.ids import WORKFLOW_AGENT_RUN
-from agentrt.contracts.run import RunInput
+from agentrt.contracts.run import RunRequest
 from agentrt.core.profiles import load_profiles
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.a2a import A2AStore
@@ -70,7 +70,7 @@ async def test_cancel_of_a_task_whose_run_has_not_begun_closes_it_canceled(
     # Started (as by an older API process) but no worker has begun it.
     await client.start_workflow(
         WORKFLOW_AGENT_RUN,
-        RunInput(run_id=run_id, profile="helper", prompt="hello", a2a_task_id=task_id),
+        RunRequest(run_id=run_id, profile="helper", prompt="hello", a2a_task_id=task_id),
         id=run_id,
         task_queue=queue,
     )

@@ -22,7 +22,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from agentrt.api.settings import ApiSettings, key_digest
 from agentrt.contracts.errors import InvalidRequestError, PromptTooLongError
 from agentrt.contracts.ids import WORKFLOW_AGENT_RUN
-from agentrt.contracts.run import RunInput
+from agentrt.contracts.run import RunRequest
 from agentrt.core.settings import Settings
 from agentrt.starter.cli import main as cli_main
 from agentrt.starter.facade import AgentRuntime
@@ -239,7 +239,7 @@ async def test_a_worker_refuses_a_prompt_over_its_cap_from_a_client_that_skipped
         async with make_worker(client, built, capped):
             handle = await client.start_workflow(
                 WORKFLOW_AGENT_RUN,
-                RunInput(run_id=run_id, profile="support", prompt="x" * (CAP + 1)),
+                RunRequest(run_id=run_id, profile="support", prompt="x" * (CAP + 1)),
                 id=run_id,
                 task_queue=queue,
             )

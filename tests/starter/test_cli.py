@@ -18,7 +18,7 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from agentrt.contracts.ids import WORKFLOW_AGENT_RUN
-from agentrt.contracts.run import RunInput
+from agentrt.contracts.run import RunRequest
 from agentrt.core.devserver import free_port
 from agentrt.core.settings import Settings
 from agentrt.starter.cli import main
@@ -136,7 +136,7 @@ async def test_follow_waits_for_a_run_that_no_worker_has_begun_yet(
     run_id = str(uuid.uuid4())
     await client.start_workflow(
         WORKFLOW_AGENT_RUN,
-        RunInput(run_id=run_id, profile="auto", prompt=REFUND),
+        RunRequest(run_id=run_id, profile="auto", prompt=REFUND),
         id=run_id,
         task_queue=os.environ["AGENTRT_TASK_QUEUE"],
     )

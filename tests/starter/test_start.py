@@ -17,7 +17,7 @@ from agentrt.contracts.errors import (
     UnknownProfileError,
 )
 from agentrt.contracts.ids import WORKFLOW_AGENT_RUN
-from agentrt.contracts.run import RunInput
+from agentrt.contracts.run import RunRequest
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.runs import RunStore
 from tests._proxy import FlakyProxy
@@ -102,7 +102,7 @@ async def test_cancel_of_a_run_not_begun_yet_closes_it_canceled(
     run_id = str(uuid.uuid4())
     await client.start_workflow(
         WORKFLOW_AGENT_RUN,
-        RunInput(run_id=run_id, profile="support", prompt=REFUND),
+        RunRequest(run_id=run_id, profile="support", prompt=REFUND),
         id=run_id,
         task_queue=task_queue,
     )
@@ -134,7 +134,7 @@ async def test_cli_status_of_a_run_that_failed_to_begin_says_so(
     run_id = str(uuid.uuid4())
     handle = await client.start_workflow(
         WORKFLOW_AGENT_RUN,
-        RunInput(run_id=run_id, profile="nosuch", prompt="hello"),
+        RunRequest(run_id=run_id, profile="nosuch", prompt="hello"),
         id=run_id,
         task_queue=task_queue,
     )

@@ -7,7 +7,7 @@ from agentrt.contracts.ids import WORKFLOW_AGENT_RUN
 from agentrt.workflows.agent_run import AgentRunWorkflow
 
 with workflow.unsafe.imports_passed_through():
-    from agentrt.contracts.run import RunInput, RunResult
+    from agentrt.contracts.run import RunRequest, RunResult
 
 V2_MARKER = "v2 loop"
 
@@ -15,6 +15,6 @@ V2_MARKER = "v2 loop"
 @workflow.defn(name=WORKFLOW_AGENT_RUN)
 class AgentRunWorkflowV2(AgentRunWorkflow):
     @workflow.run
-    async def run(self, inp: RunInput) -> RunResult:
+    async def run(self, inp: RunRequest) -> RunResult:
         await workflow.sleep(0.001, summary=V2_MARKER)
         return await super().run(inp)

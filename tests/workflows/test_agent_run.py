@@ -11,7 +11,7 @@ from temporalio.worker import Worker
 from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
 from agentrt.contracts.errors import UnknownProfileError
 from agentrt.contracts.ids import SA_RUN_STATUS, WORKFLOW_AGENT_RUN
-from agentrt.contracts.run import RunInput, RunResult
+from agentrt.contracts.run import RunRequest, RunResult
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.demo import DemoWorld
 from agentrt.workers.compose import Parts
@@ -129,7 +129,7 @@ async def test_a_run_started_without_a_status_upserts_running_itself(
     run_id = str(uuid.uuid4())
     result = await client.execute_workflow(
         WORKFLOW_AGENT_RUN,
-        RunInput(run_id=run_id, profile="auto", prompt="what about my order?"),
+        RunRequest(run_id=run_id, profile="auto", prompt="what about my order?"),
         id=run_id,
         task_queue=task_queue,
         result_type=RunResult,

@@ -16,7 +16,7 @@ from agentrt.activities.model import ModelActivities
 from agentrt.contracts.approval import CancelRequest
 from agentrt.contracts.enums import EventKind, RunStatus, TerminationReason
 from agentrt.contracts.ids import SIGNAL_CANCEL
-from agentrt.contracts.run import ModelTurn, RunResult
+from agentrt.contracts.run import ModelResult, RunResult
 from agentrt.core.settings import Settings
 from agentrt.core.temporal import data_converter
 from agentrt.starter.facade import AgentRuntime
@@ -51,7 +51,7 @@ def _scheduled(events: list, name: str) -> list:  # type: ignore[type-arg]
     ]
 
 
-def _last_turn(events: list) -> ModelTurn:  # type: ignore[type-arg]
+def _last_turn(events: list) -> ModelResult:  # type: ignore[type-arg]
     model_ids = {e.event_id for e in _scheduled(events, "model.complete")}
     done = [
         e.activity_task_completed_event_attributes
@@ -60,8 +60,8 @@ def _last_turn(events: list) -> ModelTurn:  # type: ignore[type-arg]
         and e.activity_task_completed_event_attributes.scheduled_event_id in model_ids
     ]
     payload = done[-1].result.payloads[0]
-    turn = data_converter().payload_converter.from_payload(payload, ModelTurn)
-    assert isinstance(turn, ModelTurn)
+    turn = data_converter().payload_converter.from_payload(payload, ModelResult)
+    assert isinstance(turn, ModelResult)
     return turn
 
 
