@@ -131,6 +131,8 @@ def make_worker(client: Client, resources: WorkerResources, settings: Settings) 
         workflows=[AgentRunWorkflow],
         workflow_runner=sandbox_runner(client.data_converter),
         activities=resources.activities,
+        # Sync activities (the store's transitions) run on the worker's bounded pool.
+        activity_executor=resources.executor,
         interceptors=worker_interceptors(client, resources),
         max_concurrent_activities=settings.max_concurrent_activities,
         max_concurrent_workflow_tasks=settings.max_concurrent_workflow_tasks,

@@ -4,6 +4,7 @@ own concurrency. A provider's request-rate limit is set on its model queue
 (`max_task_queue_activities_per_second`): the server enforces it across every worker."""
 
 from collections.abc import Callable
+from concurrent.futures import Executor
 from datetime import timedelta
 from typing import Any
 
@@ -41,6 +42,7 @@ def fleet_workers(client: Client, resources: WorkerResources, settings: Settings
                     resources.model_activities,
                     settings.model_concurrency,
                     rate=limits.get(provider),
+                    executor=resources.executor,
                 )
             )
     tool_queues: list[str] = []
@@ -57,7 +59,12 @@ def fleet_workers(client: Client, resources: WorkerResources, settings: Settings
     for queue in dict.fromkeys(tool_queues):
         workers.append(
             _activity_worker(
-                client, settings, queue, resources.tool_activities, settings.tool_concurrency
+                client,
+                settings,
+                queue,
+                resources.tool_activities,
+                settings.tool_concurrency,
+                executor=resources.executor,
             )
         )
     if not workers:
@@ -79,6 +86,7 @@ def maintenance_worker(client: Client, resources: WorkerResources, settings: Set
         task_queue=settings.maintenance_task_queue,
         workflows=[RetentionWorkflow],
         activities=retention.activities(),
+        activity_executor=resources.executor,
         workflow_runner=sandbox_runner(client.data_converter),
         max_concurrent_activities=4,
         graceful_shutdown_timeout=timedelta(seconds=settings.graceful_shutdown_seconds),
@@ -97,11 +105,13 @@ def _activity_worker(
     concurrency: int,
     *,
     rate: float | None = None,
+    executor: Executor | None = None,
 ) -> Worker:
     return Worker(
         client,
         task_queue=queue,
         activities=activities,
+        activity_executor=executor,
         max_concurrent_activities=concurrency or settings.max_concurrent_activities,
         max_task_queue_activities_per_second=rate,
         graceful_shutdown_timeout=timedelta(seconds=settings.graceful_shutdown_seconds),
