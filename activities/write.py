@@ -1,6 +1,5 @@
 """The non-idempotent write: claim the fence, run the effect once, record and clear."""
 
-import asyncio
 import time
 
 from temporalio import activity
@@ -16,6 +15,7 @@ from agentrt.activities._common import (
     snapshot_of,
     tool_context,
 )
+from agentrt.activities._shield import shield_until_done
 from agentrt.activities.ports import FaultHook, FencePort, RunPort, ToolStepPort, no_faults
 from agentrt.activities.registry import ToolRegistry
 from agentrt.activities.tools import call_tool
@@ -66,18 +66,12 @@ class WriteActivities(ActivityGroup):
                 raise fatal("write fence could not be claimed", ErrorType.FENCE_REJECTED)
             # Once claimed, the write finishes and is recorded even if the run is cancelled
             # meanwhile: the effect is shielded from the activity's cancellation.
-            claimed = asyncio.ensure_future(self._claimed(req, privacy))
-            # Shield on every await: a second cancellation (the run's cancel, then a
-            # worker shutdown) must not reach the write between its claim and its record.
-            while True:
-                try:
-                    return await asyncio.shield(claimed)
-                except asyncio.CancelledError:
-                    if claimed.cancelled():  # the write itself was cancelled (loop shutdown)
-                        raise
-                    activity.logger.info(
-                        "run %s cancelled during a claimed write: finishing it", req.run_id
-                    )
+            return await shield_until_done(
+                self._claimed(req, privacy),
+                on_cancel=lambda: activity.logger.info(
+                    "run %s cancelled during a claimed write: finishing it", req.run_id
+                ),
+            )
 
     async def _claimed(self, req: ToolCallRequest, privacy: str) -> ToolCallResult:
         assert req.fence_token is not None

@@ -2,7 +2,6 @@
 The workflow's own outcome mirrors the run's, so Temporal Web tells operators the truth."""
 
 import asyncio
-from collections.abc import Awaitable
 from datetime import timedelta
 from typing import TypeVar
 
@@ -16,6 +15,7 @@ from agentrt.workflows._loop import Stop
 from agentrt.workflows._pauses import project
 
 with workflow.unsafe.imports_passed_through():
+    from agentrt.activities._shield import shield_until_done
     from agentrt.activities.run import RunActivities
     from agentrt.contracts.approval import CancelRequest
     from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason
@@ -106,7 +106,7 @@ async def cancelled(ctx: RunContext) -> RunResult:
     why = Stop(TerminationReason.CANCELLED, status=RunStatus.CANCELLED)
     if native is None and workflow.patched(SIGNAL_CANCEL_CLOSES_CANCELED):
         # Cancelled by signal: Temporal's cancel follows, and must not cut the settle short.
-        settled = await _uncancellable(
+        settled = await shield_until_done(
             _write_settle(ctx, why, actor=request.by, note=request.reason)
         )
         if _completed_first(ctx, settled):
@@ -138,16 +138,6 @@ async def _native_cancel(within: timedelta) -> None:
         pass  # it arrived: the one cancellation it brings is spent here, not on the settle
     except TimeoutError:
         workflow.logger.warning("cancel by signal without Temporal's cancel request")
-
-
-async def _uncancellable(work: Awaitable[T]) -> T:
-    task = asyncio.ensure_future(work)
-    while True:
-        try:
-            return await asyncio.shield(task)
-        except asyncio.CancelledError:
-            if task.cancelled():
-                raise
 
 
 async def _settle(

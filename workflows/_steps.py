@@ -1,8 +1,6 @@
 """The run's steps, each one activity on the run's context: begin, a model call, a tool call
 (a non-idempotent write goes behind its fence), a refused call."""
 
-import asyncio
-
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
 
@@ -14,6 +12,7 @@ from agentrt.workflows._fenced_write import fenced_write
 from agentrt.workflows._loop import Route, guardrail_stop, may_pause_for_input, route
 
 with workflow.unsafe.imports_passed_through():
+    from agentrt.activities._shield import shield_until_done
     from agentrt.activities.model import ModelActivities
     from agentrt.activities.run import RunActivities
     from agentrt.activities.tools import ToolActivities
@@ -45,7 +44,7 @@ async def begin(ctx: RunContext, inp: RunRequest) -> BeginResult:
         max_iterations=inp.max_iterations,
         workflow_run_id=workflow.info().run_id,
     )
-    work = asyncio.ensure_future(
+    return await shield_until_done(
         store_step(
             ctx.local_steps,
             RunActivities.begin,
@@ -55,13 +54,6 @@ async def begin(ctx: RunContext, inp: RunRequest) -> BeginResult:
             summary=f"begin {inp.profile}",
         )
     )
-    while not work.done():
-        try:
-            await asyncio.shield(work)
-        except asyncio.CancelledError:
-            if work.cancelled():
-                raise
-    return work.result()
 
 
 async def model(ctx: RunContext, round_no: int, seq: int, *, offer_tools: bool) -> ModelResult:
