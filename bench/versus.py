@@ -169,8 +169,8 @@ async def saturation(bench: Bench, cfg: BenchConfig) -> Saturation:
     order = list(kinds)
     for _ in range(cfg.burst_reps):
         # Alternating, so drift hits every kind alike; the order reverses each repetition
-        # (loop, storeless, agent; then agent, storeless, loop), because the first burst of
-        # a set has measured faster than the others.
+        # (loop, storeless, agent; then agent, storeless, loop), so that no kind always
+        # bursts first (on a shared machine, order has moved runs/s: bench/HISTORY.md set 3).
         for kind in order:
             bursts[kind].append(await burst(cfg.burst, kinds[kind], postgres=postgres))
         order.reverse()
