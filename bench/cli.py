@@ -18,12 +18,20 @@ from pathlib import Path
 from agentrt.core.devserver import extra_args, temporal_cli
 from agentrt.core.settings import Settings
 from agentrt.store.sealing import Sealer
-from bench import memory, tuning, versus
+from bench import memory, tuning
 from bench.config import BenchConfig, tiny
 from bench.database import bench_database, describe
 from bench.harness import RESULTS_DIR, bench_settings, dev_server
 from bench.report import Report, Table, ms, times, verdict
 from bench.suite import SHARED_SECTIONS, run_shared
+from bench.versus_report import (
+    CPU_TARGET,
+    IDLE_TARGETS,
+    STORELESS_CPU_TARGET,
+    STORELESS_IDLE_TARGETS,
+    STORELESS_THROUGHPUT_TARGET,
+    THROUGHPUT_TARGET,
+)
 
 ALL_SECTIONS = (*SHARED_SECTIONS, "memory", "devserver")
 
@@ -117,27 +125,45 @@ def _row(table: Table, measure: str, value: str, target: str, ok: bool | None) -
     table.rows.append([measure, value, target, "" if ok is None else verdict(ok)])
 
 
+def _storeless_rows(table: Table, f: dict[str, float]) -> None:
+    """Issue 26's targets: the agent against the storeless loop (the samples' loop)."""
+    for key in sorted(k for k in f if k.startswith("storeless.k") and k.endswith(".ratio")):
+        k = int(key.split(".")[1][1:])
+        target = STORELESS_IDLE_TARGETS.get(k)
+        _row(table, f"agent/storeless loop wall time, k={k}", times(f[key]),
+             f"<= {target}" if target else "-", f[key] <= target if target else None)  # fmt: skip
+    if "storeless.sat.throughput_ratio" in f:
+        tput, cpu = f["storeless.sat.throughput_ratio"], f["storeless.sat.worker_cpu_ratio"]
+        _row(table, "saturation throughput agent/storeless loop", times(tput),
+             f">= {STORELESS_THROUGHPUT_TARGET}", tput >= STORELESS_THROUGHPUT_TARGET)  # fmt: skip
+        _row(table, "saturation CPU per run agent/storeless loop, worker", times(cpu),
+             f"<= {STORELESS_CPU_TARGET}", cpu <= STORELESS_CPU_TARGET)  # fmt: skip
+        _row(table, "saturation CPU per run agent/storeless loop, server",
+             times(f["storeless.sat.server_cpu_ratio"]), "-", None)  # fmt: skip
+
+
 def headline(report: Report) -> Table:
-    """Every target of issue 12 next to its measured value."""
+    """Every target of issues 12 and 26 next to its measured value."""
     f = report.figures
-    table = Table("Headline (issue 12 targets)", ["measure", "value", "target", ""])
-    for k, target in versus.IDLE_TARGETS.items():
+    table = Table("Headline (issue 12 and 26 targets)", ["measure", "value", "target", ""])
+    for k, target in IDLE_TARGETS.items():
         if f"loop.k{k}.ratio" in f:
             v = f[f"loop.k{k}.ratio"]
             _row(table, f"agent/hand-written loop wall time, k={k}", times(v), f"<= {target}",
                  v <= target)  # fmt: skip
     for key in sorted(k for k in f if k.startswith("loop.k") and k.endswith(".ratio")):
         k = int(key.split(".")[1][1:])
-        if k not in versus.IDLE_TARGETS:
+        if k not in IDLE_TARGETS:
             _row(table, f"agent/hand-written loop wall time, k={k}", times(f[key]), "-", None)
     if "loop.sat.throughput_ratio" in f:
         v = f["loop.sat.throughput_ratio"]
         _row(table, "saturation throughput agent/loop", times(v),
-             f">= {versus.THROUGHPUT_TARGET}", v >= versus.THROUGHPUT_TARGET)  # fmt: skip
+             f">= {THROUGHPUT_TARGET}", v >= THROUGHPUT_TARGET)  # fmt: skip
         for part in ("worker", "server"):
             v = f[f"loop.sat.{part}_cpu_ratio"]
             _row(table, f"saturation CPU per run agent/loop, {part}", times(v),
-                 f"<= {versus.CPU_TARGET}", v <= versus.CPU_TARGET)  # fmt: skip
+                 f"<= {CPU_TARGET}", v <= CPU_TARGET)  # fmt: skip
+    _storeless_rows(table, f)
     if "memory.agent_mb_at_1000" in f:
         v = f["memory.agent_mb_at_1000"]
         _row(table, "worker RSS, 1000 runs waiting for approval",

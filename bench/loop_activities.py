@@ -1,10 +1,12 @@
-"""The baseline loop's activities: trivial, but with the I/O a minimal persistent loop does.
+"""The baseline loops' activities: trivial, but with the I/O a minimal persistent loop does.
 
-The model activity reads the run's conversation rows and commits the turn in one
-transaction; the tool activity runs the same demo-world operation as the agent's tool
-(`lookup_order` reads a record, `issue_refund` appends a ledger row). They use the agent's
-own engine, so the SQLite pragmas (WAL, BEGIN IMMEDIATE, synchronous=NORMAL) or the
-PostgreSQL pool are the same.
+The persistent loop's model activity reads the run's conversation rows and commits the turn
+in one transaction; the storeless loop's answers the same script and touches nothing. The
+tool activity (both loops) runs the same demo-world operation as the agent's tool
+(`lookup_order` reads a record, `issue_refund` appends a ledger row): that I/O is the
+tool's, which the agent's tools do too, not the loop's own store. They use the agent's own
+engine, so the SQLite pragmas (WAL, BEGIN IMMEDIATE, synchronous=NORMAL) or the PostgreSQL
+pool are the same.
 """
 
 import asyncio
@@ -16,6 +18,7 @@ from agentrt.store.context import StoreContext
 from agentrt.store.demo import DemoWorld
 from bench.loop_workflow import (
     ACT_LOOP_MODEL,
+    ACT_LOOP_MODEL_STORELESS,
     ACT_LOOP_TOOL,
     READ_TOOL,
     WRITE_TOOL,
@@ -38,6 +41,13 @@ def create_tables(engine: Engine) -> None:
     _meta.create_all(engine)
 
 
+def scripted_turn(req: LoopModelIn) -> LoopTurn:
+    """The model's script: a read per round, the write in round k, then the answer."""
+    if req.round > req.tools:
+        return LoopTurn(content=f"Done after {req.tools} tool calls.")
+    return LoopTurn(content="", tool=WRITE_TOOL if req.round == req.tools else READ_TOOL)
+
+
 class LoopActivities:
     def __init__(self, ctx: StoreContext) -> None:
         self._ctx = ctx
@@ -51,12 +61,13 @@ class LoopActivities:
 
     @activity.defn(name=ACT_LOOP_MODEL)
     async def model(self, req: LoopModelIn) -> LoopTurn:
-        if req.round > req.tools:
-            turn = LoopTurn(content=f"Done after {req.tools} tool calls.")
-        else:
-            turn = LoopTurn(content="", tool=WRITE_TOOL if req.round == req.tools else READ_TOOL)
+        turn = scripted_turn(req)
         await asyncio.to_thread(self._record, req.run_id, req.round, turn.content)
         return turn
+
+    @activity.defn(name=ACT_LOOP_MODEL_STORELESS)
+    async def model_storeless(self, req: LoopModelIn) -> LoopTurn:
+        return scripted_turn(req)
 
     @activity.defn(name=ACT_LOOP_TOOL)
     async def tool(self, req: LoopToolIn) -> str:

@@ -1,9 +1,12 @@
-"""The hand-written baseline: an agent loop written the way the Temporal samples write one.
+"""The hand-written baselines: an agent loop written the way the Temporal samples write one.
 
-A model activity, then one activity per tool call, default retries, no fence, no store of
-its own: the transcript travels in the activities' inputs (so its history grows with the
-square of the run length), and a non-idempotent write is simply retried. Loaded inside the
-workflow sandbox, so it imports nothing but temporalio: activities are called by name.
+A model activity, then one activity per tool call, default retries, no fence, no audit: the
+transcript travels in the activities' inputs (so its history grows with the square of the
+run length), and a non-idempotent write is simply retried. Two model activities: the
+persistent loop's commits a turn row per model call (issue 12's baseline); the storeless
+loop's (`stores=False`, issue 26's plainest baseline) stores nothing, as the samples' does.
+Loaded inside the workflow sandbox, so it imports nothing but temporalio: activities are
+called by name.
 """
 
 from dataclasses import dataclass, field
@@ -13,6 +16,7 @@ from temporalio import workflow
 
 WORKFLOW_LOOP = "BenchLoop"
 ACT_LOOP_MODEL = "bench.loop.model"
+ACT_LOOP_MODEL_STORELESS = "bench.loop.model_storeless"
 ACT_LOOP_TOOL = "bench.loop.tool"
 SIGNAL_LOOP_APPROVE = "approve"
 WRITE_TOOL = "refund"  # the non-idempotent write (a ledger append)
@@ -24,6 +28,7 @@ class LoopInput:
     run_id: str
     tools: int  # tool calls in all; the last one is the write
     wait_for_approval: bool = False  # memory section: wait for a signal before the tools
+    stores: bool = True  # False: the storeless loop (its model activity writes nothing)
 
 
 @dataclass(frozen=True)
@@ -66,9 +71,10 @@ class LoopWorkflow:
     async def run(self, inp: LoopInput) -> int:
         messages = [LoopMessage("user", "bench")]
         calls = 0
+        model = ACT_LOOP_MODEL if inp.stores else ACT_LOOP_MODEL_STORELESS
         for round_no in range(1, inp.tools + 2):
             turn = await workflow.execute_activity(
-                ACT_LOOP_MODEL,
+                model,
                 LoopModelIn(inp.run_id, round_no, inp.tools, list(messages)),
                 result_type=LoopTurn,
                 start_to_close_timeout=timedelta(seconds=60),

@@ -8,7 +8,14 @@ to the target once the figure meets it: edit LAST_MEASURED when a change moves a
 
 from dataclasses import dataclass
 
-from bench import versus
+from bench.versus_report import (
+    CPU_TARGET,
+    IDLE_TARGETS,
+    STORELESS_CPU_TARGET,
+    STORELESS_IDLE_TARGETS,
+    STORELESS_THROUGHPUT_TARGET,
+    THROUGHPUT_TARGET,
+)
 
 
 @dataclass(frozen=True)
@@ -41,9 +48,33 @@ class Limit:
 # 0.58x-0.64x and 1.62x-1.95x over the smoke runs of this and the session before, so their
 # noise is set to reach that spread.
 LIMITS = (
-    Limit("loop.k1.ratio", versus.IDLE_TARGETS[1], 1.39, 0.45),
-    Limit("loop.k3.ratio", versus.IDLE_TARGETS[3], 1.28, 0.4),
-    Limit("loop.sat.throughput_ratio", versus.THROUGHPUT_TARGET, 0.82, 0.2, True),
-    Limit("loop.sat.worker_cpu_ratio", versus.CPU_TARGET, 1.28, 0.55),
-    Limit("loop.sat.server_cpu_ratio", versus.CPU_TARGET, 1.19, 0.3),
+    Limit("loop.k1.ratio", IDLE_TARGETS[1], 1.39, 0.45),
+    Limit("loop.k3.ratio", IDLE_TARGETS[3], 1.28, 0.4),
+    Limit("loop.sat.throughput_ratio", THROUGHPUT_TARGET, 0.82, 0.2, True),
+    Limit("loop.sat.worker_cpu_ratio", CPU_TARGET, 1.28, 0.55),
+    Limit("loop.sat.server_cpu_ratio", CPU_TARGET, 1.19, 0.3),
+)
+
+
+@dataclass(frozen=True)
+class Target:
+    """A figure reported against its target by the smoke run, never asserted."""
+
+    figure: str
+    target: float
+    higher_is_better: bool = False
+
+    def met(self, value: float) -> bool:
+        return value >= self.target if self.higher_is_better else value <= self.target
+
+
+# Issue 26's targets against the storeless loop: printed by the smoke run next to the limits
+# above. The code before the redesign misses them (the issue measured 1.52x, 1.53x, 0.71x
+# and 1.73x on SQLite; bench/HISTORY.md, set 6), and a limit set to today's figures plus
+# the smoke size's noise would sit far above the targets: so they are reported only.
+REPORTED = (
+    Target("storeless.k1.ratio", STORELESS_IDLE_TARGETS[1]),
+    Target("storeless.k3.ratio", STORELESS_IDLE_TARGETS[3]),
+    Target("storeless.sat.throughput_ratio", STORELESS_THROUGHPUT_TARGET, True),
+    Target("storeless.sat.worker_cpu_ratio", STORELESS_CPU_TARGET),
 )

@@ -8,7 +8,8 @@ rows), so numbers appear only when the runs did what they should.
 test_ratios_within_limits is the bench smoke run: timed, so it runs only when
 AGENTRT_BENCH_SMOKE=1 (`./dev bench-smoke`), never in `./dev test` or .ci/run. It fails when
 a ratio against the hand-written loop passes its limit (bench/smoke.py) by more than the
-noise measured for it.
+noise measured for it. It also prints the ratios against the storeless loop next to issue
+26's targets, without asserting them (bench/smoke.py REPORTED: today's code misses them).
 """
 
 import dataclasses
@@ -23,7 +24,7 @@ from agentrt.core.settings import Settings
 from bench.cli import headline
 from bench.config import BenchConfig, tiny
 from bench.harness import bench_settings
-from bench.smoke import LIMITS
+from bench.smoke import LIMITS, REPORTED
 from bench.suite import SHARED_SECTIONS, run_shared
 
 
@@ -47,6 +48,10 @@ async def test_benchmark_produces_every_figure(
         "loop.sat.throughput_ratio",
         "loop.sat.worker_cpu_ratio",
         "loop.sat.server_cpu_ratio",
+        "storeless.k1.ratio",
+        "storeless.sat.throughput_ratio",
+        "storeless.sat.worker_cpu_ratio",
+        "storeless.sat.server_cpu_ratio",
         "overhead.k1.ratio",
         "overhead.k1.ratio_db",
         "overhead.k1.agent_rps",
@@ -63,10 +68,11 @@ async def test_benchmark_produces_every_figure(
     assert report.figures["history.bytes_per_model_call.first"] > 0
     # PostgreSQL's own CPU is read from its processes; SQLite runs inside the worker.
     on_postgres = settings.resolved_database_url().startswith("postgresql")
-    assert ("loop.sat.database_cpu_ratio" in report.figures) is on_postgres
-    if on_postgres:  # /proc counts 10 ms ticks: 4 runs a burst here may read 0 (NaN, 0)
-        value = report.figures["loop.sat.database_cpu_ratio"]
-        assert math.isnan(value) or value >= 0
+    for key in ("loop.sat.database_cpu_ratio", "storeless.sat.database_cpu_ratio"):
+        assert (key in report.figures) is on_postgres, key
+        if on_postgres:  # /proc counts 10 ms ticks: 4 runs a burst here may read 0 (NaN, 0)
+            value = report.figures[key]
+            assert math.isnan(value) or value >= 0, key
     # Counted in the histories, so exact: the stamp's activity and the workflow task that
     # takes its result (what the frozen reset test requires), nothing more.
     assert report.figures["fence.extra_activities"] == 1
@@ -74,6 +80,7 @@ async def test_benchmark_produces_every_figure(
     assert all(table.rows for table in report.tables)
     rows = headline(report).rows
     assert any(r[0] == "agent/hand-written loop wall time, k=1" for r in rows)
+    assert any(r[0] == "agent/storeless loop wall time, k=1" for r in rows)
     assert "| k |" in report.tables[0].markdown()
 
 
@@ -96,5 +103,10 @@ async def test_ratios_within_limits(client: Client, settings: Settings, tmp_path
                      f"target {limit.target}) {'ok' if ok else 'REGRESSED'}")  # fmt: skip
         if not ok:
             failed.append(limit.figure)
+    for target in REPORTED:  # issue 26: reported against the target, not asserted
+        value = report.figures[target.figure]
+        sign = ">=" if target.higher_is_better else "<="
+        met = "ok" if target.met(value) else "OVER (reported, not asserted)"
+        lines.append(f"{target.figure}: {value:.2f} (target {sign} {target.target}) {met}")
     print("\n".join(lines))
     assert not failed, "\n".join(lines)
