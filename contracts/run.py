@@ -153,7 +153,15 @@ class RefuseRequest(AtRunLevel):
     reason: str
 
 
-class SuspendRequest(AtRunLevel):
+class PauseRequest(BaseModel):
+    """A pause's guarded transition, recorded at the run's privacy level as the workflow's
+    plan holds it: required, so the activity never reads the run's snapshot for it."""
+
+    run_id: str
+    privacy: PrivacyLevel
+
+
+class SuspendRequest(PauseRequest):
     sequence: int
     pending: PendingApproval
     # The run's progress so far, shown while it waits (the settle writes the final sums).
@@ -161,7 +169,7 @@ class SuspendRequest(AtRunLevel):
     usage: Usage = Field(default_factory=Usage)
 
 
-class ResumeRequest(AtRunLevel):
+class ResumeRequest(PauseRequest):
     sequence: int
     round: int
     decision: ApprovalDecision
@@ -169,14 +177,14 @@ class ResumeRequest(AtRunLevel):
     attested_only: bool = True
 
 
-class AwaitInputRequest(AtRunLevel):
+class AwaitInputRequest(PauseRequest):
     sequence: int
     round: int
     iterations: int = 0
     usage: Usage = Field(default_factory=Usage)
 
 
-class AddInputRequest(AtRunLevel):
+class AddInputRequest(PauseRequest):
     sequence: int
     round: int
     message: InputMessage

@@ -1,12 +1,13 @@
-"""Guarded transitions around a decision, on the real database."""
+"""The pauses' guarded transitions (activities/pauses.py), on the real database."""
 
 import uuid
 from datetime import UTC, datetime
 
+from agentrt.activities.pauses import resume, suspend
 from agentrt.contracts.approval import ApprovalDecision, PendingApproval
 from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
 from agentrt.contracts.messages import ToolCall, Usage
-from agentrt.store.hitl import HitlStore
+from agentrt.contracts.run import ResumeRequest, SuspendRequest, Transition
 from agentrt.store.runs import RunStore
 from agentrt.store.settle import SettleStore
 from agentrt.workers.compose import Parts
@@ -29,6 +30,25 @@ def _pending() -> PendingApproval:
     )
 
 
+def _suspend(parts: Parts, run_id: str, sequence: int = 1) -> Transition:
+    req = SuspendRequest(run_id=run_id, sequence=sequence, pending=_pending(), privacy="full")
+    return suspend(parts.ctx, req)
+
+
+def _resume(parts: Parts, run_id: str, sequence: int, decision: ApprovalDecision) -> Transition:
+    req = ResumeRequest(
+        run_id=run_id, sequence=sequence, round=1, decision=decision, privacy="full",
+        attested_only=False,
+    )  # fmt: skip
+    return resume(parts.ctx, req)[0]
+
+
+def _pending_of(parts: Parts, run_id: str) -> PendingApproval | None:
+    view = RunStore(parts.ctx).get(run_id)
+    assert view is not None
+    return view.pending_approval
+
+
 def _cancel(parts: Parts, run_id: str) -> None:
     SettleStore(parts.ctx).fail(
         run_id=run_id,
@@ -49,11 +69,7 @@ def test_a_suspension_arriving_after_a_cancel_is_refused_and_the_row_stays_cance
 ) -> None:
     run_id = _run(parts)
     _cancel(parts, run_id)
-    hitl = HitlStore(parts.ctx)
-    assert (
-        hitl.suspend(run_id=run_id, sequence=3, pending=_pending(), privacy="full")
-        is RunStatus.CANCELLED
-    )
+    assert _suspend(parts, run_id, 3) == Transition(applied=False, status=RunStatus.CANCELLED)
     view = RunStore(parts.ctx).get(run_id)
     assert view is not None and view.status is RunStatus.CANCELLED
     assert view.pending_approval is None
@@ -75,47 +91,34 @@ def test_a_suspension_arriving_after_a_cancel_is_refused_and_the_row_stays_cance
 
 def test_suspend_and_resume_are_guarded_and_retry_safe(parts: Parts) -> None:
     run_id = _run(parts)
-    hitl = HitlStore(parts.ctx)
-    assert (
-        hitl.suspend(run_id=run_id, sequence=1, pending=_pending(), privacy="full")
-        is RunStatus.WAITING_FOR_APPROVAL
-    )
+    waiting = Transition(applied=True, status=RunStatus.WAITING_FOR_APPROVAL)
+    assert _suspend(parts, run_id) == waiting
     # a retried suspension of the same turn is not an error
-    assert (
-        hitl.suspend(run_id=run_id, sequence=1, pending=_pending(), privacy="full")
-        is RunStatus.WAITING_FOR_APPROVAL
+    assert _suspend(parts, run_id) == waiting
+    assert _pending_of(parts, run_id) == _pending().model_copy(
+        update={"requested_at": _pending_of(parts, run_id).requested_at}  # type: ignore[union-attr]
     )
-    assert hitl.pending(run_id) == _pending().model_copy(
-        update={"requested_at": hitl.pending(run_id).requested_at}
-    )  # type: ignore[union-attr]
     decision = ApprovalDecision(approved=True, decided_by="bob", turn_digest="d" * 64)
-    assert (
-        hitl.resume(run_id=run_id, sequence=2, round=1, decision=decision, privacy="full")
-        is RunStatus.RUNNING
-    )
-    assert (
-        hitl.resume(run_id=run_id, sequence=2, round=1, decision=decision, privacy="full")
-        is RunStatus.RUNNING
-    )
+    running = Transition(applied=True, status=RunStatus.RUNNING)
+    assert _resume(parts, run_id, 2, decision) == running
+    assert _resume(parts, run_id, 2, decision) == running
     assert RunStore(parts.ctx).event_payload(run_id, 2) == {
         "approved": True,
         "decided_by": "unauthenticated:bob",
         "authenticated": False,
         "turn_digest": "d" * 64,
     }
-    assert hitl.pending(run_id) is None
+    assert _pending_of(parts, run_id) is None
     _cancel(parts, run_id)
-    assert (
-        hitl.resume(run_id=run_id, sequence=9, round=1, decision=decision, privacy="full")
-        is RunStatus.CANCELLED
+    assert _resume(parts, run_id, 9, decision) == Transition(
+        applied=False, status=RunStatus.CANCELLED
     )
 
 
 def test_inbox_lists_waiting_runs_oldest_first(parts: Parts) -> None:
-    hitl = HitlStore(parts.ctx)
     first, second = _run(parts), _run(parts)
-    hitl.suspend(run_id=first, sequence=1, pending=_pending(), privacy="full")
-    hitl.suspend(run_id=second, sequence=1, pending=_pending(), privacy="full")
+    _suspend(parts, first)
+    _suspend(parts, second)
     ids = [v.run_id for v in RunStore(parts.ctx).inbox(limit=10_000)]
     assert ids.index(first) < ids.index(second)
     inbox_view = next(v for v in RunStore(parts.ctx).inbox(limit=10_000) if v.run_id == first)
