@@ -299,3 +299,34 @@ def test_the_completion_asks_about_a_task_in_its_row_read_alone(parts: Parts) ->
     _answer_and_complete(parts, served, "with a task")
     task = A2AStore(parts.ctx).get(task_id, "alice")
     assert task is not None and task.state == "TASK_STATE_COMPLETED"
+
+
+def test_a_run_completed_without_the_hook_gets_the_same_result_from_the_projection(
+    parts: Parts,
+) -> None:
+    """One writer of the result: the projection catches up, idempotently, on a run that a
+    worker without the completion hook completed, and writes what the hook would have."""
+    hooked_task, hooked_run = _task(parts)
+    _answer_and_complete(parts, hooked_run, "The answer, mail me at bob@example.com")
+    task_id, run_id = _task(parts)
+    bare = Parts(parts.engine, replace(parts.ctx, completion_hooks=()))
+    _answer_and_complete(bare, run_id, "The answer, mail me at bob@example.com")
+    before = A2AStore(parts.ctx).get(task_id, "alice")
+    assert before is not None and before.state == "TASK_STATE_SUBMITTED" and not before.artifacts
+
+    req = ProjectRequest(run_id=run_id, task_id=task_id)
+    assert project(parts.ctx, req).events_written == 2  # the artifact, then the status
+    assert project(parts.ctx, req).events_written == 0
+    caught_up, hooked = (
+        A2AStore(parts.ctx).get(task_id, None),
+        A2AStore(parts.ctx).get(hooked_task, None),
+    )
+    assert caught_up is not None and hooked is not None
+    assert caught_up.state == hooked.state == "TASK_STATE_COMPLETED"
+    assert caught_up.artifacts == hooked.artifacts
+    assert [m["role"] for m in caught_up.history] == ["ROLE_USER", "ROLE_AGENT"]
+    assert caught_up.status_message is not None and hooked.status_message is not None
+    assert caught_up.status_message["parts"] == hooked.status_message["parts"]
+    events = A2AJournal(parts.ctx).events_after(task_id, -1)
+    assert [e.kind for e in events][-2:] == ["artifact", "status"]
+    assert events[-1].state == "TASK_STATE_COMPLETED"
