@@ -109,6 +109,9 @@ class ApprovalGate:
 
 @dataclass
 class InputPause:
+    """The pause for the remote user's follow-up: whether the workflow takes a message now,
+    and which messages are on record."""
+
     # Set before the pause commits, like the approval gate: a client that sees the run
     # WAITING_FOR_INPUT in the store and answers at once finds the workflow ready.
     waiting: bool = False

@@ -8,6 +8,7 @@ from agentrt.contracts.approval import ApprovalDecision, PendingApproval
 from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
 from agentrt.contracts.messages import ToolCall, Usage
 from agentrt.contracts.run import ResumeRequest, SuspendRequest, Transition
+from agentrt.store.attest import attest
 from agentrt.store.runs import RunStore
 from agentrt.store.settle import SettleStore
 from agentrt.workers.compose import Parts
@@ -127,3 +128,44 @@ def test_inbox_lists_waiting_runs_oldest_first(parts: Parts) -> None:
     _cancel(parts, first)
     _cancel(parts, second)
     assert first not in [v.run_id for v in RunStore(parts.ctx).inbox(limit=10_000)]
+
+
+def test_an_unattested_decision_is_refused_on_record_and_the_run_keeps_waiting(
+    parts: Parts,
+) -> None:
+    """Where attested decisions are required, the resume refuses a decision whose seal does
+    not open (a DECISION_REFUSED event), moves nothing, and ends no wait; the same decision
+    sealed by the store's key then resumes the run and reports the wait it ended."""
+    run_id = _run(parts)
+    _suspend(parts, run_id)
+    decision = ApprovalDecision(
+        approved=True, decided_by="bob", turn_digest="d" * 64, attestation="forged"
+    )
+    req = ResumeRequest(run_id=run_id, sequence=2, round=1, decision=decision, privacy="full")
+    refused, waited = resume(parts.ctx, req)
+    assert refused == Transition(
+        applied=False, status=RunStatus.WAITING_FOR_APPROVAL, refusal="UnattestedDecision"
+    )
+    assert waited is None
+    assert RunStore(parts.ctx).status(run_id) is RunStatus.WAITING_FOR_APPROVAL
+    assert RunStore(parts.ctx).event_payload(run_id, 2) == {
+        "refusal": "UnattestedDecision",
+        "approved": True,
+        "decided_by": "unauthenticated:bob",
+        "attestation": "invalid",
+        "turn_digest": "d" * 64,
+    }
+    seal = attest(parts.ctx.sealer, run_id, principal="bob", approved=True, turn_digest="d" * 64)
+    attested = decision.model_copy(update={"attestation": seal})
+    sealed = req.model_copy(update={"sequence": 3, "decision": attested})
+    resumed, waited = resume(parts.ctx, sealed)
+    assert resumed == Transition(applied=True, status=RunStatus.RUNNING)
+    assert waited is not None and 0 <= waited < 60
+    assert RunStore(parts.ctx).event_payload(run_id, 3) == {
+        "approved": True,
+        "decided_by": "bob",
+        "authenticated": True,
+        "turn_digest": "d" * 64,
+    }
+    # A retried resume finds the run RUNNING: it reports it, and ends no wait again.
+    assert resume(parts.ctx, sealed) == (Transition(applied=True, status=RunStatus.RUNNING), None)
