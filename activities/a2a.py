@@ -25,6 +25,7 @@ from agentrt.contracts.a2a import ProjectRequest, ProjectResult
 from agentrt.contracts.enums import RunStatus, TerminationReason
 from agentrt.contracts.ids import ACT_A2A_PROJECT
 from agentrt.contracts.messages import Message
+from agentrt.contracts.profiles import stricter
 from agentrt.store.a2a.journal import append_event
 from agentrt.store.a2a.rows import A2ATaskRow
 from agentrt.store.a2a.tasks import seal, unseal
@@ -41,7 +42,7 @@ from agentrt.store.a2a.view import (
     status_update,
     text_artifact,
 )
-from agentrt.store.answer import answer_ceiling, ceiling_of
+from agentrt.store.answer import answer_ceiling
 from agentrt.store.context import CompletionHook, StoreContext, dumps, utcnow
 from agentrt.store.rows import MessageRow, RunRow
 from agentrt.store.sealed import (
@@ -125,16 +126,17 @@ def project(ctx: StoreContext, req: ProjectRequest) -> ProjectResult:
         task.run_id = run_id
         if task.run_revision >= run.revision:
             return ProjectResult(run_revision=run.revision)  # already projected
-        written = _apply(ctx, s, run, task)
+        written = _apply(ctx, s, run, task, stricter(req.answer_level, run.answer_ceiling))
         task.run_revision = run.revision
         return ProjectResult(run_revision=run.revision, events_written=written)
 
 
-def _apply(ctx: StoreContext, s: Session, run: RunRow, task: A2ATaskRow) -> int:
+def _apply(ctx: StoreContext, s: Session, run: RunRow, task: A2ATaskRow, level: str) -> int:
+    """What the run's state shows the task, at the answer ceiling `level`: the events
+    written (0 when a client would see nothing new)."""
     sealer = ctx.sealer
     reason = TerminationReason(run.termination_reason) if run.termination_reason else None
     state, note, metadata = map_run(RunStatus(run.status), reason)
-    level = ceiling_of(run.snapshot, run.answer_ceiling)
     artifacts: list[dict[str, Any]] = []
     if state == COMPLETED:
         state, note, metadata, artifacts = _completed(sealer, run, task, level)

@@ -19,7 +19,9 @@ async def project(ctx: RunContext) -> None:
         return
     await call(
         A2AActivities.project,
-        ProjectRequest(run_id=ctx.run_id, task_id=ctx.task_id),
+        ProjectRequest(
+            run_id=ctx.run_id, task_id=ctx.task_id, answer_level=ctx.require_plan().answer_level
+        ),
         opt.store_call(),
         summary="project to A2A task",
     )

@@ -84,7 +84,8 @@ def test_projection_is_idempotent_per_revision_and_completion_stores_the_result(
     parts: Parts,
 ) -> None:
     task_id, run_id = _task(parts)
-    journal, req = A2AJournal(parts.ctx), ProjectRequest(run_id=run_id, task_id=task_id)
+    journal = A2AJournal(parts.ctx)
+    req = ProjectRequest(run_id=run_id, task_id=task_id, answer_level="full")
     first = project(parts.ctx, req)
     assert first.events_written == 1
     assert project(parts.ctx, req).events_written == 0
@@ -146,7 +147,7 @@ def test_a_ceiling_that_keeps_no_result_refuses_the_completion(parts: Parts, lev
         error_type="ResultNotRetainable",
         privacy="full",
     )
-    project(parts.ctx, ProjectRequest(run_id=run_id, task_id=task_id))
+    project(parts.ctx, ProjectRequest(run_id=run_id, task_id=task_id, answer_level="full"))
     task = A2AStore(parts.ctx).get(task_id, None)
     assert task is not None and task.state == "TASK_STATE_FAILED"
     assert task.metadata == {"reason": "RESULT_NOT_RETAINABLE"}
@@ -176,7 +177,7 @@ def test_listing_is_owner_scoped_newest_first_with_cursor_paging(parts: Parts) -
 
 def test_purging_a_run_removes_its_task_and_journal(parts: Parts) -> None:
     task_id, run_id = _task(parts)
-    project(parts.ctx, ProjectRequest(run_id=run_id, task_id=task_id))
+    project(parts.ctx, ProjectRequest(run_id=run_id, task_id=task_id, answer_level="full"))
     _answer_and_complete(parts, run_id, "done")
     assert purge_runs(parts.ctx, [run_id]) == 1
     assert A2AStore(parts.ctx).get(task_id, None) is None
@@ -224,9 +225,10 @@ def test_rotation_reseals_every_sealed_column_under_the_active_key(own_db: str) 
     try:
         parts = Parts(engine, ctx)
         task_id, run_id = _task(parts)
-        project(ctx, ProjectRequest(run_id=run_id, task_id=task_id))
+        req = ProjectRequest(run_id=run_id, task_id=task_id, answer_level="full")
+        project(ctx, req)
         _answer_and_complete(parts, run_id, "rotated answer")
-        project(ctx, ProjectRequest(run_id=run_id, task_id=task_id))  # 4 events, 2 batches
+        project(ctx, req)  # 4 events, 2 batches
         A2APushStore(ctx).upsert(
             task_id=task_id, config_id="c", url="http://127.0.0.1:9/", token="t",
             auth_scheme="Bearer", auth_credentials="cred",
@@ -314,7 +316,7 @@ def test_a_run_completed_without_the_hook_gets_the_same_result_from_the_projecti
     before = A2AStore(parts.ctx).get(task_id, "alice")
     assert before is not None and before.state == "TASK_STATE_SUBMITTED" and not before.artifacts
 
-    req = ProjectRequest(run_id=run_id, task_id=task_id)
+    req = ProjectRequest(run_id=run_id, task_id=task_id, answer_level="full")
     assert project(parts.ctx, req).events_written == 2  # the artifact, then the status
     assert project(parts.ctx, req).events_written == 0
     caught_up, hooked = (

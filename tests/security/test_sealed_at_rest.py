@@ -229,7 +229,7 @@ def test_an_a2a_tasks_projected_note_is_a_keyed_digest_not_a_hash_of_the_questio
         run_id, TurnRecord(1, 1, Message(role="assistant", content=question), {}, 1.0, "full")
     )
     await_input(parts.ctx, AwaitInputRequest(run_id=run_id, sequence=2, round=1, privacy="full"))
-    project(parts.ctx, ProjectRequest(run_id=run_id, task_id=task_id))
+    project(parts.ctx, ProjectRequest(run_id=run_id, task_id=task_id, answer_level="full"))
     with parts.ctx.sessions() as s:
         task = s.get(A2ATaskRow, task_id)
         assert task is not None and task.state == "TASK_STATE_INPUT_REQUIRED"
