@@ -85,10 +85,11 @@ def _progress(iterations: int, usage: Usage) -> dict[str, int]:
 
 
 def _event(
-    ctx: StoreContext, s: Session, req: PauseRequest, sequence: int, kind: EventKind,
-    round: int, payload: dict[str, Any],
+    ctx: StoreContext, s: Session, req: PauseRequest, kind: EventKind, round: int,
+    payload: dict[str, Any],
 ) -> None:  # fmt: skip
-    row = event_row(ctx.sealer, req.run_id, sequence, kind, round, payload, req.privacy)
+    """The step's event, at the request's sequence and the run's privacy level."""
+    row = event_row(ctx.sealer, req.run_id, req.sequence, kind, round, payload, req.privacy)
     insert_event(s, row)
 
 
@@ -117,7 +118,7 @@ def suspend(ctx: StoreContext, req: SuspendRequest) -> Transition:
             "tools": [c.name for c in pending.calls],
             "tool_calls": [c.model_dump() for c in pending.calls],
         }
-        _event(ctx, s, req, req.sequence, EventKind.APPROVAL_REQUESTED, pending.round, payload)
+        _event(ctx, s, req, EventKind.APPROVAL_REQUESTED, pending.round, payload)
     return Transition(applied=True, status=to)
 
 
@@ -131,7 +132,7 @@ def resume(ctx: StoreContext, req: ResumeRequest) -> tuple[Transition, float | N
     if req.attested_only and not attest.authenticated(ctx.sealer, req.run_id, req.decision):
         with ctx.sessions.begin() as s:
             payload = attest.refusal(req.decision)
-            _event(ctx, s, req, req.sequence, EventKind.DECISION_REFUSED, req.round, payload)
+            _event(ctx, s, req, EventKind.DECISION_REFUSED, req.round, payload)
         refused = Transition(
             applied=False,
             status=RunStatus.WAITING_FOR_APPROVAL,
@@ -150,7 +151,7 @@ def resume(ctx: StoreContext, req: ResumeRequest) -> tuple[Transition, float | N
         if not moved.applied:
             return _moved(moved, to), None
         audit = attest.audit(ctx.sealer, req.run_id, req.decision)
-        _event(ctx, s, req, req.sequence, EventKind.APPROVAL, req.round, audit)
+        _event(ctx, s, req, EventKind.APPROVAL, req.round, audit)
     waited = None if since is None else max(0.0, (utcnow() - since).total_seconds())
     return Transition(applied=True, status=to), waited
 
@@ -166,7 +167,7 @@ def await_input(ctx: StoreContext, req: AwaitInputRequest) -> Transition:
         )  # fmt: skip
         if not moved.applied:
             return _moved(moved, to)
-        _event(ctx, s, req, req.sequence, EventKind.INPUT_REQUESTED, req.round, {})
+        _event(ctx, s, req, EventKind.INPUT_REQUESTED, req.round, {})
     return Transition(applied=True, status=to)
 
 
@@ -188,5 +189,5 @@ def add_input(ctx: StoreContext, req: AddInputRequest) -> Transition:
             "message_id": message.message_id,
             "content": message.text,
         }
-        _event(ctx, s, req, req.sequence, EventKind.INPUT, req.round, audit)
+        _event(ctx, s, req, EventKind.INPUT, req.round, audit)
     return Transition(applied=True, status=to)

@@ -159,10 +159,10 @@ class PauseRequest(BaseModel):
 
     run_id: str
     privacy: PrivacyLevel
+    sequence: int  # the step's event
 
 
 class SuspendRequest(PauseRequest):
-    sequence: int
     pending: PendingApproval
     # The run's progress so far, shown while it waits (the settle writes the final sums).
     iterations: int = 0
@@ -170,7 +170,6 @@ class SuspendRequest(PauseRequest):
 
 
 class ResumeRequest(PauseRequest):
-    sequence: int
     round: int
     decision: ApprovalDecision
     # Record the decision only if its attestation opens (else a DECISION_REFUSED event).
@@ -178,14 +177,12 @@ class ResumeRequest(PauseRequest):
 
 
 class AwaitInputRequest(PauseRequest):
-    sequence: int
     round: int
     iterations: int = 0
     usage: Usage = Field(default_factory=Usage)
 
 
 class AddInputRequest(PauseRequest):
-    sequence: int
     round: int
     message: InputMessage
 
