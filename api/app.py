@@ -36,9 +36,9 @@ from agentrt.contracts.errors import ConfigError
 from agentrt.core.profiles import load_profiles, needs_payload_keys
 from agentrt.core.temporal import connect
 from agentrt.starter.facade import AgentRuntime
-from agentrt.store.a2a import A2AStore
-from agentrt.store.a2a_journal import A2AJournal
-from agentrt.store.a2a_push import A2APushStore
+from agentrt.store.a2a.journal import A2AJournal
+from agentrt.store.a2a.push import A2APushStore
+from agentrt.store.a2a.tasks import A2AStore
 from agentrt.store.context import StoreContext, utcnow
 from agentrt.store.open import open_store
 from agentrt.store.runs import RunStore

@@ -21,7 +21,7 @@ from starlette.routing import BaseRoute, Route
 
 from agentrt.api.settings import ApiSettings
 from agentrt.contracts.profiles import AgentProfile
-from agentrt.store.a2a_view import RETAINABLE_LEVELS
+from agentrt.store.a2a.view import RETAINABLE_LEVELS
 
 logger = logging.getLogger(__name__)
 

@@ -11,8 +11,8 @@ from a2a.types import (
 )
 from google.protobuf.json_format import MessageToDict, ParseDict
 
-from agentrt.store.a2a import TaskRecord
-from agentrt.store.a2a_view import status
+from agentrt.store.a2a.tasks import TaskRecord
+from agentrt.store.a2a.view import status
 
 Event = Task | TaskStatusUpdateEvent | TaskArtifactUpdateEvent
 

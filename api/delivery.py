@@ -19,8 +19,8 @@ import httpx
 from agentrt.api.outbound import Refused, Resolver, check_url, pinned, resolve, system_resolver
 from agentrt.api.push import policy
 from agentrt.api.settings import ApiSettings
-from agentrt.store.a2a_journal import A2AJournal
-from agentrt.store.a2a_push import A2APushStore, PushConfig
+from agentrt.store.a2a.journal import A2AJournal
+from agentrt.store.a2a.push import A2APushStore, PushConfig
 from agentrt.store.engine import DATABASE_ERRORS, database_reason
 
 logger = logging.getLogger(__name__)

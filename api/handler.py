@@ -43,10 +43,10 @@ from agentrt.api.push import config_proto, policy, push_spec
 from agentrt.api.settings import ApiSettings
 from agentrt.api.streams import journal_stream, resume_position
 from agentrt.api.tasks import TaskService
-from agentrt.store.a2a import A2AStore, parse_cursor
-from agentrt.store.a2a_journal import A2AJournal
-from agentrt.store.a2a_push import A2APushStore, PushSpec
-from agentrt.store.a2a_view import TERMINAL
+from agentrt.store.a2a.journal import A2AJournal
+from agentrt.store.a2a.push import A2APushStore, PushSpec
+from agentrt.store.a2a.tasks import A2AStore, parse_cursor
+from agentrt.store.a2a.view import TERMINAL
 
 CALLER = "caller"
 

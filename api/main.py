@@ -59,7 +59,7 @@ async def _serve_until_stopped(settings: ApiSettings) -> None:
 
 def _purge(settings: ApiSettings, run_ids: list[str], older_than_days: float | None) -> int:
     from agentrt.contracts.errors import ConfigError
-    from agentrt.store.a2a_purge import purge_runs, purge_terminal_before
+    from agentrt.store.a2a.purge import purge_runs, purge_terminal_before
     from agentrt.store.context import utcnow
     from agentrt.store.open import open_store
     from agentrt.store.sealing import Sealer

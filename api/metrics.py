@@ -13,7 +13,7 @@ from prometheus_client.registry import Collector
 
 from agentrt.contracts.enums import RunStatus
 from agentrt.core.metrics import new_registry, waiting_gauge
-from agentrt.store.a2a_push import count_dead
+from agentrt.store.a2a.push import count_dead
 from agentrt.store.context import StoreContext
 from agentrt.store.gauges import count_with_status
 

@@ -9,8 +9,8 @@ from agentrt.api.ids import CONFIG_ID, checked_id, printable
 from agentrt.api.outbound import Policy, Refused, check_url
 from agentrt.api.settings import ApiSettings
 from agentrt.contracts.errors import ConfigError
-from agentrt.store.a2a_push import PushConfig, PushSpec
-from agentrt.store.a2a_rows import A2APushConfigRow
+from agentrt.store.a2a.push import PushConfig, PushSpec
+from agentrt.store.a2a.rows import A2APushConfigRow
 
 AUTH_SCHEME = A2APushConfigRow.__table__.c.auth_scheme.type.length  # type: ignore[attr-defined]
 MAX_SECRET = 4096  # a notification token or credentials: sealed text, but bounded

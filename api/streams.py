@@ -11,8 +11,8 @@ from a2a.utils.errors import InvalidParamsError, TaskNotFoundError
 from agentrt.api.convert import Event, event_proto, task_from_dict
 from agentrt.api.ops_sse import MAX_SEQUENCE
 from agentrt.api.ops_wake import Waker
-from agentrt.store.a2a_journal import A2AJournal
-from agentrt.store.a2a_view import INTERRUPTED, TERMINAL
+from agentrt.store.a2a.journal import A2AJournal
+from agentrt.store.a2a.view import INTERRUPTED, TERMINAL
 
 RESUME_HEADER = "last-event-id"
 

@@ -34,9 +34,9 @@ from agentrt.contracts.ids import UPDATE_SUBMIT_INPUT
 from agentrt.contracts.profiles import AgentProfile
 from agentrt.contracts.run import prompt_over_cap
 from agentrt.starter.facade import AgentRuntime
-from agentrt.store.a2a import A2AStore, TaskRecord
-from agentrt.store.a2a_push import PushSpec
-from agentrt.store.a2a_view import INPUT_REQUIRED, INTERRUPTED, RETAINABLE_LEVELS, TERMINAL
+from agentrt.store.a2a.push import PushSpec
+from agentrt.store.a2a.tasks import A2AStore, TaskRecord
+from agentrt.store.a2a.view import INPUT_REQUIRED, INTERRUPTED, RETAINABLE_LEVELS, TERMINAL
 
 
 class TaskService:

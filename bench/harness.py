@@ -128,6 +128,7 @@ def bench_worker(client: Client, parts: Parts, settings: Settings) -> Worker:
             loop.model_storeless,
             loop.tool,
         ],
+        activity_executor=parts.executor,
         max_concurrent_activities=settings.max_concurrent_activities,
         max_concurrent_workflow_tasks=settings.max_concurrent_workflow_tasks,
         graceful_shutdown_timeout=timedelta(seconds=settings.graceful_shutdown_seconds),

@@ -2,12 +2,17 @@
 
 from pydantic import BaseModel, Field
 
+from agentrt.contracts.profiles import PrivacyLevel
+
 
 class ProjectRequest(BaseModel):
-    """Project the run's committed state onto its A2A task view and journal."""
+    """Project the run's committed state onto its A2A task view and journal. `answer_level`
+    is the plan's answer ceiling; the projection tightens it by what the run recorded (a
+    stricter provider that answered), so it never reads the plan back."""
 
     run_id: str
     task_id: str
+    answer_level: PrivacyLevel
 
 
 class ProjectResult(BaseModel):

@@ -153,31 +153,36 @@ class RefuseRequest(AtRunLevel):
     reason: str
 
 
-class SuspendRequest(AtRunLevel):
-    sequence: int
+class PauseRequest(BaseModel):
+    """A pause's guarded transition, recorded at the run's privacy level as the workflow's
+    plan holds it: required, so the activity never reads the run's snapshot for it."""
+
+    run_id: str
+    privacy: PrivacyLevel
+    sequence: int  # the step's event
+
+
+class SuspendRequest(PauseRequest):
     pending: PendingApproval
     # The run's progress so far, shown while it waits (the settle writes the final sums).
     iterations: int = 0
     usage: Usage = Field(default_factory=Usage)
 
 
-class ResumeRequest(AtRunLevel):
-    sequence: int
+class ResumeRequest(PauseRequest):
     round: int
     decision: ApprovalDecision
     # Record the decision only if its attestation opens (else a DECISION_REFUSED event).
     attested_only: bool = True
 
 
-class AwaitInputRequest(AtRunLevel):
-    sequence: int
+class AwaitInputRequest(PauseRequest):
     round: int
     iterations: int = 0
     usage: Usage = Field(default_factory=Usage)
 
 
-class AddInputRequest(AtRunLevel):
-    sequence: int
+class AddInputRequest(PauseRequest):
     round: int
     message: InputMessage
 

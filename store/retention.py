@@ -6,7 +6,7 @@ from datetime import datetime
 from sqlalchemy import select
 
 from agentrt.contracts.enums import TERMINAL_STATUSES, RunStatus
-from agentrt.store.a2a_purge import purge_runs
+from agentrt.store.a2a.purge import purge_runs
 from agentrt.store.context import StoreContext
 from agentrt.store.rows import RunRow
 

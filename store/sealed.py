@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from agentrt.store.a2a_rows import A2AEventRow, A2APushConfigRow, A2ATaskRow
+from agentrt.store.a2a.rows import A2AEventRow, A2APushConfigRow, A2ATaskRow
 from agentrt.store.rows import EventRow, MessageRow, RunRow, ToolResultRow
 from agentrt.store.sealing import Sealer
 

@@ -8,10 +8,10 @@ from typing import Any
 from sqlalchemy import Engine
 
 from agentrt.activities._common import ActivityGroup
-from agentrt.activities.a2a import A2AActivities
+from agentrt.activities.a2a import A2AActivities, completion_hook
 from agentrt.activities.fence import FenceActivities
-from agentrt.activities.hitl import HitlActivities
 from agentrt.activities.model import ModelActivities
+from agentrt.activities.pauses import PauseActivities
 from agentrt.activities.ports import ModelProvider, no_faults
 from agentrt.activities.registry import ProfileCatalog, Routes, ToolRegistry
 from agentrt.activities.run import RunActivities
@@ -20,8 +20,6 @@ from agentrt.activities.tools import ToolActivities
 from agentrt.activities.write import WriteActivities
 from agentrt.core.profiles import load_profiles
 from agentrt.core.settings import Settings
-from agentrt.store.a2a import A2AStore
-from agentrt.store.a2a_project import A2AProjector
 from agentrt.store.context import StoreContext
 from agentrt.store.open import open_store
 from agentrt.store.sealing import Sealer
@@ -29,7 +27,6 @@ from agentrt.store.tool_steps import ToolStepStore
 from agentrt.workers.faults import fault_hook
 from agentrt.workers.metrics import (
     MeteredFenceStore,
-    MeteredHitlStore,
     MeteredRunStore,
     MeteredSettleStore,
     WorkerMetrics,
@@ -94,7 +91,7 @@ def build(
     hook = faults or no_faults
     sealer = Sealer.from_b64(settings.create_seal_key_if_missing())
     engine, ctx = open_store(settings.resolved_database_url(), sealer, faults=hook)
-    ctx = replace(ctx, completion_hooks=(*ctx.completion_hooks, A2AStore(ctx).completion))
+    ctx = replace(ctx, completion_hooks=(*ctx.completion_hooks, completion_hook(sealer)))
     # Sync tools run here, as many at once as the worker runs activities.
     pool = ThreadPoolExecutor(settings.max_concurrent_activities, TOOL_THREAD_PREFIX)
     resources = WorkerResources(engine, ctx, executor=pool)
@@ -157,8 +154,8 @@ def _compose(
         tool,
         FenceActivities(fence=fence, faults=hook),
         write,
-        HitlActivities(hitl=MeteredHitlStore(ctx, m), runs=runs),
-        A2AActivities(projector=A2AProjector(ctx)),
+        PauseActivities(ctx, approval_wait=m.approval_wait.observe),
+        A2AActivities(ctx),
     ]
     resources.registry = registry
     resources.model_activities = model.activities()

@@ -13,14 +13,12 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 from temporalio import activity
 from temporalio.worker import ActivityInboundInterceptor, ExecuteActivityInput, Interceptor
 
-from agentrt.contracts.approval import ApprovalDecision
 from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason
 from agentrt.contracts.run import FenceState, Transition, TurnRecord
 from agentrt.core.metrics import new_registry, waiting_gauge
-from agentrt.store.context import StoreContext, utcnow
+from agentrt.store.context import StoreContext
 from agentrt.store.fence import FenceStore
-from agentrt.store.gauges import count_with_status, waiting_since
-from agentrt.store.hitl import HitlStore
+from agentrt.store.gauges import count_with_status
 from agentrt.store.runs import RunStore
 from agentrt.store.settle import SettleStore
 
@@ -169,26 +167,6 @@ class MeteredFenceStore(FenceStore):
         if state == FenceState.INTERRUPTED:
             self._metrics.writes_unknown.inc()
         return state
-
-
-class MeteredHitlStore(HitlStore):
-    def __init__(self, ctx: StoreContext, metrics: WorkerMetrics) -> None:
-        super().__init__(ctx)
-        self._ctx = ctx
-        self._metrics = metrics
-
-    def resume(
-        self, *, run_id: str, sequence: int, round: int, decision: ApprovalDecision, privacy: str
-    ) -> RunStatus | None:
-        # Read first: only the call that moves the row out of WAITING observes the wait
-        # (a retried resume finds the run RUNNING already).
-        before, since = waiting_since(self._ctx, run_id)
-        after = super().resume(
-            run_id=run_id, sequence=sequence, round=round, decision=decision, privacy=privacy
-        )
-        if before is RunStatus.WAITING_FOR_APPROVAL and after is RunStatus.RUNNING and since:
-            self._metrics.approval_wait.observe(max(0.0, (utcnow() - since).total_seconds()))
-        return after
 
 
 class ActivityTiming(Interceptor):

@@ -7,10 +7,9 @@ from temporalio import workflow
 from temporalio.common import SearchAttributeKey
 from temporalio.exceptions import ApplicationError
 
-from agentrt.workflows._approval import ApprovalGate
 from agentrt.workflows._details import Details
-from agentrt.workflows._input import InputPause
 from agentrt.workflows._loop import LoopState
+from agentrt.workflows.pauses_gate import ApprovalGate, InputPause
 
 with workflow.unsafe.imports_passed_through():
     from agentrt.contracts.approval import CancelRequest, DecisionRefusal

@@ -12,7 +12,7 @@ from agentrt.workflows import _options as opt
 from agentrt.workflows._calls import call, error_type, store_step
 from agentrt.workflows._context import RunContext, set_status
 from agentrt.workflows._loop import Stop
-from agentrt.workflows._pauses import project
+from agentrt.workflows.a2a import project
 
 with workflow.unsafe.imports_passed_through():
     from agentrt.activities._shield import shield_until_done

@@ -13,6 +13,7 @@ from temporalio.common import RawValue
 from temporalio.exceptions import ActivityError, ApplicationError
 
 from agentrt.workflows import _steps as steps
+from agentrt.workflows import pauses
 from agentrt.workflows._calls import error_type
 from agentrt.workflows._context import (
     RunContext,
@@ -22,8 +23,8 @@ from agentrt.workflows._context import (
     store_patches,
 )
 from agentrt.workflows._loop import Stop, guardrail_stop, may_pause_for_input, needs_approval
-from agentrt.workflows._pauses import await_decision, await_input, project
 from agentrt.workflows._settle import cancelled, complete, stop
+from agentrt.workflows.a2a import project
 
 with workflow.unsafe.imports_passed_through():
     from agentrt.contracts.a2a import InputMessage
@@ -36,7 +37,6 @@ with workflow.unsafe.imports_passed_through():
         denial_note,
     )
     from agentrt.contracts.enums import RunStatus, TerminationReason
-    from agentrt.contracts.errors import ErrorType
     from agentrt.contracts.ids import (
         QUERY_PENDING_APPROVAL,
         QUERY_REFUSED_DECISIONS,
@@ -65,95 +65,25 @@ class AgentRunWorkflow:
 
     @workflow.signal(name=SIGNAL_APPROVE)
     def approve(self, raw: RawValue) -> None:
-        """Fire-and-forget decision (works with the stock CLI); checked like the update. A
-        refusal is kept for the sender to read (query `refused_decisions`). The payload is
-        decoded here: the SDK would drop a bad one with a logged traceback."""
-        try:
-            decision = workflow.payload_converter().from_payload(raw.payload, ApprovalDecision)
-        except Exception as exc:
-            decision, why = None, type(exc).__name__
-        else:
-            why = type(decision).__name__  # a JSON null decodes to None, unvalidated
-        if not isinstance(decision, ApprovalDecision):
-            workflow.logger.warning(
-                "decision refused: the signal's payload is not a decision (%s)", why
-            )
-            return
-        refused = self._ctx.gate.take(decision, run_id=self._ctx.run_id, at=workflow.now())
-        if refused is None:
-            return
-        self._ctx.note_refusal(refused)
-        workflow.logger.warning("decision by signal refused: %s", refused.refusal)
+        """Fire-and-forget decision (works with the stock CLI); checked like the update."""
+        pauses.decide_by_signal(self._ctx, raw)
 
     @workflow.update(name=UPDATE_DECIDE)
     async def decide(self, decision: ApprovalDecision) -> DecideResult:
-        ctx = self._ctx
-        if not ctx.gate.accept(decision):
-            # A guard: the validator checked just before, and the SDK (1.35) yields nothing
-            # between a validator and its handler, so of two decisions in one activation
-            # the second is refused by its validator. Should anything come to yield in
-            # between (an interceptor, another SDK version), the handler refuses here.
-            refusal = ctx.gate.check(decision) or ErrorType.ALREADY_DECIDED.value
-            raise ApplicationError(f"decision refused: {refusal}", type=refusal)
-        # Answer once the decision is persisted, refused by the resume activity (it has no
-        # valid attestation), or the run ended another way.
-        await workflow.wait_condition(
-            lambda: (
-                ctx.gate.was_rejected(decision)
-                or decision.turn_digest in ctx.recorded
-                or ctx.finished
-            )
-        )
-        if ctx.gate.was_rejected(decision):
-            refusal = ErrorType.UNATTESTED_DECISION.value
-            raise ApplicationError(f"decision refused: {refusal}", type=refusal)
-        if decision.turn_digest not in ctx.recorded:
-            # The run ended (cancelled, failed to suspend) before the decision took effect.
-            raise ApplicationError(
-                "the run ended before the decision was recorded",
-                type=ErrorType.NOT_AWAITING_APPROVAL.value,
-            )
-        return DecideResult(
-            run_id=ctx.run_id, approved=decision.approved, turn_digest=decision.turn_digest
-        )
+        return await pauses.decide(self._ctx, decision)
 
     @decide.validator
     def _validate_decision(self, decision: ApprovalDecision) -> None:
-        if not isinstance(decision, ApprovalDecision):  # a JSON null arrives as None
-            raise ApplicationError(
-                "decision refused: the payload is not a decision",
-                type=ErrorType.INVALID_REQUEST.value,
-            )
-        refusal = self._ctx.gate.check(decision)
-        if refusal is not None:
-            raise ApplicationError(f"decision refused: {refusal}", type=refusal)
+        pauses.check_decision(self._ctx, decision)
 
     @workflow.update(name=UPDATE_SUBMIT_INPUT)
     async def submit_input(self, message: InputMessage) -> None:
         """A follow-up message for a run that asked for more information."""
-        ctx = self._ctx
-        if not ctx.input.take(message):
-            raise ApplicationError(
-                "run is not waiting for input", type=ErrorType.NOT_AWAITING_INPUT.value
-            )
-        await workflow.wait_condition(lambda: not ctx.input.waiting or ctx.finished)
-        if message.message_id not in ctx.input.recorded:
-            raise ApplicationError(
-                "the run ended before the input was recorded",
-                type=ErrorType.NOT_AWAITING_INPUT.value,
-            )
+        await pauses.submit_input(self._ctx, message)
 
     @submit_input.validator
     def _validate_input(self, message: InputMessage) -> None:
-        ctx = self._ctx
-        if not isinstance(message, InputMessage):  # a JSON null arrives as None
-            raise ApplicationError(
-                "input refused: the payload is not a message", type=ErrorType.INVALID_REQUEST.value
-            )
-        if not ctx.input.accepts() or ctx.finished:
-            raise ApplicationError(
-                "run is not waiting for input", type=ErrorType.NOT_AWAITING_INPUT.value
-            )
+        pauses.check_input(self._ctx, message)
 
     # ABANDON: every path out of `run` lets it answer first; should one not, the starter
     # gets "workflow completed" rather than the workflow failing its task over it.
@@ -249,11 +179,11 @@ class AgentRunWorkflow:
             st.iterations = round_no
             if not calls:
                 if turn.input_required and may_pause_for_input(ctx.task_id, round_no, plan):
-                    await await_input(ctx, round_no)
+                    await pauses.await_input(ctx, round_no)
                     continue
                 return seq, TerminationReason.ANSWERED
             if needs_approval(calls, plan):
-                decision = await await_decision(ctx, round_no, calls)
+                decision = await pauses.await_decision(ctx, round_no, calls)
                 if not decision.approved:
                     note = denial_note(decision.decided_by, decision.reason)
                     for c in calls:

@@ -23,7 +23,7 @@ from agentrt.api.settings import ApiSettings, key_digest
 from agentrt.core.profiles import load_profiles
 from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
-from agentrt.store.a2a import A2AStore
+from agentrt.store.a2a.tasks import A2AStore
 from agentrt.store.runs import RunStore
 from agentrt.workers.compose import Parts, build
 from agentrt.workers.main import make_worker

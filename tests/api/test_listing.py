@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from a2a.types import GetTaskRequest, ListTasksRequest, TaskState
 from a2a.utils.errors import TaskNotFoundError
 
-from agentrt.store.a2a_purge import purge_runs
+from agentrt.store.a2a.purge import purge_runs
 from tests.api.conftest import Live, user_message
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import uvicorn
 from starlette.types import Receive, Scope, Send
 
-from agentrt.store.a2a_push import A2APushStore
+from agentrt.store.a2a.push import A2APushStore
 from tests.api.conftest import Live, user_message
 
 

@@ -9,7 +9,7 @@ from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from agentrt.contracts.enums import EventKind, RunStatus, TerminationReason
-from agentrt.store.a2a_journal import A2AJournal
+from agentrt.store.a2a.journal import A2AJournal
 from tests.api.conftest import Live, user_message
 
 

@@ -18,8 +18,8 @@ from agentrt.contracts.ids import WORKFLOW_AGENT_RUN
 from agentrt.contracts.run import RunRequest
 from agentrt.core.profiles import load_profiles
 from agentrt.starter.facade import AgentRuntime
-from agentrt.store.a2a import A2AStore
-from agentrt.store.a2a_view import CANCELED
+from agentrt.store.a2a.tasks import A2AStore
+from agentrt.store.a2a.view import CANCELED
 from agentrt.store.runs import RunStore
 from agentrt.workers.compose import Parts
 from agentrt.workers.main import make_worker

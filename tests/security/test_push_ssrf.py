@@ -28,9 +28,9 @@ from temporalio.client import Client
 from agentrt.api.delivery import PushDelivery
 from agentrt.api.metrics import ApiMetrics
 from agentrt.api.settings import ApiSettings
-from agentrt.store.a2a import A2AStore
-from agentrt.store.a2a_journal import A2AJournal
-from agentrt.store.a2a_push import A2APushStore, Delivery
+from agentrt.store.a2a.journal import A2AJournal
+from agentrt.store.a2a.push import A2APushStore, Delivery
+from agentrt.store.a2a.tasks import A2AStore
 from agentrt.workers.compose import Parts
 from tests.api.conftest import _serve, a2a_parts, a2a_settings, user_message  # noqa: F401
 

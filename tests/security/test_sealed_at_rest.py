@@ -18,17 +18,18 @@ import httpx
 import pytest
 from sqlalchemy import select, text
 
+from agentrt.activities.a2a import project
+from agentrt.activities.pauses import await_input, suspend
 from agentrt.activities.providers._http_errors import status_error
+from agentrt.contracts.a2a import ProjectRequest
 from agentrt.contracts.approval import PendingApproval
 from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
 from agentrt.contracts.messages import Message, ToolCall, Usage
-from agentrt.contracts.run import TurnRecord
+from agentrt.contracts.run import AwaitInputRequest, SuspendRequest, TurnRecord
 from agentrt.store import migrate
-from agentrt.store.a2a import A2AStore
-from agentrt.store.a2a_project import A2AProjector
-from agentrt.store.a2a_rows import A2ATaskRow
+from agentrt.store.a2a.rows import A2ATaskRow
+from agentrt.store.a2a.tasks import A2AStore
 from agentrt.store.engine import make_engine
-from agentrt.store.hitl import HitlStore
 from agentrt.store.open import open_store
 from agentrt.store.rotate import rotate
 from agentrt.store.rows import EventRow
@@ -73,7 +74,7 @@ def _a_run_with_every_event(parts: Parts, privacy: str) -> tuple[str, dict[str, 
     pending_call = ToolCall(call_id="c2", name="issue_refund", arguments={"memo": c["pending"]})
     pending = PendingApproval(turn_digest="d" * 16, round=2, calls=[pending_call],
                               requested_at=datetime.now(UTC))  # fmt: skip
-    HitlStore(ctx).suspend(run_id=run_id, sequence=3, pending=pending, privacy=privacy)
+    suspend(ctx, SuspendRequest(run_id=run_id, sequence=3, pending=pending, privacy=privacy))
     SettleStore(ctx).fail(
         run_id=run_id, sequence=4, reason=TerminationReason.PROVIDER_FAILED,
         status=RunStatus.FAILED, outcome=Outcome.FAILED, iterations=1, usage=Usage(),
@@ -227,8 +228,8 @@ def test_an_a2a_tasks_projected_note_is_a_keyed_digest_not_a_hash_of_the_questio
     runs.record_turn(
         run_id, TurnRecord(1, 1, Message(role="assistant", content=question), {}, 1.0, "full")
     )
-    HitlStore(parts.ctx).await_input(run_id=run_id, sequence=2, round=1, privacy="full")
-    A2AProjector(parts.ctx).project(run_id=run_id, task_id=task_id)
+    await_input(parts.ctx, AwaitInputRequest(run_id=run_id, sequence=2, round=1, privacy="full"))
+    project(parts.ctx, ProjectRequest(run_id=run_id, task_id=task_id, answer_level="full"))
     with parts.ctx.sessions() as s:
         task = s.get(A2ATaskRow, task_id)
         assert task is not None and task.state == "TASK_STATE_INPUT_REQUIRED"

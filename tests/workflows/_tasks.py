@@ -3,7 +3,7 @@
 import asyncio
 import uuid
 
-from agentrt.store.a2a import A2AStore
+from agentrt.store.a2a.tasks import A2AStore
 from agentrt.workers.compose import Parts
 
 FIRST_QUESTION = "which order is late?"

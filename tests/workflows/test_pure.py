@@ -1,16 +1,10 @@
 """Pure pieces of the workflow, without Temporal."""
 
-from datetime import UTC, datetime
-
 from agentrt.activities.guardrails import Verdict
-from agentrt.contracts.a2a import InputMessage
-from agentrt.contracts.approval import ApprovalDecision, PendingApproval
 from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason, ToolEffect
 from agentrt.contracts.messages import ToolCall
 from agentrt.contracts.profiles import RunPlan, Timeouts, ToolPlan
 from agentrt.contracts.run import STOPPING_VERDICTS
-from agentrt.workflows._approval import ApprovalGate, Refusal
-from agentrt.workflows._input import InputPause
 from agentrt.workflows._loop import (
     LoopState,
     Route,
@@ -79,52 +73,8 @@ def test_stops_map_to_outcomes() -> None:
     assert deny is not None and deny.reason is TerminationReason.POLICY_DENIED
 
 
-def _pending(digest: str = "a" * 64) -> PendingApproval:
-    return PendingApproval(turn_digest=digest, round=1, calls=[], requested_at=datetime.now(UTC))
-
-
-def _d(by: str = "bob", digest: str = "a" * 64, approved: bool = True) -> ApprovalDecision:
-    return ApprovalDecision(approved=approved, decided_by=by, turn_digest=digest)
-
-
-def test_gate_refuses_what_is_not_the_pending_undecided_turn() -> None:
-    gate = ApprovalGate(initiator="alice", four_eyes=True)
-    assert gate.check(_d()) == Refusal.NOT_AWAITING
-    gate.open(_pending())
-    assert gate.check(_d(digest="b" * 64)) == Refusal.STALE_TURN
-    assert gate.check(_d(by="alice")) == Refusal.SELF_APPROVAL
-    assert gate.check(_d(by="alice", approved=False)) is None  # the initiator may deny
-    assert gate.accept(_d())
-    assert gate.check(_d(by="carol")) == Refusal.ALREADY_DECIDED
-    gate.close_turn()
-    assert gate.check(_d(by="carol")) == Refusal.ALREADY_DECIDED
-    gate.open(_pending("c" * 64))
-    gate.closed = True
-    assert gate.check(_d(digest="c" * 64)) == Refusal.NOT_AWAITING
-
-
 def test_the_model_activity_stops_on_the_verdicts_the_workflow_stops_on() -> None:
     """The answer completes the run only where the workflow would not stop it: both must
     read the output guardrail's verdicts alike (contracts.run.STOPPING_VERDICTS)."""
     for verdict in Verdict:
         assert (guardrail_stop(verdict.name) is not None) == (verdict.name in STOPPING_VERDICTS)
-
-
-def test_the_input_pause_takes_one_message_per_pause_and_records_it_on_close() -> None:
-    pause = InputPause()
-    assert not pause.accepts()  # not waiting: a message is refused
-    pause.open()
-    first = InputMessage(message_id="m1", text="my order is 1042")
-    assert pause.accepts()
-    assert pause.take(first)
-    # The first one taken is the one recorded: a second in the same pause is refused.
-    assert not pause.accepts()
-    assert not pause.take(InputMessage(message_id="m1b", text="second")) and pause.message == first
-    pause.close(recorded=first)
-    assert not pause.waiting and pause.message is None and pause.recorded == {"m1"}
-    pause.open()
-    assert pause.take(InputMessage(message_id="m2", text="again"))
-    pause.close()  # the store refused it: not on record
-    assert pause.recorded == {"m1"} and not pause.accepts()
-    # A message arriving after the pause closed is not taken (the handler refuses it).
-    assert not pause.take(InputMessage(message_id="m3", text="late")) and pause.message is None

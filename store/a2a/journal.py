@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from agentrt.store.a2a_rows import A2AEventRow, A2ATaskRow
+from agentrt.store.a2a.rows import A2AEventRow, A2ATaskRow
 from agentrt.store.context import StoreContext, dumps, insert_ignoring, utcnow
 from agentrt.store.sealed import TASK_EVENT_PAYLOAD, within
 from agentrt.store.sealing import Sealer

@@ -15,7 +15,7 @@ from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.ids import SIGNAL_APPROVE, SIGNAL_CANCEL, UPDATE_DECIDE
 from agentrt.starter.facade import AgentRuntime
 from agentrt.workers.compose import Parts
-from agentrt.workflows._approval import ApprovalGate
+from agentrt.workflows.pauses_gate import ApprovalGate
 from bench.fuzz import waiting_runs
 from bench.fuzz_core import LogTrap
 from bench.fuzz_temporal import decisions_surface

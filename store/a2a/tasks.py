@@ -1,5 +1,6 @@
-"""The A2A task view: creation, owner-scoped reads, listing, history, and the completion hook
-that stores the result in the transaction that completes the run."""
+"""The A2A task view as the API process writes and reads it: creation, owner-scoped reads,
+listing, the client's follow-ups in the history. The worker's writes (the projection, the
+run's result) are in activities/a2a.py."""
 
 import base64
 import json
@@ -10,25 +11,18 @@ from typing import Any
 from sqlalchemy import and_, delete, func, or_, select
 from sqlalchemy.orm import Session
 
-from agentrt.store.a2a_journal import append_event
-from agentrt.store.a2a_push import A2APushStore, PushSpec
-from agentrt.store.a2a_rows import A2ATaskRow
-from agentrt.store.a2a_view import (
-    COMPLETED,
+from agentrt.store.a2a.journal import append_event
+from agentrt.store.a2a.push import A2APushStore, PushSpec
+from agentrt.store.a2a.rows import A2ATaskRow
+from agentrt.store.a2a.view import (
     SUBMITTED,
-    ResultNotRetainableError,
-    agent_message,
     keep_text,
     status,
     status_update,
-    text_artifact,
 )
-from agentrt.store.answer import answer_ceiling
-from agentrt.store.context import CompletionHook, StoreContext, as_utc, dumps, utcnow
-from agentrt.store.rows import RunRow
+from agentrt.store.context import StoreContext, as_utc, dumps, utcnow
 from agentrt.store.sealed import TASK_ARTIFACTS, TASK_HISTORY, TASK_STATUS_MESSAGE, SealedColumn
-
-__all__ = ["A2AStore", "ResultNotRetainableError", "TaskRecord"]
+from agentrt.store.sealing import Sealer
 
 
 @dataclass(frozen=True)
@@ -70,22 +64,25 @@ def parse_cursor(token: str) -> tuple[datetime, str]:
     return parsed, task_id
 
 
+def seal(sealer: Sealer, column: SealedColumn, task_id: str, value: Any) -> str:
+    """A task column's JSON value, sealed to its row."""
+    return column.seal(sealer, dumps(value), task_id)
+
+
+def unseal(
+    sealer: Sealer, column: SealedColumn, task_id: str, sealed: str | None, default: Any
+) -> Any:
+    if sealed is None:
+        return default
+    return json.loads(column.open(sealer, sealed, task_id))
+
+
 class A2AStore:
     def __init__(self, ctx: StoreContext) -> None:
         self._ctx = ctx
 
-    # --- sealing ---------------------------------------------------------------------------
-
-    def seal(self, column: SealedColumn, task_id: str, value: Any) -> str:
-        return column.seal(self._ctx.sealer, dumps(value), task_id)
-
-    def unseal(self, column: SealedColumn, task_id: str, sealed: str | None, default: Any) -> Any:
-        if sealed is None:
-            return default
-        return json.loads(column.open(self._ctx.sealer, sealed, task_id))
-
     def record(self, row: A2ATaskRow) -> TaskRecord:
-        status_at = as_utc(row.status_at)
+        sealer, status_at = self._ctx.sealer, as_utc(row.status_at)
         assert status_at is not None
         return TaskRecord(
             id=row.id,
@@ -95,10 +92,10 @@ class A2AStore:
             profile=row.profile,
             answer_level=row.answer_level,
             state=row.state,
-            status_message=self.unseal(TASK_STATUS_MESSAGE, row.id, row.status_message, None),
+            status_message=unseal(sealer, TASK_STATUS_MESSAGE, row.id, row.status_message, None),
             status_at=status_at,
-            artifacts=self.unseal(TASK_ARTIFACTS, row.id, row.artifacts, []),
-            history=self.unseal(TASK_HISTORY, row.id, row.history, []),
+            artifacts=unseal(sealer, TASK_ARTIFACTS, row.id, row.artifacts, []),
+            history=unseal(sealer, TASK_HISTORY, row.id, row.history, []),
             metadata=dict(json.loads(row.task_metadata or "{}")),
             journal_head=row.journal_head,
         )
@@ -131,7 +128,7 @@ class A2AStore:
                 profile=profile,
                 answer_level=answer_level,
                 state=SUBMITTED,
-                history=self.seal(TASK_HISTORY, task_id, [kept]),
+                history=seal(self._ctx.sealer, TASK_HISTORY, task_id, [kept]),
                 task_metadata="{}",
                 status_at=now,
                 run_revision=-1,
@@ -166,13 +163,13 @@ class A2AStore:
             row = self._locked(s, task_id, owner)
             if row is None:
                 return None
-            history = self.unseal(TASK_HISTORY, task_id, row.history, [])
+            history = unseal(self._ctx.sealer, TASK_HISTORY, task_id, row.history, [])
             if any(m.get("messageId") == message["messageId"] for m in history):
                 return self.record(row), False
             if row.state != when_state:
                 return None
             history.append(_kept_message(message, row.answer_level))
-            row.history = self.seal(TASK_HISTORY, task_id, history)
+            row.history = seal(self._ctx.sealer, TASK_HISTORY, task_id, history)
             row.updated_at = utcnow()
             return self.record(row), True
 
@@ -181,45 +178,9 @@ class A2AStore:
             row = self._locked(s, task_id, None)
             if row is None:
                 return
-            history = self.unseal(TASK_HISTORY, task_id, row.history, [])
+            history = unseal(self._ctx.sealer, TASK_HISTORY, task_id, row.history, [])
             kept = [m for m in history if m.get("messageId") != message_id]
-            row.history = self.seal(TASK_HISTORY, task_id, kept)
-
-    @property
-    def completion(self) -> CompletionHook:
-        """The hook the completion calls for a run that serves a task (read with its row)."""
-        serves = (
-            select(A2ATaskRow.id)
-            .where(A2ATaskRow.workflow_id == RunRow.id)
-            .correlate(RunRow)
-            .scalar_subquery()
-        )
-        return CompletionHook(self._store_result, applies=serves)
-
-    def _store_result(self, s: Session, run_id: str, answer: str) -> None:
-        """Inside the completion transaction: the task's result, status and state.
-
-        Raises ResultNotRetainableError when the run's answer ceiling is metadata/none, so
-        the run is not completed and nothing is stored.
-        """
-        row = s.scalar(select(A2ATaskRow).where(A2ATaskRow.workflow_id == run_id).with_for_update())
-        if row is None:
-            return
-        level = answer_ceiling(s, run_id)
-        text = keep_text(answer, level)
-        now = utcnow()
-        message = agent_message(f"{row.id}:result", row.id, row.context_id, text)
-        history = self.unseal(TASK_HISTORY, row.id, row.history, [])
-        if all(m.get("messageId") != message["messageId"] for m in history):
-            history.append(message)
-        row.run_id = run_id
-        row.state = COMPLETED
-        row.artifacts = self.seal(TASK_ARTIFACTS, row.id, [text_artifact(text)])
-        row.status_message = self.seal(TASK_STATUS_MESSAGE, row.id, message)
-        row.history = self.seal(TASK_HISTORY, row.id, history)
-        row.status_at = now
-        row.updated_at = now
-        s.flush()
+            row.history = seal(self._ctx.sealer, TASK_HISTORY, task_id, kept)
 
     # --- reads -----------------------------------------------------------------------------
 

@@ -7,7 +7,7 @@ from datetime import datetime
 from sqlalchemy import delete, exists, select
 
 from agentrt.contracts.enums import TERMINAL_STATUSES
-from agentrt.store.a2a_rows import A2ATaskRow
+from agentrt.store.a2a.rows import A2ATaskRow
 from agentrt.store.context import StoreContext, rowcount
 from agentrt.store.rows import RunRow
 

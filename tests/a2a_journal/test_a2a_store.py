@@ -14,15 +14,17 @@ from typing import Any
 import pytest
 from sqlalchemy import delete, event, select, update
 
+from agentrt.activities.a2a import project
+from agentrt.contracts.a2a import ProjectRequest
 from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason
 from agentrt.contracts.messages import Message, Usage
 from agentrt.contracts.run import TurnRecord
-from agentrt.store.a2a import A2AStore, ResultNotRetainableError
-from agentrt.store.a2a_journal import A2AJournal
-from agentrt.store.a2a_project import A2AProjector
-from agentrt.store.a2a_purge import purge_runs, purge_terminal_before
-from agentrt.store.a2a_push import A2APushStore
-from agentrt.store.a2a_rows import A2AEventRow, A2ATaskRow
+from agentrt.store.a2a.journal import A2AJournal
+from agentrt.store.a2a.purge import purge_runs, purge_terminal_before
+from agentrt.store.a2a.push import A2APushStore
+from agentrt.store.a2a.rows import A2AEventRow, A2ATaskRow
+from agentrt.store.a2a.tasks import A2AStore
+from agentrt.store.answer import ResultNotRetainableError
 from agentrt.store.context import utcnow
 from agentrt.store.open import open_store
 from agentrt.store.rotate import rotate
@@ -82,17 +84,18 @@ def test_projection_is_idempotent_per_revision_and_completion_stores_the_result(
     parts: Parts,
 ) -> None:
     task_id, run_id = _task(parts)
-    projector, journal = A2AProjector(parts.ctx), A2AJournal(parts.ctx)
-    first = projector.project(run_id=run_id, task_id=task_id)
+    journal = A2AJournal(parts.ctx)
+    req = ProjectRequest(run_id=run_id, task_id=task_id, answer_level="full")
+    first = project(parts.ctx, req)
     assert first.events_written == 1
-    assert projector.project(run_id=run_id, task_id=task_id).events_written == 0
+    assert project(parts.ctx, req).events_written == 0
     _answer_and_complete(parts, run_id, "The answer, mail me at bob@example.com")
     task = A2AStore(parts.ctx).get(task_id, "alice")
     assert task is not None and task.state == "TASK_STATE_COMPLETED"
     assert task.artifacts[0]["parts"][0]["text"].startswith("The answer")
-    done = projector.project(run_id=run_id, task_id=task_id)
+    done = project(parts.ctx, req)
     assert done.events_written == 2  # the artifact, then the status
-    assert projector.project(run_id=run_id, task_id=task_id).events_written == 0
+    assert project(parts.ctx, req).events_written == 0
     events = journal.events_after(task_id, -1)
     assert [e.state for e in events] == [
         "TASK_STATE_SUBMITTED",
@@ -144,7 +147,7 @@ def test_a_ceiling_that_keeps_no_result_refuses_the_completion(parts: Parts, lev
         error_type="ResultNotRetainable",
         privacy="full",
     )
-    A2AProjector(parts.ctx).project(run_id=run_id, task_id=task_id)
+    project(parts.ctx, ProjectRequest(run_id=run_id, task_id=task_id, answer_level="full"))
     task = A2AStore(parts.ctx).get(task_id, None)
     assert task is not None and task.state == "TASK_STATE_FAILED"
     assert task.metadata == {"reason": "RESULT_NOT_RETAINABLE"}
@@ -174,7 +177,7 @@ def test_listing_is_owner_scoped_newest_first_with_cursor_paging(parts: Parts) -
 
 def test_purging_a_run_removes_its_task_and_journal(parts: Parts) -> None:
     task_id, run_id = _task(parts)
-    A2AProjector(parts.ctx).project(run_id=run_id, task_id=task_id)
+    project(parts.ctx, ProjectRequest(run_id=run_id, task_id=task_id, answer_level="full"))
     _answer_and_complete(parts, run_id, "done")
     assert purge_runs(parts.ctx, [run_id]) == 1
     assert A2AStore(parts.ctx).get(task_id, None) is None
@@ -222,9 +225,10 @@ def test_rotation_reseals_every_sealed_column_under_the_active_key(own_db: str) 
     try:
         parts = Parts(engine, ctx)
         task_id, run_id = _task(parts)
-        A2AProjector(ctx).project(run_id=run_id, task_id=task_id)
+        req = ProjectRequest(run_id=run_id, task_id=task_id, answer_level="full")
+        project(ctx, req)
         _answer_and_complete(parts, run_id, "rotated answer")
-        A2AProjector(ctx).project(run_id=run_id, task_id=task_id)  # 4 events, 2 batches
+        project(ctx, req)  # 4 events, 2 batches
         A2APushStore(ctx).upsert(
             task_id=task_id, config_id="c", url="http://127.0.0.1:9/", token="t",
             auth_scheme="Bearer", auth_credentials="cred",
@@ -297,3 +301,34 @@ def test_the_completion_asks_about_a_task_in_its_row_read_alone(parts: Parts) ->
     _answer_and_complete(parts, served, "with a task")
     task = A2AStore(parts.ctx).get(task_id, "alice")
     assert task is not None and task.state == "TASK_STATE_COMPLETED"
+
+
+def test_a_run_completed_without_the_hook_gets_the_same_result_from_the_projection(
+    parts: Parts,
+) -> None:
+    """One writer of the result: the projection catches up, idempotently, on a run that a
+    worker without the completion hook completed, and writes what the hook would have."""
+    hooked_task, hooked_run = _task(parts)
+    _answer_and_complete(parts, hooked_run, "The answer, mail me at bob@example.com")
+    task_id, run_id = _task(parts)
+    bare = Parts(parts.engine, replace(parts.ctx, completion_hooks=()))
+    _answer_and_complete(bare, run_id, "The answer, mail me at bob@example.com")
+    before = A2AStore(parts.ctx).get(task_id, "alice")
+    assert before is not None and before.state == "TASK_STATE_SUBMITTED" and not before.artifacts
+
+    req = ProjectRequest(run_id=run_id, task_id=task_id, answer_level="full")
+    assert project(parts.ctx, req).events_written == 2  # the artifact, then the status
+    assert project(parts.ctx, req).events_written == 0
+    caught_up, hooked = (
+        A2AStore(parts.ctx).get(task_id, None),
+        A2AStore(parts.ctx).get(hooked_task, None),
+    )
+    assert caught_up is not None and hooked is not None
+    assert caught_up.state == hooked.state == "TASK_STATE_COMPLETED"
+    assert caught_up.artifacts == hooked.artifacts
+    assert [m["role"] for m in caught_up.history] == ["ROLE_USER", "ROLE_AGENT"]
+    assert caught_up.status_message is not None and hooked.status_message is not None
+    assert caught_up.status_message["parts"] == hooked.status_message["parts"]
+    events = A2AJournal(parts.ctx).events_after(task_id, -1)
+    assert [e.kind for e in events][-2:] == ["artifact", "status"]
+    assert events[-1].state == "TASK_STATE_COMPLETED"

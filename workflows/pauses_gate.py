@@ -1,9 +1,12 @@
-"""The approval gate: which decisions the workflow accepts. Pure, unit-testable."""
+"""The pauses' pure state: the approval gate (which decisions the workflow accepts) and the
+input pause (whether it takes a follow-up message, and which are on record). Pure,
+unit-testable; the pauses themselves and their handlers are in workflows/pauses.py."""
 
 import hmac
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from agentrt.contracts.a2a import InputMessage
 from agentrt.contracts.approval import (
     ApprovalDecision,
     DecisionRefusal,
@@ -102,3 +105,40 @@ class ApprovalGate:
     def close_turn(self) -> None:
         self.pending = None
         self.decision = None
+
+
+@dataclass
+class InputPause:
+    """The pause for the remote user's follow-up: whether the workflow takes a message now,
+    and which messages are on record."""
+
+    # Set before the pause commits, like the approval gate: a client that sees the run
+    # WAITING_FOR_INPUT in the store and answers at once finds the workflow ready.
+    waiting: bool = False
+    message: InputMessage | None = None  # taken, not yet recorded
+    recorded: set[str] = field(default_factory=set)  # message ids on record
+
+    def open(self) -> None:
+        self.waiting, self.message = True, None
+
+    def accepts(self) -> bool:
+        """One message per pause: the first one taken is the one recorded."""
+        return self.waiting and self.message is None
+
+    def take(self, message: InputMessage) -> bool:
+        """Whether the pause took `message`. The update's validator checks `accepts` first,
+        and the SDK (1.35) runs a validator and its handler in one task with nothing to
+        yield between them, so of two follow-ups in one activation the second is refused by
+        its validator (tests/pauses/test_input.py). This keeps the handler right should
+        anything come to yield in between (an interceptor, another SDK version): it refuses
+        then, rather than overwrite the message already taken."""
+        if not self.accepts():
+            return False
+        self.message = message
+        return True
+
+    def close(self, recorded: InputMessage | None = None) -> None:
+        """The pause is over: `recorded`, if given, is on record."""
+        self.waiting, self.message = False, None
+        if recorded is not None:
+            self.recorded.add(recorded.message_id)

@@ -1,22 +1,27 @@
-"""Pauses for a human: an approval decision, or the remote user's follow-up input. A
-waiting run holds no worker slot. Also the A2A projection after each committed change."""
+"""The approval and input pauses, the workflow side: suspend before any call of a turn
+that needs approval runs and wait for a decision on record; pause for the remote user's
+follow-up input and record it. A waiting run holds no worker slot. The handlers that feed
+the pauses (the `approve` signal, the `decide` and `submit_input` updates) check and take
+what arrives here; their pure state is in workflows/pauses_gate.py, the transitions in
+activities/pauses.py."""
 
 from datetime import datetime, timedelta
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError
+from temporalio.common import RawValue
+from temporalio.exceptions import ActivityError, ApplicationError
 
 from agentrt.workflows import _options as opt
 from agentrt.workflows._calls import call, error_type
 from agentrt.workflows._context import RunContext, set_status
 from agentrt.workflows._details import decision_summary
 from agentrt.workflows._loop import Stop, turn_digest
+from agentrt.workflows.a2a import project
 
 with workflow.unsafe.imports_passed_through():
-    from agentrt.activities.a2a import A2AActivities
-    from agentrt.activities.hitl import HitlActivities
-    from agentrt.contracts.a2a import ProjectRequest
-    from agentrt.contracts.approval import ApprovalDecision, PendingApproval
+    from agentrt.activities.pauses import PauseActivities
+    from agentrt.contracts.a2a import InputMessage
+    from agentrt.contracts.approval import ApprovalDecision, DecideResult, PendingApproval
     from agentrt.contracts.enums import RunStatus, TerminationReason
     from agentrt.contracts.errors import ErrorType
     from agentrt.contracts.messages import ToolCall
@@ -29,16 +34,99 @@ with workflow.unsafe.imports_passed_through():
     )
 
 
-async def project(ctx: RunContext) -> None:
-    """Show the committed state to the run's A2A task (idempotent per run revision)."""
-    if ctx.task_id is None:
+# --- the handlers -------------------------------------------------------------------------
+
+
+def decide_by_signal(ctx: RunContext, raw: RawValue) -> None:
+    """The `approve` signal: checked like the update; a refusal is kept for the sender to
+    read (query `refused_decisions`). The payload is decoded here: the SDK would drop a bad
+    one with a logged traceback."""
+    try:
+        decision = workflow.payload_converter().from_payload(raw.payload, ApprovalDecision)
+    except Exception as exc:
+        decision, why = None, type(exc).__name__
+    else:
+        why = type(decision).__name__  # a JSON null decodes to None, unvalidated
+    if not isinstance(decision, ApprovalDecision):
+        workflow.logger.warning(
+            "decision refused: the signal's payload is not a decision (%s)", why
+        )
         return
-    await call(
-        A2AActivities.project,
-        ProjectRequest(run_id=ctx.run_id, task_id=ctx.task_id),
-        opt.store_call(),
-        summary="project to A2A task",
+    refused = ctx.gate.take(decision, run_id=ctx.run_id, at=workflow.now())
+    if refused is None:
+        return
+    ctx.note_refusal(refused)
+    workflow.logger.warning("decision by signal refused: %s", refused.refusal)
+
+
+def check_decision(ctx: RunContext, decision: ApprovalDecision) -> None:
+    """The `decide` update's validator: a refused decision leaves no trace in history."""
+    if not isinstance(decision, ApprovalDecision):  # a JSON null arrives as None
+        raise ApplicationError(
+            "decision refused: the payload is not a decision",
+            type=ErrorType.INVALID_REQUEST.value,
+        )
+    refusal = ctx.gate.check(decision)
+    if refusal is not None:
+        raise ApplicationError(f"decision refused: {refusal}", type=refusal)
+
+
+async def decide(ctx: RunContext, decision: ApprovalDecision) -> DecideResult:
+    """The `decide` update: answers once the decision is persisted, refused by the resume
+    activity (it has no valid attestation), or the run ended another way."""
+    if not ctx.gate.accept(decision):
+        # A guard: the validator checked just before, and the SDK (1.35) yields nothing
+        # between a validator and its handler, so of two decisions in one activation
+        # the second is refused by its validator. Should anything come to yield in
+        # between (an interceptor, another SDK version), the handler refuses here.
+        refusal = ctx.gate.check(decision) or ErrorType.ALREADY_DECIDED.value
+        raise ApplicationError(f"decision refused: {refusal}", type=refusal)
+    await workflow.wait_condition(
+        lambda: (
+            ctx.gate.was_rejected(decision) or decision.turn_digest in ctx.recorded or ctx.finished
+        )
     )
+    if ctx.gate.was_rejected(decision):
+        refusal = ErrorType.UNATTESTED_DECISION.value
+        raise ApplicationError(f"decision refused: {refusal}", type=refusal)
+    if decision.turn_digest not in ctx.recorded:
+        # The run ended (cancelled, failed to suspend) before the decision took effect.
+        raise ApplicationError(
+            "the run ended before the decision was recorded",
+            type=ErrorType.NOT_AWAITING_APPROVAL.value,
+        )
+    return DecideResult(
+        run_id=ctx.run_id, approved=decision.approved, turn_digest=decision.turn_digest
+    )
+
+
+def check_input(ctx: RunContext, message: InputMessage) -> None:
+    """The `submit_input` update's validator."""
+    if not isinstance(message, InputMessage):  # a JSON null arrives as None
+        raise ApplicationError(
+            "input refused: the payload is not a message", type=ErrorType.INVALID_REQUEST.value
+        )
+    if not ctx.input.accepts() or ctx.finished:
+        raise ApplicationError(
+            "run is not waiting for input", type=ErrorType.NOT_AWAITING_INPUT.value
+        )
+
+
+async def submit_input(ctx: RunContext, message: InputMessage) -> None:
+    """The `submit_input` update: answers once the message is on record."""
+    if not ctx.input.take(message):
+        raise ApplicationError(
+            "run is not waiting for input", type=ErrorType.NOT_AWAITING_INPUT.value
+        )
+    await workflow.wait_condition(lambda: not ctx.input.waiting or ctx.finished)
+    if message.message_id not in ctx.input.recorded:
+        raise ApplicationError(
+            "the run ended before the input was recorded",
+            type=ErrorType.NOT_AWAITING_INPUT.value,
+        )
+
+
+# --- the pauses ---------------------------------------------------------------------------
 
 
 async def await_decision(ctx: RunContext, round_no: int, calls: list[ToolCall]) -> ApprovalDecision:
@@ -79,7 +167,7 @@ async def _suspend(ctx: RunContext, plan: RunPlan, pending: PendingApproval) -> 
     ctx.gate.open(pending)
     try:
         suspended = await call(
-            HitlActivities.suspend,
+            PauseActivities.suspend,
             SuspendRequest(
                 run_id=ctx.run_id,
                 sequence=ctx.state.take_sequence(),
@@ -134,7 +222,7 @@ async def _record_decision(
     activity refused it and the run still waits."""
     try:
         resumed = await call(
-            HitlActivities.resume,
+            PauseActivities.resume,
             ResumeRequest(
                 run_id=ctx.run_id,
                 sequence=ctx.state.take_sequence(),
@@ -158,21 +246,22 @@ async def _record_decision(
 
 async def await_input(ctx: RunContext, round_no: int) -> None:
     """The model asked the remote user for more: wait for the follow-up and record it."""
+    plan = ctx.require_plan()
     ctx.input.open()
     try:
         waiting = await call(
-            HitlActivities.await_input,
+            PauseActivities.await_input,
             AwaitInputRequest(
                 run_id=ctx.run_id,
                 sequence=ctx.state.take_sequence(),
                 round=round_no,
                 iterations=ctx.state.iterations,
                 usage=ctx.state.usage,
-                privacy=ctx.privacy,
+                privacy=plan.privacy,
             ),
             opt.bounded_store_call(),
             summary="wait for input",
-            outage_seconds=ctx.require_plan().timeouts.store_outage_seconds,
+            outage_seconds=plan.timeouts.store_outage_seconds,
         )
     except ActivityError as err:
         ctx.input.close()
@@ -188,13 +277,13 @@ async def await_input(ctx: RunContext, round_no: int) -> None:
     message = ctx.input.message
     assert message is not None
     added = await call(
-        HitlActivities.add_input,
+        PauseActivities.add_input,
         AddInputRequest(
             run_id=ctx.run_id,
             sequence=ctx.state.take_sequence(),
             round=round_no,
             message=message,
-            privacy=ctx.privacy,
+            privacy=plan.privacy,
         ),
         opt.store_call(),
         summary="record input",

@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import delete, func, or_, select
 from sqlalchemy.orm import Session
 
-from agentrt.store.a2a_rows import A2APushConfigRow, A2APushDeliveryRow, A2ATaskRow
+from agentrt.store.a2a.rows import A2APushConfigRow, A2APushDeliveryRow, A2ATaskRow
 from agentrt.store.context import StoreContext, as_utc, utcnow
 from agentrt.store.sealed import PUSH_AUTH_CREDENTIALS, PUSH_TOKEN, SealedColumn, within
 
