@@ -38,6 +38,7 @@ def fleet_workers(client: Client, resources: WorkerResources, settings: Settings
                     client,
                     settings,
                     model_queue_name(prefix, provider),
+                    resources,
                     resources.model_activities,
                     settings.model_concurrency,
                     rate=limits.get(provider),
@@ -57,7 +58,12 @@ def fleet_workers(client: Client, resources: WorkerResources, settings: Settings
     for queue in dict.fromkeys(tool_queues):
         workers.append(
             _activity_worker(
-                client, settings, queue, resources.tool_activities, settings.tool_concurrency
+                client,
+                settings,
+                queue,
+                resources,
+                resources.tool_activities,
+                settings.tool_concurrency,
             )
         )
     if not workers:
@@ -93,6 +99,7 @@ def _activity_worker(
     client: Client,
     settings: Settings,
     queue: str,
+    resources: WorkerResources,
     activities: list[Callable[..., Any]],
     concurrency: int,
     *,
@@ -102,6 +109,7 @@ def _activity_worker(
         client,
         task_queue=queue,
         activities=activities,
+        activity_executor=resources.executor,  # sync activities, as on the workflow queue
         max_concurrent_activities=concurrency or settings.max_concurrent_activities,
         max_task_queue_activities_per_second=rate,
         graceful_shutdown_timeout=timedelta(seconds=settings.graceful_shutdown_seconds),

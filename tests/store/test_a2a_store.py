@@ -30,7 +30,7 @@ from agentrt.store.rows import RunRow
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer, SealError
 from agentrt.store.settle import SettleStore
-from agentrt.workers.compose import Parts
+from agentrt.workers.compose import WorkerResources
 from tests._db import backend, scratch_database
 
 
@@ -38,7 +38,9 @@ def _message(text: str) -> dict[str, Any]:
     return {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"text": text}]}
 
 
-def _task(parts: Parts, level: str = "full", owner: str = "alice", ctx_id: str = "") -> tuple:
+def _task(
+    parts: WorkerResources, level: str = "full", owner: str = "alice", ctx_id: str = ""
+) -> tuple:
     store = A2AStore(parts.ctx)
     task_id, run_id = str(uuid.uuid4()), str(uuid.uuid4())
     store.create(
@@ -62,7 +64,7 @@ def _task(parts: Parts, level: str = "full", owner: str = "alice", ctx_id: str =
     return task_id, run_id
 
 
-def _answer_and_complete(parts: Parts, run_id: str, text: str) -> None:
+def _answer_and_complete(parts: WorkerResources, run_id: str, text: str) -> None:
     RunStore(parts.ctx).record_turn(
         run_id, TurnRecord(1, 1, Message(role="assistant", content=text), {}, 1.0, "full")
     )
@@ -79,7 +81,7 @@ def _answer_and_complete(parts: Parts, run_id: str, text: str) -> None:
 
 
 def test_projection_is_idempotent_per_revision_and_completion_stores_the_result(
-    parts: Parts,
+    parts: WorkerResources,
 ) -> None:
     task_id, run_id = _task(parts)
     projector, journal = A2AProjector(parts.ctx), A2AJournal(parts.ctx)
@@ -109,7 +111,7 @@ def test_projection_is_idempotent_per_revision_and_completion_stores_the_result(
     assert [m["role"] for m in task.history] == ["ROLE_USER", "ROLE_AGENT"]
 
 
-def test_redacted_level_keeps_redacted_text_everywhere(parts: Parts) -> None:
+def test_redacted_level_keeps_redacted_text_everywhere(parts: WorkerResources) -> None:
     task_id, run_id = _task(parts, level="redacted")
     _answer_and_complete(parts, run_id, "Write to bob@example.com")
     task = A2AStore(parts.ctx).get(task_id, None)
@@ -119,7 +121,9 @@ def test_redacted_level_keeps_redacted_text_everywhere(parts: Parts) -> None:
 
 
 @pytest.mark.parametrize("level", ["metadata", "none"])
-def test_a_ceiling_that_keeps_no_result_refuses_the_completion(parts: Parts, level: str) -> None:
+def test_a_ceiling_that_keeps_no_result_refuses_the_completion(
+    parts: WorkerResources, level: str
+) -> None:
     task_id, run_id = _task(parts, level="full")
     # The ceiling tightens during the run (as a fallback to a stricter provider would).
     with parts.ctx.sessions.begin() as s:
@@ -153,7 +157,7 @@ def test_a_ceiling_that_keeps_no_result_refuses_the_completion(parts: Parts, lev
     assert "secret answer" not in json.dumps(task.history)
 
 
-def test_listing_is_owner_scoped_newest_first_with_cursor_paging(parts: Parts) -> None:
+def test_listing_is_owner_scoped_newest_first_with_cursor_paging(parts: WorkerResources) -> None:
     owner = f"lister-{uuid.uuid4().hex[:6]}"
     ids = [_task(parts, owner=owner)[0] for _ in range(5)]
     _task(parts, owner="someone-else")
@@ -172,7 +176,7 @@ def test_listing_is_owner_scoped_newest_first_with_cursor_paging(parts: Parts) -
     assert since.total == 0 and since.tasks == [] and since.next_token == ""
 
 
-def test_purging_a_run_removes_its_task_and_journal(parts: Parts) -> None:
+def test_purging_a_run_removes_its_task_and_journal(parts: WorkerResources) -> None:
     task_id, run_id = _task(parts)
     A2AProjector(parts.ctx).project(run_id=run_id, task_id=task_id)
     _answer_and_complete(parts, run_id, "done")
@@ -190,7 +194,7 @@ def test_purging_a_run_removes_its_task_and_journal(parts: Parts) -> None:
     assert A2AStore(parts.ctx).get(live_task, None) is not None
 
 
-def test_sealed_task_columns_are_bound_to_their_row(parts: Parts) -> None:
+def test_sealed_task_columns_are_bound_to_their_row(parts: WorkerResources) -> None:
     a, _ = _task(parts)
     b, _ = _task(parts)
     with parts.ctx.sessions.begin() as s:
@@ -220,7 +224,7 @@ def test_rotation_reseals_every_sealed_column_under_the_active_key(own_db: str) 
     old_key, new_key = b"o" * 32, b"n" * 32
     engine, ctx = open_store(own_db, Sealer({"old": old_key}, "old"))
     try:
-        parts = Parts(engine, ctx)
+        parts = WorkerResources(engine, ctx)
         task_id, run_id = _task(parts)
         A2AProjector(ctx).project(run_id=run_id, task_id=task_id)
         _answer_and_complete(parts, run_id, "rotated answer")
@@ -246,7 +250,9 @@ def test_rotation_reseals_every_sealed_column_under_the_active_key(own_db: str) 
 
 
 @pytest.mark.skipif(backend() != "postgres", reason="row locks: SQLite takes the database lock")
-def test_a_purge_waits_for_a_projection_in_flight_instead_of_deadlocking(parts: Parts) -> None:
+def test_a_purge_waits_for_a_projection_in_flight_instead_of_deadlocking(
+    parts: WorkerResources,
+) -> None:
     """The projection (and the completion) lock the run row, then the task row. A purge
     that deleted the task first and then waited for the run row deadlocked with them."""
     task_id, run_id = _task(parts)
@@ -271,7 +277,7 @@ def test_a_purge_waits_for_a_projection_in_flight_instead_of_deadlocking(parts: 
     assert A2AStore(parts.ctx).get(task_id, None) is None
 
 
-def test_the_completion_asks_about_a_task_in_its_row_read_alone(parts: Parts) -> None:
+def test_the_completion_asks_about_a_task_in_its_row_read_alone(parts: WorkerResources) -> None:
     """The hook's `applies` is read with the run row: a run that serves no task costs the
     completion no statement of the hook's own, and one that does still gets its result."""
     sent: list[str] = []

@@ -9,10 +9,10 @@ from agentrt.contracts.messages import ToolCall, Usage
 from agentrt.store.hitl import HitlStore
 from agentrt.store.runs import RunStore
 from agentrt.store.settle import SettleStore
-from agentrt.workers.compose import Parts
+from agentrt.workers.compose import WorkerResources
 
 
-def _run(parts: Parts) -> str:
+def _run(parts: WorkerResources) -> str:
     run_id = str(uuid.uuid4())
     RunStore(parts.ctx).begin(
         run_id=run_id, profile="p", snapshot="{}", prompt="hi", initiator="t", privacy="full"
@@ -29,7 +29,7 @@ def _pending() -> PendingApproval:
     )
 
 
-def _cancel(parts: Parts, run_id: str) -> None:
+def _cancel(parts: WorkerResources, run_id: str) -> None:
     SettleStore(parts.ctx).fail(
         run_id=run_id,
         sequence=50,
@@ -45,7 +45,7 @@ def _cancel(parts: Parts, run_id: str) -> None:
 
 
 def test_a_suspension_arriving_after_a_cancel_is_refused_and_the_row_stays_cancelled(
-    parts: Parts,
+    parts: WorkerResources,
 ) -> None:
     run_id = _run(parts)
     _cancel(parts, run_id)
@@ -73,7 +73,7 @@ def test_a_suspension_arriving_after_a_cancel_is_refused_and_the_row_stays_cance
     assert not settled.applied and settled.status is RunStatus.CANCELLED
 
 
-def test_suspend_and_resume_are_guarded_and_retry_safe(parts: Parts) -> None:
+def test_suspend_and_resume_are_guarded_and_retry_safe(parts: WorkerResources) -> None:
     run_id = _run(parts)
     hitl = HitlStore(parts.ctx)
     assert (
@@ -111,7 +111,7 @@ def test_suspend_and_resume_are_guarded_and_retry_safe(parts: Parts) -> None:
     )
 
 
-def test_inbox_lists_waiting_runs_oldest_first(parts: Parts) -> None:
+def test_inbox_lists_waiting_runs_oldest_first(parts: WorkerResources) -> None:
     hitl = HitlStore(parts.ctx)
     first, second = _run(parts), _run(parts)
     hitl.suspend(run_id=first, sequence=1, pending=_pending(), privacy="full")
