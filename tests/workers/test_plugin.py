@@ -1,0 +1,85 @@
+"""A user's own worker: a plain `temporalio.worker.Worker` given only `AgentrtPlugin` runs
+agent runs end to end on the Temporal dev server, polling with a client that knows nothing
+of agentrt (the SDK's default converter): the plugin brings the workflow, the activities,
+the converter, the sandbox, the interceptors and the activity executor."""
+
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from temporalio.client import Client
+from temporalio.contrib.opentelemetry import TracingInterceptor
+from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import Worker
+
+from agentrt import AgentrtPlugin, AgentRuntime, RunStatus, Settings
+from agentrt.contracts.enums import EventKind
+from agentrt.contracts.ids import idempotency_key
+from agentrt.store.runs import RunStore
+from agentrt.workers.compose import TOOL_THREAD_PREFIX
+from agentrt.workers.metrics import ActivityTiming
+from agentrt.workers.runner import ContextFreeRunner
+from tests.workers import _user_toolbox
+from tests.workers.test_user_tool_run import PROFILES, RULES
+
+
+async def test_a_plain_worker_with_the_plugin_runs_an_agent_end_to_end(
+    client: Client, temporal_env: WorkflowEnvironment, settings: Settings, tmp_path
+) -> None:
+    (tmp_path / "profiles.yaml").write_text(PROFILES)
+    (tmp_path / "rules.yaml").write_text(RULES)
+    queue = f"tq-{uuid.uuid4().hex[:10]}"
+    s = settings.model_copy(
+        update={
+            "task_queue": queue,
+            "profiles_file": tmp_path / "profiles.yaml",
+            "rules_file": tmp_path / "rules.yaml",
+        }
+    )
+    # A client as the SDK makes it: no pydantic converter, no interceptors.
+    plain = await Client.connect(
+        client.service_client.config.target_host, namespace=client.namespace
+    )
+    plugin = AgentrtPlugin(s, toolboxes=[_user_toolbox.toolbox])
+    worker = Worker(plain, task_queue=queue, plugins=[plugin])
+
+    active = worker.config(active_config=True)
+    executor = plugin.resources.executor
+    assert isinstance(executor, ThreadPoolExecutor)
+    assert active.get("activity_executor") is executor  # sync activities run there
+    assert isinstance(active.get("workflow_runner"), ContextFreeRunner)
+    assert any(isinstance(i, ActivityTiming) for i in active.get("interceptors", []))
+    assert not any(isinstance(i, TracingInterceptor) for i in active.get("interceptors", []))
+
+    async with worker:
+        runtime = AgentRuntime(client, RunStore(plugin.resources.ctx), queue)
+        waiting = await runtime.run("bookkeeper", "Please book the invoice", initiator="al")
+        assert waiting.status is RunStatus.WAITING_FOR_APPROVAL
+        pending = waiting.pending_approval
+        assert pending is not None and [c.name for c in pending.calls] == ["book_entry"]
+        run_id = waiting.run_id
+        await runtime.approve(
+            run_id, approved=True, decided_by="bo", turn_digest=pending.turn_digest
+        )
+        done = await runtime.result(run_id)
+        assert done.status is RunStatus.COMPLETED and done.answer == "Booked."
+        [booked] = [b for b in _user_toolbox.BOOKED if b["run_id"] == run_id]
+        assert booked["key"] == idempotency_key(run_id, booked["call_id"])
+        assert booked["thread"].startswith(TOOL_THREAD_PREFIX)  # the plugin's pool
+        events = await runtime.events(run_id)
+        assert [e.kind for e in events][-1] is EventKind.RUN_COMPLETED
+
+    # The plugin opened the store and the pool; the worker's stop closed them.
+    with pytest.raises(RuntimeError, match="shutdown"):
+        executor.submit(print)
+
+
+def test_a_plugin_given_resources_leaves_them_open(settings: Settings) -> None:
+    with AgentrtPlugin(settings) as owner:
+        borrowed = AgentrtPlugin(settings, resources=owner.resources)
+        borrowed.close()
+        executor = owner.resources.executor
+        assert executor is not None
+        assert executor.submit(int, "7").result() == 7
+    with pytest.raises(RuntimeError, match="shutdown"):
+        executor.submit(int, "7")
