@@ -4,6 +4,7 @@ of agentrt (the SDK's default converter): the plugin brings the workflow, the ac
 the converter, the sandbox, the interceptors and the activity executor."""
 
 import uuid
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -12,7 +13,7 @@ from temporalio.contrib.opentelemetry import TracingInterceptor
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
-from agentrt import AgentrtPlugin, AgentRuntime, RunStatus, Settings
+from agentrt import AgentrtPlugin, AgentRuntime, RunStatus, Settings, build_worker
 from agentrt.contracts.enums import EventKind
 from agentrt.contracts.ids import idempotency_key
 from agentrt.store.runs import RunStore
@@ -83,3 +84,22 @@ def test_a_plugin_given_resources_leaves_them_open(settings: Settings) -> None:
         assert executor.submit(int, "7").result() == 7
     with pytest.raises(RuntimeError, match="shutdown"):
         executor.submit(int, "7")
+
+
+async def test_build_workers_worker_runs_sync_activities_on_a_pool_as_large_as_its_limit(
+    client: Client, settings: Settings
+) -> None:
+    s = settings.model_copy(
+        update={"task_queue": f"tq-{uuid.uuid4().hex[:10]}", "max_concurrent_activities": 7}
+    )
+    # The SDK warns when the executor has fewer threads than the worker runs activities.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        worker, resources = build_worker(client, s)
+    assert not [w for w in caught if "max_workers" in str(w.message)]
+    with resources:
+        active = worker.config(active_config=True)
+        assert active.get("activity_executor") is resources.executor
+        assert active.get("max_concurrent_activities") == 7
+        plugins = active.get("plugins", [])
+        assert [type(p) for p in plugins] == [AgentrtPlugin]
