@@ -3,25 +3,28 @@ agent runs end to end on the Temporal dev server, polling with a client that kno
 of agentrt (the SDK's default converter): the plugin brings the workflow, the activities,
 the converter, the sandbox, the interceptors and the activity executor."""
 
+import json
 import uuid
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowHistory
 from temporalio.contrib.opentelemetry import TracingInterceptor
 from temporalio.testing import WorkflowEnvironment
-from temporalio.worker import Worker
+from temporalio.worker import Replayer, Worker
 
 from agentrt import AgentrtPlugin, AgentRuntime, RunStatus, Settings, build_worker
 from agentrt.contracts.enums import EventKind
 from agentrt.contracts.ids import idempotency_key
 from agentrt.store.runs import RunStore
-from agentrt.workers.compose import TOOL_THREAD_PREFIX
+from agentrt.workers.compose import TOOL_THREAD_PREFIX, WorkerResources
 from agentrt.workers.metrics import ActivityTiming
 from agentrt.workers.runner import ContextFreeRunner
+from agentrt.workflows.agent_run import AgentRunWorkflow
 from tests.workers import _user_toolbox
 from tests.workers.test_user_tool_run import PROFILES, RULES
+from tests.workflows.test_replay import HISTORIES
 
 
 async def test_a_plain_worker_with_the_plugin_runs_an_agent_end_to_end(
@@ -103,3 +106,17 @@ async def test_build_workers_worker_runs_sync_activities_on_a_pool_as_large_as_i
         assert active.get("max_concurrent_activities") == 7
         plugins = active.get("plugins", [])
         assert [type(p) for p in plugins] == [AgentrtPlugin]
+
+
+async def test_a_replayer_with_the_plugin_replays_a_recorded_history(
+    settings: Settings, parts: WorkerResources
+) -> None:
+    """The plugin gives a Replayer the workflow, the converter and the sandbox too."""
+    data = json.loads((HISTORIES / "approved.json").read_text())
+    history = WorkflowHistory.from_json(data["workflow_id"], data["history"])
+    replayer = Replayer(workflows=[], plugins=[AgentrtPlugin(settings, resources=parts)])
+    active = replayer.config(active_config=True)
+    assert active.get("workflows") == [AgentRunWorkflow]
+    assert isinstance(active.get("workflow_runner"), ContextFreeRunner)
+    result = await replayer.replay_workflow(history, raise_on_replay_failure=False)
+    assert result.replay_failure is None, result.replay_failure
