@@ -9,7 +9,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 WORKDIR /src
 # The package's own files only: no virtualenv, caches or local data from the checkout.
-COPY pyproject.toml ./
+# pyproject.toml maps each root folder to agentrt.<folder>; setup.py lists their packages.
+COPY pyproject.toml setup.py ./
 COPY agentrt/ agentrt/
 COPY contracts/ contracts/
 COPY core/ core/

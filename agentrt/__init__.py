@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from agentrt.contracts.messages import ProviderReply, ProviderRequest, Usage
     from agentrt.core.settings import Settings
     from agentrt.starter.facade import AgentRuntime
-    from agentrt.workers.builder import build_worker
+    from agentrt.workers.builder import AgentrtPlugin, build_worker
     from agentrt.workers.providers import ProviderConfig
 
 _EXPORTS: dict[str, str] = {
@@ -68,6 +68,7 @@ _EXPORTS: dict[str, str] = {
     "ToolContext": "agentrt.activities.ports",
     "Toolbox": "agentrt.activities.toolbox.box",
     "build_worker": "agentrt.workers.builder",
+    "AgentrtPlugin": "agentrt.workers.builder",
     "ModelProvider": "agentrt.activities.ports",
     "ProviderRequest": "agentrt.contracts.messages",
     "ProviderReply": "agentrt.contracts.messages",
@@ -78,6 +79,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "AgentRuntime",
     "AgentRuntimeError",
+    "AgentrtPlugin",
     "AlreadyDecidedError",
     "ApprovalError",
     "ConfigError",

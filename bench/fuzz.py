@@ -31,7 +31,7 @@ from agentrt.starter.facade import AgentRuntime
 from agentrt.store.principals import PrincipalStore
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer
-from agentrt.workers.compose import Parts, build
+from agentrt.workers.compose import WorkerResources, build
 from agentrt.workers.main import make_worker
 from bench.database import bench_database
 from bench.fuzz_a2a import a2a_surfaces
@@ -81,7 +81,9 @@ def api_settings(url: str, keys: str, data: Path) -> ApiSettings:
 
 
 @asynccontextmanager
-async def serve(client: Client, settings: ApiSettings, parts: Parts) -> AsyncIterator[str]:
+async def serve(
+    client: Client, settings: ApiSettings, parts: WorkerResources
+) -> AsyncIterator[str]:
     """The worker and the A2A app on a free 127.0.0.1 port; yields the base URL."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))

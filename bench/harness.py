@@ -27,7 +27,7 @@ from agentrt.core.temporal import data_converter
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.runs import RunStore
 from agentrt.workers.builder import sandbox_runner, worker_interceptors
-from agentrt.workers.compose import Parts, build
+from agentrt.workers.compose import WorkerResources, build
 from agentrt.workflows.agent_run import AgentRunWorkflow
 from bench.bare_activities import BareActivities
 from bench.bare_workflow import BareWorkflow, TimerWorkflow
@@ -44,7 +44,7 @@ SERVER_LOG = RESULTS_DIR / "devserver.log"
 @dataclass(frozen=True)
 class Bench:
     client: Client
-    parts: Parts
+    parts: WorkerResources
     runs: RunStore
     task_queue: str
 
@@ -107,7 +107,7 @@ async def dev_server(
         yield env.client
 
 
-def bench_worker(client: Client, parts: Parts, settings: Settings) -> Worker:
+def bench_worker(client: Client, parts: WorkerResources, settings: Settings) -> Worker:
     """workers.main.make_worker's configuration plus the baseline, its interceptors included
     (activity timing; tracing only where a tracer provider is installed, as in production:
     the bench installs none). Spelled out because the SDK registers a worker with its client

@@ -28,7 +28,7 @@ from agentrt.core.settings import Settings
 from agentrt.core.temporal import data_converter
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.runs import RunStore
-from agentrt.workers.compose import Parts, build
+from agentrt.workers.compose import WorkerResources, build
 from agentrt.workers.main import make_worker
 from tests._db import scratch_database
 
@@ -100,7 +100,7 @@ def client(temporal_env: WorkflowEnvironment) -> Client:
 
 
 @pytest.fixture(scope="session")
-def parts(settings: Settings) -> Iterator[Parts]:
+def parts(settings: Settings) -> Iterator[WorkerResources]:
     built = build(settings)
     yield built
     built.engine.dispose()
@@ -113,7 +113,7 @@ def task_queue() -> str:
 
 @pytest_asyncio.fixture
 async def worker(
-    client: Client, parts: Parts, settings: Settings, task_queue: str
+    client: Client, parts: WorkerResources, settings: Settings, task_queue: str
 ) -> AsyncIterator[Worker]:
     w = make_worker(client, parts, settings.model_copy(update={"task_queue": task_queue}))
     async with w:
@@ -121,7 +121,7 @@ async def worker(
 
 
 @pytest.fixture
-def runs(parts: Parts) -> RunStore:
+def runs(parts: WorkerResources) -> RunStore:
     return RunStore(parts.ctx)
 
 

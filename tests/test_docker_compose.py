@@ -153,14 +153,17 @@ def test_worker_builds_from_a_dockerfile_that_installs_the_package(
     assert re.search(r"^FROM python:3\.11-slim\b", text, re.M)
     assert re.search(r"^RUN pip install (--compile )?\.", text, re.M)
     assert re.search(r'^CMD \["agentrt-worker"\]', text, re.M)
-    # Every package pyproject ships is copied into the build context of the image.
+    # Every folder pyproject maps into the package is copied into the build context of the
+    # image, with the two files that build it.
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    packages = [
-        p.rstrip("*") for p in pyproject["tool"]["setuptools"]["packages"]["find"]["include"]
-    ]
-    copied = set(re.findall(r"^COPY (\S+?)/? ", text, re.M))
-    assert set(packages) <= copied, f"Dockerfile misses {set(packages) - copied}"
-    assert "pyproject.toml" in copied
+    folders = set(pyproject["tool"]["setuptools"]["package-dir"].values())
+    copied = {
+        source.rstrip("/")
+        for sources in re.findall(r"^COPY (.+) \S+$", text, re.M)
+        for source in sources.split()
+    }
+    assert folders <= copied, f"Dockerfile misses {folders - copied}"
+    assert {"pyproject.toml", "setup.py"} <= copied
 
 
 def test_the_image_carries_compiled_bytecode() -> None:

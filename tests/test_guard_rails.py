@@ -1,6 +1,7 @@
 """The determinism guard rails fire on purpose-made violations (a check that cannot fail
 is no check)."""
 
+import os
 import shutil
 import subprocess
 import sys
@@ -38,19 +39,22 @@ def test_import_linter_catches_an_indirect_io_import(tmp_path: Path) -> None:
         work,
         symlinks=True,
         ignore=shutil.ignore_patterns(
-            ".venv", ".git", "__pycache__", "*.db", ".agentrt", "node_modules"
+            ".venv", ".git", "__pycache__", "*.db", ".agentrt", "node_modules", "build"
         ),
     )
     # workflows -> activities.model -> (new) store import: forbidden, even indirectly.
     target = work / "activities" / "model.py"
     target.write_text("import agentrt.store.runs  # noqa\n" + target.read_text())
+    # As `./dev lint` runs it: from the copy's package view (links to its root folders).
+    subprocess.run(["bash", str(work / "dev"), "typed-view"], check=True)
+    view = work / "build" / "typed"
     out = subprocess.run(
-        [str(BIN / "lint-imports")],
-        cwd=work,
+        [str(BIN / "lint-imports"), str(work / "pyproject.toml")],
+        cwd=view,
         capture_output=True,
         text=True,
         check=False,
-        env={"PYTHONPATH": str(work), "PATH": str(BIN)},
+        env={"PYTHONPATH": str(view), "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"},
     )
     assert out.returncode != 0
     assert "Workflow code reaches no I/O library" in out.stdout

@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,17 +23,12 @@ import pytest
 import agentrt
 
 ROOT = Path(__file__).resolve().parent.parent
-# The design card's folders: the wheel must carry them only inside `agentrt/`.
-ROLE_FOLDERS = (
-    "activities",
-    "api",
-    "contracts",
-    "core",
-    "starter",
-    "store",
-    "workers",
-    "workflows",
-)
+# The design card's folders, mapped under `agentrt` (pyproject's package-dir): the wheel
+# must carry them only inside `agentrt/`.
+MAPPED: dict[str, str] = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
+    "package-dir"
+]
+ROLE_FOLDERS = tuple(folder for name, folder in MAPPED.items() if name != "agentrt")
 SCRIPTS = ("agentrt", "agentrt-worker", "agentrt-api")
 # Names every release must export; every name in `__all__` is checked regardless.
 REQUIRED_EXPORTS = {
@@ -167,6 +163,28 @@ def test_the_wheel_installs_one_top_level_package(installed: Installed) -> None:
     # The approvals page is package data: served from the wheel, no build step.
     for page in ("index.html", "page.js", "page.css"):
         assert (installed.site_packages / "agentrt" / "api" / "static" / page).is_file(), page
+
+
+def test_the_wheel_carries_every_tracked_file_of_the_mapped_folders(installed: Installed) -> None:
+    """setup.py finds the packages under each mapped folder: a module or data file it missed
+    would import in the checkout and fail in the wheel."""
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    tracked = subprocess.run(
+        ["git", "ls-files", "--", *MAPPED.values()],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    want = set()
+    for path in tracked:
+        folder, rest = path.split("/", 1)
+        want.add("agentrt/" + rest if folder == "agentrt" else f"agentrt/{folder}/{rest}")
+    assert len(want) > 100 and "agentrt/api/static/page.js" in want
+    with zipfile.ZipFile(installed.wheel) as whl:
+        missing = want - set(whl.namelist())
+    assert not missing, f"the wheel misses {sorted(missing)[:10]}"
 
 
 def test_installed_modules_carry_bytecode(installed: Installed) -> None:

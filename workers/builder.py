@@ -1,31 +1,127 @@
-"""The worker builder: for `agentrt-worker` and for users who run the worker in their own
-process with their own toolboxes and model providers.
+"""The worker builder: `AgentrtPlugin`, everything a Temporal Worker needs for agent runs on
+the SDK's plugin interface, and `build_worker`, the worker `agentrt-worker` runs.
 
-    worker, resources = build_worker(client, settings, toolboxes=[billing])
-    with resources:
-        async with worker:
-            await stop.wait()
+A user who runs their own worker adds the plugin to it:
+
+    worker = Worker(client, task_queue=settings.task_queue, plugins=[AgentrtPlugin(settings)])
+    await worker.run()  # the plugin's store and thread pool close when the worker stops
 """
 
-from collections.abc import Callable, Iterable, Mapping
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from datetime import timedelta
 
 from temporalio.client import Client
 from temporalio.common import VersioningBehavior, WorkerDeploymentVersion
 from temporalio.contrib.opentelemetry import TracingInterceptor
+from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.converter import DataConverter
-from temporalio.worker import Interceptor, Worker, WorkerDeploymentConfig, WorkflowRunner
+from temporalio.plugin import SimplePlugin
+from temporalio.worker import (
+    Interceptor,
+    ReplayerConfig,
+    Worker,
+    WorkerConfig,
+    WorkerDeploymentConfig,
+    WorkflowRunner,
+)
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from agentrt.activities.ports import ModelProvider
 from agentrt.activities.toolbox.box import Toolbox
 from agentrt.core.settings import Settings
-from agentrt.core.temporal import worker_client
+from agentrt.core.temporal import settings_converter, worker_client
 from agentrt.core.tracing import tracing_enabled, tracing_interceptor
 from agentrt.workers.compose import WorkerResources, build
 from agentrt.workers.metrics import ActivityTiming
 from agentrt.workers.runner import ContextFreeRunner, ignores_context
 from agentrt.workflows.agent_run import AgentRunWorkflow
+
+
+class AgentrtPlugin(SimplePlugin):
+    """The agent-run workflow and its activities, the data converter and payload codec, the
+    sandbox passthrough, the interceptors and the activity executor, for any Worker (and,
+    given to `Client.connect`, the converter for that client and its workers).
+
+    Built from `settings` (plus `toolboxes` and `providers`, as `build_worker` takes them),
+    the plugin opens the store and the thread pool at once (a bad toolbox or profile is a
+    ConfigError here, before any worker exists) and closes them when the worker it runs in
+    stops, or on `close()` (`with plugin:`) should no worker run it: one plugin, one worker.
+    Given `resources`, it uses them and leaves closing them to the caller (build_worker).
+
+    No workflow failure exception types are added: the run fails through ApplicationError
+    (the SDK's default), and any other exception is a bug whose task retries until a fixed
+    build replays it."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        toolboxes: Iterable[Toolbox] = (),
+        providers: Mapping[str, ModelProvider] | None = None,
+        faults: Callable[[str], None] | None = None,
+        resources: WorkerResources | None = None,
+    ) -> None:
+        self.converter = settings_converter(settings)  # a bad AGENTRT_PAYLOAD_KEYS: first
+        self.owned = resources is None
+        self.resources = resources or build(
+            settings, toolboxes=toolboxes, providers=providers, faults=faults
+        )
+        super().__init__(
+            "agentrt",
+            data_converter=self.converter,  # clients and replayers given the plugin
+            workflows=[AgentRunWorkflow],
+            activities=self.resources.activities,
+        )
+
+    def configure_worker(self, config: WorkerConfig) -> WorkerConfig:
+        config = super().configure_worker(config)
+        # A client made for agentrt (core.temporal.connect, or one given this plugin) keeps
+        # its converter: it may carry other payload keys than these settings. Any other
+        # client cannot read agentrt's payloads; its worker polls with the settings' one.
+        # (SDK 1.35.0: SimplePlugin's data_converter reaches clients and replayers, not a
+        # worker's client; the Worker reads its converter from config["client"].)
+        client = config["client"]
+        if client.data_converter.payload_converter_class is not (
+            pydantic_data_converter.payload_converter_class
+        ):
+            own = client.config()
+            own["data_converter"] = self.converter
+            client = Client(**own)
+        client = worker_client(client)  # with payload keys: plaintext payloads are refused
+        config["client"] = client
+        config["workflow_runner"] = sandbox_runner(client.data_converter)
+        config["interceptors"] = [
+            *config.get("interceptors", []),
+            *worker_interceptors(client, self.resources),
+        ]
+        # Sync activities (and sync tools) run on the pool sized to max_concurrent_activities.
+        if config.get("activity_executor") is None:
+            config["activity_executor"] = self.resources.executor
+        return config
+
+    def configure_replayer(self, config: ReplayerConfig) -> ReplayerConfig:
+        config = super().configure_replayer(config)
+        config["workflow_runner"] = sandbox_runner(config.get("data_converter"))
+        return config
+
+    async def run_worker(self, worker: Worker, next: Callable[[Worker], Awaitable[None]]) -> None:
+        try:
+            await super().run_worker(worker, next)
+        finally:
+            if self.owned:
+                await asyncio.to_thread(self.close)
+
+    def close(self) -> None:
+        """Close what the plugin opened (nothing when it was given `resources`)."""
+        if self.owned:
+            self.resources.close()
+
+    def __enter__(self) -> "AgentrtPlugin":
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
 
 
 def build_worker(
@@ -124,16 +220,11 @@ def deployment_config(settings: Settings) -> WorkerDeploymentConfig | None:
 
 
 def make_worker(client: Client, resources: WorkerResources, settings: Settings) -> Worker:
-    client = worker_client(client)  # with payload keys: plaintext payloads are refused
+    """The workflow queue's worker: the plugin over `resources`, with the settings' limits."""
     return Worker(
         client,
         task_queue=settings.task_queue,
-        workflows=[AgentRunWorkflow],
-        workflow_runner=sandbox_runner(client.data_converter),
-        activities=resources.activities,
-        # Sync activities (the store's transitions) run on the worker's bounded pool.
-        activity_executor=resources.executor,
-        interceptors=worker_interceptors(client, resources),
+        plugins=[AgentrtPlugin(settings, resources=resources)],
         max_concurrent_activities=settings.max_concurrent_activities,
         max_concurrent_workflow_tasks=settings.max_concurrent_workflow_tasks,
         graceful_shutdown_timeout=timedelta(seconds=settings.graceful_shutdown_seconds),

@@ -67,7 +67,7 @@ class WorkerResources:
         self.close()
 
 
-Parts = WorkerResources  # the former name
+WorkerResources = WorkerResources  # the former name
 
 
 def build(

@@ -4,7 +4,6 @@ own concurrency. A provider's request-rate limit is set on its model queue
 (`max_task_queue_activities_per_second`): the server enforces it across every worker."""
 
 from collections.abc import Callable
-from concurrent.futures import Executor
 from datetime import timedelta
 from typing import Any
 
@@ -39,10 +38,10 @@ def fleet_workers(client: Client, resources: WorkerResources, settings: Settings
                     client,
                     settings,
                     model_queue_name(prefix, provider),
+                    resources,
                     resources.model_activities,
                     settings.model_concurrency,
                     rate=limits.get(provider),
-                    executor=resources.executor,
                 )
             )
     tool_queues: list[str] = []
@@ -62,9 +61,9 @@ def fleet_workers(client: Client, resources: WorkerResources, settings: Settings
                 client,
                 settings,
                 queue,
+                resources,
                 resources.tool_activities,
                 settings.tool_concurrency,
-                executor=resources.executor,
             )
         )
     if not workers:
@@ -86,7 +85,6 @@ def maintenance_worker(client: Client, resources: WorkerResources, settings: Set
         task_queue=settings.maintenance_task_queue,
         workflows=[RetentionWorkflow],
         activities=retention.activities(),
-        activity_executor=resources.executor,
         workflow_runner=sandbox_runner(client.data_converter),
         max_concurrent_activities=4,
         graceful_shutdown_timeout=timedelta(seconds=settings.graceful_shutdown_seconds),
@@ -101,17 +99,17 @@ def _activity_worker(
     client: Client,
     settings: Settings,
     queue: str,
+    resources: WorkerResources,
     activities: list[Callable[..., Any]],
     concurrency: int,
     *,
     rate: float | None = None,
-    executor: Executor | None = None,
 ) -> Worker:
     return Worker(
         client,
         task_queue=queue,
         activities=activities,
-        activity_executor=executor,
+        activity_executor=resources.executor,  # sync activities, as on the workflow queue
         max_concurrent_activities=concurrency or settings.max_concurrent_activities,
         max_task_queue_activities_per_second=rate,
         graceful_shutdown_timeout=timedelta(seconds=settings.graceful_shutdown_seconds),

@@ -14,12 +14,17 @@ the same converter, so the workflow's own context (and the current workflow as t
 external-store target, which is also the SDK's answer for every command but child
 workflows and external signals) is given without entering the sandbox. With a converter
 that does use contexts, the sandbox answers as before.
+
+Only public names are imported. Temporal SDK 1.35.0 exports WorkflowRunner and
+WorkflowInstance from `temporalio.worker` for custom runners, but types their methods with
+private ones (`temporalio.workflow._Definition`, the activation and completion messages of
+`temporalio.bridge.proto`). This runner hands those objects to the sandbox untouched, so it
+types them `Any` rather than import the private modules.
 """
 
 from collections.abc import Sequence
+from typing import Any
 
-from temporalio.bridge.proto.workflow_activation import WorkflowActivation
-from temporalio.bridge.proto.workflow_completion import WorkflowActivationCompletion
 from temporalio.converter import (
     ActivitySerializationContext,
     DataConverter,
@@ -29,7 +34,7 @@ from temporalio.converter import (
     WorkflowSerializationContext,
 )
 from temporalio.worker import WorkflowInstance, WorkflowInstanceDetails, WorkflowRunner
-from temporalio.workflow import Info, _Definition
+from temporalio.workflow import Info
 
 # A context of each kind a workflow's payloads are given; a converter that returns itself
 # for both takes no context at all.
@@ -71,7 +76,7 @@ class _ContextFree(WorkflowInstance):
             )
         )
 
-    def activate(self, act: WorkflowActivation) -> WorkflowActivationCompletion:
+    def activate(self, act: Any) -> Any:  # SDK 1.35.0: bridge.proto messages (private)
         return self._inner.activate(act)
 
     def get_serialization_context(self, command_info: object) -> SerializationContext | None:
@@ -93,7 +98,7 @@ class ContextFreeRunner(WorkflowRunner):
     def __init__(self, inner: WorkflowRunner) -> None:
         self.inner = inner
 
-    def prepare_workflow(self, defn: _Definition) -> None:
+    def prepare_workflow(self, defn: Any) -> None:  # SDK 1.35.0: workflow._Definition (private)
         self.inner.prepare_workflow(defn)
 
     def create_instance(self, det: WorkflowInstanceDetails) -> WorkflowInstance:

@@ -94,29 +94,19 @@ async def call_local(
     """`call`, as a local activity: a short store step that runs on this worker inside the
     workflow task that needs it, so it adds no activity task and no workflow task. Only
     for idempotent steps: a local activity whose marker never reached history (the worker
-    died in that task) runs again."""
+    died in that task) runs again.
 
-    async def once() -> R:
-        try:
-            return await workflow.execute_local_activity_method(  # type: ignore[call-overload,no-any-return]
-                fn, arg, summary=summary, **config
-            )
-        except FailureError as exc:
-            if isinstance(exc, ActivityError):
-                raise
-            # A local activity's failure arrives bare (the activity's own ApplicationError,
-            # TimeoutError or CancelledError); every caller handles an activity's failure.
-            raise ActivityError(
-                "Local activity failed",
-                scheduled_event_id=0,
-                started_event_id=0,
-                identity="",
-                activity_type=getattr(fn, "__name__", ""),
-                activity_id="",
-                retry_state=None,
-            ) from exc
-
-    return await _scheduled(once, summary, fails_as, outage_seconds)
+    Its failure arrives bare (SDK 1.35.0 raises the local activity's own ApplicationError,
+    TimeoutError or CancelledError, with no ActivityError around it, and offers no public
+    way to make one): callers catch FailureError, and `failure_of` reads either shape."""
+    return await _scheduled(
+        lambda: workflow.execute_local_activity_method(  # type: ignore[call-overload]
+            fn, arg, summary=summary, **config
+        ),
+        summary,
+        fails_as,
+        outage_seconds,
+    )
 
 
 async def store_step(
@@ -149,7 +139,7 @@ async def _scheduled(
     while True:
         try:
             return await schedule()
-        except ActivityError as err:
+        except FailureError as err:
             if is_cancelled_exception(err):
                 raise asyncio.CancelledError() from err
             kind = error_type(err)
@@ -173,13 +163,19 @@ async def _scheduled(
 _DETAILED = frozenset({ErrorType.PROVIDER_REJECTED.value, ErrorType.PROVIDER_UNAVAILABLE.value})
 
 
-def _detail(err: ActivityError, kind: str) -> str | None:
-    cause = err.cause
+def _detail(err: FailureError, kind: str) -> str | None:
+    cause = failure_of(err)
     return cause.message if isinstance(cause, ApplicationError) and kind in _DETAILED else None
 
 
-def error_type(err: ActivityError) -> str:
-    cause = err.cause
+def failure_of(err: FailureError) -> BaseException | None:
+    """What the step raised: a scheduled activity's ActivityError carries it as its cause, a
+    local activity's failure is it (see call_local)."""
+    return err.cause if isinstance(err, ActivityError) else err
+
+
+def error_type(err: FailureError) -> str:
+    cause = failure_of(err)
     return (
         cause.type or "ApplicationError"
         if isinstance(cause, ApplicationError)

@@ -6,7 +6,7 @@ from datetime import timedelta
 from typing import TypeVar
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ApplicationError, FailureError
 
 from agentrt.workflows import _options as opt
 from agentrt.workflows._calls import call, error_type, store_step
@@ -69,7 +69,7 @@ async def complete(ctx: RunContext, answer_seq: int, reason: TerminationReason) 
                 summary="complete",
                 outage_seconds=outage,
             )
-        except ActivityError as err:
+        except FailureError as err:  # a local activity's failure arrives bare (_calls)
             # Never COMPLETED without its answer: the run fails instead.
             kind = error_type(err)
             failed = _FAILED_COMPLETION.get(kind, TerminationReason.COMPLETION_FAILED)

@@ -2,11 +2,11 @@
 (a non-idempotent write goes behind its fence), a refused call."""
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ApplicationError, FailureError
 
 from agentrt.workflows import _options as opt
 from agentrt.workflows._budget import budget_stop
-from agentrt.workflows._calls import call, error_type, store_step
+from agentrt.workflows._calls import call, error_type, failure_of, store_step
 from agentrt.workflows._context import RunContext
 from agentrt.workflows._fenced_write import fenced_write
 from agentrt.workflows._loop import Route, guardrail_stop, may_pause_for_input, route
@@ -148,8 +148,8 @@ async def refuse(ctx: RunContext, round_no: int, c: ToolCall, reason: str) -> No
 _SAFE_BEGIN_MESSAGES = frozenset({ErrorType.UNKNOWN_PROFILE.value})
 
 
-def begin_reason(err: ActivityError) -> str:
-    cause = err.cause
+def begin_reason(err: FailureError) -> str:
+    cause = failure_of(err)
     kind = error_type(err)
     if isinstance(cause, ApplicationError) and kind in _SAFE_BEGIN_MESSAGES:
         return cause.message

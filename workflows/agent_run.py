@@ -10,7 +10,7 @@ import asyncio
 
 from temporalio import workflow
 from temporalio.common import RawValue
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError, FailureError
 
 from agentrt.workflows import _steps as steps
 from agentrt.workflows import pauses
@@ -132,7 +132,7 @@ class AgentRunWorkflow:
         status_set = started_running()
         try:
             begin = await steps.begin(ctx, inp)
-        except ActivityError as err:
+        except FailureError as err:  # a local activity's failure arrives bare (_calls)
             # Nothing was written: the run never existed. `begun` tells the starter why.
             if status_set:
                 clear_status()

@@ -32,7 +32,7 @@ from agentrt.store.rows import RunRow
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer, SealError
 from agentrt.store.settle import SettleStore
-from agentrt.workers.compose import Parts
+from agentrt.workers.compose import WorkerResources
 from tests._db import backend, scratch_database
 
 
@@ -40,7 +40,9 @@ def _message(text: str) -> dict[str, Any]:
     return {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"text": text}]}
 
 
-def _task(parts: Parts, level: str = "full", owner: str = "alice", ctx_id: str = "") -> tuple:
+def _task(
+    parts: WorkerResources, level: str = "full", owner: str = "alice", ctx_id: str = ""
+) -> tuple:
     store = A2AStore(parts.ctx)
     task_id, run_id = str(uuid.uuid4()), str(uuid.uuid4())
     store.create(
@@ -64,7 +66,7 @@ def _task(parts: Parts, level: str = "full", owner: str = "alice", ctx_id: str =
     return task_id, run_id
 
 
-def _answer_and_complete(parts: Parts, run_id: str, text: str) -> None:
+def _answer_and_complete(parts: WorkerResources, run_id: str, text: str) -> None:
     RunStore(parts.ctx).record_turn(
         run_id, TurnRecord(1, 1, Message(role="assistant", content=text), {}, 1.0, "full")
     )
@@ -81,7 +83,7 @@ def _answer_and_complete(parts: Parts, run_id: str, text: str) -> None:
 
 
 def test_projection_is_idempotent_per_revision_and_completion_stores_the_result(
-    parts: Parts,
+    parts: WorkerResources,
 ) -> None:
     task_id, run_id = _task(parts)
     journal = A2AJournal(parts.ctx)
@@ -112,7 +114,7 @@ def test_projection_is_idempotent_per_revision_and_completion_stores_the_result(
     assert [m["role"] for m in task.history] == ["ROLE_USER", "ROLE_AGENT"]
 
 
-def test_redacted_level_keeps_redacted_text_everywhere(parts: Parts) -> None:
+def test_redacted_level_keeps_redacted_text_everywhere(parts: WorkerResources) -> None:
     task_id, run_id = _task(parts, level="redacted")
     _answer_and_complete(parts, run_id, "Write to bob@example.com")
     task = A2AStore(parts.ctx).get(task_id, None)
@@ -122,7 +124,9 @@ def test_redacted_level_keeps_redacted_text_everywhere(parts: Parts) -> None:
 
 
 @pytest.mark.parametrize("level", ["metadata", "none"])
-def test_a_ceiling_that_keeps_no_result_refuses_the_completion(parts: Parts, level: str) -> None:
+def test_a_ceiling_that_keeps_no_result_refuses_the_completion(
+    parts: WorkerResources, level: str
+) -> None:
     task_id, run_id = _task(parts, level="full")
     # The ceiling tightens during the run (as a fallback to a stricter provider would).
     with parts.ctx.sessions.begin() as s:
@@ -156,7 +160,7 @@ def test_a_ceiling_that_keeps_no_result_refuses_the_completion(parts: Parts, lev
     assert "secret answer" not in json.dumps(task.history)
 
 
-def test_listing_is_owner_scoped_newest_first_with_cursor_paging(parts: Parts) -> None:
+def test_listing_is_owner_scoped_newest_first_with_cursor_paging(parts: WorkerResources) -> None:
     owner = f"lister-{uuid.uuid4().hex[:6]}"
     ids = [_task(parts, owner=owner)[0] for _ in range(5)]
     _task(parts, owner="someone-else")
@@ -175,7 +179,7 @@ def test_listing_is_owner_scoped_newest_first_with_cursor_paging(parts: Parts) -
     assert since.total == 0 and since.tasks == [] and since.next_token == ""
 
 
-def test_purging_a_run_removes_its_task_and_journal(parts: Parts) -> None:
+def test_purging_a_run_removes_its_task_and_journal(parts: WorkerResources) -> None:
     task_id, run_id = _task(parts)
     project(parts.ctx, ProjectRequest(run_id=run_id, task_id=task_id, answer_level="full"))
     _answer_and_complete(parts, run_id, "done")
@@ -193,7 +197,7 @@ def test_purging_a_run_removes_its_task_and_journal(parts: Parts) -> None:
     assert A2AStore(parts.ctx).get(live_task, None) is not None
 
 
-def test_sealed_task_columns_are_bound_to_their_row(parts: Parts) -> None:
+def test_sealed_task_columns_are_bound_to_their_row(parts: WorkerResources) -> None:
     a, _ = _task(parts)
     b, _ = _task(parts)
     with parts.ctx.sessions.begin() as s:
@@ -223,7 +227,7 @@ def test_rotation_reseals_every_sealed_column_under_the_active_key(own_db: str) 
     old_key, new_key = b"o" * 32, b"n" * 32
     engine, ctx = open_store(own_db, Sealer({"old": old_key}, "old"))
     try:
-        parts = Parts(engine, ctx)
+        parts = WorkerResources(engine, ctx)
         task_id, run_id = _task(parts)
         req = ProjectRequest(run_id=run_id, task_id=task_id, answer_level="full")
         project(ctx, req)
@@ -250,7 +254,9 @@ def test_rotation_reseals_every_sealed_column_under_the_active_key(own_db: str) 
 
 
 @pytest.mark.skipif(backend() != "postgres", reason="row locks: SQLite takes the database lock")
-def test_a_purge_waits_for_a_projection_in_flight_instead_of_deadlocking(parts: Parts) -> None:
+def test_a_purge_waits_for_a_projection_in_flight_instead_of_deadlocking(
+    parts: WorkerResources,
+) -> None:
     """The projection (and the completion) lock the run row, then the task row. A purge
     that deleted the task first and then waited for the run row deadlocked with them."""
     task_id, run_id = _task(parts)
@@ -275,7 +281,7 @@ def test_a_purge_waits_for_a_projection_in_flight_instead_of_deadlocking(parts: 
     assert A2AStore(parts.ctx).get(task_id, None) is None
 
 
-def test_the_completion_asks_about_a_task_in_its_row_read_alone(parts: Parts) -> None:
+def test_the_completion_asks_about_a_task_in_its_row_read_alone(parts: WorkerResources) -> None:
     """The hook's `applies` is read with the run row: a run that serves no task costs the
     completion no statement of the hook's own, and one that does still gets its result."""
     sent: list[str] = []
@@ -304,14 +310,14 @@ def test_the_completion_asks_about_a_task_in_its_row_read_alone(parts: Parts) ->
 
 
 def test_a_run_completed_without_the_hook_gets_the_same_result_from_the_projection(
-    parts: Parts,
+    parts: WorkerResources,
 ) -> None:
     """One writer of the result: the projection catches up, idempotently, on a run that a
     worker without the completion hook completed, and writes what the hook would have."""
     hooked_task, hooked_run = _task(parts)
     _answer_and_complete(parts, hooked_run, "The answer, mail me at bob@example.com")
     task_id, run_id = _task(parts)
-    bare = Parts(parts.engine, replace(parts.ctx, completion_hooks=()))
+    bare = WorkerResources(parts.engine, replace(parts.ctx, completion_hooks=()))
     _answer_and_complete(bare, run_id, "The answer, mail me at bob@example.com")
     before = A2AStore(parts.ctx).get(task_id, "alice")
     assert before is not None and before.state == "TASK_STATE_SUBMITTED" and not before.artifacts

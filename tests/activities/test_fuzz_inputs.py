@@ -9,7 +9,7 @@ import pytest
 from agentrt.activities.providers.scripted import load_rules
 from agentrt.contracts.errors import ConfigError, RulesFileError
 from agentrt.core.profiles import load_profiles
-from agentrt.workers.compose import Parts
+from agentrt.workers.compose import WorkerResources
 from bench.fuzz_core import LogTrap
 from bench.fuzz_local import files_surface, tools_surface
 
@@ -42,7 +42,7 @@ def test_fuzzed_rules_and_profiles_files_load_or_raise_their_typed_error() -> No
         assert t.failures == [], (t.surface, t.failures)
 
 
-def test_fuzzed_tool_arguments_are_refused_before_anything_runs(parts: Parts) -> None:
+def test_fuzzed_tool_arguments_are_refused_before_anything_runs(parts: WorkerResources) -> None:
     with LogTrap() as trap:
         tallies = tools_surface(parts.engine, parts.ctx, CASES, None, trap)
     for t in tallies:

@@ -26,7 +26,7 @@ from agentrt.contracts.run import FenceState, ToolCallRequest
 from agentrt.store.fence import FenceStore
 from agentrt.store.runs import RunStore
 from agentrt.store.tool_steps import ToolStepStore
-from agentrt.workers.compose import Parts
+from agentrt.workers.compose import WorkerResources
 from tests.activities.mcp_servers import HttpMcpServer, start_http_server, stdio_server, writes
 
 
@@ -215,7 +215,7 @@ async def test_bad_arguments_never_reach_the_server(
 
 
 async def test_an_error_result_is_a_tool_failure_and_fail_soft(
-    tmp_path: Path, opened: Opened, http_server: HttpMcpServer, parts: Parts
+    tmp_path: Path, opened: Opened, http_server: HttpMcpServer, parts: WorkerResources
 ) -> None:
     tools = await opened.open(_config(tmp_path, [http_server.config("crm")]))
     with pytest.raises(ToolFailure, match="Error executing tool boom") as err:
@@ -249,7 +249,7 @@ async def test_a_write_sent_and_unanswered_is_not_a_known_failure(
 
 
 async def test_a_server_that_goes_down_gives_a_typed_failure_and_comes_back(
-    tmp_path: Path, opened: Opened, http_server: HttpMcpServer, parts: Parts
+    tmp_path: Path, opened: Opened, http_server: HttpMcpServer, parts: WorkerResources
 ) -> None:
     tools = await opened.open(_config(tmp_path, [http_server.config("crm")]))
     assert await tools["crm.lookup"]({"item": "a"}, _ctx()) == "item a: in stock"
@@ -282,7 +282,7 @@ async def test_a_server_missing_at_start_is_a_config_error(tmp_path: Path) -> No
 
 
 async def test_a_fenced_write_to_a_down_server_is_recorded_not_unknown(
-    tmp_path: Path, opened: Opened, http_server: HttpMcpServer, parts: Parts
+    tmp_path: Path, opened: Opened, http_server: HttpMcpServer, parts: WorkerResources
 ) -> None:
     tools = await opened.open(_config(tmp_path, [http_server.config("crm")]))
     http_server.stop()
@@ -307,7 +307,7 @@ async def test_a_fenced_write_to_a_down_server_is_recorded_not_unknown(
 
 
 async def test_a_fenced_write_sent_and_lost_fails_as_outcome_unknown(
-    tmp_path: Path, opened: Opened, http_server: HttpMcpServer, parts: Parts
+    tmp_path: Path, opened: Opened, http_server: HttpMcpServer, parts: WorkerResources
 ) -> None:
     config = http_server.config(
         "crm", timeout_seconds=0.5, effects={"slow": "NON_IDEMPOTENT_WRITE"}
@@ -329,7 +329,7 @@ async def test_a_fenced_write_sent_and_lost_fails_as_outcome_unknown(
     assert verdict == FenceState.INTERRUPTED
 
 
-def _begin(parts: Parts) -> str:
+def _begin(parts: WorkerResources) -> str:
     run_id = str(uuid.uuid4())
     snapshot = '{"plan": {"privacy": "full"}, "tools": [], "instructions": ""}'
     RunStore(parts.ctx).begin(
@@ -347,7 +347,7 @@ def _request(run_id: str, name: str, args: dict[str, Any]) -> ToolCallRequest:
 
 
 async def _execute(
-    parts: Parts, tools: dict[str, Tool], name: str, args: dict[str, Any]
+    parts: WorkerResources, tools: dict[str, Tool], name: str, args: dict[str, Any]
 ) -> tuple[str, bool]:
     """Through the real read activity: the content the model gets, and whether it is an error."""
     run_id = _begin(parts)

@@ -22,14 +22,14 @@ from agentrt.store.demo import DemoWorld
 from agentrt.store.fence import FenceStore
 from agentrt.store.runs import RunStore
 from agentrt.store.tool_steps import ToolStepStore
-from agentrt.workers.compose import Parts
+from agentrt.workers.compose import WorkerResources
 from tests.conftest import FailTimes
 from tests.workflows.test_failures import StoreAwayAt
 
 MakeRuntime = Callable[[Callable[[str], None]], AbstractAsyncContextManager[AgentRuntime]]
 
 
-def _run(parts: Parts) -> str:
+def _run(parts: WorkerResources) -> str:
     run_id = str(uuid.uuid4())
     snapshot = '{"plan": {"privacy": "full"}, "tools": [], "instructions": ""}'
     RunStore(parts.ctx).begin(
@@ -46,7 +46,9 @@ class Counter:
         self.hits += point == self.point
 
 
-async def test_an_idempotent_write_repeated_returns_the_first_result(parts: Parts) -> None:
+async def test_an_idempotent_write_repeated_returns_the_first_result(
+    parts: WorkerResources,
+) -> None:
     run_id = _run(parts)
     invoked = Counter("tool.invoke")
     acts = ToolActivities(
@@ -74,7 +76,7 @@ async def test_an_idempotent_write_repeated_returns_the_first_result(parts: Part
 
 @pytest.mark.parametrize("carried", ["metadata", None])
 async def test_a_step_records_at_the_level_its_request_carries(
-    parts: Parts, carried: str | None
+    parts: WorkerResources, carried: str | None
 ) -> None:
     run_id = _run(parts)  # recorded at `full`
     runs = RunStore(parts.ctx)  # a worker that has not seen the run: nothing cached
@@ -104,7 +106,9 @@ async def test_a_step_records_at_the_level_its_request_carries(
         assert runs.cached_snapshot(run_id) is None
 
 
-async def test_a_write_on_a_run_with_no_row_is_refused_before_it_runs(parts: Parts) -> None:
+async def test_a_write_on_a_run_with_no_row_is_refused_before_it_runs(
+    parts: WorkerResources,
+) -> None:
     ghost = str(uuid.uuid4())
     acts = WriteActivities(
         registry=ToolRegistry(demo_tools(DemoWorld(parts.ctx))),
@@ -131,7 +135,7 @@ async def test_a_write_on_a_run_with_no_row_is_refused_before_it_runs(parts: Par
 
 
 async def test_a_write_whose_audit_cannot_be_persisted_fails_the_run_and_is_not_retried(
-    make_runtime: MakeRuntime, parts: Parts
+    make_runtime: MakeRuntime, parts: WorkerResources
 ) -> None:
     hook = FailTimes("record.before_clear", times=100)
     async with make_runtime(hook) as runtime:
@@ -144,7 +148,7 @@ async def test_a_write_whose_audit_cannot_be_persisted_fails_the_run_and_is_not_
 
 
 async def test_a_write_whose_record_meets_a_brief_store_outage_is_recorded_once(
-    make_runtime: MakeRuntime, parts: Parts
+    make_runtime: MakeRuntime, parts: WorkerResources
 ) -> None:
     """The effect ran and its outcome is known: a dropped connection at the record step is
     retried (the record is idempotent) instead of ending the run with outcome unknown."""

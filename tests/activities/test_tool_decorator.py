@@ -25,7 +25,7 @@ from agentrt.contracts.run import ToolCallRequest
 from agentrt.store.fence import FenceStore
 from agentrt.store.runs import RunStore
 from agentrt.store.tool_steps import ToolStepStore
-from agentrt.workers.compose import Parts
+from agentrt.workers.compose import WorkerResources
 
 CTX = ToolContext("run", "r1.1", "key")
 
@@ -154,7 +154,7 @@ def test_a_function_the_schema_cannot_describe_is_refused_at_decoration() -> Non
         tool(name="two words")(star)
 
 
-def _run(parts: Parts) -> str:
+def _run(parts: WorkerResources) -> str:
     run_id = str(uuid.uuid4())
     snapshot = '{"plan": {"privacy": "full"}, "tools": [], "instructions": ""}'
     RunStore(parts.ctx).begin(
@@ -174,7 +174,9 @@ def _request(run_id: str, name: str, arguments: dict[str, Any]) -> ToolCallReque
     )
 
 
-async def test_in_the_activity_the_context_carries_heartbeat_and_logger(parts: Parts) -> None:
+async def test_in_the_activity_the_context_carries_heartbeat_and_logger(
+    parts: WorkerResources,
+) -> None:
     seen: dict[str, Any] = {}
 
     @tool(effect=ToolEffect.READ_ONLY)
@@ -203,7 +205,7 @@ async def test_in_the_activity_the_context_carries_heartbeat_and_logger(parts: P
 
 
 async def test_a_raising_tool_and_an_unusable_result_are_fail_soft_error_results(
-    parts: Parts,
+    parts: WorkerResources,
 ) -> None:
     @tool(effect=ToolEffect.READ_ONLY)
     def explode() -> str:
@@ -233,7 +235,7 @@ async def test_a_raising_tool_and_an_unusable_result_are_fail_soft_error_results
 
 
 async def test_a_user_write_with_an_unusable_result_is_recorded_and_one_that_raises_is_unknown(
-    parts: Parts,
+    parts: WorkerResources,
 ) -> None:
     ran: list[str] = []
 

@@ -25,7 +25,7 @@ from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.a2a.tasks import A2AStore
 from agentrt.store.runs import RunStore
-from agentrt.workers.compose import Parts, build
+from agentrt.workers.compose import WorkerResources, build
 from agentrt.workers.main import make_worker
 from tests.conftest import TEST_SEAL_KEYS
 
@@ -66,7 +66,7 @@ def a2a_settings(settings: Settings) -> ApiSettings:
 
 
 @pytest.fixture(scope="session")
-def a2a_parts(a2a_settings: ApiSettings) -> Iterator[Parts]:
+def a2a_parts(a2a_settings: ApiSettings) -> Iterator[WorkerResources]:
     built = build(a2a_settings)
     yield built
     built.engine.dispose()
@@ -77,7 +77,7 @@ class Live:
     url: str
     settings: ApiSettings
     runtime: AgentRuntime
-    parts: Parts
+    parts: WorkerResources
 
     @property
     def store(self) -> A2AStore:
@@ -118,7 +118,7 @@ def user_message(text: str, **extra: Any) -> dict[str, Any]:
 
 @asynccontextmanager
 async def _serve(
-    client: Client, settings: ApiSettings, parts: Parts, *, inject: bool = True
+    client: Client, settings: ApiSettings, parts: WorkerResources, *, inject: bool = True
 ) -> AsyncIterator[Live]:
     """`client` serves the worker, and the app too unless `inject` is false: then the app
     connects at start-up from its settings, as `agentrt-api` does."""
@@ -153,7 +153,9 @@ async def _serve(
 
 
 @pytest_asyncio.fixture
-async def live(client: Client, a2a_settings: ApiSettings, a2a_parts: Parts) -> AsyncIterator[Live]:
+async def live(
+    client: Client, a2a_settings: ApiSettings, a2a_parts: WorkerResources
+) -> AsyncIterator[Live]:
     async with _serve(client, a2a_settings, a2a_parts) as served:
         yield served
 

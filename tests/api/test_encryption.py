@@ -9,7 +9,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from agentrt.api.settings import ApiSettings
 from agentrt.core.temporal import connect
-from agentrt.workers.compose import Parts
+from agentrt.workers.compose import WorkerResources
 from tests._cipher import assert_ciphertext_history
 from tests.api.conftest import _serve, user_message
 
@@ -17,7 +17,7 @@ KEYS = "p1:" + base64.b64encode(b"p" * 32).decode()
 
 
 async def test_a_run_started_over_a2a_is_ciphertext_in_history(
-    temporal_env: WorkflowEnvironment, a2a_settings: ApiSettings, a2a_parts: Parts
+    temporal_env: WorkflowEnvironment, a2a_settings: ApiSettings, a2a_parts: WorkerResources
 ) -> None:
     keyed = a2a_settings.model_copy(
         update={

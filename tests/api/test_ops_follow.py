@@ -10,7 +10,7 @@ import pytest
 from temporalio.client import Client
 
 from agentrt.api.settings import ApiSettings
-from agentrt.workers.compose import Parts
+from agentrt.workers.compose import WorkerResources
 from tests._db import backend
 from tests.api.conftest import Live, _serve, user_message
 from tests.api.ops_helpers import REFUND, Frame, frames, http, name, start, token, wait_status
@@ -63,7 +63,7 @@ async def test_follow_then_resume_with_last_event_id_misses_nothing(live: Live) 
 
 @pytest.mark.skipif(backend() != "postgres", reason="LISTEN/NOTIFY is PostgreSQL's; SQLite polls")
 async def test_notify_wakes_a_follower_long_before_a_poll_interval(
-    client: Client, a2a_settings: ApiSettings, a2a_parts: Parts
+    client: Client, a2a_settings: ApiSettings, a2a_parts: WorkerResources
 ) -> None:
     slow = a2a_settings.model_copy(update={"api_poll_seconds": 30.0})
     async with _serve(client, slow, a2a_parts) as live:
@@ -85,7 +85,7 @@ async def test_notify_wakes_a_follower_long_before_a_poll_interval(
 
 @pytest.mark.skipif(backend() != "postgres", reason="LISTEN/NOTIFY is PostgreSQL's; SQLite polls")
 async def test_notify_wakes_an_a2a_stream_too(
-    client: Client, a2a_settings: ApiSettings, a2a_parts: Parts
+    client: Client, a2a_settings: ApiSettings, a2a_parts: WorkerResources
 ) -> None:
     slow = a2a_settings.model_copy(update={"api_poll_seconds": 30.0})
     async with _serve(client, slow, a2a_parts) as live:

@@ -17,7 +17,7 @@ from temporalio.client import Client
 
 from agentrt.api.settings import ApiSettings
 from agentrt.starter import remote
-from agentrt.workers.compose import Parts
+from agentrt.workers.compose import WorkerResources
 from tests._db import backend
 from tests._proxy import FlakyProxy
 from tests.api.conftest import Live, _serve
@@ -58,7 +58,7 @@ async def _start(live: Live) -> tuple[int, str, str, dict[str, str]]:
 
 
 async def test_a_start_no_worker_begins_is_503_no_worker(
-    client: Client, a2a_settings: ApiSettings, a2a_parts: Parts, tmp_path: Path
+    client: Client, a2a_settings: ApiSettings, a2a_parts: WorkerResources, tmp_path: Path
 ) -> None:
     lonely = f"nobody-{name('q')}"
     profiles = yaml.safe_load((FIXTURES / "profiles.yaml").read_text())
@@ -81,7 +81,10 @@ async def test_a_start_no_worker_begins_is_503_no_worker(
 
 
 async def test_a_start_with_temporal_gone_is_503_temporal_unavailable(
-    client: Client, a2a_settings: ApiSettings, a2a_parts: Parts, proxy_to: list[FlakyProxy]
+    client: Client,
+    a2a_settings: ApiSettings,
+    a2a_parts: WorkerResources,
+    proxy_to: list[FlakyProxy],
 ) -> None:
     host, port = client.service_client.config.target_host.rsplit(":", 1)
     temporal = _proxy(proxy_to, host, int(port))
@@ -126,7 +129,7 @@ async def test_a_start_with_temporal_gone_is_503_temporal_unavailable(
 async def test_a_read_with_the_database_gone_is_503_store_unavailable(
     client: Client,
     a2a_settings: ApiSettings,
-    a2a_parts: Parts,
+    a2a_parts: WorkerResources,
     proxy_to: list[FlakyProxy],
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -153,7 +156,10 @@ async def test_a_read_with_the_database_gone_is_503_store_unavailable(
 
 
 async def test_the_cli_client_retries_a_start_through_an_outage_without_a_second_run(
-    client: Client, a2a_settings: ApiSettings, a2a_parts: Parts, proxy_to: list[FlakyProxy]
+    client: Client,
+    a2a_settings: ApiSettings,
+    a2a_parts: WorkerResources,
+    proxy_to: list[FlakyProxy],
 ) -> None:
     """`agentrt --api URL start` while Temporal is away: it sends the start again under the
     same run id until Temporal is back, and one run is started."""

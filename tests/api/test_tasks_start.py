@@ -21,11 +21,13 @@ from agentrt.starter.facade import AgentRuntime
 from agentrt.store.a2a.tasks import A2AStore
 from agentrt.store.a2a.view import CANCELED
 from agentrt.store.runs import RunStore
-from agentrt.workers.compose import Parts
+from agentrt.workers.compose import WorkerResources
 from agentrt.workers.main import make_worker
 
 
-def _service(a2a_settings: ApiSettings, parts: Parts, client: Client, queue: str) -> TaskService:
+def _service(
+    a2a_settings: ApiSettings, parts: WorkerResources, client: Client, queue: str
+) -> TaskService:
     runtime = AgentRuntime(client, RunStore(parts.ctx), queue)
     profiles = load_profiles(a2a_settings.profiles_file)
     return TaskService(a2a_settings, A2AStore(parts.ctx), client, runtime, profiles)
@@ -38,7 +40,7 @@ def _send(text: str) -> SendMessageRequest:
 
 @pytest.mark.usefixtures("worker")
 async def test_a_skill_the_worker_does_not_declare_is_refused_and_leaves_no_task(
-    a2a_settings: ApiSettings, parts: Parts, client: Client, task_queue: str
+    a2a_settings: ApiSettings, parts: WorkerResources, client: Client, task_queue: str
 ) -> None:
     # The API publishes `helper`; this worker's profiles (tests/fixtures) do not declare it.
     owner = f"o-{uuid.uuid4().hex[:8]}"
@@ -55,7 +57,7 @@ async def test_a_skill_the_worker_does_not_declare_is_refused_and_leaves_no_task
 
 
 async def test_cancel_of_a_task_whose_run_has_not_begun_closes_it_canceled(
-    a2a_settings: ApiSettings, a2a_parts: Parts, client: Client
+    a2a_settings: ApiSettings, a2a_parts: WorkerResources, client: Client
 ) -> None:
     queue = f"tq-{uuid.uuid4().hex[:10]}"
     service = _service(a2a_settings, a2a_parts, client, queue)

@@ -13,7 +13,7 @@ from temporalio.client import Client
 from agentrt.api.settings import ApiSettings
 from agentrt.core.devserver import free_port, start_dev_server, wait_for_port
 from agentrt.core.temporal import data_converter
-from agentrt.workers.compose import Parts
+from agentrt.workers.compose import WorkerResources
 from tests.api.browser import browser, shot
 from tests.api.conftest import _serve
 from tests.api.ops_helpers import REFUND, http, name, start, token, wait_status
@@ -39,7 +39,7 @@ async def web(tmp_path: Path) -> AsyncIterator[tuple[Client, str]]:
 
 
 async def test_temporal_web_shows_what_a_run_waits_for_and_who_decided(
-    web: tuple[Client, str], a2a_settings: ApiSettings, a2a_parts: Parts, browser: Browser
+    web: tuple[Client, str], a2a_settings: ApiSettings, a2a_parts: WorkerResources, browser: Browser
 ) -> None:
     client, ui = web
     alice, bob = name("alice"), name("bob")

@@ -25,7 +25,7 @@ from agentrt.core.temporal import data_converter
 from agentrt.starter.cli import main
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.runs import RunStore
-from agentrt.workers.compose import Parts
+from agentrt.workers.compose import WorkerResources
 from agentrt.workers.main import make_worker
 
 KEYS = "p1:" + base64.b64encode(b"p" * 32).decode()
@@ -77,7 +77,7 @@ async def test_round_trip_plaintext_refused_and_unknown_key() -> None:
 
 
 async def test_an_encrypted_run_keeps_ciphertext_in_history_and_the_codec_server_opens_it(
-    temporal_env: WorkflowEnvironment, parts: Parts, settings: Settings
+    temporal_env: WorkflowEnvironment, parts: WorkerResources, settings: Settings
 ) -> None:
     target = temporal_env.client.service_client.config.target_host
     client = await Client.connect(target, data_converter=data_converter(KEYS))

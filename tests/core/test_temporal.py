@@ -23,7 +23,7 @@ from agentrt.core.temporal import connect
 from agentrt.starter.cli import main
 from agentrt.starter.facade import AgentRuntime
 from agentrt.workers import embedded
-from agentrt.workers.compose import Parts
+from agentrt.workers.compose import WorkerResources
 from agentrt.workers.main import make_worker
 from tests._cipher import assert_ciphertext_history
 from tests.conftest import TEST_SEAL_KEYS
@@ -43,7 +43,7 @@ def keyed(settings: Settings, temporal_env: WorkflowEnvironment) -> Settings:
 
 
 @pytest_asyncio.fixture
-async def keyed_worker(keyed: Settings, parts: Parts) -> AsyncIterator[None]:
+async def keyed_worker(keyed: Settings, parts: WorkerResources) -> AsyncIterator[None]:
     async with make_worker(await connect(keyed), parts, keyed):
         yield
 

@@ -22,7 +22,7 @@ from agentrt.core.temporal import data_converter
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.demo import DemoWorld
 from agentrt.store.runs import RunStore
-from agentrt.workers.compose import Parts
+from agentrt.workers.compose import WorkerResources
 from agentrt.workers.main import make_worker
 from agentrt.workflows._loop import turn_digest
 from tests.workflows._waiting import until_status
@@ -31,7 +31,7 @@ REFUND = "Please refund order 1042"
 
 
 async def test_a_write_suspends_the_turn_and_an_approval_runs_it_once(
-    runtime: AgentRuntime, worker: Worker, parts: Parts, client: Client
+    runtime: AgentRuntime, worker: Worker, parts: WorkerResources, client: Client
 ) -> None:
     waiting = await runtime.run("support", REFUND, initiator="alice")
     assert waiting.status is RunStatus.WAITING_FOR_APPROVAL
@@ -99,7 +99,7 @@ async def test_every_recording_step_carries_the_runs_privacy_level(
 
 
 async def test_a_denial_refuses_every_pending_call_and_the_loop_goes_on(
-    runtime: AgentRuntime, worker: Worker, parts: Parts
+    runtime: AgentRuntime, worker: Worker, parts: WorkerResources
 ) -> None:
     waiting = await runtime.run("support", REFUND)
     assert waiting.pending_approval is not None
@@ -167,7 +167,7 @@ async def test_a_rejected_update_leaves_no_trace_in_history(
 
 
 async def test_the_stock_signal_path_approves_too(
-    runtime: AgentRuntime, worker: Worker, client: Client, parts: Parts
+    runtime: AgentRuntime, worker: Worker, client: Client, parts: WorkerResources
 ) -> None:
     # A profile that opts in (`unattested_decisions: allow`) counts unattested decisions.
     waiting = await runtime.run("stock-cli", REFUND)
@@ -189,7 +189,7 @@ async def test_the_stock_signal_path_approves_too(
 
 
 async def test_a_run_suspends_again_after_an_approval(
-    runtime: AgentRuntime, worker: Worker, parts: Parts
+    runtime: AgentRuntime, worker: Worker, parts: WorkerResources
 ) -> None:
     first = await runtime.run("support", "refund twice please")
     assert first.pending_approval is not None
@@ -223,7 +223,7 @@ async def test_a_run_suspends_again_after_an_approval(
 
 
 async def test_approval_timeout_ends_the_run_with_its_own_reason(
-    runtime: AgentRuntime, worker: Worker, parts: Parts
+    runtime: AgentRuntime, worker: Worker, parts: WorkerResources
 ) -> None:
     waiting = await runtime.run("timed-approval", REFUND)
     assert waiting.status is RunStatus.WAITING_FOR_APPROVAL
@@ -247,7 +247,7 @@ async def test_four_eyes_refuses_the_initiators_approval_but_not_a_denial(
 
 
 async def test_two_decisions_queued_while_no_worker_polls_have_one_winner(
-    client: Client, parts: Parts, settings: Settings
+    client: Client, parts: WorkerResources, settings: Settings
 ) -> None:
     queue = f"tq-{uuid.uuid4().hex[:10]}"
     worker_settings = settings.model_copy(update={"task_queue": queue})

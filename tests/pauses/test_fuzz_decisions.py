@@ -14,7 +14,7 @@ from agentrt.contracts.approval import ApprovalDecision, PendingApproval
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.ids import SIGNAL_APPROVE, SIGNAL_CANCEL, UPDATE_DECIDE
 from agentrt.starter.facade import AgentRuntime
-from agentrt.workers.compose import Parts
+from agentrt.workers.compose import WorkerResources
 from agentrt.workflows.pauses_gate import ApprovalGate
 from bench.fuzz import waiting_runs
 from bench.fuzz_core import LogTrap
@@ -60,7 +60,7 @@ def test_the_gate_refuses_a_non_ascii_digest_as_stale() -> None:
 
 
 async def test_fuzzed_decisions_by_signal_and_update_are_refused_and_change_nothing(
-    client: Client, worker: Worker, runtime: AgentRuntime, parts: Parts
+    client: Client, worker: Worker, runtime: AgentRuntime, parts: WorkerResources
 ) -> None:
     runs = await waiting_runs(runtime, 2, profile="support")
     loop = asyncio.get_running_loop()

@@ -14,14 +14,14 @@ from agentrt.contracts.ids import UPDATE_SUBMIT_INPUT
 from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.runs import RunStore
-from agentrt.workers.compose import Parts
+from agentrt.workers.compose import WorkerResources
 from agentrt.workers.main import make_worker
 from tests.workflows._tasks import FIRST_QUESTION, new_a2a_task
 from tests.workflows._waiting import until_status
 
 
 async def test_two_follow_ups_in_one_pause_record_one_and_refuse_the_other(
-    client: Client, parts: Parts, settings: Settings, runs: RunStore
+    client: Client, parts: WorkerResources, settings: Settings, runs: RunStore
 ) -> None:
     queue = f"tq-{uuid.uuid4().hex[:10]}"
     runtime = AgentRuntime(client, runs, queue)

@@ -11,10 +11,10 @@ from agentrt.contracts.run import ResumeRequest, SuspendRequest, Transition
 from agentrt.store.attest import attest
 from agentrt.store.runs import RunStore
 from agentrt.store.settle import SettleStore
-from agentrt.workers.compose import Parts
+from agentrt.workers.compose import WorkerResources
 
 
-def _run(parts: Parts) -> str:
+def _run(parts: WorkerResources) -> str:
     run_id = str(uuid.uuid4())
     RunStore(parts.ctx).begin(
         run_id=run_id, profile="p", snapshot="{}", prompt="hi", initiator="t", privacy="full"
@@ -31,12 +31,14 @@ def _pending() -> PendingApproval:
     )
 
 
-def _suspend(parts: Parts, run_id: str, sequence: int = 1) -> Transition:
+def _suspend(parts: WorkerResources, run_id: str, sequence: int = 1) -> Transition:
     req = SuspendRequest(run_id=run_id, sequence=sequence, pending=_pending(), privacy="full")
     return suspend(parts.ctx, req)
 
 
-def _resume(parts: Parts, run_id: str, sequence: int, decision: ApprovalDecision) -> Transition:
+def _resume(
+    parts: WorkerResources, run_id: str, sequence: int, decision: ApprovalDecision
+) -> Transition:
     req = ResumeRequest(
         run_id=run_id, sequence=sequence, round=1, decision=decision, privacy="full",
         attested_only=False,
@@ -44,13 +46,13 @@ def _resume(parts: Parts, run_id: str, sequence: int, decision: ApprovalDecision
     return resume(parts.ctx, req)[0]
 
 
-def _pending_of(parts: Parts, run_id: str) -> PendingApproval | None:
+def _pending_of(parts: WorkerResources, run_id: str) -> PendingApproval | None:
     view = RunStore(parts.ctx).get(run_id)
     assert view is not None
     return view.pending_approval
 
 
-def _cancel(parts: Parts, run_id: str) -> None:
+def _cancel(parts: WorkerResources, run_id: str) -> None:
     SettleStore(parts.ctx).fail(
         run_id=run_id,
         sequence=50,
@@ -66,7 +68,7 @@ def _cancel(parts: Parts, run_id: str) -> None:
 
 
 def test_a_suspension_arriving_after_a_cancel_is_refused_and_the_row_stays_cancelled(
-    parts: Parts,
+    parts: WorkerResources,
 ) -> None:
     run_id = _run(parts)
     _cancel(parts, run_id)
@@ -90,7 +92,7 @@ def test_a_suspension_arriving_after_a_cancel_is_refused_and_the_row_stays_cance
     assert not settled.applied and settled.status is RunStatus.CANCELLED
 
 
-def test_suspend_and_resume_are_guarded_and_retry_safe(parts: Parts) -> None:
+def test_suspend_and_resume_are_guarded_and_retry_safe(parts: WorkerResources) -> None:
     run_id = _run(parts)
     waiting = Transition(applied=True, status=RunStatus.WAITING_FOR_APPROVAL)
     assert _suspend(parts, run_id) == waiting
@@ -116,7 +118,7 @@ def test_suspend_and_resume_are_guarded_and_retry_safe(parts: Parts) -> None:
     )
 
 
-def test_inbox_lists_waiting_runs_oldest_first(parts: Parts) -> None:
+def test_inbox_lists_waiting_runs_oldest_first(parts: WorkerResources) -> None:
     first, second = _run(parts), _run(parts)
     _suspend(parts, first)
     _suspend(parts, second)
@@ -131,7 +133,7 @@ def test_inbox_lists_waiting_runs_oldest_first(parts: Parts) -> None:
 
 
 def test_an_unattested_decision_is_refused_on_record_and_the_run_keeps_waiting(
-    parts: Parts,
+    parts: WorkerResources,
 ) -> None:
     """Where attested decisions are required, the resume refuses a decision whose seal does
     not open (a DECISION_REFUSED event), moves nothing, and ends no wait; the same decision

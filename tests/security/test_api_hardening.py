@@ -29,7 +29,7 @@ from agentrt.store.context import utcnow
 from agentrt.store.open import open_store
 from agentrt.store.principals import PrincipalStore, TokenRow
 from agentrt.store.sealing import Sealer
-from agentrt.workers.compose import Parts
+from agentrt.workers.compose import WorkerResources
 from tests.api.conftest import (  # noqa: F401  (fixtures)
     KEYS,
     Live,
@@ -190,7 +190,7 @@ async def test_a_request_with_a_foreign_host_header_is_refused_before_anything_r
 
 
 async def test_allowed_hosts_add_names_to_a_server_bound_beyond_loopback(
-    client: Client, a2a_settings: ApiSettings, a2a_parts: Parts
+    client: Client, a2a_settings: ApiSettings, a2a_parts: WorkerResources
 ) -> None:
     # Bound to every address: loopback names are not implied; the public URL's host and
     # AGENTRT_API_ALLOWED_HOSTS are.

@@ -18,7 +18,7 @@ from agentrt.starter.facade import AgentRuntime
 from agentrt.store.attest import attest
 from agentrt.store.demo import DemoWorld
 from agentrt.store.runs import RunStore
-from agentrt.workers.compose import Parts
+from agentrt.workers.compose import WorkerResources
 from tests.workflows._waiting import until_status
 
 REFUND = "Please refund order 1042"
@@ -39,7 +39,7 @@ def _kinds(runs: RunStore, run_id: str) -> list[str]:
 
 
 async def test_a_forged_stock_cli_approval_of_a_four_eyes_run_is_refused_and_the_run_waits(
-    runtime: AgentRuntime, worker: Worker, client: Client, parts: Parts, runs: RunStore
+    runtime: AgentRuntime, worker: Worker, client: Client, parts: WorkerResources, runs: RunStore
 ) -> None:
     """The probe of issue 25: alice starts a four-eyes refund; a signal naming a made-up
     approver used to approve it and run the refund."""
@@ -68,7 +68,7 @@ async def test_a_forged_stock_cli_approval_of_a_four_eyes_run_is_refused_and_the
 
 
 async def test_an_unattested_decide_update_is_refused_with_a_typed_error_and_changes_nothing(
-    runtime: AgentRuntime, worker: Worker, client: Client, parts: Parts, runs: RunStore
+    runtime: AgentRuntime, worker: Worker, client: Client, parts: WorkerResources, runs: RunStore
 ) -> None:
     waiting = await runtime.run("support", REFUND, initiator="alice")
     assert waiting.pending_approval is not None
@@ -86,7 +86,7 @@ async def test_an_unattested_decide_update_is_refused_with_a_typed_error_and_cha
 
 
 async def test_an_attestation_of_another_decider_or_run_does_not_count(
-    runtime: AgentRuntime, worker: Worker, client: Client, parts: Parts, runs: RunStore
+    runtime: AgentRuntime, worker: Worker, client: Client, parts: WorkerResources, runs: RunStore
 ) -> None:
     """A real attestation replayed for another name, or taken from another run, is refused:
     it seals (run, decider, verdict, digest) together."""
@@ -134,7 +134,7 @@ async def test_the_facade_names_a_refused_unattested_decision_with_its_typed_err
 
 
 async def test_a_profile_that_opts_in_counts_the_stock_cli_decision_labelled_unauthenticated(
-    runtime: AgentRuntime, worker: Worker, client: Client, parts: Parts, runs: RunStore
+    runtime: AgentRuntime, worker: Worker, client: Client, parts: WorkerResources, runs: RunStore
 ) -> None:
     waiting = await runtime.run("stock-cli", REFUND, initiator="alice")
     assert waiting.pending_approval is not None
@@ -150,7 +150,7 @@ async def test_a_profile_that_opts_in_counts_the_stock_cli_decision_labelled_una
 
 
 async def test_refused_decisions_do_not_extend_the_approval_timeout(
-    runtime: AgentRuntime, worker: Worker, client: Client, parts: Parts
+    runtime: AgentRuntime, worker: Worker, client: Client, parts: WorkerResources
 ) -> None:
     """A stream of forged decisions neither approves nor keeps the run waiting past its
     `approval_timeout_seconds` (1 s here): each refusal resumes the wait on the same
@@ -180,7 +180,7 @@ async def test_refused_decisions_do_not_extend_the_approval_timeout(
 
 
 async def test_a_refused_forged_update_does_not_take_the_real_deciders_update_id(
-    runtime: AgentRuntime, worker: Worker, client: Client, parts: Parts
+    runtime: AgentRuntime, worker: Worker, client: Client, parts: WorkerResources
 ) -> None:
     """Temporal answers an update id it has seen with that update's outcome. The id once
     was `decide-<digest>-y-<decider>`: a forged update under bob's name and that id, once

@@ -24,7 +24,7 @@ from agentrt.api.settings import ApiSettings
 from agentrt.core.profiles import load_profiles
 from agentrt.store.principals import PrincipalStore
 from agentrt.store.rows import RunRow
-from agentrt.workers.compose import Parts, build
+from agentrt.workers.compose import WorkerResources, build
 from tests.api.conftest import (  # noqa: F401  (fixtures)
     FIXTURES,
     Live,
@@ -98,7 +98,7 @@ def autonomous_settings(
 
 
 @pytest.fixture(scope="module")
-def autonomous_parts(autonomous_settings: ApiSettings) -> Iterator[Parts]:
+def autonomous_parts(autonomous_settings: ApiSettings) -> Iterator[WorkerResources]:
     built = build(autonomous_settings)
     yield built
     built.engine.dispose()
@@ -106,7 +106,7 @@ def autonomous_parts(autonomous_settings: ApiSettings) -> Iterator[Parts]:
 
 @pytest_asyncio.fixture
 async def autonomous_live(
-    client: Client, autonomous_settings: ApiSettings, autonomous_parts: Parts
+    client: Client, autonomous_settings: ApiSettings, autonomous_parts: WorkerResources
 ) -> AsyncIterator[Live]:
     async with _serve(client, autonomous_settings, autonomous_parts) as served:
         yield served
@@ -234,7 +234,7 @@ def _a2a_refused(reply: dict[str, Any]) -> None:
 
 
 async def test_an_a2a_caller_not_granted_the_skill_gets_an_error_and_no_task_or_run(
-    client: Client, a2a_settings: ApiSettings, a2a_parts: Parts
+    client: Client, a2a_settings: ApiSettings, a2a_parts: WorkerResources
 ) -> None:
     # alice may start `helper` only; bob is named nowhere, so he starts nothing.
     granted = a2a_settings.model_copy(update={"api_key_profiles": "alice=helper"})
@@ -251,7 +251,7 @@ async def test_an_a2a_caller_not_granted_the_skill_gets_an_error_and_no_task_or_
 
 
 async def test_an_a2a_pattern_grant_does_not_cover_a_profile_that_writes_unapproved(
-    client: Client, autonomous_settings: ApiSettings, autonomous_parts: Parts
+    client: Client, autonomous_settings: ApiSettings, autonomous_parts: WorkerResources
 ) -> None:
     star = autonomous_settings.model_copy(update={"api_key_profiles": "alice=*,bob=*|autonomous"})
     async with _serve(client, star, autonomous_parts) as live:

@@ -37,7 +37,7 @@ from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer
 from agentrt.store.settle import SettleStore
 from agentrt.store.tool_steps import ToolStepStore
-from agentrt.workers.compose import Parts
+from agentrt.workers.compose import WorkerResources
 from tests._db import scratch_database
 
 SNAPSHOT = '{"plan": {"privacy": "full", "answer_level": "full"}}'
@@ -54,7 +54,7 @@ def own_db(tmp_path: Path) -> Iterator[str]:
         yield url
 
 
-def _a_run_with_every_event(parts: Parts, privacy: str) -> tuple[str, dict[str, str]]:
+def _a_run_with_every_event(parts: WorkerResources, privacy: str) -> tuple[str, dict[str, str]]:
     """A run whose events carry a canary in each content field: the prompt, the model's
     text, a tool's arguments and result, a pending approval's call, a failure's detail."""
     c = {k: _canary(k) for k in ("prompt", "model", "args", "result", "pending", "error")}
@@ -85,7 +85,7 @@ def _a_run_with_every_event(parts: Parts, privacy: str) -> tuple[str, dict[str, 
 
 @pytest.mark.parametrize("privacy", LEVELS)
 def test_event_payloads_hold_no_content_in_the_clear_at_any_privacy_level(
-    parts: Parts, privacy: str
+    parts: WorkerResources, privacy: str
 ) -> None:
     run_id, canaries = _a_run_with_every_event(parts, privacy)
     with parts.ctx.sessions() as s:
@@ -169,7 +169,7 @@ def test_rotation_re_seals_event_payloads_and_seals_one_an_older_worker_wrote_in
     old, new = b"o" * 32, b"n" * 32
     engine, ctx = open_store(own_db, Sealer({"old": old}, "old"))
     try:
-        run_id, canaries = _a_run_with_every_event(Parts(engine, ctx), "full")
+        run_id, canaries = _a_run_with_every_event(WorkerResources(engine, ctx), "full")
         # One row as a worker of the code before 0008 writes it during a rolling upgrade.
         stale = {"content": f"stale {canaries['model']}"}
         with engine.begin() as conn:
@@ -211,7 +211,7 @@ def test_a_provider_error_that_echoes_the_key_and_the_prompt_keeps_neither() -> 
 
 
 def test_an_a2a_tasks_projected_note_is_a_keyed_digest_not_a_hash_of_the_question(
-    parts: Parts,
+    parts: WorkerResources,
 ) -> None:
     """An INPUT_REQUIRED task's note is the model's question: a plain SHA-256 of it in the
     clear lets a dump confirm a guessed question; the stored digest is keyed."""

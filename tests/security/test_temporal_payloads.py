@@ -36,7 +36,7 @@ from agentrt.core.temporal import data_converter
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.demo import DemoWorld
 from agentrt.store.runs import RunStore
-from agentrt.workers.compose import Parts, build
+from agentrt.workers.compose import WorkerResources, build
 from agentrt.workers.main import make_worker
 from tests.conftest import FailTimes
 from tests.starter.test_embedded import (
@@ -58,7 +58,7 @@ class Keyed:
     client: Client  # encrypts, as every agentrt process does with AGENTRT_PAYLOAD_KEYS
     plain: Client  # no codec: what Temporal itself (and anyone reading it) sees
     runtime: AgentRuntime
-    parts: Parts
+    parts: WorkerResources
     address: str
 
 

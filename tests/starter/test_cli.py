@@ -22,7 +22,7 @@ from agentrt.contracts.run import RunRequest
 from agentrt.core.devserver import free_port
 from agentrt.core.settings import Settings
 from agentrt.starter.cli import main
-from agentrt.workers.compose import Parts
+from agentrt.workers.compose import WorkerResources
 from agentrt.workers.main import make_worker
 from tests._proxy import FlakyProxy
 from tests.conftest import TEST_SEAL_KEYS
@@ -58,7 +58,7 @@ def cli_env(
 
 @pytest.fixture
 def worker_factory(
-    client: Client, parts: Parts, settings: Settings, task_queue: str
+    client: Client, parts: WorkerResources, settings: Settings, task_queue: str
 ) -> WorkerFactory:
     """A worker on the test's queue, started when the test chooses."""
     return lambda: make_worker(

@@ -8,7 +8,7 @@ from temporalio.worker import Worker
 from agentrt.contracts.enums import EventKind, RunStatus
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.demo import DemoWorld
-from agentrt.workers.compose import Parts
+from agentrt.workers.compose import WorkerResources
 from tests.starter.test_cli import REFUND, agentrt, assert_clean_error, cli_env  # noqa: F401
 
 
@@ -20,7 +20,10 @@ async def _waiting(runtime: AgentRuntime) -> str:
 
 @pytest.mark.usefixtures("cli_env")
 async def test_inbox_then_approve_by_the_pending_digest(
-    capsys: pytest.CaptureFixture[str], runtime: AgentRuntime, worker: Worker, parts: Parts
+    capsys: pytest.CaptureFixture[str],
+    runtime: AgentRuntime,
+    worker: Worker,
+    parts: WorkerResources,
 ) -> None:
     run_id = await _waiting(runtime)
     code, out, _ = await agentrt(capsys, "inbox", "--json")
@@ -48,7 +51,10 @@ async def test_inbox_then_approve_by_the_pending_digest(
 
 @pytest.mark.usefixtures("cli_env")
 async def test_deny_with_a_reason_and_a_stale_digest(
-    capsys: pytest.CaptureFixture[str], runtime: AgentRuntime, worker: Worker, parts: Parts
+    capsys: pytest.CaptureFixture[str],
+    runtime: AgentRuntime,
+    worker: Worker,
+    parts: WorkerResources,
 ) -> None:
     run_id = await _waiting(runtime)
     code, _, err = await agentrt(capsys, "deny", run_id, "--by", "bob", "--digest", "0" * 64)

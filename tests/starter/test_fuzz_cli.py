@@ -8,7 +8,7 @@ import pytest
 from temporalio.worker import Worker
 
 from agentrt.starter.facade import AgentRuntime
-from agentrt.workers.compose import Parts
+from agentrt.workers.compose import WorkerResources
 from bench.fuzz import waiting_runs
 from bench.fuzz_core import LogTrap
 from bench.fuzz_temporal import cli_argvs, cli_surface
@@ -19,7 +19,7 @@ CASES = 40
 
 @pytest.mark.usefixtures("cli_env")
 async def test_fuzzed_cli_arguments_exit_cleanly_and_refusals_change_nothing(
-    worker: Worker, runtime: AgentRuntime, parts: Parts
+    worker: Worker, runtime: AgentRuntime, parts: WorkerResources
 ) -> None:
     runs = await waiting_runs(runtime, 1, profile="support")
     ended = await runtime.start("support", "hello", initiator="fuzz")

@@ -22,7 +22,7 @@ from agentrt.store.rows import RunRow
 from agentrt.store.runs import RunStore
 from agentrt.store.settle import SettleStore
 from agentrt.store.tool_steps import ToolStepStore
-from agentrt.workers.compose import Parts
+from agentrt.workers.compose import WorkerResources
 
 T = TypeVar("T")
 
@@ -31,7 +31,7 @@ OTHER = ToolCall(call_id="r1.2", name="issue_refund", arguments={"order_id": "10
 
 
 @pytest.fixture
-def fence(parts: Parts) -> FenceStore:
+def fence(parts: WorkerResources) -> FenceStore:
     return FenceStore(parts.ctx)
 
 
@@ -71,7 +71,7 @@ def pending(runs: RunStore, run_id: str) -> PendingState | None:
     return None if view.pending_effect is None else view.pending_effect.state
 
 
-def settle(parts: Parts, run_id: str, status: RunStatus) -> None:
+def settle(parts: WorkerResources, run_id: str, status: RunStatus) -> None:
     settled = SettleStore(parts.ctx).fail(
         run_id=run_id,
         sequence=90,
@@ -88,7 +88,7 @@ def settle(parts: Parts, run_id: str, status: RunStatus) -> None:
     assert settled.applied
 
 
-def record(parts: Parts, run_id: str, tok: str) -> None:
+def record(parts: WorkerResources, run_id: str, tok: str) -> None:
     """What the write activity does after the effect: step, ledger and fence clear at once."""
     ToolStepStore(parts.ctx).record(
         run_id=run_id,
@@ -130,7 +130,7 @@ def test_stamp_on_a_running_run(fence: FenceStore, runs: RunStore, run_id: str) 
 
 @pytest.mark.parametrize("status", [RunStatus.FAILED, RunStatus.CANCELLED])
 def test_stamp_requires_running(
-    fence: FenceStore, runs: RunStore, parts: Parts, run_id: str, status: RunStatus
+    fence: FenceStore, runs: RunStore, parts: WorkerResources, run_id: str, status: RunStatus
 ) -> None:
     settle(parts, run_id, status)
     assert stamp(fence, run_id, token()) == FenceState.RUN_NOT_RUNNING
@@ -201,7 +201,7 @@ def test_concurrent_claims_of_one_token_have_one_winner(fence: FenceStore, run_i
 
 
 def test_claim_refused_after_the_run_is_cancelled(
-    fence: FenceStore, runs: RunStore, parts: Parts, run_id: str
+    fence: FenceStore, runs: RunStore, parts: WorkerResources, run_id: str
 ) -> None:
     tok = token()
     stamp(fence, run_id, tok)
@@ -211,7 +211,7 @@ def test_claim_refused_after_the_run_is_cancelled(
 
 
 def test_claim_refused_on_a_run_not_running_even_with_its_fence(
-    fence: FenceStore, runs: RunStore, parts: Parts, run_id: str
+    fence: FenceStore, runs: RunStore, parts: WorkerResources, run_id: str
 ) -> None:
     """The status guard alone refuses: e.g. a run suspended for approval meanwhile."""
     tok = token()
@@ -227,7 +227,7 @@ def test_claim_refused_on_a_run_not_running_even_with_its_fence(
 
 
 def test_a_claimed_fence_outlives_the_settle(
-    fence: FenceStore, runs: RunStore, parts: Parts, run_id: str
+    fence: FenceStore, runs: RunStore, parts: WorkerResources, run_id: str
 ) -> None:
     tok = token()
     stamp(fence, run_id, tok)
@@ -269,7 +269,7 @@ def test_resolve_executing_is_interrupted_with_outcome_unknown(
 
 
 def test_resolve_recorded_is_already_done(
-    fence: FenceStore, runs: RunStore, parts: Parts, run_id: str
+    fence: FenceStore, runs: RunStore, parts: WorkerResources, run_id: str
 ) -> None:
     tok = token()
     stamp(fence, run_id, tok)
@@ -285,7 +285,7 @@ def test_resolve_recorded_is_already_done(
 
 
 def test_recorded_call_is_done_even_after_the_run_settled(
-    fence: FenceStore, parts: Parts, run_id: str
+    fence: FenceStore, parts: WorkerResources, run_id: str
 ) -> None:
     """A reset of a COMPLETED run re-stamps its finished write: done, not "not running"."""
     tok = token()
@@ -302,7 +302,7 @@ def test_resolve_without_a_fence_is_never_claimed(fence: FenceStore, run_id: str
 
 
 def test_claim_racing_resolve_never_yields_never_claimed_for_a_claimed_write(
-    fence: FenceStore, runs: RunStore, parts: Parts
+    fence: FenceStore, runs: RunStore, parts: WorkerResources
 ) -> None:
     """A slow write claiming just as the workflow resolves its timeout: exactly one wins,
     and a won claim is always reported as interrupted, never as safe to re-run."""

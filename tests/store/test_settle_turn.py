@@ -11,7 +11,7 @@ from agentrt.contracts.messages import Message, Usage
 from agentrt.contracts.run import TurnRecord
 from agentrt.store.runs import RunStore
 from agentrt.store.settle import SettleStore
-from agentrt.workers.compose import Parts
+from agentrt.workers.compose import WorkerResources
 from tests.store.test_step_rows import _run, _statements
 
 TURN = TurnRecord(
@@ -41,7 +41,7 @@ def _complete(
     return settled.applied, settled.status
 
 
-def test_turn_and_completion_are_one_commit(parts: Parts) -> None:
+def test_turn_and_completion_are_one_commit(parts: WorkerResources) -> None:
     run_id = _run(parts)
     with _statements(parts) as sent:
         assert _complete(SettleStore(parts.ctx), run_id) == (True, RunStatus.COMPLETED)
@@ -53,7 +53,7 @@ def test_turn_and_completion_are_one_commit(parts: Parts) -> None:
     assert view is not None and view.answer == "the answer"
 
 
-def test_a_failed_completion_takes_the_turn_with_it(parts: Parts) -> None:
+def test_a_failed_completion_takes_the_turn_with_it(parts: WorkerResources) -> None:
     def fail_before_commit(point: str) -> None:
         if point == "complete.before_commit":
             raise RuntimeError("injected")
@@ -69,7 +69,7 @@ def test_a_failed_completion_takes_the_turn_with_it(parts: Parts) -> None:
     assert view is not None and view.status is RunStatus.RUNNING and view.answer is None
 
 
-def test_a_run_already_ended_keeps_the_turn_and_is_not_completed(parts: Parts) -> None:
+def test_a_run_already_ended_keeps_the_turn_and_is_not_completed(parts: WorkerResources) -> None:
     run_id = _run(parts)
     store = SettleStore(parts.ctx)
     assert _complete(store, run_id) == (True, RunStatus.COMPLETED)

@@ -19,12 +19,12 @@ from agentrt.store.runs import RunStore, event_row
 from agentrt.store.sealing import Sealer
 from agentrt.store.step_rows import CLEAR, Part, write_step
 from agentrt.store.tool_steps import ToolStepStore
-from agentrt.workers.compose import Parts
+from agentrt.workers.compose import WorkerResources
 from tests._db import backend
 from tests.conftest import TEST_SEAL_KEYS
 
 
-def _run(parts: Parts) -> str:
+def _run(parts: WorkerResources) -> str:
     run_id = str(uuid.uuid4())
     assert RunStore(parts.ctx).begin(
         run_id=run_id,
@@ -37,13 +37,13 @@ def _run(parts: Parts) -> str:
     return run_id
 
 
-def _count(parts: Parts, table: Any, run_id: str) -> int:
+def _count(parts: WorkerResources, table: Any, run_id: str) -> int:
     with parts.ctx.sessions() as s:
         return int(s.scalar(select(func.count()).select_from(table).where(table.run_id == run_id)))
 
 
 @contextmanager
-def _statements(parts: Parts) -> Iterator[list[str]]:
+def _statements(parts: WorkerResources) -> Iterator[list[str]]:
     """Every SQL text the engine sends, BEGIN and COMMIT included where they are sent."""
     sent: list[str] = []
 
@@ -73,7 +73,7 @@ def _statements(parts: Parts) -> Iterator[list[str]]:
         event.remove(engine, "commit", on_commit)
 
 
-def _message(run_id: str, seq: int, parts: Parts) -> Part:
+def _message(run_id: str, seq: int, parts: WorkerResources) -> Part:
     msg = Message(role="assistant", content=f"m{seq}")
     return Part("message", RunStore(parts.ctx).message_row(run_id, seq, msg))
 
@@ -83,7 +83,7 @@ def _event(run_id: str, seq: int) -> Part:
     return Part("event", event_row(sealer, run_id, seq, EventKind.LLM, 1, {"content": "x"}, "full"))
 
 
-def test_a_step_lands_whole_and_a_repeat_adds_nothing(parts: Parts) -> None:
+def test_a_step_lands_whole_and_a_repeat_adds_nothing(parts: WorkerResources) -> None:
     run_id = _run(parts)
     step = [_message(run_id, 1, parts), _event(run_id, 1)]
     assert write_step(parts.ctx, step) is True
@@ -92,7 +92,7 @@ def test_a_step_lands_whole_and_a_repeat_adds_nothing(parts: Parts) -> None:
     assert _count(parts, EventRow, run_id) == 2
 
 
-def test_a_failing_part_leaves_none_of_the_step(parts: Parts) -> None:
+def test_a_failing_part_leaves_none_of_the_step(parts: WorkerResources) -> None:
     """The event names a run that does not exist (its foreign key fails): the message of
     the same step, written first, must not land either."""
     run_id = _run(parts)
@@ -103,7 +103,7 @@ def test_a_failing_part_leaves_none_of_the_step(parts: Parts) -> None:
     assert _count(parts, EventRow, ghost) == 0
 
 
-def test_a_fault_before_a_part_commits_nothing(parts: Parts) -> None:
+def test_a_fault_before_a_part_commits_nothing(parts: WorkerResources) -> None:
     run_id = _run(parts)
     points: list[str] = []
 
@@ -128,7 +128,7 @@ def test_a_fault_before_a_part_commits_nothing(parts: Parts) -> None:
     assert _count(parts, MessageRow, run_id) == 1
 
 
-def test_each_kind_of_row_once_per_step(parts: Parts) -> None:
+def test_each_kind_of_row_once_per_step(parts: WorkerResources) -> None:
     if backend() != "postgres":
         pytest.skip("SQLite writes the parts one by one")
     run_id = _run(parts)
@@ -136,7 +136,7 @@ def test_each_kind_of_row_once_per_step(parts: Parts) -> None:
         write_step(parts.ctx, [_message(run_id, 1, parts), _message(run_id, 2, parts)])
 
 
-def test_a_recorded_write_is_one_round_trip_on_postgres(parts: Parts) -> None:
+def test_a_recorded_write_is_one_round_trip_on_postgres(parts: WorkerResources) -> None:
     """A write's record (message, event, ledger row, fence clear) and the fence's stamp and
     claim: each one statement on PostgreSQL, with no BEGIN or COMMIT; on SQLite one
     transaction each."""

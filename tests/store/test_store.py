@@ -21,13 +21,13 @@ from agentrt.store.rows import MessageRow
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer, SealError
 from agentrt.store.settle import AnswerMissingError, SettleStore
-from agentrt.workers.compose import Parts
+from agentrt.workers.compose import WorkerResources
 from tests._db import backend
 
 SNAPSHOT = '{"plan": {"privacy": "full", "answer_level": "full"}}'
 
 
-def _begin(parts: Parts, privacy: str = "full") -> str:
+def _begin(parts: WorkerResources, privacy: str = "full") -> str:
     run_id = str(uuid.uuid4())
     runs = RunStore(parts.ctx)
     assert runs.begin(
@@ -41,7 +41,7 @@ def _begin(parts: Parts, privacy: str = "full") -> str:
     return run_id
 
 
-def _answer(parts: Parts, run_id: str, seq: int = 1) -> None:
+def _answer(parts: WorkerResources, run_id: str, seq: int = 1) -> None:
     RunStore(parts.ctx).record_turn(
         run_id,
         TurnRecord(
@@ -55,7 +55,7 @@ def _answer(parts: Parts, run_id: str, seq: int = 1) -> None:
     )
 
 
-def _complete(parts: Parts, run_id: str, seq: int = 2, answer_seq: int = 1) -> bool:
+def _complete(parts: WorkerResources, run_id: str, seq: int = 2, answer_seq: int = 1) -> bool:
     return (
         SettleStore(parts.ctx)
         .complete(
@@ -72,7 +72,7 @@ def _complete(parts: Parts, run_id: str, seq: int = 2, answer_seq: int = 1) -> b
     )
 
 
-def _fail(parts: Parts, run_id: str, seq: int = 9) -> bool:
+def _fail(parts: WorkerResources, run_id: str, seq: int = 9) -> bool:
     return (
         SettleStore(parts.ctx)
         .fail(
@@ -90,7 +90,7 @@ def _fail(parts: Parts, run_id: str, seq: int = 9) -> bool:
     )
 
 
-def test_begin_is_idempotent_on_the_uuid(parts: Parts) -> None:
+def test_begin_is_idempotent_on_the_uuid(parts: WorkerResources) -> None:
     run_id = _begin(parts)
     runs = RunStore(parts.ctx)
     assert not runs.begin(
@@ -100,7 +100,7 @@ def test_begin_is_idempotent_on_the_uuid(parts: Parts) -> None:
     assert len(runs.transcript(run_id)) == 1
 
 
-def test_events_and_messages_are_written_once_per_sequence(parts: Parts) -> None:
+def test_events_and_messages_are_written_once_per_sequence(parts: WorkerResources) -> None:
     run_id = _begin(parts)
     _answer(parts, run_id)
     _answer(parts, run_id)  # a retried activity
@@ -110,7 +110,7 @@ def test_events_and_messages_are_written_once_per_sequence(parts: Parts) -> None
     assert [e.sequence for e in runs.events(run_id, after_sequence=0)] == [1]
 
 
-def test_completion_writes_answer_totals_and_status_together(parts: Parts) -> None:
+def test_completion_writes_answer_totals_and_status_together(parts: WorkerResources) -> None:
     run_id = _begin(parts)
     _answer(parts, run_id)
     assert _complete(parts, run_id)
@@ -123,7 +123,9 @@ def test_completion_writes_answer_totals_and_status_together(parts: Parts) -> No
     assert RunStore(parts.ctx).get(run_id).revision == 1  # type: ignore[union-attr]
 
 
-def test_completion_without_its_answer_is_refused_and_changes_nothing(parts: Parts) -> None:
+def test_completion_without_its_answer_is_refused_and_changes_nothing(
+    parts: WorkerResources,
+) -> None:
     run_id = _begin(parts)
     with pytest.raises(AnswerMissingError):
         _complete(parts, run_id)
@@ -131,7 +133,7 @@ def test_completion_without_its_answer_is_refused_and_changes_nothing(parts: Par
     assert view is not None and view.status is RunStatus.RUNNING and view.answer is None
 
 
-def test_a_failed_run_cannot_be_completed(parts: Parts) -> None:
+def test_a_failed_run_cannot_be_completed(parts: WorkerResources) -> None:
     run_id = _begin(parts)
     _answer(parts, run_id)
     assert _fail(parts, run_id)
@@ -140,7 +142,7 @@ def test_a_failed_run_cannot_be_completed(parts: Parts) -> None:
     assert view is not None and view.status is RunStatus.FAILED and view.answer is None
 
 
-def test_stored_content_is_sealed_and_bound_to_its_row(parts: Parts) -> None:
+def test_stored_content_is_sealed_and_bound_to_its_row(parts: WorkerResources) -> None:
     run_id = _begin(parts)
     with parts.ctx.sessions() as s:
         body = s.scalar(select(MessageRow.body).where(MessageRow.run_id == run_id))
@@ -164,7 +166,7 @@ def test_sealer_rotation_keeps_old_values_readable() -> None:
     assert Sealer.from_b64(spec).open(sealed, table="t", column="c", row="1") == "secret"
 
 
-def test_privacy_levels_filter_event_payloads(parts: Parts) -> None:
+def test_privacy_levels_filter_event_payloads(parts: WorkerResources) -> None:
     runs = RunStore(parts.ctx)
     meta = _begin(parts, privacy="metadata")
     started = runs.events(meta)[0].payload
@@ -179,14 +181,14 @@ def test_an_unreachable_database_is_a_typed_error() -> None:
         open_store("postgresql+psycopg://nobody@127.0.0.1:1/none?connect_timeout=2", sealer)
 
 
-def test_migrations_reach_head(parts: Parts) -> None:
+def test_migrations_reach_head(parts: WorkerResources) -> None:
     scripts = ScriptDirectory.from_config(migrate._config())
     with parts.engine.connect() as conn:
         version = conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
     assert version == scripts.get_current_head()
 
 
-def test_the_stored_answer_follows_the_ceiling(parts: Parts) -> None:
+def test_the_stored_answer_follows_the_ceiling(parts: WorkerResources) -> None:
     runs = RunStore(parts.ctx)
     redacted = _begin(parts)
     runs.record_turn(
@@ -207,7 +209,7 @@ def test_the_stored_answer_follows_the_ceiling(parts: Parts) -> None:
 
 
 @pytest.mark.skipif(backend() != "postgres", reason="a pooled connection the server closed")
-def test_a_pooled_connection_the_server_closed_is_replaced(parts: Parts) -> None:
+def test_a_pooled_connection_the_server_closed_is_replaced(parts: WorkerResources) -> None:
     """Idle past PING_IDLE_SECONDS: pinged at checkout and replaced, no error. Back within
     it: its first statement fails (a store outage to the caller, retried) and the pool is
     invalidated, so the next checkout works."""

@@ -15,7 +15,7 @@ from agentrt.starter.facade import AgentRuntime
 from agentrt.store.demo import DemoWorld
 from agentrt.store.rows import DemoLedgerRow
 from agentrt.store.runs import RunStore
-from agentrt.workers.compose import Parts, build
+from agentrt.workers.compose import WorkerResources, build
 from agentrt.workers.main import make_worker
 from tests.starter.test_cli import agentrt, cli_env  # noqa: F401
 
@@ -23,7 +23,7 @@ WORKERS = Path(__file__).resolve().parents[2] / "workers"
 
 
 @pytest.fixture
-def demo_parts(settings: Settings) -> Iterator[Parts]:
+def demo_parts(settings: Settings) -> Iterator[WorkerResources]:
     built = build(
         settings.model_copy(
             update={
@@ -39,7 +39,7 @@ def demo_parts(settings: Settings) -> Iterator[Parts]:
 
 @pytest_asyncio.fixture
 async def demo(
-    client: Client, demo_parts: Parts, settings: Settings, task_queue: str
+    client: Client, demo_parts: WorkerResources, settings: Settings, task_queue: str
 ) -> AsyncIterator[AgentRuntime]:
     """A worker on the shipped demo config, on the queue `cli_env` points the CLI at."""
     async with make_worker(
@@ -48,7 +48,7 @@ async def demo(
         yield AgentRuntime(client, RunStore(demo_parts.ctx), task_queue)
 
 
-def _ledger(parts: Parts, run_id: str) -> list[tuple[str, int]]:
+def _ledger(parts: WorkerResources, run_id: str) -> list[tuple[str, int]]:
     with parts.ctx.sessions() as s:
         rows = s.execute(
             select(DemoLedgerRow.account, DemoLedgerRow.amount_cents).where(
@@ -60,7 +60,7 @@ def _ledger(parts: Parts, run_id: str) -> list[tuple[str, int]]:
 
 @pytest.mark.usefixtures("cli_env")
 async def test_after_agentrt_deny_the_demo_says_the_refund_was_not_made(
-    capsys: pytest.CaptureFixture[str], demo: AgentRuntime, demo_parts: Parts
+    capsys: pytest.CaptureFixture[str], demo: AgentRuntime, demo_parts: WorkerResources
 ) -> None:
     waiting = await demo.run("support", "Please refund order 1042", initiator="alice")
     assert waiting.status is RunStatus.WAITING_FOR_APPROVAL
@@ -78,7 +78,7 @@ async def test_after_agentrt_deny_the_demo_says_the_refund_was_not_made(
 
 
 async def test_please_refund_order_7_refunds_order_7_once(
-    demo: AgentRuntime, demo_parts: Parts
+    demo: AgentRuntime, demo_parts: WorkerResources
 ) -> None:
     # The seeded demo world has orders 1042 and 1043 only; order 7 is added for this test.
     DemoWorld(demo_parts.ctx).set(
@@ -108,7 +108,7 @@ async def test_please_refund_order_7_refunds_order_7_once(
 
 
 async def test_an_unknown_order_is_reported_as_not_found_without_a_refund(
-    demo: AgentRuntime, demo_parts: Parts
+    demo: AgentRuntime, demo_parts: WorkerResources
 ) -> None:
     done = await demo.result(
         (await demo.run("support-autonomous", "Please refund order 990001")).run_id

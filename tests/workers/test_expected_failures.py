@@ -20,7 +20,7 @@ from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
 from agentrt.starter.render import event_text
 from agentrt.store.runs import RunStore
-from agentrt.workers.compose import Parts
+from agentrt.workers.compose import WorkerResources
 from tests.activities.test_openai_provider import Canned, FakeServer
 from tests.workers.test_worker_process import _env, _spawn
 
@@ -37,7 +37,7 @@ LITELLM_400 = {
 
 
 async def test_expected_failures_are_one_line_and_keep_the_status_not_the_body(
-    temporal_env: WorkflowEnvironment, settings: Settings, parts: Parts, tmp_path: Path
+    temporal_env: WorkflowEnvironment, settings: Settings, parts: WorkerResources, tmp_path: Path
 ) -> None:
     proxy = FakeServer()
     threading.Thread(target=proxy.httpd.serve_forever, daemon=True).start()

@@ -22,7 +22,7 @@ from agentrt.contracts.ids import ACT_FENCE_RESOLVE, ACT_WRITE_EXECUTE
 from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.demo import DemoWorld
-from agentrt.workers.compose import Parts
+from agentrt.workers.compose import WorkerResources
 from tests.workers._proc import WorkerPool, wait_for_marker, worker_env
 
 PROMPT = "Please refund order 1042"  # lookup_order, then issue_refund (call r2.1), an answer
@@ -85,7 +85,7 @@ async def test_kill_at_fault_point(
     client: Client,
     runtime: AgentRuntime,
     settings: Settings,
-    parts: Parts,
+    parts: WorkerResources,
     task_queue: str,
     tmp_path: Path,
 ) -> None:

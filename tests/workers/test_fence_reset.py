@@ -31,7 +31,7 @@ from agentrt.store.demo import DemoWorld
 from agentrt.store.fence import FenceStore
 from agentrt.store.runs import RunStore
 from agentrt.store.tool_steps import ToolStepStore
-from agentrt.workers.compose import Parts
+from agentrt.workers.compose import WorkerResources
 
 PROMPT = "Please refund order 1042"
 REFUND_CALL = "r2.1"
@@ -75,7 +75,7 @@ async def _reset(client: Client, workflow_id: str, run_id: str, event_id: int) -
 
 @pytest.mark.parametrize("where", ["first_task", "before_stamp", "before_write"])
 async def test_reset_of_a_completed_refund_does_not_refund_again(
-    where: str, client: Client, runtime: AgentRuntime, worker: Worker, parts: Parts
+    where: str, client: Client, runtime: AgentRuntime, worker: Worker, parts: WorkerResources
 ) -> None:
     world = DemoWorld(parts.ctx)
     view = await asyncio.wait_for(runtime.run("auto", PROMPT), WITHIN)
@@ -121,7 +121,7 @@ async def test_reset_of_a_completed_refund_does_not_refund_again(
 
 
 async def test_duplicate_execution_of_a_recorded_write_is_refused(
-    runtime: AgentRuntime, worker: Worker, parts: Parts, runs: RunStore
+    runtime: AgentRuntime, worker: Worker, parts: WorkerResources, runs: RunStore
 ) -> None:
     """The write path entered twice for one call, as a duplicate activity would: the fence
     refuses both a new stamp and a stale token, and the effect does not run again."""
@@ -168,7 +168,9 @@ async def test_duplicate_execution_of_a_recorded_write_is_refused(
     assert after.pending_effect is None
 
 
-async def test_a_claimed_write_survives_repeated_cancellation(parts: Parts, runs: RunStore) -> None:
+async def test_a_claimed_write_survives_repeated_cancellation(
+    parts: WorkerResources, runs: RunStore
+) -> None:
     """A run's cancel, then a worker shutdown: the claimed write is cancelled twice. It
     must still run once and be recorded, not die between its claim and its record."""
     world = DemoWorld(parts.ctx)

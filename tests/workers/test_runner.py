@@ -23,7 +23,7 @@ from agentrt.starter.facade import AgentRuntime
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer
 from agentrt.workers.builder import sandbox_runner
-from agentrt.workers.compose import Parts
+from agentrt.workers.compose import WorkerResources
 from agentrt.workers.runner import ContextFreeRunner, ignores_context
 from agentrt.workflows.agent_run import AgentRunWorkflow
 
@@ -66,7 +66,7 @@ def test_a_converter_that_takes_context_keeps_the_plain_sandbox() -> None:
 
 
 async def test_a_context_codec_still_gets_each_activitys_context(
-    temporal_env: WorkflowEnvironment, parts: Parts
+    temporal_env: WorkflowEnvironment, parts: WorkerResources
 ) -> None:
     """End to end with a real worker: the runner falls back to the sandbox's answers, so a
     codec that encrypts per activity (say) is told the activity of every payload."""

@@ -24,7 +24,7 @@ from agentrt.core.devserver import free_port
 from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.runs import RunStore
-from agentrt.workers.compose import Parts
+from agentrt.workers.compose import WorkerResources
 from tests.workers._proc import WorkerPool, worker_env
 
 MARKER = f"zq{uuid.uuid4().hex[:12]}"
@@ -84,7 +84,7 @@ async def test_a_worker_process_logs_json_traces_and_metrics_without_content(
     collector: Collector,
     temporal_env: WorkflowEnvironment,
     settings: Settings,
-    parts: Parts,
+    parts: WorkerResources,
     task_queue: str,
     tmp_path: Path,
 ) -> None:

@@ -19,7 +19,7 @@ from agentrt.core.tracing import configure_tracing
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.runs import RunStore
 from agentrt.workers.builder import make_worker, worker_interceptors
-from agentrt.workers.compose import Parts
+from agentrt.workers.compose import WorkerResources
 
 REFUND = "Please refund order 1042"
 # What the run's prompt, tool arguments and results say: none of it may be on a span.
@@ -51,7 +51,7 @@ async def test_one_trace_covers_a_run_from_start_to_completion(
     spans: InMemorySpanExporter,
     temporal_env: WorkflowEnvironment,
     settings: Settings,
-    parts: Parts,
+    parts: WorkerResources,
     task_queue: str,
 ) -> None:
     address = temporal_env.client.service_client.config.target_host
@@ -120,7 +120,7 @@ async def test_without_a_tracer_provider_no_tracing_interceptor_runs(
     monkeypatch: pytest.MonkeyPatch,
     temporal_env: WorkflowEnvironment,
     settings: Settings,
-    parts: Parts,
+    parts: WorkerResources,
 ) -> None:
     """Unconfigured tracing records nothing, so neither the client nor the worker carries
     the interceptor (it cost a third more CPU per run for no span at all)."""

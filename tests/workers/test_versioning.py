@@ -16,12 +16,12 @@ from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.runs import RunStore
 from agentrt.workers.builder import deployment_config, make_worker, sandbox_runner
-from agentrt.workers.compose import Parts
+from agentrt.workers.compose import WorkerResources
 from tests.workers._v2_workflow import AgentRunWorkflowV2
 from tests.workflows._waiting import until_status
 
 
-def _v2_worker(client: Client, parts: Parts, settings: Settings) -> Worker:
+def _v2_worker(client: Client, parts: WorkerResources, settings: Settings) -> Worker:
     return Worker(
         client,
         task_queue=settings.task_queue,
@@ -58,7 +58,7 @@ async def _approve_and_finish(runtime: AgentRuntime, run_id: str) -> None:
 
 
 async def test_waiting_runs_finish_on_their_version_and_new_runs_use_the_next(
-    client: Client, parts: Parts, settings: Settings, runs: RunStore
+    client: Client, parts: WorkerResources, settings: Settings, runs: RunStore
 ) -> None:
     queue, name = f"tq-{uuid.uuid4().hex[:10]}", f"agentrt-{uuid.uuid4().hex[:8]}"
     v1 = settings.model_copy(update={"task_queue": queue, "deployment_name": name, "build_id": "1"})

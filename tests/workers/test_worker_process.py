@@ -13,7 +13,7 @@ from agentrt.contracts.enums import RunStatus
 from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.runs import RunStore
-from agentrt.workers.compose import Parts
+from agentrt.workers.compose import WorkerResources
 
 
 def _env(settings: Settings, address: str, queue: str, **extra: str) -> dict[str, str]:
@@ -44,7 +44,7 @@ def _spawn(env: dict[str, str], log: Path, *args: str) -> subprocess.Popen[bytes
 
 
 async def test_sigterm_drains_and_exits_cleanly_after_serving_a_run(
-    temporal_env: WorkflowEnvironment, settings: Settings, parts: Parts, tmp_path: Path
+    temporal_env: WorkflowEnvironment, settings: Settings, parts: WorkerResources, tmp_path: Path
 ) -> None:
     queue = f"tq-{uuid.uuid4().hex[:10]}"
     address = temporal_env.client.service_client.config.target_host
@@ -129,7 +129,7 @@ def test_a_database_that_is_down_at_start_is_a_clear_error(
 
 
 def test_check_reports_what_the_worker_would_meet_and_changes_nothing(
-    temporal_env: WorkflowEnvironment, settings: Settings, parts: Parts, tmp_path: Path
+    temporal_env: WorkflowEnvironment, settings: Settings, parts: WorkerResources, tmp_path: Path
 ) -> None:
     address = temporal_env.client.service_client.config.target_host
     done = _worker(_env(settings, address, "q"), tmp_path, "--check")

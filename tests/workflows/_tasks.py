@@ -4,12 +4,12 @@ import asyncio
 import uuid
 
 from agentrt.store.a2a.tasks import A2AStore
-from agentrt.workers.compose import Parts
+from agentrt.workers.compose import WorkerResources
 
 FIRST_QUESTION = "which order is late?"
 
 
-async def new_a2a_task(parts: Parts, owner: str) -> tuple[str, str]:
+async def new_a2a_task(parts: WorkerResources, owner: str) -> tuple[str, str]:
     """(task id, run id): the task's first message asks FIRST_QUESTION."""
     task_id, run_id = str(uuid.uuid4()), str(uuid.uuid4())
     first = {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": FIRST_QUESTION}]}

@@ -14,11 +14,11 @@ from agentrt.contracts.ids import SA_RUN_STATUS, WORKFLOW_AGENT_RUN
 from agentrt.contracts.run import RunRequest, RunResult
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.demo import DemoWorld
-from agentrt.workers.compose import Parts
+from agentrt.workers.compose import WorkerResources
 
 
 async def test_demo_run_completes_with_events_in_order(
-    runtime: AgentRuntime, worker: Worker, parts: Parts
+    runtime: AgentRuntime, worker: Worker, parts: WorkerResources
 ) -> None:
     view = await runtime.run("auto", "Please refund order 1042")
     assert view.status is RunStatus.COMPLETED
@@ -75,7 +75,7 @@ async def test_unknown_tool_is_refused_fail_soft(runtime: AgentRuntime, worker: 
 
 
 async def test_malformed_arguments_reach_the_model_as_an_error_and_write_nothing(
-    runtime: AgentRuntime, worker: Worker, parts: Parts
+    runtime: AgentRuntime, worker: Worker, parts: WorkerResources
 ) -> None:
     view = await runtime.run("auto", "bad args")
     assert view.status is RunStatus.COMPLETED

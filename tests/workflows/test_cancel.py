@@ -20,7 +20,7 @@ from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.demo import DemoWorld
 from agentrt.store.runs import RunStore
-from agentrt.workers.compose import Parts, build
+from agentrt.workers.compose import WorkerResources, build
 from agentrt.workers.main import sandbox_runner
 from agentrt.workflows.agent_run import AgentRunWorkflow
 from tests.workflows._waiting import until_status
@@ -60,7 +60,7 @@ async def _close_status(client: Client, run_id: str) -> str:
 
 
 async def test_cancel_while_waiting_is_terminal_and_refuses_a_later_approval(
-    runtime: AgentRuntime, worker: Worker, parts: Parts, client: Client
+    runtime: AgentRuntime, worker: Worker, parts: WorkerResources, client: Client
 ) -> None:
     waiting = await runtime.run("support", REFUND)
     assert waiting.pending_approval is not None
@@ -116,7 +116,7 @@ async def test_a_cancel_by_the_facade_while_running_closes_canceled_once(
 
 
 async def test_cancel_during_a_claimed_write_lets_it_finish_and_be_recorded(
-    make_runtime: MakeRuntime, parts: Parts, client: Client
+    make_runtime: MakeRuntime, parts: WorkerResources, client: Client
 ) -> None:
     gate = Gate("write.after_claim")
     async with make_runtime(gate) as runtime:
@@ -158,7 +158,7 @@ async def _until_history_has(
 
 
 async def test_a_cancel_before_the_fence_stamp_means_the_write_never_runs(
-    make_runtime: MakeRuntime, parts: Parts
+    make_runtime: MakeRuntime, parts: WorkerResources
 ) -> None:
     gate = Gate("fence.before_stamp")
     async with make_runtime(gate) as runtime:
@@ -178,7 +178,7 @@ async def _wait_thread_event(event: threading.Event, within: float = 30.0) -> bo
 
 
 async def test_a_cancel_delivered_with_the_suspensions_result_is_not_swallowed(
-    client: Client, settings: Settings, parts: Parts
+    client: Client, settings: Settings, parts: WorkerResources
 ) -> None:
     """The cancel signal and the completed suspension reach the workflow in one activation:
     the cancel must not be lost to the activity that had already completed."""

@@ -21,7 +21,7 @@ from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.demo import DemoWorld
 from agentrt.store.runs import RunStore
-from agentrt.workers.compose import Parts, build
+from agentrt.workers.compose import WorkerResources, build
 from agentrt.workers.main import make_worker
 from tests.activities.test_openai_provider import Canned, FakeServer, completion, tool_call
 from tests.workflows.test_replay import HISTORIES, _replayer
@@ -59,7 +59,7 @@ PROFILES = [
 
 @dataclass
 class World:
-    parts: Parts
+    parts: WorkerResources
     settings: Settings
     local: FakeServer
     cloud: FakeServer

@@ -9,7 +9,7 @@ from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationRe
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.demo import DemoWorld
 from agentrt.store.runs import RunStore
-from agentrt.workers.compose import Parts
+from agentrt.workers.compose import WorkerResources
 from tests.conftest import FailTimes
 
 MakeRuntime = Callable[[Callable[[str], None]], AbstractAsyncContextManager[AgentRuntime]]
@@ -50,7 +50,7 @@ async def test_secrets_are_redacted_on_the_way_in_and_out(
 
 
 async def test_a_suspension_that_cannot_be_persisted_ends_suspend_failed(
-    make_runtime: MakeRuntime, parts: Parts
+    make_runtime: MakeRuntime, parts: WorkerResources
 ) -> None:
     hook = FailTimes("suspend.before_commit", times=100)
     async with make_runtime(hook) as runtime:

@@ -24,7 +24,7 @@ from agentrt.contracts.errors import UnknownProfileError
 from agentrt.contracts.ids import SIGNAL_APPROVE, UPDATE_SUBMIT_INPUT
 from agentrt.core.temporal import data_converter
 from agentrt.starter.facade import AgentRuntime
-from agentrt.workers.compose import Parts
+from agentrt.workers.compose import WorkerResources
 from agentrt.workers.main import sandbox_runner
 from agentrt.workflows.agent_run import AgentRunWorkflow
 from tests.workflows._tasks import FIRST_QUESTION, new_a2a_task
@@ -57,7 +57,7 @@ def test_there_are_recorded_histories() -> None:
     assert len(_recorded()) >= 4
 
 
-async def _fresh(runtime: AgentRuntime, client: Client, parts: Parts) -> dict[str, str]:
+async def _fresh(runtime: AgentRuntime, client: Client, parts: WorkerResources) -> dict[str, str]:
     runs: dict[str, str] = {}
     done = await runtime.run("auto", "Please refund order 1042")
     runs["refund_completed"] = done.run_id
@@ -112,7 +112,7 @@ async def _refused_then_approved(runtime: AgentRuntime, client: Client) -> str:
     return waiting.run_id
 
 
-async def _a2a_follow_up(runtime: AgentRuntime, client: Client, parts: Parts) -> str:
+async def _a2a_follow_up(runtime: AgentRuntime, client: Client, parts: WorkerResources) -> str:
     """A run serving an A2A task: projections, an input-required pause, a follow-up."""
     task_id, run_id = await new_a2a_task(parts, owner="replay")
     await runtime.start("auto", FIRST_QUESTION, run_id=run_id, a2a_task_id=task_id)
@@ -126,7 +126,7 @@ async def _a2a_follow_up(runtime: AgentRuntime, client: Client, parts: Parts) ->
 
 
 async def test_fresh_histories_replay_and_can_be_recorded(
-    runtime: AgentRuntime, worker: Worker, client: Client, parts: Parts
+    runtime: AgentRuntime, worker: Worker, client: Client, parts: WorkerResources
 ) -> None:
     runs = await _fresh(runtime, client, parts)
     release = os.environ.get("AGENTRT_RECORD_HISTORIES", "")
