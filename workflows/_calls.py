@@ -95,25 +95,6 @@ async def call_local(
     return await _scheduled(once, summary, fails_as, outage_seconds)
 
 
-async def store_step(
-    local: bool,
-    fn: Callable[[Any, P], Awaitable[R]],
-    arg: P,
-    remote: ActivityConfig,
-    local_config: LocalActivityConfig,
-    *,
-    summary: str,
-    outage_seconds: float = DEFAULT_OUTAGE_SECONDS,
-) -> R:
-    """Begin or complete: a local activity on a run that has the local-store-steps patch,
-    a scheduled one on a run recorded before it (so its history replays)."""
-    if local:
-        return await call_local(
-            fn, arg, local_config, summary=summary, outage_seconds=outage_seconds
-        )
-    return await call(fn, arg, remote, summary=summary, outage_seconds=outage_seconds)
-
-
 async def _scheduled(
     schedule: Callable[[], Awaitable[R]],
     summary: str,

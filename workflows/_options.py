@@ -59,12 +59,8 @@ COMPLETION_RETRY = RetryPolicy(
 )
 
 
-def completion_call() -> ActivityConfig:
-    return {"start_to_close_timeout": timedelta(seconds=30), "retry_policy": COMPLETION_RETRY}
-
-
 def local_completion_call() -> LocalActivityConfig:
-    """`completion_call` as a local activity."""
+    """run.complete, a local activity."""
     return {"start_to_close_timeout": timedelta(seconds=30), "retry_policy": COMPLETION_RETRY}
 
 

@@ -9,7 +9,7 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
 
 from agentrt.workflows import _options as opt
-from agentrt.workflows._calls import call, error_type, store_step
+from agentrt.workflows._calls import call, call_local, error_type
 from agentrt.workflows._context import RunContext, set_status
 from agentrt.workflows._loop import Stop
 from agentrt.workflows._pauses import project
@@ -29,6 +29,8 @@ _FAILED_COMPLETION = {
 }
 # A cancel by signal (agentrt cancel, the facade) is followed by Temporal's own cancel
 # request, which alone lets a workflow close CANCELED (a workflow cannot cancel itself).
+# Once a patch; 0.3.x histories carry its marker, so it stays deprecated (README,
+# "Support window").
 SIGNAL_CANCEL_CLOSES_CANCELED = "signal-cancel-closes-canceled"
 NATIVE_CANCEL_GRACE = timedelta(seconds=10)
 T = TypeVar("T")
@@ -60,11 +62,9 @@ async def complete(ctx: RunContext, answer_seq: int, reason: TerminationReason) 
         try:
             # Idempotent, so safe to run again should the worker die before its marker
             # lands: a completed run answers "not applied, COMPLETED" (handled below).
-            settled = await store_step(
-                ctx.local_steps,
+            settled = await call_local(
                 RunActivities.complete,
                 request,
-                opt.completion_call(),
                 opt.local_completion_call(),
                 summary="complete",
                 outage_seconds=outage,
@@ -104,7 +104,8 @@ async def cancelled(ctx: RunContext) -> RunResult:
     native = workflow.cancellation_reason()
     request = ctx.cancel or CancelRequest(by="temporal", reason=native or None)
     why = Stop(TerminationReason.CANCELLED, status=RunStatus.CANCELLED)
-    if native is None and workflow.patched(SIGNAL_CANCEL_CLOSES_CANCELED):
+    if native is None:
+        workflow.deprecate_patch(SIGNAL_CANCEL_CLOSES_CANCELED)
         # Cancelled by signal: Temporal's cancel follows, and must not cut the settle short.
         settled = await shield_until_done(
             _write_settle(ctx, why, actor=request.by, note=request.reason)
@@ -153,12 +154,7 @@ def _completed_first(ctx: RunContext, settled: Transition | None) -> bool:
     """A stop or cancel that found the run COMPLETED: the model activity completed it on
     its answer while the workflow was being cancelled (or the activity's result was lost
     to the cancel). Terminal is terminal: the run ends completed, in Temporal too."""
-    return (
-        ctx.answer_completes
-        and settled is not None
-        and not settled.applied
-        and settled.status is RunStatus.COMPLETED
-    )
+    return settled is not None and not settled.applied and settled.status is RunStatus.COMPLETED
 
 
 def _completed_result(ctx: RunContext) -> RunResult:

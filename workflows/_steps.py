@@ -6,7 +6,7 @@ from temporalio.exceptions import ActivityError, ApplicationError
 
 from agentrt.workflows import _options as opt
 from agentrt.workflows._budget import budget_stop
-from agentrt.workflows._calls import call, error_type, store_step
+from agentrt.workflows._calls import call, call_local, error_type
 from agentrt.workflows._context import RunContext
 from agentrt.workflows._fenced_write import fenced_write
 from agentrt.workflows._loop import Route, guardrail_stop, may_pause_for_input, route
@@ -45,13 +45,8 @@ async def begin(ctx: RunContext, inp: RunRequest) -> BeginResult:
         workflow_run_id=workflow.info().run_id,
     )
     return await shield_until_done(
-        store_step(
-            ctx.local_steps,
-            RunActivities.begin,
-            request,
-            opt.store_call(),
-            opt.local_store_call(),
-            summary=f"begin {inp.profile}",
+        call_local(
+            RunActivities.begin, request, opt.local_store_call(), summary=f"begin {inp.profile}"
         )
     )
 
@@ -59,18 +54,16 @@ async def begin(ctx: RunContext, inp: RunRequest) -> BeginResult:
 async def model(ctx: RunContext, round_no: int, seq: int, *, offer_tools: bool) -> ModelResult:
     plan = ctx.require_plan()
     ctx.check_cancel()
-    answer = None
-    if ctx.answer_completes:
-        # Should this turn be the answer, the activity completes the run on these
-        # terms: the completion's sequence is the next one (taken by `complete`).
-        answer = AnswerTerms(
-            sequence=ctx.state.next_sequence,
-            usage=ctx.state.usage,
-            pause_for_input=offer_tools and may_pause_for_input(ctx.task_id, round_no, plan),
-        )
-        ctx.answer_reason = (
-            TerminationReason.ANSWERED if offer_tools else TerminationReason.MAX_ITERATIONS
-        )
+    # Should this turn be the answer, the activity completes the run on these terms: the
+    # completion's sequence is the next one (taken by `complete`).
+    answer = AnswerTerms(
+        sequence=ctx.state.next_sequence,
+        usage=ctx.state.usage,
+        pause_for_input=offer_tools and may_pause_for_input(ctx.task_id, round_no, plan),
+    )
+    ctx.answer_reason = (
+        TerminationReason.ANSWERED if offer_tools else TerminationReason.MAX_ITERATIONS
+    )
     turn = await call(
         ModelActivities.complete,
         ModelRequest(

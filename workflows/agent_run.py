@@ -19,7 +19,7 @@ from agentrt.workflows._context import (
     clear_status,
     set_status,
     started_running,
-    store_patches,
+    store_steps_patch,
 )
 from agentrt.workflows._loop import Stop, guardrail_stop, may_pause_for_input, needs_approval
 from agentrt.workflows._pauses import await_decision, await_input, project
@@ -198,7 +198,7 @@ class AgentRunWorkflow:
         ctx.run_id = inp.run_id
         ctx.task_id = inp.a2a_task_id
         ctx.gate.initiator = inp.initiator
-        ctx.local_steps, ctx.answer_completes = store_patches()
+        store_steps_patch()
         status_set = started_running()
         try:
             begin = await steps.begin(ctx, inp)
