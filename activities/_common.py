@@ -14,7 +14,7 @@ from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 from agentrt.activities.ports import FaultHook, ToolContext, no_faults, no_heartbeat
 from agentrt.contracts.errors import NON_RETRYABLE, ErrorType
 from agentrt.contracts.run import AtRunLevel
-from agentrt.contracts.snapshot import UNKNOWN_PLAN_LEVEL, RunSnapshot
+from agentrt.contracts.snapshot import RunSnapshot
 
 if TYPE_CHECKING:
     from agentrt.activities.ports import RunPort
@@ -47,15 +47,9 @@ def store_unavailable() -> ApplicationError:
 
 
 async def db(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-    """Run a blocking store call off the event loop. A database that is away becomes
-    StoreUnavailable: the workflow waits for it rather than blaming the step's own work."""
-    try:
-        return await asyncio.to_thread(fn, *args, **kwargs)
-    except Exception as exc:
-        if not is_store_unavailable(exc) or isinstance(exc, ApplicationError):
-            raise
-        activity.logger.warning("store unavailable: %s", type(exc).__name__)
-        raise store_unavailable() from None
+    """Run a blocking store call off the event loop (`store_work`: a database that is away
+    becomes StoreUnavailable, and the workflow waits for it rather than blaming the step)."""
+    return await asyncio.to_thread(store_work(fn), *args, **kwargs)
 
 
 class ActivityGroup:
@@ -181,23 +175,32 @@ def heartbeats(fn: F) -> F:
 
 
 async def snapshot_of(runs: "RunPort", run_id: str) -> RunSnapshot:
-    """The run's snapshot; from the process cache without a thread hop when it is there."""
-    cached = runs.cached_snapshot(run_id)
-    return cached if cached is not None else await db(runs.snapshot, run_id)
+    """The run's snapshot, read from its row. Only the write activity still asks for it
+    (the fence unit takes the plan from its request instead: then this goes)."""
+    return await db(runs.snapshot, run_id)
 
 
-async def privacy_of(runs: "RunPort", req: AtRunLevel) -> str:
-    """The run's event privacy level: as the request carries it, else from the plan
-    recorded at begin; `metadata` (the strict default) when the run cannot be read."""
-    if req.privacy is not None:
-        return req.privacy
-    try:
-        snap = await snapshot_of(runs, req.run_id)
-    except Exception as exc:
-        if is_store_unavailable(exc):
-            raise
-        return UNKNOWN_PLAN_LEVEL
-    return snap.privacy
+async def privacy_of(_runs: "RunPort", req: AtRunLevel) -> str:
+    """The run's event privacy level, as the request carries it. Only the pause activities
+    still ask here (they read `req.privacy` in their unit: then this goes)."""
+    return req.privacy
+
+
+def store_work(fn: Callable[P, T]) -> Callable[P, T]:
+    """A sync activity's store work (on the worker's activity executor): a database that is
+    away becomes StoreUnavailable, as `db` makes it for an async activity."""
+
+    @functools.wraps(fn)
+    def stored(*args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return fn(*args, **kwargs)
+        except Exception as exc:
+            if not is_store_unavailable(exc) or isinstance(exc, ApplicationError):
+                raise
+            activity.logger.warning("store unavailable: %s", type(exc).__name__)
+            raise store_unavailable() from None
+
+    return stored
 
 
 async def retried(

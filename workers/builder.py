@@ -80,7 +80,6 @@ def build_worker(
 WORKFLOW_PASSTHROUGH = (
     "agentrt.contracts",
     "agentrt.workflows._approval",
-    "agentrt.workflows._budget",
     "agentrt.workflows._calls",
     "agentrt.workflows._context",
     "agentrt.workflows._details",
@@ -89,9 +88,10 @@ WORKFLOW_PASSTHROUGH = (
     "agentrt.workflows._loop",
     "agentrt.workflows._options",
     "agentrt.workflows._pauses",
-    "agentrt.workflows._settle",
     "agentrt.workflows._steps",
     "agentrt.workflows.agent_run",
+    "agentrt.workflows.cancel",
+    "agentrt.workflows.completion",
 )
 
 

@@ -2,8 +2,9 @@
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from temporalio import workflow
 from temporalio.exceptions import (
@@ -29,8 +30,21 @@ _FIRST_PAUSE = timedelta(seconds=1)
 _MAX_PAUSE = timedelta(seconds=30)
 
 
+@dataclass(frozen=True)
+class ActivityRef(Generic[P, R]):
+    """An activity by its frozen name (contracts/ids.py) and result type: how the workflow
+    schedules one whose module holds SQL, which workflow code must not import (not even
+    through the sandbox's passthrough: "Workflow code reaches no I/O library")."""
+
+    name: str
+    result_type: type[R]
+
+
+Activity = Callable[[Any, P], Awaitable[R]] | ActivityRef[P, R]
+
+
 async def call(
-    fn: Callable[[Any, P], Awaitable[R]],
+    fn: Activity[P, R],
     arg: P,
     config: ActivityConfig,
     *,
@@ -48,18 +62,21 @@ async def call(
       becomes a `Stop` with that reason, so the run is settled rather than abandoned; a
       store that stayed away past the window stops it as `store_unavailable`.
     """
-    return await _scheduled(
-        lambda: workflow.execute_activity_method(  # type: ignore[call-overload]
+
+    def schedule() -> Awaitable[R]:
+        if isinstance(fn, ActivityRef):
+            return workflow.execute_activity(  # type: ignore[call-overload,no-any-return]
+                fn.name, arg, result_type=fn.result_type, summary=summary, **config
+            )
+        return workflow.execute_activity_method(  # type: ignore[call-overload,no-any-return]
             fn, arg, summary=summary, **config
-        ),
-        summary,
-        fails_as,
-        outage_seconds,
-    )
+        )
+
+    return await _scheduled(schedule, summary, fails_as, outage_seconds)
 
 
 async def call_local(
-    fn: Callable[[Any, P], Awaitable[R]],
+    fn: Activity[P, R],
     arg: P,
     config: LocalActivityConfig,
     *,
@@ -74,6 +91,10 @@ async def call_local(
 
     async def once() -> R:
         try:
+            if isinstance(fn, ActivityRef):
+                return await workflow.execute_local_activity(  # type: ignore[call-overload,no-any-return]
+                    fn.name, arg, result_type=fn.result_type, summary=summary, **config
+                )
             return await workflow.execute_local_activity_method(  # type: ignore[call-overload,no-any-return]
                 fn, arg, summary=summary, **config
             )
@@ -87,7 +108,9 @@ async def call_local(
                 scheduled_event_id=0,
                 started_event_id=0,
                 identity="",
-                activity_type=getattr(fn, "__name__", ""),
+                activity_type=fn.name
+                if isinstance(fn, ActivityRef)
+                else getattr(fn, "__name__", ""),
                 activity_id="",
                 retry_state=None,
             ) from exc

@@ -64,9 +64,9 @@ class RunContext:
         return self.plan
 
     @property
-    def privacy(self) -> PrivacyLevel | None:
-        """The run's privacy level for the activities' requests (None before it began)."""
-        return None if self.plan is None else self.plan.privacy
+    def privacy(self) -> PrivacyLevel:
+        """The run's privacy level, for the activities' requests (once it began)."""
+        return self.require_plan().privacy
 
     def note_refusal(self, refusal: DecisionRefusal) -> None:
         """Keep a refused decision for its sender (the `refused_decisions` query)."""

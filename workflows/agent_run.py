@@ -21,9 +21,10 @@ from agentrt.workflows._context import (
     started_running,
     store_steps_patch,
 )
-from agentrt.workflows._loop import Stop, guardrail_stop, may_pause_for_input, needs_approval
+from agentrt.workflows._loop import Stop, guardrail_stop, needs_approval
 from agentrt.workflows._pauses import await_decision, await_input, project
-from agentrt.workflows._settle import cancelled, complete, stop
+from agentrt.workflows.cancel import cancelled, take_cancel
+from agentrt.workflows.completion import complete, stop
 
 with workflow.unsafe.imports_passed_through():
     from agentrt.contracts.a2a import InputMessage
@@ -53,6 +54,7 @@ with workflow.unsafe.imports_passed_through():
         RunRequest,
         RunResult,
     )
+    from agentrt.contracts.turn import TurnEnd
 
 
 @workflow.defn(name=WORKFLOW_AGENT_RUN)
@@ -173,14 +175,7 @@ class AgentRunWorkflow:
 
     @workflow.signal(name=SIGNAL_CANCEL)
     def cancel(self, request: CancelRequest) -> None:
-        if not isinstance(request, CancelRequest):  # a JSON null arrives as None
-            workflow.logger.warning("cancel refused: the signal's payload is not a request")
-            return
-        if self._ctx.cancel is not None or self._ctx.finished:
-            return
-        self._ctx.cancel = request
-        if self._loop_task is not None and not self._loop_task.done():
-            self._loop_task.cancel()
+        take_cancel(self._ctx, request, self._loop_task)
 
     @workflow.query(name=QUERY_PENDING_APPROVAL)
     def pending_approval(self) -> PendingApproval | None:
@@ -244,13 +239,13 @@ class AgentRunWorkflow:
         for round_no in range(1, plan.max_iterations + 1):
             ctx.details.running(plan, round_no)
             seq = st.take_sequence()
-            turn = await steps.model(ctx, round_no, seq, offer_tools=True)
+            turn, end = await steps.model(ctx, round_no, seq, offer_tools=True)
             calls = turn.tool_calls
             st.iterations = round_no
-            if not calls:
-                if turn.input_required and may_pause_for_input(ctx.task_id, round_no, plan):
-                    await await_input(ctx, round_no)
-                    continue
+            if end is TurnEnd.INPUT:
+                await await_input(ctx, round_no)
+                continue
+            if end is TurnEnd.ANSWER:
                 return seq, TerminationReason.ANSWERED
             if needs_approval(calls, plan):
                 decision = await await_decision(ctx, round_no, calls)

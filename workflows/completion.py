@@ -1,73 +1,96 @@
-"""Ending a run: completion in one transaction, or a guarded settle to FAILED / CANCELLED.
-The workflow's own outcome mirrors the run's, so Temporal Web tells operators the truth."""
-
-import asyncio
-from datetime import timedelta
-from typing import TypeVar
+"""Ending a run, the workflow's side: the terms each model turn is judged on (the one
+decision, contracts.turn.turn_end, which the model activity applies too), the completion in
+one transaction, or a guarded settle to FAILED. The workflow's own outcome mirrors the
+run's, so Temporal Web tells operators the truth. (The settle to CANCELLED:
+workflows/cancel.py.)"""
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
 
 from agentrt.workflows import _options as opt
-from agentrt.workflows._calls import call, call_local, error_type
+from agentrt.workflows._calls import ActivityRef, call, call_local, error_type
 from agentrt.workflows._context import RunContext, set_status
-from agentrt.workflows._loop import Stop
+from agentrt.workflows._loop import Stop, guardrail_stop, may_pause_for_input
 from agentrt.workflows._pauses import project
 
 with workflow.unsafe.imports_passed_through():
-    from agentrt.activities._shield import shield_until_done
-    from agentrt.activities.run import RunActivities
-    from agentrt.contracts.approval import CancelRequest
     from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason
     from agentrt.contracts.errors import ErrorType
-    from agentrt.contracts.run import CompleteRequest, FailRequest, RunResult, Transition
+    from agentrt.contracts.ids import ACT_RUN_COMPLETE, ACT_RUN_FAIL
+    from agentrt.contracts.run import (
+        AnswerTerms,
+        CompleteRequest,
+        FailRequest,
+        ModelResult,
+        RunResult,
+        Transition,
+    )
+    from agentrt.contracts.turn import TurnEnd
 
+# By name: their modules (activities/completion.py, activities/settle.py) hold the SQL.
+COMPLETE = ActivityRef[CompleteRequest, Transition](ACT_RUN_COMPLETE, Transition)
+SETTLE = ActivityRef[FailRequest, Transition](ACT_RUN_FAIL, Transition)
 
 _FAILED_COMPLETION = {
     ErrorType.RESULT_NOT_RETAINABLE.value: TerminationReason.RESULT_NOT_RETAINABLE,
     ErrorType.STORE_UNAVAILABLE.value: TerminationReason.STORE_UNAVAILABLE,
 }
-# A cancel by signal (agentrt cancel, the facade) is followed by Temporal's own cancel
-# request, which alone lets a workflow close CANCELED (a workflow cannot cancel itself).
-# Once a patch; 0.3.x histories carry its marker, so it stays deprecated (README,
-# "Support window").
-SIGNAL_CANCEL_CLOSES_CANCELED = "signal-cancel-closes-canceled"
-NATIVE_CANCEL_GRACE = timedelta(seconds=10)
-T = TypeVar("T")
+
+
+def answer_terms(ctx: RunContext, round_no: int, *, offer_tools: bool) -> AnswerTerms:
+    """The terms the next model turn is judged on, here and in the model activity. Should
+    the turn be the answer, the activity completes the run on them: the completion's
+    sequence is the next one (taken by `complete`)."""
+    plan = ctx.require_plan()
+    ctx.answer_reason = (
+        TerminationReason.ANSWERED if offer_tools else TerminationReason.MAX_ITERATIONS
+    )
+    return AnswerTerms(
+        sequence=ctx.state.next_sequence,
+        usage=ctx.state.usage,
+        pause_for_input=offer_tools and may_pause_for_input(ctx.task_id, round_no, plan),
+        budget=plan.budget,
+    )
+
+
+def turn_stop(end: TurnEnd, turn: ModelResult) -> Stop | None:
+    """The stop a turn's end demands, if any: its guardrail's, or the spent budget's."""
+    if end is TurnEnd.GUARDRAIL:
+        return guardrail_stop(turn.guardrail)
+    if end is TurnEnd.BUDGET:
+        return Stop(TerminationReason.BUDGET_EXHAUSTED, error_type=ErrorType.BUDGET_EXHAUSTED)
+    return None
 
 
 async def complete(ctx: RunContext, answer_seq: int, reason: TerminationReason) -> RunResult:
     st = ctx.state
+    # The completion's sequence is taken either way: the model activity's completion used
+    # it (AnswerTerms.sequence), so a settle after it takes the next one.
     request = CompleteRequest(
         run_id=ctx.run_id,
+        privacy=ctx.privacy,
         sequence=st.take_sequence(),
         answer_sequence=answer_seq,
         iterations=st.iterations,
         truncated=st.truncated,
         termination_reason=reason,
         usage=st.usage,
-        privacy=ctx.privacy,
     )
-    outage = ctx.require_plan().timeouts.store_outage_seconds
     settled = ctx.settled  # made by the model activity on its answer, if it made it
     if settled is not None and settled.error is not None:
         kind = settled.error  # never COMPLETED without its answer: the run fails instead
-        return await stop(
-            ctx,
-            Stop(
-                _FAILED_COMPLETION.get(kind, TerminationReason.COMPLETION_FAILED), error_type=kind
-            ),
-        )
+        failed = _FAILED_COMPLETION.get(kind, TerminationReason.COMPLETION_FAILED)
+        return await stop(ctx, Stop(failed, error_type=kind))
     if settled is None:
         try:
             # Idempotent, so safe to run again should the worker die before its marker
             # lands: a completed run answers "not applied, COMPLETED" (handled below).
             settled = await call_local(
-                RunActivities.complete,
+                COMPLETE,
                 request,
                 opt.local_completion_call(),
                 summary="complete",
-                outage_seconds=outage,
+                outage_seconds=ctx.require_plan().timeouts.store_outage_seconds,
             )
         except ActivityError as err:
             # Never COMPLETED without its answer: the run fails instead.
@@ -85,13 +108,13 @@ async def complete(ctx: RunContext, answer_seq: int, reason: TerminationReason) 
             ),
         )
     # (Not applied but COMPLETED: an earlier execution — a reset — completed it.)
-    return await _finish(ctx, _result(ctx, RunStatus.COMPLETED, Outcome.COMPLETED, reason))
+    return await finish(ctx, result_of(ctx, RunStatus.COMPLETED, Outcome.COMPLETED, reason))
 
 
 async def stop(ctx: RunContext, why: Stop) -> RunResult:
-    result = await _settle(ctx, why)
+    result = await settle(ctx, why)
     if result.status is RunStatus.COMPLETED and why.status is not RunStatus.COMPLETED:
-        return result  # the run's answer completed it first (see _completed_first)
+        return result  # the run's answer completed it first (see completed_first)
     raise ApplicationError(
         f"run {why.status.value.lower()}: {why.reason.value}",
         result.model_dump(mode="json"),
@@ -100,71 +123,30 @@ async def stop(ctx: RunContext, why: Stop) -> RunResult:
     )
 
 
-async def cancelled(ctx: RunContext) -> RunResult:
-    native = workflow.cancellation_reason()
-    request = ctx.cancel or CancelRequest(by="temporal", reason=native or None)
-    why = Stop(TerminationReason.CANCELLED, status=RunStatus.CANCELLED)
-    if native is None:
-        workflow.deprecate_patch(SIGNAL_CANCEL_CLOSES_CANCELED)
-        # Cancelled by signal: Temporal's cancel follows, and must not cut the settle short.
-        settled = await shield_until_done(
-            _write_settle(ctx, why, actor=request.by, note=request.reason)
-        )
-        if _completed_first(ctx, settled):
-            return await _finish(ctx, _completed_result(ctx))
-        await _native_cancel(NATIVE_CANCEL_GRACE)
-        await _finish(ctx, _result(ctx, why.status, why.outcome, why.reason))
-        if workflow.cancellation_reason() is not None:
-            raise asyncio.CancelledError()  # the workflow shows Canceled in Temporal Web
-    else:
-        result = await _settle(ctx, why, actor=request.by, note=request.reason)
-        if result.status is RunStatus.COMPLETED:
-            return result  # the run's answer completed it first
-        if native is not None:
-            raise asyncio.CancelledError()  # the workflow shows Canceled in Temporal Web
-    raise ApplicationError(
-        f"run cancelled by {request.by}", type=ErrorType.RUN_CANCELLED.value, non_retryable=True
-    )
-
-
-async def _native_cancel(within: timedelta) -> None:
-    """Wait (bounded) for Temporal's own cancel request; a raw signal alone never sends one."""
-    try:
-        await workflow.wait_condition(
-            lambda: workflow.cancellation_reason() is not None,
-            timeout=within,
-            timeout_summary="await Temporal's cancel",
-        )
-    except asyncio.CancelledError:
-        pass  # it arrived: the one cancellation it brings is spent here, not on the settle
-    except TimeoutError:
-        workflow.logger.warning("cancel by signal without Temporal's cancel request")
-
-
-async def _settle(
+async def settle(
     ctx: RunContext, why: Stop, actor: str | None = None, note: str | None = None
 ) -> RunResult:
-    settled = await _write_settle(ctx, why, actor, note)
-    if _completed_first(ctx, settled):
-        return await _finish(ctx, _completed_result(ctx))
-    return await _finish(ctx, _result(ctx, why.status, why.outcome, why.reason))
+    settled = await write_settle(ctx, why, actor, note)
+    if completed_first(settled):
+        return await finish(ctx, completed_result(ctx))
+    return await finish(ctx, result_of(ctx, why.status, why.outcome, why.reason))
 
 
-def _completed_first(ctx: RunContext, settled: Transition | None) -> bool:
+def completed_first(settled: Transition | None) -> bool:
     """A stop or cancel that found the run COMPLETED: the model activity completed it on
     its answer while the workflow was being cancelled (or the activity's result was lost
     to the cancel). Terminal is terminal: the run ends completed, in Temporal too."""
     return settled is not None and not settled.applied and settled.status is RunStatus.COMPLETED
 
 
-def _completed_result(ctx: RunContext) -> RunResult:
+def completed_result(ctx: RunContext) -> RunResult:
     # Totals as the workflow knows them: an answer whose result the cancel cut off is in
     # the store's totals, not in these.
     reason = ctx.answer_reason or TerminationReason.ANSWERED
-    return _result(ctx, RunStatus.COMPLETED, Outcome.COMPLETED, reason)
+    return result_of(ctx, RunStatus.COMPLETED, Outcome.COMPLETED, reason)
 
 
-async def _write_settle(
+async def write_settle(
     ctx: RunContext, why: Stop, actor: str | None = None, note: str | None = None
 ) -> Transition | None:
     """The guarded terminal write, retried until the store takes it (settle_call)."""
@@ -172,9 +154,10 @@ async def _write_settle(
         return None
     st = ctx.state
     return await call(
-        RunActivities.fail,
+        SETTLE,
         FailRequest(
             run_id=ctx.run_id,
+            privacy=ctx.privacy,
             sequence=st.take_sequence(),
             reason=why.reason,
             iterations=st.iterations,
@@ -185,14 +168,14 @@ async def _write_settle(
             actor=actor,
             note=note,
             error_detail=why.detail,
-            privacy=ctx.privacy,
+            budget=ctx.require_plan().budget,
         ),
         opt.settle_call(),
         summary=f"settle {why.status.value}",
     )
 
 
-async def _finish(ctx: RunContext, result: RunResult) -> RunResult:
+async def finish(ctx: RunContext, result: RunResult) -> RunResult:
     await project(ctx)
     ctx.finished = True
     ctx.gate.closed = True
@@ -201,7 +184,7 @@ async def _finish(ctx: RunContext, result: RunResult) -> RunResult:
     return result
 
 
-def _result(
+def result_of(
     ctx: RunContext, status: RunStatus, outcome: Outcome, reason: TerminationReason
 ) -> RunResult:
     st = ctx.state
