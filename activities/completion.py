@@ -1,18 +1,28 @@
-"""The run's completion: one guarded transaction (the answer, the totals, COMPLETED, the
-run_completed event and the completion hooks), and `run.complete`, the activity the
-workflow schedules when no model activity completed the run on its answer. The model
-activity (activities/model.py) calls the same `Completion.complete`, with the answer's
-turn, so there is one completion however a run gets there."""
+"""The run's completion: one guarded transaction (the answer and its turn, the totals,
+COMPLETED, the run_completed event and the completion hooks), and the step that makes it
+when a model turn is the answer. The model activity (`model.complete`) runs that step
+itself, on the workflow's terms (contracts.turn.turn_end): the completion costs no activity
+and no workflow task of its own. It is the one way a run completes (`run.complete`, the
+workflow's own completion step, served runs recorded before 0.3.0 and is retired)."""
 
 import functools
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from sqlalchemy import and_, bindparam, func, select, update
 from sqlalchemy.sql import Executable
 from temporalio import activity
+from temporalio.exceptions import ApplicationError
 
-from agentrt.activities._common import ActivityGroup, fatal, store_work
+from agentrt.activities._common import (
+    db,
+    fatal,
+    fault,
+    is_store_unavailable,
+    retried,
+    store_work,
+)
+from agentrt.activities.ports import FaultHook, no_faults
 from agentrt.contracts.enums import (
     TERMINAL_STATUSES,
     EventKind,
@@ -21,8 +31,14 @@ from agentrt.contracts.enums import (
     TerminationReason,
 )
 from agentrt.contracts.errors import ErrorType
-from agentrt.contracts.ids import ACT_RUN_COMPLETE
-from agentrt.contracts.run import COMPLETION_ATTEMPTS, CompleteRequest, Transition, TurnRecord
+from agentrt.contracts.run import (
+    COMPLETION_ATTEMPTS,
+    CompleteRequest,
+    ModelRequest,
+    ModelResult,
+    Transition,
+    TurnRecord,
+)
 from agentrt.store.answer import ResultNotRetainableError, ceiling_of, keep_text
 from agentrt.store.context import StoreContext, utcnow
 from agentrt.store.rows import MessageRow, RunRow
@@ -30,8 +46,7 @@ from agentrt.store.runs import RunStore, event_row, insert_event
 from agentrt.store.sealed import RUN_ANSWER
 from agentrt.store.step_rows import insert_returning, write_parts
 
-# Between the attempts of a completion retried in place (the model activity's): 0.2 s,
-# doubling, as workflows/_options.COMPLETION_RETRY spaces run.complete's.
+# Between the attempts of a completion retried in place: 0.2 s, doubling.
 COMPLETION_PAUSES = tuple(0.2 * 2**i for i in range(COMPLETION_ATTEMPTS - 1))
 NON_TERMINAL = [s.value for s in RunStatus if s not in TERMINAL_STATUSES]
 
@@ -180,14 +195,68 @@ class Completion:
         self._ctx.faults("complete.after_commit")
         return Transition(applied=True, status=RunStatus.COMPLETED)
 
+    async def on_answer(
+        self,
+        req: ModelRequest,
+        turn: ModelResult,
+        unrecorded: TurnRecord | None,
+        record: Callable[[TurnRecord], Awaitable[None]],
+        faults: FaultHook = no_faults,
+    ) -> Transition:
+        """Complete the run on the answer `turn` of the model call `req` (in the model
+        activity). A retry (the worker died after the commit) finds the run completed and
+        says so; a failure other than the store's is reported in the result, and the
+        workflow fails the run with it.
 
-class CompletionActivities(ActivityGroup):
-    """`run.complete`: a sync activity, its transaction on the worker's activity executor
-    (the workflow runs it as a local activity)."""
+        `unrecorded` (the turn, when this call made it) is recorded by the completion's own
+        transaction. Should that fail for another reason than the store, the turn is
+        recorded alone (`record`) before the next attempt, so a run that fails its
+        completion still shows the answer's turn; a store outage rolls both back, and the
+        activity's retry asks the provider again, as after any outage before a turn is
+        recorded."""
+        terms = req.answer
+        request = CompleteRequest(
+            run_id=req.run_id,
+            privacy=req.privacy,
+            sequence=terms.sequence,
+            answer_sequence=req.sequence,
+            # A tool-less call past the iteration cap synthesises the answer: truncated.
+            iterations=req.round if req.offer_tools else req.round - 1,
+            truncated=not req.offer_tools,
+            termination_reason=(
+                TerminationReason.ANSWERED if req.offer_tools else TerminationReason.MAX_ITERATIONS
+            ),
+            usage=terms.usage + turn.usage,
+        )
 
-    def __init__(self, completion: Completion) -> None:
-        self._completion = completion
+        def retryable(exc: Exception) -> bool:
+            final = isinstance(exc, ApplicationError) and exc.non_retryable
+            return not final and not is_store_unavailable(exc)
 
-    @activity.defn(name=ACT_RUN_COMPLETE)
-    def complete(self, req: CompleteRequest) -> Transition:
-        return self._completion.complete(req)
+        pending = unrecorded
+
+        async def attempt() -> Transition:
+            nonlocal pending
+            if pending is None:
+                return await db(self.complete, request)
+            try:
+                settled = await db(self.complete, request, pending)
+            except Exception as exc:
+                if is_store_unavailable(exc):
+                    raise
+                await record(pending)
+                pending = None
+                raise
+            await fault(faults, "model.after_record")
+            return settled
+
+        try:
+            return await retried(attempt, COMPLETION_PAUSES, retryable, "completing the run")
+        except Exception as exc:
+            if is_store_unavailable(exc):
+                # Retried like any store outage: the retry finds the turn recorded if it was
+                # written alone, and asks the provider again if the completion's transaction,
+                # which held it, was rolled back.
+                raise
+            kind = exc.type if isinstance(exc, ApplicationError) else None
+            return Transition(applied=False, error=kind or type(exc).__name__)

@@ -9,7 +9,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from temporalio import activity
-from temporalio.exceptions import ApplicationError
 
 from agentrt.activities._common import (
     ActivityGroup,
@@ -19,12 +18,10 @@ from agentrt.activities._common import (
     fault,
     heartbeats,
     is_store_unavailable,
-    retried,
 )
-from agentrt.activities.completion import COMPLETION_PAUSES, Completion
+from agentrt.activities.completion import Completion
 from agentrt.activities.guardrails import Checked, check
 from agentrt.activities.ports import FaultHook, ModelProvider, RunPort, no_faults
-from agentrt.contracts.enums import TerminationReason
 from agentrt.contracts.errors import ErrorType, RunNotFoundError
 from agentrt.contracts.ids import ACT_MODEL_COMPLETE
 from agentrt.contracts.messages import (
@@ -36,10 +33,8 @@ from agentrt.contracts.messages import (
 )
 from agentrt.contracts.pricing import PriceTable
 from agentrt.contracts.run import (
-    CompleteRequest,
     ModelRequest,
     ModelResult,
-    Transition,
     TurnRecord,
 )
 from agentrt.contracts.turn import TurnEnd, turn_end
@@ -91,73 +86,15 @@ class ModelActivities(ActivityGroup):
                 await self._record(req.run_id, unrecorded)
             return turn
         # The answer: its turn is recorded in the completion's own transaction.
-        settled = await self._complete_run(req, turn, unrecorded)
+        settled = await self._completion.on_answer(
+            req, turn, unrecorded, lambda t: self._record(req.run_id, t), self._faults
+        )
         await fault(self._faults, "model.after_settle")
         return turn.model_copy(update={"settled": settled})
 
     async def _record(self, run_id: str, turn: TurnRecord) -> None:
         await db(self._runs.record_turn, run_id, turn)
         await fault(self._faults, "model.after_record")
-
-    async def _complete_run(
-        self, req: ModelRequest, turn: ModelResult, unrecorded: TurnRecord | None
-    ) -> Transition:
-        """The completion the workflow would make next, made here: no local activity and no
-        second activation at the run's end. A retry (the worker died after the commit)
-        finds the run completed and says so; a failure other than the store's is reported,
-        and the workflow fails the run with it, as it would its own completion's.
-
-        `unrecorded` (the turn, when this call made it) is recorded by the completion's own
-        transaction. Should that fail for another reason than the store, the turn is
-        recorded alone before the next attempt, so a run that fails its completion still
-        shows the answer's turn; a store outage rolls both back, and the activity's retry
-        asks the provider again, as after any outage before a turn is recorded."""
-        terms = req.answer
-        request = CompleteRequest(
-            run_id=req.run_id,
-            privacy=req.privacy,
-            sequence=terms.sequence,
-            answer_sequence=req.sequence,
-            # A tool-less call past the iteration cap synthesises the answer: truncated.
-            iterations=req.round if req.offer_tools else req.round - 1,
-            truncated=not req.offer_tools,
-            termination_reason=(
-                TerminationReason.ANSWERED if req.offer_tools else TerminationReason.MAX_ITERATIONS
-            ),
-            usage=terms.usage + turn.usage,
-        )
-
-        def retryable(exc: Exception) -> bool:
-            final = isinstance(exc, ApplicationError) and exc.non_retryable
-            return not final and not is_store_unavailable(exc)
-
-        pending = unrecorded
-
-        async def attempt() -> Transition:
-            nonlocal pending
-            if pending is None:
-                return await db(self._completion.complete, request)
-            try:
-                settled = await db(self._completion.complete, request, pending)
-            except Exception as exc:
-                if is_store_unavailable(exc):
-                    raise
-                await self._record(req.run_id, pending)
-                pending = None
-                raise
-            await fault(self._faults, "model.after_record")
-            return settled
-
-        try:
-            return await retried(attempt, COMPLETION_PAUSES, retryable, "completing the run")
-        except Exception as exc:
-            if is_store_unavailable(exc):
-                # Retried like any store outage: the retry finds the turn recorded if it was
-                # written alone, and asks the provider again if the completion's transaction,
-                # which held it, was rolled back.
-                raise
-            kind = exc.type if isinstance(exc, ApplicationError) else None
-            return Transition(applied=False, error=kind or type(exc).__name__)
 
     async def _turn(self, req: ModelRequest) -> tuple[ModelResult, TurnRecord | None]:
         """The turn, and what to record of it (None when it was recorded already)."""

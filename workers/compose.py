@@ -10,7 +10,7 @@ from sqlalchemy import Engine
 
 from agentrt.activities._common import ActivityGroup
 from agentrt.activities.a2a import A2AActivities
-from agentrt.activities.completion import Completion, CompletionActivities
+from agentrt.activities.completion import Completion
 from agentrt.activities.fence import FenceActivities
 from agentrt.activities.hitl import HitlActivities
 from agentrt.activities.model import ModelActivities
@@ -156,7 +156,6 @@ def _compose(
             routes=routes,
             max_prompt_chars=settings.max_prompt_chars,
         ),
-        CompletionActivities(completion),
         SettleActivities(Settle(ctx, ended=run_ended(m))),
         model,
         tool,

@@ -61,7 +61,7 @@ with workflow.unsafe.imports_passed_through():
 class AgentRunWorkflow:
     def __init__(self) -> None:
         self._ctx = RunContext()
-        self._loop_task: asyncio.Task[tuple[int, TerminationReason]] | None = None
+        self._loop_task: asyncio.Task[TerminationReason] | None = None
 
     # --- handlers -------------------------------------------------------------------------
 
@@ -221,7 +221,7 @@ class AgentRunWorkflow:
                 raise blocked
             ctx.check_cancel()
             self._loop_task = asyncio.create_task(self._loop(begin.plan))
-            answer_seq, reason = await self._loop_task
+            reason = await self._loop_task
         except Stop as why:
             return await stop(ctx, why)
         except asyncio.CancelledError:
@@ -232,9 +232,9 @@ class AgentRunWorkflow:
             return await stop(
                 ctx, Stop(TerminationReason.INTERNAL_ERROR, error_type=error_type(err))
             )
-        return await complete(ctx, answer_seq, reason)
+        return await complete(ctx, reason)
 
-    async def _loop(self, plan: RunPlan) -> tuple[int, TerminationReason]:
+    async def _loop(self, plan: RunPlan) -> TerminationReason:
         ctx, st = self._ctx, self._ctx.state
         for round_no in range(1, plan.max_iterations + 1):
             ctx.details.running(plan, round_no)
@@ -246,7 +246,7 @@ class AgentRunWorkflow:
                 await await_input(ctx, round_no)
                 continue
             if end is TurnEnd.ANSWER:
-                return seq, TerminationReason.ANSWERED
+                return TerminationReason.ANSWERED
             if needs_approval(calls, plan):
                 decision = await await_decision(ctx, round_no, calls)
                 if not decision.approved:
@@ -260,4 +260,4 @@ class AgentRunWorkflow:
         st.truncated = True
         seq = st.take_sequence()
         await steps.model(ctx, plan.max_iterations + 1, seq, offer_tools=False)
-        return seq, TerminationReason.MAX_ITERATIONS
+        return TerminationReason.MAX_ITERATIONS

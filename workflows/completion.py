@@ -1,14 +1,14 @@
 """Ending a run, the workflow's side: the terms each model turn is judged on (the one
-decision, contracts.turn.turn_end, which the model activity applies too), the completion in
-one transaction, or a guarded settle to FAILED. The workflow's own outcome mirrors the
-run's, so Temporal Web tells operators the truth. (The settle to CANCELLED:
-workflows/cancel.py.)"""
+decision, contracts.turn.turn_end, which the model activity applies too: on the answer it
+completes the run, activities/completion.py), or a guarded settle to FAILED. The
+workflow's own outcome mirrors the run's, so Temporal Web tells operators the truth.
+(The settle to CANCELLED: workflows/cancel.py.)"""
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ApplicationError
 
 from agentrt.workflows import _options as opt
-from agentrt.workflows._calls import ActivityRef, call, call_local, error_type
+from agentrt.workflows._calls import ActivityRef, call
 from agentrt.workflows._context import RunContext, set_status
 from agentrt.workflows._loop import Stop, guardrail_stop, may_pause_for_input
 from agentrt.workflows._pauses import project
@@ -16,10 +16,9 @@ from agentrt.workflows._pauses import project
 with workflow.unsafe.imports_passed_through():
     from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason
     from agentrt.contracts.errors import ErrorType
-    from agentrt.contracts.ids import ACT_RUN_COMPLETE, ACT_RUN_FAIL
+    from agentrt.contracts.ids import ACT_RUN_FAIL
     from agentrt.contracts.run import (
         AnswerTerms,
-        CompleteRequest,
         FailRequest,
         ModelResult,
         RunResult,
@@ -27,8 +26,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from agentrt.contracts.turn import TurnEnd
 
-# By name: their modules (activities/completion.py, activities/settle.py) hold the SQL.
-COMPLETE = ActivityRef[CompleteRequest, Transition](ACT_RUN_COMPLETE, Transition)
+# By name: its module (activities/settle.py) holds the SQL.
 SETTLE = ActivityRef[FailRequest, Transition](ACT_RUN_FAIL, Transition)
 
 _FAILED_COMPLETION = {
@@ -62,41 +60,17 @@ def turn_stop(end: TurnEnd, turn: ModelResult) -> Stop | None:
     return None
 
 
-async def complete(ctx: RunContext, answer_seq: int, reason: TerminationReason) -> RunResult:
-    st = ctx.state
-    # The completion's sequence is taken either way: the model activity's completion used
-    # it (AnswerTerms.sequence), so a settle after it takes the next one.
-    request = CompleteRequest(
-        run_id=ctx.run_id,
-        privacy=ctx.privacy,
-        sequence=st.take_sequence(),
-        answer_sequence=answer_seq,
-        iterations=st.iterations,
-        truncated=st.truncated,
-        termination_reason=reason,
-        usage=st.usage,
-    )
-    settled = ctx.settled  # made by the model activity on its answer, if it made it
-    if settled is not None and settled.error is not None:
-        kind = settled.error  # never COMPLETED without its answer: the run fails instead
+async def complete(ctx: RunContext, reason: TerminationReason) -> RunResult:
+    """End the run its last model turn answered: that turn's activity completed it, on
+    this workflow's terms (`answer_terms`), and reported how."""
+    ctx.state.take_sequence()  # the completion event's (AnswerTerms.sequence)
+    # (No completion reported for an answer would be a model activity of another build.)
+    settled = ctx.settled or Transition(applied=False, error=ErrorType.COMPLETION_FAILED.value)
+    if settled.error is not None:
+        # Never COMPLETED without its answer: the run fails instead.
+        kind = settled.error
         failed = _FAILED_COMPLETION.get(kind, TerminationReason.COMPLETION_FAILED)
         return await stop(ctx, Stop(failed, error_type=kind))
-    if settled is None:
-        try:
-            # Idempotent, so safe to run again should the worker die before its marker
-            # lands: a completed run answers "not applied, COMPLETED" (handled below).
-            settled = await call_local(
-                COMPLETE,
-                request,
-                opt.local_completion_call(),
-                summary="complete",
-                outage_seconds=ctx.require_plan().timeouts.store_outage_seconds,
-            )
-        except ActivityError as err:
-            # Never COMPLETED without its answer: the run fails instead.
-            kind = error_type(err)
-            failed = _FAILED_COMPLETION.get(kind, TerminationReason.COMPLETION_FAILED)
-            return await stop(ctx, Stop(failed, error_type=kind))
     if not settled.applied and settled.status is not RunStatus.COMPLETED:
         return await stop(
             ctx,

@@ -19,10 +19,11 @@ import pytest
 from sqlalchemy import select, text
 
 from agentrt.activities.providers._http_errors import status_error
+from agentrt.activities.settle import Settle
 from agentrt.contracts.approval import PendingApproval
 from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
 from agentrt.contracts.messages import Message, ToolCall, Usage
-from agentrt.contracts.run import TurnRecord
+from agentrt.contracts.run import FailRequest, TurnRecord
 from agentrt.store import migrate
 from agentrt.store.a2a import A2AStore
 from agentrt.store.a2a_project import A2AProjector
@@ -34,7 +35,6 @@ from agentrt.store.rotate import rotate
 from agentrt.store.rows import EventRow
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer
-from agentrt.store.settle import SettleStore
 from agentrt.store.tool_steps import ToolStepStore
 from agentrt.workers.compose import Parts
 from tests._db import scratch_database
@@ -74,11 +74,12 @@ def _a_run_with_every_event(parts: Parts, privacy: str) -> tuple[str, dict[str, 
     pending = PendingApproval(turn_digest="d" * 16, round=2, calls=[pending_call],
                               requested_at=datetime.now(UTC))  # fmt: skip
     HitlStore(ctx).suspend(run_id=run_id, sequence=3, pending=pending, privacy=privacy)
-    SettleStore(ctx).fail(
+    Settle(ctx).settle(FailRequest(
         run_id=run_id, sequence=4, reason=TerminationReason.PROVIDER_FAILED,
         status=RunStatus.FAILED, outcome=Outcome.FAILED, iterations=1, usage=Usage(),
-        error_type="ProviderRejected", privacy=privacy, extra={"error": f"echo {c['error']}"},
-    )  # fmt: skip
+        error_type="ProviderRejected", privacy=privacy, error_detail=f"echo {c['error']}",
+        budget=None,
+    ))  # fmt: skip
     return run_id, c
 
 

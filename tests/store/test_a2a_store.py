@@ -14,9 +14,11 @@ from typing import Any
 import pytest
 from sqlalchemy import delete, event, select, update
 
+from agentrt.activities.completion import Completion
+from agentrt.activities.settle import Settle
 from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason
 from agentrt.contracts.messages import Message, Usage
-from agentrt.contracts.run import TurnRecord
+from agentrt.contracts.run import CompleteRequest, FailRequest, TurnRecord
 from agentrt.store.a2a import A2AStore, ResultNotRetainableError
 from agentrt.store.a2a_journal import A2AJournal
 from agentrt.store.a2a_project import A2AProjector
@@ -29,7 +31,6 @@ from agentrt.store.rotate import rotate
 from agentrt.store.rows import RunRow
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer, SealError
-from agentrt.store.settle import SettleStore
 from agentrt.workers.compose import Parts
 from tests._db import backend, scratch_database
 
@@ -66,16 +67,16 @@ def _answer_and_complete(parts: Parts, run_id: str, text: str) -> None:
     RunStore(parts.ctx).record_turn(
         run_id, TurnRecord(1, 1, Message(role="assistant", content=text), {}, 1.0, "full")
     )
-    SettleStore(parts.ctx).complete(
+    Completion(parts.ctx).complete(CompleteRequest(
         run_id=run_id,
         sequence=2,
         answer_sequence=1,
         iterations=1,
         truncated=False,
-        reason=TerminationReason.ANSWERED,
+        termination_reason=TerminationReason.ANSWERED,
         usage=Usage(),
         privacy="full",
-    )
+    ))  # fmt: skip
 
 
 def test_projection_is_idempotent_per_revision_and_completion_stores_the_result(
@@ -133,7 +134,7 @@ def test_a_ceiling_that_keeps_no_result_refuses_the_completion(parts: Parts, lev
     assert RunStore(parts.ctx).status(run_id) is RunStatus.RUNNING  # rolled back whole
     task = A2AStore(parts.ctx).get(task_id, None)
     assert task is not None and task.artifacts == [] and task.state == "TASK_STATE_SUBMITTED"
-    SettleStore(parts.ctx).fail(
+    Settle(parts.ctx).settle(FailRequest(
         run_id=run_id,
         sequence=3,
         reason=TerminationReason.RESULT_NOT_RETAINABLE,
@@ -143,7 +144,8 @@ def test_a_ceiling_that_keeps_no_result_refuses_the_completion(parts: Parts, lev
         usage=Usage(),
         error_type="ResultNotRetainable",
         privacy="full",
-    )
+        budget=None,
+    ))  # fmt: skip
     A2AProjector(parts.ctx).project(run_id=run_id, task_id=task_id)
     task = A2AStore(parts.ctx).get(task_id, None)
     assert task is not None and task.state == "TASK_STATE_FAILED"

@@ -8,19 +8,20 @@ import pytest
 from alembic.script import ScriptDirectory
 from sqlalchemy import select, text, update
 from sqlalchemy.exc import OperationalError
+from temporalio.exceptions import ApplicationError
 
+from agentrt.activities.completion import AnswerMissingError, Completion
+from agentrt.activities.settle import Settle
 from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
-from agentrt.contracts.errors import StoreUnavailableError
+from agentrt.contracts.errors import ErrorType, StoreUnavailableError
 from agentrt.contracts.messages import Message, Usage
-from agentrt.contracts.run import TurnRecord
+from agentrt.contracts.run import CompleteRequest, FailRequest, TurnRecord
 from agentrt.store import migrate
-from agentrt.store.answer import ResultNotRetainableError
 from agentrt.store.engine import PING_IDLE_SECONDS, make_engine
 from agentrt.store.open import open_store
 from agentrt.store.rows import MessageRow
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer, SealError
-from agentrt.store.settle import AnswerMissingError, SettleStore
 from agentrt.workers.compose import Parts
 from tests._db import backend
 
@@ -56,38 +57,33 @@ def _answer(parts: Parts, run_id: str, seq: int = 1) -> None:
 
 
 def _complete(parts: Parts, run_id: str, seq: int = 2, answer_seq: int = 1) -> bool:
-    return (
-        SettleStore(parts.ctx)
-        .complete(
-            run_id=run_id,
-            sequence=seq,
-            answer_sequence=answer_seq,
-            iterations=1,
-            truncated=False,
-            reason=TerminationReason.ANSWERED,
-            usage=Usage(prompt_tokens=3, completion_tokens=4),
-            privacy="full",
-        )
-        .applied
+    request = CompleteRequest(
+        run_id=run_id,
+        sequence=seq,
+        answer_sequence=answer_seq,
+        iterations=1,
+        truncated=False,
+        termination_reason=TerminationReason.ANSWERED,
+        usage=Usage(prompt_tokens=3, completion_tokens=4),
+        privacy="full",
     )
+    return Completion(parts.ctx).complete(request).applied
 
 
 def _fail(parts: Parts, run_id: str, seq: int = 9) -> bool:
-    return (
-        SettleStore(parts.ctx)
-        .fail(
-            run_id=run_id,
-            sequence=seq,
-            reason=TerminationReason.INTERNAL_ERROR,
-            status=RunStatus.FAILED,
-            outcome=Outcome.FAILED,
-            iterations=0,
-            usage=Usage(),
-            error_type="X",
-            privacy="full",
-        )
-        .applied
+    request = FailRequest(
+        run_id=run_id,
+        sequence=seq,
+        reason=TerminationReason.INTERNAL_ERROR,
+        status=RunStatus.FAILED,
+        outcome=Outcome.FAILED,
+        iterations=0,
+        usage=Usage(),
+        error_type="X",
+        privacy="full",
+        budget=None,
     )
+    return Settle(parts.ctx).settle(request).applied
 
 
 def test_begin_is_idempotent_on_the_uuid(parts: Parts) -> None:
@@ -200,8 +196,9 @@ def test_the_stored_answer_follows_the_ceiling(parts: Parts) -> None:
     withheld = _begin(parts)
     _answer(parts, withheld)
     runs.tighten_ceiling(withheld, "none")
-    with pytest.raises(ResultNotRetainableError):
+    with pytest.raises(ApplicationError) as refused:  # the store's ResultNotRetainableError
         _complete(parts, withheld)
+    assert refused.value.type == ErrorType.RESULT_NOT_RETAINABLE.value
     view = RunStore(parts.ctx).get(withheld)
     assert view is not None and view.status is RunStatus.RUNNING and view.answer is None
 
