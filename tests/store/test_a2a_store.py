@@ -13,13 +13,15 @@ from typing import Any
 
 import pytest
 from sqlalchemy import delete, event, select, update
+from temporalio.exceptions import ApplicationError
 
 from agentrt.activities.completion import Completion
 from agentrt.activities.settle import Settle
 from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason
+from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.messages import Message, Usage
 from agentrt.contracts.run import CompleteRequest, FailRequest, TurnRecord
-from agentrt.store.a2a import A2AStore, ResultNotRetainableError
+from agentrt.store.a2a import A2AStore
 from agentrt.store.a2a_journal import A2AJournal
 from agentrt.store.a2a_project import A2AProjector
 from agentrt.store.a2a_purge import purge_runs, purge_terminal_before
@@ -129,8 +131,9 @@ def test_a_ceiling_that_keeps_no_result_refuses_the_completion(parts: Parts, lev
             .where(RunRow.id == run_id)
             .values(snapshot=json.dumps({"plan": {"answer_level": level}}))
         )
-    with pytest.raises(ResultNotRetainableError):
+    with pytest.raises(ApplicationError) as refused:  # the store's ResultNotRetainableError
         _answer_and_complete(parts, run_id, "secret answer")
+    assert refused.value.type == ErrorType.RESULT_NOT_RETAINABLE.value
     assert RunStore(parts.ctx).status(run_id) is RunStatus.RUNNING  # rolled back whole
     task = A2AStore(parts.ctx).get(task_id, None)
     assert task is not None and task.artifacts == [] and task.state == "TASK_STATE_SUBMITTED"
