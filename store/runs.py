@@ -145,7 +145,8 @@ class RunStore:
     # --- reads --------------------------------------------------------------------------
 
     def snapshot(self, run_id: str) -> RunSnapshot:
-        """The profile as resolved at begin (for readers outside a run: the API's views)."""
+        """The profile as resolved at begin, read from the row: for the API's views (and the
+        write activity, until the fence unit takes the plan from its request)."""
         with self._ctx.reads() as s:
             raw = s.scalar(select(RunRow.snapshot).where(RunRow.id == run_id))
         if raw is None:

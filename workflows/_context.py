@@ -21,10 +21,11 @@ with workflow.unsafe.imports_passed_through():
 
 MAX_REFUSALS_KEPT = 20
 STATUS_KEY = SearchAttributeKey.for_keyword(SA_RUN_STATUS)
-# Begin and complete as local activities, and the model activity completing the run on
-# its answer: the only path since the support window starts at 0.3.0 (README, "Support
-# window"). 0.3.0 recorded two markers for it, 0.3.1 and later one (STORE_STEPS_V2, which
-# stands for both: each patch costs a new run a marker and a TemporalChangeVersion upsert).
+# Begin as a local activity, and the model activity completing the run on its answer
+# (the workflow makes no completion step): the only path since the support window starts
+# at 0.3.0 (README, "Support window"). 0.3.0 recorded two markers for it, 0.3.1 and later
+# one (STORE_STEPS_V2, which stands for both: each patch costs a new run a marker and a
+# TemporalChangeVersion upsert).
 STORE_STEPS_V2 = "store-steps-v2"
 STORE_STEPS_V1 = ("local-store-steps", "answer-completes-run")
 
