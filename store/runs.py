@@ -3,7 +3,7 @@
 import json
 from typing import Any
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import bindparam, literal, select, union_all
 
 from agentrt.contracts.approval import PendingApproval
 from agentrt.contracts.enums import EventKind, Outcome, PendingState, RunStatus, TerminationReason
@@ -25,12 +25,17 @@ from agentrt.store.sealed import (
 from agentrt.store.sealing import Sealer
 from agentrt.store.step_rows import Part, write_step
 
-_SNAPSHOT = select(RunRow.snapshot).where(RunRow.id == bindparam("run_id"))
-_TURN_INPUTS = (
-    select(MessageRow.sequence, MessageRow.body)
-    .where(MessageRow.run_id == bindparam("run_id"), MessageRow.sequence <= bindparam("upto"))
-    .order_by(MessageRow.sequence)
-)
+# A model call's inputs in one round trip: the run's snapshot as "sequence -1", then the
+# transcript up to the call's own sequence.
+_SNAPSHOT_AT = -1
+_TURN_INPUTS = union_all(
+    select(literal(_SNAPSHOT_AT).label("sequence"), RunRow.snapshot.label("body")).where(
+        RunRow.id == bindparam("run_id")
+    ),
+    select(MessageRow.sequence, MessageRow.body).where(
+        MessageRow.run_id == bindparam("run_id"), MessageRow.sequence <= bindparam("upto")
+    ),
+).order_by("sequence")
 
 
 def event_row(
@@ -164,16 +169,16 @@ class RunStore:
     def turn_inputs(
         self, run_id: str, sequence: int
     ) -> tuple[RunSnapshot, list[Message], Message | None]:
-        """On one connection: the run's snapshot (its instructions, tool specs and
-        guardrails; the plan itself travels in the model request), the transcript before
-        `sequence`, and the message already recorded at `sequence` (a retried model call),
-        if any. Every model call makes it: built statements and plain rows (no ORM objects)."""
+        """In one query: the run's snapshot (its instructions, tool specs and guardrails;
+        the plan itself travels in the model request), the transcript before `sequence`,
+        and the message already recorded at `sequence` (a retried model call), if any.
+        Every model call makes it: a built statement and plain rows (no ORM objects)."""
         with self._ctx.read_rows() as c:
-            raw = c.execute(_SNAPSHOT, {"run_id": run_id}).scalar()
-            if raw is None:
-                raise RunNotFoundError(run_id)
             rows = c.execute(_TURN_INPUTS, {"run_id": run_id, "upto": sequence}).all()
-        snapshot = RunSnapshot.parse(raw)
+        if not rows or rows[0][0] != _SNAPSHOT_AT:
+            raise RunNotFoundError(run_id)
+        snapshot = RunSnapshot.parse(rows[0][1])
+        rows = rows[1:]
         messages = [self.open_body(run_id, seq, body) for seq, body in rows]
         if rows and rows[-1][0] == sequence:
             return snapshot, messages[:-1], messages[-1]
