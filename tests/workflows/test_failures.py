@@ -134,7 +134,7 @@ class StoreAwayAt:
 @pytest.mark.parametrize(
     ("point", "times"),
     # One failure more than each activity's own attempts: model 5, and the completion is
-    # made by the model activity on its answer (patch answer-completes-run), so 5 too.
+    # made by the model activity on its answer, so 5 too.
     [("model.before_provider", 6), ("complete.before_commit", 6)],
 )
 async def test_store_trouble_in_a_step_is_waited_out_not_blamed_on_the_step(
