@@ -13,8 +13,7 @@ from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from agentrt.activities.ports import FaultHook, ToolContext, no_faults, no_heartbeat
 from agentrt.contracts.errors import NON_RETRYABLE, ErrorType
-from agentrt.contracts.run import AtRunLevel
-from agentrt.contracts.snapshot import UNKNOWN_PLAN_LEVEL, RunSnapshot
+from agentrt.contracts.snapshot import RunSnapshot
 
 if TYPE_CHECKING:
     from agentrt.activities.ports import RunPort
@@ -192,23 +191,9 @@ def heartbeats(fn: F) -> F:
 
 
 async def snapshot_of(runs: "RunPort", run_id: str) -> RunSnapshot:
-    """The run's snapshot; from the process cache without a thread hop when it is there."""
-    cached = runs.cached_snapshot(run_id)
-    return cached if cached is not None else await db(runs.snapshot, run_id)
-
-
-async def privacy_of(runs: "RunPort", req: AtRunLevel) -> str:
-    """The run's event privacy level: as the request carries it, else from the plan
-    recorded at begin; `metadata` (the strict default) when the run cannot be read."""
-    if req.privacy is not None:
-        return req.privacy
-    try:
-        snap = await snapshot_of(runs, req.run_id)
-    except Exception as exc:
-        if is_store_unavailable(exc):
-            raise
-        return UNKNOWN_PLAN_LEVEL
-    return snap.privacy
+    """The run's snapshot, read from its row. Only the write activity still asks for it
+    (the fence unit takes the plan from its request instead: then this goes)."""
+    return await db(runs.snapshot, run_id)
 
 
 async def retried(

@@ -1,50 +1,262 @@
-"""The run's completion, shared by `run.complete` and the model activity that completes a
-run on its answer: one guarded transaction (answer, totals, COMPLETED), in the store."""
+"""The run's completion: one guarded transaction (the answer and its turn, the totals,
+COMPLETED, the run_completed event and the completion hooks), and the step that makes it
+when a model turn is the answer. The model activity (`model.complete`) runs that step
+itself, on the workflow's terms (contracts.turn.turn_end): the completion costs no activity
+and no workflow task of its own. It is the one way a run completes (`run.complete`, the
+workflow's own completion step, served runs recorded before 0.3.0 and is retired)."""
 
+import functools
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from sqlalchemy import and_, bindparam, func, select, update
+from sqlalchemy.sql import Executable
 from temporalio import activity
+from temporalio.exceptions import ApplicationError
 
-from agentrt.activities._common import db, fatal, privacy_of
-from agentrt.activities.ports import RunPort, SettlePort
+from agentrt.activities._common import (
+    db,
+    fatal,
+    fault,
+    is_store_unavailable,
+    retried,
+    store_work,
+)
+from agentrt.activities.ports import FaultHook, no_faults
+from agentrt.contracts.enums import (
+    TERMINAL_STATUSES,
+    EventKind,
+    Outcome,
+    RunStatus,
+    TerminationReason,
+)
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.run import (
     COMPLETION_ATTEMPTS,
     CompleteRequest,
+    ModelRequest,
+    ModelResult,
     Transition,
     TurnRecord,
 )
+from agentrt.store.answer import ResultNotRetainableError, ceiling_of, keep_text
+from agentrt.store.context import StoreContext, utcnow
+from agentrt.store.rows import MessageRow, RunRow
+from agentrt.store.runs import RunStore, event_row, insert_event
+from agentrt.store.sealed import RUN_ANSWER
+from agentrt.store.step_rows import insert_returning, write_parts
 
-# Between the attempts of a completion retried in place: 0.2 s, doubling, as
-# workflows/_options.COMPLETION_RETRY spaces run.complete's.
+# Between the attempts of a completion retried in place: 0.2 s, doubling.
 COMPLETION_PAUSES = tuple(0.2 * 2**i for i in range(COMPLETION_ATTEMPTS - 1))
+NON_TERMINAL = [s.value for s in RunStatus if s not in TERMINAL_STATUSES]
+
+# Told of what a completion did, for the worker's metrics: a run that ended (outcome,
+# reason), and the answer's turn recorded in the completion's transaction (its payload).
+Ended = Callable[[Outcome, TerminationReason], None]
+Turned = Callable[[dict[str, Any]], None]
 
 
-async def complete_run(
-    runs: RunPort, settle: SettlePort, req: CompleteRequest, turn: TurnRecord | None = None
-) -> Transition:
-    """Complete the run; a completed run answers "not applied, COMPLETED" (idempotent).
-    Raises when the write fails: a run never says COMPLETED without its answer. With
-    `turn`, the answer's turn is recorded in the same transaction (SettlePort.complete)."""
-    privacy = await privacy_of(runs, req)
-    try:
-        settled = await db(
-            settle.complete,
-            run_id=req.run_id,
-            sequence=req.sequence,
-            answer_sequence=req.answer_sequence,
-            iterations=req.iterations,
-            truncated=req.truncated,
-            reason=req.termination_reason,
-            usage=req.usage,
-            privacy=privacy,
-            turn=turn,
-        )
-    except Exception as exc:
-        # Exception text may hold content: log the type only.
-        activity.logger.warning("completion of run %s failed: %s", req.run_id, type(exc).__name__)
-        if type(exc).__name__ == "ResultNotRetainableError":
+def untold(*_args: Any) -> None:
+    """No metrics."""
+
+
+# The run row (locked) and its answer, in one statement: status, ceiling and message body.
+_COMPLETING = (
+    select(RunRow.status, RunRow.snapshot, RunRow.answer_ceiling, MessageRow.body)
+    .outerjoin(
+        MessageRow,
+        and_(MessageRow.run_id == RunRow.id, MessageRow.sequence == bindparam("answer_sequence")),
+    )
+    .where(RunRow.id == bindparam("run_id"))
+    .with_for_update(of=RunRow)
+)
+# The guarded completion itself (parameter names differ from the columns they set).
+_COMPLETE = (
+    update(RunRow)
+    .where(RunRow.id == bindparam("run_id"), RunRow.status.in_(NON_TERMINAL))
+    .values(
+        status=RunStatus.COMPLETED.value,
+        outcome=Outcome.COMPLETED.value,
+        termination_reason=bindparam("reason"),
+        iterations=bindparam("iterations"),
+        truncated=bindparam("truncated"),
+        prompt_tokens=bindparam("prompt_tokens"),
+        completion_tokens=bindparam("completion_tokens"),
+        cost_usd=bindparam("cost_usd"),
+        answer=bindparam("answer"),
+        finished_at=bindparam("now"),
+        updated_at=bindparam("now"),
+        revision=RunRow.revision + 1,
+    )
+    .execution_options(synchronize_session=False)  # the row is read as columns, not loaded
+)
+# The row read's own columns; the hooks' `applies` scalars follow them, in hook order.
+_PROBED = len(_COMPLETING.selected_columns)
+
+
+@functools.cache
+def _complete_with_event(event_columns: tuple[str, ...]) -> Executable:
+    """PostgreSQL: the guarded completion and its run_completed event as one statement
+    (bind names of the event prefixed `event_`)."""
+    event = insert_returning("event", event_columns, "event_").cte("completed_event")
+    done = _COMPLETE.returning(RunRow.id).cte("completed_run")
+    return select(func.count()).select_from(done).add_cte(event)
+
+
+class AnswerMissingError(Exception):
+    """The message the completion points at does not exist: refuse to complete."""
+
+
+class Completion:
+    """The completion transaction, built once per worker (its statements with the
+    completion hooks' probes)."""
+
+    def __init__(self, ctx: StoreContext, *, ended: Ended = untold, turned: Turned = untold):
+        self._ctx, self._runs = ctx, RunStore(ctx)
+        self._ended, self._turned = ended, turned
+        probes = [h.applies.label(f"hook_{i}") for i, h in enumerate(ctx.completion_hooks)
+                  if h.applies is not None]  # fmt: skip
+        self._completing_row = _COMPLETING.add_columns(*probes) if probes else _COMPLETING
+        # Where each hook's `applies` stands in that row (None: the hook always applies).
+        at = iter(range(_PROBED, _PROBED + len(probes)))
+        self._probe_at = [None if h.applies is None else next(at) for h in ctx.completion_hooks]
+
+    @store_work
+    def complete(self, req: CompleteRequest, turn: TurnRecord | None = None) -> Transition:
+        """Complete the run; a completed run answers "not applied, COMPLETED" (idempotent).
+        Raises when the write fails: a run never says COMPLETED without its answer. With
+        `turn` (the model activity's answer), the answer's turn is recorded first in the
+        same transaction: kept when the run is already terminal, rolled back with a failed
+        completion."""
+        try:
+            settled = self._transaction(req, turn)
+        except ResultNotRetainableError:
+            activity.logger.warning("completion of run %s: result not retainable", req.run_id)
             raise fatal(
                 "the result may not be kept under the privacy policy",
                 ErrorType.RESULT_NOT_RETAINABLE,
             ) from None
-        raise
-    return settled
+        except Exception as exc:
+            # Exception text may hold content: log the type only.
+            activity.logger.warning("completion of run %s failed: %s", req.run_id,
+                                    type(exc).__name__)  # fmt: skip
+            raise
+        if turn is not None:
+            self._turned(turn.payload)
+        if settled.applied:
+            self._ended(Outcome.COMPLETED, req.termination_reason)
+        return settled
+
+    def _transaction(self, req: CompleteRequest, turn: TurnRecord | None) -> Transition:
+        """Answer, totals, COMPLETED and the revision bump in one transaction, row locked."""
+        run_id = req.run_id
+        with self._ctx.sessions.begin() as s:
+            if turn is not None:
+                write_parts(self._ctx, s, self._runs.turn_parts(run_id, turn))
+            row = s.execute(
+                self._completing_row, {"run_id": run_id, "answer_sequence": req.answer_sequence}
+            ).first()
+            if row is None or row.status not in NON_TERMINAL:
+                return Transition(
+                    applied=False, status=None if row is None else RunStatus(row.status)
+                )
+            if row.body is None:
+                raise AnswerMissingError(f"{run_id}/{req.answer_sequence}")
+            message = self._runs.open_body(run_id, req.answer_sequence, row.body)
+            # The stored answer follows the ceiling too (metadata / none: the run fails).
+            # From the row read (and locked) above: no second read of it.
+            kept = keep_text(message.content, ceiling_of(row.snapshot, row.answer_ceiling))
+            # What the row gets and the run_completed event says, alike.
+            totals: dict[str, Any] = {
+                "reason": req.termination_reason.value,
+                "iterations": req.iterations,
+                "truncated": req.truncated,
+                "prompt_tokens": req.usage.prompt_tokens,
+                "completion_tokens": req.usage.completion_tokens,
+                "cost_usd": req.usage.cost_usd,
+            }
+            sealed = RUN_ANSWER.seal(self._ctx.sealer, kept, run_id)
+            payload = {"status": RunStatus.COMPLETED.value, **totals, "answer": message.content}
+            event = event_row(
+                self._ctx.sealer, run_id, req.sequence, EventKind.RUN_COMPLETED, req.iterations,
+                payload, req.privacy,
+            )  # fmt: skip
+            update = {**totals, "run_id": run_id, "answer": sealed, "now": utcnow()}
+            if self._ctx.postgres:  # the guarded UPDATE and the event: one statement
+                params = {**update, **{f"event_{k}": v for k, v in event.items()}}
+                s.execute(_complete_with_event(tuple(sorted(event))), params)
+            else:
+                s.execute(_COMPLETE, update)
+                insert_event(s, event)
+            for hook, at in zip(self._ctx.completion_hooks, self._probe_at, strict=True):
+                if at is None or row[at] is not None:
+                    hook.call(s, run_id, message.content)
+            self._ctx.faults("complete.before_commit")
+        self._ctx.faults("complete.after_commit")
+        return Transition(applied=True, status=RunStatus.COMPLETED)
+
+    async def on_answer(
+        self,
+        req: ModelRequest,
+        turn: ModelResult,
+        unrecorded: TurnRecord | None,
+        record: Callable[[TurnRecord], Awaitable[None]],
+        faults: FaultHook = no_faults,
+    ) -> Transition:
+        """Complete the run on the answer `turn` of the model call `req` (in the model
+        activity). A retry (the worker died after the commit) finds the run completed and
+        says so; a failure other than the store's is reported in the result, and the
+        workflow fails the run with it.
+
+        `unrecorded` (the turn, when this call made it) is recorded by the completion's own
+        transaction. Should that fail for another reason than the store, the turn is
+        recorded alone (`record`) before the next attempt, so a run that fails its
+        completion still shows the answer's turn; a store outage rolls both back, and the
+        activity's retry asks the provider again, as after any outage before a turn is
+        recorded."""
+        terms = req.answer
+        request = CompleteRequest(
+            run_id=req.run_id,
+            privacy=req.privacy,
+            sequence=terms.sequence,
+            answer_sequence=req.sequence,
+            # A tool-less call past the iteration cap synthesises the answer: truncated.
+            iterations=req.round if req.offer_tools else req.round - 1,
+            truncated=not req.offer_tools,
+            termination_reason=(
+                TerminationReason.ANSWERED if req.offer_tools else TerminationReason.MAX_ITERATIONS
+            ),
+            usage=terms.usage + turn.usage,
+        )
+
+        def retryable(exc: Exception) -> bool:
+            final = isinstance(exc, ApplicationError) and exc.non_retryable
+            return not final and not is_store_unavailable(exc)
+
+        pending = unrecorded
+
+        async def attempt() -> Transition:
+            nonlocal pending
+            if pending is None:
+                return await db(self.complete, request)
+            try:
+                settled = await db(self.complete, request, pending)
+            except Exception as exc:
+                if is_store_unavailable(exc):
+                    raise
+                await record(pending)
+                pending = None
+                raise
+            await fault(faults, "model.after_record")
+            return settled
+
+        try:
+            return await retried(attempt, COMPLETION_PAUSES, retryable, "completing the run")
+        except Exception as exc:
+            if is_store_unavailable(exc):
+                # Retried like any store outage: the retry finds the turn recorded if it was
+                # written alone, and asks the provider again if the completion's transaction,
+                # which held it, was rolled back.
+                raise
+            kind = exc.type if isinstance(exc, ApplicationError) else None
+            return Transition(applied=False, error=kind or type(exc).__name__)

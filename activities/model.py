@@ -1,4 +1,7 @@
-"""The model activity: reads the transcript from the store, calls the provider, records."""
+"""The model activity: reads the transcript from the store, calls the provider, records the
+turn; when the turn is the answer (contracts.turn.turn_end on the workflow's terms), it
+completes the run in the same transaction (activities/completion.py), saving the workflow
+a task and a round trip."""
 
 import asyncio
 import time
@@ -6,7 +9,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from temporalio import activity
-from temporalio.exceptions import ApplicationError
 
 from agentrt.activities._common import (
     ActivityGroup,
@@ -16,13 +18,10 @@ from agentrt.activities._common import (
     fault,
     heartbeats,
     is_store_unavailable,
-    retried,
-    snapshot_of,
 )
-from agentrt.activities.completion import COMPLETION_PAUSES, complete_run
+from agentrt.activities.completion import Completion
 from agentrt.activities.guardrails import Checked, check
-from agentrt.activities.ports import FaultHook, ModelProvider, RunPort, SettlePort, no_faults
-from agentrt.contracts.enums import TerminationReason
+from agentrt.activities.ports import FaultHook, ModelProvider, RunPort, no_faults
 from agentrt.contracts.errors import ErrorType, RunNotFoundError
 from agentrt.contracts.ids import ACT_MODEL_COMPLETE
 from agentrt.contracts.messages import (
@@ -33,17 +32,12 @@ from agentrt.contracts.messages import (
     Usage,
 )
 from agentrt.contracts.pricing import PriceTable
-from agentrt.contracts.profiles import spent_limit
 from agentrt.contracts.run import (
-    STOPPING_VERDICTS,
-    AnswerTerms,
-    CompleteRequest,
     ModelRequest,
     ModelResult,
-    Transition,
     TurnRecord,
 )
-from agentrt.contracts.snapshot import RecordedPlan
+from agentrt.contracts.turn import TurnEnd, turn_end
 
 
 class ModelActivities(ActivityGroup):
@@ -52,13 +46,12 @@ class ModelActivities(ActivityGroup):
         *,
         providers: Mapping[str, ModelProvider],
         runs: RunPort,
+        completion: Completion,
         faults: FaultHook = no_faults,
         answer_levels: Mapping[str, str] | None = None,
         prices: Mapping[str, PriceTable] | None = None,
-        settle: SettlePort | None = None,
     ) -> None:
-        """Without `settle` the activity never completes a run (the workflow then does)."""
-        self._settle = settle
+        self._completion = completion
         self._providers = dict(providers)
         self._answer_levels = dict(answer_levels or {})
         self._prices = dict(prices or {})
@@ -88,12 +81,14 @@ class ModelActivities(ActivityGroup):
     @heartbeats
     async def complete(self, req: ModelRequest) -> ModelResult:
         turn, unrecorded = await self._turn(req)
-        if req.answer is None or self._settle is None or not await self._answers(req, turn):
+        if turn_end(req.answer, turn) is not TurnEnd.ANSWER:
             if unrecorded is not None:
                 await self._record(req.run_id, unrecorded)
             return turn
         # The answer: its turn is recorded in the completion's own transaction.
-        settled = await self._complete_run(self._settle, req, req.answer, turn, unrecorded)
+        settled = await self._completion.on_answer(
+            req, turn, unrecorded, lambda t: self._record(req.run_id, t), self._faults
+        )
         await fault(self._faults, "model.after_settle")
         return turn.model_copy(update={"settled": settled})
 
@@ -101,106 +96,29 @@ class ModelActivities(ActivityGroup):
         await db(self._runs.record_turn, run_id, turn)
         await fault(self._faults, "model.after_record")
 
-    async def _answers(self, req: ModelRequest, turn: ModelResult) -> bool:
-        """Whether the turn ends the run with its answer: the workflow's own checks after a
-        model call (tool calls, the output guardrail, the budget, a pause for input)."""
-        assert req.answer is not None
-        if turn.tool_calls or turn.guardrail in STOPPING_VERDICTS:
-            return False
-        if turn.input_required and req.answer.pause_for_input:
-            return False
-        plan = (await snapshot_of(self._runs, req.run_id)).plan
-        budget = None if plan is None else plan.budget
-        return spent_limit(req.answer.usage + turn.usage, budget) is None
-
-    async def _complete_run(
-        self,
-        settle: SettlePort,
-        req: ModelRequest,
-        terms: AnswerTerms,
-        turn: ModelResult,
-        unrecorded: TurnRecord | None,
-    ) -> Transition:
-        """The completion the workflow would make next, made here: no local activity and no
-        second activation at the run's end. A retry (the worker died after the commit)
-        finds the run completed and says so; a failure other than the store's is reported,
-        and the workflow fails the run with it, as it would its own completion's.
-
-        `unrecorded` (the turn, when this call made it) is recorded by the completion's own
-        transaction. Should that fail for another reason than the store, the turn is
-        recorded alone before the next attempt, so a run that fails its completion still
-        shows the answer's turn; a store outage rolls both back, and the activity's retry
-        asks the provider again, as after any outage before a turn is recorded."""
-        request = CompleteRequest(
-            run_id=req.run_id,
-            sequence=terms.sequence,
-            answer_sequence=req.sequence,
-            # A tool-less call past the iteration cap synthesises the answer: truncated.
-            iterations=req.round if req.offer_tools else req.round - 1,
-            truncated=not req.offer_tools,
-            termination_reason=(
-                TerminationReason.ANSWERED if req.offer_tools else TerminationReason.MAX_ITERATIONS
-            ),
-            usage=terms.usage + turn.usage,
-        )
-
-        def retryable(exc: Exception) -> bool:
-            final = isinstance(exc, ApplicationError) and exc.non_retryable
-            return not final and not is_store_unavailable(exc)
-
-        pending = unrecorded
-
-        async def attempt() -> Transition:
-            nonlocal pending
-            if pending is None:
-                return await complete_run(self._runs, settle, request)
-            try:
-                settled = await complete_run(self._runs, settle, request, pending)
-            except Exception as exc:
-                if is_store_unavailable(exc):
-                    raise
-                await self._record(req.run_id, pending)
-                pending = None
-                raise
-            await fault(self._faults, "model.after_record")
-            return settled
-
-        try:
-            return await retried(attempt, COMPLETION_PAUSES, retryable, "completing the run")
-        except Exception as exc:
-            if is_store_unavailable(exc):
-                # Retried like any store outage: the retry finds the turn recorded if it was
-                # written alone, and asks the provider again if the completion's transaction,
-                # which held it, was rolled back.
-                raise
-            kind = exc.type if isinstance(exc, ApplicationError) else None
-            return Transition(applied=False, error=kind or type(exc).__name__)
-
     async def _turn(self, req: ModelRequest) -> tuple[ModelResult, TurnRecord | None]:
         """The turn, and what to record of it (None when it was recorded already)."""
         # A retry after the turn was recorded returns the recorded turn: the provider is
         # not called (nor paid) twice, and the transcript cannot fork.
-        transcript, recorded = await db(self._runs.turn_inputs, req.run_id, req.sequence)
-        if recorded is not None:
-            return await self._recorded(req, recorded), None
         try:
-            snap = await snapshot_of(self._runs, req.run_id)
+            snap, transcript, recorded = await db(self._runs.turn_inputs, req.run_id, req.sequence)
         except RunNotFoundError:
             raise fatal(f"run {req.run_id} not found", ErrorType.RUN_NOT_FOUND) from None
-        plan = snap.plan or RecordedPlan()
+        if recorded is not None:
+            return await self._recorded(req, recorded), None
         messages = [Message(role="system", content=snap.instructions), *transcript]
         request = ProviderRequest(
             model="", messages=messages, tools=(snap.tools or None) if req.offer_tools else None,
             round=req.round,
         )  # fmt: skip
         started = time.monotonic()
-        used = plan.model
+        used = req.model
         await fault(self._faults, "model.before_provider")
         where = f"run {req.run_id} round {req.round}"
         try:
             reply = await self._call(req.run_id, used, request)
         except Exception as exc:
-            fallback = plan.fallback_model
+            fallback = req.fallback_model
             if not fallback or is_store_unavailable(exc):  # our store, not the provider
                 raise expected_failure(exc, f"{where}: {used}") from None
             activity.logger.warning("run %s: %s failed (%s); falling back to %s", req.run_id,
@@ -214,7 +132,7 @@ class ModelActivities(ActivityGroup):
         # The output guardrails read the whole reply: off the event loop, as the prompt's.
         rails = snap.guardrails
         checked = await asyncio.to_thread(check, reply.content, rails.output, rails)
-        return self._made(req, used, reply, checked, duration_ms, snap.privacy)
+        return self._made(req, used, reply, checked, duration_ms)
 
     async def _recorded(self, req: ModelRequest, recorded: Message) -> ModelResult:
         """The turn a previous attempt recorded, from its message and its event."""
@@ -239,7 +157,6 @@ class ModelActivities(ActivityGroup):
         reply: ProviderReply,
         checked: Checked,
         duration_ms: float,
-        privacy: str,
     ) -> tuple[ModelResult, TurnRecord]:
         """The provider's reply as this run's turn (our call ids, the output guardrail, the
         cost), and the record of it."""
@@ -269,7 +186,8 @@ class ModelActivities(ActivityGroup):
             guardrail=checked.verdict.name,
             input_required=reply.input_required and not calls,
         )
-        return turn, TurnRecord(req.sequence, req.round, message, payload, duration_ms, privacy)
+        record = TurnRecord(req.sequence, req.round, message, payload, duration_ms, req.privacy)
+        return turn, record
 
 
 def _float_or_none(value: object) -> float | None:

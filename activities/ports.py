@@ -5,16 +5,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationReason, ToolEffect
+from agentrt.contracts.enums import RunStatus, ToolEffect
 from agentrt.contracts.messages import (
     Message,
     ProviderReply,
     ProviderRequest,
     ToolCall,
     ToolSpec,
-    Usage,
 )
-from agentrt.contracts.run import Transition, TurnRecord
+from agentrt.contracts.run import TurnRecord
 from agentrt.contracts.snapshot import RunSnapshot
 
 
@@ -90,11 +89,11 @@ class RunPort(Protocol):
 
     def snapshot(self, run_id: str) -> RunSnapshot: ...
 
-    def cached_snapshot(self, run_id: str) -> RunSnapshot | None: ...
-
     def transcript(self, run_id: str, *, upto: int | None = None) -> list[Message]: ...
 
-    def turn_inputs(self, run_id: str, sequence: int) -> tuple[list[Message], Message | None]: ...
+    def turn_inputs(
+        self, run_id: str, sequence: int
+    ) -> tuple[RunSnapshot, list[Message], Message | None]: ...
 
     def status(self, run_id: str) -> RunStatus | None: ...
 
@@ -134,38 +133,6 @@ class FencePort(Protocol):
     def claim(self, *, run_id: str, token: str) -> bool: ...
 
     def resolve(self, *, run_id: str, call_id: str, token: str, idempotency_key: str) -> str: ...
-
-
-class SettlePort(Protocol):
-    def complete(
-        self,
-        *,
-        run_id: str,
-        sequence: int,
-        answer_sequence: int,
-        iterations: int,
-        truncated: bool,
-        reason: TerminationReason,
-        usage: Usage,
-        privacy: str,
-        turn: TurnRecord | None = None,
-    ) -> Transition: ...
-
-    def fail(
-        self,
-        *,
-        run_id: str,
-        sequence: int,
-        reason: TerminationReason,
-        status: RunStatus,
-        outcome: Outcome,
-        iterations: int,
-        usage: Usage,
-        error_type: str | None,
-        privacy: str,
-        event_kind: EventKind = EventKind.RUN_FAILED,
-        extra: dict[str, Any] | None = None,
-    ) -> Transition: ...
 
 
 FaultHook = Callable[[str], None]

@@ -1,4 +1,5 @@
-"""Run lifecycle activities: begin (insert the run) and settle (complete / fail)."""
+"""The run's begin: resolve the profile into the run plan and insert the run. (Its end:
+activities/completion.py and activities/settle.py.)"""
 
 import asyncio
 import json
@@ -6,27 +7,19 @@ from typing import Any
 
 from temporalio import activity
 
-from agentrt.activities._common import ActivityGroup, db, fatal, privacy_of, snapshot_of
-from agentrt.activities.completion import complete_run
+from agentrt.activities._common import ActivityGroup, db, fatal
 from agentrt.activities.guardrails import check
-from agentrt.activities.ports import RunPort, SettlePort
+from agentrt.activities.ports import RunPort
 from agentrt.activities.registry import ProfileCatalog, Routes, ToolRegistry
-from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
 from agentrt.contracts.errors import ErrorType
-from agentrt.contracts.ids import ACT_RUN_BEGIN, ACT_RUN_COMPLETE, ACT_RUN_FAIL
+from agentrt.contracts.ids import ACT_RUN_BEGIN
 from agentrt.contracts.profiles import RunPlan, ToolPlan, clamp_iterations
-from agentrt.contracts.redaction import redact_text
 from agentrt.contracts.run import (
     DEFAULT_MAX_PROMPT_CHARS,
     BeginRequest,
     BeginResult,
-    CompleteRequest,
-    FailRequest,
-    Transition,
     prompt_over_cap,
 )
-
-MAX_DETAIL_CHARS = 500
 
 
 class RunActivities(ActivityGroup):
@@ -34,7 +27,6 @@ class RunActivities(ActivityGroup):
         self,
         *,
         runs: RunPort,
-        settle: SettlePort,
         profiles: ProfileCatalog,
         tools: ToolRegistry,
         routes: Routes | None = None,
@@ -43,7 +35,6 @@ class RunActivities(ActivityGroup):
         self._routes = routes or Routes()
         self._max_prompt_chars = max_prompt_chars
         self._runs = runs
-        self._settle = settle
         self._profiles = profiles
         self._tools = tools
 
@@ -112,38 +103,3 @@ class RunActivities(ActivityGroup):
             privacy=profile.privacy,
         )
         return BeginResult(plan=plan, next_sequence=1, guardrail=checked.verdict.name)
-
-    @activity.defn(name=ACT_RUN_COMPLETE)
-    async def complete(self, req: CompleteRequest) -> Transition:
-        return await complete_run(self._runs, self._settle, req)
-
-    @activity.defn(name=ACT_RUN_FAIL)
-    async def fail(self, req: FailRequest) -> Transition:
-        privacy = await privacy_of(self._runs, req)
-        cancelled = req.status is RunStatus.CANCELLED
-        outcome = Outcome.CANCELLED if cancelled else req.outcome
-        extra: dict[str, Any] | None = {"by": req.actor, "note": req.note} if cancelled else None
-        if req.reason is TerminationReason.BUDGET_EXHAUSTED:
-            # The limits beside the spend (settle adds the totals), from the recorded plan.
-            snap = await snapshot_of(self._runs, req.run_id)
-            budget = None if snap.plan is None else snap.plan.budget
-            extra = {"budget": None if budget is None else budget.model_dump(mode="json")}
-        if req.error_detail and not cancelled:
-            extra = {**(extra or {}), "error": redact_text(req.error_detail, MAX_DETAIL_CHARS)}
-        settled = await db(
-            self._settle.fail,
-            run_id=req.run_id,
-            sequence=req.sequence,
-            reason=req.reason,
-            status=req.status,
-            outcome=outcome,
-            iterations=req.iterations,
-            usage=req.usage,
-            error_type=req.error_type,
-            privacy=privacy,
-            event_kind=EventKind.CANCEL if cancelled else EventKind.RUN_FAILED,
-            extra=extra,
-        )
-        if not settled.applied:
-            activity.logger.info("run %s already settled as %s", req.run_id, settled.status)
-        return settled

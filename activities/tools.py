@@ -11,12 +11,10 @@ from agentrt.activities._common import (
     db,
     fault,
     heartbeats,
-    privacy_of,
     tool_context,
 )
 from agentrt.activities.ports import (
     FaultHook,
-    RunPort,
     Tool,
     ToolContext,
     ToolFailure,
@@ -80,12 +78,10 @@ class ToolActivities(ActivityGroup):
         *,
         registry: ToolRegistry,
         steps: ToolStepPort,
-        runs: RunPort,
         faults: FaultHook = no_faults,
     ) -> None:
         self._registry = registry
         self._steps = steps
-        self._runs = runs
         self._faults = faults
 
     @activity.defn(name=ACT_TOOL_EXECUTE)
@@ -134,6 +130,6 @@ class ToolActivities(ActivityGroup):
         await db(
             self._steps.record, run_id=req.run_id, sequence=req.sequence, round=req.round,
             call=req.call, effect=effect, content=content, is_error=is_error,
-            privacy=await privacy_of(self._runs, req), idempotency_key=key,
+            privacy=req.privacy, idempotency_key=key,
             duration_ms=duration_ms, extra=extra,
         )  # fmt: skip

@@ -12,6 +12,8 @@ DEFAULT_MAINTENANCE_QUEUE: Final = "agentrt-maintenance"
 
 # Activities. One name per I/O point of the loop; never rename once shipped.
 ACT_RUN_BEGIN: Final = "run.begin"
+# Retired with the pre-0.3.0 completion step (the model activity completes a run): the
+# name stays reserved, never to be reused for another activity.
 ACT_RUN_COMPLETE: Final = "run.complete"
 ACT_RUN_FAIL: Final = "run.fail"
 ACT_RUN_SUSPEND: Final = "run.suspend"

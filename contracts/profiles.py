@@ -53,7 +53,7 @@ class GuardrailConfig(BaseModel):
 
 class Budget(BaseModel):
     """A run's spending limits, checked by the workflow after every model call (see
-    workflows/_budget.py). A limit must be positive; 0 is a configuration error."""
+    contracts/turn.py). A limit must be positive; 0 is a configuration error."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -69,7 +69,7 @@ class Budget(BaseModel):
 
 def spent_limit(usage: Usage, budget: Budget | None) -> str | None:
     """The name of the limit `usage` has reached, or None while within budget (the rules:
-    workflows/_budget.py). Shared by the workflow and the model activity that completes a
+    contracts/turn.py). Shared by the workflow and the model activity that completes a
     run on its answer, so both apply the same check."""
     if budget is None:
         return None

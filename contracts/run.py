@@ -17,7 +17,7 @@ from agentrt.contracts.enums import (
     ToolEffect,
 )
 from agentrt.contracts.messages import Message, ToolCall, Usage
-from agentrt.contracts.profiles import PrivacyLevel, RunPlan
+from agentrt.contracts.profiles import Budget, PrivacyLevel, RunPlan
 
 # Input caps (issue 25). A prompt, or an A2A message's text, is refused past the cap on
 # every path before anything is created: the worker reads each character with its
@@ -82,33 +82,45 @@ class BegunResult(BaseModel):
     max_iterations: int
 
 
+class AtRunLevel(BaseModel):
+    """A request whose activity records at the run's privacy level: the plan's, as the
+    workflow holds it."""
+
+    run_id: str
+    privacy: PrivacyLevel
+
+
 # A completion transaction that keeps failing is tried this often, then the run fails.
 COMPLETION_ATTEMPTS = 3
-# Output-guardrail verdicts that stop a run (workflows/_loop.guardrail_stop acts on them).
+# Output-guardrail verdicts that stop a run (contracts.turn.turn_end).
 STOPPING_VERDICTS = frozenset({"DENY", "REQUIRE_APPROVAL"})
 
 
 class AnswerTerms(BaseModel):
-    """What the model activity needs to complete the run itself when its turn is the answer
-    (no tool calls, no guardrail or budget stop, no pause for input): the completion the
-    workflow would otherwise make next. Iterations, truncation and reason follow from the
-    call (a tool-less call past the cap ends MAX_ITERATIONS, truncated)."""
+    """The terms a model turn is judged on (contracts.turn.turn_end), made by the workflow:
+    the spend before the call and the plan's budget, and whether an answer asking for
+    input pauses the run. When the turn is the answer, the activity completes the run on
+    them: the completion the workflow would otherwise make next. Iterations, truncation
+    and reason follow from the call (a tool-less call past the cap ends MAX_ITERATIONS)."""
 
     sequence: int  # the completion event's
     usage: Usage  # the run's before this call
-    pause_for_input: bool = False  # an answer asking for input pauses the run instead
+    pause_for_input: bool
+    budget: Budget | None
 
 
-class ModelRequest(BaseModel):
-    """A reference, not a conversation: the activity reads the transcript from the store.
-    With `answer`, the activity completes the run on its answer; an activity that predates
-    the field ignores it, and the workflow completes the run as before."""
+class ModelRequest(AtRunLevel):
+    """A reference, not a conversation: the activity reads the transcript (and the
+    profile's instructions, tool specs and guardrails) from the store. The plan's model,
+    fallback and privacy level travel here; with `answer` the activity completes the run
+    when its turn is the answer."""
 
-    run_id: str
     round: int
     sequence: int
-    offer_tools: bool = True
-    answer: AnswerTerms | None = None
+    offer_tools: bool
+    model: str
+    fallback_model: str | None
+    answer: AnswerTerms
 
 
 class ModelResult(BaseModel):
@@ -119,16 +131,6 @@ class ModelResult(BaseModel):
     input_required: bool = False  # the model asked the user for more information
     # The completion this activity made on the answer (ModelRequest.answer), if it made one.
     settled: "Transition | None" = None
-
-
-class AtRunLevel(BaseModel):
-    """A request whose activity records at the run's privacy level. `privacy` is that level
-    as the workflow holds it (its plan), so the activity need not read the run's snapshot;
-    None from a workflow that predates the field (or one whose run never began), and the
-    activity then reads the level from the snapshot."""
-
-    run_id: str
-    privacy: PrivacyLevel | None = None
 
 
 class ToolCallRequest(AtRunLevel):
@@ -258,6 +260,7 @@ class FailRequest(AtRunLevel):
     actor: str | None = None  # who cancelled (CANCELLED only)
     note: str | None = None
     error_detail: str | None = None  # a provider's (redacted) reason, shown in the event
+    budget: Budget | None  # the plan's: a budget_exhausted event shows the limits
 
 
 # --- read models (facade, CLI, API) ----------------------------------------------------

@@ -1,11 +1,9 @@
 """Run rows, the transcript and the event log: inserts are idempotent on their unique keys."""
 
 import json
-import threading
-from collections import OrderedDict
 from typing import Any
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import bindparam, literal, select, union_all
 
 from agentrt.contracts.approval import PendingApproval
 from agentrt.contracts.enums import EventKind, Outcome, PendingState, RunStatus, TerminationReason
@@ -27,12 +25,17 @@ from agentrt.store.sealed import (
 from agentrt.store.sealing import Sealer
 from agentrt.store.step_rows import Part, write_step
 
-SNAPSHOT_CACHE = 4096
-_TURN_INPUTS = (
-    select(MessageRow.sequence, MessageRow.body)
-    .where(MessageRow.run_id == bindparam("run_id"), MessageRow.sequence <= bindparam("upto"))
-    .order_by(MessageRow.sequence)
-)
+# A model call's inputs in one round trip: the run's snapshot as "sequence -1", then the
+# transcript up to the call's own sequence.
+_SNAPSHOT_AT = -1
+_TURN_INPUTS = union_all(
+    select(literal(_SNAPSHOT_AT).label("sequence"), RunRow.snapshot.label("body")).where(
+        RunRow.id == bindparam("run_id")
+    ),
+    select(MessageRow.sequence, MessageRow.body).where(
+        MessageRow.run_id == bindparam("run_id"), MessageRow.sequence <= bindparam("upto")
+    ),
+).order_by("sequence")
 
 
 def event_row(
@@ -67,8 +70,6 @@ def insert_event(s: Any, row: dict[str, Any]) -> None:
 class RunStore:
     def __init__(self, ctx: StoreContext) -> None:
         self._ctx = ctx
-        self._lock = threading.Lock()
-        self._snapshots: OrderedDict[str, RunSnapshot] = OrderedDict()
 
     @property
     def sealer(self) -> Sealer:
@@ -118,11 +119,6 @@ class RunStore:
             ],
         )
         self._ctx.faults("begin.after_write")
-        if created:
-            # The snapshot never changes after begin: the run's first model call (most often
-            # on this worker) needs no read for it. Only when this call wrote it: a retried
-            # begin must not cache a snapshot other than the stored one.
-            self._cache(run_id, RunSnapshot.parse(snapshot))
         return created
 
     def record_turn(self, run_id: str, turn: TurnRecord) -> None:
@@ -153,32 +149,14 @@ class RunStore:
 
     # --- reads --------------------------------------------------------------------------
 
-    def cached_snapshot(self, run_id: str) -> RunSnapshot | None:
-        """The snapshot if this process has it cached (no I/O: safe on the event loop)."""
-        with self._lock:
-            return self._snapshots.get(run_id)
-
     def snapshot(self, run_id: str) -> RunSnapshot:
-        """The profile as resolved at begin. It never changes after begin, so it is cached
-        per process: most activities need it, and one query each is measurable."""
-        with self._lock:
-            cached = self._snapshots.get(run_id)
-            if cached is not None:
-                self._snapshots.move_to_end(run_id)
-                return cached
+        """The profile as resolved at begin, read from the row: for the API's views (and the
+        write activity, until the fence unit takes the plan from its request)."""
         with self._ctx.reads() as s:
             raw = s.scalar(select(RunRow.snapshot).where(RunRow.id == run_id))
         if raw is None:
             raise RunNotFoundError(run_id)
-        value = RunSnapshot.parse(raw)
-        self._cache(run_id, value)
-        return value
-
-    def _cache(self, run_id: str, value: RunSnapshot) -> None:
-        with self._lock:
-            self._snapshots[run_id] = value
-            while len(self._snapshots) > SNAPSHOT_CACHE:
-                self._snapshots.popitem(last=False)
+        return RunSnapshot.parse(raw)
 
     def transcript(self, run_id: str, *, upto: int | None = None) -> list[Message]:
         q = select(MessageRow).where(MessageRow.run_id == run_id).order_by(MessageRow.sequence)
@@ -188,16 +166,23 @@ class RunStore:
             rows = s.scalars(q).all()
         return [self._open_message(r) for r in rows]
 
-    def turn_inputs(self, run_id: str, sequence: int) -> tuple[list[Message], Message | None]:
-        """In one query: the transcript before `sequence`, and the message already recorded
-        at `sequence` (a retried model call), if any. Every model call makes it: a built
-        statement and plain rows (no ORM objects)."""
+    def turn_inputs(
+        self, run_id: str, sequence: int
+    ) -> tuple[RunSnapshot, list[Message], Message | None]:
+        """In one query: the run's snapshot (its instructions, tool specs and guardrails;
+        the plan itself travels in the model request), the transcript before `sequence`,
+        and the message already recorded at `sequence` (a retried model call), if any.
+        Every model call makes it: a built statement and plain rows (no ORM objects)."""
         with self._ctx.read_rows() as c:
             rows = c.execute(_TURN_INPUTS, {"run_id": run_id, "upto": sequence}).all()
+        if not rows or rows[0][0] != _SNAPSHOT_AT:
+            raise RunNotFoundError(run_id)
+        snapshot = RunSnapshot.parse(rows[0][1])
+        rows = rows[1:]
         messages = [self.open_body(run_id, seq, body) for seq, body in rows]
         if rows and rows[-1][0] == sequence:
-            return messages[:-1], messages[-1]
-        return messages, None
+            return snapshot, messages[:-1], messages[-1]
+        return snapshot, messages, None
 
     def _open_message(self, row: MessageRow) -> Message:
         return self.open_body(row.run_id, row.sequence, row.body)

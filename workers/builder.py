@@ -175,17 +175,17 @@ def build_worker(
 # under workflow.unsafe.imports_passed_through(), so they are already shared.
 WORKFLOW_PASSTHROUGH = (
     "agentrt.contracts",
-    "agentrt.workflows._budget",
     "agentrt.workflows._calls",
     "agentrt.workflows._context",
     "agentrt.workflows._details",
     "agentrt.workflows._fenced_write",
     "agentrt.workflows._loop",
     "agentrt.workflows._options",
-    "agentrt.workflows._settle",
     "agentrt.workflows._steps",
     "agentrt.workflows.a2a",
     "agentrt.workflows.agent_run",
+    "agentrt.workflows.cancel",
+    "agentrt.workflows.completion",
     "agentrt.workflows.pauses",
     "agentrt.workflows.pauses_gate",
 )

@@ -3,18 +3,21 @@
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from sqlalchemy import Engine
 
 from agentrt.activities._common import ActivityGroup
 from agentrt.activities.a2a import A2AActivities, completion_hook
+from agentrt.activities.completion import Completion
 from agentrt.activities.fence import FenceActivities
 from agentrt.activities.model import ModelActivities
 from agentrt.activities.pauses import PauseActivities
 from agentrt.activities.ports import ModelProvider, no_faults
 from agentrt.activities.registry import ProfileCatalog, Routes, ToolRegistry
 from agentrt.activities.run import RunActivities
+from agentrt.activities.settle import Settle, SettleActivities
 from agentrt.activities.toolbox.box import Toolbox, ToolboxDeps
 from agentrt.activities.tools import ToolActivities
 from agentrt.activities.write import WriteActivities
@@ -28,8 +31,9 @@ from agentrt.workers.faults import fault_hook
 from agentrt.workers.metrics import (
     MeteredFenceStore,
     MeteredRunStore,
-    MeteredSettleStore,
     WorkerMetrics,
+    count_turn,
+    run_ended,
     watch_store,
 )
 from agentrt.workers.providers import check_budgets, load_providers
@@ -125,7 +129,7 @@ def _compose(
     check_budgets(profiles.values(), models.prices)
     m = resources.metrics
     runs, steps, fence = MeteredRunStore(ctx, m), ToolStepStore(ctx), MeteredFenceStore(ctx, m)
-    settle = MeteredSettleStore(ctx, m)
+    completion = Completion(ctx, ended=run_ended(m), turned=partial(count_turn, m))
     routes = Routes(
         settings.model_task_queue.strip(),
         settings.tool_task_queue.strip(),
@@ -134,22 +138,22 @@ def _compose(
     model = ModelActivities(
         providers=traced_providers(models.providers),
         runs=runs,
+        completion=completion,
         faults=hook,
         answer_levels=models.answer_levels,
         prices=models.prices,
-        settle=settle,
     )
-    tool = ToolActivities(registry=registry, steps=steps, runs=runs, faults=hook)
+    tool = ToolActivities(registry=registry, steps=steps, faults=hook)
     write = WriteActivities(registry=registry, fence=fence, steps=steps, runs=runs, faults=hook)
     groups: list[ActivityGroup] = [
         RunActivities(
             runs=runs,
-            settle=settle,
             profiles=catalog,
             tools=registry,
             routes=routes,
             max_prompt_chars=settings.max_prompt_chars,
         ),
+        SettleActivities(Settle(ctx, ended=run_ended(m))),
         model,
         tool,
         FenceActivities(fence=fence, faults=hook),

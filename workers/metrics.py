@@ -3,9 +3,11 @@ activities make (a guarded write that applied is a fact; an attempt is not) and 
 each activity. Never in workflow code, which must stay deterministic.
 
 The store subclasses below are what the composition root injects for the activity ports:
-each calls the real store, then records what the store reported."""
+each calls the real store, then records what the store reported. The completion and the
+settle (activities/completion.py, activities/settle.py) are told through callbacks."""
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,13 +16,12 @@ from temporalio import activity
 from temporalio.worker import ActivityInboundInterceptor, ExecuteActivityInput, Interceptor
 
 from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason
-from agentrt.contracts.run import FenceState, Transition, TurnRecord
+from agentrt.contracts.run import FenceState, TurnRecord
 from agentrt.core.metrics import new_registry, waiting_gauge
 from agentrt.store.context import StoreContext
 from agentrt.store.fence import FenceStore
 from agentrt.store.gauges import count_with_status
 from agentrt.store.runs import RunStore
-from agentrt.store.settle import SettleStore
 
 # Approvals take seconds to days.
 WAIT_BUCKETS = (1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 86400, 3 * 86400, 7 * 86400)
@@ -124,29 +125,13 @@ def count_turn(m: WorkerMetrics, payload: dict[str, Any]) -> None:
         m.cost.labels(provider=provider, model=model).inc(float(cost))
 
 
-class MeteredSettleStore(SettleStore):
-    def __init__(self, ctx: StoreContext, metrics: WorkerMetrics) -> None:
-        super().__init__(ctx)
-        self._metrics = metrics
+def run_ended(m: WorkerMetrics) -> Callable[[Outcome, TerminationReason], None]:
+    """What the completion and the settle tell of a run they ended (applied, so once)."""
 
-    def complete(
-        self, *, reason: TerminationReason, turn: TurnRecord | None = None, **kwargs: Any
-    ) -> Transition:
-        settled = super().complete(reason=reason, turn=turn, **kwargs)
-        if turn is not None:  # the answer's turn, recorded in the completion's transaction
-            count_turn(self._metrics, turn.payload)
-        if settled.applied:
-            self._ended(Outcome.COMPLETED, reason)
-        return settled
+    def ended(outcome: Outcome, reason: TerminationReason) -> None:
+        m.runs_ended.labels(outcome=outcome.value, reason=reason.value).inc()
 
-    def fail(self, *, reason: TerminationReason, outcome: Outcome, **kwargs: Any) -> Transition:
-        settled = super().fail(reason=reason, outcome=outcome, **kwargs)
-        if settled.applied:
-            self._ended(outcome, reason)
-        return settled
-
-    def _ended(self, outcome: Outcome, reason: TerminationReason) -> None:
-        self._metrics.runs_ended.labels(outcome=outcome.value, reason=reason.value).inc()
+    return ended
 
 
 class MeteredFenceStore(FenceStore):

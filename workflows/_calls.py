@@ -2,8 +2,9 @@
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, TypeVar, overload
+from typing import Any, Generic, TypeVar
 
 from temporalio import workflow
 from temporalio.exceptions import (
@@ -29,39 +30,28 @@ _FIRST_PAUSE = timedelta(seconds=1)
 _MAX_PAUSE = timedelta(seconds=30)
 
 
-@overload
-async def call(
-    fn: Callable[[Any, P], Awaitable[R]],
-    arg: P,
-    config: ActivityConfig,
-    *,
-    summary: str,
-    fails_as: TerminationReason | None = None,
-    outage_seconds: float = DEFAULT_OUTAGE_SECONDS,
-) -> R: ...
+@dataclass(frozen=True)
+class ActivityRef(Generic[P, R]):
+    """An activity by its frozen name (contracts/ids.py) and result type: how the workflow
+    schedules one whose module holds SQL, which workflow code must not import (not even
+    through the sandbox's passthrough: "Workflow code reaches no I/O library")."""
+
+    name: str
+    result_type: type[R]
 
 
-@overload
-async def call(  # a sync activity (run on the worker's activity executor)
-    fn: Callable[[Any, P], R],
-    arg: P,
-    config: ActivityConfig,
-    *,
-    summary: str,
-    fails_as: TerminationReason | None = None,
-    outage_seconds: float = DEFAULT_OUTAGE_SECONDS,
-) -> R: ...
+Activity = Callable[[Any, P], Awaitable[R]] | ActivityRef[P, R]
 
 
 async def call(
-    fn: Callable[[Any, P], Any],
+    fn: Activity[P, R],
     arg: P,
     config: ActivityConfig,
     *,
     summary: str,
     fails_as: TerminationReason | None = None,
     outage_seconds: float = DEFAULT_OUTAGE_SECONDS,
-) -> Any:
+) -> R:
     """execute_activity_method with a preset; the summary labels it in Temporal Web.
 
     - An activity cancelled because the run is being cancelled surfaces as CancelledError,
@@ -72,18 +62,21 @@ async def call(
       becomes a `Stop` with that reason, so the run is settled rather than abandoned; a
       store that stayed away past the window stops it as `store_unavailable`.
     """
-    return await _scheduled(
-        lambda: workflow.execute_activity_method(  # type: ignore[call-overload]
+
+    def schedule() -> Awaitable[R]:
+        if isinstance(fn, ActivityRef):
+            return workflow.execute_activity(  # type: ignore[call-overload,no-any-return]
+                fn.name, arg, result_type=fn.result_type, summary=summary, **config
+            )
+        return workflow.execute_activity_method(  # type: ignore[call-overload,no-any-return]
             fn, arg, summary=summary, **config
-        ),
-        summary,
-        fails_as,
-        outage_seconds,
-    )
+        )
+
+    return await _scheduled(schedule, summary, fails_as, outage_seconds)
 
 
 async def call_local(
-    fn: Callable[[Any, P], Awaitable[R]],
+    fn: Activity[P, R],
     arg: P,
     config: LocalActivityConfig,
     *,
@@ -99,33 +92,17 @@ async def call_local(
     Its failure arrives bare (SDK 1.35.0 raises the local activity's own ApplicationError,
     TimeoutError or CancelledError, with no ActivityError around it, and offers no public
     way to make one): callers catch FailureError, and `failure_of` reads either shape."""
-    return await _scheduled(
-        lambda: workflow.execute_local_activity_method(  # type: ignore[call-overload]
+
+    def schedule() -> Awaitable[R]:
+        if isinstance(fn, ActivityRef):
+            return workflow.execute_local_activity(  # type: ignore[call-overload,no-any-return]
+                fn.name, arg, result_type=fn.result_type, summary=summary, **config
+            )
+        return workflow.execute_local_activity_method(  # type: ignore[call-overload,no-any-return]
             fn, arg, summary=summary, **config
-        ),
-        summary,
-        fails_as,
-        outage_seconds,
-    )
-
-
-async def store_step(
-    local: bool,
-    fn: Callable[[Any, P], Awaitable[R]],
-    arg: P,
-    remote: ActivityConfig,
-    local_config: LocalActivityConfig,
-    *,
-    summary: str,
-    outage_seconds: float = DEFAULT_OUTAGE_SECONDS,
-) -> R:
-    """Begin or complete: a local activity on a run that has the local-store-steps patch,
-    a scheduled one on a run recorded before it (so its history replays)."""
-    if local:
-        return await call_local(
-            fn, arg, local_config, summary=summary, outage_seconds=outage_seconds
         )
-    return await call(fn, arg, remote, summary=summary, outage_seconds=outage_seconds)
+
+    return await _scheduled(schedule, summary, fails_as, outage_seconds)
 
 
 async def _scheduled(

@@ -20,25 +20,25 @@ with workflow.unsafe.imports_passed_through():
 
 MAX_REFUSALS_KEPT = 20
 STATUS_KEY = SearchAttributeKey.for_keyword(SA_RUN_STATUS)
-# Begin and complete run as local activities: no activity task and no workflow task of
-# their own. Runs recorded before this patch keep their scheduled activities on replay.
-LOCAL_STORE_STEPS = "local-store-steps"
-# The model activity completes the run on its answer (ModelRequest.answer): no completion
-# step at the run's end. Runs recorded before this patch complete as they did.
-ANSWER_COMPLETES = "answer-completes-run"
-# Both of the above, under one marker: every patch costs each new run a marker event and
-# a TemporalChangeVersion upsert (the SDK core adds one per patch), so a run started
-# since 0.3.1 records this one alone. Runs recorded before it replay on the two above.
+# Begin as a local activity, and the model activity completing the run on its answer
+# (the workflow makes no completion step): the only path since the support window starts
+# at 0.3.0 (README, "Support window"). 0.3.0 recorded two markers for it, 0.3.1 and later
+# one (STORE_STEPS_V2, which stands for both: each patch costs a new run a marker and a
+# TemporalChangeVersion upsert).
 STORE_STEPS_V2 = "store-steps-v2"
+STORE_STEPS_V1 = ("local-store-steps", "answer-completes-run")
 
 
-def store_patches() -> tuple[bool, bool]:
-    """(local store steps, the answer completes the run), decided once at the run's start.
-    The combined patch is asked first: a run recorded before it has no marker for it, so
-    on replay it answers False and the two older patches are asked as they were then."""
+def store_steps_patch() -> None:
+    """The store-step markers, asked for at the run's start as they were then, so every
+    0.3.x history replays; no path depends on them any more. A new run records the one
+    marker it did since 0.3.1. A 0.3.0 history has no STORE_STEPS_V2 marker (patched()
+    answers False on its replay) but the two older ones, acknowledged as deprecated. When
+    the window moves past 0.3.0, the deprecated pair goes and STORE_STEPS_V2 is deprecated."""
     if workflow.patched(STORE_STEPS_V2):
-        return True, True
-    return workflow.patched(LOCAL_STORE_STEPS), workflow.patched(ANSWER_COMPLETES)
+        return
+    for patch in STORE_STEPS_V1:
+        workflow.deprecate_patch(patch)
 
 
 @dataclass
@@ -55,8 +55,6 @@ class RunContext:
     finished: bool = False
     details: Details = field(default_factory=Details)  # Temporal Web's current details
     begin_failure: ApplicationError | None = None  # why the run row was never written
-    local_steps: bool = False  # LOCAL_STORE_STEPS, decided once at the run's start
-    answer_completes: bool = False  # ANSWER_COMPLETES, likewise
     # The completion a model activity made on its answer, and the reason it ended with.
     settled: Transition | None = None
     answer_reason: TerminationReason | None = None
@@ -66,9 +64,9 @@ class RunContext:
         return self.plan
 
     @property
-    def privacy(self) -> PrivacyLevel | None:
-        """The run's privacy level for the activities' requests (None before it began)."""
-        return None if self.plan is None else self.plan.privacy
+    def privacy(self) -> PrivacyLevel:
+        """The run's privacy level, for the activities' requests (once it began)."""
+        return self.require_plan().privacy
 
     def note_refusal(self, refusal: DecisionRefusal) -> None:
         """Keep a refused decision for its sender (the `refused_decisions` query)."""

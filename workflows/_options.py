@@ -6,7 +6,6 @@ from temporalio.common import RetryPolicy
 from temporalio.workflow import ActivityCancellationType, ActivityConfig, LocalActivityConfig
 
 from agentrt.contracts.profiles import Timeouts
-from agentrt.contracts.run import COMPLETION_ATTEMPTS
 
 # No `non_retryable_error_types`: every deterministic failure (contracts.errors
 # NON_RETRYABLE) leaves its activity with non_retryable set, where it is raised (`fatal`,
@@ -50,22 +49,6 @@ def bounded_store_call() -> ActivityConfig:
             maximum_attempts=3,
         ),
     }
-
-
-# Bounded: when the completion transaction keeps failing, the run is failed instead.
-COMPLETION_RETRY = RetryPolicy(
-    initial_interval=timedelta(milliseconds=200),
-    maximum_attempts=COMPLETION_ATTEMPTS,
-)
-
-
-def completion_call() -> ActivityConfig:
-    return {"start_to_close_timeout": timedelta(seconds=30), "retry_policy": COMPLETION_RETRY}
-
-
-def local_completion_call() -> LocalActivityConfig:
-    """`completion_call` as a local activity."""
-    return {"start_to_close_timeout": timedelta(seconds=30), "retry_policy": COMPLETION_RETRY}
 
 
 def on_queue(config: ActivityConfig, task_queue: str | None) -> ActivityConfig:

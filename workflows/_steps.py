@@ -5,23 +5,21 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError, FailureError
 
 from agentrt.workflows import _options as opt
-from agentrt.workflows._budget import budget_stop
-from agentrt.workflows._calls import call, error_type, failure_of, store_step
+from agentrt.workflows._calls import ActivityRef, call, call_local, error_type, failure_of
 from agentrt.workflows._context import RunContext
 from agentrt.workflows._fenced_write import fenced_write
-from agentrt.workflows._loop import Route, guardrail_stop, may_pause_for_input, route
+from agentrt.workflows._loop import Route, route
+from agentrt.workflows.completion import answer_terms, turn_stop
 
 with workflow.unsafe.imports_passed_through():
     from agentrt.activities._shield import shield_until_done
-    from agentrt.activities.model import ModelActivities
     from agentrt.activities.run import RunActivities
     from agentrt.activities.tools import ToolActivities
     from agentrt.contracts.enums import TerminationReason
     from agentrt.contracts.errors import ErrorType
-    from agentrt.contracts.ids import idempotency_key
+    from agentrt.contracts.ids import ACT_MODEL_COMPLETE, idempotency_key
     from agentrt.contracts.messages import ToolCall
     from agentrt.contracts.run import (
-        AnswerTerms,
         BeginRequest,
         BeginResult,
         ModelRequest,
@@ -30,6 +28,11 @@ with workflow.unsafe.imports_passed_through():
         RunRequest,
         ToolCallRequest,
     )
+    from agentrt.contracts.turn import TurnEnd, turn_end
+
+# By name: the model activity's module holds the completion's SQL (it completes the run
+# on its answer).
+MODEL = ActivityRef[ModelRequest, ModelResult](ACT_MODEL_COMPLETE, ModelResult)
 
 
 async def begin(ctx: RunContext, inp: RunRequest) -> BeginResult:
@@ -45,40 +48,32 @@ async def begin(ctx: RunContext, inp: RunRequest) -> BeginResult:
         workflow_run_id=workflow.info().run_id,
     )
     return await shield_until_done(
-        store_step(
-            ctx.local_steps,
-            RunActivities.begin,
-            request,
-            opt.store_call(),
-            opt.local_store_call(),
-            summary=f"begin {inp.profile}",
+        call_local(
+            RunActivities.begin, request, opt.local_store_call(), summary=f"begin {inp.profile}"
         )
     )
 
 
-async def model(ctx: RunContext, round_no: int, seq: int, *, offer_tools: bool) -> ModelResult:
+async def model(
+    ctx: RunContext, round_no: int, seq: int, *, offer_tools: bool
+) -> tuple[ModelResult, TurnEnd]:
+    """A model call, and how its turn ends the run (contracts.turn.turn_end, the decision
+    the activity made on the same terms: on the answer, it completed the run). A turn that
+    stops the run raises the Stop."""
     plan = ctx.require_plan()
     ctx.check_cancel()
-    answer = None
-    if ctx.answer_completes:
-        # Should this turn be the answer, the activity completes the run on these
-        # terms: the completion's sequence is the next one (taken by `complete`).
-        answer = AnswerTerms(
-            sequence=ctx.state.next_sequence,
-            usage=ctx.state.usage,
-            pause_for_input=offer_tools and may_pause_for_input(ctx.task_id, round_no, plan),
-        )
-        ctx.answer_reason = (
-            TerminationReason.ANSWERED if offer_tools else TerminationReason.MAX_ITERATIONS
-        )
+    terms = answer_terms(ctx, round_no, offer_tools=offer_tools)
     turn = await call(
-        ModelActivities.complete,
+        MODEL,
         ModelRequest(
             run_id=ctx.run_id,
+            privacy=plan.privacy,
             round=round_no,
             sequence=seq,
             offer_tools=offer_tools,
-            answer=answer,
+            model=plan.model,
+            fallback_model=plan.fallback_model,
+            answer=terms,
         ),
         opt.on_queue(opt.model_call(plan.timeouts), plan.model_task_queue),
         summary=f"model {plan.model} round {round_no}",
@@ -86,15 +81,14 @@ async def model(ctx: RunContext, round_no: int, seq: int, *, offer_tools: bool) 
         outage_seconds=plan.timeouts.store_outage_seconds,
     )
     ctx.state.usage = ctx.state.usage + turn.usage
-    if turn.settled is not None:
-        # The activity found the turn to be the answer (by the checks below) and made
-        # the completion: committed, so the run ends with it.
-        ctx.settled = turn.settled
-        return turn
-    blocked = guardrail_stop(turn.guardrail) or budget_stop(ctx.state.usage, plan.budget)
+    # The completion the activity made on the answer, if it made one: committed (or its
+    # failure reported), so the run ends with it.
+    ctx.settled = turn.settled
+    end = turn_end(terms, turn)
+    blocked = turn_stop(end, turn)
     if blocked is not None:
         raise blocked
-    return turn
+    return turn, end
 
 
 async def tool(ctx: RunContext, round_no: int, c: ToolCall) -> None:

@@ -5,12 +5,15 @@ so a projection that runs twice, or late, writes each change once."""
 from temporalio import workflow
 
 from agentrt.workflows import _options as opt
-from agentrt.workflows._calls import call
+from agentrt.workflows._calls import ActivityRef, call
 from agentrt.workflows._context import RunContext
 
 with workflow.unsafe.imports_passed_through():
-    from agentrt.activities.a2a import A2AActivities
-    from agentrt.contracts.a2a import ProjectRequest
+    from agentrt.contracts.a2a import ProjectRequest, ProjectResult
+    from agentrt.contracts.ids import ACT_A2A_PROJECT
+
+# The projection (activities/a2a.py), by its frozen name: that module holds SQL.
+PROJECT = ActivityRef[ProjectRequest, ProjectResult](ACT_A2A_PROJECT, ProjectResult)
 
 
 async def project(ctx: RunContext) -> None:
@@ -18,7 +21,7 @@ async def project(ctx: RunContext) -> None:
     if ctx.task_id is None:
         return
     await call(
-        A2AActivities.project,
+        PROJECT,
         ProjectRequest(
             run_id=ctx.run_id, task_id=ctx.task_id, answer_level=ctx.require_plan().answer_level
         ),

@@ -20,11 +20,12 @@ from agentrt.workflows._context import (
     clear_status,
     set_status,
     started_running,
-    store_patches,
+    store_steps_patch,
 )
-from agentrt.workflows._loop import Stop, guardrail_stop, may_pause_for_input, needs_approval
-from agentrt.workflows._settle import cancelled, complete, stop
+from agentrt.workflows._loop import Stop, guardrail_stop, needs_approval
 from agentrt.workflows.a2a import project
+from agentrt.workflows.cancel import cancelled, take_cancel
+from agentrt.workflows.completion import complete, stop
 
 with workflow.unsafe.imports_passed_through():
     from agentrt.contracts.a2a import InputMessage
@@ -53,13 +54,14 @@ with workflow.unsafe.imports_passed_through():
         RunRequest,
         RunResult,
     )
+    from agentrt.contracts.turn import TurnEnd
 
 
 @workflow.defn(name=WORKFLOW_AGENT_RUN)
 class AgentRunWorkflow:
     def __init__(self) -> None:
         self._ctx = RunContext()
-        self._loop_task: asyncio.Task[tuple[int, TerminationReason]] | None = None
+        self._loop_task: asyncio.Task[TerminationReason] | None = None
 
     # --- handlers -------------------------------------------------------------------------
 
@@ -103,14 +105,7 @@ class AgentRunWorkflow:
 
     @workflow.signal(name=SIGNAL_CANCEL)
     def cancel(self, request: CancelRequest) -> None:
-        if not isinstance(request, CancelRequest):  # a JSON null arrives as None
-            workflow.logger.warning("cancel refused: the signal's payload is not a request")
-            return
-        if self._ctx.cancel is not None or self._ctx.finished:
-            return
-        self._ctx.cancel = request
-        if self._loop_task is not None and not self._loop_task.done():
-            self._loop_task.cancel()
+        take_cancel(self._ctx, request, self._loop_task)
 
     @workflow.query(name=QUERY_PENDING_APPROVAL)
     def pending_approval(self) -> PendingApproval | None:
@@ -128,7 +123,7 @@ class AgentRunWorkflow:
         ctx.run_id = inp.run_id
         ctx.task_id = inp.a2a_task_id
         ctx.gate.initiator = inp.initiator
-        ctx.local_steps, ctx.answer_completes = store_patches()
+        store_steps_patch()
         status_set = started_running()
         try:
             begin = await steps.begin(ctx, inp)
@@ -156,7 +151,7 @@ class AgentRunWorkflow:
                 raise blocked
             ctx.check_cancel()
             self._loop_task = asyncio.create_task(self._loop(begin.plan))
-            answer_seq, reason = await self._loop_task
+            reason = await self._loop_task
         except Stop as why:
             return await stop(ctx, why)
         except asyncio.CancelledError:
@@ -167,21 +162,21 @@ class AgentRunWorkflow:
             return await stop(
                 ctx, Stop(TerminationReason.INTERNAL_ERROR, error_type=error_type(err))
             )
-        return await complete(ctx, answer_seq, reason)
+        return await complete(ctx, reason)
 
-    async def _loop(self, plan: RunPlan) -> tuple[int, TerminationReason]:
+    async def _loop(self, plan: RunPlan) -> TerminationReason:
         ctx, st = self._ctx, self._ctx.state
         for round_no in range(1, plan.max_iterations + 1):
             ctx.details.running(plan, round_no)
             seq = st.take_sequence()
-            turn = await steps.model(ctx, round_no, seq, offer_tools=True)
+            turn, end = await steps.model(ctx, round_no, seq, offer_tools=True)
             calls = turn.tool_calls
             st.iterations = round_no
-            if not calls:
-                if turn.input_required and may_pause_for_input(ctx.task_id, round_no, plan):
-                    await pauses.await_input(ctx, round_no)
-                    continue
-                return seq, TerminationReason.ANSWERED
+            if end is TurnEnd.INPUT:
+                await pauses.await_input(ctx, round_no)
+                continue
+            if end is TurnEnd.ANSWER:
+                return TerminationReason.ANSWERED
             if needs_approval(calls, plan):
                 decision = await pauses.await_decision(ctx, round_no, calls)
                 if not decision.approved:
@@ -195,4 +190,4 @@ class AgentRunWorkflow:
         st.truncated = True
         seq = st.take_sequence()
         await steps.model(ctx, plan.max_iterations + 1, seq, offer_tools=False)
-        return seq, TerminationReason.MAX_ITERATIONS
+        return TerminationReason.MAX_ITERATIONS

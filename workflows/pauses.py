@@ -12,18 +12,23 @@ from temporalio.common import RawValue
 from temporalio.exceptions import ActivityError, ApplicationError
 
 from agentrt.workflows import _options as opt
-from agentrt.workflows._calls import call, error_type
+from agentrt.workflows._calls import ActivityRef, call, error_type
 from agentrt.workflows._context import RunContext, set_status
 from agentrt.workflows._details import decision_summary
 from agentrt.workflows._loop import Stop, turn_digest
 from agentrt.workflows.a2a import project
 
 with workflow.unsafe.imports_passed_through():
-    from agentrt.activities.pauses import PauseActivities
     from agentrt.contracts.a2a import InputMessage
     from agentrt.contracts.approval import ApprovalDecision, DecideResult, PendingApproval
     from agentrt.contracts.enums import RunStatus, TerminationReason
     from agentrt.contracts.errors import ErrorType
+    from agentrt.contracts.ids import (
+        ACT_RUN_ADD_INPUT,
+        ACT_RUN_AWAIT_INPUT,
+        ACT_RUN_RESUME,
+        ACT_RUN_SUSPEND,
+    )
     from agentrt.contracts.messages import ToolCall
     from agentrt.contracts.profiles import RunPlan
     from agentrt.contracts.run import (
@@ -31,7 +36,15 @@ with workflow.unsafe.imports_passed_through():
         AwaitInputRequest,
         ResumeRequest,
         SuspendRequest,
+        Transition,
     )
+
+# The transitions (activities/pauses.py), by their frozen names: that module holds SQL,
+# which workflow code does not import.
+SUSPEND = ActivityRef[SuspendRequest, Transition](ACT_RUN_SUSPEND, Transition)
+RESUME = ActivityRef[ResumeRequest, Transition](ACT_RUN_RESUME, Transition)
+AWAIT_INPUT = ActivityRef[AwaitInputRequest, Transition](ACT_RUN_AWAIT_INPUT, Transition)
+ADD_INPUT = ActivityRef[AddInputRequest, Transition](ACT_RUN_ADD_INPUT, Transition)
 
 
 # --- the handlers -------------------------------------------------------------------------
@@ -167,7 +180,7 @@ async def _suspend(ctx: RunContext, plan: RunPlan, pending: PendingApproval) -> 
     ctx.gate.open(pending)
     try:
         suspended = await call(
-            PauseActivities.suspend,
+            SUSPEND,
             SuspendRequest(
                 run_id=ctx.run_id,
                 sequence=ctx.state.take_sequence(),
@@ -222,7 +235,7 @@ async def _record_decision(
     activity refused it and the run still waits."""
     try:
         resumed = await call(
-            PauseActivities.resume,
+            RESUME,
             ResumeRequest(
                 run_id=ctx.run_id,
                 sequence=ctx.state.take_sequence(),
@@ -250,7 +263,7 @@ async def await_input(ctx: RunContext, round_no: int) -> None:
     ctx.input.open()
     try:
         waiting = await call(
-            PauseActivities.await_input,
+            AWAIT_INPUT,
             AwaitInputRequest(
                 run_id=ctx.run_id,
                 sequence=ctx.state.take_sequence(),
@@ -277,7 +290,7 @@ async def await_input(ctx: RunContext, round_no: int) -> None:
     message = ctx.input.message
     assert message is not None
     added = await call(
-        PauseActivities.add_input,
+        ADD_INPUT,
         AddInputRequest(
             run_id=ctx.run_id,
             sequence=ctx.state.take_sequence(),

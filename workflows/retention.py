@@ -26,8 +26,8 @@ _CALL: ActivityConfig = {
 }
 SETTLE_CHECKS, SETTLE_PAUSE = 30, timedelta(seconds=2)
 # Checks in a row in which no cancelled run settled: the rest have no worker to settle them
-# (their queue is not served), so the pass stops waiting for them. Passes recorded before
-# this patch waited out all SETTLE_CHECKS.
+# (their queue is not served), so the pass stops waiting for them. Once a patch: a 0.3.x
+# pass may carry its marker, so it stays deprecated (README, "Support window").
 STALLED_CHECKS = 5
 SETTLE_UNTIL_STALLED = "retention-settle-until-stalled"
 MAX_BATCHES = 50  # a pass purges at most this many batches; the next pass goes on
@@ -69,6 +69,7 @@ async def _settle_wait(stale: RunIds) -> None:
             return
         quiet = quiet + 1 if len(left.run_ids) >= unsettled else 0
         unsettled = len(left.run_ids)
-        if quiet >= STALLED_CHECKS and workflow.patched(SETTLE_UNTIL_STALLED):
+        if quiet >= STALLED_CHECKS:
+            workflow.deprecate_patch(SETTLE_UNTIL_STALLED)
             return
         await workflow.sleep(SETTLE_PAUSE)

@@ -13,25 +13,27 @@ from typing import Any
 
 import pytest
 from sqlalchemy import delete, event, select, update
+from temporalio.exceptions import ApplicationError
 
 from agentrt.activities.a2a import project
+from agentrt.activities.completion import Completion
+from agentrt.activities.settle import Settle
 from agentrt.contracts.a2a import ProjectRequest
 from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason
+from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.messages import Message, Usage
-from agentrt.contracts.run import TurnRecord
+from agentrt.contracts.run import CompleteRequest, FailRequest, TurnRecord
 from agentrt.store.a2a.journal import A2AJournal
 from agentrt.store.a2a.purge import purge_runs, purge_terminal_before
 from agentrt.store.a2a.push import A2APushStore
 from agentrt.store.a2a.rows import A2AEventRow, A2ATaskRow
 from agentrt.store.a2a.tasks import A2AStore
-from agentrt.store.answer import ResultNotRetainableError
 from agentrt.store.context import utcnow
 from agentrt.store.open import open_store
 from agentrt.store.rotate import rotate
 from agentrt.store.rows import RunRow
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer, SealError
-from agentrt.store.settle import SettleStore
 from agentrt.workers.compose import WorkerResources
 from tests._db import backend, scratch_database
 
@@ -70,16 +72,16 @@ def _answer_and_complete(parts: WorkerResources, run_id: str, text: str) -> None
     RunStore(parts.ctx).record_turn(
         run_id, TurnRecord(1, 1, Message(role="assistant", content=text), {}, 1.0, "full")
     )
-    SettleStore(parts.ctx).complete(
+    Completion(parts.ctx).complete(CompleteRequest(
         run_id=run_id,
         sequence=2,
         answer_sequence=1,
         iterations=1,
         truncated=False,
-        reason=TerminationReason.ANSWERED,
+        termination_reason=TerminationReason.ANSWERED,
         usage=Usage(),
         privacy="full",
-    )
+    ))  # fmt: skip
 
 
 def test_projection_is_idempotent_per_revision_and_completion_stores_the_result(
@@ -135,12 +137,13 @@ def test_a_ceiling_that_keeps_no_result_refuses_the_completion(
             .where(RunRow.id == run_id)
             .values(snapshot=json.dumps({"plan": {"answer_level": level}}))
         )
-    with pytest.raises(ResultNotRetainableError):
+    with pytest.raises(ApplicationError) as refused:  # the store's ResultNotRetainableError
         _answer_and_complete(parts, run_id, "secret answer")
+    assert refused.value.type == ErrorType.RESULT_NOT_RETAINABLE.value
     assert RunStore(parts.ctx).status(run_id) is RunStatus.RUNNING  # rolled back whole
     task = A2AStore(parts.ctx).get(task_id, None)
     assert task is not None and task.artifacts == [] and task.state == "TASK_STATE_SUBMITTED"
-    SettleStore(parts.ctx).fail(
+    Settle(parts.ctx).settle(FailRequest(
         run_id=run_id,
         sequence=3,
         reason=TerminationReason.RESULT_NOT_RETAINABLE,
@@ -150,7 +153,8 @@ def test_a_ceiling_that_keeps_no_result_refuses_the_completion(
         usage=Usage(),
         error_type="ResultNotRetainable",
         privacy="full",
-    )
+        budget=None,
+    ))  # fmt: skip
     project(parts.ctx, ProjectRequest(run_id=run_id, task_id=task_id, answer_level="full"))
     task = A2AStore(parts.ctx).get(task_id, None)
     assert task is not None and task.state == "TASK_STATE_FAILED"

@@ -343,6 +343,7 @@ def _request(run_id: str, name: str, args: dict[str, Any]) -> ToolCallRequest:
         run_id=run_id, round=1, sequence=1,
         call=ToolCall(call_id="r1.1", name=name, arguments=args),
         effect=ToolEffect.READ_ONLY, idempotency_key=idempotency_key(run_id, "r1.1"),
+        privacy="full",
     )  # fmt: skip
 
 
@@ -352,9 +353,7 @@ async def _execute(
     """Through the real read activity: the content the model gets, and whether it is an error."""
     run_id = _begin(parts)
     steps = ToolStepStore(parts.ctx)
-    acts = ToolActivities(
-        registry=ToolRegistry(tools.values()), steps=steps, runs=RunStore(parts.ctx)
-    )
+    acts = ToolActivities(registry=ToolRegistry(tools.values()), steps=steps)
     outcome = await ActivityEnvironment().run(acts.execute, _request(run_id, name, args))
     stored = RunStore(parts.ctx).transcript(run_id)[-1]  # what the model will read
     assert stored.role == "tool" and stored.is_error is outcome.is_error

@@ -5,6 +5,7 @@ from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 
 import pytest
+from pydantic import ValidationError
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
@@ -54,7 +55,6 @@ async def test_an_idempotent_write_repeated_returns_the_first_result(
     acts = ToolActivities(
         registry=ToolRegistry(demo_tools(DemoWorld(parts.ctx))),
         steps=ToolStepStore(parts.ctx),
-        runs=RunStore(parts.ctx),
         faults=invoked,
     )
     call = ToolCall(call_id="r1.1", name="set_record", arguments={"key": f"k{run_id}", "value": 1})
@@ -65,6 +65,7 @@ async def test_an_idempotent_write_repeated_returns_the_first_result(
         call=call,
         effect=ToolEffect.IDEMPOTENT_WRITE,
         idempotency_key=idempotency_key(run_id, "r1.1"),
+        privacy="full",
     )
     env = ActivityEnvironment()
     first = await env.run(acts.execute, request)
@@ -74,16 +75,12 @@ async def test_an_idempotent_write_repeated_returns_the_first_result(
     assert stored is not None and stored.content == f"Set k{run_id}."
 
 
-@pytest.mark.parametrize("carried", ["metadata", None])
-async def test_a_step_records_at_the_level_its_request_carries(
-    parts: WorkerResources, carried: str | None
-) -> None:
+async def test_a_step_records_at_the_level_its_request_carries(parts: WorkerResources) -> None:
     run_id = _run(parts)  # recorded at `full`
-    runs = RunStore(parts.ctx)  # a worker that has not seen the run: nothing cached
+    runs = RunStore(parts.ctx)
     acts = ToolActivities(
         registry=ToolRegistry(demo_tools(DemoWorld(parts.ctx))),
         steps=ToolStepStore(parts.ctx),
-        runs=runs,
     )
     request = ToolCallRequest(
         run_id=run_id,
@@ -92,18 +89,15 @@ async def test_a_step_records_at_the_level_its_request_carries(
         call=ToolCall(call_id="r1.1", name="lookup_order", arguments={"order_id": "1042"}),
         effect=ToolEffect.READ_ONLY,
         idempotency_key=idempotency_key(run_id, "r1.1"),
-        privacy=carried,  # type: ignore[arg-type]
+        privacy="metadata",
     )
     await ActivityEnvironment().run(acts.execute, request)
     tool = next(e for e in runs.events(run_id) if e.kind is EventKind.TOOL)
-    if carried is None:
-        # A request from a workflow that predates the field: the level is the snapshot's.
-        assert tool.payload["arguments"] == {"order_id": "1042"}
-        assert runs.cached_snapshot(run_id) is not None
-    else:
-        # The workflow's level is used as it is: the snapshot is not read for it.
-        assert tool.payload["content_withheld"] is True and "arguments" not in tool.payload
-        assert runs.cached_snapshot(run_id) is None
+    # The workflow's level is used as it is (the plan travels in the request).
+    assert tool.payload["content_withheld"] is True and "arguments" not in tool.payload
+    # A request without the level is no request: there is no fallback to fall back on.
+    with pytest.raises(ValidationError):
+        ToolCallRequest.model_validate(request.model_dump(exclude={"privacy"}))
 
 
 async def test_a_write_on_a_run_with_no_row_is_refused_before_it_runs(
@@ -127,6 +121,7 @@ async def test_a_write_on_a_run_with_no_row_is_refused_before_it_runs(
         effect=ToolEffect.NON_IDEMPOTENT_WRITE,
         idempotency_key=idempotency_key(ghost, "r1.1"),
         fence_token="t",
+        privacy="full",
     )
     with pytest.raises(ApplicationError) as err:
         await ActivityEnvironment().run(acts.execute, request)

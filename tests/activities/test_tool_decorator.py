@@ -171,6 +171,7 @@ def _request(run_id: str, name: str, arguments: dict[str, Any]) -> ToolCallReque
         call=ToolCall(call_id="r1.1", name=name, arguments=arguments),
         effect=ToolEffect.READ_ONLY,
         idempotency_key=idempotency_key(run_id, "r1.1"),
+        privacy="full",
     )
 
 
@@ -187,9 +188,7 @@ async def test_in_the_activity_the_context_carries_heartbeat_and_logger(
         return "ok"
 
     run_id = _run(parts)
-    acts = ToolActivities(
-        registry=ToolRegistry([probe]), steps=ToolStepStore(parts.ctx), runs=RunStore(parts.ctx)
-    )
+    acts = ToolActivities(registry=ToolRegistry([probe]), steps=ToolStepStore(parts.ctx))
     env = ActivityEnvironment()
     beats: list[Any] = []
     env.on_heartbeat = lambda *details: beats.append(details)
@@ -218,7 +217,6 @@ async def test_a_raising_tool_and_an_unusable_result_are_fail_soft_error_results
     acts = ToolActivities(
         registry=ToolRegistry([explode, opaque]),
         steps=ToolStepStore(parts.ctx),
-        runs=RunStore(parts.ctx),
     )
     env = ActivityEnvironment()
     for name, expected in [

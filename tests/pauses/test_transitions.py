@@ -4,13 +4,13 @@ import uuid
 from datetime import UTC, datetime
 
 from agentrt.activities.pauses import resume, suspend
+from agentrt.activities.settle import Settle
 from agentrt.contracts.approval import ApprovalDecision, PendingApproval
-from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
+from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason
 from agentrt.contracts.messages import ToolCall, Usage
-from agentrt.contracts.run import ResumeRequest, SuspendRequest, Transition
+from agentrt.contracts.run import FailRequest, ResumeRequest, SuspendRequest, Transition
 from agentrt.store.attest import attest
 from agentrt.store.runs import RunStore
-from agentrt.store.settle import SettleStore
 from agentrt.workers.compose import WorkerResources
 
 
@@ -53,7 +53,7 @@ def _pending_of(parts: WorkerResources, run_id: str) -> PendingApproval | None:
 
 
 def _cancel(parts: WorkerResources, run_id: str) -> None:
-    SettleStore(parts.ctx).fail(
+    Settle(parts.ctx).settle(FailRequest(
         run_id=run_id,
         sequence=50,
         reason=TerminationReason.CANCELLED,
@@ -63,8 +63,8 @@ def _cancel(parts: WorkerResources, run_id: str) -> None:
         usage=Usage(),
         error_type=None,
         privacy="full",
-        event_kind=EventKind.CANCEL,
-    )
+        budget=None,
+    ))  # fmt: skip
 
 
 def test_a_suspension_arriving_after_a_cancel_is_refused_and_the_row_stays_cancelled(
@@ -78,7 +78,7 @@ def test_a_suspension_arriving_after_a_cancel_is_refused_and_the_row_stays_cance
     assert view.pending_approval is None
     assert RunStore(parts.ctx).event_payload(run_id, 3) is None  # nothing written
     # ...and the FAILED settle that follows is refused too: terminal is terminal.
-    settled = SettleStore(parts.ctx).fail(
+    settled = Settle(parts.ctx).settle(FailRequest(
         run_id=run_id,
         sequence=4,
         reason=TerminationReason.SUSPEND_FAILED,
@@ -88,7 +88,8 @@ def test_a_suspension_arriving_after_a_cancel_is_refused_and_the_row_stays_cance
         usage=Usage(),
         error_type=None,
         privacy="full",
-    )
+        budget=None,
+    ))  # fmt: skip
     assert not settled.applied and settled.status is RunStatus.CANCELLED
 
 

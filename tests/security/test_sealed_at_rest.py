@@ -21,11 +21,12 @@ from sqlalchemy import select, text
 from agentrt.activities.a2a import project
 from agentrt.activities.pauses import await_input, suspend
 from agentrt.activities.providers._http_errors import status_error
+from agentrt.activities.settle import Settle
 from agentrt.contracts.a2a import ProjectRequest
 from agentrt.contracts.approval import PendingApproval
 from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
 from agentrt.contracts.messages import Message, ToolCall, Usage
-from agentrt.contracts.run import AwaitInputRequest, SuspendRequest, TurnRecord
+from agentrt.contracts.run import AwaitInputRequest, FailRequest, SuspendRequest, TurnRecord
 from agentrt.store import migrate
 from agentrt.store.a2a.rows import A2ATaskRow
 from agentrt.store.a2a.tasks import A2AStore
@@ -35,7 +36,6 @@ from agentrt.store.rotate import rotate
 from agentrt.store.rows import EventRow
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer
-from agentrt.store.settle import SettleStore
 from agentrt.store.tool_steps import ToolStepStore
 from agentrt.workers.compose import WorkerResources
 from tests._db import scratch_database
@@ -75,11 +75,12 @@ def _a_run_with_every_event(parts: WorkerResources, privacy: str) -> tuple[str, 
     pending = PendingApproval(turn_digest="d" * 16, round=2, calls=[pending_call],
                               requested_at=datetime.now(UTC))  # fmt: skip
     suspend(ctx, SuspendRequest(run_id=run_id, sequence=3, pending=pending, privacy=privacy))
-    SettleStore(ctx).fail(
+    Settle(ctx).settle(FailRequest(
         run_id=run_id, sequence=4, reason=TerminationReason.PROVIDER_FAILED,
         status=RunStatus.FAILED, outcome=Outcome.FAILED, iterations=1, usage=Usage(),
-        error_type="ProviderRejected", privacy=privacy, extra={"error": f"echo {c['error']}"},
-    )  # fmt: skip
+        error_type="ProviderRejected", privacy=privacy, error_detail=f"echo {c['error']}",
+        budget=None,
+    ))  # fmt: skip
     return run_id, c
 
 

@@ -21,6 +21,7 @@ from agentrt.contracts.run import RunRequest
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.runs import RunStore
 from tests._proxy import FlakyProxy
+from tests.cancel.test_cancel import Gate, MakeRuntime
 from tests.starter.test_cli import (  # noqa: F401
     REFUND,
     WorkerFactory,
@@ -30,7 +31,6 @@ from tests.starter.test_cli import (  # noqa: F401
     worker_factory,
 )
 from tests.workflows._waiting import until_status
-from tests.workflows.test_cancel import Gate, MakeRuntime
 
 
 async def _close_status(client: Client, run_id: str) -> WorkflowExecutionStatus | None:

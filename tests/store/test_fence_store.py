@@ -13,14 +13,14 @@ from typing import TypeVar
 import pytest
 from sqlalchemy import update
 
+from agentrt.activities.settle import Settle
 from agentrt.contracts.enums import Outcome, PendingState, RunStatus, TerminationReason
 from agentrt.contracts.ids import idempotency_key
 from agentrt.contracts.messages import ToolCall, Usage
-from agentrt.contracts.run import FenceState
+from agentrt.contracts.run import FailRequest, FenceState
 from agentrt.store.fence import FenceStore
 from agentrt.store.rows import RunRow
 from agentrt.store.runs import RunStore
-from agentrt.store.settle import SettleStore
 from agentrt.store.tool_steps import ToolStepStore
 from agentrt.workers.compose import WorkerResources
 
@@ -72,7 +72,7 @@ def pending(runs: RunStore, run_id: str) -> PendingState | None:
 
 
 def settle(parts: WorkerResources, run_id: str, status: RunStatus) -> None:
-    settled = SettleStore(parts.ctx).fail(
+    settled = Settle(parts.ctx).settle(FailRequest(
         run_id=run_id,
         sequence=90,
         reason=TerminationReason.CANCELLED
@@ -84,7 +84,8 @@ def settle(parts: WorkerResources, run_id: str, status: RunStatus) -> None:
         usage=Usage(),
         error_type=None,
         privacy="full",
-    )
+        budget=None,
+    ))  # fmt: skip
     assert settled.applied
 
 

@@ -9,18 +9,16 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import select, text, update
 from sqlalchemy.exc import OperationalError
 
-from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
+from agentrt.contracts.enums import EventKind
 from agentrt.contracts.errors import StoreUnavailableError
-from agentrt.contracts.messages import Message, Usage
+from agentrt.contracts.messages import Message
 from agentrt.contracts.run import TurnRecord
 from agentrt.store import migrate
-from agentrt.store.answer import ResultNotRetainableError
 from agentrt.store.engine import PING_IDLE_SECONDS, make_engine
 from agentrt.store.open import open_store
 from agentrt.store.rows import MessageRow
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer, SealError
-from agentrt.store.settle import AnswerMissingError, SettleStore
 from agentrt.workers.compose import WorkerResources
 from tests._db import backend
 
@@ -55,41 +53,6 @@ def _answer(parts: WorkerResources, run_id: str, seq: int = 1) -> None:
     )
 
 
-def _complete(parts: WorkerResources, run_id: str, seq: int = 2, answer_seq: int = 1) -> bool:
-    return (
-        SettleStore(parts.ctx)
-        .complete(
-            run_id=run_id,
-            sequence=seq,
-            answer_sequence=answer_seq,
-            iterations=1,
-            truncated=False,
-            reason=TerminationReason.ANSWERED,
-            usage=Usage(prompt_tokens=3, completion_tokens=4),
-            privacy="full",
-        )
-        .applied
-    )
-
-
-def _fail(parts: WorkerResources, run_id: str, seq: int = 9) -> bool:
-    return (
-        SettleStore(parts.ctx)
-        .fail(
-            run_id=run_id,
-            sequence=seq,
-            reason=TerminationReason.INTERNAL_ERROR,
-            status=RunStatus.FAILED,
-            outcome=Outcome.FAILED,
-            iterations=0,
-            usage=Usage(),
-            error_type="X",
-            privacy="full",
-        )
-        .applied
-    )
-
-
 def test_begin_is_idempotent_on_the_uuid(parts: WorkerResources) -> None:
     run_id = _begin(parts)
     runs = RunStore(parts.ctx)
@@ -108,38 +71,6 @@ def test_events_and_messages_are_written_once_per_sequence(parts: WorkerResource
     assert [e.kind for e in runs.events(run_id)] == [EventKind.RUN_STARTED, EventKind.LLM]
     assert [m.role for m in runs.transcript(run_id)] == ["user", "assistant"]
     assert [e.sequence for e in runs.events(run_id, after_sequence=0)] == [1]
-
-
-def test_completion_writes_answer_totals_and_status_together(parts: WorkerResources) -> None:
-    run_id = _begin(parts)
-    _answer(parts, run_id)
-    assert _complete(parts, run_id)
-    view = RunStore(parts.ctx).get(run_id)
-    assert view is not None and view.status is RunStatus.COMPLETED
-    assert view.answer == "the answer" and view.prompt_tokens == 3 and view.revision == 1
-    # terminal is terminal: neither a second completion nor a failure changes it
-    assert not _complete(parts, run_id, seq=3)
-    assert not _fail(parts, run_id)
-    assert RunStore(parts.ctx).get(run_id).revision == 1  # type: ignore[union-attr]
-
-
-def test_completion_without_its_answer_is_refused_and_changes_nothing(
-    parts: WorkerResources,
-) -> None:
-    run_id = _begin(parts)
-    with pytest.raises(AnswerMissingError):
-        _complete(parts, run_id)
-    view = RunStore(parts.ctx).get(run_id)
-    assert view is not None and view.status is RunStatus.RUNNING and view.answer is None
-
-
-def test_a_failed_run_cannot_be_completed(parts: WorkerResources) -> None:
-    run_id = _begin(parts)
-    _answer(parts, run_id)
-    assert _fail(parts, run_id)
-    assert not _complete(parts, run_id)
-    view = RunStore(parts.ctx).get(run_id)
-    assert view is not None and view.status is RunStatus.FAILED and view.answer is None
 
 
 def test_stored_content_is_sealed_and_bound_to_its_row(parts: WorkerResources) -> None:
@@ -186,26 +117,6 @@ def test_migrations_reach_head(parts: WorkerResources) -> None:
     with parts.engine.connect() as conn:
         version = conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
     assert version == scripts.get_current_head()
-
-
-def test_the_stored_answer_follows_the_ceiling(parts: WorkerResources) -> None:
-    runs = RunStore(parts.ctx)
-    redacted = _begin(parts)
-    runs.record_turn(
-        redacted,
-        TurnRecord(1, 1, Message(role="assistant", content="mail a@b.io"), {}, 1.0, "full"),
-    )
-    assert runs.tighten_ceiling(redacted, "redacted") == "redacted"
-    assert runs.tighten_ceiling(redacted, "full") == "redacted"  # never loosened
-    assert _complete(parts, redacted)
-    assert RunStore(parts.ctx).get(redacted).answer == "mail ***"  # type: ignore[union-attr]
-    withheld = _begin(parts)
-    _answer(parts, withheld)
-    runs.tighten_ceiling(withheld, "none")
-    with pytest.raises(ResultNotRetainableError):
-        _complete(parts, withheld)
-    view = RunStore(parts.ctx).get(withheld)
-    assert view is not None and view.status is RunStatus.RUNNING and view.answer is None
 
 
 @pytest.mark.skipif(backend() != "postgres", reason="a pooled connection the server closed")

@@ -154,6 +154,7 @@ async def test_duplicate_execution_of_a_recorded_write_is_refused(
         effect=ToolEffect.NON_IDEMPOTENT_WRITE,
         idempotency_key=key,
         fence_token=str(uuid.uuid4()),  # stale: the run's fence was cleared when recorded
+        privacy="full",
     )
     with pytest.raises(ApplicationError) as refused:
         await ActivityEnvironment().run(write.execute, request)
@@ -218,6 +219,7 @@ async def test_a_claimed_write_survives_repeated_cancellation(
         effect=ToolEffect.NON_IDEMPOTENT_WRITE,
         idempotency_key=key,
         fence_token=tok,
+        privacy="full",
     )
     task = asyncio.create_task(ActivityEnvironment().run(write.execute, request))
     assert await asyncio.to_thread(reached.wait, WITHIN)

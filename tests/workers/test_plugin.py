@@ -112,7 +112,7 @@ async def test_a_replayer_with_the_plugin_replays_a_recorded_history(
     settings: Settings, parts: WorkerResources
 ) -> None:
     """The plugin gives a Replayer the workflow, the converter and the sandbox too."""
-    data = json.loads((HISTORIES / "approved.json").read_text())
+    data = json.loads((HISTORIES / "0.3.1-approved.json").read_text())
     history = WorkflowHistory.from_json(data["workflow_id"], data["history"])
     replayer = Replayer(workflows=[], plugins=[AgentrtPlugin(settings, resources=parts)])
     active = replayer.config(active_config=True)

@@ -79,7 +79,7 @@ async def test_one_trace_covers_a_run_from_start_to_completion(
     ours = [s for s in finished if s.context.trace_id == trace_id]
     names = [s.name for s in ours]
     # Client → workflow → every activity, down to the settle (made inside the answer's
-    # model.complete, patch answer-completes-run): one trace.
+    # model.complete): one trace.
     assert any(n.startswith("RunWorkflow:") for n in names), names
     for act in ("run.begin", "model.complete", "tool.execute", "write.execute"):
         assert f"RunActivity:{act}" in names, (act, names)

@@ -156,7 +156,7 @@ async def test_a_new_run_records_one_patch_marker(
 ) -> None:
     """Since 0.3.1 one patch (store-steps-v2) stands for both store-step patches: one
     marker and one TemporalChangeVersion upsert per run, not two of each (the recorded
-    0.2.0 and 0.3.0 histories, which carry the older markers, replay in test_replay.py)."""
+    0.3.0 histories, which carry the older markers, replay in test_replay.py)."""
     view = await runtime.run("auto", "what about my order?")
     markers = upserts = 0
     async for e in client.get_workflow_handle(view.run_id).fetch_history_events():

@@ -1,28 +1,23 @@
-"""The model activity completes the run on its answer (patch answer-completes-run): one
-guarded completion, no completion step at the run's end; an activity worker that predates
-it leaves the completion to the workflow; a cancel that loses the race to the answer
-leaves the run completed, in the store and in Temporal alike."""
+"""The model activity completes the run on its answer: one guarded completion, no
+completion step at the run's end; a cancel that loses the race to the answer leaves the run
+completed, in the store and in Temporal alike. (A model worker that predates the answer
+path served runs before 0.3.0, outside the support window: pinned deployments never pair
+it with this workflow.)"""
 
 import asyncio
-import copy
 import threading
-import uuid
 
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.worker import Worker
 
-from agentrt.activities.model import ModelActivities
 from agentrt.contracts.approval import CancelRequest
 from agentrt.contracts.enums import EventKind, RunStatus, TerminationReason
 from agentrt.contracts.ids import SIGNAL_CANCEL
 from agentrt.contracts.run import ModelResult, RunResult
-from agentrt.core.settings import Settings
 from agentrt.core.temporal import data_converter
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.runs import RunStore
-from agentrt.workers.builder import make_worker
-from agentrt.workers.compose import build
 from tests.workflows.test_failures import MakeRuntime
 
 PROMPT = "what about my order?"
@@ -86,35 +81,6 @@ async def test_the_answer_completes_the_run_without_a_step_of_its_own(
     result = await client.get_workflow_handle(view.run_id, result_type=RunResult).result()
     assert result.status is RunStatus.COMPLETED
     assert result.usage.prompt_tokens == view.prompt_tokens
-
-
-async def test_an_activity_worker_that_predates_it_leaves_the_completion_to_the_workflow(
-    client: Client, settings: Settings
-) -> None:
-    """A model activity that ignores ModelRequest.answer (an older worker of a rolling
-    deploy) returns no settlement: the workflow completes the run itself, as before."""
-    built = build(settings)
-    activities = []
-    for fn in built.activities:
-        owner = getattr(fn, "__self__", None)
-        if isinstance(owner, ModelActivities):
-            old = copy.copy(owner)
-            old._settle = None  # what a worker without the answer path does
-            fn = old.complete
-        activities.append(fn)
-    built.activities = activities
-    queue = f"tq-{uuid.uuid4().hex[:10]}"
-    try:
-        async with make_worker(client, built, settings.model_copy(update={"task_queue": queue})):
-            view = await asyncio.wait_for(
-                AgentRuntime(client, RunStore(built.ctx), queue).run("auto", PROMPT), WITHIN
-            )
-    finally:
-        built.engine.dispose()
-    assert view.status is RunStatus.COMPLETED and view.answer
-    events = await _history(client, view.run_id)
-    assert _local_markers(events) == 2  # begin and the workflow's own completion
-    assert _last_turn(events).settled is None
 
 
 class HoldAfterSettle:

@@ -1,4 +1,4 @@
-"""The answer's turn recorded in the completion's own transaction (SettleStore.complete with
+"""The answer's turn recorded in the completion's own transaction (Completion.complete with
 `turn`): one commit for both, both or neither on a failed completion, and the turn kept
 when the run had already ended."""
 
@@ -6,11 +6,11 @@ from dataclasses import replace
 
 import pytest
 
+from agentrt.activities.completion import Completion
 from agentrt.contracts.enums import EventKind, RunStatus, TerminationReason
 from agentrt.contracts.messages import Message, Usage
-from agentrt.contracts.run import TurnRecord
+from agentrt.contracts.run import CompleteRequest, TurnRecord
 from agentrt.store.runs import RunStore
-from agentrt.store.settle import SettleStore
 from agentrt.workers.compose import WorkerResources
 from tests.store.test_step_rows import _run, _statements
 
@@ -25,26 +25,26 @@ TURN = TurnRecord(
 
 
 def _complete(
-    store: SettleStore, run_id: str, turn: TurnRecord = TURN
+    store: Completion, run_id: str, turn: TurnRecord = TURN
 ) -> tuple[bool, RunStatus | None]:
-    settled = store.complete(
+    request = CompleteRequest(
         run_id=run_id,
         sequence=turn.sequence + 1,
         answer_sequence=turn.sequence,
         iterations=turn.round,
         truncated=False,
-        reason=TerminationReason.ANSWERED,
+        termination_reason=TerminationReason.ANSWERED,
         usage=Usage(prompt_tokens=1, completion_tokens=2),
         privacy="full",
-        turn=turn,
     )
+    settled = store.complete(request, turn)
     return settled.applied, settled.status
 
 
 def test_turn_and_completion_are_one_commit(parts: WorkerResources) -> None:
     run_id = _run(parts)
     with _statements(parts) as sent:
-        assert _complete(SettleStore(parts.ctx), run_id) == (True, RunStatus.COMPLETED)
+        assert _complete(Completion(parts.ctx), run_id) == (True, RunStatus.COMPLETED)
     assert sent.count("COMMIT") == 1
     runs = RunStore(parts.ctx)
     kinds = [e.kind for e in runs.events(run_id)]
@@ -59,7 +59,7 @@ def test_a_failed_completion_takes_the_turn_with_it(parts: WorkerResources) -> N
             raise RuntimeError("injected")
 
     run_id = _run(parts)
-    store = SettleStore(replace(parts.ctx, faults=fail_before_commit))
+    store = Completion(replace(parts.ctx, faults=fail_before_commit))
     with pytest.raises(RuntimeError):
         _complete(store, run_id)
     runs = RunStore(parts.ctx)
@@ -71,7 +71,7 @@ def test_a_failed_completion_takes_the_turn_with_it(parts: WorkerResources) -> N
 
 def test_a_run_already_ended_keeps_the_turn_and_is_not_completed(parts: WorkerResources) -> None:
     run_id = _run(parts)
-    store = SettleStore(parts.ctx)
+    store = Completion(parts.ctx)
     assert _complete(store, run_id) == (True, RunStatus.COMPLETED)
     again = replace(TURN, sequence=3, round=2)
     assert _complete(store, run_id, again) == (False, RunStatus.COMPLETED)

@@ -53,7 +53,7 @@ async def test_a_local_step_whose_worker_died_after_its_commit_takes_effect_once
     assert kinds.count(EventKind.RUN_COMPLETED) == 1 and kinds[-1] is EventKind.RUN_COMPLETED
     assert [m.role for m in runs.transcript(run_id)].count("user") == 1
     # However often begin ran, history holds one marker for it; the completion has none of
-    # its own (patch answer-completes-run).
+    # its own (the model activity made it on the answer).
     history = await temporal_env.client.get_workflow_handle(run_id).fetch_history()
     markers_of = [
         e.marker_recorded_event_attributes

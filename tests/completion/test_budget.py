@@ -6,9 +6,18 @@ from pydantic import ValidationError
 from agentrt.contracts.enums import TerminationReason
 from agentrt.contracts.messages import Usage
 from agentrt.contracts.pricing import Price, PriceTable
-from agentrt.contracts.profiles import AgentProfile, Budget, RunPlan
-from agentrt.workflows._budget import budget_stop, spent_limit
-from agentrt.workflows._loop import LoopState
+from agentrt.contracts.profiles import AgentProfile, Budget, RunPlan, spent_limit
+from agentrt.contracts.run import AnswerTerms, ModelResult
+from agentrt.contracts.turn import turn_end
+from agentrt.workflows._loop import LoopState, Stop
+from agentrt.workflows.completion import turn_stop
+
+
+def budget_stop(usage: Usage, budget: Budget | None) -> Stop | None:
+    """The stop the workflow makes after a turn that brought the run to `usage`."""
+    terms = AnswerTerms(sequence=2, usage=Usage.none(), pause_for_input=False, budget=budget)
+    turn = ModelResult(usage=usage)
+    return turn_stop(turn_end(terms, turn), turn)
 
 
 def test_a_sum_with_an_unknown_cost_is_unknown_never_zero() -> None:

@@ -1,0 +1,132 @@
+"""The run's settle to FAILED or CANCELLED: one guarded conditional UPDATE (terminal is
+terminal) and its event, and `run.fail`, the sync activity that makes it. The cancel
+unit's workflow side is workflows/cancel.py; a failure's, workflows/completion.py."""
+
+from typing import Any
+
+from sqlalchemy import case, select, update
+from temporalio import activity
+
+from agentrt.activities._common import ActivityGroup, store_work
+from agentrt.activities.completion import NON_TERMINAL, Ended, untold
+from agentrt.contracts.enums import (
+    TERMINAL_STATUSES,
+    EventKind,
+    Outcome,
+    PendingState,
+    RunStatus,
+    TerminationReason,
+)
+from agentrt.contracts.ids import ACT_RUN_FAIL
+from agentrt.contracts.redaction import redact_text
+from agentrt.contracts.run import FailRequest, Transition
+from agentrt.store.context import StoreContext, rowcount, utcnow
+from agentrt.store.rows import RunRow
+from agentrt.store.runs import event_row, insert_event
+
+MAX_DETAIL_CHARS = 500
+
+
+def void_unclaimed_fence() -> dict[str, Any]:
+    """The fence columns a settle writes: a stamped but unclaimed fence on a run that
+    settles is void (its write never ran); a claimed one (executing / outcome_unknown)
+    stays as evidence. The fence unit's own `void` replaces this at its merge."""
+    unclaimed = RunRow.pending_state == PendingState.STAMPED.value
+    return {
+        col: case((unclaimed, None), else_=getattr(RunRow, col))
+        for col in ("pending_call_id", "pending_tool", "pending_token", "pending_state")
+    }
+
+
+class Settle:
+    """The settle transaction (FAILED or CANCELLED)."""
+
+    def __init__(self, ctx: StoreContext, *, ended: Ended = untold) -> None:
+        self._ctx, self._ended = ctx, ended
+
+    @store_work
+    def settle(self, req: FailRequest) -> Transition:
+        """Settle a non-terminal run as FAILED or CANCELLED; a refused settle is reported
+        (not applied, and the status the run has)."""
+        cancelled = req.status is RunStatus.CANCELLED
+        outcome = Outcome.CANCELLED if cancelled else req.outcome
+        settled = self._transaction(req, outcome, _extra(req, cancelled))
+        if settled.applied:
+            self._ended(outcome, req.reason)
+        else:
+            activity.logger.info("run %s already settled as %s", req.run_id, settled.status)
+        return settled
+
+    def _transaction(
+        self, req: FailRequest, outcome: Outcome, extra: dict[str, Any] | None
+    ) -> Transition:
+        status, usage = req.status, req.usage
+        if status not in TERMINAL_STATUSES or status is RunStatus.COMPLETED:
+            raise ValueError(f"a settle cannot end in {status}")
+        with self._ctx.sessions.begin() as s:
+            now = utcnow()
+            res = s.execute(
+                update(RunRow)
+                .where(RunRow.id == req.run_id, RunRow.status.in_(NON_TERMINAL))
+                .values(
+                    status=status.value,
+                    outcome=outcome.value,
+                    termination_reason=req.reason.value,
+                    error_type=req.error_type,
+                    iterations=req.iterations,
+                    prompt_tokens=usage.prompt_tokens,
+                    completion_tokens=usage.completion_tokens,
+                    cost_usd=usage.cost_usd,
+                    finished_at=now,
+                    updated_at=now,
+                    revision=RunRow.revision + 1,
+                    pending_approval=None,
+                    waiting_since=None,
+                    **void_unclaimed_fence(),
+                )
+            )
+            if not rowcount(res):
+                current = s.scalar(select(RunRow.status).where(RunRow.id == req.run_id))
+                return Transition(
+                    applied=False, status=None if current is None else RunStatus(current)
+                )
+            payload: dict[str, Any] = {
+                "status": status.value,
+                "reason": req.reason.value,
+                "error_type": req.error_type,
+                # The spend so far, so a failed (e.g. over-budget) run shows what it used.
+                "prompt_tokens": usage.prompt_tokens,
+                "completion_tokens": usage.completion_tokens,
+                "cost_usd": usage.cost_usd,
+                **(extra or {}),
+            }
+            kind = EventKind.CANCEL if status is RunStatus.CANCELLED else EventKind.RUN_FAILED
+            event = event_row(
+                self._ctx.sealer, req.run_id, req.sequence, kind, req.iterations, payload,
+                req.privacy,
+            )  # fmt: skip
+            insert_event(s, event)
+        return Transition(applied=True, status=status)
+
+
+def _extra(req: FailRequest, cancelled: bool) -> dict[str, Any] | None:
+    """What the event tells beside the totals: who cancelled, the budget's limits (from the
+    plan the request carries), a provider's redacted reason."""
+    extra: dict[str, Any] | None = {"by": req.actor, "note": req.note} if cancelled else None
+    if req.reason is TerminationReason.BUDGET_EXHAUSTED:
+        budget = req.budget
+        extra = {"budget": None if budget is None else budget.model_dump(mode="json")}
+    if req.error_detail and not cancelled:
+        extra = {**(extra or {}), "error": redact_text(req.error_detail, MAX_DETAIL_CHARS)}
+    return extra
+
+
+class SettleActivities(ActivityGroup):
+    """`run.fail`: a sync activity, its transaction on the worker's activity executor."""
+
+    def __init__(self, settle: Settle) -> None:
+        self._settle = settle
+
+    @activity.defn(name=ACT_RUN_FAIL)
+    def fail(self, req: FailRequest) -> Transition:
+        return self._settle.settle(req)

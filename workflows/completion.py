@@ -1,0 +1,173 @@
+"""Ending a run, the workflow's side: the terms each model turn is judged on (the one
+decision, contracts.turn.turn_end, which the model activity applies too: on the answer it
+completes the run, activities/completion.py), or a guarded settle to FAILED. The
+workflow's own outcome mirrors the run's, so Temporal Web tells operators the truth.
+(The settle to CANCELLED: workflows/cancel.py.)"""
+
+from temporalio import workflow
+from temporalio.exceptions import ApplicationError
+
+from agentrt.workflows import _options as opt
+from agentrt.workflows._calls import ActivityRef, call
+from agentrt.workflows._context import RunContext, set_status
+from agentrt.workflows._loop import Stop, guardrail_stop, may_pause_for_input
+from agentrt.workflows.a2a import project
+
+with workflow.unsafe.imports_passed_through():
+    from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason
+    from agentrt.contracts.errors import ErrorType
+    from agentrt.contracts.ids import ACT_RUN_FAIL
+    from agentrt.contracts.run import (
+        AnswerTerms,
+        FailRequest,
+        ModelResult,
+        RunResult,
+        Transition,
+    )
+    from agentrt.contracts.turn import TurnEnd
+
+# By name: its module (activities/settle.py) holds the SQL.
+SETTLE = ActivityRef[FailRequest, Transition](ACT_RUN_FAIL, Transition)
+
+_FAILED_COMPLETION = {
+    ErrorType.RESULT_NOT_RETAINABLE.value: TerminationReason.RESULT_NOT_RETAINABLE,
+    ErrorType.STORE_UNAVAILABLE.value: TerminationReason.STORE_UNAVAILABLE,
+}
+
+
+def answer_terms(ctx: RunContext, round_no: int, *, offer_tools: bool) -> AnswerTerms:
+    """The terms the next model turn is judged on, here and in the model activity. Should
+    the turn be the answer, the activity completes the run on them: the completion's
+    sequence is the next one (taken by `complete`)."""
+    plan = ctx.require_plan()
+    ctx.answer_reason = (
+        TerminationReason.ANSWERED if offer_tools else TerminationReason.MAX_ITERATIONS
+    )
+    return AnswerTerms(
+        sequence=ctx.state.next_sequence,
+        usage=ctx.state.usage,
+        pause_for_input=offer_tools and may_pause_for_input(ctx.task_id, round_no, plan),
+        budget=plan.budget,
+    )
+
+
+def turn_stop(end: TurnEnd, turn: ModelResult) -> Stop | None:
+    """The stop a turn's end demands, if any: its guardrail's, or the spent budget's."""
+    if end is TurnEnd.GUARDRAIL:
+        return guardrail_stop(turn.guardrail)
+    if end is TurnEnd.BUDGET:
+        return Stop(TerminationReason.BUDGET_EXHAUSTED, error_type=ErrorType.BUDGET_EXHAUSTED)
+    return None
+
+
+async def complete(ctx: RunContext, reason: TerminationReason) -> RunResult:
+    """End the run its last model turn answered: that turn's activity completed it, on
+    this workflow's terms (`answer_terms`), and reported how."""
+    ctx.state.take_sequence()  # the completion event's (AnswerTerms.sequence)
+    # (No completion reported for an answer would be a model activity of another build.)
+    settled = ctx.settled or Transition(applied=False, error=ErrorType.COMPLETION_FAILED.value)
+    if settled.error is not None:
+        # Never COMPLETED without its answer: the run fails instead.
+        kind = settled.error
+        failed = _FAILED_COMPLETION.get(kind, TerminationReason.COMPLETION_FAILED)
+        return await stop(ctx, Stop(failed, error_type=kind))
+    if not settled.applied and settled.status is not RunStatus.COMPLETED:
+        return await stop(
+            ctx,
+            Stop(
+                TerminationReason.INTERNAL_ERROR,
+                status=settled.status or RunStatus.FAILED,
+                error_type=ErrorType.ALREADY_SETTLED,
+                already_settled=True,
+            ),
+        )
+    # (Not applied but COMPLETED: an earlier execution — a reset — completed it.)
+    return await finish(ctx, result_of(ctx, RunStatus.COMPLETED, Outcome.COMPLETED, reason))
+
+
+async def stop(ctx: RunContext, why: Stop) -> RunResult:
+    result = await settle(ctx, why)
+    if result.status is RunStatus.COMPLETED and why.status is not RunStatus.COMPLETED:
+        return result  # the run's answer completed it first (see completed_first)
+    raise ApplicationError(
+        f"run {why.status.value.lower()}: {why.reason.value}",
+        result.model_dump(mode="json"),
+        type=ErrorType.RUN_FAILED.value,
+        non_retryable=True,
+    )
+
+
+async def settle(
+    ctx: RunContext, why: Stop, actor: str | None = None, note: str | None = None
+) -> RunResult:
+    settled = await write_settle(ctx, why, actor, note)
+    if completed_first(settled):
+        return await finish(ctx, completed_result(ctx))
+    return await finish(ctx, result_of(ctx, why.status, why.outcome, why.reason))
+
+
+def completed_first(settled: Transition | None) -> bool:
+    """A stop or cancel that found the run COMPLETED: the model activity completed it on
+    its answer while the workflow was being cancelled (or the activity's result was lost
+    to the cancel). Terminal is terminal: the run ends completed, in Temporal too."""
+    return settled is not None and not settled.applied and settled.status is RunStatus.COMPLETED
+
+
+def completed_result(ctx: RunContext) -> RunResult:
+    # Totals as the workflow knows them: an answer whose result the cancel cut off is in
+    # the store's totals, not in these.
+    reason = ctx.answer_reason or TerminationReason.ANSWERED
+    return result_of(ctx, RunStatus.COMPLETED, Outcome.COMPLETED, reason)
+
+
+async def write_settle(
+    ctx: RunContext, why: Stop, actor: str | None = None, note: str | None = None
+) -> Transition | None:
+    """The guarded terminal write, retried until the store takes it (settle_call)."""
+    if why.already_settled:
+        return None
+    st = ctx.state
+    return await call(
+        SETTLE,
+        FailRequest(
+            run_id=ctx.run_id,
+            privacy=ctx.privacy,
+            sequence=st.take_sequence(),
+            reason=why.reason,
+            iterations=st.iterations,
+            usage=st.usage,
+            error_type=why.error_type,
+            status=why.status,
+            outcome=why.outcome,
+            actor=actor,
+            note=note,
+            error_detail=why.detail,
+            budget=ctx.require_plan().budget,
+        ),
+        opt.settle_call(),
+        summary=f"settle {why.status.value}",
+    )
+
+
+async def finish(ctx: RunContext, result: RunResult) -> RunResult:
+    await project(ctx)
+    ctx.finished = True
+    ctx.gate.closed = True
+    set_status(result.status)
+    await workflow.wait_condition(workflow.all_handlers_finished)
+    return result
+
+
+def result_of(
+    ctx: RunContext, status: RunStatus, outcome: Outcome, reason: TerminationReason
+) -> RunResult:
+    st = ctx.state
+    return RunResult(
+        run_id=ctx.run_id,
+        status=status,
+        outcome=outcome,
+        termination_reason=reason,
+        iterations=st.iterations,
+        truncated=st.truncated,
+        usage=st.usage,
+    )
