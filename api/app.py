@@ -1,6 +1,6 @@
 """The A2A HTTP app: the SDK's JSON-RPC and Agent Card routes over our own handler, behind
 the bearer-key and body-size guard. `create_app(settings, client=None)`.
-The operator API (api/ops_app.py) is mounted in front of it."""
+The operator API (api/operator/app.py) is mounted in front of it."""
 
 import asyncio
 import contextlib
@@ -22,16 +22,16 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from temporalio.client import Client
 
-import agentrt.api.errors  # noqa: F401  (registers RESULT_NOT_RETAINABLE with the SDK)
-from agentrt.api import logs
-from agentrt.api.card import REST_PREFIX, agent_card, with_last_modified
-from agentrt.api.delivery import PushDelivery
-from agentrt.api.guard import CALLER_KEY, Guard
-from agentrt.api.handler import CALLER, A2AHandler
-from agentrt.api.ops_app import mount_ops
-from agentrt.api.ops_wake import finish
+import agentrt.api.a2a.errors  # noqa: F401  (registers RESULT_NOT_RETAINABLE with the SDK)
+from agentrt.api.a2a import logs
+from agentrt.api.a2a.card import REST_PREFIX, agent_card, with_last_modified
+from agentrt.api.a2a.delivery import PushDelivery
+from agentrt.api.a2a.guard import CALLER_KEY, Guard
+from agentrt.api.a2a.handler import CALLER, A2AHandler
+from agentrt.api.a2a.tasks import TaskService
+from agentrt.api.operator.app import mount_ops
 from agentrt.api.settings import ApiSettings
-from agentrt.api.tasks import TaskService
+from agentrt.api.wake import finish
 from agentrt.contracts.errors import ConfigError
 from agentrt.core.profiles import load_profiles, needs_payload_keys
 from agentrt.core.temporal import connect

@@ -165,8 +165,9 @@ def test_the_wheel_installs_one_top_level_package(installed: Installed) -> None:
         assert path.is_dir() and not path.is_symlink(), folder
         assert (path / "__init__.py").is_file(), folder
     # The approvals page is package data: served from the wheel, no build step.
+    static = installed.site_packages / "agentrt" / "api" / "operator" / "static"
     for page in ("index.html", "page.js", "page.css"):
-        assert (installed.site_packages / "agentrt" / "api" / "static" / page).is_file(), page
+        assert (static / page).is_file(), page
 
 
 def test_installed_modules_carry_bytecode(installed: Installed) -> None:

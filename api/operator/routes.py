@@ -8,10 +8,10 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
-from agentrt.api import ops_auth as auth
 from agentrt.api.grants import refusal
-from agentrt.api.ops_auth import Principal
-from agentrt.api.ops_errors import (
+from agentrt.api.operator import auth
+from agentrt.api.operator.auth import Principal
+from agentrt.api.operator.errors import (
     RESPONSES,
     OpsError,
     bad_request,
@@ -19,9 +19,9 @@ from agentrt.api.ops_errors import (
     not_found,
     not_granted,
 )
-from agentrt.api.ops_sse import MAX_SEQUENCE, follow, resume_after
-from agentrt.api.ops_state import OpsState
-from agentrt.api.ops_views import (
+from agentrt.api.operator.sse import follow, resume_after
+from agentrt.api.operator.state import OpsState
+from agentrt.api.operator.views import (
     CancelIn,
     DecisionIn,
     DecisionOut,
@@ -33,6 +33,7 @@ from agentrt.api.ops_views import (
     StartIn,
     event_out,
 )
+from agentrt.api.wake import MAX_SEQUENCE
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import (
     AlreadyDecidedError,

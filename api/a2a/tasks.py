@@ -23,10 +23,10 @@ from pydantic import ValidationError
 from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
-from agentrt.api.convert import message_dict, message_text
-from agentrt.api.errors import ProfileNotGrantedError, ResultNotRetainableError
+from agentrt.api.a2a.convert import message_dict, message_text
+from agentrt.api.a2a.errors import ProfileNotGrantedError, ResultNotRetainableError
+from agentrt.api.a2a.ids import CONTEXT_ID, TASK_ID, checked_id
 from agentrt.api.grants import Grants, refusal
-from agentrt.api.ids import CONTEXT_ID, TASK_ID, checked_id
 from agentrt.api.settings import ApiSettings
 from agentrt.contracts.a2a import InputMessage
 from agentrt.contracts.errors import NoWorkerError, RunNotFoundError, UnknownProfileError
