@@ -34,7 +34,7 @@ if TYPE_CHECKING:
         UnknownProfileError,
     )
     from agentrt.contracts.messages import ProviderReply, ProviderRequest, Usage
-    from agentrt.contracts.run import StartRequest
+    from agentrt.contracts.start import StartRequest
     from agentrt.core.settings import Settings
     from agentrt.starter.client import RuntimeClient
     from agentrt.starter.facade import AgentRuntime
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 _EXPORTS: dict[str, str] = {
     "AgentRuntime": "agentrt.starter.facade",
     "RuntimeClient": "agentrt.starter.client",
-    "StartRequest": "agentrt.contracts.run",
+    "StartRequest": "agentrt.contracts.start",
     "Settings": "agentrt.core.settings",
     "Outcome": "agentrt.contracts.enums",
     "RunStatus": "agentrt.contracts.enums",

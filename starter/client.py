@@ -8,7 +8,8 @@ and `cancel`'s `by` are not sent (the API names the principal), and a start with
 
 from typing import Protocol
 
-from agentrt.contracts.run import EventView, RunView, StartRequest
+from agentrt.contracts.run import EventView, RunView
+from agentrt.contracts.start import StartRequest
 
 
 class RuntimeClient(Protocol):

@@ -26,7 +26,8 @@ from agentrt.contracts.errors import (
     UnknownProfileError,
 )
 from agentrt.contracts.ids import SCHEDULE_RETENTION
-from agentrt.contracts.run import EventView, RunView, StartRequest
+from agentrt.contracts.run import EventView, RunView
+from agentrt.contracts.start import StartRequest
 from agentrt.core.codec import EncryptionCodec
 from agentrt.core.codec_server import create_codec_app
 from agentrt.core.private import private_dir

@@ -26,7 +26,8 @@ from agentrt.contracts.errors import (
     UnknownProfileError,
 )
 from agentrt.contracts.ids import DEFAULT_TASK_QUEUE, QUERY_REFUSED_DECISIONS, UPDATE_DECIDE
-from agentrt.contracts.run import DEFAULT_MAX_PROMPT_CHARS, EventView, RunView, StartRequest
+from agentrt.contracts.run import DEFAULT_MAX_PROMPT_CHARS, EventView, RunView
+from agentrt.contracts.start import StartRequest
 from agentrt.core.profiles import load_profiles, needs_payload_keys
 from agentrt.core.settings import Settings
 from agentrt.core.temporal import connect

@@ -28,7 +28,8 @@ from agentrt.contracts.errors import (
     TemporalUnavailableError,
     UnknownProfileError,
 )
-from agentrt.contracts.run import PROMPT_CHARS_CEILING, EventView, RunView, StartRequest
+from agentrt.contracts.run import PROMPT_CHARS_CEILING, EventView, RunView
+from agentrt.contracts.start import StartRequest
 
 _BY_TYPE: dict[str, type[AgentRuntimeError]] = {
     "run_not_found": RunNotFoundError,

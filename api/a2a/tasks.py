@@ -38,7 +38,8 @@ from agentrt.contracts.errors import (
 )
 from agentrt.contracts.ids import UPDATE_SUBMIT_INPUT
 from agentrt.contracts.profiles import AgentProfile
-from agentrt.contracts.run import StartRequest, prompt_over_cap
+from agentrt.contracts.run import prompt_over_cap
+from agentrt.contracts.start import StartRequest
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.a2a import A2AStore, TaskRecord
 from agentrt.store.a2a_push import PushSpec

@@ -45,7 +45,8 @@ from agentrt.contracts.errors import (
     SelfApprovalError,
     StaleTurnError,
 )
-from agentrt.contracts.run import RunView, StartRequest
+from agentrt.contracts.run import RunView
+from agentrt.contracts.start import StartRequest
 from agentrt.store.attest import attest
 from agentrt.store.run_query import BadCursorError
 

@@ -9,7 +9,7 @@ import pytest
 
 import agentrt
 from agentrt.contracts.errors import InvalidRequestError, PromptTooLongError
-from agentrt.contracts.run import StartRequest
+from agentrt.contracts.start import StartRequest
 from agentrt.starter.client import RuntimeClient
 from agentrt.starter.facade import AgentRuntime
 from agentrt.starter.remote import ApiRuntime
