@@ -5,6 +5,7 @@ method of the Protocol with other names, kinds, defaults or types (mypy allows e
 
 import inspect
 
+import httpx
 import pytest
 
 import agentrt
@@ -65,3 +66,12 @@ def test_a_start_request_has_one_bound_and_refuses_typed() -> None:
     run = ok.run_request("00000000-0000-4000-8000-000000000000", "erin", "task-1")
     assert (run.profile, run.prompt, run.max_iterations) == ("p", "hi", 20)
     assert (run.initiator, run.a2a_task_id) == ("erin", "task-1")
+
+
+async def test_through_the_api_a_start_naming_an_initiator_is_refused_before_sending() -> None:
+    """The token's principal starts the run; nothing listens at the URL, so a request that
+    was sent would fail with another error."""
+    request = StartRequest.checked(10, {"profile": "p", "prompt": "hi"})
+    async with httpx.AsyncClient(base_url="http://127.0.0.1:9") as http:
+        with pytest.raises(InvalidRequestError, match="token's principal starts the run"):
+            await ApiRuntime(http).submit(request, initiator="mallory")
