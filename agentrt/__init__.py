@@ -34,13 +34,17 @@ if TYPE_CHECKING:
         UnknownProfileError,
     )
     from agentrt.contracts.messages import ProviderReply, ProviderRequest, Usage
+    from agentrt.contracts.start import StartRequest
     from agentrt.core.settings import Settings
+    from agentrt.starter.client import RuntimeClient
     from agentrt.starter.facade import AgentRuntime
     from agentrt.workers.builder import AgentrtPlugin, build_worker
     from agentrt.workers.providers import ProviderConfig
 
 _EXPORTS: dict[str, str] = {
     "AgentRuntime": "agentrt.starter.facade",
+    "RuntimeClient": "agentrt.starter.client",
+    "StartRequest": "agentrt.contracts.start",
     "Settings": "agentrt.core.settings",
     "Outcome": "agentrt.contracts.enums",
     "RunStatus": "agentrt.contracts.enums",
@@ -97,9 +101,11 @@ __all__ = [
     "RunNotBegunError",
     "RunNotFoundError",
     "RunStatus",
+    "RuntimeClient",
     "SelfApprovalError",
     "Settings",
     "StaleTurnError",
+    "StartRequest",
     "StoreUnavailableError",
     "TemporalUnavailableError",
     "TerminationReason",

@@ -1,37 +1,23 @@
-"""The A2A HTTP app: the SDK's JSON-RPC and Agent Card routes over our own handler, behind
-the bearer-key and body-size guard. `create_app(settings, client=None)`.
-The operator API (api/ops_app.py) is mounted in front of it."""
+"""The web process's one ASGI app, `create_app(settings, client=None)`: the A2A server
+(api/a2a/) with the operator API (api/operator/) mounted in front of it, both over one
+store and one `AgentRuntime`, bound when the app starts."""
 
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
-from a2a.server.context import ServerCallContext
-from a2a.server.routes import (
-    create_agent_card_routes,
-    create_jsonrpc_routes,
-    create_rest_routes,
-)
-from a2a.server.routes.common import DefaultServerCallContextBuilder
-from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH
 from sqlalchemy import Engine
 from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse
-from starlette.routing import Route
 from temporalio.client import Client
 
-import agentrt.api.errors  # noqa: F401  (registers RESULT_NOT_RETAINABLE with the SDK)
-from agentrt.api import logs
-from agentrt.api.card import REST_PREFIX, agent_card, with_last_modified
-from agentrt.api.delivery import PushDelivery
-from agentrt.api.guard import CALLER_KEY, Guard
-from agentrt.api.handler import CALLER, A2AHandler
-from agentrt.api.ops_app import mount_ops
-from agentrt.api.ops_wake import finish
+from agentrt.api.a2a.app import a2a_app
+from agentrt.api.a2a.delivery import PushDelivery
+from agentrt.api.a2a.handler import A2AHandler
+from agentrt.api.a2a.tasks import TaskService
+from agentrt.api.operator.app import mount_ops
 from agentrt.api.settings import ApiSettings
-from agentrt.api.tasks import TaskService
+from agentrt.api.wake import finish
 from agentrt.contracts.errors import ConfigError
 from agentrt.core.profiles import load_profiles, needs_payload_keys
 from agentrt.core.temporal import connect
@@ -39,17 +25,10 @@ from agentrt.starter.facade import AgentRuntime
 from agentrt.store.a2a.journal import A2AJournal
 from agentrt.store.a2a.push import A2APushStore
 from agentrt.store.a2a.tasks import A2AStore
-from agentrt.store.context import StoreContext, utcnow
+from agentrt.store.context import StoreContext
 from agentrt.store.open import open_store
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer
-
-
-class CallerContextBuilder(DefaultServerCallContextBuilder):
-    def build(self, request: Request) -> ServerCallContext:
-        context = super().build(request)
-        context.state[CALLER] = request.scope.get(CALLER_KEY)
-        return context
 
 
 @dataclass
@@ -78,7 +57,6 @@ def create_app(settings: ApiSettings, client: Client | None = None) -> Starlette
     )
     profiles = load_profiles(settings.profiles_file)
     queues = {name: p.task_queue for name, p in profiles.items() if p.task_queue}
-    logs.install()
     store, journal, push = A2AStore(ctx), A2AJournal(ctx), A2APushStore(ctx)
     handler = A2AHandler(settings, _Unbound(), store, journal, push)  # type: ignore[arg-type]
     state = ApiState(settings, engine, ctx, handler, PushDelivery(settings, push, journal))
@@ -112,30 +90,8 @@ def create_app(settings: ApiSettings, client: Client | None = None) -> Starlette
                 await finish(task, within=5.0)
             engine.dispose()
 
-    async def healthz(_request: Request) -> JSONResponse:
-        return JSONResponse({"ok": True})
-
-    routes = [
-        *with_last_modified(
-            create_agent_card_routes(
-                agent_card(settings, profiles), cache_control="public, max-age=300"
-            ),
-            built=utcnow(),
-        ),
-        *create_jsonrpc_routes(handler, "/", context_builder=CallerContextBuilder()),
-        Route("/healthz", healthz, methods=["GET"]),
-        # The REST (HTTP+JSON) binding over the same handler, last: it mounts /{tenant}.
-        *create_rest_routes(handler, CallerContextBuilder(), path_prefix=REST_PREFIX),
-    ]
-    app = Starlette(routes=routes, lifespan=lifespan)
+    app = a2a_app(settings, handler, profiles, lifespan)
     app.state.a2a = state
-    app.add_middleware(
-        Guard,
-        callers=settings.callers(),
-        max_body=settings.api_max_body_bytes,
-        open_paths={AGENT_CARD_WELL_KNOWN_PATH, "/healthz"},
-        rest_prefix=REST_PREFIX,
-    )
     return mount_ops(app, settings, engine, ctx, profiles)  # the operator API (/runs, /inbox)
 
 

@@ -11,7 +11,7 @@ from typing import NoReturn
 from pydantic import ValidationError
 from sqlalchemy.exc import SQLAlchemyError
 
-from agentrt.api import ops_tokens
+from agentrt.api.operator import tokens
 from agentrt.api.settings import ApiSettings, key_digest
 from agentrt.contracts.errors import AgentRuntimeError
 from agentrt.core.exits import console_script
@@ -97,7 +97,7 @@ def _main(argv: list[str] | None) -> None:
     hasher = sub.add_parser("hash-key", help="print the SHA-256 digest of an API key")
     hasher.add_argument("key")
     sub.add_parser("rotate", help="re-seal every sealed column under the active key")
-    ops_tokens.add_parser(sub)
+    tokens.add_parser(sub)
     args = parser.parse_args(argv)
     try:
         _dispatch(parser, args)
@@ -133,7 +133,7 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None
 
         rotate_main([])
     elif args.command == "token":
-        sys.exit(ops_tokens.run(settings, args))
+        sys.exit(tokens.run(settings, args))
 
 
 if __name__ == "__main__":

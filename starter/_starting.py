@@ -1,8 +1,7 @@
-"""Starting a run for `AgentRuntime.start`: the checked request, the Update-with-Start
-operation, and the typed error for each way a start can fail or a run can be missing."""
+"""Starting a run for `AgentRuntime.start`: the Update-with-Start operation, and the typed
+error for each way a start can fail or a run can be missing."""
 
 import asyncio
-import uuid
 from typing import Any
 
 from temporalio.api.enums.v1 import TaskQueueType
@@ -29,7 +28,6 @@ from agentrt.contracts.errors import (
     AgentRuntimeError,
     ConfigError,
     ErrorType,
-    InvalidRequestError,
     NoWorkerError,
     PayloadKeysRequiredError,
     PromptTooLongError,
@@ -40,8 +38,7 @@ from agentrt.contracts.errors import (
     UnknownProfileError,
 )
 from agentrt.contracts.ids import SA_PROFILE, SA_RUN_STATUS, WORKFLOW_AGENT_RUN
-from agentrt.contracts.profiles import MAX_ITERATIONS_CEILING
-from agentrt.contracts.run import DEFAULT_MAX_PROMPT_CHARS, RunRequest, prompt_over_cap
+from agentrt.contracts.run import RunRequest
 
 PROFILE_KEY = SearchAttributeKey.for_keyword(SA_PROFILE)
 STATUS_KEY = SearchAttributeKey.for_keyword(SA_RUN_STATUS)
@@ -52,33 +49,6 @@ MISSING_SEARCH_ATTRIBUTES = (
     "AgentProfile --type Keyword`, or start the dev server with `--search-attribute "
     "AgentProfile=Keyword --search-attribute AgentRunStatus=Keyword`"
 )
-
-
-def checked_start(
-    profile: str,
-    prompt: str,
-    max_iterations: int | None,
-    run_id: str | None,
-    max_prompt_chars: int = DEFAULT_MAX_PROMPT_CHARS,
-) -> str:
-    """Refuse bad input before anything is sent; returns the run id (a new uuid if none)."""
-    if not profile.strip():
-        raise InvalidRequestError("profile is required")
-    too_long = prompt_over_cap(prompt, max_prompt_chars)
-    if too_long is not None:
-        raise PromptTooLongError(too_long)
-    if not prompt.strip():
-        raise InvalidRequestError("prompt is empty")
-    if max_iterations is not None and not 1 <= max_iterations <= 1000:
-        raise InvalidRequestError(
-            f"max_iterations must be between 1 and 1000 (clamped to {MAX_ITERATIONS_CEILING})"
-        )
-    if run_id is None:
-        return str(uuid.uuid4())
-    try:
-        return str(uuid.UUID(run_id))
-    except ValueError:
-        raise InvalidRequestError(f"run id {run_id!r} is not a uuid") from None
 
 
 def payload_keys_required(profile: str) -> PayloadKeysRequiredError:

@@ -181,7 +181,8 @@ async def _dispatch(
     if getattr(args, "run_id", None) is not None:
         commands.run_id_arg(args.run_id)  # bad input fails before any connection is made
     if args.command in ("run", "start"):
-        commands.prompt_arg(args.prompt, settings)
+        # Bad input fails before any connection is made; the command sends this request.
+        args.request = commands.start_arg(args, settings)
     remote_settings = remote.RemoteSettings()
     api_url = args.api or remote_settings.api_url
     if not api_url and args.command in ("approve", "deny", "cancel") and args.by is None:

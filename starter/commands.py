@@ -20,20 +20,21 @@ from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import (
     ConfigError,
     InvalidRequestError,
-    PromptTooLongError,
     RunNotAwaitingApprovalError,
     RunNotBegunError,
     StoreUnavailableError,
     UnknownProfileError,
 )
 from agentrt.contracts.ids import SCHEDULE_RETENTION
-from agentrt.contracts.run import EventView, RunView, prompt_over_cap
+from agentrt.contracts.run import EventView, RunView
+from agentrt.contracts.start import StartRequest
 from agentrt.core.codec import EncryptionCodec
 from agentrt.core.codec_server import create_codec_app
 from agentrt.core.private import private_dir
 from agentrt.core.settings import Settings
 from agentrt.core.temporal import connect
 from agentrt.starter import render, schedules
+from agentrt.starter.client import RuntimeClient
 from agentrt.starter.facade import AgentRuntime
 from agentrt.starter.remote import ApiRuntime
 from agentrt.store.open import WHICH_SETTING, open_store
@@ -50,12 +51,13 @@ def run_id_arg(raw: str) -> str:
         raise InvalidRequestError(f"run id {raw!r} is not a uuid") from None
 
 
-def prompt_arg(prompt: str, settings: Settings) -> str:
-    """A prompt over the cap fails before any connection is made (exit 2, one line)."""
-    too_long = prompt_over_cap(prompt, settings.max_prompt_chars)
-    if too_long is not None:
-        raise PromptTooLongError(too_long)
-    return prompt
+def start_arg(args: argparse.Namespace, settings: Settings) -> StartRequest:
+    """The start `run` and `start` ask for, validated before any connection is made: bad
+    input (a prompt over the cap too) fails in one line with exit 2."""
+    fields = {"profile": args.profile, "prompt": args.prompt}
+    return StartRequest.checked(
+        settings.max_prompt_chars, {**fields, "max_iterations": args.max_iterations}
+    )
 
 
 def name_arg(raw: str, option: str) -> str:
@@ -119,7 +121,7 @@ async def session(settings: Settings) -> AsyncIterator[tuple[AgentRuntime, Clien
 
 @dataclass
 class Commands:
-    runtime: AgentRuntime | ApiRuntime
+    runtime: RuntimeClient
     client: Client | None  # None through the operator API (`--api`)
     settings: Settings
     out: Console
@@ -140,12 +142,11 @@ class Commands:
         return name_arg(args.by, "--by")
 
     async def start(self, args: argparse.Namespace) -> str:
+        request: StartRequest = args.request  # validated by start_arg before connecting
         if self.remote:
             if args.initiator is not None:
                 raise InvalidRequestError("with --api the token's principal starts the run")
-            return await self.runtime.start(
-                args.profile, args.prompt, max_iterations=args.max_iterations
-            )
+            return await self.runtime.submit(request)
         if args.initiator is not None:
             initiator = name_arg(args.initiator, "--initiator")
         else:
@@ -153,9 +154,7 @@ class Commands:
                 initiator = getpass.getuser()
             except (OSError, KeyError):  # no login name, e.g. an anonymous container user
                 initiator = "anonymous"
-        return await self.runtime.start(
-            args.profile, args.prompt, max_iterations=args.max_iterations, initiator=initiator
-        )
+        return await self.runtime.submit(request, initiator=initiator)
 
     async def run(self, args: argparse.Namespace) -> int:
         run_id = await self.start(args)

@@ -2,6 +2,7 @@
 the store; it never runs the agent itself."""
 
 import asyncio
+import uuid
 from collections.abc import Collection, Mapping
 from types import TracebackType
 from typing import Self
@@ -25,7 +26,8 @@ from agentrt.contracts.errors import (
     UnknownProfileError,
 )
 from agentrt.contracts.ids import DEFAULT_TASK_QUEUE, QUERY_REFUSED_DECISIONS, UPDATE_DECIDE
-from agentrt.contracts.run import DEFAULT_MAX_PROMPT_CHARS, EventView, RunRequest, RunView
+from agentrt.contracts.run import DEFAULT_MAX_PROMPT_CHARS, EventView, RunView
+from agentrt.contracts.start import StartRequest
 from agentrt.core.profiles import load_profiles, needs_payload_keys
 from agentrt.core.settings import Settings
 from agentrt.core.temporal import connect
@@ -37,7 +39,7 @@ from agentrt.starter._deciding import (
     refusal_error,
 )
 from agentrt.starter._launch import Launcher
-from agentrt.starter._starting import checked_start, missing_run, payload_keys_required
+from agentrt.starter._starting import missing_run, payload_keys_required
 from agentrt.starter._typed import temporal_errors_typed
 from agentrt.store.open import open_store
 from agentrt.store.runs import RunStore
@@ -126,6 +128,11 @@ class AgentRuntime:
         return await cls.connect()
 
     @property
+    def max_prompt_chars(self) -> int:
+        """The prompt cap this runtime starts runs under (AGENTRT_MAX_PROMPT_CHARS)."""
+        return self._max_prompt_chars
+
+    @property
     def client(self) -> Client:
         """The Temporal client this runtime starts and signals runs with."""
         return self._client
@@ -154,24 +161,34 @@ class AgentRuntime:
         prompt: str,
         *,
         max_iterations: int | None = None,
-        initiator: str = "anonymous",
+        initiator: str | None = None,
         run_id: str | None = None,
         a2a_task_id: str | None = None,
     ) -> str:
         """Start a run; returns its uuid (= the workflow id) once the run exists. Bad input
-        changes nothing. With `a2a_task_id`, the run serves that (already stored) A2A task."""
-        run_id = checked_start(profile, prompt, max_iterations, run_id, self._max_prompt_chars)
-        if profile in self._needs_keys:
-            raise payload_keys_required(profile)
-        request = RunRequest(
-            run_id=run_id,
-            profile=profile,
-            prompt=prompt,
-            max_iterations=max_iterations,
-            initiator=initiator,
-            a2a_task_id=a2a_task_id,
+        (InvalidRequestError, PromptTooLongError) changes nothing. With `a2a_task_id`, the
+        run serves that (already stored) A2A task."""
+        fields = {"profile": profile, "prompt": prompt, "max_iterations": max_iterations}
+        request = StartRequest.checked(self._max_prompt_chars, {**fields, "run_id": run_id})
+        return await self.submit(request, initiator=initiator, a2a_task_id=a2a_task_id)
+
+    @temporal_errors_typed
+    async def submit(
+        self,
+        request: StartRequest,
+        *,
+        initiator: str | None = None,
+        a2a_task_id: str | None = None,
+    ) -> str:
+        """Start the run `request` asks for (made by `StartRequest.checked` with this
+        deployment's prompt cap; the worker refuses a longer prompt in any case), as
+        `initiator` ("anonymous" when None); returns its uuid once the run exists."""
+        if request.profile in self._needs_keys:
+            raise payload_keys_required(request.profile)
+        run_id = str(request.run_id or uuid.uuid4())
+        await self._launcher.launch(
+            request.run_request(run_id, initiator or "anonymous", a2a_task_id)
         )
-        await self._launcher.launch(request)
         return run_id
 
     def task_queue_of(self, profile: str) -> str:
@@ -185,7 +202,7 @@ class AgentRuntime:
         prompt: str,
         *,
         max_iterations: int | None = None,
-        initiator: str = "anonymous",
+        initiator: str | None = None,
     ) -> RunView:
         """Start a run and wait until it settles or pauses for approval (outcome
         AWAITING_APPROVAL). Returns the run whatever its outcome."""

@@ -28,7 +28,8 @@ from agentrt.contracts.errors import (
     TemporalUnavailableError,
     UnknownProfileError,
 )
-from agentrt.contracts.run import EventView, RunView
+from agentrt.contracts.run import PROMPT_CHARS_CEILING, EventView, RunView
+from agentrt.contracts.start import StartRequest
 
 _BY_TYPE: dict[str, type[AgentRuntimeError]] = {
     "run_not_found": RunNotFoundError,
@@ -66,7 +67,7 @@ def _view(data: dict[str, Any]) -> RunView:
 
 
 class ApiRuntime:
-    """The subset of `AgentRuntime` the commands use, over HTTP."""
+    """A `RuntimeClient` over the operator API, acting as its token's principal."""
 
     def __init__(self, http: httpx.AsyncClient, poll_seconds: float = 0.25) -> None:
         self._http = http
@@ -96,14 +97,20 @@ class ApiRuntime:
         prompt: str,
         *,
         max_iterations: int | None = None,
-        initiator: str = "anonymous",
+        initiator: str | None = None,
+        run_id: str | None = None,
     ) -> str:
-        body = {
-            "profile": profile,
-            "prompt": prompt,
-            "max_iterations": max_iterations,
-            "run_id": str(uuid.uuid4()),
-        }
+        fields = {"profile": profile, "prompt": prompt, "max_iterations": max_iterations}
+        # The API applies its deployment's prompt cap; here only the ceiling of every cap.
+        request = StartRequest.checked(PROMPT_CHARS_CEILING, {**fields, "run_id": run_id})
+        return await self.submit(request, initiator=initiator)
+
+    async def submit(self, request: StartRequest, *, initiator: str | None = None) -> str:
+        if initiator is not None:
+            raise InvalidRequestError("through the API the token's principal starts the run")
+        # A run id of our own makes the start safe to send again: never a second run.
+        body = request.model_dump(mode="json", exclude_none=True)
+        body["run_id"] = str(request.run_id or uuid.uuid4())
         for _ in range(START_ATTEMPTS - 1):
             try:
                 return str((await self._call("POST", "/runs", json=body))["run_id"])

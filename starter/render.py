@@ -16,8 +16,7 @@ from agentrt.contracts.enums import EventKind, RunStatus
 from agentrt.contracts.errors import RunNotFoundError
 from agentrt.contracts.messages import ToolCall
 from agentrt.contracts.run import EventView, RunView
-from agentrt.starter.facade import AgentRuntime
-from agentrt.starter.remote import ApiRuntime
+from agentrt.starter.client import RuntimeClient
 from agentrt.store.attest import UNAUTHENTICATED
 
 STATUS_STYLE = {
@@ -197,7 +196,7 @@ def print_inbox(console: Console, views: list[RunView]) -> None:
 
 
 async def watch(
-    runtime: AgentRuntime | ApiRuntime,
+    runtime: RuntimeClient,
     run_id: str,
     console: Console,
     *,
@@ -247,7 +246,7 @@ async def watch(
         result.cancel()
 
 
-async def _maybe_status(runtime: AgentRuntime | ApiRuntime, run_id: str) -> RunView | None:
+async def _maybe_status(runtime: RuntimeClient, run_id: str) -> RunView | None:
     try:
         return await runtime.status(run_id)
     except RunNotFoundError:

@@ -53,8 +53,8 @@ def test_the_editable_install_imports_the_root_folders_files() -> None:
     # Deeper modules and the namespace package that carries the approvals page, too.
     builder = importlib.import_module("agentrt.workers.builder")
     assert builder.__file__ == str(ROOT / "workers" / "builder.py")
-    static = importlib.import_module("agentrt.api.static")
-    assert list(static.__path__) == [str(ROOT / "api" / "static")]
+    static = importlib.import_module("agentrt.api.operator.static")
+    assert list(static.__path__) == [str(ROOT / "api" / "operator" / "static")]
 
 
 def test_the_typed_view_shows_the_same_files() -> None:

@@ -161,8 +161,9 @@ def test_the_wheel_installs_one_top_level_package(installed: Installed) -> None:
         assert path.is_dir() and not path.is_symlink(), folder
         assert (path / "__init__.py").is_file(), folder
     # The approvals page is package data: served from the wheel, no build step.
+    static = installed.site_packages / "agentrt" / "api" / "operator" / "static"
     for page in ("index.html", "page.js", "page.css"):
-        assert (installed.site_packages / "agentrt" / "api" / "static" / page).is_file(), page
+        assert (static / page).is_file(), page
 
 
 def test_the_wheel_carries_every_tracked_file_of_the_mapped_folders(installed: Installed) -> None:
@@ -181,7 +182,7 @@ def test_the_wheel_carries_every_tracked_file_of_the_mapped_folders(installed: I
     for path in tracked:
         folder, rest = path.split("/", 1)
         want.add("agentrt/" + rest if folder == "agentrt" else f"agentrt/{folder}/{rest}")
-    assert len(want) > 100 and "agentrt/api/static/page.js" in want
+    assert len(want) > 100 and "agentrt/api/operator/static/page.js" in want
     with zipfile.ZipFile(installed.wheel) as whl:
         missing = want - set(whl.namelist())
     assert not missing, f"the wheel misses {sorted(missing)[:10]}"

@@ -150,7 +150,7 @@ async def test_a_read_with_the_database_gone_is_503_store_unavailable(
     assert error_type(reply) == "store_unavailable"
     assert str(database.port) not in reply.text
     # The outage is a line each for the operator, not a traceback every poll.
-    delivery = [r for r in caplog.records if r.name == "agentrt.api.delivery"]
+    delivery = [r for r in caplog.records if r.name == "agentrt.api.a2a.delivery"]
     assert [r.getMessage().split(":")[0] for r in delivery] == ["push delivery paused"]
     assert all(r.exc_info is None for r in caplog.records if r.name.startswith("agentrt.api"))
 

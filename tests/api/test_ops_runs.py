@@ -152,3 +152,31 @@ async def test_start_refuses_an_unknown_profile_and_creates_nothing(
         reply = await client.post("/runs", json={"profile": profile, "prompt": REFUND})
         assert reply.status_code == 400 and error_type(reply) == "unknown_profile"
         assert (await client.get("/runs")).json()["runs"] == []
+
+
+async def test_start_is_one_validated_request_refused_before_anything_is_created(
+    live: Live,
+) -> None:
+    """Issue 26: the body of POST /runs is contracts.run.StartRequest, validated once with
+    the one iteration bound; an unknown field (an `initiator` above all: the principal
+    starts the run) and a bound past the ceiling are refused, nothing created."""
+    who = name("alice")
+    base = {"profile": "helper", "prompt": LOOKUP}
+    async with http(live, token(live, who, "runs:start", "runs:read")) as client:
+        for body, says in (
+            ({**base, "initiator": "mallory"}, "initiator: Extra inputs are not permitted"),
+            ({**base, "max_iterations": 21}, "max_iterations must be between 1 and 20"),
+            ({**base, "max_iterations": 0}, "max_iterations must be between 1 and 20"),
+            ({**base, "prompt": "   "}, "prompt is empty"),
+            ({**base, "run_id": "nope"}, "is not a uuid"),
+            ([base], "a JSON object"),
+        ):
+            reply = await client.post("/runs", json=body)
+            assert reply.status_code == 400, reply.text
+            assert error_type(reply) == "invalid_request"
+            assert says in reply.json()["error"]["message"], reply.text
+        doc = (await client.get("/openapi.json")).json()
+        schema = doc["paths"]["/runs"]["post"]["requestBody"]["content"]["application/json"]
+        assert schema["schema"]["additionalProperties"] is False
+        assert schema["schema"]["properties"]["max_iterations"]["maximum"] == 20
+        assert (await client.get("/runs", params={"initiator": who})).json()["runs"] == []

@@ -11,8 +11,8 @@ from a2a.utils.errors import InvalidParamsError
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError
 from temporalio.worker import Worker
 
+from agentrt.api.a2a.tasks import TaskService
 from agentrt.api.settings import ApiSettings
-from agentrt.api.tasks import TaskService
 from agentrt.contracts.enums import EventKind, RunStatus
 from agentrt.contracts.ids import WORKFLOW_AGENT_RUN
 from agentrt.contracts.run import RunRequest

@@ -24,7 +24,7 @@ from tests.api.conftest import (  # noqa: F401
 )
 
 NUL = "ctx\x00id"
-DATABASE_MESSAGE = "the database could not serve this: try again"  # api/errors.py
+DATABASE_MESSAGE = "the database could not serve this: try again"  # api/a2a/errors.py
 
 
 def _counts(engine: Engine) -> tuple[int, int]:

@@ -74,7 +74,7 @@ async def test_an_after_or_last_event_id_beyond_the_sequence_range_is_a_400_not_
 
 
 def test_an_a2a_resume_position_beyond_the_sequence_range_is_invalid_params() -> None:
-    from agentrt.api.streams import resume_position
+    from agentrt.api.a2a.streams import resume_position
 
     with pytest.raises(Exception, match="journal sequence"):
         resume_position({"last-event-id": TOO_BIG})

@@ -25,7 +25,7 @@ from prometheus_client import generate_latest
 from starlette.types import Receive, Scope, Send
 from temporalio.client import Client
 
-from agentrt.api.delivery import PushDelivery
+from agentrt.api.a2a.delivery import PushDelivery
 from agentrt.api.metrics import ApiMetrics
 from agentrt.api.settings import ApiSettings
 from agentrt.store.a2a.journal import A2AJournal

@@ -162,6 +162,8 @@ async def test_bad_input_is_one_clean_line_and_exit_2(capsys: pytest.CaptureFixt
     assert_clean_error(code, err, "prompt is empty")
     code, _, err = await agentrt(capsys, "start", "auto", REFUND, "--max-iterations", "0")
     assert_clean_error(code, err, "max_iterations")
+    code, _, err = await agentrt(capsys, "start", "auto", REFUND, "--max-iterations", "21")
+    assert_clean_error(code, err, "max_iterations must be between 1 and 20, got 21")
     code, _, err = await agentrt(capsys, "run", "no-such-profile", REFUND)
     assert_clean_error(code, err, "no-such-profile")
     code, _, err = await agentrt(capsys, "approve", unknown, "--by", "x")

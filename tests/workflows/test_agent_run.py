@@ -9,7 +9,7 @@ from temporalio.common import SearchAttributeKey
 from temporalio.worker import Worker
 
 from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
-from agentrt.contracts.errors import UnknownProfileError
+from agentrt.contracts.errors import InvalidRequestError, UnknownProfileError
 from agentrt.contracts.ids import SA_RUN_STATUS, WORKFLOW_AGENT_RUN
 from agentrt.contracts.run import RunRequest, RunResult
 from agentrt.starter.facade import AgentRuntime
@@ -57,13 +57,16 @@ async def test_iteration_cap_synthesises_a_truncated_answer(
     assert kinds.count(EventKind.LLM) == 3 and kinds.count(EventKind.TOOL) == 2
 
 
-async def test_default_cap_is_five_and_explicit_cap_is_clamped_to_twenty(
+async def test_default_cap_is_five_and_an_explicit_cap_over_twenty_is_refused(
     runtime: AgentRuntime, worker: Worker
 ) -> None:
     default = await runtime.run("auto", "loop forever")
     assert default.iterations == 5 and default.truncated
-    clamped = await runtime.run("auto", "loop forever", max_iterations=50)
-    assert clamped.iterations == 20 and clamped.truncated
+    # One bound (issue 26): past the ceiling a start is refused, not clamped.
+    with pytest.raises(InvalidRequestError, match="between 1 and 20"):
+        await runtime.run("auto", "loop forever", max_iterations=50)
+    at_ceiling = await runtime.run("auto", "loop forever", max_iterations=20)
+    assert at_ceiling.iterations == 20 and at_ceiling.truncated
 
 
 async def test_unknown_tool_is_refused_fail_soft(runtime: AgentRuntime, worker: Worker) -> None:

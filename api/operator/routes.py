@@ -2,16 +2,17 @@
 principal; nothing in a body names who acts."""
 
 import asyncio
+import json
 import uuid
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
-from agentrt.api import ops_auth as auth
 from agentrt.api.grants import refusal
-from agentrt.api.ops_auth import Principal
-from agentrt.api.ops_errors import (
+from agentrt.api.operator import auth
+from agentrt.api.operator.auth import Principal
+from agentrt.api.operator.errors import (
     RESPONSES,
     OpsError,
     bad_request,
@@ -19,9 +20,9 @@ from agentrt.api.ops_errors import (
     not_found,
     not_granted,
 )
-from agentrt.api.ops_sse import MAX_SEQUENCE, follow, resume_after
-from agentrt.api.ops_state import OpsState
-from agentrt.api.ops_views import (
+from agentrt.api.operator.sse import follow, resume_after
+from agentrt.api.operator.state import OpsState
+from agentrt.api.operator.views import (
     CancelIn,
     DecisionIn,
     DecisionOut,
@@ -30,15 +31,14 @@ from agentrt.api.ops_views import (
     RunOut,
     RunPageOut,
     StartedOut,
-    StartIn,
     event_out,
 )
+from agentrt.api.wake import MAX_SEQUENCE
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import (
     AlreadyDecidedError,
     ApprovalError,
     InvalidRequestError,
-    PromptTooLongError,
     RunIdTakenError,
     RunNotAwaitingApprovalError,
     RunNotFoundError,
@@ -46,6 +46,7 @@ from agentrt.contracts.errors import (
     StaleTurnError,
 )
 from agentrt.contracts.run import RunView
+from agentrt.contracts.start import StartRequest
 from agentrt.store.attest import attest
 from agentrt.store.run_query import BadCursorError
 
@@ -79,17 +80,34 @@ async def me(who: Annotated[Principal, Depends(auth.require(None))]) -> MeOut:
     )  # fmt: skip
 
 
+async def _start_body(request: Request, state: State) -> StartRequest:
+    """The body of `POST /runs`, validated once, with this deployment's prompt cap, which
+    FastAPI's own body validation cannot be given. Refusals are the runtime's typed errors
+    (400 invalid_request, 413 prompt_too_long)."""
+    try:
+        data = json.loads(await request.body())
+    except ValueError:
+        raise bad_request("invalid_request", "the body is not JSON") from None
+    if not isinstance(data, dict):
+        raise bad_request("invalid_request", "the body must be a JSON object")
+    return StartRequest.checked(state.require_runtime().max_prompt_chars, data)
+
+
+_START_SCHEMA = {"application/json": {"schema": StartRequest.model_json_schema()}}
+
+
 @router.post(
     "/runs",
     status_code=201,
     response_model=StartedOut,
     tags=["runs"],
     responses={200: {"model": StartedOut, "description": "a repeat of a start: its run"}},
+    openapi_extra={"requestBody": {"required": True, "content": _START_SCHEMA}},
 )
 async def start_run(
-    body: StartIn,
     state: State,
     who: Annotated[Principal, Depends(auth.require(auth.START))],
+    body: Annotated[StartRequest, Depends(_start_body)],
     response: Response,
 ) -> StartedOut:
     """Start a run as the authenticated principal (its initiator). With `run_id`, a retry
@@ -106,13 +124,7 @@ async def start_run(
             response.status_code = 200
             return await _repeat(state, who, body, earlier)
     try:
-        run_id = await state.require_runtime().start(
-            body.profile,
-            body.prompt,
-            max_iterations=body.max_iterations,
-            initiator=who.name,
-            run_id=wanted,
-        )
+        run_id = await state.require_runtime().submit(body, initiator=who.name)
     except RunIdTakenError as exc:
         # Temporal holds a run of that id and its row is not written yet: a start of the
         # same request that Temporal accepted while its answer was lost begins any moment.
@@ -122,15 +134,11 @@ async def start_run(
             raise conflict("run_id_taken", str(exc)) from None
         response.status_code = 200
         return await _repeat(state, who, body, earlier)
-    except PromptTooLongError as exc:  # refused before anything was sent
-        raise OpsError(413, "prompt_too_long", str(exc)) from None
-    except InvalidRequestError as exc:
-        raise bad_request("invalid_request", str(exc)) from None
     view = await state.wait_for(run_id, lambda v: True, BEGIN_WAIT_SECONDS)
     return StartedOut(run_id=run_id, run=await state.out(view) if view else None)
 
 
-async def _repeat(state: OpsState, who: Principal, body: StartIn, run: RunView) -> StartedOut:
+async def _repeat(state: OpsState, who: Principal, body: StartRequest, run: RunView) -> StartedOut:
     """The answer to a start whose run id names an existing run: that run, when it is this
     principal's start of this profile; refused otherwise."""
     if run.initiator != who.name or run.profile != body.profile:

@@ -1,4 +1,4 @@
-"""The approvals page: static HTML, CSS and vanilla JS (api/static/, package data) served
+"""The approvals page: static HTML, CSS and vanilla JS (api/operator/static/, package data) served
 at /ui/. No build step, nothing fetched from elsewhere.
 
 The page holds the token in sessionStorage and sends it as a bearer header on every call,

@@ -8,9 +8,8 @@ from collections.abc import AsyncIterator
 
 from a2a.utils.errors import InvalidParamsError, TaskNotFoundError
 
-from agentrt.api.convert import Event, event_proto, task_from_dict
-from agentrt.api.ops_sse import MAX_SEQUENCE
-from agentrt.api.ops_wake import Waker
+from agentrt.api.a2a.convert import Event, event_proto, task_from_dict
+from agentrt.api.wake import MAX_SEQUENCE, Waker
 from agentrt.store.a2a.journal import A2AJournal
 from agentrt.store.a2a.view import INTERRUPTED, TERMINAL
 

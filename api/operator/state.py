@@ -5,9 +5,9 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from agentrt.api.ops_errors import not_found
-from agentrt.api.ops_views import RunOut, run_out
-from agentrt.api.ops_wake import Waker
+from agentrt.api.operator.errors import not_found
+from agentrt.api.operator.views import RunOut, run_out
+from agentrt.api.wake import Waker
 from agentrt.contracts.profiles import AgentProfile
 from agentrt.contracts.run import RunView
 from agentrt.starter.facade import AgentRuntime

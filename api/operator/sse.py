@@ -9,14 +9,13 @@ import json
 import time
 from collections.abc import AsyncIterator
 
-from agentrt.api.ops_errors import bad_request
-from agentrt.api.ops_state import OpsState
-from agentrt.api.ops_views import event_out
+from agentrt.api.operator.errors import bad_request
+from agentrt.api.operator.state import OpsState
+from agentrt.api.operator.views import event_out
+from agentrt.api.wake import MAX_SEQUENCE
 
 KEEPALIVE_SECONDS = 15.0
 TOKEN_RECHECK_SECONDS = 2.0
-# Sequence columns are INTEGER (32-bit on PostgreSQL): a larger bound fails in the database.
-MAX_SEQUENCE = 2**31 - 1
 
 
 def resume_after(last_event_id: str | None, after: int) -> int:

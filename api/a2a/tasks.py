@@ -23,20 +23,29 @@ from pydantic import ValidationError
 from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
-from agentrt.api.convert import message_dict, message_text
-from agentrt.api.errors import ProfileNotGrantedError, ResultNotRetainableError
+from agentrt.api.a2a.convert import message_dict, message_text
+from agentrt.api.a2a.errors import ProfileNotGrantedError, ResultNotRetainableError
+from agentrt.api.a2a.ids import CONTEXT_ID, TASK_ID, checked_id
 from agentrt.api.grants import Grants, refusal
-from agentrt.api.ids import CONTEXT_ID, TASK_ID, checked_id
 from agentrt.api.settings import ApiSettings
 from agentrt.contracts.a2a import InputMessage
-from agentrt.contracts.errors import NoWorkerError, RunNotFoundError, UnknownProfileError
+from agentrt.contracts.errors import (
+    InvalidRequestError,
+    NoWorkerError,
+    PromptTooLongError,
+    RunNotFoundError,
+    UnknownProfileError,
+)
 from agentrt.contracts.ids import UPDATE_SUBMIT_INPUT
 from agentrt.contracts.profiles import AgentProfile
 from agentrt.contracts.run import prompt_over_cap
+from agentrt.contracts.start import StartRequest
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.a2a.push import PushSpec
 from agentrt.store.a2a.tasks import A2AStore, TaskRecord
 from agentrt.store.a2a.view import INPUT_REQUIRED, INTERRUPTED, RETAINABLE_LEVELS, TERMINAL
+
+MESSAGE_TEXT = "the message text"  # what a prompt-cap refusal calls the text
 
 
 class TaskService:
@@ -106,11 +115,12 @@ class TaskService:
         transaction as the task. Bad input or a refused profile creates nothing."""
         message = params.message
         checked_id(message.context_id, "contextId", CONTEXT_ID)
-        text = _checked_text(message, self._settings)
+        text = _checked_parts(message, self._settings)
         profile = self._profile(params)
         if not self._grants.get(owner, Grants()).allows(profile):
             raise ProfileNotGrantedError(message=refusal(owner, profile))  # nothing created
         task_id, run_id = str(uuid.uuid4()), str(uuid.uuid4())
+        start = _start_request(profile.name, text, run_id, self._settings)
         context_id = message.context_id or str(uuid.uuid4())
         stored = message_dict(message)
         stored.update(taskId=task_id, contextId=context_id)
@@ -122,13 +132,7 @@ class TaskService:
             )
         )  # fmt: skip
         try:
-            await self._runtime.start(
-                profile.name,
-                text,
-                initiator=f"a2a:{owner}",
-                run_id=run_id,
-                a2a_task_id=task_id,
-            )
+            await self._runtime.submit(start, initiator=f"a2a:{owner}", a2a_task_id=task_id)
         except UnknownProfileError:
             # The API publishes a skill the worker does not declare: a deployment mismatch.
             await asyncio.to_thread(self._store.delete, task_id)
@@ -155,7 +159,7 @@ class TaskService:
             raise UnsupportedOperationError(message="The task is in a terminal state")
         if rec.state != INPUT_REQUIRED:
             raise UnsupportedOperationError(message="The task is not waiting for input")
-        text = _checked_text(message, self._settings)
+        text = _follow_up_text(message, self._settings)
         try:
             follow = InputMessage(message_id=message.message_id, text=text, sent_by=owner)
         except ValidationError:
@@ -201,7 +205,8 @@ def _holds(rec: TaskRecord, message_id: str) -> bool:
     return any(m.get("messageId") == message_id for m in rec.history)
 
 
-def _checked_text(message: Message, caps: ApiSettings) -> str:
+def _checked_parts(message: Message, caps: ApiSettings) -> str:
+    """The message's text, once its role, its parts' kinds and each part's length pass."""
     if message.role != Role.ROLE_USER:
         raise InvalidParamsError(message="Only messages with role ROLE_USER are accepted")
     kinds = {p.WhichOneof("content") for p in message.parts}
@@ -215,13 +220,30 @@ def _checked_text(message: Message, caps: ApiSettings) -> str:
         )
         if too_long is not None:
             raise InvalidParamsError(message=f"prompt_too_long: {too_long}")
-    text = message_text(message)
-    too_long = prompt_over_cap(text, caps.max_prompt_chars, "the message text")
-    if too_long is not None:
-        raise InvalidParamsError(message=f"prompt_too_long: {too_long}")
-    text = text.strip()
+    text = message_text(message).strip()
     if not text:
         raise InvalidParamsError(message="The message has no text")
+    return text
+
+
+def _start_request(profile: str, text: str, run_id: str, caps: ApiSettings) -> StartRequest:
+    """The start a new task's first message asks for: the one start validation, its prompt
+    cap included; a refusal is invalid params, and nothing is created."""
+    fields = {"profile": profile, "prompt": text, "run_id": run_id}
+    try:
+        return StartRequest.checked(caps.max_prompt_chars, fields, prompt_name=MESSAGE_TEXT)
+    except PromptTooLongError as exc:
+        raise InvalidParamsError(message=f"prompt_too_long: {exc}") from None
+    except InvalidRequestError as exc:
+        raise InvalidParamsError(message=str(exc)) from None
+
+
+def _follow_up_text(message: Message, caps: ApiSettings) -> str:
+    """A follow-up's text (input to a waiting run, not a start), under the same caps."""
+    text = _checked_parts(message, caps)
+    too_long = prompt_over_cap(text, caps.max_prompt_chars, MESSAGE_TEXT)
+    if too_long is not None:
+        raise InvalidParamsError(message=f"prompt_too_long: {too_long}")
     return text
 
 

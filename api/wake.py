@@ -15,6 +15,9 @@ RUN_CHANNEL, A2A_CHANNEL = "agentrt_run_event", "agentrt_a2a_event"
 # With NOTIFY live a follower still re-reads this often: a safety net, not the mechanism.
 NOTIFY_SAFETY_SECONDS = 15.0
 _KEYS = 10_000
+# Sequence columns are INTEGER (32-bit on PostgreSQL): a resume point past this fails in the
+# database, so both follows (operator SSE, A2A streams) refuse it first.
+MAX_SEQUENCE = 2**31 - 1
 log = logging.getLogger(__name__)
 
 

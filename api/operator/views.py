@@ -3,25 +3,12 @@ privacy level: their arguments only at `full` (or redacted at `redacted`)."""
 
 from datetime import datetime
 from typing import Any, Literal
-from uuid import UUID
 
 from pydantic import BaseModel, Field
 
 from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
-from agentrt.contracts.run import PROMPT_CHARS_CEILING, EventView, RunView
+from agentrt.contracts.run import EventView, RunView
 from agentrt.store.privacy import filter_payload
-
-
-class StartIn(BaseModel):
-    profile: str = Field(min_length=1, max_length=100)
-    # The cap is AGENTRT_MAX_PROMPT_CHARS, checked by the start itself (413 prompt_too_long).
-    prompt: str = Field(min_length=1, max_length=PROMPT_CHARS_CEILING)
-    max_iterations: int | None = Field(default=None, ge=1, le=1000)
-    run_id: UUID | None = Field(
-        default=None,
-        description="chosen by the caller to make the start safe to retry: the same run_id "
-        "from the same principal answers with that run (200) instead of starting another",
-    )
 
 
 class DecisionIn(BaseModel):

@@ -35,14 +35,14 @@ from a2a.utils.errors import (
     UnsupportedOperationError,
 )
 
-from agentrt.api.convert import task_proto
-from agentrt.api.errors import database_guard
-from agentrt.api.ids import CONFIG_ID, CONTEXT_ID, TASK_ID, checked_id
-from agentrt.api.ops_wake import Waker
-from agentrt.api.push import config_proto, policy, push_spec
+from agentrt.api.a2a.convert import task_proto
+from agentrt.api.a2a.errors import database_guard
+from agentrt.api.a2a.ids import CONFIG_ID, CONTEXT_ID, TASK_ID, checked_id
+from agentrt.api.a2a.push import config_proto, policy, push_spec
+from agentrt.api.a2a.streams import journal_stream, resume_position
+from agentrt.api.a2a.tasks import TaskService
 from agentrt.api.settings import ApiSettings
-from agentrt.api.streams import journal_stream, resume_position
-from agentrt.api.tasks import TaskService
+from agentrt.api.wake import Waker
 from agentrt.store.a2a.journal import A2AJournal
 from agentrt.store.a2a.push import A2APushStore, PushSpec
 from agentrt.store.a2a.tasks import A2AStore, parse_cursor

@@ -1,7 +1,7 @@
 """The operator API beside the A2A routes, in one ASGI app: FastAPI serves /runs, /inbox,
 /me, /openapi.json and the approvals page (/ui/); every other path goes to the A2A app
 (with its own key guard). The operator routes authenticate principals by token
-(api/ops_auth.py). Every request passes the Host check first (api/hosts.py)."""
+(api/operator/auth.py). Every request passes the Host check first (api/hosts.py)."""
 
 import asyncio
 import contextlib
@@ -14,14 +14,14 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from agentrt.api import ops_errors
 from agentrt.api.body import read_body, replaying
 from agentrt.api.hosts import HostCheck, allowed_hosts
-from agentrt.api.ops_page import mount_page
-from agentrt.api.ops_routes import router
-from agentrt.api.ops_state import OpsState
-from agentrt.api.ops_wake import Waker, finish
+from agentrt.api.operator import errors
+from agentrt.api.operator.page import mount_page
+from agentrt.api.operator.routes import router
+from agentrt.api.operator.state import OpsState
 from agentrt.api.settings import ApiSettings
+from agentrt.api.wake import Waker, finish
 from agentrt.contracts.profiles import AgentProfile
 from agentrt.store.context import StoreContext
 from agentrt.store.principals import PrincipalStore
@@ -103,7 +103,7 @@ def mount_ops(
         docs_url=None,
         redoc_url=None,
     )
-    ops_errors.install(app)
+    errors.install(app)
     app.include_router(router)
     mount_page(app)  # the approvals page at /ui/
     app.router.routes.append(Mount("/", app=a2a))

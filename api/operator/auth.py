@@ -10,7 +10,7 @@ from fastapi import Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from agentrt.api.grants import Grants
-from agentrt.api.ops_errors import forbidden, unauthorized
+from agentrt.api.operator.errors import forbidden, unauthorized
 from agentrt.store.principals import PrincipalStore
 
 READ, READ_ALL, START = "runs:read", "runs:read-all", "runs:start"
