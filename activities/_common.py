@@ -46,16 +46,27 @@ def store_unavailable() -> ApplicationError:
     )
 
 
+def store_work(fn: Callable[P, T]) -> Callable[P, T]:
+    """Blocking store work (a sync activity, or one hop of an async one). A database that
+    is away becomes StoreUnavailable: the workflow waits for it rather than blaming the
+    step's own work."""
+
+    @functools.wraps(fn)
+    def guarded(*args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return fn(*args, **kwargs)
+        except Exception as exc:
+            if not is_store_unavailable(exc) or isinstance(exc, ApplicationError):
+                raise
+            activity.logger.warning("store unavailable: %s", type(exc).__name__)
+            raise store_unavailable() from None
+
+    return guarded
+
+
 async def db(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-    """Run a blocking store call off the event loop. A database that is away becomes
-    StoreUnavailable: the workflow waits for it rather than blaming the step's own work."""
-    try:
-        return await asyncio.to_thread(fn, *args, **kwargs)
-    except Exception as exc:
-        if not is_store_unavailable(exc) or isinstance(exc, ApplicationError):
-            raise
-        activity.logger.warning("store unavailable: %s", type(exc).__name__)
-        raise store_unavailable() from None
+    """Run a blocking store call off the event loop, as `store_work`."""
+    return await asyncio.to_thread(store_work(fn), *args, **kwargs)
 
 
 class ActivityGroup:

@@ -84,7 +84,6 @@ WORKFLOW_PASSTHROUGH = (
     "agentrt.workflows._calls",
     "agentrt.workflows._context",
     "agentrt.workflows._details",
-    "agentrt.workflows._fenced_write",
     "agentrt.workflows._input",
     "agentrt.workflows._loop",
     "agentrt.workflows._options",
@@ -92,6 +91,7 @@ WORKFLOW_PASSTHROUGH = (
     "agentrt.workflows._settle",
     "agentrt.workflows._steps",
     "agentrt.workflows.agent_run",
+    "agentrt.workflows.fence",
 )
 
 

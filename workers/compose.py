@@ -9,7 +9,7 @@ from sqlalchemy import Engine
 
 from agentrt.activities._common import ActivityGroup
 from agentrt.activities.a2a import A2AActivities
-from agentrt.activities.fence import FenceActivities
+from agentrt.activities.fence import FenceActivities, WriteActivities
 from agentrt.activities.hitl import HitlActivities
 from agentrt.activities.model import ModelActivities
 from agentrt.activities.ports import ModelProvider, no_faults
@@ -17,7 +17,6 @@ from agentrt.activities.registry import ProfileCatalog, Routes, ToolRegistry
 from agentrt.activities.run import RunActivities
 from agentrt.activities.toolbox.box import Toolbox, ToolboxDeps
 from agentrt.activities.tools import ToolActivities
-from agentrt.activities.write import WriteActivities
 from agentrt.core.profiles import load_profiles
 from agentrt.core.settings import Settings
 from agentrt.store.a2a import A2AStore
@@ -28,7 +27,6 @@ from agentrt.store.sealing import Sealer
 from agentrt.store.tool_steps import ToolStepStore
 from agentrt.workers.faults import fault_hook
 from agentrt.workers.metrics import (
-    MeteredFenceStore,
     MeteredHitlStore,
     MeteredRunStore,
     MeteredSettleStore,
@@ -127,7 +125,7 @@ def _compose(
     models = load_providers(settings, extra=providers)
     check_budgets(profiles.values(), models.prices)
     m = resources.metrics
-    runs, steps, fence = MeteredRunStore(ctx, m), ToolStepStore(ctx), MeteredFenceStore(ctx, m)
+    runs, steps = MeteredRunStore(ctx, m), ToolStepStore(ctx)
     settle = MeteredSettleStore(ctx, m)
     routes = Routes(
         settings.model_task_queue.strip(),
@@ -143,7 +141,8 @@ def _compose(
         settle=settle,
     )
     tool = ToolActivities(registry=registry, steps=steps, runs=runs, faults=hook)
-    write = WriteActivities(registry=registry, fence=fence, steps=steps, runs=runs, faults=hook)
+    write = WriteActivities(ctx=ctx, registry=registry, executor=pool, faults=hook,
+                            claimed=m.writes_fenced.inc)  # fmt: skip
     groups: list[ActivityGroup] = [
         RunActivities(
             runs=runs,
@@ -155,7 +154,7 @@ def _compose(
         ),
         model,
         tool,
-        FenceActivities(fence=fence, faults=hook),
+        FenceActivities(ctx=ctx, faults=hook, interrupted=m.writes_unknown.inc),
         write,
         HitlActivities(hitl=MeteredHitlStore(ctx, m), runs=runs),
         A2AActivities(projector=A2AProjector(ctx)),

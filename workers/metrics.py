@@ -3,7 +3,8 @@ activities make (a guarded write that applied is a fact; an attempt is not) and 
 each activity. Never in workflow code, which must stay deterministic.
 
 The store subclasses below are what the composition root injects for the activity ports:
-each calls the real store, then records what the store reported."""
+each calls the real store, then records what the store reported. The fence's activities
+hold their SQL themselves: they are handed their two counters' `inc` (workers/compose.py)."""
 
 import time
 from dataclasses import dataclass
@@ -15,10 +16,9 @@ from temporalio.worker import ActivityInboundInterceptor, ExecuteActivityInput, 
 
 from agentrt.contracts.approval import ApprovalDecision
 from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason
-from agentrt.contracts.run import FenceState, Transition, TurnRecord
+from agentrt.contracts.run import Transition, TurnRecord
 from agentrt.core.metrics import new_registry, waiting_gauge
 from agentrt.store.context import StoreContext, utcnow
-from agentrt.store.fence import FenceStore
 from agentrt.store.gauges import count_with_status, waiting_since
 from agentrt.store.hitl import HitlStore
 from agentrt.store.runs import RunStore
@@ -149,26 +149,6 @@ class MeteredSettleStore(SettleStore):
 
     def _ended(self, outcome: Outcome, reason: TerminationReason) -> None:
         self._metrics.runs_ended.labels(outcome=outcome.value, reason=reason.value).inc()
-
-
-class MeteredFenceStore(FenceStore):
-    def __init__(self, ctx: StoreContext, metrics: WorkerMetrics) -> None:
-        super().__init__(ctx)
-        self._metrics = metrics
-
-    def claim(self, *, run_id: str, token: str) -> bool:
-        claimed = super().claim(run_id=run_id, token=token)
-        if claimed:
-            self._metrics.writes_fenced.inc()
-        return claimed
-
-    def resolve(self, *, run_id: str, call_id: str, token: str, idempotency_key: str) -> str:
-        state = super().resolve(
-            run_id=run_id, call_id=call_id, token=token, idempotency_key=idempotency_key
-        )
-        if state == FenceState.INTERRUPTED:
-            self._metrics.writes_unknown.inc()
-        return state
 
 
 class MeteredHitlStore(HitlStore):

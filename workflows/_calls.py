@@ -3,7 +3,7 @@
 import asyncio
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from temporalio import workflow
 from temporalio.exceptions import (
@@ -29,6 +29,7 @@ _FIRST_PAUSE = timedelta(seconds=1)
 _MAX_PAUSE = timedelta(seconds=30)
 
 
+@overload
 async def call(
     fn: Callable[[Any, P], Awaitable[R]],
     arg: P,
@@ -37,7 +38,30 @@ async def call(
     summary: str,
     fails_as: TerminationReason | None = None,
     outage_seconds: float = DEFAULT_OUTAGE_SECONDS,
-) -> R:
+) -> R: ...
+
+
+@overload
+async def call(  # a sync activity (it runs on the worker's activity executor)
+    fn: Callable[[Any, P], R],
+    arg: P,
+    config: ActivityConfig,
+    *,
+    summary: str,
+    fails_as: TerminationReason | None = None,
+    outage_seconds: float = DEFAULT_OUTAGE_SECONDS,
+) -> R: ...
+
+
+async def call(
+    fn: Callable[[Any, P], Any],
+    arg: P,
+    config: ActivityConfig,
+    *,
+    summary: str,
+    fails_as: TerminationReason | None = None,
+    outage_seconds: float = DEFAULT_OUTAGE_SECONDS,
+) -> Any:
     """execute_activity_method with a preset; the summary labels it in Temporal Web.
 
     - An activity cancelled because the run is being cancelled surfaces as CancelledError,

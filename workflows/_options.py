@@ -3,7 +3,7 @@
 from datetime import timedelta
 
 from temporalio.common import RetryPolicy
-from temporalio.workflow import ActivityCancellationType, ActivityConfig, LocalActivityConfig
+from temporalio.workflow import ActivityConfig, LocalActivityConfig
 
 from agentrt.contracts.profiles import Timeouts
 from agentrt.contracts.run import COMPLETION_ATTEMPTS
@@ -95,15 +95,4 @@ def tool_call(t: Timeouts) -> ActivityConfig:
             maximum_interval=timedelta(seconds=10),
             maximum_attempts=5,
         ),
-    }
-
-
-def write_call(t: Timeouts) -> ActivityConfig:
-    """A non-idempotent write: one attempt, and a cancel waits for it to finish."""
-    return {
-        "start_to_close_timeout": timedelta(seconds=t.write_seconds),
-        "schedule_to_start_timeout": timedelta(seconds=t.schedule_to_start_seconds),
-        "heartbeat_timeout": timedelta(seconds=t.write_heartbeat_seconds),
-        "retry_policy": RetryPolicy(maximum_attempts=1),
-        "cancellation_type": ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     }

@@ -8,8 +8,8 @@ from agentrt.workflows import _options as opt
 from agentrt.workflows._budget import budget_stop
 from agentrt.workflows._calls import call, error_type, store_step
 from agentrt.workflows._context import RunContext
-from agentrt.workflows._fenced_write import fenced_write
 from agentrt.workflows._loop import Route, guardrail_stop, may_pause_for_input, route
+from agentrt.workflows.fence import fenced_write
 
 with workflow.unsafe.imports_passed_through():
     from agentrt.activities._shield import shield_until_done

@@ -1,19 +1,21 @@
-"""A non-idempotent write: stamp the fence, one attempt, and ask the database after a
-failure what really happened. Never retried once claimed."""
+"""The write fence, workflow side: a non-idempotent write is stamped, scheduled once, and
+after a failure the database is asked what really happened. Never retried once claimed.
+The activities and their SQL: activities/fence."""
 
 from collections.abc import Callable
 from datetime import timedelta
 
 from temporalio import workflow
+from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
+from temporalio.workflow import ActivityCancellationType, ActivityConfig
 
 from agentrt.workflows import _options as opt
 from agentrt.workflows._calls import call, error_type
 from agentrt.workflows._loop import Stop
 
 with workflow.unsafe.imports_passed_through():
-    from agentrt.activities.fence import FenceActivities
-    from agentrt.activities.write import WriteActivities
+    from agentrt.activities.fence import FenceActivities, WriteActivities
     from agentrt.contracts.enums import TerminationReason
     from agentrt.contracts.errors import ErrorType
     from agentrt.contracts.profiles import Timeouts
@@ -21,6 +23,17 @@ with workflow.unsafe.imports_passed_through():
 
 # How often a write that no worker ever claimed may be scheduled again (fresh fence each).
 MAX_WRITE_SCHEDULES = 5
+
+
+def write_call(t: Timeouts) -> ActivityConfig:
+    """A non-idempotent write: one attempt, and a cancel waits for it to finish."""
+    return {
+        "start_to_close_timeout": timedelta(seconds=t.write_seconds),
+        "schedule_to_start_timeout": timedelta(seconds=t.schedule_to_start_seconds),
+        "heartbeat_timeout": timedelta(seconds=t.write_heartbeat_seconds),
+        "retry_policy": RetryPolicy(maximum_attempts=1),
+        "cancellation_type": ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    }
 
 
 async def fenced_write(
@@ -49,7 +62,7 @@ async def fenced_write(
             await call(
                 WriteActivities.execute,
                 request.model_copy(update={"fence_token": fence.token}),
-                opt.on_queue(opt.write_call(timeouts), task_queue),
+                opt.on_queue(write_call(timeouts), task_queue),
                 summary=f"write {c.name}",
             )
             return

@@ -18,17 +18,16 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 from temporalio.worker import Worker
 
+from agentrt.activities.fence import WriteActivities, _sql
 from agentrt.activities.registry import ToolRegistry
 from agentrt.activities.toolbox.demo import demo_tools
-from agentrt.activities.write import WriteActivities
 from agentrt.contracts.enums import EventKind, RunStatus, ToolEffect
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.ids import ACT_FENCE_STAMP, ACT_WRITE_EXECUTE, idempotency_key
 from agentrt.contracts.messages import ToolCall
-from agentrt.contracts.run import FenceState, ToolCallRequest
+from agentrt.contracts.run import FenceRequest, FenceState, ToolCallRequest
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.demo import DemoWorld
-from agentrt.store.fence import FenceStore
 from agentrt.store.runs import RunStore
 from agentrt.store.tool_steps import ToolStepStore
 from agentrt.workers.compose import Parts
@@ -136,15 +135,13 @@ async def test_duplicate_execution_of_a_recorded_write_is_refused(
     )
     key = idempotency_key(run_id, REFUND_CALL)
 
-    fence = FenceStore(parts.ctx)
-    verdict = fence.stamp(
-        run_id=run_id, call_id=REFUND_CALL, tool="issue_refund", token="t2", idempotency_key=key
-    )
+    fence = FenceRequest(run_id=run_id, call_id=REFUND_CALL, tool="issue_refund", token="t2")
+    verdict = _sql.stamp(parts.ctx, fence, key)
     assert verdict == FenceState.ALREADY_DONE
 
-    steps = ToolStepStore(parts.ctx)
+    assert parts.executor is not None
     write = WriteActivities(
-        registry=ToolRegistry(demo_tools(world)), fence=fence, steps=steps, runs=runs
+        ctx=parts.ctx, registry=ToolRegistry(demo_tools(world)), executor=parts.executor
     )
     request = ToolCallRequest(
         run_id=run_id,
@@ -153,16 +150,14 @@ async def test_duplicate_execution_of_a_recorded_write_is_refused(
         call=ToolCall(call_id=REFUND_CALL, name="issue_refund", arguments=refund["arguments"]),
         effect=ToolEffect.NON_IDEMPOTENT_WRITE,
         idempotency_key=key,
+        privacy="full",
         fence_token=str(uuid.uuid4()),  # stale: the run's fence was cleared when recorded
     )
     with pytest.raises(ApplicationError) as refused:
         await ActivityEnvironment().run(write.execute, request)
     assert refused.value.type == ErrorType.FENCE_REJECTED.value
     assert world.ledger_count(run_id=run_id, call_id=REFUND_CALL) == 1
-    assert (
-        fence.resolve(run_id=run_id, call_id=REFUND_CALL, token="t2", idempotency_key=key)
-        == FenceState.ALREADY_DONE
-    )
+    assert _sql.resolve(parts.ctx, fence, key) == FenceState.ALREADY_DONE
     after = runs.get(run_id)
     assert after is not None and after.status is RunStatus.COMPLETED
     assert after.pending_effect is None
@@ -182,14 +177,9 @@ async def test_a_claimed_write_survives_repeated_cancellation(parts: Parts, runs
         privacy="full",
     )
     key = idempotency_key(run_id, REFUND_CALL)
-    fence = FenceStore(parts.ctx)
     tok = str(uuid.uuid4())
-    assert (
-        fence.stamp(
-            run_id=run_id, call_id=REFUND_CALL, tool="issue_refund", token=tok, idempotency_key=key
-        )
-        == FenceState.STAMPED
-    )
+    fence = FenceRequest(run_id=run_id, call_id=REFUND_CALL, tool="issue_refund", token=tok)
+    assert _sql.stamp(parts.ctx, fence, key) == FenceState.STAMPED
     reached, release = threading.Event(), threading.Event()
 
     def hold_after_claim(point: str) -> None:
@@ -197,11 +187,11 @@ async def test_a_claimed_write_survives_repeated_cancellation(parts: Parts, runs
             reached.set()
             release.wait(timeout=WITHIN)
 
+    assert parts.executor is not None
     write = WriteActivities(
+        ctx=parts.ctx,
         registry=ToolRegistry(demo_tools(world)),
-        fence=fence,
-        steps=ToolStepStore(parts.ctx),
-        runs=runs,
+        executor=parts.executor,
         faults=hold_after_claim,
     )
     request = ToolCallRequest(
@@ -215,6 +205,7 @@ async def test_a_claimed_write_survives_repeated_cancellation(parts: Parts, runs
         ),
         effect=ToolEffect.NON_IDEMPOTENT_WRITE,
         idempotency_key=key,
+        privacy="full",
         fence_token=tok,
     )
     task = asyncio.create_task(ActivityEnvironment().run(write.execute, request))
@@ -228,6 +219,6 @@ async def test_a_claimed_write_survives_repeated_cancellation(parts: Parts, runs
     outcome = await asyncio.wait_for(task, WITHIN)
     assert not outcome.is_error
     assert world.ledger_count(run_id=run_id, call_id=REFUND_CALL) == 1
-    assert ToolStepStore(parts.ctx).recorded_result_for(run_id, REFUND_CALL) is not None
+    assert ToolStepStore(parts.ctx).result(key) is not None
     view = runs.get(run_id)
     assert view is not None and view.pending_effect is None

@@ -1,80 +1,166 @@
-"""The non-idempotent write: claim the fence, run the effect once, record and clear."""
+"""The write fence: a non-idempotent write runs at most once.
 
+The workflow stamps the fence with a fresh token (`fence.stamp`), schedules the write once
+(`write.execute`: claim the fence with that token, run the tool, record its step and clear
+the fence in one statement), and after a failure asks the database what really happened
+(`fence.resolve`). The transitions are in `_sql`; `void_unclaimed` is the settle's part.
+"""
+
+import asyncio
+import contextvars
+import functools
 import time
+from collections.abc import Callable
+from concurrent.futures import Executor
+from typing import ParamSpec, TypeVar
 
 from temporalio import activity
 
 from agentrt.activities._common import (
     ActivityGroup,
-    db,
     fatal,
     fault,
     heartbeating,
     is_store_unavailable,
     retried,
-    snapshot_of,
+    store_work,
     tool_context,
 )
 from agentrt.activities._shield import shield_until_done
-from agentrt.activities.ports import FaultHook, FencePort, RunPort, ToolStepPort, no_faults
+from agentrt.activities.fence import _sql
+from agentrt.activities.fence._sql import void_unclaimed
+from agentrt.activities.ports import FaultHook, no_faults
 from agentrt.activities.registry import ToolRegistry
 from agentrt.activities.tools import call_tool
 from agentrt.contracts.enums import ToolEffect
-from agentrt.contracts.errors import ErrorType, RunNotFoundError
-from agentrt.contracts.ids import ACT_WRITE_EXECUTE
-from agentrt.contracts.run import ToolCallRequest, ToolCallResult
+from agentrt.contracts.errors import ErrorType
+from agentrt.contracts.ids import (
+    ACT_FENCE_RESOLVE,
+    ACT_FENCE_STAMP,
+    ACT_WRITE_EXECUTE,
+    idempotency_key,
+)
+from agentrt.contracts.run import (
+    FenceRequest,
+    FenceResult,
+    FenceState,
+    ToolCallRequest,
+    ToolCallResult,
+)
+from agentrt.store.context import StoreContext
+from agentrt.store.tool_steps import ToolStepStore
+
+__all__ = ["FenceActivities", "WriteActivities", "uncounted", "void_unclaimed"]
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
-class WriteActivities(ActivityGroup):
+def uncounted() -> None:
+    """No metrics: what a fence built without the worker's counters records."""
+
+
+class FenceActivities(ActivityGroup):
+    """Stamp and resolve: sync activities, each one transaction on the worker's executor."""
+
     def __init__(
         self,
         *,
-        registry: ToolRegistry,
-        fence: FencePort,
-        steps: ToolStepPort,
-        runs: RunPort,
+        ctx: StoreContext,
         faults: FaultHook = no_faults,
+        interrupted: Callable[[], None] = uncounted,
     ) -> None:
-        self._registry = registry
-        self._fence = fence
-        self._steps = steps
-        self._runs = runs
+        self._ctx = ctx
         self._faults = faults
+        self._interrupted = interrupted  # a claimed write found with its outcome unknown
+
+    @activity.defn(name=ACT_FENCE_STAMP)
+    @store_work
+    def stamp(self, req: FenceRequest) -> FenceResult:
+        self._faults("fence.before_stamp")
+        key = idempotency_key(req.run_id, req.call_id)
+        return FenceResult(state=_sql.stamp(self._ctx, req, key))
+
+    @activity.defn(name=ACT_FENCE_RESOLVE)
+    @store_work
+    def resolve(self, req: FenceRequest) -> FenceResult:
+        state = _sql.resolve(self._ctx, req, idempotency_key(req.run_id, req.call_id))
+        if state == FenceState.INTERRUPTED:
+            self._interrupted()
+            activity.logger.warning(
+                "run %s: write %s interrupted after its claim; outcome unknown",
+                req.run_id,
+                req.call_id,
+            )
+        return FenceResult(state=state)
+
+
+class WriteActivities(ActivityGroup):
+    """The write itself. Async, because it awaits the tool; its two store steps (the claim,
+    then the record with the clear) each take one hop to `executor`, the worker's bounded
+    pool (the SDK's activity executor), never the default thread pool."""
+
+    def __init__(
+        self,
+        *,
+        ctx: StoreContext,
+        registry: ToolRegistry,
+        executor: Executor,
+        faults: FaultHook = no_faults,
+        claimed: Callable[[], None] = uncounted,
+    ) -> None:
+        self._ctx = ctx
+        self._steps = ToolStepStore(ctx)
+        self._registry = registry
+        self._executor = executor
+        self._faults = faults
+        self._claimed_count = claimed  # a write that claimed its fence
+
+    async def _hop(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """`fn` on the executor, in this activity's context (its logger, its fault hook)."""
+        work = functools.partial(store_work(fn), *args, **kwargs)
+        run = contextvars.copy_context().run
+        return await asyncio.get_running_loop().run_in_executor(self._executor, run, work)
 
     @activity.defn(name=ACT_WRITE_EXECUTE)
     async def execute(self, req: ToolCallRequest) -> ToolCallResult:
         """Scheduled with zero retries. Raises only non-retryable errors the workflow resolves.
 
         - claim refused (reset, duplicate, cancelled run): FenceRejected, nothing touched;
+          no run row at all: RunNotFound;
         - the tool raised ToolInputError or ToolFailure (a known outcome: nothing was sent, or
           its server answered "failed"): recorded as the call's error result, fence cleared;
         - the effect raised, or its step could not be recorded: WriteFailed / AuditFailed,
           the fence stays claimed and the run fails with outcome unknown.
         """
-        if req.fence_token is None:
+        token = req.fence_token
+        if token is None:
             raise fatal("a non-idempotent write needs a fence token", ErrorType.FENCE_REJECTED)
-        try:
-            snap = await snapshot_of(self._runs, req.run_id)
-        except RunNotFoundError:
-            raise fatal("no persisted run: the write is refused", ErrorType.RUN_NOT_FOUND) from None
-        privacy = snap.privacy
         # Heartbeats from the start: a dead worker is noticed within the heartbeat timeout,
         # claimed or not, and resolved from the database.
         async with heartbeating():
-            await fault(self._faults, "write.before_claim")
-            if not await db(self._fence.claim, run_id=req.run_id, token=req.fence_token):
-                raise fatal("write fence could not be claimed", ErrorType.FENCE_REJECTED)
+            refused = await self._hop(self._claim, req.run_id, token)
+            if refused is ErrorType.RUN_NOT_FOUND:
+                raise fatal("no persisted run: the write is refused", refused)
+            if refused is not None:
+                raise fatal("write fence could not be claimed", refused)
             # Once claimed, the write finishes and is recorded even if the run is cancelled
             # meanwhile: the effect is shielded from the activity's cancellation.
             return await shield_until_done(
-                self._claimed(req, privacy),
+                self._claimed(req, token),
                 on_cancel=lambda: activity.logger.info(
                     "run %s cancelled during a claimed write: finishing it", req.run_id
                 ),
             )
 
-    async def _claimed(self, req: ToolCallRequest, privacy: str) -> ToolCallResult:
-        assert req.fence_token is not None
+    def _claim(self, run_id: str, token: str) -> ErrorType | None:
+        self._faults("write.before_claim")
+        refused = _sql.claim(self._ctx, run_id, token)
+        if refused is None:
+            self._claimed_count()
+        return refused
+
+    async def _claimed(self, req: ToolCallRequest, token: str) -> ToolCallResult:
         await fault(self._faults, "write.after_claim")
         call = req.call
         tool = self._registry.get(call.name)
@@ -99,7 +185,7 @@ class WriteActivities(ActivityGroup):
         duration_ms = (time.monotonic() - started) * 1000
         try:
             await retried(
-                lambda: db(
+                lambda: self._hop(
                     self._steps.record,
                     run_id=req.run_id,
                     sequence=req.sequence,
@@ -108,10 +194,10 @@ class WriteActivities(ActivityGroup):
                     effect=ToolEffect.NON_IDEMPOTENT_WRITE.value,
                     content=content,
                     is_error=is_error,
-                    privacy=privacy,
+                    privacy=req.privacy,  # the run's level, as the workflow's plan holds it
                     idempotency_key=req.idempotency_key,
-                    fence_token=req.fence_token,
                     duration_ms=duration_ms,
+                    also=[_sql.clear_part(req.run_id, token)],
                 ),
                 RECORD_PAUSES,
                 is_store_unavailable,
