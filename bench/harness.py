@@ -121,6 +121,7 @@ def bench_worker(client: Client, parts: Parts, settings: Settings) -> Worker:
         workflows=[AgentRunWorkflow, BareWorkflow, TimerWorkflow, LoopWorkflow],
         workflow_runner=sandbox_runner(client.data_converter),
         activities=[*parts.activities, bare.noop, bare.db_write, loop.model, loop.tool],
+        activity_executor=parts.executor,
         max_concurrent_activities=settings.max_concurrent_activities,
         max_concurrent_workflow_tasks=settings.max_concurrent_workflow_tasks,
         graceful_shutdown_timeout=timedelta(seconds=settings.graceful_shutdown_seconds),

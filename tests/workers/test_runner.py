@@ -84,6 +84,7 @@ async def test_a_context_codec_still_gets_each_activitys_context(
         task_queue=queue,
         workflows=[AgentRunWorkflow],
         activities=parts.activities,
+        activity_executor=parts.executor,
         workflow_runner=sandbox_runner(converter),
     ):
         view = await runtime.run("auto", "Please refund order 1042")

@@ -28,6 +28,7 @@ def _v2_worker(client: Client, parts: Parts, settings: Settings) -> Worker:
         workflows=[AgentRunWorkflowV2],
         workflow_runner=sandbox_runner(),
         activities=parts.activities,
+        activity_executor=parts.executor,
         sticky_queue_schedule_to_start_timeout=timedelta(seconds=3),
         deployment_config=deployment_config(settings),
     )

@@ -195,13 +195,16 @@ async def test_a_cancel_delivered_with_the_suspensions_result_is_not_swallowed(
             task_queue=queue,
             workflows=[AgentRunWorkflow],
             activities=built.activities,
+            activity_executor=built.executor,
             no_remote_activities=True,
             workflow_runner=sandbox_runner(),
             sticky_queue_schedule_to_start_timeout=timedelta(seconds=1),
         )
 
     try:
-        async with Worker(client, task_queue=queue, activities=built.activities):
+        async with Worker(
+            client, task_queue=queue, activities=built.activities, activity_executor=built.executor
+        ):
             async with workflows_only():
                 run_id = await runtime.start("support", REFUND)
                 assert await _wait_thread_event(gate.reached)
