@@ -82,6 +82,7 @@ async def call(
     )
 
 
+@overload
 async def call_local(
     fn: Callable[[Any, P], Awaitable[R]],
     arg: P,
@@ -90,15 +91,38 @@ async def call_local(
     summary: str,
     fails_as: TerminationReason | None = None,
     outage_seconds: float = DEFAULT_OUTAGE_SECONDS,
-) -> R:
+) -> R: ...
+
+
+@overload
+async def call_local(  # a sync activity (it runs on the worker's activity executor)
+    fn: Callable[[Any, P], R],
+    arg: P,
+    config: LocalActivityConfig,
+    *,
+    summary: str,
+    fails_as: TerminationReason | None = None,
+    outage_seconds: float = DEFAULT_OUTAGE_SECONDS,
+) -> R: ...
+
+
+async def call_local(
+    fn: Callable[[Any, P], Any],
+    arg: P,
+    config: LocalActivityConfig,
+    *,
+    summary: str,
+    fails_as: TerminationReason | None = None,
+    outage_seconds: float = DEFAULT_OUTAGE_SECONDS,
+) -> Any:
     """`call`, as a local activity: a short store step that runs on this worker inside the
     workflow task that needs it, so it adds no activity task and no workflow task. Only
     for idempotent steps: a local activity whose marker never reached history (the worker
     died in that task) runs again."""
 
-    async def once() -> R:
+    async def once() -> Any:
         try:
-            return await workflow.execute_local_activity_method(  # type: ignore[call-overload,no-any-return]
+            return await workflow.execute_local_activity_method(  # type: ignore[call-overload]
                 fn, arg, summary=summary, **config
             )
         except FailureError as exc:

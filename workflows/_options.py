@@ -24,8 +24,8 @@ def store_call() -> ActivityConfig:
 
 
 def local_store_call() -> LocalActivityConfig:
-    """`store_call` as a local activity (begin): retried by this worker, durably once past
-    the local retry threshold."""
+    """`store_call` as a local activity (begin, the fence's stamp): retried by this worker,
+    durably once past the local retry threshold."""
     return {"start_to_close_timeout": timedelta(seconds=10), "retry_policy": STORE_RETRY}
 
 

@@ -11,7 +11,7 @@ from temporalio.exceptions import ActivityError
 from temporalio.workflow import ActivityCancellationType, ActivityConfig
 
 from agentrt.workflows import _options as opt
-from agentrt.workflows._calls import call, error_type
+from agentrt.workflows._calls import call, call_local, error_type
 from agentrt.workflows._loop import Stop
 
 with workflow.unsafe.imports_passed_through():
@@ -19,10 +19,15 @@ with workflow.unsafe.imports_passed_through():
     from agentrt.contracts.enums import TerminationReason
     from agentrt.contracts.errors import ErrorType
     from agentrt.contracts.profiles import Timeouts
-    from agentrt.contracts.run import FenceRequest, FenceState, ToolCallRequest
+    from agentrt.contracts.run import FenceRequest, FenceResult, FenceState, ToolCallRequest
 
 # How often a write that no worker ever claimed may be scheduled again (fresh fence each).
 MAX_WRITE_SCHEDULES = 5
+# The stamp runs as a local activity, inside the workflow task that schedules the write:
+# no activity task and no workflow task of its own. Runs recorded before this patch
+# (0.3.x) scheduled it as an activity and replay so. Asked at a run's first write only, so
+# a run without one records no marker for it.
+LOCAL_STAMP = "fence-local-stamp"
 
 
 def write_call(t: Timeouts) -> ActivityConfig:
@@ -49,9 +54,7 @@ async def fenced_write(
         fence = FenceRequest(
             run_id=request.run_id, call_id=c.call_id, tool=c.name, token=str(workflow.uuid4())
         )
-        stamped = await call(
-            FenceActivities.stamp, fence, opt.store_call(), summary=f"fence {c.name}"
-        )
+        stamped = await _stamp(fence)
         if stamped.state == FenceState.ALREADY_DONE:
             return  # a reset or a replay reached a finished write: never re-executed
         if stamped.state == FenceState.RUN_NOT_RUNNING:
@@ -78,3 +81,16 @@ async def fenced_write(
         # NEVER_CLAIMED: nothing happened; schedule again under a fresh fence.
         await workflow.sleep(timedelta(seconds=1))
     raise Stop(TerminationReason.INTERNAL_ERROR, error_type=ErrorType.WRITE_NEVER_STARTED)
+
+
+async def _stamp(fence: FenceRequest) -> FenceResult:
+    """At most once does not rest on this step's place in history: the stamp refuses a call
+    whose step is recorded (the ledger check) and only its own token can claim the fence.
+    A local stamp that runs again (its worker died before the task completed, or a reset
+    re-ran the task) is answered from the database like any other."""
+    summary = f"fence {fence.tool}"
+    if workflow.patched(LOCAL_STAMP):
+        return await call_local(
+            FenceActivities.stamp, fence, opt.local_store_call(), summary=summary
+        )
+    return await call(FenceActivities.stamp, fence, opt.store_call(), summary=summary)

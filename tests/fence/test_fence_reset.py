@@ -1,7 +1,10 @@
 """At most once across a workflow reset and a duplicate execution of the write.
 
 A reset re-runs the workflow code from an earlier point of its history on the same run
-row and the same database: the finished refund must be recognised, never run again.
+row and the same database: the finished refund must be recognised, never run again. With
+the stamp a local activity, no reset point lies between the stamp and the write: what
+carries the guarantee is the stamp's check of the recorded step (a reset re-runs it) and
+the claim's token (a duplicate execution of the write is refused), each pinned here.
 """
 
 import asyncio
@@ -31,6 +34,7 @@ from agentrt.store.demo import DemoWorld
 from agentrt.store.runs import RunStore
 from agentrt.store.tool_steps import ToolStepStore
 from agentrt.workers.compose import Parts
+from tests.fence._history import stamp_markers, stamp_state
 
 PROMPT = "Please refund order 1042"
 REFUND_CALL = "r2.1"
@@ -47,15 +51,20 @@ def _scheduled(events: list[HistoryEvent], activity: str) -> list[HistoryEvent]:
 
 
 def _reset_point(events: list[HistoryEvent], where: str) -> int:
-    """The WorkflowTaskCompleted event to reset to (the workflow task it closed re-runs)."""
+    """The WorkflowTaskCompleted event to reset to (the workflow task it closed re-runs).
+
+    The stamp is a local activity: it runs in the workflow task that schedules the write,
+    so `before_stamp` (the task that ran the stamp) and `before_write` (the task that
+    scheduled the write) are one task, reached two ways."""
+    completed = [
+        e.event_id for e in events if e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED
+    ]
     if where == "first_task":
-        return next(
-            e.event_id
-            for e in events
-            if e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED
-        )
-    activity = {"before_stamp": ACT_FENCE_STAMP, "before_write": ACT_WRITE_EXECUTE}[where]
-    attrs = _scheduled(events, activity)[0].activity_task_scheduled_event_attributes
+        return completed[0]
+    if where == "before_stamp":
+        marker = stamp_markers(events)[0].event_id
+        return max(i for i in completed if i < marker)
+    attrs = _scheduled(events, ACT_WRITE_EXECUTE)[0].activity_task_scheduled_event_attributes
     return attrs.workflow_task_completed_event_id
 
 
@@ -102,21 +111,14 @@ async def test_reset_of_a_completed_refund_does_not_refund_again(
     # Events up to the reset point are copied; later ones are the new execution's.
     redone = [e for e in (await reset_handle.fetch_history()).events if e.event_id > reset_at]
     writes = _scheduled(redone, ACT_WRITE_EXECUTE)
-    if where == "before_write":
-        # Replayed up to its stamp, the new execution scheduled the write with the old
-        # token: the claim was refused, and the fence resolved as already done.
-        assert len(writes) == 1
-        failure = next(
-            e.activity_task_failed_event_attributes.failure
-            for e in redone
-            if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED
-            and e.activity_task_failed_event_attributes.scheduled_event_id == writes[0].event_id
-        )
-        assert failure.application_failure_info.type == ErrorType.FENCE_REJECTED.value
-    else:
-        # A fresh stamp found the recorded step: the write was not even scheduled again.
-        assert len(_scheduled(redone, ACT_FENCE_STAMP)) == 1
-        assert writes == []
+    # At every point the new execution ran the stamp again (a local activity: a marker, no
+    # scheduled stamp), which found the recorded step: the write was not scheduled again.
+    # A re-execution that got past a stamp is refused by the claim's token:
+    # test_duplicate_execution_of_a_recorded_write_is_refused.
+    assert _scheduled(redone, ACT_FENCE_STAMP) == []
+    [stamp] = stamp_markers(redone)
+    assert await stamp_state(client.data_converter, stamp) == FenceState.ALREADY_DONE
+    assert writes == []
 
 
 async def test_duplicate_execution_of_a_recorded_write_is_refused(
