@@ -1,6 +1,7 @@
 """The write fence: a non-idempotent write runs at most once.
 
-The workflow stamps the fence with a fresh token (`fence.stamp`), schedules the write once
+The workflow stamps the fence with a fresh token (`fence.stamp`, a local activity in the
+workflow task that schedules the write: workflows/fence.py), schedules the write once
 (`write.execute`: claim the fence with that token, run the tool, record its step and clear
 the fence in one statement), and after a failure asks the database what really happened
 (`fence.resolve`). The transitions are in `_sql`; `void_unclaimed` is the settle's part.
@@ -50,7 +51,7 @@ from agentrt.contracts.run import (
 from agentrt.store.context import StoreContext
 from agentrt.store.tool_steps import ToolStepStore
 
-__all__ = ["FenceActivities", "WriteActivities", "uncounted", "void_unclaimed"]
+__all__ = ["FenceActivities", "WriteActivities", "void_unclaimed"]
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -61,7 +62,8 @@ def uncounted() -> None:
 
 
 class FenceActivities(ActivityGroup):
-    """Stamp and resolve: sync activities, each one transaction on the worker's executor."""
+    """Stamp and resolve: sync activities, each one transaction on the worker's executor
+    (the stamp one statement when it applies)."""
 
     def __init__(
         self,
