@@ -10,7 +10,6 @@ from agentrt.contracts.messages import (
     Message,
     ProviderReply,
     ProviderRequest,
-    ToolCall,
     ToolSpec,
 )
 from agentrt.contracts.run import TurnRecord
@@ -74,14 +73,6 @@ class Tool(Protocol):
     async def __call__(self, arguments: dict[str, Any], ctx: ToolContext) -> str: ...
 
 
-class StoredResultLike(Protocol):
-    @property
-    def content(self) -> str: ...
-
-    @property
-    def is_error(self) -> bool: ...
-
-
 class RunPort(Protocol):
     def begin(
         self, *, run_id: str, profile: str, snapshot: str, prompt: str, initiator: str, privacy: str
@@ -102,37 +93,6 @@ class RunPort(Protocol):
     def event_payload(self, run_id: str, sequence: int) -> dict[str, Any] | None: ...
 
     def tighten_ceiling(self, run_id: str, level: str) -> str: ...
-
-
-class ToolStepPort(Protocol):
-    def result(self, idempotency_key: str) -> StoredResultLike | None: ...
-
-    def record(
-        self,
-        *,
-        run_id: str,
-        sequence: int,
-        round: int,
-        call: ToolCall,
-        effect: str,
-        content: str,
-        is_error: bool,
-        privacy: str,
-        idempotency_key: str | None,
-        fence_token: str | None = None,
-        duration_ms: float | None = None,
-        extra: dict[str, Any] | None = None,
-    ) -> None: ...
-
-
-class FencePort(Protocol):
-    def stamp(
-        self, *, run_id: str, call_id: str, tool: str, token: str, idempotency_key: str
-    ) -> str: ...
-
-    def claim(self, *, run_id: str, token: str) -> bool: ...
-
-    def resolve(self, *, run_id: str, call_id: str, token: str, idempotency_key: str) -> str: ...
 
 
 FaultHook = Callable[[str], None]

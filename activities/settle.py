@@ -4,16 +4,16 @@ unit's workflow side is workflows/cancel.py; a failure's, workflows/completion.p
 
 from typing import Any
 
-from sqlalchemy import case, select, update
+from sqlalchemy import select, update
 from temporalio import activity
 
 from agentrt.activities._common import ActivityGroup, store_work
 from agentrt.activities.completion import NON_TERMINAL, Ended, untold
+from agentrt.activities.fence import void_unclaimed
 from agentrt.contracts.enums import (
     TERMINAL_STATUSES,
     EventKind,
     Outcome,
-    PendingState,
     RunStatus,
     TerminationReason,
 )
@@ -25,17 +25,6 @@ from agentrt.store.rows import RunRow
 from agentrt.store.runs import event_row, insert_event
 
 MAX_DETAIL_CHARS = 500
-
-
-def void_unclaimed_fence() -> dict[str, Any]:
-    """The fence columns a settle writes: a stamped but unclaimed fence on a run that
-    settles is void (its write never ran); a claimed one (executing / outcome_unknown)
-    stays as evidence. The fence unit's own `void` replaces this at its merge."""
-    unclaimed = RunRow.pending_state == PendingState.STAMPED.value
-    return {
-        col: case((unclaimed, None), else_=getattr(RunRow, col))
-        for col in ("pending_call_id", "pending_tool", "pending_token", "pending_state")
-    }
 
 
 class Settle:
@@ -82,7 +71,7 @@ class Settle:
                     revision=RunRow.revision + 1,
                     pending_approval=None,
                     waiting_since=None,
-                    **void_unclaimed_fence(),
+                    **void_unclaimed(),
                 )
             )
             if not rowcount(res):

@@ -20,7 +20,6 @@ from agentrt.activities.ports import (
     ToolFailure,
     ToolInputError,
     ToolResultError,
-    ToolStepPort,
     no_faults,
 )
 from agentrt.activities.registry import ToolRegistry
@@ -28,6 +27,7 @@ from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.ids import ACT_TOOL_EXECUTE, ACT_TOOL_REFUSE
 from agentrt.contracts.messages import ToolCall
 from agentrt.contracts.run import RefuseRequest, ToolCallRequest, ToolCallResult
+from agentrt.store.tool_steps import ToolStepStore
 
 GENERIC_TOOL_ERROR = "The tool failed. The error was logged; try another approach."
 MAX_RESULT_CHARS = 50_000
@@ -77,7 +77,7 @@ class ToolActivities(ActivityGroup):
         self,
         *,
         registry: ToolRegistry,
-        steps: ToolStepPort,
+        steps: ToolStepStore,
         faults: FaultHook = no_faults,
     ) -> None:
         self._registry = registry

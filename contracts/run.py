@@ -134,6 +134,9 @@ class ModelResult(BaseModel):
 
 
 class ToolCallRequest(AtRunLevel):
+    # Required here: the workflow always sends its plan's level, and the tool and write
+    # activities record at it (they never read the run's snapshot for it).
+    privacy: PrivacyLevel
     round: int
     sequence: int
     call: ToolCall

@@ -78,7 +78,7 @@ def _ping_after_idle(engine: Engine) -> None:
     out some twenty). A connection back within the second is handed out as is: should the
     server have gone meanwhile, its first statement fails as StoreUnavailable, SQLAlchemy
     invalidates the whole pool, and the step is retried like any store outage (the write's
-    record step retries itself: activities/write.py)."""
+    record step retries itself: activities/fence)."""
 
     @event.listens_for(engine, "checkin")
     def _on_checkin(_dbapi_conn: Any, record: Any) -> None:

@@ -1,11 +1,12 @@
 """A step's rows written in one round trip.
 
 Every model and tool step writes two to four rows (the run, a message, an event, the dedup
-ledger, the fence clear), and each needs all of them or none. On PostgreSQL every statement
-is a round trip, and a transaction adds two more (BEGIN, COMMIT): a model step's two
-inserts cost four. There the rows go as ONE statement, data-modifying CTEs under one
-SELECT, in autocommit: a single statement is atomic on its own, so all of them land or none
-does, as in the transaction, for a quarter of the round trips. SQLite has no DML in CTEs,
+ledger, a guarded update: the write fence's clear), and each needs all of them or none. On
+PostgreSQL every statement is a round trip, and a transaction adds two more (BEGIN,
+COMMIT): a model step's two inserts cost four. There the rows go as ONE statement,
+data-modifying CTEs under one SELECT, in autocommit: a single statement is atomic on its
+own, so all of them land or none does, as in the transaction, for a quarter of the round
+trips. SQLite has no DML in CTEs,
 and a round trip there is a function call: the same rows go in one BEGIN IMMEDIATE
 transaction, as before.
 
@@ -14,11 +15,11 @@ the part (`message_run_id`, ...): a column's own name is reserved in its VALUES 
 """
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, Table, bindparam, func, select, update
+from sqlalchemy import Connection, Table, bindparam, func, literal_column, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 from sqlalchemy.sql import Executable
@@ -26,6 +27,9 @@ from sqlalchemy.sql.dml import ReturningInsert, Update
 
 from agentrt.store.context import StoreContext, insert_ignoring
 from agentrt.store.rows import EventRow, MessageRow, RunRow, ToolResultRow
+
+# An update part's statement, built from the prefix its bind names carry (`{prefix}run_id`).
+UpdateBuilder = Callable[[str], Update]
 
 
 @dataclass(frozen=True)
@@ -41,21 +45,20 @@ INSERTS: dict[str, _Kind] = {
     "event": _Kind(EventRow.__table__, ("run_id", "sequence")),  # type: ignore[arg-type]
     "ledger": _Kind(ToolResultRow.__table__, ("idempotency_key",)),  # type: ignore[arg-type]
 }
-# The one update part: clear the run's fence if the token is still its own (a write's
-# record). Params: run_id, token, now.
-CLEAR = "clear"
-_CLEAR_VALUES = dict.fromkeys(("pending_call_id", "pending_tool", "pending_token", "pending_state"))
 
 
 @dataclass(frozen=True)
 class Part:
-    """One row of a step: an insert (ignoring a duplicate key) or the fence clear. `fault`
-    names a test fault point hit just before this part is written (on PostgreSQL, before
-    the one statement: either way nothing of the step is committed when it fires)."""
+    """One row of a step: an insert (ignoring a duplicate key, `kind` one of INSERTS), or a
+    guarded update whose statement `update` builds (the write fence's clear: its SQL stays
+    with the fence). `fault` names a test fault point hit just before this part is written
+    (on PostgreSQL, before the one statement: either way nothing of the step is committed
+    when it fires)."""
 
     kind: str
     params: dict[str, Any]
     fault: str | None = None
+    update: UpdateBuilder | None = None
 
 
 def write_step(ctx: StoreContext, parts: Sequence[Part]) -> bool:
@@ -75,15 +78,15 @@ def write_parts(ctx: StoreContext, s: Session | Connection, parts: Sequence[Part
         for part in parts:
             if part.fault is not None:
                 ctx.faults(part.fault)
-        names = tuple((p.kind, tuple(sorted(p.params))) for p in parts)
+        names = tuple((p.kind, tuple(sorted(p.params)), p.update) for p in parts)
         params = {f"{p.kind}_{k}": v for p in parts for k, v in p.params.items()}
         return bool(s.execute(_combined(names), params).scalar())
     added = False
     for i, part in enumerate(parts):
         if part.fault is not None:
             ctx.faults(part.fault)
-        if part.kind == CLEAR:
-            s.execute(_clear(), part.params)
+        if part.update is not None:
+            s.execute(_sqlite_update(part.update), part.params)
         elif i == 0:  # only the first part says whether it added its row
             added = s.execute(_returning(part.kind), part.params).first() is not None
         else:
@@ -105,21 +108,8 @@ def _returning(kind_name: str) -> Executable:
 
 
 @functools.cache
-def _clear() -> Executable:
-    return clear_update("").execution_options(synchronize_session=False)
-
-
-def clear_update(prefix: str) -> Update:
-    """The fence clear: the run's fence columns emptied if the token is still its own.
-    Binds `{prefix}run_id`, `{prefix}token`, `{prefix}now`."""
-    return (
-        update(RunRow)
-        .where(
-            RunRow.id == bindparam(f"{prefix}run_id"),
-            RunRow.pending_token == bindparam(f"{prefix}token"),
-        )
-        .values(**_CLEAR_VALUES, updated_at=bindparam(f"{prefix}now"))
-    )
+def _sqlite_update(build: UpdateBuilder) -> Executable:
+    return build("").execution_options(synchronize_session=False)
 
 
 def insert_returning(
@@ -137,16 +127,16 @@ def insert_returning(
 
 
 @functools.cache
-def _combined(parts: tuple[tuple[str, tuple[str, ...]], ...]) -> Executable:
+def _combined(parts: tuple[tuple[str, tuple[str, ...], UpdateBuilder | None], ...]) -> Executable:
     """PostgreSQL: one SELECT whose CTEs write every part; it counts the first part's new
     rows (RETURNING: psycopg reports no rowcount for ON CONFLICT DO NOTHING)."""
-    if len({kind for kind, _ in parts}) != len(parts):
+    if len({kind for kind, _, _ in parts}) != len(parts):
         raise ValueError("a step writes each kind of row once")
     ctes = []
-    for i, (kind, columns) in enumerate(parts):
+    for i, (kind, columns, build) in enumerate(parts):
         name = f"{kind}_{i}"
-        if kind == CLEAR:
-            ctes.append(clear_update(f"{kind}_").returning(RunRow.id).cte(name))
+        if build is not None:  # a data-modifying CTE needs a RETURNING to be one
+            ctes.append(build(f"{kind}_").returning(literal_column("1")).cte(name))
         else:
             ctes.append(insert_returning(kind, columns, f"{kind}_").cte(name))
     counted = select(func.count()).select_from(ctes[0])

@@ -1,5 +1,9 @@
-"""Tool steps: the result message, the `tool` event and the dedup ledger, written as one."""
+"""Tool steps: the result message, the `tool` event and the dedup ledger, written as one.
 
+The one place a tool step's rows are built: a read or idempotent write records them alone,
+a fenced write adds its fence clear (activities/fence) to the same step."""
+
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,7 +15,7 @@ from agentrt.store.context import StoreContext, utcnow
 from agentrt.store.rows import ToolResultRow
 from agentrt.store.runs import RunStore, event_row
 from agentrt.store.sealed import TOOL_RESULT_CONTENT
-from agentrt.store.step_rows import CLEAR, Part, write_step
+from agentrt.store.step_rows import Part, write_step
 
 _RESULT = select(ToolResultRow.content, ToolResultRow.is_error).where(
     ToolResultRow.idempotency_key == bindparam("key")
@@ -63,16 +67,12 @@ class ToolStepStore:
         is_error: bool,
         privacy: str,
         idempotency_key: str | None,
-        fence_token: str | None = None,
         duration_ms: float | None = None,
         extra: dict[str, Any] | None = None,
+        also: Sequence[Part] = (),
     ) -> None:
-        """Record a tool step: result message + event (+ ledger row, + fence clear) atomically.
-
-        With `fence_token`, the fence is cleared in the same transaction and the token must
-        still be the run's: a write whose audit step cannot be persisted raises, and the
-        caller fails the run (fail closed).
-        """
+        """Record a tool step: result message + event (+ ledger row with a key), and `also`
+        (a fenced write's fence clear), all or none."""
         message = Message(
             role="tool",
             content=content,
@@ -97,16 +97,4 @@ class ToolStepStore:
         if idempotency_key is not None:
             ledger = self._ledger(idempotency_key, run_id, call, effect, content, is_error)
             parts.append(Part("ledger", ledger))
-        if fence_token is not None:
-            clear = {"run_id": run_id, "token": fence_token, "now": utcnow()}
-            parts.append(Part(CLEAR, clear, fault="record.before_clear"))
-        write_step(self._ctx, parts)
-
-    def recorded_result_for(self, run_id: str, call_id: str) -> StoredResult | None:
-        with self._ctx.sessions() as s:
-            key = s.scalar(
-                select(ToolResultRow.idempotency_key).where(
-                    ToolResultRow.run_id == run_id, ToolResultRow.call_id == call_id
-                )
-            )
-        return None if key is None else self.result(key)
+        write_step(self._ctx, [*parts, *also])

@@ -178,7 +178,6 @@ WORKFLOW_PASSTHROUGH = (
     "agentrt.workflows._calls",
     "agentrt.workflows._context",
     "agentrt.workflows._details",
-    "agentrt.workflows._fenced_write",
     "agentrt.workflows._loop",
     "agentrt.workflows._options",
     "agentrt.workflows._steps",
@@ -188,6 +187,7 @@ WORKFLOW_PASSTHROUGH = (
     "agentrt.workflows.completion",
     "agentrt.workflows.pauses",
     "agentrt.workflows.pauses_gate",
+    "agentrt.workflows.fence",
 )
 
 

@@ -11,7 +11,7 @@ from sqlalchemy import Engine
 from agentrt.activities._common import ActivityGroup
 from agentrt.activities.a2a import A2AActivities, completion_hook
 from agentrt.activities.completion import Completion
-from agentrt.activities.fence import FenceActivities
+from agentrt.activities.fence import FenceActivities, WriteActivities
 from agentrt.activities.model import ModelActivities
 from agentrt.activities.pauses import PauseActivities
 from agentrt.activities.ports import ModelProvider, no_faults
@@ -20,7 +20,6 @@ from agentrt.activities.run import RunActivities
 from agentrt.activities.settle import Settle, SettleActivities
 from agentrt.activities.toolbox.box import Toolbox, ToolboxDeps
 from agentrt.activities.tools import ToolActivities
-from agentrt.activities.write import WriteActivities
 from agentrt.core.profiles import load_profiles
 from agentrt.core.settings import Settings
 from agentrt.store.context import StoreContext
@@ -29,7 +28,6 @@ from agentrt.store.sealing import Sealer
 from agentrt.store.tool_steps import ToolStepStore
 from agentrt.workers.faults import fault_hook
 from agentrt.workers.metrics import (
-    MeteredFenceStore,
     MeteredRunStore,
     WorkerMetrics,
     count_turn,
@@ -128,7 +126,7 @@ def _compose(
     models = load_providers(settings, extra=providers)
     check_budgets(profiles.values(), models.prices)
     m = resources.metrics
-    runs, steps, fence = MeteredRunStore(ctx, m), ToolStepStore(ctx), MeteredFenceStore(ctx, m)
+    runs, steps = MeteredRunStore(ctx, m), ToolStepStore(ctx)
     completion = Completion(ctx, ended=run_ended(m), turned=partial(count_turn, m))
     routes = Routes(
         settings.model_task_queue.strip(),
@@ -144,7 +142,8 @@ def _compose(
         prices=models.prices,
     )
     tool = ToolActivities(registry=registry, steps=steps, faults=hook)
-    write = WriteActivities(registry=registry, fence=fence, steps=steps, runs=runs, faults=hook)
+    write = WriteActivities(ctx=ctx, registry=registry, executor=pool, faults=hook,
+                            claimed=m.writes_fenced.inc)  # fmt: skip
     groups: list[ActivityGroup] = [
         RunActivities(
             runs=runs,
@@ -156,7 +155,7 @@ def _compose(
         SettleActivities(Settle(ctx, ended=run_ended(m))),
         model,
         tool,
-        FenceActivities(fence=fence, faults=hook),
+        FenceActivities(ctx=ctx, faults=hook, interrupted=m.writes_unknown.inc),
         write,
         PauseActivities(ctx, approval_wait=m.approval_wait.observe),
         A2AActivities(ctx),

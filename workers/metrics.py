@@ -3,8 +3,9 @@ activities make (a guarded write that applied is a fact; an attempt is not) and 
 each activity. Never in workflow code, which must stay deterministic.
 
 The store subclasses below are what the composition root injects for the activity ports:
-each calls the real store, then records what the store reported. The completion and the
-settle (activities/completion.py, activities/settle.py) are told through callbacks."""
+each calls the real store, then records what the store reported. The completion, the
+settle and the fence (activities/completion.py, settle.py, fence/) hold their SQL themselves
+and are told through callbacks or handed their counters' `inc` (workers/compose.py)."""
 
 import time
 from collections.abc import Callable
@@ -16,10 +17,9 @@ from temporalio import activity
 from temporalio.worker import ActivityInboundInterceptor, ExecuteActivityInput, Interceptor
 
 from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason
-from agentrt.contracts.run import FenceState, TurnRecord
+from agentrt.contracts.run import TurnRecord
 from agentrt.core.metrics import new_registry, waiting_gauge
 from agentrt.store.context import StoreContext
-from agentrt.store.fence import FenceStore
 from agentrt.store.gauges import count_with_status
 from agentrt.store.runs import RunStore
 
@@ -132,26 +132,6 @@ def run_ended(m: WorkerMetrics) -> Callable[[Outcome, TerminationReason], None]:
         m.runs_ended.labels(outcome=outcome.value, reason=reason.value).inc()
 
     return ended
-
-
-class MeteredFenceStore(FenceStore):
-    def __init__(self, ctx: StoreContext, metrics: WorkerMetrics) -> None:
-        super().__init__(ctx)
-        self._metrics = metrics
-
-    def claim(self, *, run_id: str, token: str) -> bool:
-        claimed = super().claim(run_id=run_id, token=token)
-        if claimed:
-            self._metrics.writes_fenced.inc()
-        return claimed
-
-    def resolve(self, *, run_id: str, call_id: str, token: str, idempotency_key: str) -> str:
-        state = super().resolve(
-            run_id=run_id, call_id=call_id, token=token, idempotency_key=idempotency_key
-        )
-        if state == FenceState.INTERRUPTED:
-            self._metrics.writes_unknown.inc()
-        return state
 
 
 class ActivityTiming(Interceptor):

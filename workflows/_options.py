@@ -3,7 +3,7 @@
 from datetime import timedelta
 
 from temporalio.common import RetryPolicy
-from temporalio.workflow import ActivityCancellationType, ActivityConfig, LocalActivityConfig
+from temporalio.workflow import ActivityConfig, LocalActivityConfig
 
 from agentrt.contracts.profiles import Timeouts
 
@@ -23,8 +23,8 @@ def store_call() -> ActivityConfig:
 
 
 def local_store_call() -> LocalActivityConfig:
-    """`store_call` as a local activity (begin): retried by this worker, durably once past
-    the local retry threshold."""
+    """`store_call` as a local activity (begin, the fence's stamp): retried by this worker,
+    durably once past the local retry threshold."""
     return {"start_to_close_timeout": timedelta(seconds=10), "retry_policy": STORE_RETRY}
 
 
@@ -78,15 +78,4 @@ def tool_call(t: Timeouts) -> ActivityConfig:
             maximum_interval=timedelta(seconds=10),
             maximum_attempts=5,
         ),
-    }
-
-
-def write_call(t: Timeouts) -> ActivityConfig:
-    """A non-idempotent write: one attempt, and a cancel waits for it to finish."""
-    return {
-        "start_to_close_timeout": timedelta(seconds=t.write_seconds),
-        "schedule_to_start_timeout": timedelta(seconds=t.schedule_to_start_seconds),
-        "heartbeat_timeout": timedelta(seconds=t.write_heartbeat_seconds),
-        "retry_policy": RetryPolicy(maximum_attempts=1),
-        "cancellation_type": ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     }

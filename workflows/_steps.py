@@ -7,17 +7,21 @@ from temporalio.exceptions import ApplicationError, FailureError
 from agentrt.workflows import _options as opt
 from agentrt.workflows._calls import ActivityRef, call, call_local, error_type, failure_of
 from agentrt.workflows._context import RunContext
-from agentrt.workflows._fenced_write import fenced_write
 from agentrt.workflows._loop import Route, route
 from agentrt.workflows.completion import answer_terms, turn_stop
+from agentrt.workflows.fence import fenced_write
 
 with workflow.unsafe.imports_passed_through():
     from agentrt.activities._shield import shield_until_done
-    from agentrt.activities.run import RunActivities
-    from agentrt.activities.tools import ToolActivities
     from agentrt.contracts.enums import TerminationReason
     from agentrt.contracts.errors import ErrorType
-    from agentrt.contracts.ids import ACT_MODEL_COMPLETE, idempotency_key
+    from agentrt.contracts.ids import (
+        ACT_MODEL_COMPLETE,
+        ACT_RUN_BEGIN,
+        ACT_TOOL_EXECUTE,
+        ACT_TOOL_REFUSE,
+        idempotency_key,
+    )
     from agentrt.contracts.messages import ToolCall
     from agentrt.contracts.run import (
         BeginRequest,
@@ -27,12 +31,16 @@ with workflow.unsafe.imports_passed_through():
         RefuseRequest,
         RunRequest,
         ToolCallRequest,
+        ToolCallResult,
     )
     from agentrt.contracts.turn import TurnEnd, turn_end
 
-# By name: the model activity's module holds the completion's SQL (it completes the run
-# on its answer).
+# Every activity by its frozen name: their modules hold SQL (the model activity's the
+# completion's, as it completes the run on its answer), which workflow code never imports.
+BEGIN = ActivityRef[BeginRequest, BeginResult](ACT_RUN_BEGIN, BeginResult)
 MODEL = ActivityRef[ModelRequest, ModelResult](ACT_MODEL_COMPLETE, ModelResult)
+TOOL = ActivityRef[ToolCallRequest, ToolCallResult](ACT_TOOL_EXECUTE, ToolCallResult)
+REFUSE = ActivityRef[RefuseRequest, ToolCallResult](ACT_TOOL_REFUSE, ToolCallResult)
 
 
 async def begin(ctx: RunContext, inp: RunRequest) -> BeginResult:
@@ -48,9 +56,7 @@ async def begin(ctx: RunContext, inp: RunRequest) -> BeginResult:
         workflow_run_id=workflow.info().run_id,
     )
     return await shield_until_done(
-        call_local(
-            RunActivities.begin, request, opt.local_store_call(), summary=f"begin {inp.profile}"
-        )
+        call_local(BEGIN, request, opt.local_store_call(), summary=f"begin {inp.profile}")
     )
 
 
@@ -111,7 +117,7 @@ async def tool(ctx: RunContext, round_no: int, c: ToolCall) -> None:
     queue = tool_plan.task_queue if tool_plan is not None else None
     if kind is Route.EXECUTE:
         await call(
-            ToolActivities.execute,
+            TOOL,
             request,
             opt.on_queue(opt.tool_call(plan.timeouts), queue),
             summary=f"tool {c.name}",
@@ -124,7 +130,7 @@ async def tool(ctx: RunContext, round_no: int, c: ToolCall) -> None:
 
 async def refuse(ctx: RunContext, round_no: int, c: ToolCall, reason: str) -> None:
     await call(
-        ToolActivities.refuse,
+        REFUSE,
         RefuseRequest(
             run_id=ctx.run_id,
             round=round_no,

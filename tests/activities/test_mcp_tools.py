@@ -12,18 +12,17 @@ import yaml
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
+from agentrt.activities.fence import WriteActivities, _sql
 from agentrt.activities.ports import Tool, ToolContext, ToolFailure, ToolInputError
 from agentrt.activities.registry import ToolRegistry
 from agentrt.activities.toolbox.mcp import IDEMPOTENCY_META_KEY, flatten, open_mcp_toolboxes
 from agentrt.activities.toolbox.mcp_config import McpConfig, load_mcp_config
 from agentrt.activities.tools import ToolActivities
-from agentrt.activities.write import WriteActivities
 from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.errors import ConfigError, ErrorType
 from agentrt.contracts.ids import idempotency_key
 from agentrt.contracts.messages import ToolCall
-from agentrt.contracts.run import FenceState, ToolCallRequest
-from agentrt.store.fence import FenceStore
+from agentrt.contracts.run import FenceRequest, FenceState, ToolCallRequest
 from agentrt.store.runs import RunStore
 from agentrt.store.tool_steps import ToolStepStore
 from agentrt.workers.compose import WorkerResources
@@ -287,12 +286,11 @@ async def test_a_fenced_write_to_a_down_server_is_recorded_not_unknown(
     tools = await opened.open(_config(tmp_path, [http_server.config("crm")]))
     http_server.stop()
     run_id = _begin(parts)
-    fence, steps = FenceStore(parts.ctx), ToolStepStore(parts.ctx)
+    steps = ToolStepStore(parts.ctx)
     key = idempotency_key(run_id, "r1.1")
-    assert fence.stamp(run_id=run_id, call_id="r1.1", tool="crm.charge", token="tok",
-                       idempotency_key=key) == FenceState.STAMPED  # fmt: skip
-    acts = WriteActivities(registry=ToolRegistry(tools.values()), fence=fence, steps=steps,
-                           runs=RunStore(parts.ctx))  # fmt: skip
+    fence = FenceRequest(run_id=run_id, call_id="r1.1", tool="crm.charge", token="tok")
+    assert _sql.stamp(parts.ctx, fence, key) == FenceState.STAMPED
+    acts = _write_activities(parts, tools)
     request = _request(run_id, "crm.charge", {"account": "a", "amount": 1}).model_copy(
         update={"effect": ToolEffect.NON_IDEMPOTENT_WRITE, "fence_token": "tok"}
     )
@@ -301,7 +299,7 @@ async def test_a_fenced_write_to_a_down_server_is_recorded_not_unknown(
     stored = steps.result(key)
     assert stored is not None and stored.is_error and "nothing was sent" in stored.content
     # The fence is settled: a resolve after this says the write is done, not interrupted.
-    verdict = fence.resolve(run_id=run_id, call_id="r1.1", token="tok", idempotency_key=key)
+    verdict = _sql.resolve(parts.ctx, fence, key)
     assert verdict == FenceState.ALREADY_DONE
     assert writes(http_server.counter) == []
 
@@ -314,19 +312,25 @@ async def test_a_fenced_write_sent_and_lost_fails_as_outcome_unknown(
     )
     tools = await opened.open(_config(tmp_path, [config]))
     run_id = _begin(parts)
-    fence = FenceStore(parts.ctx)
     key = idempotency_key(run_id, "r1.1")
-    fence.stamp(run_id=run_id, call_id="r1.1", tool="crm.slow", token="tok", idempotency_key=key)
-    acts = WriteActivities(registry=ToolRegistry(tools.values()), fence=fence,
-                           steps=ToolStepStore(parts.ctx), runs=RunStore(parts.ctx))  # fmt: skip
+    fence = FenceRequest(run_id=run_id, call_id="r1.1", tool="crm.slow", token="tok")
+    _sql.stamp(parts.ctx, fence, key)
+    acts = _write_activities(parts, tools)
     request = _request(run_id, "crm.slow", {"seconds": 5}).model_copy(
         update={"effect": ToolEffect.NON_IDEMPOTENT_WRITE, "fence_token": "tok"}
     )
     with pytest.raises(ApplicationError) as err:
         await ActivityEnvironment().run(acts.execute, request)
     assert err.value.type == ErrorType.WRITE_FAILED.value
-    verdict = fence.resolve(run_id=run_id, call_id="r1.1", token="tok", idempotency_key=key)
+    verdict = _sql.resolve(parts.ctx, fence, key)
     assert verdict == FenceState.INTERRUPTED
+
+
+def _write_activities(parts: WorkerResources, tools: dict[str, Tool]) -> WriteActivities:
+    assert parts.executor is not None
+    return WriteActivities(
+        ctx=parts.ctx, registry=ToolRegistry(tools.values()), executor=parts.executor
+    )
 
 
 def _begin(parts: WorkerResources) -> str:

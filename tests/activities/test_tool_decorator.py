@@ -13,16 +13,15 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
 from agentrt import ToolContext, ToolEffect, tool
+from agentrt.activities.fence import WriteActivities, _sql
 from agentrt.activities.ports import ToolInputError, ToolResultError
 from agentrt.activities.registry import ToolRegistry
 from agentrt.activities.toolbox.decorator import FunctionTool
 from agentrt.activities.tools import GENERIC_TOOL_ERROR, ToolActivities
-from agentrt.activities.write import WriteActivities
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.ids import idempotency_key
 from agentrt.contracts.messages import ToolCall
-from agentrt.contracts.run import ToolCallRequest
-from agentrt.store.fence import FenceStore
+from agentrt.contracts.run import FenceRequest, ToolCallRequest
 from agentrt.store.runs import RunStore
 from agentrt.store.tool_steps import ToolStepStore
 from agentrt.workers.compose import WorkerResources
@@ -247,18 +246,19 @@ async def test_a_user_write_with_an_unusable_result_is_recorded_and_one_that_rai
         ran.append(ctx.run_id)
         raise RuntimeError("half done")
 
-    fence = FenceStore(parts.ctx)
+    assert parts.executor is not None
     acts = WriteActivities(
+        ctx=parts.ctx,
         registry=ToolRegistry([opaque_write, failing_write]),
-        fence=fence,
-        steps=ToolStepStore(parts.ctx),
-        runs=RunStore(parts.ctx),
+        executor=parts.executor,
     )
 
     async def write(name: str) -> tuple[str, Any]:
         run_id = _run(parts)
         key = idempotency_key(run_id, "r1.1")
-        fence.stamp(run_id=run_id, call_id="r1.1", tool=name, token="tok", idempotency_key=key)
+        _sql.stamp(
+            parts.ctx, FenceRequest(run_id=run_id, call_id="r1.1", tool=name, token="tok"), key
+        )
         request = _request(run_id, name, {}).model_copy(
             update={"effect": ToolEffect.NON_IDEMPOTENT_WRITE, "fence_token": "tok"}
         )

@@ -5,12 +5,14 @@ recorded and the run completed). Both steps are idempotent, and the run ends as 
 had run once."""
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from agentrt.contracts.enums import EventKind, RunStatus
+from agentrt.contracts.ids import ACT_FENCE_STAMP, ACT_RUN_BEGIN
 from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.runs import RunStore
@@ -53,15 +55,16 @@ async def test_a_local_step_whose_worker_died_after_its_commit_takes_effect_once
     assert kinds.count(EventKind.RUN_COMPLETED) == 1 and kinds[-1] is EventKind.RUN_COMPLETED
     assert [m.role for m in runs.transcript(run_id)].count("user") == 1
     # However often begin ran, history holds one marker for it; the completion has none of
-    # its own (the model activity made it on the answer).
+    # its own (the model activity made it on the answer). The refund's fence stamp has its
+    # own marker.
     history = await temporal_env.client.get_workflow_handle(run_id).fetch_history()
     markers_of = [
-        e.marker_recorded_event_attributes
+        json.loads(e.marker_recorded_event_attributes.details["data"].payloads[0].data)
         for e in history.events
         if e.HasField("marker_recorded_event_attributes")
         and e.marker_recorded_event_attributes.marker_name == "core_local_activity"
     ]
-    assert len(markers_of) == 1
+    assert sorted(m["activity_type"] for m in markers_of) == [ACT_FENCE_STAMP, ACT_RUN_BEGIN]
     completions = [
         e
         for e in history.events

@@ -10,15 +10,13 @@ import pytest
 from sqlalchemy import event, func, select
 from sqlalchemy.exc import IntegrityError
 
+from agentrt.activities.fence._sql import clear_part
 from agentrt.contracts.enums import EventKind
-from agentrt.contracts.messages import Message, ToolCall
-from agentrt.store.context import utcnow
-from agentrt.store.fence import FenceStore
-from agentrt.store.rows import EventRow, MessageRow, RunRow, ToolResultRow
+from agentrt.contracts.messages import Message
+from agentrt.store.rows import EventRow, MessageRow
 from agentrt.store.runs import RunStore, event_row
 from agentrt.store.sealing import Sealer
-from agentrt.store.step_rows import CLEAR, Part, write_step
-from agentrt.store.tool_steps import ToolStepStore
+from agentrt.store.step_rows import Part, write_step
 from agentrt.workers.compose import WorkerResources
 from tests._db import backend
 from tests.conftest import TEST_SEAL_KEYS
@@ -121,7 +119,7 @@ def test_a_fault_before_a_part_commits_nothing(parts: WorkerResources) -> None:
         read_sessions=parts.ctx.read_sessions,
         statement_sessions=parts.ctx.statement_sessions,
     )
-    clear = Part(CLEAR, {"run_id": run_id, "token": "t", "now": utcnow()}, fault="p.clear")
+    clear = clear_part(run_id, "t", fault="p.clear")
     with pytest.raises(Died):
         write_step(ctx, [_message(run_id, 1, parts), _event(run_id, 1), clear])
     assert points == ["p.clear"]
@@ -134,38 +132,3 @@ def test_each_kind_of_row_once_per_step(parts: WorkerResources) -> None:
     run_id = _run(parts)
     with pytest.raises(ValueError):
         write_step(parts.ctx, [_message(run_id, 1, parts), _message(run_id, 2, parts)])
-
-
-def test_a_recorded_write_is_one_round_trip_on_postgres(parts: WorkerResources) -> None:
-    """A write's record (message, event, ledger row, fence clear) and the fence's stamp and
-    claim: each one statement on PostgreSQL, with no BEGIN or COMMIT; on SQLite one
-    transaction each."""
-    run_id = _run(parts)
-    fence, steps = FenceStore(parts.ctx), ToolStepStore(parts.ctx)
-    key = f"{run_id}:r1.1"
-    with _statements(parts) as sent:
-        stamp = fence.stamp(run_id=run_id, call_id="r1.1", tool="t", token="tok",
-                            idempotency_key=key)  # fmt: skip
-        assert stamp == "stamped"
-        assert fence.claim(run_id=run_id, token="tok")
-        steps.record(
-            run_id=run_id,
-            sequence=1,
-            round=1,
-            call=ToolCall(call_id="r1.1", name="t", arguments={}),
-            effect="non_idempotent_write",
-            content="ok",
-            is_error=False,
-            privacy="full",
-            idempotency_key=key,
-            fence_token="tok",
-        )
-    if backend() == "postgres":
-        assert sent == ["UPDATE", "UPDATE", "WITH"]
-    else:
-        assert sent.count("COMMIT") == 3
-    with parts.ctx.sessions() as s:
-        row = s.get(RunRow, run_id)
-        assert row is not None and row.pending_token is None  # cleared with the record
-        assert s.get(ToolResultRow, key) is not None
-    assert _count(parts, EventRow, run_id) == 2

@@ -14,6 +14,6 @@ def test_every_module_of_the_agent_run_is_passed_through() -> None:
     # issue 12): a new one must be reviewed against builder.py's reasons and listed.
     folder = Path(agentrt.workflows.__file__).parent
     modules = {p.stem for p in folder.glob("*.py")} - SANDBOXED
-    assert {"agent_run", "_steps", "_fenced_write"} <= modules
+    assert {"agent_run", "_steps", "fence"} <= modules
     missing = {m for m in modules if f"agentrt.workflows.{m}" not in WORKFLOW_PASSTHROUGH}
     assert not missing

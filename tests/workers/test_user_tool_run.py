@@ -10,9 +10,10 @@ from temporalio.client import Client
 
 from agentrt import AgentRuntime, RunStatus, Settings, ToolEffect, build_worker
 from agentrt.contracts.enums import EventKind
-from agentrt.contracts.ids import ACT_FENCE_STAMP, ACT_WRITE_EXECUTE, idempotency_key
+from agentrt.contracts.ids import ACT_WRITE_EXECUTE, idempotency_key
 from agentrt.store.runs import RunStore
 from agentrt.workers.compose import TOOL_THREAD_PREFIX
+from tests.fence._history import stamp_markers
 from tests.workers import _user_toolbox
 
 PROFILES = """
@@ -85,12 +86,16 @@ async def test_a_user_tool_write_is_approved_fenced_and_runs_once(
             assert kinds.index(EventKind.APPROVAL) < kinds.index(EventKind.TOOL)
 
             history = await client.get_workflow_handle(run_id).fetch_history()
-            scheduled = [
-                e.activity_task_scheduled_event_attributes.activity_type.name
+            writes = [
+                e
                 for e in history.events
                 if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+                and e.activity_task_scheduled_event_attributes.activity_type.name
+                == ACT_WRITE_EXECUTE
             ]
-            assert scheduled.count(ACT_FENCE_STAMP) == 1
-            assert scheduled.count(ACT_WRITE_EXECUTE) == 1
-            assert scheduled.index(ACT_FENCE_STAMP) < scheduled.index(ACT_WRITE_EXECUTE)
+            # The stamp is a local activity: its marker comes before the write it fences.
+            stamps = stamp_markers(list(history.events))
+            assert len(stamps) == 1
+            assert len(writes) == 1
+            assert stamps[0].event_id < writes[0].event_id
     assert resources.executor is not None and resources.executor._shutdown  # type: ignore[attr-defined]

@@ -1,7 +1,10 @@
 """At most once across a workflow reset and a duplicate execution of the write.
 
 A reset re-runs the workflow code from an earlier point of its history on the same run
-row and the same database: the finished refund must be recognised, never run again.
+row and the same database: the finished refund must be recognised, never run again. With
+the stamp a local activity, no reset point lies between the stamp and the write: what
+carries the guarantee is the stamp's check of the recorded step (a reset re-runs it) and
+the claim's token (a duplicate execution of the write is refused), each pinned here.
 """
 
 import asyncio
@@ -18,20 +21,20 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 from temporalio.worker import Worker
 
+from agentrt.activities.fence import WriteActivities, _sql
 from agentrt.activities.registry import ToolRegistry
 from agentrt.activities.toolbox.demo import demo_tools
-from agentrt.activities.write import WriteActivities
 from agentrt.contracts.enums import EventKind, RunStatus, ToolEffect
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.ids import ACT_FENCE_STAMP, ACT_WRITE_EXECUTE, idempotency_key
 from agentrt.contracts.messages import ToolCall
-from agentrt.contracts.run import FenceState, ToolCallRequest
+from agentrt.contracts.run import FenceRequest, FenceState, ToolCallRequest
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.demo import DemoWorld
-from agentrt.store.fence import FenceStore
 from agentrt.store.runs import RunStore
 from agentrt.store.tool_steps import ToolStepStore
 from agentrt.workers.compose import WorkerResources
+from tests.fence._history import stamp_markers, stamp_state
 
 PROMPT = "Please refund order 1042"
 REFUND_CALL = "r2.1"
@@ -48,15 +51,20 @@ def _scheduled(events: list[HistoryEvent], activity: str) -> list[HistoryEvent]:
 
 
 def _reset_point(events: list[HistoryEvent], where: str) -> int:
-    """The WorkflowTaskCompleted event to reset to (the workflow task it closed re-runs)."""
+    """The WorkflowTaskCompleted event to reset to (the workflow task it closed re-runs).
+
+    The stamp is a local activity: it runs in the workflow task that schedules the write,
+    so `before_stamp` (the task that ran the stamp) and `before_write` (the task that
+    scheduled the write) are one task, reached two ways."""
+    completed = [
+        e.event_id for e in events if e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED
+    ]
     if where == "first_task":
-        return next(
-            e.event_id
-            for e in events
-            if e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED
-        )
-    activity = {"before_stamp": ACT_FENCE_STAMP, "before_write": ACT_WRITE_EXECUTE}[where]
-    attrs = _scheduled(events, activity)[0].activity_task_scheduled_event_attributes
+        return completed[0]
+    if where == "before_stamp":
+        marker = stamp_markers(events)[0].event_id
+        return max(i for i in completed if i < marker)
+    attrs = _scheduled(events, ACT_WRITE_EXECUTE)[0].activity_task_scheduled_event_attributes
     return attrs.workflow_task_completed_event_id
 
 
@@ -103,21 +111,14 @@ async def test_reset_of_a_completed_refund_does_not_refund_again(
     # Events up to the reset point are copied; later ones are the new execution's.
     redone = [e for e in (await reset_handle.fetch_history()).events if e.event_id > reset_at]
     writes = _scheduled(redone, ACT_WRITE_EXECUTE)
-    if where == "before_write":
-        # Replayed up to its stamp, the new execution scheduled the write with the old
-        # token: the claim was refused, and the fence resolved as already done.
-        assert len(writes) == 1
-        failure = next(
-            e.activity_task_failed_event_attributes.failure
-            for e in redone
-            if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED
-            and e.activity_task_failed_event_attributes.scheduled_event_id == writes[0].event_id
-        )
-        assert failure.application_failure_info.type == ErrorType.FENCE_REJECTED.value
-    else:
-        # A fresh stamp found the recorded step: the write was not even scheduled again.
-        assert len(_scheduled(redone, ACT_FENCE_STAMP)) == 1
-        assert writes == []
+    # At every point the new execution ran the stamp again (a local activity: a marker, no
+    # scheduled stamp), which found the recorded step: the write was not scheduled again.
+    # A re-execution that got past a stamp is refused by the claim's token:
+    # test_duplicate_execution_of_a_recorded_write_is_refused.
+    assert _scheduled(redone, ACT_FENCE_STAMP) == []
+    [stamp] = stamp_markers(redone)
+    assert await stamp_state(client.data_converter, stamp) == FenceState.ALREADY_DONE
+    assert writes == []
 
 
 async def test_duplicate_execution_of_a_recorded_write_is_refused(
@@ -136,15 +137,13 @@ async def test_duplicate_execution_of_a_recorded_write_is_refused(
     )
     key = idempotency_key(run_id, REFUND_CALL)
 
-    fence = FenceStore(parts.ctx)
-    verdict = fence.stamp(
-        run_id=run_id, call_id=REFUND_CALL, tool="issue_refund", token="t2", idempotency_key=key
-    )
+    fence = FenceRequest(run_id=run_id, call_id=REFUND_CALL, tool="issue_refund", token="t2")
+    verdict = _sql.stamp(parts.ctx, fence, key)
     assert verdict == FenceState.ALREADY_DONE
 
-    steps = ToolStepStore(parts.ctx)
+    assert parts.executor is not None
     write = WriteActivities(
-        registry=ToolRegistry(demo_tools(world)), fence=fence, steps=steps, runs=runs
+        ctx=parts.ctx, registry=ToolRegistry(demo_tools(world)), executor=parts.executor
     )
     request = ToolCallRequest(
         run_id=run_id,
@@ -153,17 +152,14 @@ async def test_duplicate_execution_of_a_recorded_write_is_refused(
         call=ToolCall(call_id=REFUND_CALL, name="issue_refund", arguments=refund["arguments"]),
         effect=ToolEffect.NON_IDEMPOTENT_WRITE,
         idempotency_key=key,
-        fence_token=str(uuid.uuid4()),  # stale: the run's fence was cleared when recorded
         privacy="full",
+        fence_token=str(uuid.uuid4()),  # stale: the run's fence was cleared when recorded
     )
     with pytest.raises(ApplicationError) as refused:
         await ActivityEnvironment().run(write.execute, request)
     assert refused.value.type == ErrorType.FENCE_REJECTED.value
     assert world.ledger_count(run_id=run_id, call_id=REFUND_CALL) == 1
-    assert (
-        fence.resolve(run_id=run_id, call_id=REFUND_CALL, token="t2", idempotency_key=key)
-        == FenceState.ALREADY_DONE
-    )
+    assert _sql.resolve(parts.ctx, fence, key) == FenceState.ALREADY_DONE
     after = runs.get(run_id)
     assert after is not None and after.status is RunStatus.COMPLETED
     assert after.pending_effect is None
@@ -185,14 +181,9 @@ async def test_a_claimed_write_survives_repeated_cancellation(
         privacy="full",
     )
     key = idempotency_key(run_id, REFUND_CALL)
-    fence = FenceStore(parts.ctx)
     tok = str(uuid.uuid4())
-    assert (
-        fence.stamp(
-            run_id=run_id, call_id=REFUND_CALL, tool="issue_refund", token=tok, idempotency_key=key
-        )
-        == FenceState.STAMPED
-    )
+    fence = FenceRequest(run_id=run_id, call_id=REFUND_CALL, tool="issue_refund", token=tok)
+    assert _sql.stamp(parts.ctx, fence, key) == FenceState.STAMPED
     reached, release = threading.Event(), threading.Event()
 
     def hold_after_claim(point: str) -> None:
@@ -200,11 +191,11 @@ async def test_a_claimed_write_survives_repeated_cancellation(
             reached.set()
             release.wait(timeout=WITHIN)
 
+    assert parts.executor is not None
     write = WriteActivities(
+        ctx=parts.ctx,
         registry=ToolRegistry(demo_tools(world)),
-        fence=fence,
-        steps=ToolStepStore(parts.ctx),
-        runs=runs,
+        executor=parts.executor,
         faults=hold_after_claim,
     )
     request = ToolCallRequest(
@@ -218,8 +209,8 @@ async def test_a_claimed_write_survives_repeated_cancellation(
         ),
         effect=ToolEffect.NON_IDEMPOTENT_WRITE,
         idempotency_key=key,
-        fence_token=tok,
         privacy="full",
+        fence_token=tok,
     )
     task = asyncio.create_task(ActivityEnvironment().run(write.execute, request))
     assert await asyncio.to_thread(reached.wait, WITHIN)
@@ -232,6 +223,6 @@ async def test_a_claimed_write_survives_repeated_cancellation(
     outcome = await asyncio.wait_for(task, WITHIN)
     assert not outcome.is_error
     assert world.ledger_count(run_id=run_id, call_id=REFUND_CALL) == 1
-    assert ToolStepStore(parts.ctx).recorded_result_for(run_id, REFUND_CALL) is not None
+    assert ToolStepStore(parts.ctx).result(key) is not None
     view = runs.get(run_id)
     assert view is not None and view.pending_effect is None

@@ -1,4 +1,4 @@
-"""The write fence's guarded transitions (store/fence.py) on the real database.
+"""The write fence's guarded transitions (activities/fence/_sql.py) on the real database.
 
 Each transition is one conditional write on the run row; these tests pin which state
 each one accepts and what it refuses, including two callers racing for the same fence.
@@ -13,16 +13,20 @@ from typing import TypeVar
 import pytest
 from sqlalchemy import update
 
+from agentrt.activities.fence import _sql, void_unclaimed
 from agentrt.activities.settle import Settle
 from agentrt.contracts.enums import Outcome, PendingState, RunStatus, TerminationReason
+from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.ids import idempotency_key
 from agentrt.contracts.messages import ToolCall, Usage
-from agentrt.contracts.run import FailRequest, FenceState
-from agentrt.store.fence import FenceStore
-from agentrt.store.rows import RunRow
+from agentrt.contracts.run import FailRequest, FenceRequest, FenceState
+from agentrt.store.context import StoreContext
+from agentrt.store.rows import EventRow, RunRow, ToolResultRow
 from agentrt.store.runs import RunStore
 from agentrt.store.tool_steps import ToolStepStore
 from agentrt.workers.compose import WorkerResources
+from tests._db import backend
+from tests.store.test_step_rows import _count, _run, _statements
 
 T = TypeVar("T")
 
@@ -31,8 +35,8 @@ OTHER = ToolCall(call_id="r1.2", name="issue_refund", arguments={"order_id": "10
 
 
 @pytest.fixture
-def fence(parts: WorkerResources) -> FenceStore:
-    return FenceStore(parts.ctx)
+def fence(parts: WorkerResources) -> StoreContext:
+    return parts.ctx
 
 
 @pytest.fixture
@@ -46,23 +50,23 @@ def token() -> str:
     return str(uuid.uuid4())
 
 
-def stamp(fence: FenceStore, run_id: str, tok: str, call: ToolCall = CALL) -> str:
-    return fence.stamp(
-        run_id=run_id,
-        call_id=call.call_id,
-        tool=call.name,
-        token=tok,
-        idempotency_key=idempotency_key(run_id, call.call_id),
-    )
+def _request(run_id: str, tok: str, call: ToolCall) -> FenceRequest:
+    return FenceRequest(run_id=run_id, call_id=call.call_id, tool=call.name, token=tok)
 
 
-def resolve(fence: FenceStore, run_id: str, tok: str, call: ToolCall = CALL) -> str:
-    return fence.resolve(
-        run_id=run_id,
-        call_id=call.call_id,
-        token=tok,
-        idempotency_key=idempotency_key(run_id, call.call_id),
-    )
+def stamp(fence: StoreContext, run_id: str, tok: str, call: ToolCall = CALL) -> str:
+    key = idempotency_key(run_id, call.call_id)
+    return _sql.stamp(fence, _request(run_id, tok, call), key)
+
+
+def resolve(fence: StoreContext, run_id: str, tok: str, call: ToolCall = CALL) -> str:
+    key = idempotency_key(run_id, call.call_id)
+    return _sql.resolve(fence, _request(run_id, tok, call), key)
+
+
+def claim(fence: StoreContext, run_id: str, tok: str) -> bool:
+    """Whether the claim took the fence (a refusal says why; see the write activity)."""
+    return _sql.claim(fence, run_id, tok) is None
 
 
 def pending(runs: RunStore, run_id: str) -> PendingState | None:
@@ -101,7 +105,7 @@ def record(parts: WorkerResources, run_id: str, tok: str) -> None:
         is_error=False,
         privacy="full",
         idempotency_key=idempotency_key(run_id, CALL.call_id),
-        fence_token=tok,
+        also=[_sql.clear_part(run_id, tok)],
     )
 
 
@@ -121,7 +125,7 @@ def race(*fns: Callable[[], T]) -> list[T]:
 # --- stamp ------------------------------------------------------------------------------
 
 
-def test_stamp_on_a_running_run(fence: FenceStore, runs: RunStore, run_id: str) -> None:
+def test_stamp_on_a_running_run(fence: StoreContext, runs: RunStore, run_id: str) -> None:
     assert stamp(fence, run_id, token()) == FenceState.STAMPED
     view = runs.get(run_id)
     assert view is not None and view.pending_effect is not None
@@ -131,27 +135,27 @@ def test_stamp_on_a_running_run(fence: FenceStore, runs: RunStore, run_id: str) 
 
 @pytest.mark.parametrize("status", [RunStatus.FAILED, RunStatus.CANCELLED])
 def test_stamp_requires_running(
-    fence: FenceStore, runs: RunStore, parts: WorkerResources, run_id: str, status: RunStatus
+    fence: StoreContext, runs: RunStore, parts: WorkerResources, run_id: str, status: RunStatus
 ) -> None:
     settle(parts, run_id, status)
     assert stamp(fence, run_id, token()) == FenceState.RUN_NOT_RUNNING
     assert pending(runs, run_id) is None
 
 
-def test_stamp_of_an_unknown_run(fence: FenceStore) -> None:
+def test_stamp_of_an_unknown_run(fence: StoreContext) -> None:
     assert stamp(fence, str(uuid.uuid4()), token()) == FenceState.RUN_NOT_RUNNING
 
 
-def test_stamp_is_retry_safe_with_the_same_token(fence: FenceStore, run_id: str) -> None:
+def test_stamp_is_retry_safe_with_the_same_token(fence: StoreContext, run_id: str) -> None:
     tok = token()
     assert stamp(fence, run_id, tok) == FenceState.STAMPED
     # A retried stamp activity whose first attempt landed: the same fence, still claimable.
     assert stamp(fence, run_id, tok) == FenceState.STAMPED
-    assert fence.claim(run_id=run_id, token=tok)
+    assert claim(fence, run_id, tok)
 
 
 def test_second_call_while_one_is_pending_is_busy(
-    fence: FenceStore, runs: RunStore, run_id: str
+    fence: StoreContext, runs: RunStore, run_id: str
 ) -> None:
     first = token()
     assert stamp(fence, run_id, first) == FenceState.STAMPED
@@ -159,25 +163,25 @@ def test_second_call_while_one_is_pending_is_busy(
     view = runs.get(run_id)
     assert view is not None and view.pending_effect is not None
     assert view.pending_effect.call_id == CALL.call_id
-    assert fence.claim(run_id=run_id, token=first)
+    assert claim(fence, run_id, first)
     assert stamp(fence, run_id, token(), OTHER) == FenceState.BUSY  # claimed: still busy
 
 
-def test_restamp_of_an_unclaimed_call_replaces_the_token(fence: FenceStore, run_id: str) -> None:
+def test_restamp_of_an_unclaimed_call_replaces_the_token(fence: StoreContext, run_id: str) -> None:
     """A reset re-stamps the same call: the earlier execution's token can no longer claim."""
     old, new = token(), token()
     assert stamp(fence, run_id, old) == FenceState.STAMPED
     assert stamp(fence, run_id, new) == FenceState.STAMPED
-    assert not fence.claim(run_id=run_id, token=old)
-    assert fence.claim(run_id=run_id, token=new)
+    assert not claim(fence, run_id, old)
+    assert claim(fence, run_id, new)
 
 
 def test_restamp_of_a_claimed_call_is_refused(
-    fence: FenceStore, runs: RunStore, run_id: str
+    fence: StoreContext, runs: RunStore, run_id: str
 ) -> None:
     tok = token()
     stamp(fence, run_id, tok)
-    assert fence.claim(run_id=run_id, token=tok)
+    assert claim(fence, run_id, tok)
     assert stamp(fence, run_id, token()) == FenceState.INTERRUPTED
     assert pending(runs, run_id) is PendingState.EXECUTING
 
@@ -185,34 +189,34 @@ def test_restamp_of_a_claimed_call_is_refused(
 # --- claim ------------------------------------------------------------------------------
 
 
-def test_claim_works_once_per_token(fence: FenceStore, runs: RunStore, run_id: str) -> None:
+def test_claim_works_once_per_token(fence: StoreContext, runs: RunStore, run_id: str) -> None:
     tok = token()
     stamp(fence, run_id, tok)
-    assert not fence.claim(run_id=run_id, token=token())  # a token never issued
-    assert fence.claim(run_id=run_id, token=tok)
+    assert not claim(fence, run_id, token())  # a token never issued
+    assert claim(fence, run_id, tok)
     assert pending(runs, run_id) is PendingState.EXECUTING
-    assert not fence.claim(run_id=run_id, token=tok)
+    assert not claim(fence, run_id, tok)
 
 
-def test_concurrent_claims_of_one_token_have_one_winner(fence: FenceStore, run_id: str) -> None:
+def test_concurrent_claims_of_one_token_have_one_winner(fence: StoreContext, run_id: str) -> None:
     tok = token()
     stamp(fence, run_id, tok)
-    wins = race(*[lambda: fence.claim(run_id=run_id, token=tok)] * 6)
+    wins = race(*[lambda: claim(fence, run_id, tok)] * 6)
     assert sorted(wins) == [False] * 5 + [True]
 
 
 def test_claim_refused_after_the_run_is_cancelled(
-    fence: FenceStore, runs: RunStore, parts: WorkerResources, run_id: str
+    fence: StoreContext, runs: RunStore, parts: WorkerResources, run_id: str
 ) -> None:
     tok = token()
     stamp(fence, run_id, tok)
     settle(parts, run_id, RunStatus.CANCELLED)
-    assert not fence.claim(run_id=run_id, token=tok)
+    assert not claim(fence, run_id, tok)
     assert pending(runs, run_id) is None  # an unclaimed fence dies with the run
 
 
 def test_claim_refused_on_a_run_not_running_even_with_its_fence(
-    fence: FenceStore, runs: RunStore, parts: WorkerResources, run_id: str
+    fence: StoreContext, runs: RunStore, parts: WorkerResources, run_id: str
 ) -> None:
     """The status guard alone refuses: e.g. a run suspended for approval meanwhile."""
     tok = token()
@@ -223,16 +227,16 @@ def test_claim_refused_on_a_run_not_running_even_with_its_fence(
             .where(RunRow.id == run_id)
             .values(status=RunStatus.WAITING_FOR_APPROVAL.value)
         )
-    assert not fence.claim(run_id=run_id, token=tok)
+    assert not claim(fence, run_id, tok)
     assert pending(runs, run_id) is PendingState.STAMPED
 
 
 def test_a_claimed_fence_outlives_the_settle(
-    fence: FenceStore, runs: RunStore, parts: WorkerResources, run_id: str
+    fence: StoreContext, runs: RunStore, parts: WorkerResources, run_id: str
 ) -> None:
     tok = token()
     stamp(fence, run_id, tok)
-    assert fence.claim(run_id=run_id, token=tok)
+    assert claim(fence, run_id, tok)
     settle(parts, run_id, RunStatus.CANCELLED)
     assert pending(runs, run_id) is PendingState.EXECUTING  # evidence of a write in flight
 
@@ -241,69 +245,69 @@ def test_a_claimed_fence_outlives_the_settle(
 
 
 def test_resolve_stamped_is_never_claimed_and_voids_the_fence(
-    fence: FenceStore, runs: RunStore, run_id: str
+    fence: StoreContext, runs: RunStore, run_id: str
 ) -> None:
     tok = token()
     stamp(fence, run_id, tok)
     assert resolve(fence, run_id, tok) == FenceState.NEVER_CLAIMED
     assert pending(runs, run_id) is None
-    assert not fence.claim(run_id=run_id, token=tok)  # a late claim of the void fence
+    assert not claim(fence, run_id, tok)  # a late claim of the void fence
     # The write may be scheduled again, under a fresh token.
     again = token()
     assert stamp(fence, run_id, again) == FenceState.STAMPED
-    assert fence.claim(run_id=run_id, token=again)
+    assert claim(fence, run_id, again)
 
 
 def test_resolve_executing_is_interrupted_with_outcome_unknown(
-    fence: FenceStore, runs: RunStore, run_id: str
+    fence: StoreContext, runs: RunStore, run_id: str
 ) -> None:
     tok = token()
     stamp(fence, run_id, tok)
-    assert fence.claim(run_id=run_id, token=tok)
+    assert claim(fence, run_id, tok)
     assert resolve(fence, run_id, tok) == FenceState.INTERRUPTED
     assert pending(runs, run_id) is PendingState.OUTCOME_UNKNOWN
     # Retried resolve: the same verdict; the call can be neither re-stamped nor claimed.
     assert resolve(fence, run_id, tok) == FenceState.INTERRUPTED
     assert stamp(fence, run_id, token()) == FenceState.INTERRUPTED
-    assert not fence.claim(run_id=run_id, token=tok)
+    assert not claim(fence, run_id, tok)
     assert pending(runs, run_id) is PendingState.OUTCOME_UNKNOWN
 
 
 def test_resolve_recorded_is_already_done(
-    fence: FenceStore, runs: RunStore, parts: WorkerResources, run_id: str
+    fence: StoreContext, runs: RunStore, parts: WorkerResources, run_id: str
 ) -> None:
     tok = token()
     stamp(fence, run_id, tok)
-    assert fence.claim(run_id=run_id, token=tok)
+    assert claim(fence, run_id, tok)
     record(parts, run_id, tok)
     assert pending(runs, run_id) is None  # cleared in the record transaction
     assert resolve(fence, run_id, tok) == FenceState.ALREADY_DONE
     # A duplicate execution of the same call: its stamp learns the write is done, and a
     # stale token cannot claim anything.
     assert stamp(fence, run_id, token()) == FenceState.ALREADY_DONE
-    assert not fence.claim(run_id=run_id, token=tok)
+    assert not claim(fence, run_id, tok)
     assert pending(runs, run_id) is None
 
 
 def test_recorded_call_is_done_even_after_the_run_settled(
-    fence: FenceStore, parts: WorkerResources, run_id: str
+    fence: StoreContext, parts: WorkerResources, run_id: str
 ) -> None:
     """A reset of a COMPLETED run re-stamps its finished write: done, not "not running"."""
     tok = token()
     stamp(fence, run_id, tok)
-    assert fence.claim(run_id=run_id, token=tok)
+    assert claim(fence, run_id, tok)
     record(parts, run_id, tok)
     settle(parts, run_id, RunStatus.FAILED)
     assert stamp(fence, run_id, token()) == FenceState.ALREADY_DONE
 
 
-def test_resolve_without_a_fence_is_never_claimed(fence: FenceStore, run_id: str) -> None:
+def test_resolve_without_a_fence_is_never_claimed(fence: StoreContext, run_id: str) -> None:
     """The stamp itself never landed: nothing can have run."""
     assert resolve(fence, run_id, token()) == FenceState.NEVER_CLAIMED
 
 
 def test_claim_racing_resolve_never_yields_never_claimed_for_a_claimed_write(
-    fence: FenceStore, runs: RunStore, parts: WorkerResources
+    fence: StoreContext, runs: RunStore, parts: WorkerResources
 ) -> None:
     """A slow write claiming just as the workflow resolves its timeout: exactly one wins,
     and a won claim is always reported as interrupted, never as safe to re-run."""
@@ -316,7 +320,7 @@ def test_claim_racing_resolve_never_yields_never_claimed_for_a_claimed_write(
         tok = token()
         stamp(fence, rid, tok)
         claimed, verdict = race(
-            lambda: fence.claim(run_id=rid, token=tok),  # noqa: B023 (joined in this pass)
+            lambda: claim(fence, rid, tok),  # noqa: B023 (joined in this pass)
             lambda: resolve(fence, rid, tok),  # noqa: B023
         )
         assert (claimed, verdict) in {
@@ -325,3 +329,68 @@ def test_claim_racing_resolve_never_yields_never_claimed_for_a_claimed_write(
         }
         expected = PendingState.OUTCOME_UNKNOWN if claimed else None
         assert pending(runs, rid) is expected
+
+
+def test_a_refused_claim_says_whether_the_run_exists(fence: StoreContext, run_id: str) -> None:
+    tok = token()
+    stamp(fence, run_id, tok)
+    assert _sql.claim(fence, run_id, token()) is ErrorType.FENCE_REJECTED
+    assert _sql.claim(fence, str(uuid.uuid4()), tok) is ErrorType.RUN_NOT_FOUND
+
+
+# --- void, in the settle's transaction --------------------------------------------------
+
+
+def test_void_empties_a_stamped_fence_and_keeps_a_claimed_one(
+    fence: StoreContext, runs: RunStore, run_id: str
+) -> None:
+    """What the settle's own UPDATE carries: an unclaimed write never ran, a claimed one
+    stays as evidence."""
+    voided = update(RunRow).where(RunRow.id == run_id).values(void_unclaimed())
+    stamp(fence, run_id, token())
+    with fence.sessions.begin() as s:
+        s.execute(voided)
+    assert pending(runs, run_id) is None
+    tok = token()
+    stamp(fence, run_id, tok)
+    assert claim(fence, run_id, tok)
+    with fence.sessions.begin() as s:
+        s.execute(voided)
+    assert pending(runs, run_id) is PendingState.EXECUTING
+
+
+# --- round trips ------------------------------------------------------------------------
+
+
+def test_a_recorded_write_is_one_round_trip_on_postgres(parts: WorkerResources) -> None:
+    """A write's record (message, event, ledger row, fence clear) and the fence's stamp and
+    claim: each one statement on PostgreSQL, with no BEGIN or COMMIT; on SQLite one
+    transaction each."""
+    run_id = _run(parts)
+    key = f"{run_id}:r1.1"
+    call = ToolCall(call_id="r1.1", name="t", arguments={})
+    with _statements(parts) as sent:
+        stamp = _sql.stamp(parts.ctx, _request(run_id, "tok", call), key)
+        assert stamp == "stamped"
+        assert _sql.claim(parts.ctx, run_id, "tok") is None
+        ToolStepStore(parts.ctx).record(
+            run_id=run_id,
+            sequence=1,
+            round=1,
+            call=call,
+            effect="non_idempotent_write",
+            content="ok",
+            is_error=False,
+            privacy="full",
+            idempotency_key=key,
+            also=[_sql.clear_part(run_id, "tok")],
+        )
+    if backend() == "postgres":
+        assert sent == ["UPDATE", "UPDATE", "WITH"]
+    else:
+        assert sent.count("COMMIT") == 3
+    with parts.ctx.sessions() as s:
+        row = s.get(RunRow, run_id)
+        assert row is not None and row.pending_token is None  # cleared with the record
+        assert s.get(ToolResultRow, key) is not None
+    assert _count(parts, EventRow, run_id) == 2

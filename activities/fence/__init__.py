@@ -1,0 +1,222 @@
+"""The write fence: a non-idempotent write runs at most once.
+
+The workflow stamps the fence with a fresh token (`fence.stamp`, a local activity in the
+workflow task that schedules the write: workflows/fence.py), schedules the write once
+(`write.execute`: claim the fence with that token, run the tool, record its step and clear
+the fence in one statement), and after a failure asks the database what really happened
+(`fence.resolve`). The transitions are in `_sql`; `void_unclaimed` is the settle's part.
+"""
+
+import asyncio
+import contextvars
+import functools
+import time
+from collections.abc import Callable
+from concurrent.futures import Executor
+from typing import ParamSpec, TypeVar
+
+from temporalio import activity
+
+from agentrt.activities._common import (
+    ActivityGroup,
+    fatal,
+    fault,
+    heartbeating,
+    is_store_unavailable,
+    retried,
+    store_work,
+    tool_context,
+)
+from agentrt.activities._shield import shield_until_done
+from agentrt.activities.fence import _sql
+from agentrt.activities.fence._sql import void_unclaimed
+from agentrt.activities.ports import FaultHook, no_faults
+from agentrt.activities.registry import ToolRegistry
+from agentrt.activities.tools import call_tool
+from agentrt.contracts.enums import ToolEffect
+from agentrt.contracts.errors import ErrorType
+from agentrt.contracts.ids import (
+    ACT_FENCE_RESOLVE,
+    ACT_FENCE_STAMP,
+    ACT_WRITE_EXECUTE,
+    idempotency_key,
+)
+from agentrt.contracts.run import (
+    FenceRequest,
+    FenceResult,
+    FenceState,
+    ToolCallRequest,
+    ToolCallResult,
+)
+from agentrt.store.context import StoreContext
+from agentrt.store.tool_steps import ToolStepStore
+
+__all__ = ["FenceActivities", "WriteActivities", "void_unclaimed"]
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+def uncounted() -> None:
+    """No metrics: what a fence built without the worker's counters records."""
+
+
+class FenceActivities(ActivityGroup):
+    """Stamp and resolve: sync activities, each one transaction on the worker's executor
+    (the stamp one statement when it applies)."""
+
+    def __init__(
+        self,
+        *,
+        ctx: StoreContext,
+        faults: FaultHook = no_faults,
+        interrupted: Callable[[], None] = uncounted,
+    ) -> None:
+        self._ctx = ctx
+        self._faults = faults
+        self._interrupted = interrupted  # a claimed write found with its outcome unknown
+
+    @activity.defn(name=ACT_FENCE_STAMP)
+    @store_work
+    def stamp(self, req: FenceRequest) -> FenceResult:
+        self._faults("fence.before_stamp")
+        key = idempotency_key(req.run_id, req.call_id)
+        return FenceResult(state=_sql.stamp(self._ctx, req, key))
+
+    @activity.defn(name=ACT_FENCE_RESOLVE)
+    @store_work
+    def resolve(self, req: FenceRequest) -> FenceResult:
+        state = _sql.resolve(self._ctx, req, idempotency_key(req.run_id, req.call_id))
+        if state == FenceState.INTERRUPTED:
+            self._interrupted()
+            activity.logger.warning(
+                "run %s: write %s interrupted after its claim; outcome unknown",
+                req.run_id,
+                req.call_id,
+            )
+        return FenceResult(state=state)
+
+
+class WriteActivities(ActivityGroup):
+    """The write itself. Async, because it awaits the tool; its two store steps (the claim,
+    then the record with the clear) each take one hop to `executor`, the worker's bounded
+    pool (the SDK's activity executor), never the default thread pool."""
+
+    def __init__(
+        self,
+        *,
+        ctx: StoreContext,
+        registry: ToolRegistry,
+        executor: Executor,
+        faults: FaultHook = no_faults,
+        claimed: Callable[[], None] = uncounted,
+    ) -> None:
+        self._ctx = ctx
+        self._steps = ToolStepStore(ctx)
+        self._registry = registry
+        self._executor = executor
+        self._faults = faults
+        self._claimed_count = claimed  # a write that claimed its fence
+
+    async def _hop(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """`fn` on the executor, in this activity's context (its logger, its fault hook)."""
+        work = functools.partial(store_work(fn), *args, **kwargs)
+        run = contextvars.copy_context().run
+        return await asyncio.get_running_loop().run_in_executor(self._executor, run, work)
+
+    @activity.defn(name=ACT_WRITE_EXECUTE)
+    async def execute(self, req: ToolCallRequest) -> ToolCallResult:
+        """Scheduled with zero retries. Raises only non-retryable errors the workflow resolves.
+
+        - claim refused (reset, duplicate, cancelled run): FenceRejected, nothing touched;
+          no run row at all: RunNotFound;
+        - the tool raised ToolInputError or ToolFailure (a known outcome: nothing was sent, or
+          its server answered "failed"): recorded as the call's error result, fence cleared;
+        - the effect raised, or its step could not be recorded: WriteFailed / AuditFailed,
+          the fence stays claimed and the run fails with outcome unknown.
+        """
+        token = req.fence_token
+        if token is None:
+            raise fatal("a non-idempotent write needs a fence token", ErrorType.FENCE_REJECTED)
+        # Heartbeats from the start: a dead worker is noticed within the heartbeat timeout,
+        # claimed or not, and resolved from the database.
+        async with heartbeating():
+            refused = await self._hop(self._claim, req.run_id, token)
+            if refused is ErrorType.RUN_NOT_FOUND:
+                raise fatal("no persisted run: the write is refused", refused)
+            if refused is not None:
+                raise fatal("write fence could not be claimed", refused)
+            # Once claimed, the write finishes and is recorded even if the run is cancelled
+            # meanwhile: the effect is shielded from the activity's cancellation.
+            return await shield_until_done(
+                self._claimed(req, token),
+                on_cancel=lambda: activity.logger.info(
+                    "run %s cancelled during a claimed write: finishing it", req.run_id
+                ),
+            )
+
+    def _claim(self, run_id: str, token: str) -> ErrorType | None:
+        self._faults("write.before_claim")
+        refused = _sql.claim(self._ctx, run_id, token)
+        if refused is None:
+            self._claimed_count()
+        return refused
+
+    async def _claimed(self, req: ToolCallRequest, token: str) -> ToolCallResult:
+        await fault(self._faults, "write.after_claim")
+        call = req.call
+        tool = self._registry.get(call.name)
+        started = time.monotonic()
+        if tool is None or tool.effect is not ToolEffect.NON_IDEMPOTENT_WRITE:
+            content, is_error = f"Unknown tool {call.name!r}.", True
+        else:
+            ctx = tool_context(req.run_id, call.call_id, req.idempotency_key)
+            try:
+                # Bad arguments are refused before any effect, by contract; an unusable result
+                # comes after a known one; a ToolFailure is a known outcome (not sent, or the
+                # server answered "failed"): all are recorded as plain errors.
+                content, is_error = await call_tool(tool, call, ctx)
+            except Exception as exc:
+                activity.logger.warning(
+                    "write %s in run %s failed: %s", call.name, req.run_id, type(exc).__name__
+                )
+                raise fatal(
+                    "the write failed; its outcome is unknown", ErrorType.WRITE_FAILED
+                ) from None
+        await fault(self._faults, "write.after_effect")
+        duration_ms = (time.monotonic() - started) * 1000
+        try:
+            await retried(
+                lambda: self._hop(
+                    self._steps.record,
+                    run_id=req.run_id,
+                    sequence=req.sequence,
+                    round=req.round,
+                    call=call,
+                    effect=ToolEffect.NON_IDEMPOTENT_WRITE.value,
+                    content=content,
+                    is_error=is_error,
+                    privacy=req.privacy,  # the run's level, as the workflow's plan holds it
+                    idempotency_key=req.idempotency_key,
+                    duration_ms=duration_ms,
+                    also=[_sql.clear_part(req.run_id, token)],
+                ),
+                RECORD_PAUSES,
+                is_store_unavailable,
+                "recording a write",
+            )
+        except Exception as exc:
+            activity.logger.warning(
+                "audit of write %s in run %s failed: %s", call.name, req.run_id, type(exc).__name__
+            )
+            raise fatal(
+                "the write ran but its step could not be recorded", ErrorType.AUDIT_FAILED
+            ) from None
+        return ToolCallResult(call_id=call.call_id, is_error=is_error)
+
+
+# The outcome is known once the effect returned: a store that is briefly away (a dropped
+# connection, a restart) must not turn it into "outcome unknown". The record is idempotent
+# (insert-or-ignore, the fence cleared only for its own token), so it is tried again, for
+# about 6 s, while the activity heartbeats; anything else fails at once.
+RECORD_PAUSES = (0.2, 0.4, 0.8, 1.6, 3.2)
