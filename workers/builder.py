@@ -1,7 +1,7 @@
 """The worker builder: for `agentrt-worker` and for users who run the worker in their own
 process with their own toolboxes and model providers.
 
-    worker, resources = build_worker(client, settings, toolboxes=[billing])
+    worker, resources = build_worker(client, settings, toolboxes=[billing], profiles=[support])
     with resources:
         async with worker:
             await stop.wait()
@@ -19,6 +19,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 
 from agentrt.activities.ports import ModelProvider
 from agentrt.activities.toolbox.box import Toolbox
+from agentrt.contracts.profiles import Profile
 from agentrt.core.settings import Settings
 from agentrt.core.temporal import worker_client
 from agentrt.core.tracing import tracing_enabled, tracing_interceptor
@@ -35,14 +36,19 @@ def build_worker(
     toolboxes: Iterable[Toolbox] = (),
     providers: Mapping[str, ModelProvider] | None = None,
     faults: Callable[[str], None] | None = None,
+    profiles: Iterable[Profile] | None = None,
 ) -> tuple[Worker, WorkerResources]:
     """A Temporal Worker for agent runs, and what it holds open (the database engine, the
     sync tools' thread pool): close the resources after the worker has stopped.
 
     `toolboxes` add to those of AGENTRT_TOOLBOXES and the `agentrt.toolboxes` entry points;
     `providers` add to the configured model providers (`name` of `name:model`); they may
-    replace the scripted default names, a clash with any other source is a ConfigError."""
-    resources = build(settings, toolboxes=toolboxes, providers=providers, faults=faults)
+    replace the scripted default names, a clash with any other source is a ConfigError.
+    `profiles`, written in Python, are the profiles the worker serves instead of those of
+    AGENTRT_PROFILES_FILE."""
+    resources = build(
+        settings, toolboxes=toolboxes, providers=providers, faults=faults, profiles=profiles
+    )
     try:
         return make_worker(client, resources, settings), resources
     except BaseException:

@@ -30,7 +30,7 @@ from agentrt.activities.providers.openai_compat import DEFAULT_TIMEOUT_SECONDS, 
 from agentrt.activities.providers.scripted import ScriptedProvider
 from agentrt.contracts.errors import ConfigError
 from agentrt.contracts.pricing import PriceTable
-from agentrt.contracts.profiles import AgentProfile, PrivacyLevel, stricter
+from agentrt.contracts.profiles import Profile, PrivacyLevel, stricter
 from agentrt.core.settings import Settings
 
 ENTRY_POINT_GROUP = "agentrt.providers"
@@ -197,7 +197,7 @@ def plugin_entry_points() -> list[EntryPoint]:
     return list(found.values())
 
 
-def check_budgets(profiles: Iterable[AgentProfile], prices: Mapping[str, PriceTable]) -> None:
+def check_budgets(profiles: Iterable[Profile], prices: Mapping[str, PriceTable]) -> None:
     """A cost budget needs a price for the profile's model and its fallback: without one
     the run's cost is unknown and the budget would stop the run after its first call."""
     for p in profiles:

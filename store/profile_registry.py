@@ -1,0 +1,81 @@
+"""The profiles the workers serve, as they registered them at start: what clients, the API
+and A2A read to route a start and to refuse one they cannot serve, instead of parsing the
+workers' profiles file. A profile registered by no worker is unknown to them.
+
+A worker upserts its profiles when it is built; a later worker with a changed profile
+replaces the row (the digest tells the copies apart). A profile a worker stops serving
+keeps its row: the worker still refuses its runs (UNKNOWN_PROFILE), so a stale row only
+delays the same refusal to the workflow's begin."""
+
+from collections.abc import Iterable
+from datetime import datetime
+
+from sqlalchemy import Boolean, DateTime, String, Text, select
+from sqlalchemy.orm import Mapped, mapped_column
+
+from agentrt.contracts.profiles import Profile, RegisteredProfile
+from agentrt.store.context import StoreContext, utcnow
+from agentrt.store.rows import Base
+
+
+class ProfileRow(Base):
+    __tablename__ = "agent_profile"
+
+    name: Mapped[str] = mapped_column(String(200), primary_key=True)
+    task_queue: Mapped[str | None] = mapped_column(String(200))
+    privacy: Mapped[str] = mapped_column(String(16))
+    answer_level: Mapped[str] = mapped_column(String(16))
+    writes_unapproved: Mapped[bool] = mapped_column(Boolean)
+    publish: Mapped[bool] = mapped_column(Boolean)
+    description: Mapped[str] = mapped_column(Text)
+    digest: Mapped[str] = mapped_column(String(64))
+    registered_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class ProfileRegistry:
+    def __init__(self, ctx: StoreContext) -> None:
+        self._ctx = ctx
+
+    def register(self, profiles: Iterable[Profile]) -> None:
+        """Upsert every profile's registration, in one transaction."""
+        now = utcnow()
+        with self._ctx.sessions.begin() as s:
+            for profile in profiles:
+                reg = RegisteredProfile.of(profile)
+                row = s.get(ProfileRow, reg.name)
+                if row is None:
+                    row = ProfileRow(name=reg.name)
+                    s.add(row)
+                row.task_queue = reg.task_queue
+                row.privacy = reg.privacy
+                row.answer_level = reg.answer_level
+                row.writes_unapproved = reg.writes_unapproved
+                row.publish = reg.publish
+                row.description = reg.description
+                row.digest = reg.digest
+                row.registered_at = now
+
+    def get(self, name: str) -> RegisteredProfile | None:
+        with self._ctx.reads() as s:
+            row = s.get(ProfileRow, name)
+            return None if row is None else _registered(row)
+
+    def all(self) -> dict[str, RegisteredProfile]:
+        with self._ctx.reads() as s:
+            rows = s.scalars(select(ProfileRow).order_by(ProfileRow.name)).all()
+            return {row.name: _registered(row) for row in rows}
+
+
+def _registered(row: ProfileRow) -> RegisteredProfile:
+    return RegisteredProfile.model_validate(
+        {
+            "name": row.name,
+            "task_queue": row.task_queue,
+            "privacy": row.privacy,
+            "answer_level": row.answer_level,
+            "writes_unapproved": row.writes_unapproved,
+            "publish": row.publish,
+            "description": row.description,
+            "digest": row.digest,
+        }
+    )
