@@ -24,7 +24,7 @@ from temporalio.client import Client
 
 import agentrt.api.errors  # noqa: F401  (registers RESULT_NOT_RETAINABLE with the SDK)
 from agentrt.api import logs
-from agentrt.api.card import REST_PREFIX, agent_card, with_last_modified
+from agentrt.api.card import REST_PREFIX, agent_card, with_last_modified, with_skills
 from agentrt.api.delivery import PushDelivery
 from agentrt.api.guard import CALLER_KEY, Guard
 from agentrt.api.handler import CALLER, A2AHandler
@@ -33,7 +33,6 @@ from agentrt.api.ops_wake import finish
 from agentrt.api.settings import ApiSettings
 from agentrt.api.tasks import TaskService
 from agentrt.contracts.errors import ConfigError
-from agentrt.core.profiles import load_profiles, needs_payload_keys
 from agentrt.core.temporal import connect
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.a2a import A2AStore
@@ -41,6 +40,7 @@ from agentrt.store.a2a_journal import A2AJournal
 from agentrt.store.a2a_push import A2APushStore
 from agentrt.store.context import StoreContext, utcnow
 from agentrt.store.open import open_store
+from agentrt.store.profile_registry import ProfileRegistry
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer
 
@@ -76,8 +76,9 @@ def create_app(settings: ApiSettings, client: Client | None = None) -> Starlette
     engine, ctx = open_store(
         settings.resolved_database_url(), sealer, run_migrations=settings.api_migrate
     )
-    profiles = load_profiles(settings.profiles_file)
-    queues = {name: p.task_queue for name, p in profiles.items() if p.task_queue}
+    # The profiles the workers registered: where a start goes, what a grant must name,
+    # what the Agent Card offers. The API reads no profiles file.
+    profiles = ProfileRegistry(ctx)
     logs.install()
     store, journal, push = A2AStore(ctx), A2AJournal(ctx), A2APushStore(ctx)
     handler = A2AHandler(settings, _Unbound(), store, journal, push)  # type: ignore[arg-type]
@@ -93,12 +94,8 @@ def create_app(settings: ApiSettings, client: Client | None = None) -> Starlette
             RunStore(ctx),
             settings.task_queue,
             begin_timeout=settings.start_timeout_seconds,
-            routes=queues,
-            needs_payload_keys=needs_payload_keys(
-                profiles,
-                encrypted=temporal.data_converter.payload_codec is not None,
-                allow_plaintext=settings.allow_plaintext_history,
-            ),
+            plaintext_refused=temporal.data_converter.payload_codec is None
+            and not settings.allow_plaintext_history,
             max_prompt_chars=settings.max_prompt_chars,
         )
         handler._tasks = TaskService(settings, store, temporal, runtime, profiles)
@@ -118,9 +115,12 @@ def create_app(settings: ApiSettings, client: Client | None = None) -> Starlette
     routes = [
         *with_last_modified(
             create_agent_card_routes(
-                agent_card(settings, profiles), cache_control="public, max-age=300"
+                agent_card(settings),
+                card_modifier=with_skills(profiles),
+                cache_control="public, max-age=300",
             ),
             built=utcnow(),
+            registry=profiles,
         ),
         *create_jsonrpc_routes(handler, "/", context_builder=CallerContextBuilder()),
         Route("/healthz", healthz, methods=["GET"]),

@@ -94,7 +94,7 @@ async def start_run(
 ) -> StartedOut:
     """Start a run as the authenticated principal (its initiator). With `run_id`, a retry
     of the same start (same principal, same profile) answers 200 with the run it started."""
-    profile = state.profiles.get(body.profile)
+    profile = await asyncio.to_thread(state.profiles.get, body.profile)
     if profile is None:
         raise bad_request("unknown_profile", f"unknown agent profile {body.profile!r}")
     if not who.grants.allows(profile):

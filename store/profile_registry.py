@@ -3,18 +3,18 @@ and A2A read to route a start and to refuse one they cannot serve, instead of pa
 workers' profiles file. A profile registered by no worker is unknown to them.
 
 A worker upserts its profiles when it is built; a later worker with a changed profile
-replaces the row (the digest tells the copies apart). A profile a worker stops serving
-keeps its row: the worker still refuses its runs (UNKNOWN_PROFILE), so a stale row only
-delays the same refusal to the workflow's begin."""
+replaces the row (the digest tells the copies apart), the same one leaves it. A profile a
+worker stops serving keeps its row: the worker still refuses its runs (UNKNOWN_PROFILE),
+so a stale row only delays the same refusal to the workflow's begin."""
 
 from collections.abc import Iterable
 from datetime import datetime
 
-from sqlalchemy import Boolean, DateTime, String, Text, select
+from sqlalchemy import Boolean, DateTime, String, Text, func, select
 from sqlalchemy.orm import Mapped, mapped_column
 
 from agentrt.contracts.profiles import Profile, RegisteredProfile
-from agentrt.store.context import StoreContext, utcnow
+from agentrt.store.context import StoreContext, as_utc, utcnow
 from agentrt.store.rows import Base
 
 
@@ -29,7 +29,9 @@ class ProfileRow(Base):
     publish: Mapped[bool] = mapped_column(Boolean)
     description: Mapped[str] = mapped_column(Text)
     digest: Mapped[str] = mapped_column(String(64))
-    registered_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    # When the registration last changed (a worker re-registering the same profile leaves
+    # it): the Agent Card's Last-Modified.
+    changed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
 class ProfileRegistry:
@@ -43,6 +45,8 @@ class ProfileRegistry:
             for profile in profiles:
                 reg = RegisteredProfile.of(profile)
                 row = s.get(ProfileRow, reg.name)
+                if row is not None and row.digest == reg.digest:
+                    continue
                 if row is None:
                     row = ProfileRow(name=reg.name)
                     s.add(row)
@@ -53,12 +57,17 @@ class ProfileRegistry:
                 row.publish = reg.publish
                 row.description = reg.description
                 row.digest = reg.digest
-                row.registered_at = now
+                row.changed_at = now
 
     def get(self, name: str) -> RegisteredProfile | None:
         with self._ctx.reads() as s:
             row = s.get(ProfileRow, name)
             return None if row is None else _registered(row)
+
+    def changed_at(self) -> datetime | None:
+        """When a registration last changed; None while no worker registered any."""
+        with self._ctx.reads() as s:
+            return as_utc(s.scalar(select(func.max(ProfileRow.changed_at))))
 
     def all(self) -> dict[str, RegisteredProfile]:
         with self._ctx.reads() as s:

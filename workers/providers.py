@@ -30,7 +30,7 @@ from agentrt.activities.providers.openai_compat import DEFAULT_TIMEOUT_SECONDS, 
 from agentrt.activities.providers.scripted import ScriptedProvider
 from agentrt.contracts.errors import ConfigError
 from agentrt.contracts.pricing import PriceTable
-from agentrt.contracts.profiles import Profile, PrivacyLevel, stricter
+from agentrt.contracts.profiles import PrivacyLevel, Profile, stricter
 from agentrt.core.settings import Settings
 
 ENTRY_POINT_GROUP = "agentrt.providers"

@@ -273,11 +273,11 @@ def test_a_bad_api_key_profiles_entry_is_a_config_error(a2a_settings: ApiSetting
 
 
 def test_a_grant_matches_names_and_patterns_and_an_unapproved_writer_only_by_name() -> None:
-    from agentrt.api.grants import Grants, writes_unapproved
+    from agentrt.api.grants import Grants
 
     profiles = load_profiles(WORKERS / "profiles.autonomous.yaml")
     support, autonomous = profiles["support"], profiles["support-autonomous"]
-    assert writes_unapproved(autonomous) and not writes_unapproved(support)
+    assert autonomous.writes_unapproved and not support.writes_unapproved
     assert Grants.of(["supp*"]).allows(support)
     assert not Grants.of(["billing-*"]).allows(support)
     assert not Grants.of(["*", "support*", "support-autonomous*"]).allows(autonomous)
@@ -296,9 +296,7 @@ def test_the_shipped_profiles_file_has_no_profile_that_writes_without_approval()
 
 
 def test_the_demos_autonomous_file_is_the_shipped_one_plus_support_autonomous() -> None:
-    from agentrt.api.grants import writes_unapproved
-
     shipped = load_profiles(WORKERS / "profiles.yaml")
     demo = load_profiles(WORKERS / "profiles.autonomous.yaml")
     assert {k: v for k, v in demo.items() if k != "support-autonomous"} == shipped
-    assert writes_unapproved(demo["support-autonomous"])
+    assert demo["support-autonomous"].writes_unapproved

@@ -6,7 +6,7 @@ from pydantic import ValidationError
 from agentrt.contracts.enums import TerminationReason
 from agentrt.contracts.messages import Usage
 from agentrt.contracts.pricing import Price, PriceTable
-from agentrt.contracts.profiles import Profile, Budget, RunPlan
+from agentrt.contracts.profiles import Budget, Profile, RunPlan
 from agentrt.workflows._budget import budget_stop, spent_limit
 from agentrt.workflows._loop import LoopState
 

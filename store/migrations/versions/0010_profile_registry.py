@@ -26,7 +26,7 @@ def upgrade() -> None:
         sa.Column("publish", sa.Boolean(), nullable=False),
         sa.Column("description", sa.Text(), nullable=False),
         sa.Column("digest", sa.String(length=64), nullable=False),
-        sa.Column("registered_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("changed_at", sa.DateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("name", name=op.f("pk_agent_profile")),
     )
 
