@@ -1,15 +1,16 @@
-"""Profiles onto the typed `Profile`: the one loader of the YAML file, and the checks a set
-of profiles passes whether it was written in Python or YAML, with typed errors."""
+"""Profiles onto the typed `Profile`: the profiles file through the one YAML loader
+(core/yaml_file.py), and the checks a set of profiles passes whether it was written in
+Python or YAML, with typed errors."""
 
 from collections.abc import Iterable
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agentrt.contracts.errors import ConfigError
 from agentrt.contracts.linear import NotLinearError, linear
 from agentrt.contracts.profiles import Profile
+from agentrt.core.yaml_file import load_yaml
 
 
 class ProfilesFile(BaseModel):
@@ -20,20 +21,7 @@ class ProfilesFile(BaseModel):
 
 def load_profiles(path: Path) -> dict[str, Profile]:
     """The profiles of a YAML file (`profiles: [...]`), by name."""
-    try:
-        data = yaml.safe_load(path.read_text())
-    except OSError as exc:
-        raise ConfigError(f"cannot read profiles file {path}: {exc.strerror}") from exc
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"profiles file {path} is not UTF-8 text: {exc.reason}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"profiles file {path} does not parse: {exc}") from exc
-    except RecursionError:
-        raise ConfigError(f"profiles file {path} does not parse: nested too deeply") from None
-    try:
-        parsed = ProfilesFile.model_validate(data)
-    except ValidationError as exc:
-        raise ConfigError(f"profiles file {path} is invalid: {_problems(exc, data)}") from None
+    parsed = load_yaml(path, ProfilesFile, "profiles file", describe=_problems)
     return checked_profiles(parsed.profiles, f"profiles file {path}")
 
 

@@ -1,6 +1,7 @@
 """The typed Profile: written in Python as in YAML, one loader onto it, and an unknown key
 (a misspelt `aproval:`) refused with the key and the profile named."""
 
+import runpy
 from pathlib import Path
 
 import pytest
@@ -87,3 +88,13 @@ def test_the_registration_says_what_clients_need_and_whether_writes_go_unapprove
     ).writes_unapproved
     changed = RegisteredProfile.of(auto.model_copy(update={"instructions": "other"}))
     assert changed.digest != reg.digest
+
+
+def test_the_examples_python_profiles_are_its_yaml_profiles() -> None:
+    """examples/agentrt-example-toolbox shows both ways; they must say the same. Run from
+    its file: the suite's environment does not install the example package."""
+    example = WORKERS.parent / "examples" / "agentrt-example-toolbox"
+    written = runpy.run_path(str(example / "agentrt_example_toolbox" / "profiles.py"))
+    assert checked_profiles(written["PROFILES"], "the example") == load_profiles(
+        example / "profiles.yaml"
+    )
