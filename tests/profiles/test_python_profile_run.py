@@ -106,10 +106,11 @@ def test_a_worker_registering_the_same_profile_changes_nothing_a_changed_one_rep
     assert first is not None and registry.get(profile.name) == RegisteredProfile.of(profile)
     registry.register([profile])
     assert registry.changed_at() == first
-    moved = profile.model_copy(update={"task_queue": "elsewhere", "publish": True})
+    # Not published: the suite's Agent Card lists exactly the A2A fixtures' skills.
+    moved = profile.model_copy(update={"task_queue": "elsewhere", "privacy": "full"})
     registry.register([moved])
     got = registry.get(profile.name)
-    assert got is not None and (got.task_queue, got.publish) == ("elsewhere", True)
+    assert got is not None and (got.task_queue, got.privacy) == ("elsewhere", "full")
     assert got.digest != RegisteredProfile.of(profile).digest
     assert profile.name in registry.all()
     assert registry.get("no-such-profile") is None

@@ -25,6 +25,7 @@ from agentrt.core.profiles import load_profiles
 from agentrt.store.principals import PrincipalStore
 from agentrt.store.rows import RunRow
 from agentrt.workers.compose import Parts, build
+from tests._db import scratch_database
 from tests.api.conftest import (  # noqa: F401  (fixtures)
     FIXTURES,
     Live,
@@ -89,12 +90,16 @@ def _refused(reply: httpx.Response, profile: str) -> None:
 @pytest.fixture(scope="module")
 def autonomous_settings(
     a2a_settings: ApiSettings, tmp_path_factory: pytest.TempPathFactory
-) -> ApiSettings:
+) -> Iterator[ApiSettings]:
     served = yaml.safe_load((FIXTURES / "profiles.yaml").read_text())
     served["profiles"].append(AUTONOMOUS)
     path = tmp_path_factory.mktemp("grants") / "profiles.yaml"
     path.write_text(yaml.safe_dump(served))
-    return a2a_settings.model_copy(update={"profiles_file": path})
+    # A database of its own: the worker registers `autonomous` there, where no other
+    # test's API reads it (the suite's Agent Card lists exactly its fixtures' skills).
+    db = tmp_path_factory.mktemp("grants-db") / "agentrt.db"
+    with scratch_database("grants", db) as url:
+        yield a2a_settings.model_copy(update={"profiles_file": path, "database_url": url})
 
 
 @pytest.fixture(scope="module")
