@@ -8,7 +8,7 @@ worker stops serving keeps its row: the worker still refuses its runs (UNKNOWN_P
 so a stale row only delays the same refusal to the workflow's begin."""
 
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import UTC, datetime
 
 from sqlalchemy import Boolean, DateTime, String, Text, func, select
 from sqlalchemy.orm import Mapped, mapped_column
@@ -67,7 +67,9 @@ class ProfileRegistry:
     def changed_at(self) -> datetime | None:
         """When a registration last changed; None while no worker registered any."""
         with self._ctx.reads() as s:
-            return as_utc(s.scalar(select(func.max(ProfileRow.changed_at))))
+            changed = as_utc(s.scalar(select(func.max(ProfileRow.changed_at))))
+        # PostgreSQL answers in the session's zone: the same instant, said in UTC.
+        return None if changed is None else changed.astimezone(UTC)
 
     def all(self) -> dict[str, RegisteredProfile]:
         with self._ctx.reads() as s:
