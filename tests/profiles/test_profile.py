@@ -72,7 +72,7 @@ def test_python_and_yaml_profiles_are_the_same_type_and_pass_the_same_checks() -
     bad = Profile(
         name="slow",
         model="a:b",
-        guardrails={"deny_patterns": ["(a)\\1"]},  # type: ignore[arg-type]
+        guardrails={"deny_patterns": ["(a)\\1"]},
     )
     with pytest.raises(ConfigError, match=r"'slow' deny_patterns .* not a linear-time pattern"):
         checked_profiles([bad], "the test's profiles")
