@@ -115,7 +115,7 @@ def create_app(settings: ApiSettings, client: Client | None = None) -> Starlette
     routes = [
         *with_last_modified(
             create_agent_card_routes(
-                agent_card(settings),
+                agent_card(settings, profiles.all()),  # the SDK checks it at once
                 card_modifier=with_skills(profiles),
                 cache_control="public, max-age=300",
             ),

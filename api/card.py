@@ -79,8 +79,8 @@ def with_skills(registry: ProfileRegistry) -> Callable[[AgentCard], Awaitable[Ag
     return modify
 
 
-def agent_card(settings: ApiSettings) -> AgentCard:
-    """The card without skills (`with_skills` adds them per request)."""
+def agent_card(settings: ApiSettings, profiles: Mapping[str, RegisteredProfile]) -> AgentCard:
+    """The card with the skills of `profiles` (`with_skills` renews them per request)."""
     return AgentCard(
         name=settings.api_agent_name,
         description=settings.api_agent_description,
@@ -98,6 +98,7 @@ def agent_card(settings: ApiSettings) -> AgentCard:
             ),
         ],
         capabilities=AgentCapabilities(streaming=True, push_notifications=True),
+        skills=skills(profiles),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
         security_schemes={
