@@ -10,11 +10,11 @@ so a stale row only delays the same refusal to the workflow's begin."""
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
-from sqlalchemy import Boolean, DateTime, String, Text, func, select
+from sqlalchemy import Boolean, DateTime, String, Text, func, select, update
 from sqlalchemy.orm import Mapped, mapped_column
 
 from agentrt.contracts.profiles import Profile, RegisteredProfile
-from agentrt.store.context import StoreContext, as_utc, utcnow
+from agentrt.store.context import StoreContext, as_utc, insert_ignoring, utcnow
 from agentrt.store.rows import Base
 
 
@@ -39,25 +39,20 @@ class ProfileRegistry:
         self._ctx = ctx
 
     def register(self, profiles: Iterable[Profile]) -> None:
-        """Upsert every profile's registration, in one transaction."""
+        """Upsert every profile's registration, in one transaction. Workers of a fleet
+        start together: the insert yields to a row another worker wrote meanwhile, and
+        the update then changes only a row whose digest differs."""
         now = utcnow()
-        with self._ctx.sessions.begin() as s:
+        table = ProfileRow.__table__
+        with self._ctx.transaction() as conn:
             for profile in profiles:
-                reg = RegisteredProfile.of(profile)
-                row = s.get(ProfileRow, reg.name)
-                if row is not None and row.digest == reg.digest:
-                    continue
-                if row is None:
-                    row = ProfileRow(name=reg.name)
-                    s.add(row)
-                row.task_queue = reg.task_queue
-                row.privacy = reg.privacy
-                row.answer_level = reg.answer_level
-                row.writes_unapproved = reg.writes_unapproved
-                row.publish = reg.publish
-                row.description = reg.description
-                row.digest = reg.digest
-                row.changed_at = now
+                row = RegisteredProfile.of(profile).model_dump() | {"changed_at": now}
+                conn.execute(insert_ignoring(conn, table, ["name"]), row)
+                conn.execute(
+                    update(ProfileRow)
+                    .where(ProfileRow.name == row["name"], ProfileRow.digest != row["digest"])
+                    .values({k: v for k, v in row.items() if k != "name"})
+                )
 
     def get(self, name: str) -> RegisteredProfile | None:
         with self._ctx.reads() as s:

@@ -2,7 +2,9 @@
 file, no rules file. The worker registers it, and the client routes the run by that
 registration to the profile's own queue (its default queue has no worker)."""
 
+import threading
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -114,3 +116,20 @@ def test_a_worker_registering_the_same_profile_changes_nothing_a_changed_one_rep
     assert got.digest != RegisteredProfile.of(profile).digest
     assert profile.name in registry.all()
     assert registry.get("no-such-profile") is None
+
+
+def test_workers_starting_together_register_the_same_new_profile_without_a_clash(
+    runs: RunStore,
+) -> None:
+    registry = ProfileRegistry(runs.ctx)
+    profile = Profile(name=f"fleet-{uuid.uuid4().hex[:8]}", model="a:b")
+    together = threading.Barrier(4)
+
+    def register() -> None:
+        together.wait()
+        registry.register([profile])
+
+    with ThreadPoolExecutor(4) as pool:
+        for done in [pool.submit(register) for _ in range(4)]:
+            done.result()  # none failed on the other's insert
+    assert registry.get(profile.name) == RegisteredProfile.of(profile)
