@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 from agentrt.activities.ports import Tool
 from agentrt.contracts.errors import ConfigError
-from agentrt.contracts.profiles import AgentProfile
+from agentrt.contracts.profiles import Profile
 
 LOOSE = "(ungrouped)"  # the group of tools given without a toolbox
 
@@ -62,17 +62,17 @@ class ToolRegistry:
 class ProfileCatalog:
     """Profiles with their tools resolved: `tools` plus every tool of each named toolbox."""
 
-    def __init__(self, profiles: Mapping[str, AgentProfile], registry: ToolRegistry) -> None:
+    def __init__(self, profiles: Mapping[str, Profile], registry: ToolRegistry) -> None:
         self._profiles = {name: resolve(p, registry) for name, p in profiles.items()}
 
-    def get(self, name: str) -> AgentProfile | None:
+    def get(self, name: str) -> Profile | None:
         return self._profiles.get(name)
 
     def names(self) -> list[str]:
         return sorted(self._profiles)
 
 
-def resolve(profile: AgentProfile, registry: ToolRegistry) -> AgentProfile:
+def resolve(profile: Profile, registry: ToolRegistry) -> Profile:
     unknown_boxes = [b for b in profile.toolboxes if registry.group(b) is None]
     if unknown_boxes:
         raise ConfigError(

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from agentrt.activities.ports import ModelProvider, ToolContext
-    from agentrt.activities.toolbox.box import Toolbox
+    from agentrt.activities.toolbox.box import Toolbox, ToolboxContext
     from agentrt.activities.toolbox.decorator import tool
     from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason, ToolEffect
     from agentrt.contracts.errors import (
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         UnknownProfileError,
     )
     from agentrt.contracts.messages import ProviderReply, ProviderRequest, Usage
+    from agentrt.contracts.profiles import Budget, GuardrailConfig, Profile, Timeouts
     from agentrt.contracts.start import StartRequest
     from agentrt.core.settings import Settings
     from agentrt.starter.client import RuntimeClient
@@ -68,9 +69,14 @@ _EXPORTS: dict[str, str] = {
     "StoreUnavailableError": "agentrt.contracts.errors",
     "TemporalUnavailableError": "agentrt.contracts.errors",
     "UnknownProfileError": "agentrt.contracts.errors",
+    "Profile": "agentrt.contracts.profiles",
+    "Budget": "agentrt.contracts.profiles",
+    "GuardrailConfig": "agentrt.contracts.profiles",
+    "Timeouts": "agentrt.contracts.profiles",
     "tool": "agentrt.activities.toolbox.decorator",
     "ToolContext": "agentrt.activities.ports",
     "Toolbox": "agentrt.activities.toolbox.box",
+    "ToolboxContext": "agentrt.activities.toolbox.box",
     "build_worker": "agentrt.workers.builder",
     "AgentrtPlugin": "agentrt.workers.builder",
     "ModelProvider": "agentrt.activities.ports",
@@ -86,12 +92,15 @@ __all__ = [
     "AgentrtPlugin",
     "AlreadyDecidedError",
     "ApprovalError",
+    "Budget",
     "ConfigError",
+    "GuardrailConfig",
     "InvalidRequestError",
     "ModelProvider",
     "NoWorkerError",
     "Outcome",
     "PayloadKeysRequiredError",
+    "Profile",
     "PromptTooLongError",
     "ProviderConfig",
     "ProviderReply",
@@ -109,9 +118,11 @@ __all__ = [
     "StoreUnavailableError",
     "TemporalUnavailableError",
     "TerminationReason",
+    "Timeouts",
     "ToolContext",
     "ToolEffect",
     "Toolbox",
+    "ToolboxContext",
     "UnattestedDecisionError",
     "UnknownProfileError",
     "Usage",

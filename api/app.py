@@ -19,7 +19,6 @@ from agentrt.api.operator.app import mount_ops
 from agentrt.api.settings import ApiSettings
 from agentrt.api.wake import finish
 from agentrt.contracts.errors import ConfigError
-from agentrt.core.profiles import load_profiles, needs_payload_keys
 from agentrt.core.temporal import connect
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.a2a.journal import A2AJournal
@@ -27,6 +26,7 @@ from agentrt.store.a2a.push import A2APushStore
 from agentrt.store.a2a.tasks import A2AStore
 from agentrt.store.context import StoreContext
 from agentrt.store.open import open_store
+from agentrt.store.profile_registry import ProfileRegistry
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer
 
@@ -55,8 +55,9 @@ def create_app(settings: ApiSettings, client: Client | None = None) -> Starlette
     engine, ctx = open_store(
         settings.resolved_database_url(), sealer, run_migrations=settings.api_migrate
     )
-    profiles = load_profiles(settings.profiles_file)
-    queues = {name: p.task_queue for name, p in profiles.items() if p.task_queue}
+    # The profiles the workers registered: where a start goes, what a grant must name,
+    # what the Agent Card offers. The API reads no profiles file.
+    profiles = ProfileRegistry(ctx)
     store, journal, push = A2AStore(ctx), A2AJournal(ctx), A2APushStore(ctx)
     handler = A2AHandler(settings, _Unbound(), store, journal, push)  # type: ignore[arg-type]
     state = ApiState(settings, engine, ctx, handler, PushDelivery(settings, push, journal))
@@ -71,12 +72,8 @@ def create_app(settings: ApiSettings, client: Client | None = None) -> Starlette
             RunStore(ctx),
             settings.task_queue,
             begin_timeout=settings.start_timeout_seconds,
-            routes=queues,
-            needs_payload_keys=needs_payload_keys(
-                profiles,
-                encrypted=temporal.data_converter.payload_codec is not None,
-                allow_plaintext=settings.allow_plaintext_history,
-            ),
+            plaintext_refused=temporal.data_converter.payload_codec is None
+            and not settings.allow_plaintext_history,
             max_prompt_chars=settings.max_prompt_chars,
         )
         handler._tasks = TaskService(settings, store, temporal, runtime, profiles)

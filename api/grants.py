@@ -2,20 +2,14 @@
 profiles by name or glob pattern (`support`, `billing-*`, `*`).
 
 A profile that lets writes run without approval needs its own name in the grants: no
-pattern covers it. The API cannot see tool effects (the worker's toolboxes declare them),
-so it counts `approval: none` with any tool as such a profile, failing closed; a read-only
-profile declares `approval: writes`, which asks for nothing when no tool writes."""
+pattern covers it. The worker registers whether a profile does (`Profile.writes_unapproved`:
+`approval: none` with any tool, failing closed, since tool effects are the worker's)."""
 
 from collections.abc import Iterable
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
-from agentrt.contracts.profiles import AgentProfile
-
-
-def writes_unapproved(profile: AgentProfile) -> bool:
-    """Whether a run of `profile` may call a tool with no approval asked for."""
-    return profile.approval == "none" and bool(profile.tools or profile.toolboxes)
+from agentrt.contracts.profiles import Profile, RegisteredProfile
 
 
 @dataclass(frozen=True)
@@ -27,10 +21,10 @@ class Grants:
     def of(cls, patterns: Iterable[str], *, everything: bool = False) -> "Grants":
         return cls(frozenset(patterns), everything)
 
-    def allows(self, profile: AgentProfile) -> bool:
+    def allows(self, profile: Profile | RegisteredProfile) -> bool:
         if self.everything:
             return True
-        if writes_unapproved(profile):
+        if profile.writes_unapproved:
             return profile.name in self.patterns  # named, not matched
         return any(fnmatchcase(profile.name, p) for p in self.patterns)
 
@@ -38,9 +32,9 @@ class Grants:
         return ["*(admin)"] if self.everything else sorted(self.patterns)
 
 
-def refusal(who: str, profile: AgentProfile) -> str:
+def refusal(who: str, profile: RegisteredProfile) -> str:
     """The message of a refused start (names nothing the caller did not send)."""
-    if writes_unapproved(profile):
+    if profile.writes_unapproved:
         return (
             f"{who} is not granted the profile {profile.name!r}: it runs writes without "
             "approval, so only a grant that names it exactly covers it"

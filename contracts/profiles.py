@@ -1,6 +1,8 @@
-"""Agent profiles: what a run may do, as declared in the worker's config file."""
+"""Agent profiles: what a run may do, written in Python or the worker's YAML file."""
 
-from typing import Literal
+import hashlib
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -82,13 +84,23 @@ def spent_limit(usage: Usage, budget: Budget | None) -> str | None:
     return None
 
 
-class AgentProfile(BaseModel):
-    name: str
+class Profile(BaseModel):
+    """An agent profile: what a run of it may do. Written in Python
+    (`Profile(name="support", model="openai:gpt-4o", toolboxes=["billing"])`, handed to
+    `build_worker(..., profiles=[...])`) or in the worker's YAML file, which loads onto this
+    type (core/profiles.py). A key this type does not know is an error naming the key and
+    the profile: a misspelt `aproval:` must not leave approval at its default."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1)
     instructions: str = "You are a helpful assistant."
     model: str = Field(description="provider:model, e.g. scripted:demo")
     fallback_model: str | None = None  # used when the model's provider fails
     tools: list[str] = Field(default_factory=list)
-    toolboxes: list[str] = Field(default_factory=list)  # every tool of each, after `tools`
+    # Every tool of each, after `tools`. An MCP server (AGENTRT_MCP_SERVERS_FILE) is a
+    # toolbox of its name.
+    toolboxes: list[str] = Field(default_factory=list)
     max_iterations: int = DEFAULT_MAX_ITERATIONS
     privacy: PrivacyLevel = "full"
     approval: Literal["writes", "none", "all"] = "writes"
@@ -99,14 +111,36 @@ class AgentProfile(BaseModel):
     # Web's, whose decided_by anyone with Temporal access can type.
     unattested_decisions: Literal["refuse", "allow"] = "refuse"
     timeouts: Timeouts = Field(default_factory=Timeouts)
-    guardrails: "GuardrailConfig" = Field(default_factory=lambda: GuardrailConfig())
+    guardrails: GuardrailConfig = Field(default_factory=GuardrailConfig)
     publish: bool = False  # offered to remote agents as an A2A skill
     description: str = ""  # the skill's description in the Agent Card
     answer_level: PrivacyLevel = "full"  # the answer ceiling: what of a result may be kept
     budget: Budget | None = None
-    # The queue its runs' workflows are started on (clients read this file to route);
-    # None: the client's AGENTRT_TASK_QUEUE.
+    # The queue its runs' workflows are started on (the worker registers it; clients route
+    # by the registration); None: the client's AGENTRT_TASK_QUEUE.
     task_queue: str | None = Field(default=None, min_length=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_keys(cls, data: Any) -> Any:
+        """Unknown keys, the profile's own and its timeouts' and guardrails', named with the
+        profile. Timeouts and GuardrailConfig stay lenient themselves: recorded run plans
+        and snapshots decode them."""
+        if not isinstance(data, Mapping):
+            return data
+        who = f"profile {data.get('name')!r}" if data.get("name") else "a profile"
+        for keys, known, where in (
+            (data.keys(), cls.model_fields, ""),
+            (_keys(data.get("timeouts")), Timeouts.model_fields, "timeouts."),
+            (_keys(data.get("guardrails")), GuardrailConfig.model_fields, "guardrails."),
+        ):
+            unknown = sorted(str(k) for k in keys if k not in known)
+            if unknown:
+                raise ValueError(
+                    f"{who}: unknown key {', '.join(where + k for k in unknown)} "
+                    f"(known: {', '.join(sorted(known))})"
+                )
+        return data
 
     @field_validator("model", "fallback_model")
     @classmethod
@@ -124,6 +158,18 @@ class AgentProfile(BaseModel):
         if value < 1:
             raise ValueError("max_iterations must be at least 1")
         return min(value, MAX_ITERATIONS_CEILING)
+
+    @property
+    def writes_unapproved(self) -> bool:
+        """Whether a run may call a tool with no approval asked for. Counted from the
+        profile alone (approval `none` with any tool), failing closed: the API, which
+        decides grants by it, sees no tool effects (a read-only profile declares
+        `approval: writes`, which asks for nothing when no tool writes)."""
+        return self.approval == "none" and bool(self.tools or self.toolboxes)
+
+
+def _keys(value: object) -> Iterable[object]:
+    return value.keys() if isinstance(value, Mapping) else ()
 
 
 class ToolPlan(BaseModel):
@@ -160,3 +206,34 @@ def clamp_iterations(explicit: int | None, profile_default: int) -> int:
     if explicit is None:
         return min(profile_default, MAX_ITERATIONS_CEILING)
     return max(1, min(explicit, MAX_ITERATIONS_CEILING))
+
+
+class RegisteredProfile(BaseModel):
+    """What a worker registers of a profile it serves (store/profile_registry.py), for the
+    clients and the API: where its runs start, which start they refuse without payload
+    keys, what a grant must name, what the Agent Card offers. The worker's own profile
+    stays the authority on the run: it still refuses a profile it does not serve."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    task_queue: str | None = None
+    privacy: PrivacyLevel = "full"
+    answer_level: PrivacyLevel = "full"
+    writes_unapproved: bool = False
+    publish: bool = False
+    description: str = ""
+    digest: str = ""  # of the whole profile: tells two workers' differing copies apart
+
+    @classmethod
+    def of(cls, profile: Profile) -> "RegisteredProfile":
+        return cls(
+            name=profile.name,
+            task_queue=profile.task_queue,
+            privacy=profile.privacy,
+            answer_level=profile.answer_level,
+            writes_unapproved=profile.writes_unapproved,
+            publish=profile.publish,
+            description=profile.description,
+            digest=hashlib.sha256(profile.model_dump_json().encode()).hexdigest(),
+        )

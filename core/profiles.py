@@ -1,54 +1,57 @@
-"""Load the profiles file into typed objects, with typed errors."""
+"""Profiles onto the typed `Profile`: the profiles file through the one YAML loader
+(core/yaml_file.py), and the checks a set of profiles passes whether it was written in
+Python or YAML, with typed errors."""
 
-from collections.abc import Mapping
+from collections.abc import Iterable
 from pathlib import Path
 
-import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agentrt.contracts.errors import ConfigError
 from agentrt.contracts.linear import NotLinearError, linear
-from agentrt.contracts.profiles import AgentProfile
+from agentrt.contracts.profiles import Profile
+from agentrt.core.yaml_file import load_yaml
 
 
 class ProfilesFile(BaseModel):
-    profiles: list[AgentProfile]
+    model_config = ConfigDict(extra="forbid")
+
+    profiles: list[Profile]
 
 
-def load_profiles(path: Path) -> dict[str, AgentProfile]:
-    try:
-        data = yaml.safe_load(path.read_text())
-    except OSError as exc:
-        raise ConfigError(f"cannot read profiles file {path}: {exc.strerror}") from exc
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"profiles file {path} is not UTF-8 text: {exc.reason}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"profiles file {path} does not parse: {exc}") from exc
-    except RecursionError:
-        raise ConfigError(f"profiles file {path} does not parse: nested too deeply") from None
-    try:
-        parsed = ProfilesFile.model_validate(data)
-    except ValidationError as exc:
-        raise ConfigError(f"profiles file {path} is invalid: {exc}") from exc
-    names = [p.name for p in parsed.profiles]
-    if len(names) != len(set(names)):
-        raise ConfigError(f"profiles file {path} declares a profile twice")
-    for profile in parsed.profiles:
-        _check_patterns(path, profile)
-    return {p.name: p for p in parsed.profiles}
+def load_profiles(path: Path) -> dict[str, Profile]:
+    """The profiles of a YAML file (`profiles: [...]`), by name."""
+    parsed = load_yaml(path, ProfilesFile, "profiles file", describe=_problems)
+    return checked_profiles(parsed.profiles, f"profiles file {path}")
 
 
-def needs_payload_keys(
-    profiles: Mapping[str, AgentProfile], *, encrypted: bool, allow_plaintext: bool
-) -> frozenset[str]:
-    """The profiles a client may not start: those below privacy `full`, when it sends
-    payloads unencrypted and the deployment did not allow plaintext history."""
-    if encrypted or allow_plaintext:
-        return frozenset()
-    return frozenset(name for name, p in profiles.items() if p.privacy != "full")
+def checked_profiles(profiles: Iterable[Profile], where: str) -> dict[str, Profile]:
+    """`profiles` by name: each name once, each guardrail pattern linear-time."""
+    out: dict[str, Profile] = {}
+    for profile in profiles:
+        if profile.name in out:
+            raise ConfigError(f"{where} declares the profile {profile.name!r} twice")
+        _check_patterns(where, profile)
+        out[profile.name] = profile
+    return out
 
 
-def _check_patterns(path: Path, profile: AgentProfile) -> None:
+def _problems(exc: ValidationError, data: object) -> str:
+    """Each error once, where it is: `profile 'support': ...` rather than `profiles.0`."""
+    listed = data.get("profiles") if isinstance(data, dict) else None
+    out = []
+    for e in exc.errors():
+        loc = list(e["loc"])
+        if len(loc) >= 2 and loc[0] == "profiles" and isinstance(loc[1], int):
+            raw = listed[loc[1]] if isinstance(listed, list) else None
+            name = raw.get("name") if isinstance(raw, dict) else None
+            loc = [f"profile {name!r}" if name else f"profile #{loc[1] + 1}", *loc[2:]]
+        where = ".".join(str(p) for p in loc) or "file"
+        out.append(f"{where}: {e['msg']}")
+    return "; ".join(out)
+
+
+def _check_patterns(where: str, profile: Profile) -> None:
     """Guardrail patterns run over user and model text: each must compile in RE2, whose
     matching is linear in the text (no back-references, no look-around)."""
     rails = profile.guardrails
@@ -61,11 +64,6 @@ def _check_patterns(path: Path, profile: AgentProfile) -> None:
                 linear(pattern, ignore_case=True)
             except NotLinearError as exc:
                 raise ConfigError(
-                    f"profiles file {path}: profile {profile.name!r} {field} {pattern!r} "
+                    f"{where}: profile {profile.name!r} {field} {pattern!r} "
                     f"is not a linear-time pattern: {exc}"
                 ) from None
-
-
-def profile_queues(path: Path) -> dict[str, str]:
-    """profile → task queue, for the profiles that name one: how clients route a start."""
-    return {name: p.task_queue for name, p in load_profiles(path).items() if p.task_queue}

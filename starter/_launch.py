@@ -4,7 +4,6 @@ says when no worker begins it (the queue routing, the poller check, the withdraw
 import asyncio
 import contextlib
 import logging
-from collections.abc import Mapping
 from datetime import timedelta
 
 from temporalio.client import (
@@ -18,6 +17,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from agentrt.contracts.approval import CancelRequest
 from agentrt.contracts.errors import AgentRuntimeError, RunIdTakenError
 from agentrt.contracts.ids import UPDATE_BEGUN
+from agentrt.contracts.profiles import RegisteredProfile
 from agentrt.contracts.run import BegunResult, RunRequest
 from agentrt.core.temporal import connection_lost
 from agentrt.starter._deciding import cancel_workflow
@@ -44,20 +44,21 @@ class Launcher:
         task_queue: str,
         *,
         begin_timeout: float,
-        routes: Mapping[str, str],
     ) -> None:
         self._client = client
         self._task_queue = task_queue
         self._begin_timeout = begin_timeout
-        self._routes = dict(routes)
 
-    def task_queue_of(self, profile: str) -> str:
-        return self._routes.get(profile, self._task_queue)
+    def task_queue_of(self, profile: RegisteredProfile | None) -> str:
+        """The profile's own queue as its workers registered it, else this client's: a
+        profile no worker registered starts there too, and its worker says it is unknown."""
+        if profile is not None and profile.task_queue:
+            return profile.task_queue
+        return self._task_queue
 
-    async def launch(self, request: RunRequest) -> None:
-        """Start the run's workflow and return once its row exists; the typed error of a
-        run that cannot begin, or that no worker began within the bound, otherwise."""
-        queue = self.task_queue_of(request.profile)
+    async def launch(self, request: RunRequest, queue: str) -> None:
+        """Start the run's workflow on `queue` and return once its row exists; the typed
+        error of a run that cannot begin, or that no worker began within the bound."""
         start = start_operation(request, queue)
         waiting = asyncio.create_task(self._warn_if_waiting(queue, request.profile))
         try:

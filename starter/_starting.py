@@ -60,6 +60,13 @@ def payload_keys_required(profile: str) -> PayloadKeysRequiredError:
     )
 
 
+def unregistered(profile: str) -> UnknownProfileError:
+    return UnknownProfileError(
+        f"unknown agent profile {profile!r}: no worker has registered it (a worker "
+        "registers the profiles it serves when it starts)"
+    )
+
+
 def start_operation(request: RunRequest, queue: str) -> WithStartWorkflowOperation[Any, Any]:
     kind = "A2A task" if request.a2a_task_id else "agent run"
     return WithStartWorkflowOperation(

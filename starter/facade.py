@@ -3,7 +3,6 @@ the store; it never runs the agent itself."""
 
 import asyncio
 import uuid
-from collections.abc import Collection, Mapping
 from types import TracebackType
 from typing import Self
 
@@ -28,7 +27,6 @@ from agentrt.contracts.errors import (
 from agentrt.contracts.ids import DEFAULT_TASK_QUEUE, QUERY_REFUSED_DECISIONS, UPDATE_DECIDE
 from agentrt.contracts.run import DEFAULT_MAX_PROMPT_CHARS, EventView, RunView
 from agentrt.contracts.start import StartRequest
-from agentrt.core.profiles import load_profiles, needs_payload_keys
 from agentrt.core.settings import Settings
 from agentrt.core.temporal import connect
 from agentrt.starter._deciding import (
@@ -39,9 +37,10 @@ from agentrt.starter._deciding import (
     refusal_error,
 )
 from agentrt.starter._launch import Launcher
-from agentrt.starter._starting import missing_run, payload_keys_required
+from agentrt.starter._starting import missing_run, payload_keys_required, unregistered
 from agentrt.starter._typed import temporal_errors_typed
 from agentrt.store.open import open_store
+from agentrt.store.profile_registry import ProfileRegistry
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer
 
@@ -56,24 +55,22 @@ class AgentRuntime:
         task_queue: str = DEFAULT_TASK_QUEUE,
         *,
         begin_timeout: float = DEFAULT_BEGIN_TIMEOUT,
-        routes: Mapping[str, str] | None = None,
-        needs_payload_keys: Collection[str] = (),
+        plaintext_refused: bool = False,
         max_prompt_chars: int = DEFAULT_MAX_PROMPT_CHARS,
     ) -> None:
-        """`begin_timeout`: how long `start` waits for a worker to begin the run. `routes`:
-        profile → task queue for the profiles that name their own (`task_queue:` in the
-        profiles file); every other profile starts on `task_queue`. `needs_payload_keys`:
-        profiles `start` refuses (PayloadKeysRequiredError) because their privacy is below
-        `full` and this client does not encrypt payloads (core.profiles.needs_payload_keys).
-        A longer prompt than `max_prompt_chars` is refused (PromptTooLongError) before
-        anything is sent."""
+        """`begin_timeout`: how long `start` waits for a worker to begin the run. A run
+        starts on its profile's own queue as the workers registered it (store/
+        profile_registry.py), else on `task_queue`. `plaintext_refused`: this client sends
+        payloads unencrypted where the deployment did not allow plaintext history, so
+        `start` refuses a profile below privacy `full` (PayloadKeysRequiredError) and one
+        no worker registered (UnknownProfileError: its privacy is unknown). A longer prompt
+        than `max_prompt_chars` is refused (PromptTooLongError) before anything is sent."""
         self._client = client
-        self._needs_keys = frozenset(needs_payload_keys)
+        self._plaintext_refused = plaintext_refused
         self._max_prompt_chars = max_prompt_chars
         self._runs = runs
-        self._launcher = Launcher(
-            client, task_queue, begin_timeout=begin_timeout, routes=routes or {}
-        )
+        self._profiles = ProfileRegistry(runs.ctx)
+        self._launcher = Launcher(client, task_queue, begin_timeout=begin_timeout)
         self._engine: Engine | None = None  # set when connect() opened the store
 
     @classmethod
@@ -94,10 +91,6 @@ class AgentRuntime:
             sealer = Sealer.from_b64(settings.read_seal_keys())
         except ValueError as exc:
             raise ConfigError(f"AGENTRT_SEAL_KEYS: {exc}") from None
-        # The workers' profiles file tells which profiles run on their own queue, and which
-        # keep less than everything (they need encrypted payloads).
-        profiles = load_profiles(settings.profiles_file)
-        routes = {name: p.task_queue for name, p in profiles.items() if p.task_queue}
         engine, ctx = await asyncio.to_thread(
             open_store, settings.resolved_database_url(), sealer, run_migrations=False
         )
@@ -111,12 +104,8 @@ class AgentRuntime:
             RunStore(ctx),
             settings.task_queue,
             begin_timeout=settings.start_timeout_seconds,
-            routes=routes,
-            needs_payload_keys=needs_payload_keys(
-                profiles,
-                encrypted=client.data_converter.payload_codec is not None,
-                allow_plaintext=settings.allow_plaintext_history,
-            ),
+            plaintext_refused=client.data_converter.payload_codec is None
+            and not settings.allow_plaintext_history,
             max_prompt_chars=settings.max_prompt_chars,
         )
         runtime._engine = engine
@@ -183,17 +172,23 @@ class AgentRuntime:
         """Start the run `request` asks for (made by `StartRequest.checked` with this
         deployment's prompt cap; the worker refuses a longer prompt in any case), as
         `initiator` ("anonymous" when None); returns its uuid once the run exists."""
-        if request.profile in self._needs_keys:
-            raise payload_keys_required(request.profile)
+        registered = await asyncio.to_thread(self._profiles.get, request.profile)
+        if self._plaintext_refused:
+            if registered is None:
+                raise unregistered(request.profile)
+            if registered.privacy != "full":
+                raise payload_keys_required(request.profile)
         run_id = str(request.run_id or uuid.uuid4())
         await self._launcher.launch(
-            request.run_request(run_id, initiator or "anonymous", a2a_task_id)
+            request.run_request(run_id, initiator or "anonymous", a2a_task_id),
+            self._launcher.task_queue_of(registered),
         )
         return run_id
 
-    def task_queue_of(self, profile: str) -> str:
+    async def task_queue_of(self, profile: str) -> str:
         """The task queue a run of `profile` is started on."""
-        return self._launcher.task_queue_of(profile)
+        registered = await asyncio.to_thread(self._profiles.get, profile)
+        return self._launcher.task_queue_of(registered)
 
     @temporal_errors_typed
     async def run(

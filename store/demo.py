@@ -1,16 +1,26 @@
 """The demo world the shipped tools act on: records (read / set) and a ledger (append)."""
 
 import json
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import func, select
+from sqlalchemy.orm import Session, sessionmaker
 
-from agentrt.store.context import StoreContext, utcnow
+from agentrt.store.context import utcnow
 from agentrt.store.rows import DemoLedgerRow, DemoRecordRow
 
 
+class Database(Protocol):
+    """Sessions on a database: a toolbox's ToolboxContext, or the store's context in tests."""
+
+    @property
+    def sessions(self) -> sessionmaker[Session]: ...
+
+    def reads(self) -> Session: ...
+
+
 class DemoWorld:
-    def __init__(self, ctx: StoreContext) -> None:
+    def __init__(self, ctx: Database) -> None:
         self._ctx = ctx
 
     def lookup(self, key: str) -> Any | None:

@@ -76,6 +76,11 @@ class RunStore:
         """The store's key: a client holding it attests its decisions (store/attest.py)."""
         return self._ctx.sealer
 
+    @property
+    def ctx(self) -> StoreContext:
+        """The store it reads: the facade reads the profile registry through it too."""
+        return self._ctx
+
     # --- writes -------------------------------------------------------------------------
 
     def begin(

@@ -29,6 +29,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 
 from agentrt.activities.ports import ModelProvider
 from agentrt.activities.toolbox.box import Toolbox
+from agentrt.contracts.profiles import Profile
 from agentrt.core.settings import Settings
 from agentrt.core.temporal import settings_converter, worker_client
 from agentrt.core.tracing import tracing_enabled, tracing_interceptor
@@ -43,9 +44,10 @@ class AgentrtPlugin(SimplePlugin):
     sandbox passthrough, the interceptors and the activity executor, for any Worker (and,
     given to `Client.connect`, the converter for that client and its workers).
 
-    Built from `settings` (plus `toolboxes` and `providers`, as `build_worker` takes them),
-    the plugin opens the store and the thread pool at once (a bad toolbox or profile is a
-    ConfigError here, before any worker exists) and closes them when the worker it runs in
+    Built from `settings` (plus `toolboxes`, `providers` and `profiles`, as `build_worker`
+    takes them), the plugin opens the store and the thread pool at once (a bad toolbox or
+    profile is a ConfigError here, before any worker exists) and closes them when the worker
+    it runs in
     stops, or on `close()` (`with plugin:`) should no worker run it: one plugin, one worker.
     Given `resources`, it uses them and leaves closing them to the caller (build_worker).
 
@@ -60,12 +62,13 @@ class AgentrtPlugin(SimplePlugin):
         toolboxes: Iterable[Toolbox] = (),
         providers: Mapping[str, ModelProvider] | None = None,
         faults: Callable[[str], None] | None = None,
+        profiles: Iterable[Profile] | None = None,
         resources: WorkerResources | None = None,
     ) -> None:
         self.converter = settings_converter(settings)  # a bad AGENTRT_PAYLOAD_KEYS: first
         self.owned = resources is None
         self.resources = resources or build(
-            settings, toolboxes=toolboxes, providers=providers, faults=faults
+            settings, toolboxes=toolboxes, providers=providers, faults=faults, profiles=profiles
         )
         super().__init__(
             "agentrt",
@@ -131,14 +134,19 @@ def build_worker(
     toolboxes: Iterable[Toolbox] = (),
     providers: Mapping[str, ModelProvider] | None = None,
     faults: Callable[[str], None] | None = None,
+    profiles: Iterable[Profile] | None = None,
 ) -> tuple[Worker, WorkerResources]:
     """A Temporal Worker for agent runs, and what it holds open (the database engine, the
     sync tools' thread pool): close the resources after the worker has stopped.
 
     `toolboxes` add to those of AGENTRT_TOOLBOXES and the `agentrt.toolboxes` entry points;
     `providers` add to the configured model providers (`name` of `name:model`); they may
-    replace the scripted default names, a clash with any other source is a ConfigError."""
-    resources = build(settings, toolboxes=toolboxes, providers=providers, faults=faults)
+    replace the scripted default names, a clash with any other source is a ConfigError.
+    `profiles`, written in Python, are the profiles the worker serves instead of those of
+    AGENTRT_PROFILES_FILE."""
+    resources = build(
+        settings, toolboxes=toolboxes, providers=providers, faults=faults, profiles=profiles
+    )
     try:
         return make_worker(client, resources, settings), resources
     except BaseException:

@@ -18,12 +18,14 @@ from agentrt.activities.ports import ModelProvider, no_faults
 from agentrt.activities.registry import ProfileCatalog, Routes, ToolRegistry
 from agentrt.activities.run import RunActivities
 from agentrt.activities.settle import Settle, SettleActivities
-from agentrt.activities.toolbox.box import Toolbox, ToolboxDeps
+from agentrt.activities.toolbox.box import Toolbox, ToolboxContext
 from agentrt.activities.tools import ToolActivities
-from agentrt.core.profiles import load_profiles
+from agentrt.contracts.profiles import Profile
+from agentrt.core.profiles import checked_profiles, load_profiles
 from agentrt.core.settings import Settings
 from agentrt.store.context import StoreContext
 from agentrt.store.open import open_store
+from agentrt.store.profile_registry import ProfileRegistry
 from agentrt.store.sealing import Sealer
 from agentrt.store.tool_steps import ToolStepStore
 from agentrt.workers.faults import fault_hook
@@ -79,11 +81,19 @@ def build(
     providers: Mapping[str, ModelProvider] | None = None,
     faults: Callable[[str], None] | None = None,
     metrics: WorkerMetrics | None = None,
+    profiles: Iterable[Profile] | None = None,
 ) -> WorkerResources:
     """Open the store and compose every activity. Toolboxes come from the entry points,
     AGENTRT_TOOLBOXES and `toolboxes`; a bad one is a ConfigError before anything opens.
+    The worker serves `profiles` when given (written in Python), else those of
+    AGENTRT_PROFILES_FILE, and registers them in the database for clients to route by.
     The activities record into `metrics` (new ones by default: `resources.metrics`)."""
     boxes = load_toolboxes(settings, toolboxes)
+    served = (
+        load_profiles(settings.profiles_file)
+        if profiles is None
+        else checked_profiles(profiles, "the worker builder's profiles")
+    )
     if faults is None and (settings.fault_block_at or settings.fault_fail_at):
         faults = fault_hook(
             block_at=settings.fault_block_at,
@@ -101,7 +111,7 @@ def build(
         resources.metrics = metrics
     watch_store(resources.metrics.registry, ctx)
     try:
-        _compose(resources, settings, boxes, providers, hook)
+        _compose(resources, settings, boxes, served, providers, hook)
     except BaseException:
         resources.close()
         raise
@@ -112,19 +122,25 @@ def _compose(
     resources: WorkerResources,
     settings: Settings,
     boxes: list[Toolbox],
+    profiles: Mapping[str, Profile],
     providers: Mapping[str, ModelProvider] | None,
     hook: Callable[[str], None],
 ) -> None:
     ctx, pool = resources.ctx, resources.executor
     assert pool is not None
-    deps = ToolboxDeps(settings=settings, store=ctx, executor=pool)
-    registry = ToolRegistry(
-        groups={box.name: [TracedTool(t) for t in box.build(deps)] for box in boxes}
+    tool_ctx = ToolboxContext(
+        settings=settings,
+        executor=pool,
+        sessions=ctx.sessions,
+        read_sessions=ctx.read_sessions or ctx.sessions,
     )
-    profiles = load_profiles(settings.profiles_file)
+    registry = ToolRegistry(
+        groups={box.name: [TracedTool(t) for t in box.build(tool_ctx)] for box in boxes}
+    )
     catalog = ProfileCatalog(profiles, registry)
     models = load_providers(settings, extra=providers)
     check_budgets(profiles.values(), models.prices)
+    ProfileRegistry(ctx).register(profiles.values())
     m = resources.metrics
     runs, steps = MeteredRunStore(ctx, m), ToolStepStore(ctx)
     completion = Completion(ctx, ended=run_ended(m), turned=partial(count_turn, m))

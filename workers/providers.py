@@ -22,16 +22,16 @@ from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import Any
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentrt.activities.ports import ModelProvider
 from agentrt.activities.providers.openai_compat import DEFAULT_TIMEOUT_SECONDS, OpenAICompatProvider
 from agentrt.activities.providers.scripted import ScriptedProvider
 from agentrt.contracts.errors import ConfigError
 from agentrt.contracts.pricing import PriceTable
-from agentrt.contracts.profiles import AgentProfile, PrivacyLevel, stricter
+from agentrt.contracts.profiles import PrivacyLevel, Profile, stricter
 from agentrt.core.settings import Settings
+from agentrt.core.yaml_file import load_yaml
 
 ENTRY_POINT_GROUP = "agentrt.providers"
 PROVIDERS_FILE_HELP = """\
@@ -105,16 +105,7 @@ class LoadedProviders:
 
 
 def read_providers_file(path: Path) -> list[ProviderEntry]:
-    try:
-        data = yaml.safe_load(path.read_text())
-    except OSError as exc:
-        raise ConfigError(f"cannot read providers file {path}: {exc.strerror}") from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"providers file {path} does not parse: {exc}") from exc
-    try:
-        entries = ProvidersFile.model_validate(data or {}).providers
-    except ValidationError as exc:
-        raise ConfigError(f"providers file {path} is invalid: {exc}") from exc
+    entries = load_yaml(path, ProvidersFile, "providers file").providers
     names = [e.name for e in entries]
     if dupes := sorted({n for n in names if names.count(n) > 1}):
         raise ConfigError(f"providers file {path} declares {dupes} more than once")
@@ -197,7 +188,7 @@ def plugin_entry_points() -> list[EntryPoint]:
     return list(found.values())
 
 
-def check_budgets(profiles: Iterable[AgentProfile], prices: Mapping[str, PriceTable]) -> None:
+def check_budgets(profiles: Iterable[Profile], prices: Mapping[str, PriceTable]) -> None:
     """A cost budget needs a price for the profile's model and its fallback: without one
     the run's cost is unknown and the budget would stop the run after its first call."""
     for p in profiles:

@@ -12,12 +12,10 @@ from the named groups of `regex` (`{prompt.NAME}`) and of `result.regex`
 and placeholder is checked when the file loads.
 """
 
-import json
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from temporalio.exceptions import ApplicationError
 
 from agentrt.activities.providers._templates import Captures, TemplateError, refs, render
@@ -25,6 +23,7 @@ from agentrt.contracts.approval import is_denial
 from agentrt.contracts.errors import ErrorType, RulesFileError
 from agentrt.contracts.linear import LinearPattern, NotLinearError, linear
 from agentrt.contracts.messages import Message, ProviderReply, ProviderRequest, ToolCall, Usage
+from agentrt.core.yaml_file import load_yaml
 
 DEFAULT_REPLY = "I'm sorry, I don't have an answer for that. Could you rephrase?"
 SYNTHESIS_REPLY = "I stopped before finishing: I reached the limit of steps for this run."
@@ -144,22 +143,7 @@ class RuleSet(_Strict):
 
 
 def load_rules(path: Path) -> RuleSet:
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise RulesFileError(f"cannot read rules file {path}: {exc.strerror}") from exc
-    except UnicodeDecodeError as exc:
-        raise RulesFileError(f"rules file {path} is not UTF-8 text: {exc.reason}") from None
-    try:
-        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        raise RulesFileError(f"rules file {path} does not parse: {exc}") from exc
-    except RecursionError:
-        raise RulesFileError(f"rules file {path} does not parse: nested too deeply") from None
-    try:
-        return RuleSet.model_validate(data or {})
-    except ValidationError as exc:
-        raise RulesFileError(f"rules file {path} is invalid: {exc}") from exc
+    return load_yaml(path, RuleSet, "rules file", error=RulesFileError)
 
 
 def _first_user(messages: list[Message]) -> str:

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from agentrt.activities.ports import ToolContext
 from agentrt.activities.toolbox.base import TypedTool
-from agentrt.activities.toolbox.box import Toolbox, ToolboxDeps
+from agentrt.activities.toolbox.box import Toolbox, ToolboxContext
 from agentrt.contracts.enums import ToolEffect
 from agentrt.store.demo import DemoWorld
 
@@ -82,8 +82,8 @@ def demo_tools(world: DemoWorld) -> list[TypedTool[Any]]:
     return [LookupOrder(world), SetRecord(world), IssueRefund(world)]
 
 
-def _demo_factory(deps: ToolboxDeps) -> list[TypedTool[Any]]:
-    return demo_tools(DemoWorld(deps.store))
+def _demo_factory(ctx: ToolboxContext) -> list[TypedTool[Any]]:
+    return demo_tools(DemoWorld(ctx))
 
 
 # Registered like any user toolbox, through this package's `agentrt.toolboxes` entry point.

@@ -22,11 +22,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.errors import ConfigError
+from agentrt.core.yaml_file import load_yaml
 
 SERVER_NAME = r"^[A-Za-z][A-Za-z0-9_-]{0,63}$"  # no '.': it separates server and tool
 
@@ -111,19 +111,7 @@ class McpConfig(BaseModel):
 def load_mcp_config(path: Path, environ: Mapping[str, str] | None = None) -> McpConfig:
     """Parse and validate the file; resolve every header and child variable so a bad one
     fails here."""
-    try:
-        data = yaml.safe_load(path.read_text())
-    except OSError as exc:
-        raise ConfigError(f"cannot read MCP servers file {path}: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"MCP servers file {path} does not parse: {exc}") from None
-    try:
-        config = McpConfig.model_validate(data or {})
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'file'}: {e['msg']}" for e in exc.errors()
-        )
-        raise ConfigError(f"MCP servers file {path} is invalid: {problems}") from None
+    config = load_yaml(path, McpConfig, "MCP servers file")
     for server in config.servers:
         server.resolved(os.environ if environ is None else environ)
     return config

@@ -1,8 +1,6 @@
 """The A2A server's HTTP surface: the SDK's JSON-RPC, REST and Agent Card routes over our
 own handler, behind the bearer-key and body-size guard (api/a2a/guard.py)."""
 
-from collections.abc import Mapping
-
 from a2a.server.context import ServerCallContext
 from a2a.server.routes import (
     create_agent_card_routes,
@@ -19,12 +17,12 @@ from starlette.types import Lifespan
 
 import agentrt.api.a2a.errors  # noqa: F401  (registers RESULT_NOT_RETAINABLE with the SDK)
 from agentrt.api.a2a import logs
-from agentrt.api.a2a.card import REST_PREFIX, agent_card, with_last_modified
+from agentrt.api.a2a.card import REST_PREFIX, agent_card, with_last_modified, with_skills
 from agentrt.api.a2a.guard import CALLER_KEY, Guard
 from agentrt.api.a2a.handler import CALLER, A2AHandler
 from agentrt.api.settings import ApiSettings
-from agentrt.contracts.profiles import AgentProfile
 from agentrt.store.context import utcnow
+from agentrt.store.profile_registry import ProfileRegistry
 
 
 class CallerContextBuilder(DefaultServerCallContextBuilder):
@@ -37,7 +35,7 @@ class CallerContextBuilder(DefaultServerCallContextBuilder):
 def a2a_app(
     settings: ApiSettings,
     handler: A2AHandler,
-    profiles: Mapping[str, AgentProfile],
+    profiles: ProfileRegistry,
     lifespan: Lifespan[Starlette],
 ) -> Starlette:
     """The A2A routes over `handler`, guarded; `/healthz` and the card are open."""
@@ -49,9 +47,12 @@ def a2a_app(
     routes = [
         *with_last_modified(
             create_agent_card_routes(
-                agent_card(settings, profiles), cache_control="public, max-age=300"
+                agent_card(settings, profiles.all()),  # the SDK checks it at once
+                card_modifier=with_skills(profiles),
+                cache_control="public, max-age=300",
             ),
             built=utcnow(),
+            registry=profiles,
         ),
         *create_jsonrpc_routes(handler, "/", context_builder=CallerContextBuilder()),
         Route("/healthz", healthz, methods=["GET"]),

@@ -1,7 +1,10 @@
-"""The Agent Card: published profiles as skills, the bearer scheme, our JSON-RPC interface."""
+"""The Agent Card: published profiles as skills, the bearer scheme, our JSON-RPC interface.
+The skills are the profiles the workers registered (store/profile_registry.py), read for
+each request, so a worker started after the API shows its skills."""
 
+import asyncio
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime
 from email.utils import format_datetime, parsedate_to_datetime
 
@@ -20,8 +23,9 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from agentrt.api.settings import ApiSettings
-from agentrt.contracts.profiles import AgentProfile
+from agentrt.contracts.profiles import RegisteredProfile
 from agentrt.store.a2a.view import RETAINABLE_LEVELS
+from agentrt.store.profile_registry import ProfileRegistry
 
 logger = logging.getLogger(__name__)
 
@@ -29,9 +33,9 @@ BEARER = "bearer"
 REST_PREFIX = "/rest"
 
 
-def servable(profiles: Mapping[str, AgentProfile]) -> dict[str, AgentProfile]:
+def servable(profiles: Mapping[str, RegisteredProfile]) -> dict[str, RegisteredProfile]:
     """Published profiles that can keep a result; the others are refused (and said so)."""
-    out: dict[str, AgentProfile] = {}
+    out: dict[str, RegisteredProfile] = {}
     for name, profile in profiles.items():
         if not profile.publish:
             continue
@@ -47,8 +51,8 @@ def servable(profiles: Mapping[str, AgentProfile]) -> dict[str, AgentProfile]:
     return out
 
 
-def agent_card(settings: ApiSettings, profiles: Mapping[str, AgentProfile]) -> AgentCard:
-    skills = [
+def skills(profiles: Mapping[str, RegisteredProfile]) -> list[AgentSkill]:
+    return [
         AgentSkill(
             id=p.name,
             name=p.name,
@@ -59,6 +63,24 @@ def agent_card(settings: ApiSettings, profiles: Mapping[str, AgentProfile]) -> A
         )
         for p in servable(profiles).values()
     ]
+
+
+def with_skills(registry: ProfileRegistry) -> Callable[[AgentCard], Awaitable[AgentCard]]:
+    """The SDK's card modifier: the card with the skills registered now."""
+
+    async def modify(card: AgentCard) -> AgentCard:
+        served = await asyncio.to_thread(registry.all)
+        out = AgentCard()
+        out.CopyFrom(card)
+        del out.skills[:]
+        out.skills.extend(skills(served))
+        return out
+
+    return modify
+
+
+def agent_card(settings: ApiSettings, profiles: Mapping[str, RegisteredProfile]) -> AgentCard:
+    """The card with the skills of `profiles` (`with_skills` renews them per request)."""
     return AgentCard(
         name=settings.api_agent_name,
         description=settings.api_agent_description,
@@ -76,9 +98,9 @@ def agent_card(settings: ApiSettings, profiles: Mapping[str, AgentProfile]) -> A
             ),
         ],
         capabilities=AgentCapabilities(streaming=True, push_notifications=True),
+        skills=skills(profiles),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
-        skills=skills,
         security_schemes={
             BEARER: SecurityScheme(
                 http_auth_security_scheme=HTTPAuthSecurityScheme(
@@ -102,11 +124,12 @@ def _not_modified_since(request: Request, modified: datetime) -> bool:
     return since.tzinfo is not None and modified <= since
 
 
-def with_last_modified(routes: Sequence[BaseRoute], *, built: datetime) -> list[BaseRoute]:
+def with_last_modified(
+    routes: Sequence[BaseRoute], *, built: datetime, registry: ProfileRegistry
+) -> list[BaseRoute]:
     """The SDK's card routes (ETag, Cache-Control, If-None-Match) plus `Last-Modified`,
-    the moment this process built its card, and If-Modified-Since answered with a 304."""
-    modified = built.replace(microsecond=0)
-    stamp = format_datetime(modified, usegmt=True)
+    the later of the moment this process built its card and the last change of a
+    registered profile, and If-Modified-Since answered with a 304."""
     out: list[BaseRoute] = []
     for route in routes:
         if not isinstance(route, Route):
@@ -115,6 +138,9 @@ def with_last_modified(routes: Sequence[BaseRoute], *, built: datetime) -> list[
         inner = route.endpoint
 
         async def endpoint(request: Request, inner: object = inner) -> Response:
+            changed = await asyncio.to_thread(registry.changed_at)
+            modified = max(built, changed or built).replace(microsecond=0)
+            stamp = format_datetime(modified, usegmt=True)
             response: Response = await inner(request)  # type: ignore[operator]
             response.headers["Last-Modified"] = stamp
             if response.status_code == 200 and _not_modified_since(request, modified):

@@ -7,7 +7,6 @@ from the task view (a2a_task) or the journal, written from committed state.
 import asyncio
 import time
 import uuid
-from collections.abc import Mapping
 
 from a2a.types import Message, Role, SendMessageRequest
 from a2a.utils.errors import (
@@ -37,13 +36,14 @@ from agentrt.contracts.errors import (
     UnknownProfileError,
 )
 from agentrt.contracts.ids import UPDATE_SUBMIT_INPUT
-from agentrt.contracts.profiles import AgentProfile
+from agentrt.contracts.profiles import RegisteredProfile
 from agentrt.contracts.run import prompt_over_cap
 from agentrt.contracts.start import StartRequest
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.a2a.push import PushSpec
 from agentrt.store.a2a.tasks import A2AStore, TaskRecord
 from agentrt.store.a2a.view import INPUT_REQUIRED, INTERRUPTED, RETAINABLE_LEVELS, TERMINAL
+from agentrt.store.profile_registry import ProfileRegistry
 
 MESSAGE_TEXT = "the message text"  # what a prompt-cap refusal calls the text
 
@@ -55,13 +55,13 @@ class TaskService:
         store: A2AStore,
         client: Client,
         runtime: AgentRuntime,
-        profiles: Mapping[str, AgentProfile],
+        profiles: ProfileRegistry,
     ) -> None:
         self._settings = settings
         self._store = store
         self._client = client
         self._runtime = runtime
-        self._profiles = dict(profiles)
+        self._profiles = profiles
         self._grants = {who: Grants.of(p) for who, p in settings.key_profiles().items()}
 
     # --- reads -----------------------------------------------------------------------------
@@ -90,10 +90,12 @@ class TaskService:
 
     # --- send ------------------------------------------------------------------------------
 
-    def _profile(self, params: SendMessageRequest) -> AgentProfile:
-        """The published profile a message asks for (metadata "skill"), or the default."""
+    async def _profile(self, params: SendMessageRequest) -> RegisteredProfile:
+        """The published profile a message asks for (metadata "skill"), or the default,
+        among those the workers registered."""
         skill = _metadata_str(params.message, "skill") or _struct_str(params, "skill")
-        published = [p for p in self._profiles.values() if p.publish]
+        registered = await asyncio.to_thread(self._profiles.all)
+        published = [p for p in registered.values() if p.publish]
         if not skill:
             if self._settings.api_default_skill:
                 skill = self._settings.api_default_skill
@@ -101,7 +103,7 @@ class TaskService:
                 skill = published[0].name
             else:
                 raise InvalidParamsError(message="Name a skill in the message metadata 'skill'")
-        profile = self._profiles.get(skill)
+        profile = registered.get(skill)
         if profile is None or not profile.publish:
             raise InvalidParamsError(message=f"Unknown skill {skill!r}")
         if profile.answer_level not in RETAINABLE_LEVELS:
@@ -116,7 +118,7 @@ class TaskService:
         message = params.message
         checked_id(message.context_id, "contextId", CONTEXT_ID)
         text = _checked_parts(message, self._settings)
-        profile = self._profile(params)
+        profile = await self._profile(params)
         if not self._grants.get(owner, Grants()).allows(profile):
             raise ProfileNotGrantedError(message=refusal(owner, profile))  # nothing created
         task_id, run_id = str(uuid.uuid4()), str(uuid.uuid4())

@@ -6,7 +6,7 @@
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 
 from fastapi import FastAPI
 from sqlalchemy import Engine
@@ -22,9 +22,9 @@ from agentrt.api.operator.routes import router
 from agentrt.api.operator.state import OpsState
 from agentrt.api.settings import ApiSettings
 from agentrt.api.wake import Waker, finish
-from agentrt.contracts.profiles import AgentProfile
 from agentrt.store.context import StoreContext
 from agentrt.store.principals import PrincipalStore
+from agentrt.store.profile_registry import ProfileRegistry
 from agentrt.store.run_query import RunQuery
 from agentrt.store.runs import RunStore
 
@@ -68,7 +68,7 @@ def mount_ops(
     settings: ApiSettings,
     engine: Engine,
     ctx: StoreContext,
-    profiles: Mapping[str, AgentProfile],
+    profiles: ProfileRegistry,
 ) -> FastAPI:
     """The outer app: the operator routes, then everything else to `a2a`, whose lifespan
     runs inside this one's."""

@@ -112,9 +112,12 @@ async def start_run(
 ) -> StartedOut:
     """Start a run as the authenticated principal (its initiator). With `run_id`, a retry
     of the same start (same principal, same profile) answers 200 with the run it started."""
-    profile = state.profiles.get(body.profile)
+    profile = await asyncio.to_thread(state.profiles.get, body.profile)
     if profile is None:
-        raise bad_request("unknown_profile", f"unknown agent profile {body.profile!r}")
+        raise bad_request(
+            "unknown_profile",
+            f"unknown agent profile {body.profile!r}: no worker has registered it",
+        )
     if not who.grants.allows(profile):
         raise not_granted(refusal(who.name, profile))  # before any read or write
     wanted = None if body.run_id is None else str(body.run_id)

@@ -2,16 +2,16 @@
 
 import asyncio
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from agentrt.api.operator.errors import not_found
 from agentrt.api.operator.views import RunOut, run_out
 from agentrt.api.wake import Waker
-from agentrt.contracts.profiles import AgentProfile
 from agentrt.contracts.run import RunView
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.principals import PrincipalStore
+from agentrt.store.profile_registry import ProfileRegistry
 from agentrt.store.run_query import RunQuery
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer
@@ -24,7 +24,7 @@ class OpsState:
     principals: PrincipalStore
     waker: Waker
     sealer: Sealer
-    profiles: Mapping[str, AgentProfile]
+    profiles: ProfileRegistry  # what the workers registered
     runtime: AgentRuntime | None = None
 
     def require_runtime(self) -> AgentRuntime:

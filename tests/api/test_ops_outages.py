@@ -11,12 +11,13 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-import yaml
 from sqlalchemy.engine import make_url
 from temporalio.client import Client
 
 from agentrt.api.settings import ApiSettings
+from agentrt.core.profiles import load_profiles
 from agentrt.starter import remote
+from agentrt.store.profile_registry import ProfileRegistry
 from agentrt.workers.compose import WorkerResources
 from tests._db import backend
 from tests._proxy import FlakyProxy
@@ -58,22 +59,22 @@ async def _start(live: Live) -> tuple[int, str, str, dict[str, str]]:
 
 
 async def test_a_start_no_worker_begins_is_503_no_worker(
-    client: Client, a2a_settings: ApiSettings, a2a_parts: WorkerResources, tmp_path: Path
+    client: Client, a2a_settings: ApiSettings, a2a_parts: WorkerResources
 ) -> None:
     lonely = f"nobody-{name('q')}"
-    profiles = yaml.safe_load((FIXTURES / "profiles.yaml").read_text())
-    for p in profiles["profiles"]:
-        if p["name"] == "helper":
-            p["task_queue"] = lonely  # the app starts helper's runs where no worker polls
-    routed = tmp_path / "profiles.yaml"
-    routed.write_text(yaml.safe_dump(profiles))
-    settings = a2a_settings.model_copy(
-        update={"profiles_file": routed, "start_timeout_seconds": 2.0}
-    )
-    async with _serve(client, settings, a2a_parts) as live:
-        began = time.monotonic()
-        status, kind, message, headers = await _start(live)
-        waited = time.monotonic() - began
+    served = load_profiles(FIXTURES / "profiles.yaml")
+    registry = ProfileRegistry(a2a_parts.ctx)
+    # A worker registers helper on its own queue, where no worker polls: the app starts
+    # helper's runs there. The suite's registration is put back after.
+    registry.register([served["helper"].model_copy(update={"task_queue": lonely})])
+    settings = a2a_settings.model_copy(update={"start_timeout_seconds": 2.0})
+    try:
+        async with _serve(client, settings, a2a_parts) as live:
+            began = time.monotonic()
+            status, kind, message, headers = await _start(live)
+            waited = time.monotonic() - began
+    finally:
+        registry.register(served.values())
     assert (status, kind) == (503, "no_worker"), message
     assert waited < 20, f"the API waited {waited:.0f} s: not its start bound (2 s) but 30"
     assert headers["retry-after"] == "1"

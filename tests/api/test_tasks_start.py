@@ -20,6 +20,7 @@ from agentrt.core.profiles import load_profiles
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.a2a.tasks import A2AStore
 from agentrt.store.a2a.view import CANCELED
+from agentrt.store.profile_registry import ProfileRegistry
 from agentrt.store.runs import RunStore
 from agentrt.workers.compose import WorkerResources
 from agentrt.workers.main import make_worker
@@ -29,8 +30,10 @@ def _service(
     a2a_settings: ApiSettings, parts: WorkerResources, client: Client, queue: str
 ) -> TaskService:
     runtime = AgentRuntime(client, RunStore(parts.ctx), queue)
-    profiles = load_profiles(a2a_settings.profiles_file)
-    return TaskService(a2a_settings, A2AStore(parts.ctx), client, runtime, profiles)
+    # Registered as the A2A tests' worker registers them (a2a_parts).
+    registry = ProfileRegistry(parts.ctx)
+    registry.register(load_profiles(a2a_settings.profiles_file).values())
+    return TaskService(a2a_settings, A2AStore(parts.ctx), client, runtime, registry)
 
 
 def _send(text: str) -> SendMessageRequest:
@@ -42,7 +45,8 @@ def _send(text: str) -> SendMessageRequest:
 async def test_a_skill_the_worker_does_not_declare_is_refused_and_leaves_no_task(
     a2a_settings: ApiSettings, parts: WorkerResources, client: Client, task_queue: str
 ) -> None:
-    # The API publishes `helper`; this worker's profiles (tests/fixtures) do not declare it.
+    # A worker registered `helper`; this one, which polls the queue, does not declare it
+    # (its profiles are tests/fixtures').
     owner = f"o-{uuid.uuid4().hex[:8]}"
     granted = a2a_settings.model_copy(  # a caller granted `helper` (tests/security: grants)
         update={

@@ -6,7 +6,7 @@ from pydantic import ValidationError
 from agentrt.contracts.enums import TerminationReason
 from agentrt.contracts.messages import Usage
 from agentrt.contracts.pricing import Price, PriceTable
-from agentrt.contracts.profiles import AgentProfile, Budget, RunPlan, spent_limit
+from agentrt.contracts.profiles import Budget, Profile, RunPlan, spent_limit
 from agentrt.contracts.run import AnswerTerms, ModelResult
 from agentrt.contracts.turn import turn_end
 from agentrt.workflows._loop import LoopState, Stop
@@ -73,7 +73,7 @@ def test_cost_budget_is_spent_at_the_limit_and_fails_closed_when_unknown() -> No
 )  # fmt: skip
 def test_a_budget_of_zero_negative_empty_or_misspelt_is_refused(budget: dict[str, float]) -> None:
     with pytest.raises(ValidationError):
-        AgentProfile(name="p", model="scripted:demo", budget=budget)  # type: ignore[arg-type]
+        Profile(name="p", model="scripted:demo", budget=budget)  # type: ignore[arg-type]
 
 
 def test_plans_recorded_before_budgets_have_none() -> None:

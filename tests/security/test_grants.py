@@ -25,6 +25,7 @@ from agentrt.core.profiles import load_profiles
 from agentrt.store.principals import PrincipalStore
 from agentrt.store.rows import RunRow
 from agentrt.workers.compose import WorkerResources, build
+from tests._db import scratch_database
 from tests.api.conftest import (  # noqa: F401  (fixtures)
     FIXTURES,
     Live,
@@ -89,12 +90,16 @@ def _refused(reply: httpx.Response, profile: str) -> None:
 @pytest.fixture(scope="module")
 def autonomous_settings(
     a2a_settings: ApiSettings, tmp_path_factory: pytest.TempPathFactory
-) -> ApiSettings:
+) -> Iterator[ApiSettings]:
     served = yaml.safe_load((FIXTURES / "profiles.yaml").read_text())
     served["profiles"].append(AUTONOMOUS)
     path = tmp_path_factory.mktemp("grants") / "profiles.yaml"
     path.write_text(yaml.safe_dump(served))
-    return a2a_settings.model_copy(update={"profiles_file": path})
+    # A database of its own: the worker registers `autonomous` there, where no other
+    # test's API reads it (the suite's Agent Card lists exactly its fixtures' skills).
+    db = tmp_path_factory.mktemp("grants-db") / "agentrt.db"
+    with scratch_database("grants", db) as url:
+        yield a2a_settings.model_copy(update={"profiles_file": path, "database_url": url})
 
 
 @pytest.fixture(scope="module")
@@ -273,11 +278,11 @@ def test_a_bad_api_key_profiles_entry_is_a_config_error(a2a_settings: ApiSetting
 
 
 def test_a_grant_matches_names_and_patterns_and_an_unapproved_writer_only_by_name() -> None:
-    from agentrt.api.grants import Grants, writes_unapproved
+    from agentrt.api.grants import Grants
 
     profiles = load_profiles(WORKERS / "profiles.autonomous.yaml")
     support, autonomous = profiles["support"], profiles["support-autonomous"]
-    assert writes_unapproved(autonomous) and not writes_unapproved(support)
+    assert autonomous.writes_unapproved and not support.writes_unapproved
     assert Grants.of(["supp*"]).allows(support)
     assert not Grants.of(["billing-*"]).allows(support)
     assert not Grants.of(["*", "support*", "support-autonomous*"]).allows(autonomous)
@@ -296,9 +301,7 @@ def test_the_shipped_profiles_file_has_no_profile_that_writes_without_approval()
 
 
 def test_the_demos_autonomous_file_is_the_shipped_one_plus_support_autonomous() -> None:
-    from agentrt.api.grants import writes_unapproved
-
     shipped = load_profiles(WORKERS / "profiles.yaml")
     demo = load_profiles(WORKERS / "profiles.autonomous.yaml")
     assert {k: v for k, v in demo.items() if k != "support-autonomous"} == shipped
-    assert writes_unapproved(demo["support-autonomous"])
+    assert demo["support-autonomous"].writes_unapproved

@@ -145,7 +145,7 @@ async def test_cli_status_of_a_run_that_failed_to_begin_says_so(
     assert "not begun yet" not in err
 
 
-@pytest.mark.usefixtures("cli_env")
+@pytest.mark.usefixtures("cli_env", "parts")  # a worker registered `auto`, none polls now
 async def test_cli_start_without_a_worker_is_a_bounded_clean_error(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, task_queue: str
 ) -> None:

@@ -3,7 +3,7 @@
 import threading
 
 from agentrt import Toolbox, ToolContext, ToolEffect, tool
-from agentrt.activities.toolbox.box import ToolboxDeps
+from agentrt.activities.toolbox.box import ToolboxContext
 
 
 @tool(effect=ToolEffect.READ_ONLY)
@@ -23,12 +23,12 @@ def lookup_order_again(order_id: str) -> str:
     return order_id
 
 
-def _from_deps(deps: ToolboxDeps) -> list[object]:
-    assert deps.executor is not None and deps.store is not None
+def _from_context(ctx: ToolboxContext) -> list[object]:
+    assert ctx.executor is not None and ctx.sessions is not None
     return [which_thread]
 
 
 weather_box = Toolbox("weather", [weather])
-threads_box = Toolbox("threads", factory=_from_deps)  # type: ignore[arg-type]
+threads_box = Toolbox("threads", factory=_from_context)  # type: ignore[arg-type]
 clashing_box = Toolbox("orders2", [lookup_order_again])
 not_a_toolbox = [weather]

@@ -19,8 +19,10 @@ from temporalio.worker import Worker
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import ConfigError, NoWorkerError
 from agentrt.contracts.ids import ACT_MODEL_COMPLETE
+from agentrt.core.profiles import load_profiles
 from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
+from agentrt.store.profile_registry import ProfileRegistry
 from agentrt.store.runs import RunStore
 from agentrt.workers.compose import build
 from agentrt.workers.fleet import fleet_workers, queues_of
@@ -163,14 +165,25 @@ async def test_a_provider_rate_limit_is_enforced_by_the_server_on_its_model_queu
 
 
 async def test_a_profile_starts_on_its_own_queue_and_an_unserved_one_waits_visibly(
-    client: Client, runs: RunStore, caplog: pytest.LogCaptureFixture
+    client: Client, runs: RunStore, settings: Settings, caplog: pytest.LogCaptureFixture
 ) -> None:
     lonely = f"nobody-{uuid.uuid4().hex[:8]}"
-    runtime = AgentRuntime(
-        client, runs, "agent-runs", routes={"support": lonely}, begin_timeout=3.0
-    )
-    assert runtime.task_queue_of("support") == lonely
-    assert runtime.task_queue_of("auto") == "agent-runs"
+    served = load_profiles(settings.profiles_file)
+    registry = ProfileRegistry(runs.ctx)
+    # A worker registers `support` on its own queue; the suite's registration is put back.
+    registry.register([served["support"].model_copy(update={"task_queue": lonely})])
+    try:
+        await _routed_start_waits_visibly(client, runs, lonely, caplog)
+    finally:
+        registry.register(served.values())
+
+
+async def _routed_start_waits_visibly(
+    client: Client, runs: RunStore, lonely: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    runtime = AgentRuntime(client, runs, "agent-runs", begin_timeout=3.0)
+    assert await runtime.task_queue_of("support") == lonely
+    assert await runtime.task_queue_of("auto") == "agent-runs"
     run_id = str(uuid.uuid4())
     with caplog.at_level(logging.WARNING, logger="agentrt.runtime"):
         starting = asyncio.create_task(

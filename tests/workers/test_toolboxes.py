@@ -14,7 +14,7 @@ from agentrt import ConfigError, Settings, Toolbox, ToolContext, ToolEffect, too
 from agentrt.activities.registry import ProfileCatalog, ToolRegistry
 from agentrt.activities.retention import RetentionActivities
 from agentrt.contracts import ids
-from agentrt.contracts.profiles import AgentProfile
+from agentrt.contracts.profiles import Profile
 from agentrt.workers.compose import TOOL_THREAD_PREFIX, build
 from agentrt.workers.toolboxes import load_toolboxes
 from tests.workers import _toolbox_samples as samples
@@ -165,7 +165,7 @@ def test_a_profile_names_whole_toolboxes_and_tools_from_any_loaded_one() -> None
     registry = ToolRegistry(
         groups={"weather": [samples.weather], "threads": [samples.which_thread]}
     )
-    profile = AgentProfile(
+    profile = Profile(
         name="p", model="scripted:x", tools=["which_thread"], toolboxes=["weather", "threads"]
     )
     resolved = ProfileCatalog({"p": profile}, registry).get("p")

@@ -1,0 +1,35 @@
+"""agent_profile: the profiles each worker serves, registered at its start
+
+Revision ID: 0010
+Revises: 0009
+"""
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import op
+
+revision: str = "0010"
+down_revision: str | None = "0009"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    op.create_table(
+        "agent_profile",
+        sa.Column("name", sa.String(length=200), nullable=False),
+        sa.Column("task_queue", sa.String(length=200), nullable=True),
+        sa.Column("privacy", sa.String(length=16), nullable=False),
+        sa.Column("answer_level", sa.String(length=16), nullable=False),
+        sa.Column("writes_unapproved", sa.Boolean(), nullable=False),
+        sa.Column("publish", sa.Boolean(), nullable=False),
+        sa.Column("description", sa.Text(), nullable=False),
+        sa.Column("digest", sa.String(length=64), nullable=False),
+        sa.Column("changed_at", sa.DateTime(timezone=True), nullable=False),
+        sa.PrimaryKeyConstraint("name", name=op.f("pk_agent_profile")),
+    )
+
+
+def downgrade() -> None:
+    op.drop_table("agent_profile")
