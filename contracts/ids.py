@@ -15,6 +15,7 @@ ACT_RUN_BEGIN: Final = "run.begin"
 # Retired with the pre-0.3.0 completion step (the model activity completes a run): the
 # name stays reserved, never to be reused for another activity.
 ACT_RUN_COMPLETE: Final = "run.complete"
+RETIRED_ACTIVITIES: Final = frozenset({ACT_RUN_COMPLETE})
 ACT_RUN_FAIL: Final = "run.fail"
 ACT_RUN_SUSPEND: Final = "run.suspend"
 ACT_RUN_RESUME: Final = "run.resume"
