@@ -15,8 +15,6 @@ from agentrt.activities.ports import FaultHook, ToolContext, no_faults, no_heart
 from agentrt.contracts.errors import NON_RETRYABLE, ErrorType
 from agentrt.contracts.snapshot import RunSnapshot
 
-if TYPE_CHECKING:
-    from agentrt.activities.ports import RunPort
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -188,12 +186,6 @@ def heartbeats(fn: F) -> F:
             return await fn(*args, **kwargs)
 
     return beating  # type: ignore[return-value]
-
-
-async def snapshot_of(runs: "RunPort", run_id: str) -> RunSnapshot:
-    """The run's snapshot, read from its row. Only the write activity still asks for it
-    (the fence unit takes the plan from its request instead: then this goes)."""
-    return await db(runs.snapshot, run_id)
 
 
 async def retried(

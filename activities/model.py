@@ -21,7 +21,8 @@ from agentrt.activities._common import (
 )
 from agentrt.activities.completion import Completion
 from agentrt.activities.guardrails import Checked, check
-from agentrt.activities.ports import FaultHook, ModelProvider, RunPort, no_faults
+from agentrt.activities.ports import FaultHook, ModelProvider, no_faults
+from agentrt.store.runs import RunStore
 from agentrt.contracts.errors import ErrorType, RunNotFoundError
 from agentrt.contracts.ids import ACT_MODEL_COMPLETE
 from agentrt.contracts.messages import (
@@ -45,7 +46,7 @@ class ModelActivities(ActivityGroup):
         self,
         *,
         providers: Mapping[str, ModelProvider],
-        runs: RunPort,
+        runs: RunStore,
         completion: Completion,
         faults: FaultHook = no_faults,
         answer_levels: Mapping[str, str] | None = None,

@@ -1,4 +1,5 @@
-"""What the activities need from the world, as Protocols. The worker injects the real ones."""
+"""What the activities need from the outside world, as Protocols: model providers, tools, and
+the Temporal side of retention. The store is no port: each unit holds its own SQL."""
 
 import logging
 from collections.abc import Callable
@@ -73,42 +74,11 @@ class Tool(Protocol):
     async def __call__(self, arguments: dict[str, Any], ctx: ToolContext) -> str: ...
 
 
-class RunPort(Protocol):
-    def begin(
-        self, *, run_id: str, profile: str, snapshot: str, prompt: str, initiator: str, privacy: str
-    ) -> bool: ...
-
-    def snapshot(self, run_id: str) -> RunSnapshot: ...
-
-    def transcript(self, run_id: str, *, upto: int | None = None) -> list[Message]: ...
-
-    def turn_inputs(
-        self, run_id: str, sequence: int
-    ) -> tuple[RunSnapshot, list[Message], Message | None]: ...
-
-    def status(self, run_id: str) -> RunStatus | None: ...
-
-    def record_turn(self, run_id: str, turn: TurnRecord) -> None: ...
-
-    def event_payload(self, run_id: str, sequence: int) -> dict[str, Any] | None: ...
-
-    def tighten_ceiling(self, run_id: str, level: str) -> str: ...
-
-
 FaultHook = Callable[[str], None]
 
 
 def no_faults(_point: str) -> None:
     """Production fault hook: does nothing."""
-
-
-class RetentionPort(Protocol):
-    """The store side of the retention pass (store/retention.py)."""
-
-    def waiting_before(self, cutoff: Any, limit: int) -> list[str]: ...
-    def finished_before(self, cutoff: Any, limit: int) -> list[str]: ...
-    def unsettled(self, run_ids: list[str]) -> list[str]: ...
-    def purge(self, run_ids: list[str]) -> int: ...
 
 
 class ExecutionPort(Protocol):

@@ -6,7 +6,8 @@ from datetime import UTC, datetime, timedelta
 from temporalio import activity
 
 from agentrt.activities._common import ActivityGroup, db
-from agentrt.activities.ports import ExecutionPort, RetentionPort
+from agentrt.activities.ports import ExecutionPort
+from agentrt.store.retention import RetentionStore
 from agentrt.contracts.ids import (
     ACT_RETENTION_CANCEL,
     ACT_RETENTION_PURGE,
@@ -25,7 +26,7 @@ RETENTION_ACTOR = "retention"
 
 
 class RetentionActivities(ActivityGroup):
-    def __init__(self, *, store: RetentionPort, executions: ExecutionPort) -> None:
+    def __init__(self, *, store: RetentionStore, executions: ExecutionPort) -> None:
         self._store = store
         self._executions = executions
 

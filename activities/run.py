@@ -9,7 +9,7 @@ from temporalio import activity
 
 from agentrt.activities._common import ActivityGroup, db, fatal
 from agentrt.activities.guardrails import check
-from agentrt.activities.ports import RunPort
+from agentrt.store.runs import RunStore
 from agentrt.activities.registry import ProfileCatalog, Routes, ToolRegistry
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.ids import ACT_RUN_BEGIN
@@ -26,7 +26,7 @@ class RunActivities(ActivityGroup):
     def __init__(
         self,
         *,
-        runs: RunPort,
+        runs: RunStore,
         profiles: ProfileCatalog,
         tools: ToolRegistry,
         routes: Routes | None = None,

@@ -1,18 +1,12 @@
-"""approval: the pending turn on the run row, and when it started waiting
-
-Revision ID: 0002
-Revises: 0001
-"""
+"""approval: the pending turn on the run row, and when it started waiting"""
 
 from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0002"
-down_revision: str | None = "0001"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
+revision, down_revision = "0002", "0001"
+branch_labels = depends_on = None
 
 
 def upgrade() -> None:

@@ -1,18 +1,12 @@
-"""a2a: task view, event journal, push configs and delivery records
-
-Revision ID: 0003
-Revises: 0002
-"""
+"""a2a: task view, event journal, push configs and delivery records"""
 
 from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0003"
-down_revision: str | None = "0002"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
+revision, down_revision = "0003", "0002"
+branch_labels = depends_on = None
 
 TS = sa.DateTime(timezone=True)
 

@@ -1,18 +1,12 @@
-"""answer ceiling: the strictest answer level of the providers that answered a run
-
-Revision ID: 0004
-Revises: 0003
-"""
+"""answer ceiling: the strictest answer level of the providers that answered a run"""
 
 from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0004"
-down_revision: str | None = "0003"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
+revision, down_revision = "0004", "0003"
+branch_labels = depends_on = None
 
 
 def upgrade() -> None:

@@ -1,18 +1,12 @@
-"""run cost: the summed cost of a run's model calls in USD (NULL when any call's is unknown)
-
-Revision ID: 0005
-Revises: 0004
-"""
+"""run cost: the summed cost of a run's model calls in USD (NULL when any call's is unknown)"""
 
 from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0005"
-down_revision: str | None = "0004"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
+revision, down_revision = "0005", "0004"
+branch_labels = depends_on = None
 
 
 def upgrade() -> None:

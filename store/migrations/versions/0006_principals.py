@@ -1,18 +1,12 @@
-"""principals: hashed operator API tokens with scopes; NOTIFY on committed events (PostgreSQL)
-
-Revision ID: 0006
-Revises: 0005
-"""
+"""principals: hashed operator API tokens with scopes; NOTIFY on committed events (PostgreSQL)"""
 
 from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0006"
-down_revision: str | None = "0005"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
+revision, down_revision = "0006", "0005"
+branch_labels = depends_on = None
 
 # A NOTIFY issued inside a transaction is delivered when (and only if) it commits: live
 # followers wake on committed rows, never on rolled-back ones. SQLite followers poll.

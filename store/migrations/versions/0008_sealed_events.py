@@ -9,9 +9,6 @@ it in), else the one the settings name (AGENTRT_SEAL_KEYS, or the key file under
 AGENTRT_DATA_DIR, as `alembic upgrade head` run by hand has it). An empty table needs no key.
 The binding (table, column, `run_id/sequence`) is written out here, as store/sealed.py
 has it today, so this revision keeps sealing what it sealed whatever that file becomes.
-
-Revision ID: 0008
-Revises: 0007
 """
 
 from collections.abc import Callable, Sequence
@@ -21,10 +18,8 @@ from alembic import op
 
 from agentrt.store.sealing import PREFIX, Sealer
 
-revision: str = "0008"
-down_revision: str | None = "0007"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
+revision, down_revision = "0008", "0007"
+branch_labels = depends_on = None
 
 BATCH = 500
 _EVENT = sa.table(

@@ -1,18 +1,12 @@
-"""a2a_push_config: dead letter (dead_at, dead_reason) for push delivery that gave up
-
-Revision ID: 0009
-Revises: 0008
-"""
+"""a2a_push_config: dead letter (dead_at, dead_reason) for push delivery that gave up"""
 
 from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0009"
-down_revision: str | None = "0008"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
+revision, down_revision = "0009", "0008"
+branch_labels = depends_on = None
 
 
 def upgrade() -> None:

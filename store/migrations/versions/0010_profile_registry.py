@@ -1,18 +1,12 @@
-"""agent_profile: the profiles each worker serves, registered at its start
-
-Revision ID: 0010
-Revises: 0009
-"""
+"""agent_profile: the profiles each worker serves, registered at its start"""
 
 from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0010"
-down_revision: str | None = "0009"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
+revision, down_revision = "0010", "0009"
+branch_labels = depends_on = None
 
 
 def upgrade() -> None:
