@@ -22,7 +22,6 @@ from agentrt.activities._common import (
 from agentrt.activities.completion import Completion
 from agentrt.activities.guardrails import Checked, check
 from agentrt.activities.ports import FaultHook, ModelProvider, no_faults
-from agentrt.store.runs import RunStore
 from agentrt.contracts.errors import ErrorType, RunNotFoundError
 from agentrt.contracts.ids import ACT_MODEL_COMPLETE
 from agentrt.contracts.messages import (
@@ -39,6 +38,7 @@ from agentrt.contracts.run import (
     TurnRecord,
 )
 from agentrt.contracts.turn import TurnEnd, turn_end
+from agentrt.store.runs import RunStore
 
 
 class ModelActivities(ActivityGroup):

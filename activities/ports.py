@@ -6,15 +6,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from agentrt.contracts.enums import RunStatus, ToolEffect
+from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.messages import (
-    Message,
     ProviderReply,
     ProviderRequest,
     ToolSpec,
 )
-from agentrt.contracts.run import TurnRecord
-from agentrt.contracts.snapshot import RunSnapshot
 
 
 class ModelProvider(Protocol):

@@ -7,7 +7,6 @@ from temporalio import activity
 
 from agentrt.activities._common import ActivityGroup, db
 from agentrt.activities.ports import ExecutionPort
-from agentrt.store.retention import RetentionStore
 from agentrt.contracts.ids import (
     ACT_RETENTION_CANCEL,
     ACT_RETENTION_PURGE,
@@ -21,6 +20,7 @@ from agentrt.contracts.retention import (
     RetentionPolicy,
     RunIds,
 )
+from agentrt.store.retention import RetentionStore
 
 RETENTION_ACTOR = "retention"
 

@@ -9,7 +9,6 @@ from temporalio import activity
 
 from agentrt.activities._common import ActivityGroup, db, fatal
 from agentrt.activities.guardrails import check
-from agentrt.store.runs import RunStore
 from agentrt.activities.registry import ProfileCatalog, Routes, ToolRegistry
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.ids import ACT_RUN_BEGIN
@@ -20,6 +19,7 @@ from agentrt.contracts.run import (
     BeginResult,
     prompt_over_cap,
 )
+from agentrt.store.runs import RunStore
 
 
 class RunActivities(ActivityGroup):

@@ -7,17 +7,30 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.workflow import ActivityConfig
 
-from agentrt.workflows._calls import call
+from agentrt.workflows._calls import ActivityRef, call
 
 with workflow.unsafe.imports_passed_through():
-    from agentrt.activities.retention import RetentionActivities
-    from agentrt.contracts.ids import WORKFLOW_RETENTION
+    from agentrt.contracts.ids import (
+        ACT_RETENTION_CANCEL,
+        ACT_RETENTION_PURGE,
+        ACT_RETENTION_STALE,
+        ACT_RETENTION_UNSETTLED,
+        WORKFLOW_RETENTION,
+    )
     from agentrt.contracts.retention import (
         PurgeRequest,
+        PurgeResult,
         RetentionPolicy,
         RetentionReport,
         RunIds,
     )
+
+# The retention activities (activities/retention.py), by their frozen names: their module
+# holds the store's side, which workflow code does not import.
+STALE = ActivityRef[RetentionPolicy, RunIds](ACT_RETENTION_STALE, RunIds)
+CANCEL = ActivityRef[RunIds, None](ACT_RETENTION_CANCEL, type(None))
+UNSETTLED = ActivityRef[RunIds, RunIds](ACT_RETENTION_UNSETTLED, RunIds)
+PURGE = ActivityRef[PurgeRequest, PurgeResult](ACT_RETENTION_PURGE, PurgeResult)
 
 _CALL: ActivityConfig = {
     "start_to_close_timeout": timedelta(minutes=5),
@@ -37,18 +50,16 @@ MAX_BATCHES = 50  # a pass purges at most this many batches; the next pass goes 
 class RetentionWorkflow:
     @workflow.run
     async def run(self, policy: RetentionPolicy) -> RetentionReport:
-        stale = await call(
-            RetentionActivities.stale_waiting, policy, _CALL, summary="find stale waiting runs"
-        )
+        stale = await call(STALE, policy, _CALL, summary="find stale waiting runs")
         if stale.run_ids:
-            await call(RetentionActivities.cancel, stale, _CALL, summary="cancel stale runs")
+            await call(CANCEL, stale, _CALL, summary="cancel stale runs")
             # Give the cancelled runs their settle (a guarded terminal write) before purging;
             # one that does not settle in time is purged anyway (deleting terminates it).
             await _settle_wait(stale)
         purged, extra = 0, stale.run_ids
         for _ in range(MAX_BATCHES):
             result = await call(
-                RetentionActivities.purge,
+                PURGE,
                 PurgeRequest(finished_days=policy.finished_days, run_ids=extra),
                 _CALL,
                 summary="purge",
@@ -64,7 +75,7 @@ async def _settle_wait(stale: RunIds) -> None:
     none has for STALLED_CHECKS checks in a row."""
     unsettled, quiet = len(stale.run_ids), 0
     for _ in range(SETTLE_CHECKS):
-        left = await call(RetentionActivities.unsettled, stale, _CALL, summary="wait for settle")
+        left = await call(UNSETTLED, stale, _CALL, summary="wait for settle")
         if not left.run_ids:
             return
         quiet = quiet + 1 if len(left.run_ids) >= unsettled else 0

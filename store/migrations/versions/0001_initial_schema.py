@@ -6,7 +6,6 @@ Create Date: 2026-11-29 21:59:43.809344
 """
 
 import datetime as _dt
-from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op

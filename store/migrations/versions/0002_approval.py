@@ -1,7 +1,5 @@
 """approval: the pending turn on the run row, and when it started waiting"""
 
-from collections.abc import Sequence
-
 import sqlalchemy as sa
 from alembic import op
 

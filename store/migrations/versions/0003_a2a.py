@@ -1,7 +1,5 @@
 """a2a: task view, event journal, push configs and delivery records"""
 
-from collections.abc import Sequence
-
 import sqlalchemy as sa
 from alembic import op
 

@@ -1,7 +1,5 @@
 """answer ceiling: the strictest answer level of the providers that answered a run"""
 
-from collections.abc import Sequence
-
 import sqlalchemy as sa
 from alembic import op
 

@@ -1,7 +1,5 @@
 """run cost: the summed cost of a run's model calls in USD (NULL when any call's is unknown)"""
 
-from collections.abc import Sequence
-
 import sqlalchemy as sa
 from alembic import op
 

@@ -1,7 +1,5 @@
 """principals: hashed operator API tokens with scopes; NOTIFY on committed events (PostgreSQL)"""
 
-from collections.abc import Sequence
-
 import sqlalchemy as sa
 from alembic import op
 

@@ -7,8 +7,6 @@ A token made before grants gets none: it may still read, decide and cancel as it
 say, but starts nothing until it is re-created with `--profile` (or holds `admin`).
 """
 
-from collections.abc import Sequence
-
 import sqlalchemy as sa
 from alembic import op
 

@@ -11,7 +11,7 @@ The binding (table, column, `run_id/sequence`) is written out here, as store/sea
 has it today, so this revision keeps sealing what it sealed whatever that file becomes.
 """
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import sqlalchemy as sa
 from alembic import op

@@ -1,7 +1,5 @@
 """a2a_push_config: dead letter (dead_at, dead_reason) for push delivery that gave up"""
 
-from collections.abc import Sequence
-
 import sqlalchemy as sa
 from alembic import op
 

@@ -1,7 +1,5 @@
 """agent_profile: the profiles each worker serves, registered at its start"""
 
-from collections.abc import Sequence
-
 import sqlalchemy as sa
 from alembic import op
 
