@@ -5,7 +5,9 @@ the pauses (the `approve` signal, the `decide` and `submit_input` updates) check
 what arrives here; their pure state is in workflows/pauses_gate.py, the transitions in
 activities/pauses.py."""
 
+from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import TypeVar
 
 from temporalio import workflow
 from temporalio.common import RawValue
@@ -41,6 +43,8 @@ with workflow.unsafe.imports_passed_through():
 
 # The transitions (activities/pauses.py), by their frozen names: that module holds SQL,
 # which workflow code does not import.
+P = TypeVar("P")
+
 SUSPEND = ActivityRef[SuspendRequest, Transition](ACT_RUN_SUSPEND, Transition)
 RESUME = ActivityRef[ResumeRequest, Transition](ACT_RUN_RESUME, Transition)
 AWAIT_INPUT = ActivityRef[AwaitInputRequest, Transition](ACT_RUN_AWAIT_INPUT, Transition)
@@ -178,27 +182,40 @@ async def _suspend(ctx: RunContext, plan: RunPlan, pending: PendingApproval) -> 
     # Open the gate before the suspension commits: a client that sees WAITING in the store
     # and decides at once must find the workflow ready to accept it.
     ctx.gate.open(pending)
+    request = SuspendRequest(
+        run_id=ctx.run_id,
+        sequence=ctx.state.take_sequence(),
+        pending=pending,
+        iterations=ctx.state.iterations,
+        usage=ctx.state.usage,
+        privacy=plan.privacy,
+    )
+    await _enter(plan, SUSPEND, request, "suspend for approval", ctx.gate.close_turn)
+
+
+async def _enter(
+    plan: RunPlan,
+    ref: ActivityRef[P, Transition],
+    request: P,
+    summary: str,
+    close: Callable[[], None],
+) -> None:
+    """Record a pause (for approval or for input). One that cannot be recorded, or is
+    refused (e.g. cancelled first), closes what it opened and stops the run
+    SUSPEND_FAILED: never an unresumable waiting run."""
     try:
-        suspended = await call(
-            SUSPEND,
-            SuspendRequest(
-                run_id=ctx.run_id,
-                sequence=ctx.state.take_sequence(),
-                pending=pending,
-                iterations=ctx.state.iterations,
-                usage=ctx.state.usage,
-                privacy=plan.privacy,
-            ),
+        entered = await call(
+            ref,
+            request,
             opt.bounded_store_call(),
-            summary="suspend for approval",
+            summary=summary,
             outage_seconds=plan.timeouts.store_outage_seconds,
         )
     except ActivityError as err:
-        ctx.gate.close_turn()
+        close()
         raise Stop(TerminationReason.SUSPEND_FAILED, error_type=error_type(err)) from None
-    if not suspended.applied:
-        # Refused (e.g. cancelled first): never an unresumable waiting run.
-        ctx.gate.close_turn()
+    if not entered.applied:
+        close()
         raise Stop(TerminationReason.SUSPEND_FAILED, error_type=ErrorType.SUSPEND_REFUSED)
 
 
@@ -261,27 +278,15 @@ async def await_input(ctx: RunContext, round_no: int) -> None:
     """The model asked the remote user for more: wait for the follow-up and record it."""
     plan = ctx.require_plan()
     ctx.input.open()
-    try:
-        waiting = await call(
-            AWAIT_INPUT,
-            AwaitInputRequest(
-                run_id=ctx.run_id,
-                sequence=ctx.state.take_sequence(),
-                round=round_no,
-                iterations=ctx.state.iterations,
-                usage=ctx.state.usage,
-                privacy=plan.privacy,
-            ),
-            opt.bounded_store_call(),
-            summary="wait for input",
-            outage_seconds=plan.timeouts.store_outage_seconds,
-        )
-    except ActivityError as err:
-        ctx.input.close()
-        raise Stop(TerminationReason.SUSPEND_FAILED, error_type=error_type(err)) from None
-    if not waiting.applied:
-        ctx.input.close()
-        raise Stop(TerminationReason.SUSPEND_FAILED, error_type=ErrorType.SUSPEND_REFUSED)
+    request = AwaitInputRequest(
+        run_id=ctx.run_id,
+        sequence=ctx.state.take_sequence(),
+        round=round_no,
+        iterations=ctx.state.iterations,
+        usage=ctx.state.usage,
+        privacy=plan.privacy,
+    )
+    await _enter(plan, AWAIT_INPUT, request, "wait for input", ctx.input.close)
     set_status(RunStatus.WAITING_FOR_INPUT)
     ctx.details.waiting_for_input(round_no)
     await project(ctx)
