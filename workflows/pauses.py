@@ -7,7 +7,7 @@ activities/pauses.py."""
 
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import TypeVar
+from typing import TypedDict, TypeVar
 
 from temporalio import workflow
 from temporalio.common import RawValue
@@ -31,8 +31,8 @@ with workflow.unsafe.imports_passed_through():
         ACT_RUN_RESUME,
         ACT_RUN_SUSPEND,
     )
-    from agentrt.contracts.messages import ToolCall
-    from agentrt.contracts.profiles import RunPlan
+    from agentrt.contracts.messages import ToolCall, Usage
+    from agentrt.contracts.profiles import PrivacyLevel, RunPlan
     from agentrt.contracts.run import (
         AddInputRequest,
         AwaitInputRequest,
@@ -182,15 +182,28 @@ async def _suspend(ctx: RunContext, plan: RunPlan, pending: PendingApproval) -> 
     # Open the gate before the suspension commits: a client that sees WAITING in the store
     # and decides at once must find the workflow ready to accept it.
     ctx.gate.open(pending)
-    request = SuspendRequest(
-        run_id=ctx.run_id,
-        sequence=ctx.state.take_sequence(),
-        pending=pending,
-        iterations=ctx.state.iterations,
-        usage=ctx.state.usage,
-        privacy=plan.privacy,
-    )
+    request = SuspendRequest(pending=pending, **_progress(ctx, plan))
     await _enter(plan, SUSPEND, request, "suspend for approval", ctx.gate.close_turn)
+
+
+class _Progress(TypedDict):
+    run_id: str
+    sequence: int
+    iterations: int
+    usage: Usage
+    privacy: PrivacyLevel
+
+
+def _progress(ctx: RunContext, plan: RunPlan) -> _Progress:
+    """What a pause that shows the run's progress records (ProgressPauseRequest): the run,
+    its pause event's sequence (taken now), its progress so far, its privacy."""
+    return {
+        "run_id": ctx.run_id,
+        "sequence": ctx.state.take_sequence(),
+        "iterations": ctx.state.iterations,
+        "usage": ctx.state.usage,
+        "privacy": plan.privacy,
+    }
 
 
 async def _enter(
@@ -278,14 +291,7 @@ async def await_input(ctx: RunContext, round_no: int) -> None:
     """The model asked the remote user for more: wait for the follow-up and record it."""
     plan = ctx.require_plan()
     ctx.input.open()
-    request = AwaitInputRequest(
-        run_id=ctx.run_id,
-        sequence=ctx.state.take_sequence(),
-        round=round_no,
-        iterations=ctx.state.iterations,
-        usage=ctx.state.usage,
-        privacy=plan.privacy,
-    )
+    request = AwaitInputRequest(round=round_no, **_progress(ctx, plan))
     await _enter(plan, AWAIT_INPUT, request, "wait for input", ctx.input.close)
     set_status(RunStatus.WAITING_FOR_INPUT)
     ctx.details.waiting_for_input(round_no)
