@@ -186,24 +186,26 @@ async def _suspend(ctx: RunContext, plan: RunPlan, pending: PendingApproval) -> 
     await _enter(plan, SUSPEND, request, "suspend for approval", ctx.gate.close_turn)
 
 
-class _Progress(TypedDict):
+class _Pause(TypedDict):
     run_id: str
     sequence: int
-    iterations: int
-    usage: Usage
     privacy: PrivacyLevel
 
 
+class _Progress(_Pause):
+    iterations: int
+    usage: Usage
+
+
+def _pause(ctx: RunContext, plan: RunPlan) -> _Pause:
+    """What every pause's transition records (PauseRequest): the run, the sequence of the
+    transition's event (taken now), the run's privacy level."""
+    return {"run_id": ctx.run_id, "sequence": ctx.state.take_sequence(), "privacy": plan.privacy}
+
+
 def _progress(ctx: RunContext, plan: RunPlan) -> _Progress:
-    """What a pause that shows the run's progress records (ProgressPauseRequest): the run,
-    its pause event's sequence (taken now), its progress so far, its privacy."""
-    return {
-        "run_id": ctx.run_id,
-        "sequence": ctx.state.take_sequence(),
-        "iterations": ctx.state.iterations,
-        "usage": ctx.state.usage,
-        "privacy": plan.privacy,
-    }
+    """`_pause`, with the run's progress so far (ProgressPauseRequest)."""
+    return {**_pause(ctx, plan), "iterations": ctx.state.iterations, "usage": ctx.state.usage}
 
 
 async def _enter(
@@ -267,12 +269,10 @@ async def _record_decision(
         resumed = await call(
             RESUME,
             ResumeRequest(
-                run_id=ctx.run_id,
-                sequence=ctx.state.take_sequence(),
                 round=round_no,
                 decision=decision,
-                privacy=plan.privacy,
                 attested_only=plan.unattested_decisions != "allow",
+                **_pause(ctx, plan),
             ),
             opt.store_call(),
             summary=decision_summary(decision),
@@ -302,13 +302,7 @@ async def await_input(ctx: RunContext, round_no: int) -> None:
     assert message is not None
     added = await call(
         ADD_INPUT,
-        AddInputRequest(
-            run_id=ctx.run_id,
-            sequence=ctx.state.take_sequence(),
-            round=round_no,
-            message=message,
-            privacy=plan.privacy,
-        ),
+        AddInputRequest(round=round_no, message=message, **_pause(ctx, plan)),
         opt.store_call(),
         summary="record input",
         fails_as=TerminationReason.INTERNAL_ERROR,
