@@ -278,12 +278,18 @@ class PendingEffectView(BaseModel):
     state: PendingState
 
 
-class RunView(BaseModel):
+class RunHead(BaseModel):
+    """What every view of a run begins with (this one, the operator API's): which run, of
+    which profile, and where it stands."""
+
     run_id: str
     profile: str
     status: RunStatus
     outcome: Outcome | None = None
     termination_reason: TerminationReason | None = None
+
+
+class RunView(RunHead):
     iterations: int = 0
     truncated: bool = False
     prompt_tokens: int = 0
