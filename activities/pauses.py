@@ -24,7 +24,7 @@ from agentrt.contracts.ids import (
     ACT_RUN_RESUME,
     ACT_RUN_SUSPEND,
 )
-from agentrt.contracts.messages import Message, Usage
+from agentrt.contracts.messages import Message
 from agentrt.contracts.run import (
     AddInputRequest,
     AwaitInputRequest,
@@ -38,7 +38,7 @@ from agentrt.store.context import StoreContext, as_utc, utcnow
 from agentrt.store.rows import RunRow
 from agentrt.store.runs import RunStore, event_row, insert_event
 from agentrt.store.sealed import RUN_PENDING_APPROVAL
-from agentrt.store.transitions import move
+from agentrt.store.transitions import move, progress
 
 
 class PauseActivities(ActivityGroup):
@@ -75,15 +75,6 @@ class PauseActivities(ActivityGroup):
 # --- the transitions ----------------------------------------------------------------------
 
 
-def _progress(iterations: int, usage: Usage) -> dict[str, int]:
-    """A waiting run's iterations and tokens so far (the settle writes the final sums)."""
-    return {
-        "iterations": iterations,
-        "prompt_tokens": usage.prompt_tokens,
-        "completion_tokens": usage.completion_tokens,
-    }
-
-
 def _event(
     ctx: StoreContext, s: Session, req: PauseRequest, kind: EventKind, round: int,
     payload: dict[str, Any],
@@ -108,7 +99,7 @@ def suspend(ctx: StoreContext, req: SuspendRequest) -> Transition:
         moved = move(
             s, req.run_id, frm=RunStatus.RUNNING, to=to, sequence=req.sequence,
             outcome=Outcome.AWAITING_APPROVAL.value, pending_approval=sealed,
-            waiting_since=utcnow(), **_progress(req.iterations, req.usage),
+            waiting_since=utcnow(), **progress(req.iterations, req.usage),
         )  # fmt: skip
         if not moved.applied:
             return _moved(moved, to)
@@ -163,7 +154,7 @@ def await_input(ctx: StoreContext, req: AwaitInputRequest) -> Transition:
         moved = move(
             s, req.run_id, frm=RunStatus.RUNNING, to=to, sequence=req.sequence,
             outcome=Outcome.AWAITING_INPUT.value, waiting_since=utcnow(),
-            **_progress(req.iterations, req.usage),
+            **progress(req.iterations, req.usage),
         )  # fmt: skip
         if not moved.applied:
             return _moved(moved, to)

@@ -23,6 +23,7 @@ from agentrt.contracts.run import FailRequest, Transition
 from agentrt.store.context import StoreContext, rowcount, utcnow
 from agentrt.store.rows import RunRow
 from agentrt.store.runs import event_row, insert_event
+from agentrt.store.transitions import progress
 
 MAX_DETAIL_CHARS = 500
 
@@ -62,10 +63,8 @@ class Settle:
                     outcome=outcome.value,
                     termination_reason=req.reason.value,
                     error_type=req.error_type,
-                    iterations=req.iterations,
-                    prompt_tokens=usage.prompt_tokens,
-                    completion_tokens=usage.completion_tokens,
                     cost_usd=usage.cost_usd,
+                    **progress(req.iterations, usage),
                     finished_at=now,
                     updated_at=now,
                     revision=RunRow.revision + 1,

@@ -67,15 +67,7 @@ def create_app(settings: ApiSettings, client: Client | None = None) -> Starlette
         # The same factory as every other process: with payload keys set, the A2A server
         # encrypts the prompts it starts runs with.
         temporal = client or await connect(settings)
-        runtime = state.runtime = AgentRuntime(
-            temporal,
-            RunStore(ctx),
-            settings.task_queue,
-            begin_timeout=settings.start_timeout_seconds,
-            plaintext_refused=temporal.data_converter.payload_codec is None
-            and not settings.allow_plaintext_history,
-            max_prompt_chars=settings.max_prompt_chars,
-        )
+        runtime = state.runtime = AgentRuntime.deployed(temporal, RunStore(ctx), settings)
         handler._tasks = TaskService(settings, store, temporal, runtime, profiles)
         stop = asyncio.Event()
         state.tasks.append(asyncio.create_task(state.delivery.run(stop)))

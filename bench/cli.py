@@ -24,14 +24,7 @@ from bench.database import bench_database, describe
 from bench.harness import RESULTS_DIR, bench_settings, dev_server
 from bench.report import Report, Table, ms, times, verdict
 from bench.suite import SHARED_SECTIONS, run_shared
-from bench.versus_report import (
-    CPU_TARGET,
-    IDLE_TARGETS,
-    STORELESS_CPU_TARGET,
-    STORELESS_IDLE_TARGETS,
-    STORELESS_THROUGHPUT_TARGET,
-    THROUGHPUT_TARGET,
-)
+from bench.versus_report import PERSISTENT, STORELESS
 
 ALL_SECTIONS = (*SHARED_SECTIONS, "memory", "devserver")
 
@@ -129,15 +122,15 @@ def _storeless_rows(table: Table, f: dict[str, float]) -> None:
     """Issue 26's targets: the agent against the storeless loop (the samples' loop)."""
     for key in sorted(k for k in f if k.startswith("storeless.k") and k.endswith(".ratio")):
         k = int(key.split(".")[1][1:])
-        target = STORELESS_IDLE_TARGETS.get(k)
+        target = STORELESS.idle.get(k)
         _row(table, f"agent/storeless loop wall time, k={k}", times(f[key]),
              f"<= {target}" if target else "-", f[key] <= target if target else None)  # fmt: skip
     if "storeless.sat.throughput_ratio" in f:
         tput, cpu = f["storeless.sat.throughput_ratio"], f["storeless.sat.worker_cpu_ratio"]
         _row(table, "saturation throughput agent/storeless loop", times(tput),
-             f">= {STORELESS_THROUGHPUT_TARGET}", tput >= STORELESS_THROUGHPUT_TARGET)  # fmt: skip
+             f">= {STORELESS.throughput}", tput >= STORELESS.throughput)  # fmt: skip
         _row(table, "saturation CPU per run agent/storeless loop, worker", times(cpu),
-             f"<= {STORELESS_CPU_TARGET}", cpu <= STORELESS_CPU_TARGET)  # fmt: skip
+             f"<= {STORELESS.cpu}", cpu <= STORELESS.cpu)  # fmt: skip
         _row(table, "saturation CPU per run agent/storeless loop, server",
              times(f["storeless.sat.server_cpu_ratio"]), "-", None)  # fmt: skip
 
@@ -146,23 +139,23 @@ def headline(report: Report) -> Table:
     """Every target of issues 12 and 26 next to its measured value."""
     f = report.figures
     table = Table("Headline (issue 12 and 26 targets)", ["measure", "value", "target", ""])
-    for k, target in IDLE_TARGETS.items():
+    for k, target in PERSISTENT.idle.items():
         if f"loop.k{k}.ratio" in f:
             v = f[f"loop.k{k}.ratio"]
             _row(table, f"agent/hand-written loop wall time, k={k}", times(v), f"<= {target}",
                  v <= target)  # fmt: skip
     for key in sorted(k for k in f if k.startswith("loop.k") and k.endswith(".ratio")):
         k = int(key.split(".")[1][1:])
-        if k not in IDLE_TARGETS:
+        if k not in PERSISTENT.idle:
             _row(table, f"agent/hand-written loop wall time, k={k}", times(f[key]), "-", None)
     if "loop.sat.throughput_ratio" in f:
         v = f["loop.sat.throughput_ratio"]
         _row(table, "saturation throughput agent/loop", times(v),
-             f">= {THROUGHPUT_TARGET}", v >= THROUGHPUT_TARGET)  # fmt: skip
+             f">= {PERSISTENT.throughput}", v >= PERSISTENT.throughput)  # fmt: skip
         for part in ("worker", "server"):
             v = f[f"loop.sat.{part}_cpu_ratio"]
             _row(table, f"saturation CPU per run agent/loop, {part}", times(v),
-                 f"<= {CPU_TARGET}", v <= CPU_TARGET)  # fmt: skip
+                 f"<= {PERSISTENT.cpu}", v <= PERSISTENT.cpu)  # fmt: skip
     _storeless_rows(table, f)
     if "memory.agent_mb_at_1000" in f:
         v = f["memory.agent_mb_at_1000"]

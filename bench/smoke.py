@@ -8,14 +8,7 @@ to the target once the figure meets it: edit LAST_MEASURED when a change moves a
 
 from dataclasses import dataclass
 
-from bench.versus_report import (
-    CPU_TARGET,
-    IDLE_TARGETS,
-    STORELESS_CPU_TARGET,
-    STORELESS_IDLE_TARGETS,
-    STORELESS_THROUGHPUT_TARGET,
-    THROUGHPUT_TARGET,
-)
+from bench.versus_report import PERSISTENT, STORELESS
 
 
 @dataclass(frozen=True)
@@ -48,11 +41,11 @@ class Limit:
 # 0.58x-0.64x and 1.62x-1.95x over the smoke runs of this and the session before, so their
 # noise is set to reach that spread.
 LIMITS = (
-    Limit("loop.k1.ratio", IDLE_TARGETS[1], 1.39, 0.45),
-    Limit("loop.k3.ratio", IDLE_TARGETS[3], 1.28, 0.4),
-    Limit("loop.sat.throughput_ratio", THROUGHPUT_TARGET, 0.82, 0.2, True),
-    Limit("loop.sat.worker_cpu_ratio", CPU_TARGET, 1.28, 0.55),
-    Limit("loop.sat.server_cpu_ratio", CPU_TARGET, 1.19, 0.3),
+    Limit("loop.k1.ratio", PERSISTENT.idle[1], 1.39, 0.45),
+    Limit("loop.k3.ratio", PERSISTENT.idle[3], 1.28, 0.4),
+    Limit("loop.sat.throughput_ratio", PERSISTENT.throughput, 0.82, 0.2, True),
+    Limit("loop.sat.worker_cpu_ratio", PERSISTENT.cpu, 1.28, 0.55),
+    Limit("loop.sat.server_cpu_ratio", PERSISTENT.cpu, 1.19, 0.3),
 )
 
 
@@ -73,8 +66,8 @@ class Target:
 # and 1.73x on SQLite; bench/HISTORY.md, set 6), and a limit set to today's figures plus
 # the smoke size's noise would sit far above the targets: so they are reported only.
 REPORTED = (
-    Target("storeless.k1.ratio", STORELESS_IDLE_TARGETS[1]),
-    Target("storeless.k3.ratio", STORELESS_IDLE_TARGETS[3]),
-    Target("storeless.sat.throughput_ratio", STORELESS_THROUGHPUT_TARGET, True),
-    Target("storeless.sat.worker_cpu_ratio", STORELESS_CPU_TARGET),
+    Target("storeless.k1.ratio", STORELESS.idle[1]),
+    Target("storeless.k3.ratio", STORELESS.idle[3]),
+    Target("storeless.sat.throughput_ratio", STORELESS.throughput, True),
+    Target("storeless.sat.worker_cpu_ratio", STORELESS.cpu),
 )

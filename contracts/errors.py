@@ -1,6 +1,7 @@
 """Typed errors. `ErrorType` values are `ApplicationError.type` across the Temporal boundary."""
 
 from enum import StrEnum
+from typing import ClassVar
 
 
 class ErrorType(StrEnum):
@@ -56,28 +57,42 @@ NON_RETRYABLE = [
 
 
 class AgentRuntimeError(Exception):
-    """Base of every error this project raises to its callers."""
+    """Base of every error this project raises to its callers. `code` is its type on the
+    wire: the operator API's `{"error": {"type": code}}`, which the HTTP client
+    (starter/remote.py) raises as the same class again (`by_code`)."""
+
+    code: ClassVar[str] = "runtime_error"
 
 
 class ConfigError(AgentRuntimeError):
     """A configuration file or setting is invalid."""
 
+    code = "config_error"
+
 
 class RulesFileError(ConfigError):
     """A scripted provider's rules file does not parse or validate."""
+
+    code = "rules_file_invalid"
 
 
 class UnknownProfileError(AgentRuntimeError):
     """The named agent profile is not declared."""
 
+    code = "unknown_profile"
+
 
 class RunNotFoundError(AgentRuntimeError):
     """No run with that uuid exists."""
+
+    code = "run_not_found"
 
 
 class RunNotBegunError(RunNotFoundError):
     """The run's workflow exists but its run does not: it failed to begin, was withdrawn
     before it began, or no worker has begun it yet (`pending`; the message says which)."""
+
+    code = "run_not_begun"
 
     def __init__(self, message: str, *, pending: bool = False) -> None:
         super().__init__(message)
@@ -87,45 +102,67 @@ class RunNotBegunError(RunNotFoundError):
 class NoWorkerError(AgentRuntimeError):
     """No worker began the run in time: none polls its task queue, or none could."""
 
+    code = "no_worker"
+
 
 class InvalidRequestError(AgentRuntimeError):
     """The request was malformed; nothing was changed."""
+
+    code = "invalid_request"
 
 
 class PromptTooLongError(InvalidRequestError):
     """A prompt or message part is longer than the configured cap; nothing was created."""
 
+    code = "prompt_too_long"
+
 
 class RunIdTakenError(InvalidRequestError):
     """A start named a run id that Temporal already holds; nothing was changed."""
+
+    code = "run_id_taken"
 
 
 class StoreUnavailableError(AgentRuntimeError):
     """The database could not be reached."""
 
+    code = "store_unavailable"
+
 
 class TemporalUnavailableError(AgentRuntimeError):
     """The Temporal frontend could not be reached."""
+
+    code = "temporal_unavailable"
 
 
 class ApprovalError(AgentRuntimeError):
     """A decision was refused before anything executed; the run is unchanged."""
 
+    code = "approval_refused"
+
 
 class RunNotAwaitingApprovalError(ApprovalError):
     """The run is not waiting for a decision (never was, already resumed, or ended)."""
+
+    code = "not_awaiting_approval"
 
 
 class StaleTurnError(ApprovalError):
     """The decision names a turn digest that is not the pending turn's."""
 
+    code = "stale_turn"
+
 
 class AlreadyDecidedError(ApprovalError):
     """The pending turn was already decided (another approver won)."""
 
+    code = "already_decided"
+
 
 class SelfApprovalError(ApprovalError):
     """Four-eyes: the run's initiator may not approve it."""
+
+    code = "self_approval"
 
 
 class PayloadKeysRequiredError(ConfigError):
@@ -133,7 +170,22 @@ class PayloadKeysRequiredError(ConfigError):
     payloads unencrypted (no AGENTRT_PAYLOAD_KEYS): its prompt would sit in Temporal's
     history in the clear. Nothing was started."""
 
+    code = "payload_keys_required"
+
 
 class UnattestedDecisionError(ApprovalError):
     """The decision carries no valid attestation of its decider, and the run's profile
     counts only attested decisions (`unattested_decisions: refuse`, the default)."""
+
+    code = "unattested_decision"
+
+
+def by_code(code: str) -> type[AgentRuntimeError]:
+    """The error class whose `code` is `code`; the base class for a code none has."""
+    pending: list[type[AgentRuntimeError]] = [AgentRuntimeError]
+    while pending:
+        cls = pending.pop()
+        if cls.code == code:
+            return cls
+        pending += cls.__subclasses__()
+    return AgentRuntimeError

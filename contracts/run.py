@@ -167,11 +167,16 @@ class PauseRequest(BaseModel):
     sequence: int  # the step's event
 
 
-class SuspendRequest(PauseRequest):
-    pending: PendingApproval
-    # The run's progress so far, shown while it waits (the settle writes the final sums).
+class ProgressPauseRequest(PauseRequest):
+    """A pause that shows the run's progress so far while it waits (the settle writes the
+    final sums)."""
+
     iterations: int = 0
     usage: Usage = Field(default_factory=Usage)
+
+
+class SuspendRequest(ProgressPauseRequest):
+    pending: PendingApproval
 
 
 class ResumeRequest(PauseRequest):
@@ -181,10 +186,8 @@ class ResumeRequest(PauseRequest):
     attested_only: bool = True
 
 
-class AwaitInputRequest(PauseRequest):
+class AwaitInputRequest(ProgressPauseRequest):
     round: int
-    iterations: int = 0
-    usage: Usage = Field(default_factory=Usage)
 
 
 class AddInputRequest(PauseRequest):
@@ -275,12 +278,18 @@ class PendingEffectView(BaseModel):
     state: PendingState
 
 
-class RunView(BaseModel):
+class RunHead(BaseModel):
+    """What every view of a run begins with (this one, the operator API's): which run, of
+    which profile, and where it stands."""
+
     run_id: str
     profile: str
     status: RunStatus
     outcome: Outcome | None = None
     termination_reason: TerminationReason | None = None
+
+
+class RunView(RunHead):
     iterations: int = 0
     truncated: bool = False
     prompt_tokens: int = 0

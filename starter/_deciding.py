@@ -1,12 +1,18 @@
 """Approval decisions and cancel requests for `AgentRuntime`: the checked request, the
-typed error for a decision the run refused, and the cancel as Temporal is sent it."""
+decision and the cancel as Temporal is sent them, and the typed error for a decision the
+run refused."""
 
 from pydantic import ValidationError
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
-from agentrt.contracts.approval import ApprovalDecision, CancelRequest, refusal_sentence
+from agentrt.contracts.approval import (
+    ApprovalDecision,
+    CancelRequest,
+    DecideResult,
+    refusal_sentence,
+)
 from agentrt.contracts.errors import (
     AlreadyDecidedError,
     ApprovalError,
@@ -17,7 +23,7 @@ from agentrt.contracts.errors import (
     StaleTurnError,
     UnattestedDecisionError,
 )
-from agentrt.contracts.ids import SIGNAL_CANCEL
+from agentrt.contracts.ids import SIGNAL_CANCEL, UPDATE_DECIDE
 from agentrt.store.attest import attest
 from agentrt.store.sealing import Sealer
 
@@ -101,3 +107,24 @@ def refusal_error(
             pending_digest=pending_digest,
         )
     )
+
+
+async def send_decision(
+    client: Client, run_id: str, decision: ApprovalDecision, sealer: Sealer, pending: str | None
+) -> None:
+    """Send `decision` as the run's `decide` update (deduped by `decision_update_id`);
+    a refusal raises its typed ApprovalError, naming the `pending` turn digest."""
+    handle = client.get_workflow_handle(run_id)
+    try:
+        await handle.execute_update(
+            UPDATE_DECIDE,
+            decision,
+            result_type=DecideResult,
+            id=decision_update_id(decision, sealer, run_id),
+        )
+    except WorkflowUpdateFailedError as err:
+        raise refusal_error(err.cause, run_id, decision, pending) from None
+    except RPCError as err:
+        if err.status is RPCStatusCode.NOT_FOUND:
+            raise RunNotAwaitingApprovalError(f"run {run_id} has ended") from None
+        raise

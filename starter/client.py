@@ -1,18 +1,27 @@
 """`RuntimeClient`: what every agentrt client offers, in process (`AgentRuntime`, the
 facade) or over HTTP (`ApiRuntime`, the operator API as a token's principal). Code that
 drives runs (the CLI's commands, the renderers) is written against it, so either serves.
+Both clients derive from it, so each public signature is written once, here.
 
 Through the API the token's principal acts: `approve`'s `decided_by` and `attestation`
 and `cancel`'s `by` are not sent (the API names the principal), and a start with an
 `initiator` is refused (InvalidRequestError)."""
 
-from typing import Protocol
+from abc import ABC, abstractmethod
 
+from agentrt.contracts.approval import ApprovalDecision
 from agentrt.contracts.run import EventView, RunView
 from agentrt.contracts.start import StartRequest
+from agentrt.starter._deciding import checked_decision
+from agentrt.store.sealing import Sealer
 
 
-class RuntimeClient(Protocol):
+class RuntimeClient(ABC):
+    @property
+    @abstractmethod
+    def max_prompt_chars(self) -> int:
+        """The longest prompt `start` lets through before anything is sent."""
+
     async def start(
         self,
         profile: str,
@@ -22,24 +31,27 @@ class RuntimeClient(Protocol):
         initiator: str | None = None,
         run_id: str | None = None,
     ) -> str:
-        """Start a run; its uuid once the run exists."""
-        ...
+        """Start a run; its uuid once the run exists. Bad input (InvalidRequestError,
+        PromptTooLongError) is refused before anything is sent."""
+        fields = {"profile": profile, "prompt": prompt, "max_iterations": max_iterations}
+        request = StartRequest.checked(self.max_prompt_chars, {**fields, "run_id": run_id})
+        return await self.submit(request, initiator=initiator)
 
+    @abstractmethod
     async def submit(self, request: StartRequest, *, initiator: str | None = None) -> str:
         """Start the run a validated `StartRequest` asks for; its uuid."""
-        ...
 
+    @abstractmethod
     async def status(self, run_id: str) -> RunView:
         """The run as stored now."""
-        ...
 
+    @abstractmethod
     async def result(self, run_id: str) -> RunView:
         """The run once it has ended (it may wait for a decision meanwhile)."""
-        ...
 
+    @abstractmethod
     async def events(self, run_id: str, after_sequence: int = -1) -> list[EventView]:
         """The run's events after `after_sequence`, in order."""
-        ...
 
     async def approve(
         self,
@@ -51,13 +63,33 @@ class RuntimeClient(Protocol):
         reason: str | None = None,
         attestation: str | None = None,
     ) -> RunView:
-        """Approve (or, with `approved=False`, deny) the pending turn `turn_digest`."""
-        ...
+        """Approve (or, with `approved=False`, deny) the pending turn `turn_digest`. An
+        invalid decision is refused (InvalidRequestError) before anything is sent; a client
+        holding the store's seal key attests `decided_by` itself (store/attest.py) unless
+        given an attestation. Returns the run once the decision is on record."""
+        key = self._attestation_key()
+        decision = checked_decision(
+            approved=approved,
+            decided_by=decided_by,
+            turn_digest=turn_digest,
+            reason=reason,
+            attestation=attestation,
+            attest_with=(key, run_id) if key is not None else None,
+        )
+        return await self._decide(run_id, decision)
 
+    @abstractmethod
     async def cancel(self, run_id: str, *, by: str, reason: str | None = None) -> None:
         """Ask the run to cancel; one that ended stays as it ended."""
-        ...
 
+    @abstractmethod
     async def inbox(self, limit: int = 50) -> list[RunView]:
         """Runs waiting for approval, oldest first."""
-        ...
+
+    def _attestation_key(self) -> Sealer | None:
+        """The seal key this client attests its deciders with; None: it attests none."""
+        return None
+
+    @abstractmethod
+    async def _decide(self, run_id: str, decision: ApprovalDecision) -> RunView:
+        """Send the checked `decision` on the run's pending turn; the run once on record."""

@@ -6,40 +6,32 @@ import uuid
 from types import TracebackType
 from typing import Self
 
-from pydantic import ValidationError
 from sqlalchemy import Engine
-from temporalio.client import Client, WorkflowFailureError, WorkflowUpdateFailedError
+from temporalio.client import Client, WorkflowFailureError
 from temporalio.exceptions import ApplicationError
-from temporalio.service import RPCError, RPCStatusCode
 
-from agentrt.contracts.approval import (
-    DecideResult,
-    DecisionRefusal,
-)
+from agentrt.contracts.approval import ApprovalDecision, DecisionRefusal
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import (
-    ConfigError,
     ErrorType,
     RunNotAwaitingApprovalError,
     RunNotBegunError,
     UnknownProfileError,
 )
-from agentrt.contracts.ids import DEFAULT_TASK_QUEUE, QUERY_REFUSED_DECISIONS, UPDATE_DECIDE
+from agentrt.contracts.ids import DEFAULT_TASK_QUEUE, QUERY_REFUSED_DECISIONS
 from agentrt.contracts.run import DEFAULT_MAX_PROMPT_CHARS, EventView, RunView
 from agentrt.contracts.start import StartRequest
 from agentrt.core.settings import Settings
-from agentrt.core.temporal import connect
+from agentrt.starter._connecting import open_deployment
 from agentrt.starter._deciding import (
     cancel_workflow,
     checked_cancel,
-    checked_decision,
-    decision_update_id,
-    refusal_error,
+    send_decision,
 )
 from agentrt.starter._launch import Launcher
 from agentrt.starter._starting import missing_run, payload_keys_required, unregistered
 from agentrt.starter._typed import temporal_errors_typed
-from agentrt.store.open import open_store
+from agentrt.starter.client import RuntimeClient
 from agentrt.store.profile_registry import ProfileRegistry
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer
@@ -47,7 +39,7 @@ from agentrt.store.sealing import Sealer
 DEFAULT_BEGIN_TIMEOUT = 30.0  # seconds; a polling worker begins a run within moments
 
 
-class AgentRuntime:
+class AgentRuntime(RuntimeClient):
     def __init__(
         self,
         client: Client,
@@ -74,40 +66,29 @@ class AgentRuntime:
         self._engine: Engine | None = None  # set when connect() opened the store
 
     @classmethod
-    async def connect(cls, settings: Settings | None = None) -> Self:
-        """Connect to a running deployment (settings from the environment when not given):
-        its Temporal frontend and the database its workers use. Creates nothing: no
-        migration, no data directory, no seal key. Raises ConfigError,
-        StoreUnavailableError or TemporalUnavailableError, each naming the setting to change.
-        Close it with `close()`, or use it as `async with await AgentRuntime.connect():`."""
-        if settings is None:
-            try:
-                settings = Settings()
-            except ValidationError as exc:
-                e = exc.errors()[0]
-                where = ".".join(str(p) for p in e["loc"])
-                raise ConfigError(f"invalid AGENTRT_* settings: {where}: {e['msg']}") from None
-        try:
-            sealer = Sealer.from_b64(settings.read_seal_keys())
-        except ValueError as exc:
-            raise ConfigError(f"AGENTRT_SEAL_KEYS: {exc}") from None
-        engine, ctx = await asyncio.to_thread(
-            open_store, settings.resolved_database_url(), sealer, run_migrations=False
-        )
-        try:
-            client = await connect(settings)
-        except BaseException:
-            engine.dispose()
-            raise
-        runtime = cls(
+    def deployed(cls, client: Client, runs: RunStore, settings: Settings) -> Self:
+        """The runtime a deployment's `settings` call for, over `client` and `runs`: its
+        queue, start timeout and prompt cap, and plaintext refused unless payloads are
+        encrypted or the deployment allows plaintext history."""
+        return cls(
             client,
-            RunStore(ctx),
+            runs,
             settings.task_queue,
             begin_timeout=settings.start_timeout_seconds,
             plaintext_refused=client.data_converter.payload_codec is None
             and not settings.allow_plaintext_history,
             max_prompt_chars=settings.max_prompt_chars,
         )
+
+    @classmethod
+    async def connect(cls, settings: Settings | None = None) -> Self:
+        """Connect to a running deployment (settings from the environment when not given):
+        its Temporal frontend and the database its workers use. Creates nothing: no
+        migration, no data directory, no seal key. Raises ConfigError,
+        StoreUnavailableError or TemporalUnavailableError, each naming the setting to change.
+        Close it with `close()`, or use it as `async with await AgentRuntime.connect():`."""
+        settings, engine, ctx, client = await open_deployment(settings)
+        runtime = cls.deployed(client, RunStore(ctx), settings)
         runtime._engine = engine
         return runtime
 
@@ -142,24 +123,6 @@ class AgentRuntime:
         tb: TracebackType | None,
     ) -> None:
         await self.close()
-
-    @temporal_errors_typed
-    async def start(
-        self,
-        profile: str,
-        prompt: str,
-        *,
-        max_iterations: int | None = None,
-        initiator: str | None = None,
-        run_id: str | None = None,
-        a2a_task_id: str | None = None,
-    ) -> str:
-        """Start a run; returns its uuid (= the workflow id) once the run exists. Bad input
-        (InvalidRequestError, PromptTooLongError) changes nothing. With `a2a_task_id`, the
-        run serves that (already stored) A2A task."""
-        fields = {"profile": profile, "prompt": prompt, "max_iterations": max_iterations}
-        request = StartRequest.checked(self._max_prompt_chars, {**fields, "run_id": run_id})
-        return await self.submit(request, initiator=initiator, a2a_task_id=a2a_task_id)
 
     @temporal_errors_typed
     async def submit(
@@ -258,49 +221,20 @@ class AgentRuntime:
             raise await missing_run(self._client, run_id)
         return await asyncio.to_thread(self._runs.events, run_id, after_sequence)
 
+    def _attestation_key(self) -> Sealer:
+        # Whoever holds the seal key and the database is trusted to name the decider.
+        return self._runs.sealer
+
     @temporal_errors_typed
-    async def approve(
-        self,
-        run_id: str,
-        *,
-        approved: bool,
-        decided_by: str,
-        turn_digest: str,
-        reason: str | None = None,
-        attestation: str | None = None,
-    ) -> RunView:
-        """Decide the pending turn. Raises a typed ApprovalError (or RunNotFoundError,
-        InvalidRequestError) before anything executes; never raises for the run's outcome.
-        Returns the run once the decision is on record. Holding the store's seal key, this
-        client attests `decided_by` itself (store/attest.py) unless given an attestation:
-        whoever holds the key and the database is trusted to name the decider."""
-        decision = checked_decision(
-            approved=approved,
-            decided_by=decided_by,
-            turn_digest=turn_digest,
-            reason=reason,
-            attestation=attestation,
-            attest_with=(self._runs.sealer, run_id),
-        )
+    async def _decide(self, run_id: str, decision: ApprovalDecision) -> RunView:
+        """Raises a typed ApprovalError (or RunNotFoundError) before anything executes;
+        never raises for the run's outcome."""
         view = await self.status(run_id)
         if view.status is not RunStatus.WAITING_FOR_APPROVAL:
             raise RunNotAwaitingApprovalError(f"run {run_id} is {view.status.value}")
-        handle = self._client.get_workflow_handle(run_id)
-        try:
-            await handle.execute_update(
-                UPDATE_DECIDE,
-                decision,
-                result_type=DecideResult,
-                id=decision_update_id(decision, self._runs.sealer, run_id),
-            )
-        except WorkflowUpdateFailedError as err:
-            pending = view.pending_approval
-            digest = pending.turn_digest if pending is not None else None
-            raise refusal_error(err.cause, run_id, decision, digest) from None
-        except RPCError as err:
-            if err.status is RPCStatusCode.NOT_FOUND:
-                raise RunNotAwaitingApprovalError(f"run {run_id} has ended") from None
-            raise
+        pending = view.pending_approval
+        digest = pending.turn_digest if pending is not None else None
+        await send_decision(self._client, run_id, decision, self._runs.sealer, digest)
         return await self.status(run_id)
 
     @temporal_errors_typed

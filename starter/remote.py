@@ -11,41 +11,20 @@ import httpx
 from pydantic import SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from agentrt.contracts.approval import ApprovalDecision
 from agentrt.contracts.errors import (
     AgentRuntimeError,
-    AlreadyDecidedError,
     ConfigError,
     InvalidRequestError,
-    NoWorkerError,
-    PromptTooLongError,
-    RunIdTakenError,
-    RunNotAwaitingApprovalError,
-    RunNotBegunError,
     RunNotFoundError,
-    SelfApprovalError,
-    StaleTurnError,
     StoreUnavailableError,
     TemporalUnavailableError,
-    UnknownProfileError,
+    by_code,
 )
 from agentrt.contracts.run import PROMPT_CHARS_CEILING, EventView, RunView
 from agentrt.contracts.start import StartRequest
+from agentrt.starter.client import RuntimeClient
 
-_BY_TYPE: dict[str, type[AgentRuntimeError]] = {
-    "run_not_found": RunNotFoundError,
-    "not_awaiting_approval": RunNotAwaitingApprovalError,
-    "stale_turn": StaleTurnError,
-    "already_decided": AlreadyDecidedError,
-    "self_approval": SelfApprovalError,
-    "unknown_profile": UnknownProfileError,
-    "invalid_request": InvalidRequestError,
-    "prompt_too_long": PromptTooLongError,
-    "run_id_taken": RunIdTakenError,
-    "run_not_begun": RunNotBegunError,
-    "no_worker": NoWorkerError,
-    "temporal_unavailable": TemporalUnavailableError,
-    "store_unavailable": StoreUnavailableError,
-}
 # A start the API could not make for an outage is sent again, under the same run id (so
 # never a second run), this many times in all, RETRY_SECONDS apart.
 START_ATTEMPTS = 4
@@ -66,7 +45,7 @@ def _view(data: dict[str, Any]) -> RunView:
     return RunView.model_validate(data)
 
 
-class ApiRuntime:
+class ApiRuntime(RuntimeClient):
     """A `RuntimeClient` over the operator API, acting as its token's principal."""
 
     def __init__(self, http: httpx.AsyncClient, poll_seconds: float = 0.25) -> None:
@@ -88,22 +67,12 @@ class ApiRuntime:
             kind, message = str(err["type"]), str(err["message"])
         except (ValueError, KeyError, TypeError):
             kind, message = "http_error", reply.text[:200]
-        cls = _BY_TYPE.get(kind, AgentRuntimeError)
-        raise cls(f"the API refused ({reply.status_code} {kind}): {message}")
+        raise by_code(kind)(f"the API refused ({reply.status_code} {kind}): {message}")
 
-    async def start(
-        self,
-        profile: str,
-        prompt: str,
-        *,
-        max_iterations: int | None = None,
-        initiator: str | None = None,
-        run_id: str | None = None,
-    ) -> str:
-        fields = {"profile": profile, "prompt": prompt, "max_iterations": max_iterations}
+    @property
+    def max_prompt_chars(self) -> int:
         # The API applies its deployment's prompt cap; here only the ceiling of every cap.
-        request = StartRequest.checked(PROMPT_CHARS_CEILING, {**fields, "run_id": run_id})
-        return await self.submit(request, initiator=initiator)
+        return PROMPT_CHARS_CEILING
 
     async def submit(self, request: StartRequest, *, initiator: str | None = None) -> str:
         if initiator is not None:
@@ -143,20 +112,12 @@ class ApiRuntime:
             if not page["more"]:
                 return out
 
-    async def approve(
-        self,
-        run_id: str,
-        *,
-        approved: bool,
-        decided_by: str,
-        turn_digest: str,
-        reason: str | None = None,
-        attestation: str | None = None,
-    ) -> RunView:
+    async def _decide(self, run_id: str, decision: ApprovalDecision) -> RunView:
+        # The token's principal decides: the API attests it, so `decided_by` is not sent.
         body = {
-            "verdict": "approve" if approved else "deny",
-            "turn_digest": turn_digest,
-            "reason": reason,
+            "verdict": "approve" if decision.approved else "deny",
+            "turn_digest": decision.turn_digest,
+            "reason": decision.reason,
         }
         done = await self._call("POST", f"/runs/{run_id}/decision", json=body)
         self.acted_as = str(done["decided_by"])

@@ -1,6 +1,7 @@
 """SQLAlchemy 2 typed rows. The same schema on SQLite and PostgreSQL (see migrations)."""
 
 from datetime import datetime
+from typing import Any, TypeVar
 
 from sqlalchemy import (
     Boolean,
@@ -9,11 +10,18 @@ from sqlalchemy import (
     ForeignKey,
     Integer,
     MetaData,
+    Select,
     String,
     Text,
     UniqueConstraint,
 )
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.orm import (
+    DeclarativeBase,
+    InstrumentedAttribute,
+    Mapped,
+    declared_attr,
+    mapped_column,
+)
 
 NAMING = {
     "ix": "ix_%(column_0_label)s",
@@ -22,6 +30,8 @@ NAMING = {
     "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
     "pk": "pk_%(table_name)s",
 }
+
+S = TypeVar("S", bound=Select[Any])
 
 
 class Base(DeclarativeBase):
@@ -60,13 +70,31 @@ class RunRow(Base):
     revision: Mapped[int] = mapped_column(Integer, default=0)
 
 
-class EventRow(Base):
-    __tablename__ = "agent_event"
-    __table_args__ = (UniqueConstraint("run_id", "sequence", name="uq_agent_event_run_seq"),)
+class RunSequenced:
+    """A row in its run's own sequence: one per (run, sequence), gone with its run. Its
+    columns come first in the table, as the migrations made them."""
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    run_id: Mapped[str] = mapped_column(ForeignKey("agent_run.id", ondelete="CASCADE"))
-    sequence: Mapped[int] = mapped_column(Integer)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True, sort_order=-1)
+    run_id: Mapped[str] = mapped_column(
+        ForeignKey("agent_run.id", ondelete="CASCADE"), sort_order=-1
+    )
+    sequence: Mapped[int] = mapped_column(Integer, sort_order=-1)
+
+    @declared_attr.directive
+    def __table_args__(cls) -> tuple[UniqueConstraint]:
+        name = f"uq_{cls.__tablename__}_run_seq"  # type: ignore[attr-defined]
+        return (UniqueConstraint("run_id", "sequence", name=name),)
+
+
+def in_sequence(query: S, sequence: InstrumentedAttribute[int], after: int, limit: int) -> S:
+    """`query`'s rows past `after` in `sequence`, in that order, at most `limit`: the next
+    page of a journal (a run's events, an A2A task's) for a reader that has read `after`."""
+    return query.where(sequence > after).order_by(sequence).limit(limit)
+
+
+class EventRow(RunSequenced, Base):
+    __tablename__ = "agent_event"
+
     kind: Mapped[str] = mapped_column(String(32))
     round: Mapped[int] = mapped_column(Integer, default=0)
     duration_ms: Mapped[float | None] = mapped_column(Float)
@@ -74,15 +102,11 @@ class EventRow(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
-class MessageRow(Base):
+class MessageRow(RunSequenced, Base):
     """The transcript, one row per message, in sequence order. Bodies are sealed."""
 
     __tablename__ = "agent_message"
-    __table_args__ = (UniqueConstraint("run_id", "sequence", name="uq_agent_message_run_seq"),)
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    run_id: Mapped[str] = mapped_column(ForeignKey("agent_run.id", ondelete="CASCADE"))
-    sequence: Mapped[int] = mapped_column(Integer)
     role: Mapped[str] = mapped_column(String(16))
     body: Mapped[str] = mapped_column(Text)
 

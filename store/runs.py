@@ -14,7 +14,7 @@ from agentrt.contracts.run import EventView, PendingEffectView, RunView, TurnRec
 from agentrt.contracts.snapshot import RunSnapshot
 from agentrt.store.context import StoreContext, as_utc, dumps, insert_ignoring, utcnow
 from agentrt.store.privacy import filter_payload
-from agentrt.store.rows import EventRow, MessageRow, RunRow
+from agentrt.store.rows import EventRow, MessageRow, RunRow, in_sequence
 from agentrt.store.sealed import (
     EVENT_PAYLOAD,
     MESSAGE_BODY,
@@ -248,13 +248,9 @@ class RunStore:
         )
 
     def events(self, run_id: str, after_sequence: int = -1, limit: int = 1000) -> list[EventView]:
+        query = select(EventRow).where(EventRow.run_id == run_id)
         with self._ctx.sessions() as s:
-            rows = s.scalars(
-                select(EventRow)
-                .where(EventRow.run_id == run_id, EventRow.sequence > after_sequence)
-                .order_by(EventRow.sequence)
-                .limit(limit)
-            ).all()
+            rows = s.scalars(in_sequence(query, EventRow.sequence, after_sequence, limit)).all()
         return [
             EventView(
                 run_id=r.run_id,

@@ -6,6 +6,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from agentrt.contracts.enums import RunStatus
+from agentrt.contracts.messages import Usage
 from agentrt.contracts.run import Transition
 from agentrt.store.context import rowcount, utcnow
 from agentrt.store.rows import EventRow, RunRow
@@ -34,3 +35,13 @@ def move(
         if step is not None:
             return Transition(applied=False, status=to)
     return Transition(applied=False, status=None if current is None else RunStatus(current))
+
+
+def progress(iterations: int, usage: Usage) -> dict[str, int]:
+    """The run row's progress columns: its iterations and token sums (a waiting run's so
+    far; the settle writes the final sums)."""
+    return {
+        "iterations": iterations,
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+    }

@@ -43,14 +43,24 @@ class ActivityRef(Generic[P, R]):
 Activity = Callable[[Any, P], Awaitable[R]] | ActivityRef[P, R]
 
 
+# How an activity is scheduled, by its frozen name or by its method: as an activity task, or
+# (local) on this worker inside the workflow task that needs it.
+_Schedule = Callable[..., Awaitable[Any]]
+_SCHEDULERS: dict[bool, tuple[_Schedule, _Schedule]] = {
+    False: (workflow.execute_activity, workflow.execute_activity_method),
+    True: (workflow.execute_local_activity, workflow.execute_local_activity_method),
+}
+
+
 async def call(
     fn: Activity[P, R],
     arg: P,
-    config: ActivityConfig,
+    config: ActivityConfig | LocalActivityConfig,
     *,
     summary: str,
     fails_as: TerminationReason | None = None,
     outage_seconds: float = DEFAULT_OUTAGE_SECONDS,
+    local: bool = False,
 ) -> R:
     """execute_activity_method with a preset; the summary labels it in Temporal Web.
 
@@ -61,29 +71,21 @@ async def call(
     - With `fails_as`, any other failure (retries exhausted, timed out on every attempt)
       becomes a `Stop` with that reason, so the run is settled rather than abandoned; a
       store that stayed away past the window stops it as `store_unavailable`.
+    - `local`: as a local activity (`call_local`), with a LocalActivityConfig.
     """
+    by_name, by_method = _SCHEDULERS[local]
 
     def schedule() -> Awaitable[R]:
         if isinstance(fn, ActivityRef):
-            return workflow.execute_activity(  # type: ignore[call-overload,no-any-return]
-                fn.name, arg, result_type=fn.result_type, summary=summary, **config
-            )
-        return workflow.execute_activity_method(  # type: ignore[call-overload,no-any-return]
-            fn, arg, summary=summary, **config
-        )
+            return by_name(fn.name, arg, result_type=fn.result_type, summary=summary, **config)
+        return by_method(fn, arg, summary=summary, **config)
 
     return await _scheduled(schedule, summary, fails_as, outage_seconds)
 
 
-async def call_local(
-    fn: Activity[P, R],
-    arg: P,
-    config: LocalActivityConfig,
-    *,
-    summary: str,
-    fails_as: TerminationReason | None = None,
-    outage_seconds: float = DEFAULT_OUTAGE_SECONDS,
-) -> R:
+def call_local(
+    fn: Activity[P, R], arg: P, config: LocalActivityConfig, summary: str
+) -> Awaitable[R]:
     """`call`, as a local activity: a short store step that runs on this worker inside the
     workflow task that needs it, so it adds no activity task and no workflow task. Only
     for idempotent steps: a local activity whose marker never reached history (the worker
@@ -92,17 +94,7 @@ async def call_local(
     Its failure arrives bare (SDK 1.35.0 raises the local activity's own ApplicationError,
     TimeoutError or CancelledError, with no ActivityError around it, and offers no public
     way to make one): callers catch FailureError, and `failure_of` reads either shape."""
-
-    def schedule() -> Awaitable[R]:
-        if isinstance(fn, ActivityRef):
-            return workflow.execute_local_activity(  # type: ignore[call-overload,no-any-return]
-                fn.name, arg, result_type=fn.result_type, summary=summary, **config
-            )
-        return workflow.execute_local_activity_method(  # type: ignore[call-overload,no-any-return]
-            fn, arg, summary=summary, **config
-        )
-
-    return await _scheduled(schedule, summary, fails_as, outage_seconds)
+    return call(fn, arg, config, summary=summary, local=True)
 
 
 async def _scheduled(

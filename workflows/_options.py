@@ -57,25 +57,22 @@ def on_queue(config: ActivityConfig, task_queue: str | None) -> ActivityConfig:
 
 
 def model_call(t: Timeouts) -> ActivityConfig:
-    return {
-        "start_to_close_timeout": timedelta(seconds=t.model_seconds),
-        # The activity heartbeats while the provider works: a dead worker costs seconds.
-        "heartbeat_timeout": timedelta(seconds=t.heartbeat_seconds),
-        "retry_policy": RetryPolicy(
-            initial_interval=timedelta(seconds=1),
-            maximum_interval=timedelta(seconds=30),
-            maximum_attempts=5,
-        ),
-    }
+    return _heartbeating(t.model_seconds, t, timedelta(seconds=1), timedelta(seconds=30))
 
 
 def tool_call(t: Timeouts) -> ActivityConfig:
+    return _heartbeating(t.tool_seconds, t, timedelta(milliseconds=500), timedelta(seconds=10))
+
+
+def _heartbeating(
+    seconds: float, t: Timeouts, first_retry: timedelta, longest_retry: timedelta
+) -> ActivityConfig:
+    """A call of up to `seconds` that heartbeats while it works (the model's provider, a
+    tool): a dead worker costs seconds. Five attempts, backing off between the two."""
     return {
-        "start_to_close_timeout": timedelta(seconds=t.tool_seconds),
+        "start_to_close_timeout": timedelta(seconds=seconds),
         "heartbeat_timeout": timedelta(seconds=t.heartbeat_seconds),
         "retry_policy": RetryPolicy(
-            initial_interval=timedelta(milliseconds=500),
-            maximum_interval=timedelta(seconds=10),
-            maximum_attempts=5,
+            initial_interval=first_retry, maximum_interval=longest_retry, maximum_attempts=5
         ),
     }

@@ -7,7 +7,7 @@ activities/pauses.py."""
 
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import TypeVar
+from typing import TypedDict, TypeVar
 
 from temporalio import workflow
 from temporalio.common import RawValue
@@ -31,8 +31,8 @@ with workflow.unsafe.imports_passed_through():
         ACT_RUN_RESUME,
         ACT_RUN_SUSPEND,
     )
-    from agentrt.contracts.messages import ToolCall
-    from agentrt.contracts.profiles import RunPlan
+    from agentrt.contracts.messages import ToolCall, Usage
+    from agentrt.contracts.profiles import PrivacyLevel, RunPlan
     from agentrt.contracts.run import (
         AddInputRequest,
         AwaitInputRequest,
@@ -182,15 +182,30 @@ async def _suspend(ctx: RunContext, plan: RunPlan, pending: PendingApproval) -> 
     # Open the gate before the suspension commits: a client that sees WAITING in the store
     # and decides at once must find the workflow ready to accept it.
     ctx.gate.open(pending)
-    request = SuspendRequest(
-        run_id=ctx.run_id,
-        sequence=ctx.state.take_sequence(),
-        pending=pending,
-        iterations=ctx.state.iterations,
-        usage=ctx.state.usage,
-        privacy=plan.privacy,
-    )
+    request = SuspendRequest(pending=pending, **_progress(ctx, plan))
     await _enter(plan, SUSPEND, request, "suspend for approval", ctx.gate.close_turn)
+
+
+class _Pause(TypedDict):
+    run_id: str
+    sequence: int
+    privacy: PrivacyLevel
+
+
+class _Progress(_Pause):
+    iterations: int
+    usage: Usage
+
+
+def _pause(ctx: RunContext, plan: RunPlan) -> _Pause:
+    """What every pause's transition records (PauseRequest): the run, the sequence of the
+    transition's event (taken now), the run's privacy level."""
+    return {"run_id": ctx.run_id, "sequence": ctx.state.take_sequence(), "privacy": plan.privacy}
+
+
+def _progress(ctx: RunContext, plan: RunPlan) -> _Progress:
+    """`_pause`, with the run's progress so far (ProgressPauseRequest)."""
+    return {**_pause(ctx, plan), "iterations": ctx.state.iterations, "usage": ctx.state.usage}
 
 
 async def _enter(
@@ -254,12 +269,10 @@ async def _record_decision(
         resumed = await call(
             RESUME,
             ResumeRequest(
-                run_id=ctx.run_id,
-                sequence=ctx.state.take_sequence(),
                 round=round_no,
                 decision=decision,
-                privacy=plan.privacy,
                 attested_only=plan.unattested_decisions != "allow",
+                **_pause(ctx, plan),
             ),
             opt.store_call(),
             summary=decision_summary(decision),
@@ -278,14 +291,7 @@ async def await_input(ctx: RunContext, round_no: int) -> None:
     """The model asked the remote user for more: wait for the follow-up and record it."""
     plan = ctx.require_plan()
     ctx.input.open()
-    request = AwaitInputRequest(
-        run_id=ctx.run_id,
-        sequence=ctx.state.take_sequence(),
-        round=round_no,
-        iterations=ctx.state.iterations,
-        usage=ctx.state.usage,
-        privacy=plan.privacy,
-    )
+    request = AwaitInputRequest(round=round_no, **_progress(ctx, plan))
     await _enter(plan, AWAIT_INPUT, request, "wait for input", ctx.input.close)
     set_status(RunStatus.WAITING_FOR_INPUT)
     ctx.details.waiting_for_input(round_no)
@@ -296,13 +302,7 @@ async def await_input(ctx: RunContext, round_no: int) -> None:
     assert message is not None
     added = await call(
         ADD_INPUT,
-        AddInputRequest(
-            run_id=ctx.run_id,
-            sequence=ctx.state.take_sequence(),
-            round=round_no,
-            message=message,
-            privacy=plan.privacy,
-        ),
+        AddInputRequest(round=round_no, message=message, **_pause(ctx, plan)),
         opt.store_call(),
         summary="record input",
         fails_as=TerminationReason.INTERNAL_ERROR,

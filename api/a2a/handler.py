@@ -44,7 +44,7 @@ from agentrt.api.a2a.tasks import TaskService
 from agentrt.api.settings import ApiSettings
 from agentrt.api.wake import Waker
 from agentrt.store.a2a.journal import A2AJournal
-from agentrt.store.a2a.push import A2APushStore, PushSpec
+from agentrt.store.a2a.push import A2APushStore, PushConfig, PushSpec
 from agentrt.store.a2a.tasks import A2AStore, parse_cursor
 from agentrt.store.a2a.view import TERMINAL
 
@@ -64,6 +64,13 @@ def _history_length(has: bool, value: int) -> int | None:
     if value < 0:
         raise InvalidParamsError(message="historyLength may not be negative")
     return value
+
+
+def _config_found(cfg: PushConfig | None, missing: str) -> TaskPushNotificationConfig:
+    """The push config as A2A has it; with none, TaskNotFoundError saying what is `missing`."""
+    if cfg is None:
+        raise TaskNotFoundError(message=missing)
+    return config_proto(cfg)
 
 
 @database_guard
@@ -207,9 +214,14 @@ class A2AHandler(RequestHandler):
                 from_start=from_start,
             )
         )  # fmt: skip
-        if stored is None:
-            raise TaskNotFoundError(message=f"Task {task_id} not found")
-        return config_proto(stored)
+        return _config_found(stored, f"Task {task_id} not found")
+
+    async def _config_of(self, task_id: str, config_id: str, context: ServerCallContext) -> str:
+        """The id of the caller's task `task_id` (else TaskNotFoundError), for a request
+        about its push config `config_id`, whose id is checked after."""
+        rec = await self._tasks.get(task_id, _caller(context))
+        checked_id(config_id, "The push config id", CONFIG_ID)
+        return rec.id
 
     @validate_request_params
     async def on_create_task_push_notification_config(
@@ -223,12 +235,9 @@ class A2AHandler(RequestHandler):
     async def on_get_task_push_notification_config(
         self, params: GetTaskPushNotificationConfigRequest, context: ServerCallContext
     ) -> TaskPushNotificationConfig:
-        rec = await self._tasks.get(params.task_id, _caller(context))
-        checked_id(params.id, "The push config id", CONFIG_ID)
-        cfg = await asyncio.to_thread(self._push.get, rec.id, params.id)
-        if cfg is None:
-            raise TaskNotFoundError(message=f"No push config {params.id} on task {rec.id}")
-        return config_proto(cfg)
+        task_id = await self._config_of(params.task_id, params.id, context)
+        cfg = await asyncio.to_thread(self._push.get, task_id, params.id)
+        return _config_found(cfg, f"No push config {params.id} on task {task_id}")
 
     @validate_request_params
     async def on_list_task_push_notification_configs(
@@ -242,9 +251,8 @@ class A2AHandler(RequestHandler):
     async def on_delete_task_push_notification_config(
         self, params: DeleteTaskPushNotificationConfigRequest, context: ServerCallContext
     ) -> None:
-        rec = await self._tasks.get(params.task_id, _caller(context))
-        checked_id(params.id, "The push config id", CONFIG_ID)
-        await asyncio.to_thread(self._push.delete, rec.id, params.id)
+        task_id = await self._config_of(params.task_id, params.id, context)
+        await asyncio.to_thread(self._push.delete, task_id, params.id)
 
     async def on_get_extended_agent_card(
         self, params: GetExtendedAgentCardRequest, context: ServerCallContext

@@ -11,18 +11,7 @@ from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 from temporalio.service import RPCError
 
-from agentrt.contracts.errors import (
-    AgentRuntimeError,
-    InvalidRequestError,
-    NoWorkerError,
-    PayloadKeysRequiredError,
-    PromptTooLongError,
-    RunNotBegunError,
-    RunNotFoundError,
-    StoreUnavailableError,
-    TemporalUnavailableError,
-    UnknownProfileError,
-)
+from agentrt.contracts.errors import AgentRuntimeError
 from agentrt.core.temporal import connection_lost
 from agentrt.store.engine import DATABASE_ERRORS, database_reason
 
@@ -93,19 +82,20 @@ async def _http(_request: Request, exc: Exception) -> JSONResponse:
     return error_json(exc.status_code, kind, str(exc.detail), exc.headers)
 
 
-# What a route did not refuse itself: the runtime's typed errors, each its status and type.
+# What a route did not refuse itself: the runtime's typed errors, each its status under its
+# class's wire code (contracts/errors.py), the nearest listed class of its own deciding.
 # Outages are 503 with Retry-After; whatever else is left is a 500, typed all the same.
-_RUNTIME: tuple[tuple[type[AgentRuntimeError], int, str], ...] = (
-    (NoWorkerError, 503, "no_worker"),
-    (TemporalUnavailableError, 503, "temporal_unavailable"),
-    (StoreUnavailableError, 503, "store_unavailable"),
-    (UnknownProfileError, 400, "unknown_profile"),
-    (PayloadKeysRequiredError, 409, "payload_keys_required"),
-    (PromptTooLongError, 413, "prompt_too_long"),
-    (InvalidRequestError, 400, "invalid_request"),
-    (RunNotBegunError, 409, "run_not_begun"),
-    (RunNotFoundError, 404, "run_not_found"),
-)
+_STATUS: dict[str, int] = {
+    "no_worker": 503,
+    "temporal_unavailable": 503,
+    "store_unavailable": 503,
+    "unknown_profile": 400,
+    "payload_keys_required": 409,
+    "prompt_too_long": 413,
+    "invalid_request": 400,
+    "run_not_begun": 409,
+    "run_not_found": 404,
+}
 _RETRY_LATER = {"Retry-After": "1"}
 # The outages' own messages may name a host: the operator reads them in the log, callers
 # of this API (not its operators) read these.
@@ -121,14 +111,16 @@ def _unavailable(type_: str, message: str) -> JSONResponse:
 
 async def _runtime(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, AgentRuntimeError)
-    for cls, status, kind in _RUNTIME:
-        if not isinstance(exc, cls):
+    for cls in type(exc).__mro__:
+        kind = getattr(cls, "code", "")
+        if kind not in _STATUS:
             continue
         if kind in _OUTAGE_MESSAGE:
             logger.warning("%s: %s", kind, exc)
             return _unavailable(kind, _OUTAGE_MESSAGE[kind])
+        status = _STATUS[kind]
         return error_json(status, kind, str(exc), _RETRY_LATER if status == 503 else None)
-    return error_json(500, "runtime_error", str(exc))
+    return error_json(500, AgentRuntimeError.code, str(exc))
 
 
 async def _temporal(_request: Request, exc: Exception) -> JSONResponse:

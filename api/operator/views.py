@@ -6,8 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
-from agentrt.contracts.run import EventView, RunView
+from agentrt.contracts.enums import EventKind
+from agentrt.contracts.run import EventView, RunHead, RunView
 from agentrt.store.privacy import filter_payload
 
 
@@ -36,12 +36,7 @@ class PendingOut(BaseModel):
     calls: list[PendingCallOut]
 
 
-class RunOut(BaseModel):
-    run_id: str
-    profile: str
-    status: RunStatus
-    outcome: Outcome | None = None
-    termination_reason: TerminationReason | None = None
+class RunOut(RunHead):
     initiator: str
     iterations: int
     truncated: bool

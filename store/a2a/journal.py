@@ -9,6 +9,7 @@ from sqlalchemy.orm import Session
 
 from agentrt.store.a2a.rows import A2AEventRow, A2ATaskRow
 from agentrt.store.context import StoreContext, dumps, insert_ignoring, utcnow
+from agentrt.store.rows import in_sequence
 from agentrt.store.sealed import TASK_EVENT_PAYLOAD, within
 from agentrt.store.sealing import Sealer
 
@@ -67,13 +68,9 @@ class A2AJournal:
         self._ctx = ctx
 
     def events_after(self, task_id: str, after: int, limit: int = 200) -> list[JournalEvent]:
+        query = select(A2AEventRow).where(A2AEventRow.task_id == task_id)
         with self._ctx.sessions() as s:
-            rows = s.scalars(
-                select(A2AEventRow)
-                .where(A2AEventRow.task_id == task_id, A2AEventRow.sequence > after)
-                .order_by(A2AEventRow.sequence)
-                .limit(limit)
-            ).all()
+            rows = s.scalars(in_sequence(query, A2AEventRow.sequence, after, limit)).all()
         return [self._open(r) for r in rows]
 
     def head(self, task_id: str) -> int | None:

@@ -16,7 +16,7 @@ from agentrt.starter.facade import AgentRuntime
 from agentrt.store.runs import RunStore
 from agentrt.workers.compose import WorkerResources
 from agentrt.workers.main import make_worker
-from tests.workflows._tasks import FIRST_QUESTION, new_a2a_task
+from tests.workflows._tasks import new_a2a_task, start_for_task
 from tests.workflows._waiting import until_status
 
 
@@ -28,7 +28,7 @@ async def test_two_follow_ups_in_one_pause_record_one_and_refuse_the_other(
     served = settings.model_copy(update={"task_queue": queue})
     task_id, run_id = await new_a2a_task(parts, owner="t")
     async with make_worker(client, parts, served):
-        await runtime.start("auto", FIRST_QUESTION, run_id=run_id, a2a_task_id=task_id)
+        await start_for_task(runtime, task_id, run_id)
         await until_status(runtime, run_id, RunStatus.WAITING_FOR_INPUT)
     # No worker now: both updates wait at the server and reach the next one together.
     handle = client.get_workflow_handle(run_id)

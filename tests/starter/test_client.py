@@ -1,7 +1,8 @@
 """Issue 26: the two clients, in process (`AgentRuntime`) and over HTTP (`ApiRuntime`),
-are one `RuntimeClient`. mypy checks that both conform (the CLI hands either to
-`Commands.runtime: RuntimeClient`); this checks the stricter promise that neither has a
-method of the Protocol with other names, kinds, defaults or types (mypy allows extras)."""
+are one `RuntimeClient` (their common base). mypy checks that overrides conform (the CLI
+hands either to `Commands.runtime: RuntimeClient`); this checks the stricter promise that
+neither has a public method of the base with other names, kinds, defaults or types (mypy
+allows extras)."""
 
 import inspect
 
@@ -16,7 +17,9 @@ from agentrt.starter.facade import AgentRuntime
 from agentrt.starter.remote import ApiRuntime
 
 METHODS = sorted(
-    name for name, value in vars(RuntimeClient).items() if inspect.iscoroutinefunction(value)
+    name
+    for name, value in vars(RuntimeClient).items()
+    if inspect.iscoroutinefunction(value) and not name.startswith("_")
 )
 
 
@@ -25,7 +28,7 @@ def _params(cls: type, method: str) -> list[tuple[str, object, object, object]]:
     return [
         (p.name, p.kind, p.default, p.annotation)
         for p in signature.parameters.values()
-        # A client may add keyword-only options of its own (the facade's a2a_task_id).
+        # A client may add keyword-only options of its own (the facade's a2a_task_id on submit).
         if p.kind is not p.KEYWORD_ONLY or p.name in _protocol_names(method)
     ] + [("return", None, None, signature.return_annotation)]
 

@@ -1,8 +1,11 @@
-"""An A2A task stored for a run that is yet to start, as the A2A server stores one."""
+"""An A2A task stored for a run that is yet to start, as the A2A server stores one, and the
+run started to serve it, as the A2A server starts one."""
 
 import asyncio
 import uuid
 
+from agentrt.contracts.start import StartRequest
+from agentrt.starter.facade import AgentRuntime
 from agentrt.store.a2a.tasks import A2AStore
 from agentrt.workers.compose import WorkerResources
 
@@ -20,3 +23,10 @@ async def new_a2a_task(parts: WorkerResources, owner: str) -> tuple[str, str]:
         )
     )  # fmt: skip
     return task_id, run_id
+
+
+async def start_for_task(runtime: AgentRuntime, task_id: str, run_id: str) -> None:
+    """Start run `run_id` of profile auto on FIRST_QUESTION, serving A2A task `task_id`."""
+    fields = {"profile": "auto", "prompt": FIRST_QUESTION, "run_id": run_id}
+    request = StartRequest.checked(runtime.max_prompt_chars, fields)
+    await runtime.submit(request, a2a_task_id=task_id)

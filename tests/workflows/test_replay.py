@@ -27,7 +27,7 @@ from agentrt.starter.facade import AgentRuntime
 from agentrt.workers.compose import WorkerResources
 from agentrt.workers.main import sandbox_runner
 from agentrt.workflows.agent_run import AgentRunWorkflow
-from tests.workflows._tasks import FIRST_QUESTION, new_a2a_task
+from tests.workflows._tasks import new_a2a_task, start_for_task
 from tests.workflows._waiting import until_status
 
 HISTORIES = Path(__file__).resolve().parents[1] / "histories"
@@ -115,7 +115,7 @@ async def _refused_then_approved(runtime: AgentRuntime, client: Client) -> str:
 async def _a2a_follow_up(runtime: AgentRuntime, client: Client, parts: WorkerResources) -> str:
     """A run serving an A2A task: projections, an input-required pause, a follow-up."""
     task_id, run_id = await new_a2a_task(parts, owner="replay")
-    await runtime.start("auto", FIRST_QUESTION, run_id=run_id, a2a_task_id=task_id)
+    await start_for_task(runtime, task_id, run_id)
     await until_status(runtime, run_id, RunStatus.WAITING_FOR_INPUT)
     await client.get_workflow_handle(run_id).execute_update(
         UPDATE_SUBMIT_INPUT, InputMessage(message_id="m2", text="order 1042", sent_by="replay")
