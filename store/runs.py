@@ -212,7 +212,8 @@ class RunStore:
         answer = None
         if row.answer is not None:
             answer = RUN_ANSWER.open(self._ctx.sealer, row.answer, row.id)
-        snapshot = RunSnapshot.parse(row.snapshot)
+        busy = bool(row.pending_call_id or row.pending_approval)  # idle rows skip the parse
+        snapshot = RunSnapshot.parse(row.snapshot) if busy else RunSnapshot()
         pending = None
         if row.pending_call_id and row.pending_state:
             pending = pending_write(self._ctx, row, snapshot)
