@@ -143,8 +143,12 @@ def run_out(view: RunView, privacy: str) -> RunOut:
         )
     write = None
     if view.pending_effect is not None:
-        # Kept at the run's privacy level by the store (store/pending.py), as this run's.
-        write = PendingWriteOut(**view.pending_effect.model_dump(exclude={"privacy"}))
+        # Kept at the run's privacy level by the store (store/pending.py). Should the level
+        # this body is shown at ever differ from that one, the arguments are withheld.
+        pe = view.pending_effect
+        write = PendingWriteOut(**pe.model_dump(exclude={"privacy"}))
+        if pe.privacy != privacy and write.arguments is not None:
+            write.arguments_size, write.arguments = len(write.arguments), None
     data = view.model_dump(exclude={"pending_approval", "pending_effect", "call_effects"})
     return RunOut(
         **data, privacy=privacy, pending_approval=pending, pending_write=write,

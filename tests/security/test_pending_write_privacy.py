@@ -79,3 +79,15 @@ def test_full_arguments_are_shown_as_the_model_gave_them(parts: WorkerResources)
     assert view is not None and view.pending_effect is not None
     assert view.pending_effect.arguments == ARGS
     assert view.pending_effect.effect == "NON_IDEMPOTENT_WRITE"
+
+
+def test_a_body_shown_at_another_level_than_the_store_kept_withholds_the_arguments(
+    parts: WorkerResources,
+) -> None:
+    run_id = _run_with_write(parts, "full", PendingState.OUTCOME_UNKNOWN)
+    view = RunStore(parts.ctx).get(run_id)
+    assert view is not None
+    out = run_out(view, "metadata")
+    assert out.pending_write is not None
+    assert out.pending_write.arguments is None and out.pending_write.arguments_size == len(ARGS)
+    assert "example.com" not in out.model_dump_json()
