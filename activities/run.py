@@ -60,9 +60,7 @@ class RunActivities(ActivityGroup):
         for name in profile.tools:
             tool = self._tools.get(name)
             assert tool is not None  # the catalogue checked this at start-up
-            bound = profile.approval == "all" or (
-                profile.approval == "writes" and tool.effect.value != "READ_ONLY"
-            )
+            bound = profile.approval_binds(tool.effect)
             queue = self._routes.tool(self._tools.owner(name))
             plans.append(
                 ToolPlan(name=name, effect=tool.effect, requires_approval=bound, task_queue=queue)

@@ -159,6 +159,12 @@ class Profile(BaseModel):
             raise ValueError("max_iterations must be at least 1")
         return min(value, MAX_ITERATIONS_CEILING)
 
+    def approval_binds(self, effect: ToolEffect) -> bool:
+        """Whether a call of a tool with `effect` waits for approval in this profile's runs."""
+        return self.approval == "all" or (
+            self.approval == "writes" and effect != ToolEffect.READ_ONLY
+        )
+
     @property
     def writes_unapproved(self) -> bool:
         """Whether a run may call a tool with no approval asked for. Counted from the

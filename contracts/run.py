@@ -273,9 +273,19 @@ class FailRequest(AtRunLevel):
 
 
 class PendingEffectView(BaseModel):
+    """A write in flight or interrupted (the run's fence): what an operator needs to check
+    the target system. `arguments` are kept at the run's privacy level (store/pending.py):
+    verbatim at full, redacted at redacted, withheld (only `arguments_size`) below."""
+
     call_id: str
     tool: str
     state: PendingState
+    idempotency_key: str = ""
+    effect: str | None = None  # as the run's plan recorded it
+    since: datetime | None = None  # the fence's last change (see store/pending.py)
+    privacy: str = "metadata"  # the level `arguments` are shown at
+    arguments: dict[str, Any] | None = None
+    arguments_size: int | None = None
 
 
 class RunHead(BaseModel):
@@ -301,6 +311,8 @@ class RunView(RunHead):
     revision: int = 0
     pending_effect: PendingEffectView | None = None
     pending_approval: PendingApproval | None = None
+    # The effect class of each pending call, by call id, as the run's plan recorded it.
+    call_effects: dict[str, str] = Field(default_factory=dict)
     initiator: str = "anonymous"
 
 

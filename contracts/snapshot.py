@@ -15,6 +15,18 @@ from agentrt.contracts.profiles import Budget, GuardrailConfig, PrivacyLevel
 UNKNOWN_PLAN_LEVEL: PrivacyLevel = "metadata"
 
 
+class RecordedTool(BaseModel):
+    """A tool of the recorded plan: its effect class and whether approval binds it. The
+    effect stays a string: a value this version does not know must still parse (the views
+    show it as recorded)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    effect: str = "NON_IDEMPOTENT_WRITE"  # fail closed, as ToolEffect.resolve does
+    requires_approval: bool = False
+
+
 class RecordedPlan(BaseModel):
     """The fields of the recorded `RunPlan` that are read back from the row."""
 
@@ -26,6 +38,11 @@ class RecordedPlan(BaseModel):
     # `RunPlan`'s default, and what every plan recorded before answer levels existed meant.
     answer_level: PrivacyLevel = "full"
     budget: Budget | None = None  # absent in plans recorded before budgets existed
+    tools: list[RecordedTool] = Field(default_factory=list)
+
+    def effect_of(self, tool: str) -> str | None:
+        """The effect class the run recorded for `tool` (None: not offered to the run)."""
+        return next((t.effect for t in self.tools if t.name == tool), None)
 
 
 class RunSnapshot(BaseModel):

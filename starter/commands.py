@@ -163,7 +163,7 @@ class Commands:
         by = "" if self.remote else " --by NAME"
 
         async def announce(view: RunView, pending: PendingApproval) -> None:
-            render.print_pending(self.err, pending)
+            render.print_pending(self.err, pending, view.call_effects)
             self.err.print(
                 f"waiting: agentrt approve {run_id}{by}  (or deny / cancel)",
                 markup=False,

@@ -40,8 +40,14 @@ class RemoteSettings(BaseSettings):
 def _view(data: dict[str, Any]) -> RunView:
     pending = data.get("pending_approval")
     if pending is not None:  # arguments hidden at the run's privacy level show as none
+        data["call_effects"] = {
+            c["call_id"]: c["effect"] for c in pending["calls"] if c.get("effect")
+        }
         for c in pending["calls"]:
             c["arguments"] = c.get("arguments") or {}
+    write = data.get("pending_write")
+    if write is not None:  # the API's name for the run's fenced write
+        data["pending_effect"] = {**write, "privacy": data.get("privacy", "metadata")}
     return RunView.model_validate(data)
 
 

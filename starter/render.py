@@ -15,7 +15,7 @@ from agentrt.contracts.approval import PendingApproval
 from agentrt.contracts.enums import EventKind, RunStatus
 from agentrt.contracts.errors import RunNotFoundError
 from agentrt.contracts.messages import ToolCall
-from agentrt.contracts.run import EventView, RunView
+from agentrt.contracts.run import EventView, PendingEffectView, RunView
 from agentrt.starter.client import RuntimeClient
 from agentrt.store.attest import UNAUTHENTICATED
 
@@ -124,13 +124,39 @@ def status_text(status: RunStatus) -> Text:
     return Text(status.value, style=STATUS_STYLE.get(status, "bold"))
 
 
-def print_pending(console: Console, pending: PendingApproval) -> None:
+def effect_text(effects: dict[str, str], call_id: str) -> str:
+    """A pending call's effect class as the run recorded it, for a one-line listing."""
+    effect = effects.get(call_id)
+    return f" [{effect}]" if effect else ""
+
+
+def print_pending(
+    console: Console, pending: PendingApproval, effects: dict[str, str] | None = None
+) -> None:
     console.print(
         Text(f"Pending approval, turn {pending.turn_digest} (round {pending.round}):"),
         soft_wrap=True,
     )
     for call in pending.calls:
-        console.print(Text(f"  - {call_text(call)}"), soft_wrap=True)
+        line = f"  - {call_text(call)}{effect_text(effects or {}, call.call_id)}"
+        console.print(Text(line), soft_wrap=True)
+
+
+def write_rows(pe: PendingEffectView) -> list[tuple[str, str]]:
+    """A fenced write as `status` shows it: enough to ask the target system about it."""
+    since = pe.since.isoformat(timespec="seconds") if pe.since is not None else "-"
+    if pe.arguments is not None:
+        args = shorten(pe.arguments, 200)
+    else:
+        size = f", {pe.arguments_size} field(s)" if pe.arguments_size is not None else ""
+        args = f"withheld at privacy level {pe.privacy}{size}"
+    return [
+        ("pending write", f"{pe.tool} ({pe.effect or 'effect unknown'})"),
+        ("  call id", pe.call_id),
+        ("  idempotency key", pe.idempotency_key or "-"),
+        ("  fence", f"{pe.state.value} since {since}"),
+        ("  arguments", args),
+    ]
 
 
 def print_run(console: Console, view: RunView) -> None:
@@ -152,12 +178,12 @@ def print_run(console: Console, view: RunView) -> None:
     if view.finished_at is not None:
         grid.add_row("finished", view.finished_at.isoformat(timespec="seconds"))
     if view.pending_effect is not None:
-        pe = view.pending_effect
-        grid.add_row("pending effect", Text(f"{pe.tool} (call {pe.call_id}, {pe.state.value})"))
+        for key, value in write_rows(view.pending_effect):
+            grid.add_row(key, Text(value))
     grid.add_row("answer", Text(view.answer) if view.answer is not None else "-")
     console.print(grid)
     if view.pending_approval is not None:
-        print_pending(console, view.pending_approval)
+        print_pending(console, view.pending_approval, view.call_effects)
 
 
 def print_outcome(console: Console, view: RunView) -> None:
@@ -190,7 +216,11 @@ def print_inbox(console: Console, views: list[RunView]) -> None:
         pending = v.pending_approval
         since = pending.requested_at.isoformat(timespec="seconds") if pending else "-"
         digest = pending.turn_digest[:12] if pending else "-"
-        calls = "\n".join(call_text(c) for c in pending.calls) if pending else "-"
+        calls = (
+            "\n".join(call_text(c) + effect_text(v.call_effects, c.call_id) for c in pending.calls)
+            if pending
+            else "-"
+        )
         table.add_row(*(Text(cell) for cell in (v.run_id, v.profile, since, digest, calls)))
     console.print(table)
 

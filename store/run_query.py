@@ -5,14 +5,37 @@ import base64
 import json
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any, Literal
 
 from sqlalchemy import and_, or_, select
 
-from agentrt.contracts.enums import RunStatus
+from agentrt.contracts.enums import RunStatus, TerminationReason
 from agentrt.contracts.run import RunView
 from agentrt.store.context import StoreContext, as_utc
 from agentrt.store.rows import RunRow
 from agentrt.store.runs import RunStore
+
+# Why a run needs an operator. One reason today: the run failed with a write's outcome
+# unknown (its fence holds the call: GET /runs/{id} shows it). A run waiting for an
+# operator's answer on such a write (issue 27: "waiting for reconciliation") joins here as
+# a second reason, with its condition in _NEEDS_ATTENTION and its arm in `attention`.
+Attention = Literal["outcome_unknown"]
+
+_OUTCOME_UNKNOWN = and_(
+    RunRow.status == RunStatus.FAILED.value,
+    RunRow.termination_reason == TerminationReason.INTERRUPTED_WRITE.value,
+)
+_NEEDS_ATTENTION = or_(_OUTCOME_UNKNOWN)
+
+
+def attention(view: RunView) -> Attention | None:
+    """Why this run needs an operator, if it does (the same rule as `RunQuery.attention`)."""
+    if (
+        view.status is RunStatus.FAILED
+        and view.termination_reason is TerminationReason.INTERRUPTED_WRITE
+    ):
+        return "outcome_unknown"
+    return None
 
 
 class BadCursorError(ValueError):
@@ -96,6 +119,16 @@ class RunQuery:
             q = q.where(RunRow.initiator == visible_to)
         with self._ctx.sessions() as s:
             rows = s.scalars(q.order_by(RunRow.waiting_since, RunRow.created_at).limit(limit)).all()
+        return [self._runs.view(r) for r in rows]
+
+    def attention(self, *, visible_to: str | None, limit: int = 50) -> list[RunView]:
+        """Runs that need an operator (see `attention`), the most recently changed first."""
+        filters: list[Any] = [_NEEDS_ATTENTION]
+        if visible_to is not None:
+            filters.append(RunRow.initiator == visible_to)
+        q = select(RunRow).where(*filters).order_by(RunRow.updated_at.desc(), RunRow.id.desc())
+        with self._ctx.sessions() as s:
+            rows = s.scalars(q.limit(limit)).all()
         return [self._runs.view(r) for r in rows]
 
     def privacy(self, run_id: str) -> str:

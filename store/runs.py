@@ -6,13 +6,14 @@ from typing import Any
 from sqlalchemy import bindparam, literal, select, union_all
 
 from agentrt.contracts.approval import PendingApproval
-from agentrt.contracts.enums import EventKind, Outcome, PendingState, RunStatus, TerminationReason
+from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
 from agentrt.contracts.errors import RunNotFoundError
 from agentrt.contracts.messages import Message
 from agentrt.contracts.profiles import stricter
-from agentrt.contracts.run import EventView, PendingEffectView, RunView, TurnRecord
+from agentrt.contracts.run import EventView, RunView, TurnRecord
 from agentrt.contracts.snapshot import RunSnapshot
 from agentrt.store.context import StoreContext, as_utc, dumps, insert_ignoring, utcnow
+from agentrt.store.pending import call_effects, pending_write
 from agentrt.store.privacy import filter_payload
 from agentrt.store.rows import EventRow, MessageRow, RunRow, in_sequence
 from agentrt.store.sealed import (
@@ -211,13 +212,11 @@ class RunStore:
         answer = None
         if row.answer is not None:
             answer = RUN_ANSWER.open(self._ctx.sealer, row.answer, row.id)
+        busy = bool(row.pending_call_id or row.pending_approval)  # idle rows skip the parse
+        snapshot = RunSnapshot.parse(row.snapshot) if busy else RunSnapshot()
         pending = None
         if row.pending_call_id and row.pending_state:
-            pending = PendingEffectView(
-                call_id=row.pending_call_id,
-                tool=row.pending_tool or "",
-                state=PendingState(row.pending_state),
-            )
+            pending = pending_write(self._ctx, row, snapshot)
         approval = None
         if row.pending_approval:
             approval = PendingApproval.model_validate_json(
@@ -244,6 +243,7 @@ class RunStore:
             revision=row.revision,
             pending_effect=pending,
             pending_approval=approval,
+            call_effects=call_effects(snapshot, approval),
             initiator=row.initiator,
         )
 

@@ -184,7 +184,7 @@ async def _drive(
 
     async def decide(view: RunView, pending: PendingApproval) -> None:
         out.print(Text(f"Run is {view.status.value}: the agent wants to act."), soft_wrap=True)
-        render.print_pending(out, pending)
+        render.print_pending(out, pending, view.call_effects)
         if opts.interactive:
             approved = await ask_yes_no("Approve these calls? [y/N] ", out)
             how = "at the prompt"

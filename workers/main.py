@@ -29,6 +29,7 @@ from agentrt.workers.compose import build
 from agentrt.workers.fleet import fleet_workers, queues_of
 from agentrt.workers.metrics import WorkerMetrics
 from agentrt.workers.preflight import check
+from agentrt.workers.tool_list import list_tools
 
 __all__ = ["main", "make_worker", "sandbox_runner", "serve"]  # make_worker: its former home
 
@@ -128,6 +129,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "exit (0 when all is well); changes nothing",
     )
     parser.add_argument(
+        "--list-tools",
+        action="store_true",
+        help="list every tool this worker would load (effect, where it came from, whether "
+        "approval binds it per profile, its reconcile probe) and exit; changes nothing",
+    )
+    parser.add_argument(
         "--log-level",
         default="INFO",
         choices=["DEBUG", "INFO", "WARNING", "ERROR"],
@@ -172,6 +179,10 @@ def _main(argv: Sequence[str] | None) -> None:
     async def _check() -> None:
         await check(settings, _say)
 
+    async def _list_tools() -> None:
+        mcp = load_mcp_config(settings.mcp_servers_file) if settings.mcp_servers_file else None
+        await list_tools(settings, mcp, _say)
+
     async def _run() -> None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
@@ -180,12 +191,12 @@ def _main(argv: Sequence[str] | None) -> None:
         await serve(settings, stop)
 
     try:
-        asyncio.run(_check() if args.check else _run())
+        asyncio.run(_check() if args.check else _list_tools() if args.list_tools else _run())
     except AgentRuntimeError as exc:
         _fail(str(exc))
     except SQLAlchemyError as exc:  # e.g. a migration the database refuses
         _fail(f"database error: {str(exc).splitlines()[0]}; {WHICH_SETTING}")
-    if args.check:
+    if args.check or args.list_tools:
         exit_now(0)
 
 

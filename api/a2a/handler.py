@@ -95,7 +95,8 @@ class A2AHandler(RequestHandler):
 
     async def _send(self, params: SendMessageRequest, owner: str) -> tuple[str, int, bool]:
         """Create or continue a task; returns (task id, the journal position it started at,
-        whether the message was a repeat that changed nothing)."""
+        whether the message was a repeat that changed nothing: a follow-up the task holds,
+        or the same caller's first message resent)."""
         spec = None  # checked in full before anything is created
         if params.configuration.HasField("task_push_notification_config"):
             inline = params.configuration.task_push_notification_config
@@ -106,7 +107,7 @@ class A2AHandler(RequestHandler):
             if spec is not None and not repeat:
                 await self._save_config(rec.id, spec, from_start=False)
         else:
-            rec = await self._tasks.create(params, owner, push=spec)
+            rec, repeat = await self._tasks.create(params, owner, push=spec)
         return rec.id, rec.journal_head, repeat
 
     @validate_request_params

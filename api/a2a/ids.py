@@ -1,4 +1,4 @@
-"""Ids a client chooses (task, context, push config), checked before any read or write:
+"""Ids a client chooses (task, context, message, push config), checked before any read or write:
 at most as long as the column that holds them, and no control characters (PostgreSQL
 refuses a NUL outright, and a refused statement must never be what the client sees)."""
 
@@ -16,6 +16,7 @@ def _length(column: object) -> int:
 TASK_ID = _length(A2ATaskRow.__table__.c.id)
 CONTEXT_ID = _length(A2ATaskRow.__table__.c.context_id)
 CONFIG_ID = _length(A2APushConfigRow.__table__.c.id)
+MESSAGE_ID = _length(A2ATaskRow.__table__.c.first_message_id)
 
 
 def printable(value: str) -> bool:

@@ -24,7 +24,7 @@ from temporalio.service import RPCError
 
 from agentrt.api.a2a.convert import message_dict, message_text
 from agentrt.api.a2a.errors import ProfileNotGrantedError, ResultNotRetainableError
-from agentrt.api.a2a.ids import CONTEXT_ID, TASK_ID, checked_id
+from agentrt.api.a2a.ids import CONTEXT_ID, MESSAGE_ID, TASK_ID, checked_id
 from agentrt.api.grants import Grants, refusal
 from agentrt.api.settings import ApiSettings
 from agentrt.contracts.a2a import InputMessage
@@ -41,7 +41,7 @@ from agentrt.contracts.run import prompt_over_cap
 from agentrt.contracts.start import StartRequest
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.a2a.push import PushSpec
-from agentrt.store.a2a.tasks import A2AStore, TaskRecord
+from agentrt.store.a2a.tasks import A2AStore, FirstMessageTaken, TaskRecord
 from agentrt.store.a2a.view import INPUT_REQUIRED, INTERRUPTED, RETAINABLE_LEVELS, TERMINAL
 from agentrt.store.profile_registry import ProfileRegistry
 
@@ -112,11 +112,19 @@ class TaskService:
 
     async def create(
         self, params: SendMessageRequest, owner: str, push: PushSpec | None = None
-    ) -> TaskRecord:
+    ) -> tuple[TaskRecord, bool]:
         """A new task, its run started, with its push config (`push`) written in the same
-        transaction as the task. Bad input or a refused profile creates nothing."""
+        transaction as the task. Bad input or a refused profile creates nothing. Returns
+        (task, repeat): the same caller resending the message that created a task (same
+        messageId) gets that task back, and nothing new is created or started. Another
+        caller's messageId is never looked at: ids are per caller, so no task leaks."""
         message = params.message
         checked_id(message.context_id, "contextId", CONTEXT_ID)
+        first_id = checked_id(message.message_id, "messageId", MESSAGE_ID) or None
+        if first_id is not None:
+            known = await asyncio.to_thread(self._store.first, owner, first_id)
+            if known is not None:
+                return known, True
         text = _checked_parts(message, self._settings)
         profile = await self._profile(params)
         if not self._grants.get(owner, Grants()).allows(profile):
@@ -126,13 +134,16 @@ class TaskService:
         context_id = message.context_id or str(uuid.uuid4())
         stored = message_dict(message)
         stored.update(taskId=task_id, contextId=context_id)
-        rec = await asyncio.to_thread(
-            lambda: self._store.create(
-                task_id=task_id, context_id=context_id, workflow_id=run_id, owner=owner,
-                profile=profile.name, answer_level=profile.answer_level, message=stored,
-                push=push,
-            )
-        )  # fmt: skip
+        try:
+            rec = await asyncio.to_thread(
+                lambda: self._store.create(
+                    task_id=task_id, context_id=context_id, workflow_id=run_id, owner=owner,
+                    profile=profile.name, answer_level=profile.answer_level, message=stored,
+                    push=push, first_message_id=first_id,
+                )
+            )  # fmt: skip
+        except FirstMessageTaken as taken:
+            return taken.task, True  # a concurrent resend inserted first: its run, not ours
         try:
             await self._runtime.submit(start, initiator=f"a2a:{owner}", a2a_task_id=task_id)
         except UnknownProfileError:
@@ -145,7 +156,7 @@ class TaskService:
         except Exception:
             await asyncio.to_thread(self._store.delete, task_id)
             raise InternalError(message="The task's run could not be started") from None
-        return rec
+        return rec, False
 
     async def follow_up(self, params: SendMessageRequest, owner: str) -> tuple[TaskRecord, bool]:
         """A message for a task that asked for more input: continue the same run. Returns

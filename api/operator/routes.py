@@ -287,3 +287,18 @@ async def inbox(
         lambda: state.query.inbox(visible_to=who.visible_to, limit=limit)
     )
     return [await state.out(v) for v in views]
+
+
+@router.get("/attention", response_model=list[RunOut], tags=["runs"])
+async def needs_attention(
+    state: State,
+    who: Annotated[Principal, Depends(auth.require(auth.READ))],
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+) -> list[RunOut]:
+    """Runs that need an operator, the most recently changed first: failed with a write's
+    outcome unknown (`attention: outcome_unknown`; the run's `pending_write` names the
+    call, its idempotency key and its arguments at the run's privacy level)."""
+    views = await asyncio.to_thread(
+        lambda: state.query.attention(visible_to=who.visible_to, limit=limit)
+    )
+    return [await state.out(v) for v in views]

@@ -1,14 +1,16 @@
-"""Request and response bodies of the operator API. Pending calls are shown at the run's
-privacy level: their arguments only at `full` (or redacted at `redacted`)."""
+"""Request and response bodies of the operator API. Pending calls and a pending write are
+shown at the run's privacy level: their arguments only at `full` (or redacted at
+`redacted`)."""
 
 from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from agentrt.contracts.enums import EventKind
+from agentrt.contracts.enums import EventKind, PendingState
 from agentrt.contracts.run import EventView, RunHead, RunView
 from agentrt.store.privacy import filter_payload
+from agentrt.store.run_query import Attention, attention
 
 
 class DecisionIn(BaseModel):
@@ -27,6 +29,24 @@ class PendingCallOut(BaseModel):
     # Present at privacy level full (verbatim) or redacted (redacted); else only its size.
     arguments: dict[str, Any] | None = None
     arguments_size: int | None = None
+    effect: str | None = Field(
+        default=None, description="READ_ONLY, IDEMPOTENT_WRITE or NON_IDEMPOTENT_WRITE"
+    )
+
+
+class PendingWriteOut(BaseModel):
+    """A write the run's fence holds: in flight (stamped, executing) or interrupted with its
+    outcome unknown. What an operator needs to ask the target system what became of it."""
+
+    call_id: str
+    tool: str
+    state: PendingState
+    idempotency_key: str
+    effect: str | None = None
+    since: datetime | None = Field(default=None, description="the fence's last change")
+    # Present at privacy level full (verbatim) or redacted (redacted); else only its size.
+    arguments: dict[str, Any] | None = None
+    arguments_size: int | None = None
 
 
 class PendingOut(BaseModel):
@@ -42,12 +62,17 @@ class RunOut(RunHead):
     truncated: bool
     prompt_tokens: int
     completion_tokens: int
+    cost_usd: float | None = Field(default=None, description="null: running, or a price unknown")
     answer: str | None = None
     created_at: datetime
     finished_at: datetime | None = None
     revision: int
     privacy: str
     pending_approval: PendingOut | None = None
+    pending_write: PendingWriteOut | None = None
+    attention: Attention | None = Field(
+        default=None, description="why the run needs an operator (GET /attention lists them)"
+    )
 
 
 class StartedOut(BaseModel):
@@ -105,13 +130,25 @@ def run_out(view: RunView, privacy: str) -> RunOut:
                     name=c.name,
                     arguments=kept.get("arguments"),
                     arguments_size=kept.get("arguments_size"),
+                    effect=view.call_effects.get(c.call_id),
                 )
             )
         pending = PendingOut(
             turn_digest=p.turn_digest, round=p.round, requested_at=p.requested_at, calls=calls
         )
-    data = view.model_dump(exclude={"pending_approval", "pending_effect"})
-    return RunOut(**data, privacy=privacy, pending_approval=pending)
+    write = None
+    if view.pending_effect is not None:
+        # Kept at the run's privacy level by the store (store/pending.py). Should the level
+        # this body is shown at ever differ from that one, the arguments are withheld.
+        pe = view.pending_effect
+        write = PendingWriteOut(**pe.model_dump(exclude={"privacy"}))
+        if pe.privacy != privacy and write.arguments is not None:
+            write.arguments_size, write.arguments = len(write.arguments), None
+    data = view.model_dump(exclude={"pending_approval", "pending_effect", "call_effects"})
+    return RunOut(
+        **data, privacy=privacy, pending_approval=pending, pending_write=write,
+        attention=attention(view),
+    )  # fmt: skip
 
 
 def event_out(e: EventView) -> EventOut:

@@ -24,7 +24,12 @@ from agentrt.store.rows import Base
 
 class A2ATaskRow(Base):
     __tablename__ = "a2a_task"
-    __table_args__ = (Index("ix_a2a_task_owner_status_at", "owner", "status_at", "id"),)
+    __table_args__ = (
+        Index("ix_a2a_task_owner_status_at", "owner", "status_at", "id"),
+        # A client resending the message that created a task gets that task, not a second
+        # one: the database decides, so two concurrent resends cannot both insert.
+        UniqueConstraint("owner", "first_message_id", name="uq_a2a_task_owner_first_message"),
+    )
 
     id: Mapped[str] = mapped_column(String(64), primary_key=True)
     context_id: Mapped[str] = mapped_column(String(64), index=True)
@@ -35,6 +40,9 @@ class A2ATaskRow(Base):
         ForeignKey("agent_run.id", ondelete="CASCADE"), unique=True
     )
     owner: Mapped[str] = mapped_column(String(200))
+    # The messageId of the message that created the task (None for tasks stored before
+    # migration 0011, and for tasks made outside the A2A server).
+    first_message_id: Mapped[str | None] = mapped_column(String(200))
     profile: Mapped[str] = mapped_column(String(100))
     answer_level: Mapped[str] = mapped_column(String(16))
     state: Mapped[str] = mapped_column(String(40))

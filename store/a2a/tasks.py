@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import and_, delete, func, or_, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from agentrt.store.a2a.journal import append_event
@@ -47,6 +48,14 @@ class TaskPage:
     tasks: list[TaskRecord]
     total: int
     next_token: str
+
+
+class FirstMessageTaken(Exception):
+    """The owner already has a task created by this messageId: a resend, not a new task."""
+
+    def __init__(self, task: "TaskRecord") -> None:
+        super().__init__(task.id)
+        self.task = task
 
 
 def _cursor(ts: datetime, task_id: str) -> str:
@@ -113,9 +122,37 @@ class A2AStore:
         answer_level: str,
         message: dict[str, Any],
         push: PushSpec | None = None,
+        first_message_id: str | None = None,
     ) -> TaskRecord:
         """Insert a SUBMITTED task with the client's message, and journal it (sequence 0);
-        with `push`, its push config too, in the same transaction (both or neither)."""
+        with `push`, its push config too, in the same transaction (both or neither).
+        With `first_message_id`, at most one task per (owner, id): a second insert raises
+        FirstMessageTaken with the task that won, and writes nothing."""
+        try:
+            return self._insert(
+                task_id=task_id, context_id=context_id, workflow_id=workflow_id, owner=owner,
+                profile=profile, answer_level=answer_level, message=message, push=push,
+                first_message_id=first_message_id,
+            )  # fmt: skip
+        except IntegrityError:
+            won = None if first_message_id is None else self.first(owner, first_message_id)
+            if won is None:
+                raise
+            raise FirstMessageTaken(won) from None
+
+    def _insert(
+        self,
+        *,
+        task_id: str,
+        context_id: str,
+        workflow_id: str,
+        owner: str,
+        profile: str,
+        answer_level: str,
+        message: dict[str, Any],
+        push: PushSpec | None,
+        first_message_id: str | None,
+    ) -> TaskRecord:
         kept = _kept_message(message, answer_level)
         now = utcnow()
         with self._ctx.sessions.begin() as s:
@@ -125,6 +162,7 @@ class A2AStore:
                 workflow_id=workflow_id,
                 run_id=None,
                 owner=owner,
+                first_message_id=first_message_id,
                 profile=profile,
                 answer_level=answer_level,
                 state=SUBMITTED,
@@ -191,6 +229,16 @@ class A2AStore:
             if owner is not None:
                 q = q.where(A2ATaskRow.owner == owner)
             row = s.scalar(q)
+            return None if row is None else self.record(row)
+
+    def first(self, owner: str, message_id: str) -> TaskRecord | None:
+        """The owner's task that this messageId created, if any (another owner's never)."""
+        with self._ctx.sessions() as s:
+            row = s.scalar(
+                select(A2ATaskRow).where(
+                    A2ATaskRow.owner == owner, A2ATaskRow.first_message_id == message_id
+                )
+            )
             return None if row is None else self.record(row)
 
     def page(

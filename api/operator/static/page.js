@@ -98,16 +98,42 @@ function renderCalls(run) {
   for (const call of run.pending_approval.calls) {
     const row = el("div", null, "call");
     row.append(el("strong", call.name));
-    if (call.arguments !== null && call.arguments !== undefined) {
-      row.append(el("pre", JSON.stringify(call.arguments, null, 2), "arguments"));
-    } else {
-      row.append(el("div",
-        `arguments withheld at privacy level ${run.privacy}` +
-        (call.arguments_size !== null ? ` (${call.arguments_size} fields)` : ""), "muted"));
-    }
+    if (call.effect) row.append(el("span", ` ${call.effect}`, "effect"));
+    row.append(renderArguments(run, call.arguments, call.arguments_size));
     box.append(row);
   }
   return box;
+}
+
+// Arguments as the API gives them: at the run's privacy level, or only their size.
+function renderArguments(run, args, size) {
+  if (args !== null && args !== undefined) {
+    return el("pre", JSON.stringify(args, null, 2), "arguments");
+  }
+  return el("div", `arguments withheld at privacy level ${run.privacy}` +
+    (size !== null && size !== undefined ? ` (${size} fields)` : ""), "muted");
+}
+
+// A write the run's fence holds (in flight, or interrupted with its outcome unknown): what
+// an operator needs to ask the target system what became of it.
+function renderWrite(run) {
+  const w = run.pending_write;
+  const card = el("div", null, "card write");
+  const title = w.state === "outcome_unknown"
+    ? "Write interrupted: its outcome is unknown" : `Write in flight (${w.state})`;
+  card.append(el("h3", title));
+  const facts = el("dl");
+  const rows = [["tool", w.tool], ["effect", w.effect || "unknown"], ["call id", w.call_id],
+    ["idempotency key", w.idempotency_key], ["fence", w.state], ["since", when(w.since)]];
+  for (const [k, v] of rows) {
+    facts.append(el("dt", k), el("dd", v, `write-${k.replace(" ", "-")}`));
+  }
+  card.append(facts, renderArguments(run, w.arguments, w.arguments_size));
+  if (run.attention === "outcome_unknown") {
+    card.append(el("p", "Check the target system for this idempotency key before retrying " +
+      "the request: the run failed, and the write may or may not have happened.", "muted"));
+  }
+  return card;
 }
 
 function renderActions(run, after) {
@@ -178,6 +204,35 @@ async function showInbox() {
     card.append(renderCalls(run), renderActions(run, showInbox));
     list.append(card);
   }
+  await showAttention();
+}
+
+// Runs that need an operator (GET /attention): today, failed with a write's outcome
+// unknown. Waiting for reconciliation joins this list when runs can wait for an answer.
+async function showAttention() {
+  const list = $("attention-list");
+  list.replaceChildren();
+  let runs;
+  try {
+    runs = await json("/attention?limit=200");
+  } catch (err) {
+    notice(explain(err));
+    return;
+  }
+  $("attention-empty").hidden = runs.length > 0;
+  for (const run of runs) {
+    const card = el("div", null, "card");
+    card.dataset.run = run.run_id;
+    const title = el("h3");
+    const link = el("a", run.run_id);
+    link.href = `#/runs/${run.run_id}`;
+    title.append(link);
+    card.append(title, el("div",
+      `${run.profile} · started by ${run.initiator} · ${run.status} (${run.attention})` +
+      (run.finished_at ? ` · ${when(run.finished_at)}` : ""), "muted"));
+    if (run.pending_write) card.append(renderWrite(run));
+    list.append(card);
+  }
 }
 
 // --- a run and its live events -----------------------------------------------------------
@@ -193,7 +248,12 @@ function renderRun(run) {
   facts.replaceChildren();
   const rows = [["status", run.status], ["profile", run.profile], ["initiator", run.initiator],
     ["privacy", run.privacy], ["rounds", run.iterations], ["started", when(run.created_at)]];
+  if (run.termination_reason) rows.push(["reason", run.termination_reason]);
   if (run.finished_at) rows.push(["finished", when(run.finished_at)]);
+  if (run.cost_usd !== null && run.cost_usd !== undefined) {
+    rows.push(["cost", `$${run.cost_usd.toFixed(6)}`]);
+  }
+  if (run.attention) rows.push(["attention", run.attention]);
   if (run.answer) rows.push(["answer", run.answer]);
   for (const [k, v] of rows) {
     facts.append(el("dt", k), el("dd", v, `fact-${k}`));
@@ -207,6 +267,7 @@ function renderRun(run) {
     card.append(renderCalls(run), renderActions(run, () => refreshRun(run.run_id)));
     pending.append(card);
   }
+  if (run.pending_write) pending.append(renderWrite(run));
 }
 
 async function refreshRun(runId) {
