@@ -166,8 +166,8 @@ def load_providers(
             "AGENTRT_OPENAI_API_KEY")  # fmt: skip
     for e in entries:
         if e.api != "openai":
-            key = _api_key(e, env, where) or ""  # never None: the entry requires the variable
-            add(e.name, native_provider(e.api, e.name, key, e.base_url, e.timeout_seconds,
+            secret = _api_key(e, env, where) or ""  # never None: the entry requires a variable
+            add(e.name, native_provider(e.api, e.name, secret, e.base_url, e.timeout_seconds,
                                         e.options), where)  # fmt: skip
         elif e.base_url is not None:
             key = _api_key(e, env, where)

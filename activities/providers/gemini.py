@@ -166,7 +166,7 @@ class GeminiProvider:
         try:
             response = await self._client.aio.models.generate_content(
                 model=request.model,
-                contents=contents(request, names),  # type: ignore[arg-type]
+                contents=contents(request, names),
                 config=config(request, names, self._max_output_tokens),
             )
         except errors.APIError as exc:

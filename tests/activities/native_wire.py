@@ -27,7 +27,9 @@ def anthropic_reply(text: str = "", calls: tuple[Call, ...] = (), stop: str = ""
     }  # fmt: skip
 
 
-def gemini_reply(text: str = "", calls: tuple[Call, ...] = (), stop: str = "STOP") -> dict[str, Any]:
+def gemini_reply(
+    text: str = "", calls: tuple[Call, ...] = (), stop: str = "STOP"
+) -> dict[str, Any]:
     parts: list[dict[str, Any]] = [{"text": text}] if text else []
     parts += [{"functionCall": {"name": n, "args": a}} for n, a in calls]
     return {

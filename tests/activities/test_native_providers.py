@@ -13,13 +13,11 @@ from temporalio.exceptions import ApplicationError
 from agentrt.activities.ports import ModelProvider
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.messages import Message, ProviderRequest, ToolCall, ToolSpec
+from tests.activities import test_openai_provider as openai_tests
 from tests.activities.native_wire import ANTHROPIC, GEMINI, VENDORS, Vendor
-from tests.activities.test_openai_provider import (  # noqa: F401  (server: a fixture)
-    SECRET_PROMPT,
-    Canned,
-    FakeServer,
-    server,
-)
+from tests.activities.test_openai_provider import SECRET_PROMPT, Canned, FakeServer
+
+server = openai_tests.server  # the module's local server, a fixture
 
 API_KEY = "native-secret-key-0123456789"
 LOOKUP = ToolSpec(
@@ -37,7 +35,7 @@ def vendor(request: pytest.FixtureRequest) -> Vendor:
 
 
 @pytest_asyncio.fixture
-async def provider(server: FakeServer, vendor: Vendor) -> AsyncIterator[Any]:  # noqa: F811
+async def provider(server: FakeServer, vendor: Vendor) -> AsyncIterator[Any]:
     server.replies.clear()
     server.seen.clear()
     p = vendor.make(api_key=API_KEY, base_url=root(server), timeout=5, name="native")
@@ -45,7 +43,7 @@ async def provider(server: FakeServer, vendor: Vendor) -> AsyncIterator[Any]:  #
     await p.aclose()
 
 
-def root(server: FakeServer) -> str:  # noqa: F811
+def root(server: FakeServer) -> str:
     return server.base_url.removesuffix("/v1")
 
 
@@ -65,7 +63,7 @@ def tool_round() -> ProviderRequest:
     )  # fmt: skip
 
 
-async def failure(provider: ModelProvider, server: FakeServer) -> ApplicationError:  # noqa: F811
+async def failure(provider: ModelProvider, server: FakeServer) -> ApplicationError:
     with pytest.raises(ApplicationError) as info:
         await provider.complete(tool_round())
     err = info.value
@@ -75,13 +73,13 @@ async def failure(provider: ModelProvider, server: FakeServer) -> ApplicationErr
 
 
 async def test_a_tool_call_turn_maps_names_back_and_reports_usage(
-    server: FakeServer, provider: ModelProvider, vendor: Vendor  # noqa: F811
+    server: FakeServer,
+    provider: ModelProvider,
+    vendor: Vendor,
 ) -> None:
     server.replies.append(Canned(body=vendor.reply(calls=((WIRE_LOOKUP, {"order_id": "B-2"}),))))
     reply = await provider.complete(tool_round())
-    assert [(c.name, c.arguments) for c in reply.tool_calls] == [
-        (LOOKUP.name, {"order_id": "B-2"})
-    ]
+    assert [(c.name, c.arguments) for c in reply.tool_calls] == [(LOOKUP.name, {"order_id": "B-2"})]
     assert reply.finish_reason == "tool_calls"
     assert (reply.usage.prompt_tokens, reply.usage.completion_tokens) == vendor.usage
     (sent,) = server.seen
@@ -94,7 +92,7 @@ async def test_a_tool_call_turn_maps_names_back_and_reports_usage(
     ]
 
 
-async def test_anthropic_request_shape(server: FakeServer) -> None:  # noqa: F811
+async def test_anthropic_request_shape(server: FakeServer) -> None:
     server.seen.clear()
     server.replies.append(Canned(body=ANTHROPIC.reply(text="Shipped.")))
     p = ANTHROPIC.make(api_key=API_KEY, base_url=root(server), max_tokens=321)
@@ -112,7 +110,7 @@ async def test_anthropic_request_shape(server: FakeServer) -> None:  # noqa: F81
     ]
 
 
-async def test_gemini_request_shape(server: FakeServer) -> None:  # noqa: F811
+async def test_gemini_request_shape(server: FakeServer) -> None:
     server.seen.clear()
     server.replies.append(Canned(body=GEMINI.reply(text="Shipped.")))
     p = GEMINI.make(api_key=API_KEY, base_url=root(server), max_output_tokens=99)
@@ -132,7 +130,9 @@ async def test_gemini_request_shape(server: FakeServer) -> None:  # noqa: F811
 
 
 async def test_a_final_answer_has_text_and_usage_and_no_tools_offered(
-    server: FakeServer, provider: ModelProvider, vendor: Vendor  # noqa: F811
+    server: FakeServer,
+    provider: ModelProvider,
+    vendor: Vendor,
 ) -> None:
     server.replies.append(Canned(body=vendor.reply(text="A-1 shipped.")))
     request = tool_round().model_copy(update={"tools": None})  # the last, tool-less round
@@ -143,7 +143,9 @@ async def test_a_final_answer_has_text_and_usage_and_no_tools_offered(
 
 
 async def test_rate_limit_is_retryable_with_the_servers_delay(
-    server: FakeServer, provider: ModelProvider, vendor: Vendor  # noqa: F811
+    server: FakeServer,
+    provider: ModelProvider,
+    vendor: Vendor,
 ) -> None:
     kind = "rate_limit_error" if vendor is ANTHROPIC else "RESOURCE_EXHAUSTED"
     server.replies.append(Canned(429, vendor.error_body(429, kind), {"retry-after": "7"}))
@@ -154,7 +156,9 @@ async def test_rate_limit_is_retryable_with_the_servers_delay(
 
 
 async def test_overload_is_retryable(
-    server: FakeServer, provider: ModelProvider, vendor: Vendor  # noqa: F811
+    server: FakeServer,
+    provider: ModelProvider,
+    vendor: Vendor,
 ) -> None:
     kind = "overloaded_error" if vendor is ANTHROPIC else "UNAVAILABLE"
     server.replies.append(Canned(vendor.overloaded, vendor.error_body(vendor.overloaded, kind),
@@ -165,7 +169,9 @@ async def test_overload_is_retryable(
 
 
 async def test_a_bad_request_is_rejected_for_good_without_the_body(
-    server: FakeServer, provider: ModelProvider, vendor: Vendor  # noqa: F811
+    server: FakeServer,
+    provider: ModelProvider,
+    vendor: Vendor,
 ) -> None:
     body = vendor.error_body(400, "invalid_request_error" if vendor is ANTHROPIC
                              else "INVALID_ARGUMENT")  # fmt: skip
@@ -185,7 +191,9 @@ async def test_a_bad_request_is_rejected_for_good_without_the_body(
     ids=["anthropic-refusal", "gemini-safety-stop", "gemini-prompt-blocked"],
 )
 async def test_a_refusal_is_a_typed_non_retryable_rejection(
-    server: FakeServer, vendor_: Vendor, body: dict[str, Any]  # noqa: F811
+    server: FakeServer,
+    vendor_: Vendor,
+    body: dict[str, Any],
 ) -> None:
     server.seen.clear()
     server.replies.append(Canned(body=body))
@@ -197,7 +205,8 @@ async def test_a_refusal_is_a_typed_non_retryable_rejection(
 
 
 async def test_unreachable_and_malformed_are_retryable(
-    server: FakeServer, vendor: Vendor  # noqa: F811
+    server: FakeServer,
+    vendor: Vendor,
 ) -> None:
     dead = vendor.make(api_key=API_KEY, base_url="http://127.0.0.1:9", timeout=2)
     with pytest.raises(ApplicationError) as info:
@@ -214,7 +223,9 @@ async def test_unreachable_and_malformed_are_retryable(
 
 
 async def test_a_redirect_is_not_followed(
-    server: FakeServer, provider: ModelProvider, vendor: Vendor  # noqa: F811
+    server: FakeServer,
+    provider: ModelProvider,
+    vendor: Vendor,
 ) -> None:
     """Requests go to the base URL only: a redirect elsewhere is an error, never followed
     (the key would go with it)."""
