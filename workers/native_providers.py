@@ -1,5 +1,9 @@
 """The native providers of the providers file (`api: anthropic`, `api: gemini`): their
-`options`, checked when the file is read, and the provider built from an entry."""
+`options`, checked when the file is read, and the provider built from an entry.
+
+The vendors' SDKs are imported only when an entry names their API: together they take
+seconds to import, which no worker without a native provider should pay at start.
+"""
 
 from collections.abc import Mapping
 from typing import Any, Literal
@@ -7,8 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentrt.activities.ports import ModelProvider
-from agentrt.activities.providers import anthropic_messages, gemini
-from agentrt.activities.providers._native import DEFAULT_MAX_TOKENS
+from agentrt.activities.providers._native import DEFAULT_MAX_TOKENS  # no SDK imported
 
 NativeApi = Literal["anthropic", "gemini"]
 
@@ -51,10 +54,14 @@ def native_provider(
     """The provider of an entry whose options check_options has passed."""
     opts = _OPTIONS[api].model_validate(dict(options))
     if isinstance(opts, AnthropicOptions):
+        from agentrt.activities.providers import anthropic_messages
+
         return anthropic_messages.AnthropicProvider(
             api_key=api_key, base_url=base_url or anthropic_messages.DEFAULT_BASE_URL,
             timeout=timeout, max_tokens=opts.max_tokens, name=name,
         )  # fmt: skip
+    from agentrt.activities.providers import gemini
+
     return gemini.GeminiProvider(
         api_key=api_key, base_url=base_url or gemini.DEFAULT_BASE_URL, timeout=timeout,
         max_output_tokens=opts.max_output_tokens, name=name,

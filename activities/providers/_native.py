@@ -11,9 +11,7 @@ from agentrt.activities.providers._wire_names import WireNames
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.messages import ProviderRequest
 
-# Neither vendor API answers without a key; the worker reads it from the variable the
-# providers file names and passes it explicitly, so no SDK reads its own variables.
-DEFAULT_MAX_TOKENS = 4096  # Anthropic requires a cap on the answer; the file may change it
+DEFAULT_MAX_TOKENS = 4096  # Anthropic requires a cap on the answer
 
 
 class Names:
