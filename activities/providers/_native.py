@@ -12,6 +12,7 @@ from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.messages import ProviderRequest
 
 DEFAULT_MAX_TOKENS = 4096  # Anthropic requires a cap on the answer
+DEFAULT_TIMEOUT_SECONDS = 60.0  # under the model activity's default start-to-close (120 s)
 
 
 class Names:

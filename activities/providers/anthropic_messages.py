@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from agentrt.activities.providers._http_errors import classify, malformed_reply
 from agentrt.activities.providers._native import (
     DEFAULT_MAX_TOKENS,
+    DEFAULT_TIMEOUT_SECONDS,
     Names,
     refused,
     system_text,
@@ -27,7 +28,6 @@ from agentrt.activities.providers._native import (
 from agentrt.contracts.messages import Message, ProviderReply, ProviderRequest, ToolCall, Usage
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
-DEFAULT_TIMEOUT_SECONDS = 60.0  # under the model activity's default start-to-close (120 s)
 _FINISH = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_calls",
            "max_tokens": "length", "model_context_window_exceeded": "length"}  # fmt: skip
 
@@ -108,9 +108,9 @@ class AnthropicProvider:
         self,
         *,
         api_key: str,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
         base_url: str = DEFAULT_BASE_URL,
         timeout: float = DEFAULT_TIMEOUT_SECONDS,
-        max_tokens: int = DEFAULT_MAX_TOKENS,
         name: str = "anthropic",
     ) -> None:
         self._name = name

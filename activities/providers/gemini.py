@@ -19,13 +19,13 @@ import httpx
 from google import genai
 from google.genai import errors, types
 
+from agentrt.activities.providers import _native
 from agentrt.activities.providers._http_errors import classify, malformed_reply
-from agentrt.activities.providers._native import Names, refused, system_text, unreachable
+from agentrt.activities.providers._native import Names
 from agentrt.contracts.messages import Message, ProviderReply, ProviderRequest, ToolCall, Usage
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
 API_VERSION = "v1beta"
-DEFAULT_TIMEOUT_SECONDS = 60.0  # under the model activity's default start-to-close (120 s)
 # The stops that are a refusal: the same request would be refused again.
 _REFUSALS = frozenset({"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII",
                        "LANGUAGE", "IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT"})  # fmt: skip
@@ -85,7 +85,7 @@ def config(
             for t in request.tools
         ])]  # fmt: skip
     return types.GenerateContentConfig(
-        system_instruction=system_text(request) or None,
+        system_instruction=_native.system_text(request) or None,
         tools=tools,
         max_output_tokens=max_output_tokens,
         # The SDK would call Python callables itself; ours are activities. Declarations
@@ -99,13 +99,13 @@ def parse_reply(
 ) -> ProviderReply:
     feedback = response.prompt_feedback
     if feedback is not None and feedback.block_reason is not None:
-        raise refused(provider, f"prompt blocked: {feedback.block_reason.value}")
+        raise _native.refused(provider, f"prompt blocked: {feedback.block_reason.value}")
     if not response.candidates:
         raise malformed_reply(provider, "no candidates")
     candidate = response.candidates[0]
     finish = candidate.finish_reason.value if candidate.finish_reason is not None else "STOP"
     if finish in _REFUSALS:
-        raise refused(provider, finish)
+        raise _native.refused(provider, finish)
     text: list[str] = []
     calls: list[ToolCall] = []
     for part in (candidate.content.parts if candidate.content else None) or []:
@@ -136,9 +136,9 @@ class GeminiProvider:
         self,
         *,
         api_key: str,
-        base_url: str = DEFAULT_BASE_URL,
-        timeout: float = DEFAULT_TIMEOUT_SECONDS,
         max_output_tokens: int | None = None,
+        base_url: str = DEFAULT_BASE_URL,
+        timeout: float = _native.DEFAULT_TIMEOUT_SECONDS,
         name: str = "gemini",
     ) -> None:
         self._name = name
@@ -172,7 +172,7 @@ class GeminiProvider:
         except errors.APIError as exc:
             raise self._status(exc) from None
         except httpx.RequestError as exc:
-            raise unreachable(self._name, exc) from None
+            raise _native.unreachable(self._name, exc) from None
         return parse_reply(response, names, self._name)
 
     def _status(self, exc: errors.APIError) -> Exception:
