@@ -106,6 +106,8 @@ def parse_reply(
     finish = candidate.finish_reason.value if candidate.finish_reason is not None else "STOP"
     if finish in _REFUSALS:
         raise _native.refused(provider, finish)
+    if finish == "MALFORMED_FUNCTION_CALL":  # no call to run; asking again usually works
+        raise malformed_reply(provider, "malformed function call")
     text: list[str] = []
     calls: list[ToolCall] = []
     for part in (candidate.content.parts if candidate.content else None) or []:

@@ -232,3 +232,14 @@ async def test_a_redirect_is_not_followed(
     server.replies.append(Canned(307, {}, {"location": "http://127.0.0.1:9/steal"}))
     err = await failure(provider, server)
     assert "HTTP 307" in str(err) and err.non_retryable
+
+
+async def test_a_gemini_malformed_function_call_is_asked_again(server: FakeServer) -> None:
+    """Gemini could not produce a valid call: nothing to run, and the model may well manage
+    next time, so it is a retryable failure, not an empty answer."""
+    server.seen.clear()
+    server.replies.append(Canned(body=GEMINI.reply(stop="MALFORMED_FUNCTION_CALL")))
+    p = GEMINI.make(api_key=API_KEY, base_url=root(server))
+    err = await failure(p, server)
+    await p.aclose()
+    assert err.type == ErrorType.PROVIDER_UNAVAILABLE and not err.non_retryable
