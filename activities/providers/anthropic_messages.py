@@ -10,6 +10,7 @@ results of one turn in one user message, as the API requires). A `refusal` stop 
 non-retryable ProviderRejected; 429 and 529 (overloaded) are retryable ProviderUnavailable.
 """
 
+import json
 from typing import Any
 
 import anthropic
@@ -135,6 +136,8 @@ class AnthropicProvider:
             raise classify(r.status_code, r.headers, r.content, self._name) from None
         except anthropic.APIConnectionError as exc:  # timeouts included
             raise unreachable(self._name, exc) from None
+        except json.JSONDecodeError:  # a 2xx whose body is not JSON
+            raise malformed_reply(self._name, "not JSON") from None
         try:
             wire = WireMessage.model_validate(raw)
         except ValidationError:

@@ -175,6 +175,8 @@ class GeminiProvider:
             raise self._status(exc) from None
         except httpx.RequestError as exc:
             raise _native.unreachable(self._name, exc) from None
+        except json.JSONDecodeError:  # a 2xx whose body is not JSON
+            raise malformed_reply(self._name, "not JSON") from None
         return parse_reply(response, names, self._name)
 
     def _status(self, exc: errors.APIError) -> Exception:
