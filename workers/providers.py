@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -32,6 +32,7 @@ from agentrt.contracts.pricing import PriceTable
 from agentrt.contracts.profiles import PrivacyLevel, Profile, stricter
 from agentrt.core.settings import Settings
 from agentrt.core.yaml_file import load_yaml
+from agentrt.workers.native_providers import NativeApi, check_options, native_provider
 
 ENTRY_POINT_GROUP = "agentrt.providers"
 PROVIDERS_FILE_HELP = """\
@@ -44,6 +45,15 @@ providers:
     base_url: https://api.openai.com/v1
     api_key_env: OPENAI_API_KEY      # the key is read from this variable; unset is an error
     prices: {models: {gpt-4o-mini: {input: 0.15, output: 0.60}}}
+  - name: claude                     # Anthropic's Messages API, through its SDK
+    api: anthropic                   # base_url defaults to https://api.anthropic.com
+    api_key_env: ANTHROPIC_API_KEY   # required for api: anthropic and api: gemini
+    options: {max_tokens: 4096}      # optional: the answer's cap (Anthropic requires one)
+    prices: {models: {claude-sonnet-4-5: {input: 3, output: 15}}}
+  - name: gemini                     # Google's Gemini API, through google-genai
+    api: gemini                      # base_url defaults to generativelanguage.googleapis.com
+    api_key_env: GEMINI_API_KEY
+    options: {max_output_tokens: 2048}   # optional
   - name: mine                       # a provider built by a factory (no entry point needed)
     factory: mypkg.models:make       # called with a ProviderConfig(name, options, settings)
     options: {temperature: 0}
@@ -70,7 +80,10 @@ class ProviderEntry(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(pattern=_NAME)
-    base_url: str | None = None  # an OpenAI-compatible endpoint
+    # The wire format of base_url: "openai" (Chat Completions), or a native API through
+    # its vendor's SDK, whose base_url defaults to the vendor's.
+    api: Literal["openai"] | NativeApi = "openai"
+    base_url: str | None = None  # an endpoint speaking `api`
     api_key_env: str | None = None  # None: the endpoint needs no key
     timeout_seconds: float = Field(default=DEFAULT_TIMEOUT_SECONDS, gt=0)
     factory: str | None = Field(default=None, description="pkg.module:attribute")
@@ -80,6 +93,13 @@ class ProviderEntry(BaseModel):
 
     @model_validator(mode="after")
     def _one_kind(self) -> "ProviderEntry":
+        if self.api != "openai":
+            check_options(self.api, self.name, self.options)  # ValueError on a bad one
+            if self.factory is not None:
+                raise ValueError(f"provider {self.name!r}: give api or factory, not both")
+            if self.api_key_env is None:
+                raise ValueError(f"provider {self.name!r}: api {self.api} needs api_key_env")
+            return self
         if self.base_url is not None and self.factory is not None:
             raise ValueError(f"provider {self.name!r}: give base_url or factory, not both")
         if self.base_url is not None and self.options:
@@ -145,14 +165,22 @@ def load_providers(
         add("openai", OpenAICompatProvider(api_key=legacy, base_url=settings.openai_base_url),
             "AGENTRT_OPENAI_API_KEY")  # fmt: skip
     for e in entries:
-        if e.base_url is not None:
+        if e.api != "openai":
+            secret = _api_key(e, env, where) or ""  # never None: the entry requires a variable
+            add(e.name, native_provider(e.api, e.name, secret, e.base_url, e.timeout_seconds,
+                                        e.options), where)  # fmt: skip
+        elif e.base_url is not None:
             key = _api_key(e, env, where)
             add(e.name, OpenAICompatProvider(api_key=key, base_url=e.base_url,
                 timeout=e.timeout_seconds, name=e.name), where)  # fmt: skip
         elif e.factory is not None:
             point = EntryPoint(name=e.name, value=e.factory, group=ENTRY_POINT_GROUP)
             add(e.name, _construct(point, e.options, settings, f"factory {e.factory}"), where)
-    options = {e.name: e.options for e in entries if e.base_url is None and e.factory is None}
+    options = {
+        e.name: e.options
+        for e in entries
+        if e.base_url is None and e.factory is None and e.api == "openai"
+    }
     for point in plugin_entry_points():
         source = f"entry point {point.value}"
         claim(point.name, source)  # before the factory runs: a clash builds nothing

@@ -8,7 +8,7 @@ its request id: never the body of the answer, which may echo the request or the 
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 
@@ -33,6 +33,7 @@ _CATEGORIES = {
     413: "request too large",
     422: "unprocessable request",
     429: "rate limited",
+    529: "overloaded",  # Anthropic's: retryable like any 5xx
 }
 # Error codes of OpenAI-compatible APIs (OpenAI, Anthropic's, LiteLLM's): kept verbatim.
 KNOWN_CODES = frozenset(
@@ -54,15 +55,27 @@ KNOWN_CODES = frozenset(
         "api_error",
         "overloaded_error",
         "content_filter",
+        # Google's canonical statuses (Gemini's `error.status`).
+        "INVALID_ARGUMENT",
+        "FAILED_PRECONDITION",
+        "UNAUTHENTICATED",
+        "PERMISSION_DENIED",
+        "NOT_FOUND",
+        "RESOURCE_EXHAUSTED",
+        "INTERNAL",
+        "UNAVAILABLE",
+        "DEADLINE_EXCEEDED",
     }
 )
+# Where providers put their request id: OpenAI and most proxies, Anthropic.
+_REQUEST_ID_HEADERS = ("x-request-id", "request-id")
 
 
 def is_retryable_status(status: int) -> bool:
     return status in RETRYABLE_STATUSES or status >= 500
 
 
-def retry_after(headers: httpx.Headers, *, now: datetime | None = None) -> timedelta | None:
+def retry_after(headers: Mapping[str, str], *, now: datetime | None = None) -> timedelta | None:
     """The server's requested delay: `retry-after-ms`, else `Retry-After` (seconds or date)."""
     seconds: float | None = None
     if (ms := headers.get("retry-after-ms")) is not None:
@@ -107,17 +120,17 @@ def category(status: int) -> str:
     return "server error" if status >= 500 else "rejected"
 
 
-def _error_code(response: httpx.Response) -> str:
+def _error_code(content: bytes) -> str:
     """The provider's machine-readable error code, only when it is one of the known
     vocabulary (never free text a provider may have filled with the request)."""
     try:
-        body = json.loads(response.content)
+        body = json.loads(content)
     except ValueError:
         return ""
     error = body.get("error") if isinstance(body, dict) else None
     if not isinstance(error, dict):
         return ""
-    for key in ("code", "type"):
+    for key in ("code", "type", "status"):
         value = error.get(key)
         if isinstance(value, str) and value in KNOWN_CODES:
             return value
@@ -135,17 +148,26 @@ def status_error(
     WARNING log line and the run_failed event's `error`. `sent` is kept for callers; there
     is nothing of the body left to mask it in."""
     del sent
-    status = response.status_code
+    return classify(response.status_code, response.headers, response.content, provider)
+
+
+def classify(
+    status: int, headers: Mapping[str, str], content: bytes, provider: str
+) -> ApplicationError:
+    """status_error's work, from the parts of an answer any HTTP client (or an SDK's
+    exception) has: the status, the headers and the raw body (read for its error code only)."""
     detail = f"HTTP {status} from provider {provider} ({category(status)})"
-    if code := _error_code(response):
+    if code := _error_code(content):
         detail += f" [{code}]"
-    if request_id := response.headers.get("x-request-id"):
-        detail += f"; request id {_token(request_id, 128)}"
+    for name in _REQUEST_ID_HEADERS:
+        if request_id := headers.get(name):
+            detail += f"; request id {_token(request_id, 128)}"
+            break
     if is_retryable_status(status):
         return ApplicationError(
             detail,
             type=ErrorType.PROVIDER_UNAVAILABLE.value,
-            next_retry_delay=retry_after(response.headers),
+            next_retry_delay=retry_after(headers),
         )
     return ApplicationError(detail, type=ErrorType.PROVIDER_REJECTED.value, non_retryable=True)
 

@@ -1,0 +1,120 @@
+"""The native providers end to end on the real dev server and a worker: a run whose model
+is Anthropic Messages or Gemini (a local HTTP server speaking that wire format) calls a
+tool, gets its result back in the vendor's shape, answers, and carries usage and the price
+table's cost. A rate limit is retried by Temporal (one request per attempt); a refusal
+ends the run FAILED with the typed error."""
+
+import threading
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+
+import pytest
+import pytest_asyncio
+import yaml
+from temporalio.client import Client
+
+from agentrt.contracts.enums import EventKind, RunStatus
+from agentrt.core.settings import Settings
+from agentrt.starter.facade import AgentRuntime
+from agentrt.store.runs import RunStore
+from agentrt.workers.compose import WorkerResources, build
+from agentrt.workers.main import make_worker
+from tests.activities.native_wire import VENDORS, Vendor
+from tests.activities.test_openai_provider import Canned, FakeServer
+from tests.workflows.test_models import llm_events, profile
+
+PRICE = {"input": 3.0, "output": 15.0}  # USD per 1M tokens
+KEYS = {v.api: f"{v.api}-secret-key" for v in VENDORS}
+
+
+@dataclass
+class World:
+    parts: WorkerResources
+    settings: Settings
+    servers: dict[str, FakeServer]
+
+
+@pytest.fixture(scope="module")
+def world(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    servers = {v.api: FakeServer() for v in VENDORS}
+    for s in servers.values():
+        threading.Thread(target=s.httpd.serve_forever, daemon=True).start()
+    d = tmp_path_factory.mktemp("native")
+    (d / "profiles.yaml").write_text(yaml.safe_dump({"profiles": [
+        profile(f"{v.api}-agent", f"{v.api}:m-test", tools=["lookup_order"]) for v in VENDORS
+    ]}))  # fmt: skip
+    (d / "providers.yaml").write_text(yaml.safe_dump({"providers": [
+        {"name": v.api, "api": v.api, "base_url": servers[v.api].base_url.removesuffix("/v1"),
+         "api_key_env": f"AGENTRT_T_{v.api.upper()}_KEY", "prices": {"default": PRICE}}
+        for v in VENDORS
+    ]}))  # fmt: skip
+    mine = settings.model_copy(update={"profiles_file": d / "profiles.yaml",
+                                       "providers_file": d / "providers.yaml"})  # fmt: skip
+    with pytest.MonkeyPatch.context() as mp:
+        for v in VENDORS:
+            mp.setenv(f"AGENTRT_T_{v.api.upper()}_KEY", KEYS[v.api])
+        parts = build(mine)
+    yield World(parts, mine, servers)
+    parts.engine.dispose()
+    for s in servers.values():
+        s.httpd.shutdown()
+        s.httpd.server_close()
+
+
+@pytest_asyncio.fixture
+async def rt(client: Client, world: World) -> AsyncIterator[AgentRuntime]:
+    queue = f"tq-{uuid.uuid4().hex[:10]}"
+    mine = world.settings.model_copy(update={"task_queue": queue})
+    async with make_worker(client, world.parts, mine):
+        yield AgentRuntime(client, RunStore(world.parts.ctx), queue)
+
+
+@pytest.fixture(params=VENDORS, ids=lambda v: v.api)
+def vendor(request: pytest.FixtureRequest, world: World) -> Vendor:
+    v: Vendor = request.param
+    world.servers[v.api].replies.clear()
+    world.servers[v.api].seen.clear()
+    return v
+
+
+async def test_a_tool_turn_then_an_answer_with_cost_and_a_retried_rate_limit(
+    rt: AgentRuntime, world: World, vendor: Vendor
+) -> None:
+    server = world.servers[vendor.api]
+    limited = vendor.error_body(429, "rate_limit_error")
+    server.replies += [
+        Canned(body=vendor.reply(calls=(("lookup_order", {"order_id": "1042"}),))),
+        Canned(429, limited, {"retry-after": "1"}),  # Temporal retries the model activity
+        Canned(body=vendor.reply(text="Order 1042 is fine.")),
+    ]
+    view = await rt.run(f"{vendor.api}-agent", "How is order 1042?")
+    assert (view.status, view.answer) == (RunStatus.COMPLETED, "Order 1042 is fine.")
+    assert len(server.seen) == 3 and {s.path for s in server.seen} == {vendor.path}
+    header, prefix = vendor.key_header
+    assert {s.headers[header] for s in server.seen} == {prefix + KEYS[vendor.api]}
+    # The tool ran, and its result went back to the model in the vendor's own shape.
+    ((_, result),) = vendor.results(server.seen[-1].body)
+    assert "1042" in result
+    calls = llm_events(await rt.events(view.run_id))
+    assert [c["tool_calls"][0]["name"] for c in calls[:1]] == ["lookup_order"]
+    prompt, completion = vendor.usage
+    assert (view.prompt_tokens, view.completion_tokens) == (2 * prompt, 2 * completion)
+    cost = (prompt * PRICE["input"] + completion * PRICE["output"]) / 1_000_000
+    assert [c["cost_usd"] for c in calls] == [pytest.approx(cost)] * 2
+    assert view.cost_usd == pytest.approx(2 * cost)
+
+
+async def test_a_refusal_fails_the_run_with_the_typed_error(
+    rt: AgentRuntime, world: World, vendor: Vendor
+) -> None:
+    server = world.servers[vendor.api]
+    server.replies.append(Canned(body=vendor.reply(stop="refusal" if vendor.api == "anthropic"
+                                                   else "SAFETY")))  # fmt: skip
+    view = await rt.run(f"{vendor.api}-agent", "Something it will not do")
+    assert view.status is RunStatus.FAILED
+    failed = (await rt.events(view.run_id))[-1]
+    assert failed.kind is EventKind.RUN_FAILED
+    assert failed.payload["error_type"] == "ProviderRejected"
+    assert "refused" in failed.payload["error"]
+    assert len(server.seen) == 1  # not retried: the same request gets the same refusal
