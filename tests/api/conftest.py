@@ -25,8 +25,9 @@ from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.a2a.tasks import A2AStore
 from agentrt.store.runs import RunStore
-from agentrt.workers.compose import WorkerResources, build
+from agentrt.workers.compose import WorkerResources
 from agentrt.workers.main import make_worker
+from tests._built import built
 from tests.conftest import TEST_SEAL_KEYS
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -67,9 +68,8 @@ def a2a_settings(settings: Settings) -> ApiSettings:
 
 @pytest.fixture(scope="session")
 def a2a_parts(a2a_settings: ApiSettings) -> Iterator[WorkerResources]:
-    built = build(a2a_settings)
-    yield built
-    built.engine.dispose()
+    with built(a2a_settings) as resources:
+        yield resources
 
 
 @dataclass
@@ -152,6 +152,16 @@ async def _serve(
             sock.close()
 
 
+@asynccontextmanager
+async def serving(
+    client: Client, settings: ApiSettings, *, faults: Callable[[str], None] | None = None
+) -> AsyncIterator[Live]:
+    """A live server over worker resources of its own, built from `settings`."""
+    with built(settings, faults=faults) as parts:
+        async with _serve(client, settings, parts) as served:
+            yield served
+
+
 @pytest_asyncio.fixture
 async def live(
     client: Client, a2a_settings: ApiSettings, a2a_parts: WorkerResources
@@ -166,13 +176,7 @@ def make_live(
 ) -> Callable[[Callable[[str], None]], AbstractAsyncContextManager[Live]]:
     """A live server whose worker has its own fault hook."""
 
-    @asynccontextmanager
-    async def _make(faults: Callable[[str], None]) -> AsyncIterator[Live]:
-        built = build(a2a_settings, faults=faults)
-        try:
-            async with _serve(client, a2a_settings, built) as served:
-                yield served
-        finally:
-            built.engine.dispose()
+    def _make(faults: Callable[[str], None]) -> AbstractAsyncContextManager[Live]:
+        return serving(client, a2a_settings, faults=faults)
 
     return _make
