@@ -1,7 +1,6 @@
 """A live A2A server on 127.0.0.1 (uvicorn in a background task), backed by the real
 Temporal dev server, the suite's database and a worker with A2A-published profiles."""
 
-import asyncio
 import socket
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -27,6 +26,7 @@ from agentrt.store.a2a.tasks import A2AStore
 from agentrt.store.runs import RunStore
 from agentrt.workers.compose import WorkerResources
 from agentrt.workers.main import make_worker
+from tests._asgi import running
 from tests._built import built
 from tests.conftest import TEST_SEAL_KEYS
 
@@ -137,19 +137,8 @@ async def _serve(
             timeout_graceful_shutdown=3,  # as agentrt-api does (api_shutdown_seconds)
         )
     )
-    async with make_worker(client, parts, s):
-        task = asyncio.create_task(server.serve(sockets=[sock]))
-        try:
-            for _ in range(500):
-                if server.started:
-                    break
-                await asyncio.sleep(0.01)
-            assert server.started
-            yield Live(url, s, AgentRuntime(client, RunStore(parts.ctx), queue), parts)
-        finally:
-            server.should_exit = True
-            await task
-            sock.close()
+    async with make_worker(client, parts, s), running(server, sock):
+        yield Live(url, s, AgentRuntime(client, RunStore(parts.ctx), queue), parts)
 
 
 @asynccontextmanager

@@ -26,7 +26,7 @@ from agentrt.store.runs import RunStore
 from agentrt.workers.compose import WorkerResources
 from agentrt.workers.main import make_worker
 from agentrt.workflows._loop import turn_digest
-from tests.workflows._waiting import decide, until_status
+from tests.workflows._waiting import decide, pending_digest, until_status
 
 REFUND = "Please refund order 1042"
 
@@ -132,8 +132,7 @@ async def test_decisions_are_checked_against_the_pending_turn(
     runtime: AgentRuntime, worker: Worker
 ) -> None:
     waiting = await runtime.run("support", REFUND)
-    assert waiting.pending_approval is not None
-    digest = waiting.pending_approval.turn_digest
+    digest = pending_digest(waiting)
     with pytest.raises(StaleTurnError):
         await runtime.approve(waiting.run_id, approved=True, decided_by="bob", turn_digest="0" * 64)
     assert (await runtime.status(waiting.run_id)).status is RunStatus.WAITING_FOR_APPROVAL
@@ -233,8 +232,7 @@ async def test_four_eyes_refuses_the_initiators_approval_but_not_a_denial(
     runtime: AgentRuntime, worker: Worker
 ) -> None:
     waiting = await runtime.run("four-eyes", REFUND, initiator="alice")
-    assert waiting.pending_approval is not None
-    digest = waiting.pending_approval.turn_digest
+    digest = pending_digest(waiting)
     with pytest.raises(SelfApprovalError):
         await runtime.approve(waiting.run_id, approved=True, decided_by="alice", turn_digest=digest)
     await runtime.approve(waiting.run_id, approved=False, decided_by="alice", turn_digest=digest)
@@ -249,8 +247,7 @@ async def test_two_decisions_queued_while_no_worker_polls_have_one_winner(
     runtime = AgentRuntime(client, RunStore(parts.ctx), queue)
     async with make_worker(client, parts, worker_settings):
         waiting = await runtime.run("support", REFUND)
-    assert waiting.pending_approval is not None
-    digest = waiting.pending_approval.turn_digest
+    digest = pending_digest(waiting)
     # No worker is polling: both updates wait at the server and reach the next worker
     # close together (possibly in one activation, where both validators pass before
     # either handler runs: the handler refuses the second).

@@ -35,7 +35,7 @@ from tests.api.conftest import (  # noqa: F401  (fixtures)
     live,
     user_message,
 )
-from tests.conftest import TEST_SEAL_KEYS
+from tests.api.ops_helpers import admin_env
 
 WORKERS = Path(__file__).resolve().parents[2] / "workers"
 LOOKUP = "What about order 7?"
@@ -181,9 +181,7 @@ async def test_me_shows_the_profiles_a_token_may_start(live: Live) -> None:
 def test_token_create_grants_profiles_by_name_and_pattern(
     live: Live, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setenv("AGENTRT_DATABASE_URL", live.settings.database_url)
-    monkeypatch.setenv("AGENTRT_SEAL_KEYS", TEST_SEAL_KEYS)
-    monkeypatch.setenv("AGENTRT_DATA_DIR", str(live.settings.data_dir))
+    admin_env(monkeypatch, live)
     who = _who("carol")
     capsys.readouterr()
     with pytest.raises(SystemExit) as done:
