@@ -30,6 +30,7 @@ from agentrt.starter.facade import AgentRuntime
 from agentrt.store.runs import RunStore
 from agentrt.workers.compose import WorkerResources, build
 from agentrt.workers.main import make_worker
+from tests._built import built
 from tests._db import scratch_database
 
 TEST_SEAL_KEYS = "test:" + base64.b64encode(b"k" * 32).decode()
@@ -101,9 +102,8 @@ def client(temporal_env: WorkflowEnvironment) -> Client:
 
 @pytest.fixture(scope="session")
 def parts(settings: Settings) -> Iterator[WorkerResources]:
-    built = build(settings)
-    yield built
-    built.engine.dispose()
+    with built(settings) as resources:
+        yield resources
 
 
 @pytest.fixture

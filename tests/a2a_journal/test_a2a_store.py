@@ -17,12 +17,11 @@ from temporalio.exceptions import ApplicationError
 
 from agentrt.activities.a2a import project
 from agentrt.activities.completion import Completion
-from agentrt.activities.settle import Settle
 from agentrt.contracts.a2a import ProjectRequest
-from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason
+from agentrt.contracts.enums import RunStatus, TerminationReason
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.messages import Message, Usage
-from agentrt.contracts.run import CompleteRequest, FailRequest, TurnRecord
+from agentrt.contracts.run import CompleteRequest, TurnRecord
 from agentrt.store.a2a.journal import A2AJournal
 from agentrt.store.a2a.purge import purge_runs, purge_terminal_before
 from agentrt.store.a2a.push import A2APushStore
@@ -36,6 +35,7 @@ from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer, SealError
 from agentrt.workers.compose import WorkerResources
 from tests._db import backend, scratch_database
+from tests._settle import settle_failed
 
 
 def _message(text: str) -> dict[str, Any]:
@@ -143,18 +143,14 @@ def test_a_ceiling_that_keeps_no_result_refuses_the_completion(
     assert RunStore(parts.ctx).status(run_id) is RunStatus.RUNNING  # rolled back whole
     task = A2AStore(parts.ctx).get(task_id, None)
     assert task is not None and task.artifacts == [] and task.state == "TASK_STATE_SUBMITTED"
-    Settle(parts.ctx).settle(FailRequest(
-        run_id=run_id,
+    settle_failed(
+        parts.ctx,
+        run_id,
         sequence=3,
         reason=TerminationReason.RESULT_NOT_RETAINABLE,
-        status=RunStatus.FAILED,
-        outcome=Outcome.FAILED,
         iterations=1,
-        usage=Usage(),
         error_type="ResultNotRetainable",
-        privacy="full",
-        budget=None,
-    ))  # fmt: skip
+    )
     project(parts.ctx, ProjectRequest(run_id=run_id, task_id=task_id, answer_level="full"))
     task = A2AStore(parts.ctx).get(task_id, None)
     assert task is not None and task.state == "TASK_STATE_FAILED"

@@ -1,5 +1,6 @@
 """The scripted provider and the worker's config files: typed errors on bad input."""
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +66,13 @@ async def test_without_tools_a_tool_step_becomes_the_final_text() -> None:
     assert (await bare.complete(_req("x", tools=None))).content == SYNTHESIS_REPLY
 
 
+def _refuses(load: Callable[[Path], object], error: type[Exception], path: Path, body: str) -> None:
+    """A config file holding `body` is refused by its loader with its typed error."""
+    path.write_text(body)
+    with pytest.raises(error):
+        load(path)
+
+
 @pytest.mark.parametrize(
     "body",
     [
@@ -76,10 +84,7 @@ async def test_without_tools_a_tool_step_becomes_the_final_text() -> None:
     ],
 )
 def test_a_bad_rules_file_is_a_typed_error(tmp_path: Path, body: str) -> None:
-    path = tmp_path / "rules.yaml"
-    path.write_text(body)
-    with pytest.raises(RulesFileError):
-        load_rules(path)
+    _refuses(load_rules, RulesFileError, tmp_path / "rules.yaml", body)
 
 
 def test_a_missing_rules_file_is_a_typed_error(tmp_path: Path) -> None:
@@ -97,10 +102,7 @@ def test_a_missing_rules_file_is_a_typed_error(tmp_path: Path) -> None:
     ],
 )
 def test_a_bad_profiles_file_is_a_typed_error(tmp_path: Path, body: str) -> None:
-    path = tmp_path / "profiles.yaml"
-    path.write_text(body)
-    with pytest.raises(ConfigError):
-        load_profiles(path)
+    _refuses(load_profiles, ConfigError, tmp_path / "profiles.yaml", body)
 
 
 def test_the_shipped_config_files_load() -> None:
@@ -287,10 +289,7 @@ def test_templates_parse_literals_and_placeholders() -> None:
     ],
 )
 def test_a_bad_rule_is_a_typed_error_at_load(tmp_path: Path, body: str) -> None:
-    path = tmp_path / "rules.yaml"
-    path.write_text(body)
-    with pytest.raises(RulesFileError):
-        load_rules(path)
+    _refuses(load_rules, RulesFileError, tmp_path / "rules.yaml", body)
 
 
 def test_a_load_error_names_the_rule_and_the_reference(tmp_path: Path) -> None:

@@ -1,7 +1,6 @@
 """A live A2A server on 127.0.0.1 (uvicorn in a background task), backed by the real
 Temporal dev server, the suite's database and a worker with A2A-published profiles."""
 
-import asyncio
 import socket
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -25,8 +24,10 @@ from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.a2a.tasks import A2AStore
 from agentrt.store.runs import RunStore
-from agentrt.workers.compose import WorkerResources, build
+from agentrt.workers.compose import WorkerResources
 from agentrt.workers.main import make_worker
+from tests._asgi import running
+from tests._built import built
 from tests.conftest import TEST_SEAL_KEYS
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -67,9 +68,8 @@ def a2a_settings(settings: Settings) -> ApiSettings:
 
 @pytest.fixture(scope="session")
 def a2a_parts(a2a_settings: ApiSettings) -> Iterator[WorkerResources]:
-    built = build(a2a_settings)
-    yield built
-    built.engine.dispose()
+    with built(a2a_settings) as resources:
+        yield resources
 
 
 @dataclass
@@ -137,19 +137,18 @@ async def _serve(
             timeout_graceful_shutdown=3,  # as agentrt-api does (api_shutdown_seconds)
         )
     )
-    async with make_worker(client, parts, s):
-        task = asyncio.create_task(server.serve(sockets=[sock]))
-        try:
-            for _ in range(500):
-                if server.started:
-                    break
-                await asyncio.sleep(0.01)
-            assert server.started
-            yield Live(url, s, AgentRuntime(client, RunStore(parts.ctx), queue), parts)
-        finally:
-            server.should_exit = True
-            await task
-            sock.close()
+    async with make_worker(client, parts, s), running(server, sock):
+        yield Live(url, s, AgentRuntime(client, RunStore(parts.ctx), queue), parts)
+
+
+@asynccontextmanager
+async def serving(
+    client: Client, settings: ApiSettings, *, faults: Callable[[str], None] | None = None
+) -> AsyncIterator[Live]:
+    """A live server over worker resources of its own, built from `settings`."""
+    with built(settings, faults=faults) as parts:
+        async with _serve(client, settings, parts) as served:
+            yield served
 
 
 @pytest_asyncio.fixture
@@ -166,13 +165,7 @@ def make_live(
 ) -> Callable[[Callable[[str], None]], AbstractAsyncContextManager[Live]]:
     """A live server whose worker has its own fault hook."""
 
-    @asynccontextmanager
-    async def _make(faults: Callable[[str], None]) -> AsyncIterator[Live]:
-        built = build(a2a_settings, faults=faults)
-        try:
-            async with _serve(client, a2a_settings, built) as served:
-                yield served
-        finally:
-            built.engine.dispose()
+    def _make(faults: Callable[[str], None]) -> AbstractAsyncContextManager[Live]:
+        return serving(client, a2a_settings, faults=faults)
 
     return _make

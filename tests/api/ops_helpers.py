@@ -10,14 +10,23 @@ from datetime import datetime
 from typing import Any
 
 import httpx
+import pytest
 
 from agentrt.core.profiles import load_profiles
 from agentrt.store.principals import PrincipalStore
 from tests.api.conftest import Live
+from tests.conftest import TEST_SEAL_KEYS
 
 REFUND = "Please refund order 1042"
 LOOKUP = "What about order 7?"
 ALL_SCOPES = ("runs:start", "runs:read", "runs:read-all", "runs:decide", "runs:cancel")
+
+
+def admin_env(monkeypatch: pytest.MonkeyPatch, live: Live) -> None:
+    """What `agentrt-api`'s admin commands read: the live server's database and keys."""
+    monkeypatch.setenv("AGENTRT_DATABASE_URL", live.settings.database_url)
+    monkeypatch.setenv("AGENTRT_SEAL_KEYS", TEST_SEAL_KEYS)
+    monkeypatch.setenv("AGENTRT_DATA_DIR", str(live.settings.data_dir))
 
 
 def name(prefix: str) -> str:

@@ -40,6 +40,13 @@ async def _task(stream: Any) -> Task:
     return tasks[0]
 
 
+async def _asked(sdk: Any, request: SendMessageRequest) -> Task:
+    """Send `request`; the task it returns waits for the user's input."""
+    task = await _task(sdk.send_message(request))
+    assert task.status.state == INPUT_REQUIRED
+    return task
+
+
 def _texts(task: Task) -> list[str]:
     return [m.parts[0].text for m in task.history]
 
@@ -48,11 +55,9 @@ async def test_a_repeated_message_id_returns_the_task_at_once_and_changes_nothin
     live: Live,
 ) -> None:
     async with live.client() as sdk:
-        first = await _task(sdk.send_message(_message("two questions, please")))
-        assert first.status.state == INPUT_REQUIRED
+        first = await _asked(sdk, _message("two questions, please"))
         answer = str(uuid.uuid4())
-        second = await _task(sdk.send_message(_message("order 1042", first.id, answer)))
-        assert second.status.state == INPUT_REQUIRED
+        second = await _asked(sdk, _message("order 1042", first.id, answer))
         assert second.status.message.parts[0].text == "Second question, which day?"
         rec_before = live.store.get(first.id, None)
         assert rec_before is not None
@@ -146,8 +151,7 @@ async def test_subscribing_to_an_input_required_task_stays_open_until_it_is_term
     live: Live,
 ) -> None:
     async with live.client() as sdk:
-        first = await _task(sdk.send_message(_message("which order is late?")))
-        assert first.status.state == INPUT_REQUIRED
+        first = await _asked(sdk, _message("which order is late?"))
     states: list[int] = []
     snapshot = asyncio.Event()
 

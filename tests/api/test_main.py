@@ -3,11 +3,11 @@ setting when Temporal or the database cannot be reached."""
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 from temporalio.testing import WorkflowEnvironment
 
+from tests._entry import assert_one_line, run_module
 from tests.conftest import TEST_SEAL_KEYS
 
 DEAD_DB = "postgresql+psycopg://nobody@127.0.0.1:1/x?connect_timeout=2"
@@ -17,24 +17,12 @@ def _api(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     """Run it with `env` on top of the suite's keys; a variable set to "-" is left unset."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith("AGENTRT_")}
     full = {**clean, "AGENTRT_SEAL_KEYS": TEST_SEAL_KEYS, "AGENTRT_API_PORT": "1", **env}
-    return subprocess.run(
-        [sys.executable, "-m", "agentrt.api.main", *args],
-        env={k: v for k, v in full.items() if v != "-"},
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    env = {k: v for k, v in full.items() if v != "-"}
+    return run_module("agentrt.api.main", args, env=env, cwd=cwd)
 
 
 def _one_line(done: subprocess.CompletedProcess[str], *fragments: str) -> None:
-    assert done.returncode == 2, done.stderr
-    assert "Traceback" not in done.stderr
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("agentrt-api: "), done.stderr
-    for fragment in fragments:
-        assert fragment in lines[0]
+    assert_one_line(done, "agentrt-api", *fragments)
 
 
 def test_help_prints_usage_and_touches_nothing(tmp_path: Path) -> None:

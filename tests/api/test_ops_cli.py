@@ -12,8 +12,7 @@ from agentrt.starter.cli import main as cli_main
 from agentrt.store.demo import DemoWorld
 from agentrt.store.principals import PrincipalStore, TokenRow, token_digest
 from tests.api.conftest import Live
-from tests.api.ops_helpers import REFUND, name, token
-from tests.conftest import TEST_SEAL_KEYS
+from tests.api.ops_helpers import REFUND, admin_env, name, token
 
 
 async def _agentrt(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -86,9 +85,7 @@ async def test_run_inbox_approve_status_through_the_api(
 def test_token_create_list_revoke(
     live: Live, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setenv("AGENTRT_DATABASE_URL", live.settings.database_url)
-    monkeypatch.setenv("AGENTRT_SEAL_KEYS", TEST_SEAL_KEYS)
-    monkeypatch.setenv("AGENTRT_DATA_DIR", str(live.settings.data_dir))
+    admin_env(monkeypatch, live)
     who = name("carol")
 
     def run(*argv: str) -> tuple[int | str | None, str, str]:

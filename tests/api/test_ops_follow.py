@@ -4,9 +4,11 @@
 import asyncio
 import json
 import time
+from collections.abc import AsyncIterator
 
 import httpx
 import pytest
+import pytest_asyncio
 from temporalio.client import Client
 
 from agentrt.api.settings import ApiSettings
@@ -16,6 +18,19 @@ from tests.api.conftest import Live, _serve, user_message
 from tests.api.ops_helpers import REFUND, Frame, frames, http, name, start, token, wait_status
 
 SSE = {"Accept": "text/event-stream"}
+NOTIFY_ONLY = pytest.mark.skipif(
+    backend() != "postgres", reason="LISTEN/NOTIFY is PostgreSQL's; SQLite polls"
+)
+
+
+@pytest_asyncio.fixture
+async def live_polling_slowly(
+    client: Client, a2a_settings: ApiSettings, a2a_parts: WorkerResources
+) -> AsyncIterator[Live]:
+    """A server that would poll only every 30 s: what it sees sooner, NOTIFY woke it for."""
+    slow = a2a_settings.model_copy(update={"api_poll_seconds": 30.0})
+    async with _serve(client, slow, a2a_parts) as live:
+        yield live
 
 
 async def _decide_later(c, run_id: str, digest: str, delay: float) -> float:  # type: ignore[no-untyped-def]
@@ -61,46 +76,42 @@ async def test_follow_then_resume_with_last_event_id_misses_nothing(live: Live) 
     assert "approval" in [f.event for f in rest] and rest[0].id > last  # type: ignore[operator]
 
 
-@pytest.mark.skipif(backend() != "postgres", reason="LISTEN/NOTIFY is PostgreSQL's; SQLite polls")
+@NOTIFY_ONLY
 async def test_notify_wakes_a_follower_long_before_a_poll_interval(
-    client: Client, a2a_settings: ApiSettings, a2a_parts: WorkerResources
+    live_polling_slowly: Live,
 ) -> None:
-    slow = a2a_settings.model_copy(update={"api_poll_seconds": 30.0})
-    async with _serve(client, slow, a2a_parts) as live:
-        who = name("alice")
-        async with http(live, token(live, who, "runs:start", "runs:read", "runs:decide")) as c:
-            run_id = (await start(c, "helper", REFUND))["run_id"]
-            waiting = await wait_status(c, run_id, "WAITING_FOR_APPROVAL")
-            digest = waiting["pending_approval"]["turn_digest"]
-            seen: dict[str, float] = {}
-            async with c.stream("GET", f"/runs/{run_id}/events", headers=SSE) as reply:
-                decider = asyncio.create_task(_decide_later(c, run_id, digest, 1.0))
-                async for f in frames(reply):
-                    seen.setdefault(f.event, time.monotonic())
-                began = await decider
+    live = live_polling_slowly
+    who = name("alice")
+    async with http(live, token(live, who, "runs:start", "runs:read", "runs:decide")) as c:
+        run_id = (await start(c, "helper", REFUND))["run_id"]
+        waiting = await wait_status(c, run_id, "WAITING_FOR_APPROVAL")
+        digest = waiting["pending_approval"]["turn_digest"]
+        seen: dict[str, float] = {}
+        async with c.stream("GET", f"/runs/{run_id}/events", headers=SSE) as reply:
+            decider = asyncio.create_task(_decide_later(c, run_id, digest, 1.0))
+            async for f in frames(reply):
+                seen.setdefault(f.event, time.monotonic())
+            began = await decider
     # Polling would take 30 s (and the NOTIFY safety re-read 15 s): these took well under.
     assert seen["approval"] - began < 3.0
     assert seen["end"] - began < 8.0
 
 
-@pytest.mark.skipif(backend() != "postgres", reason="LISTEN/NOTIFY is PostgreSQL's; SQLite polls")
-async def test_notify_wakes_an_a2a_stream_too(
-    client: Client, a2a_settings: ApiSettings, a2a_parts: WorkerResources
-) -> None:
-    slow = a2a_settings.model_copy(update={"api_poll_seconds": 30.0})
-    async with _serve(client, slow, a2a_parts) as live:
-        body = {
-            "jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage",
-            "params": {"message": user_message("What about order 7?")},
-        }  # fmt: skip
-        began, states = time.monotonic(), []
-        async with (
-            httpx.AsyncClient(timeout=60) as http_client,
-            http_client.stream("POST", live.url + "/", json=body, headers=live.headers()) as r,
-        ):
-            async for line in r.aiter_lines():
-                if line.startswith("data:") and "statusUpdate" in line:
-                    states.append(json.loads(line[5:])["result"]["statusUpdate"]["status"]["state"])
-        took = time.monotonic() - began
+@NOTIFY_ONLY
+async def test_notify_wakes_an_a2a_stream_too(live_polling_slowly: Live) -> None:
+    live = live_polling_slowly
+    body = {
+        "jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage",
+        "params": {"message": user_message("What about order 7?")},
+    }  # fmt: skip
+    began, states = time.monotonic(), []
+    async with (
+        httpx.AsyncClient(timeout=60) as http_client,
+        http_client.stream("POST", live.url + "/", json=body, headers=live.headers()) as r,
+    ):
+        async for line in r.aiter_lines():
+            if line.startswith("data:") and "statusUpdate" in line:
+                states.append(json.loads(line[5:])["result"]["statusUpdate"]["status"]["state"])
+    took = time.monotonic() - began
     assert states[-1] == "TASK_STATE_COMPLETED"
     assert took < 8.0  # each journal commit woke the stream; a poll would have taken 30 s

@@ -3,15 +3,14 @@ in order, with the configured Authorization header, retried after a failed first
 
 import asyncio
 import json
-import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-import uvicorn
 from starlette.types import Receive, Scope, Send
 
 from agentrt.store.a2a.push import A2APushStore
+from tests._asgi import on_localhost
 from tests.api.conftest import Live, user_message
 
 
@@ -43,20 +42,8 @@ class Receiver:
 @asynccontextmanager
 async def receiving() -> AsyncIterator[tuple[str, Receiver]]:
     receiver = Receiver()
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(receiver, log_level="warning", lifespan="off"))
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    for _ in range(500):
-        if server.started:
-            break
-        await asyncio.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}/hook", receiver
-    finally:
-        server.should_exit = True
-        await task
-        sock.close()
+    async with on_localhost(receiver) as base:
+        yield f"{base}/hook", receiver
 
 
 def _seq(body: dict[str, Any]) -> int:

@@ -105,8 +105,7 @@ async def test_a_cancel_by_the_facade_while_running_closes_canceled_once(
     cancel event naming the facade's actor, and the workflow closes CANCELED."""
     gate = Gate("model.before_provider")
     async with make_runtime(gate) as runtime:
-        run_id = await runtime.start("auto", REFUND)
-        assert await _wait_thread_event(gate.reached)
+        run_id = await _held_at(gate, runtime)
         await runtime.cancel(run_id, by="ops", reason="wrong customer")
         await until_status(runtime, run_id, RunStatus.CANCELLED)
         gate.release.set()
@@ -120,8 +119,7 @@ async def test_cancel_during_a_claimed_write_lets_it_finish_and_be_recorded(
 ) -> None:
     gate = Gate("write.after_claim")
     async with make_runtime(gate) as runtime:
-        run_id = await runtime.start("auto", REFUND)
-        assert await _wait_thread_event(gate.reached)
+        run_id = await _held_at(gate, runtime)
         await runtime.cancel(run_id, by="ops")
         # The workflow asks the claimed write to cancel, and waits for it: the run is not
         # settled while the write is in flight.
@@ -162,8 +160,7 @@ async def test_a_cancel_before_the_fence_stamp_means_the_write_never_runs(
 ) -> None:
     gate = Gate("fence.before_stamp")
     async with make_runtime(gate) as runtime:
-        run_id = await runtime.start("auto", REFUND)
-        assert await _wait_thread_event(gate.reached)
+        run_id = await _held_at(gate, runtime)
         await runtime.cancel(run_id, by="ops")
         await until_status(runtime, run_id, RunStatus.CANCELLED)
         gate.release.set()
@@ -175,6 +172,13 @@ async def test_a_cancel_before_the_fence_stamp_means_the_write_never_runs(
 
 async def _wait_thread_event(event: threading.Event, within: float = 30.0) -> bool:
     return await asyncio.to_thread(event.wait, within)
+
+
+async def _held_at(gate: Gate, runtime: AgentRuntime) -> str:
+    """Start the refund run; return its id once it is held at the gate's point."""
+    run_id = await runtime.start("auto", REFUND)
+    assert await _wait_thread_event(gate.reached)
+    return run_id
 
 
 async def test_a_cancel_delivered_with_the_suspensions_result_is_not_swallowed(

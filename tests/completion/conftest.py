@@ -1,5 +1,5 @@
 """The completion's worker-process tests use the worker tests' pool of processes."""
 
-from tests.workers.conftest import pool
+from tests.workers.conftest import arm, pool
 
-__all__ = ["pool"]
+__all__ = ["arm", "pool"]

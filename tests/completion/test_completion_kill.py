@@ -6,17 +6,15 @@ had run once."""
 
 import asyncio
 import json
-from pathlib import Path
 
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from agentrt.contracts.enums import EventKind, RunStatus
 from agentrt.contracts.ids import ACT_FENCE_STAMP, ACT_RUN_BEGIN
-from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.runs import RunStore
-from tests.workers._proc import WorkerPool, wait_for_marker, worker_env
+from tests.workers._proc import Arm
 
 # The killed worker's workflow task times out (10 s) before another worker takes it.
 WITHIN = 60.0
@@ -25,26 +23,14 @@ WITHIN = 60.0
 @pytest.mark.timeout(150)
 @pytest.mark.parametrize("point", ["begin.after_write", "complete.after_commit"])
 async def test_a_local_step_whose_worker_died_after_its_commit_takes_effect_once(
-    point: str,
-    pool: WorkerPool,
-    temporal_env: WorkflowEnvironment,
-    runtime: AgentRuntime,
-    runs: RunStore,
-    settings: Settings,
-    task_queue: str,
-    tmp_path: Path,
+    point: str, arm: Arm, temporal_env: WorkflowEnvironment, runtime: AgentRuntime, runs: RunStore
 ) -> None:
-    markers = tmp_path / "markers"
-    address = temporal_env.client.service_client.config.target_host
-    faulty = pool.spawn(
-        worker_env(settings, temporal_address=address, task_queue=task_queue,
-                   block_at=point, marker_dir=markers)
-    )  # fmt: skip
+    faulty = arm(point)
     # start answers once `begun` does: for a kill inside begin, only on the next worker.
     starting = asyncio.create_task(runtime.start("auto", "Please refund order 1042"))
-    await wait_for_marker(markers / point, faulty, within=30.0)
-    faulty.kill()
-    pool.spawn(worker_env(settings, temporal_address=address, task_queue=task_queue))
+    await faulty.reached()
+    faulty.worker.kill()
+    faulty.successor()
     run_id = await asyncio.wait_for(starting, WITHIN)
     view = await asyncio.wait_for(runtime.result(run_id), WITHIN)
 

@@ -5,13 +5,13 @@ import pytest
 from temporalio.exceptions import ApplicationError
 
 from agentrt.activities.completion import AnswerMissingError, Completion
-from agentrt.activities.settle import Settle
-from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason
+from agentrt.contracts.enums import RunStatus, TerminationReason
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.messages import Message, Usage
-from agentrt.contracts.run import CompleteRequest, FailRequest, TurnRecord
+from agentrt.contracts.run import CompleteRequest, TurnRecord
 from agentrt.store.runs import RunStore
 from agentrt.workers.compose import WorkerResources
+from tests._settle import settle_failed
 from tests.store.test_store import _answer, _begin
 
 
@@ -30,19 +30,10 @@ def _complete(parts: WorkerResources, run_id: str, seq: int = 2, answer_seq: int
 
 
 def _fail(parts: WorkerResources, run_id: str, seq: int = 9) -> bool:
-    request = FailRequest(
-        run_id=run_id,
-        sequence=seq,
-        reason=TerminationReason.INTERNAL_ERROR,
-        status=RunStatus.FAILED,
-        outcome=Outcome.FAILED,
-        iterations=0,
-        usage=Usage(),
-        error_type="X",
-        privacy="full",
-        budget=None,
+    settled = settle_failed(
+        parts.ctx, run_id, sequence=seq, reason=TerminationReason.INTERNAL_ERROR, error_type="X"
     )
-    return Settle(parts.ctx).settle(request).applied
+    return settled.applied
 
 
 def test_completion_writes_answer_totals_and_status_together(parts: WorkerResources) -> None:

@@ -1,9 +1,9 @@
 """Payload encryption end to end: history holds ciphertext, the codec server shows it."""
 
-import asyncio
 import base64
 import contextlib
 import json
+import socket
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -27,6 +27,7 @@ from agentrt.starter.facade import AgentRuntime
 from agentrt.store.runs import RunStore
 from agentrt.workers.compose import WorkerResources
 from agentrt.workers.main import make_worker
+from tests._asgi import running
 
 KEYS = "p1:" + base64.b64encode(b"p" * 32).decode()
 UI = "http://127.0.0.1:8233"
@@ -37,24 +38,18 @@ AUTH = {"Authorization": f"Bearer {TOKEN}"}
 @contextlib.asynccontextmanager
 async def codec_server(token: str | None) -> AsyncIterator[httpx.AsyncClient]:
     """The codec app over real HTTP on 127.0.0.1."""
-    port = free_port()
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
     app = create_codec_app(EncryptionCodec.from_spec(KEYS), [UI], token)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
-    task = asyncio.create_task(server.serve())
-    try:
-        for _ in range(250):  # bounded wait for the listener
-            if server.started:
-                break
-            await asyncio.sleep(0.02)
-        assert server.started
-        # Temporal Web and the CLI name the namespace on every request (issue 25).
-        async with httpx.AsyncClient(
-            base_url=f"http://127.0.0.1:{port}", headers={"X-Namespace": "default"}
-        ) as http:
-            yield http
-    finally:
-        server.should_exit = True
-        await task
+    server = uvicorn.Server(uvicorn.Config(app, log_level="error"))
+    # Temporal Web and the CLI name the namespace on every request (issue 25).
+    async with (
+        running(server, sock),
+        httpx.AsyncClient(
+            base_url=f"http://127.0.0.1:{sock.getsockname()[1]}", headers={"X-Namespace": "default"}
+        ) as http,
+    ):
+        yield http
 
 
 async def _sealed_body(text: str) -> str:

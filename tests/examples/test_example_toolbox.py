@@ -20,7 +20,6 @@ import subprocess
 import sys
 import sysconfig
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -75,13 +74,6 @@ def example_env(tmp_path_factory: pytest.TempPathFactory) -> ExampleEnv:
     return ExampleEnv(python=python, site_packages=site)
 
 
-@pytest.fixture
-def pool(tmp_path: Path) -> Iterator[WorkerPool]:
-    p = WorkerPool(tmp_path)
-    yield p
-    p.close()
-
-
 def _spawn(
     pool: WorkerPool, env: ExampleEnv, settings: Settings, temporal: WorkflowEnvironment
 ) -> tuple[WorkerProcess, str]:
@@ -96,6 +88,34 @@ def _spawn(
     # mcp.yaml says `command: python`: the environment's, as in an activated venv.
     environ["PATH"] = f"{env.python.parent}{os.pathsep}{environ.get('PATH', '')}"
     return pool.spawn(environ, python=str(env.python)), queue
+
+
+@dataclass(frozen=True)
+class Shop:
+    """A worker started from the example's environment, and a runtime on its queue."""
+
+    worker: WorkerProcess
+    runtime: AgentRuntime
+
+    async def start(self) -> tuple[str, RunView]:
+        """Start the shop run; return it once it first settles (at its first approval)."""
+        run_id = await self.runtime.start("shop", PROMPT, initiator="alice")
+        try:
+            return run_id, await _settled(self.runtime, self.worker, run_id)
+        except TimeoutError:
+            raise AssertionError(f"the run did not start:\n{self.worker.log_tail()}") from None
+
+
+@pytest.fixture
+def shop(
+    example_env: ExampleEnv,
+    pool: WorkerPool,
+    temporal_env: WorkflowEnvironment,
+    runs: RunStore,
+    settings: Settings,
+) -> Shop:
+    worker, queue = _spawn(pool, example_env, settings, temporal_env)
+    return Shop(worker, AgentRuntime(temporal_env.client, runs, queue))
 
 
 async def _settled(
@@ -139,24 +159,14 @@ def _shipments(log: Path) -> list[dict[str, Any]]:
 
 @pytest.mark.timeout(150)
 async def test_the_installed_example_runs_its_tools_its_mcp_server_and_its_provider(
-    example_env: ExampleEnv,
-    pool: WorkerPool,
-    temporal_env: WorkflowEnvironment,
-    runs: RunStore,
-    settings: Settings,
-    tmp_path: Path,
+    shop: Shop, tmp_path: Path
 ) -> None:
     with pytest.raises(importlib.metadata.PackageNotFoundError):
         importlib.metadata.distribution(DIST)  # installed there, not in the suite's venv
-    worker, queue = _spawn(pool, example_env, settings, temporal_env)
-    runtime = AgentRuntime(temporal_env.client, runs, queue)
+    worker, runtime = shop.worker, shop.runtime
     orders, shipments = tmp_path / "example-orders.sqlite3", tmp_path / "example-shipments.jsonl"
 
-    run_id = await runtime.start("shop", PROMPT, initiator="alice")
-    try:
-        view = await _settled(runtime, worker, run_id)
-    except TimeoutError:
-        raise AssertionError(f"the run did not start:\n{worker.log_tail()}") from None
+    run_id, view = await shop.start()
     assert _orders(orders) == []  # nothing is written before the decision
     digest = await _decide(runtime, view, "place_order")
     view = await _settled(runtime, worker, run_id, after=digest)
@@ -196,20 +206,10 @@ async def test_the_installed_example_runs_its_tools_its_mcp_server_and_its_provi
 
 @pytest.mark.timeout(120)
 async def test_a_denied_order_is_reported_truthfully_and_writes_nothing(
-    example_env: ExampleEnv,
-    pool: WorkerPool,
-    temporal_env: WorkflowEnvironment,
-    runs: RunStore,
-    settings: Settings,
-    tmp_path: Path,
+    shop: Shop, tmp_path: Path
 ) -> None:
-    worker, queue = _spawn(pool, example_env, settings, temporal_env)
-    runtime = AgentRuntime(temporal_env.client, runs, queue)
-    run_id = await runtime.start("shop", PROMPT, initiator="alice")
-    try:
-        view = await _settled(runtime, worker, run_id)
-    except TimeoutError:
-        raise AssertionError(f"the run did not start:\n{worker.log_tail()}") from None
+    worker, runtime = shop.worker, shop.runtime
+    run_id, view = await shop.start()
     await _decide(runtime, view, "place_order", approved=False)
     done = await asyncio.wait_for(runtime.result(run_id), 45)
     assert done.status is RunStatus.COMPLETED, worker.log_tail()

@@ -17,6 +17,7 @@ from agentrt.contracts.errors import (
     StaleTurnError,
 )
 from agentrt.contracts.ids import QUERY_PENDING_APPROVAL, SIGNAL_APPROVE
+from agentrt.contracts.run import RunView
 from agentrt.core.settings import Settings
 from agentrt.core.temporal import data_converter
 from agentrt.starter.facade import AgentRuntime
@@ -25,9 +26,19 @@ from agentrt.store.runs import RunStore
 from agentrt.workers.compose import WorkerResources
 from agentrt.workers.main import make_worker
 from agentrt.workflows._loop import turn_digest
-from tests.workflows._waiting import until_status
+from tests.workflows._waiting import decide, pending_digest, until_status
 
 REFUND = "Please refund order 1042"
+
+
+async def _completed(
+    runtime: AgentRuntime, parts: WorkerResources, run_id: str, *, refunds: int
+) -> RunView:
+    """The run's result: COMPLETED, with `refunds` refunds in the demo ledger."""
+    done = await runtime.result(run_id)
+    assert done.status is RunStatus.COMPLETED
+    assert DemoWorld(parts.ctx).ledger_count(run_id=done.run_id) == refunds
+    return done
 
 
 async def test_a_write_suspends_the_turn_and_an_approval_runs_it_once(
@@ -110,9 +121,7 @@ async def test_a_denial_refuses_every_pending_call_and_the_loop_goes_on(
         turn_digest=waiting.pending_approval.turn_digest,
         reason="no",
     )
-    done = await runtime.result(waiting.run_id)
-    assert done.status is RunStatus.COMPLETED
-    assert DemoWorld(parts.ctx).ledger_count(run_id=done.run_id) == 0
+    done = await _completed(runtime, parts, waiting.run_id, refunds=0)
     events = await runtime.events(done.run_id)
     refused = [e for e in events if e.kind is EventKind.TOOL and e.payload.get("refused")]
     assert len(refused) == 1 and refused[0].payload["result"] == "Denied by bob: no"
@@ -123,8 +132,7 @@ async def test_decisions_are_checked_against_the_pending_turn(
     runtime: AgentRuntime, worker: Worker
 ) -> None:
     waiting = await runtime.run("support", REFUND)
-    assert waiting.pending_approval is not None
-    digest = waiting.pending_approval.turn_digest
+    digest = pending_digest(waiting)
     with pytest.raises(StaleTurnError):
         await runtime.approve(waiting.run_id, approved=True, decided_by="bob", turn_digest="0" * 64)
     assert (await runtime.status(waiting.run_id)).status is RunStatus.WAITING_FOR_APPROVAL
@@ -183,9 +191,7 @@ async def test_the_stock_signal_path_approves_too(
             approved=True, decided_by="ops", turn_digest=waiting.pending_approval.turn_digest
         ),
     )
-    done = await runtime.result(waiting.run_id)
-    assert done.status is RunStatus.COMPLETED
-    assert DemoWorld(parts.ctx).ledger_count(run_id=done.run_id) == 1
+    await _completed(runtime, parts, waiting.run_id, refunds=1)
 
 
 async def test_a_run_suspends_again_after_an_approval(
@@ -193,12 +199,7 @@ async def test_a_run_suspends_again_after_an_approval(
 ) -> None:
     first = await runtime.run("support", "refund twice please")
     assert first.pending_approval is not None
-    await runtime.approve(
-        first.run_id,
-        approved=True,
-        decided_by="bob",
-        turn_digest=first.pending_approval.turn_digest,
-    )
+    await decide(runtime, first, approved=True)
     second = await until_status(
         runtime, first.run_id, RunStatus.WAITING_FOR_APPROVAL, RunStatus.COMPLETED
     )
@@ -211,15 +212,8 @@ async def test_a_run_suspends_again_after_an_approval(
     assert second.status is RunStatus.WAITING_FOR_APPROVAL
     assert second.pending_approval is not None
     assert second.pending_approval.round == 2
-    await runtime.approve(
-        first.run_id,
-        approved=True,
-        decided_by="bob",
-        turn_digest=second.pending_approval.turn_digest,
-    )
-    done = await runtime.result(first.run_id)
-    assert done.status is RunStatus.COMPLETED
-    assert DemoWorld(parts.ctx).ledger_count(run_id=done.run_id) == 2
+    await decide(runtime, second, approved=True)
+    await _completed(runtime, parts, first.run_id, refunds=2)
 
 
 async def test_approval_timeout_ends_the_run_with_its_own_reason(
@@ -238,8 +232,7 @@ async def test_four_eyes_refuses_the_initiators_approval_but_not_a_denial(
     runtime: AgentRuntime, worker: Worker
 ) -> None:
     waiting = await runtime.run("four-eyes", REFUND, initiator="alice")
-    assert waiting.pending_approval is not None
-    digest = waiting.pending_approval.turn_digest
+    digest = pending_digest(waiting)
     with pytest.raises(SelfApprovalError):
         await runtime.approve(waiting.run_id, approved=True, decided_by="alice", turn_digest=digest)
     await runtime.approve(waiting.run_id, approved=False, decided_by="alice", turn_digest=digest)
@@ -254,8 +247,7 @@ async def test_two_decisions_queued_while_no_worker_polls_have_one_winner(
     runtime = AgentRuntime(client, RunStore(parts.ctx), queue)
     async with make_worker(client, parts, worker_settings):
         waiting = await runtime.run("support", REFUND)
-    assert waiting.pending_approval is not None
-    digest = waiting.pending_approval.turn_digest
+    digest = pending_digest(waiting)
     # No worker is polling: both updates wait at the server and reach the next worker
     # close together (possibly in one activation, where both validators pass before
     # either handler runs: the handler refuses the second).

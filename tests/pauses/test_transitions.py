@@ -4,14 +4,14 @@ import uuid
 from datetime import UTC, datetime
 
 from agentrt.activities.pauses import resume, suspend
-from agentrt.activities.settle import Settle
 from agentrt.contracts.approval import ApprovalDecision, PendingApproval
 from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason
-from agentrt.contracts.messages import ToolCall, Usage
-from agentrt.contracts.run import FailRequest, ResumeRequest, SuspendRequest, Transition
+from agentrt.contracts.messages import ToolCall
+from agentrt.contracts.run import ResumeRequest, SuspendRequest, Transition
 from agentrt.store.attest import attest
 from agentrt.store.runs import RunStore
 from agentrt.workers.compose import WorkerResources
+from tests._settle import settle_failed
 
 
 def _run(parts: WorkerResources) -> str:
@@ -53,18 +53,14 @@ def _pending_of(parts: WorkerResources, run_id: str) -> PendingApproval | None:
 
 
 def _cancel(parts: WorkerResources, run_id: str) -> None:
-    Settle(parts.ctx).settle(FailRequest(
-        run_id=run_id,
+    settle_failed(
+        parts.ctx,
+        run_id,
         sequence=50,
         reason=TerminationReason.CANCELLED,
         status=RunStatus.CANCELLED,
         outcome=Outcome.CANCELLED,
-        iterations=0,
-        usage=Usage(),
-        error_type=None,
-        privacy="full",
-        budget=None,
-    ))  # fmt: skip
+    )
 
 
 def test_a_suspension_arriving_after_a_cancel_is_refused_and_the_row_stays_cancelled(
@@ -78,18 +74,13 @@ def test_a_suspension_arriving_after_a_cancel_is_refused_and_the_row_stays_cance
     assert view.pending_approval is None
     assert RunStore(parts.ctx).event_payload(run_id, 3) is None  # nothing written
     # ...and the FAILED settle that follows is refused too: terminal is terminal.
-    settled = Settle(parts.ctx).settle(FailRequest(
-        run_id=run_id,
+    settled = settle_failed(
+        parts.ctx,
+        run_id,
         sequence=4,
         reason=TerminationReason.SUSPEND_FAILED,
-        status=RunStatus.FAILED,
         outcome=Outcome.SUSPEND_FAILED,
-        iterations=0,
-        usage=Usage(),
-        error_type=None,
-        privacy="full",
-        budget=None,
-    ))  # fmt: skip
+    )
     assert not settled.applied and settled.status is RunStatus.CANCELLED
 
 

@@ -12,14 +12,13 @@ from sqlalchemy import Engine, text
 from temporalio.client import Client
 
 from agentrt.api.settings import ApiSettings
-from agentrt.workers.compose import build
 from tests._db import scratch_database
 from tests.api.conftest import (  # noqa: F401
     Live,
-    _serve,
     a2a_parts,
     a2a_settings,
     live,
+    serving,
     user_message,
 )
 
@@ -111,12 +110,8 @@ async def own_live(
     """A live server over a database of this test's own (the test breaks it)."""
     with scratch_database("refusal", tmp_path / "refusal.db") as url:
         settings = a2a_settings.model_copy(update={"database_url": url})
-        parts = build(settings)
-        try:
-            async with _serve(client, settings, parts) as served:
-                yield served
-        finally:
-            parts.engine.dispose()
+        async with serving(client, settings) as served:
+            yield served
 
 
 async def test_a_database_error_is_a_fixed_message_and_a_send_whose_config_fails_creates_nothing(

@@ -46,9 +46,8 @@ from agentrt.core.temporal import connect
 from agentrt.starter.cli import main as cli_main
 from agentrt.store.principals import PrincipalStore
 from agentrt.store.rows import RunRow
-from agentrt.workers.compose import build
 from tests._db import scratch_database
-from tests.api.conftest import Live, _serve, user_message
+from tests.api.conftest import Live, serving, user_message
 from tests.conftest import TEST_SEAL_KEYS
 
 PAYLOAD_KEYS = "canary:" + base64.b64encode(b"p" * 32).decode()
@@ -180,12 +179,8 @@ async def live(
             _env_file=None,  # type: ignore[call-arg]
         )
         client = await connect(settings)  # the payload keys' codec, as every process has
-        parts = build(settings)
-        try:
-            async with _serve(client, settings, parts) as served:
-                yield served
-        finally:
-            parts.engine.dispose()
+        async with serving(client, settings) as served:
+            yield served
 
 
 async def _api_run(

@@ -19,7 +19,7 @@ from agentrt.store.attest import attest
 from agentrt.store.demo import DemoWorld
 from agentrt.store.runs import RunStore
 from agentrt.workers.compose import WorkerResources
-from tests.workflows._waiting import until_status
+from tests.workflows._waiting import pending_digest, until_status
 
 REFUND = "Please refund order 1042"
 
@@ -44,8 +44,7 @@ async def test_a_forged_stock_cli_approval_of_a_four_eyes_run_is_refused_and_the
     """The probe of issue 25: alice starts a four-eyes refund; a signal naming a made-up
     approver used to approve it and run the refund."""
     waiting = await runtime.run("four-eyes", REFUND, initiator="alice")
-    assert waiting.pending_approval is not None
-    digest = waiting.pending_approval.turn_digest
+    digest = pending_digest(waiting)
     forged = ApprovalDecision(approved=True, decided_by="mallory", turn_digest=digest)
     await client.get_workflow_handle(waiting.run_id).signal(SIGNAL_APPROVE, forged)
 
@@ -71,8 +70,7 @@ async def test_an_unattested_decide_update_is_refused_with_a_typed_error_and_cha
     runtime: AgentRuntime, worker: Worker, client: Client, parts: WorkerResources, runs: RunStore
 ) -> None:
     waiting = await runtime.run("support", REFUND, initiator="alice")
-    assert waiting.pending_approval is not None
-    digest = waiting.pending_approval.turn_digest
+    digest = pending_digest(waiting)
     forged = ApprovalDecision(approved=True, decided_by="ops", turn_digest=digest)
     with pytest.raises(WorkflowUpdateFailedError) as failed:
         await client.get_workflow_handle(waiting.run_id).execute_update(UPDATE_DECIDE, forged)
@@ -91,8 +89,7 @@ async def test_an_attestation_of_another_decider_or_run_does_not_count(
     """A real attestation replayed for another name, or taken from another run, is refused:
     it seals (run, decider, verdict, digest) together."""
     waiting = await runtime.run("four-eyes", REFUND, initiator="alice")
-    assert waiting.pending_approval is not None
-    digest = waiting.pending_approval.turn_digest
+    digest = pending_digest(waiting)
     handle = client.get_workflow_handle(waiting.run_id)
     # alice's own attested denial, relabelled as an approval by bob.
     sealed = attest(
@@ -121,8 +118,7 @@ async def test_the_facade_names_a_refused_unattested_decision_with_its_typed_err
 ) -> None:
     """A client that sends its own (bad) attestation gets UnattestedDecisionError."""
     waiting = await runtime.run("support", REFUND, initiator="alice")
-    assert waiting.pending_approval is not None
-    digest = waiting.pending_approval.turn_digest
+    digest = pending_digest(waiting)
     with pytest.raises(UnattestedDecisionError) as refused:
         await runtime.approve(
             waiting.run_id, approved=True, decided_by="bob", turn_digest=digest,
@@ -186,8 +182,7 @@ async def test_a_refused_forged_update_does_not_take_the_real_deciders_update_id
     was `decide-<digest>-y-<decider>`: a forged update under bob's name and that id, once
     refused, made bob's own approval fail with its refusal."""
     waiting = await runtime.run("four-eyes", REFUND, initiator="alice")
-    assert waiting.pending_approval is not None
-    digest = waiting.pending_approval.turn_digest
+    digest = pending_digest(waiting)
     forged = ApprovalDecision(approved=True, decided_by="bob", turn_digest=digest)
     handle = client.get_workflow_handle(waiting.run_id)
     with pytest.raises(WorkflowUpdateFailedError):

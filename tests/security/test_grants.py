@@ -7,13 +7,12 @@ profiles file has no such profile unless the demo's own file is chosen."""
 # ruff: noqa: F811
 
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-import pytest_asyncio
 import yaml
 from sqlalchemy import func, select
 from temporalio.client import Client
@@ -24,7 +23,8 @@ from agentrt.api.settings import ApiSettings
 from agentrt.core.profiles import load_profiles
 from agentrt.store.principals import PrincipalStore
 from agentrt.store.rows import RunRow
-from agentrt.workers.compose import WorkerResources, build
+from agentrt.workers.compose import WorkerResources
+from tests._built import built
 from tests._db import scratch_database
 from tests.api.conftest import (  # noqa: F401  (fixtures)
     FIXTURES,
@@ -35,7 +35,7 @@ from tests.api.conftest import (  # noqa: F401  (fixtures)
     live,
     user_message,
 )
-from tests.conftest import TEST_SEAL_KEYS
+from tests.api.ops_helpers import admin_env
 
 WORKERS = Path(__file__).resolve().parents[2] / "workers"
 LOOKUP = "What about order 7?"
@@ -104,17 +104,8 @@ def autonomous_settings(
 
 @pytest.fixture(scope="module")
 def autonomous_parts(autonomous_settings: ApiSettings) -> Iterator[WorkerResources]:
-    built = build(autonomous_settings)
-    yield built
-    built.engine.dispose()
-
-
-@pytest_asyncio.fixture
-async def autonomous_live(
-    client: Client, autonomous_settings: ApiSettings, autonomous_parts: WorkerResources
-) -> AsyncIterator[Live]:
-    async with _serve(client, autonomous_settings, autonomous_parts) as served:
-        yield served
+    with built(autonomous_settings) as resources:
+        yield resources
 
 
 # --- the operator API ------------------------------------------------------------------
@@ -140,25 +131,25 @@ async def test_a_token_with_no_profile_grant_starts_nothing(live: Live, client: 
 
 
 async def test_a_pattern_grant_covers_matching_profiles_but_not_one_that_writes_unapproved(
-    autonomous_live: Live, client: Client
+    client: Client, autonomous_settings: ApiSettings, autonomous_parts: WorkerResources
 ) -> None:
-    live = autonomous_live
-    everything = _token(live, ["*"])
-    assert (await _start(live, everything, "helper"))[0].status_code == 201
-    reply, run_id = await _start(live, everything, "autonomous")
-    _refused(reply, "autonomous")
-    assert "exactly" in reply.json()["error"]["message"]
-    await _created_nothing(live, client, run_id)
-    auto_star = _token(live, ["auto*"])
-    reply, run_id = await _start(live, auto_star, "autonomous")
-    _refused(reply, "autonomous")
-    await _created_nothing(live, client, run_id)
-    named = _token(live, ["autonomous"])
-    reply, run_id = await _start(live, named, "autonomous")
-    assert reply.status_code == 201, reply.text
-    assert reply.json()["run_id"] == run_id
-    admin = _token(live, [], "admin")  # admin may start anything, ungranted
-    assert (await _start(live, admin, "autonomous"))[0].status_code == 201
+    async with _serve(client, autonomous_settings, autonomous_parts) as live:
+        everything = _token(live, ["*"])
+        assert (await _start(live, everything, "helper"))[0].status_code == 201
+        reply, run_id = await _start(live, everything, "autonomous")
+        _refused(reply, "autonomous")
+        assert "exactly" in reply.json()["error"]["message"]
+        await _created_nothing(live, client, run_id)
+        auto_star = _token(live, ["auto*"])
+        reply, run_id = await _start(live, auto_star, "autonomous")
+        _refused(reply, "autonomous")
+        await _created_nothing(live, client, run_id)
+        named = _token(live, ["autonomous"])
+        reply, run_id = await _start(live, named, "autonomous")
+        assert reply.status_code == 201, reply.text
+        assert reply.json()["run_id"] == run_id
+        admin = _token(live, [], "admin")  # admin may start anything, ungranted
+        assert (await _start(live, admin, "autonomous"))[0].status_code == 201
 
 
 async def test_a_repeat_start_of_an_ungranted_profile_is_refused_before_the_run_is_read(
@@ -190,9 +181,7 @@ async def test_me_shows_the_profiles_a_token_may_start(live: Live) -> None:
 def test_token_create_grants_profiles_by_name_and_pattern(
     live: Live, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setenv("AGENTRT_DATABASE_URL", live.settings.database_url)
-    monkeypatch.setenv("AGENTRT_SEAL_KEYS", TEST_SEAL_KEYS)
-    monkeypatch.setenv("AGENTRT_DATA_DIR", str(live.settings.data_dir))
+    admin_env(monkeypatch, live)
     who = _who("carol")
     capsys.readouterr()
     with pytest.raises(SystemExit) as done:

@@ -9,7 +9,6 @@ worker then read all of it with quadratic patterns on its event loop."""
 import asyncio
 import uuid
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -32,7 +31,7 @@ from agentrt.workers.compose import build
 from agentrt.workers.main import make_worker
 from bench.fuzz_core import LogTrap
 from bench.fuzz_limits import caps_surface
-from tests.api.conftest import KEYS, Live, _fixture_profiles, _serve, user_message
+from tests.api.conftest import KEYS, Live, _fixture_profiles, serving, user_message
 from tests.api.ops_helpers import error_type, http, name, token
 from tests.conftest import TEST_SEAL_KEYS
 
@@ -66,19 +65,9 @@ def capped_settings(settings: Settings) -> ApiSettings:
     )
 
 
-@asynccontextmanager
-async def _live(client: Client, settings: ApiSettings) -> AsyncIterator[Live]:
-    built = build(settings)
-    try:
-        async with _serve(client, settings, built) as served:
-            yield served
-    finally:
-        built.engine.dispose()
-
-
 @pytest_asyncio.fixture
 async def capped(client: Client, capped_settings: ApiSettings) -> AsyncIterator[Live]:
-    async with _live(client, capped_settings) as served:
+    async with serving(client, capped_settings) as served:
         yield served
 
 
@@ -144,7 +133,7 @@ async def test_a_900kb_a2a_message_is_refused_by_the_default_cap_and_creates_no_
     defaults = capped_settings.model_copy(
         update={"max_prompt_chars": 100_000, "max_part_chars": 100_000}
     )
-    async with _live(client, defaults) as live:
+    async with serving(client, defaults) as live:
         tasks, runs = _rows(live, "a2a_task"), _rows(live, "agent_run")
         reply = await live.rpc("SendMessage", {"message": user_message("a@" * 450_000)})
         assert "900000 characters, over the cap of 100000" in _refused_params(reply)

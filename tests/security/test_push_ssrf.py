@@ -10,7 +10,6 @@ anything off this machine, nor makes a DNS query: names resolve from /etc/hosts
 import asyncio
 import json
 import logging
-import socket
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -20,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import uvicorn
 from prometheus_client import generate_latest
 from starlette.types import Receive, Scope, Send
 from temporalio.client import Client
@@ -32,6 +30,7 @@ from agentrt.store.a2a.journal import A2AJournal
 from agentrt.store.a2a.push import A2APushStore, Delivery
 from agentrt.store.a2a.tasks import A2AStore
 from agentrt.workers.compose import WorkerResources
+from tests._asgi import on_localhost
 from tests.api.conftest import _serve, a2a_parts, a2a_settings, user_message  # noqa: F401
 
 
@@ -64,23 +63,13 @@ class Receiver:
 
 @asynccontextmanager
 async def receiving(receiver: Receiver) -> AsyncIterator[Receiver]:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(receiver, log_level="warning", lifespan="off"))
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    for _ in range(500):
-        if server.started:
-            break
-        await asyncio.sleep(0.01)
-    receiver.url = f"http://127.0.0.1:{sock.getsockname()[1]}/hook"
-    try:
-        yield receiver
-    finally:
-        if receiver.hold is not None:
-            receiver.hold.set()
-        server.should_exit = True
-        await task
-        sock.close()
+    async with on_localhost(receiver) as base:
+        receiver.url = f"{base}/hook"
+        try:
+            yield receiver
+        finally:
+            if receiver.hold is not None:
+                receiver.hold.set()  # a held request would keep the server from exiting
 
 
 def _settings(base: ApiSettings, **update: Any) -> ApiSettings:

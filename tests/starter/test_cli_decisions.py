@@ -3,7 +3,6 @@
 import json
 
 import pytest
-from temporalio.worker import Worker
 
 from agentrt.contracts.enums import EventKind, RunStatus
 from agentrt.starter.facade import AgentRuntime
@@ -18,11 +17,10 @@ async def _waiting(runtime: AgentRuntime) -> str:
     return view.run_id
 
 
-@pytest.mark.usefixtures("cli_env")
+@pytest.mark.usefixtures("cli_env", "worker")
 async def test_inbox_then_approve_by_the_pending_digest(
     capsys: pytest.CaptureFixture[str],
     runtime: AgentRuntime,
-    worker: Worker,
     parts: WorkerResources,
 ) -> None:
     run_id = await _waiting(runtime)
@@ -49,11 +47,10 @@ async def test_inbox_then_approve_by_the_pending_digest(
     assert_clean_error(code, err)
 
 
-@pytest.mark.usefixtures("cli_env")
+@pytest.mark.usefixtures("cli_env", "worker")
 async def test_deny_with_a_reason_and_a_stale_digest(
     capsys: pytest.CaptureFixture[str],
     runtime: AgentRuntime,
-    worker: Worker,
     parts: WorkerResources,
 ) -> None:
     run_id = await _waiting(runtime)
@@ -67,9 +64,9 @@ async def test_deny_with_a_reason_and_a_stale_digest(
     assert DemoWorld(parts.ctx).ledger_count(run_id=run_id) == 0
 
 
-@pytest.mark.usefixtures("cli_env")
+@pytest.mark.usefixtures("cli_env", "worker")
 async def test_cancel_a_waiting_run(
-    capsys: pytest.CaptureFixture[str], runtime: AgentRuntime, worker: Worker
+    capsys: pytest.CaptureFixture[str], runtime: AgentRuntime
 ) -> None:
     run_id = await _waiting(runtime)
     code, _, err = await agentrt(capsys, "cancel", run_id, "--by", "ops", "--reason", "dup")

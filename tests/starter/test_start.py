@@ -30,6 +30,7 @@ from tests.starter.test_cli import (  # noqa: F401
     cli_env,
     worker_factory,
 )
+from tests.workflows._raw import start_raw
 from tests.workflows._waiting import until_status
 
 
@@ -131,13 +132,7 @@ async def test_cli_start_of_an_unknown_profile_is_one_line_and_exit_2(
 async def test_cli_status_of_a_run_that_failed_to_begin_says_so(
     capsys: pytest.CaptureFixture[str], client: Client, task_queue: str
 ) -> None:
-    run_id = str(uuid.uuid4())
-    handle = await client.start_workflow(
-        WORKFLOW_AGENT_RUN,
-        RunRequest(run_id=run_id, profile="nosuch", prompt="hello"),
-        id=run_id,
-        task_queue=task_queue,
-    )
+    run_id, handle = await start_raw(client, task_queue, "nosuch", "hello")
     with pytest.raises(WorkflowFailureError):
         await handle.result()
     code, _, err = await agentrt(capsys, "status", run_id)

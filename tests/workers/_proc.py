@@ -10,8 +10,11 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from temporalio.client import Client
 
 from agentrt.core.settings import Settings
 
@@ -121,3 +124,41 @@ async def wait_for_marker(path: Path, worker: WorkerProcess, within: float) -> N
                 f"fault point {path.name} not reached within {within}s:\n" + worker.log_tail()
             )
         await asyncio.sleep(0.05)
+
+
+@dataclass
+class Armed:
+    """A worker armed to block at one fault point (it leaves a marker file there) for the
+    test to kill, and the unarmed worker that takes its queue over afterwards."""
+
+    pool: WorkerPool
+    worker: WorkerProcess
+    marker: Path
+    unarmed: dict[str, str]  # same settings, Temporal and queue; no fault point
+
+    async def reached(self, within: float = 30.0) -> None:
+        await wait_for_marker(self.marker, self.worker, within)
+
+    def successor(self) -> WorkerProcess:
+        return self.pool.spawn(self.unarmed)
+
+
+def arm_worker(
+    pool: WorkerPool,
+    settings: Settings,
+    client: Client,
+    task_queue: str,
+    point: str,
+    marker_dir: Path,
+) -> Armed:
+    """Spawn a worker on `task_queue` that blocks at `point` (see workers/faults.py)."""
+    address = client.service_client.config.target_host
+    unarmed = worker_env(settings, temporal_address=address, task_queue=task_queue)
+    env = worker_env(
+        settings, temporal_address=address, task_queue=task_queue, block_at=point,
+        marker_dir=marker_dir,
+    )  # fmt: skip
+    return Armed(pool, pool.spawn(env), marker_dir / point, unarmed)
+
+
+Arm = Callable[[str], Armed]  # the `arm` fixture: a fault point in, its armed worker out

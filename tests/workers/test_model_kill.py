@@ -7,16 +7,13 @@ while it runs, and a missed heartbeat (5 s) hands the call to another worker.
 
 import asyncio
 import time
-from pathlib import Path
 
 import pytest
-from temporalio.testing import WorkflowEnvironment
 
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.profiles import Timeouts
-from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
-from tests.workers._proc import WorkerPool, wait_for_marker, worker_env
+from tests.workers._proc import Arm
 
 # Heartbeat timeout (5 s) + retry interval (1 s) + the dead worker's sticky queue (3 s),
 # with room for a loaded machine: far below the model's start-to-close timeout.
@@ -27,25 +24,14 @@ assert RECOVER_WITHIN < Timeouts().model_seconds / 3
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("point", ["model.before_provider", "model.after_record"])
 async def test_a_model_call_on_a_killed_worker_is_retried_in_seconds(
-    point: str,
-    pool: WorkerPool,
-    temporal_env: WorkflowEnvironment,
-    runtime: AgentRuntime,
-    settings: Settings,
-    task_queue: str,
-    tmp_path: Path,
+    point: str, arm: Arm, runtime: AgentRuntime
 ) -> None:
-    markers = tmp_path / "markers"
-    address = temporal_env.client.service_client.config.target_host
-    faulty = pool.spawn(
-        worker_env(settings, temporal_address=address, task_queue=task_queue,
-                   block_at=point, marker_dir=markers)
-    )  # fmt: skip
+    faulty = arm(point)
     run_id = await runtime.start("auto", "what about my order?")
-    await wait_for_marker(markers / point, faulty, within=30.0)
-    faulty.kill()
+    await faulty.reached()
+    faulty.worker.kill()
     killed = time.monotonic()
-    fresh = pool.spawn(worker_env(settings, temporal_address=address, task_queue=task_queue))
+    fresh = faulty.successor()
     try:
         view = await asyncio.wait_for(runtime.result(run_id), RECOVER_WITHIN)
     except TimeoutError:

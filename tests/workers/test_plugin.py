@@ -14,32 +14,23 @@ from temporalio.contrib.opentelemetry import TracingInterceptor
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Replayer, Worker
 
-from agentrt import AgentrtPlugin, AgentRuntime, RunStatus, Settings, build_worker
+from agentrt import AgentrtPlugin, AgentRuntime, Settings, build_worker
 from agentrt.contracts.enums import EventKind
-from agentrt.contracts.ids import idempotency_key
 from agentrt.store.runs import RunStore
 from agentrt.workers.compose import TOOL_THREAD_PREFIX, WorkerResources
 from agentrt.workers.metrics import ActivityTiming
 from agentrt.workers.runner import ContextFreeRunner
 from agentrt.workflows.agent_run import AgentRunWorkflow
 from tests.workers import _user_toolbox
-from tests.workers.test_user_tool_run import PROFILES, RULES
+from tests.workers.test_user_tool_run import booked_once, booking_waits, bookkeeper_settings
 from tests.workflows.test_replay import HISTORIES
 
 
 async def test_a_plain_worker_with_the_plugin_runs_an_agent_end_to_end(
     client: Client, temporal_env: WorkflowEnvironment, settings: Settings, tmp_path
 ) -> None:
-    (tmp_path / "profiles.yaml").write_text(PROFILES)
-    (tmp_path / "rules.yaml").write_text(RULES)
-    queue = f"tq-{uuid.uuid4().hex[:10]}"
-    s = settings.model_copy(
-        update={
-            "task_queue": queue,
-            "profiles_file": tmp_path / "profiles.yaml",
-            "rules_file": tmp_path / "rules.yaml",
-        }
-    )
+    s = bookkeeper_settings(settings, tmp_path)
+    queue = s.task_queue
     # A client as the SDK makes it: no pydantic converter, no interceptors.
     plain = await Client.connect(
         client.service_client.config.target_host, namespace=client.namespace
@@ -57,18 +48,9 @@ async def test_a_plain_worker_with_the_plugin_runs_an_agent_end_to_end(
 
     async with worker:
         runtime = AgentRuntime(client, RunStore(plugin.resources.ctx), queue)
-        waiting = await runtime.run("bookkeeper", "Please book the invoice", initiator="al")
-        assert waiting.status is RunStatus.WAITING_FOR_APPROVAL
-        pending = waiting.pending_approval
-        assert pending is not None and [c.name for c in pending.calls] == ["book_entry"]
+        waiting = await booking_waits(runtime)
         run_id = waiting.run_id
-        await runtime.approve(
-            run_id, approved=True, decided_by="bo", turn_digest=pending.turn_digest
-        )
-        done = await runtime.result(run_id)
-        assert done.status is RunStatus.COMPLETED and done.answer == "Booked."
-        [booked] = [b for b in _user_toolbox.BOOKED if b["run_id"] == run_id]
-        assert booked["key"] == idempotency_key(run_id, booked["call_id"])
+        booked = await booked_once(runtime, waiting)
         assert booked["thread"].startswith(TOOL_THREAD_PREFIX)  # the plugin's pool
         events = await runtime.events(run_id)
         assert [e.kind for e in events][-1] is EventKind.RUN_COMPLETED

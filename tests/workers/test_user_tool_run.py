@@ -4,6 +4,7 @@ AGENTRT_TOOLBOXES by the worker builder, waits for approval, passes the fence an
 import textwrap
 import uuid
 from pathlib import Path
+from typing import Any
 
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
@@ -11,10 +12,12 @@ from temporalio.client import Client
 from agentrt import AgentRuntime, RunStatus, Settings, ToolEffect, build_worker
 from agentrt.contracts.enums import EventKind
 from agentrt.contracts.ids import ACT_WRITE_EXECUTE, idempotency_key
+from agentrt.contracts.run import RunView
 from agentrt.store.runs import RunStore
 from agentrt.workers.compose import TOOL_THREAD_PREFIX
 from tests.fence._history import stamp_markers
 from tests.workers import _user_toolbox
+from tests.workflows._waiting import decide
 
 PROFILES = """
 profiles:
@@ -38,39 +41,53 @@ rules:
 """
 
 
+def bookkeeper_settings(settings: Settings, tmp_path: Path, **update: Any) -> Settings:
+    """The suite's settings serving the bookkeeper (PROFILES, RULES) on a queue of its own."""
+    (tmp_path / "profiles.yaml").write_text(textwrap.dedent(PROFILES))
+    (tmp_path / "rules.yaml").write_text(textwrap.dedent(RULES))
+    return settings.model_copy(
+        update={
+            "task_queue": f"tq-{uuid.uuid4().hex[:10]}",
+            "profiles_file": tmp_path / "profiles.yaml",
+            "rules_file": tmp_path / "rules.yaml",
+            **update,
+        }
+    )
+
+
+async def booking_waits(runtime: AgentRuntime) -> RunView:
+    """The bookkeeper's run, stopped at its approval: the one call it waits on books."""
+    waiting = await runtime.run("bookkeeper", "Please book the invoice", initiator="al")
+    assert waiting.status is RunStatus.WAITING_FOR_APPROVAL
+    pending = waiting.pending_approval
+    assert pending is not None and [c.name for c in pending.calls] == ["book_entry"]
+    return waiting
+
+
+async def booked_once(runtime: AgentRuntime, waiting: RunView) -> dict[str, Any]:
+    """Approve the booking: the run completes, and the entry was booked once, by its key."""
+    await decide(runtime, waiting, approved=True, by="bo")
+    done = await runtime.result(waiting.run_id)
+    assert done.status is RunStatus.COMPLETED and done.answer == "Booked."
+    [booked] = [b for b in _user_toolbox.BOOKED if b["run_id"] == waiting.run_id]
+    assert booked["key"] == idempotency_key(waiting.run_id, booked["call_id"])
+    return booked
+
+
 async def test_a_user_tool_write_is_approved_fenced_and_runs_once(
     client: Client, settings: Settings, tmp_path: Path
 ) -> None:
-    (tmp_path / "profiles.yaml").write_text(textwrap.dedent(PROFILES))
-    (tmp_path / "rules.yaml").write_text(textwrap.dedent(RULES))
-    queue = f"tq-{uuid.uuid4().hex[:10]}"
-    s = settings.model_copy(
-        update={
-            "task_queue": queue,
-            "profiles_file": tmp_path / "profiles.yaml",
-            "rules_file": tmp_path / "rules.yaml",
-            "toolboxes": "tests.workers._user_toolbox:toolbox",
-        }
-    )
+    s = bookkeeper_settings(settings, tmp_path, toolboxes="tests.workers._user_toolbox:toolbox")
+    queue = s.task_queue
     worker, resources = build_worker(client, s)
     with resources:
         async with worker:
             runtime = AgentRuntime(client, RunStore(resources.ctx), queue)
-            waiting = await runtime.run("bookkeeper", "Please book the invoice", initiator="al")
-            assert waiting.status is RunStatus.WAITING_FOR_APPROVAL
-            pending = waiting.pending_approval
-            assert pending is not None and [c.name for c in pending.calls] == ["book_entry"]
+            waiting = await booking_waits(runtime)
             run_id = waiting.run_id
             assert [b for b in _user_toolbox.BOOKED if b["run_id"] == run_id] == []
 
-            await runtime.approve(
-                run_id, approved=True, decided_by="bo", turn_digest=pending.turn_digest
-            )
-            done = await runtime.result(run_id)
-            assert done.status is RunStatus.COMPLETED and done.answer == "Booked."
-
-            [booked] = [b for b in _user_toolbox.BOOKED if b["run_id"] == run_id]
-            assert booked["key"] == idempotency_key(run_id, booked["call_id"])
+            booked = await booked_once(runtime, waiting)
             assert (booked["account"], booked["amount_cents"]) == ("acme", 1250)
             assert booked["thread"].startswith(TOOL_THREAD_PREFIX)  # the worker's pool
 

@@ -14,21 +14,14 @@ from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.runs import RunStore
 from agentrt.workers.compose import WorkerResources
+from tests._entry import assert_one_line, run_module
+from tests.workers._proc import worker_env
 
 
 def _env(settings: Settings, address: str, queue: str, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTRT_")}
-    env.update(
-        AGENTRT_DATABASE_URL=extra.pop("AGENTRT_DATABASE_URL", settings.resolved_database_url()),
-        AGENTRT_TEMPORAL_ADDRESS=address,
-        AGENTRT_TASK_QUEUE=queue,
-        AGENTRT_SEAL_KEYS=settings.read_seal_keys(),
-        AGENTRT_PROFILES_FILE=str(settings.profiles_file),
-        AGENTRT_RULES_FILE=str(settings.rules_file),
-        AGENTRT_DATA_DIR=str(settings.data_dir),
-        PYTHONUNBUFFERED="1",
-        **extra,
-    )
+    """The kill tests' worker environment (no fault armed), with `extra` on top."""
+    env = worker_env(settings, temporal_address=address, task_queue=queue)
+    env.update(extra)
     return env
 
 
@@ -65,25 +58,11 @@ async def test_sigterm_drains_and_exits_cleanly_after_serving_a_run(
 
 
 def _worker(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agentrt.workers", *args],
-        env=env,
-        cwd=cwd,  # no `.env` there: only `env` configures it
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    return run_module("agentrt.workers", args, env=env, cwd=cwd)
 
 
 def _one_line(done: subprocess.CompletedProcess[str], *fragments: str) -> None:
-    """Exit 2 and exactly one line on stderr, the error, with every fragment in it."""
-    assert done.returncode == 2, done.stderr
-    assert "Traceback" not in done.stderr
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("agentrt-worker: "), done.stderr
-    for fragment in fragments:
-        assert fragment in lines[0]
+    assert_one_line(done, "agentrt-worker", *fragments)
 
 
 DEAD_DB = "postgresql+psycopg://nobody@127.0.0.1:1/x?connect_timeout=2"

@@ -22,3 +22,17 @@ async def until_status(
         if asyncio.get_running_loop().time() > deadline:
             raise AssertionError(f"run {run_id} never reached {wanted}: {view}")
         await asyncio.sleep(0.05)
+
+
+def pending_digest(view: RunView) -> str:
+    """The turn digest a decision on the approval `view` waits on must carry."""
+    assert view.pending_approval is not None
+    return view.pending_approval.turn_digest
+
+
+async def decide(runtime: AgentRuntime, view: RunView, *, approved: bool, by: str = "bob") -> None:
+    """Approve or deny the turn `view` is waiting on, by that turn's digest."""
+    assert view.pending_approval is not None
+    await runtime.approve(
+        view.run_id, approved=approved, decided_by=by, turn_digest=view.pending_approval.turn_digest
+    )

@@ -10,11 +10,11 @@ from temporalio.worker import Worker
 
 from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
 from agentrt.contracts.errors import InvalidRequestError, UnknownProfileError
-from agentrt.contracts.ids import SA_RUN_STATUS, WORKFLOW_AGENT_RUN
-from agentrt.contracts.run import RunRequest, RunResult
+from agentrt.contracts.ids import SA_RUN_STATUS
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.demo import DemoWorld
 from agentrt.workers.compose import WorkerResources
+from tests.workflows._raw import start_raw
 
 
 async def test_demo_run_completes_with_events_in_order(
@@ -129,14 +129,8 @@ async def test_a_run_started_without_a_status_upserts_running_itself(
 ) -> None:
     """A starter that sets no status (an older facade, a raw Temporal client): the workflow
     marks the run RUNNING once it has begun, as before."""
-    run_id = str(uuid.uuid4())
-    result = await client.execute_workflow(
-        WORKFLOW_AGENT_RUN,
-        RunRequest(run_id=run_id, profile="auto", prompt="what about my order?"),
-        id=run_id,
-        task_queue=task_queue,
-        result_type=RunResult,
-    )
+    run_id, handle = await start_raw(client, task_queue, "auto", "what about my order?")
+    result = await handle.result()
     assert result.status is RunStatus.COMPLETED
     assert await _status_upserts(client, run_id) == ["RUNNING", "COMPLETED"]
 

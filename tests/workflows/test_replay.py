@@ -28,7 +28,7 @@ from agentrt.workers.compose import WorkerResources
 from agentrt.workers.main import sandbox_runner
 from agentrt.workflows.agent_run import AgentRunWorkflow
 from tests.workflows._tasks import new_a2a_task, start_for_task
-from tests.workflows._waiting import until_status
+from tests.workflows._waiting import decide, until_status
 
 HISTORIES = Path(__file__).resolve().parents[1] / "histories"
 
@@ -65,22 +65,12 @@ async def _fresh(runtime: AgentRuntime, client: Client, parts: WorkerResources) 
     runs["iteration_cap"] = capped.run_id
     waiting = await runtime.run("support", "Please refund order 1042")
     assert waiting.pending_approval is not None
-    await runtime.approve(
-        waiting.run_id,
-        approved=True,
-        decided_by="bob",
-        turn_digest=waiting.pending_approval.turn_digest,
-    )
+    await decide(runtime, waiting, approved=True)
     assert (await runtime.result(waiting.run_id)).status is RunStatus.COMPLETED
     runs["approved"] = waiting.run_id
     denied = await runtime.run("support", "Please refund order 1042")
     assert denied.pending_approval is not None
-    await runtime.approve(
-        denied.run_id,
-        approved=False,
-        decided_by="bob",
-        turn_digest=denied.pending_approval.turn_digest,
-    )
+    await decide(runtime, denied, approved=False)
     await runtime.result(denied.run_id)
     runs["denied"] = denied.run_id
     runs["decision_refused"] = await _refused_then_approved(runtime, client)
