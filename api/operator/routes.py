@@ -4,6 +4,7 @@ principal; nothing in a body names who acts."""
 import asyncio
 import json
 import uuid
+from collections.abc import Callable
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, Query, Request
@@ -283,10 +284,7 @@ async def inbox(
 ) -> list[RunOut]:
     """Runs waiting for approval, oldest first, with their pending calls at each run's
     privacy level."""
-    views = await asyncio.to_thread(
-        lambda: state.query.inbox(visible_to=who.visible_to, limit=limit)
-    )
-    return [await state.out(v) for v in views]
+    return await _listed(state, state.query.inbox, who, limit)
 
 
 @router.get("/attention", response_model=list[RunOut], tags=["runs"])
@@ -298,7 +296,13 @@ async def needs_attention(
     """Runs that need an operator, the most recently changed first: failed with a write's
     outcome unknown (`attention: outcome_unknown`; the run's `pending_write` names the
     call, its idempotency key and its arguments at the run's privacy level)."""
-    views = await asyncio.to_thread(
-        lambda: state.query.attention(visible_to=who.visible_to, limit=limit)
-    )
+    return await _listed(state, state.query.attention, who, limit)
+
+
+async def _listed(
+    state: OpsState, listing: Callable[..., list[RunView]], who: Principal, limit: int
+) -> list[RunOut]:
+    """A run list (the inbox, the attention list) the principal may see, each at its run's
+    privacy level."""
+    views = await asyncio.to_thread(listing, visible_to=who.visible_to, limit=limit)
     return [await state.out(v) for v in views]

@@ -128,63 +128,44 @@ class A2AStore:
         with `push`, its push config too, in the same transaction (both or neither).
         With `first_message_id`, at most one task per (owner, id): a second insert raises
         FirstMessageTaken with the task that won, and writes nothing."""
+        kept = _kept_message(message, answer_level)
+        now = utcnow()
+        row = A2ATaskRow(
+            id=task_id,
+            context_id=context_id,
+            workflow_id=workflow_id,
+            run_id=None,
+            owner=owner,
+            first_message_id=first_message_id,
+            profile=profile,
+            answer_level=answer_level,
+            state=SUBMITTED,
+            history=seal(self._ctx.sealer, TASK_HISTORY, task_id, [kept]),
+            task_metadata="{}",
+            status_at=now,
+            run_revision=-1,
+            journal_head=-1,
+            projected_state=SUBMITTED,
+            created_at=now,
+            updated_at=now,
+        )
+        payload = status_update(task_id, context_id, status(SUBMITTED, None, now), {})
         try:
-            return self._insert(
-                task_id=task_id, context_id=context_id, workflow_id=workflow_id, owner=owner,
-                profile=profile, answer_level=answer_level, message=message, push=push,
-                first_message_id=first_message_id,
-            )  # fmt: skip
+            with self._ctx.sessions.begin() as s:
+                s.add(row)
+                s.flush()
+                append_event(
+                    s, self._ctx.sealer, row, run_revision=-1, slot=0, kind="status",
+                    state=SUBMITTED, payload=payload,
+                )  # fmt: skip
+                if push is not None:
+                    A2APushStore(self._ctx).add(s, task_id, push, from_start=True)
+                return self.record(row)
         except IntegrityError:
             won = None if first_message_id is None else self.first(owner, first_message_id)
             if won is None:
                 raise
             raise FirstMessageTaken(won) from None
-
-    def _insert(
-        self,
-        *,
-        task_id: str,
-        context_id: str,
-        workflow_id: str,
-        owner: str,
-        profile: str,
-        answer_level: str,
-        message: dict[str, Any],
-        push: PushSpec | None,
-        first_message_id: str | None,
-    ) -> TaskRecord:
-        kept = _kept_message(message, answer_level)
-        now = utcnow()
-        with self._ctx.sessions.begin() as s:
-            row = A2ATaskRow(
-                id=task_id,
-                context_id=context_id,
-                workflow_id=workflow_id,
-                run_id=None,
-                owner=owner,
-                first_message_id=first_message_id,
-                profile=profile,
-                answer_level=answer_level,
-                state=SUBMITTED,
-                history=seal(self._ctx.sealer, TASK_HISTORY, task_id, [kept]),
-                task_metadata="{}",
-                status_at=now,
-                run_revision=-1,
-                journal_head=-1,
-                projected_state=SUBMITTED,
-                created_at=now,
-                updated_at=now,
-            )
-            s.add(row)
-            s.flush()
-            payload = status_update(task_id, context_id, status(SUBMITTED, None, now), {})
-            append_event(
-                s, self._ctx.sealer, row, run_revision=-1, slot=0, kind="status",
-                state=SUBMITTED, payload=payload,
-            )  # fmt: skip
-            if push is not None:
-                A2APushStore(self._ctx).add(s, task_id, push, from_start=True)
-            return self.record(row)
 
     def delete(self, task_id: str) -> None:
         """Compensation when the run could not be started: the task never was."""

@@ -92,13 +92,19 @@ async def test_a_tool_call_turn_maps_names_back_and_reports_usage(
     ]
 
 
-async def test_anthropic_request_shape(server: FakeServer) -> None:
+async def _sent(server: FakeServer, vendor: Any, **options: Any) -> dict[str, Any]:
+    """The body of the one request a provider sends for a tool round."""
     server.seen.clear()
-    server.replies.append(Canned(body=ANTHROPIC.reply(text="Shipped.")))
-    p = ANTHROPIC.make(api_key=API_KEY, base_url=root(server), max_tokens=321)
+    server.replies.append(Canned(body=vendor.reply(text="Shipped.")))
+    p = vendor.make(api_key=API_KEY, base_url=root(server), **options)
     await p.complete(tool_round())
     await p.aclose()
-    body = server.seen[0].body
+    body: dict[str, Any] = server.seen[0].body
+    return body
+
+
+async def test_anthropic_request_shape(server: FakeServer) -> None:
+    body = await _sent(server, ANTHROPIC, max_tokens=321)
     assert (body["model"], body["max_tokens"], body["system"]) == ("m-test", 321, "Be brief.")
     assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user"]
     assert body["messages"][1]["content"] == [
@@ -111,12 +117,7 @@ async def test_anthropic_request_shape(server: FakeServer) -> None:
 
 
 async def test_gemini_request_shape(server: FakeServer) -> None:
-    server.seen.clear()
-    server.replies.append(Canned(body=GEMINI.reply(text="Shipped.")))
-    p = GEMINI.make(api_key=API_KEY, base_url=root(server), max_output_tokens=99)
-    await p.complete(tool_round())
-    await p.aclose()
-    body = server.seen[0].body
+    body = await _sent(server, GEMINI, max_output_tokens=99)
     assert body["systemInstruction"]["parts"] == [{"text": "Be brief."}]
     assert [c["role"] for c in body["contents"]] == ["user", "model", "user"]
     (call,) = body["contents"][1]["parts"]

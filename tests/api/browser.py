@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from playwright.async_api import Browser, async_playwright
+from playwright.async_api import Browser, Page, async_playwright
 
 CHROMIUM = Path("/usr/bin/chromium")
 # The README's screenshots: refreshed when AGENTRT_UPDATE_SCREENSHOTS=1, otherwise the tests
@@ -46,3 +46,16 @@ async def browser() -> AsyncIterator[Browser]:
             yield b
         finally:
             await b.close()
+
+
+@pytest_asyncio.fixture
+async def page(browser: Browser, request: pytest.FixtureRequest) -> AsyncIterator[Page]:
+    """A fresh browser context and page; a test module may set VIEWPORT = (width, height)."""
+    width, height = getattr(request.module, "VIEWPORT", (1100, 800))
+    context = await browser.new_context(viewport={"width": width, "height": height})
+    p = await context.new_page()
+    p.set_default_timeout(15_000)
+    try:
+        yield p
+    finally:
+        await context.close()

@@ -3,33 +3,22 @@ interrupted after its claim is listed under "Needs attention", and its run page 
 write (tool, call id, idempotency key, arguments at the run's privacy level, fence state,
 since when); a pending approval shows each call's effect class."""
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 
 import pytest
-import pytest_asyncio
-from playwright.async_api import Browser, Page, expect
+from playwright.async_api import Page, expect
 
 from agentrt.contracts.ids import idempotency_key
-from tests.api.browser import browser, shot
+from tests.api.browser import browser, page, shot
 from tests.api.conftest import Live
 from tests.api.ops_helpers import REFUND, http, name, start, token, wait_status
 from tests.api.test_pending_write_views import ALL, _interrupted
 from tests.conftest import FailTimes
 
-__all__ = ["browser"]  # the module-scoped fixture
+__all__ = ["browser", "page"]  # fixtures
+VIEWPORT = (1100, 900)
 MakeLive = Callable[[Callable[[str], None]], AbstractAsyncContextManager[Live]]
-
-
-@pytest_asyncio.fixture
-async def page(browser: Browser) -> AsyncIterator[Page]:
-    context = await browser.new_context(viewport={"width": 1100, "height": 900})
-    p = await context.new_page()
-    p.set_default_timeout(15_000)
-    try:
-        yield p
-    finally:
-        await context.close()
 
 
 @pytest.mark.timeout(180)

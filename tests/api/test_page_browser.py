@@ -3,29 +3,15 @@ server on 127.0.0.1: sign in with a token, approve and deny from the page (the w
 once), a stale page's decision gets a clear refusal, and a principal without runs:decide
 sees no buttons and is refused by the API."""
 
-from collections.abc import AsyncIterator
-
-import pytest_asyncio
-from playwright.async_api import Browser, Page, expect
+from playwright.async_api import Page, expect
 
 from agentrt.store.demo import DemoWorld
-from tests.api.browser import browser, shot
+from tests.api.browser import browser, page, shot
 from tests.api.conftest import Live
 from tests.api.ops_helpers import REFUND, http, name, start, token, wait_status
 
-__all__ = ["browser"]  # the module-scoped fixture
+__all__ = ["browser", "page"]  # fixtures
 DECIDER = ("runs:start", "runs:read", "runs:decide")
-
-
-@pytest_asyncio.fixture
-async def page(browser: Browser) -> AsyncIterator[Page]:
-    context = await browser.new_context(viewport={"width": 1100, "height": 800})
-    p = await context.new_page()
-    p.set_default_timeout(15_000)
-    try:
-        yield p
-    finally:
-        await context.close()
 
 
 async def sign_in(page: Page, live: Live, secret: str) -> None:

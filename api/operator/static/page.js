@@ -181,15 +181,28 @@ async function showInbox() {
   stopFollow();
   show("inbox");
   const list = $("inbox-list");
+  const listed = await listRuns(list, "/inbox?limit=200", "inbox-empty", (run, card) => {
+    const p = run.pending_approval;
+    card.append(el("div",
+      `${run.profile} · started by ${run.initiator} · round ${p.round} · waiting since ` +
+      when(p.requested_at), "muted"));
+    card.append(renderCalls(run), renderActions(run, showInbox));
+  });
+  if (listed) await showAttention();
+}
+
+// One card per run of a list (the inbox, the attention list): a title linking to the run,
+// then what `fill` adds. False when the list could not be read (the notice says why).
+async function listRuns(list, path, emptyId, fill) {
   list.replaceChildren();
   let runs;
   try {
-    runs = await json("/inbox?limit=200");
+    runs = await json(path);
   } catch (err) {
     notice(explain(err));
-    return;
+    return false;
   }
-  $("inbox-empty").hidden = runs.length > 0;
+  $(emptyId).hidden = runs.length > 0;
   for (const run of runs) {
     const card = el("div", null, "card");
     card.dataset.run = run.run_id;
@@ -197,42 +210,23 @@ async function showInbox() {
     const link = el("a", run.run_id);
     link.href = `#/runs/${run.run_id}`;
     title.append(link);
-    const p = run.pending_approval;
-    card.append(title, el("div",
-      `${run.profile} · started by ${run.initiator} · round ${p.round} · waiting since ` +
-      when(p.requested_at), "muted"));
-    card.append(renderCalls(run), renderActions(run, showInbox));
+    card.append(title);
+    fill(run, card);
     list.append(card);
   }
-  await showAttention();
+  return true;
 }
 
 // Runs that need an operator (GET /attention): today, failed with a write's outcome
 // unknown. Waiting for reconciliation joins this list when runs can wait for an answer.
 async function showAttention() {
   const list = $("attention-list");
-  list.replaceChildren();
-  let runs;
-  try {
-    runs = await json("/attention?limit=200");
-  } catch (err) {
-    notice(explain(err));
-    return;
-  }
-  $("attention-empty").hidden = runs.length > 0;
-  for (const run of runs) {
-    const card = el("div", null, "card");
-    card.dataset.run = run.run_id;
-    const title = el("h3");
-    const link = el("a", run.run_id);
-    link.href = `#/runs/${run.run_id}`;
-    title.append(link);
-    card.append(title, el("div",
+  await listRuns(list, "/attention?limit=200", "attention-empty", (run, card) => {
+    card.append(el("div",
       `${run.profile} · started by ${run.initiator} · ${run.status} (${run.attention})` +
       (run.finished_at ? ` · ${when(run.finished_at)}` : ""), "muted"));
     if (run.pending_write) card.append(renderWrite(run));
-    list.append(card);
-  }
+  });
 }
 
 // --- a run and its live events -----------------------------------------------------------
