@@ -76,16 +76,21 @@ class Settings(BaseModel):
 
     def replace(self, **groups: Mapping[str, Any]) -> Self:
         """A copy with some fields of some groups changed:
-        `settings.replace(temporal={"task_queue": q}, database={"url": u})`."""
+        `settings.replace(temporal={"task_queue": q}, database={"url": u})`. Values are
+        validated: `privacy={"seal_keys": "k:..."}` becomes a SecretStr."""
         update: dict[str, Any] = {}
         for name, fields in groups.items():
             group = getattr(self, name, None)
             if not isinstance(group, SettingsGroup):
                 raise TypeError(f"{type(self).__name__} has no settings group {name!r}")
-            unknown = sorted(set(fields) - set(type(group).model_fields))
+            known = type(group).model_fields
+            unknown = sorted(set(fields) - set(known))
             if unknown:
                 raise TypeError(f"{type(group).__name__} has no setting {', '.join(unknown)}")
-            update[name] = group.model_copy(update=dict(fields))
+            # Validated (not model_copy's as-is), so a value is checked and converted as if
+            # it came from the environment; model_validate reads no environment.
+            current = {k: getattr(group, k) for k in known}
+            update[name] = type(group).model_validate(current | dict(fields))
         return self.model_copy(update=update)
 
     # The key files live under the data directory, so these read two groups (privacy and

@@ -35,8 +35,9 @@ class SettingsGroup(BaseSettings):
     )
 
     def __init__(self, **values: Any) -> None:
-        # extra="ignore" is for the environment; a keyword no field has is a mistake.
-        unknown = sorted(set(values) - set(type(self).model_fields))
+        # extra="ignore" is for the environment; a keyword no field has is a mistake (the
+        # underscored ones are pydantic-settings' own: `_env_file=None`).
+        unknown = sorted(k for k in values if k not in type(self).model_fields and k[:1] != "_")
         if unknown:
             raise TypeError(f"{type(self).__name__} has no setting {', '.join(unknown)}")
         super().__init__(**values)

@@ -92,7 +92,7 @@ class AgentRuntime:
         except ValueError as exc:
             raise ConfigError(f"AGENTRT_SEAL_KEYS: {exc}") from None
         engine, ctx = await asyncio.to_thread(
-            open_store, settings.resolved_database_url(), sealer, run_migrations=False
+            open_store, settings.database.resolved_url(), sealer, run_migrations=False
         )
         try:
             client = await connect(settings)
@@ -102,11 +102,11 @@ class AgentRuntime:
         runtime = cls(
             client,
             RunStore(ctx),
-            settings.task_queue,
-            begin_timeout=settings.start_timeout_seconds,
+            settings.temporal.task_queue,
+            begin_timeout=settings.temporal.start_timeout_seconds,
             plaintext_refused=client.data_converter.payload_codec is None
-            and not settings.allow_plaintext_history,
-            max_prompt_chars=settings.max_prompt_chars,
+            and not settings.privacy.allow_plaintext_history,
+            max_prompt_chars=settings.limits.max_prompt_chars,
         )
         runtime._engine = engine
         return runtime

@@ -31,8 +31,8 @@ def retention_policy(settings: Settings) -> RetentionPolicy:
             raise ConfigError(f"AGENTRT_{name.upper()} must be greater than 0 (got {value})")
     try:
         return RetentionPolicy(
-            finished_days=settings.retention_finished_days,
-            waiting_days=settings.retention_waiting_days,
+            finished_days=settings.retention.finished_days,
+            waiting_days=settings.retention.waiting_days,
         )
     except ValidationError as exc:
         raise ConfigError(f"retention settings: {exc.errors()[0]['msg']}") from None
@@ -44,11 +44,11 @@ def retention_schedule(settings: Settings) -> Schedule:
             WORKFLOW_RETENTION,
             retention_policy(settings),
             id=f"{SCHEDULE_RETENTION}-pass",
-            task_queue=settings.maintenance_task_queue,
+            task_queue=settings.retention.task_queue,
             static_summary="retention pass",
         ),
         spec=ScheduleSpec(
-            intervals=[ScheduleIntervalSpec(every=timedelta(hours=settings.retention_every_hours))]
+            intervals=[ScheduleIntervalSpec(every=timedelta(hours=settings.retention.every_hours))]
         ),
         # A pass still running when the next is due: skip the next, never run two at once.
         policy=SchedulePolicy(overlap=ScheduleOverlapPolicy.SKIP),

@@ -40,7 +40,7 @@ def token(
 
 
 def every_profile(live: Live) -> list[str]:
-    return sorted(load_profiles(live.settings.profiles_file))
+    return sorted(load_profiles(live.settings.worker.profiles_file))
 
 
 @asynccontextmanager

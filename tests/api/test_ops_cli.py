@@ -86,9 +86,9 @@ async def test_run_inbox_approve_status_through_the_api(
 def test_token_create_list_revoke(
     live: Live, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setenv("AGENTRT_DATABASE_URL", live.settings.database_url)
+    monkeypatch.setenv("AGENTRT_DATABASE_URL", live.settings.database.url)
     monkeypatch.setenv("AGENTRT_SEAL_KEYS", TEST_SEAL_KEYS)
-    monkeypatch.setenv("AGENTRT_DATA_DIR", str(live.settings.data_dir))
+    monkeypatch.setenv("AGENTRT_DATA_DIR", str(live.settings.database.data_dir))
     who = name("carol")
 
     def run(*argv: str) -> tuple[int | str | None, str, str]:

@@ -65,7 +65,7 @@ async def test_follow_then_resume_with_last_event_id_misses_nothing(live: Live) 
 async def test_notify_wakes_a_follower_long_before_a_poll_interval(
     client: Client, a2a_settings: ApiSettings, a2a_parts: WorkerResources
 ) -> None:
-    slow = a2a_settings.model_copy(update={"api_poll_seconds": 30.0})
+    slow = a2a_settings.replace(api={"poll_seconds": 30.0})
     async with _serve(client, slow, a2a_parts) as live:
         who = name("alice")
         async with http(live, token(live, who, "runs:start", "runs:read", "runs:decide")) as c:
@@ -87,7 +87,7 @@ async def test_notify_wakes_a_follower_long_before_a_poll_interval(
 async def test_notify_wakes_an_a2a_stream_too(
     client: Client, a2a_settings: ApiSettings, a2a_parts: WorkerResources
 ) -> None:
-    slow = a2a_settings.model_copy(update={"api_poll_seconds": 30.0})
+    slow = a2a_settings.replace(api={"poll_seconds": 30.0})
     async with _serve(client, slow, a2a_parts) as live:
         body = {
             "jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage",

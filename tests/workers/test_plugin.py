@@ -33,12 +33,10 @@ async def test_a_plain_worker_with_the_plugin_runs_an_agent_end_to_end(
     (tmp_path / "profiles.yaml").write_text(PROFILES)
     (tmp_path / "rules.yaml").write_text(RULES)
     queue = f"tq-{uuid.uuid4().hex[:10]}"
-    s = settings.model_copy(
-        update={
-            "task_queue": queue,
-            "profiles_file": tmp_path / "profiles.yaml",
-            "rules_file": tmp_path / "rules.yaml",
-        }
+    s = settings.replace(
+        temporal={"task_queue": queue},
+        worker={"profiles_file": tmp_path / "profiles.yaml"},
+        providers={"rules_file": tmp_path / "rules.yaml"},
     )
     # A client as the SDK makes it: no pydantic converter, no interceptors.
     plain = await Client.connect(
@@ -92,8 +90,9 @@ def test_a_plugin_given_resources_leaves_them_open(settings: Settings) -> None:
 async def test_build_workers_worker_runs_sync_activities_on_a_pool_as_large_as_its_limit(
     client: Client, settings: Settings
 ) -> None:
-    s = settings.model_copy(
-        update={"task_queue": f"tq-{uuid.uuid4().hex[:10]}", "max_concurrent_activities": 7}
+    s = settings.replace(
+        temporal={"task_queue": f"tq-{uuid.uuid4().hex[:10]}"},
+        worker={"max_concurrent_activities": 7},
     )
     # The SDK warns when the executor has fewer threads than the worker runs activities.
     with warnings.catch_warnings(record=True) as caught:

@@ -44,13 +44,13 @@ async def test_a_user_tool_write_is_approved_fenced_and_runs_once(
     (tmp_path / "profiles.yaml").write_text(textwrap.dedent(PROFILES))
     (tmp_path / "rules.yaml").write_text(textwrap.dedent(RULES))
     queue = f"tq-{uuid.uuid4().hex[:10]}"
-    s = settings.model_copy(
-        update={
-            "task_queue": queue,
+    s = settings.replace(
+        temporal={"task_queue": queue},
+        worker={
             "profiles_file": tmp_path / "profiles.yaml",
-            "rules_file": tmp_path / "rules.yaml",
             "toolboxes": "tests.workers._user_toolbox:toolbox",
-        }
+        },
+        providers={"rules_file": tmp_path / "rules.yaml"},
     )
     worker, resources = build_worker(client, s)
     with resources:

@@ -19,13 +19,13 @@ from agentrt.workers.compose import WorkerResources
 def _env(settings: Settings, address: str, queue: str, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTRT_")}
     env.update(
-        AGENTRT_DATABASE_URL=extra.pop("AGENTRT_DATABASE_URL", settings.resolved_database_url()),
+        AGENTRT_DATABASE_URL=extra.pop("AGENTRT_DATABASE_URL", settings.database.resolved_url()),
         AGENTRT_TEMPORAL_ADDRESS=address,
         AGENTRT_TASK_QUEUE=queue,
         AGENTRT_SEAL_KEYS=settings.read_seal_keys(),
-        AGENTRT_PROFILES_FILE=str(settings.profiles_file),
-        AGENTRT_RULES_FILE=str(settings.rules_file),
-        AGENTRT_DATA_DIR=str(settings.data_dir),
+        AGENTRT_PROFILES_FILE=str(settings.worker.profiles_file),
+        AGENTRT_RULES_FILE=str(settings.providers.rules_file),
+        AGENTRT_DATA_DIR=str(settings.database.data_dir),
         PYTHONUNBUFFERED="1",
         **extra,
     )
