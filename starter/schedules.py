@@ -20,15 +20,16 @@ from temporalio.client import (
 from agentrt.contracts.errors import ConfigError
 from agentrt.contracts.ids import SCHEDULE_RETENTION, WORKFLOW_RETENTION
 from agentrt.contracts.retention import RetentionPolicy
-from agentrt.core.settings import Settings
+from agentrt.core.settings import RetentionSettings, Settings, env_name
 
 
 def retention_policy(settings: Settings) -> RetentionPolicy:
     """The policy from the settings; a window of 0 (or less) is a ConfigError."""
-    for name in ("retention_finished_days", "retention_waiting_days", "retention_every_hours"):
-        value = getattr(settings, name)
+    for name in ("finished_days", "waiting_days", "every_hours"):
+        value = getattr(settings.retention, name)
         if not value > 0:
-            raise ConfigError(f"AGENTRT_{name.upper()} must be greater than 0 (got {value})")
+            variable = env_name(RetentionSettings, name)
+            raise ConfigError(f"{variable} must be greater than 0 (got {value})")
     try:
         return RetentionPolicy(
             finished_days=settings.retention.finished_days,

@@ -271,7 +271,7 @@ async def test_an_a2a_pattern_grant_does_not_cover_a_profile_that_writes_unappro
 def test_a_bad_api_key_profiles_entry_is_a_config_error(a2a_settings: ApiSettings) -> None:
     for bad in ("alice", "alice=", "mallory=*"):
         with pytest.raises(ValueError, match="AGENTRT_API_KEY_PROFILES"):
-            a2a_settings.replace(api={"key_profiles": bad}).key_profiles()
+            a2a_settings.replace(api={"key_profiles": bad}).api.grants()
 
 
 # --- the rule itself, and the shipped files ----------------------------------------------
