@@ -83,14 +83,10 @@ class Settings(BaseModel):
             group = getattr(self, name, None)
             if not isinstance(group, SettingsGroup):
                 raise TypeError(f"{type(self).__name__} has no settings group {name!r}")
-            known = type(group).model_fields
-            unknown = sorted(set(fields) - set(known))
-            if unknown:
-                raise TypeError(f"{type(group).__name__} has no setting {', '.join(unknown)}")
-            # Validated (not model_copy's as-is), so a value is checked and converted as if
-            # it came from the environment; model_validate reads no environment.
-            current = {k: getattr(group, k) for k in known}
-            update[name] = type(group).model_validate(current | dict(fields))
+            # Built anew (not model_copy's as-is), so a value is checked and converted as if
+            # it came from the environment; every field is given, so none is read from it.
+            current = {k: getattr(group, k) for k in type(group).model_fields}
+            update[name] = type(group)(**(current | dict(fields)))
         return self.model_copy(update=update)
 
     # The key files live under the data directory, so these read two groups (privacy and

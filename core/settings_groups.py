@@ -11,6 +11,7 @@ A new field of a group is `AGENTRT_<GROUP PREFIX><FIELD>` without more ado: issu
 Temporal TLS settings go in `TemporalSettings` as `AGENTRT_TEMPORAL_TLS_...`.
 """
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -28,19 +29,28 @@ _WORKERS = Path(__file__).resolve().parent.parent / "workers"
 
 
 class SettingsGroup(BaseSettings):
-    # Unknown AGENTRT_ variables are ignored, as they were before grouping; populate_by_name
-    # lets code build a group by field name (`TemporalSettings(task_queue=...)`) as well.
-    model_config = SettingsConfigDict(
-        env_prefix="AGENTRT_", env_file=".env", extra="ignore", populate_by_name=True
-    )
+    # Unknown AGENTRT_ variables are ignored, as they were before grouping. No
+    # populate_by_name: with it, pydantic-settings would also read an aliased field under
+    # its prefix and name (AGENTRT_URL for `database.url`), a variable that never existed.
+    model_config = SettingsConfigDict(env_prefix="AGENTRT_", env_file=".env", extra="ignore")
 
     def __init__(self, **values: Any) -> None:
-        # extra="ignore" is for the environment; a keyword no field has is a mistake (the
-        # underscored ones are pydantic-settings' own: `_env_file=None`).
-        unknown = sorted(k for k in values if k not in type(self).model_fields and k[:1] != "_")
-        if unknown:
-            raise TypeError(f"{type(self).__name__} has no setting {', '.join(unknown)}")
-        super().__init__(**values)
+        """By field name: `TemporalSettings(task_queue="q")`; the rest from the environment."""
+        super().__init__(**type(self).by_alias(values))
+
+    @classmethod
+    def by_alias(cls, values: Mapping[str, Any]) -> dict[str, Any]:
+        """`values`, given by field name, keyed as validation expects: an aliased field by
+        its alias. A name no field has is a mistake (extra="ignore" is for the environment);
+        underscored ones are pydantic-settings' own (`_env_file=None`)."""
+        out: dict[str, Any] = {}
+        for key, value in values.items():
+            field = cls.model_fields.get(key)
+            if field is None and not key.startswith("_"):
+                raise TypeError(f"{cls.__name__} has no setting {key}")
+            alias = None if field is None else field.validation_alias
+            out[alias if isinstance(alias, str) else key] = value
+        return out
 
 
 def env_name(group: type[SettingsGroup], field: str) -> str:
