@@ -218,8 +218,8 @@ async def test_a_run_on_a_worker_that_just_started_raises_no_unpolled_warning(
 
 def test_bad_routing_settings_are_one_error(settings: Settings) -> None:
     with pytest.raises(ConfigError, match="AGENTRT_SERVE"):
-        settings.replace(worker={"serve": "workflows,gpu"}).serves()
+        settings.replace(worker={"serve": "workflows,gpu"}).worker.serves()
     with pytest.raises(ConfigError, match="AGENTRT_TOOLBOX_QUEUES: bad entry"):
-        settings.replace(worker={"toolbox_queues": "demo"}).toolbox_queue_map()
+        settings.replace(worker={"toolbox_queues": "demo"}).worker.toolbox_queue_map()
     with pytest.raises(ConfigError, match="not positive"):
-        settings.replace(worker={"provider_rate_limits": "openai=0"}).rate_limits()
+        settings.replace(worker={"provider_rate_limits": "openai=0"}).worker.rate_limits()
