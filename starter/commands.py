@@ -285,7 +285,7 @@ async def codec_server(
             "AGENTRT_CODEC_TOKEN is not set: the codec server decrypts every payload for "
             "whoever asks; set a token, or pass --dev-no-token for loopback-only development"
         )
-    origins = [o.strip() for o in settings.codec.ui_origins.split(",") if o.strip()]
+    origins = settings.codec.origins()
     try:
         codec = EncryptionCodec.from_spec(keys)
     except ValueError as exc:

@@ -55,11 +55,8 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
     # Config files first (no I/O), then the metrics ports (a taken one is an error before
     # anything connects), then Temporal: a worker that cannot poll must not migrate the
     # database on its way out. Then the MCP servers, the store and the toolboxes.
-    mcp = (
-        load_mcp_config(settings.worker.mcp_servers_file)
-        if settings.worker.mcp_servers_file
-        else None
-    )
+    mcp_file = settings.worker.mcp_servers_file
+    mcp = load_mcp_config(mcp_file) if mcp_file else None
     metrics = WorkerMetrics.create()
     tracer = configure_tracing(settings, "agentrt-worker")
     with serve_metrics(settings, metrics.registry):
