@@ -49,11 +49,11 @@ def create_app(settings: ApiSettings, client: Client | None = None) -> Starlette
     except ValueError as exc:
         raise ConfigError(f"AGENTRT_SEAL_KEYS: {exc}") from None
     try:
-        settings.key_profiles()  # parses AGENTRT_API_KEYS too: a bad entry fails here
+        settings.api.grants()  # parses AGENTRT_API_KEYS too: a bad entry fails here
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     engine, ctx = open_store(
-        settings.resolved_database_url(), sealer, run_migrations=settings.api_migrate
+        settings.database.resolved_url(), sealer, run_migrations=settings.api.migrate
     )
     # The profiles the workers registered: where a start goes, what a grant must name,
     # what the Agent Card offers. The API reads no profiles file.

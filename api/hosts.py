@@ -36,12 +36,12 @@ def host_name(header: str) -> str:
 
 
 def allowed_hosts(settings: ApiSettings) -> frozenset[str]:
-    names = {e.strip().lower().rstrip(".") for e in settings.api_allowed_hosts.split(",")}
-    names.add((urlsplit(settings.public_url()).hostname or "").lower())
-    if _loopback(settings.api_host):
+    names = {e.strip().lower().rstrip(".") for e in settings.api.allowed_hosts.split(",")}
+    names.add((urlsplit(settings.api.url()).hostname or "").lower())
+    if _loopback(settings.api.host):
         names |= LOOPBACK_NAMES
-    elif settings.api_host not in ("0.0.0.0", "::"):
-        names.add(settings.api_host.lower())
+    elif settings.api.host not in ("0.0.0.0", "::"):
+        names.add(settings.api.host.lower())
     return frozenset(n for n in names if n and n not in ("0.0.0.0", "::"))
 
 

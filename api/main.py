@@ -47,10 +47,10 @@ async def _serve_until_stopped(settings: ApiSettings) -> None:
             registry.watch(app.state.a2a.ctx)
             config = uvicorn.Config(
                 app,
-                host=settings.api_host,
-                port=settings.api_port,
+                host=settings.api.host,
+                port=settings.api.port,
                 log_config=None,
-                timeout_graceful_shutdown=settings.api_shutdown_seconds,
+                timeout_graceful_shutdown=settings.api.shutdown_seconds,
             )
             await uvicorn.Server(config).serve()
     finally:
@@ -68,7 +68,7 @@ def _purge(settings: ApiSettings, run_ids: list[str], older_than_days: float | N
         sealer = Sealer.from_b64(settings.read_seal_keys())
     except ValueError as exc:
         raise ConfigError(f"AGENTRT_SEAL_KEYS: {exc}") from None
-    engine, ctx = open_store(settings.resolved_database_url(), sealer, run_migrations=False)
+    engine, ctx = open_store(settings.database.resolved_url(), sealer, run_migrations=False)
     try:
         removed = purge_runs(ctx, run_ids) if run_ids else 0
         if older_than_days is not None:
@@ -118,7 +118,7 @@ def _fail(message: str) -> NoReturn:
 
 def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     settings = ApiSettings()
-    configure_logging(logging.INFO, settings.log_format)
+    configure_logging(logging.INFO, settings.telemetry.log_format)
     if args.command in (None, "serve"):
         _serve(settings)
     elif args.command == "purge":

@@ -4,67 +4,62 @@ import hashlib
 import hmac
 
 from pydantic import Field
+from pydantic_settings import SettingsConfigDict
 
-from agentrt.core.settings import Settings
+from agentrt.core.settings import Settings, SettingsGroup
 
 
-class ApiSettings(Settings):
-    api_host: str = "127.0.0.1"
-    api_port: int = 8080
-    api_public_url: str = Field(
+class ApiServerSettings(SettingsGroup):
+    """The A2A and operator HTTP server."""
+
+    model_config = SettingsConfigDict(env_prefix="AGENTRT_API_")
+
+    host: str = "127.0.0.1"
+    port: int = 8080
+    public_url: str = Field(
         default="", description="URL clients reach this server at; default http://host:port"
     )
     # Bearer API keys, stored only as SHA-256 hex digests, each bound to a caller identity:
     # "alice=<sha256hex>,bob=<sha256hex>".
-    api_keys: str = ""
-    api_agent_name: str = "agentrt"
-    api_agent_description: str = "Durable agent runs on Temporal, served over A2A."
-    api_default_skill: str = ""  # used when a message names no skill and several are published
-    api_blocking_cap_seconds: float = 60.0  # a blocking SendMessage returns the Task after this
-    api_max_body_bytes: int = 1_000_000
-    api_poll_seconds: float = 0.2  # how often waits and streams read the journal
+    keys: str = ""
+    agent_name: str = "agentrt"
+    agent_description: str = "Durable agent runs on Temporal, served over A2A."
+    default_skill: str = ""  # used when a message names no skill and several are published
+    blocking_cap_seconds: float = 60.0  # a blocking SendMessage returns the Task after this
+    max_body_bytes: int = 1_000_000
+    poll_seconds: float = 0.2  # how often waits and streams read the journal
     # On SIGTERM: how long open requests (live follows, blocking sends) may run on before
     # they are cancelled. Unbounded, one open stream would keep the process up forever.
-    api_shutdown_seconds: int = Field(default=10, gt=0)
-    api_migrate: bool = True
-    push_timeout_seconds: float = 10.0
-    push_backoff_seconds: float = 1.0  # first retry delay, doubled per attempt
-    push_backoff_max_seconds: float = 300.0
-    push_max_attempts: int = 8
+    shutdown_seconds: int = Field(default=10, gt=0)
+    migrate: bool = True
     # issue 25: grants
     # The profiles each A2A caller (an AGENTRT_API_KEYS identity) may start, by name or glob
     # pattern: "alice=support|billing-*,bob=*". A caller not named here starts nothing. A
     # profile that writes without approval is covered only by its exact name.
-    api_key_profiles: str = ""
+    key_profiles: str = ""
     # Host names (or `*.example.com`, or `*`) the API answers to besides its public URL's
     # host and, bound to loopback, 127.0.0.1/localhost/[::1]; others get 421 (api/hosts.py).
-    api_allowed_hosts: str = ""
-    # issue 25: push. Push targets must be global unicast addresses; these name the
-    # exceptions (comma-separated): networks ("127.0.0.0/8" for tests, "10.1.2.0/24" for an
-    # internal receiver), and host names whose resolved addresses are all allowed.
-    push_allowed_networks: str = ""
-    push_allowed_hosts: str = ""
-    push_client_concurrency: int = Field(default=4, gt=0)  # deliveries in flight per client
-    push_max_in_flight: int = Field(default=64, gt=0)  # deliveries in flight in all
+    allowed_hosts: str = ""
 
-    def public_url(self) -> str:
-        return (self.api_public_url or f"http://{self.api_host}:{self.api_port}").rstrip("/")
+    def url(self) -> str:
+        """The public URL: `public_url`, else http://host:port."""
+        return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")
 
     def callers(self) -> dict[str, str]:
         """SHA-256 hex digest of a key → the caller identity it is bound to."""
         out: dict[str, str] = {}
-        for entry in (e.strip() for e in self.api_keys.split(",") if e.strip()):
+        for entry in (e.strip() for e in self.keys.split(",") if e.strip()):
             name, sep, digest = entry.partition("=")
             if not sep or not name or len(digest) != 64:
                 raise ValueError("AGENTRT_API_KEYS entries are 'identity=<sha256 hex>'")
             out[digest.lower()] = name
         return out
 
-    def key_profiles(self) -> dict[str, frozenset[str]]:
+    def grants(self) -> dict[str, frozenset[str]]:
         """A2A caller identity → the profile names or patterns it may start."""
         known = set(self.callers().values())
         out: dict[str, frozenset[str]] = {}
-        for entry in (e.strip() for e in self.api_key_profiles.split(",") if e.strip()):
+        for entry in (e.strip() for e in self.key_profiles.split(",") if e.strip()):
             name, sep, patterns = entry.partition("=")
             granted = frozenset(p.strip() for p in patterns.split("|") if p.strip())
             if not sep or not name.strip() or not granted:
@@ -73,6 +68,31 @@ class ApiSettings(Settings):
                 raise ValueError(f"AGENTRT_API_KEY_PROFILES names {name.strip()!r}, no API key's")
             out[name.strip()] = out.get(name.strip(), frozenset()) | granted
         return out
+
+
+class PushSettings(SettingsGroup):
+    """A2A push notifications: delivery retries, and where they may go (issue 25)."""
+
+    model_config = SettingsConfigDict(env_prefix="AGENTRT_PUSH_")
+
+    timeout_seconds: float = 10.0
+    backoff_seconds: float = 1.0  # first retry delay, doubled per attempt
+    backoff_max_seconds: float = 300.0
+    max_attempts: int = 8
+    # Push targets must be global unicast addresses; these name the exceptions
+    # (comma-separated): networks ("127.0.0.0/8" for tests, "10.1.2.0/24" for an internal
+    # receiver), and host names whose resolved addresses are all allowed.
+    allowed_networks: str = ""
+    allowed_hosts: str = ""
+    client_concurrency: int = Field(default=4, gt=0)  # deliveries in flight per client
+    max_in_flight: int = Field(default=64, gt=0)  # deliveries in flight in all
+
+
+class ApiSettings(Settings):
+    """The API process's settings: every group, plus its own server and push groups."""
+
+    api: ApiServerSettings = Field(default_factory=ApiServerSettings)
+    push: PushSettings = Field(default_factory=PushSettings)
 
 
 def key_digest(key: str) -> str:

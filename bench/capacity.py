@@ -151,18 +151,16 @@ async def measure(ns: argparse.Namespace) -> list[str]:
         dsn = os.environ.get("AGENTRT_POSTGRES_DSN", DEFAULT_POSTGRES_DSN)
         with tempfile.TemporaryDirectory() as tmp, bench_database(Path(tmp), dsn) as url:
             keys = f"bench:{Sealer.new_key_b64()}"
-            base = Settings(
-                database_url=url,
-                seal_keys=keys,  # type: ignore[arg-type]
-                data_dir=Path(tmp),
-                rules_file=RULES_FILE,
-                profiles_file=PROFILES_FILE,
-                temporal_address=f"127.0.0.1:{port}",
-                _env_file=None,  # type: ignore[call-arg]
+            base = Settings().replace(
+                database={"url": url, "data_dir": Path(tmp)},
+                privacy={"seal_keys": keys},
+                providers={"rules_file": RULES_FILE},
+                worker={"profiles_file": PROFILES_FILE},
+                temporal={"address": f"127.0.0.1:{port}"},
             )
             parts = build(base)  # migrates once, before the workers start
             runs = RunStore(parts.ctx)
-            client = await Client.connect(base.temporal_address, data_converter=data_converter())
+            client = await Client.connect(base.temporal.address, data_converter=data_converter())
             env = {
                 **os.environ,
                 "AGENTRT_DATABASE_URL": url,
@@ -170,7 +168,7 @@ async def measure(ns: argparse.Namespace) -> list[str]:
                 "AGENTRT_DATA_DIR": tmp,
                 "AGENTRT_RULES_FILE": str(RULES_FILE),
                 "AGENTRT_PROFILES_FILE": str(PROFILES_FILE),
-                "AGENTRT_TEMPORAL_ADDRESS": base.temporal_address,
+                "AGENTRT_TEMPORAL_ADDRESS": base.temporal.address,
             }
             lines.append(
                 f"throughput: {ns.runs} runs of bench-read (1 tool call, 4 activities), "

@@ -82,13 +82,13 @@ class Fleet:
 def worker_env(settings: Settings, address: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTRT_")}
     env.update(
-        AGENTRT_DATABASE_URL=settings.resolved_database_url(),
+        AGENTRT_DATABASE_URL=settings.database.resolved_url(),
         AGENTRT_TEMPORAL_ADDRESS=address,
-        AGENTRT_TASK_QUEUE=settings.task_queue,
+        AGENTRT_TASK_QUEUE=settings.temporal.task_queue,
         AGENTRT_SEAL_KEYS=settings.read_seal_keys(),
-        AGENTRT_PROFILES_FILE=str(settings.profiles_file),
-        AGENTRT_RULES_FILE=str(settings.rules_file),
-        AGENTRT_DATA_DIR=str(settings.data_dir),
+        AGENTRT_PROFILES_FILE=str(settings.worker.profiles_file),
+        AGENTRT_RULES_FILE=str(settings.providers.rules_file),
+        AGENTRT_DATA_DIR=str(settings.database.data_dir),
         PYTHONUNBUFFERED="1",
     )
     return env
@@ -139,7 +139,9 @@ async def main_async(ns: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="agentrt-chaos-") as tmp:
         work = Path(tmp)
         dsn = (
-            os.environ.get("AGENTRT_POSTGRES_DSN", Settings().postgres_dsn) if ns.postgres else None
+            os.environ.get("AGENTRT_POSTGRES_DSN", Settings().database.postgres_dsn)
+            if ns.postgres
+            else None
         )
         with bench_database(work, dsn) as url:
             settings = bench_settings(
@@ -148,7 +150,7 @@ async def main_async(ns: argparse.Namespace) -> int:
             engine, ctx = open_store(url, Sealer.from_b64(settings.read_seal_keys()))
             async with dev_server(extra_args()) as client:
                 address = client.service_client.config.target_host
-                runtime = AgentRuntime(client, RunStore(ctx), settings.task_queue)
+                runtime = AgentRuntime(client, RunStore(ctx), settings.temporal.task_queue)
                 fleet = Fleet(worker_env(settings, address), work)
                 for _ in range(ns.workers):
                     fleet.spawn()

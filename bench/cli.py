@@ -241,7 +241,7 @@ def main(argv: list[str] | None = None) -> None:
     if unknown:
         raise SystemExit(f"unknown sections: {', '.join(sorted(unknown))}")
     postgres = ns.postgres or ns.db == "postgres"
-    postgres_dsn = Settings().postgres_dsn if postgres else None
+    postgres_dsn = Settings().database.postgres_dsn if postgres else None
     started = time.monotonic()
     report, database = asyncio.run(run(cfg, sections, postgres_dsn))
     seconds = time.monotonic() - started

@@ -55,28 +55,30 @@ CAPS = {"max_prompt_chars": 4_000, "max_part_chars": 2_000}
 
 
 def api_settings(url: str, keys: str, data: Path) -> ApiSettings:
-    return ApiSettings(
-        database_url=url,
-        seal_keys=keys,  # type: ignore[arg-type]
-        data_dir=data,
-        profiles_file=FIXTURES / "profiles.yaml",
-        rules_file=FIXTURES / "rules.yaml",
-        api_keys=",".join(f"{who}={key_digest(k)}" for who, k in KEYS.items()),
-        # Every fixture profile by name: the fuzz starts what it likes (grants: tests/security).
-        api_key_profiles=",".join(
-            f"{who}={'|'.join(sorted(load_profiles(FIXTURES / 'profiles.yaml')))}" for who in KEYS
-        ),
-        api_default_skill="helper",
-        api_blocking_cap_seconds=5.0,
-        api_poll_seconds=0.05,
-        api_max_body_bytes=64_000,
-        push_backoff_seconds=0.2,
-        push_max_attempts=1,
-        scripted_providers="scripted,strict",
-        provider_answer_levels="strict=none",
-        task_queue=f"fuzz-{uuid.uuid4().hex[:8]}",
-        _env_file=None,  # type: ignore[call-arg]
-        **CAPS,
+    return ApiSettings().replace(
+        database={"url": url, "data_dir": data},
+        privacy={"seal_keys": keys},
+        worker={"profiles_file": FIXTURES / "profiles.yaml"},
+        providers={
+            "rules_file": FIXTURES / "rules.yaml",
+            "scripted_providers": "scripted,strict",
+            "provider_answer_levels": "strict=none",
+        },
+        api={
+            "keys": ",".join(f"{who}={key_digest(k)}" for who, k in KEYS.items()),
+            # Every fixture profile by name: the fuzz starts what it likes (grants: tests/security).
+            "key_profiles": ",".join(
+                f"{who}={'|'.join(sorted(load_profiles(FIXTURES / 'profiles.yaml')))}"
+                for who in KEYS
+            ),
+            "default_skill": "helper",
+            "blocking_cap_seconds": 5.0,
+            "poll_seconds": 0.05,
+            "max_body_bytes": 64_000,
+        },
+        push={"backoff_seconds": 0.2, "max_attempts": 1},
+        temporal={"task_queue": f"fuzz-{uuid.uuid4().hex[:8]}"},
+        limits=CAPS,
     )
 
 
@@ -89,7 +91,7 @@ async def serve(
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     url = f"http://127.0.0.1:{port}"
-    s = settings.model_copy(update={"api_port": port, "api_public_url": url})
+    s = settings.replace(api={"port": port, "public_url": url})
     app = create_app(s, client=client)
     server = uvicorn.Server(uvicorn.Config(app, log_config=None, lifespan="on"))
     async with make_worker(client, parts, s):
@@ -148,12 +150,12 @@ async def waiting_runs(runtime: AgentRuntime, n: int, profile: str = "helper") -
 @contextmanager
 def cli_environment(settings: ApiSettings, address: str) -> Iterator[None]:
     env = {
-        "AGENTRT_DATABASE_URL": settings.resolved_database_url(),
+        "AGENTRT_DATABASE_URL": settings.database.resolved_url(),
         "AGENTRT_SEAL_KEYS": settings.read_seal_keys(),
         "AGENTRT_TEMPORAL_ADDRESS": address,
-        "AGENTRT_TASK_QUEUE": settings.task_queue,
-        "AGENTRT_PROFILES_FILE": str(settings.profiles_file),
-        "AGENTRT_DATA_DIR": str(settings.data_dir),
+        "AGENTRT_TASK_QUEUE": settings.temporal.task_queue,
+        "AGENTRT_PROFILES_FILE": str(settings.worker.profiles_file),
+        "AGENTRT_DATA_DIR": str(settings.database.data_dir),
     }
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
@@ -183,8 +185,8 @@ async def run(total: int, seed_value: int | None) -> list[Tally]:
             parts = build(settings)
             _progress("fuzz: files and tool arguments")
             tallies += await asyncio.to_thread(
-                files_surface, settings.rules_file, settings.profiles_file, n("files"),
-                seed_value, trap,
+                files_surface, settings.providers.rules_file, settings.worker.profiles_file,
+                n("files"), seed_value, trap,
             )  # fmt: skip
             tallies += await asyncio.to_thread(
                 tools_surface, parts.engine, parts.ctx, n("tools"), seed_value, trap
@@ -192,7 +194,7 @@ async def run(total: int, seed_value: int | None) -> list[Tally]:
             _progress("fuzz: redaction and guardrail patterns")
             tallies += await asyncio.to_thread(patterns_surface, n("patterns"), seed_value, trap)
             async with dev_server(extra_args()) as client, serve(client, settings, parts) as base:
-                runtime = AgentRuntime(client, RunStore(parts.ctx), settings.task_queue)
+                runtime = AgentRuntime(client, RunStore(parts.ctx), settings.temporal.task_queue)
                 ids = await known_tasks(base)
                 runs = await waiting_runs(runtime, 3)
                 _progress("fuzz: A2A JSON-RPC and REST")
@@ -204,7 +206,7 @@ async def run(total: int, seed_value: int | None) -> list[Tally]:
                 caps = (
                     CAPS["max_prompt_chars"],
                     CAPS["max_part_chars"],
-                    settings.api_max_body_bytes,
+                    settings.api.max_body_bytes,
                 )
                 tallies += await asyncio.to_thread(
                     caps_surface, base, parts.engine, KEYS["alice"], ops, caps,

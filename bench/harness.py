@@ -56,14 +56,12 @@ class Bench:
 
 
 def bench_settings(*, database_url: str, seal_keys: str, data_dir: Path) -> Settings:
-    return Settings(
-        database_url=database_url,
-        seal_keys=seal_keys,
-        data_dir=data_dir,
-        rules_file=RULES_FILE,
-        profiles_file=PROFILES_FILE,
-        task_queue=f"bench-{uuid.uuid4().hex[:10]}",
-        _env_file=None,
+    return Settings().replace(
+        database={"url": database_url, "data_dir": data_dir},
+        privacy={"seal_keys": seal_keys},
+        providers={"rules_file": RULES_FILE},
+        worker={"profiles_file": PROFILES_FILE},
+        temporal={"task_queue": f"bench-{uuid.uuid4().hex[:10]}"},
     )
 
 
@@ -117,7 +115,7 @@ def bench_worker(client: Client, parts: WorkerResources, settings: Settings) -> 
     loop = LoopActivities(parts.ctx)
     return Worker(
         client,
-        task_queue=settings.task_queue,
+        task_queue=settings.temporal.task_queue,
         workflows=[AgentRunWorkflow, BareWorkflow, TimerWorkflow, LoopWorkflow],
         workflow_runner=sandbox_runner(client.data_converter),
         activities=[
@@ -129,9 +127,9 @@ def bench_worker(client: Client, parts: WorkerResources, settings: Settings) -> 
             loop.tool,
         ],
         activity_executor=parts.executor,
-        max_concurrent_activities=settings.max_concurrent_activities,
-        max_concurrent_workflow_tasks=settings.max_concurrent_workflow_tasks,
-        graceful_shutdown_timeout=timedelta(seconds=settings.graceful_shutdown_seconds),
+        max_concurrent_activities=settings.worker.max_concurrent_activities,
+        max_concurrent_workflow_tasks=settings.worker.max_concurrent_workflow_tasks,
+        graceful_shutdown_timeout=timedelta(seconds=settings.worker.graceful_shutdown_seconds),
         sticky_queue_schedule_to_start_timeout=timedelta(seconds=3),
         interceptors=worker_interceptors(client, parts),
     )
@@ -143,6 +141,6 @@ async def running_worker(client: Client, settings: Settings) -> AsyncIterator[Be
     create_tables(parts.engine)
     try:
         async with bench_worker(client, parts, settings):
-            yield Bench(client, parts, RunStore(parts.ctx), settings.task_queue)
+            yield Bench(client, parts, RunStore(parts.ctx), settings.temporal.task_queue)
     finally:
         parts.engine.dispose()

@@ -58,8 +58,8 @@ class _Worker:
         target = client.service_client.config.target_host
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "bench.memworker", target, task_queue,
-             settings.resolved_database_url(), settings.read_seal_keys(),
-             str(settings.data_dir)],
+             settings.database.resolved_url(), settings.read_seal_keys(),
+             str(settings.database.data_dir)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
         )  # fmt: skip
         assert self.proc.stdout is not None
@@ -143,7 +143,7 @@ async def _measure_kind(
 
 
 async def measure(cfg: BenchConfig, settings: Settings) -> Report:
-    engine = make_engine(settings.resolved_database_url())
+    engine = make_engine(settings.database.resolved_url())
     ctx = StoreContext(make_sessionmaker(engine), Sealer.from_b64(settings.read_seal_keys()))
     rows: list[MemRow] = []
     try:

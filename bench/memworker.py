@@ -17,7 +17,7 @@ from bench.harness import bench_settings, running_worker
 async def serve(address: str, task_queue: str, url: str, keys: str, data_dir: str) -> None:
     client = await Client.connect(address, data_converter=data_converter())
     settings = bench_settings(database_url=url, seal_keys=keys, data_dir=Path(data_dir))
-    settings = settings.model_copy(update={"task_queue": task_queue})
+    settings = settings.replace(temporal={"task_queue": task_queue})
     async with running_worker(client, settings):
         print("ready", flush=True)
         await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)

@@ -65,10 +65,10 @@ def waiting_gauge(registry: CollectorRegistry, count: Callable[[], int]) -> None
 def serve_metrics(settings: Settings, registry: CollectorRegistry) -> Iterator[int | None]:
     """Serve `registry` on AGENTRT_METRICS_HOST:AGENTRT_METRICS_PORT for the duration; yields
     the bound port (port 0: the one the system chose), None when metrics are off."""
-    if settings.metrics_port is None:
+    if settings.telemetry.metrics_port is None:
         yield None
         return
-    host, port = settings.metrics_host, settings.metrics_port
+    host, port = settings.telemetry.metrics_host, settings.telemetry.metrics_port
     try:
         server, thread = start_http_server(port, addr=host, registry=registry)
     except OSError as exc:
@@ -94,9 +94,9 @@ def install_sdk_metrics(settings: Settings) -> Runtime | None:
     """Make the default Temporal Runtime one whose Prometheus exporter listens on
     AGENTRT_TEMPORAL_METRICS_PORT, before any client connects (every client and worker of
     the process then reports there). Once per process; None when the port is not set."""
-    if settings.temporal_metrics_port is None:
+    if settings.telemetry.temporal_metrics_port is None:
         return None
-    address = f"{settings.metrics_host}:{settings.temporal_metrics_port}"
+    address = f"{settings.telemetry.metrics_host}:{settings.telemetry.temporal_metrics_port}"
     try:
         runtime = Runtime(telemetry=TelemetryConfig(metrics=PrometheusConfig(address)))
     except ValueError as exc:

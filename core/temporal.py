@@ -74,8 +74,8 @@ async def connect(settings: Settings) -> Client:
     converter = settings_converter(settings)
     try:
         return await Client.connect(
-            settings.temporal_address,
-            namespace=settings.temporal_namespace,
+            settings.temporal.address,
+            namespace=settings.temporal.namespace,
             data_converter=converter,
             # Only with a tracer provider (core/tracing.py: tracing_enabled).
             interceptors=[tracing_interceptor()] if tracing_enabled() else [],
@@ -86,7 +86,7 @@ async def connect(settings: Settings) -> Client:
         found = _REASON.findall(str(exc))
         reason = found[-1] if found else str(exc).splitlines()[0][:200]
         raise TemporalUnavailableError(
-            f"cannot reach Temporal at {settings.temporal_address} ({reason}): "
+            f"cannot reach Temporal at {settings.temporal.address} ({reason}): "
             "set AGENTRT_TEMPORAL_ADDRESS to a running Temporal frontend"
         ) from None
 

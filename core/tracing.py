@@ -37,7 +37,7 @@ def tracing_enabled() -> bool:
 def configure_tracing(settings: Settings, service: str) -> TracerProvider | None:
     """For entry points: install a tracer provider exporting over OTLP/HTTP, once, when
     AGENTRT_OTLP_ENDPOINT is set (http(s)://host:port, the collector's base URL)."""
-    endpoint = settings.otlp_endpoint.strip().rstrip("/")
+    endpoint = settings.telemetry.otlp_endpoint.strip().rstrip("/")
     if not endpoint:
         return None
     if not endpoint.startswith(("http://", "https://")):

@@ -33,7 +33,7 @@ async def open_deployment(
     except ValueError as exc:
         raise ConfigError(f"AGENTRT_SEAL_KEYS: {exc}") from None
     engine, ctx = await asyncio.to_thread(
-        open_store, settings.resolved_database_url(), sealer, run_migrations=False
+        open_store, settings.database.resolved_url(), sealer, run_migrations=False
     )
     try:
         client = await connect(settings)

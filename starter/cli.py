@@ -117,7 +117,7 @@ def _main(argv: Sequence[str] | None) -> int:
         settings = Settings()
     except ValidationError as exc:
         return _fail(err, ConfigError(f"invalid AGENTRT_* settings: {_first_error(exc)}"))
-    if settings.log_format == "json":  # text: Python's default (warnings, bare) as before
+    if settings.telemetry.log_format == "json":  # text: Python's default (warnings, bare) as before
         configure_logging(logging.WARNING, "json")
     try:
         tracer = configure_tracing(settings, "agentrt-cli")
@@ -140,7 +140,7 @@ def _main(argv: Sequence[str] | None) -> int:
     except WorkflowFailureError as exc:
         return _fail(err, AgentRuntimeError(f"the run's workflow failed: {exc.cause}"))
     except RPCError as exc:
-        return _fail(err, call_error(exc, settings.temporal_address))
+        return _fail(err, call_error(exc, settings.temporal.address))
     finally:
         shutdown_tracing(tracer)  # the process ends without teardown: flush the spans now
 
@@ -165,7 +165,7 @@ async def _dispatch(
         from agentrt.workers import embedded
 
         opts = embedded.DemoOptions(
-            data_dir=args.data_dir or settings.data_dir,
+            data_dir=args.data_dir or settings.database.data_dir,
             port=args.port,
             ui_port=args.ui_port,
             interactive=args.interactive,

@@ -56,7 +56,7 @@ def start_arg(args: argparse.Namespace, settings: Settings) -> StartRequest:
     input (a prompt over the cap too) fails in one line with exit 2."""
     fields = {"profile": args.profile, "prompt": args.prompt}
     return StartRequest.checked(
-        settings.max_prompt_chars, {**fields, "max_iterations": args.max_iterations}
+        settings.limits.max_prompt_chars, {**fields, "max_iterations": args.max_iterations}
     )
 
 
@@ -75,8 +75,8 @@ async def apply_schedules(settings: Settings, out: Console) -> int:
     out.print(
         f"schedule {SCHEDULE_RETENTION} {done}: purge settled runs after "
         f"{policy.finished_days:g} days, cancel and purge runs waiting over "
-        f"{policy.waiting_days:g} days, every {settings.retention_every_hours:g} h "
-        f"on {settings.maintenance_task_queue}",
+        f"{policy.waiting_days:g} days, every {settings.retention.every_hours:g} h "
+        f"on {settings.retention.task_queue}",
         markup=False,
         highlight=False,
         soft_wrap=True,
@@ -87,13 +87,13 @@ async def apply_schedules(settings: Settings, out: Console) -> int:
 def migrate(settings: Settings, out: Console) -> int:
     """Prepare the data a worker owns: the schema at head and, when AGENTRT_SEAL_KEYS is not
     set, the seal key under the data directory. After it, clients run from there."""
-    if not settings.database_url:
-        private_dir(settings.data_dir)  # SQLite makes no directories
+    if not settings.database.url:
+        private_dir(settings.database.data_dir)  # SQLite makes no directories
     try:
         sealer = Sealer.from_b64(settings.create_seal_key_if_missing())
     except ValueError as exc:
         raise ConfigError(f"AGENTRT_SEAL_KEYS: {exc}") from None
-    url = settings.resolved_database_url()
+    url = settings.database.resolved_url()
     try:
         engine, _ = open_store(url, sealer)
     except SQLAlchemyError as exc:
@@ -105,7 +105,7 @@ def migrate(settings: Settings, out: Console) -> int:
     shown = engine.url.render_as_string(hide_password=True)
     engine.dispose()
     out.print(f"database {shown}: schema at head", markup=False, highlight=False, soft_wrap=True)
-    if settings.seal_keys is None:
+    if settings.privacy.seal_keys is None:
         where = settings.seal_key_file().resolve()
         out.print(f"seal key: {where}", markup=False, highlight=False, soft_wrap=True)
     return EXIT_OK
@@ -277,7 +277,7 @@ async def codec_server(
     keys = settings.payload_keys_spec()
     if not keys:
         raise ConfigError("AGENTRT_PAYLOAD_KEYS is not set: there is nothing to decode")
-    token = None if settings.codec_token is None else settings.codec_token.get_secret_value()
+    token = None if settings.codec.token is None else settings.codec.token.get_secret_value()
     if token is not None and not token.strip():
         raise ConfigError("AGENTRT_CODEC_TOKEN is empty")
     if token is None and not dev_no_token:
@@ -285,14 +285,14 @@ async def codec_server(
             "AGENTRT_CODEC_TOKEN is not set: the codec server decrypts every payload for "
             "whoever asks; set a token, or pass --dev-no-token for loopback-only development"
         )
-    origins = [o.strip() for o in settings.codec_ui_origins.split(",") if o.strip()]
+    origins = settings.codec.origins()
     try:
         codec = EncryptionCodec.from_spec(keys)
     except ValueError as exc:
         raise ConfigError(f"AGENTRT_PAYLOAD_KEYS: {exc}") from None
     app = create_codec_app(
-        codec, origins, token, namespace=settings.temporal_namespace,
-        allowed_hosts=settings.codec_hosts(),
+        codec, origins, token, namespace=settings.temporal.namespace,
+        allowed_hosts=settings.codec.hosts(),
     )  # fmt: skip
     guard = "bearer token required" if token else "NO TOKEN (dev only)"
     out.print(f"codec server on http://127.0.0.1:{port} for {', '.join(origins)}; {guard}")

@@ -73,11 +73,11 @@ class AgentRuntime(RuntimeClient):
         return cls(
             client,
             runs,
-            settings.task_queue,
-            begin_timeout=settings.start_timeout_seconds,
+            settings.temporal.task_queue,
+            begin_timeout=settings.temporal.start_timeout_seconds,
             plaintext_refused=client.data_converter.payload_codec is None
-            and not settings.allow_plaintext_history,
-            max_prompt_chars=settings.max_prompt_chars,
+            and not settings.privacy.allow_plaintext_history,
+            max_prompt_chars=settings.limits.max_prompt_chars,
         )
 
     @classmethod

@@ -20,19 +20,20 @@ from temporalio.client import (
 from agentrt.contracts.errors import ConfigError
 from agentrt.contracts.ids import SCHEDULE_RETENTION, WORKFLOW_RETENTION
 from agentrt.contracts.retention import RetentionPolicy
-from agentrt.core.settings import Settings
+from agentrt.core.settings import RetentionSettings, Settings, env_name
 
 
 def retention_policy(settings: Settings) -> RetentionPolicy:
     """The policy from the settings; a window of 0 (or less) is a ConfigError."""
-    for name in ("retention_finished_days", "retention_waiting_days", "retention_every_hours"):
-        value = getattr(settings, name)
+    for name in ("finished_days", "waiting_days", "every_hours"):
+        value = getattr(settings.retention, name)
         if not value > 0:
-            raise ConfigError(f"AGENTRT_{name.upper()} must be greater than 0 (got {value})")
+            variable = env_name(RetentionSettings, name)
+            raise ConfigError(f"{variable} must be greater than 0 (got {value})")
     try:
         return RetentionPolicy(
-            finished_days=settings.retention_finished_days,
-            waiting_days=settings.retention_waiting_days,
+            finished_days=settings.retention.finished_days,
+            waiting_days=settings.retention.waiting_days,
         )
     except ValidationError as exc:
         raise ConfigError(f"retention settings: {exc.errors()[0]['msg']}") from None
@@ -44,11 +45,11 @@ def retention_schedule(settings: Settings) -> Schedule:
             WORKFLOW_RETENTION,
             retention_policy(settings),
             id=f"{SCHEDULE_RETENTION}-pass",
-            task_queue=settings.maintenance_task_queue,
+            task_queue=settings.retention.task_queue,
             static_summary="retention pass",
         ),
         spec=ScheduleSpec(
-            intervals=[ScheduleIntervalSpec(every=timedelta(hours=settings.retention_every_hours))]
+            intervals=[ScheduleIntervalSpec(every=timedelta(hours=settings.retention.every_hours))]
         ),
         # A pass still running when the next is due: skip the next, never run two at once.
         policy=SchedulePolicy(overlap=ScheduleOverlapPolicy.SKIP),

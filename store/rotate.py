@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> None:
 
     settings = Settings()
     sealer = Sealer.from_b64(settings.read_seal_keys())
-    engine = make_engine(settings.resolved_database_url())
+    engine = make_engine(settings.database.resolved_url())
     try:
         counts = rotate(StoreContext(make_sessionmaker(engine), sealer), args.batch)
     finally:

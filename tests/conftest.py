@@ -69,13 +69,11 @@ def database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def settings(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    return Settings(
-        database_url=database_url,
-        seal_keys=TEST_SEAL_KEYS,  # type: ignore[arg-type]
-        data_dir=tmp_path_factory.mktemp("data"),
-        rules_file=Path(__file__).parent / "fixtures" / "rules.yaml",
-        profiles_file=Path(__file__).parent / "fixtures" / "profiles.yaml",
-        _env_file=None,  # type: ignore[call-arg]
+    return Settings().replace(
+        database={"url": database_url, "data_dir": tmp_path_factory.mktemp("data")},
+        privacy={"seal_keys": TEST_SEAL_KEYS},
+        providers={"rules_file": Path(__file__).parent / "fixtures" / "rules.yaml"},
+        worker={"profiles_file": Path(__file__).parent / "fixtures" / "profiles.yaml"},
     )
 
 
@@ -115,7 +113,7 @@ def task_queue() -> str:
 async def worker(
     client: Client, parts: WorkerResources, settings: Settings, task_queue: str
 ) -> AsyncIterator[Worker]:
-    w = make_worker(client, parts, settings.model_copy(update={"task_queue": task_queue}))
+    w = make_worker(client, parts, settings.replace(temporal={"task_queue": task_queue}))
     async with w:
         yield w
 
@@ -144,9 +142,7 @@ def make_runtime(
         built = build(settings, faults=faults)
         queue = f"tq-{uuid.uuid4().hex[:10]}"
         try:
-            async with make_worker(
-                client, built, settings.model_copy(update={"task_queue": queue})
-            ):
+            async with make_worker(client, built, settings.replace(temporal={"task_queue": queue})):
                 yield AgentRuntime(client, RunStore(built.ctx), queue)
         finally:
             built.engine.dispose()

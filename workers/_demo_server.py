@@ -83,7 +83,7 @@ async def connect_when_ready(settings: Settings) -> Client:
         except TemporalUnavailableError:
             if attempt == 39:
                 raise DevServerError(
-                    f"the dev server at {settings.temporal_address} does not answer"
+                    f"the dev server at {settings.temporal.address} does not answer"
                 ) from None
             await asyncio.sleep(0.25)
     raise AssertionError("unreachable")

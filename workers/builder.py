@@ -3,7 +3,8 @@ the SDK's plugin interface, and `build_worker`, the worker `agentrt-worker` runs
 
 A user who runs their own worker adds the plugin to it:
 
-    worker = Worker(client, task_queue=settings.task_queue, plugins=[AgentrtPlugin(settings)])
+    queue = settings.temporal.task_queue
+    worker = Worker(client, task_queue=queue, plugins=[AgentrtPlugin(settings)])
     await worker.run()  # the plugin's store and thread pool close when the worker stops
 """
 
@@ -217,7 +218,7 @@ def deployment_config(settings: Settings) -> WorkerDeploymentConfig | None:
     without a build id is a ConfigError): runs stay pinned to the version that began them.
     PINNED is the worker's default rather than on the workflow's defn, because a behavior on
     the defn is refused by the server from unversioned workers (the tests and the demo)."""
-    version = settings.deployment_version()
+    version = settings.temporal.deployment_version()
     if version is None:
         return None
     return WorkerDeploymentConfig(
@@ -231,11 +232,11 @@ def make_worker(client: Client, resources: WorkerResources, settings: Settings) 
     """The workflow queue's worker: the plugin over `resources`, with the settings' limits."""
     return Worker(
         client,
-        task_queue=settings.task_queue,
+        task_queue=settings.temporal.task_queue,
         plugins=[AgentrtPlugin(settings, resources=resources)],
-        max_concurrent_activities=settings.max_concurrent_activities,
-        max_concurrent_workflow_tasks=settings.max_concurrent_workflow_tasks,
-        graceful_shutdown_timeout=timedelta(seconds=settings.graceful_shutdown_seconds),
+        max_concurrent_activities=settings.worker.max_concurrent_activities,
+        max_concurrent_workflow_tasks=settings.worker.max_concurrent_workflow_tasks,
+        graceful_shutdown_timeout=timedelta(seconds=settings.worker.graceful_shutdown_seconds),
         # After a worker dies, its cached runs move to another worker after this long.
         sticky_queue_schedule_to_start_timeout=timedelta(seconds=3),
         deployment_config=deployment_config(settings),

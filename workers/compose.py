@@ -90,22 +90,22 @@ def build(
     The activities record into `metrics` (new ones by default: `resources.metrics`)."""
     boxes = load_toolboxes(settings, toolboxes)
     served = (
-        load_profiles(settings.profiles_file)
+        load_profiles(settings.worker.profiles_file)
         if profiles is None
         else checked_profiles(profiles, "the worker builder's profiles")
     )
-    if faults is None and (settings.fault_block_at or settings.fault_fail_at):
+    if faults is None and (settings.faults.block_at or settings.faults.fail_at):
         faults = fault_hook(
-            block_at=settings.fault_block_at,
-            fail_at=settings.fault_fail_at,
-            marker_dir=settings.fault_marker_dir,
+            block_at=settings.faults.block_at,
+            fail_at=settings.faults.fail_at,
+            marker_dir=settings.faults.marker_dir,
         )
     hook = faults or no_faults
     sealer = Sealer.from_b64(settings.create_seal_key_if_missing())
-    engine, ctx = open_store(settings.resolved_database_url(), sealer, faults=hook)
+    engine, ctx = open_store(settings.database.resolved_url(), sealer, faults=hook)
     ctx = replace(ctx, completion_hooks=(*ctx.completion_hooks, completion_hook(sealer)))
     # Sync tools run here, as many at once as the worker runs activities.
-    pool = ThreadPoolExecutor(settings.max_concurrent_activities, TOOL_THREAD_PREFIX)
+    pool = ThreadPoolExecutor(settings.worker.max_concurrent_activities, TOOL_THREAD_PREFIX)
     resources = WorkerResources(engine, ctx, executor=pool)
     if metrics is not None:
         resources.metrics = metrics
@@ -145,9 +145,9 @@ def _compose(
     runs, steps = MeteredRunStore(ctx, m), ToolStepStore(ctx)
     completion = Completion(ctx, ended=run_ended(m), turned=partial(count_turn, m))
     routes = Routes(
-        settings.model_task_queue.strip(),
-        settings.tool_task_queue.strip(),
-        settings.toolbox_queue_map(),
+        settings.worker.model_task_queue.strip(),
+        settings.worker.tool_task_queue.strip(),
+        settings.worker.toolbox_queue_map(),
     )
     model = ModelActivities(
         providers=traced_providers(models.providers),
@@ -166,7 +166,7 @@ def _compose(
             profiles=catalog,
             tools=registry,
             routes=routes,
-            max_prompt_chars=settings.max_prompt_chars,
+            max_prompt_chars=settings.limits.max_prompt_chars,
         ),
         SettleActivities(Settle(ctx, ended=run_ended(m))),
         model,

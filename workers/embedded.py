@@ -104,15 +104,15 @@ async def _demo(
     ui_port = choose_port(opts.ui_port, DEFAULT_UI_PORT, "Temporal Web UI", err)
     if ui_port == port:
         raise ConfigError("the gRPC and Web UI ports must differ")
-    settings = settings.model_copy(
-        update={"data_dir": data_dir, "temporal_address": f"127.0.0.1:{port}"}
+    settings = settings.replace(
+        database={"data_dir": data_dir}, temporal={"address": f"127.0.0.1:{port}"}
     )
     out.print(f"agentrt demo: data in {data_dir}", markup=False, highlight=False, soft_wrap=True)
     # The embedded default encrypts Temporal payloads, as it seals the database: a key is
     # generated under the data directory (payload.key) unless AGENTRT_PAYLOAD_KEYS is set,
     # and every process given this data directory (worker, CLI, API) finds it there.
     keys = settings.create_payload_key_if_missing()
-    settings = settings.model_copy(update={"payload_keys": SecretStr(keys)})
+    settings = settings.replace(privacy={"payload_keys": SecretStr(keys)})
     async with contextlib.AsyncExitStack() as stack:
         codec_url = None
         if keys:
@@ -123,7 +123,7 @@ async def _demo(
             except ValueError as exc:
                 raise ConfigError(f"AGENTRT_PAYLOAD_KEYS: {exc}") from None
             codec = create_codec_app(
-                sealer, ui_origins(ui_port), None, namespace=settings.temporal_namespace
+                sealer, ui_origins(ui_port), None, namespace=settings.temporal.namespace
             )
             codec_url = await stack.enter_async_context(serving(codec, free_port()))
             out.print(
@@ -144,21 +144,21 @@ async def demo_session(
     err: Console,
     code: list[int],
 ) -> None:
-    """Against the Temporal at `settings.temporal_address`: a worker and the demo run."""
+    """Against the Temporal at `settings.temporal.address`: a worker and the demo run."""
     client = await connect_when_ready(settings)
     worker, resources = build_worker(client, settings)
     with resources:
         async with worker:
             out.print(
-                f"Worker: polling task queue {settings.task_queue!r}",
+                f"Worker: polling task queue {settings.temporal.task_queue!r}",
                 markup=False,
                 highlight=False,
             )
             runtime = AgentRuntime(
                 client,
                 RunStore(resources.ctx),
-                settings.task_queue,
-                max_prompt_chars=settings.max_prompt_chars,
+                settings.temporal.task_queue,
+                max_prompt_chars=settings.limits.max_prompt_chars,
             )
             code.append(await _drive(runtime, opts, ui_port, out, err))
             if opts.keep_running:

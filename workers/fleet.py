@@ -24,14 +24,14 @@ from agentrt.workflows.retention import RetentionWorkflow
 
 def fleet_workers(client: Client, resources: WorkerResources, settings: Settings) -> list[Worker]:
     """Every worker this process runs; a role with nothing to serve is a ConfigError."""
-    roles = settings.serves()
+    roles = settings.worker.serves()
     workers: list[Worker] = []
     if "workflows" in roles:
         workers.append(make_worker(client, resources, settings))
         workers.append(maintenance_worker(client, resources, settings))
-    prefix = settings.model_task_queue.strip()
+    prefix = settings.worker.model_task_queue.strip()
     if "models" in roles and prefix:
-        limits = settings.rate_limits()
+        limits = settings.worker.rate_limits()
         for provider in resources.provider_names:
             workers.append(
                 _activity_worker(
@@ -40,14 +40,14 @@ def fleet_workers(client: Client, resources: WorkerResources, settings: Settings
                     model_queue_name(prefix, provider),
                     resources,
                     resources.model_activities,
-                    settings.model_concurrency,
+                    settings.worker.model_concurrency,
                     rate=limits.get(provider),
                 )
             )
     tool_queues: list[str] = []
-    if "tools" in roles and settings.tool_task_queue.strip():
-        tool_queues.append(settings.tool_task_queue.strip())
-    boxes = settings.toolbox_queue_map()
+    if "tools" in roles and settings.worker.tool_task_queue.strip():
+        tool_queues.append(settings.worker.tool_task_queue.strip())
+    boxes = settings.worker.toolbox_queue_map()
     for role in sorted(r for r in roles if r.startswith("toolbox:")):
         box = role.removeprefix("toolbox:")
         if box not in boxes:
@@ -63,12 +63,12 @@ def fleet_workers(client: Client, resources: WorkerResources, settings: Settings
                 queue,
                 resources,
                 resources.tool_activities,
-                settings.tool_concurrency,
+                settings.worker.tool_concurrency,
             )
         )
     if not workers:
         raise ConfigError(
-            f"AGENTRT_SERVE={settings.serve!r} leaves this worker nothing to poll (set "
+            f"AGENTRT_SERVE={settings.worker.serve!r} leaves this worker nothing to poll (set "
             "AGENTRT_MODEL_TASK_QUEUE / AGENTRT_TOOL_TASK_QUEUE for the routed roles)"
         )
     return workers
@@ -82,12 +82,12 @@ def maintenance_worker(client: Client, resources: WorkerResources, settings: Set
     )
     return Worker(
         worker_client(client),  # with payload keys: plaintext payloads are refused
-        task_queue=settings.maintenance_task_queue,
+        task_queue=settings.retention.task_queue,
         workflows=[RetentionWorkflow],
         activities=retention.activities(),
         workflow_runner=sandbox_runner(client.data_converter),
         max_concurrent_activities=4,
-        graceful_shutdown_timeout=timedelta(seconds=settings.graceful_shutdown_seconds),
+        graceful_shutdown_timeout=timedelta(seconds=settings.worker.graceful_shutdown_seconds),
     )
 
 
@@ -110,8 +110,8 @@ def _activity_worker(
         task_queue=queue,
         activities=activities,
         activity_executor=resources.executor,  # sync activities, as on the workflow queue
-        max_concurrent_activities=concurrency or settings.max_concurrent_activities,
+        max_concurrent_activities=concurrency or settings.worker.max_concurrent_activities,
         max_task_queue_activities_per_second=rate,
-        graceful_shutdown_timeout=timedelta(seconds=settings.graceful_shutdown_seconds),
+        graceful_shutdown_timeout=timedelta(seconds=settings.worker.graceful_shutdown_seconds),
         deployment_config=deployment_config(settings),
     )

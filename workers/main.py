@@ -56,7 +56,8 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
     # Config files first (no I/O), then the metrics ports (a taken one is an error before
     # anything connects), then Temporal: a worker that cannot poll must not migrate the
     # database on its way out. Then the MCP servers, the store and the toolboxes.
-    mcp = load_mcp_config(settings.mcp_servers_file) if settings.mcp_servers_file else None
+    mcp_file = settings.worker.mcp_servers_file
+    mcp = load_mcp_config(mcp_file) if mcp_file else None
     metrics = WorkerMetrics.create()
     tracer = configure_tracing(settings, "agentrt-worker")
     with serve_metrics(settings, metrics.registry):
@@ -73,7 +74,7 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
                     logger.info(
                         "worker polling %s on %s%s",
                         ", ".join(queues_of(workers)),
-                        settings.temporal_address,
+                        settings.temporal.address,
                         _version_note(settings),
                     )
                     await stop.wait()
@@ -84,7 +85,7 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
 
 
 def _version_note(settings: Settings) -> str:
-    version = settings.deployment_version()
+    version = settings.temporal.deployment_version()
     return "" if version is None else f" as {version[0]} build {version[1]}"
 
 
@@ -162,17 +163,17 @@ def _main(argv: Sequence[str] | None) -> None:
         e = exc.errors()[0]
         where = ".".join(str(p) for p in e["loc"])
         _fail(f"invalid AGENTRT_* settings: {where}: {e['msg']}")
-    configure_logging(args.log_level, settings.log_format)
+    configure_logging(args.log_level, settings.telemetry.log_format)
     if args.task_queue is not None:
         if not args.task_queue.strip():
             _fail("--task-queue must not be empty")
-        settings = settings.model_copy(update={"task_queue": args.task_queue.strip()})
+        settings = settings.replace(temporal={"task_queue": args.task_queue.strip()})
 
     try:  # routing and versioning settings fail here, before any connection
-        settings.deployment_version()
-        settings.serves()
-        settings.toolbox_queue_map()
-        settings.rate_limits()
+        settings.temporal.deployment_version()
+        settings.worker.serves()
+        settings.worker.toolbox_queue_map()
+        settings.worker.rate_limits()
     except AgentRuntimeError as exc:
         _fail(str(exc))
 
@@ -180,7 +181,11 @@ def _main(argv: Sequence[str] | None) -> None:
         await check(settings, _say)
 
     async def _list_tools() -> None:
-        mcp = load_mcp_config(settings.mcp_servers_file) if settings.mcp_servers_file else None
+        mcp = (
+            load_mcp_config(settings.worker.mcp_servers_file)
+            if settings.worker.mcp_servers_file
+            else None
+        )
         await list_tools(settings, mcp, _say)
 
     async def _run() -> None:

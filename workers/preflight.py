@@ -24,7 +24,7 @@ _DATABASE = {
 async def check(settings: Settings, emit: Callable[[str], None]) -> None:
     """Emit one line per finding, in the order the worker meets them; the first problem is
     a typed error (ConfigError, StoreUnavailableError, TemporalUnavailableError)."""
-    if settings.seal_keys is not None or settings.seal_key_file().exists():
+    if settings.privacy.seal_keys is not None or settings.seal_key_file().exists():
         try:
             sealer = Sealer.from_b64(settings.read_seal_keys())
         except ValueError as exc:
@@ -34,27 +34,27 @@ async def check(settings: Settings, emit: Callable[[str], None]) -> None:
         where = settings.seal_key_file().resolve()
         emit(f"seal keys: none yet (the worker creates {where})")
     try:
-        settings.answer_levels()
+        settings.providers.answer_levels()
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
-    profiles = load_profiles(settings.profiles_file)
-    emit(f"profiles: {', '.join(sorted(profiles))} ({settings.profiles_file})")
-    url = settings.resolved_database_url()
+    profiles = load_profiles(settings.worker.profiles_file)
+    emit(f"profiles: {', '.join(sorted(profiles))} ({settings.worker.profiles_file})")
+    url = settings.database.resolved_url()
     shown = make_url(url).render_as_string(hide_password=True)
     emit(f"database {shown}: {_DATABASE[probe_database(url)]}")
     client = await connect(settings)
     try:
         await client.workflow_service.describe_namespace(
-            DescribeNamespaceRequest(namespace=settings.temporal_namespace)
+            DescribeNamespaceRequest(namespace=settings.temporal.namespace)
         )
     except RPCError as exc:
         if exc.status is not RPCStatusCode.NOT_FOUND:
             raise
         raise ConfigError(
-            f"Temporal at {settings.temporal_address} has no namespace "
-            f"{settings.temporal_namespace!r}: set AGENTRT_TEMPORAL_NAMESPACE"
+            f"Temporal at {settings.temporal.address} has no namespace "
+            f"{settings.temporal.namespace!r}: set AGENTRT_TEMPORAL_NAMESPACE"
         ) from None
     emit(
-        f"temporal: {settings.temporal_address} namespace {settings.temporal_namespace}, "
-        f"task queue {settings.task_queue}"
+        f"temporal: {settings.temporal.address} namespace {settings.temporal.namespace}, "
+        f"task queue {settings.temporal.task_queue}"
     )

@@ -139,8 +139,8 @@ def load_providers(
     environ: Mapping[str, str] | None = None,
 ) -> LoadedProviders:
     env = os.environ if environ is None else environ
-    entries = read_providers_file(settings.providers_file) if settings.providers_file else []
-    where = f"providers file {settings.providers_file}"
+    entries = read_providers_file(settings.providers.file) if settings.providers.file else []
+    where = f"providers file {settings.providers.file}"
     extra = dict(extra or {})
     built: dict[str, ModelProvider] = {}
     origin: dict[str, str] = {}
@@ -153,16 +153,19 @@ def load_providers(
         claim(name, source)
         built[name], origin[name] = provider, source
 
-    scripted_names = [n.strip() for n in settings.scripted_providers.split(",") if n.strip()]
+    scripted_names = [
+        n.strip() for n in settings.providers.scripted_providers.split(",") if n.strip()
+    ]
     if missing := [n for n in scripted_names or ["scripted"] if n not in extra]:
-        scripted = ScriptedProvider.from_file(settings.rules_file)
+        scripted = ScriptedProvider.from_file(settings.providers.rules_file)
         for name in missing:
             add(name, scripted, "AGENTRT_SCRIPTED_PROVIDERS")
-    if settings.openai_api_key is not None:
-        legacy = settings.openai_api_key.get_secret_value()
+    if settings.providers.openai_api_key is not None:
+        legacy = settings.providers.openai_api_key.get_secret_value()
         if not legacy.strip():
             raise ConfigError("AGENTRT_OPENAI_API_KEY is set but empty")
-        add("openai", OpenAICompatProvider(api_key=legacy, base_url=settings.openai_base_url),
+        base_url = settings.providers.openai_base_url
+        add("openai", OpenAICompatProvider(api_key=legacy, base_url=base_url),
             "AGENTRT_OPENAI_API_KEY")  # fmt: skip
     for e in entries:
         if e.api != "openai":
@@ -275,7 +278,7 @@ def _construct(
 
 def _answer_levels(settings: Settings, entries: list[ProviderEntry]) -> dict[str, str]:
     try:
-        levels = settings.answer_levels()
+        levels = settings.providers.answer_levels()
     except ValueError as exc:
         raise ConfigError(str(exc)) from exc
     for e in entries:

@@ -82,7 +82,7 @@ def tool_lines(
     """One line per loaded tool, by name. The profiles are resolved against the tools as
     the worker resolves them: a profile naming a tool nobody loads is the same ConfigError."""
     pool = ThreadPoolExecutor(1)
-    engine = create_engine(settings.resolved_database_url())  # connects only if a tool reads
+    engine = create_engine(settings.database.resolved_url())  # connects only if a tool reads
     try:
         made = sessionmaker(engine)
         ctx = ToolboxContext(settings=settings, executor=pool, sessions=made, read_sessions=made)
@@ -155,7 +155,7 @@ def render(lines: Sequence[ToolLine], emit: Callable[[str], None]) -> None:
 async def list_tools(
     settings: Settings, mcp: McpConfig | None, emit: Callable[[str], None]
 ) -> None:
-    profiles = load_profiles(settings.profiles_file)
+    profiles = load_profiles(settings.worker.profiles_file)
     boxes = load_toolboxes(settings)
     servers, sources = await mcp_tools(mcp)
     render(tool_lines(boxes, servers, sources, profiles, settings), emit)

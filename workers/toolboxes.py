@@ -16,11 +16,11 @@ def load_toolboxes(settings: Settings, extra: Iterable[Toolbox] = ()) -> list[To
     """Entry points first, then AGENTRT_TOOLBOXES, then `extra`. One object reached twice
     (an entry point also named in the setting) counts once; two toolboxes of one name clash."""
     found: list[tuple[str, Toolbox]] = []
-    if settings.toolbox_entry_points:
+    if settings.worker.toolbox_entry_points:
         for ep in entry_points(group=ENTRY_POINT_GROUP):
             origin = _entry_point_origin(ep)
             found.append((origin, _checked(_load_entry_point(ep), origin)))
-    for spec in _specs(settings.toolboxes):
+    for spec in _specs(settings.worker.toolboxes):
         origin = f"AGENTRT_TOOLBOXES entry {spec!r}"
         found.append((origin, _checked(import_spec(spec), origin)))
     for box in extra:

@@ -62,8 +62,8 @@ def a2a_app(
     app = Starlette(routes=routes, lifespan=lifespan)
     app.add_middleware(
         Guard,
-        callers=settings.callers(),
-        max_body=settings.api_max_body_bytes,
+        callers=settings.api.callers(),
+        max_body=settings.api.max_body_bytes,
         open_paths={AGENT_CARD_WELL_KNOWN_PATH, "/healthz"},
         rest_prefix=REST_PREFIX,
     )

@@ -82,17 +82,17 @@ def with_skills(registry: ProfileRegistry) -> Callable[[AgentCard], Awaitable[Ag
 def agent_card(settings: ApiSettings, profiles: Mapping[str, RegisteredProfile]) -> AgentCard:
     """The card with the skills of `profiles` (`with_skills` renews them per request)."""
     return AgentCard(
-        name=settings.api_agent_name,
-        description=settings.api_agent_description,
+        name=settings.api.agent_name,
+        description=settings.api.agent_description,
         version="1.0.0",
         supported_interfaces=[
             AgentInterface(
-                url=settings.public_url() + "/",
+                url=settings.api.url() + "/",
                 protocol_binding="JSONRPC",
                 protocol_version="1.0",
             ),
             AgentInterface(
-                url=settings.public_url() + REST_PREFIX,
+                url=settings.api.url() + REST_PREFIX,
                 protocol_binding="HTTP+JSON",
                 protocol_version="1.0",
             ),

@@ -50,13 +50,13 @@ class PushDelivery:
         self._freed = asyncio.Event()
 
     def _retry_in(self, attempts_so_far: int) -> float | None:
-        if attempts_so_far + 1 >= self._settings.push_max_attempts:
+        if attempts_so_far + 1 >= self._settings.push.max_attempts:
             return None
-        delay = self._settings.push_backoff_seconds * (2**attempts_so_far)
-        return float(min(delay, self._settings.push_backoff_max_seconds))
+        delay = self._settings.push.backoff_seconds * (2**attempts_so_far)
+        return float(min(delay, self._settings.push.backoff_max_seconds))
 
     async def run(self, stop: asyncio.Event) -> None:
-        timeout = httpx.Timeout(self._settings.push_timeout_seconds)
+        timeout = httpx.Timeout(self._settings.push.timeout_seconds)
         async with httpx.AsyncClient(timeout=timeout, follow_redirects=False) as http:
             try:
                 await self._dispatch(http, stop)
@@ -90,7 +90,7 @@ class PushDelivery:
         waits = [asyncio.create_task(stop.wait()), asyncio.create_task(self._freed.wait())]
         try:
             await asyncio.wait(
-                waits, timeout=self._settings.api_poll_seconds, return_when="FIRST_COMPLETED"
+                waits, timeout=self._settings.api.poll_seconds, return_when="FIRST_COMPLETED"
             )
         finally:
             for w in waits:
@@ -98,12 +98,12 @@ class PushDelivery:
 
     async def tick(self, http: httpx.AsyncClient) -> bool:
         """Claim what is due, within the limits, and start delivering it; True when some was."""
-        room = self._settings.push_max_in_flight - len(self._flying)
+        room = self._settings.push.max_in_flight - len(self._flying)
         if room <= 0:
             return False
-        cap = self._settings.push_client_concurrency
+        cap = self._settings.push.client_concurrency
         busy = dict(self._busy)
-        lease = self._settings.push_timeout_seconds * 3
+        lease = self._settings.push.timeout_seconds * 3
         configs = await asyncio.to_thread(
             lambda: self._push.claim(lease, min(room, 50), busy=busy, per_owner=cap)
         )
@@ -136,7 +136,7 @@ class PushDelivery:
         attempts = await asyncio.to_thread(self._attempts, cfg, event.sequence)
         ok, error, final = False, None, False
         try:
-            async with asyncio.timeout(self._settings.push_timeout_seconds):
+            async with asyncio.timeout(self._settings.push.timeout_seconds):
                 ok, error = await self._post(http, cfg, json.dumps(event.payload))
         except _Final as exc:
             error, final = str(exc), True

@@ -135,7 +135,7 @@ class A2AHandler(RequestHandler):
             return
         async for event in journal_stream(
             self._journal, task_id, start=since, hold_until=since,
-            poll=self._settings.api_poll_seconds, waker=self.waker,
+            poll=self._settings.api.poll_seconds, waker=self.waker,
         ):  # fmt: skip
             yield event
 
@@ -151,7 +151,7 @@ class A2AHandler(RequestHandler):
             raise UnsupportedOperationError(message="The task is in a terminal state")
         async for event in journal_stream(
             self._journal, rec.id, start=start, hold_until=None,
-            poll=self._settings.api_poll_seconds, waker=self.waker,
+            poll=self._settings.api.poll_seconds, waker=self.waker,
         ):  # fmt: skip
             yield event
 

@@ -18,7 +18,7 @@ MAX_SECRET = 4096  # a notification token or credentials: sealed text, but bound
 
 def policy(settings: ApiSettings) -> Policy:
     try:
-        return Policy.parse(settings.push_allowed_networks, settings.push_allowed_hosts)
+        return Policy.parse(settings.push.allowed_networks, settings.push.allowed_hosts)
     except ValueError as exc:
         raise ConfigError(f"AGENTRT_PUSH_ALLOWED_NETWORKS / _HOSTS: {exc}") from None
 

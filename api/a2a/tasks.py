@@ -62,7 +62,7 @@ class TaskService:
         self._client = client
         self._runtime = runtime
         self._profiles = profiles
-        self._grants = {who: Grants.of(p) for who, p in settings.key_profiles().items()}
+        self._grants = {who: Grants.of(p) for who, p in settings.api.grants().items()}
 
     # --- reads -----------------------------------------------------------------------------
 
@@ -78,7 +78,7 @@ class TaskService:
     ) -> TaskRecord:
         """Until the task is terminal, or interrupted by an event after `since`, or the cap."""
         deadline = time.monotonic() + (
-            self._settings.api_blocking_cap_seconds if cap is None else cap
+            self._settings.api.blocking_cap_seconds if cap is None else cap
         )
         while True:
             rec = await self.get(task_id, owner)
@@ -86,7 +86,7 @@ class TaskService:
                 return rec
             if time.monotonic() >= deadline:
                 return rec
-            await asyncio.sleep(self._settings.api_poll_seconds)
+            await asyncio.sleep(self._settings.api.poll_seconds)
 
     # --- send ------------------------------------------------------------------------------
 
@@ -97,8 +97,8 @@ class TaskService:
         registered = await asyncio.to_thread(self._profiles.all)
         published = [p for p in registered.values() if p.publish]
         if not skill:
-            if self._settings.api_default_skill:
-                skill = self._settings.api_default_skill
+            if self._settings.api.default_skill:
+                skill = self._settings.api.default_skill
             elif len(published) == 1:
                 skill = published[0].name
             else:
@@ -229,7 +229,7 @@ def _checked_parts(message: Message, caps: ApiSettings) -> str:
     # the worker's guardrails and ride in every history and row of its run.
     for part in message.parts:
         too_long = prompt_over_cap(
-            part.text, caps.max_part_chars, "a text part", "AGENTRT_MAX_PART_CHARS"
+            part.text, caps.limits.max_part_chars, "a text part", "AGENTRT_MAX_PART_CHARS"
         )
         if too_long is not None:
             raise InvalidParamsError(message=f"prompt_too_long: {too_long}")
@@ -244,7 +244,7 @@ def _start_request(profile: str, text: str, run_id: str, caps: ApiSettings) -> S
     cap included; a refusal is invalid params, and nothing is created."""
     fields = {"profile": profile, "prompt": text, "run_id": run_id}
     try:
-        return StartRequest.checked(caps.max_prompt_chars, fields, prompt_name=MESSAGE_TEXT)
+        return StartRequest.checked(caps.limits.max_prompt_chars, fields, prompt_name=MESSAGE_TEXT)
     except PromptTooLongError as exc:
         raise InvalidParamsError(message=f"prompt_too_long: {exc}") from None
     except InvalidRequestError as exc:
@@ -254,7 +254,7 @@ def _start_request(profile: str, text: str, run_id: str, caps: ApiSettings) -> S
 def _follow_up_text(message: Message, caps: ApiSettings) -> str:
     """A follow-up's text (input to a waiting run, not a start), under the same caps."""
     text = _checked_parts(message, caps)
-    too_long = prompt_over_cap(text, caps.max_prompt_chars, MESSAGE_TEXT)
+    too_long = prompt_over_cap(text, caps.limits.max_prompt_chars, MESSAGE_TEXT)
     if too_long is not None:
         raise InvalidParamsError(message=f"prompt_too_long: {too_long}")
     return text

@@ -76,7 +76,7 @@ def mount_ops(
         runs=RunStore(ctx),
         query=RunQuery(ctx),
         principals=PrincipalStore(ctx),
-        waker=Waker(settings.api_poll_seconds),
+        waker=Waker(settings.api.poll_seconds),
         sealer=ctx.sealer,
         profiles=profiles,
     )
@@ -110,6 +110,6 @@ def mount_ops(
     app.state.ops = ops
     app.state.a2a = a2a.state.a2a
     a2a.state.a2a.handler.waker = ops.waker  # the A2A streams wake on journal commits too
-    app.add_middleware(BodyLimit, max_body=settings.api_max_body_bytes)
+    app.add_middleware(BodyLimit, max_body=settings.api.max_body_bytes)
     app.add_middleware(HostCheck, allowed=allowed_hosts(settings))  # outermost: first
     return app

@@ -38,7 +38,7 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
 
 def run(settings: ApiSettings, args: argparse.Namespace) -> int:
     engine, ctx = open_store(
-        settings.resolved_database_url(), Sealer.from_b64(settings.read_seal_keys())
+        settings.database.resolved_url(), Sealer.from_b64(settings.read_seal_keys())
     )
     store = PrincipalStore(ctx)
     try:

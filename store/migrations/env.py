@@ -31,7 +31,7 @@ def main() -> None:
     if not url:
         from agentrt.core.settings import Settings
 
-        url = Settings().database_url
+        url = Settings().database.url
     engine = make_engine(url)
     with engine.connect() as conn:
         _run(conn)

@@ -41,28 +41,29 @@ def _fixture_profiles() -> list[str]:
 
 @pytest.fixture(scope="session")
 def a2a_settings(settings: Settings) -> ApiSettings:
-    return ApiSettings(
-        database_url=settings.database_url,
-        seal_keys=TEST_SEAL_KEYS,  # type: ignore[arg-type]
-        data_dir=settings.data_dir,
-        profiles_file=FIXTURES / "profiles.yaml",
-        rules_file=FIXTURES / "rules.yaml",
-        api_keys=",".join(f"{who}={key_digest(k)}" for who, k in KEYS.items()),
-        # Every fixture profile, each by name (tests/security tests the grants themselves).
-        api_key_profiles=",".join(f"{who}={'|'.join(_fixture_profiles())}" for who in KEYS),
-        api_default_skill="helper",
-        api_blocking_cap_seconds=30.0,
-        api_poll_seconds=0.05,
-        api_max_body_bytes=64_000,
-        api_migrate=False,
-        push_allowed_networks="127.0.0.0/8",  # the tests' webhook receivers
+    return ApiSettings().replace(
+        database={"url": settings.database.url, "data_dir": settings.database.data_dir},
         # The fixtures' `guarded` profile keeps metadata only, and these tests' Temporal
         # client has no payload keys: allowed explicitly (issue 25).
-        allow_plaintext_history=True,
-        push_backoff_seconds=0.2,
-        scripted_providers="scripted,strict",
-        provider_answer_levels="strict=none",
-        _env_file=None,  # type: ignore[call-arg]
+        privacy={"seal_keys": TEST_SEAL_KEYS, "allow_plaintext_history": True},
+        worker={"profiles_file": FIXTURES / "profiles.yaml"},
+        providers={
+            "rules_file": FIXTURES / "rules.yaml",
+            "scripted_providers": "scripted,strict",
+            "provider_answer_levels": "strict=none",
+        },
+        api={
+            "keys": ",".join(f"{who}={key_digest(k)}" for who, k in KEYS.items()),
+            # Every fixture profile, each by name (tests/security tests the grants themselves).
+            "key_profiles": ",".join(f"{who}={'|'.join(_fixture_profiles())}" for who in KEYS),
+            "default_skill": "helper",
+            "blocking_cap_seconds": 30.0,
+            "poll_seconds": 0.05,
+            "max_body_bytes": 64_000,
+            "migrate": False,
+        },
+        # the tests' webhook receivers
+        push={"allowed_networks": "127.0.0.0/8", "backoff_seconds": 0.2},
     )
 
 
@@ -128,7 +129,7 @@ async def _serve(
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     url = f"http://127.0.0.1:{port}"
-    s = settings.model_copy(update={"task_queue": queue, "api_port": port, "api_public_url": url})
+    s = settings.replace(temporal={"task_queue": queue}, api={"port": port, "public_url": url})
     server = uvicorn.Server(
         uvicorn.Config(
             create_app(s, client=client if inject else None),

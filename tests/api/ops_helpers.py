@@ -24,9 +24,9 @@ ALL_SCOPES = ("runs:start", "runs:read", "runs:read-all", "runs:decide", "runs:c
 
 def admin_env(monkeypatch: pytest.MonkeyPatch, live: Live) -> None:
     """What `agentrt-api`'s admin commands read: the live server's database and keys."""
-    monkeypatch.setenv("AGENTRT_DATABASE_URL", live.settings.database_url)
+    monkeypatch.setenv("AGENTRT_DATABASE_URL", live.settings.database.url)
     monkeypatch.setenv("AGENTRT_SEAL_KEYS", TEST_SEAL_KEYS)
-    monkeypatch.setenv("AGENTRT_DATA_DIR", str(live.settings.data_dir))
+    monkeypatch.setenv("AGENTRT_DATA_DIR", str(live.settings.database.data_dir))
 
 
 def name(prefix: str) -> str:
@@ -49,7 +49,7 @@ def token(
 
 
 def every_profile(live: Live) -> list[str]:
-    return sorted(load_profiles(live.settings.profiles_file))
+    return sorted(load_profiles(live.settings.worker.profiles_file))
 
 
 @asynccontextmanager

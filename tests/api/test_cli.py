@@ -11,9 +11,9 @@ from tests.conftest import TEST_SEAL_KEYS
 
 
 def _env(monkeypatch: pytest.MonkeyPatch, settings: ApiSettings) -> None:
-    monkeypatch.setenv("AGENTRT_DATABASE_URL", settings.database_url)
+    monkeypatch.setenv("AGENTRT_DATABASE_URL", settings.database.url)
     monkeypatch.setenv("AGENTRT_SEAL_KEYS", TEST_SEAL_KEYS)
-    monkeypatch.setenv("AGENTRT_DATA_DIR", str(settings.data_dir))
+    monkeypatch.setenv("AGENTRT_DATA_DIR", str(settings.database.data_dir))
 
 
 def test_hash_key_prints_the_digest_to_configure(capsys: pytest.CaptureFixture[str]) -> None:

@@ -19,11 +19,9 @@ KEYS = "p1:" + base64.b64encode(b"p" * 32).decode()
 async def test_a_run_started_over_a2a_is_ciphertext_in_history(
     temporal_env: WorkflowEnvironment, a2a_settings: ApiSettings, a2a_parts: WorkerResources
 ) -> None:
-    keyed = a2a_settings.model_copy(
-        update={
-            "payload_keys": SecretStr(KEYS),
-            "temporal_address": temporal_env.client.service_client.config.target_host,
-        }
+    keyed = a2a_settings.replace(
+        privacy={"payload_keys": SecretStr(KEYS)},
+        temporal={"address": temporal_env.client.service_client.config.target_host},
     )
     marker = f"marker-{uuid.uuid4().hex[:12]}"
     async with _serve(await connect(keyed), keyed, a2a_parts, inject=False) as live:

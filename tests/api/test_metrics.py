@@ -57,8 +57,8 @@ async def test_the_api_serves_the_waiting_gauge(
     client: Client, temporal_env: WorkflowEnvironment, settings: Settings, tmp_path: Path
 ) -> None:
     with scratch_database("am", tmp_path / "api-metrics.db") as url:
-        own = settings.model_copy(
-            update={"database_url": url, "task_queue": f"tq-{uuid.uuid4().hex[:10]}"}
+        own = settings.replace(
+            database={"url": url}, temporal={"task_queue": f"tq-{uuid.uuid4().hex[:10]}"}
         )
         metrics_port = free_port()
         env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTRT_")}
@@ -66,13 +66,13 @@ async def test_the_api_serves_the_waiting_gauge(
             AGENTRT_DATABASE_URL=url,
             AGENTRT_SEAL_KEYS=settings.read_seal_keys(),
             AGENTRT_TEMPORAL_ADDRESS=temporal_env.client.service_client.config.target_host,
-            AGENTRT_PROFILES_FILE=str(settings.profiles_file),
+            AGENTRT_PROFILES_FILE=str(settings.worker.profiles_file),
             AGENTRT_API_PORT=str(free_port()),
             AGENTRT_METRICS_PORT=str(metrics_port),
             AGENTRT_LOG_FORMAT="json",
         )
         with build(own) as resources:
-            runtime = AgentRuntime(client, RunStore(resources.ctx), own.task_queue)
+            runtime = AgentRuntime(client, RunStore(resources.ctx), own.temporal.task_queue)
             async with make_worker(client, resources, own):
                 run_id = await runtime.start("support", "Please refund order 1042")
                 waiting = await until_status(runtime, run_id, RunStatus.WAITING_FOR_APPROVAL)

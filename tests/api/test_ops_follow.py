@@ -28,7 +28,7 @@ async def live_polling_slowly(
     client: Client, a2a_settings: ApiSettings, a2a_parts: WorkerResources
 ) -> AsyncIterator[Live]:
     """A server that would poll only every 30 s: what it sees sooner, NOTIFY woke it for."""
-    slow = a2a_settings.model_copy(update={"api_poll_seconds": 30.0})
+    slow = a2a_settings.replace(api={"poll_seconds": 30.0})
     async with _serve(client, slow, a2a_parts) as live:
         yield live
 

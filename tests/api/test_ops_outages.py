@@ -67,7 +67,7 @@ async def test_a_start_no_worker_begins_is_503_no_worker(
     # A worker registers helper on its own queue, where no worker polls: the app starts
     # helper's runs there. The suite's registration is put back after.
     registry.register([served["helper"].model_copy(update={"task_queue": lonely})])
-    settings = a2a_settings.model_copy(update={"start_timeout_seconds": 2.0})
+    settings = a2a_settings.replace(temporal={"start_timeout_seconds": 2.0})
     try:
         async with _serve(client, settings, a2a_parts) as live:
             began = time.monotonic()
@@ -90,8 +90,8 @@ async def test_a_start_with_temporal_gone_is_503_temporal_unavailable(
     host, port = client.service_client.config.target_host.rsplit(":", 1)
     temporal = _proxy(proxy_to, host, int(port))
     # The SDK may retry the cut start until the start's bound: keep the bound short.
-    settings = a2a_settings.model_copy(
-        update={"temporal_address": f"127.0.0.1:{temporal.port}", "start_timeout_seconds": 3.0}
+    settings = a2a_settings.replace(
+        temporal={"address": f"127.0.0.1:{temporal.port}", "start_timeout_seconds": 3.0}
     )
     # The app connects through the proxy at start-up; the worker keeps the suite's client.
     async with _serve(client, settings, a2a_parts, inject=False) as live:
@@ -134,12 +134,10 @@ async def test_a_read_with_the_database_gone_is_503_store_unavailable(
     proxy_to: list[FlakyProxy],
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    url = make_url(a2a_settings.resolved_database_url())
+    url = make_url(a2a_settings.database.resolved_url())
     database = _proxy(proxy_to, url.host or "127.0.0.1", url.port or 5432)
     through = url.set(host="127.0.0.1", port=database.port)
-    settings = a2a_settings.model_copy(
-        update={"database_url": through.render_as_string(hide_password=False)}
-    )
+    settings = a2a_settings.replace(database={"url": through.render_as_string(hide_password=False)})
     async with _serve(client, settings, a2a_parts) as live:
         secret = token(live, name("reader"), "runs:read")  # written directly, not via proxy
         with caplog.at_level(logging.WARNING, logger="agentrt.api"):
@@ -166,8 +164,8 @@ async def test_the_cli_client_retries_a_start_through_an_outage_without_a_second
     same run id until Temporal is back, and one run is started."""
     host, port = client.service_client.config.target_host.rsplit(":", 1)
     temporal = _proxy(proxy_to, host, int(port))
-    settings = a2a_settings.model_copy(
-        update={"temporal_address": f"127.0.0.1:{temporal.port}", "start_timeout_seconds": 2.0}
+    settings = a2a_settings.replace(
+        temporal={"address": f"127.0.0.1:{temporal.port}", "start_timeout_seconds": 2.0}
     )
     async with _serve(client, settings, a2a_parts, inject=False) as live:
         alice = name("alice")

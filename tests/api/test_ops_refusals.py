@@ -104,10 +104,10 @@ async def test_unknown_run_bad_cursor_bad_body_and_oversized_body(live: Live) ->
         )
         assert verdict.status_code == 400
         assert (await c.get("/runs", params={"limit": 0})).status_code == 400
-        big = {"profile": "helper", "prompt": "x" * (live.settings.api_max_body_bytes + 10)}
+        big = {"profile": "helper", "prompt": "x" * (live.settings.api.max_body_bytes + 10)}
         reply = await c.post("/runs", json=big)
         assert reply.status_code == 413 and error_type(reply) == "payload_too_large"
-        chunked = await c.post("/runs", content=_chunks(live.settings.api_max_body_bytes + 10))
+        chunked = await c.post("/runs", content=_chunks(live.settings.api.max_body_bytes + 10))
         assert chunked.status_code == 413
         resume = await c.get(f"/runs/{unknown}/events", headers={"Accept": "text/event-stream"})
         assert resume.status_code == 404

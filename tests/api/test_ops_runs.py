@@ -99,7 +99,7 @@ async def test_a_repeated_start_temporal_accepted_before_its_row_is_written_gets
         retry = asyncio.create_task(api.post("/runs", json=body))
         await asyncio.sleep(1.0)
         assert not retry.done()  # waiting for the row
-        settings = live.settings.model_copy(update={"task_queue": lonely})
+        settings = live.settings.replace(temporal={"task_queue": lonely})
         async with make_worker(client, live.parts, settings):
             reply = await retry
     assert reply.status_code == 200, reply.text

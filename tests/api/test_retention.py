@@ -66,7 +66,7 @@ async def test_a_pass_purges_settled_and_stale_runs_everywhere(client: Client, l
     assert (await live.runtime.status(settled_run)).status is RunStatus.COMPLETED
     await until_status(live.runtime, waiting_run, RunStatus.WAITING_FOR_APPROVAL)
     queue = f"maint-{uuid.uuid4().hex[:8]}"
-    settings = live.settings.model_copy(update={"maintenance_task_queue": queue})
+    settings = live.settings.replace(retention={"task_queue": queue})
     async with maintenance_worker(client, live.parts, settings):
         # Windows not reached yet: nothing of ours is touched.
         await _pass(client, live, queue, RetentionPolicy(finished_days=365, waiting_days=365))
@@ -98,7 +98,7 @@ async def test_a_pass_stops_waiting_for_cancelled_runs_no_worker_can_settle(
         assert orphan.status is RunStatus.WAITING_FOR_APPROVAL
     # Its worker is gone: the pass's cancel reaches the workflow, which cannot settle.
     queue = f"maint-{uuid.uuid4().hex[:8]}"
-    settings = live.settings.model_copy(update={"maintenance_task_queue": queue})
+    settings = live.settings.replace(retention={"task_queue": queue})
     pass_id = f"retention-{uuid.uuid4().hex[:8]}"
     await asyncio.sleep(1.2)
     async with maintenance_worker(client, live.parts, settings):
@@ -125,7 +125,7 @@ async def test_a_pass_stops_waiting_for_cancelled_runs_no_worker_can_settle(
 
 async def test_schedules_apply_is_idempotent(client: Client, settings: Settings) -> None:
     schedule_id = f"retention-{uuid.uuid4().hex[:8]}"
-    tuned = settings.model_copy(update={"retention_finished_days": 7.0})
+    tuned = settings.replace(retention={"finished_days": 7.0})
     try:
         assert await schedules.apply(client, settings, schedule_id) == "created"
         assert await schedules.apply(client, tuned, schedule_id) == "updated"
@@ -134,7 +134,7 @@ async def test_schedules_apply_is_idempotent(client: Client, settings: Settings)
         action = desc.schedule.action
         assert isinstance(action, ScheduleActionStartWorkflow)
         assert action.workflow == WORKFLOW_RETENTION
-        assert action.task_queue == settings.maintenance_task_queue
+        assert action.task_queue == settings.retention.task_queue
         policy = await client.data_converter.decode(action.args, [RetentionPolicy])  # type: ignore[arg-type]
         assert policy[0] == RetentionPolicy(finished_days=7.0, waiting_days=14.0)
         assert len([s async for s in await client.list_schedules() if s.id == schedule_id]) == 1
@@ -146,7 +146,7 @@ def test_a_retention_window_of_zero_is_one_error(
     settings: Settings, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with pytest.raises(ConfigError, match="AGENTRT_RETENTION_WAITING_DAYS must be greater than 0"):
-        schedules.retention_policy(settings.model_copy(update={"retention_waiting_days": 0}))
+        schedules.retention_policy(settings.replace(retention={"waiting_days": 0}))
     monkeypatch.setenv("AGENTRT_RETENTION_FINISHED_DAYS", "0")
     monkeypatch.setenv("AGENTRT_TEMPORAL_ADDRESS", "127.0.0.1:1")  # never reached
     assert cli.main(["schedules", "apply"]) == cli.EXIT_ERROR

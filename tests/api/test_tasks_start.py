@@ -32,7 +32,7 @@ def _service(
     runtime = AgentRuntime(client, RunStore(parts.ctx), queue)
     # Registered as the A2A tests' worker registers them (a2a_parts).
     registry = ProfileRegistry(parts.ctx)
-    registry.register(load_profiles(a2a_settings.profiles_file).values())
+    registry.register(load_profiles(a2a_settings.worker.profiles_file).values())
     return TaskService(a2a_settings, A2AStore(parts.ctx), client, runtime, registry)
 
 
@@ -48,10 +48,10 @@ async def test_a_skill_the_worker_does_not_declare_is_refused_and_leaves_no_task
     # A worker registered `helper`; this one, which polls the queue, does not declare it
     # (its profiles are tests/fixtures').
     owner = f"o-{uuid.uuid4().hex[:8]}"
-    granted = a2a_settings.model_copy(  # a caller granted `helper` (tests/security: grants)
-        update={
-            "api_keys": f"{a2a_settings.api_keys},{owner}={'0' * 64}",
-            "api_key_profiles": f"{a2a_settings.api_key_profiles},{owner}=helper",
+    granted = a2a_settings.replace(  # a caller granted `helper` (tests/security: grants)
+        api={
+            "keys": f"{a2a_settings.api.keys},{owner}={'0' * 64}",
+            "key_profiles": f"{a2a_settings.api.key_profiles},{owner}=helper",
         }
     )
     service = _service(granted, parts, client, task_queue)
@@ -83,7 +83,7 @@ async def test_cancel_of_a_task_whose_run_has_not_begun_closes_it_canceled(
     cancel = asyncio.create_task(service.cancel(task_id, owner))
     await asyncio.sleep(1.0)
     worker: Worker = make_worker(
-        client, a2a_parts, a2a_settings.model_copy(update={"task_queue": queue})
+        client, a2a_parts, a2a_settings.replace(temporal={"task_queue": queue})
     )
     async with worker:
         rec = await asyncio.wait_for(cancel, 40)

@@ -30,7 +30,7 @@ from bench.suite import SHARED_SECTIONS, run_shared
 
 def _bench_settings(settings: Settings, tmp_path: Path) -> Settings:
     return bench_settings(
-        database_url=settings.resolved_database_url(),
+        database_url=settings.database.resolved_url(),
         seal_keys=settings.read_seal_keys(),
         data_dir=tmp_path,
     )
@@ -67,7 +67,7 @@ async def test_benchmark_produces_every_figure(
     assert math.isfinite(report.figures["fence.extra_ms"])
     assert report.figures["history.bytes_per_model_call.first"] > 0
     # PostgreSQL's own CPU is read from its processes; SQLite runs inside the worker.
-    on_postgres = settings.resolved_database_url().startswith("postgresql")
+    on_postgres = settings.database.resolved_url().startswith("postgresql")
     for key in ("loop.sat.database_cpu_ratio", "storeless.sat.database_cpu_ratio"):
         assert (key in report.figures) is on_postgres, key
         if on_postgres:  # /proc counts 10 ms ticks: 4 runs a burst here may read 0 (NaN, 0)

@@ -78,7 +78,7 @@ async def test_an_encrypted_run_keeps_ciphertext_in_history_and_the_codec_server
     client = await Client.connect(target, data_converter=data_converter(KEYS))
     queue = f"tq-{uuid.uuid4().hex[:10]}"
     prompt = f"what about my order? marker-{uuid.uuid4().hex[:8]}"
-    async with make_worker(client, parts, settings.model_copy(update={"task_queue": queue})):
+    async with make_worker(client, parts, settings.replace(temporal={"task_queue": queue})):
         view = await AgentRuntime(client, RunStore(parts.ctx), queue).run("auto", prompt)
     assert view.status is RunStatus.COMPLETED
     history = await temporal_env.client.get_workflow_handle(view.run_id).fetch_history()

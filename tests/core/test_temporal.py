@@ -33,12 +33,12 @@ KEYS = "p1:" + base64.b64encode(b"p" * 32).decode()
 
 @pytest.fixture
 def keyed(settings: Settings, temporal_env: WorkflowEnvironment) -> Settings:
-    return settings.model_copy(
-        update={
-            "payload_keys": SecretStr(KEYS),
-            "temporal_address": temporal_env.client.service_client.config.target_host,
+    return settings.replace(
+        privacy={"payload_keys": SecretStr(KEYS)},
+        temporal={
+            "address": temporal_env.client.service_client.config.target_host,
             "task_queue": f"tq-{uuid.uuid4().hex[:10]}",
-        }
+        },
     )
 
 
@@ -71,13 +71,13 @@ async def test_a_run_started_by_the_cli_is_ciphertext_in_history(
     tmp_path: Path,
 ) -> None:
     env = {
-        "AGENTRT_TEMPORAL_ADDRESS": keyed.temporal_address,
-        "AGENTRT_DATABASE_URL": keyed.database_url,
+        "AGENTRT_TEMPORAL_ADDRESS": keyed.temporal.address,
+        "AGENTRT_DATABASE_URL": keyed.database.url,
         "AGENTRT_SEAL_KEYS": TEST_SEAL_KEYS,
         "AGENTRT_PAYLOAD_KEYS": KEYS,
-        "AGENTRT_TASK_QUEUE": keyed.task_queue,
-        "AGENTRT_PROFILES_FILE": str(keyed.profiles_file),
-        "AGENTRT_RULES_FILE": str(keyed.rules_file),
+        "AGENTRT_TASK_QUEUE": keyed.temporal.task_queue,
+        "AGENTRT_PROFILES_FILE": str(keyed.worker.profiles_file),
+        "AGENTRT_RULES_FILE": str(keyed.providers.rules_file),
         "AGENTRT_DATA_DIR": str(tmp_path / "data"),
     }
     for key, value in env.items():
@@ -108,4 +108,4 @@ async def test_the_demo_run_is_ciphertext_in_history(
 
 async def test_bad_payload_keys_are_a_config_error(keyed: Settings) -> None:
     with pytest.raises(ConfigError, match="AGENTRT_PAYLOAD_KEYS"):
-        await connect(keyed.model_copy(update={"payload_keys": SecretStr("p1:c2hvcnQ=")}))
+        await connect(keyed.replace(privacy={"payload_keys": SecretStr("p1:c2hvcnQ=")}))

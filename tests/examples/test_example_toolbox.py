@@ -78,8 +78,9 @@ def _spawn(
     pool: WorkerPool, env: ExampleEnv, settings: Settings, temporal: WorkflowEnvironment
 ) -> tuple[WorkerProcess, str]:
     queue = f"tq-{uuid.uuid4().hex[:10]}"
-    s = settings.model_copy(
-        update={"profiles_file": EXAMPLE / "profiles.yaml", "rules_file": EXAMPLE / "rules.yaml"}
+    s = settings.replace(
+        worker={"profiles_file": EXAMPLE / "profiles.yaml"},
+        providers={"rules_file": EXAMPLE / "rules.yaml"},
     )
     environ = worker_env(
         s, temporal_address=temporal.client.service_client.config.target_host, task_queue=queue

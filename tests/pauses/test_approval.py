@@ -243,7 +243,7 @@ async def test_two_decisions_queued_while_no_worker_polls_have_one_winner(
     client: Client, parts: WorkerResources, settings: Settings
 ) -> None:
     queue = f"tq-{uuid.uuid4().hex[:10]}"
-    worker_settings = settings.model_copy(update={"task_queue": queue})
+    worker_settings = settings.replace(temporal={"task_queue": queue})
     runtime = AgentRuntime(client, RunStore(parts.ctx), queue)
     async with make_worker(client, parts, worker_settings):
         waiting = await runtime.run("support", REFUND)

@@ -25,7 +25,7 @@ async def test_two_follow_ups_in_one_pause_record_one_and_refuse_the_other(
 ) -> None:
     queue = f"tq-{uuid.uuid4().hex[:10]}"
     runtime = AgentRuntime(client, runs, queue)
-    served = settings.model_copy(update={"task_queue": queue})
+    served = settings.replace(temporal={"task_queue": queue})
     task_id, run_id = await new_a2a_task(parts, owner="t")
     async with make_worker(client, parts, served):
         await start_for_task(runtime, task_id, run_id)

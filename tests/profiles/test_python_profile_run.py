@@ -55,12 +55,10 @@ async def test_a_profile_written_in_python_runs_an_agent_end_to_end_with_no_yaml
         approval="none",
         task_queue=queue,  # its own queue: the client learns it from the registration
     )
-    s = settings.model_copy(
-        update={
-            "task_queue": queue,
-            "profiles_file": tmp_path / "absent-profiles.yaml",  # never read
-            "rules_file": tmp_path / "absent-rules.yaml",  # never read
-        }
+    s = settings.replace(
+        temporal={"task_queue": queue},
+        worker={"profiles_file": tmp_path / "absent-profiles.yaml"},  # never read
+        providers={"rules_file": tmp_path / "absent-rules.yaml"},  # never read
     )
     worker, resources = build_worker(
         client,

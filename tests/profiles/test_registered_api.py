@@ -29,7 +29,7 @@ def own_settings(
     a2a_settings: ApiSettings, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[ApiSettings]:
     with scratch_database("reg", tmp_path_factory.mktemp("reg") / "agentrt.db") as url:
-        yield a2a_settings.model_copy(update={"database_url": url})
+        yield a2a_settings.replace(database={"url": url})
 
 
 @pytest_asyncio.fixture

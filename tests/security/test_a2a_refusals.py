@@ -109,7 +109,7 @@ async def own_live(
 ) -> AsyncIterator[Live]:
     """A live server over a database of this test's own (the test breaks it)."""
     with scratch_database("refusal", tmp_path / "refusal.db") as url:
-        settings = a2a_settings.model_copy(update={"database_url": url})
+        settings = a2a_settings.replace(database={"url": url})
         async with serving(client, settings) as served:
             yield served
 

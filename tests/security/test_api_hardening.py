@@ -194,11 +194,11 @@ async def test_allowed_hosts_add_names_to_a_server_bound_beyond_loopback(
 ) -> None:
     # Bound to every address: loopback names are not implied; the public URL's host and
     # AGENTRT_API_ALLOWED_HOSTS are.
-    wide = a2a_settings.model_copy(
-        update={
-            "api_host": "0.0.0.0",
-            "api_public_url": "https://agents.example.com",
-            "api_allowed_hosts": "*.internal.example, api",
+    wide = a2a_settings.replace(
+        api={
+            "host": "0.0.0.0",
+            "public_url": "https://agents.example.com",
+            "allowed_hosts": "*.internal.example, api",
         }
     )
     from agentrt.api.hosts import HostCheck, allowed_hosts, host_name
@@ -238,7 +238,7 @@ def _mode(path: Path) -> int:
 
 
 def _local(data: Path) -> Settings:
-    return Settings(data_dir=data, database_url="", _env_file=None)  # type: ignore[call-arg]
+    return Settings().replace(database={"data_dir": data, "url": ""})
 
 
 @pytest.mark.usefixtures("loose_umask")
@@ -246,7 +246,7 @@ def test_the_data_directory_seal_key_and_sqlite_files_are_private(tmp_path: Path
     data = tmp_path / "fresh" / ".agentrt"
     settings = _local(data)
     sealer = Sealer.from_b64(settings.create_seal_key_if_missing())
-    engine, _ = open_store(settings.resolved_database_url(), sealer)
+    engine, _ = open_store(settings.database.resolved_url(), sealer)
     try:
         with engine.begin() as conn:  # a write: the -wal and -shm files exist now
             conn.execute(text("SELECT count(*) FROM agent_run"))
@@ -266,13 +266,13 @@ def test_a_data_directory_made_before_the_rule_is_tightened_at_start(tmp_path: P
     os.chmod(data, 0o755)
     settings = _local(data)
     sealer = Sealer.from_b64(settings.create_seal_key_if_missing())
-    engine, _ = open_store(settings.resolved_database_url(), sealer)
+    engine, _ = open_store(settings.database.resolved_url(), sealer)
     engine.dispose()
     for f in data.iterdir():
         os.chmod(f, 0o644)  # as an older version left them
     os.chmod(data, 0o755)
     sealer = Sealer.from_b64(settings.create_seal_key_if_missing())  # a worker starts again
-    engine, _ = open_store(settings.resolved_database_url(), sealer)
+    engine, _ = open_store(settings.database.resolved_url(), sealer)
     engine.dispose()
     assert _mode(data) == 0o700
     assert {f.name for f in data.iterdir()} >= {"seal.key", "agentrt.db"}

@@ -161,22 +161,23 @@ async def live(
     (tmp_path / "profiles.yaml").write_text(PROFILES)
     (tmp_path / "rules.yaml").write_text(RULES)
     with scratch_database("canary", tmp_path / "canary.db") as url:
-        settings = ApiSettings(
-            database_url=url,
-            seal_keys=TEST_SEAL_KEYS,  # type: ignore[arg-type]
-            payload_keys=PAYLOAD_KEYS,  # type: ignore[arg-type]
-            data_dir=tmp_path / "data",
-            profiles_file=tmp_path / "profiles.yaml",
-            rules_file=tmp_path / "rules.yaml",
-            openai_api_key=canaries["key"],  # type: ignore[arg-type]
-            openai_base_url=provider.base_url,
-            temporal_address=temporal_env.client.service_client.config.target_host,
-            api_keys=f"alice={key_digest(A2A_KEY)}",
-            api_key_profiles="alice=canary-none",
-            api_default_skill="canary-none",
-            api_blocking_cap_seconds=30.0,
-            api_poll_seconds=0.05,
-            _env_file=None,  # type: ignore[call-arg]
+        settings = ApiSettings().replace(
+            database={"url": url, "data_dir": tmp_path / "data"},
+            privacy={"seal_keys": TEST_SEAL_KEYS, "payload_keys": PAYLOAD_KEYS},
+            worker={"profiles_file": tmp_path / "profiles.yaml"},
+            providers={
+                "rules_file": tmp_path / "rules.yaml",
+                "openai_api_key": canaries["key"],
+                "openai_base_url": provider.base_url,
+            },
+            temporal={"address": temporal_env.client.service_client.config.target_host},
+            api={
+                "keys": f"alice={key_digest(A2A_KEY)}",
+                "key_profiles": "alice=canary-none",
+                "default_skill": "canary-none",
+                "blocking_cap_seconds": 30.0,
+                "poll_seconds": 0.05,
+            },
         )
         client = await connect(settings)  # the payload keys' codec, as every process has
         async with serving(client, settings) as served:
@@ -212,14 +213,14 @@ async def _wait(http: httpx.AsyncClient, run_id: str, status: str) -> dict[str, 
 
 def _cli_env(monkeypatch: pytest.MonkeyPatch, settings: ApiSettings) -> None:
     env = {
-        "AGENTRT_TEMPORAL_ADDRESS": settings.temporal_address,
-        "AGENTRT_DATABASE_URL": settings.database_url,
+        "AGENTRT_TEMPORAL_ADDRESS": settings.temporal.address,
+        "AGENTRT_DATABASE_URL": settings.database.url,
         "AGENTRT_SEAL_KEYS": TEST_SEAL_KEYS,
         "AGENTRT_PAYLOAD_KEYS": PAYLOAD_KEYS,
-        "AGENTRT_TASK_QUEUE": settings.task_queue,
-        "AGENTRT_PROFILES_FILE": str(settings.profiles_file),
-        "AGENTRT_RULES_FILE": str(settings.rules_file),
-        "AGENTRT_DATA_DIR": str(settings.data_dir),
+        "AGENTRT_TASK_QUEUE": settings.temporal.task_queue,
+        "AGENTRT_PROFILES_FILE": str(settings.worker.profiles_file),
+        "AGENTRT_RULES_FILE": str(settings.providers.rules_file),
+        "AGENTRT_DATA_DIR": str(settings.database.data_dir),
     }
     for key, value in env.items():
         monkeypatch.setenv(key, value)

@@ -99,7 +99,7 @@ def autonomous_settings(
     # test's API reads it (the suite's Agent Card lists exactly its fixtures' skills).
     db = tmp_path_factory.mktemp("grants-db") / "agentrt.db"
     with scratch_database("grants", db) as url:
-        yield a2a_settings.model_copy(update={"profiles_file": path, "database_url": url})
+        yield a2a_settings.replace(worker={"profiles_file": path}, database={"url": url})
 
 
 @pytest.fixture(scope="module")
@@ -231,7 +231,7 @@ async def test_an_a2a_caller_not_granted_the_skill_gets_an_error_and_no_task_or_
     client: Client, a2a_settings: ApiSettings, a2a_parts: WorkerResources
 ) -> None:
     # alice may start `helper` only; bob is named nowhere, so he starts nothing.
-    granted = a2a_settings.model_copy(update={"api_key_profiles": "alice=helper"})
+    granted = a2a_settings.replace(api={"key_profiles": "alice=helper"})
     async with _serve(client, granted, a2a_parts) as live:
         runs_before = _runs_of(live, "a2a:alice"), _runs_of(live, "a2a:bob")
         for who, skill in (("alice", "fallback"), ("bob", "helper")):
@@ -247,7 +247,7 @@ async def test_an_a2a_caller_not_granted_the_skill_gets_an_error_and_no_task_or_
 async def test_an_a2a_pattern_grant_does_not_cover_a_profile_that_writes_unapproved(
     client: Client, autonomous_settings: ApiSettings, autonomous_parts: WorkerResources
 ) -> None:
-    star = autonomous_settings.model_copy(update={"api_key_profiles": "alice=*,bob=*|autonomous"})
+    star = autonomous_settings.replace(api={"key_profiles": "alice=*,bob=*|autonomous"})
     async with _serve(client, star, autonomous_parts) as live:
         reply, context_id = await _send(live, "alice", "autonomous")
         _a2a_refused(reply)
@@ -260,7 +260,7 @@ async def test_an_a2a_pattern_grant_does_not_cover_a_profile_that_writes_unappro
 def test_a_bad_api_key_profiles_entry_is_a_config_error(a2a_settings: ApiSettings) -> None:
     for bad in ("alice", "alice=", "mallory=*"):
         with pytest.raises(ValueError, match="AGENTRT_API_KEY_PROFILES"):
-            a2a_settings.model_copy(update={"api_key_profiles": bad}).key_profiles()
+            a2a_settings.replace(api={"key_profiles": bad}).api.grants()
 
 
 # --- the rule itself, and the shipped files ----------------------------------------------

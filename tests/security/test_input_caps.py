@@ -43,25 +43,26 @@ API_FIXTURES = Path(__file__).parent.parent / "api" / "fixtures"
 def capped_settings(settings: Settings) -> ApiSettings:
     """The A2A tests' settings, with small caps and a body limit far above them: a refusal
     is the cap's, not the body limit's."""
-    return ApiSettings(
-        database_url=settings.database_url,
-        seal_keys=TEST_SEAL_KEYS,
-        data_dir=settings.data_dir,
-        profiles_file=API_FIXTURES / "profiles.yaml",
-        rules_file=API_FIXTURES / "rules.yaml",
-        api_keys=",".join(f"{who}={key_digest(k)}" for who, k in KEYS.items()),
-        api_key_profiles=",".join(f"{who}={'|'.join(_fixture_profiles())}" for who in KEYS),
-        allow_plaintext_history=True,  # as the A2A tests' settings: no payload keys here
-        api_default_skill="helper",
-        api_blocking_cap_seconds=30.0,
-        api_poll_seconds=0.05,
-        api_max_body_bytes=1_000_000,
-        api_migrate=False,
-        scripted_providers="scripted,strict",
-        provider_answer_levels="strict=none",
-        max_prompt_chars=CAP,
-        max_part_chars=PART_CAP,
-        _env_file=None,
+    return ApiSettings().replace(
+        database={"url": settings.database.url, "data_dir": settings.database.data_dir},
+        # as the A2A tests' settings: no payload keys here
+        privacy={"seal_keys": TEST_SEAL_KEYS, "allow_plaintext_history": True},
+        worker={"profiles_file": API_FIXTURES / "profiles.yaml"},
+        providers={
+            "rules_file": API_FIXTURES / "rules.yaml",
+            "scripted_providers": "scripted,strict",
+            "provider_answer_levels": "strict=none",
+        },
+        api={
+            "keys": ",".join(f"{who}={key_digest(k)}" for who, k in KEYS.items()),
+            "key_profiles": ",".join(f"{who}={'|'.join(_fixture_profiles())}" for who in KEYS),
+            "default_skill": "helper",
+            "blocking_cap_seconds": 30.0,
+            "poll_seconds": 0.05,
+            "max_body_bytes": 1_000_000,
+            "migrate": False,
+        },
+        limits={"max_prompt_chars": CAP, "max_part_chars": PART_CAP},
     )
 
 
@@ -130,8 +131,8 @@ async def test_a_900kb_a2a_message_is_refused_by_the_default_cap_and_creates_no_
 ) -> None:
     """The finding: a 900 KB message (within the 1 MB body limit) pinned a worker until it
     was killed. With the default caps it is refused at the door."""
-    defaults = capped_settings.model_copy(
-        update={"max_prompt_chars": 100_000, "max_part_chars": 100_000}
+    defaults = capped_settings.replace(
+        limits={"max_prompt_chars": 100_000, "max_part_chars": 100_000}
     )
     async with serving(client, defaults) as live:
         tasks, runs = _rows(live, "a2a_task"), _rows(live, "agent_run")
@@ -180,13 +181,13 @@ async def test_python_facade_refuses_a_prompt_over_the_cap_with_a_typed_error_be
     """`AgentRuntime.connect` takes the cap from the settings; no worker polls the queue,
     so a start that reached Temporal would wait for one instead of failing at once."""
     run_id = str(uuid.uuid4())
-    capped = settings.model_copy(
-        update={
-            "max_prompt_chars": CAP,
+    capped = settings.replace(
+        limits={"max_prompt_chars": CAP},
+        temporal={
             "task_queue": f"tq-{uuid.uuid4().hex[:10]}",
             "start_timeout_seconds": 3.0,
-            "temporal_address": client.service_client.config.target_host,
-        }
+            "address": client.service_client.config.target_host,
+        },
     )
     async with await AgentRuntime.connect(capped) as runtime:
         with pytest.raises(PromptTooLongError) as err:
@@ -221,7 +222,7 @@ async def test_a_worker_refuses_a_prompt_over_its_cap_from_a_client_that_skipped
     """A stock Temporal client starts the workflow itself: the begin activity refuses the
     prompt (PromptTooLong) and writes no run row."""
     queue = f"tq-{uuid.uuid4().hex[:10]}"
-    capped = settings.model_copy(update={"max_prompt_chars": CAP, "task_queue": queue})
+    capped = settings.replace(limits={"max_prompt_chars": CAP}, temporal={"task_queue": queue})
     built = build(capped)
     run_id = str(uuid.uuid4())
     try:
@@ -246,7 +247,7 @@ async def test_fuzzed_prompts_around_the_caps_are_refused_typed_or_start_a_run(
 ) -> None:
     """A seeded slice of `python -m bench fuzz`'s caps surface (bench/fuzz_limits.py)."""
     secret = token(capped, name("fuzz"), "runs:start", "runs:read")
-    limits = (CAP, PART_CAP, capped.settings.api_max_body_bytes)
+    limits = (CAP, PART_CAP, capped.settings.api.max_body_bytes)
     with LogTrap() as trap:
         [tally] = await asyncio.to_thread(
             caps_surface, capped.url, capped.parts.engine, KEYS["alice"], secret, limits,

@@ -168,7 +168,7 @@ async def test_a_runs_guardrails_over_a_prompt_at_the_cap_never_hold_the_event_l
     rules = tmp_path / "rules.yaml"
     rules.write_text(ECHO_RULES)
     queue = f"tq-{uuid.uuid4().hex[:10]}"
-    echoing = settings.model_copy(update={"task_queue": queue, "rules_file": rules})
+    echoing = settings.replace(temporal={"task_queue": queue}, providers={"rules_file": rules})
     built = build(echoing)
     lags: list[float] = []
     stop = asyncio.Event()

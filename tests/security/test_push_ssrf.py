@@ -72,12 +72,12 @@ async def receiving(receiver: Receiver) -> AsyncIterator[Receiver]:
                 receiver.hold.set()  # a held request would keep the server from exiting
 
 
-def _settings(base: ApiSettings, **update: Any) -> ApiSettings:
+def _settings(base: ApiSettings, **push: Any) -> ApiSettings:
     defaults: dict[str, Any] = {
-        "push_allowed_networks": "", "push_allowed_hosts": "", "push_backoff_seconds": 0.05,
-        "push_max_attempts": 3, "push_timeout_seconds": 5.0, "api_poll_seconds": 0.05,
+        "allowed_networks": "", "allowed_hosts": "", "backoff_seconds": 0.05,
+        "max_attempts": 3, "timeout_seconds": 5.0,
     }  # fmt: skip
-    return base.model_copy(update={**defaults, **update})
+    return base.replace(push={**defaults, **push}, api={"poll_seconds": 0.05})
 
 
 MakeTask = Callable[[str, str], str]
@@ -230,7 +230,7 @@ async def test_one_disallowed_address_among_a_names_answers_refuses_the_delivery
     make_task: MakeTask,
 ) -> None:
     """A name that answers with an allowed address and the metadata address (rebinding)."""
-    settings = _settings(a2a_settings, push_allowed_networks="127.0.0.0/8")
+    settings = _settings(a2a_settings, allowed_networks="127.0.0.0/8")
 
     async def rebinding(host: str, port: int) -> list[str]:
         assert host == "hooks.rebind.test"
@@ -252,7 +252,7 @@ async def test_the_post_goes_to_the_checked_address_with_the_urls_own_host_heade
 ) -> None:
     """The name is resolved once, by the loop's resolver, and the connection goes to the
     address it checked: the receiver (on 127.0.0.1, allow-listed) sees the name's Host."""
-    settings = _settings(a2a_settings, push_allowed_networks="127.0.0.1/32")
+    settings = _settings(a2a_settings, allowed_networks="127.0.0.1/32")
     asked: list[str] = []
 
     async def resolver(host: str, port: int) -> list[str]:
@@ -279,9 +279,7 @@ async def test_a_redirect_is_not_followed_and_retries_end_in_a_counted_dead_lett
     a2a_parts: WorkerResources,  # noqa: F811
     make_task: MakeTask,
 ) -> None:
-    settings = _settings(
-        a2a_settings, push_allowed_networks="127.0.0.0/8", push_backoff_seconds=0.2
-    )
+    settings = _settings(a2a_settings, allowed_networks="127.0.0.0/8", backoff_seconds=0.2)
     metrics = ApiMetrics()
     metrics.watch(a2a_parts.ctx)
 
@@ -315,7 +313,7 @@ async def test_a_url_the_http_client_refuses_is_one_dead_letter_and_one_log_line
 ) -> None:
     """urllib parses it, httpx does not (a malformed IDNA label): before, every delivery
     round failed on it with a traceback, 30 s apart, forever."""
-    settings = _settings(a2a_settings, push_allowed_networks="127.0.0.0/8")
+    settings = _settings(a2a_settings, allowed_networks="127.0.0.0/8")
     task_id = make_task("alice", "http://xn--zz.com/hook")
     caplog.set_level(logging.INFO, logger="agentrt")
     async with delivering(settings, a2a_parts):
@@ -335,9 +333,7 @@ async def test_a_clients_slow_webhooks_do_not_delay_another_clients_push(
     """30 webhooks of alice that hold every request open, and one fast webhook of bob: bob's
     push arrives within a bound (it took 13-45 s behind alice's before: a delivery round
     waited for its slowest POST)."""
-    settings = _settings(
-        a2a_settings, push_allowed_networks="127.0.0.0/8", push_timeout_seconds=8.0
-    )
+    settings = _settings(a2a_settings, allowed_networks="127.0.0.0/8", timeout_seconds=8.0)
     async with (
         receiving(Receiver(hold=asyncio.Event())) as slow,
         receiving(Receiver()) as fast,

@@ -75,7 +75,7 @@ async def keyed(
     built = build(settings, faults=fault)
     queue = f"tq-{uuid.uuid4().hex[:10]}"
     try:
-        async with make_worker(client, built, settings.model_copy(update={"task_queue": queue})):
+        async with make_worker(client, built, settings.replace(temporal={"task_queue": queue})):
             yield Keyed(
                 client, temporal_env.client, AgentRuntime(client, RunStore(built.ctx), queue),
                 built, address,
@@ -347,7 +347,7 @@ async def test_the_embedded_default_generates_payload_keys_its_processes_share(
             (await plain.get_workflow_handle(run.id).fetch_history()).to_json_dict()
         )
         assert "refund order 1042" not in text and "customer returned" not in text
-        reader = Settings(data_dir=demo_dir, _env_file=None)  # type: ignore[call-arg]
+        reader = Settings().replace(database={"data_dir": demo_dir})
         spec = reader.payload_keys_spec()
         assert spec is not None
         keyed = await Client.connect(address, data_converter=data_converter(spec))
@@ -366,13 +366,13 @@ async def test_the_embedded_default_generates_payload_keys_its_processes_share(
 async def _connected(
     settings: Settings, temporal_env: WorkflowEnvironment, **update: object
 ) -> AgentRuntime:
-    s = settings.model_copy(
-        update={
-            "temporal_address": _address(temporal_env),
+    s = settings.replace(
+        temporal={
+            "address": _address(temporal_env),
             "task_queue": f"nobody-{uuid.uuid4().hex[:8]}",  # no worker polls it
             "start_timeout_seconds": 1.0,
-            **update,
-        }
+        },
+        privacy=update,
     )
     return await AgentRuntime.connect(s)
 

@@ -61,9 +61,7 @@ def worker_factory(
     client: Client, parts: WorkerResources, settings: Settings, task_queue: str
 ) -> WorkerFactory:
     """A worker on the test's queue, started when the test chooses."""
-    return lambda: make_worker(
-        client, parts, settings.model_copy(update={"task_queue": task_queue})
-    )
+    return lambda: make_worker(client, parts, settings.replace(temporal={"task_queue": task_queue}))
 
 
 async def agentrt(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

@@ -23,9 +23,7 @@ from tests.conftest import TEST_SEAL_KEYS
 
 
 def _settings(settings: Settings, address: str, task_queue: str, **update: object) -> Settings:
-    return settings.model_copy(
-        update={"temporal_address": address, "task_queue": task_queue, **update}
-    )
+    return settings.replace(temporal={"address": address, "task_queue": task_queue}, **update)
 
 
 @pytest.mark.usefixtures("worker")
@@ -84,7 +82,7 @@ async def test_unreachable_database_names_the_setting(
     address = temporal_env.client.service_client.config.target_host
     down = "postgresql+psycopg://nobody@127.0.0.1:1/none?connect_timeout=2"
     with pytest.raises(StoreUnavailableError) as err:
-        await AgentRuntime.connect(_settings(settings, address, task_queue, database_url=down))
+        await AgentRuntime.connect(_settings(settings, address, task_queue, database={"url": down}))
     assert "cannot reach the database at postgresql+psycopg://nobody@127.0.0.1:1/none" in str(
         err.value
     )
@@ -97,7 +95,7 @@ async def test_a_missing_sqlite_database_is_not_created(
     address = temporal_env.client.service_client.config.target_host
     data = tmp_path / "data"
     data.mkdir()  # even where the directory exists, no empty database file appears
-    fresh = _settings(settings, address, task_queue, database_url="", data_dir=data)
+    fresh = _settings(settings, address, task_queue, database={"url": "", "data_dir": data})
     with pytest.raises(StoreUnavailableError) as err:
         await AgentRuntime.connect(fresh)
     assert f"no database at {data / 'agentrt.db'}" in str(err.value)
@@ -109,7 +107,11 @@ async def test_no_seal_key_is_a_config_error_and_none_is_made(
     settings: Settings, task_queue: str, tmp_path: Path
 ) -> None:
     keyless = _settings(
-        settings, "127.0.0.1:1", task_queue, seal_keys=None, data_dir=tmp_path / "nowhere"
+        settings,
+        "127.0.0.1:1",
+        task_queue,
+        privacy={"seal_keys": None},
+        database={"data_dir": tmp_path / "nowhere"},
     )
     with pytest.raises(ConfigError) as err:
         await AgentRuntime.connect(keyless)

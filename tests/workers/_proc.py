@@ -31,13 +31,13 @@ def worker_env(
     # Inherited AGENTRT_* variables (a developer's shell, CI) must not leak into the worker.
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTRT_")}
     env.update(
-        AGENTRT_DATABASE_URL=settings.resolved_database_url(),
+        AGENTRT_DATABASE_URL=settings.database.resolved_url(),
         AGENTRT_TEMPORAL_ADDRESS=temporal_address,
         AGENTRT_TASK_QUEUE=task_queue,
         AGENTRT_SEAL_KEYS=settings.read_seal_keys(),  # the test's keys: it reads what it wrote
-        AGENTRT_PROFILES_FILE=str(settings.profiles_file),
-        AGENTRT_RULES_FILE=str(settings.rules_file),
-        AGENTRT_DATA_DIR=str(settings.data_dir),
+        AGENTRT_PROFILES_FILE=str(settings.worker.profiles_file),
+        AGENTRT_RULES_FILE=str(settings.providers.rules_file),
+        AGENTRT_DATA_DIR=str(settings.database.data_dir),
         AGENTRT_FAULT_BLOCK_AT=block_at,
         # Buffered output would be lost on SIGKILL, and the log is what explains a failure.
         PYTHONUNBUFFERED="1",

@@ -25,12 +25,10 @@ WORKERS = Path(__file__).resolve().parents[2] / "workers"
 @pytest.fixture
 def demo_parts(settings: Settings) -> Iterator[WorkerResources]:
     built = build(
-        settings.model_copy(
-            update={
-                "rules_file": WORKERS / "demo_rules.yaml",
-                # The demo's approval-free profile is opt-in: its own file.
-                "profiles_file": WORKERS / "profiles.autonomous.yaml",
-            }
+        settings.replace(
+            providers={"rules_file": WORKERS / "demo_rules.yaml"},
+            # The demo's approval-free profile is opt-in: its own file.
+            worker={"profiles_file": WORKERS / "profiles.autonomous.yaml"},
         )
     )
     yield built
@@ -43,7 +41,7 @@ async def demo(
 ) -> AsyncIterator[AgentRuntime]:
     """A worker on the shipped demo config, on the queue `cli_env` points the CLI at."""
     async with make_worker(
-        client, demo_parts, settings.model_copy(update={"task_queue": task_queue})
+        client, demo_parts, settings.replace(temporal={"task_queue": task_queue})
     ):
         yield AgentRuntime(client, RunStore(demo_parts.ctx), task_queue)
 

@@ -64,13 +64,13 @@ def mcp_settings(settings: Settings, tmp_path: Path, crm: HttpMcpServer) -> Sett
     ]}}  # fmt: skip
     for name, data in files.items():
         (tmp_path / name).write_text(yaml.safe_dump(data))
-    return settings.model_copy(
-        update={
+    return settings.replace(
+        worker={
             "profiles_file": tmp_path / "profiles.yaml",
-            "rules_file": tmp_path / "rules.yaml",
             "mcp_servers_file": tmp_path / "mcp.yaml",
-            "task_queue": f"tq-{uuid.uuid4().hex[:10]}",
-        }
+        },
+        providers={"rules_file": tmp_path / "rules.yaml"},
+        temporal={"task_queue": f"tq-{uuid.uuid4().hex[:10]}"},
     )
 
 
@@ -82,12 +82,12 @@ def _tool_events(events: list[Any], tool: str) -> list[Any]:
 async def test_an_agent_reads_over_mcp_and_an_approved_mcp_write_runs_once(
     client: Client, mcp_settings: Settings, crm: HttpMcpServer
 ) -> None:
-    assert mcp_settings.mcp_servers_file is not None
-    boxes, close = await open_mcp_toolboxes(load_mcp_config(mcp_settings.mcp_servers_file))
+    assert mcp_settings.worker.mcp_servers_file is not None
+    boxes, close = await open_mcp_toolboxes(load_mcp_config(mcp_settings.worker.mcp_servers_file))
     parts = build(mcp_settings, toolboxes=[Toolbox(name, tools) for name, tools in boxes])
     try:
         async with make_worker(client, parts, mcp_settings):
-            runtime = AgentRuntime(client, RunStore(parts.ctx), mcp_settings.task_queue)
+            runtime = AgentRuntime(client, RunStore(parts.ctx), mcp_settings.temporal.task_queue)
             waiting = await runtime.run("mcp-support", PROMPT, initiator="alice")
             assert waiting.status is RunStatus.WAITING_FOR_APPROVAL
             pending = waiting.pending_approval
@@ -117,10 +117,10 @@ def _env(settings: Settings, env: WorkflowEnvironment, **extra: Any) -> dict[str
     out = worker_env(
         settings,
         temporal_address=env.client.service_client.config.target_host,
-        task_queue=settings.task_queue,
+        task_queue=settings.temporal.task_queue,
         **extra,
     )
-    out["AGENTRT_MCP_SERVERS_FILE"] = str(settings.mcp_servers_file)
+    out["AGENTRT_MCP_SERVERS_FILE"] = str(settings.worker.mcp_servers_file)
     return out
 
 
@@ -143,7 +143,7 @@ async def test_a_worker_killed_after_the_claim_charges_at_most_once(
 ) -> None:
     markers = tmp_path / "markers"
     faulty = pool.spawn(_env(mcp_settings, temporal_env, block_at=point, marker_dir=markers))
-    runtime = AgentRuntime(client, runs, mcp_settings.task_queue)
+    runtime = AgentRuntime(client, runs, mcp_settings.temporal.task_queue)
     run_id = await runtime.start("mcp-fast", PROMPT)
     await wait_for_marker(markers / point, faulty, within=60.0)
     faulty.kill()

@@ -56,13 +56,11 @@ def total(samples: Samples, name: str, **labels: str) -> float:
 def own_settings(settings: Settings, tmp_path: Path) -> Iterator[Settings]:
     (tmp_path / "providers.yaml").write_text(PRICES)
     with scratch_database("m", tmp_path / "metrics.db") as url:
-        yield settings.model_copy(
-            update={
-                "database_url": url,
-                "metrics_port": 0,
-                "providers_file": tmp_path / "providers.yaml",
-                "task_queue": f"tq-{uuid.uuid4().hex[:10]}",
-            }
+        yield settings.replace(
+            database={"url": url},
+            telemetry={"metrics_port": 0},
+            providers={"file": tmp_path / "providers.yaml"},
+            temporal={"task_queue": f"tq-{uuid.uuid4().hex[:10]}"},
         )
 
 
@@ -72,7 +70,7 @@ async def test_scraped_values_follow_the_runs(client: Client, own_settings: Sett
     resources = build(own_settings, faults=FailTimes("write.after_claim"))
     with resources, serve_metrics(own_settings, resources.metrics.registry) as port:
         assert port
-        runtime = AgentRuntime(client, RunStore(resources.ctx), own_settings.task_queue)
+        runtime = AgentRuntime(client, RunStore(resources.ctx), own_settings.temporal.task_queue)
         async with make_worker(client, resources, own_settings):
             unknown = await runtime.result(await runtime.start("auto", REFUND))
             assert unknown.termination_reason is TerminationReason.INTERRUPTED_WRITE
@@ -130,7 +128,7 @@ def test_a_metrics_port_in_use_is_one_clear_error(settings: Settings) -> None:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        busy = settings.model_copy(update={"metrics_port": port})
+        busy = settings.replace(telemetry={"metrics_port": port})
         from agentrt.core.metrics import new_registry
 
         with pytest.raises(ConfigError, match=rf"AGENTRT_METRICS_PORT: .*127\.0\.0\.1:{port}"):
@@ -141,5 +139,5 @@ def test_a_metrics_port_in_use_is_one_clear_error(settings: Settings) -> None:
 def test_metrics_are_off_unless_a_port_is_set(settings: Settings) -> None:
     from agentrt.core.metrics import new_registry
 
-    with serve_metrics(settings.model_copy(update={"metrics_port": None}), new_registry()) as p:
+    with serve_metrics(settings.replace(telemetry={"metrics_port": None}), new_registry()) as p:
         assert p is None

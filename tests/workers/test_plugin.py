@@ -74,8 +74,9 @@ def test_a_plugin_given_resources_leaves_them_open(settings: Settings) -> None:
 async def test_build_workers_worker_runs_sync_activities_on_a_pool_as_large_as_its_limit(
     client: Client, settings: Settings
 ) -> None:
-    s = settings.model_copy(
-        update={"task_queue": f"tq-{uuid.uuid4().hex[:10]}", "max_concurrent_activities": 7}
+    s = settings.replace(
+        temporal={"task_queue": f"tq-{uuid.uuid4().hex[:10]}"},
+        worker={"max_concurrent_activities": 7},
     )
     # The SDK warns when the executor has fewer threads than the worker runs activities.
     with warnings.catch_warnings(record=True) as caught:

@@ -64,7 +64,7 @@ def write(tmp_path: Path, providers: list[dict[str, Any]], name: str = "p.yaml")
 
 
 def with_file(settings: Settings, path: Path | None, **more: Any) -> Settings:
-    return settings.model_copy(update={"providers_file": path, **more})
+    return settings.replace(providers={"file": path, **more})
 
 
 def ask(text: str, model: str = "m") -> ProviderRequest:
@@ -218,7 +218,7 @@ def test_a_failing_plugin_or_factory_is_one_config_error(
 def test_code_providers_replace_the_scripted_default_but_not_configured_ones(
     settings: Settings, tmp_path: Path
 ) -> None:
-    mine = ScriptedProvider.from_file(settings.rules_file)
+    mine = ScriptedProvider.from_file(settings.providers.rules_file)
     loaded = load_providers(settings, extra={"scripted": mine}, environ={})
     assert loaded.providers["scripted"] is mine
     path = write(tmp_path, [{"name": "cloud", "base_url": "http://x"}])

@@ -68,21 +68,21 @@ async def test_tools_run_only_on_the_worker_serving_their_toolbox_queue(
 ) -> None:
     tag = uuid.uuid4().hex[:8]
     main_q, secure_q, model_prefix = f"runs-{tag}", f"secure-{tag}", f"models-{tag}"
-    fleet = settings.model_copy(
-        update={
-            "task_queue": main_q,
+    fleet = settings.replace(
+        temporal={"task_queue": main_q},
+        worker={
             "model_task_queue": model_prefix,
             "toolbox_queues": f"demo={secure_q}",
             "provider_rate_limits": "scripted=50",
-            "maintenance_task_queue": f"maint-{tag}",
-        }
+        },
+        retention={"task_queue": f"maint-{tag}"},
     )
     # The general worker knows the demo toolbox's tools (to plan runs) but never runs them.
     general, secure, models = Points(), Points(), Points()
     async with (
-        _serving(client, fleet.model_copy(update={"serve": "workflows"}), general) as q1,
-        _serving(client, fleet.model_copy(update={"serve": "toolbox:demo"}), secure) as q2,
-        _serving(client, fleet.model_copy(update={"serve": "models"}), models) as q3,
+        _serving(client, fleet.replace(worker={"serve": "workflows"}), general) as q1,
+        _serving(client, fleet.replace(worker={"serve": "toolbox:demo"}), secure) as q2,
+        _serving(client, fleet.replace(worker={"serve": "models"}), models) as q3,
     ):
         assert (q1, q2) == ([main_q, f"maint-{tag}"], [secure_q])
         assert f"{model_prefix}-scripted" in q3
@@ -128,14 +128,14 @@ async def test_a_provider_rate_limit_is_enforced_by_the_server_on_its_model_queu
     main_q, model_prefix = f"runs-{tag}", f"models-{tag}"
     model_q = f"{model_prefix}-scripted"
     rate, calls = 4.0, 16
-    fleet = settings.model_copy(
-        update={
-            "task_queue": main_q,
+    fleet = settings.replace(
+        temporal={"task_queue": main_q},
+        worker={
             "model_task_queue": model_prefix,
             "provider_rate_limits": f"scripted={rate:g}",
-            "maintenance_task_queue": f"maint-{tag}",
             "serve": "workflows,models",
-        }
+        },
+        retention={"task_queue": f"maint-{tag}"},
     )
     async with _serving(client, fleet, Points()) as queues:
         assert model_q in queues
@@ -168,7 +168,7 @@ async def test_a_profile_starts_on_its_own_queue_and_an_unserved_one_waits_visib
     client: Client, runs: RunStore, settings: Settings, caplog: pytest.LogCaptureFixture
 ) -> None:
     lonely = f"nobody-{uuid.uuid4().hex[:8]}"
-    served = load_profiles(settings.profiles_file)
+    served = load_profiles(settings.worker.profiles_file)
     registry = ProfileRegistry(runs.ctx)
     # A worker registers `support` on its own queue; the suite's registration is put back.
     registry.register([served["support"].model_copy(update={"task_queue": lonely})])
@@ -218,8 +218,8 @@ async def test_a_run_on_a_worker_that_just_started_raises_no_unpolled_warning(
 
 def test_bad_routing_settings_are_one_error(settings: Settings) -> None:
     with pytest.raises(ConfigError, match="AGENTRT_SERVE"):
-        settings.model_copy(update={"serve": "workflows,gpu"}).serves()
+        settings.replace(worker={"serve": "workflows,gpu"}).worker.serves()
     with pytest.raises(ConfigError, match="AGENTRT_TOOLBOX_QUEUES: bad entry"):
-        settings.model_copy(update={"toolbox_queues": "demo"}).toolbox_queue_map()
+        settings.replace(worker={"toolbox_queues": "demo"}).worker.toolbox_queue_map()
     with pytest.raises(ConfigError, match="not positive"):
-        settings.model_copy(update={"provider_rate_limits": "openai=0"}).rate_limits()
+        settings.replace(worker={"provider_rate_limits": "openai=0"}).worker.rate_limits()

@@ -15,6 +15,7 @@ from agentrt.activities.registry import ProfileCatalog, ToolRegistry
 from agentrt.activities.retention import RetentionActivities
 from agentrt.contracts import ids
 from agentrt.contracts.profiles import Profile
+from agentrt.core.settings import WorkerSettings
 from agentrt.workers.compose import TOOL_THREAD_PREFIX, build
 from agentrt.workers.toolboxes import load_toolboxes
 from tests.workers import _toolbox_samples as samples
@@ -23,8 +24,8 @@ SAMPLES = "tests.workers._toolbox_samples"
 CTX = ToolContext("run", "r1.1", "key")
 
 
-def _with(settings: Settings, **update: Any) -> Settings:
-    return settings.model_copy(update=update)
+def _with(settings: Settings, **worker: Any) -> Settings:
+    return settings.replace(worker=worker)
 
 
 def test_toolboxes_load_from_the_setting_after_the_entry_points(settings: Settings) -> None:
@@ -173,7 +174,7 @@ def test_a_profile_names_whole_toolboxes_and_tools_from_any_loaded_one() -> None
 
 
 def test_the_shipped_profiles_stay_valid_and_resolve_the_demo_toolbox(settings: Settings) -> None:
-    shipped = Settings(_env_file=None).profiles_file  # type: ignore[call-arg]
+    shipped = WorkerSettings(_env_file=None).profiles_file
     with build(_with(settings, profiles_file=shipped)) as resources:
         [run_acts] = [
             a.__self__

@@ -55,7 +55,7 @@ async def test_one_trace_covers_a_run_from_start_to_completion(
     task_queue: str,
 ) -> None:
     address = temporal_env.client.service_client.config.target_host
-    own = settings.model_copy(update={"temporal_address": address, "task_queue": task_queue})
+    own = settings.replace(temporal={"address": address, "task_queue": task_queue})
     client = await connect(own)  # the one factory: it brings the tracing interceptor
     # The worker takes the client's interceptor and adds no second one (no doubled spans).
     assert not any(isinstance(i, TracingInterceptor) for i in worker_interceptors(client, parts))
@@ -111,9 +111,9 @@ async def test_one_trace_covers_a_run_from_start_to_completion(
 
 
 def test_nothing_is_exported_unless_an_endpoint_is_set(settings: Settings) -> None:
-    assert configure_tracing(settings.model_copy(update={"otlp_endpoint": ""}), "t") is None
+    assert configure_tracing(settings.replace(telemetry={"otlp_endpoint": ""}), "t") is None
     with pytest.raises(ConfigError, match="AGENTRT_OTLP_ENDPOINT"):
-        configure_tracing(settings.model_copy(update={"otlp_endpoint": "collector:4318"}), "t")
+        configure_tracing(settings.replace(telemetry={"otlp_endpoint": "collector:4318"}), "t")
 
 
 async def test_without_a_tracer_provider_no_tracing_interceptor_runs(
@@ -126,7 +126,7 @@ async def test_without_a_tracer_provider_no_tracing_interceptor_runs(
     the interceptor (it cost a third more CPU per run for no span at all)."""
     monkeypatch.setattr(trace, "get_tracer_provider", trace.ProxyTracerProvider)
     address = temporal_env.client.service_client.config.target_host
-    client = await connect(settings.model_copy(update={"temporal_address": address}))
+    client = await connect(settings.replace(temporal={"address": address}))
     assert client.config()["interceptors"] == []
     kinds = [type(i) for i in worker_interceptors(client, parts)]
     assert TracingInterceptor not in kinds and len(kinds) == 1  # activity timing alone

@@ -24,7 +24,7 @@ from tests.workflows._waiting import until_status
 def _v2_worker(client: Client, parts: WorkerResources, settings: Settings) -> Worker:
     return Worker(
         client,
-        task_queue=settings.task_queue,
+        task_queue=settings.temporal.task_queue,
         workflows=[AgentRunWorkflowV2],
         workflow_runner=sandbox_runner(),
         activities=parts.activities,
@@ -61,8 +61,8 @@ async def test_waiting_runs_finish_on_their_version_and_new_runs_use_the_next(
     client: Client, parts: WorkerResources, settings: Settings, runs: RunStore
 ) -> None:
     queue, name = f"tq-{uuid.uuid4().hex[:10]}", f"agentrt-{uuid.uuid4().hex[:8]}"
-    v1 = settings.model_copy(update={"task_queue": queue, "deployment_name": name, "build_id": "1"})
-    v2 = v1.model_copy(update={"build_id": "2"})
+    v1 = settings.replace(temporal={"task_queue": queue, "deployment_name": name, "build_id": "1"})
+    v2 = v1.replace(temporal={"build_id": "2"})
     runtime = AgentRuntime(client, runs, queue)
     async with make_worker(client, parts, v1):
         await set_current_version(client, name, "1")
@@ -83,11 +83,11 @@ async def test_waiting_runs_finish_on_their_version_and_new_runs_use_the_next(
 
 
 def test_deployment_name_without_build_id_is_one_error(settings: Settings) -> None:
-    bad = settings.model_copy(update={"deployment_name": "agentrt", "build_id": " "})
+    bad = settings.replace(temporal={"deployment_name": "agentrt", "build_id": " "})
     with pytest.raises(
         ConfigError, match="AGENTRT_DEPLOYMENT_NAME is set without AGENTRT_BUILD_ID"
     ):
         deployment_config(bad)
     with pytest.raises(ConfigError, match="AGENTRT_BUILD_ID is set without"):
-        deployment_config(settings.model_copy(update={"build_id": "7"}))
+        deployment_config(settings.replace(temporal={"build_id": "7"}))
     assert deployment_config(settings) is None

@@ -80,10 +80,14 @@ def world(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Itera
          "prices": {"models": {"gpt-test": {"input": 2.5, "output": 10}}}},
         {"name": "priced", "prices": {"default": {"input": 1000, "output": 1000}}},
     ]}))  # fmt: skip
-    mine = settings.model_copy(update={
-        "rules_file": d / "rules.yaml", "profiles_file": d / "profiles.yaml",
-        "providers_file": d / "providers.yaml", "scripted_providers": "scripted,priced,unpriced",
-    })  # fmt: skip
+    mine = settings.replace(
+        providers={
+            "rules_file": d / "rules.yaml",
+            "file": d / "providers.yaml",
+            "scripted_providers": "scripted,priced,unpriced",
+        },
+        worker={"profiles_file": d / "profiles.yaml"},
+    )
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("AGENTRT_T_LOCAL_KEY", "local-secret")
         mp.setenv("AGENTRT_T_CLOUD_KEY", "cloud-secret")
@@ -98,8 +102,8 @@ def world(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Itera
 @pytest_asyncio.fixture
 async def rt(client: Client, world: World) -> AsyncIterator[AgentRuntime]:
     queue = f"tq-{uuid.uuid4().hex[:10]}"
-    async with make_worker(client, world.parts, world.settings.model_copy(
-            update={"task_queue": queue})):  # fmt: skip
+    served = world.settings.replace(temporal={"task_queue": queue})
+    async with make_worker(client, world.parts, served):
         yield AgentRuntime(client, RunStore(world.parts.ctx), queue)
 
 

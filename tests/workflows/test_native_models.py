@@ -49,8 +49,8 @@ def world(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Itera
          "api_key_env": f"AGENTRT_T_{v.api.upper()}_KEY", "prices": {"default": PRICE}}
         for v in VENDORS
     ]}))  # fmt: skip
-    mine = settings.model_copy(update={"profiles_file": d / "profiles.yaml",
-                                       "providers_file": d / "providers.yaml"})  # fmt: skip
+    mine = settings.replace(worker={"profiles_file": d / "profiles.yaml"},
+                            providers={"file": d / "providers.yaml"})  # fmt: skip
     with pytest.MonkeyPatch.context() as mp:
         for v in VENDORS:
             mp.setenv(f"AGENTRT_T_{v.api.upper()}_KEY", KEYS[v.api])
@@ -65,7 +65,7 @@ def world(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Itera
 @pytest_asyncio.fixture
 async def rt(client: Client, world: World) -> AsyncIterator[AgentRuntime]:
     queue = f"tq-{uuid.uuid4().hex[:10]}"
-    mine = world.settings.model_copy(update={"task_queue": queue})
+    mine = world.settings.replace(temporal={"task_queue": queue})
     async with make_worker(client, world.parts, mine):
         yield AgentRuntime(client, RunStore(world.parts.ctx), queue)
 

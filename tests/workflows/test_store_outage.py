@@ -41,7 +41,7 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture
 def proxy(settings: Settings) -> Iterator[FlakyProxy]:
-    url = make_url(settings.resolved_database_url())
+    url = make_url(settings.database.resolved_url())
     p = FlakyProxy(url.host or "127.0.0.1", url.port or 5432)
     p.start()
     yield p
@@ -60,10 +60,11 @@ def _failure_texts(failure: object) -> list[str]:
 async def test_a_database_outage_under_load_leaves_every_run_consistent(
     client: Client, settings: Settings, runs: RunStore, proxy: FlakyProxy
 ) -> None:
-    proxied = make_url(settings.resolved_database_url()).set(host="127.0.0.1", port=proxy.port)
+    proxied = make_url(settings.database.resolved_url()).set(host="127.0.0.1", port=proxy.port)
     queue = f"tq-{uuid.uuid4().hex[:10]}"
-    worker_settings = settings.model_copy(
-        update={"database_url": proxied.render_as_string(hide_password=False), "task_queue": queue}
+    worker_settings = settings.replace(
+        database={"url": proxied.render_as_string(hide_password=False)},
+        temporal={"task_queue": queue},
     )
     built = build(worker_settings)
     runtime = AgentRuntime(client, runs, queue)  # reads the database directly
