@@ -87,7 +87,15 @@ class Settings(BaseModel):
             # it came from the environment; every field is given, so none is read from it.
             current = {k: getattr(group, k) for k in type(group).model_fields}
             update[name] = type(group)(**(current | dict(fields)))
-        return self.model_copy(update=update)
+        return super().model_copy(update=update)
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """pydantic's copy sets any attribute it is given, unchecked: a flat name from before
+        the grouping (`task_queue`) would be set and read by nobody. Only groups pass."""
+        unknown = sorted(set(update or {}) - set(type(self).model_fields))
+        if unknown:
+            raise TypeError(f"{type(self).__name__} has no settings group {unknown}; use replace()")
+        return super().model_copy(update=update, deep=deep)
 
     # The key files live under the data directory, so these read two groups (privacy and
     # database) and stay here.

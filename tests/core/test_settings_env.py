@@ -262,3 +262,11 @@ def test_every_group_is_a_settings_group() -> None:
     }  # fmt: skip
     assert all(issubclass(g, SettingsGroup) and issubclass(g, BaseModel) for g in groups.values())
     assert set(ApiSettings.model_fields) == set(groups)  # no setting outside a group
+
+
+def test_a_copy_with_a_flat_name_is_refused_not_silently_set() -> None:
+    settings = Settings()
+    with pytest.raises(TypeError, match="replace"):
+        settings.model_copy(update={"task_queue": "nowhere"})
+    moved = settings.model_copy(update={"temporal": settings.temporal.model_copy()})
+    assert moved.temporal == settings.temporal

@@ -30,7 +30,7 @@ async def test_a_plain_worker_with_the_plugin_runs_an_agent_end_to_end(
     client: Client, temporal_env: WorkflowEnvironment, settings: Settings, tmp_path
 ) -> None:
     s = bookkeeper_settings(settings, tmp_path)
-    queue = s.task_queue
+    queue = s.temporal.task_queue
     # A client as the SDK makes it: no pydantic converter, no interceptors.
     plain = await Client.connect(
         client.service_client.config.target_host, namespace=client.namespace

@@ -41,17 +41,15 @@ rules:
 """
 
 
-def bookkeeper_settings(settings: Settings, tmp_path: Path, **update: Any) -> Settings:
-    """The suite's settings serving the bookkeeper (PROFILES, RULES) on a queue of its own."""
+def bookkeeper_settings(settings: Settings, tmp_path: Path, **worker: Any) -> Settings:
+    """The suite's settings serving the bookkeeper (PROFILES, RULES) on a queue of its own;
+    `worker` changes fields of the worker group."""
     (tmp_path / "profiles.yaml").write_text(textwrap.dedent(PROFILES))
     (tmp_path / "rules.yaml").write_text(textwrap.dedent(RULES))
-    return settings.model_copy(
-        update={
-            "task_queue": f"tq-{uuid.uuid4().hex[:10]}",
-            "profiles_file": tmp_path / "profiles.yaml",
-            "rules_file": tmp_path / "rules.yaml",
-            **update,
-        }
+    return settings.replace(
+        temporal={"task_queue": f"tq-{uuid.uuid4().hex[:10]}"},
+        worker={"profiles_file": tmp_path / "profiles.yaml", **worker},
+        providers={"rules_file": tmp_path / "rules.yaml"},
     )
 
 
@@ -78,7 +76,7 @@ async def test_a_user_tool_write_is_approved_fenced_and_runs_once(
     client: Client, settings: Settings, tmp_path: Path
 ) -> None:
     s = bookkeeper_settings(settings, tmp_path, toolboxes="tests.workers._user_toolbox:toolbox")
-    queue = s.task_queue
+    queue = s.temporal.task_queue
     worker, resources = build_worker(client, s)
     with resources:
         async with worker:
