@@ -11,6 +11,7 @@ the activity is retried) and acts on the answer in the store:
 """
 
 from temporalio import activity
+from temporalio.exceptions import ApplicationError
 
 from agentrt.activities._common import (
     ActivityGroup,
@@ -63,7 +64,17 @@ class ReconcileActivities(ActivityGroup):
                 activity.logger.warning("write %s has no probe on this worker", call.name)
                 return ReconcileResult(verdict=UNKNOWN)
             ctx = tool_context(req.run_id, call.call_id, req.idempotency_key)
-            answer = await probe(call.arguments, ctx)
+            try:
+                answer = await probe(call.arguments, ctx)
+            except Exception as exc:
+                # Retried by the workflow's policy. The exception's text may quote the
+                # target (a host, a token): it stays out of the failure, and of history.
+                activity.logger.warning(
+                    "probe of %s in run %s failed: %s", call.name, req.run_id, type(exc).__name__
+                )
+                raise ApplicationError(
+                    "the reconcile probe failed", type=ErrorType.PROBE_FAILED.value
+                ) from None
             activity.logger.warning(
                 "run %s: write %s reconciled: %s", req.run_id, call.call_id, answer.verdict
             )
