@@ -12,6 +12,7 @@ from agentrt.contracts.messages import (
     ProviderRequest,
     ToolSpec,
 )
+from agentrt.contracts.reconcile import Reconciled
 
 
 class ModelProvider(Protocol):
@@ -41,12 +42,24 @@ class ToolInputError(Exception):
     """The arguments are invalid; the message is safe to show to the model. Nothing ran."""
 
 
-class ToolFailure(Exception):
-    """A failure whose outcome is KNOWN, with a message safe to show to the model: either
-    nothing was sent (the tool's server could not be reached), or the tool's server answered
-    that the call failed. A write raising it is recorded as an error result, not left with an
-    unknown outcome. Anything else raised after a write was sent must be a plain exception:
-    the fence then marks the outcome unknown.
+class ToolNotApplied(Exception):
+    """Raise it from a tool when you KNOW nothing changed (the target refused the call, or
+    it was never sent). The message is shown to the model as the call's error result; a
+    write's fence is cleared and the run goes on. Anything else raised by a
+    non-idempotent write after its claim leaves its outcome unknown."""
+
+
+class ToolFailedAfterApplying(Exception):
+    """Raise it from a tool when its effect DID happen but the call failed afterwards (the
+    payment went through, its receipt could not be read). The message is shown to the
+    model as an error result saying the effect happened; a write's fence is cleared and
+    the step is recorded, so nothing repeats it."""
+
+
+class ToolFailure(ToolNotApplied):
+    """A failure whose outcome is known to be "not applied", raised by the runtime's own
+    tools (MCP): nothing was sent (the tool's server could not be reached), or the server
+    answered with an error that its servers-file entry says means nothing changed.
 
     `reason` is a short code that is safe to log (the message may echo what the server said).
     """
@@ -69,6 +82,21 @@ class Tool(Protocol):
     def effect(self) -> ToolEffect: ...
 
     async def __call__(self, arguments: dict[str, Any], ctx: ToolContext) -> str: ...
+
+
+class Probe(Protocol):
+    """A write's reconcile probe: asks the target system what became of the call with
+    `ctx.idempotency_key` and these arguments. A tool offers one as its `reconcile`
+    attribute (None: no probe). It must only read; it may raise while the target cannot
+    be asked (the activity retries it)."""
+
+    async def __call__(self, arguments: dict[str, Any], ctx: ToolContext) -> Reconciled: ...
+
+
+def probe_of(tool: object) -> Probe | None:
+    """The tool's reconcile probe, if it has one."""
+    found = getattr(tool, "reconcile", None)
+    return found if callable(found) else None
 
 
 FaultHook = Callable[[str], None]

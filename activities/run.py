@@ -9,6 +9,7 @@ from temporalio import activity
 
 from agentrt.activities._common import ActivityGroup, db, fatal
 from agentrt.activities.guardrails import check
+from agentrt.activities.ports import probe_of
 from agentrt.activities.registry import ProfileCatalog, Routes, ToolRegistry
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.ids import ACT_RUN_BEGIN
@@ -63,7 +64,13 @@ class RunActivities(ActivityGroup):
             bound = profile.approval_binds(tool.effect)
             queue = self._routes.tool(self._tools.owner(name))
             plans.append(
-                ToolPlan(name=name, effect=tool.effect, requires_approval=bound, task_queue=queue)
+                ToolPlan(
+                    name=name,
+                    effect=tool.effect,
+                    requires_approval=bound,
+                    task_queue=queue,
+                    reconcile=probe_of(tool) is not None,
+                )
             )
             specs.append(tool.spec.model_dump())
         # Off the event loop: the worker's other runs go on while a long prompt is read.
@@ -84,6 +91,7 @@ class RunActivities(ActivityGroup):
             fallback_model=profile.fallback_model,
             budget=profile.budget,
             model_task_queue=self._routes.model(profile.model),
+            on_unknown_outcome=profile.on_unknown_outcome,
         )
         snapshot = {
             "instructions": profile.instructions,

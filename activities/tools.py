@@ -17,8 +17,10 @@ from agentrt.activities.ports import (
     FaultHook,
     Tool,
     ToolContext,
+    ToolFailedAfterApplying,
     ToolFailure,
     ToolInputError,
+    ToolNotApplied,
     ToolResultError,
     no_faults,
 )
@@ -38,20 +40,24 @@ def bounded(text: str) -> str:
 
 
 async def call_tool(tool: Tool, call: ToolCall, ctx: ToolContext) -> tuple[str, bool]:
-    """(content, is_error) for the typed failures whose text is meant for the model: bad
-    arguments (nothing ran), an unusable result (it ran) and a ToolFailure (outcome known).
-    Anything else propagates."""
+    """(content, is_error) for the typed failures whose text is meant for the model, each a
+    known outcome: bad arguments and ToolNotApplied (nothing changed), an unusable result
+    and ToolFailedAfterApplying (the effect happened). Anything else propagates."""
     try:
         return bounded(await tool(call.arguments, ctx)), False
     except ToolInputError as exc:
         return f"Invalid arguments for {call.name}: {exc}", True
     except ToolResultError as exc:
         return f"{call.name} ran, but its result is unusable: {exc}", True
-    except ToolFailure as exc:
-        # A known outcome (not sent, or the tool's server answered "failed"): recorded like
-        # any result, so a write's fence is cleared and the run goes on.
-        activity.logger.info("tool %s failed in run %s: %s", call.name, ctx.run_id, exc.reason)
+    except ToolNotApplied as exc:
+        # A known outcome (nothing changed): recorded like any result, so a write's fence
+        # is cleared and the run goes on.
+        reason = exc.reason if isinstance(exc, ToolFailure) else "not_applied"
+        activity.logger.info("tool %s failed in run %s: %s", call.name, ctx.run_id, reason)
         return f"{call.name} failed: {exc}", True
+    except ToolFailedAfterApplying as exc:
+        activity.logger.info("tool %s failed after applying in run %s", call.name, ctx.run_id)
+        return f"{call.name} was applied, then failed: {exc}", True
 
 
 async def invoke(

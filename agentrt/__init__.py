@@ -9,7 +9,12 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from agentrt.activities.ports import ModelProvider, ToolContext
+    from agentrt.activities.ports import (
+        ModelProvider,
+        ToolContext,
+        ToolFailedAfterApplying,
+        ToolNotApplied,
+    )
     from agentrt.activities.toolbox.box import Toolbox, ToolboxContext
     from agentrt.activities.toolbox.decorator import tool
     from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason, ToolEffect
@@ -35,6 +40,7 @@ if TYPE_CHECKING:
     )
     from agentrt.contracts.messages import ProviderReply, ProviderRequest, Usage
     from agentrt.contracts.profiles import Budget, GuardrailConfig, Profile, Timeouts
+    from agentrt.contracts.reconcile import Reconciled
     from agentrt.contracts.start import StartRequest
     from agentrt.core.settings import Settings
     from agentrt.starter.client import RuntimeClient
@@ -75,6 +81,9 @@ _EXPORTS: dict[str, str] = {
     "Timeouts": "agentrt.contracts.profiles",
     "tool": "agentrt.activities.toolbox.decorator",
     "ToolContext": "agentrt.activities.ports",
+    "ToolNotApplied": "agentrt.activities.ports",
+    "ToolFailedAfterApplying": "agentrt.activities.ports",
+    "Reconciled": "agentrt.contracts.reconcile",
     "Toolbox": "agentrt.activities.toolbox.box",
     "ToolboxContext": "agentrt.activities.toolbox.box",
     "build_worker": "agentrt.workers.builder",
@@ -105,6 +114,7 @@ __all__ = [
     "ProviderConfig",
     "ProviderReply",
     "ProviderRequest",
+    "Reconciled",
     "RunIdTakenError",
     "RunNotAwaitingApprovalError",
     "RunNotBegunError",
@@ -121,6 +131,8 @@ __all__ = [
     "Timeouts",
     "ToolContext",
     "ToolEffect",
+    "ToolFailedAfterApplying",
+    "ToolNotApplied",
     "Toolbox",
     "ToolboxContext",
     "UnattestedDecisionError",

@@ -14,6 +14,7 @@ class ErrorType(StrEnum):
     FENCE_REJECTED = "FenceRejected"
     WRITE_FAILED = "WriteFailed"
     AUDIT_FAILED = "AuditFailed"
+    PROBE_FAILED = "ProbeFailed"  # a reconcile probe raised (retried; its text stays logged)
     COMPLETION_FAILED = "CompletionFailed"
     STORE_UNAVAILABLE = "StoreUnavailable"
     RUN_FAILED = "RunFailed"

@@ -28,6 +28,8 @@ ACT_TOOL_REFUSE: Final = "tool.refuse"
 ACT_FENCE_STAMP: Final = "fence.stamp"
 ACT_FENCE_RESOLVE: Final = "fence.resolve"
 ACT_WRITE_EXECUTE: Final = "write.execute"
+# Asks a write's reconcile probe what became of an interrupted call (a read, retried).
+ACT_WRITE_RECONCILE: Final = "write.reconcile"
 ACT_RETENTION_STALE: Final = "retention.stale_waiting"
 ACT_RETENTION_CANCEL: Final = "retention.cancel"
 ACT_RETENTION_UNSETTLED: Final = "retention.unsettled"

@@ -28,6 +28,9 @@ class ToolSpec(BaseModel):
     name: str
     description: str
     parameters: dict[str, Any] = Field(default_factory=dict)
+    # The tool's reconcile probe, named for people (a function, or an MCP server's read
+    # tool); None: no probe. Never offered to a model nor stored: excluded from dumps.
+    reconcile: str | None = Field(default=None, exclude=True)
 
 
 class Usage(BaseModel):

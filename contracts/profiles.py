@@ -10,6 +10,8 @@ from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.messages import Usage
 
 PrivacyLevel = Literal["full", "redacted", "metadata", "none"]
+# A write with no answer on its outcome: "fail" the run (issue 27 names "ask" to come).
+UnknownOutcome = Literal["fail"]
 
 # Strictness of privacy levels; an answer ceiling only ever moves to the right.
 LEVEL_RANK = {"full": 0, "redacted": 1, "metadata": 2, "none": 3}
@@ -119,6 +121,9 @@ class Profile(BaseModel):
     # The queue its runs' workflows are started on (the worker registers it; clients route
     # by the registration); None: the client's AGENTRT_TASK_QUEUE.
     task_queue: str | None = Field(default=None, min_length=1)
+    # What a write whose outcome stays unknown (no probe, or no answer from it) does to the
+    # run. "fail": FAILED interrupted_write, the fence kept as evidence (the only mode yet).
+    on_unknown_outcome: UnknownOutcome = "fail"
 
     @model_validator(mode="before")
     @classmethod
@@ -183,6 +188,9 @@ class ToolPlan(BaseModel):
     effect: ToolEffect
     requires_approval: bool = False
     task_queue: str | None = None  # None: the workflow's queue (plans recorded before routing)
+    # The tool has a reconcile probe: an interrupted write is asked about, not just failed.
+    # Plans recorded before probes read False: those runs fail as they always did.
+    reconcile: bool = False
 
 
 class RunPlan(BaseModel):
@@ -202,6 +210,7 @@ class RunPlan(BaseModel):
     fallback_model: str | None = None
     budget: Budget | None = None  # absent in plans recorded before budgets existed
     model_task_queue: str | None = None  # None: the workflow's queue
+    on_unknown_outcome: UnknownOutcome = "fail"
 
     def tool(self, name: str) -> ToolPlan | None:
         return next((t for t in self.tools if t.name == name), None)

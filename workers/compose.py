@@ -11,7 +11,7 @@ from sqlalchemy import Engine
 from agentrt.activities._common import ActivityGroup
 from agentrt.activities.a2a import A2AActivities, completion_hook
 from agentrt.activities.completion import Completion
-from agentrt.activities.fence import FenceActivities, WriteActivities
+from agentrt.activities.fence import FenceActivities, ReconcileActivities, WriteActivities
 from agentrt.activities.model import ModelActivities
 from agentrt.activities.pauses import PauseActivities
 from agentrt.activities.ports import ModelProvider, no_faults
@@ -160,6 +160,7 @@ def _compose(
     tool = ToolActivities(registry=registry, steps=steps, faults=hook)
     write = WriteActivities(ctx=ctx, registry=registry, executor=pool, faults=hook,
                             claimed=m.writes_fenced.inc)  # fmt: skip
+    probes = ReconcileActivities(ctx=ctx, registry=registry, faults=hook)
     groups: list[ActivityGroup] = [
         RunActivities(
             runs=runs,
@@ -173,11 +174,12 @@ def _compose(
         tool,
         FenceActivities(ctx=ctx, faults=hook, interrupted=m.writes_unknown.inc),
         write,
+        probes,
         PauseActivities(ctx, approval_wait=m.approval_wait.observe),
         A2AActivities(ctx),
     ]
     resources.registry = registry
     resources.model_activities = model.activities()
-    resources.tool_activities = [*tool.activities(), *write.activities()]
+    resources.tool_activities = [*tool.activities(), *write.activities(), *probes.activities()]
     resources.provider_names = sorted(models.providers)
     resources.activities = [act for group in groups for act in group.activities()]

@@ -125,7 +125,10 @@ async def tool(ctx: RunContext, round_no: int, c: ToolCall) -> None:
             outage_seconds=plan.timeouts.store_outage_seconds,
         )
     else:
-        await fenced_write(request, plan.timeouts, ctx.check_cancel, task_queue=queue)
+        probe = tool_plan is not None and tool_plan.reconcile
+        await fenced_write(
+            request, plan.timeouts, ctx.check_cancel, task_queue=queue, reconcile=probe
+        )
 
 
 async def refuse(ctx: RunContext, round_no: int, c: ToolCall, reason: str) -> None:

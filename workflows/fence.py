@@ -1,24 +1,32 @@
 """The write fence, workflow side: a non-idempotent write is stamped, scheduled once, and
-after a failure the database is asked what really happened. Never retried once claimed.
-The activities and their SQL: activities/fence."""
+after a failure the database is asked what really happened. Never retried once claimed,
+unless its tool's probe says, once the attempt can no longer land, that it was not
+applied (reconciliation, below). The activities and their SQL: activities/fence."""
 
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError
+from temporalio.exceptions import ActivityError, ApplicationError, TimeoutType
+from temporalio.exceptions import TimeoutError as ActivityTimeout
 from temporalio.workflow import ActivityCancellationType, ActivityConfig
 
 from agentrt.workflows import _options as opt
-from agentrt.workflows._calls import ActivityRef, call, call_local, error_type
+from agentrt.workflows._calls import ActivityRef, call, call_local, error_type, failure_of
 from agentrt.workflows._loop import Stop
 
 with workflow.unsafe.imports_passed_through():
     from agentrt.contracts.enums import TerminationReason
     from agentrt.contracts.errors import ErrorType
-    from agentrt.contracts.ids import ACT_FENCE_RESOLVE, ACT_FENCE_STAMP, ACT_WRITE_EXECUTE
+    from agentrt.contracts.ids import (
+        ACT_FENCE_RESOLVE,
+        ACT_FENCE_STAMP,
+        ACT_WRITE_EXECUTE,
+        ACT_WRITE_RECONCILE,
+    )
     from agentrt.contracts.profiles import Timeouts
+    from agentrt.contracts.reconcile import APPLIED, NOT_APPLIED, ReconcileResult
     from agentrt.contracts.run import (
         FenceRequest,
         FenceResult,
@@ -31,6 +39,7 @@ with workflow.unsafe.imports_passed_through():
 STAMP = ActivityRef[FenceRequest, FenceResult](ACT_FENCE_STAMP, FenceResult)
 RESOLVE = ActivityRef[FenceRequest, FenceResult](ACT_FENCE_RESOLVE, FenceResult)
 WRITE = ActivityRef[ToolCallRequest, ToolCallResult](ACT_WRITE_EXECUTE, ToolCallResult)
+PROBE = ActivityRef[ToolCallRequest, ReconcileResult](ACT_WRITE_RECONCILE, ReconcileResult)
 
 # How often a write that no worker ever claimed may be scheduled again (fresh fence each).
 MAX_WRITE_SCHEDULES = 5
@@ -39,6 +48,9 @@ MAX_WRITE_SCHEDULES = 5
 # (0.3.x) scheduled it as an activity and replay so. Asked at a run's first write only, so
 # a run without one records no marker for it.
 LOCAL_STAMP = "fence-local-stamp"
+# Reconciliation: asked only when a write with a probe was interrupted after its claim, so
+# no other run records a marker for it, and runs recorded before it fail there as before.
+RECONCILE = "fence-reconcile"
 
 
 def write_call(t: Timeouts) -> ActivityConfig:
@@ -58,7 +70,10 @@ async def fenced_write(
     check_cancel: Callable[[], None],
     *,
     task_queue: str | None = None,
+    reconcile: bool = False,
 ) -> None:
+    """`reconcile`: the tool has a probe (the run plan says so). With "fail", the only
+    `on_unknown_outcome` yet, a write whose outcome stays unknown fails the run."""
     c = request.call
     for _ in range(MAX_WRITE_SCHEDULES):
         check_cancel()  # a cancel that lands before the stamp: the write never runs
@@ -71,25 +86,79 @@ async def fenced_write(
         if stamped.state == FenceState.RUN_NOT_RUNNING:
             raise Stop(TerminationReason.INTERNAL_ERROR, error_type=ErrorType.RUN_NOT_RUNNING)
         if stamped.state != FenceState.STAMPED:
-            raise Stop(TerminationReason.INTERRUPTED_WRITE, error_type=ErrorType.FENCE_REFUSED)
+            raise Stop(TerminationReason.INTERRUPTED_WRITE, error_type=ErrorType.FENCE_REJECTED)
+        scheduled = workflow.now()
+        write = request.model_copy(update={"fence_token": fence.token})
         try:
             await call(
                 WRITE,
-                request.model_copy(update={"fence_token": fence.token}),
+                write,
                 opt.on_queue(write_call(timeouts), task_queue),
                 summary=f"write {c.name}",
             )
             return
         except ActivityError as err:
             workflow.logger.warning("write %s failed: %s", c.call_id, error_type(err))
+            failure = err
         verdict = await call(RESOLVE, fence, opt.store_call(), summary=f"resolve {c.name}")
         if verdict.state == FenceState.ALREADY_DONE:
             return
         if verdict.state == FenceState.INTERRUPTED:
+            if not (reconcile and workflow.patched(RECONCILE)):
+                raise Stop(
+                    TerminationReason.INTERRUPTED_WRITE, error_type=ErrorType.OUTCOME_UNKNOWN
+                )
+            answer = await _reconcile(write, timeouts, failure, scheduled, task_queue)
+            if answer == APPLIED:
+                return
+            if answer == NOT_APPLIED:
+                continue  # a fresh fence; the same idempotency key
             raise Stop(TerminationReason.INTERRUPTED_WRITE, error_type=ErrorType.OUTCOME_UNKNOWN)
         # NEVER_CLAIMED: nothing happened; schedule again under a fresh fence.
         await workflow.sleep(timedelta(seconds=1))
     raise Stop(TerminationReason.INTERNAL_ERROR, error_type=ErrorType.WRITE_NEVER_STARTED)
+
+
+async def _reconcile(
+    write: ToolCallRequest,
+    timeouts: Timeouts,
+    failure: ActivityError,
+    scheduled: datetime,
+    task_queue: str | None,
+) -> str:
+    """Ask the write's probe what became of the interrupted attempt: a Verdict. "Not
+    applied" is only true once that attempt can no longer land, so the probe runs only
+    after the attempt is known over: it reported its own failure (its code returned), or
+    it timed out start-to-close; otherwise (a heartbeat timeout: its worker went silent,
+    and may only have lost its connection) after its start-to-close bound has passed, on
+    a durable timer. It started no later than now, and no later than its schedule-to-start
+    bound, so its bound ends by the earlier of the two plus start-to-close."""
+    if not _attempt_over(failure):
+        latest_start = min(
+            workflow.now(), scheduled + timedelta(seconds=timeouts.schedule_to_start_seconds)
+        )
+        wait = latest_start + timedelta(seconds=timeouts.write_seconds) - workflow.now()
+        if wait > timedelta(0):
+            await workflow.sleep(wait, summary=f"until write {write.call.name} cannot land")
+    try:
+        answer = await call(
+            PROBE,
+            write,
+            opt.on_queue(opt.tool_call(timeouts), task_queue),
+            summary=f"reconcile {write.call.name}",
+            outage_seconds=timeouts.store_outage_seconds,
+        )
+    except ActivityError as err:  # the probe kept failing: the outcome stays unknown
+        workflow.logger.warning("reconcile %s failed: %s", write.call.call_id, error_type(err))
+        return "unknown"
+    return answer.verdict
+
+
+def _attempt_over(failure: ActivityError) -> bool:
+    cause = failure_of(failure)
+    if isinstance(cause, ApplicationError):
+        return True  # raised by the attempt's own code: it has returned
+    return isinstance(cause, ActivityTimeout) and cause.type == TimeoutType.START_TO_CLOSE
 
 
 async def _stamp(fence: FenceRequest) -> FenceResult:

@@ -5,6 +5,8 @@ workflow task that schedules the write: workflows/fence.py), schedules the write
 (`write.execute`: claim the fence with that token, run the tool, record its step and clear
 the fence in one statement), and after a failure asks the database what really happened
 (`fence.resolve`). The transitions are in `_sql`; `void_unclaimed` is the settle's part.
+A write interrupted after its claim is reconciled through its probe, if it has one
+(`write.reconcile`, in `reconcile`).
 """
 
 import asyncio
@@ -30,6 +32,7 @@ from agentrt.activities._common import (
 from agentrt.activities._shield import shield_until_done
 from agentrt.activities.fence import _sql
 from agentrt.activities.fence._sql import void_unclaimed
+from agentrt.activities.fence.reconcile import ReconcileActivities
 from agentrt.activities.ports import FaultHook, no_faults
 from agentrt.activities.registry import ToolRegistry
 from agentrt.activities.tools import call_tool
@@ -51,7 +54,7 @@ from agentrt.contracts.run import (
 from agentrt.store.context import StoreContext
 from agentrt.store.tool_steps import ToolStepStore
 
-__all__ = ["FenceActivities", "WriteActivities", "void_unclaimed"]
+__all__ = ["FenceActivities", "ReconcileActivities", "WriteActivities", "void_unclaimed"]
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -130,8 +133,9 @@ class WriteActivities(ActivityGroup):
 
         - claim refused (reset, duplicate, cancelled run): FenceRejected, nothing touched;
           no run row at all: RunNotFound;
-        - the tool raised ToolInputError or ToolFailure (a known outcome: nothing was sent, or
-          its server answered "failed"): recorded as the call's error result, fence cleared;
+        - the tool raised ToolInputError or ToolNotApplied (nothing changed), or
+          ToolFailedAfterApplying (the effect happened): a known outcome, recorded as the
+          call's error result, fence cleared;
         - the effect raised, or its step could not be recorded: WriteFailed / AuditFailed,
           the fence stays claimed and the run fails with outcome unknown.
         """
@@ -173,8 +177,8 @@ class WriteActivities(ActivityGroup):
             ctx = tool_context(req.run_id, call.call_id, req.idempotency_key)
             try:
                 # Bad arguments are refused before any effect, by contract; an unusable result
-                # comes after a known one; a ToolFailure is a known outcome (not sent, or the
-                # server answered "failed"): all are recorded as plain errors.
+                # comes after a known one; ToolNotApplied and ToolFailedAfterApplying are the
+                # tool's own word on the outcome: all are recorded as plain errors.
                 content, is_error = await call_tool(tool, call, ctx)
             except Exception as exc:
                 activity.logger.warning(

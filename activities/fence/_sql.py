@@ -159,3 +159,28 @@ def void_unclaimed() -> dict[str, Any]:
     outcome_unknown) stays as evidence. The values the settle's own guarded UPDATE carries,
     so the void costs no statement of its own."""
     return {col.key: case((STATE == _STAMPED, None), else_=col) for col in EMPTY}
+
+
+_UNKNOWN = PendingState.OUTCOME_UNKNOWN.value
+
+
+def void_unknown(ctx: StoreContext, run_id: str, token: str, key: str) -> bool:
+    """A reconcile probe answered "not applied": the interrupted write's fence (this token,
+    outcome_unknown, its run RUNNING, no step recorded for the call) is emptied, so the
+    write may be stamped afresh. False when it matched nothing: leave the run as it is."""
+    with ctx.sessions.begin() as s:
+        res = s.execute(
+            update(RunRow)
+            .where(RunRow.id == run_id, TOKEN == token, STATE == _UNKNOWN,
+                   RunRow.status == _RUNNING, ~_RECORDED)
+            .values({**EMPTY, RunRow.updated_at: utcnow(), RunRow.revision: RunRow.revision + 1})
+            .execution_options(synchronize_session=False),
+            {"key": key},
+        )  # fmt: skip
+        return bool(rowcount(res))
+
+
+def clear(ctx: StoreContext, run_id: str, token: str) -> None:
+    """The fence emptied if the token is still its own (its step is already recorded)."""
+    with ctx.sessions.begin() as s:
+        s.execute(_clear(""), {"run_id": run_id, "token": token, "now": utcnow()})

@@ -6,7 +6,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from agentrt.activities.ports import ToolContext, ToolInputError
+from agentrt.activities.ports import Probe, ToolContext, ToolInputError
 from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.messages import ToolSpec
 
@@ -29,11 +29,21 @@ def validated(model: type[A], arguments: dict[str, Any]) -> A:
         raise ToolInputError(problems) from None
 
 
+def probe_name(probe: object) -> str | None:
+    """How a tool listing names a probe: its qualified name."""
+    if probe is None:
+        return None
+    return str(getattr(probe, "__qualname__", None) or type(probe).__qualname__)
+
+
 class TypedTool(ABC, Generic[A]):
     name: str
     description: str
     args_model: type[A]
     declared_effect: ToolEffect | None = None  # None ⇒ NON_IDEMPOTENT_WRITE (fail closed)
+    # The write's reconcile probe (activities/ports.Probe); None: an interrupted write of
+    # this tool ends its run with the outcome unknown.
+    reconcile: Probe | None = None
 
     @cached_property
     def spec(self) -> ToolSpec:
@@ -43,7 +53,12 @@ class TypedTool(ABC, Generic[A]):
             name=self.name,
             description=self.description,
             parameters=self.args_model.model_json_schema(),
+            reconcile=probe_name(self._probe_shown()),
         )
+
+    def _probe_shown(self) -> object:
+        """What the spec names as this tool's probe."""
+        return self.reconcile
 
     @property
     def effect(self) -> ToolEffect:

@@ -8,6 +8,10 @@ declared effect means NON_IDEMPOTENT_WRITE: fenced and approval-bound (fail clos
 What a tool returns reaches the model as text: a `str` as it is, anything else that
 pydantic can turn into JSON (numbers, lists, dicts, models, dataclasses, None...) as JSON,
 and anything else is a ToolResultError, an error result (the effect, if any, happened).
+
+`@tool(reconcile=probe)` gives a write a reconcile probe: `probe(key, arguments)`, sync or
+async, asks the target system what became of the call with that idempotency key and those
+arguments (a dict, as the model sent them) and returns a `Reconciled`.
 """
 
 import asyncio
@@ -27,6 +31,10 @@ from pydantic_core import PydanticSerializationError, to_jsonable_python
 from agentrt.activities.ports import ToolContext, ToolResultError
 from agentrt.activities.toolbox.base import TypedTool
 from agentrt.contracts.enums import ToolEffect
+from agentrt.contracts.reconcile import Reconciled
+
+# A `@tool` probe: (idempotency key, arguments) -> Reconciled, sync or async.
+ProbeFunction = Callable[[str, dict[str, Any]], Any]
 
 NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")
 _REFUSED_KINDS = {
@@ -46,9 +54,12 @@ class FunctionTool(TypedTool[BaseModel]):
         name: str,
         description: str,
         effect: ToolEffect | None,
+        reconcile: ProbeFunction | None = None,
     ) -> None:
         if not NAME.match(name):
             raise ValueError(f"tool name {name!r} must match {NAME.pattern}")
+        if reconcile is not None and not callable(reconcile):
+            raise TypeError(f"tool {name!r}: reconcile must be a function (key, arguments)")
         self.fn = fn
         self.name = name
         self.description = description
@@ -56,12 +67,33 @@ class FunctionTool(TypedTool[BaseModel]):
         self.args_model, self._context_param = _signature_model(fn, name)
         self._is_async = inspect.iscoroutinefunction(fn)
         self._executor: Executor | None = None  # None: the loop's default (outside a worker)
+        self._probe = reconcile
+        self.reconcile = self._reconciled if reconcile is not None else None
 
     def on_executor(self, executor: Executor) -> "FunctionTool":
         """This tool with its sync calls on `executor` (the worker's tool pool)."""
         bound = copy.copy(self)
         bound._executor = executor
+        bound.reconcile = bound._reconciled if self._probe is not None else None
         return bound
+
+    async def _reconciled(self, arguments: dict[str, Any], ctx: ToolContext) -> Reconciled:
+        """The probe, called as the runtime calls probes (activities/ports.Probe)."""
+        probe = self._probe
+        assert probe is not None
+        if inspect.iscoroutinefunction(probe):
+            answer = await probe(ctx.idempotency_key, arguments)
+        else:
+            call = functools.partial(
+                contextvars.copy_context().run, probe, ctx.idempotency_key, arguments
+            )
+            answer = await asyncio.get_running_loop().run_in_executor(self._executor, call)
+        if not isinstance(answer, Reconciled):
+            raise TypeError(f"the probe of {self.name!r} returned a {type(answer).__name__}")
+        return answer
+
+    def _probe_shown(self) -> object:
+        return self._probe  # the author's function, not the adapter around it
 
     async def run(self, args: BaseModel, ctx: ToolContext) -> str:
         kwargs = {name: getattr(args, name) for name in type(args).model_fields}
@@ -120,7 +152,11 @@ def tool(fn: Callable[..., Any], /) -> FunctionTool: ...
 
 @overload
 def tool(
-    *, effect: ToolEffect | None = None, name: str | None = None, description: str | None = None
+    *,
+    effect: ToolEffect | None = None,
+    name: str | None = None,
+    description: str | None = None,
+    reconcile: ProbeFunction | None = None,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
@@ -131,12 +167,15 @@ def tool(
     effect: ToolEffect | None = None,
     name: str | None = None,
     description: str | None = None,
+    reconcile: ProbeFunction | None = None,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
-    """`@tool` or `@tool(effect=ToolEffect.READ_ONLY, name=..., description=...)`."""
+    """`@tool` or `@tool(effect=ToolEffect.READ_ONLY, name=..., description=...)`, and for a
+    write `reconcile=probe` (see the module's docstring)."""
 
     def make(f: Callable[..., Any]) -> FunctionTool:
         tool_name = name or f.__name__
         text = description or inspect.getdoc(f) or tool_name
-        return FunctionTool(f, name=tool_name, description=text, effect=effect)
+        return FunctionTool(f, name=tool_name, description=text, effect=effect,
+                            reconcile=reconcile)  # fmt: skip
 
     return make if fn is None else make(fn)

@@ -11,6 +11,7 @@ from agentrt.activities.ports import ToolContext
 from agentrt.activities.toolbox.base import TypedTool
 from agentrt.activities.toolbox.box import Toolbox, ToolboxContext
 from agentrt.contracts.enums import ToolEffect
+from agentrt.contracts.reconcile import Reconciled
 from agentrt.store.demo import DemoWorld
 
 
@@ -65,6 +66,23 @@ class IssueRefund(TypedTool[RefundArgs]):
 
     def __init__(self, world: DemoWorld) -> None:
         self._world = world
+        self.reconcile = self.in_ledger
+
+    async def in_ledger(self, arguments: dict[str, Any], ctx: ToolContext) -> Reconciled:
+        """The reconcile probe: the ledger, looked up by the call the idempotency key names
+        (its run and call id, the columns a refund's row carries). The ledger is the
+        target's committed state, so "no row" is a true "not applied" once the interrupted
+        attempt can no longer commit one (the workflow asks only then)."""
+        rows = await asyncio.to_thread(
+            self._world.ledger_count, run_id=ctx.run_id, call_id=ctx.call_id
+        )
+        if rows == 0:
+            return Reconciled.not_applied()
+        order = arguments.get("order_id", "?")
+        cents = arguments.get("amount_cents", "?")
+        return Reconciled.applied(
+            f"Refund of {cents} cents recorded for order {order} (found in the ledger)."
+        )
 
     async def run(self, args: RefundArgs, ctx: ToolContext) -> str:
         row = await asyncio.to_thread(

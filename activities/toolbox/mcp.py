@@ -11,7 +11,9 @@ IDEMPOTENCY_META_KEY, stable across retries of the same call, so a server can de
 
 Failures, as the activities see them:
 - not reached (down, or the session cannot be reopened): ToolFailure, nothing was sent;
-- an error result (`isError`) or a protocol error answer: ToolFailure with the server's text;
+- an error result (`isError`) or a protocol error answer: ToolFailure with the server's text,
+  except for a non-idempotent write whose servers-file entry does not say such an error
+  means "not applied" (`errors_not_applied`): a plain error, its outcome unknown;
 - sent and no answer (timeout, connection lost mid-call): a read or idempotent write is
   retried once on a fresh session (safe: it is a read, or the key deduplicates); a
   non-idempotent write raises a plain error, so the fence marks its outcome unknown.
@@ -31,6 +33,7 @@ from agentrt.activities.toolbox.mcp_session import McpConnection, SentAndLost
 from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.errors import ConfigError
 from agentrt.contracts.messages import ToolSpec
+from agentrt.contracts.reconcile import APPLIED, NOT_APPLIED, Reconciled
 
 IDEMPOTENCY_META_KEY = "agentrt/idempotency_key"
 MAX_ERROR_CHARS = 2_000
@@ -85,18 +88,68 @@ def result_text(result: CallToolResult) -> str:
     return "\n".join(parts)
 
 
-class McpTool:
-    """One MCP tool, satisfying the `Tool` port."""
+class McpProbe:
+    """A write's reconcile probe: a read tool of the same server (activities/ports.Probe).
+    Called with `idempotency_key`, and the write's `arguments` when its schema declares
+    that property; it answers a JSON object `{"status", "result"}`. An error answer, or no
+    answer, raises (the activity retries); an answer that does not parse is "unknown"."""
 
-    def __init__(self, conn: McpConnection, spec: McpToolSpec, effect: ToolEffect) -> None:
+    def __init__(self, conn: McpConnection, spec: McpToolSpec) -> None:
+        self._conn = conn
+        self._remote = spec.name
+        self._takes_arguments = "arguments" in (spec.input_schema.get("properties") or {})
+        self.__qualname__ = f"{conn.name}.{spec.name}"  # how a tool listing names it
+
+    async def __call__(self, arguments: dict[str, Any], ctx: ToolContext) -> Reconciled:
+        sent: dict[str, Any] = {"idempotency_key": ctx.idempotency_key}
+        if self._takes_arguments:
+            sent["arguments"] = arguments
+        try:
+            result = await self._conn.call(self._remote, sent, None)
+        except SentAndLost as exc:
+            raise RuntimeError(f"the probe {self.__qualname__} did not answer ({exc})") from None
+        if result.is_error:
+            raise RuntimeError(f"the probe {self.__qualname__} answered an error")
+        return _verdict(result_text(result))
+
+
+def _verdict(text: str) -> Reconciled:
+    try:
+        answer = json.loads(text)
+    except ValueError:
+        return Reconciled.unknown()
+    status = answer.get("status") if isinstance(answer, dict) else None
+    if status == APPLIED:
+        result = answer.get("result")
+        return Reconciled.applied(result if isinstance(result, str) else json.dumps(result))
+    if status == NOT_APPLIED:
+        return Reconciled.not_applied()
+    return Reconciled.unknown()
+
+
+class McpTool:
+    """One MCP tool, satisfying the `Tool` port; `reconcile` is its probe, if any."""
+
+    def __init__(
+        self,
+        conn: McpConnection,
+        spec: McpToolSpec,
+        effect: ToolEffect,
+        *,
+        not_applied_on_error: bool = False,
+        probe: McpProbe | None = None,
+    ) -> None:
         self._conn = conn
         self._remote = spec.name
         self._schema = dict(spec.input_schema)
         self._effect = effect
+        self._not_applied_on_error = not_applied_on_error
+        self.reconcile = probe
         self._spec = ToolSpec(
             name=f"{conn.name}.{spec.name}",
             description=spec.description or spec.title or spec.name,
             parameters=self._schema,
+            reconcile=probe.__qualname__ if probe is not None else None,
         )
 
     @property
@@ -117,12 +170,23 @@ class McpTool:
                 result = await self._conn.call(self._remote, arguments, meta)
             except SentAndLost as exc:  # a plain error: the fence marks it unknown
                 raise RuntimeError(f"MCP write sent, no answer ({exc})") from None
+            except ToolFailure as exc:  # the server answered with a protocol error
+                self._unknown_unless_configured(exc.reason)
+                raise
         else:
             result = await self._retry_once(lambda: self._conn.call(self._remote, arguments, meta))
         if result.is_error:
+            if self._effect is ToolEffect.NON_IDEMPOTENT_WRITE:
+                self._unknown_unless_configured("error_result")
             text = result_text(result)[:MAX_ERROR_CHARS] or "the tool reported an error"
             raise ToolFailure(text, reason="error_result")
         return result_text(result)
+
+    def _unknown_unless_configured(self, reason: str) -> None:
+        """A write's error answer is "not applied" only where the servers file says so;
+        otherwise the server may have acted before failing: a plain error, outcome unknown."""
+        if not self._not_applied_on_error:
+            raise RuntimeError(f"MCP write answered an error ({reason}); outcome unknown")
 
     async def _retry_once(self, send: Callable[[], Awaitable[CallToolResult]]) -> CallToolResult:
         try:
@@ -165,17 +229,46 @@ async def open_mcp_toolboxes(
                     f"MCP server {server.name!r}: cannot list its tools at start "
                     f"({type(exc).__name__}: {exc})"
                 ) from None
-            unknown = sorted(set(server.effects) - {s.name for s in specs})
-            if unknown:
-                raise ConfigError(
-                    f"MCP server {server.name!r}: effects name unknown tool(s): {unknown}"
-                )
-            tools: list[Tool] = [McpTool(conn, s, effect_of(s, server)) for s in specs]
-            boxes.append((server.name, tools))
+            boxes.append((server.name, _tools(conn, server, specs)))
     except BaseException:
         await close()
         raise
     return boxes, close
+
+
+def _tools(
+    conn: McpConnection, server: StdioServer | HttpServer, specs: list[McpToolSpec]
+) -> list[Tool]:
+    """The server's tools as configured; a name the entry gives that the server lacks, or
+    a probe that is no read of a non-idempotent write, is a ConfigError."""
+    by_name = {s.name: s for s in specs}
+    unknown = sorted(server.named_tools() - set(by_name))
+    if unknown:
+        raise ConfigError(f"MCP server {server.name!r}: the file names unknown tool(s): {unknown}")
+    effects = {s.name: effect_of(s, server) for s in specs}
+    for write, read in server.reconcile.items():
+        if effects[write] is not ToolEffect.NON_IDEMPOTENT_WRITE:
+            raise ConfigError(
+                f"MCP server {server.name!r}: reconcile {write!r}: only a non-idempotent "
+                f"write is reconciled (it is {effects[write].value})"
+            )
+        if effects[read] is not ToolEffect.READ_ONLY:
+            raise ConfigError(
+                f"MCP server {server.name!r}: reconcile {write!r}: its probe {read!r} must be "
+                f"READ_ONLY (it is {effects[read].value})"
+            )
+    return [
+        McpTool(
+            conn,
+            s,
+            effects[s.name],
+            not_applied_on_error=server.error_not_applied(s.name),
+            probe=McpProbe(conn, by_name[server.reconcile[s.name]])
+            if s.name in server.reconcile
+            else None,
+        )
+        for s in specs
+    ]
 
 
 def flatten(boxes: Sequence[tuple[str, Sequence[Tool]]]) -> list[Tool]:

@@ -14,6 +14,14 @@ servers:
     trust_annotations: false         # every tool a non-idempotent write
     effects: {search: READ_ONLY}     # per-tool override; wins over annotations
     timeout_seconds: 20
+    errors_not_applied: [refund]     # or true: an error answer of these writes changed nothing
+    reconcile: {refund: refund_status}   # write tool -> its probe, a read tool of this server
+
+A non-idempotent write that answers with an error (an `isError` result, or a protocol
+error) leaves its outcome unknown unless `errors_not_applied` says that, on this server,
+such an error means nothing changed. A probe (activities/toolbox/mcp.py McpProbe) is
+called with `idempotency_key` (and the write's `arguments`, if its schema takes them) and
+answers `{"status": "applied" | "not_applied" | "unknown", "result": "..."}`.
 """
 
 import os
@@ -38,6 +46,19 @@ class _Server(BaseModel):
     trust_annotations: bool = True
     effects: dict[str, ToolEffect] = Field(default_factory=dict)
     timeout_seconds: float = Field(default=30.0, gt=0, le=3600)
+    errors_not_applied: bool | list[str] = False
+    reconcile: dict[str, str] = Field(default_factory=dict)
+
+    def error_not_applied(self, tool: str) -> bool:
+        """Whether an error answer of `tool` means, by this file, that nothing changed."""
+        if isinstance(self.errors_not_applied, bool):
+            return self.errors_not_applied
+        return tool in self.errors_not_applied
+
+    def named_tools(self) -> set[str]:
+        """Every tool this entry names, each to be checked against the server's list."""
+        listed = [] if isinstance(self.errors_not_applied, bool) else self.errors_not_applied
+        return {*self.effects, *listed, *self.reconcile, *self.reconcile.values()}
 
     @abstractmethod  # pydantic's model metaclass is an ABCMeta
     def resolved(self, environ: Mapping[str, str]) -> dict[str, str]:

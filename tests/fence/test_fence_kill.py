@@ -4,6 +4,10 @@ A worker blocks at a fault point (workers/faults.py) after dropping a marker fil
 test kills its process group there, starts a fresh worker without the fault and checks
 where the run settles. The refund appends one ledger row per execution of the effect, so
 the ledger count is the ground truth of how often the write really ran.
+
+The refund has a reconcile probe (a ledger lookup); here the fresh worker's probe fails
+on every attempt (its target "down"), so a write interrupted after its claim ends the run
+as it would with no probe. With the probe answering: test_reconcile_kill.py.
 """
 
 import asyncio
@@ -18,7 +22,7 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from agentrt.contracts.enums import EventKind, Outcome, PendingState, RunStatus, TerminationReason
-from agentrt.contracts.ids import ACT_FENCE_RESOLVE, ACT_WRITE_EXECUTE
+from agentrt.contracts.ids import ACT_FENCE_RESOLVE, ACT_WRITE_EXECUTE, ACT_WRITE_RECONCILE
 from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.demo import DemoWorld
@@ -29,7 +33,10 @@ PROMPT = "Please refund order 1042"  # lookup_order, then issue_refund (call r2.
 REFUND_CALL = "r2.1"
 # After the kill, settling takes a write heartbeat timeout (3 s) or a store-call timeout
 # (10 s), then the dead worker's sticky-queue timeout (10 s): 11-15 s observed.
+# Then, for a write interrupted after its claim, the wait for its start-to-close bound
+# (20 s) and the probe's five failing attempts (about 8 s).
 SETTLE_WITHIN = 60.0
+PROBE_DOWN = "reconcile.before_probe"  # the probe's target is down: it never answers
 
 
 @dataclass(frozen=True)
@@ -50,7 +57,7 @@ CASES = {
     "write.before_claim": Expect(
         RunStatus.COMPLETED, 1, TerminationReason.ANSWERED, None, writes_scheduled=2
     ),
-    # Claimed, effect not run: nobody can know that, so the run fails closed.
+    # Claimed, effect not run: with no answer from the probe, the run fails closed.
     "write.after_claim": Expect(
         RunStatus.FAILED, 0, TerminationReason.INTERRUPTED_WRITE, PendingState.OUTCOME_UNKNOWN
     ),
@@ -76,7 +83,7 @@ def _address(env: WorkflowEnvironment) -> str:
     return env.client.service_client.config.target_host
 
 
-@pytest.mark.timeout(150)
+@pytest.mark.timeout(180)
 @pytest.mark.parametrize("point", list(CASES))
 async def test_kill_at_fault_point(
     point: str,
@@ -107,7 +114,9 @@ async def test_kill_at_fault_point(
     reached = time.monotonic()
     faulty.kill()
 
-    fresh = pool.spawn(worker_env(settings, temporal_address=address, task_queue=task_queue))
+    fresh_env = worker_env(settings, temporal_address=address, task_queue=task_queue)
+    fresh_env["AGENTRT_FAULT_FAIL_AT"] = PROBE_DOWN
+    fresh = pool.spawn(fresh_env)
     try:
         view = await asyncio.wait_for(runtime.result(run_id), SETTLE_WITHIN)
     except TimeoutError:
@@ -158,3 +167,6 @@ async def test_kill_at_fault_point(
     assert scheduled.count(ACT_WRITE_EXECUTE) == expect.writes_scheduled
     resolves = 0 if point == "fence.before_stamp" else 1
     assert scheduled.count(ACT_FENCE_RESOLVE) == resolves
+    # The probe was asked (and kept failing) only for a write interrupted after its claim.
+    asked = 1 if expect.pending is PendingState.OUTCOME_UNKNOWN else 0
+    assert scheduled.count(ACT_WRITE_RECONCILE) == asked

@@ -56,17 +56,48 @@ async def test_a_write_on_a_run_with_no_row_is_refused_before_it_runs(
     assert DemoWorld(parts.ctx).ledger_count(run_id=ghost) == 0
 
 
+class FailAt:
+    """Fails at every point named, counting each reach."""
+
+    def __init__(self, *points: str) -> None:
+        self.reached = dict.fromkeys(points, 0)
+
+    def __call__(self, point: str) -> None:
+        if point in self.reached:
+            self.reached[point] += 1
+            raise RuntimeError(f"injected fault at {point}")
+
+
 async def test_a_write_whose_audit_cannot_be_persisted_fails_the_run_and_is_not_retried(
     make_runtime: MakeRuntime, parts: WorkerResources
 ) -> None:
-    hook = FailTimes("record.before_clear", times=100)
+    """With its probe failing too (the refund's probe reads the ledger): no answer."""
+    hook = FailAt("record.before_clear", "reconcile.before_probe")
     async with make_runtime(hook) as runtime:
         view = await runtime.run("auto", "Please refund order 1042")
-    assert hook.reached == 1  # one attempt: never retried
+    assert hook.reached["record.before_clear"] == 1  # one attempt: never retried
+    assert hook.reached["reconcile.before_probe"] == 5  # the probe, retried, then given up
     assert view.status is RunStatus.FAILED and view.outcome is Outcome.FAILED
     assert view.termination_reason is TerminationReason.INTERRUPTED_WRITE
     assert view.pending_effect is not None and view.pending_effect.state == "outcome_unknown"
     assert DemoWorld(parts.ctx).ledger_count(run_id=view.run_id) == 1  # it did run, once
+
+
+async def test_a_write_whose_audit_cannot_be_persisted_is_reconciled_by_its_probe(
+    make_runtime: MakeRuntime, parts: WorkerResources
+) -> None:
+    """The refund ran; its record failed; the ledger probe finds the row: the step is
+    recorded with the probe's result and the run completes, with one refund."""
+    hook = FailTimes("record.before_clear", times=100)
+    async with make_runtime(hook) as runtime:
+        view = await runtime.run("auto", "Please refund order 1042")
+        events = await runtime.events(view.run_id)
+    assert hook.reached == 1
+    assert view.status is RunStatus.COMPLETED and view.pending_effect is None
+    [refund] = [e for e in events if e.payload.get("tool") == "issue_refund"]
+    assert refund.payload["reconciled"] is True
+    assert "found in the ledger" in refund.payload["result"]
+    assert DemoWorld(parts.ctx).ledger_count(run_id=view.run_id) == 1
 
 
 async def test_a_write_whose_record_meets_a_brief_store_outage_is_recorded_once(

@@ -66,8 +66,16 @@ def own_settings(settings: Settings, tmp_path: Path) -> Iterator[Settings]:
 
 @pytest.mark.timeout(120)
 async def test_scraped_values_follow_the_runs(client: Client, own_settings: Settings) -> None:
-    # The first write to be claimed dies before its effect: its outcome is unknown.
-    resources = build(own_settings, faults=FailTimes("write.after_claim"))
+    # The first write to be claimed dies before its effect, and the refund's reconcile
+    # probe never answers (its target "down"): its outcome is unknown.
+    claim = FailTimes("write.after_claim")
+
+    def faults(point: str) -> None:
+        claim(point)
+        if point == "reconcile.before_probe":
+            raise RuntimeError("the probe's target is down")
+
+    resources = build(own_settings, faults=faults)
     with resources, serve_metrics(own_settings, resources.metrics.registry) as port:
         assert port
         runtime = AgentRuntime(client, RunStore(resources.ctx), own_settings.temporal.task_queue)

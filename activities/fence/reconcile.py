@@ -1,0 +1,106 @@
+"""The write fence's reconciliation: ask an interrupted write's probe what became of it.
+
+`write.reconcile` runs on the tool's queue, after the workflow made sure the interrupted
+attempt can no longer land (workflows/fence.py). It calls the tool's probe (a read, so
+the activity is retried) and acts on the answer in the store:
+- applied: the step is recorded with the probe's result and the fence cleared, in one
+  transaction (the write's own record, so the run reads as if the write had reported);
+- not applied: the fence (outcome_unknown, its token) is emptied, so the workflow can
+  stamp the write afresh under the same idempotency key;
+- unknown (or no probe on this worker): nothing changes; the run ends as without a probe.
+"""
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from agentrt.activities._common import (
+    ActivityGroup,
+    db,
+    fatal,
+    fault,
+    heartbeating,
+    tool_context,
+)
+from agentrt.activities.fence import _sql
+from agentrt.activities.ports import FaultHook, no_faults, probe_of
+from agentrt.activities.registry import ToolRegistry
+from agentrt.activities.tools import bounded
+from agentrt.contracts.enums import ToolEffect
+from agentrt.contracts.errors import ErrorType
+from agentrt.contracts.ids import ACT_WRITE_RECONCILE
+from agentrt.contracts.reconcile import APPLIED, NOT_APPLIED, UNKNOWN, ReconcileResult
+from agentrt.contracts.run import ToolCallRequest
+from agentrt.store.context import StoreContext
+from agentrt.store.tool_steps import ToolStepStore
+
+
+class ReconcileActivities(ActivityGroup):
+    def __init__(
+        self, *, ctx: StoreContext, registry: ToolRegistry, faults: FaultHook = no_faults
+    ) -> None:
+        self._ctx = ctx
+        self._steps = ToolStepStore(ctx)
+        self._registry = registry
+        self._faults = faults
+
+    @activity.defn(name=ACT_WRITE_RECONCILE)
+    async def reconcile(self, req: ToolCallRequest) -> ReconcileResult:
+        """`req` is the interrupted write's request with its fence's token. Raises while the
+        probe (or the store) cannot answer: the workflow retries, then gives up."""
+        token = req.fence_token
+        if token is None:
+            raise fatal("reconciling a write needs its fence token", ErrorType.FENCE_REJECTED)
+        call = req.call
+        async with heartbeating():
+            await fault(self._faults, "reconcile.before_probe")
+            if await db(self._steps.result, req.idempotency_key) is not None:
+                # Recorded after all (a record that committed as its worker died): the
+                # write's own step stands; only its fence may be left to clear.
+                await db(_sql.clear, self._ctx, req.run_id, token)
+                return ReconcileResult(verdict=APPLIED)
+            tool = self._registry.get(call.name)
+            probe = probe_of(tool) if tool is not None else None
+            if probe is None:
+                activity.logger.warning("write %s has no probe on this worker", call.name)
+                return ReconcileResult(verdict=UNKNOWN)
+            ctx = tool_context(req.run_id, call.call_id, req.idempotency_key)
+            try:
+                answer = await probe(call.arguments, ctx)
+            except Exception as exc:
+                # Retried by the workflow's policy. The exception's text may quote the
+                # target (a host, a token): it stays out of the failure, and of history.
+                activity.logger.warning(
+                    "probe of %s in run %s failed: %s", call.name, req.run_id, type(exc).__name__
+                )
+                raise ApplicationError(
+                    "the reconcile probe failed", type=ErrorType.PROBE_FAILED.value
+                ) from None
+            activity.logger.warning(
+                "run %s: write %s reconciled: %s", req.run_id, call.call_id, answer.verdict
+            )
+            if answer.verdict == APPLIED:
+                await db(self._record, req, token, bounded(answer.result or ""))
+                return ReconcileResult(verdict=APPLIED)
+            if answer.verdict == NOT_APPLIED:
+                voided = await db(
+                    _sql.void_unknown, self._ctx, req.run_id, token, req.idempotency_key
+                )
+                return ReconcileResult(verdict=NOT_APPLIED if voided else UNKNOWN)
+            return ReconcileResult(verdict=UNKNOWN)
+
+    def _record(self, req: ToolCallRequest, token: str, content: str) -> None:
+        """The write's step, as its own record would have been, and the fence cleared, in
+        one transaction (insert-or-ignore: a retry after a commit changes nothing)."""
+        self._steps.record(
+            run_id=req.run_id,
+            sequence=req.sequence,
+            round=req.round,
+            call=req.call,
+            effect=ToolEffect.NON_IDEMPOTENT_WRITE.value,
+            content=content,
+            is_error=False,
+            privacy=req.privacy,
+            idempotency_key=req.idempotency_key,
+            extra={"reconciled": True},
+            also=[_sql.clear_part(req.run_id, token, fault="reconcile.before_clear")],
+        )

@@ -1,0 +1,292 @@
+"""Reconciliation in a real run (a worker in this process, the real Temporal dev server and
+database): a Python write that says "not applied" or "failed after applying", and a write
+interrupted after its claim whose probe answers applied, not applied, unknown, or keeps
+failing. The worker SIGKILLed inside the write window: test_reconcile_kill.py."""
+
+import threading
+import uuid
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import Client
+from temporalio.worker import Replayer
+
+from agentrt import (
+    AgentRuntime,
+    Profile,
+    Reconciled,
+    RunStatus,
+    Settings,
+    TerminationReason,
+    Timeouts,
+    Toolbox,
+    ToolContext,
+    ToolFailedAfterApplying,
+    ToolNotApplied,
+    build_worker,
+    tool,
+)
+from agentrt.activities.providers.scripted import RuleSet, ScriptedProvider
+from agentrt.contracts.enums import EventKind, PendingState
+from agentrt.contracts.ids import ACT_WRITE_EXECUTE, ACT_WRITE_RECONCILE
+from agentrt.core.temporal import data_converter
+from agentrt.store.runs import RunStore
+from agentrt.workers.main import sandbox_runner
+from agentrt.workflows.agent_run import AgentRunWorkflow
+
+PROMPT = "Please pay the invoice"
+RULES = RuleSet.model_validate(
+    {
+        "default_reply": "I only pay invoices.",
+        "rules": [
+            {
+                "name": "pay",
+                "match": {"contains": "pay"},
+                "steps": [
+                    {"tool_calls": [{"name": "pay", "arguments": {"invoice": "inv-7"}}]},
+                    {"text": "Done with the invoice."},
+                ],
+            }
+        ],
+    }
+)
+
+
+class Target:
+    """The target system: the payments it holds, by idempotency key, and every call made."""
+
+    def __init__(self) -> None:
+        self.applied: dict[str, str] = {}
+        self.calls: list[str] = []
+        self.probes: list[str] = []
+        self._lock = threading.Lock()
+
+    def pay(self, key: str, invoice: str) -> str:
+        with self._lock:
+            self.calls.append(key)
+            self.applied[key] = f"paid {invoice} (payment #{len(self.applied) + 1})"
+            return self.applied[key]
+
+
+Behaviour = Callable[[Target, str, str, int], str]
+
+
+def _toolbox(target: Target, behave: Behaviour, probe: Callable[..., Any] | None) -> Toolbox:
+    """`pay`: a non-idempotent write whose body is `behave(target, key, invoice, attempt)`."""
+
+    @tool(reconcile=probe)
+    def pay(invoice: str, ctx: ToolContext) -> str:
+        """Pay an invoice (not idempotent)."""
+        return behave(target, ctx.idempotency_key, invoice, len(target.calls))
+
+    return Toolbox("payments", [pay])
+
+
+@asynccontextmanager
+async def _runtime(
+    client: Client, settings: Settings, tmp_path: Path, box: Toolbox
+) -> AsyncIterator[tuple[AgentRuntime, RunStore, str]]:
+    queue = f"tq-{uuid.uuid4().hex[:10]}"
+    profile = Profile(
+        name=f"payer-{uuid.uuid4().hex[:8]}",
+        instructions="You pay invoices.",
+        model="scripted:demo",
+        toolboxes=["payments"],
+        approval="none",
+        task_queue=queue,
+        timeouts=Timeouts(write_seconds=5, write_heartbeat_seconds=3),
+    )
+    s = settings.model_copy(
+        update={
+            "task_queue": queue,
+            "profiles_file": tmp_path / "absent-profiles.yaml",
+            "rules_file": tmp_path / "absent-rules.yaml",
+        }
+    )
+    worker, resources = build_worker(
+        client, s, toolboxes=[box], providers={"scripted": ScriptedProvider(RULES)},
+        profiles=[profile],
+    )  # fmt: skip
+    with resources:
+        async with worker:
+            runs = RunStore(resources.ctx)
+            yield AgentRuntime(client, runs, queue), runs, profile.name
+
+
+async def _scheduled(client: Client, run_id: str) -> list[str]:
+    history = await client.get_workflow_handle(run_id).fetch_history()
+    return [
+        e.activity_task_scheduled_event_attributes.activity_type.name
+        for e in history.events
+        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+    ]
+
+
+async def _replays(client: Client, run_id: str) -> None:
+    """The run's history replays on today's workflow code (no nondeterminism)."""
+    history = await client.get_workflow_handle(run_id).fetch_history()
+    replayer = Replayer(
+        workflows=[AgentRunWorkflow],
+        data_converter=data_converter(),
+        workflow_runner=sandbox_runner(),
+    )
+    result = await replayer.replay_workflow(history, raise_on_replay_failure=False)
+    assert result.replay_failure is None, result.replay_failure
+
+
+def _tool_messages(runs: RunStore, run_id: str) -> list[tuple[str, bool]]:
+    return [(m.content, m.is_error) for m in runs.transcript(run_id) if m.role == "tool"]
+
+
+# --- the tool's own word: typed exceptions ---------------------------------------------
+
+
+def _refuses(target: Target, key: str, invoice: str, attempt: int) -> str:
+    target.calls.append(key)
+    raise ToolNotApplied(f"invoice {invoice} is already settled")
+
+
+def _half_done(target: Target, key: str, invoice: str, attempt: int) -> str:
+    target.pay(key, invoice)
+    raise ToolFailedAfterApplying("the receipt could not be fetched")
+
+
+async def test_a_write_raising_not_applied_goes_on_with_an_error_result(
+    client: Client, settings: Settings, tmp_path: Path
+) -> None:
+    target = Target()
+    box = _toolbox(target, _refuses, probe=None)
+    async with _runtime(client, settings, tmp_path, box) as (runtime, runs, profile):
+        view = await runtime.run(profile, PROMPT)
+    assert view.status is RunStatus.COMPLETED and view.answer == "Done with the invoice."
+    assert view.pending_effect is None  # the fence was cleared
+    assert _tool_messages(runs, view.run_id) == [
+        ("pay failed: invoice inv-7 is already settled", True)
+    ]
+    assert len(target.calls) == 1 and target.applied == {}
+    assert ACT_WRITE_RECONCILE not in await _scheduled(client, view.run_id)
+
+
+async def test_a_write_failed_after_applying_is_recorded_and_never_repeated(
+    client: Client, settings: Settings, tmp_path: Path
+) -> None:
+    target = Target()
+    box = _toolbox(target, _half_done, probe=None)
+    async with _runtime(client, settings, tmp_path, box) as (runtime, runs, profile):
+        view = await runtime.run(profile, PROMPT)
+    assert view.status is RunStatus.COMPLETED and view.pending_effect is None
+    assert _tool_messages(runs, view.run_id) == [
+        ("pay was applied, then failed: the receipt could not be fetched", True)
+    ]
+    assert len(target.applied) == 1 and len(target.calls) == 1
+
+
+# --- interrupted after the claim: the probe answers -------------------------------------
+
+
+def _applies_then_raises(target: Target, key: str, invoice: str, attempt: int) -> str:
+    target.pay(key, invoice)
+    raise RuntimeError("connection reset after the payment was sent")
+
+
+def _lost_then_works(target: Target, key: str, invoice: str, attempt: int) -> str:
+    if attempt == 0:
+        target.calls.append(key)
+        raise RuntimeError("connection reset before the payment was sent")
+    return target.pay(key, invoice)
+
+
+def _by_key(target: Target) -> Callable[[str, dict[str, Any]], Reconciled]:
+    def probe(key: str, arguments: dict[str, Any]) -> Reconciled:
+        target.probes.append(key)
+        done = target.applied.get(key)
+        return Reconciled.applied(done) if done is not None else Reconciled.not_applied()
+
+    return probe
+
+
+async def test_an_interrupted_write_the_probe_finds_applied_completes_with_its_result(
+    client: Client, settings: Settings, tmp_path: Path
+) -> None:
+    target = Target()
+    box = _toolbox(target, _applies_then_raises, probe=_by_key(target))
+    async with _runtime(client, settings, tmp_path, box) as (runtime, runs, profile):
+        view = await runtime.run(profile, PROMPT)
+        assert view.status is RunStatus.COMPLETED, view
+        assert view.pending_effect is None
+        assert _tool_messages(runs, view.run_id) == [("paid inv-7 (payment #1)", False)]
+        [step] = [e for e in runs.events(view.run_id) if e.kind is EventKind.TOOL]
+        assert step.payload["reconciled"] is True
+    [key] = target.calls  # ran once
+    assert key.startswith(f"{view.run_id}/") and target.probes == [key]  # asked once
+    scheduled = await _scheduled(client, view.run_id)
+    assert scheduled.count(ACT_WRITE_EXECUTE) == 1 and scheduled.count(ACT_WRITE_RECONCILE) == 1
+    await _replays(client, view.run_id)
+
+
+async def test_an_interrupted_write_the_probe_finds_not_applied_runs_again_with_the_same_key(
+    client: Client, settings: Settings, tmp_path: Path
+) -> None:
+    target = Target()
+    box = _toolbox(target, _lost_then_works, probe=_by_key(target))
+    async with _runtime(client, settings, tmp_path, box) as (runtime, runs, profile):
+        view = await runtime.run(profile, PROMPT)
+        assert view.status is RunStatus.COMPLETED, view
+        assert _tool_messages(runs, view.run_id) == [("paid inv-7 (payment #1)", False)]
+    [first, second] = target.calls
+    assert first == second  # the re-execution carries the same idempotency key
+    assert len(target.applied) == 1 and target.probes == [first]
+    scheduled = await _scheduled(client, view.run_id)
+    assert scheduled.count(ACT_WRITE_EXECUTE) == 2 and scheduled.count(ACT_WRITE_RECONCILE) == 1
+    await _replays(client, view.run_id)
+
+
+@pytest.mark.parametrize("answer", ["unknown", "raises"])
+async def test_an_interrupted_write_without_an_answer_fails_as_before(
+    client: Client, settings: Settings, tmp_path: Path, answer: str
+) -> None:
+    target = Target()
+
+    def probe(key: str, arguments: dict[str, Any]) -> Reconciled:
+        target.probes.append(key)
+        if answer == "raises":
+            raise ConnectionError("the payments API is down")
+        return Reconciled.unknown()
+
+    box = _toolbox(target, _applies_then_raises, probe=probe)
+    async with _runtime(client, settings, tmp_path, box) as (runtime, runs, profile):
+        view = await runtime.run(profile, PROMPT)
+        assert _tool_messages(runs, view.run_id) == []
+    assert view.status is RunStatus.FAILED
+    assert view.termination_reason is TerminationReason.INTERRUPTED_WRITE
+    assert view.pending_effect is not None
+    assert view.pending_effect.state is PendingState.OUTCOME_UNKNOWN
+    assert len(target.calls) == 1  # never repeated
+    assert len(target.probes) == (5 if answer == "raises" else 1)  # retried, then given up
+    await _replays(client, view.run_id)
+
+
+async def test_an_interrupted_write_with_no_probe_fails_and_asks_nothing(
+    client: Client, settings: Settings, tmp_path: Path
+) -> None:
+    target = Target()
+    box = _toolbox(target, _applies_then_raises, probe=None)
+    async with _runtime(client, settings, tmp_path, box) as (runtime, _runs, profile):
+        view = await runtime.run(profile, PROMPT)
+    assert view.status is RunStatus.FAILED
+    assert view.termination_reason is TerminationReason.INTERRUPTED_WRITE
+    assert len(target.calls) == 1
+    history = await client.get_workflow_handle(view.run_id).fetch_history()
+    marked = [
+        p.data
+        for e in history.events
+        if e.event_type == EventType.EVENT_TYPE_MARKER_RECORDED
+        for d in e.marker_recorded_event_attributes.details.values()
+        for p in d.payloads
+    ]
+    assert marked and not any(b"fence-reconcile" in data for data in marked)
+    assert ACT_WRITE_RECONCILE not in await _scheduled(client, view.run_id)
