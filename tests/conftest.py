@@ -165,3 +165,29 @@ class FailTimes:
         if self.left > 0:
             self.left -= 1
             raise RuntimeError(f"injected fault at {point}: secret hunter2")
+
+
+class UnknownOutcome(FailTimes):
+    """The first write claimed dies before its effect, and the reconcile probe's target is
+    down (the demo refund's probe never answers): the write's outcome stays unknown and
+    the run fails `interrupted_write`."""
+
+    PROBE_DOWN = "reconcile.before_probe"
+
+    def __init__(self) -> None:
+        super().__init__("write.after_claim")
+
+    def __call__(self, point: str) -> None:
+        if point == self.PROBE_DOWN:
+            raise RuntimeError("the probe's target is down")
+        super().__call__(point)
+
+
+def profiles_in_code(settings: Settings, queue: str, tmp_path: Path) -> Settings:
+    """Settings for a worker on `queue` whose profiles and rules are given in code: the files
+    the settings name do not exist, so nothing is read from the suite's own."""
+    return settings.replace(
+        temporal={"task_queue": queue},
+        worker={"profiles_file": tmp_path / "absent-profiles.yaml"},
+        providers={"rules_file": tmp_path / "absent-rules.yaml"},
+    )

@@ -19,7 +19,7 @@ from agentrt.starter.remote import api_session
 from agentrt.store.demo import DemoWorld
 from tests.api.conftest import Live
 from tests.api.ops_helpers import REFUND, http, name, start, token, wait_status
-from tests.conftest import FailTimes
+from tests.conftest import UnknownOutcome
 
 MakeLive = Callable[[Callable[[str], None]], AbstractAsyncContextManager[Live]]
 ALL = ("runs:start", "runs:read", "runs:decide", "runs:cancel")
@@ -49,7 +49,7 @@ async def _interrupted(live: Live, secret: str) -> tuple[str, dict[str, Any]]:
 async def test_an_interrupted_write_shows_in_the_operator_api_and_the_attention_list(
     make_live: MakeLive,
 ) -> None:
-    async with make_live(FailTimes("write.after_claim")) as live:
+    async with make_live(UnknownOutcome()) as live:
         who = name("ops")
         secret = token(live, who, *ALL)
         run_id, call = await _interrupted(live, secret)
@@ -80,7 +80,7 @@ async def test_an_interrupted_write_shows_in_the_operator_api_and_the_attention_
 async def test_an_interrupted_write_shows_in_the_python_api_the_remote_client_and_the_cli(
     make_live: MakeLive, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    async with make_live(FailTimes("write.after_claim")) as live:
+    async with make_live(UnknownOutcome()) as live:
         secret = token(live, name("ops"), *ALL)
         run_id, call = await _interrupted(live, secret)
         key = idempotency_key(run_id, call["call_id"])

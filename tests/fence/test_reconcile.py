@@ -37,6 +37,7 @@ from agentrt.core.temporal import data_converter
 from agentrt.store.runs import RunStore
 from agentrt.workers.main import sandbox_runner
 from agentrt.workflows.agent_run import AgentRunWorkflow
+from tests.conftest import profiles_in_code
 
 PROMPT = "Please pay the invoice"
 RULES = RuleSet.model_validate(
@@ -100,13 +101,7 @@ async def _runtime(
         task_queue=queue,
         timeouts=Timeouts(write_seconds=5, write_heartbeat_seconds=3),
     )
-    s = settings.model_copy(
-        update={
-            "task_queue": queue,
-            "profiles_file": tmp_path / "absent-profiles.yaml",
-            "rules_file": tmp_path / "absent-rules.yaml",
-        }
-    )
+    s = profiles_in_code(settings, queue, tmp_path)
     worker, resources = build_worker(
         client, s, toolboxes=[box], providers={"scripted": ScriptedProvider(RULES)},
         profiles=[profile],

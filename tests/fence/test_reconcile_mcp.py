@@ -21,6 +21,7 @@ from agentrt.activities.toolbox.mcp_config import load_mcp_config
 from agentrt.contracts.enums import EventKind, PendingState
 from agentrt.contracts.errors import ConfigError
 from agentrt.store.runs import RunStore
+from tests.conftest import profiles_in_code
 from tests.fence.mcp_ledger import rows
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,13 +74,7 @@ async def _runtime(
         approval="none",
         task_queue=queue,
     )
-    s = settings.model_copy(
-        update={
-            "task_queue": queue,
-            "profiles_file": tmp_path / "absent-profiles.yaml",
-            "rules_file": tmp_path / "absent-rules.yaml",
-        }
-    )
+    s = profiles_in_code(settings, queue, tmp_path)
     try:
         worker, resources = make(
             client, s, toolboxes=[Toolbox(name, tools) for name, tools in boxes],

@@ -23,7 +23,7 @@ from agentrt.store.runs import RunStore
 from agentrt.workers.builder import make_worker
 from agentrt.workers.compose import build
 from tests._db import scratch_database
-from tests.conftest import FailTimes
+from tests.conftest import UnknownOutcome
 from tests.workflows._waiting import until_status
 
 REFUND = "Please refund order 1042"  # lookup_order, then issue_refund, then an answer
@@ -68,14 +68,7 @@ def own_settings(settings: Settings, tmp_path: Path) -> Iterator[Settings]:
 async def test_scraped_values_follow_the_runs(client: Client, own_settings: Settings) -> None:
     # The first write to be claimed dies before its effect, and the refund's reconcile
     # probe never answers (its target "down"): its outcome is unknown.
-    claim = FailTimes("write.after_claim")
-
-    def faults(point: str) -> None:
-        claim(point)
-        if point == "reconcile.before_probe":
-            raise RuntimeError("the probe's target is down")
-
-    resources = build(own_settings, faults=faults)
+    resources = build(own_settings, faults=UnknownOutcome())
     with resources, serve_metrics(own_settings, resources.metrics.registry) as port:
         assert port
         runtime = AgentRuntime(client, RunStore(resources.ctx), own_settings.temporal.task_queue)
