@@ -62,6 +62,9 @@ def mcp_source(server: StdioServer | HttpServer, tool: str, annotated: bool) -> 
 
 def probe_text(tool: Tool) -> str:
     """A tool's reconcile probe, if it declares one (`reconcile`): its name."""
+    named = tool.spec.reconcile  # the probe as the tool names it (a function, an MCP tool)
+    if named:
+        return named
     probe = getattr(tool, "reconcile", None)
     if probe is None:
         return NONE

@@ -1,7 +1,7 @@
 """A toolbox for `agentrt-worker --list-tools`: one tool that declares nothing, one that
-declares its effect and carries a reconcile probe (as `@tool(reconcile=...)` attaches it)."""
+declares its effect and carries a reconcile probe (`@tool(reconcile=...)`)."""
 
-from agentrt import Toolbox, ToolEffect, tool
+from agentrt import Reconciled, Toolbox, ToolEffect, tool
 
 
 @tool  # no effect declared: a non-idempotent write (the default)
@@ -10,16 +10,13 @@ def stamp_letter(to: str) -> str:
     return f"stamped for {to}"
 
 
-@tool(effect=ToolEffect.IDEMPOTENT_WRITE)
+def find_note(key: str, arguments: dict[str, str]) -> Reconciled:
+    """The probe: whether the note for this idempotency key is there."""
+    return Reconciled.unknown()
+
+
+@tool(effect=ToolEffect.IDEMPOTENT_WRITE, reconcile=find_note)
 def put_note(key: str, text: str) -> str:
     """Keep a note under a key."""
     return f"kept {key}"
-
-
-def find_note(key: str, arguments: dict[str, str]) -> str:
-    """The probe: whether the note for this idempotency key is there."""
-    return "unknown"
-
-
-put_note.reconcile = find_note  # type: ignore[attr-defined]
 toolbox = Toolbox("samples", [stamp_letter, put_note])
