@@ -3,7 +3,6 @@ turn; when the turn is the answer (contracts.turn.turn_end on the workflow's ter
 completes the run in the same transaction (activities/completion.py), saving the workflow
 a task and a round trip."""
 
-import asyncio
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -18,6 +17,7 @@ from agentrt.activities._common import (
     fault,
     heartbeats,
     is_store_unavailable,
+    offload,
 )
 from agentrt.activities.completion import Completion
 from agentrt.activities.guardrails import Checked, check
@@ -132,7 +132,7 @@ class ModelActivities(ActivityGroup):
         duration_ms = (time.monotonic() - started) * 1000
         # The output guardrails read the whole reply: off the event loop, as the prompt's.
         rails = snap.guardrails
-        checked = await asyncio.to_thread(check, reply.content, rails.output, rails)
+        checked = await offload(check, reply.content, rails.output, rails)
         return self._made(req, used, reply, checked, duration_ms)
 
     async def _recorded(self, req: ModelRequest, recorded: Message) -> ModelResult:

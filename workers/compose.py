@@ -25,7 +25,7 @@ from agentrt.core.profiles import checked_profiles, load_profiles
 from agentrt.core.settings import Settings
 from agentrt.store.context import StoreContext
 from agentrt.store.open import open_store
-from agentrt.store.profile_registry import ProfileRegistry
+from agentrt.store.profile_registry import ProfileRegistry, Registration
 from agentrt.store.sealing import Sealer
 from agentrt.store.tool_steps import ToolStepStore
 from agentrt.workers.faults import fault_hook
@@ -58,8 +58,12 @@ class WorkerResources:
     model_activities: list[Callable[..., Any]] = field(default_factory=list)
     tool_activities: list[Callable[..., Any]] = field(default_factory=list)
     provider_names: list[str] = field(default_factory=list)
+    # The profiles this worker serves, registered for clients to route by until close().
+    registration: Registration | None = None
 
     def close(self) -> None:
+        if self.registration is not None:
+            self.registration.close()
         if self.executor is not None:
             self.executor.shutdown(wait=True, cancel_futures=True)
         self.engine.dispose()
@@ -140,7 +144,7 @@ def _compose(
     catalog = ProfileCatalog(profiles, registry)
     models = load_providers(settings, extra=providers)
     check_budgets(profiles.values(), models.prices)
-    ProfileRegistry(ctx).register(profiles.values())
+    resources.registration = Registration(ProfileRegistry(ctx), profiles.values())
     m = resources.metrics
     runs, steps = MeteredRunStore(ctx, m), ToolStepStore(ctx)
     completion = Completion(ctx, ended=run_ended(m), turned=partial(count_turn, m))
