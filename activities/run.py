@@ -6,8 +6,8 @@ from typing import Any
 
 from temporalio import activity
 
-from agentrt.activities._common import ActivityGroup, db, fatal, offload
-from agentrt.activities.guardrails import check
+from agentrt.activities._common import ActivityGroup, db, fatal
+from agentrt.activities.guardrails import checked as checked_text
 from agentrt.activities.registry import ProfileCatalog, Routes, ToolRegistry
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.ids import ACT_RUN_BEGIN
@@ -67,8 +67,8 @@ class RunActivities(ActivityGroup):
                 ToolPlan(name=name, effect=tool.effect, requires_approval=bound, task_queue=queue)
             )
             specs.append(tool.spec.model_dump())
-        # Off the event loop: the worker's other runs go on while a long prompt is read.
-        checked = await offload(check, req.prompt, profile.guardrails.input, profile.guardrails)
+        # A long prompt is read off the event loop: the worker's other runs go on meanwhile.
+        checked = await checked_text(req.prompt, profile.guardrails.input, profile.guardrails)
         plan = RunPlan(
             profile=profile.name,
             model=profile.model,

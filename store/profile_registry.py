@@ -3,52 +3,61 @@ read to route a start and to refuse one they cannot serve, instead of parsing th
 profiles file. A profile no live worker serves is unknown to them.
 
 A registration lives as long as the worker that made it (workers/compose.py holds it):
-- at its start a worker upserts its profiles (a later worker with a changed profile
-  replaces the row: the digest tells the copies apart; the same one leaves it) and one
-  row per profile it serves, stamped with the time;
-- while it runs it stamps its rows again every HEARTBEAT_SECONDS;
-- on a graceful shutdown it deletes its rows; a profile then served by no worker stops
-  routing at once, and its `changed_at` moves (the Agent Card's Last-Modified).
+- at its start a worker writes one row per profile it serves, under its own id;
+- while it runs it stamps its rows every HEARTBEAT_SECONDS (`seen_at`);
+- on a graceful shutdown it withdraws them: a profile then served by no worker stops
+  routing at once.
 A worker that dies without shutting down stops routing once its rows are older than
-STALE_AFTER (its runs would wait for a worker that is gone), and leaves `changed_at`
-where it was."""
+STALE_AFTER (its runs would wait for a worker that is gone).
+
+Two live workers may serve two copies of a profile (a rolling deploy): the copy registered
+last routes, and when its worker goes, the other's routes again. `changed_at` (the Agent
+Card's Last-Modified) moves when a registration brings a copy no live worker served, and
+when one is withdrawn; a worker registering a copy already served leaves it. A stale row
+leaves it too. Rows of workers unseen for PURGE_AFTER are deleted when a worker starts."""
 
 import logging
 import threading
 import uuid
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from sqlalchemy import (
     Boolean,
     ColumnElement,
-    Connection,
     DateTime,
     Index,
     String,
     Text,
     delete,
-    exists,
     func,
+    insert,
+    or_,
     select,
     update,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
 from agentrt.contracts.profiles import Profile, RegisteredProfile
-from agentrt.store.context import StoreContext, as_utc, insert_ignoring, rowcount, utcnow
+from agentrt.store.context import StoreContext, as_utc, rowcount, utcnow
 from agentrt.store.rows import Base
 
 log = logging.getLogger(__name__)
 
 HEARTBEAT_SECONDS = 20.0
-# Three missed heartbeats: a worker busy or briefly cut off from the database keeps routing.
+# Three missed stamps: a worker busy or briefly cut off from the database keeps routing.
 STALE_AFTER = timedelta(seconds=3 * HEARTBEAT_SECONDS)
+PURGE_AFTER = timedelta(days=7)
 
 
-class ProfileRow(Base):
-    __tablename__ = "agent_profile"
+class ServerRow(Base):
+    """One worker's registration of one profile."""
 
+    __tablename__ = "agent_profile_server"
+    __table_args__ = (Index("ix_agent_profile_server_name", "name", "seen_at"),)
+
+    worker: Mapped[str] = mapped_column(String(64), primary_key=True)
     name: Mapped[str] = mapped_column(String(200), primary_key=True)
     task_queue: Mapped[str | None] = mapped_column(String(200))
     privacy: Mapped[str] = mapped_column(String(16))
@@ -57,20 +66,23 @@ class ProfileRow(Base):
     publish: Mapped[bool] = mapped_column(Boolean)
     description: Mapped[str] = mapped_column(Text)
     digest: Mapped[str] = mapped_column(String(64))
-    # When the registration last changed (a worker re-registering the same profile leaves
-    # it): the Agent Card's Last-Modified.
+    registered_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     changed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    # When the worker last said it serves the profile; NULL once it withdrew.
+    seen_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
-class ServerRow(Base):
-    """One worker serving one profile, and when it last said so."""
-
-    __tablename__ = "agent_profile_server"
-    __table_args__ = (Index("ix_agent_profile_server_name", "name", "seen_at"),)
-
-    worker: Mapped[str] = mapped_column(String(64), primary_key=True)
-    name: Mapped[str] = mapped_column(String(200), primary_key=True)
-    seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+# What a registration says of a profile (RegisteredProfile's fields).
+_COLUMNS = [
+    ServerRow.name,
+    ServerRow.task_queue,
+    ServerRow.privacy,
+    ServerRow.answer_level,
+    ServerRow.writes_unapproved,
+    ServerRow.publish,
+    ServerRow.description,
+    ServerRow.digest,
+]
 
 
 class ProfileRegistry:
@@ -78,84 +90,96 @@ class ProfileRegistry:
         self._ctx = ctx
 
     def register(self, profiles: Iterable[Profile], worker: str | None = None) -> str:
-        """Upsert every profile's registration and the worker's claim to serve it, in one
-        transaction; returns the worker's id (new unless given). Workers of a fleet start
-        together: the insert yields to a row another worker wrote meanwhile, and the update
-        then changes only a row whose digest differs."""
+        """Write the worker's registration of every profile, in one transaction; returns the
+        worker's id (new unless given; given, its rows are written again)."""
         worker = worker or uuid.uuid4().hex
         now = utcnow()
-        table = ProfileRow.__table__
         with self._ctx.transaction() as conn:
+            conn.execute(delete(ServerRow).where(ServerRow.worker == worker))
+            conn.execute(delete(ServerRow).where(_unseen_since(now - PURGE_AFTER)))
             for profile in profiles:
-                row = RegisteredProfile.of(profile).model_dump() | {"changed_at": now}
-                conn.execute(insert_ignoring(conn, table, ["name"]), row)
-                conn.execute(
-                    update(ProfileRow)
-                    .where(ProfileRow.name == row["name"], ProfileRow.digest != row["digest"])
-                    .values({k: v for k, v in row.items() if k != "name"})
+                row: dict[str, Any] = RegisteredProfile.of(profile).model_dump()
+                # A copy a live worker serves already changes nothing a reader sees.
+                served = conn.scalar(
+                    select(func.min(ServerRow.changed_at)).where(
+                        ServerRow.name == row["name"],
+                        ServerRow.digest == row["digest"],
+                        _live(now),
+                    )
                 )
-                self._claim(conn, worker, row["name"], now)
+                row |= {
+                    "worker": worker,
+                    "registered_at": now,
+                    "changed_at": served or now,
+                    "seen_at": now,
+                }
+                conn.execute(insert(ServerRow), row)
         return worker
 
-    def heartbeat(self, worker: str, names: Iterable[str]) -> None:
-        """The worker still serves `names`: stamp its rows (and write any that are gone)."""
-        now = utcnow()
+    def heartbeat(self, worker: str) -> bool:
+        """The worker still serves what it registered: stamp its rows. False when it has
+        none left (withdrawn, or purged after a long absence): it must register again."""
         with self._ctx.transaction() as conn:
-            for name in names:
-                self._claim(conn, worker, name, now)
+            stamped = conn.execute(
+                update(ServerRow)
+                .where(ServerRow.worker == worker, ServerRow.seen_at.is_not(None))
+                .values(seen_at=utcnow())
+            )
+        return rowcount(stamped) > 0
 
     def withdraw(self, worker: str) -> None:
-        """The worker stops serving: its rows go, and a profile no live worker serves any
-        more is marked changed now."""
+        """The worker stops serving: its rows stop routing now, and say when."""
         now = utcnow()
         with self._ctx.transaction() as conn:
-            names = conn.scalars(select(ServerRow.name).where(ServerRow.worker == worker)).all()
-            conn.execute(delete(ServerRow).where(ServerRow.worker == worker))
-            if names:
-                conn.execute(
-                    update(ProfileRow)
-                    .where(ProfileRow.name.in_(names), ~_served(now))
-                    .values(changed_at=now)
-                )
-
-    @staticmethod
-    def _claim(conn: Connection, worker: str, name: str, now: datetime) -> None:
-        stamped = conn.execute(
-            update(ServerRow)
-            .where(ServerRow.worker == worker, ServerRow.name == name)
-            .values(seen_at=now)
-        )
-        if rowcount(stamped) == 0:
             conn.execute(
-                insert_ignoring(conn, ServerRow.__table__, ["worker", "name"]),
-                {"worker": worker, "name": name, "seen_at": now},
+                update(ServerRow)
+                .where(ServerRow.worker == worker, ServerRow.seen_at.is_not(None))
+                .values(seen_at=None, changed_at=now)
             )
 
+    # Reads run Core statements on a connection, not the ORM: `get` is on the path of
+    # every start a client makes.
+
     def get(self, name: str) -> RegisteredProfile | None:
-        with self._ctx.reads() as s:
-            row = s.scalar(select(ProfileRow).where(ProfileRow.name == name, _served(utcnow())))
-            return None if row is None else _registered(row)
+        query = (
+            select(*_COLUMNS)
+            .where(ServerRow.name == name, _live(utcnow()))
+            .order_by(ServerRow.registered_at.desc())
+            .limit(1)
+        )
+        with self._ctx.read_rows() as conn:
+            row = conn.execute(query).mappings().first()
+        return None if row is None else RegisteredProfile.model_validate(dict(row))
 
     def changed_at(self) -> datetime | None:
         """When a registration last changed; None while no worker registered any."""
-        with self._ctx.reads() as s:
-            changed = as_utc(s.scalar(select(func.max(ProfileRow.changed_at))))
+        with self._ctx.read_rows() as conn:
+            changed = as_utc(conn.scalar(select(func.max(ServerRow.changed_at))))
         # PostgreSQL answers in the session's zone: the same instant, said in UTC.
         return None if changed is None else changed.astimezone(UTC)
 
     def all(self) -> dict[str, RegisteredProfile]:
-        with self._ctx.reads() as s:
-            query = select(ProfileRow).where(_served(utcnow())).order_by(ProfileRow.name)
-            return {row.name: _registered(row) for row in s.scalars(query).all()}
+        """Each profile a live worker serves, as registered last."""
+        query = select(*_COLUMNS).where(_live(utcnow())).order_by(ServerRow.registered_at)
+        with self._ctx.read_rows() as conn:
+            rows = conn.execute(query).mappings().all()
+        latest = {row["name"]: RegisteredProfile.model_validate(dict(row)) for row in rows}
+        return dict(sorted(latest.items()))
 
 
-def _served(now: datetime) -> ColumnElement[bool]:
-    """The profile row has a worker that said it serves it within STALE_AFTER."""
-    return exists().where(ServerRow.name == ProfileRow.name, ServerRow.seen_at > now - STALE_AFTER)
+def _live(now: datetime) -> ColumnElement[bool]:
+    """A row whose worker said within STALE_AFTER that it serves the profile."""
+    return ServerRow.seen_at > now - STALE_AFTER
+
+
+def _unseen_since(when: datetime) -> ColumnElement[bool]:
+    return or_(
+        ServerRow.seen_at < when, ServerRow.seen_at.is_(None) & (ServerRow.changed_at < when)
+    )
 
 
 class Registration:
-    """A worker's registration for as long as it runs: stamped every HEARTBEAT_SECONDS by a
+    """A worker's registration for as long as it runs: stamped every `every` seconds by a
     daemon thread (a worker's event loop may be busy; the stamp must not wait for it), and
     withdrawn by `close()`."""
 
@@ -165,10 +189,9 @@ class Registration:
         profiles: Iterable[Profile],
         every: float = HEARTBEAT_SECONDS,
     ) -> None:
-        served = list(profiles)
         self._registry = registry
-        self._names = [p.name for p in served]
-        self.worker = registry.register(served)
+        self._profiles = list(profiles)
+        self.worker = registry.register(self._profiles)
         self._stop = threading.Event()
         self._thread = threading.Thread(
             target=self._beat, args=(every,), name="agentrt-registration", daemon=True
@@ -178,8 +201,9 @@ class Registration:
     def _beat(self, every: float) -> None:
         while not self._stop.wait(every):
             try:
-                self._registry.heartbeat(self.worker, self._names)
-            except Exception as exc:  # the database is away: try again at the next beat
+                if not self._registry.heartbeat(self.worker) and self._profiles:
+                    self._registry.register(self._profiles, self.worker)
+            except Exception as exc:  # the database is away: again at the next beat
                 log.warning("profile registration not renewed: %s", type(exc).__name__)
 
     def close(self) -> None:
@@ -190,20 +214,5 @@ class Registration:
         self._thread.join()
         try:
             self._registry.withdraw(self.worker)
-        except Exception as exc:  # they go stale after STALE_AFTER instead
+        except Exception as exc:  # its rows go stale after STALE_AFTER instead
             log.warning("profile registration not withdrawn: %s", type(exc).__name__)
-
-
-def _registered(row: ProfileRow) -> RegisteredProfile:
-    return RegisteredProfile.model_validate(
-        {
-            "name": row.name,
-            "task_queue": row.task_queue,
-            "privacy": row.privacy,
-            "answer_level": row.answer_level,
-            "writes_unapproved": row.writes_unapproved,
-            "publish": row.publish,
-            "description": row.description,
-            "digest": row.digest,
-        }
-    )

@@ -103,7 +103,7 @@ def client(temporal_env: WorkflowEnvironment) -> Client:
 def parts(settings: Settings) -> Iterator[WorkerResources]:
     built = build(settings)
     yield built
-    built.engine.dispose()
+    built.close()  # withdraws its profiles' registration too
 
 
 @pytest.fixture
