@@ -149,7 +149,7 @@ def make_runtime(
             ):
                 yield AgentRuntime(client, RunStore(built.ctx), queue)
         finally:
-            built.engine.dispose()
+            built.close()
 
     return _make
 

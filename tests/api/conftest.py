@@ -69,7 +69,7 @@ def a2a_settings(settings: Settings) -> ApiSettings:
 def a2a_parts(a2a_settings: ApiSettings) -> Iterator[WorkerResources]:
     built = build(a2a_settings)
     yield built
-    built.engine.dispose()
+    built.close()
 
 
 @dataclass
@@ -173,6 +173,6 @@ def make_live(
             async with _serve(client, a2a_settings, built) as served:
                 yield served
         finally:
-            built.engine.dispose()
+            built.close()
 
     return _make

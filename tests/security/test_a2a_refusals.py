@@ -116,7 +116,7 @@ async def own_live(
             async with _serve(client, settings, parts) as served:
                 yield served
         finally:
-            parts.engine.dispose()
+            parts.close()
 
 
 async def test_a_database_error_is_a_fixed_message_and_a_send_whose_config_fails_creates_nothing(

@@ -185,7 +185,7 @@ async def live(
             async with _serve(client, settings, parts) as served:
                 yield served
         finally:
-            parts.engine.dispose()
+            parts.close()
 
 
 async def _api_run(

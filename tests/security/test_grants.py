@@ -106,7 +106,7 @@ def autonomous_settings(
 def autonomous_parts(autonomous_settings: ApiSettings) -> Iterator[WorkerResources]:
     built = build(autonomous_settings)
     yield built
-    built.engine.dispose()
+    built.close()
 
 
 @pytest_asyncio.fixture

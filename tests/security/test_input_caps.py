@@ -73,7 +73,7 @@ async def _live(client: Client, settings: ApiSettings) -> AsyncIterator[Live]:
         async with _serve(client, settings, built) as served:
             yield served
     finally:
-        built.engine.dispose()
+        built.close()
 
 
 @pytest_asyncio.fixture
@@ -247,7 +247,7 @@ async def test_a_worker_refuses_a_prompt_over_its_cap_from_a_client_that_skipped
                 await asyncio.wait_for(handle.result(), 30)
             assert RunStore(built.ctx).get(run_id) is None
     finally:
-        built.engine.dispose()
+        built.close()
     cause = failed.value.cause
     assert isinstance(cause, ApplicationError) and cause.type == "PromptTooLong", cause
 

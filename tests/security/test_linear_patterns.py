@@ -192,7 +192,7 @@ async def test_a_runs_guardrails_over_a_prompt_at_the_cap_never_hold_the_event_l
                 stop.set()
                 await ticking
     finally:
-        built.engine.dispose()
+        built.close()
     assert view.status.terminal, view.status
     # The reply went through the output guardrail: its e-mail address is masked.
     assert view.answer is not None and len(view.answer) > cap // 2
