@@ -60,9 +60,9 @@ def store_work(fn: Callable[P, T]) -> Callable[P, T]:
     return guarded
 
 
-# The worker's bounded thread pool (its activity executor, sized to its
-# max_concurrent_activities), set for each activity it runs by workers.pool.BlockingPool.
-# One activity holds at most one of its threads at a time, so the pool cannot starve.
+# The worker's bounded store pool (workers/pool.py), set for each activity it runs by
+# workers.pool.BlockingPool. An activity holds at most one of its threads at a time and
+# never waits for another activity while it does, so a full pool only queues calls.
 _pool: contextvars.ContextVar[Executor | None] = contextvars.ContextVar(
     "agentrt_blocking_pool", default=None
 )

@@ -99,8 +99,8 @@ class AgentrtPlugin(SimplePlugin):
             *config.get("interceptors", []),
             *worker_interceptors(client, self.resources),
         ]
-        # Sync activities (and sync tools) run on the pool sized to max_concurrent_activities,
-        # and so does the async activities' store work (worker_interceptors: BlockingPool).
+        # Sync activities (and sync tools) run on the pool sized to max_concurrent_activities;
+        # the async activities' store calls on the store pool (worker_interceptors).
         if config.get("activity_executor") is None:
             config["activity_executor"] = self.resources.executor
         return config

@@ -41,6 +41,14 @@ from agentrt.workers.toolboxes import load_toolboxes
 from agentrt.workers.tracing import TracedTool, traced_providers
 
 TOOL_THREAD_PREFIX = "agentrt-tool"
+STORE_THREAD_PREFIX = "agentrt-store"
+
+
+def pooled_connections(engine: Engine) -> int:
+    """How many connections the engine's pool keeps open (its overflow is opened and
+    closed again on demand: a connection each time, a new backend on PostgreSQL)."""
+    size = getattr(engine.pool, "size", None)
+    return max(1, size()) if callable(size) else 4
 
 
 @dataclass
@@ -52,6 +60,9 @@ class WorkerResources:
     ctx: StoreContext
     activities: list[Callable[..., Any]] = field(default_factory=list)
     executor: ThreadPoolExecutor | None = None  # where sync tools run
+    # Where the async activities' store calls run (workers/pool.py): no more threads than
+    # the store has pooled connections, so a burst never opens and closes connections.
+    store_executor: ThreadPoolExecutor | None = None
     registry: ToolRegistry | None = None
     metrics: WorkerMetrics = field(default_factory=WorkerMetrics.create)  # serve .registry
     # For workers that serve only model or tool queues (workers/fleet.py).
@@ -64,8 +75,9 @@ class WorkerResources:
     def close(self) -> None:
         if self.registration is not None:
             self.registration.close()
-        if self.executor is not None:
-            self.executor.shutdown(wait=True, cancel_futures=True)
+        for pool in (self.executor, self.store_executor):
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
         self.engine.dispose()
 
     def __enter__(self) -> "WorkerResources":
@@ -110,7 +122,10 @@ def build(
     ctx = replace(ctx, completion_hooks=(*ctx.completion_hooks, completion_hook(sealer)))
     # Sync tools run here, as many at once as the worker runs activities.
     pool = ThreadPoolExecutor(settings.max_concurrent_activities, TOOL_THREAD_PREFIX)
-    resources = WorkerResources(engine, ctx, executor=pool)
+    store = ThreadPoolExecutor(
+        min(settings.max_concurrent_activities, pooled_connections(engine)), STORE_THREAD_PREFIX
+    )
+    resources = WorkerResources(engine, ctx, executor=pool, store_executor=store)
     if metrics is not None:
         resources.metrics = metrics
     watch_store(resources.metrics.registry, ctx)

@@ -111,7 +111,7 @@ def _activity_worker(
         client,
         task_queue=queue,
         activities=activities,
-        activity_executor=pool(resources),  # sync activities, as on the workflow queue
+        activity_executor=resources.executor,  # sync activities, as on the workflow queue
         interceptors=[BlockingPool(pool(resources))],  # and the async ones' store calls
         max_concurrent_activities=concurrency or settings.max_concurrent_activities,
         max_task_queue_activities_per_second=rate,

@@ -1,6 +1,8 @@
-"""The worker's one bounded thread pool for blocking work: its activity executor (where the
-sync activities and sync tools run), also where the async activities' store calls go
-(activities._common.db) instead of asyncio's default executor."""
+"""The bounded thread pool where the async activities' blocking store calls go
+(activities._common.db), instead of asyncio's default executor: the worker's store pool,
+as many threads as the store keeps connections (workers/compose.py), never more than the
+worker runs activities. More threads than connections measured worse on PostgreSQL: a
+burst opened and closed overflow connections, a backend each (bench/HISTORY.md set 8)."""
 
 from concurrent.futures import Executor
 from typing import Any
@@ -16,8 +18,7 @@ from agentrt.workers.compose import WorkerResources
 
 
 class BlockingPool(Interceptor):
-    """Every activity the worker runs makes its blocking calls on `pool`. Give it the pool
-    the Worker has as its `activity_executor`: store work then shares the one bound."""
+    """Every activity the worker runs makes its blocking calls on `pool`."""
 
     def __init__(self, pool: Executor) -> None:
         self._pool = pool
@@ -37,6 +38,6 @@ class _OnPool(ActivityInboundInterceptor):
 
 
 def pool(resources: WorkerResources) -> Executor:
-    """The resources' pool (build() always makes one)."""
-    assert resources.executor is not None
-    return resources.executor
+    """The resources' store pool (build() always makes one)."""
+    assert resources.store_executor is not None
+    return resources.store_executor

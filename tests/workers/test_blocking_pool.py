@@ -1,7 +1,7 @@
-"""Store work runs on the worker's one bounded pool: the async activities' store calls
-(activities._common.db: run.begin, the model's turn and completion, the tool's record) go to
-the pool the Worker has as its activity executor, sized to max_concurrent_activities, and
-never to asyncio's default executor."""
+"""Store work runs on bounded pools: the async activities' store calls (activities._common.db:
+run.begin, the model's turn and completion, the tool's record) go to the worker's store
+pool, no larger than the worker's activity limit nor the store's pooled connections; the
+sync activities' to the activity executor; never to asyncio's default executor."""
 
 import asyncio
 import threading
@@ -12,7 +12,7 @@ from temporalio.client import Client
 from agentrt import AgentRuntime, RunStatus, Settings, build_worker
 from agentrt.activities._common import blocking_pool, db, offload
 from agentrt.store.runs import RunStore
-from agentrt.workers.compose import TOOL_THREAD_PREFIX
+from agentrt.workers.compose import STORE_THREAD_PREFIX, TOOL_THREAD_PREFIX, pooled_connections
 
 
 async def test_every_store_call_of_a_run_runs_on_the_workers_bounded_pool(
@@ -28,19 +28,23 @@ async def test_every_store_call_of_a_run_runs_on_the_workers_bounded_pool(
     )
     worker, resources = build_worker(client, s, faults=hook)
     with resources:
-        assert resources.executor is not None
+        assert resources.executor is not None and resources.store_executor is not None
         assert resources.executor._max_workers == 3  # the worker's limit, not the CPU count
+        bound = min(3, pooled_connections(resources.engine))
+        assert resources.store_executor._max_workers == bound
         async with worker:
             done = await AgentRuntime(client, RunStore(resources.ctx), s.task_queue).run(
                 "auto", "Please refund order 1042"
             )
     assert done.status is RunStatus.COMPLETED
-    points = {p for p, _ in seen}
+    on = dict(seen)
     # run.begin's, the model's and the completion's store calls (async activities, by db()).
-    assert {"begin.before_write", "model.after_record", "complete.before_commit"} <= points
+    for point in ("begin.before_write", "model.after_record", "complete.before_commit"):
+        assert on[point].startswith(STORE_THREAD_PREFIX), (point, on[point])
     threads = {t for _, t in seen}
-    assert all(t.startswith(TOOL_THREAD_PREFIX) for t in threads), threads
-    assert len(threads) <= 3
+    # The sync activities' (the fence's stamp) on the activity executor; nothing elsewhere.
+    assert all(t.startswith((STORE_THREAD_PREFIX, TOOL_THREAD_PREFIX)) for t in threads), threads
+    assert len({t for t in threads if t.startswith(STORE_THREAD_PREFIX)}) <= bound
 
 
 async def test_offload_runs_on_the_pool_it_is_given_and_keeps_the_context() -> None:
