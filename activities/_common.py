@@ -4,7 +4,8 @@ import asyncio
 import contextlib
 import contextvars
 import functools
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from concurrent.futures import Executor
 from contextlib import asynccontextmanager
 from typing import Any, ParamSpec, TypeVar
 
@@ -59,9 +60,39 @@ def store_work(fn: Callable[P, T]) -> Callable[P, T]:
     return guarded
 
 
+# The worker's bounded store pool (workers/pool.py), set for each activity it runs by
+# workers.pool.BlockingPool. An activity holds at most one of its threads at a time and
+# never waits for another activity while it does, so a full pool only queues calls.
+_pool: contextvars.ContextVar[Executor | None] = contextvars.ContextVar(
+    "agentrt_blocking_pool", default=None
+)
+
+
+@contextlib.contextmanager
+def blocking_pool(pool: Executor) -> Iterator[None]:
+    """Blocking calls (`offload`, `db`) made in this block run on `pool`."""
+    token = _pool.set(pool)
+    try:
+        yield
+    finally:
+        _pool.reset(token)
+
+
+async def offload(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    """Run a blocking call off the event loop, in this activity's context (its logger, its
+    fault hook), on the worker's bounded pool. Outside a worker's activity (a test calling
+    an activity method directly) no pool is set, and asyncio's default executor serves."""
+    call = functools.partial(fn, *args, **kwargs)
+    pool = _pool.get()
+    if pool is None:
+        return await asyncio.to_thread(call)
+    run = contextvars.copy_context().run
+    return await asyncio.get_running_loop().run_in_executor(pool, run, call)
+
+
 async def db(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-    """Run a blocking store call off the event loop, as `store_work` does on the executor."""
-    return await asyncio.to_thread(store_work(fn), *args, **kwargs)
+    """A blocking store call off the event loop (`offload`), as `store_work` on the executor."""
+    return await offload(store_work(fn), *args, **kwargs)
 
 
 class ActivityGroup:

@@ -3,7 +3,6 @@ turn; when the turn is the answer (contracts.turn.turn_end on the workflow's ter
 completes the run in the same transaction (activities/completion.py), saving the workflow
 a task and a round trip."""
 
-import asyncio
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -20,7 +19,8 @@ from agentrt.activities._common import (
     is_store_unavailable,
 )
 from agentrt.activities.completion import Completion
-from agentrt.activities.guardrails import Checked, check
+from agentrt.activities.guardrails import Checked
+from agentrt.activities.guardrails import checked as checked_text
 from agentrt.activities.ports import FaultHook, ModelProvider, no_faults
 from agentrt.contracts.errors import ErrorType, RunNotFoundError
 from agentrt.contracts.ids import ACT_MODEL_COMPLETE
@@ -130,9 +130,9 @@ class ModelActivities(ActivityGroup):
             except Exception as exc:
                 raise expected_failure(exc, f"{where}: {used}") from None
         duration_ms = (time.monotonic() - started) * 1000
-        # The output guardrails read the whole reply: off the event loop, as the prompt's.
+        # The output guardrails read the whole reply (a long one off the event loop).
         rails = snap.guardrails
-        checked = await asyncio.to_thread(check, reply.content, rails.output, rails)
+        checked = await checked_text(reply.content, rails.output, rails)
         return self._made(req, used, reply, checked, duration_ms)
 
     async def _recorded(self, req: ModelRequest, recorded: Message) -> ModelResult:

@@ -1,14 +1,13 @@
 """The run's begin: resolve the profile into the run plan and insert the run. (Its end:
 activities/completion.py and activities/settle.py.)"""
 
-import asyncio
 import json
 from typing import Any
 
 from temporalio import activity
 
 from agentrt.activities._common import ActivityGroup, db, fatal
-from agentrt.activities.guardrails import check
+from agentrt.activities.guardrails import checked as checked_text
 from agentrt.activities.ports import probe_of
 from agentrt.activities.registry import ProfileCatalog, Routes, ToolRegistry
 from agentrt.contracts.errors import ErrorType
@@ -73,10 +72,8 @@ class RunActivities(ActivityGroup):
                 )
             )
             specs.append(tool.spec.model_dump())
-        # Off the event loop: the worker's other runs go on while a long prompt is read.
-        checked = await asyncio.to_thread(
-            check, req.prompt, profile.guardrails.input, profile.guardrails
-        )
+        # A long prompt is read off the event loop: the worker's other runs go on meanwhile.
+        checked = await checked_text(req.prompt, profile.guardrails.input, profile.guardrails)
         plan = RunPlan(
             profile=profile.name,
             model=profile.model,

@@ -225,7 +225,7 @@ async def run(total: int, seed_value: int | None) -> list[Tally]:
                         cli_surface, parts.engine, cli_argvs(list(runs), ids[:1]),
                         n("cli"), seed_value, trap,
                     )  # fmt: skip
-            parts.engine.dispose()
+            parts.close()
     return tallies
 
 

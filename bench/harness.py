@@ -143,4 +143,4 @@ async def running_worker(client: Client, settings: Settings) -> AsyncIterator[Be
         async with bench_worker(client, parts, settings):
             yield Bench(client, parts, RunStore(parts.ctx), settings.temporal.task_queue)
     finally:
-        parts.engine.dispose()
+        parts.close()

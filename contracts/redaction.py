@@ -6,18 +6,26 @@ model text and tool results, so its time must be linear in the text whatever the
 
 from agentrt.contracts.linear import linear
 
-SECRET_PATTERNS = [
-    linear(r"\b[a-z][a-z0-9+.-]*://[^\s/:@]+:[^\s/@]+@[^\s]+", ignore_case=True),  # cred URLs
-    linear(r"\bBearer\s+[A-Za-z0-9._~+/=-]{8,}", ignore_case=True),
-    linear(r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}"),  # JWT
-    linear(r"\b(?:sk|pk|rk)-(?:proj-)?[A-Za-z0-9_-]{16,}"),  # OpenAI-style keys
-    linear(r"\bgh[pousr]_[A-Za-z0-9]{20,}"),  # GitHub tokens
-    linear(r"\bAKIA[0-9A-Z]{16}\b"),  # AWS access key ids
-    linear(r"\bAIza[0-9A-Za-z_-]{30,}"),  # Google API keys
-    linear(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"),  # Slack tokens
+_SECRETS = [  # (pattern, ignore case)
+    (r"\b[a-z][a-z0-9+.-]*://[^\s/:@]+:[^\s/@]+@[^\s]+", True),  # credential URLs
+    (r"\bBearer\s+[A-Za-z0-9._~+/=-]{8,}", True),
+    (r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}", False),  # JWT
+    (r"\b(?:sk|pk|rk)-(?:proj-)?[A-Za-z0-9_-]{16,}", False),  # OpenAI-style keys
+    (r"\bgh[pousr]_[A-Za-z0-9]{20,}", False),  # GitHub tokens
+    (r"\bAKIA[0-9A-Z]{16}\b", False),  # AWS access key ids
+    (r"\bAIza[0-9A-Za-z_-]{30,}", False),  # Google API keys
+    (r"\bxox[abprs]-[A-Za-z0-9-]{10,}", False),  # Slack tokens
 ]
+SECRET_PATTERNS = [linear(p, ignore_case=i) for p, i in _SECRETS]
 EMAIL = linear(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
 MAX_REDACTED = 2000
+
+
+# Every secret pattern and the e-mail one as one alternation: whether any occurs is one
+# scan of the text, not nine (each guardrail check of a prompt or a reply asks it).
+_ANY = linear(
+    "|".join([*(f"(?i:{p})" if i else f"(?:{p})" for p, i in _SECRETS), f"(?:{EMAIL.pattern})"])
+)
 
 
 def redact_text(text: str, max_chars: int | None = MAX_REDACTED) -> str:
@@ -31,4 +39,4 @@ def redact_text(text: str, max_chars: int | None = MAX_REDACTED) -> str:
 
 
 def has_secret(text: str) -> bool:
-    return any(p.search(text) for p in SECRET_PATTERNS) or EMAIL.search(text)
+    return _ANY.search(text)

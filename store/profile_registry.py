@@ -1,26 +1,63 @@
-"""The profiles the workers serve, as they registered them at start: what clients, the API
-and A2A read to route a start and to refuse one they cannot serve, instead of parsing the
-workers' profiles file. A profile registered by no worker is unknown to them.
+"""The profiles the workers serve, as they registered them: what clients, the API and A2A
+read to route a start and to refuse one they cannot serve, instead of parsing the workers'
+profiles file. A profile no live worker serves is unknown to them.
 
-A worker upserts its profiles when it is built; a later worker with a changed profile
-replaces the row (the digest tells the copies apart), the same one leaves it. A profile a
-worker stops serving keeps its row: the worker still refuses its runs (UNKNOWN_PROFILE),
-so a stale row only delays the same refusal to the workflow's begin."""
+A registration lives as long as the worker that made it (workers/compose.py holds it):
+- at its start a worker writes one row per profile it serves, under its own id;
+- while it runs it stamps its rows every HEARTBEAT_SECONDS (`seen_at`);
+- on a graceful shutdown it withdraws them: a profile then served by no worker stops
+  routing at once.
+A worker that dies without shutting down stops routing once its rows are older than
+STALE_AFTER (its runs would wait for a worker that is gone).
 
+Two live workers may serve two copies of a profile (a rolling deploy): the copy registered
+last routes, and when its worker goes, the other's routes again. `changed_at` (the Agent
+Card's Last-Modified) moves when a registration brings a copy no live worker served, and
+when one is withdrawn; a worker registering a copy already served leaves it. A stale row
+leaves it too. Rows of workers unseen for PURGE_AFTER are deleted when a worker starts."""
+
+import logging
+import threading
+import uuid
 from collections.abc import Iterable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
-from sqlalchemy import Boolean, DateTime, String, Text, func, select, update
+from sqlalchemy import (
+    Boolean,
+    ColumnElement,
+    DateTime,
+    Index,
+    String,
+    Text,
+    delete,
+    func,
+    insert,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 
 from agentrt.contracts.profiles import Profile, RegisteredProfile
-from agentrt.store.context import StoreContext, as_utc, insert_ignoring, utcnow
+from agentrt.store.context import StoreContext, as_utc, rowcount, utcnow
 from agentrt.store.rows import Base
 
+log = logging.getLogger(__name__)
 
-class ProfileRow(Base):
-    __tablename__ = "agent_profile"
+HEARTBEAT_SECONDS = 20.0
+# Three missed stamps: a worker busy or briefly cut off from the database keeps routing.
+STALE_AFTER = timedelta(seconds=3 * HEARTBEAT_SECONDS)
+PURGE_AFTER = timedelta(days=7)
 
+
+class ServerRow(Base):
+    """One worker's registration of one profile."""
+
+    __tablename__ = "agent_profile_server"
+    __table_args__ = (Index("ix_agent_profile_server_name", "name", "seen_at"),)
+
+    worker: Mapped[str] = mapped_column(String(64), primary_key=True)
     name: Mapped[str] = mapped_column(String(200), primary_key=True)
     task_queue: Mapped[str | None] = mapped_column(String(200))
     privacy: Mapped[str] = mapped_column(String(16))
@@ -29,59 +66,153 @@ class ProfileRow(Base):
     publish: Mapped[bool] = mapped_column(Boolean)
     description: Mapped[str] = mapped_column(Text)
     digest: Mapped[str] = mapped_column(String(64))
-    # When the registration last changed (a worker re-registering the same profile leaves
-    # it): the Agent Card's Last-Modified.
+    registered_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     changed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    # When the worker last said it serves the profile; NULL once it withdrew.
+    seen_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+# What a registration says of a profile (RegisteredProfile's fields).
+_COLUMNS = [
+    ServerRow.name,
+    ServerRow.task_queue,
+    ServerRow.privacy,
+    ServerRow.answer_level,
+    ServerRow.writes_unapproved,
+    ServerRow.publish,
+    ServerRow.description,
+    ServerRow.digest,
+]
 
 
 class ProfileRegistry:
     def __init__(self, ctx: StoreContext) -> None:
         self._ctx = ctx
 
-    def register(self, profiles: Iterable[Profile]) -> None:
-        """Upsert every profile's registration, in one transaction. Workers of a fleet
-        start together: the insert yields to a row another worker wrote meanwhile, and
-        the update then changes only a row whose digest differs."""
+    def register(self, profiles: Iterable[Profile], worker: str | None = None) -> str:
+        """Write the worker's registration of every profile, in one transaction; returns the
+        worker's id (new unless given; given, its rows are written again)."""
+        worker = worker or uuid.uuid4().hex
         now = utcnow()
-        table = ProfileRow.__table__
         with self._ctx.transaction() as conn:
+            conn.execute(delete(ServerRow).where(ServerRow.worker == worker))
+            conn.execute(delete(ServerRow).where(_unseen_since(now - PURGE_AFTER)))
             for profile in profiles:
-                row = RegisteredProfile.of(profile).model_dump() | {"changed_at": now}
-                conn.execute(insert_ignoring(conn, table, ["name"]), row)
-                conn.execute(
-                    update(ProfileRow)
-                    .where(ProfileRow.name == row["name"], ProfileRow.digest != row["digest"])
-                    .values({k: v for k, v in row.items() if k != "name"})
+                row: dict[str, Any] = RegisteredProfile.of(profile).model_dump()
+                # A copy a live worker serves already changes nothing a reader sees.
+                served = conn.scalar(
+                    select(func.min(ServerRow.changed_at)).where(
+                        ServerRow.name == row["name"],
+                        ServerRow.digest == row["digest"],
+                        _live(now),
+                    )
                 )
+                row |= {
+                    "worker": worker,
+                    "registered_at": now,
+                    "changed_at": served or now,
+                    "seen_at": now,
+                }
+                conn.execute(insert(ServerRow), row)
+        return worker
+
+    def heartbeat(self, worker: str) -> bool:
+        """The worker still serves what it registered: stamp its rows. False when it has
+        none left (withdrawn, or purged after a long absence): it must register again."""
+        with self._ctx.transaction() as conn:
+            stamped = conn.execute(
+                update(ServerRow)
+                .where(ServerRow.worker == worker, ServerRow.seen_at.is_not(None))
+                .values(seen_at=utcnow())
+            )
+        return rowcount(stamped) > 0
+
+    def withdraw(self, worker: str) -> None:
+        """The worker stops serving: its rows stop routing now, and say when."""
+        now = utcnow()
+        with self._ctx.transaction() as conn:
+            conn.execute(
+                update(ServerRow)
+                .where(ServerRow.worker == worker, ServerRow.seen_at.is_not(None))
+                .values(seen_at=None, changed_at=now)
+            )
+
+    # Reads run Core statements on a connection, not the ORM: `get` is on the path of
+    # every start a client makes.
 
     def get(self, name: str) -> RegisteredProfile | None:
-        with self._ctx.reads() as s:
-            row = s.get(ProfileRow, name)
-            return None if row is None else _registered(row)
+        query = (
+            select(*_COLUMNS)
+            .where(ServerRow.name == name, _live(utcnow()))
+            .order_by(ServerRow.registered_at.desc())
+            .limit(1)
+        )
+        with self._ctx.read_rows() as conn:
+            row = conn.execute(query).mappings().first()
+        return None if row is None else RegisteredProfile.model_validate(dict(row))
 
     def changed_at(self) -> datetime | None:
         """When a registration last changed; None while no worker registered any."""
-        with self._ctx.reads() as s:
-            changed = as_utc(s.scalar(select(func.max(ProfileRow.changed_at))))
+        with self._ctx.read_rows() as conn:
+            changed = as_utc(conn.scalar(select(func.max(ServerRow.changed_at))))
         # PostgreSQL answers in the session's zone: the same instant, said in UTC.
         return None if changed is None else changed.astimezone(UTC)
 
     def all(self) -> dict[str, RegisteredProfile]:
-        with self._ctx.reads() as s:
-            rows = s.scalars(select(ProfileRow).order_by(ProfileRow.name)).all()
-            return {row.name: _registered(row) for row in rows}
+        """Each profile a live worker serves, as registered last."""
+        query = select(*_COLUMNS).where(_live(utcnow())).order_by(ServerRow.registered_at)
+        with self._ctx.read_rows() as conn:
+            rows = conn.execute(query).mappings().all()
+        latest = {row["name"]: RegisteredProfile.model_validate(dict(row)) for row in rows}
+        return dict(sorted(latest.items()))
 
 
-def _registered(row: ProfileRow) -> RegisteredProfile:
-    return RegisteredProfile.model_validate(
-        {
-            "name": row.name,
-            "task_queue": row.task_queue,
-            "privacy": row.privacy,
-            "answer_level": row.answer_level,
-            "writes_unapproved": row.writes_unapproved,
-            "publish": row.publish,
-            "description": row.description,
-            "digest": row.digest,
-        }
+def _live(now: datetime) -> ColumnElement[bool]:
+    """A row whose worker said within STALE_AFTER that it serves the profile."""
+    return ServerRow.seen_at > now - STALE_AFTER
+
+
+def _unseen_since(when: datetime) -> ColumnElement[bool]:
+    return or_(
+        ServerRow.seen_at < when, ServerRow.seen_at.is_(None) & (ServerRow.changed_at < when)
     )
+
+
+class Registration:
+    """A worker's registration for as long as it runs: stamped every `every` seconds by a
+    daemon thread (a worker's event loop may be busy; the stamp must not wait for it), and
+    withdrawn by `close()`."""
+
+    def __init__(
+        self,
+        registry: ProfileRegistry,
+        profiles: Iterable[Profile],
+        every: float = HEARTBEAT_SECONDS,
+    ) -> None:
+        self._registry = registry
+        self._profiles = list(profiles)
+        self.worker = registry.register(self._profiles)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self._beat, args=(every,), name="agentrt-registration", daemon=True
+        )
+        self._thread.start()
+
+    def _beat(self, every: float) -> None:
+        while not self._stop.wait(every):
+            try:
+                if not self._registry.heartbeat(self.worker) and self._profiles:
+                    self._registry.register(self._profiles, self.worker)
+            except Exception as exc:  # the database is away: again at the next beat
+                log.warning("profile registration not renewed: %s", type(exc).__name__)
+
+    def close(self) -> None:
+        """Stop stamping and withdraw (once): the worker's profiles stop routing now."""
+        if self._stop.is_set():
+            return
+        self._stop.set()
+        self._thread.join()
+        try:
+            self._registry.withdraw(self.worker)
+        except Exception as exc:  # its rows go stale after STALE_AFTER instead
+            log.warning("profile registration not withdrawn: %s", type(exc).__name__)

@@ -1,5 +1,6 @@
 """A worker's resources (workers/compose.build) that a test or fixture owns: built from
-its settings, and their engine disposed afterwards, whatever happened."""
+its settings, and closed afterwards, whatever happened (which withdraws its profiles'
+registration, stops its pools and disposes its engine)."""
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -16,4 +17,4 @@ def built(
     try:
         yield resources
     finally:
-        resources.engine.dispose()
+        resources.close()

@@ -145,7 +145,7 @@ def make_runtime(
             async with make_worker(client, built, settings.replace(temporal={"task_queue": queue})):
                 yield AgentRuntime(client, RunStore(built.ctx), queue)
         finally:
-            built.engine.dispose()
+            built.close()
 
     return _make
 

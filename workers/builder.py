@@ -36,6 +36,7 @@ from agentrt.core.temporal import settings_converter, worker_client
 from agentrt.core.tracing import tracing_enabled, tracing_interceptor
 from agentrt.workers.compose import WorkerResources, build
 from agentrt.workers.metrics import ActivityTiming
+from agentrt.workers.pool import BlockingPool, pool
 from agentrt.workers.runner import ContextFreeRunner, ignores_context
 from agentrt.workflows.agent_run import AgentRunWorkflow
 
@@ -99,7 +100,8 @@ class AgentrtPlugin(SimplePlugin):
             *config.get("interceptors", []),
             *worker_interceptors(client, self.resources),
         ]
-        # Sync activities (and sync tools) run on the pool sized to max_concurrent_activities.
+        # Sync activities (and sync tools) run on the pool sized to max_concurrent_activities;
+        # the async activities' store calls on the store pool (worker_interceptors).
         if config.get("activity_executor") is None:
             config["activity_executor"] = self.resources.executor
         return config
@@ -244,11 +246,12 @@ def make_worker(client: Client, resources: WorkerResources, settings: Settings) 
 
 
 def worker_interceptors(client: Client, resources: WorkerResources) -> list[Interceptor]:
-    """Activity timing, and tracing when the process traces (core.tracing.tracing_enabled)
-    unless the client brings its own (core.temporal.connect does: a client's interceptors
-    reach its workers, and two would double every span)."""
+    """Activity timing and the store calls' bounded pool (BlockingPool); tracing when the
+    process traces (core.tracing.tracing_enabled) unless the client brings its own
+    (core.temporal.connect does: a client's interceptors reach its workers, and two would
+    double every span)."""
     traced = any(isinstance(i, TracingInterceptor) for i in client.config()["interceptors"])
-    timing: list[Interceptor] = [ActivityTiming(resources.metrics)]
+    timing: list[Interceptor] = [ActivityTiming(resources.metrics), BlockingPool(pool(resources))]
     if traced or not tracing_enabled():
         return timing
     return [tracing_interceptor(), *timing]

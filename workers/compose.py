@@ -25,7 +25,7 @@ from agentrt.core.profiles import checked_profiles, load_profiles
 from agentrt.core.settings import Settings
 from agentrt.store.context import StoreContext
 from agentrt.store.open import open_store
-from agentrt.store.profile_registry import ProfileRegistry
+from agentrt.store.profile_registry import ProfileRegistry, Registration
 from agentrt.store.sealing import Sealer
 from agentrt.store.tool_steps import ToolStepStore
 from agentrt.workers.faults import fault_hook
@@ -41,6 +41,14 @@ from agentrt.workers.toolboxes import load_toolboxes
 from agentrt.workers.tracing import TracedTool, traced_providers
 
 TOOL_THREAD_PREFIX = "agentrt-tool"
+STORE_THREAD_PREFIX = "agentrt-store"
+
+
+def pooled_connections(engine: Engine) -> int:
+    """How many connections the engine's pool keeps open (its overflow is opened and
+    closed again on demand: a connection each time, a new backend on PostgreSQL)."""
+    size = getattr(engine.pool, "size", None)
+    return max(1, size()) if callable(size) else 4
 
 
 @dataclass
@@ -52,16 +60,24 @@ class WorkerResources:
     ctx: StoreContext
     activities: list[Callable[..., Any]] = field(default_factory=list)
     executor: ThreadPoolExecutor | None = None  # where sync tools run
+    # Where the async activities' store calls run (workers/pool.py): no more threads than
+    # the store has pooled connections, so a burst never opens and closes connections.
+    store_executor: ThreadPoolExecutor | None = None
     registry: ToolRegistry | None = None
     metrics: WorkerMetrics = field(default_factory=WorkerMetrics.create)  # serve .registry
     # For workers that serve only model or tool queues (workers/fleet.py).
     model_activities: list[Callable[..., Any]] = field(default_factory=list)
     tool_activities: list[Callable[..., Any]] = field(default_factory=list)
     provider_names: list[str] = field(default_factory=list)
+    # The profiles this worker serves, registered for clients to route by until close().
+    registration: Registration | None = None
 
     def close(self) -> None:
-        if self.executor is not None:
-            self.executor.shutdown(wait=True, cancel_futures=True)
+        if self.registration is not None:
+            self.registration.close()
+        for pool in (self.executor, self.store_executor):
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
         self.engine.dispose()
 
     def __enter__(self) -> "WorkerResources":
@@ -106,7 +122,11 @@ def build(
     ctx = replace(ctx, completion_hooks=(*ctx.completion_hooks, completion_hook(sealer)))
     # Sync tools run here, as many at once as the worker runs activities.
     pool = ThreadPoolExecutor(settings.worker.max_concurrent_activities, TOOL_THREAD_PREFIX)
-    resources = WorkerResources(engine, ctx, executor=pool)
+    store = ThreadPoolExecutor(
+        min(settings.worker.max_concurrent_activities, pooled_connections(engine)),
+        STORE_THREAD_PREFIX,
+    )
+    resources = WorkerResources(engine, ctx, executor=pool, store_executor=store)
     if metrics is not None:
         resources.metrics = metrics
     watch_store(resources.metrics.registry, ctx)
@@ -140,7 +160,7 @@ def _compose(
     catalog = ProfileCatalog(profiles, registry)
     models = load_providers(settings, extra=providers)
     check_budgets(profiles.values(), models.prices)
-    ProfileRegistry(ctx).register(profiles.values())
+    resources.registration = Registration(ProfileRegistry(ctx), profiles.values())
     m = resources.metrics
     runs, steps = MeteredRunStore(ctx, m), ToolStepStore(ctx)
     completion = Completion(ctx, ended=run_ended(m), turned=partial(count_turn, m))

@@ -19,6 +19,7 @@ from agentrt.store.retention import RetentionStore
 from agentrt.workers.builder import deployment_config, make_worker, sandbox_runner
 from agentrt.workers.compose import WorkerResources
 from agentrt.workers.executions import TemporalExecutions
+from agentrt.workers.pool import BlockingPool, pool
 from agentrt.workflows.retention import RetentionWorkflow
 
 
@@ -85,6 +86,7 @@ def maintenance_worker(client: Client, resources: WorkerResources, settings: Set
         task_queue=settings.retention.task_queue,
         workflows=[RetentionWorkflow],
         activities=retention.activities(),
+        interceptors=[BlockingPool(pool(resources))],  # its store calls: on the bounded pool
         workflow_runner=sandbox_runner(client.data_converter),
         max_concurrent_activities=4,
         graceful_shutdown_timeout=timedelta(seconds=settings.worker.graceful_shutdown_seconds),
@@ -110,6 +112,7 @@ def _activity_worker(
         task_queue=queue,
         activities=activities,
         activity_executor=resources.executor,  # sync activities, as on the workflow queue
+        interceptors=[BlockingPool(pool(resources))],  # and the async ones' store calls
         max_concurrent_activities=concurrency or settings.worker.max_concurrent_activities,
         max_task_queue_activities_per_second=rate,
         graceful_shutdown_timeout=timedelta(seconds=settings.worker.graceful_shutdown_seconds),

@@ -225,7 +225,7 @@ async def test_a_cancel_delivered_with_the_suspensions_result_is_not_swallowed(
             async with workflows_only():
                 done = await asyncio.wait_for(runtime.result(run_id), timeout=30)
     finally:
-        built.engine.dispose()
+        built.close()
     assert done.status is RunStatus.CANCELLED
     assert (await _cancel_event(runtime, run_id))["by"] == "ops"
     # Signalled directly, with no Temporal cancel after it: settled CANCELLED all the same.

@@ -58,7 +58,8 @@ async def test_a_profile_registered_after_the_api_started_is_served_at_once(live
             publish=True,
             description="Came later.",
         )
-        ProfileRegistry(live.parts.ctx).register([late])  # as a worker starting now does
+        registry = ProfileRegistry(live.parts.ctx)
+        worker = registry.register([late])  # as a worker starting now does
         after = await http.get(AGENT_CARD_WELL_KNOWN_PATH)
         assert _skills(after) == ["fallback", "helper", "late", "redactor"]
         assert after.headers["etag"] != before.headers["etag"]
@@ -81,3 +82,11 @@ async def test_a_profile_registered_after_the_api_started_is_served_at_once(live
         )
         assert late_start.status_code == 400, late_start.text
         assert "the worker's profiles do not declare it" in late_start.json()["error"]["message"]
+        # The worker that registered `late` goes: its skill leaves the card, and the
+        # card says it changed.
+        registry.withdraw(worker)
+        gone = await http.get(AGENT_CARD_WELL_KNOWN_PATH)
+        assert _skills(gone) == ["fallback", "helper", "redactor"]
+        assert parsedate_to_datetime(gone.headers["last-modified"]) >= parsedate_to_datetime(
+            after.headers["last-modified"]
+        )

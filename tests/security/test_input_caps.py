@@ -237,7 +237,7 @@ async def test_a_worker_refuses_a_prompt_over_its_cap_from_a_client_that_skipped
                 await asyncio.wait_for(handle.result(), 30)
             assert RunStore(built.ctx).get(run_id) is None
     finally:
-        built.engine.dispose()
+        built.close()
     cause = failed.value.cause
     assert isinstance(cause, ApplicationError) and cause.type == "PromptTooLong", cause
 

@@ -192,7 +192,7 @@ async def test_a_runs_guardrails_over_a_prompt_at_the_cap_never_hold_the_event_l
                 stop.set()
                 await ticking
     finally:
-        built.engine.dispose()
+        built.close()
     assert view.status.terminal, view.status
     # The reply went through the output guardrail: its e-mail address is masked.
     assert view.answer is not None and len(view.answer) > cap // 2
@@ -207,3 +207,30 @@ def test_fuzzed_texts_and_profile_patterns_stay_within_a_linear_time_bound() -> 
         [tally] = patterns_surface(40, None, trap)
     assert tally.cases == 40 and tally.accepted > 0 and tally.rejected > 0, tally
     assert tally.failures == [], tally.failures
+
+
+SECRET_SAMPLES = [
+    "nothing to see here",
+    "https://user:pw@host.example/x",
+    "HTTPS://USER:PW@HOST/x",
+    "Authorization: bearer abcdefgh12345",
+    "eyJhbGciOi.eyJzdWIiOi.c2lnbmF0dXJl",
+    "key sk-proj-ABCDEFGHIJKLMNOPQRST",
+    "SK-ABCDEFGHIJKLMNOPQRST",  # the key patterns are case-sensitive
+    "ghp_" + "a" * 20,
+    "AKIA" + "A" * 16,
+    "akia" + "a" * 16,
+    "AIza" + "b" * 30,
+    "xoxb-1234567890",
+    "mail x@y.zz now",
+    "x@y.z",
+]
+
+
+@pytest.mark.parametrize("text", SECRET_SAMPLES)
+def test_has_secret_is_any_of_the_patterns_in_one_scan(text: str) -> None:
+    """has_secret scans once with every pattern as one alternation; it answers as asking
+    each pattern in turn would."""
+    each = any(p.search(text) for p in SECRET_PATTERNS) or EMAIL.search(text)
+    assert has_secret(text) == each
+    assert has_secret(f"padding {text} padding") == each

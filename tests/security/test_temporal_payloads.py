@@ -81,7 +81,7 @@ async def keyed(
                 built, address,
             )  # fmt: skip
     finally:
-        built.engine.dispose()
+        built.close()
 
 
 @pytest.fixture

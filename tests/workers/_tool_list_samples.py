@@ -19,4 +19,6 @@ def find_note(key: str, arguments: dict[str, str]) -> Reconciled:
 def put_note(key: str, text: str) -> str:
     """Keep a note under a key."""
     return f"kept {key}"
+
+
 toolbox = Toolbox("samples", [stamp_letter, put_note])

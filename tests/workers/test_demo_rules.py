@@ -32,7 +32,7 @@ def demo_parts(settings: Settings) -> Iterator[WorkerResources]:
         )
     )
     yield built
-    built.engine.dispose()
+    built.close()
 
 
 @pytest_asyncio.fixture

@@ -99,7 +99,7 @@ async def test_an_agent_reads_over_mcp_and_an_approved_mcp_write_runs_once(
             done = await asyncio.wait_for(runtime.result(waiting.run_id), 30)
             events = await runtime.events(done.run_id)
     finally:
-        parts.engine.dispose()
+        parts.close()
         await close()
     assert done.status is RunStatus.COMPLETED and done.answer == "Charged acme."
     [read] = _tool_events(events, "shop.lookup")

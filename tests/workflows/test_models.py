@@ -93,7 +93,7 @@ def world(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Itera
         mp.setenv("AGENTRT_T_CLOUD_KEY", "cloud-secret")
         parts = build(mine)
     yield World(parts, mine, local, cloud)
-    parts.engine.dispose()
+    parts.close()
     for s in (local, cloud):
         s.httpd.shutdown()
         s.httpd.server_close()

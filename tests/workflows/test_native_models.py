@@ -56,7 +56,7 @@ def world(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Itera
             mp.setenv(f"AGENTRT_T_{v.api.upper()}_KEY", KEYS[v.api])
         parts = build(mine)
     yield World(parts, mine, servers)
-    parts.engine.dispose()
+    parts.close()
     for s in servers.values():
         s.httpd.shutdown()
         s.httpd.server_close()

@@ -99,7 +99,7 @@ async def test_a_database_outage_under_load_leaves_every_run_consistent(
             )
             done = time.monotonic()
     finally:
-        built.engine.dispose()
+        built.close()
 
     mismatched, statuses = [], []
     for run_id, wf_status in zip(ids, closed, strict=True):

@@ -1,0 +1,43 @@
+"""The bounded thread pool where the async activities' blocking store calls go
+(activities._common.db), instead of asyncio's default executor: the worker's store pool,
+as many threads as the store keeps connections (workers/compose.py), never more than the
+worker runs activities. More threads than connections measured worse on PostgreSQL: a
+burst opened and closed overflow connections, a backend each (bench/HISTORY.md set 8)."""
+
+from concurrent.futures import Executor
+from typing import Any
+
+from temporalio.worker import (
+    ActivityInboundInterceptor,
+    ExecuteActivityInput,
+    Interceptor,
+)
+
+from agentrt.activities._common import blocking_pool
+from agentrt.workers.compose import WorkerResources
+
+
+class BlockingPool(Interceptor):
+    """Every activity the worker runs makes its blocking calls on `pool`."""
+
+    def __init__(self, pool: Executor) -> None:
+        self._pool = pool
+
+    def intercept_activity(self, next: ActivityInboundInterceptor) -> ActivityInboundInterceptor:
+        return _OnPool(next, self._pool)
+
+
+class _OnPool(ActivityInboundInterceptor):
+    def __init__(self, next: ActivityInboundInterceptor, pool: Executor) -> None:
+        super().__init__(next)
+        self._pool = pool
+
+    async def execute_activity(self, input: ExecuteActivityInput) -> Any:
+        with blocking_pool(self._pool):
+            return await super().execute_activity(input)
+
+
+def pool(resources: WorkerResources) -> Executor:
+    """The resources' store pool (build() always makes one)."""
+    assert resources.store_executor is not None
+    return resources.store_executor
