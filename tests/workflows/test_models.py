@@ -93,8 +93,7 @@ def world(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Itera
     yield World(parts, mine, local, cloud)
     parts.close()
     for s in (local, cloud):
-        s.httpd.shutdown()
-        s.httpd.server_close()
+        s.stop()
 
 
 @pytest_asyncio.fixture

@@ -56,8 +56,7 @@ def world(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Itera
     yield World(parts, mine, servers)
     parts.close()
     for s in servers.values():
-        s.httpd.shutdown()
-        s.httpd.server_close()
+        s.stop()
 
 
 @pytest_asyncio.fixture
