@@ -24,15 +24,15 @@ import uvicorn
 from temporalio.client import Client
 
 from agentrt.api.app import create_app
-from agentrt.api.settings import ApiSettings, key_digest
+from agentrt.api.settings import ApiSettings
 from agentrt.core.devserver import extra_args
-from agentrt.core.profiles import load_profiles
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.principals import PrincipalStore
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer
 from agentrt.workers.compose import WorkerResources, build
 from agentrt.workers.main import make_worker
+from bench.a2a_fixtures import fixture_groups
 from bench.database import bench_database
 from bench.fuzz_a2a import a2a_surfaces
 from bench.fuzz_core import LogTrap, Tally
@@ -42,7 +42,6 @@ from bench.fuzz_temporal import cli_argvs, cli_surface, decisions_surface
 from bench.harness import dev_server
 from bench.report import Table
 
-FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "api" / "fixtures"
 KEYS = {"alice": "alice-fuzz-key-5d1e", "bob": "bob-fuzz-key-09aa"}
 # Share of --cases for each tally; "files", "tools" and "decisions" each feed two tallies
 # (rules and profiles; typed tools and MCP; signal and update), so the shares sum to 1.
@@ -55,27 +54,12 @@ CAPS = {"max_prompt_chars": 4_000, "max_part_chars": 2_000}
 
 
 def api_settings(url: str, keys: str, data: Path) -> ApiSettings:
+    # Every fixture profile by name: the fuzz starts what it likes (grants: tests/security).
+    groups = fixture_groups(KEYS, blocking_cap_seconds=5.0, max_body_bytes=64_000)
     return ApiSettings().replace(
         database={"url": url, "data_dir": data},
         privacy={"seal_keys": keys},
-        worker={"profiles_file": FIXTURES / "profiles.yaml"},
-        providers={
-            "rules_file": FIXTURES / "rules.yaml",
-            "scripted_providers": "scripted,strict",
-            "provider_answer_levels": "strict=none",
-        },
-        api={
-            "keys": ",".join(f"{who}={key_digest(k)}" for who, k in KEYS.items()),
-            # Every fixture profile by name: the fuzz starts what it likes (grants: tests/security).
-            "key_profiles": ",".join(
-                f"{who}={'|'.join(sorted(load_profiles(FIXTURES / 'profiles.yaml')))}"
-                for who in KEYS
-            ),
-            "default_skill": "helper",
-            "blocking_cap_seconds": 5.0,
-            "poll_seconds": 0.05,
-            "max_body_bytes": 64_000,
-        },
+        **groups,
         push={"backoff_seconds": 0.2, "max_attempts": 1},
         temporal={"task_queue": f"fuzz-{uuid.uuid4().hex[:8]}"},
         limits=CAPS,

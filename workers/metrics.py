@@ -8,13 +8,14 @@ settle and the fence (activities/completion.py, settle.py, fence/) hold their SQ
 and are told through callbacks or handed their counters' `inc` (workers/compose.py)."""
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 from temporalio import activity
-from temporalio.worker import ActivityInboundInterceptor, ExecuteActivityInput, Interceptor
+from temporalio.worker import ExecuteActivityInput
 
 from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason
 from agentrt.contracts.run import TurnRecord
@@ -22,6 +23,7 @@ from agentrt.core.metrics import new_registry, waiting_gauge
 from agentrt.store.context import StoreContext
 from agentrt.store.gauges import count_with_status
 from agentrt.store.runs import RunStore
+from agentrt.workers.around import AroundActivities
 
 # Approvals take seconds to days.
 WAIT_BUCKETS = (1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 86400, 3 * 86400, 7 * 86400)
@@ -134,28 +136,19 @@ def run_ended(m: WorkerMetrics) -> Callable[[Outcome, TerminationReason], None]:
     return ended
 
 
-class ActivityTiming(Interceptor):
+class ActivityTiming(AroundActivities):
     """Times every activity this worker executes (the SDK's own latency metrics are on
     the Temporal metrics port)."""
 
     def __init__(self, metrics: WorkerMetrics) -> None:
         self._metrics = metrics
 
-    def intercept_activity(self, next: ActivityInboundInterceptor) -> ActivityInboundInterceptor:
-        return _Timed(next, self._metrics)
-
-
-class _Timed(ActivityInboundInterceptor):
-    def __init__(self, next: ActivityInboundInterceptor, metrics: WorkerMetrics) -> None:
-        super().__init__(next)
-        self._metrics = metrics
-
-    async def execute_activity(self, input: ExecuteActivityInput) -> Any:
+    @contextmanager
+    def around(self, input: ExecuteActivityInput) -> Iterator[None]:
         started, result = time.monotonic(), "error"
         try:
-            value = await super().execute_activity(input)
+            yield
             result = "ok"
-            return value
         finally:
             self._metrics.activity_seconds.labels(
                 activity=activity.info().activity_type, result=result

@@ -5,36 +5,23 @@ worker runs activities. More threads than connections measured worse on PostgreS
 burst opened and closed overflow connections, a backend each (bench/HISTORY.md set 8)."""
 
 from concurrent.futures import Executor
-from typing import Any
+from contextlib import AbstractContextManager
 
-from temporalio.worker import (
-    ActivityInboundInterceptor,
-    ExecuteActivityInput,
-    Interceptor,
-)
+from temporalio.worker import ExecuteActivityInput
 
 from agentrt.activities._common import blocking_pool
+from agentrt.workers.around import AroundActivities
 from agentrt.workers.compose import WorkerResources
 
 
-class BlockingPool(Interceptor):
+class BlockingPool(AroundActivities):
     """Every activity the worker runs makes its blocking calls on `pool`."""
 
     def __init__(self, pool: Executor) -> None:
         self._pool = pool
 
-    def intercept_activity(self, next: ActivityInboundInterceptor) -> ActivityInboundInterceptor:
-        return _OnPool(next, self._pool)
-
-
-class _OnPool(ActivityInboundInterceptor):
-    def __init__(self, next: ActivityInboundInterceptor, pool: Executor) -> None:
-        super().__init__(next)
-        self._pool = pool
-
-    async def execute_activity(self, input: ExecuteActivityInput) -> Any:
-        with blocking_pool(self._pool):
-            return await super().execute_activity(input)
+    def around(self, input: ExecuteActivityInput) -> AbstractContextManager[None]:
+        return blocking_pool(self._pool)
 
 
 def pool(resources: WorkerResources) -> Executor:

@@ -76,6 +76,10 @@ class FakeServer:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
 
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[FakeServer]:
@@ -83,8 +87,7 @@ def server() -> Iterator[FakeServer]:
     thread = threading.Thread(target=fake.httpd.serve_forever, daemon=True)
     thread.start()
     yield fake
-    fake.httpd.shutdown()
-    fake.httpd.server_close()
+    fake.stop()
 
 
 @pytest_asyncio.fixture

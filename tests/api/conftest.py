@@ -6,7 +6,6 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -18,50 +17,32 @@ from a2a.client import ClientConfig, create_client
 from temporalio.client import Client
 
 from agentrt.api.app import create_app
-from agentrt.api.settings import ApiSettings, key_digest
-from agentrt.core.profiles import load_profiles
+from agentrt.api.settings import ApiSettings
 from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.a2a.tasks import A2AStore
 from agentrt.store.runs import RunStore
 from agentrt.workers.compose import WorkerResources
 from agentrt.workers.main import make_worker
+from bench.a2a_fixtures import fixture_groups
 from tests._asgi import running
 from tests._built import built
 from tests.conftest import TEST_SEAL_KEYS
 
-FIXTURES = Path(__file__).parent / "fixtures"
 KEYS = {"alice": "alice-key-4f1c2a9d", "bob": "bob-key-77e0c3b1"}
 VERSION = {"A2A-Version": "1.0"}
 
 
-def _fixture_profiles() -> list[str]:
-    return sorted(load_profiles(FIXTURES / "profiles.yaml"))
-
-
 @pytest.fixture(scope="session")
 def a2a_settings(settings: Settings) -> ApiSettings:
+    # Every fixture profile, each by name (tests/security tests the grants themselves).
+    groups = fixture_groups(KEYS, blocking_cap_seconds=30.0, max_body_bytes=64_000, migrate=False)
     return ApiSettings().replace(
         database={"url": settings.database.url, "data_dir": settings.database.data_dir},
         # The fixtures' `guarded` profile keeps metadata only, and these tests' Temporal
         # client has no payload keys: allowed explicitly (issue 25).
         privacy={"seal_keys": TEST_SEAL_KEYS, "allow_plaintext_history": True},
-        worker={"profiles_file": FIXTURES / "profiles.yaml"},
-        providers={
-            "rules_file": FIXTURES / "rules.yaml",
-            "scripted_providers": "scripted,strict",
-            "provider_answer_levels": "strict=none",
-        },
-        api={
-            "keys": ",".join(f"{who}={key_digest(k)}" for who, k in KEYS.items()),
-            # Every fixture profile, each by name (tests/security tests the grants themselves).
-            "key_profiles": ",".join(f"{who}={'|'.join(_fixture_profiles())}" for who in KEYS),
-            "default_skill": "helper",
-            "blocking_cap_seconds": 30.0,
-            "poll_seconds": 0.05,
-            "max_body_bytes": 64_000,
-            "migrate": False,
-        },
+        **groups,
         # the tests' webhook receivers
         push={"allowed_networks": "127.0.0.0/8", "backoff_seconds": 0.2},
     )

@@ -24,10 +24,10 @@ from agentrt.core.profiles import load_profiles
 from agentrt.store.principals import PrincipalStore
 from agentrt.store.rows import RunRow
 from agentrt.workers.compose import WorkerResources
+from bench.a2a_fixtures import FIXTURES
 from tests._built import built
 from tests._db import scratch_database
 from tests.api.conftest import (  # noqa: F401  (fixtures)
-    FIXTURES,
     Live,
     _serve,
     a2a_parts,

@@ -18,7 +18,7 @@ from temporalio.client import Client, WorkflowFailureError
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
-from agentrt.api.settings import ApiSettings, key_digest
+from agentrt.api.settings import ApiSettings
 from agentrt.contracts.errors import InvalidRequestError, PromptTooLongError
 from agentrt.contracts.ids import WORKFLOW_AGENT_RUN
 from agentrt.contracts.run import RunRequest
@@ -29,39 +29,28 @@ from agentrt.store.a2a.view import INPUT_REQUIRED
 from agentrt.store.runs import RunStore
 from agentrt.workers.compose import build
 from agentrt.workers.main import make_worker
+from bench.a2a_fixtures import fixture_groups
 from bench.fuzz_core import LogTrap
 from bench.fuzz_limits import caps_surface
-from tests.api.conftest import KEYS, Live, _fixture_profiles, serving, user_message
+from tests.api.conftest import KEYS, Live, serving, user_message
 from tests.api.ops_helpers import error_type, http, name, token
 from tests.conftest import TEST_SEAL_KEYS
 
 CAP, PART_CAP = 1_000, 300
-API_FIXTURES = Path(__file__).parent.parent / "api" / "fixtures"
 
 
 @pytest.fixture(scope="module")
 def capped_settings(settings: Settings) -> ApiSettings:
     """The A2A tests' settings, with small caps and a body limit far above them: a refusal
     is the cap's, not the body limit's."""
+    groups = fixture_groups(
+        KEYS, blocking_cap_seconds=30.0, max_body_bytes=1_000_000, migrate=False
+    )
     return ApiSettings().replace(
         database={"url": settings.database.url, "data_dir": settings.database.data_dir},
         # as the A2A tests' settings: no payload keys here
         privacy={"seal_keys": TEST_SEAL_KEYS, "allow_plaintext_history": True},
-        worker={"profiles_file": API_FIXTURES / "profiles.yaml"},
-        providers={
-            "rules_file": API_FIXTURES / "rules.yaml",
-            "scripted_providers": "scripted,strict",
-            "provider_answer_levels": "strict=none",
-        },
-        api={
-            "keys": ",".join(f"{who}={key_digest(k)}" for who, k in KEYS.items()),
-            "key_profiles": ",".join(f"{who}={'|'.join(_fixture_profiles())}" for who in KEYS),
-            "default_skill": "helper",
-            "blocking_cap_seconds": 30.0,
-            "poll_seconds": 0.05,
-            "max_body_bytes": 1_000_000,
-            "migrate": False,
-        },
+        **groups,
         limits={"max_prompt_chars": CAP, "max_part_chars": PART_CAP},
     )
 

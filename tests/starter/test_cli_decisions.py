@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from temporalio.worker import Worker
 
 from agentrt.contracts.enums import EventKind, RunStatus
 from agentrt.starter.facade import AgentRuntime
@@ -11,19 +12,24 @@ from agentrt.workers.compose import WorkerResources
 from tests.starter.test_cli import REFUND, agentrt, assert_clean_error, cli_env  # noqa: F401
 
 
-async def _waiting(runtime: AgentRuntime) -> str:
+@pytest.fixture
+async def run_id(
+    cli_env: dict[str, str],  # noqa: F811 (the fixture imported above, asked for by name)
+    worker: Worker,
+    runtime: AgentRuntime,
+) -> str:
+    """A run waiting for approval, with the CLI's environment set and a worker serving it."""
     view = await runtime.run("support", REFUND, initiator="alice")
     assert view.status is RunStatus.WAITING_FOR_APPROVAL
     return view.run_id
 
 
-@pytest.mark.usefixtures("cli_env", "worker")
 async def test_inbox_then_approve_by_the_pending_digest(
     capsys: pytest.CaptureFixture[str],
     runtime: AgentRuntime,
     parts: WorkerResources,
+    run_id: str,
 ) -> None:
-    run_id = await _waiting(runtime)
     code, out, _ = await agentrt(capsys, "inbox", "--json")
     assert code == 0
     listed = [json.loads(line) for line in out.splitlines() if line.strip()]
@@ -47,13 +53,12 @@ async def test_inbox_then_approve_by_the_pending_digest(
     assert_clean_error(code, err)
 
 
-@pytest.mark.usefixtures("cli_env", "worker")
 async def test_deny_with_a_reason_and_a_stale_digest(
     capsys: pytest.CaptureFixture[str],
     runtime: AgentRuntime,
     parts: WorkerResources,
+    run_id: str,
 ) -> None:
-    run_id = await _waiting(runtime)
     code, _, err = await agentrt(capsys, "deny", run_id, "--by", "bob", "--digest", "0" * 64)
     assert_clean_error(code, err)
     assert (await runtime.status(run_id)).status is RunStatus.WAITING_FOR_APPROVAL
@@ -64,11 +69,9 @@ async def test_deny_with_a_reason_and_a_stale_digest(
     assert DemoWorld(parts.ctx).ledger_count(run_id=run_id) == 0
 
 
-@pytest.mark.usefixtures("cli_env", "worker")
 async def test_cancel_a_waiting_run(
-    capsys: pytest.CaptureFixture[str], runtime: AgentRuntime
+    capsys: pytest.CaptureFixture[str], runtime: AgentRuntime, run_id: str
 ) -> None:
-    run_id = await _waiting(runtime)
     code, _, err = await agentrt(capsys, "cancel", run_id, "--by", "ops", "--reason", "dup")
     assert code == 0, err
     done = await runtime.result(run_id)

@@ -23,8 +23,9 @@ async def test_every_store_call_of_a_run_runs_on_the_workers_bounded_pool(
     def hook(point: str) -> None:  # called inside the store calls, on their thread
         seen.append((point, threading.current_thread().name))
 
-    s = settings.model_copy(
-        update={"task_queue": f"tq-{uuid.uuid4().hex[:10]}", "max_concurrent_activities": 3}
+    s = settings.replace(
+        temporal={"task_queue": f"tq-{uuid.uuid4().hex[:10]}"},
+        worker={"max_concurrent_activities": 3},
     )
     worker, resources = build_worker(client, s, faults=hook)
     with resources:
@@ -33,7 +34,7 @@ async def test_every_store_call_of_a_run_runs_on_the_workers_bounded_pool(
         bound = min(3, pooled_connections(resources.engine))
         assert resources.store_executor._max_workers == bound
         async with worker:
-            done = await AgentRuntime(client, RunStore(resources.ctx), s.task_queue).run(
+            done = await AgentRuntime(client, RunStore(resources.ctx), s.temporal.task_queue).run(
                 "auto", "Please refund order 1042"
             )
     assert done.status is RunStatus.COMPLETED

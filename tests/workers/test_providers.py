@@ -53,8 +53,7 @@ def servers() -> Iterator[tuple[FakeServer, FakeServer]]:
         t.start()
     yield pair
     for s in pair:
-        s.httpd.shutdown()
-        s.httpd.server_close()
+        s.stop()
 
 
 def write(tmp_path: Path, providers: list[dict[str, Any]], name: str = "p.yaml") -> Path:

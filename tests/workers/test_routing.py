@@ -53,6 +53,16 @@ async def _serving(client: Client, settings: Settings, points: Points) -> AsyncI
         resources.close()
 
 
+def _fleet(settings: Settings, tag: str, **worker: str) -> Settings:
+    """A fleet's settings on queues of its own: runs-TAG, models-TAG-<provider> and
+    maint-TAG, with `worker` settings on top."""
+    return settings.replace(
+        temporal={"task_queue": f"runs-{tag}"},
+        worker={"model_task_queue": f"models-{tag}", **worker},
+        retention={"task_queue": f"maint-{tag}"},
+    )
+
+
 async def _scheduled_queues(client: Client, run_id: str) -> dict[str, set[str]]:
     history = await client.get_workflow_handle(run_id).fetch_history()
     out: dict[str, set[str]] = {}
@@ -68,14 +78,8 @@ async def test_tools_run_only_on_the_worker_serving_their_toolbox_queue(
 ) -> None:
     tag = uuid.uuid4().hex[:8]
     main_q, secure_q, model_prefix = f"runs-{tag}", f"secure-{tag}", f"models-{tag}"
-    fleet = settings.replace(
-        temporal={"task_queue": main_q},
-        worker={
-            "model_task_queue": model_prefix,
-            "toolbox_queues": f"demo={secure_q}",
-            "provider_rate_limits": "scripted=50",
-        },
-        retention={"task_queue": f"maint-{tag}"},
+    fleet = _fleet(
+        settings, tag, toolbox_queues=f"demo={secure_q}", provider_rate_limits="scripted=50"
     )
     # The general worker knows the demo toolbox's tools (to plan runs) but never runs them.
     general, secure, models = Points(), Points(), Points()
@@ -128,14 +132,8 @@ async def test_a_provider_rate_limit_is_enforced_by_the_server_on_its_model_queu
     main_q, model_prefix = f"runs-{tag}", f"models-{tag}"
     model_q = f"{model_prefix}-scripted"
     rate, calls = 4.0, 16
-    fleet = settings.replace(
-        temporal={"task_queue": main_q},
-        worker={
-            "model_task_queue": model_prefix,
-            "provider_rate_limits": f"scripted={rate:g}",
-            "serve": "workflows,models",
-        },
-        retention={"task_queue": f"maint-{tag}"},
+    fleet = _fleet(
+        settings, tag, provider_rate_limits=f"scripted={rate:g}", serve="workflows,models"
     )
     async with _serving(client, fleet, Points()) as queues:
         assert model_q in queues

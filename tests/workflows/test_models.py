@@ -5,7 +5,6 @@ the run (unknown price → NULL), and token and cost budgets ending FAILED budge
 import json
 import os
 import threading
-import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -20,9 +19,8 @@ from agentrt.contracts.run import EventView
 from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.demo import DemoWorld
-from agentrt.store.runs import RunStore
 from agentrt.workers.compose import WorkerResources, build
-from agentrt.workers.main import make_worker
+from tests._built import serving_runtime
 from tests.activities.test_openai_provider import Canned, FakeServer, completion, tool_call
 from tests.workflows.test_replay import HISTORIES, _replayer
 
@@ -95,16 +93,13 @@ def world(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Itera
     yield World(parts, mine, local, cloud)
     parts.close()
     for s in (local, cloud):
-        s.httpd.shutdown()
-        s.httpd.server_close()
+        s.stop()
 
 
 @pytest_asyncio.fixture
 async def rt(client: Client, world: World) -> AsyncIterator[AgentRuntime]:
-    queue = f"tq-{uuid.uuid4().hex[:10]}"
-    served = world.settings.replace(temporal={"task_queue": queue})
-    async with make_worker(client, world.parts, served):
-        yield AgentRuntime(client, RunStore(world.parts.ctx), queue)
+    async with serving_runtime(client, world.parts, world.settings) as runtime:
+        yield runtime
 
 
 def llm_events(events: list[EventView]) -> list[dict[str, Any]]:

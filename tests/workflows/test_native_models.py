@@ -5,7 +5,6 @@ table's cost. A rate limit is retried by Temporal (one request per attempt); a r
 ends the run FAILED with the typed error."""
 
 import threading
-import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 
@@ -17,9 +16,8 @@ from temporalio.client import Client
 from agentrt.contracts.enums import EventKind, RunStatus
 from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
-from agentrt.store.runs import RunStore
 from agentrt.workers.compose import WorkerResources, build
-from agentrt.workers.main import make_worker
+from tests._built import serving_runtime
 from tests.activities.native_wire import VENDORS, Vendor
 from tests.activities.test_openai_provider import Canned, FakeServer
 from tests.workflows.test_models import llm_events, profile
@@ -58,16 +56,13 @@ def world(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Itera
     yield World(parts, mine, servers)
     parts.close()
     for s in servers.values():
-        s.httpd.shutdown()
-        s.httpd.server_close()
+        s.stop()
 
 
 @pytest_asyncio.fixture
 async def rt(client: Client, world: World) -> AsyncIterator[AgentRuntime]:
-    queue = f"tq-{uuid.uuid4().hex[:10]}"
-    mine = world.settings.replace(temporal={"task_queue": queue})
-    async with make_worker(client, world.parts, mine):
-        yield AgentRuntime(client, RunStore(world.parts.ctx), queue)
+    async with serving_runtime(client, world.parts, world.settings) as runtime:
+        yield runtime
 
 
 @pytest.fixture(params=VENDORS, ids=lambda v: v.api)
