@@ -12,34 +12,20 @@ from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
 from agentrt import AgentRuntime, Profile, RunStatus, Settings, UnknownProfileError, build_worker
-from agentrt.activities.providers.scripted import RuleSet, ScriptedProvider
+from agentrt.activities.providers.scripted import ScriptedProvider
 from agentrt.contracts.profiles import RegisteredProfile
 from agentrt.store.profile_registry import ProfileRegistry
 from agentrt.store.runs import RunStore
+from tests._rules import one_call
 from tests.workers import _user_toolbox
 
 # The scripted model, written in Python too.
-RULES = RuleSet.model_validate(
-    {
-        "default_reply": "I only book entries.",
-        "rules": [
-            {
-                "name": "book",
-                "match": {"contains": "book"},
-                "steps": [
-                    {
-                        "tool_calls": [
-                            {
-                                "name": "book_entry",
-                                "arguments": {"account": "acme", "amount_cents": 700},
-                            }
-                        ]
-                    },
-                    {"text": "Booked."},
-                ],
-            }
-        ],
-    }
+RULES = one_call(
+    "book",
+    "book_entry",
+    {"account": "acme", "amount_cents": 700},
+    answer="Booked.",
+    default_reply="I only book entries.",
 )
 
 
