@@ -1,7 +1,10 @@
-"""A scripted model with one rule: a prompt with the word calls one tool, then answers."""
+"""A scripted model with one rule (a prompt with the word calls one tool, then answers),
+and a profile that runs on it."""
 
+import uuid
 from typing import Any
 
+from agentrt import Profile
 from agentrt.activities.providers.scripted import RuleSet
 
 
@@ -24,4 +27,20 @@ def one_call(
                 }
             ],
         }
+    )
+
+
+def scripted_profile(
+    name: str, instructions: str, toolbox: str, task_queue: str, **more: Any
+) -> Profile:
+    """A profile on the scripted model with one toolbox and no approvals, on `task_queue`;
+    its name is `name` made unique."""
+    return Profile(
+        name=f"{name}-{uuid.uuid4().hex[:8]}",
+        instructions=instructions,
+        model="scripted:demo",
+        toolboxes=[toolbox],
+        approval="none",
+        task_queue=task_queue,
+        **more,
     )

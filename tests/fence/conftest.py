@@ -2,7 +2,6 @@
 pool of real worker processes, and a `killer` that starts a run on one with a fault point
 armed, SIGKILLs it there and settles the run on a fresh worker."""
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,13 +13,9 @@ from agentrt.starter.facade import AgentRuntime
 from agentrt.workers.compose import WorkerResources
 from tests.fence._kill import Killer
 from tests.workers._proc import WorkerPool
+from tests.workers.conftest import pool
 
-
-@pytest.fixture
-def pool(tmp_path: Path) -> Iterator[WorkerPool]:
-    p = WorkerPool(tmp_path)
-    yield p
-    p.close()
+__all__ = ["pool"]  # every worker process a test spawns, closed after it
 
 
 @pytest.fixture

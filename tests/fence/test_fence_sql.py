@@ -107,18 +107,27 @@ def settle(parts: WorkerResources, run_id: str, status: RunStatus) -> None:
     assert settled.applied
 
 
-def record(parts: WorkerResources, run_id: str, tok: str) -> None:
+def record(
+    parts: WorkerResources,
+    run_id: str,
+    tok: str,
+    call: ToolCall = CALL,
+    *,
+    effect: str = "NON_IDEMPOTENT_WRITE",
+    content: str = "Refund #1 recorded.",
+    key: str | None = None,
+) -> None:
     """What the write activity does after the effect: step, ledger and fence clear at once."""
     ToolStepStore(parts.ctx).record(
         run_id=run_id,
         sequence=1,
         round=1,
-        call=CALL,
-        effect="NON_IDEMPOTENT_WRITE",
-        content="Refund #1 recorded.",
+        call=call,
+        effect=effect,
+        content=content,
         is_error=False,
         privacy="full",
-        idempotency_key=idempotency_key(run_id, CALL.call_id),
+        idempotency_key=key if key is not None else idempotency_key(run_id, call.call_id),
         also=[_sql.clear_part(run_id, tok)],
     )
 
@@ -368,18 +377,7 @@ def test_a_recorded_write_is_one_round_trip_on_postgres(parts: WorkerResources) 
         stamp = _sql.stamp(parts.ctx, _request(run_id, "tok", call), key)
         assert stamp == "stamped"
         assert _sql.claim(parts.ctx, run_id, "tok") is None
-        ToolStepStore(parts.ctx).record(
-            run_id=run_id,
-            sequence=1,
-            round=1,
-            call=call,
-            effect="non_idempotent_write",
-            content="ok",
-            is_error=False,
-            privacy="full",
-            idempotency_key=key,
-            also=[_sql.clear_part(run_id, "tok")],
-        )
+        record(parts, run_id, "tok", call, effect="non_idempotent_write", content="ok", key=key)
     if backend() == "postgres":
         assert sent == ["UPDATE", "UPDATE", "WITH"]
     else:

@@ -18,7 +18,6 @@ from temporalio.worker import Replayer
 
 from agentrt import (
     AgentRuntime,
-    Profile,
     Reconciled,
     RunStatus,
     Settings,
@@ -39,7 +38,7 @@ from agentrt.core.temporal import data_converter
 from agentrt.store.runs import RunStore
 from agentrt.workers.main import sandbox_runner
 from agentrt.workflows.agent_run import AgentRunWorkflow
-from tests._rules import one_call
+from tests._rules import one_call, scripted_profile
 from tests.conftest import profiles_in_code
 
 PROMPT = "Please pay the invoice"
@@ -87,15 +86,8 @@ async def _runtime(
     client: Client, settings: Settings, tmp_path: Path, box: Toolbox
 ) -> AsyncIterator[tuple[AgentRuntime, RunStore, str]]:
     queue = f"tq-{uuid.uuid4().hex[:10]}"
-    profile = Profile(
-        name=f"payer-{uuid.uuid4().hex[:8]}",
-        instructions="You pay invoices.",
-        model="scripted:demo",
-        toolboxes=["payments"],
-        approval="none",
-        task_queue=queue,
-        timeouts=Timeouts(write_seconds=5, write_heartbeat_seconds=3),
-    )
+    timeouts = Timeouts(write_seconds=5, write_heartbeat_seconds=3)
+    profile = scripted_profile("payer", "You pay invoices.", "payments", queue, timeouts=timeouts)
     s = profiles_in_code(settings, queue, tmp_path)
     worker, resources = build_worker(
         client, s, toolboxes=[box], providers={"scripted": ScriptedProvider(RULES)},

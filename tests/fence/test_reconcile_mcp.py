@@ -13,7 +13,7 @@ import pytest
 import yaml
 from temporalio.client import Client
 
-from agentrt import AgentRuntime, Profile, RunStatus, Settings, TerminationReason, Toolbox
+from agentrt import AgentRuntime, RunStatus, Settings, TerminationReason, Toolbox
 from agentrt import build_worker as make
 from agentrt.activities.providers.scripted import ScriptedProvider
 from agentrt.activities.toolbox.mcp import flatten, open_mcp_toolboxes
@@ -22,7 +22,7 @@ from agentrt.contracts.enums import EventKind, PendingState
 from agentrt.contracts.errors import ConfigError
 from agentrt.contracts.run import EventView, RunView
 from agentrt.store.runs import RunStore
-from tests._rules import one_call
+from tests._rules import one_call, scripted_profile
 from tests.conftest import profiles_in_code
 from tests.fence.mcp_ledger import rows
 
@@ -56,14 +56,7 @@ async def _runtime(
     path.write_text(yaml.safe_dump({"servers": [server]}))
     boxes, close = await open_mcp_toolboxes(load_mcp_config(path, {}))
     queue = f"tq-{uuid.uuid4().hex[:10]}"
-    profile = Profile(
-        name=f"refunder-{uuid.uuid4().hex[:8]}",
-        instructions="You refund.",
-        model="scripted:demo",
-        toolboxes=["shop"],
-        approval="none",
-        task_queue=queue,
-    )
+    profile = scripted_profile("refunder", "You refund.", "shop", queue)
     s = profiles_in_code(settings, queue, tmp_path)
     try:
         worker, resources = make(
