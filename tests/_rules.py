@@ -9,7 +9,7 @@ from agentrt.activities.providers.scripted import RuleSet
 
 
 def one_call(
-    word: str, tool: str, arguments: dict[str, Any], *, answer: str, default_reply: str
+    word: str, tool: str, arguments: dict[str, Any], answer: str, default_reply: str
 ) -> RuleSet:
     """The rule named after `word`: on a prompt containing it, call `tool` with
     `arguments`, then answer `answer`; any other prompt gets `default_reply`."""

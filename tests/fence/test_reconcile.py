@@ -43,11 +43,7 @@ from tests.conftest import profiles_in_code
 
 PROMPT = "Please pay the invoice"
 RULES = one_call(
-    "pay",
-    "pay",
-    {"invoice": "inv-7"},
-    answer="Done with the invoice.",
-    default_reply="I only pay invoices.",
+    "pay", "pay", {"invoice": "inv-7"}, "Done with the invoice.", "I only pay invoices."
 )
 
 
@@ -222,15 +218,22 @@ async def test_an_interrupted_write_the_probe_finds_applied_completes_with_its_r
 ) -> None:
     target = Target()
     paid = await _pay(client, settings, tmp_path, target, _applies_then_raises, _by_key(target))
-    view = paid.view
-    assert view.status is RunStatus.COMPLETED, view
-    assert view.pending_effect is None
-    assert paid.messages == [("paid inv-7 (payment #1)", False)]
+    [key] = target.calls  # ran once
+    assert key.startswith(f"{paid.view.run_id}/")
+    assert paid.view.pending_effect is None
     [step] = paid.steps
     assert step.payload["reconciled"] is True
-    [key] = target.calls  # ran once
-    assert key.startswith(f"{view.run_id}/") and target.probes == [key]  # asked once
-    assert await _writes(client, view.run_id) == (1, 1)
+    await _paid_once(client, paid, target, writes=1)
+
+
+async def _paid_once(client: Client, paid: Paid, target: Target, writes: int) -> None:
+    """The run completed with the one payment's result, its probe asked once, about the
+    key its write first ran with; `writes` write executions scheduled; it replays."""
+    view = paid.view
+    assert view.status is RunStatus.COMPLETED, view
+    assert paid.messages == [("paid inv-7 (payment #1)", False)]
+    assert target.probes == [target.calls[0]]  # asked once
+    assert await _writes(client, view.run_id) == (writes, 1)
     await _replays(client, view.run_id)
 
 
@@ -239,14 +242,10 @@ async def test_an_interrupted_write_the_probe_finds_not_applied_runs_again_with_
 ) -> None:
     target = Target()
     paid = await _pay(client, settings, tmp_path, target, _lost_then_works, _by_key(target))
-    view = paid.view
-    assert view.status is RunStatus.COMPLETED, view
-    assert paid.messages == [("paid inv-7 (payment #1)", False)]
     [first, second] = target.calls
     assert first == second  # the re-execution carries the same idempotency key
-    assert len(target.applied) == 1 and target.probes == [first]
-    assert await _writes(client, view.run_id) == (2, 1)
-    await _replays(client, view.run_id)
+    assert len(target.applied) == 1
+    await _paid_once(client, paid, target, writes=2)
 
 
 @pytest.mark.parametrize("answer", ["unknown", "raises"])

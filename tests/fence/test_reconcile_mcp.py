@@ -28,11 +28,7 @@ from tests.fence.mcp_ledger import rows
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES = one_call(
-    "refund",
-    "shop.refund",
-    {"order": "o-9", "cents": 250},
-    answer="Refund handled.",
-    default_reply="I only refund.",
+    "refund", "shop.refund", {"order": "o-9", "cents": 250}, "Refund handled.", "I only refund."
 )
 
 

@@ -24,8 +24,8 @@ RULES = one_call(
     "book",
     "book_entry",
     {"account": "acme", "amount_cents": 700},
-    answer="Booked.",
-    default_reply="I only book entries.",
+    "Booked.",
+    "I only book entries.",
 )
 
 
