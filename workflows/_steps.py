@@ -5,9 +5,10 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError, FailureError
 
 from agentrt.workflows import _options as opt
-from agentrt.workflows._calls import ActivityRef, call, call_local, error_type, failure_of
+from agentrt.workflows._calls import call, call_local, error_type, failure_of
 from agentrt.workflows._context import RunContext
 from agentrt.workflows._loop import Route, route
+from agentrt.workflows._refs import BEGIN, MODEL, REFUSE, TOOL
 from agentrt.workflows.completion import answer_terms, turn_stop
 from agentrt.workflows.fence import fenced_write
 
@@ -15,13 +16,7 @@ with workflow.unsafe.imports_passed_through():
     from agentrt.activities._shield import shield_until_done
     from agentrt.contracts.enums import TerminationReason
     from agentrt.contracts.errors import ErrorType
-    from agentrt.contracts.ids import (
-        ACT_MODEL_COMPLETE,
-        ACT_RUN_BEGIN,
-        ACT_TOOL_EXECUTE,
-        ACT_TOOL_REFUSE,
-        idempotency_key,
-    )
+    from agentrt.contracts.ids import idempotency_key
     from agentrt.contracts.messages import ToolCall
     from agentrt.contracts.run import (
         BeginRequest,
@@ -31,16 +26,8 @@ with workflow.unsafe.imports_passed_through():
         RefuseRequest,
         RunRequest,
         ToolCallRequest,
-        ToolCallResult,
     )
     from agentrt.contracts.turn import TurnEnd, turn_end
-
-# Every activity by its frozen name: their modules hold SQL (the model activity's the
-# completion's, as it completes the run on its answer), which workflow code never imports.
-BEGIN = ActivityRef[BeginRequest, BeginResult](ACT_RUN_BEGIN, BeginResult)
-MODEL = ActivityRef[ModelRequest, ModelResult](ACT_MODEL_COMPLETE, ModelResult)
-TOOL = ActivityRef[ToolCallRequest, ToolCallResult](ACT_TOOL_EXECUTE, ToolCallResult)
-REFUSE = ActivityRef[RefuseRequest, ToolCallResult](ACT_TOOL_REFUSE, ToolCallResult)
 
 
 async def begin(ctx: RunContext, inp: RunRequest) -> BeginResult:

@@ -13,33 +13,16 @@ from temporalio.exceptions import TimeoutError as ActivityTimeout
 from temporalio.workflow import ActivityCancellationType, ActivityConfig
 
 from agentrt.workflows import _options as opt
-from agentrt.workflows._calls import ActivityRef, call, call_local, error_type, failure_of
+from agentrt.workflows._calls import call, call_local, error_type, failure_of
 from agentrt.workflows._loop import Stop
+from agentrt.workflows._refs import PROBE, RESOLVE, STAMP, WRITE
 
 with workflow.unsafe.imports_passed_through():
     from agentrt.contracts.enums import TerminationReason
     from agentrt.contracts.errors import ErrorType
-    from agentrt.contracts.ids import (
-        ACT_FENCE_RESOLVE,
-        ACT_FENCE_STAMP,
-        ACT_WRITE_EXECUTE,
-        ACT_WRITE_RECONCILE,
-    )
     from agentrt.contracts.profiles import Timeouts
-    from agentrt.contracts.reconcile import APPLIED, NOT_APPLIED, ReconcileResult
-    from agentrt.contracts.run import (
-        FenceRequest,
-        FenceResult,
-        FenceState,
-        ToolCallRequest,
-        ToolCallResult,
-    )
-
-# The fence's activities (activities/fence), by their frozen names: that package holds SQL.
-STAMP = ActivityRef[FenceRequest, FenceResult](ACT_FENCE_STAMP, FenceResult)
-RESOLVE = ActivityRef[FenceRequest, FenceResult](ACT_FENCE_RESOLVE, FenceResult)
-WRITE = ActivityRef[ToolCallRequest, ToolCallResult](ACT_WRITE_EXECUTE, ToolCallResult)
-PROBE = ActivityRef[ToolCallRequest, ReconcileResult](ACT_WRITE_RECONCILE, ReconcileResult)
+    from agentrt.contracts.reconcile import APPLIED, NOT_APPLIED
+    from agentrt.contracts.run import FenceRequest, FenceResult, FenceState, ToolCallRequest
 
 # How often a write that no worker ever claimed may be scheduled again (fresh fence each).
 MAX_WRITE_SCHEDULES = 5

@@ -18,6 +18,7 @@ from concurrent.futures import Executor
 from typing import ParamSpec, TypeVar
 
 from temporalio import activity
+from temporalio.exceptions import ApplicationError
 
 from agentrt.activities._common import (
     ActivityGroup,
@@ -181,12 +182,8 @@ class WriteActivities(ActivityGroup):
                 # tool's own word on the outcome: all are recorded as plain errors.
                 content, is_error = await call_tool(tool, call, ctx)
             except Exception as exc:
-                activity.logger.warning(
-                    "write %s in run %s failed: %s", call.name, req.run_id, type(exc).__name__
-                )
-                raise fatal(
-                    "the write failed; its outcome is unknown", ErrorType.WRITE_FAILED
-                ) from None
+                failed = "the write failed; its outcome is unknown"
+                raise _fatal(req, exc, "write", failed, ErrorType.WRITE_FAILED) from None
         await fault(self._faults, "write.after_effect")
         duration_ms = (time.monotonic() - started) * 1000
         try:
@@ -210,13 +207,20 @@ class WriteActivities(ActivityGroup):
                 "recording a write",
             )
         except Exception as exc:
-            activity.logger.warning(
-                "audit of write %s in run %s failed: %s", call.name, req.run_id, type(exc).__name__
-            )
-            raise fatal(
-                "the write ran but its step could not be recorded", ErrorType.AUDIT_FAILED
-            ) from None
+            unrecorded = "the write ran but its step could not be recorded"
+            raise _fatal(req, exc, "audit of write", unrecorded, ErrorType.AUDIT_FAILED) from None
         return ToolCallResult(call_id=call.call_id, is_error=is_error)
+
+
+def _fatal(
+    req: ToolCallRequest, exc: Exception, what: str, message: str, error: ErrorType
+) -> ApplicationError:
+    """The non-retryable error a failed write step ends in, its cause logged by class only
+    (the exception's text may carry SQL or hosts)."""
+    activity.logger.warning(
+        "%s %s in run %s failed: %s", what, req.call.name, req.run_id, type(exc).__name__
+    )
+    return fatal(message, error)
 
 
 # The outcome is known once the effect returned: a store that is briefly away (a dropped

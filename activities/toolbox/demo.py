@@ -3,7 +3,7 @@ non-idempotent write. Tests count ledger rows to prove a write ran once."""
 
 import asyncio
 import json
-from typing import Any
+from typing import Any, TypeVar, get_args, get_origin
 
 from pydantic import BaseModel, Field
 
@@ -30,42 +30,50 @@ class RefundArgs(BaseModel):
     memo: str = Field(default="", max_length=500)
 
 
-class LookupOrder(TypedTool[OrderArgs]):
-    name = "lookup_order"
-    description = "Look up an order by its id."
-    args_model = OrderArgs
-    declared_effect = ToolEffect.READ_ONLY
+A = TypeVar("A", bound=BaseModel)
+
+
+class _WorldTool(TypedTool[A]):
+    """A demo tool on the demo world; its arguments' model is the one it is typed by."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # `class LookupOrder(_WorldTool[OrderArgs])` already names OrderArgs: no second
+        # `args_model = OrderArgs` to keep in step with it.
+        [typed] = [b for b in getattr(cls, "__orig_bases__", ()) if get_origin(b) is _WorldTool]
+        [cls.args_model] = get_args(typed)
 
     def __init__(self, world: DemoWorld) -> None:
         self._world = world
+
+
+class LookupOrder(_WorldTool[OrderArgs]):
+    name = "lookup_order"
+    description = "Look up an order by its id."
+    declared_effect = ToolEffect.READ_ONLY
 
     async def run(self, args: OrderArgs, ctx: ToolContext) -> str:
         found = await asyncio.to_thread(self._world.lookup, f"order:{args.order_id}")
         return json.dumps(found) if found is not None else f"No order {args.order_id}."
 
 
-class SetRecord(TypedTool[SetRecordArgs]):
+class SetRecord(_WorldTool[SetRecordArgs]):
     name = "set_record"
     description = "Set a key in the records store to a value (idempotent)."
-    args_model = SetRecordArgs
     declared_effect = ToolEffect.IDEMPOTENT_WRITE
-
-    def __init__(self, world: DemoWorld) -> None:
-        self._world = world
 
     async def run(self, args: SetRecordArgs, ctx: ToolContext) -> str:
         await asyncio.to_thread(self._world.set, args.key, args.value)
         return f"Set {args.key}."
 
 
-class IssueRefund(TypedTool[RefundArgs]):
+class IssueRefund(_WorldTool[RefundArgs]):
     name = "issue_refund"
     description = "Refund an amount on an order: appends a ledger row (not idempotent)."
-    args_model = RefundArgs
     declared_effect = ToolEffect.NON_IDEMPOTENT_WRITE
 
     def __init__(self, world: DemoWorld) -> None:
-        self._world = world
+        super().__init__(world)
         self.reconcile = self.in_ledger
 
     async def in_ledger(self, arguments: dict[str, Any], ctx: ToolContext) -> Reconciled:

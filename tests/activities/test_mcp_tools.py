@@ -21,11 +21,11 @@ from agentrt.activities.tools import ToolActivities
 from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.errors import ConfigError, ErrorType
 from agentrt.contracts.ids import idempotency_key
-from agentrt.contracts.messages import ToolCall
-from agentrt.contracts.run import FenceRequest, FenceState, ToolCallRequest
+from agentrt.contracts.run import FenceRequest, FenceState
 from agentrt.store.runs import RunStore
 from agentrt.store.tool_steps import ToolStepStore
 from agentrt.workers.compose import WorkerResources
+from tests.activities._steps import begin_run, tool_request
 from tests.activities.mcp_servers import HttpMcpServer, start_http_server, stdio_server, writes
 
 
@@ -285,13 +285,13 @@ async def test_a_fenced_write_to_a_down_server_is_recorded_not_unknown(
 ) -> None:
     tools = await opened.open(_config(tmp_path, [http_server.config("crm")]))
     http_server.stop()
-    run_id = _begin(parts)
+    run_id = begin_run(parts)
     steps = ToolStepStore(parts.ctx)
     key = idempotency_key(run_id, "r1.1")
     fence = FenceRequest(run_id=run_id, call_id="r1.1", tool="crm.charge", token="tok")
     assert _sql.stamp(parts.ctx, fence, key) == FenceState.STAMPED
     acts = _write_activities(parts, tools)
-    request = _request(run_id, "crm.charge", {"account": "a", "amount": 1}).model_copy(
+    request = tool_request(run_id, "crm.charge", {"account": "a", "amount": 1}).model_copy(
         update={"effect": ToolEffect.NON_IDEMPOTENT_WRITE, "fence_token": "tok"}
     )
     outcome = await ActivityEnvironment().run(acts.execute, request)
@@ -311,12 +311,12 @@ async def test_a_fenced_write_sent_and_lost_fails_as_outcome_unknown(
         "crm", timeout_seconds=0.5, effects={"slow": "NON_IDEMPOTENT_WRITE"}
     )
     tools = await opened.open(_config(tmp_path, [config]))
-    run_id = _begin(parts)
+    run_id = begin_run(parts)
     key = idempotency_key(run_id, "r1.1")
     fence = FenceRequest(run_id=run_id, call_id="r1.1", tool="crm.slow", token="tok")
     _sql.stamp(parts.ctx, fence, key)
     acts = _write_activities(parts, tools)
-    request = _request(run_id, "crm.slow", {"seconds": 5}).model_copy(
+    request = tool_request(run_id, "crm.slow", {"seconds": 5}).model_copy(
         update={"effect": ToolEffect.NON_IDEMPOTENT_WRITE, "fence_token": "tok"}
     )
     with pytest.raises(ApplicationError) as err:
@@ -333,32 +333,14 @@ def _write_activities(parts: WorkerResources, tools: dict[str, Tool]) -> WriteAc
     )
 
 
-def _begin(parts: WorkerResources) -> str:
-    run_id = str(uuid.uuid4())
-    snapshot = '{"plan": {"privacy": "full"}, "tools": [], "instructions": ""}'
-    RunStore(parts.ctx).begin(
-        run_id=run_id, profile="auto", snapshot=snapshot, prompt="p", initiator="t", privacy="full"
-    )
-    return run_id
-
-
-def _request(run_id: str, name: str, args: dict[str, Any]) -> ToolCallRequest:
-    return ToolCallRequest(
-        run_id=run_id, round=1, sequence=1,
-        call=ToolCall(call_id="r1.1", name=name, arguments=args),
-        effect=ToolEffect.READ_ONLY, idempotency_key=idempotency_key(run_id, "r1.1"),
-        privacy="full",
-    )  # fmt: skip
-
-
 async def _execute(
     parts: WorkerResources, tools: dict[str, Tool], name: str, args: dict[str, Any]
 ) -> tuple[str, bool]:
     """Through the real read activity: the content the model gets, and whether it is an error."""
-    run_id = _begin(parts)
+    run_id = begin_run(parts)
     steps = ToolStepStore(parts.ctx)
     acts = ToolActivities(registry=ToolRegistry(tools.values()), steps=steps)
-    outcome = await ActivityEnvironment().run(acts.execute, _request(run_id, name, args))
+    outcome = await ActivityEnvironment().run(acts.execute, tool_request(run_id, name, args))
     stored = RunStore(parts.ctx).transcript(run_id)[-1]  # what the model will read
     assert stored.role == "tool" and stored.is_error is outcome.is_error
     return stored.content, outcome.is_error

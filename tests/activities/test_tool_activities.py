@@ -1,8 +1,6 @@
 """Tool activities at their boundary (ActivityEnvironment, real database). The write's are
 in tests/fence."""
 
-import uuid
-
 import pytest
 from pydantic import ValidationError
 from temporalio.testing import ActivityEnvironment
@@ -11,22 +9,13 @@ from agentrt.activities.registry import ToolRegistry
 from agentrt.activities.toolbox.demo import demo_tools
 from agentrt.activities.tools import ToolActivities
 from agentrt.contracts.enums import EventKind, ToolEffect
-from agentrt.contracts.ids import idempotency_key
 from agentrt.contracts.messages import ToolCall
 from agentrt.contracts.run import ToolCallRequest
 from agentrt.store.demo import DemoWorld
 from agentrt.store.runs import RunStore
 from agentrt.store.tool_steps import ToolStepStore
 from agentrt.workers.compose import WorkerResources
-
-
-def _run(parts: WorkerResources) -> str:
-    run_id = str(uuid.uuid4())
-    snapshot = '{"plan": {"privacy": "full"}, "tools": [], "instructions": ""}'
-    RunStore(parts.ctx).begin(
-        run_id=run_id, profile="auto", snapshot=snapshot, prompt="p", initiator="t", privacy="full"
-    )
-    return run_id
+from tests.activities._steps import begin_run, tool_request
 
 
 class Counter:
@@ -40,23 +29,15 @@ class Counter:
 async def test_an_idempotent_write_repeated_returns_the_first_result(
     parts: WorkerResources,
 ) -> None:
-    run_id = _run(parts)
+    run_id = begin_run(parts)
     invoked = Counter("tool.invoke")
     acts = ToolActivities(
         registry=ToolRegistry(demo_tools(DemoWorld(parts.ctx))),
         steps=ToolStepStore(parts.ctx),
         faults=invoked,
     )
-    call = ToolCall(call_id="r1.1", name="set_record", arguments={"key": f"k{run_id}", "value": 1})
-    request = ToolCallRequest(
-        run_id=run_id,
-        round=1,
-        sequence=1,
-        call=call,
-        effect=ToolEffect.IDEMPOTENT_WRITE,
-        idempotency_key=idempotency_key(run_id, "r1.1"),
-        privacy="full",
-    )
+    arguments = {"key": f"k{run_id}", "value": 1}
+    request = tool_request(run_id, "set_record", arguments, effect=ToolEffect.IDEMPOTENT_WRITE)
     env = ActivityEnvironment()
     first = await env.run(acts.execute, request)
     again = await env.run(acts.execute, request.model_copy(update={"sequence": 2}))
@@ -66,21 +47,13 @@ async def test_an_idempotent_write_repeated_returns_the_first_result(
 
 
 async def test_a_step_records_at_the_level_its_request_carries(parts: WorkerResources) -> None:
-    run_id = _run(parts)  # recorded at `full`
+    run_id = begin_run(parts)  # recorded at `full`
     runs = RunStore(parts.ctx)
     acts = ToolActivities(
         registry=ToolRegistry(demo_tools(DemoWorld(parts.ctx))),
         steps=ToolStepStore(parts.ctx),
     )
-    request = ToolCallRequest(
-        run_id=run_id,
-        round=1,
-        sequence=1,
-        call=ToolCall(call_id="r1.1", name="lookup_order", arguments={"order_id": "1042"}),
-        effect=ToolEffect.READ_ONLY,
-        idempotency_key=idempotency_key(run_id, "r1.1"),
-        privacy="metadata",
-    )
+    request = tool_request(run_id, "lookup_order", {"order_id": "1042"}, privacy="metadata")
     await ActivityEnvironment().run(acts.execute, request)
     tool = next(e for e in runs.events(run_id) if e.kind is EventKind.TOOL)
     # The workflow's level is used as it is: the snapshot is not read for it.

@@ -2,7 +2,6 @@
 the fail-soft path through the tool activity (ActivityEnvironment, real database)."""
 
 import threading
-import uuid
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -20,11 +19,11 @@ from agentrt.activities.toolbox.decorator import FunctionTool
 from agentrt.activities.tools import GENERIC_TOOL_ERROR, ToolActivities
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.ids import idempotency_key
-from agentrt.contracts.messages import ToolCall
-from agentrt.contracts.run import FenceRequest, ToolCallRequest
+from agentrt.contracts.run import FenceRequest
 from agentrt.store.runs import RunStore
 from agentrt.store.tool_steps import ToolStepStore
 from agentrt.workers.compose import WorkerResources
+from tests.activities._steps import begin_run, tool_request
 
 CTX = ToolContext("run", "r1.1", "key")
 
@@ -153,27 +152,6 @@ def test_a_function_the_schema_cannot_describe_is_refused_at_decoration() -> Non
         tool(name="two words")(star)
 
 
-def _run(parts: WorkerResources) -> str:
-    run_id = str(uuid.uuid4())
-    snapshot = '{"plan": {"privacy": "full"}, "tools": [], "instructions": ""}'
-    RunStore(parts.ctx).begin(
-        run_id=run_id, profile="auto", snapshot=snapshot, prompt="p", initiator="t", privacy="full"
-    )
-    return run_id
-
-
-def _request(run_id: str, name: str, arguments: dict[str, Any]) -> ToolCallRequest:
-    return ToolCallRequest(
-        run_id=run_id,
-        round=1,
-        sequence=1,
-        call=ToolCall(call_id="r1.1", name=name, arguments=arguments),
-        effect=ToolEffect.READ_ONLY,
-        idempotency_key=idempotency_key(run_id, "r1.1"),
-        privacy="full",
-    )
-
-
 async def test_in_the_activity_the_context_carries_heartbeat_and_logger(
     parts: WorkerResources,
 ) -> None:
@@ -186,12 +164,12 @@ async def test_in_the_activity_the_context_carries_heartbeat_and_logger(
         seen["ctx"] = ctx
         return "ok"
 
-    run_id = _run(parts)
+    run_id = begin_run(parts)
     acts = ToolActivities(registry=ToolRegistry([probe]), steps=ToolStepStore(parts.ctx))
     env = ActivityEnvironment()
     beats: list[Any] = []
     env.on_heartbeat = lambda *details: beats.append(details)
-    outcome = await env.run(acts.execute, _request(run_id, "probe", {}))
+    outcome = await env.run(acts.execute, tool_request(run_id, "probe", {}))
     assert not outcome.is_error and seen["thread"]
     ctx = seen["ctx"]
     assert (ctx.run_id, ctx.call_id) == (run_id, "r1.1")
@@ -223,8 +201,8 @@ async def test_a_raising_tool_and_an_unusable_result_are_fail_soft_error_results
         ("opaque", "opaque ran, but its result is unusable: the tool returned a object"),
         ("explode_typo", "Unknown tool 'explode_typo'."),
     ]:
-        run_id = _run(parts)
-        outcome = await env.run(acts.execute, _request(run_id, name, {}))
+        run_id = begin_run(parts)
+        outcome = await env.run(acts.execute, tool_request(run_id, name, {}))
         assert outcome.is_error
         [message] = [m for m in RunStore(parts.ctx).transcript(run_id) if m.role == "tool"]
         assert message.is_error and message.content.startswith(expected)
@@ -254,12 +232,12 @@ async def test_a_user_write_with_an_unusable_result_is_recorded_and_one_that_rai
     )
 
     async def write(name: str) -> tuple[str, Any]:
-        run_id = _run(parts)
+        run_id = begin_run(parts)
         key = idempotency_key(run_id, "r1.1")
         _sql.stamp(
             parts.ctx, FenceRequest(run_id=run_id, call_id="r1.1", tool=name, token="tok"), key
         )
-        request = _request(run_id, name, {}).model_copy(
+        request = tool_request(run_id, name, {}).model_copy(
             update={"effect": ToolEffect.NON_IDEMPOTENT_WRITE, "fence_token": "tok"}
         )
         try:

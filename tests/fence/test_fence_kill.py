@@ -10,27 +10,16 @@ on every attempt (its target "down"), so a write interrupted after its claim end
 as it would with no probe. With the probe answering: test_reconcile_kill.py.
 """
 
-import asyncio
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
-from temporalio.api.enums.v1 import EventType
-from temporalio.client import Client
-from temporalio.testing import WorkflowEnvironment
 
 from agentrt.contracts.enums import EventKind, Outcome, PendingState, RunStatus, TerminationReason
 from agentrt.contracts.ids import ACT_FENCE_RESOLVE, ACT_WRITE_EXECUTE, ACT_WRITE_RECONCILE
-from agentrt.core.settings import Settings
-from agentrt.starter.facade import AgentRuntime
 from agentrt.store.demo import DemoWorld
-from agentrt.workers.compose import WorkerResources
-from tests.workers._proc import WorkerPool, wait_for_marker, worker_env
+from tests.fence._kill import REFUND_CALL, Killer, scheduled
 
-PROMPT = "Please refund order 1042"  # lookup_order, then issue_refund (call r2.1), an answer
-REFUND_CALL = "r2.1"
 # After the kill, settling takes a write heartbeat timeout (3 s) or a store-call timeout
 # (10 s), then the dead worker's sticky-queue timeout (10 s): 11-15 s observed.
 # Then, for a write interrupted after its claim, the wait for its start-to-close bound
@@ -72,62 +61,21 @@ CASES = {
 }
 
 
-@pytest.fixture
-def pool(tmp_path: Path) -> Iterator[WorkerPool]:
-    p = WorkerPool(tmp_path)
-    yield p
-    p.close()
-
-
-def _address(env: WorkflowEnvironment) -> str:
-    return env.client.service_client.config.target_host
-
-
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("point", list(CASES))
-async def test_kill_at_fault_point(
-    point: str,
-    pool: WorkerPool,
-    temporal_env: WorkflowEnvironment,
-    client: Client,
-    runtime: AgentRuntime,
-    settings: Settings,
-    parts: WorkerResources,
-    task_queue: str,
-    tmp_path: Path,
-) -> None:
+async def test_kill_at_fault_point(point: str, killer: Killer) -> None:
     expect = CASES[point]
-    markers = tmp_path / "markers"
-    address = _address(temporal_env)
-    faulty = pool.spawn(
-        worker_env(
-            settings,
-            temporal_address=address,
-            task_queue=task_queue,
-            block_at=point,
-            marker_dir=markers,
-        )
-    )
-    started = time.monotonic()
-    run_id = await runtime.start("fast-writes", PROMPT)
-    await wait_for_marker(markers / point, faulty, within=30.0)
-    reached = time.monotonic()
-    faulty.kill()
-
-    fresh_env = worker_env(settings, temporal_address=address, task_queue=task_queue)
-    fresh_env["AGENTRT_FAULT_FAIL_AT"] = PROBE_DOWN
-    fresh = pool.spawn(fresh_env)
-    try:
-        view = await asyncio.wait_for(runtime.result(run_id), SETTLE_WITHIN)
-    except TimeoutError:
-        raise AssertionError(f"run did not settle:\n{fresh.log_tail()}") from None
+    killed = await killer.kill_at(point)
+    run_id, runtime = killed.run_id, killer.runtime
+    fresh = killer.fresh(AGENTRT_FAULT_FAIL_AT=PROBE_DOWN)
+    view = await killer.settle(run_id, fresh, SETTLE_WITHIN)
     settled = time.monotonic()
     print(
-        f"\n{point}: fault reached after {reached - started:.1f}s, "
-        f"settled {settled - reached:.1f}s after the kill as {view.status.value}"
+        f"\n{point}: fault reached after {killed.reached - killed.started:.1f}s, "
+        f"settled {settled - killed.reached:.1f}s after the kill as {view.status.value}"
     )
 
-    ledger = DemoWorld(parts.ctx).ledger_count(run_id=run_id, call_id=REFUND_CALL)
+    ledger = DemoWorld(killer.parts.ctx).ledger_count(run_id=run_id, call_id=REFUND_CALL)
     assert ledger <= 1, f"the refund ran {ledger} times"
     assert ledger == expect.ledger_rows
     assert view.status is expect.status
@@ -155,18 +103,13 @@ async def test_kill_at_fault_point(
         assert events[-1].payload["reason"] == TerminationReason.INTERRUPTED_WRITE.value
 
     # The workflow is closed too, not only the row: nothing is left to run the write again.
-    handle = client.get_workflow_handle(run_id)
-    desc = await handle.describe()
+    desc = await killer.client.get_workflow_handle(run_id).describe()
     assert desc.status is not None and desc.status.name in {"COMPLETED", "FAILED"}
     # And the history shows the path taken: a re-scheduled write only after never_claimed.
-    scheduled = [
-        e.activity_task_scheduled_event_attributes.activity_type.name
-        for e in (await handle.fetch_history()).events
-        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
-    ]
-    assert scheduled.count(ACT_WRITE_EXECUTE) == expect.writes_scheduled
+    activities = scheduled(await killer.history(run_id))
+    assert activities.count(ACT_WRITE_EXECUTE) == expect.writes_scheduled
     resolves = 0 if point == "fence.before_stamp" else 1
-    assert scheduled.count(ACT_FENCE_RESOLVE) == resolves
+    assert activities.count(ACT_FENCE_RESOLVE) == resolves
     # The probe was asked (and kept failing) only for a write interrupted after its claim.
     asked = 1 if expect.pending is PendingState.OUTCOME_UNKNOWN else 0
-    assert scheduled.count(ACT_WRITE_RECONCILE) == asked
+    assert activities.count(ACT_WRITE_RECONCILE) == asked

@@ -35,6 +35,7 @@ from agentrt.store.runs import RunStore
 from agentrt.store.tool_steps import ToolStepStore
 from agentrt.workers.compose import WorkerResources
 from tests.fence._history import stamp_markers, stamp_state
+from tests.store.test_step_rows import _run
 
 PROMPT = "Please refund order 1042"
 REFUND_CALL = "r2.1"
@@ -171,15 +172,7 @@ async def test_a_claimed_write_survives_repeated_cancellation(
     """A run's cancel, then a worker shutdown: the claimed write is cancelled twice. It
     must still run once and be recorded, not die between its claim and its record."""
     world = DemoWorld(parts.ctx)
-    run_id = str(uuid.uuid4())
-    runs.begin(
-        run_id=run_id,
-        profile="auto",
-        snapshot='{"plan": {"privacy": "full"}}',
-        prompt="p",
-        initiator="t",
-        privacy="full",
-    )
+    run_id = _run(parts)  # a running run
     key = idempotency_key(run_id, REFUND_CALL)
     tok = str(uuid.uuid4())
     fence = FenceRequest(run_id=run_id, call_id=REFUND_CALL, tool="issue_refund", token=tok)

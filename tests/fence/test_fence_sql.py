@@ -69,6 +69,20 @@ def claim(fence: StoreContext, run_id: str, tok: str) -> bool:
     return _sql.claim(fence, run_id, tok) is None
 
 
+def stamped(fence: StoreContext, run_id: str) -> str:
+    """A fresh token, stamped on the run's fence."""
+    tok = token()
+    stamp(fence, run_id, tok)
+    return tok
+
+
+def claimed(fence: StoreContext, run_id: str) -> str:
+    """A fresh token, stamped and claimed (the claim must win)."""
+    tok = stamped(fence, run_id)
+    assert claim(fence, run_id, tok)
+    return tok
+
+
 def pending(runs: RunStore, run_id: str) -> PendingState | None:
     view = runs.get(run_id)
     assert view is not None
@@ -93,18 +107,27 @@ def settle(parts: WorkerResources, run_id: str, status: RunStatus) -> None:
     assert settled.applied
 
 
-def record(parts: WorkerResources, run_id: str, tok: str) -> None:
+def record(
+    parts: WorkerResources,
+    run_id: str,
+    tok: str,
+    call: ToolCall = CALL,
+    *,
+    effect: str = "NON_IDEMPOTENT_WRITE",
+    content: str = "Refund #1 recorded.",
+    key: str | None = None,
+) -> None:
     """What the write activity does after the effect: step, ledger and fence clear at once."""
     ToolStepStore(parts.ctx).record(
         run_id=run_id,
         sequence=1,
         round=1,
-        call=CALL,
-        effect="NON_IDEMPOTENT_WRITE",
-        content="Refund #1 recorded.",
+        call=call,
+        effect=effect,
+        content=content,
         is_error=False,
         privacy="full",
-        idempotency_key=idempotency_key(run_id, CALL.call_id),
+        idempotency_key=key if key is not None else idempotency_key(run_id, call.call_id),
         also=[_sql.clear_part(run_id, tok)],
     )
 
@@ -179,9 +202,7 @@ def test_restamp_of_an_unclaimed_call_replaces_the_token(fence: StoreContext, ru
 def test_restamp_of_a_claimed_call_is_refused(
     fence: StoreContext, runs: RunStore, run_id: str
 ) -> None:
-    tok = token()
-    stamp(fence, run_id, tok)
-    assert claim(fence, run_id, tok)
+    claimed(fence, run_id)
     assert stamp(fence, run_id, token()) == FenceState.INTERRUPTED
     assert pending(runs, run_id) is PendingState.EXECUTING
 
@@ -190,8 +211,7 @@ def test_restamp_of_a_claimed_call_is_refused(
 
 
 def test_claim_works_once_per_token(fence: StoreContext, runs: RunStore, run_id: str) -> None:
-    tok = token()
-    stamp(fence, run_id, tok)
+    tok = stamped(fence, run_id)
     assert not claim(fence, run_id, token())  # a token never issued
     assert claim(fence, run_id, tok)
     assert pending(runs, run_id) is PendingState.EXECUTING
@@ -199,8 +219,7 @@ def test_claim_works_once_per_token(fence: StoreContext, runs: RunStore, run_id:
 
 
 def test_concurrent_claims_of_one_token_have_one_winner(fence: StoreContext, run_id: str) -> None:
-    tok = token()
-    stamp(fence, run_id, tok)
+    tok = stamped(fence, run_id)
     wins = race(*[lambda: claim(fence, run_id, tok)] * 6)
     assert sorted(wins) == [False] * 5 + [True]
 
@@ -208,8 +227,7 @@ def test_concurrent_claims_of_one_token_have_one_winner(fence: StoreContext, run
 def test_claim_refused_after_the_run_is_cancelled(
     fence: StoreContext, runs: RunStore, parts: WorkerResources, run_id: str
 ) -> None:
-    tok = token()
-    stamp(fence, run_id, tok)
+    tok = stamped(fence, run_id)
     settle(parts, run_id, RunStatus.CANCELLED)
     assert not claim(fence, run_id, tok)
     assert pending(runs, run_id) is None  # an unclaimed fence dies with the run
@@ -219,8 +237,7 @@ def test_claim_refused_on_a_run_not_running_even_with_its_fence(
     fence: StoreContext, runs: RunStore, parts: WorkerResources, run_id: str
 ) -> None:
     """The status guard alone refuses: e.g. a run suspended for approval meanwhile."""
-    tok = token()
-    stamp(fence, run_id, tok)
+    tok = stamped(fence, run_id)
     with parts.ctx.sessions.begin() as s:
         s.execute(
             update(RunRow)
@@ -234,9 +251,7 @@ def test_claim_refused_on_a_run_not_running_even_with_its_fence(
 def test_a_claimed_fence_outlives_the_settle(
     fence: StoreContext, runs: RunStore, parts: WorkerResources, run_id: str
 ) -> None:
-    tok = token()
-    stamp(fence, run_id, tok)
-    assert claim(fence, run_id, tok)
+    claimed(fence, run_id)
     settle(parts, run_id, RunStatus.CANCELLED)
     assert pending(runs, run_id) is PendingState.EXECUTING  # evidence of a write in flight
 
@@ -247,8 +262,7 @@ def test_a_claimed_fence_outlives_the_settle(
 def test_resolve_stamped_is_never_claimed_and_voids_the_fence(
     fence: StoreContext, runs: RunStore, run_id: str
 ) -> None:
-    tok = token()
-    stamp(fence, run_id, tok)
+    tok = stamped(fence, run_id)
     assert resolve(fence, run_id, tok) == FenceState.NEVER_CLAIMED
     assert pending(runs, run_id) is None
     assert not claim(fence, run_id, tok)  # a late claim of the void fence
@@ -261,9 +275,7 @@ def test_resolve_stamped_is_never_claimed_and_voids_the_fence(
 def test_resolve_executing_is_interrupted_with_outcome_unknown(
     fence: StoreContext, runs: RunStore, run_id: str
 ) -> None:
-    tok = token()
-    stamp(fence, run_id, tok)
-    assert claim(fence, run_id, tok)
+    tok = claimed(fence, run_id)
     assert resolve(fence, run_id, tok) == FenceState.INTERRUPTED
     assert pending(runs, run_id) is PendingState.OUTCOME_UNKNOWN
     # Retried resolve: the same verdict; the call can be neither re-stamped nor claimed.
@@ -276,9 +288,7 @@ def test_resolve_executing_is_interrupted_with_outcome_unknown(
 def test_resolve_recorded_is_already_done(
     fence: StoreContext, runs: RunStore, parts: WorkerResources, run_id: str
 ) -> None:
-    tok = token()
-    stamp(fence, run_id, tok)
-    assert claim(fence, run_id, tok)
+    tok = claimed(fence, run_id)
     record(parts, run_id, tok)
     assert pending(runs, run_id) is None  # cleared in the record transaction
     assert resolve(fence, run_id, tok) == FenceState.ALREADY_DONE
@@ -293,9 +303,7 @@ def test_recorded_call_is_done_even_after_the_run_settled(
     fence: StoreContext, parts: WorkerResources, run_id: str
 ) -> None:
     """A reset of a COMPLETED run re-stamps its finished write: done, not "not running"."""
-    tok = token()
-    stamp(fence, run_id, tok)
-    assert claim(fence, run_id, tok)
+    tok = claimed(fence, run_id)
     record(parts, run_id, tok)
     settle(parts, run_id, RunStatus.FAILED)
     assert stamp(fence, run_id, token()) == FenceState.ALREADY_DONE
@@ -317,8 +325,7 @@ def test_claim_racing_resolve_never_yields_never_claimed_for_a_claimed_write(
         runs.begin(
             run_id=rid, profile="auto", snapshot="{}", prompt="p", initiator="t", privacy="full"
         )
-        tok = token()
-        stamp(fence, rid, tok)
+        tok = stamped(fence, rid)
         claimed, verdict = race(
             lambda: claim(fence, rid, tok),  # noqa: B023 (joined in this pass)
             lambda: resolve(fence, rid, tok),  # noqa: B023
@@ -332,8 +339,7 @@ def test_claim_racing_resolve_never_yields_never_claimed_for_a_claimed_write(
 
 
 def test_a_refused_claim_says_whether_the_run_exists(fence: StoreContext, run_id: str) -> None:
-    tok = token()
-    stamp(fence, run_id, tok)
+    tok = stamped(fence, run_id)
     assert _sql.claim(fence, run_id, token()) is ErrorType.FENCE_REJECTED
     assert _sql.claim(fence, str(uuid.uuid4()), tok) is ErrorType.RUN_NOT_FOUND
 
@@ -351,9 +357,7 @@ def test_void_empties_a_stamped_fence_and_keeps_a_claimed_one(
     with fence.sessions.begin() as s:
         s.execute(voided)
     assert pending(runs, run_id) is None
-    tok = token()
-    stamp(fence, run_id, tok)
-    assert claim(fence, run_id, tok)
+    claimed(fence, run_id)
     with fence.sessions.begin() as s:
         s.execute(voided)
     assert pending(runs, run_id) is PendingState.EXECUTING
@@ -373,18 +377,7 @@ def test_a_recorded_write_is_one_round_trip_on_postgres(parts: WorkerResources) 
         stamp = _sql.stamp(parts.ctx, _request(run_id, "tok", call), key)
         assert stamp == "stamped"
         assert _sql.claim(parts.ctx, run_id, "tok") is None
-        ToolStepStore(parts.ctx).record(
-            run_id=run_id,
-            sequence=1,
-            round=1,
-            call=call,
-            effect="non_idempotent_write",
-            content="ok",
-            is_error=False,
-            privacy="full",
-            idempotency_key=key,
-            also=[_sql.clear_part(run_id, "tok")],
-        )
+        record(parts, run_id, "tok", call, effect="non_idempotent_write", content="ok", key=key)
     if backend() == "postgres":
         assert sent == ["UPDATE", "UPDATE", "WITH"]
     else:

@@ -7,6 +7,7 @@ import threading
 import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,6 @@ from temporalio.worker import Replayer
 
 from agentrt import (
     AgentRuntime,
-    Profile,
     Reconciled,
     RunStatus,
     Settings,
@@ -30,30 +30,20 @@ from agentrt import (
     build_worker,
     tool,
 )
-from agentrt.activities.providers.scripted import RuleSet, ScriptedProvider
+from agentrt.activities.providers.scripted import ScriptedProvider
 from agentrt.contracts.enums import EventKind, PendingState
 from agentrt.contracts.ids import ACT_WRITE_EXECUTE, ACT_WRITE_RECONCILE
+from agentrt.contracts.run import EventView, RunView
 from agentrt.core.temporal import data_converter
 from agentrt.store.runs import RunStore
 from agentrt.workers.main import sandbox_runner
 from agentrt.workflows.agent_run import AgentRunWorkflow
+from tests._rules import one_call, scripted_profile
 from tests.conftest import profiles_in_code
 
 PROMPT = "Please pay the invoice"
-RULES = RuleSet.model_validate(
-    {
-        "default_reply": "I only pay invoices.",
-        "rules": [
-            {
-                "name": "pay",
-                "match": {"contains": "pay"},
-                "steps": [
-                    {"tool_calls": [{"name": "pay", "arguments": {"invoice": "inv-7"}}]},
-                    {"text": "Done with the invoice."},
-                ],
-            }
-        ],
-    }
+RULES = one_call(
+    "pay", "pay", {"invoice": "inv-7"}, "Done with the invoice.", "I only pay invoices."
 )
 
 
@@ -92,15 +82,8 @@ async def _runtime(
     client: Client, settings: Settings, tmp_path: Path, box: Toolbox
 ) -> AsyncIterator[tuple[AgentRuntime, RunStore, str]]:
     queue = f"tq-{uuid.uuid4().hex[:10]}"
-    profile = Profile(
-        name=f"payer-{uuid.uuid4().hex[:8]}",
-        instructions="You pay invoices.",
-        model="scripted:demo",
-        toolboxes=["payments"],
-        approval="none",
-        task_queue=queue,
-        timeouts=Timeouts(write_seconds=5, write_heartbeat_seconds=3),
-    )
+    timeouts = Timeouts(write_seconds=5, write_heartbeat_seconds=3)
+    profile = scripted_profile("payer", "You pay invoices.", "payments", queue, timeouts=timeouts)
     s = profiles_in_code(settings, queue, tmp_path)
     worker, resources = build_worker(
         client, s, toolboxes=[box], providers={"scripted": ScriptedProvider(RULES)},
@@ -137,6 +120,37 @@ def _tool_messages(runs: RunStore, run_id: str) -> list[tuple[str, bool]]:
     return [(m.content, m.is_error) for m in runs.transcript(run_id) if m.role == "tool"]
 
 
+@dataclass(frozen=True)
+class Paid:
+    """A run of PROMPT, read while its worker still ran."""
+
+    view: RunView
+    messages: list[tuple[str, bool]]  # the tool messages of its transcript
+    steps: list[EventView]  # its TOOL events
+
+
+async def _pay(
+    client: Client,
+    settings: Settings,
+    tmp_path: Path,
+    target: Target,
+    behave: Behaviour,
+    probe: Callable[..., Any] | None,
+) -> Paid:
+    """Run PROMPT on a worker whose `pay` is `behave` on `target`, reconciled by `probe`."""
+    box = _toolbox(target, behave, probe=probe)
+    async with _runtime(client, settings, tmp_path, box) as (runtime, runs, profile):
+        view = await runtime.run(profile, PROMPT)
+        steps = [e for e in runs.events(view.run_id) if e.kind is EventKind.TOOL]
+        return Paid(view, _tool_messages(runs, view.run_id), steps)
+
+
+async def _writes(client: Client, run_id: str) -> tuple[int, int]:
+    """How many write.execute and write.reconcile activities the run scheduled."""
+    scheduled = await _scheduled(client, run_id)
+    return scheduled.count(ACT_WRITE_EXECUTE), scheduled.count(ACT_WRITE_RECONCILE)
+
+
 # --- the tool's own word: typed exceptions ---------------------------------------------
 
 
@@ -154,14 +168,11 @@ async def test_a_write_raising_not_applied_goes_on_with_an_error_result(
     client: Client, settings: Settings, tmp_path: Path
 ) -> None:
     target = Target()
-    box = _toolbox(target, _refuses, probe=None)
-    async with _runtime(client, settings, tmp_path, box) as (runtime, runs, profile):
-        view = await runtime.run(profile, PROMPT)
+    paid = await _pay(client, settings, tmp_path, target, _refuses, probe=None)
+    view = paid.view
     assert view.status is RunStatus.COMPLETED and view.answer == "Done with the invoice."
     assert view.pending_effect is None  # the fence was cleared
-    assert _tool_messages(runs, view.run_id) == [
-        ("pay failed: invoice inv-7 is already settled", True)
-    ]
+    assert paid.messages == [("pay failed: invoice inv-7 is already settled", True)]
     assert len(target.calls) == 1 and target.applied == {}
     assert ACT_WRITE_RECONCILE not in await _scheduled(client, view.run_id)
 
@@ -170,11 +181,9 @@ async def test_a_write_failed_after_applying_is_recorded_and_never_repeated(
     client: Client, settings: Settings, tmp_path: Path
 ) -> None:
     target = Target()
-    box = _toolbox(target, _half_done, probe=None)
-    async with _runtime(client, settings, tmp_path, box) as (runtime, runs, profile):
-        view = await runtime.run(profile, PROMPT)
-    assert view.status is RunStatus.COMPLETED and view.pending_effect is None
-    assert _tool_messages(runs, view.run_id) == [
+    paid = await _pay(client, settings, tmp_path, target, _half_done, probe=None)
+    assert paid.view.status is RunStatus.COMPLETED and paid.view.pending_effect is None
+    assert paid.messages == [
         ("pay was applied, then failed: the receipt could not be fetched", True)
     ]
     assert len(target.applied) == 1 and len(target.calls) == 1
@@ -208,18 +217,23 @@ async def test_an_interrupted_write_the_probe_finds_applied_completes_with_its_r
     client: Client, settings: Settings, tmp_path: Path
 ) -> None:
     target = Target()
-    box = _toolbox(target, _applies_then_raises, probe=_by_key(target))
-    async with _runtime(client, settings, tmp_path, box) as (runtime, runs, profile):
-        view = await runtime.run(profile, PROMPT)
-        assert view.status is RunStatus.COMPLETED, view
-        assert view.pending_effect is None
-        assert _tool_messages(runs, view.run_id) == [("paid inv-7 (payment #1)", False)]
-        [step] = [e for e in runs.events(view.run_id) if e.kind is EventKind.TOOL]
-        assert step.payload["reconciled"] is True
+    paid = await _pay(client, settings, tmp_path, target, _applies_then_raises, _by_key(target))
     [key] = target.calls  # ran once
-    assert key.startswith(f"{view.run_id}/") and target.probes == [key]  # asked once
-    scheduled = await _scheduled(client, view.run_id)
-    assert scheduled.count(ACT_WRITE_EXECUTE) == 1 and scheduled.count(ACT_WRITE_RECONCILE) == 1
+    assert key.startswith(f"{paid.view.run_id}/")
+    assert paid.view.pending_effect is None
+    [step] = paid.steps
+    assert step.payload["reconciled"] is True
+    await _paid_once(client, paid, target, writes=1)
+
+
+async def _paid_once(client: Client, paid: Paid, target: Target, writes: int) -> None:
+    """The run completed with the one payment's result, its probe asked once, about the
+    key its write first ran with; `writes` write executions scheduled; it replays."""
+    view = paid.view
+    assert view.status is RunStatus.COMPLETED, view
+    assert paid.messages == [("paid inv-7 (payment #1)", False)]
+    assert target.probes == [target.calls[0]]  # asked once
+    assert await _writes(client, view.run_id) == (writes, 1)
     await _replays(client, view.run_id)
 
 
@@ -227,17 +241,11 @@ async def test_an_interrupted_write_the_probe_finds_not_applied_runs_again_with_
     client: Client, settings: Settings, tmp_path: Path
 ) -> None:
     target = Target()
-    box = _toolbox(target, _lost_then_works, probe=_by_key(target))
-    async with _runtime(client, settings, tmp_path, box) as (runtime, runs, profile):
-        view = await runtime.run(profile, PROMPT)
-        assert view.status is RunStatus.COMPLETED, view
-        assert _tool_messages(runs, view.run_id) == [("paid inv-7 (payment #1)", False)]
+    paid = await _pay(client, settings, tmp_path, target, _lost_then_works, _by_key(target))
     [first, second] = target.calls
     assert first == second  # the re-execution carries the same idempotency key
-    assert len(target.applied) == 1 and target.probes == [first]
-    scheduled = await _scheduled(client, view.run_id)
-    assert scheduled.count(ACT_WRITE_EXECUTE) == 2 and scheduled.count(ACT_WRITE_RECONCILE) == 1
-    await _replays(client, view.run_id)
+    assert len(target.applied) == 1
+    await _paid_once(client, paid, target, writes=2)
 
 
 @pytest.mark.parametrize("answer", ["unknown", "raises"])
@@ -252,10 +260,9 @@ async def test_an_interrupted_write_without_an_answer_fails_as_before(
             raise ConnectionError("the payments API is down")
         return Reconciled.unknown()
 
-    box = _toolbox(target, _applies_then_raises, probe=probe)
-    async with _runtime(client, settings, tmp_path, box) as (runtime, runs, profile):
-        view = await runtime.run(profile, PROMPT)
-        assert _tool_messages(runs, view.run_id) == []
+    paid = await _pay(client, settings, tmp_path, target, _applies_then_raises, probe)
+    view = paid.view
+    assert paid.messages == []
     assert view.status is RunStatus.FAILED
     assert view.termination_reason is TerminationReason.INTERRUPTED_WRITE
     assert view.pending_effect is not None
@@ -269,9 +276,7 @@ async def test_an_interrupted_write_with_no_probe_fails_and_asks_nothing(
     client: Client, settings: Settings, tmp_path: Path
 ) -> None:
     target = Target()
-    box = _toolbox(target, _applies_then_raises, probe=None)
-    async with _runtime(client, settings, tmp_path, box) as (runtime, _runs, profile):
-        view = await runtime.run(profile, PROMPT)
+    view = (await _pay(client, settings, tmp_path, target, _applies_then_raises, None)).view
     assert view.status is RunStatus.FAILED
     assert view.termination_reason is TerminationReason.INTERRUPTED_WRITE
     assert len(target.calls) == 1

@@ -5,26 +5,16 @@ happened. The run COMPLETES with exactly one ledger row either way. With the pro
 target down, the same kills end the run FAILED interrupted_write (test_fence_kill.py).
 """
 
-import asyncio
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 from temporalio.api.enums.v1 import EventType
-from temporalio.client import Client
-from temporalio.testing import WorkflowEnvironment
 
 from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
 from agentrt.contracts.ids import ACT_WRITE_EXECUTE, ACT_WRITE_RECONCILE
-from agentrt.core.settings import Settings
-from agentrt.starter.facade import AgentRuntime
 from agentrt.store.demo import DemoWorld
-from agentrt.workers.compose import WorkerResources
-from tests.fence.test_fence_kill import PROMPT, REFUND_CALL, _address, pool
-from tests.workers._proc import WorkerPool, wait_for_marker, worker_env
-
-__all__ = ["pool"]  # the worker pool fixture, shared with test_fence_kill.py
+from tests.fence._kill import REFUND_CALL, Killer, scheduled
 
 # Kill, heartbeat timeout (3 s), the wait for the attempt's start-to-close bound (20 s in
 # the fast-writes profile), the probe, then a re-run write or the recorded step.
@@ -50,42 +40,17 @@ CASES = {
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("point", list(CASES))
 async def test_kill_inside_the_write_window_is_reconciled_to_exactly_one_write(
-    point: str,
-    pool: WorkerPool,
-    temporal_env: WorkflowEnvironment,
-    client: Client,
-    runtime: AgentRuntime,
-    settings: Settings,
-    parts: WorkerResources,
-    task_queue: str,
-    tmp_path: Path,
+    point: str, killer: Killer
 ) -> None:
     expect = CASES[point]
-    markers = tmp_path / "markers"
-    address = _address(temporal_env)
-    faulty = pool.spawn(
-        worker_env(
-            settings,
-            temporal_address=address,
-            task_queue=task_queue,
-            block_at=point,
-            marker_dir=markers,
-        )
-    )
-    run_id = await runtime.start("fast-writes", PROMPT)
-    await wait_for_marker(markers / point, faulty, within=30.0)
-    faulty.kill()
-    killed = time.monotonic()
-
-    fresh = pool.spawn(worker_env(settings, temporal_address=address, task_queue=task_queue))
-    try:
-        view = await asyncio.wait_for(runtime.result(run_id), SETTLE_WITHIN)
-    except TimeoutError:
-        raise AssertionError(f"run did not settle:\n{fresh.log_tail()}") from None
-    print(f"\n{point}: settled {time.monotonic() - killed:.1f}s after the kill")
+    killed = await killer.kill_at(point)
+    run_id, runtime = killed.run_id, killer.runtime
+    fresh = killer.fresh()
+    view = await killer.settle(run_id, fresh, SETTLE_WITHIN)
+    print(f"\n{point}: settled {time.monotonic() - killed.killed:.1f}s after the kill")
 
     # Exactly once: one ledger row, whichever side of the effect the worker died on.
-    assert DemoWorld(parts.ctx).ledger_count(run_id=run_id, call_id=REFUND_CALL) == 1
+    assert DemoWorld(killer.parts.ctx).ledger_count(run_id=run_id, call_id=REFUND_CALL) == 1
     assert view.status is RunStatus.COMPLETED, fresh.log_tail()
     assert view.outcome is Outcome.COMPLETED
     assert view.termination_reason is TerminationReason.ANSWERED
@@ -100,13 +65,9 @@ async def test_kill_inside_the_write_window_is_reconciled_to_exactly_one_write(
     if expect.reconciled:
         assert "found in the ledger" in refund.payload["result"]
 
-    history = await client.get_workflow_handle(run_id).fetch_history()
-    scheduled = [
-        e.activity_task_scheduled_event_attributes.activity_type.name
-        for e in history.events
-        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
-    ]
-    assert scheduled.count(ACT_WRITE_EXECUTE) == expect.writes_scheduled
-    assert scheduled.count(ACT_WRITE_RECONCILE) == 1
+    history = await killer.history(run_id)
+    activities = scheduled(history)
+    assert activities.count(ACT_WRITE_EXECUTE) == expect.writes_scheduled
+    assert activities.count(ACT_WRITE_RECONCILE) == 1
     # The probe ran only after the attempt's start-to-close bound (a durable timer).
     assert any(e.event_type == EventType.EVENT_TYPE_TIMER_STARTED for e in history.events)

@@ -13,36 +13,22 @@ import pytest
 import yaml
 from temporalio.client import Client
 
-from agentrt import AgentRuntime, Profile, RunStatus, Settings, TerminationReason, Toolbox
+from agentrt import AgentRuntime, RunStatus, Settings, TerminationReason, Toolbox
 from agentrt import build_worker as make
-from agentrt.activities.providers.scripted import RuleSet, ScriptedProvider
+from agentrt.activities.providers.scripted import ScriptedProvider
 from agentrt.activities.toolbox.mcp import flatten, open_mcp_toolboxes
 from agentrt.activities.toolbox.mcp_config import load_mcp_config
 from agentrt.contracts.enums import EventKind, PendingState
 from agentrt.contracts.errors import ConfigError
+from agentrt.contracts.run import EventView, RunView
 from agentrt.store.runs import RunStore
+from tests._rules import one_call, scripted_profile
 from tests.conftest import profiles_in_code
 from tests.fence.mcp_ledger import rows
 
 ROOT = Path(__file__).resolve().parents[2]
-RULES = RuleSet.model_validate(
-    {
-        "default_reply": "I only refund.",
-        "rules": [
-            {
-                "name": "refund",
-                "match": {"contains": "refund"},
-                "steps": [
-                    {
-                        "tool_calls": [
-                            {"name": "shop.refund", "arguments": {"order": "o-9", "cents": 250}}
-                        ]
-                    },
-                    {"text": "Refund handled."},
-                ],
-            }
-        ],
-    }
+RULES = one_call(
+    "refund", "shop.refund", {"order": "o-9", "cents": 250}, "Refund handled.", "I only refund."
 )
 
 
@@ -66,14 +52,7 @@ async def _runtime(
     path.write_text(yaml.safe_dump({"servers": [server]}))
     boxes, close = await open_mcp_toolboxes(load_mcp_config(path, {}))
     queue = f"tq-{uuid.uuid4().hex[:10]}"
-    profile = Profile(
-        name=f"refunder-{uuid.uuid4().hex[:8]}",
-        instructions="You refund.",
-        model="scripted:demo",
-        toolboxes=["shop"],
-        approval="none",
-        task_queue=queue,
-    )
+    profile = scripted_profile("refunder", "You refund.", "shop", queue)
     s = profiles_in_code(settings, queue, tmp_path)
     try:
         worker, resources = make(
@@ -96,20 +75,29 @@ def _calls(ledger: Path) -> list[str]:
 PROBED = {"reconcile": {"refund": "refund_status"}}
 
 
-async def test_an_mcp_write_that_errs_after_applying_is_found_applied_by_its_probe(
-    client: Client, settings: Settings, tmp_path: Path
-) -> None:
-    ledger = tmp_path / "ledger.jsonl"
-    async with _runtime(client, settings, tmp_path, _server(ledger, "fail_after", **PROBED)) as (
+async def _refund_probed(
+    client: Client, settings: Settings, tmp_path: Path, ledger: Path, mode: str
+) -> tuple[RunView, EventView]:
+    """Run a refund on a server in `mode` whose refund has its probe: the run's view and
+    its one TOOL event."""
+    async with _runtime(client, settings, tmp_path, _server(ledger, mode, **PROBED)) as (
         runtime,
         _runs,
         profile,
     ):
         view = await runtime.run(profile, "Please refund o-9")
         events = await runtime.events(view.run_id)
+    [step] = [e for e in events if e.kind is EventKind.TOOL]
+    return view, step
+
+
+async def test_an_mcp_write_that_errs_after_applying_is_found_applied_by_its_probe(
+    client: Client, settings: Settings, tmp_path: Path
+) -> None:
+    ledger = tmp_path / "ledger.jsonl"
+    view, step = await _refund_probed(client, settings, tmp_path, ledger, "fail_after")
     assert view.status is RunStatus.COMPLETED and view.answer == "Refund handled."
     assert view.pending_effect is None
-    [step] = [e for e in events if e.kind is EventKind.TOOL]
     assert step.payload["reconciled"] is True and step.payload["is_error"] is False
     assert step.payload["result"] == "refunded 250 cents on order o-9 (ledger)"
     [row] = rows(ledger)  # exactly one refund
@@ -120,15 +108,8 @@ async def test_an_mcp_write_lost_once_runs_again_with_the_same_key_and_applies_o
     client: Client, settings: Settings, tmp_path: Path
 ) -> None:
     ledger = tmp_path / "ledger.jsonl"
-    async with _runtime(client, settings, tmp_path, _server(ledger, "lose_first", **PROBED)) as (
-        runtime,
-        _runs,
-        profile,
-    ):
-        view = await runtime.run(profile, "Please refund o-9")
-        events = await runtime.events(view.run_id)
+    view, step = await _refund_probed(client, settings, tmp_path, ledger, "lose_first")
     assert view.status is RunStatus.COMPLETED, view
-    [step] = [e for e in events if e.kind is EventKind.TOOL]
     assert step.payload["result"] == "refunded 250 cents on order o-9"
     assert "reconciled" not in step.payload  # the re-run's own result
     key = f"{view.run_id}/{step.payload['call_id']}"

@@ -15,12 +15,10 @@ from agentrt.activities.registry import ToolRegistry
 from agentrt.activities.toolbox.demo import demo_tools
 from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason, ToolEffect
 from agentrt.contracts.errors import ErrorType
-from agentrt.contracts.ids import idempotency_key
-from agentrt.contracts.messages import ToolCall
-from agentrt.contracts.run import ToolCallRequest
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.demo import DemoWorld
 from agentrt.workers.compose import WorkerResources
+from tests.activities._steps import tool_request
 from tests.conftest import FailTimes
 from tests.workflows.test_failures import StoreAwayAt
 
@@ -37,17 +35,11 @@ async def test_a_write_on_a_run_with_no_row_is_refused_before_it_runs(
         registry=ToolRegistry(demo_tools(DemoWorld(parts.ctx))),
         executor=parts.executor,
     )
-    call = ToolCall(
-        call_id="r1.1", name="issue_refund", arguments={"order_id": "1042", "amount_cents": 5}
-    )
-    request = ToolCallRequest(
-        run_id=ghost,
-        round=1,
-        sequence=1,
-        call=call,
+    request = tool_request(
+        ghost,
+        "issue_refund",
+        {"order_id": "1042", "amount_cents": 5},
         effect=ToolEffect.NON_IDEMPOTENT_WRITE,
-        idempotency_key=idempotency_key(ghost, "r1.1"),
-        privacy="full",
         fence_token="t",
     )
     with pytest.raises(ApplicationError) as err:

@@ -12,34 +12,20 @@ from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
 from agentrt import AgentRuntime, Profile, RunStatus, Settings, UnknownProfileError, build_worker
-from agentrt.activities.providers.scripted import RuleSet, ScriptedProvider
+from agentrt.activities.providers.scripted import ScriptedProvider
 from agentrt.contracts.profiles import RegisteredProfile
 from agentrt.store.profile_registry import ProfileRegistry
 from agentrt.store.runs import RunStore
+from tests._rules import one_call, scripted_profile
 from tests.workers import _user_toolbox
 
 # The scripted model, written in Python too.
-RULES = RuleSet.model_validate(
-    {
-        "default_reply": "I only book entries.",
-        "rules": [
-            {
-                "name": "book",
-                "match": {"contains": "book"},
-                "steps": [
-                    {
-                        "tool_calls": [
-                            {
-                                "name": "book_entry",
-                                "arguments": {"account": "acme", "amount_cents": 700},
-                            }
-                        ]
-                    },
-                    {"text": "Booked."},
-                ],
-            }
-        ],
-    }
+RULES = one_call(
+    "book",
+    "book_entry",
+    {"account": "acme", "amount_cents": 700},
+    "Booked.",
+    "I only book entries.",
 )
 
 
@@ -47,14 +33,8 @@ async def test_a_profile_written_in_python_runs_an_agent_end_to_end_with_no_yaml
     client: Client, settings: Settings, tmp_path: Path
 ) -> None:
     queue = f"tq-{uuid.uuid4().hex[:10]}"
-    profile = Profile(
-        name=f"bookkeeper-{uuid.uuid4().hex[:8]}",
-        instructions="You keep the books.",
-        model="scripted:demo",
-        toolboxes=["ledger"],
-        approval="none",
-        task_queue=queue,  # its own queue: the client learns it from the registration
-    )
+    # Its own queue: the client learns it from the registration.
+    profile = scripted_profile("bookkeeper", "You keep the books.", "ledger", queue)
     s = settings.replace(
         temporal={"task_queue": queue},
         worker={"profiles_file": tmp_path / "absent-profiles.yaml"},  # never read

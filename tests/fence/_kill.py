@@ -1,0 +1,83 @@
+"""A run's worker PROCESS SIGKILLed at a fault point (workers/faults.py), then the run
+settled by a fresh worker: the shared steps of test_fence_kill.py and test_reconcile_kill.py."""
+
+import asyncio
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from temporalio.api.enums.v1 import EventType
+from temporalio.api.history.v1 import History
+from temporalio.client import Client
+
+from agentrt.contracts.run import RunView
+from agentrt.core.settings import Settings
+from agentrt.starter.facade import AgentRuntime
+from agentrt.workers.compose import WorkerResources
+from tests.workers._proc import WorkerPool, WorkerProcess, wait_for_marker, worker_env
+
+PROMPT = "Please refund order 1042"  # lookup_order, then issue_refund (call r2.1), an answer
+REFUND_CALL = "r2.1"
+
+
+@dataclass(frozen=True)
+class Killed:
+    run_id: str
+    started: float  # time.monotonic() when the run was started
+    reached: float  # ... when the worker had reached the fault point
+    killed: float  # ... when it was dead
+
+
+@dataclass(frozen=True)
+class Killer:
+    pool: WorkerPool
+    address: str  # the Temporal dev server's
+    client: Client
+    runtime: AgentRuntime
+    settings: Settings
+    parts: WorkerResources
+    task_queue: str
+    markers: Path  # where the blocked worker drops its marker file
+
+    async def kill_at(self, point: str) -> Killed:
+        """Start PROMPT in the fast-writes profile on a worker that blocks at `point`, and
+        SIGKILL that worker's process group once it is there."""
+        faulty = self.pool.spawn(
+            worker_env(
+                self.settings,
+                temporal_address=self.address,
+                task_queue=self.task_queue,
+                block_at=point,
+                marker_dir=self.markers,
+            )
+        )
+        started = time.monotonic()
+        run_id = await self.runtime.start("fast-writes", PROMPT)
+        await wait_for_marker(self.markers / point, faulty, within=30.0)
+        reached = time.monotonic()
+        faulty.kill()
+        return Killed(run_id, started, reached, time.monotonic())
+
+    def fresh(self, **extra_env: str) -> WorkerProcess:
+        """A worker with no fault point armed (and `extra_env` set)."""
+        env = worker_env(self.settings, temporal_address=self.address, task_queue=self.task_queue)
+        env.update(extra_env)
+        return self.pool.spawn(env)
+
+    async def settle(self, run_id: str, fresh: WorkerProcess, within: float) -> RunView:
+        try:
+            return await asyncio.wait_for(self.runtime.result(run_id), within)
+        except TimeoutError:
+            raise AssertionError(f"run did not settle:\n{fresh.log_tail()}") from None
+
+    async def history(self, run_id: str) -> History:
+        return await self.client.get_workflow_handle(run_id).fetch_history()
+
+
+def scheduled(history: History) -> list[str]:
+    """The activity types the history scheduled, in order."""
+    return [
+        e.activity_task_scheduled_event_attributes.activity_type.name
+        for e in history.events
+        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+    ]

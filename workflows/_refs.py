@@ -1,0 +1,43 @@
+"""The agent run's step activities, by their frozen names: begin, a model call, a tool call,
+a refused call, and the fence's stamp, resolve, write and probe. Their modules hold SQL
+(the model activity's the completion's, as it completes the run on its answer; the fence's
+in activities/fence), which workflow code never imports."""
+
+from temporalio import workflow
+
+from agentrt.workflows._calls import ActivityRef
+
+with workflow.unsafe.imports_passed_through():
+    from agentrt.contracts.ids import (
+        ACT_FENCE_RESOLVE,
+        ACT_FENCE_STAMP,
+        ACT_MODEL_COMPLETE,
+        ACT_RUN_BEGIN,
+        ACT_TOOL_EXECUTE,
+        ACT_TOOL_REFUSE,
+        ACT_WRITE_EXECUTE,
+        ACT_WRITE_RECONCILE,
+    )
+    from agentrt.contracts.reconcile import ReconcileResult
+    from agentrt.contracts.run import (
+        BeginRequest,
+        BeginResult,
+        FenceRequest,
+        FenceResult,
+        ModelRequest,
+        ModelResult,
+        RefuseRequest,
+        ToolCallRequest,
+        ToolCallResult,
+    )
+
+# The run's own steps (workflows/_steps.py).
+BEGIN = ActivityRef[BeginRequest, BeginResult](ACT_RUN_BEGIN, BeginResult)
+MODEL = ActivityRef[ModelRequest, ModelResult](ACT_MODEL_COMPLETE, ModelResult)
+TOOL = ActivityRef[ToolCallRequest, ToolCallResult](ACT_TOOL_EXECUTE, ToolCallResult)
+REFUSE = ActivityRef[RefuseRequest, ToolCallResult](ACT_TOOL_REFUSE, ToolCallResult)
+# A non-idempotent write's, behind its fence (workflows/fence.py).
+STAMP = ActivityRef[FenceRequest, FenceResult](ACT_FENCE_STAMP, FenceResult)
+RESOLVE = ActivityRef[FenceRequest, FenceResult](ACT_FENCE_RESOLVE, FenceResult)
+WRITE = ActivityRef[ToolCallRequest, ToolCallResult](ACT_WRITE_EXECUTE, ToolCallResult)
+PROBE = ActivityRef[ToolCallRequest, ReconcileResult](ACT_WRITE_RECONCILE, ReconcileResult)
