@@ -191,6 +191,7 @@ WORKFLOW_PASSTHROUGH = (
     "agentrt.workflows._details",
     "agentrt.workflows._loop",
     "agentrt.workflows._options",
+    "agentrt.workflows._refs",
     "agentrt.workflows._steps",
     "agentrt.workflows.a2a",
     "agentrt.workflows.agent_run",
