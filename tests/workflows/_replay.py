@@ -1,8 +1,10 @@
 """A run's history, replayed on today's workflow code, and the patches it recorded."""
 
 import json
+from collections.abc import Iterable
 
 from temporalio.api.enums.v1 import EventType
+from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client, WorkflowHistory
 from temporalio.worker import Replayer
 
@@ -25,10 +27,10 @@ async def assert_replays(history: WorkflowHistory) -> None:
     assert result.replay_failure is None, result.replay_failure
 
 
-def patches(history: WorkflowHistory) -> list[str]:
-    """The ids of the patch markers the history recorded, in order."""
+def patches(events: Iterable[HistoryEvent]) -> list[str]:
+    """The ids of the patch markers among a history's events, in order."""
     found = []
-    for e in history.events:
+    for e in events:
         if e.event_type != EventType.EVENT_TYPE_MARKER_RECORDED:
             continue
         attrs = e.marker_recorded_event_attributes

@@ -34,6 +34,7 @@ def _calls(*calls: tuple[str, str]) -> list[dict[str, Any]]:
     return [{"name": name, "arguments": {"item": item}} for name, item in calls]
 
 
+FAN = [("peek", "a"), ("peek", "b"), ("note", "c"), ("send", "d"), ("send", "e")]
 RULES = RuleSet.model_validate(
     {
         "default_reply": "I only fan out.",
@@ -42,8 +43,7 @@ RULES = RuleSet.model_validate(
                 "name": "fan",  # two reads, an idempotent write, two non-idempotent writes
                 "match": {"contains": "fan out"},
                 "steps": [
-                    {"tool_calls": _calls(("peek", "a"), ("peek", "b"), ("note", "c"),
-                                          ("send", "d"), ("send", "e"))},  # fmt: skip
+                    {"tool_calls": _calls(*FAN)},
                     {"text": "All five done."},
                 ],
             },
@@ -160,7 +160,7 @@ async def test_reads_and_idempotent_writes_run_at_once_writes_one_after_another(
     results = [m.content for m in transcript if m.role == "tool"]
     assert results == [f"{x} done" for x in "abcde"]
     history = await fetch(client, done.run_id)
-    assert patches(history).count(PARALLEL_TOOLS) == 1
+    assert patches(history.events).count(PARALLEL_TOOLS) == 1
     await assert_replays(history)
 
 
@@ -169,14 +169,14 @@ async def test_the_profile_limits_how_many_calls_run_at_once(
     limit: int, client: Client, settings: Settings, tmp_path: Path
 ) -> None:
     probe = Probe()
-    async with _runtime(client, settings, tmp_path, probe, limit=limit) as (runtime, runs, name):
+    async with _runtime(client, settings, tmp_path, probe, limit=limit) as (runtime, _, name):
         done = await runtime.run(name, "three reads please")
     assert done.status is RunStatus.COMPLETED and done.answer == "Three peeked."
     assert probe.most == limit
     assert probe.entered == ["a", "b", "c"]  # slots are taken in issue order
     history = await fetch(client, done.run_id)
     # One at a time is today's loop, command for command: no marker.
-    assert (PARALLEL_TOOLS in patches(history)) is (limit > 1)
+    assert (PARALLEL_TOOLS in patches(history.events)) is (limit > 1)
     await assert_replays(history)
 
 
