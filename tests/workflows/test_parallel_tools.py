@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from temporalio.client import Client
+from temporalio.worker import Worker
 
 from agentrt import AgentRuntime, RunStatus, Settings, Toolbox, ToolContext, build_worker, tool
 from agentrt.activities.providers.scripted import RuleSet, ScriptedProvider
@@ -26,6 +27,7 @@ from agentrt.workflows._group import NOT_RUN, PARALLEL_TOOLS
 from tests._rules import scripted_profile
 from tests.conftest import profiles_in_code
 from tests.workflows._replay import assert_replays, fetch, patches
+from tests.workflows._waiting import decide
 
 HOLD = 0.4  # seconds each call stays inside its tool
 
@@ -210,3 +212,22 @@ async def test_a_cancel_mid_group_lets_started_calls_settle_and_records_the_rest
     assert tools["r1.3"]["result"] == NOT_RUN and tools["r1.3"]["refused"]
     assert events[-1].kind is EventKind.CANCEL and events[-1].payload["by"] == "ops"
     await assert_replays(await fetch(client, run_id))
+
+
+async def test_one_approval_covers_the_whole_group(
+    runtime: AgentRuntime, worker: Worker, runs: RunStore
+) -> None:
+    """The suite's `support` profile: the turn's four calls wait for one decision, then run
+    as one group (the read, the idempotent write, the two refunds one after another)."""
+    waiting = await runtime.run("support", "Please make parallel refunds")
+    assert waiting.pending_approval is not None
+    assert [c.call_id for c in waiting.pending_approval.calls] == [f"r1.{i}" for i in range(1, 5)]
+    await decide(runtime, waiting, approved=True)
+    done = await runtime.result(waiting.run_id)
+    assert done.status is RunStatus.COMPLETED
+    assert done.answer == "Looked up, noted and refunded both."
+    kinds = [(e.kind, e.payload.get("call_id")) for e in runs.events(done.run_id)]
+    approvals = [k for k, _ in kinds if k in (EventKind.APPROVAL_REQUESTED, EventKind.APPROVAL)]
+    assert approvals == [EventKind.APPROVAL_REQUESTED, EventKind.APPROVAL]
+    after = kinds[kinds.index((EventKind.APPROVAL, None)) :]
+    assert [c for k, c in after if k is EventKind.TOOL] == [f"r1.{i}" for i in range(1, 5)]
