@@ -2,8 +2,9 @@
 worker in this process, the real Temporal dev server and database, and tools that count
 who is inside at once. Reads and idempotent writes overlap up to the profile's limit, the
 turn's non-idempotent writes run one after another beside them, results and events stay
-in issue order, the history replays, and a cancel mid-group lets what started settle and
-records what it kept from starting. SIGKILL inside a group of two writes:
+in issue order, the history replays, one approval covers the group, a cancel mid-group
+lets what started settle and records what it kept from starting, and a call that fails
+the run starts no more. SIGKILL inside a group of two writes:
 tests/fence/test_fence_kill.py."""
 
 import asyncio
@@ -19,7 +20,17 @@ import pytest
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from agentrt import AgentRuntime, RunStatus, Settings, Toolbox, ToolContext, build_worker, tool
+from agentrt import (
+    AgentRuntime,
+    RunStatus,
+    Settings,
+    TerminationReason,
+    Timeouts,
+    Toolbox,
+    ToolContext,
+    build_worker,
+    tool,
+)
 from agentrt.activities.providers.scripted import RuleSet, ScriptedProvider
 from agentrt.contracts.enums import EventKind, ToolEffect
 from agentrt.store.runs import RunStore
@@ -115,10 +126,12 @@ def _toolbox(probe: Probe) -> Toolbox:
 
 @asynccontextmanager
 async def _runtime(
-    client: Client, settings: Settings, tmp_path: Path, probe: Probe, limit: int
+    client: Client, settings: Settings, tmp_path: Path, probe: Probe, limit: int, **more: Any
 ) -> AsyncIterator[tuple[AgentRuntime, RunStore, str]]:
     queue = f"tq-{uuid.uuid4().hex[:10]}"
-    profile = scripted_profile("fan", "You fan out.", "probes", queue, max_parallel_tools=limit)
+    profile = scripted_profile(
+        "fan", "You fan out.", "probes", queue, max_parallel_tools=limit, **more
+    )
     worker, resources = build_worker(
         client, profiles_in_code(settings, queue, tmp_path), toolboxes=[_toolbox(probe)],
         providers={"scripted": ScriptedProvider(RULES)}, profiles=[profile],
@@ -231,3 +244,24 @@ async def test_one_approval_covers_the_whole_group(
     assert approvals == [EventKind.APPROVAL_REQUESTED, EventKind.APPROVAL]
     after = kinds[kinds.index((EventKind.APPROVAL, None)) :]
     assert [c for k, c in after if k is EventKind.TOOL] == [f"r1.{i}" for i in range(1, 5)]
+
+
+@pytest.mark.timeout(120)
+async def test_a_call_that_fails_the_run_lets_the_running_settle_and_starts_no_more(
+    client: Client, settings: Settings, tmp_path: Path
+) -> None:
+    """a and b never answer: each times out on all five attempts (tool_seconds 1), which
+    fails the run; c, waiting for a slot, never starts."""
+    probe = Probe(gate=asyncio.Event())  # never set
+    timeouts = Timeouts(tool_seconds=1)
+    async with _runtime(client, settings, tmp_path, probe, 2, timeouts=timeouts) as (
+        runtime, runs, name,
+    ):  # fmt: skip
+        view = await runtime.run(name, "three reads please")
+        events = runs.events(view.run_id)
+    assert view.status is RunStatus.FAILED
+    assert view.termination_reason is TerminationReason.TOOL_FAILED
+    assert set(probe.entered) == {"a", "b"}  # each attempt of a and b; c never
+    assert [e for e in events if e.kind is EventKind.TOOL] == []
+    assert events[-1].kind is EventKind.RUN_FAILED
+    await assert_replays(await fetch(client, view.run_id))
