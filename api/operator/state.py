@@ -12,6 +12,7 @@ from agentrt.contracts.run import RunView
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.principals import PrincipalStore
 from agentrt.store.profile_registry import ProfileRegistry
+from agentrt.store.run_context import pending_context
 from agentrt.store.run_query import RunQuery
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer
@@ -41,9 +42,13 @@ class OpsState:
 
     async def out(self, view: RunView) -> RunOut:
         privacy = await asyncio.to_thread(self.query.privacy, view.run_id)
+        context = None
+        if view.pending_approval is not None:  # what the decider reads the calls against
+            rnd = view.pending_approval.round
+            context = await asyncio.to_thread(pending_context, self.runs.ctx, view.run_id, rnd)
         if privacy == "redacted":  # redaction reads every argument: off the event loop
-            return await asyncio.to_thread(run_out, view, privacy)
-        return run_out(view, privacy)
+            return await asyncio.to_thread(run_out, view, privacy, context)
+        return run_out(view, privacy, context)
 
     async def wait_for(
         self, run_id: str, done: Callable[[RunView], bool], seconds: float
