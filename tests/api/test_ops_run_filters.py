@@ -49,7 +49,7 @@ async def test_the_runs_list_filters_by_status_profile_and_attention(live: Live)
         for params in ({"limit": 201}, {"profile": "p" * 201}, {"status": "NOPE"}):
             refused = await c.get("/runs", params=params)
             assert refused.status_code == 400, (params, refused.text)
-        await c.post(f"/runs/{waiting}/cancel", json={})
+        assert (await c.post(f"/runs/{waiting}/cancel", json={})).status_code == 202
     # The failed run says why in words, with what to do.
     assert run["termination_reason"] == "provider_failed"
     assert run["failure"]["reason"] == "provider_failed"
@@ -69,7 +69,7 @@ async def test_a_pending_turn_carries_the_prompt_and_what_the_model_said(live: L
         withheld = (await wait_status(c, hidden, "WAITING_FOR_APPROVAL"))["pending_approval"]
         inbox = {r["run_id"]: r for r in (await c.get("/inbox", params={"limit": 200})).json()}
         for run_id in (full, hidden):
-            await c.post(f"/runs/{run_id}/cancel", json={})
+            assert (await c.post(f"/runs/{run_id}/cancel", json={})).status_code == 202
     assert waiting["prompt"] == EXPLAINED and waiting["said"] == SAID
     assert waiting["content_withheld"] is False
     assert inbox[full]["pending_approval"] == waiting

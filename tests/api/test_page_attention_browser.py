@@ -37,7 +37,7 @@ async def test_the_page_lists_an_interrupted_write_and_shows_it_and_each_calls_e
             await page.fill("#token", secret)
             await page.click("#signin-form button")
             waiting = page.locator(f'#inbox-list .card[data-run="{waiting_id}"]')
-            await expect(waiting.locator(".call .effect")).to_have_text(" NON_IDEMPOTENT_WRITE")
+            await expect(waiting.locator(".call .effect")).to_have_text("NON_IDEMPOTENT_WRITE")
             listed = page.locator(f'#attention-list .card[data-run="{run_id}"]')
             await expect(listed).to_contain_text("outcome_unknown")
             await expect(listed.locator(".write-idempotency-key")).to_have_text(key)
