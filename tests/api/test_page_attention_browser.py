@@ -53,5 +53,16 @@ async def test_the_page_lists_an_interrupted_write_and_shows_it_and_each_calls_e
             await expect(write.locator(".write-since")).not_to_be_empty()
             await expect(write.locator("pre.arguments")).to_contain_text('"order_id": "1042"')
             await expect(page.locator(".fact-attention")).to_have_text("outcome_unknown")
+            await expect(page.locator("#run-pending .failure-action")).to_contain_text(
+                "idempotency key"
+            )
             await page.screenshot(path=shot("interrupted-write.png"), full_page=True)
+
+            # The runs list, filtered to what needs attention: this run, not the waiting one.
+            await page.goto(live.url + "/ui/#/runs?attention=1")
+            await expect(page.locator("#f-attention")).to_be_checked()
+            rows = page.locator("#runs-body tr")
+            await expect(rows).to_have_count(1)
+            assert await rows.first.get_attribute("data-run") == run_id
+            await expect(rows.first.locator(".why")).to_contain_text("write was interrupted")
             await client.post(f"/runs/{waiting_id}/cancel", json={})
