@@ -8,7 +8,8 @@ metadata no text is shown."""
 
 import re
 
-from playwright.async_api import Page, expect
+import httpx
+from playwright.async_api import Locator, Page, expect
 
 from tests.api.browser import browser, page, shot
 from tests.api.conftest import Live
@@ -126,13 +127,20 @@ async def test_the_runs_list_filters_failed_runs_included(live: Live, page: Page
         assert (await c.post(f"/runs/{waiting}/cancel", json={})).status_code == 202
 
 
+async def waiting_card(
+    live: Live, page: Page, c: httpx.AsyncClient, profile: str, prompt: str
+) -> tuple[str, Locator]:
+    """Start a run that waits for approval, sign in as the client's principal: (the run,
+    its inbox card)."""
+    run_id = (await start(c, profile, prompt))["run_id"]
+    await wait_status(c, run_id, "WAITING_FOR_APPROVAL")
+    await sign_in(page, live, c.headers["Authorization"].removeprefix("Bearer "))
+    return run_id, page.locator(f'#inbox-list .card[data-run="{run_id}"]')
+
+
 async def test_at_metadata_the_page_shows_no_text(live: Live, page: Page) -> None:
-    secret = token(live, name("vic"), *DECIDER, "runs:cancel")
-    async with http(live, secret) as c:
-        run_id = (await start(c, "guarded", EXPLAINED))["run_id"]
-        await wait_status(c, run_id, "WAITING_FOR_APPROVAL")
-        await sign_in(page, live, secret)
-        card = page.locator(f'#inbox-list .card[data-run="{run_id}"]')
+    async with http(live, token(live, name("vic"), *DECIDER, "runs:cancel")) as c:
+        run_id, card = await waiting_card(live, page, c, "guarded", EXPLAINED)
         await expect(card.locator(".context .prompt")).to_have_text(
             "the prompt withheld at privacy level metadata"
         )

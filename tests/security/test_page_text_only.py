@@ -10,20 +10,17 @@ from playwright.async_api import Page, expect
 
 from tests.api.browser import browser, page
 from tests.api.conftest import Live, a2a_parts, a2a_settings, live  # noqa: F401  (fixtures)
-from tests.api.ops_helpers import http, name, start, token, wait_status
-from tests.api.test_page_browser import DECIDER, sign_in
+from tests.api.ops_helpers import http, name, token
+from tests.api.test_page_browser import DECIDER
+from tests.api.test_page_timeline_browser import waiting_card
 
 __all__ = ["browser", "page"]  # fixtures
 HOSTILE = 'Please explain the refund <img src=x onerror="window.__pwned=1"> for order 1042'
 
 
 async def test_a_hostile_prompt_renders_as_text(live: Live, page: Page) -> None:
-    secret = token(live, name("wes"), *DECIDER, "runs:cancel")
-    async with http(live, secret) as c:
-        run_id = (await start(c, "helper", HOSTILE))["run_id"]
-        await wait_status(c, run_id, "WAITING_FOR_APPROVAL")
-        await sign_in(page, live, secret)
-        card = page.locator(f'#inbox-list .card[data-run="{run_id}"]')
+    async with http(live, token(live, name("wes"), *DECIDER, "runs:cancel")) as c:
+        run_id, card = await waiting_card(live, page, c, "helper", HOSTILE)
         await expect(card.locator(".context .prompt")).to_have_text(HOSTILE)
         await card.locator("a").click()
         prompt = page.locator('#events li[data-kind="run_started"] .prompt')
