@@ -56,6 +56,11 @@ async def test_the_page_lists_an_interrupted_write_and_shows_it_and_each_calls_e
             await expect(page.locator("#run-pending .failure-action")).to_contain_text(
                 "idempotency key"
             )
+            # The timeline holds the whole run, to its failure.
+            await expect(page.locator("#live")).to_have_text("(run ended)")
+            await expect(page.locator('#events li[data-kind="run_failed"] .code')).to_contain_text(
+                "FAILED (interrupted_write) · OutcomeUnknown"
+            )
             await page.screenshot(path=shot("interrupted-write.png"), full_page=True)
 
             # The runs list, filtered to what needs attention: this run, not the waiting one.
