@@ -29,28 +29,31 @@ class PendingContext:
         }
 
 
-def pending_context(ctx: StoreContext, run_id: str, round: int) -> PendingContext:
-    """The run's first event and the model turn of `round` (two rows by the primary key)."""
-    q = (
-        select(EventRow)
-        .where(
+def pending_contexts(ctx: StoreContext, rounds: dict[str, int]) -> dict[str, PendingContext]:
+    """For each run id, its first event and the model turn of its pending round: one query
+    for a whole inbox, each run's two rows by the primary key."""
+    if not rounds:
+        return {}
+    llm = EventKind.LLM.value
+    wanted = [
+        and_(
             EventRow.run_id == run_id,
-            or_(
-                EventRow.sequence == 0,
-                and_(EventRow.kind == EventKind.LLM.value, EventRow.round == round),
-            ),
+            or_(EventRow.sequence == 0, and_(EventRow.kind == llm, EventRow.round == rnd)),
         )
-        .order_by(EventRow.sequence)
-    )
+        for run_id, rnd in rounds.items()
+    ]
+    q = select(EventRow).where(or_(*wanted)).order_by(EventRow.run_id, EventRow.sequence)
     with ctx.reads() as s:
         rows = s.scalars(q).all()
     runs = RunStore(ctx)
-    started: dict[str, Any] = {}
-    turn: dict[str, Any] = {}
+    started: dict[str, dict[str, Any]] = {}
+    turns: dict[str, dict[str, Any]] = {}
     for r in rows:
         payload = runs.open_payload(r.run_id, r.sequence, r.payload)
         if r.kind == EventKind.RUN_STARTED.value:
-            started = payload
-        elif r.kind == EventKind.LLM.value:
-            turn = payload  # the last of the round: the turn that asked
-    return PendingContext(started, turn)
+            started[r.run_id] = payload
+        elif r.kind == llm:
+            turns[r.run_id] = payload  # the last of the round: the turn that asked
+    return {
+        run_id: PendingContext(started.get(run_id, {}), turns.get(run_id, {})) for run_id in rounds
+    }

@@ -173,7 +173,7 @@ async def list_runs(
         )  # fmt: skip
     except BadCursorError:
         raise bad_request("bad_cursor", "the cursor is not one this server handed out") from None
-    return RunPageOut(runs=[await state.out(v) for v in page.runs], next_cursor=page.next_cursor)
+    return RunPageOut(runs=await state.outs(page.runs), next_cursor=page.next_cursor)
 
 
 @router.get("/runs/{run_id}", response_model=RunOut, tags=["runs"])
@@ -308,4 +308,4 @@ async def _listed(
     """A run list (the inbox, the attention list) the principal may see, each at its run's
     privacy level."""
     views = await asyncio.to_thread(listing, visible_to=who.visible_to, limit=limit)
-    return [await state.out(v) for v in views]
+    return await state.outs(views)
