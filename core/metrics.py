@@ -61,6 +61,40 @@ def waiting_gauge(registry: CollectorRegistry, count: Callable[[], int]) -> None
     )
 
 
+def store_gauges(
+    registry: CollectorRegistry,
+    count_waiting: Callable[[], int],
+    oldest_waiting: Callable[[], float],
+    answers: Callable[[], bool],
+) -> None:
+    """The store-read gauges every process serves (workers and API): runs waiting, the
+    oldest wait, and whether the store answers at all (0, never a missing sample, when it
+    does not: an alert on a missing series would also fire for a target that is gone)."""
+    waiting_gauge(registry, count_waiting)
+    registry.register(
+        ReadGauge(
+            "agentrt_oldest_waiting_run_seconds",
+            "Age of the oldest run waiting for approval (0 when none; read at scrape time).",
+            oldest_waiting,
+        )
+    )
+    registry.register(_StoreUp(answers))
+
+
+class _StoreUp(Collector):
+    def __init__(self, answers: Callable[[], bool]) -> None:
+        self._answers = answers
+
+    def collect(self) -> Iterable[GaugeMetricFamily]:
+        try:
+            up = 1.0 if self._answers() else 0.0
+        except Exception as exc:
+            logger.warning("store check failed: %s", type(exc).__name__)
+            up = 0.0
+        doc = "1 when the agentrt store answered a query at scrape time, else 0."
+        return [GaugeMetricFamily("agentrt_store_up", doc, value=up)]
+
+
 @contextlib.contextmanager
 def serve_metrics(settings: Settings, registry: CollectorRegistry) -> Iterator[int | None]:
     """Serve `registry` on AGENTRT_METRICS_HOST:AGENTRT_METRICS_PORT for the duration; yields
@@ -109,4 +143,11 @@ def install_sdk_metrics(settings: Settings) -> Runtime | None:
     return runtime
 
 
-__all__ = ["ReadGauge", "install_sdk_metrics", "new_registry", "serve_metrics", "waiting_gauge"]
+__all__ = [
+    "ReadGauge",
+    "install_sdk_metrics",
+    "new_registry",
+    "serve_metrics",
+    "store_gauges",
+    "waiting_gauge",
+]
