@@ -4,7 +4,7 @@ from prometheus_client import CollectorRegistry
 from sqlalchemy import func, select, text
 
 from agentrt.contracts.enums import RunStatus
-from agentrt.core.metrics import store_gauges
+from agentrt.core.read_gauges import store_gauges
 from agentrt.store.context import StoreContext, utcnow
 from agentrt.store.rows import RunRow
 
