@@ -10,10 +10,10 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from agentrt.activities.ports import ModelProvider, Tool, ToolContext, probe_of
-from agentrt.contracts.enums import ToolEffect
-from agentrt.contracts.messages import ProviderReply, ProviderRequest, ToolSpec
+from agentrt.contracts.messages import ProviderReply, ProviderRequest
 from agentrt.contracts.reconcile import Reconciled
 from agentrt.workers.metrics import CallMetrics
+from agentrt.workers.wrapped import WrappedTool
 
 
 class MeteredProvider:
@@ -54,25 +54,15 @@ def fallback_counter(metrics: CallMetrics, served: Iterable[str]) -> Callable[[s
     return failed_over
 
 
-class MeteredTool:
+class MeteredTool(WrappedTool):
     """A tool with its calls counted and timed; everything else is the tool's own. Its
     reconcile probe, when it has one, is counted by verdict."""
 
     def __init__(self, box: str, inner: Tool, metrics: CallMetrics) -> None:
-        self._box, self._inner, self._metrics = box, inner, metrics
+        super().__init__(inner)
+        self._box, self._metrics = box, metrics
         probe = probe_of(inner)
         self.reconcile = None if probe is None else self._probe
-
-    @property
-    def spec(self) -> ToolSpec:
-        return self._inner.spec
-
-    @property
-    def effect(self) -> ToolEffect:
-        return self._inner.effect
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
 
     async def __call__(self, arguments: dict[str, Any], ctx: ToolContext) -> str:
         labels = {"toolbox": self._box, "tool": self._inner.spec.name}
