@@ -4,7 +4,7 @@ completes the run in the same transaction (activities/completion.py), saving the
 a task and a round trip."""
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from temporalio import activity
@@ -41,6 +41,10 @@ from agentrt.contracts.turn import TurnEnd, turn_end
 from agentrt.store.runs import RunStore
 
 
+def _uncounted(_failed: str, _fallback: str) -> None:
+    """No metrics (tests, embedders that count nothing)."""
+
+
 class ModelActivities(ActivityGroup):
     def __init__(
         self,
@@ -51,7 +55,9 @@ class ModelActivities(ActivityGroup):
         faults: FaultHook = no_faults,
         answer_levels: Mapping[str, str] | None = None,
         prices: Mapping[str, PriceTable] | None = None,
+        failed_over: Callable[[str, str], None] = _uncounted,
     ) -> None:
+        self._failed_over = failed_over  # (failed ref, fallback ref): the worker counts it
         self._completion = completion
         self._providers = dict(providers)
         self._answer_levels = dict(answer_levels or {})
@@ -124,6 +130,7 @@ class ModelActivities(ActivityGroup):
                 raise expected_failure(exc, f"{where}: {used}") from None
             activity.logger.warning("run %s: %s failed (%s); falling back to %s", req.run_id,
                                     used, type(exc).__name__, fallback)  # fmt: skip
+            self._failed_over(used, fallback)
             used = fallback
             try:
                 reply = await self._call(req.run_id, used, request)
