@@ -359,6 +359,11 @@ async function signIn(secret) {
   }
   $("who").textContent = `${me.principal} · ${me.may.join(" ")}`;
   $("who").hidden = $("signout").hidden = false;
+  // The session Temporal Web's codec (/codec) is authorised by: an HttpOnly cookie, so
+  // nobody pastes a token into Temporal Web. Reading runs here does not depend on it.
+  try {
+    await api("/me/session", { method: "POST" });
+  } catch (_) { /* Temporal Web then shows payloads encoded; this page works on */ }
   return true;
 }
 
@@ -383,6 +388,7 @@ document.addEventListener("DOMContentLoaded", async () => {
     }
   });
   $("signout").addEventListener("click", () => {
+    fetch("/codec/session", { method: "DELETE" }).catch(() => {});
     sessionStorage.removeItem(KEY);
     me = null;
     $("who").hidden = $("signout").hidden = true;
