@@ -13,9 +13,8 @@ import pytest_asyncio
 from playwright.async_api import Browser, BrowserContext, Page, Response
 
 from agentrt.api.settings import ApiSettings
-from agentrt.core.devserver import free_port, start_dev_server, wait_for_port
 from agentrt.workers.compose import WorkerResources
-from tests.api.browser import browser, shot
+from tests.api.browser import browser, dev_server_with_ui, shot
 from tests.api.codec_helpers import keyed_live
 from tests.api.ops_helpers import REFUND, http, name, start, token, wait_status
 
@@ -24,18 +23,8 @@ __all__ = ["browser"]  # the module-scoped fixture
 
 @pytest_asyncio.fixture
 async def web(tmp_path: Path) -> AsyncIterator[tuple[str, str]]:
-    """The dev server with its UI: (gRPC address, UI origin)."""
-    port, ui_port = free_port(), free_port()
-    proc = await start_dev_server(
-        port=port, ui_port=ui_port, db_file=None, log=tmp_path / "temporal.log"
-    )
-    try:
-        await wait_for_port(port)
-        await wait_for_port(ui_port)
-        yield f"127.0.0.1:{port}", f"http://127.0.0.1:{ui_port}"
-    finally:
-        proc.terminate()
-        await proc.wait()
+    async with dev_server_with_ui(tmp_path) as served:
+        yield served
 
 
 async def _codec_settings(page: Page, ui: str, codec: str) -> None:
