@@ -133,7 +133,8 @@ def codec_app(sessions: CodecSessions, ops: OpsState, origins: Iterable[str]) ->
         client = ops.require_runtime().client
         refusal = namespace_refusal(request, client.namespace)
         if refusal is not None:
-            return _refuse(refusal.status_code, "another namespace", asked, who.name)
+            why = "another namespace" if refusal.status_code == 403 else "no namespace named"
+            return _refuse(refusal.status_code, why, asked, who.name)
         codec = client.data_converter.payload_codec
         if codec is None:
             return _refuse(409, "no payload keys here: nothing is encrypted", asked, who.name)
