@@ -142,3 +142,14 @@ async def test_an_untrusted_server_or_wrong_name_names_the_setting(
         with pytest.raises(TemporalUnavailableError) as err:
             await connect(settings.replace(temporal=base | extra))
         assert hint in str(err.value), str(err.value)
+
+
+@pytest.mark.usefixtures("parts")  # the database, migrated
+def test_worker_check_reaches_temporal_through_the_proxy(
+    pki: Pki, settings: Settings, tmp_path: Path
+) -> None:
+    env = worker_env(settings, temporal_address="", task_queue="q") | pki.env()
+    done = run_module("agentrt.workers", ("--check",), env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert f"temporal: 127.0.0.1:{pki.proxy.port} namespace default" in done.stdout
+    assert pki.proxy.accepted >= 1
