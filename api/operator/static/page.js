@@ -2,7 +2,7 @@
 // fetched from elsewhere. This module signs in and routes; api.js calls the API, dom.js
 // builds nodes (textContent only, never innerHTML), lists.js the inbox and the runs list,
 // run.js a run's page and timeline.js its events.
-import { json, explain, keepToken, session, token } from "./api.js";
+import { api, json, explain, keepToken, session, token } from "./api.js";
 import { $, notice, show } from "./dom.js";
 import { filtersOf, showInbox, showRuns, wireFilters } from "./lists.js";
 import { showRun, stopFollow } from "./run.js";
@@ -19,6 +19,11 @@ async function signIn(secret) {
   }
   $("who").textContent = `${session.me.principal} · ${session.me.may.join(" ")}`;
   $("who").hidden = $("signout").hidden = $("nav").hidden = false;
+  // The session Temporal Web's codec (/codec) is authorised by: an HttpOnly cookie, so
+  // nobody pastes a token into Temporal Web. Reading runs here does not depend on it.
+  try {
+    await api("/me/session", { method: "POST" });
+  } catch (_) { /* Temporal Web then shows payloads encoded; this page works on */ }
   return true;
 }
 
@@ -45,6 +50,7 @@ async function start() {
     }
   });
   $("signout").addEventListener("click", () => {
+    fetch("/codec/session", { method: "DELETE" }).catch(() => {});
     keepToken(null);
     session.me = null;
     $("who").hidden = $("signout").hidden = $("nav").hidden = true;
