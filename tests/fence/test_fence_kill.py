@@ -25,7 +25,7 @@ from tests.workflows._replay import patches
 # After the kill, settling takes a write heartbeat timeout (3 s) or a store-call timeout
 # (10 s), then the dead worker's sticky-queue timeout (10 s): 11-15 s observed.
 # Then, for a write interrupted after its claim, the wait for its start-to-close bound
-# (20 s) and the probe's five failing attempts (about 8 s).
+# (8 s, the fast-writes profile) and the probe's five failing attempts (about 8 s).
 SETTLE_WITHIN = 60.0
 PROBE_DOWN = "reconcile.before_probe"  # the probe's target is down: it never answers
 

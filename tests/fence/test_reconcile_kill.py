@@ -16,7 +16,7 @@ from agentrt.contracts.ids import ACT_WRITE_EXECUTE, ACT_WRITE_RECONCILE
 from agentrt.store.demo import DemoWorld
 from tests.fence._kill import REFUND_CALL, Killer, scheduled
 
-# Kill, heartbeat timeout (3 s), the wait for the attempt's start-to-close bound (20 s in
+# Kill, heartbeat timeout (3 s), the wait for the attempt's start-to-close bound (8 s in
 # the fast-writes profile), the probe, then a re-run write or the recorded step.
 SETTLE_WITHIN = 75.0
 
