@@ -22,7 +22,7 @@ from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from agentrt.activities.ports import ModelProvider
 from agentrt.activities.providers.openai_compat import DEFAULT_TIMEOUT_SECONDS, OpenAICompatProvider
@@ -30,6 +30,7 @@ from agentrt.activities.providers.scripted import ScriptedProvider
 from agentrt.contracts.errors import ConfigError
 from agentrt.contracts.pricing import PriceTable
 from agentrt.contracts.profiles import PrivacyLevel, Profile, stricter
+from agentrt.contracts.strict import Strict
 from agentrt.core.settings import Settings
 from agentrt.core.yaml_file import load_yaml
 from agentrt.workers.native_providers import NativeApi, check_options, native_provider
@@ -76,9 +77,7 @@ class ProviderConfig:
 ProviderFactory = Callable[[ProviderConfig], ModelProvider]
 
 
-class ProviderEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class ProviderEntry(Strict):
     name: str = Field(pattern=_NAME)
     # The wire format of base_url: "openai" (Chat Completions), or a native API through
     # its vendor's SDK, whose base_url defaults to the vendor's.
@@ -111,9 +110,7 @@ class ProviderEntry(BaseModel):
         return self
 
 
-class ProvidersFile(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class ProvidersFile(Strict):
     providers: list[ProviderEntry] = Field(default_factory=list)
 
 

@@ -15,7 +15,7 @@ and placeholder is checked when the file loads.
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 from temporalio.exceptions import ApplicationError
 
 from agentrt.activities.providers._templates import Captures, TemplateError, refs, render
@@ -23,6 +23,7 @@ from agentrt.contracts.approval import is_denial
 from agentrt.contracts.errors import ErrorType, RulesFileError
 from agentrt.contracts.linear import LinearPattern, NotLinearError, linear
 from agentrt.contracts.messages import Message, ProviderReply, ProviderRequest, ToolCall, Usage
+from agentrt.contracts.strict import Strict
 from agentrt.core.yaml_file import load_yaml
 
 DEFAULT_REPLY = "I'm sorry, I don't have an answer for that. Could you rephrase?"
@@ -34,8 +35,7 @@ class ScriptedProviderError(RuntimeError):
     """A scripted failure (rule `error:`), for fallback and outage tests."""
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+_Strict = Strict  # every model of a rules file: an unknown key names the closest known one
 
 
 def _compiled(pattern: str | None) -> LinearPattern | None:

@@ -117,6 +117,11 @@ async def test_decision_for_a_run_not_waiting_is_409(live: Live) -> None:
             f"/runs/{run_id}/decision", json={"verdict": "approve", "turn_digest": "a" * 64}
         )
         assert reply.status_code == 409 and error_type(reply) == "not_awaiting_approval"
+        misspelt = await c.post(
+            f"/runs/{run_id}/decision", json={"verdict": "approve", "turn_digets": "a" * 64}
+        )
+        assert misspelt.status_code == 422 and error_type(misspelt) == "unknown_fields"
+        assert "turn_digets (did you mean turn_digest?)" in misspelt.json()["error"]["message"]
 
 
 async def test_cancel_as_the_principal_then_cancel_again_is_409(live: Live) -> None:
@@ -124,9 +129,13 @@ async def test_cancel_as_the_principal_then_cancel_again_is_409(live: Live) -> N
     async with http(live, token(live, alice, "runs:start", "runs:read", "runs:cancel")) as c:
         run_id = (await start(c, "helper", REFUND))["run_id"]
         await wait_status(c, run_id, "WAITING_FOR_APPROVAL")
-        reply = await c.post(
+        # A body naming who cancels is refused (422, the field named): the principal does.
+        named = await c.post(
             f"/runs/{run_id}/cancel", json={"reason": "not today", "by": "someone-else"}
         )
+        assert named.status_code == 422 and error_type(named) == "unknown_fields"
+        assert named.json()["error"]["message"].startswith("unknown field by; known: reason")
+        reply = await c.post(f"/runs/{run_id}/cancel", json={"reason": "not today"})
         assert reply.status_code == 202, reply.text
         assert reply.json()["status"] == "CANCELLED"
         events = (await c.get(f"/runs/{run_id}/events")).json()["events"]
