@@ -20,23 +20,25 @@ PROVIDER = "providers:\n  - {name: local, base_url: 'http://127.0.0.1:1/v1', %s}
 MCP = "servers:\n  - {name: crm, transport: http, url: 'http://127.0.0.1:1/mcp', %s}\n"
 RULE = "rules:\n  - {name: r, reply: {text: hi}, %s}\n"
 
+# fmt: off
 CASES: list[tuple[Callable[[Path], Any], str, str, str]] = [
     # (loader, file text, the key as named, its closest valid key)
     (load_profiles, PROFILE % "aproval: none", "aproval", "approval"),
     (load_profiles, PROFILE % "four_eye: true", "four_eye", "four_eyes"),
     (load_profiles, PROFILE % "timeouts: {tool_second: 3}", "timeouts.tool_second",
-     "timeouts.tool_seconds"),  # fmt: skip
+     "timeouts.tool_seconds"),
     (load_profiles, PROFILE % "guardrails: {deny_pattern: [x]}", "guardrails.deny_pattern",
-     "guardrails.deny_patterns"),  # fmt: skip
+     "guardrails.deny_patterns"),
     (load_profiles, PROFILE % "budget: {max_cost: 1}", "max_cost", "max_cost_usd"),
     (read_providers_file, PROVIDER % "api_key: X", "api_key", "api_key_env"),
     (read_providers_file, PROVIDER % "prices: {default: {input: 1, outptu: 2}}", "outptu",
-     "output"),  # fmt: skip
+     "output"),
     (load_mcp_config, MCP % "header_from_env: {A: B}", "header_from_env", "headers_from_env"),
     (load_mcp_config, MCP % "timeout: 3", "timeout", "timeout_seconds"),
     (load_rules, RULE % "match: {contain: x}", "contain", "contains"),
     (load_rules, RULE % "finale: bye", "finale", "final"),
 ]
+# fmt: on
 
 
 @pytest.mark.parametrize(("load", "text", "key", "closest"), CASES)
