@@ -35,9 +35,6 @@ class ScriptedProviderError(RuntimeError):
     """A scripted failure (rule `error:`), for fallback and outage tests."""
 
 
-_Strict = Strict  # every model of a rules file: an unknown key names the closest known one
-
-
 def _compiled(pattern: str | None) -> LinearPattern | None:
     """RE2, as every pattern over user text: a rule's time is linear in the prompt."""
     if pattern is None:
@@ -48,19 +45,19 @@ def _compiled(pattern: str | None) -> LinearPattern | None:
         raise ValueError(f"invalid regex {pattern!r}: {exc}") from None
 
 
-class ScriptedCall(_Strict):
+class ScriptedCall(Strict):
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
 
 
-class Reply(_Strict):
+class Reply(Strict):
     text: str = ""
     tool_calls: list[ScriptedCall] = Field(default_factory=list)
     input_required: bool = False  # end the turn asking the user for more information
     error: str | None = None  # fail the call, as a provider outage would
 
 
-class ResultMatch(_Strict):
+class ResultMatch(Strict):
     """Conditions on the latest message, which must be a tool result."""
 
     tool: str | None = None  # the tool that answered
@@ -76,7 +73,7 @@ class ResultMatch(_Strict):
         return self
 
 
-class Match(_Strict):
+class Match(Strict):
     contains: str | None = None  # in the first user message, case-insensitive
     regex: str | None = None  # searched in the first user message; groups are {prompt.NAME}
     last_contains: str | None = None  # in the latest message (e.g. a tool result)
@@ -104,7 +101,7 @@ class Match(_Strict):
         }
 
 
-class Rule(_Strict):
+class Rule(Strict):
     name: str = ""
     match: Match = Field(default_factory=Match)
     reply: Reply | None = None
@@ -137,7 +134,7 @@ class Rule(_Strict):
         return self
 
 
-class RuleSet(_Strict):
+class RuleSet(Strict):
     default_reply: str = DEFAULT_REPLY
     rules: list[Rule] = Field(default_factory=list)
 
