@@ -36,7 +36,7 @@ from agentrt.workers.metrics import (
     run_ended,
     watch_store,
 )
-from agentrt.workers.providers import check_budgets, load_providers
+from agentrt.workers.providers import check_budgets, check_models, load_providers
 from agentrt.workers.toolboxes import load_toolboxes
 from agentrt.workers.tracing import TracedTool, traced_providers
 
@@ -159,6 +159,7 @@ def _compose(
     )
     catalog = ProfileCatalog(profiles, registry)
     models = load_providers(settings, extra=providers)
+    check_models(profiles.values(), models.providers)
     check_budgets(profiles.values(), models.prices)
     resources.registration = Registration(ProfileRegistry(ctx), profiles.values())
     m = resources.metrics

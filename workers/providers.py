@@ -14,9 +14,10 @@ Answer levels come from the file's `answer_level` and AGENTRT_PROVIDER_ANSWER_LE
 both name a provider the stricter wins. Prices come from the file only.
 """
 
+import difflib
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
@@ -230,6 +231,23 @@ def check_budgets(profiles: Iterable[Profile], prices: Mapping[str, PriceTable])
                     f"profile {p.name!r} sets budget.max_cost_usd but {ref!r} has no price: "
                     f"add prices for provider {provider!r} in the providers file"
                 )
+
+
+def check_models(profiles: Iterable[Profile], providers: Collection[str]) -> None:
+    """Each profile's model and fallback name a provider this worker has: otherwise every
+    run of it would fail provider_failed, so the worker refuses to start instead."""
+    for p in profiles:
+        for ref in filter(None, (p.model, p.fallback_model)):
+            provider = ref.partition(":")[0]
+            if provider in providers:
+                continue
+            close = difflib.get_close_matches(provider, sorted(providers), n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ConfigError(
+                f"profile {p.name!r} names model {ref!r}, but no provider {provider!r} is "
+                f"configured ({hint}configured: {', '.join(sorted(providers)) or 'none'}; "
+                "see AGENTRT_PROVIDERS_FILE)"
+            )
 
 
 def _api_key(entry: ProviderEntry, env: Mapping[str, str], where: str) -> str | None:
