@@ -35,7 +35,7 @@ CASES = {
         {
             "PROFILES": "profiles:\n  - {name: p, model: 'scripted:demo', "
             "budget: {max_cost_usd: 1}}\n"
-        },  # fmt: skip
+        },
         "sets budget.max_cost_usd but 'scripted:demo' has no price",
     ),
     "misspelt profile key": (
