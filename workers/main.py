@@ -21,6 +21,7 @@ from agentrt.core.exits import console_script, exit_now
 from agentrt.core.logs import configure_logging
 from agentrt.core.metrics import install_sdk_metrics, serve_metrics
 from agentrt.core.settings import Settings
+from agentrt.core.settings_doc import help_text
 from agentrt.core.temporal import connect
 from agentrt.core.tracing import configure_tracing, shutdown_tracing
 from agentrt.store.open import WHICH_SETTING
@@ -90,26 +91,10 @@ def _version_note(settings: Settings) -> str:
 
 
 EXIT_ERROR = 2
-SETTINGS_HELP = """settings (environment, or a .env file in the working directory):
-  AGENTRT_TEMPORAL_ADDRESS   Temporal frontend host:port (127.0.0.1:7233)
-  AGENTRT_TEMPORAL_NAMESPACE namespace (default)
-  AGENTRT_TASK_QUEUE         task queue to poll (agent-runs)
-  AGENTRT_DATABASE_URL       SQLAlchemy URL of the store (default: SQLite under the data dir)
-  AGENTRT_DATA_DIR           data directory (./.agentrt): SQLite file, generated seal key
-  AGENTRT_SEAL_KEYS          kid:base64key[,...] (default: a key generated in the data dir)
-  AGENTRT_PROFILES_FILE      agent profiles (YAML)
-  AGENTRT_METRICS_PORT       serve Prometheus /metrics here (off when unset)
-  AGENTRT_METRICS_HOST       the metrics ports' address (127.0.0.1)
-  AGENTRT_TEMPORAL_METRICS_PORT  the Temporal SDK's own Prometheus exporter (off when unset)
-  AGENTRT_OTLP_ENDPOINT      export traces over OTLP/HTTP (e.g. http://127.0.0.1:4318)
-  AGENTRT_LOG_FORMAT         text (default) or json
-  AGENTRT_DEPLOYMENT_NAME    worker deployment (versioning); needs AGENTRT_BUILD_ID
-  AGENTRT_BUILD_ID           this worker's build id in the deployment
-  AGENTRT_SERVE              workflows,models,tools,toolbox:NAME (workflows,models,tools)
-  AGENTRT_MODEL_TASK_QUEUE   model calls of provider P on <this>-P (unset: the run's queue)
-  AGENTRT_TOOL_TASK_QUEUE    tool calls on this queue (unset: the run's queue)
-  AGENTRT_TOOLBOX_QUEUES     box=queue,...: a toolbox's tools on its own queue
-  AGENTRT_PROVIDER_RATE_LIMITS provider=requests/s,...: fleet-wide on the model queue"""
+# Every setting the worker reads, made from the settings classes (core/settings_doc.py).
+SETTINGS_HELP = help_text(
+    Settings.groups(), "settings (environment, or a .env file in the working directory):"
+)
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -126,8 +111,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--check",
         action="store_true",
-        help="check the settings, profiles, database and Temporal, print what was found, and "
-        "exit (0 when all is well); changes nothing",
+        help="run every check the worker runs at start (settings, profiles against the tools "
+        "of the toolboxes and MCP servers, providers, prices, database, Temporal), print what "
+        "was found (the tools with their effects, the providers, the MCP servers) and exit: "
+        "0 when the worker would start, 2 with the reason when it would refuse; changes nothing",
     )
     parser.add_argument(
         "--list-tools",
