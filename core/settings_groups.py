@@ -186,6 +186,12 @@ class WorkerSettings(SettingsGroup):
     mcp_servers_file: Path | None = Field(
         default=None, description="YAML: MCP servers whose tools the worker offers (see Extending)"
     )
+    mcp_retry_max_seconds: float = Field(
+        default=30.0,
+        gt=0,
+        description="an MCP server down at start is listed again, waiting twice as long "
+        "each time up to this; its tools are offered once it answers",
+    )
     toolboxes: str = Field(
         default="",
         description=(

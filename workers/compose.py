@@ -98,12 +98,15 @@ def build(
     faults: Callable[[str], None] | None = None,
     metrics: WorkerMetrics | None = None,
     profiles: Iterable[Profile] | None = None,
+    pending: Iterable[str] = (),
 ) -> WorkerResources:
     """Open the store and compose every activity. Toolboxes come from the entry points,
     AGENTRT_TOOLBOXES and `toolboxes`; a bad one is a ConfigError before anything opens.
     The worker serves `profiles` when given (written in Python), else those of
     AGENTRT_PROFILES_FILE, and registers them in the database for clients to route by.
-    The activities record into `metrics` (new ones by default: `resources.metrics`)."""
+    The activities record into `metrics` (new ones by default: `resources.metrics`).
+    `pending` names toolboxes whose tools come later (MCP servers down at start):
+    `resources.registry.add_group` adds them."""
     boxes = load_toolboxes(settings, toolboxes)
     served = (
         load_profiles(settings.worker.profiles_file)
@@ -131,7 +134,7 @@ def build(
         resources.metrics = metrics
     watch_store(resources.metrics.registry, ctx)
     try:
-        _compose(resources, settings, boxes, served, providers, hook)
+        _compose(resources, settings, boxes, served, providers, hook, set(pending))
     except BaseException:
         resources.close()
         raise
@@ -145,6 +148,7 @@ def _compose(
     profiles: Mapping[str, Profile],
     providers: Mapping[str, ModelProvider] | None,
     hook: Callable[[str], None],
+    pending: set[str],
 ) -> None:
     ctx, pool = resources.ctx, resources.executor
     assert pool is not None
@@ -155,7 +159,8 @@ def _compose(
         read_sessions=ctx.read_sessions or ctx.sessions,
     )
     registry = ToolRegistry(
-        groups={box.name: [TracedTool(t) for t in box.build(tool_ctx)] for box in boxes}
+        groups={box.name: [TracedTool(t) for t in box.build(tool_ctx)] for box in boxes},
+        pending=pending,
     )
     catalog = ProfileCatalog(profiles, registry)
     models = load_providers(settings, extra=providers)

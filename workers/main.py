@@ -7,8 +7,8 @@ import contextlib
 import logging
 import signal
 import sys
-from collections.abc import Awaitable, Callable, Sequence
-from typing import NoReturn
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, NoReturn
 
 from pydantic import ValidationError
 from sqlalchemy.exc import SQLAlchemyError
@@ -28,29 +28,50 @@ from agentrt.store.open import WHICH_SETTING
 from agentrt.workers.builder import make_worker, sandbox_runner
 from agentrt.workers.compose import build
 from agentrt.workers.fleet import fleet_workers, queues_of
-from agentrt.workers.metrics import WorkerMetrics
+from agentrt.workers.metrics import WorkerMetrics, mcp_gauge
 from agentrt.workers.preflight import check
 from agentrt.workers.tool_list import list_tools
+from agentrt.workers.tracing import TracedTool
+
+if TYPE_CHECKING:
+    from agentrt.activities.toolbox.mcp_servers import McpServers
 
 __all__ = ["main", "make_worker", "sandbox_runner", "serve"]  # make_worker: its former home
 
 logger = logging.getLogger("workers")
 
 
-async def _no_servers() -> None:
-    pass
+class _NoServers:
+    def boxes(self) -> list[tuple[str, list[Tool]]]:
+        return []
+
+    def down(self) -> dict[str, str]:
+        return {}
+
+    def status(self) -> dict[str, bool]:
+        return {}
+
+    def retry(self, on_up: Callable[[str, list[Tool]], None]) -> None:
+        pass
+
+    async def close(self) -> None:
+        pass
 
 
-async def _open_mcp(
-    config: McpConfig | None,
-) -> tuple[list[tuple[str, list[Tool]]], Callable[[], Awaitable[None]]]:
-    """The mcp SDK (with its HTTP server stack) is ~30 MB of worker RSS: imported only when
-    MCP servers are configured."""
+async def open_mcp(settings: Settings, config: McpConfig | None) -> "McpServers | _NoServers":
+    """The MCP servers, each listed once: one that is down is retried once the worker runs.
+    The mcp SDK (with its HTTP server stack) is ~30 MB of worker RSS: imported only when MCP
+    servers are configured."""
     if config is None:
-        return [], _no_servers
-    from agentrt.activities.toolbox.mcp import open_mcp_toolboxes
+        return _NoServers()
+    from agentrt.activities.toolbox.mcp_servers import McpServers
 
-    return await open_mcp_toolboxes(config)
+    servers = McpServers(config, retry_max_seconds=settings.worker.mcp_retry_max_seconds)
+    try:
+        return await servers.open()
+    except BaseException:
+        await servers.close()
+        raise
 
 
 async def serve(settings: Settings, stop: asyncio.Event) -> None:
@@ -64,10 +85,17 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
     with serve_metrics(settings, metrics.registry):
         install_sdk_metrics(settings)
         client = await connect(settings)
-        mcp_boxes, close_mcp = await _open_mcp(mcp)
+        servers = await open_mcp(settings, mcp)
         try:
-            servers = [Toolbox(name, tools) for name, tools in mcp_boxes]
-            with build(settings, toolboxes=servers, metrics=metrics) as resources:
+            boxes = [Toolbox(name, tools) for name, tools in servers.boxes()]
+            down = servers.down()
+            mcp_gauge(metrics.registry, servers.status)
+            with build(settings, toolboxes=boxes, metrics=metrics, pending=down) as resources:
+                registry = resources.registry
+                assert registry is not None
+                servers.retry(
+                    lambda name, tools: registry.add_group(name, [TracedTool(t) for t in tools])
+                )
                 async with contextlib.AsyncExitStack() as running:
                     workers = fleet_workers(client, resources, settings)
                     for w in workers:
@@ -81,7 +109,7 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
                     await stop.wait()
                     logger.info("draining")
         finally:
-            await close_mcp()
+            await servers.close()
             shutdown_tracing(tracer)
 
 

@@ -79,12 +79,17 @@ async def _tools_and_models(
     provider, a cost budget with no price: the same)."""
     file = settings.worker.mcp_servers_file
     mcp = load_mcp_config(file) if file else None
-    servers, sources = await mcp_tools(mcp)
+    servers, sources, down = await mcp_tools(mcp)
     for server in mcp.servers if mcp is not None else []:
         where = server.url if isinstance(server, HttpServer) else server.command
         count = len(dict(servers).get(server.name, []))
-        emit(f"MCP server {server.name}: {server.transport} {where}, {count} tools")
-    for line in tool_lines(load_toolboxes(settings), servers, sources, profiles, settings):
+        state = f"{count} tools" if server.name not in down else (
+            f"DOWN ({down[server.name]}): the worker starts without its tools and lists it "
+            "again until it answers"
+        )  # fmt: skip
+        emit(f"MCP server {server.name}: {server.transport} {where}, {state}")
+    boxes = load_toolboxes(settings)
+    for line in tool_lines(boxes, servers, sources, profiles, settings, list(down)):
         emit(
             f"tool {line.name}: {line.effect} ({line.source}), toolbox {line.toolbox}, "
             f"approval {line.approval}, probe {line.probe}"
