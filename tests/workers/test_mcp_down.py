@@ -33,8 +33,8 @@ from tests.workers._proc import WorkerPool, worker_env
 PROMPT = "Is the widget in stock?"
 # With another tool offered, the scripted model calls crm.lookup whether or not it is
 # offered: what a model that names a tool it was not given does.
-PROFILES = {"profiles": [{"name": "stock", "model": "scripted:demo",
-                          "tools": ["crm.lookup", "lookup_order"], "approval": "none"}]}  # fmt: skip
+TOOLS = ["crm.lookup", "lookup_order"]
+PROFILES = {"profiles": [{"name": "stock", "model": "scripted:demo", "tools": TOOLS}]}
 RULES = {"rules": [{"name": "stock", "match": {"contains": "widget"}, "steps": [
     {"tool_calls": [{"name": "crm.lookup", "arguments": {"item": "widget"}}]},
     {"text": "done"},
