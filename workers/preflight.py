@@ -20,6 +20,7 @@ from agentrt.core.settings import Settings
 from agentrt.core.temporal import connect
 from agentrt.store.open import probe_database
 from agentrt.store.sealing import Sealer
+from agentrt.workers.fleet import served_tool_queues
 from agentrt.workers.providers import check_budgets, check_models, load_providers
 from agentrt.workers.tool_list import mcp_tools, tool_lines
 from agentrt.workers.toolboxes import load_toolboxes
@@ -89,7 +90,8 @@ async def _tools_and_models(
         )  # fmt: skip
         emit(f"MCP server {server.name}: {server.transport} {where}, {state}")
     boxes = load_toolboxes(settings)
-    for line in tool_lines(boxes, servers, sources, profiles, settings, list(down)):
+    lines = tool_lines(boxes, servers, sources, profiles, settings, list(down))
+    for line in lines:
         emit(
             f"tool {line.name}: {line.effect} ({line.source}), toolbox {line.toolbox}, "
             f"approval {line.approval}, probe {line.probe}"
@@ -97,6 +99,8 @@ async def _tools_and_models(
     models = load_providers(settings)
     check_models(profiles.values(), models.providers)
     check_budgets(profiles.values(), models.prices)
+    loaded = {b.name for b in boxes} | {name for name, _ in servers} | set(down)
+    served_tool_queues(settings, loaded.__contains__, sorted(models.providers))
     for name in sorted(models.providers):
         level = models.answer_levels.get(name, "full")
         priced = "priced" if name in models.prices else "no prices"

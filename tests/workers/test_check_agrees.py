@@ -14,7 +14,7 @@ from tests.workers._proc import worker_env
 
 GOOD = "{name: p, model: 'scripted:demo', tools: [lookup_order]"
 CASES = {
-    # name: (files to write: setting -> text, a fragment of the one line)
+    # name: (files to write: setting -> text, or variables, a fragment of the one line)
     "unknown tool": (
         {"PROFILES": "profiles:\n  - {name: p, model: 'scripted:demo', tools: [no_such_tool]}\n"},
         "profile 'p' names unknown tools: ['no_such_tool']",
@@ -50,6 +50,11 @@ CASES = {
         {"MCP_SERVERS": "servers:\n  - {name: s, transport: stdio, command: x, arg: []}\n"},
         "unknown key arg (did you mean args?)",
     ),
+    "serving a toolbox it lacks": (
+        {"AGENTRT_SERVE": "toolbox:nobox", "AGENTRT_TOOLBOX_QUEUES": "nobox=q"},
+        "AGENTRT_SERVE names 'toolbox:nobox', a toolbox this worker lacks",
+    ),
+    "nothing to poll": ({"AGENTRT_SERVE": "tools"}, "leaves this worker nothing to poll"),
     "misspelt rules file key": (
         {"RULES": "rules:\n  - {name: r, reply: {txt: hi}}\n"},
         "unknown key txt (did you mean text?)",
@@ -60,6 +65,9 @@ CASES = {
 def _env(settings: Settings, address: str, tmp_path: Path, files: dict[str, str]) -> dict[str, str]:
     env = worker_env(settings, temporal_address=address, task_queue="check-agrees")
     for setting, text in files.items():
+        if setting.startswith("AGENTRT_"):  # a variable, not a file
+            env[setting] = text
+            continue
         path = tmp_path / f"{setting.lower()}.yaml"
         path.write_text(text)
         env[f"AGENTRT_{setting}_FILE"] = str(path)
