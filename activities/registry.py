@@ -37,8 +37,13 @@ class ToolRegistry:
             self._groups.setdefault(group, [])
 
     def add_group(self, group: str, tools: Iterable[Tool]) -> None:
-        """The tools of a pending group, now known: offered to runs that begin from now."""
-        for tool in tools:
+        """The tools of a pending group, now known: offered to runs that begin from now. All
+        or none: a name another group has is a ConfigError before any is added."""
+        members = list(tools)
+        clash = sorted(n for t in members if (n := getattr(t.spec, "name", None)) in self._tools)
+        if clash:
+            raise ConfigError(f"toolbox {group!r} names tools other toolboxes have: {clash}")
+        for tool in members:
             self._add(group, tool)
 
     def pending(self, name: str) -> bool:

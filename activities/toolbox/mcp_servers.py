@@ -35,6 +35,7 @@ class ServerState:
     tools: list[Tool] = field(default_factory=list)
     specs: list[McpToolSpec] = field(default_factory=list)
     reason: str | None = "not listed yet"  # None: up
+    stuck: bool = False  # its tools clash with another toolbox's: no use listing it again
 
     @property
     def up(self) -> bool:
@@ -112,12 +113,17 @@ class McpServers:
 
     async def _retry(self, on_up: Callable[[str, list[Tool]], None]) -> None:
         wait = FIRST_RETRY_SECONDS
-        while pending := [s for s in self._states.values() if not s.up]:
+        while pending := [s for s in self._states.values() if not s.up and not s.stuck]:
             await asyncio.sleep(wait)
             wait = min(wait * 2, self._retry_max)
             for state in pending:
-                if await self._list(state, at_start=False):
+                if not await self._list(state, at_start=False):
+                    continue
+                try:
                     on_up(state.server.name, state.tools)
+                except ConfigError as exc:  # a tool name another toolbox has: never offered
+                    state.reason, state.stuck = str(exc), True
+                    logger.error("MCP server %s answered, but %s", state.server.name, exc)
 
     async def close(self) -> None:
         if self._task is not None:

@@ -138,6 +138,9 @@ async def test_an_unknown_tool_of_a_server_that_is_up_is_still_refused(tmp_path:
     try:
         assert up.status() == {"crm": True}
         registry.add_group("crm", dict(up.boxes())["crm"])  # it came up: offered from now
+        with pytest.raises(ConfigError, match="names tools other toolboxes have"):
+            registry.add_group("crm2", dict(up.boxes())["crm"])  # all or none: none added
+        assert registry.group("crm2") is None
         resolved = catalog.get("p")
         assert resolved is not None and resolved.tools == ["crm.lookup"]
         with pytest.raises(ConfigError, match=r"names unknown tools: \['crm.nosuch'\]"):
