@@ -27,12 +27,13 @@ async def test_four_eyes_by_principal_then_approve_audited_with_the_principal(li
             f"/runs/{run_id}/decision", json={"verdict": "approve", "turn_digest": digest}
         )
         assert mine.status_code == 403 and error_type(mine) == "self_approval"
-        # Even a body that names someone else cannot make alice the approver of her run.
+        # A body that names someone else is refused before anything (the principal decides).
         forged = await as_alice.post(
             f"/runs/{run_id}/decision",
             json={"verdict": "approve", "turn_digest": digest, "decided_by": bob},
         )
-        assert forged.status_code == 403
+        assert forged.status_code == 422 and error_type(forged) == "unknown_fields"
+        assert "unknown field decided_by" in forged.json()["error"]["message"]
         assert (await as_alice.get(f"/runs/{run_id}")).json()["status"] == "WAITING_FOR_APPROVAL"
 
         inbox = (await as_bob.get("/inbox", params={"limit": 200})).json()
