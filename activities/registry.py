@@ -11,17 +11,44 @@ LOOSE = "(ungrouped)"  # the group of tools given without a toolbox
 
 
 class ToolRegistry:
-    """Tools by name, each in one group (its toolbox). A name two groups define is an error."""
+    """Tools by name, each in one group (its toolbox). A name two groups define is an error.
+
+    A `pending` group is a toolbox known to exist whose tools are not known yet (an MCP
+    server that was down at start): it has no tools until `add_group` gives them, and a
+    profile may name it, or a tool `<group>.<name>` of it, without being refused."""
 
     def __init__(
-        self, tools: Iterable[Tool] = (), *, groups: Mapping[str, Iterable[Tool]] | None = None
+        self,
+        tools: Iterable[Tool] = (),
+        *,
+        groups: Mapping[str, Iterable[Tool]] | None = None,
+        pending: Iterable[str] = (),
     ) -> None:
         self._tools: dict[str, Tool] = {}
         self._owner: dict[str, str] = {}
         self._groups: dict[str, list[str]] = {}
+        # Groups pending at start: a tool named in them that no tool answers to is left out
+        # of a run's plan (not offered), never refused: its server may still be down.
+        self.late = frozenset(pending)
         for group, members in [(LOOSE, tools), *(groups or {}).items()]:
             for tool in members:
                 self._add(group, tool)
+        for group in self.late:
+            self._groups.setdefault(group, [])
+
+    def add_group(self, group: str, tools: Iterable[Tool]) -> None:
+        """The tools of a pending group, now known: offered to runs that begin from now. All
+        or none: a name another group has is a ConfigError before any is added."""
+        members = list(tools)
+        clash = sorted(n for t in members if (n := getattr(t.spec, "name", None)) in self._tools)
+        if clash:
+            raise ConfigError(f"toolbox {group!r} names tools other toolboxes have: {clash}")
+        for tool in members:
+            self._add(group, tool)
+
+    def pending(self, name: str) -> bool:
+        """Whether `name`, a toolbox or a `<toolbox>.<tool>`, is of a group pending at start."""
+        return name in self.late or name.partition(".")[0] in self.late
 
     def _add(self, group: str, tool: Tool) -> None:
         spec = getattr(tool, "spec", None)
@@ -60,12 +87,20 @@ class ToolRegistry:
 
 
 class ProfileCatalog:
-    """Profiles with their tools resolved: `tools` plus every tool of each named toolbox."""
+    """Profiles with their tools resolved: `tools` plus every tool of each named toolbox.
+    Checked once at start (an unknown tool or toolbox is a ConfigError), resolved again at
+    each `get` while a toolbox is pending, so a run begun after its server came up is
+    offered its tools."""
 
     def __init__(self, profiles: Mapping[str, Profile], registry: ToolRegistry) -> None:
+        self._registry = registry
+        self._raw = dict(profiles)
         self._profiles = {name: resolve(p, registry) for name, p in profiles.items()}
 
     def get(self, name: str) -> Profile | None:
+        raw = self._raw.get(name)
+        if raw is not None and self._registry.late:
+            return resolve(raw, self._registry)  # a few list operations: cheap
         return self._profiles.get(name)
 
     def names(self) -> list[str]:
@@ -73,19 +108,22 @@ class ProfileCatalog:
 
 
 def resolve(profile: Profile, registry: ToolRegistry) -> Profile:
+    """The profile with `tools` resolved; a tool of a pending toolbox is left out (not
+    offered while its server is down), an unknown one is a ConfigError."""
     unknown_boxes = [b for b in profile.toolboxes if registry.group(b) is None]
     if unknown_boxes:
         raise ConfigError(
             f"profile {profile.name!r} names unknown toolboxes: {unknown_boxes}"
             f" (loaded: {registry.groups() or 'none'})"
         )
-    missing = [t for t in profile.tools if registry.get(t) is None]
+    absent = [t for t in profile.tools if registry.get(t) is None]
+    missing = [t for t in absent if not registry.pending(t)]
     if missing:
         raise ConfigError(
             f"profile {profile.name!r} names unknown tools: {missing}"
             f" (loaded toolboxes: {registry.groups() or 'none'})"
         )
-    names = list(profile.tools)
+    names = [t for t in profile.tools if t not in absent]
     for box in profile.toolboxes:
         names.extend(registry.group(box) or [])
     return profile.model_copy(update={"tools": list(dict.fromkeys(names))})

@@ -16,6 +16,7 @@ from agentrt.api.settings import ApiSettings, key_digest
 from agentrt.contracts.errors import AgentRuntimeError
 from agentrt.core.exits import console_script
 from agentrt.core.logs import configure_logging
+from agentrt.core.settings_doc import help_text
 from agentrt.store.open import WHICH_SETTING
 
 EXIT_ERROR = 2
@@ -87,16 +88,34 @@ def main(argv: list[str] | None = None) -> None:
     console_script(lambda: _main(None))
 
 
+# What `serve` reads, made from the settings classes (core/settings_doc.py): the process's
+# own groups first, then those it shares with the worker.
+_SERVED = ("api", "push", "temporal", "database", "privacy", "telemetry", "limits")
+SERVE_SETTINGS = help_text(
+    sorted(
+        ((n, g) for n, g in ApiSettings.groups() if n in _SERVED), key=lambda p: _SERVED.index(p[0])
+    ),
+    "settings (environment, or a .env file in the working directory; see the README):",
+)
+
+
 def _main(argv: list[str] | None) -> None:
     configure_logging(logging.INFO)
     parser = argparse.ArgumentParser(prog="agentrt-api", description=__doc__)
     sub = parser.add_subparsers(dest="command")
-    sub.add_parser("serve", help="serve A2A over JSON-RPC (the default)")
+    sub.add_parser(
+        "serve",
+        help="serve A2A over JSON-RPC (the default)",
+        description="Serve the operator API, its approvals page and A2A over JSON-RPC "
+        "until SIGTERM or SIGINT, then drain open requests.",
+        epilog=SERVE_SETTINGS,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     purge = sub.add_parser("purge", help="remove runs with their A2A tasks and journals")
     purge.add_argument("run_ids", nargs="*", help="run uuids to remove")
     purge.add_argument("--older-than-days", type=float, help="settled runs finished before")
     hasher = sub.add_parser("hash-key", help="print the SHA-256 digest of an API key")
-    hasher.add_argument("key")
+    hasher.add_argument("key", help="the API key (its digest goes in AGENTRT_API_KEYS)")
     sub.add_parser("rotate", help="re-seal every sealed column under the active key")
     tokens.add_parser(sub)
     args = parser.parse_args(argv)

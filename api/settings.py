@@ -14,32 +14,65 @@ class ApiServerSettings(SettingsGroup):
 
     model_config = SettingsConfigDict(env_prefix="AGENTRT_API_")
 
-    host: str = "127.0.0.1"
-    port: int = 8080
+    host: str = Field(default="127.0.0.1", description="the address `agentrt-api` binds")
+    port: int = Field(default=8080, description="its port")
     public_url: str = Field(
-        default="", description="URL clients reach this server at; default http://host:port"
+        default="",
+        description="the URL clients reach the API at (agent card, push, Host check)",
+        json_schema_extra={"shown_default": "`http://AGENTRT_API_HOST:AGENTRT_API_PORT`"},
     )
     # Bearer API keys, stored only as SHA-256 hex digests, each bound to a caller identity:
     # "alice=<sha256hex>,bob=<sha256hex>".
-    keys: str = ""
-    agent_name: str = "agentrt"
-    agent_description: str = "Durable agent runs on Temporal, served over A2A."
-    default_skill: str = ""  # used when a message names no skill and several are published
-    blocking_cap_seconds: float = 60.0  # a blocking SendMessage returns the Task after this
-    max_body_bytes: int = 1_000_000
-    poll_seconds: float = 0.2  # how often waits and streams read the journal
+    keys: str = Field(
+        default="",
+        description=(
+            "`identity=<sha256 hex>,…`: A2A bearer keys, by digest (`agentrt-api hash-key`)"
+        ),
+    )
+    agent_name: str = Field(default="agentrt", description="the agent card's name")
+    agent_description: str = Field(
+        default="Durable agent runs on Temporal, served over A2A.",
+        description="the agent card's description",
+        json_schema_extra={"shown_default": "(a sentence)"},
+    )
+    default_skill: str = Field(
+        default="",
+        description="the profile a message naming no skill starts when several are published",
+    )  # used when a message names no skill and several are published
+    blocking_cap_seconds: float = Field(
+        default=60.0, description="a blocking `SendMessage` returns the task after this"
+    )  # a blocking SendMessage returns the Task after this
+    max_body_bytes: int = Field(default=1_000_000, description="a larger request body is refused")
+    poll_seconds: float = Field(
+        default=0.2, description="how often waits and streams read the journal"
+    )  # how often waits and streams read the journal
     # On SIGTERM: how long open requests (live follows, blocking sends) may run on before
     # they are cancelled. Unbounded, one open stream would keep the process up forever.
-    shutdown_seconds: int = Field(default=10, gt=0)
-    migrate: bool = True
+    shutdown_seconds: int = Field(
+        default=10, gt=0, description="on SIGTERM, how long open requests may run on"
+    )
+    migrate: bool = Field(default=True, description="migrate the database at start")
     # issue 25: grants
     # The profiles each A2A caller (an AGENTRT_API_KEYS identity) may start, by name or glob
     # pattern: "alice=support|billing-*,bob=*". A caller not named here starts nothing. A
     # profile that writes without approval is covered only by its exact name.
-    key_profiles: str = ""
+    key_profiles: str = Field(
+        default="",
+        description=(
+            "`identity=profile|pattern,…`: the profiles each A2A caller may start (see "
+            "Who may start what)"
+        ),
+        json_schema_extra={"shown_default": "unset (A2A callers start nothing)"},
+    )
     # Host names (or `*.example.com`, or `*`) the API answers to besides its public URL's
     # host and, bound to loopback, 127.0.0.1/localhost/[::1]; others get 421 (api/hosts.py).
-    allowed_hosts: str = ""
+    allowed_hosts: str = Field(
+        default="",
+        description=(
+            "host names (`*.example.com`, `*`) the API answers to besides its public "
+            "URL's host and, bound to loopback, `127.0.0.1`/`localhost`/`[::1]`"
+        ),
+    )
 
     def url(self) -> str:
         """The public URL: `public_url`, else http://host:port."""
@@ -75,17 +108,32 @@ class PushSettings(SettingsGroup):
 
     model_config = SettingsConfigDict(env_prefix="AGENTRT_PUSH_")
 
-    timeout_seconds: float = 10.0
-    backoff_seconds: float = 1.0  # first retry delay, doubled per attempt
-    backoff_max_seconds: float = 300.0
-    max_attempts: int = 8
+    timeout_seconds: float = Field(default=10.0, description="one push attempt's deadline")
+    backoff_seconds: float = Field(
+        default=1.0, description="first retry delay (doubled each time)"
+    )  # first retry delay, doubled per attempt
+    backoff_max_seconds: float = Field(default=300.0, description="the retry delay's cap")
+    max_attempts: int = Field(default=8, description="attempts before a dead letter")
     # Push targets must be global unicast addresses; these name the exceptions
     # (comma-separated): networks ("127.0.0.0/8" for tests, "10.1.2.0/24" for an internal
     # receiver), and host names whose resolved addresses are all allowed.
-    allowed_networks: str = ""
-    allowed_hosts: str = ""
-    client_concurrency: int = Field(default=4, gt=0)  # deliveries in flight per client
-    max_in_flight: int = Field(default=64, gt=0)  # deliveries in flight in all
+    allowed_networks: str = Field(
+        default="",
+        description=(
+            "CIDRs push notifications may go to besides global unicast addresses (see "
+            "Outbound requests)"
+        ),
+    )
+    allowed_hosts: str = Field(
+        default="",
+        description="host names push notifications may go to besides global unicast addresses",
+    )
+    client_concurrency: int = Field(
+        default=4, gt=0, description="push deliveries in flight per A2A client"
+    )  # deliveries in flight per client
+    max_in_flight: int = Field(
+        default=64, gt=0, description="push deliveries in flight in all"
+    )  # deliveries in flight in all
 
 
 class ApiSettings(Settings):

@@ -112,6 +112,13 @@ class InvalidRequestError(AgentRuntimeError):
     code = "invalid_request"
 
 
+class UnknownFieldsError(InvalidRequestError):
+    """A request named fields its type does not have (a misspelling, or a field that is not
+    the caller's to set); the message names each with the closest known one."""
+
+    code = "unknown_fields"
+
+
 class PromptTooLongError(InvalidRequestError):
     """A prompt or message part is longer than the configured cap; nothing was created."""
 

@@ -1,15 +1,14 @@
 """Model prices: USD per million tokens, per model, with an optional default per provider."""
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from agentrt.contracts.messages import Usage
+from agentrt.contracts.strict import Strict
 
 PER_TOKENS = 1_000_000
 
 
-class Price(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class Price(Strict):
     input: float = Field(ge=0, allow_inf_nan=False, description="USD per 1M prompt tokens")
     output: float = Field(ge=0, allow_inf_nan=False, description="USD per 1M completion tokens")
 
@@ -19,10 +18,8 @@ class Price(BaseModel):
         )
 
 
-class PriceTable(BaseModel):
+class PriceTable(Strict):
     """One provider's prices. A model missing from `models` costs `default`, if any."""
-
-    model_config = ConfigDict(extra="forbid")
 
     models: dict[str, Price] = Field(default_factory=dict)
     default: Price | None = None

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.messages import Usage
+from agentrt.contracts.strict import Strict, unknown_keys
 
 PrivacyLevel = Literal["full", "redacted", "metadata", "none"]
 # A write with no answer on its outcome: "fail" the run (issue 27 names "ask" to come).
@@ -59,11 +60,9 @@ class GuardrailConfig(BaseModel):
     approval_patterns: list[str] = Field(default_factory=list)
 
 
-class Budget(BaseModel):
+class Budget(Strict):
     """A run's spending limits, checked by the workflow after every model call (see
     contracts/turn.py). A limit must be positive; 0 is a configuration error."""
-
-    model_config = ConfigDict(extra="forbid")
 
     max_tokens: int | None = Field(default=None, gt=0, description="prompt + completion")
     max_cost_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
@@ -147,12 +146,9 @@ class Profile(BaseModel):
             (_keys(data.get("timeouts")), Timeouts.model_fields, "timeouts."),
             (_keys(data.get("guardrails")), GuardrailConfig.model_fields, "guardrails."),
         ):
-            unknown = sorted(str(k) for k in keys if k not in known)
-            if unknown:
-                raise ValueError(
-                    f"{who}: unknown key {', '.join(where + k for k in unknown)} "
-                    f"(known: {', '.join(sorted(known))})"
-                )
+            problem = unknown_keys(keys, known, where)
+            if problem is not None:
+                raise ValueError(f"{who}: {problem}")
         return data
 
     @field_validator("model", "fallback_model")

@@ -2,11 +2,10 @@
 A2A server (issue 26). Validated once, with one iteration bound and the deployment's prompt
 cap; the workflow's input (RunRequest) is made from it."""
 
-from typing import Any
+from typing import Any, ClassVar
 from uuid import UUID
 
 from pydantic import (
-    BaseModel,
     ConfigDict,
     Field,
     ValidationError,
@@ -15,11 +14,12 @@ from pydantic import (
 )
 
 from agentrt.contracts import profiles
-from agentrt.contracts.errors import InvalidRequestError, PromptTooLongError
+from agentrt.contracts.errors import InvalidRequestError, PromptTooLongError, UnknownFieldsError
 from agentrt.contracts.run import PROMPT_CHARS_CEILING, RunRequest, prompt_over_cap
+from agentrt.contracts.strict import UNKNOWN_KEYS, Strict
 
 
-class StartRequest(BaseModel):
+class StartRequest(Strict):
     """A start as its caller asks for it: the one type, and the one validation, of every
     start. The facade builds it from its arguments, the operator API from the body of
     `POST /runs` (extra fields are refused), the CLI before it connects, the A2A server
@@ -30,6 +30,7 @@ class StartRequest(BaseModel):
     (AGENTRT_MAX_PROMPT_CHARS): validate with `checked`, which passes it as context."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+    _noun: ClassVar[str] = "field"
 
     profile: str = Field(max_length=100)
     prompt: str = Field(description=f"at most AGENTRT_MAX_PROMPT_CHARS (<= {PROMPT_CHARS_CEILING})")
@@ -56,6 +57,8 @@ class StartRequest(BaseModel):
             return cls.model_validate(fields, context=context)
         except ValidationError as exc:
             first = exc.errors()[0]
+            if first["type"] == UNKNOWN_KEYS:
+                raise UnknownFieldsError(first["msg"]) from None
             if first["type"] == "value_error":  # ours below: the message names the field
                 raise InvalidRequestError(first["msg"].removeprefix("Value error, ")) from None
             where = ".".join(str(p) for p in first["loc"])

@@ -5,17 +5,16 @@ Python or YAML, with typed errors."""
 from collections.abc import Iterable
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
 from agentrt.contracts.errors import ConfigError
 from agentrt.contracts.linear import NotLinearError, linear
 from agentrt.contracts.profiles import Profile
-from agentrt.core.yaml_file import load_yaml
+from agentrt.contracts.strict import Strict
+from agentrt.core.yaml_file import load_yaml, message
 
 
-class ProfilesFile(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class ProfilesFile(Strict):
     profiles: list[Profile]
 
 
@@ -47,7 +46,8 @@ def _problems(exc: ValidationError, data: object) -> str:
             name = raw.get("name") if isinstance(raw, dict) else None
             loc = [f"profile {name!r}" if name else f"profile #{loc[1] + 1}", *loc[2:]]
         where = ".".join(str(p) for p in loc) or "file"
-        out.append(f"{where}: {e['msg']}")
+        text = message(e)  # a profile's own check names the profile already
+        out.append(text if text.startswith(f"{where}: ") else f"{where}: {text}")
     return "; ".join(out)
 
 

@@ -80,14 +80,18 @@ class TemporalSettings(SettingsGroup):
 
     model_config = SettingsConfigDict(env_prefix="AGENTRT_TEMPORAL_")
 
-    address: str = "127.0.0.1:7233"
-    namespace: str = "default"
-    task_queue: str = Field(default=DEFAULT_TASK_QUEUE, validation_alias="AGENTRT_TASK_QUEUE")
+    address: str = Field(default="127.0.0.1:7233", description="the Temporal frontend")
+    namespace: str = Field(default="default", description="the Temporal namespace runs live in")
+    task_queue: str = Field(
+        default=DEFAULT_TASK_QUEUE,
+        validation_alias="AGENTRT_TASK_QUEUE",
+        description="the runs' workflow queue",
+    )
     start_timeout_seconds: float = Field(
         default=30.0,
         gt=0,
         validation_alias="AGENTRT_START_TIMEOUT_SECONDS",
-        description="how long a start waits for a worker to begin the run",
+        description="how long `start` waits for a worker to begin the run",
     )
     # Reaching a Temporal that is not a laptop's (core/temporal_tls.py reads and checks
     # these at start): each PEM setting is a file path or the PEM text itself.
@@ -100,8 +104,18 @@ class TemporalSettings(SettingsGroup):
     tls_key: SecretStr | None = Field(default=None, description="its private key: path or PEM")
     api_key: SecretStr | None = Field(default=None, description="Temporal Cloud API key")
     # Worker versioning (README "Upgrading workers"): both or neither.
-    deployment_name: str = Field(default="", validation_alias="AGENTRT_DEPLOYMENT_NAME")
-    build_id: str = Field(default="", validation_alias="AGENTRT_BUILD_ID")
+    deployment_name: str = Field(
+        default="",
+        validation_alias="AGENTRT_DEPLOYMENT_NAME",
+        description=(
+            "worker versioning, with `AGENTRT_BUILD_ID`: both or neither (see Upgrading workers)"
+        ),
+    )
+    build_id: str = Field(
+        default="",
+        validation_alias="AGENTRT_BUILD_ID",
+        description="the worker's build id under that deployment",
+    )
 
     def deployment_version(self) -> tuple[str, str] | None:
         """(deployment name, build id) when worker versioning is configured."""
@@ -117,14 +131,22 @@ class DatabaseSettings(SettingsGroup):
     """The runtime's database, and the directory its local files live in."""
 
     data_dir: Path = Field(
-        default=DEFAULT_DATA_DIR, description="SQLite database and generated key files"
+        default=DEFAULT_DATA_DIR,
+        description=(
+            "embedded database, dev-server state, generated seal key (and, from `agentrt "
+            "demo`, payload key)"
+        ),
     )
     url: str = Field(
         default="",
         validation_alias="AGENTRT_DATABASE_URL",
-        description="SQLAlchemy URL; empty means SQLite under data_dir.",
+        description="e.g. `postgresql+psycopg://postgres@127.0.0.1:5432/test`",
+        json_schema_extra={"shown_default": "SQLite under `AGENTRT_DATA_DIR`"},
     )
-    postgres_dsn: str = DEFAULT_POSTGRES_DSN
+    postgres_dsn: str = Field(
+        default=DEFAULT_POSTGRES_DSN,
+        description="the PostgreSQL the tests and benchmarks make scratch schemas in",
+    )
 
     def resolved_url(self) -> str:
         if self.url:
@@ -136,26 +158,56 @@ class WorkerSettings(SettingsGroup):
     """What a worker process polls, how much at once, and what it loads."""
 
     # What this worker polls: "workflows" (task_queue), "models", "tools", "toolbox:NAME".
-    serve: str = "workflows,models,tools"
-    max_concurrent_activities: int = 100
-    max_concurrent_workflow_tasks: int = 100
-    model_concurrency: int = 0  # 0: max_concurrent_activities
-    tool_concurrency: int = 0
-    graceful_shutdown_seconds: float = 30.0
+    serve: str = Field(
+        default="workflows,models,tools",
+        description="what this worker polls; also `toolbox:NAME` (see Routing and limits)",
+    )
+    max_concurrent_activities: int = Field(default=100, description="worker concurrency")
+    max_concurrent_workflow_tasks: int = Field(default=100, description="worker concurrency")
+    model_concurrency: int = Field(
+        default=0,
+        description="per-queue worker concurrency of model calls",
+        json_schema_extra={"shown_default": "`AGENTRT_MAX_CONCURRENT_ACTIVITIES`"},
+    )  # 0: max_concurrent_activities
+    tool_concurrency: int = Field(
+        default=0,
+        description="per-queue worker concurrency of tool calls",
+        json_schema_extra={"shown_default": "`AGENTRT_MAX_CONCURRENT_ACTIVITIES`"},
+    )
+    graceful_shutdown_seconds: float = Field(default=30.0, description="drain time on SIGTERM")
     # Routing (README "Operating"): model calls of provider P run on "<model_task_queue>-P",
     # tool calls on tool_task_queue, a toolbox's tools on its own queue (box=queue,...).
-    model_task_queue: str = ""
-    tool_task_queue: str = ""
-    toolbox_queues: str = ""
-    provider_rate_limits: str = Field(
-        default="", description="provider=requests/s,...: fleet-wide, on the provider's queue"
+    model_task_queue: str = Field(default="", description="model calls on `<queue>-<provider>`")
+    tool_task_queue: str = Field(default="", description="tool calls on their own queue")
+    toolbox_queues: str = Field(
+        default="", description="`box=queue,…`: a toolbox's calls only on that queue"
     )
-    profiles_file: Path = _WORKERS / "profiles.yaml"
+    provider_rate_limits: str = Field(
+        default="", description="`provider=requests/s,…`: fleet-wide, on the provider's model queue"
+    )
+    profiles_file: Path = Field(
+        default=_WORKERS / "profiles.yaml",
+        description=(
+            "agent profiles the worker serves (unless given in code); clients and the API"
+            " read the workers' registration instead"
+        ),
+        json_schema_extra={"shown_default": "`workers/profiles.yaml`"},
+    )
     mcp_servers_file: Path | None = Field(
-        default=None, description="YAML file of MCP servers whose tools the worker offers"
+        default=None, description="YAML: MCP servers whose tools the worker offers (see Extending)"
+    )
+    mcp_retry_max_seconds: float = Field(
+        default=30.0,
+        gt=0,
+        description="an MCP server down at start is listed again, waiting twice as long "
+        "each time up to this; its tools are offered once it answers",
     )
     toolboxes: str = Field(
-        default="", description="pkg.module:attr,...: Toolbox objects the worker loads"
+        default="",
+        description=(
+            "`pkg.module:attr,…`: `Toolbox` objects the worker loads (besides the "
+            "`agentrt.toolboxes` entry points)"
+        ),
     )
     toolbox_entry_points: bool = Field(
         default=True, description="also load the `agentrt.toolboxes` entry-point group"
@@ -191,16 +243,29 @@ class ProviderSettings(SettingsGroup):
     file: Path | None = Field(
         default=None,
         validation_alias="AGENTRT_PROVIDERS_FILE",
-        description="YAML: OpenAI-compatible endpoints, prices, answer levels, plug-in options",
+        description=(
+            "YAML/JSON: OpenAI-compatible, Anthropic and Gemini endpoints, prices, answer"
+            " levels, plug-in options (below)"
+        ),
     )
-    openai_base_url: str = "https://api.openai.com/v1"
-    openai_api_key: SecretStr | None = None
+    openai_base_url: str = Field(
+        default="https://api.openai.com/v1", description="where `openai:<model>` calls go"
+    )
+    openai_api_key: SecretStr | None = Field(
+        default=None, description="enables `openai:<model>` profiles"
+    )
     scripted_providers: str = Field(
-        default="scripted", description="names served by the scripted model (same rules file)"
+        default="scripted", description="provider names served by the scripted model"
     )
-    rules_file: Path = _WORKERS / "demo_rules.yaml"
+    rules_file: Path = Field(
+        default=_WORKERS / "demo_rules.yaml",
+        description="scripted model rules",
+        json_schema_extra={"shown_default": "`workers/demo_rules.yaml`"},
+    )
     provider_answer_levels: str = Field(
-        default="", description="provider=level,...: what of a provider's output may be kept"
+        default="",
+        description="`provider=level,…`: what of a provider's output may be kept",
+        json_schema_extra={"shown_default": "unset (all `full`)"},
     )
 
     def answer_levels(self) -> dict[str, str]:
@@ -218,15 +283,28 @@ class PrivacySettings(SettingsGroup):
     the data directory are read by `Settings` (core/settings.py), which knows both."""
 
     seal_keys: SecretStr | None = Field(
-        default=None, description="kid:base64key[,kid:base64key]; first is active."
+        default=None,
+        description="`kid:base64key[,kid:base64key]`, first is active",
+        json_schema_extra={"shown_default": "generated per installation"},
     )
     payload_keys: SecretStr | None = Field(
         default=None,
-        description="kid:base64key[,...]: encrypt Temporal payloads (first key active).",
+        description=(
+            "`kid:base64key[,…]`: encrypt every Temporal payload (AES-256-GCM); without "
+            "it, a `payload.key` under the data directory is used when present"
+        ),
+        json_schema_extra={
+            "shown_default": (
+                "unset (`agentrt demo`: generated, `payload.key` under `AGENTRT_DATA_DIR`)"
+            )
+        },
     )
     allow_plaintext_history: bool = Field(
         default=False,
-        description="let profiles below privacy full start without payload keys",
+        description=(
+            "let a profile below privacy `full` start from a client without payload keys "
+            "(its prompt then stays in Temporal history in the clear)"
+        ),
     )
 
 
@@ -235,13 +313,24 @@ class CodecSettings(SettingsGroup):
 
     model_config = SettingsConfigDict(env_prefix="AGENTRT_CODEC_")
 
-    ui_origins: str = "http://127.0.0.1:8233,http://localhost:8233"
+    ui_origins: str = Field(
+        default="http://127.0.0.1:8233,http://localhost:8233",
+        description="Web UI origins the codec server admits",
+    )
     token: SecretStr | None = Field(
-        default=None, description="bearer token every codec-server request must present"
+        default=None,
+        description=(
+            "bearer token every `/decode` and `/encode` request must carry; "
+            "`codec-server` refuses to start without it unless given `--dev-no-token`"
+        ),
     )
     allowed_hosts: str = Field(
         default="",
-        description="host names the codec server answers besides loopback (DNS rebinding)",
+        description=(
+            "`host,…`: Host header names the codec server answers besides `127.0.0.1`, "
+            "`localhost`, `::1`"
+        ),
+        json_schema_extra={"shown_default": "unset (loopback names only)"},
     )
 
     def origins(self) -> list[str]:
@@ -257,11 +346,17 @@ class RetentionSettings(SettingsGroup):
 
     model_config = SettingsConfigDict(env_prefix="AGENTRT_RETENTION_")
 
-    finished_days: float = 30.0
-    waiting_days: float = 14.0
-    every_hours: float = 24.0
+    finished_days: float = Field(
+        default=30.0, description="purge settled runs after this many days"
+    )
+    waiting_days: float = Field(
+        default=14.0, description="cancel, then purge, runs still waiting after this many days"
+    )
+    every_hours: float = Field(default=24.0, description="one retention pass this often")
     task_queue: str = Field(
-        default=DEFAULT_MAINTENANCE_QUEUE, validation_alias="AGENTRT_MAINTENANCE_TASK_QUEUE"
+        default=DEFAULT_MAINTENANCE_QUEUE,
+        validation_alias="AGENTRT_MAINTENANCE_TASK_QUEUE",
+        description="where the retention pass runs",
     )
 
 
@@ -269,13 +364,33 @@ class TelemetrySettings(SettingsGroup):
     """Metrics, traces and logs (core/metrics.py, core/tracing.py, core/logs.py); all off
     unless set."""
 
-    metrics_host: str = "127.0.0.1"
-    metrics_port: int | None = Field(default=None, ge=0, le=65535, description="/metrics")
-    temporal_metrics_port: int | None = Field(
-        default=None, ge=0, le=65535, description="the Temporal SDK's own Prometheus exporter"
+    metrics_host: str = Field(default="127.0.0.1", description="the address `/metrics` binds")
+    metrics_port: int | None = Field(
+        default=None,
+        ge=0,
+        le=65535,
+        description=(
+            "Prometheus `/metrics` of the worker / `agentrt-api serve` (see Observability)"
+        ),
+        json_schema_extra={"shown_default": "off"},
     )
-    otlp_endpoint: str = Field(default="", description="OTLP/HTTP traces, e.g. http://h:4318")
-    log_format: Literal["text", "json"] = "text"
+    temporal_metrics_port: int | None = Field(
+        default=None,
+        ge=0,
+        le=65535,
+        description="the Temporal SDK's own Prometheus exporter, on the same host",
+        json_schema_extra={"shown_default": "off"},
+    )
+    otlp_endpoint: str = Field(
+        default="",
+        description=(
+            "export traces over OTLP/HTTP, e.g. `http://127.0.0.1:4318` (`/v1/traces` is added)"
+        ),
+        json_schema_extra={"shown_default": "off"},
+    )
+    log_format: Literal["text", "json"] = Field(
+        default="text", description="`json`: one JSON object a line (worker, API, CLI)"
+    )
 
 
 class LimitSettings(SettingsGroup):
@@ -285,13 +400,15 @@ class LimitSettings(SettingsGroup):
         default=DEFAULT_MAX_PROMPT_CHARS,
         gt=0,
         le=PROMPT_CHARS_CEILING,
-        description="a prompt or follow-up message longer is refused before anything starts",
+        description=(
+            "a longer prompt or A2A message is refused before anything is created (at most 1000000)"
+        ),
     )
     max_part_chars: int = Field(
         default=DEFAULT_MAX_PROMPT_CHARS,
         gt=0,
         le=PROMPT_CHARS_CEILING,
-        description="each text part of an A2A message; longer is refused",
+        description="a longer text part of an A2A message is refused (at most 1000000)",
     )
 
 
@@ -300,6 +417,16 @@ class FaultSettings(SettingsGroup):
 
     model_config = SettingsConfigDict(env_prefix="AGENTRT_FAULT_")
 
-    block_at: str = ""
-    fail_at: str = ""
-    marker_dir: Path | None = None
+    block_at: str = Field(
+        default="",
+        description=(
+            "tests only: `point,…` where the worker parks for good (to be SIGKILLed there)"
+        ),
+    )
+    fail_at: str = Field(
+        default="", description="tests only: `point,…` where the call fails with an injected fault"
+    )
+    marker_dir: Path | None = Field(
+        default=None,
+        description="tests only: where a blocking point leaves a file saying it got there",
+    )

@@ -9,16 +9,23 @@ from typing import TypeVar
 
 import yaml
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 from agentrt.contracts.errors import ConfigError
 
 M = TypeVar("M", bound=BaseModel)
 
 
+def message(error: ErrorDetails) -> str:
+    """An error's text; a model's own check (an unknown key, say) without pydantic's
+    "Value error, " in front."""
+    return error["msg"].removeprefix("Value error, ")
+
+
 def problems(exc: ValidationError, _data: object) -> str:
     """Each validation error as `where: what`, where is its dotted location."""
     return "; ".join(
-        f"{'.'.join(str(p) for p in e['loc']) or 'file'}: {e['msg']}" for e in exc.errors()
+        f"{'.'.join(str(p) for p in e['loc']) or 'file'}: {message(e)}" for e in exc.errors()
     )
 
 

@@ -46,35 +46,36 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="start a run and wait for its outcome")
     start = sub.add_parser("start", help="start a run and print its uuid")
     for cmd in (run, start):
-        cmd.add_argument("profile", metavar="PROFILE")
-        cmd.add_argument("prompt", metavar="PROMPT")
-        cmd.add_argument("--max-iterations", type=int, default=None, metavar="N")
+        cmd.add_argument("profile", metavar="PROFILE", help="the agent profile to run")
+        cmd.add_argument("prompt", metavar="PROMPT", help="the user's message")
+        cmd.add_argument("--max-iterations", type=int, default=None, metavar="N",
+                         help="rounds before it must answer (default: the profile's)")  # fmt: skip
         cmd.add_argument("--initiator", default=None, help="who starts it (default: OS user)")
 
     status = sub.add_parser("status", help="show a run")
-    status.add_argument("run_id", metavar="RUN_ID")
+    status.add_argument("run_id", metavar="RUN_ID", help="the run's uuid")
     status.add_argument("--json", action="store_true", help="print the run as JSON")
 
     events = sub.add_parser("events", help="print a run's events")
-    events.add_argument("run_id", metavar="RUN_ID")
+    events.add_argument("run_id", metavar="RUN_ID", help="the run's uuid")
     events.add_argument("--after", type=int, default=-1, metavar="N", help="after sequence N")
     events.add_argument("--follow", action="store_true", help="poll until the run ends")
     events.add_argument("--json", action="store_true", help="one JSON object per line")
 
     for name, verb in (("approve", "approve"), ("deny", "deny")):
         d = sub.add_parser(name, help=f"{verb} the pending turn of a waiting run")
-        d.add_argument("run_id", metavar="RUN_ID")
+        d.add_argument("run_id", metavar="RUN_ID", help="the waiting run's uuid")
         d.add_argument("--by", default=None, metavar="NAME", help="who decides (not with --api)")
         d.add_argument("--digest", default=None, metavar="D", help="turn digest (default: current)")
-        d.add_argument("--reason", default=None, metavar="R")
+        d.add_argument("--reason", default=None, metavar="R", help="why, kept in the audit")
 
     cancel = sub.add_parser("cancel", help="cancel a run")
-    cancel.add_argument("run_id", metavar="RUN_ID")
+    cancel.add_argument("run_id", metavar="RUN_ID", help="the run's uuid")
     cancel.add_argument("--by", default=None, metavar="NAME", help="who cancels (not with --api)")
-    cancel.add_argument("--reason", default=None, metavar="R")
+    cancel.add_argument("--reason", default=None, metavar="R", help="why, kept in its events")
 
     inbox = sub.add_parser("inbox", help="runs waiting for approval, oldest first")
-    inbox.add_argument("--json", action="store_true")
+    inbox.add_argument("--json", action="store_true", help="print the inbox as JSON")
 
     demo = sub.add_parser("demo", help="embedded Temporal dev server + worker + a demo run")
     demo.add_argument("--data-dir", type=Path, default=None, help="default: AGENTRT_DATA_DIR")
@@ -92,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     codec = sub.add_parser(
         "codec-server", help="serve /decode for Temporal Web (needs AGENTRT_PAYLOAD_KEYS)"
     )
-    codec.add_argument("--port", type=int, default=8081)
+    codec.add_argument("--port", type=int, default=8081, help="the port to serve on (8081)")
     codec.add_argument(
         "--dev-no-token",
         action="store_true",

@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
-from pydantic import SecretStr
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from agentrt.contracts.approval import ApprovalDecision
@@ -33,8 +33,15 @@ RETRY_SECONDS = 1.0
 
 class RemoteSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="AGENTRT_", extra="ignore")
-    api_url: str = ""
-    api_token: SecretStr | None = None
+    api_url: str = Field(
+        default="",
+        description=(
+            "the CLI goes through this operator API instead of Temporal and the database (`--api`)"
+        ),
+    )
+    api_token: SecretStr | None = Field(
+        default=None, description="the CLI's operator token there (`--token`)"
+    )
 
 
 def _view(data: dict[str, Any]) -> RunView:

@@ -14,7 +14,7 @@ from agentrt.activities.completion import Completion
 from agentrt.activities.fence import FenceActivities, ReconcileActivities, WriteActivities
 from agentrt.activities.model import ModelActivities
 from agentrt.activities.pauses import PauseActivities
-from agentrt.activities.ports import ModelProvider, no_faults
+from agentrt.activities.ports import ModelProvider, Tool, no_faults
 from agentrt.activities.registry import ProfileCatalog, Routes, ToolRegistry
 from agentrt.activities.run import RunActivities
 from agentrt.activities.settle import Settle, SettleActivities
@@ -32,12 +32,13 @@ from agentrt.store.tool_steps import ToolStepStore
 from agentrt.workers.call_metrics import MeteredTool, fallback_counter, metered_providers
 from agentrt.workers.faults import fault_hook
 from agentrt.workers.metrics import (
+    CallMetrics,
     MeteredRunStore,
     WorkerMetrics,
     count_turn,
     run_ended,
 )
-from agentrt.workers.providers import check_budgets, load_providers
+from agentrt.workers.providers import check_budgets, check_models, load_providers
 from agentrt.workers.toolboxes import load_toolboxes
 from agentrt.workers.tracing import TracedTool, traced_providers
 
@@ -81,14 +82,17 @@ class WorkerResources:
                 pool.shutdown(wait=True, cancel_futures=True)
         self.engine.dispose()
 
+    def add_tools(self, group: str, tools: Iterable[Tool]) -> None:
+        """A toolbox pending at start (an MCP server that was down) now lists its tools:
+        wrapped as the ones registered at start, then offered to runs that begin from now."""
+        assert self.registry is not None
+        self.registry.add_group(group, wrapped(group, tools, self.metrics.calls))
+
     def __enter__(self) -> "WorkerResources":
         return self
 
     def __exit__(self, *_exc: object) -> None:
         self.close()
-
-
-WorkerResources = WorkerResources  # the former name
 
 
 def build(
@@ -99,12 +103,15 @@ def build(
     faults: Callable[[str], None] | None = None,
     metrics: WorkerMetrics | None = None,
     profiles: Iterable[Profile] | None = None,
+    pending: Iterable[str] = (),
 ) -> WorkerResources:
     """Open the store and compose every activity. Toolboxes come from the entry points,
     AGENTRT_TOOLBOXES and `toolboxes`; a bad one is a ConfigError before anything opens.
     The worker serves `profiles` when given (written in Python), else those of
     AGENTRT_PROFILES_FILE, and registers them in the database for clients to route by.
-    The activities record into `metrics` (new ones by default: `resources.metrics`)."""
+    The activities record into `metrics` (new ones by default: `resources.metrics`).
+    `pending` names toolboxes whose tools come later (MCP servers down at start):
+    `resources.registry.add_group` adds them."""
     boxes = load_toolboxes(settings, toolboxes)
     served = (
         load_profiles(settings.worker.profiles_file)
@@ -132,7 +139,7 @@ def build(
         resources.metrics = metrics
     watch_store(resources.metrics.registry, ctx)
     try:
-        _compose(resources, settings, boxes, served, providers, hook)
+        _compose(resources, settings, boxes, served, providers, hook, set(pending))
     except BaseException:
         resources.close()
         raise
@@ -146,6 +153,7 @@ def _compose(
     profiles: Mapping[str, Profile],
     providers: Mapping[str, ModelProvider] | None,
     hook: Callable[[str], None],
+    pending: set[str],
 ) -> None:
     ctx, pool = resources.ctx, resources.executor
     assert pool is not None
@@ -157,13 +165,12 @@ def _compose(
     )
     calls = resources.metrics.calls
     registry = ToolRegistry(
-        groups={
-            box.name: [TracedTool(MeteredTool(box.name, t, calls)) for t in box.build(tool_ctx)]
-            for box in boxes
-        }
+        groups={box.name: wrapped(box.name, box.build(tool_ctx), calls) for box in boxes},
+        pending=pending,
     )
     catalog = ProfileCatalog(profiles, registry)
     models = load_providers(settings, extra=providers)
+    check_models(profiles.values(), models.providers)
     check_budgets(profiles.values(), models.prices)
     resources.registration = Registration(ProfileRegistry(ctx), profiles.values())
     m = resources.metrics
@@ -209,3 +216,8 @@ def _compose(
     resources.tool_activities = [*tool.activities(), *write.activities(), *probes.activities()]
     resources.provider_names = sorted(models.providers)
     resources.activities = [act for group in groups for act in group.activities()]
+
+
+def wrapped(group: str, tools: Iterable[Tool], calls: CallMetrics) -> list[Tool]:
+    """Each tool as the worker registers it: traced, and counted by toolbox and name."""
+    return [TracedTool(MeteredTool(group, t, calls)) for t in tools]

@@ -3,7 +3,7 @@ and their store activities), and the routed queues of model and tool calls, each
 own concurrency. A provider's request-rate limit is set on its model queue
 (`max_task_queue_activities_per_second`): the server enforces it across every worker."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -45,18 +45,13 @@ def fleet_workers(client: Client, resources: WorkerResources, settings: Settings
                     rate=limits.get(provider),
                 )
             )
-    tool_queues: list[str] = []
-    if "tools" in roles and settings.worker.tool_task_queue.strip():
-        tool_queues.append(settings.worker.tool_task_queue.strip())
-    boxes = settings.worker.toolbox_queue_map()
-    for role in sorted(r for r in roles if r.startswith("toolbox:")):
-        box = role.removeprefix("toolbox:")
-        if box not in boxes:
-            raise ConfigError(f"AGENTRT_SERVE names {role!r}, which AGENTRT_TOOLBOX_QUEUES lacks")
-        if resources.registry is None or resources.registry.group(box) is None:
-            raise ConfigError(f"AGENTRT_SERVE names {role!r}, a toolbox this worker lacks")
-        tool_queues.append(boxes[box])
-    for queue in dict.fromkeys(tool_queues):
+    registry = resources.registry
+
+    def has_box(box: str) -> bool:
+        return registry is not None and registry.group(box) is not None
+
+    tool_queues = served_tool_queues(settings, has_box, resources.provider_names)
+    for queue in tool_queues:
         workers.append(
             _activity_worker(
                 client,
@@ -67,12 +62,34 @@ def fleet_workers(client: Client, resources: WorkerResources, settings: Settings
                 settings.worker.tool_concurrency,
             )
         )
-    if not workers:
+    return workers
+
+
+def served_tool_queues(
+    settings: Settings, has_toolbox: Callable[[str], bool], providers: Sequence[str]
+) -> list[str]:
+    """The tool queues this worker polls by AGENTRT_SERVE; a `toolbox:NAME` role whose
+    toolbox or queue is missing, or roles that leave nothing to poll, are ConfigErrors.
+    (`agentrt-worker --check` asks the same.)"""
+    roles = settings.worker.serves()
+    tool_queues: list[str] = []
+    if "tools" in roles and settings.worker.tool_task_queue.strip():
+        tool_queues.append(settings.worker.tool_task_queue.strip())
+    boxes = settings.worker.toolbox_queue_map()
+    for role in sorted(r for r in roles if r.startswith("toolbox:")):
+        box = role.removeprefix("toolbox:")
+        if box not in boxes:
+            raise ConfigError(f"AGENTRT_SERVE names {role!r}, which AGENTRT_TOOLBOX_QUEUES lacks")
+        if not has_toolbox(box):
+            raise ConfigError(f"AGENTRT_SERVE names {role!r}, a toolbox this worker lacks")
+        tool_queues.append(boxes[box])
+    models = "models" in roles and settings.worker.model_task_queue.strip() and providers
+    if "workflows" not in roles and not models and not tool_queues:
         raise ConfigError(
             f"AGENTRT_SERVE={settings.worker.serve!r} leaves this worker nothing to poll (set "
             "AGENTRT_MODEL_TASK_QUEUE / AGENTRT_TOOL_TASK_QUEUE for the routed roles)"
         )
-    return workers
+    return list(dict.fromkeys(tool_queues))
 
 
 def maintenance_worker(client: Client, resources: WorkerResources, settings: Settings) -> Worker:

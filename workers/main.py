@@ -7,8 +7,8 @@ import contextlib
 import logging
 import signal
 import sys
-from collections.abc import Awaitable, Callable, Sequence
-from typing import NoReturn
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, NoReturn
 
 from pydantic import ValidationError
 from sqlalchemy.exc import SQLAlchemyError
@@ -21,35 +21,56 @@ from agentrt.core.exits import console_script, exit_now
 from agentrt.core.logs import configure_logging
 from agentrt.core.metrics import install_sdk_metrics, serve_metrics
 from agentrt.core.settings import Settings
+from agentrt.core.settings_doc import help_text
 from agentrt.core.temporal import connect
 from agentrt.core.tracing import configure_tracing, shutdown_tracing
 from agentrt.store.open import WHICH_SETTING
 from agentrt.workers.builder import make_worker, sandbox_runner
 from agentrt.workers.compose import build
 from agentrt.workers.fleet import fleet_workers, queues_of
-from agentrt.workers.metrics import WorkerMetrics
+from agentrt.workers.metrics import WorkerMetrics, mcp_gauge
 from agentrt.workers.preflight import check
 from agentrt.workers.tool_list import list_tools
+
+if TYPE_CHECKING:
+    from agentrt.activities.toolbox.mcp_servers import McpServers
 
 __all__ = ["main", "make_worker", "sandbox_runner", "serve"]  # make_worker: its former home
 
 logger = logging.getLogger("workers")
 
 
-async def _no_servers() -> None:
-    pass
+class _NoServers:
+    def boxes(self) -> list[tuple[str, list[Tool]]]:
+        return []
+
+    def down(self) -> dict[str, str]:
+        return {}
+
+    def status(self) -> dict[str, bool]:
+        return {}
+
+    def retry(self, on_up: Callable[[str, list[Tool]], None]) -> None:
+        pass
+
+    async def close(self) -> None:
+        pass
 
 
-async def _open_mcp(
-    config: McpConfig | None,
-) -> tuple[list[tuple[str, list[Tool]]], Callable[[], Awaitable[None]]]:
-    """The mcp SDK (with its HTTP server stack) is ~30 MB of worker RSS: imported only when
-    MCP servers are configured."""
+async def open_mcp(settings: Settings, config: McpConfig | None) -> "McpServers | _NoServers":
+    """The MCP servers, each listed once: one that is down is retried once the worker runs.
+    The mcp SDK (with its HTTP server stack) is ~30 MB of worker RSS: imported only when MCP
+    servers are configured."""
     if config is None:
-        return [], _no_servers
-    from agentrt.activities.toolbox.mcp import open_mcp_toolboxes
+        return _NoServers()
+    from agentrt.activities.toolbox.mcp_servers import McpServers
 
-    return await open_mcp_toolboxes(config)
+    servers = McpServers(config, retry_max_seconds=settings.worker.mcp_retry_max_seconds)
+    try:
+        return await servers.open()
+    except BaseException:
+        await servers.close()
+        raise
 
 
 async def serve(settings: Settings, stop: asyncio.Event) -> None:
@@ -63,10 +84,13 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
     with serve_metrics(settings, metrics.registry):
         install_sdk_metrics(settings)
         client = await connect(settings)
-        mcp_boxes, close_mcp = await _open_mcp(mcp)
+        servers = await open_mcp(settings, mcp)
         try:
-            servers = [Toolbox(name, tools) for name, tools in mcp_boxes]
-            with build(settings, toolboxes=servers, metrics=metrics) as resources:
+            boxes = [Toolbox(name, tools) for name, tools in servers.boxes()]
+            down = servers.down()
+            mcp_gauge(metrics.registry, servers.status)
+            with build(settings, toolboxes=boxes, metrics=metrics, pending=down) as resources:
+                servers.retry(resources.add_tools)
                 async with contextlib.AsyncExitStack() as running:
                     workers = fleet_workers(client, resources, settings)
                     for w in workers:
@@ -80,7 +104,7 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
                     await stop.wait()
                     logger.info("draining")
         finally:
-            await close_mcp()
+            await servers.close()
             shutdown_tracing(tracer)
 
 
@@ -90,26 +114,10 @@ def _version_note(settings: Settings) -> str:
 
 
 EXIT_ERROR = 2
-SETTINGS_HELP = """settings (environment, or a .env file in the working directory):
-  AGENTRT_TEMPORAL_ADDRESS   Temporal frontend host:port (127.0.0.1:7233)
-  AGENTRT_TEMPORAL_NAMESPACE namespace (default)
-  AGENTRT_TASK_QUEUE         task queue to poll (agent-runs)
-  AGENTRT_DATABASE_URL       SQLAlchemy URL of the store (default: SQLite under the data dir)
-  AGENTRT_DATA_DIR           data directory (./.agentrt): SQLite file, generated seal key
-  AGENTRT_SEAL_KEYS          kid:base64key[,...] (default: a key generated in the data dir)
-  AGENTRT_PROFILES_FILE      agent profiles (YAML)
-  AGENTRT_METRICS_PORT       serve Prometheus /metrics here (off when unset)
-  AGENTRT_METRICS_HOST       the metrics ports' address (127.0.0.1)
-  AGENTRT_TEMPORAL_METRICS_PORT  the Temporal SDK's own Prometheus exporter (off when unset)
-  AGENTRT_OTLP_ENDPOINT      export traces over OTLP/HTTP (e.g. http://127.0.0.1:4318)
-  AGENTRT_LOG_FORMAT         text (default) or json
-  AGENTRT_DEPLOYMENT_NAME    worker deployment (versioning); needs AGENTRT_BUILD_ID
-  AGENTRT_BUILD_ID           this worker's build id in the deployment
-  AGENTRT_SERVE              workflows,models,tools,toolbox:NAME (workflows,models,tools)
-  AGENTRT_MODEL_TASK_QUEUE   model calls of provider P on <this>-P (unset: the run's queue)
-  AGENTRT_TOOL_TASK_QUEUE    tool calls on this queue (unset: the run's queue)
-  AGENTRT_TOOLBOX_QUEUES     box=queue,...: a toolbox's tools on its own queue
-  AGENTRT_PROVIDER_RATE_LIMITS provider=requests/s,...: fleet-wide on the model queue"""
+# Every setting the worker reads, made from the settings classes (core/settings_doc.py).
+SETTINGS_HELP = help_text(
+    Settings.groups(), "settings (environment, or a .env file in the working directory):"
+)
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -126,8 +134,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--check",
         action="store_true",
-        help="check the settings, profiles, database and Temporal, print what was found, and "
-        "exit (0 when all is well); changes nothing",
+        help="run every check the worker runs at start (settings, profiles against the tools "
+        "of the toolboxes and MCP servers, providers, prices, database, Temporal), print what "
+        "was found (the tools with their effects, the providers, the MCP servers) and exit: "
+        "0 when the worker would start, 2 with the reason when it would refuse; changes nothing",
     )
     parser.add_argument(
         "--list-tools",

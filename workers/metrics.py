@@ -8,12 +8,14 @@ settle and the fence (activities/completion.py, settle.py, fence/) hold their SQ
 and are told through callbacks or handed their counters' `inc` (workers/compose.py)."""
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
 from temporalio import activity
 from temporalio.worker import ExecuteActivityInput
 
@@ -29,6 +31,28 @@ WAIT_BUCKETS = (1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 86400, 3 * 86400, 7 * 86
 ACTIVITY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300)
 # Model calls take from milliseconds (scripted) to minutes (long reasoning).
 CALL_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300)
+
+
+class _ServerUp(Collector):
+    """`agentrt_mcp_server_up{server}`: 1 while an MCP server answers, 0 while it is down
+    (its tools are not offered), read at each scrape."""
+
+    def __init__(self, status: Callable[[], Mapping[str, bool]]) -> None:
+        self._status = status
+
+    def collect(self) -> Iterable[GaugeMetricFamily]:
+        family = GaugeMetricFamily(
+            "agentrt_mcp_server_up",
+            "1 while the MCP server's tools are listed and offered, 0 while it is down.",
+            labels=["server"],
+        )
+        for server, up in sorted(self._status().items()):
+            family.add_metric([server], 1.0 if up else 0.0)
+        return [family]
+
+
+def mcp_gauge(registry: CollectorRegistry, status: Callable[[], Mapping[str, bool]]) -> None:
+    registry.register(_ServerUp(status))
 
 
 @dataclass

@@ -1,5 +1,10 @@
 """`agentrt-worker --check`: validate what the worker needs before it starts, changing
-nothing (no migration, no key file, no data directory). Each finding is one line."""
+nothing (no migration, no key file, no data directory). Each finding is one line.
+
+It runs every check the worker runs at start, with the worker's own functions, so the two
+cannot disagree (tests/workers/test_check_agrees.py tries each misconfiguration against
+both): the settings, the profiles against the tools of the toolboxes and MCP servers, the
+providers the profiles name and the prices their cost budgets need, the database, Temporal."""
 
 from collections.abc import Callable
 
@@ -7,12 +12,18 @@ from sqlalchemy.engine import make_url
 from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
 from temporalio.service import RPCError, RPCStatusCode
 
+from agentrt.activities.toolbox.mcp_config import HttpServer, load_mcp_config
 from agentrt.contracts.errors import ConfigError
+from agentrt.contracts.profiles import Profile
 from agentrt.core.profiles import load_profiles
 from agentrt.core.settings import Settings
 from agentrt.core.temporal import connect
 from agentrt.store.open import probe_database
 from agentrt.store.sealing import Sealer
+from agentrt.workers.fleet import served_tool_queues
+from agentrt.workers.providers import check_budgets, check_models, load_providers
+from agentrt.workers.tool_list import mcp_tools, tool_lines
+from agentrt.workers.toolboxes import load_toolboxes
 
 _DATABASE = {
     "migrated": "schema present",
@@ -39,6 +50,7 @@ async def check(settings: Settings, emit: Callable[[str], None]) -> None:
         raise ConfigError(str(exc)) from None
     profiles = load_profiles(settings.worker.profiles_file)
     emit(f"profiles: {', '.join(sorted(profiles))} ({settings.worker.profiles_file})")
+    await _tools_and_models(settings, profiles, emit)
     url = settings.database.resolved_url()
     shown = make_url(url).render_as_string(hide_password=True)
     emit(f"database {shown}: {_DATABASE[probe_database(url)]}")
@@ -58,3 +70,38 @@ async def check(settings: Settings, emit: Callable[[str], None]) -> None:
         f"temporal: {settings.temporal.address} namespace {settings.temporal.namespace}, "
         f"task queue {settings.temporal.task_queue}"
     )
+
+
+async def _tools_and_models(
+    settings: Settings, profiles: dict[str, Profile], emit: Callable[[str], None]
+) -> None:
+    """The tools as the worker loads them (a profile naming an unknown tool or toolbox is
+    the worker's ConfigError), then the providers as it builds them (a profile's unknown
+    provider, a cost budget with no price: the same)."""
+    file = settings.worker.mcp_servers_file
+    mcp = load_mcp_config(file) if file else None
+    servers, sources, down = await mcp_tools(mcp)
+    for server in mcp.servers if mcp is not None else []:
+        where = server.url if isinstance(server, HttpServer) else server.command
+        count = len(dict(servers).get(server.name, []))
+        state = f"{count} tools" if server.name not in down else (
+            f"DOWN ({down[server.name]}): the worker starts without its tools and lists it "
+            "again until it answers"
+        )  # fmt: skip
+        emit(f"MCP server {server.name}: {server.transport} {where}, {state}")
+    boxes = load_toolboxes(settings)
+    lines = tool_lines(boxes, servers, sources, profiles, settings, list(down))
+    for line in lines:
+        emit(
+            f"tool {line.name}: {line.effect} ({line.source}), toolbox {line.toolbox}, "
+            f"approval {line.approval}, probe {line.probe}"
+        )
+    models = load_providers(settings)
+    check_models(profiles.values(), models.providers)
+    check_budgets(profiles.values(), models.prices)
+    loaded = {b.name for b in boxes} | {name for name, _ in servers} | set(down)
+    served_tool_queues(settings, loaded.__contains__, sorted(models.providers))
+    for name in sorted(models.providers):
+        level = models.answer_levels.get(name, "full")
+        priced = "priced" if name in models.prices else "no prices"
+        emit(f"provider {name}: answer level {level}, {priced}")

@@ -14,15 +14,16 @@ Answer levels come from the file's `answer_level` and AGENTRT_PROVIDER_ANSWER_LE
 both name a provider the stricter wins. Prices come from the file only.
 """
 
+import difflib
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from agentrt.activities.ports import ModelProvider
 from agentrt.activities.providers.openai_compat import DEFAULT_TIMEOUT_SECONDS, OpenAICompatProvider
@@ -30,6 +31,7 @@ from agentrt.activities.providers.scripted import ScriptedProvider
 from agentrt.contracts.errors import ConfigError
 from agentrt.contracts.pricing import PriceTable
 from agentrt.contracts.profiles import PrivacyLevel, Profile, stricter
+from agentrt.contracts.strict import Strict
 from agentrt.core.settings import Settings
 from agentrt.core.yaml_file import load_yaml
 from agentrt.workers.native_providers import NativeApi, check_options, native_provider
@@ -76,9 +78,7 @@ class ProviderConfig:
 ProviderFactory = Callable[[ProviderConfig], ModelProvider]
 
 
-class ProviderEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class ProviderEntry(Strict):
     name: str = Field(pattern=_NAME)
     # The wire format of base_url: "openai" (Chat Completions), or a native API through
     # its vendor's SDK, whose base_url defaults to the vendor's.
@@ -111,9 +111,7 @@ class ProviderEntry(BaseModel):
         return self
 
 
-class ProvidersFile(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class ProvidersFile(Strict):
     providers: list[ProviderEntry] = Field(default_factory=list)
 
 
@@ -233,6 +231,23 @@ def check_budgets(profiles: Iterable[Profile], prices: Mapping[str, PriceTable])
                     f"profile {p.name!r} sets budget.max_cost_usd but {ref!r} has no price: "
                     f"add prices for provider {provider!r} in the providers file"
                 )
+
+
+def check_models(profiles: Iterable[Profile], providers: Collection[str]) -> None:
+    """Each profile's model and fallback name a provider this worker has: otherwise every
+    run of it would fail provider_failed, so the worker refuses to start instead."""
+    for p in profiles:
+        for ref in filter(None, (p.model, p.fallback_model)):
+            provider = ref.partition(":")[0]
+            if provider in providers:
+                continue
+            close = difflib.get_close_matches(provider, sorted(providers), n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ConfigError(
+                f"profile {p.name!r} names model {ref!r}, but no provider {provider!r} is "
+                f"configured ({hint}configured: {', '.join(sorted(providers)) or 'none'}; "
+                "see AGENTRT_PROVIDERS_FILE)"
+            )
 
 
 def _api_key(entry: ProviderEntry, env: Mapping[str, str], where: str) -> str | None:

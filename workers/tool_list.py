@@ -13,7 +13,6 @@ Where an effect comes from:
 - `override`: the servers file's `effects` entry for the tool.
 """
 
-import os
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -81,6 +80,7 @@ def tool_lines(
     sources: Sources,
     profiles: Mapping[str, Profile],
     settings: Settings,
+    pending: Sequence[str] = (),
 ) -> list[ToolLine]:
     """One line per loaded tool, by name. The profiles are resolved against the tools as
     the worker resolves them: a profile naming a tool nobody loads is the same ConfigError."""
@@ -91,7 +91,7 @@ def tool_lines(
         ctx = ToolboxContext(settings=settings, executor=pool, sessions=made, read_sessions=made)
         groups: dict[str, list[Tool]] = {b.name: b.build(ctx) for b in boxes}
         groups.update(dict(mcp))
-        registry = ToolRegistry(groups=groups)
+        registry = ToolRegistry(groups=groups, pending=pending)
         catalog = ProfileCatalog(profiles, registry)
     finally:
         pool.shutdown(wait=False)
@@ -118,30 +118,29 @@ def tool_lines(
     return lines
 
 
-async def mcp_tools(config: McpConfig | None) -> tuple[list[tuple[str, list[Tool]]], Sources]:
-    """The MCP servers' tools as the worker opens them, and where each effect came from
-    (the annotations, listed again from the same server)."""
+async def mcp_tools(
+    config: McpConfig | None,
+) -> tuple[list[tuple[str, list[Tool]]], Sources, dict[str, str]]:
+    """The MCP servers' tools as the worker opens them, where each effect came from (the
+    annotations), and each server that is down with why (the worker starts without its
+    tools and offers them once it answers)."""
     if config is None:
-        return [], {}
-    from agentrt.activities.toolbox.mcp import open_mcp_toolboxes
-    from agentrt.activities.toolbox.mcp_session import McpConnection
+        return [], {}, {}
+    from agentrt.activities.toolbox.mcp_servers import McpServers
 
-    boxes, close = await open_mcp_toolboxes(config)
-    sources: Sources = {}
+    servers = McpServers(config)
     try:
-        for server in config.servers:
-            conn = McpConnection(server, server.resolved(os.environ))
-            try:
-                for spec in await conn.list_tools():
-                    annotated = spec.annotations is not None
-                    sources[f"{server.name}.{spec.name}"] = mcp_source(server, spec.name, annotated)
-            finally:
-                await conn.close()
-    except BaseException:
-        await close()
-        raise
-    await close()
-    return boxes, sources
+        await servers.open()
+        sources: Sources = {}
+        for state in servers.states():
+            for spec in state.specs:
+                annotated = spec.annotations is not None
+                sources[f"{state.server.name}.{spec.name}"] = mcp_source(
+                    state.server, spec.name, annotated
+                )
+        return servers.boxes(), sources, servers.down()
+    finally:
+        await servers.close()
 
 
 def render(lines: Sequence[ToolLine], emit: Callable[[str], None]) -> None:
@@ -160,5 +159,7 @@ async def list_tools(
 ) -> None:
     profiles = load_profiles(settings.worker.profiles_file)
     boxes = load_toolboxes(settings)
-    servers, sources = await mcp_tools(mcp)
-    render(tool_lines(boxes, servers, sources, profiles, settings), emit)
+    servers, sources, down = await mcp_tools(mcp)
+    render(tool_lines(boxes, servers, sources, profiles, settings, list(down)), emit)
+    for name, reason in sorted(down.items()):
+        emit(f"(MCP server {name} is down: {reason}; its tools are listed once it answers)")

@@ -15,7 +15,7 @@ and placeholder is checked when the file loads.
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 from temporalio.exceptions import ApplicationError
 
 from agentrt.activities.providers._templates import Captures, TemplateError, refs, render
@@ -23,6 +23,7 @@ from agentrt.contracts.approval import is_denial
 from agentrt.contracts.errors import ErrorType, RulesFileError
 from agentrt.contracts.linear import LinearPattern, NotLinearError, linear
 from agentrt.contracts.messages import Message, ProviderReply, ProviderRequest, ToolCall, Usage
+from agentrt.contracts.strict import Strict
 from agentrt.core.yaml_file import load_yaml
 
 DEFAULT_REPLY = "I'm sorry, I don't have an answer for that. Could you rephrase?"
@@ -32,10 +33,6 @@ RESULT_TEXT = "text"  # the capture holding the whole tool result
 
 class ScriptedProviderError(RuntimeError):
     """A scripted failure (rule `error:`), for fallback and outage tests."""
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 def _compiled(pattern: str | None) -> LinearPattern | None:
@@ -48,19 +45,19 @@ def _compiled(pattern: str | None) -> LinearPattern | None:
         raise ValueError(f"invalid regex {pattern!r}: {exc}") from None
 
 
-class ScriptedCall(_Strict):
+class ScriptedCall(Strict):
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
 
 
-class Reply(_Strict):
+class Reply(Strict):
     text: str = ""
     tool_calls: list[ScriptedCall] = Field(default_factory=list)
     input_required: bool = False  # end the turn asking the user for more information
     error: str | None = None  # fail the call, as a provider outage would
 
 
-class ResultMatch(_Strict):
+class ResultMatch(Strict):
     """Conditions on the latest message, which must be a tool result."""
 
     tool: str | None = None  # the tool that answered
@@ -76,7 +73,7 @@ class ResultMatch(_Strict):
         return self
 
 
-class Match(_Strict):
+class Match(Strict):
     contains: str | None = None  # in the first user message, case-insensitive
     regex: str | None = None  # searched in the first user message; groups are {prompt.NAME}
     last_contains: str | None = None  # in the latest message (e.g. a tool result)
@@ -104,7 +101,7 @@ class Match(_Strict):
         }
 
 
-class Rule(_Strict):
+class Rule(Strict):
     name: str = ""
     match: Match = Field(default_factory=Match)
     reply: Reply | None = None
@@ -137,7 +134,7 @@ class Rule(_Strict):
         return self
 
 
-class RuleSet(_Strict):
+class RuleSet(Strict):
     default_reply: str = DEFAULT_REPLY
     rules: list[Rule] = Field(default_factory=list)
 

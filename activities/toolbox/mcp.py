@@ -209,8 +209,9 @@ async def open_mcp_toolboxes(
     config: McpConfig | None,
 ) -> tuple[Toolboxes, Callable[[], Awaitable[None]]]:
     """Connect to every configured server and list its tools: (server name, its tools) and
-    an async closer. A server that cannot be listed, or an `effects` entry naming a tool the
-    server does not have, is a ConfigError: the worker does not start half-configured."""
+    an async closer. All or nothing: a server that cannot be listed, or an `effects` entry
+    naming a tool the server does not have, is a ConfigError. (The worker opens its servers
+    through mcp_servers.McpServers instead, where a server that is down is retried.)"""
     conns: list[McpConnection] = []
 
     async def close() -> None:
@@ -229,14 +230,14 @@ async def open_mcp_toolboxes(
                     f"MCP server {server.name!r}: cannot list its tools at start "
                     f"({type(exc).__name__}: {exc})"
                 ) from None
-            boxes.append((server.name, _tools(conn, server, specs)))
+            boxes.append((server.name, tools_of(conn, server, specs)))
     except BaseException:
         await close()
         raise
     return boxes, close
 
 
-def _tools(
+def tools_of(
     conn: McpConnection, server: StdioServer | HttpServer, specs: list[McpToolSpec]
 ) -> list[Tool]:
     """The server's tools as configured; a name the entry gives that the server lacks, or

@@ -30,18 +30,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.errors import ConfigError
+from agentrt.contracts.strict import Strict
 from agentrt.core.yaml_file import load_yaml
 
 SERVER_NAME = r"^[A-Za-z][A-Za-z0-9_-]{0,63}$"  # no '.': it separates server and tool
 
 
-class _Server(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class _Server(Strict):
     name: str = Field(pattern=SERVER_NAME)
     trust_annotations: bool = True
     effects: dict[str, ToolEffect] = Field(default_factory=dict)
@@ -115,9 +114,7 @@ class HttpServer(_Server):
 ServerConfig = Annotated[StdioServer | HttpServer, Field(discriminator="transport")]
 
 
-class McpConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class McpConfig(Strict):
     servers: list[ServerConfig] = Field(default_factory=list)
 
     @model_validator(mode="after")

@@ -11,7 +11,8 @@ from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 from temporalio.service import RPCError
 
-from agentrt.contracts.errors import AgentRuntimeError
+from agentrt.contracts.errors import AgentRuntimeError, UnknownFieldsError
+from agentrt.contracts.strict import UNKNOWN_KEYS
 from agentrt.core.temporal import connection_lost
 from agentrt.store.engine import DATABASE_ERRORS, database_reason
 
@@ -71,6 +72,9 @@ async def _ops(_request: Request, exc: Exception) -> JSONResponse:
 
 async def _invalid(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
+    unknown = [e for e in exc.errors() if e.get("type") == UNKNOWN_KEYS]
+    if unknown:  # named with the closest known field (contracts/strict.py)
+        return error_json(422, UnknownFieldsError.code, unknown[0]["msg"])
     first = exc.errors()[0] if exc.errors() else {}
     where = ".".join(str(p) for p in first.get("loc", ()))
     return error_json(400, "invalid_request", f"{where}: {first.get('msg', 'invalid')}")
@@ -92,6 +96,7 @@ _STATUS: dict[str, int] = {
     "unknown_profile": 400,
     "payload_keys_required": 409,
     "prompt_too_long": 413,
+    "unknown_fields": 422,
     "invalid_request": 400,
     "run_not_begun": 409,
     "run_not_found": 404,
@@ -151,5 +156,5 @@ def install(app: FastAPI) -> None:
 
 # Shown in the OpenAPI document for every route that can refuse.
 RESPONSES: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorOut} for code in (400, 401, 403, 404, 409, 413, 503)
+    code: {"model": ErrorOut} for code in (400, 401, 403, 404, 409, 413, 422, 503)
 }

@@ -16,10 +16,11 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
     token = sub.add_parser("token", help="create, list or revoke operator API tokens")
     verbs = token.add_subparsers(dest="verb", required=True)
     create = verbs.add_parser("create", help="create a token and print it once")
-    create.add_argument("--principal", required=True)
+    create.add_argument("--principal", required=True, help="who the token acts as")
     create.add_argument(
-        "--scope", action="append", required=True, choices=sorted(SCOPES), dest="scopes"
-    )
+        "--scope", action="append", required=True, choices=sorted(SCOPES), dest="scopes",
+        help="what it may do; repeatable",
+    )  # fmt: skip
     create.add_argument(
         "--profile",
         action="append",
@@ -28,12 +29,13 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
         help="a profile it may start, by name or glob pattern ('billing-*'); repeatable. "
         "A profile that writes without approval is covered only by its exact name",
     )
-    create.add_argument("--expires-in-days", type=float, default=None)
-    create.add_argument("--label", default=None)
+    create.add_argument("--expires-in-days", type=float, default=None,
+                        help="the token stops working after this (default: never)")  # fmt: skip
+    create.add_argument("--label", default=None, help="a note shown by `token list`")
     listing = verbs.add_parser("list", help="list tokens (never their secrets)")
-    listing.add_argument("--principal", default=None)
+    listing.add_argument("--principal", default=None, help="only this principal's tokens")
     revoke = verbs.add_parser("revoke", help="revoke a token by its id")
-    revoke.add_argument("token_id")
+    revoke.add_argument("token_id", help="the id `token create` or `token list` printed")
 
 
 def run(settings: ApiSettings, args: argparse.Namespace) -> int:

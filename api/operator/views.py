@@ -3,25 +3,28 @@ shown at the run's privacy level: their arguments only at `full` (or redacted at
 `redacted`)."""
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
 from agentrt.api.operator.failures import FailureOut, failure
 from agentrt.contracts.enums import EventKind, PendingState
 from agentrt.contracts.run import EventView, RunHead, RunView
+from agentrt.contracts.strict import Strict
 from agentrt.store.privacy import filter_payload
 from agentrt.store.run_context import PendingContext
 from agentrt.store.run_query import Attention, attention
 
 
-class DecisionIn(BaseModel):
+class DecisionIn(Strict):
+    _noun: ClassVar[str] = "field"
     verdict: Literal["approve", "deny"]
     turn_digest: str = Field(min_length=1, max_length=128)
     reason: str | None = Field(default=None, max_length=2000)
 
 
-class CancelIn(BaseModel):
+class CancelIn(Strict):
+    _noun: ClassVar[str] = "field"
     reason: str | None = Field(default=None, max_length=2000)
 
 

@@ -27,12 +27,13 @@ async def test_four_eyes_by_principal_then_approve_audited_with_the_principal(li
             f"/runs/{run_id}/decision", json={"verdict": "approve", "turn_digest": digest}
         )
         assert mine.status_code == 403 and error_type(mine) == "self_approval"
-        # Even a body that names someone else cannot make alice the approver of her run.
+        # A body that names someone else is refused before anything (the principal decides).
         forged = await as_alice.post(
             f"/runs/{run_id}/decision",
             json={"verdict": "approve", "turn_digest": digest, "decided_by": bob},
         )
-        assert forged.status_code == 403
+        assert forged.status_code == 422 and error_type(forged) == "unknown_fields"
+        assert "unknown field decided_by" in forged.json()["error"]["message"]
         assert (await as_alice.get(f"/runs/{run_id}")).json()["status"] == "WAITING_FOR_APPROVAL"
 
         inbox = (await as_bob.get("/inbox", params={"limit": 200})).json()
@@ -117,6 +118,11 @@ async def test_decision_for_a_run_not_waiting_is_409(live: Live) -> None:
             f"/runs/{run_id}/decision", json={"verdict": "approve", "turn_digest": "a" * 64}
         )
         assert reply.status_code == 409 and error_type(reply) == "not_awaiting_approval"
+        misspelt = await c.post(
+            f"/runs/{run_id}/decision", json={"verdict": "approve", "turn_digets": "a" * 64}
+        )
+        assert misspelt.status_code == 422 and error_type(misspelt) == "unknown_fields"
+        assert "turn_digets (did you mean turn_digest?)" in misspelt.json()["error"]["message"]
 
 
 async def test_cancel_as_the_principal_then_cancel_again_is_409(live: Live) -> None:
@@ -124,9 +130,13 @@ async def test_cancel_as_the_principal_then_cancel_again_is_409(live: Live) -> N
     async with http(live, token(live, alice, "runs:start", "runs:read", "runs:cancel")) as c:
         run_id = (await start(c, "helper", REFUND))["run_id"]
         await wait_status(c, run_id, "WAITING_FOR_APPROVAL")
-        reply = await c.post(
+        # A body naming who cancels is refused (422, the field named): the principal does.
+        named = await c.post(
             f"/runs/{run_id}/cancel", json={"reason": "not today", "by": "someone-else"}
         )
+        assert named.status_code == 422 and error_type(named) == "unknown_fields"
+        assert named.json()["error"]["message"].startswith("unknown field by; known: reason")
+        reply = await c.post(f"/runs/{run_id}/cancel", json={"reason": "not today"})
         assert reply.status_code == 202, reply.text
         assert reply.json()["status"] == "CANCELLED"
         events = (await c.get(f"/runs/{run_id}/events")).json()["events"]

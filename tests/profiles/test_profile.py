@@ -48,12 +48,14 @@ def test_a_misspelt_key_in_yaml_is_a_config_error_naming_file_key_and_profile(
     with pytest.raises(ConfigError) as err:
         load_profiles(path)
     message = str(err.value)
-    assert str(path) in message and "profile 'support'" in message and "aproval" in message
+    assert str(path) in message and "profile 'support'" in message
+    assert "unknown key aproval (did you mean approval?)" in message  # the fix, in one line
+    assert "\n" not in message
     path.write_text("profiles:\n  - {name: support, model: nocolon}\n")
     with pytest.raises(ConfigError, match=r"profile 'support'.*model: .*provider:model"):
         load_profiles(path)
     path.write_text("profile:\n  - {name: support, model: 'a:b'}\n")
-    with pytest.raises(ConfigError, match="profile: Extra inputs"):
+    with pytest.raises(ConfigError, match=r"unknown key profile \(did you mean profiles\?\)"):
         load_profiles(path)
 
 

@@ -22,7 +22,9 @@ from agentrt.workers.compose import build
 
 
 def _profile(**update: object) -> Profile:
-    return Profile(name=f"life-{uuid.uuid4().hex[:8]}", model="a:b").model_copy(update=update)
+    return Profile(name=f"life-{uuid.uuid4().hex[:8]}", model="scripted:b").model_copy(
+        update=update
+    )
 
 
 def _age(registry: ProfileRegistry, runs: RunStore, worker: str, by: timedelta) -> None:

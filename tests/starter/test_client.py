@@ -60,7 +60,8 @@ def test_a_start_request_has_one_bound_and_refuses_typed() -> None:
         ({"profile": " ", "prompt": "hi"}, "profile is required"),
         ({"profile": "p", "prompt": " "}, "prompt is empty"),
         ({"profile": "p", "prompt": "hi", "run_id": "x"}, "is not a uuid"),
-        ({"profile": "p", "prompt": "hi", "initiator": "x"}, "initiator: Extra inputs"),
+        ({"profile": "p", "prompt": "hi", "initiator": "x"}, "unknown field initiator; known"),
+        ({"profile": "p", "promt": "hi"}, r"unknown field promt \(did you mean prompt\?\)"),
     ):
         with pytest.raises(InvalidRequestError, match=says):
             StartRequest.checked(10, fields)
