@@ -189,6 +189,11 @@ class ProviderSettings(SettingsGroup):
         default="scripted", description="names served by the scripted model (same rules file)"
     )
     rules_file: Path = _WORKERS / "demo_rules.yaml"
+    scripted_pace_ms: float | None = Field(
+        default=None,
+        ge=0,
+        description="stream the scripted model's replies a word at a time, this many ms apart",
+    )
     provider_answer_levels: str = Field(
         default="", description="provider=level,...: what of a provider's output may be kept"
     )

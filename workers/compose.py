@@ -24,6 +24,7 @@ from agentrt.contracts.profiles import Profile
 from agentrt.core.profiles import checked_profiles, load_profiles
 from agentrt.core.settings import Settings
 from agentrt.store.context import StoreContext
+from agentrt.store.live import LiveStore
 from agentrt.store.open import open_store
 from agentrt.store.profile_registry import ProfileRegistry, Registration
 from agentrt.store.sealing import Sealer
@@ -176,6 +177,7 @@ def _compose(
         faults=hook,
         answer_levels=models.answer_levels,
         prices=models.prices,
+        live=LiveStore(ctx),
     )
     tool = ToolActivities(registry=registry, steps=steps, faults=hook)
     write = WriteActivities(ctx=ctx, registry=registry, executor=pool, faults=hook,

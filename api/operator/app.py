@@ -23,6 +23,7 @@ from agentrt.api.operator.state import OpsState
 from agentrt.api.settings import ApiSettings
 from agentrt.api.wake import Waker, finish
 from agentrt.store.context import StoreContext
+from agentrt.store.live import LiveStore
 from agentrt.store.principals import PrincipalStore
 from agentrt.store.profile_registry import ProfileRegistry
 from agentrt.store.run_query import RunQuery
@@ -79,6 +80,7 @@ def mount_ops(
         waker=Waker(settings.api.poll_seconds),
         sealer=ctx.sealer,
         profiles=profiles,
+        live=LiveStore(ctx),
     )
 
     @contextlib.asynccontextmanager
