@@ -4,11 +4,11 @@ subscribers in other processes. Not the run's record: rows go when the turn is s
 
 from dataclasses import dataclass
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select
 
 from agentrt.contracts.live import LiveDelta
 from agentrt.store.context import StoreContext, insert_ignoring, utcnow
-from agentrt.store.rows import LiveRow
+from agentrt.store.rows import EventRow, LiveRow, RunRow
 from agentrt.store.sealed import LIVE_TEXT, within
 
 
@@ -77,6 +77,19 @@ class LiveStore:
             )
             for r in rows
         ]
+
+    def mark(self, run_id: str) -> tuple[int | None, int | None, str | None]:
+        """What changes whenever a follower of the run has something new to read: its last
+        event, its last live piece and its status, in one statement (api/wake.py polls it
+        for all of a run's followers where no NOTIFY wakes them)."""
+        q = select(
+            select(func.max(EventRow.sequence)).where(EventRow.run_id == run_id).scalar_subquery(),
+            select(func.max(LiveRow.id)).where(LiveRow.run_id == run_id).scalar_subquery(),
+            select(RunRow.status).where(RunRow.id == run_id).scalar_subquery(),
+        )
+        with self._ctx.read_rows() as c:
+            row = c.execute(q).one()
+        return row[0], row[1], row[2]
 
     def prune(self, run_id: str, upto: int) -> None:
         """Drop the pieces of turns up to `upto`: stored now, they are in the event log."""

@@ -111,4 +111,6 @@ async def follow(
         if time.monotonic() - sent_at > KEEPALIVE_SECONDS:
             yield b": keepalive\n\n"
             sent_at = time.monotonic()
-        await state.waker.wait(run_id, ticket, within=TOKEN_RECHECK_SECONDS)
+        await state.waker.wait(
+            run_id, ticket, within=TOKEN_RECHECK_SECONDS, probe=state.live.mark
+        )

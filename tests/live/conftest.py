@@ -9,10 +9,11 @@ import pytest
 from temporalio.client import Client
 
 from agentrt.api.settings import ApiSettings
-from tests.api.conftest import Live, a2a_settings, serving
+from tests.api.conftest import Live, a2a_parts, a2a_settings, live, serving
 from tests.live.streaming_server import Step, StreamingServer, streaming
 
-__all__ = ["a2a_settings"]  # the operator API's settings, as tests/api has them
+# The operator API's fixtures, as tests/api has them.
+__all__ = ["a2a_parts", "a2a_settings", "live"]
 
 PROFILES = Path(__file__).parent / "fixtures" / "profiles.yaml"
 Serve = Callable[..., AbstractAsyncContextManager[tuple[Live, StreamingServer]]]
