@@ -21,9 +21,11 @@ from agentrt.contracts.errors import (
     TemporalUnavailableError,
     by_code,
 )
+from agentrt.contracts.live import LiveDelta
 from agentrt.contracts.run import PROMPT_CHARS_CEILING, EventView, RunView
 from agentrt.contracts.start import StartRequest
 from agentrt.starter.client import RuntimeClient
+from agentrt.starter.live import follow_api
 
 # A start the API could not make for an outage is sent again, under the same run id (so
 # never a second run), this many times in all, RETRY_SECONDS apart.
@@ -117,6 +119,9 @@ class ApiRuntime(RuntimeClient):
             after_sequence = int(page["next_after"])
             if not page["more"]:
                 return out
+
+    def follow(self, run_id: str) -> AsyncIterator[EventView | LiveDelta]:
+        return follow_api(self._http, run_id)
 
     async def _decide(self, run_id: str, decision: ApprovalDecision) -> RunView:
         # The token's principal decides: the API attests it, so `decided_by` is not sent.

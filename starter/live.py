@@ -1,0 +1,84 @@
+"""Following a run as it happens: its committed events and its live output (deltas of the
+model's text while it is written, retract marks), in order. In process it reads the store
+(the events and the live table the model worker writes); through the operator API it reads
+`GET /runs/{id}/live`. Nothing of it goes through Temporal.
+
+A client shows each `LiveDelta` of kind `delta` as it comes, drops the text a turn has
+shown so far on a `retract` (a retried or fallen-back model call), and replaces a turn's
+text by its committed `llm` event's when that comes."""
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+
+import httpx
+
+from agentrt.contracts.errors import AgentRuntimeError, by_code
+from agentrt.contracts.live import LiveDelta
+from agentrt.contracts.run import EventView
+from agentrt.store.live import LiveStore
+from agentrt.store.runs import RunStore
+
+Followed = EventView | LiveDelta
+
+
+async def follow_store(
+    runs: RunStore, live: LiveStore, run_id: str, poll_seconds: float = 0.05
+) -> AsyncIterator[Followed]:
+    """Every event and live piece of the run until it ends; a turn's pieces come before its
+    event, and none of a turn already committed."""
+    last, live_last = -1, 0
+    while True:
+        pieces = await asyncio.to_thread(live.read, run_id, live_last)
+        for d in pieces:
+            live_last = d.id
+            if d.sequence > last:
+                yield d
+        batch = await asyncio.to_thread(runs.events, run_id, last)
+        for e in batch:
+            last = e.sequence
+            yield e
+        if batch or pieces:
+            continue
+        status = await asyncio.to_thread(runs.status, run_id)
+        if status is None or status.terminal:
+            for e in await asyncio.to_thread(runs.events, run_id, last):
+                yield e  # the settling event commits with the status
+            return
+        await asyncio.sleep(poll_seconds)
+
+
+async def follow_api(http: httpx.AsyncClient, run_id: str) -> AsyncIterator[Followed]:
+    """The same through the operator API's SSE follow, until its `end` frame."""
+    try:
+        async with http.stream("GET", f"/runs/{run_id}/live", timeout=None) as reply:
+            if not reply.is_success:
+                await reply.aread()
+                raise _refused(reply)
+            event, data = "", ""
+            async for line in reply.aiter_lines():
+                if line.startswith("event: "):
+                    event = line[7:]
+                elif line.startswith("data: "):
+                    data += line[6:]
+                elif line == "" and data:
+                    if event in ("end", "error"):
+                        if event == "error":
+                            raise AgentRuntimeError(json.loads(data)["error"]["message"])
+                        return
+                    if event in ("delta", "retract"):
+                        yield LiveDelta.model_validate_json(data)
+                    else:
+                        yield EventView.model_validate_json(data)
+                    event, data = "", ""
+    except httpx.HTTPError as exc:
+        raise AgentRuntimeError(f"cannot follow run {run_id} through the API: {exc}") from None
+
+
+def _refused(reply: httpx.Response) -> AgentRuntimeError:
+    try:
+        err = reply.json()["error"]
+        kind, message = str(err["type"]), str(err["message"])
+    except (ValueError, KeyError, TypeError):
+        kind, message = "http_error", reply.text[:200]
+    return by_code(kind)(f"the API refused ({reply.status_code} {kind}): {message}")
