@@ -12,10 +12,13 @@ import json
 from collections.abc import AsyncIterator
 
 import httpx
+from rich.console import Console
 
+from agentrt.contracts.enums import EventKind
 from agentrt.contracts.errors import AgentRuntimeError, by_code
 from agentrt.contracts.live import LiveDelta
 from agentrt.contracts.run import EventView
+from agentrt.starter.client import RuntimeClient
 from agentrt.store.live import LiveStore
 from agentrt.store.runs import RunStore
 
@@ -82,3 +85,27 @@ def _refused(reply: httpx.Response) -> AgentRuntimeError:
     except (ValueError, KeyError, TypeError):
         kind, message = "http_error", reply.text[:200]
     return by_code(kind)(f"the API refused ({reply.status_code} {kind}): {message}")
+
+
+async def print_live(runtime: RuntimeClient, run_id: str, out: Console, err: Console) -> None:
+    """`agentrt run` on a terminal: the model's text on `out` as it is written; a retried
+    call's withdrawn text is said so on `err` (a terminal cannot unprint it)."""
+    open_line = False
+
+    def end_line() -> None:
+        nonlocal open_line
+        if open_line:
+            out.file.write("\n")
+            out.file.flush()
+        open_line = False
+
+    async for item in runtime.follow(run_id):
+        if isinstance(item, LiveDelta) and item.kind == "delta":
+            out.file.write(item.text)
+            out.file.flush()
+            open_line = True
+        elif isinstance(item, LiveDelta):
+            end_line()
+            err.print("(the model call was retried: the text above is withdrawn)", style="dim")
+        elif item.kind is EventKind.LLM:
+            end_line()
