@@ -282,14 +282,33 @@ function renderEvent(e) {
   $("events").append(item);
 }
 
+// The model's text as it is written (live `delta` frames), in an item of its own until the
+// turn's committed `llm` event replaces it; a `retract` (a retried call) empties it.
+function renderLive(kind, d) {
+  let item = document.querySelector(`#events li.writing[data-sequence="${d.sequence}"]`);
+  if (!item) {
+    item = el("li", null, "writing");
+    item.dataset.sequence = String(d.sequence);
+    item.append(el("span", "writing…", "kind"), el("pre", ""));
+    $("events").append(item);
+  }
+  const text = item.querySelector("pre");
+  text.textContent = kind === "retract" ? "" : text.textContent + d.text;
+}
+
+function dropLive(sequence) {
+  const item = document.querySelector(`#events li.writing[data-sequence="${sequence}"]`);
+  if (item) item.remove();
+}
+
 // fetch() streaming of the SSE endpoint: EventSource cannot send the Authorization header.
 async function followEvents(runId, signal) {
-  let last = -1;
+  let last = "-1:0"; // `<event sequence>:<live id>`: the live follow's resume point
   const live = $("live");
   while (!signal.aborted) {
     try {
-      const reply = await api(`/runs/${runId}/events`, {
-        headers: { Accept: "text/event-stream", "Last-Event-ID": String(last) },
+      const reply = await api(`/runs/${runId}/live`, {
+        headers: { Accept: "text/event-stream", "Last-Event-ID": last },
         signal,
       });
       live.textContent = "● live";
@@ -307,7 +326,7 @@ async function followEvents(runId, signal) {
           for (const line of frame.split("\n")) {
             if (line.startsWith("event: ")) kind = line.slice(7);
             else if (line.startsWith("data: ")) data += line.slice(6);
-            else if (line.startsWith("id: ")) id = Number(line.slice(4));
+            else if (line.startsWith("id: ")) id = line.slice(4);
           }
           if (!data) continue;
           // The token was revoked or expired: the stream closes, and the reconnect's 401
@@ -319,7 +338,13 @@ async function followEvents(runId, signal) {
             return;
           }
           if (id !== null) last = id;
-          renderEvent(JSON.parse(data));
+          if (kind === "delta" || kind === "retract") {
+            renderLive(kind, JSON.parse(data));
+            continue;
+          }
+          const event = JSON.parse(data);
+          dropLive(event.sequence);
+          renderEvent(event);
           await refreshRun(runId);
         }
       }
