@@ -57,7 +57,7 @@ async def follow_api(http: httpx.AsyncClient, run_id: str) -> AsyncIterator[Foll
         async with http.stream("GET", f"/runs/{run_id}/live", timeout=None) as reply:
             if not reply.is_success:
                 await reply.aread()
-                raise _refused(reply)
+                raise refusal(reply)
             event, data = "", ""
             async for line in reply.aiter_lines():
                 if line.startswith("event: "):
@@ -78,7 +78,8 @@ async def follow_api(http: httpx.AsyncClient, run_id: str) -> AsyncIterator[Foll
         raise AgentRuntimeError(f"cannot follow run {run_id} through the API: {exc}") from None
 
 
-def _refused(reply: httpx.Response) -> AgentRuntimeError:
+def refusal(reply: httpx.Response) -> AgentRuntimeError:
+    """The operator API's typed error (`{"error": {"type", "message"}}`) as ours."""
     try:
         err = reply.json()["error"]
         kind, message = str(err["type"]), str(err["message"])

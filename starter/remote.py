@@ -19,13 +19,12 @@ from agentrt.contracts.errors import (
     RunNotFoundError,
     StoreUnavailableError,
     TemporalUnavailableError,
-    by_code,
 )
 from agentrt.contracts.live import LiveDelta
 from agentrt.contracts.run import PROMPT_CHARS_CEILING, EventView, RunView
 from agentrt.contracts.start import StartRequest
 from agentrt.starter.client import RuntimeClient
-from agentrt.starter.live import follow_api
+from agentrt.starter.live import follow_api, refusal
 
 # A start the API could not make for an outage is sent again, under the same run id (so
 # never a second run), this many times in all, RETRY_SECONDS apart.
@@ -70,12 +69,7 @@ class ApiRuntime(RuntimeClient):
             ) from None
         if reply.is_success:
             return reply.json()
-        try:
-            err = reply.json()["error"]
-            kind, message = str(err["type"]), str(err["message"])
-        except (ValueError, KeyError, TypeError):
-            kind, message = "http_error", reply.text[:200]
-        raise by_code(kind)(f"the API refused ({reply.status_code} {kind}): {message}")
+        raise refusal(reply)
 
     @property
     def max_prompt_chars(self) -> int:
