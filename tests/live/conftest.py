@@ -9,8 +9,8 @@ import pytest
 from temporalio.client import Client
 
 from agentrt.api.settings import ApiSettings
+from bench.streaming_server import Step, StreamingServer, streaming
 from tests.api.conftest import Live, a2a_parts, a2a_settings, live, serving
-from tests.live.streaming_server import Step, StreamingServer, streaming
 
 # The operator API's fixtures, as tests/api has them.
 __all__ = ["a2a_parts", "a2a_settings", "live"]

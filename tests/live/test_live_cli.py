@@ -7,9 +7,9 @@ import pty
 import sys
 from pathlib import Path
 
+from bench.streaming_server import GATE
 from tests.api.ops_helpers import name, token
 from tests.live.conftest import Serve
-from tests.live.streaming_server import GATE
 
 
 async def _read_until(fd: int, wanted: bytes, seen: bytearray, within: float) -> None:

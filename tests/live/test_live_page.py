@@ -3,10 +3,10 @@ chromium while the model call is held, replaced by the committed turn once it is
 
 from playwright.async_api import Page, expect
 
+from bench.streaming_server import GATE
 from tests.api.browser import browser, page
 from tests.api.ops_helpers import http, name, start, token
 from tests.live.conftest import Serve
-from tests.live.streaming_server import GATE
 
 __all__ = ["browser", "page"]  # fixtures
 

@@ -11,7 +11,7 @@ from agentrt.contracts.live import LiveDelta
 from agentrt.contracts.run import EventView
 from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
-from tests.live.streaming_server import GATE, streaming
+from bench.streaming_server import GATE, streaming
 from tests.workers._proc import WorkerPool, worker_env
 from tests.workers.conftest import pool
 

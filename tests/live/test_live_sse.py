@@ -6,9 +6,9 @@ from typing import Any
 
 import httpx
 
+from bench.streaming_server import GATE
 from tests.api.ops_helpers import Frame, frames, http, name, start, token
 from tests.live.conftest import Serve
-from tests.live.streaming_server import GATE
 
 
 def _text(got: list[Frame]) -> str:
