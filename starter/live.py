@@ -26,12 +26,14 @@ Followed = EventView | LiveDelta
 
 
 async def follow_store(
-    runs: RunStore, live: LiveStore, run_id: str, poll_seconds: float = 0.05
+    runs: RunStore, live: LiveStore, run_id: str, poll_seconds: float = 0.01
 ) -> AsyncIterator[Followed]:
     """Every event and live piece of the run until it ends; a turn's pieces come before its
     event, and none of a turn already committed."""
     last, live_last = -1, 0
     while True:
+        # Taken before the reads: a change after them shows as a different mark.
+        mark = await asyncio.to_thread(live.mark, run_id)
         pieces = await asyncio.to_thread(live.read, run_id, live_last)
         for d in pieces:
             live_last = d.id
@@ -48,7 +50,9 @@ async def follow_store(
             for e in await asyncio.to_thread(runs.events, run_id, last):
                 yield e  # the settling event commits with the status
             return
-        await asyncio.sleep(poll_seconds)
+        # Idle: one cheap read per interval until something changes, then the reads above.
+        while await asyncio.sleep(poll_seconds, mark) == await asyncio.to_thread(live.mark, run_id):
+            pass
 
 
 async def follow_api(http: httpx.AsyncClient, run_id: str) -> AsyncIterator[Followed]:
