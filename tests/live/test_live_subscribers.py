@@ -26,14 +26,28 @@ async def _subscribe(c: httpx.AsyncClient, run_id: str, ready: asyncio.Event) ->
     return got
 
 
+async def _waiting(c: httpx.AsyncClient) -> tuple[str, str]:
+    run_id = (await start(c, "helper", REFUND))["run_id"]
+    waiting = await wait_status(c, run_id, "WAITING_FOR_APPROVAL")
+    return run_id, waiting["pending_approval"]["turn_digest"]
+
+
+async def _approve(c: httpx.AsyncClient, run_id: str, digest: str) -> float:
+    began = time.monotonic()
+    reply = await c.post(
+        f"/runs/{run_id}/decision", json={"verdict": "approve", "turn_digest": digest}
+    )
+    assert reply.status_code == 200, reply.text
+    return time.monotonic() - began
+
+
 async def test_fifty_subscribers_do_not_delay_an_approval(live: Live, client: Client) -> None:
     who = name("alice")
     secret = token(live, who, "runs:start", "runs:read", "runs:decide")
     limits = httpx.Limits(max_connections=SUBSCRIBERS + 10)
     async with http(live, secret) as c:
-        run_id = (await start(c, "helper", REFUND))["run_id"]
-        waiting = await wait_status(c, run_id, "WAITING_FOR_APPROVAL")
-        digest = waiting["pending_approval"]["turn_digest"]
+        alone = await _approve(c, *await _waiting(c))  # the same, with no subscriber
+        run_id, digest = await _waiting(c)
         async with httpx.AsyncClient(
             base_url=live.url, headers=c.headers, timeout=60, limits=limits
         ) as subs:
@@ -41,14 +55,13 @@ async def test_fifty_subscribers_do_not_delay_an_approval(live: Live, client: Cl
             followers = [asyncio.create_task(_subscribe(subs, run_id, r)) for r in readies]
             await asyncio.wait_for(asyncio.gather(*(r.wait() for r in readies)), 30)
             began = time.monotonic()
-            reply = await c.post(
-                f"/runs/{run_id}/decision", json={"verdict": "approve", "turn_digest": digest}
-            )
-            decided = time.monotonic() - began
-            assert reply.status_code == 200, reply.text
+            decided = await _approve(c, run_id, digest)
             done = await asyncio.wait_for(asyncio.gather(*followers), 30)
             settled = time.monotonic() - began
-    assert decided < 1.0, f"the decision took {decided:.2f} s beside {SUBSCRIBERS} subscribers"
+    # At once: as fast as with no subscriber, give or take the noise of a shared machine
+    # (observed: 0.07-0.55 s with them, 0.1 s without).
+    why = f"{decided:.2f} s beside {SUBSCRIBERS} subscribers, {alone:.2f} s alone"
+    assert decided < min(2.0, alone + 1.0), why
     assert settled < 10.0
     for got in done:
         assert got[-1].event == "end" and got[-1].data["status"] == "COMPLETED"
