@@ -17,6 +17,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from agentrt.api.body import read_body, replaying
 from agentrt.api.hosts import HostCheck, allowed_hosts
 from agentrt.api.operator import errors
+from agentrt.api.operator.live_routes import live_router
 from agentrt.api.operator.page import mount_page
 from agentrt.api.operator.routes import router
 from agentrt.api.operator.state import OpsState
@@ -107,6 +108,7 @@ def mount_ops(
     )
     errors.install(app)
     app.include_router(router)
+    app.include_router(live_router)
     mount_page(app)  # the approvals page at /ui/
     app.router.routes.append(Mount("/", app=a2a))
     app.state.ops = ops

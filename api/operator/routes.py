@@ -21,7 +21,7 @@ from agentrt.api.operator.errors import (
     not_found,
     not_granted,
 )
-from agentrt.api.operator.sse import follow, resume_after, resume_live
+from agentrt.api.operator.sse import follow, resume_after
 from agentrt.api.operator.state import OpsState
 from agentrt.api.operator.views import (
     CancelIn,
@@ -69,6 +69,7 @@ def _run_id(raw: str) -> str:
 
 
 State = Annotated[OpsState, Depends(_state)]
+run_id_of = _run_id  # the other route modules' (live_routes.py)
 
 
 @router.get("/me", response_model=MeOut, tags=["principals"])
@@ -212,31 +213,6 @@ async def run_events(
         more=len(batch) > limit,
     )
     return JSONResponse(page.model_dump(mode="json"))
-
-
-@router.get(
-    "/runs/{run_id}/live",
-    tags=["runs"],
-    response_class=StreamingResponse,
-    responses={200: {"content": {"text/event-stream": {}}}},
-)
-async def run_live(
-    run_id: str,
-    state: State,
-    who: Annotated[Principal, Depends(auth.require(auth.READ))],
-    after: Annotated[int, Query(ge=-1, le=MAX_SEQUENCE)] = -1,
-    live_after: Annotated[int, Query(ge=0, le=MAX_SEQUENCE)] = 0,
-    last_event_id: Annotated[str | None, Header(max_length=24)] = None,
-) -> Response:
-    """The run's events and its live output (`delta`, `retract`) as Server-Sent Events,
-    resuming after `Last-Event-ID` (`<sequence>:<live id>`)."""
-    view = await state.visible(_run_id(run_id), who.visible_to)
-    start, live_start = resume_live(last_event_id, after, live_after)
-    return StreamingResponse(
-        follow(state, view.run_id, start, who.token_id, live_start),
-        media_type="text/event-stream",
-        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
-    )
 
 
 @router.post("/runs/{run_id}/decision", response_model=DecisionOut, tags=["approvals"])

@@ -111,6 +111,4 @@ async def follow(
         if time.monotonic() - sent_at > KEEPALIVE_SECONDS:
             yield b": keepalive\n\n"
             sent_at = time.monotonic()
-        await state.waker.wait(
-            run_id, ticket, within=TOKEN_RECHECK_SECONDS, probe=state.live.mark
-        )
+        await state.waker.wait(run_id, ticket, within=TOKEN_RECHECK_SECONDS, probe=state.live.mark)
