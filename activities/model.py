@@ -5,7 +5,7 @@ a task and a round trip."""
 
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 from temporalio import activity
@@ -47,6 +47,10 @@ from agentrt.store.runs import RunStore
 log = logging.getLogger(__name__)
 
 
+def _uncounted(_failed: str, _fallback: str) -> None:
+    """No metrics (tests, embedders that count nothing)."""
+
+
 class ModelActivities(ActivityGroup):
     def __init__(
         self,
@@ -57,8 +61,10 @@ class ModelActivities(ActivityGroup):
         faults: FaultHook = no_faults,
         answer_levels: Mapping[str, str] | None = None,
         prices: Mapping[str, PriceTable] | None = None,
+        failed_over: Callable[[str, str], None] = _uncounted,
         live: LiveStore | None = None,
     ) -> None:
+        self._failed_over = failed_over  # (failed ref, fallback ref): the worker counts it
         self._live = live  # where a streaming provider's output is published
         self._completion = completion
         self._providers = dict(providers)
@@ -156,6 +162,7 @@ class ModelActivities(ActivityGroup):
                 raise expected_failure(exc, f"{where}: {used}") from None
             activity.logger.warning("run %s: %s failed (%s); falling back to %s", req.run_id,
                                     used, type(exc).__name__, fallback)  # fmt: skip
+            self._failed_over(used, fallback)
             used = fallback
             if live is not None:
                 await live.restart()

@@ -89,6 +89,7 @@ class RunActivities(ActivityGroup):
             budget=profile.budget,
             model_task_queue=self._routes.model(profile.model),
             on_unknown_outcome=profile.on_unknown_outcome,
+            max_parallel_tools=profile.max_parallel_tools,
         )
         snapshot = {
             "instructions": profile.instructions,

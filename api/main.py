@@ -45,6 +45,7 @@ async def _serve_until_stopped(settings: ApiSettings) -> None:
             client = await connect(settings)
             app = create_app(settings, client=client)
             registry.watch(app.state.a2a.ctx)
+            registry.instrument(app)
             config = uvicorn.Config(
                 app,
                 host=settings.api.host,

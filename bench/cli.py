@@ -18,11 +18,12 @@ from pathlib import Path
 from agentrt.core.devserver import extra_args, temporal_cli
 from agentrt.core.settings import Settings
 from agentrt.store.sealing import Sealer
-from bench import memory, tuning
+from bench import memory, parallel, tuning
 from bench.config import BenchConfig, tiny
 from bench.database import bench_database, describe
 from bench.harness import RESULTS_DIR, bench_settings, dev_server
 from bench.report import Report, Table, ms, times, verdict
+from bench.slow_tools import TOOL_MS
 from bench.suite import SHARED_SECTIONS, run_shared
 from bench.versus_report import PERSISTENT, STORELESS
 
@@ -188,6 +189,13 @@ def headline(report: Report) -> Table:
         k = key.split(".")[1]
         _row(table, f"agent/bare workflow latency, k={k[1:]}", times(f[key]), "<= 1.15",
              f[key] <= 1.15)  # fmt: skip
+    if "parallel.tools_ratio" in f:
+        v = f["parallel.tools_ratio"]
+        _row(table, f"turn of {parallel.CALLS} parallel {TOOL_MS} ms reads: its tools "
+             f"/ one call (one by one: {times(f['parallel.one_by_one_tools_ratio'])})",
+             times(v), f"< {parallel.TARGET}", v < parallel.TARGET)  # fmt: skip
+        _row(table, f"agent ({parallel.CALLS} reads at once)/hand-written loop (one by one) "
+             "wall time", times(f["parallel.run_ratio"]), "-", None)  # fmt: skip
     if "devserver.stock.per_activity_ms" in f:
         _row(table, "dev server ms per activity, stock -> tuned",
              f"{ms(f['devserver.stock.per_activity_ms'])} -> "

@@ -20,6 +20,7 @@ from temporalio.common import SearchAttributeKey
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
+from agentrt.activities.toolbox.box import Toolbox
 from agentrt.contracts.ids import SA_PROFILE, SA_RUN_STATUS
 from agentrt.core.devserver import temporal_cli
 from agentrt.core.settings import Settings
@@ -136,8 +137,10 @@ def bench_worker(client: Client, parts: WorkerResources, settings: Settings) -> 
 
 
 @asynccontextmanager
-async def running_worker(client: Client, settings: Settings) -> AsyncIterator[Bench]:
-    parts = build(settings)
+async def running_worker(
+    client: Client, settings: Settings, toolboxes: Sequence[Toolbox] = ()
+) -> AsyncIterator[Bench]:
+    parts = build(settings, toolboxes=toolboxes)
     create_tables(parts.engine)
     try:
         async with bench_worker(client, parts, settings):

@@ -71,6 +71,8 @@ class LoopActivities:
 
     @activity.defn(name=ACT_LOOP_TOOL)
     async def tool(self, req: LoopToolIn) -> str:
+        if req.sleep_ms:
+            await asyncio.sleep(req.sleep_ms / 1000)
         if req.tool == WRITE_TOOL:
             row = await asyncio.to_thread(
                 self._world.append_ledger,

@@ -29,6 +29,10 @@ class LoopInput:
     tools: int  # tool calls in all; the last one is the write
     wait_for_approval: bool = False  # memory section: wait for a signal before the tools
     stores: bool = True  # False: the storeless loop (its model activity writes nothing)
+    # > 0: one turn asking for this many reads, run one after another, then the answer
+    # (the parallel section), each read taking `tool_ms` first.
+    turn_calls: int = 0
+    tool_ms: int = 0
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,7 @@ class LoopToolIn:
     run_id: str
     call_id: str
     tool: str
+    sleep_ms: int = 0  # the tool's fixed latency, before its read
 
 
 @workflow.defn(name=WORKFLOW_LOOP)
@@ -72,6 +77,8 @@ class LoopWorkflow:
         messages = [LoopMessage("user", "bench")]
         calls = 0
         model = ACT_LOOP_MODEL if inp.stores else ACT_LOOP_MODEL_STORELESS
+        if inp.turn_calls:
+            return await self._one_turn(inp, model, messages)
         for round_no in range(1, inp.tools + 2):
             turn = await workflow.execute_activity(
                 model,
@@ -93,3 +100,30 @@ class LoopWorkflow:
             messages.append(LoopMessage("tool", result))
             calls += 1
         return calls
+
+    async def _one_turn(self, inp: LoopInput, model: str, messages: list[LoopMessage]) -> int:
+        """The model asks for `turn_calls` reads in one turn; the samples' loop runs them
+        one after another. Its script (scripted_turn) is that of a two-round run: a read in
+        round 1, the answer past round 2."""
+        turn = await workflow.execute_activity(
+            model,
+            LoopModelIn(inp.run_id, 1, 2, list(messages)),
+            result_type=LoopTurn,
+            start_to_close_timeout=timedelta(seconds=60),
+        )
+        messages.append(LoopMessage("assistant", turn.content))
+        for i in range(1, inp.turn_calls + 1):
+            result = await workflow.execute_activity(
+                ACT_LOOP_TOOL,
+                LoopToolIn(inp.run_id, f"r1.{i}", READ_TOOL, inp.tool_ms),
+                result_type=str,
+                start_to_close_timeout=timedelta(seconds=60),
+            )
+            messages.append(LoopMessage("tool", result))
+        await workflow.execute_activity(
+            model,
+            LoopModelIn(inp.run_id, 3, 2, list(messages)),
+            result_type=LoopTurn,
+            start_to_close_timeout=timedelta(seconds=60),
+        )
+        return inp.turn_calls

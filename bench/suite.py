@@ -1,16 +1,17 @@
-"""The sections that share one dev server and one worker: overhead, history, fence."""
+"""The sections that share one dev server and one worker (loop, overhead, history, fence),
+and the parallel section, on the same dev server with a worker of its own."""
 
 import sys
 
 from temporalio.client import Client
 
 from agentrt.core.settings import Settings
-from bench import fence, history, overhead, versus
+from bench import fence, history, overhead, parallel, versus
 from bench.config import BenchConfig
 from bench.harness import running_worker
 from bench.report import Report
 
-SHARED_SECTIONS = ("loop", "overhead", "history", "fence")
+SHARED_SECTIONS = ("loop", "overhead", "history", "fence", "parallel")
 
 
 def _progress(message: str) -> None:
@@ -36,4 +37,6 @@ async def run_shared(
         if "fence" in sections:
             _progress("  fence overhead")
             report.extend(fence.tables(*await fence.measure(bench, cfg.fence_runs)))
+    if "parallel" in sections:
+        report.extend(await parallel.measure(client, settings, cfg))
     return report

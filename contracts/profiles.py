@@ -26,6 +26,10 @@ def stricter(a: str, b: str | None) -> str:
 
 DEFAULT_MAX_ITERATIONS = 5
 MAX_ITERATIONS_CEILING = 20
+# How many calls of one turn run at once (reads and idempotent writes; a turn's
+# non-idempotent writes run one after another beside them): 1 runs them one by one.
+DEFAULT_MAX_PARALLEL_TOOLS = 4
+MAX_PARALLEL_TOOLS_CEILING = 32
 
 
 class Timeouts(BaseModel):
@@ -124,6 +128,10 @@ class Profile(BaseModel):
     # What a write whose outcome stays unknown (no probe, or no answer from it) does to the
     # run. "fail": FAILED interrupted_write, the fence kept as evidence (the only mode yet).
     on_unknown_outcome: UnknownOutcome = "fail"
+    # How many calls of a turn run at once (workflows/_group.py); 1: one after another.
+    max_parallel_tools: int = Field(
+        default=DEFAULT_MAX_PARALLEL_TOOLS, ge=1, le=MAX_PARALLEL_TOOLS_CEILING
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -211,6 +219,8 @@ class RunPlan(BaseModel):
     budget: Budget | None = None  # absent in plans recorded before budgets existed
     model_task_queue: str | None = None  # None: the workflow's queue
     on_unknown_outcome: UnknownOutcome = "fail"
+    # Plans recorded before it existed read 1: those runs go on one call at a time.
+    max_parallel_tools: int = 1
 
     def tool(self, name: str) -> ToolPlan | None:
         return next((t for t in self.tools if t.name == name), None)

@@ -314,6 +314,8 @@ class RunView(RunHead):
     # The effect class of each pending call, by call id, as the run's plan recorded it.
     call_effects: dict[str, str] = Field(default_factory=dict)
     initiator: str = "anonymous"
+    # The failure code beside the reason: an ErrorType value, or a Python error's name.
+    error_type: str | None = None
 
 
 class EventView(BaseModel):

@@ -88,6 +88,45 @@ def _refused(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
 
 
+def namespace_refusal(request: Request, namespace: str) -> Response | None:
+    """None when the request names `namespace` (the X-Namespace header Temporal Web sends,
+    or the CLI's /{namespace}/decode path) and nothing else; else the refusal."""
+    named = {
+        n for n in (request.path_params.get("namespace"), request.headers.get("x-namespace"))
+        if n is not None
+    }  # fmt: skip
+    if not named:
+        return _refused(400, "name the namespace: X-Namespace header or /{namespace}/decode")
+    if named != {namespace}:
+        return _refused(403, "this codec server serves another namespace")
+    return None
+
+
+async def decode_payloads(codec: PayloadCodec, payloads: Sequence[Payload]) -> list[Payload]:
+    out: list[Payload] = []
+    for p in payloads:
+        # Temporal's own marker data is never encoded; it holds no user content.
+        out.extend([p] if temporal_marker(p) else await codec.decode([p]))
+    return out
+
+
+async def apply_codec(codec: PayloadCodec, body: bytes, *, decode: bool = True) -> Response:
+    """The codec's answer to a Payloads JSON body: decoded (or encoded), or a 400."""
+    try:
+        payloads = json_format.Parse(body, Payloads())
+    except json_format.ParseError:
+        return JSONResponse({"error": "body is not a Payloads JSON object"}, status_code=400)
+    try:
+        if decode:
+            done = await decode_payloads(codec, payloads.payloads)
+        else:
+            done = await codec.encode(payloads.payloads)
+    except ValueError as exc:
+        return JSONResponse({"error": str(exc)}, status_code=400)
+    result = Payloads(payloads=done)
+    return Response(json_format.MessageToJson(result), media_type="application/json")
+
+
 class HostCheck:
     """ASGI middleware: a request whose Host is not an allowed name is a 400, before CORS
     or anything else sees it (preflights included)."""
@@ -117,24 +156,6 @@ def create_codec_app(
     if token is not None and not token.strip():
         raise ValueError("the codec token is empty")
 
-    def _namespace_refusal(request: Request) -> Response | None:
-        named = {
-            n for n in (request.path_params.get("namespace"), request.headers.get("x-namespace"))
-            if n is not None
-        }  # fmt: skip
-        if not named:
-            return _refused(400, "name the namespace: X-Namespace header or /{namespace}/decode")
-        if named != {namespace}:
-            return _refused(403, "this codec server serves another namespace")
-        return None
-
-    async def _decode(payloads: Sequence[Payload]) -> list[Payload]:
-        out: list[Payload] = []
-        for p in payloads:
-            # Temporal's own marker data is never encoded; it holds no user content.
-            out.extend([p] if temporal_marker(p) else await codec.decode([p]))
-        return out
-
     async def _apply(request: Request, decode: bool) -> Response:
         if not _authorized(request, token):
             return JSONResponse(
@@ -142,19 +163,10 @@ def create_codec_app(
                 status_code=401,
                 headers={"WWW-Authenticate": 'Bearer realm="codec"'},
             )
-        refusal = _namespace_refusal(request)
+        refusal = namespace_refusal(request, namespace)
         if refusal is not None:
             return refusal
-        try:
-            payloads = json_format.Parse(await request.body(), Payloads())
-        except json_format.ParseError:
-            return JSONResponse({"error": "body is not a Payloads JSON object"}, status_code=400)
-        fn = _decode if decode else codec.encode
-        try:
-            result = Payloads(payloads=await fn(payloads.payloads))
-        except ValueError as exc:
-            return JSONResponse({"error": str(exc)}, status_code=400)
-        return Response(json_format.MessageToJson(result), media_type="application/json")
+        return await apply_codec(codec, await request.body(), decode=decode)
 
     async def decode(request: Request) -> Response:
         return await _apply(request, decode=True)

@@ -9,15 +9,14 @@ A port already taken is a ConfigError at start, never a silent fallback.
 import contextlib
 import logging
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterator
 from wsgiref.simple_server import WSGIServer
 
 from prometheus_client import CollectorRegistry, start_http_server
-from prometheus_client.core import GaugeMetricFamily
-from prometheus_client.registry import Collector
 from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
 
 from agentrt.contracts.errors import ConfigError
+from agentrt.core.read_gauges import ReadGauge, store_gauges, waiting_gauge
 from agentrt.core.settings import Settings
 
 logger = logging.getLogger("agentrt.metrics")
@@ -31,34 +30,6 @@ def new_registry() -> CollectorRegistry:
     for collector in (PROCESS_COLLECTOR, PLATFORM_COLLECTOR, GC_COLLECTOR):
         registry.register(collector)
     return registry
-
-
-class ReadGauge(Collector):
-    """A gauge read at scrape time (e.g. a COUNT in the store), so it is right after any
-    restart and across workers. A failed read drops the sample, not the whole scrape."""
-
-    def __init__(self, name: str, documentation: str, read: Callable[[], float]) -> None:
-        self._name, self._doc, self._read = name, documentation, read
-
-    def collect(self) -> Iterable[GaugeMetricFamily]:
-        try:
-            value = float(self._read())
-        except Exception as exc:
-            logger.warning("metric %s not read: %s", self._name, type(exc).__name__)
-            return []
-        return [GaugeMetricFamily(self._name, self._doc, value=value)]
-
-
-def waiting_gauge(registry: CollectorRegistry, count: Callable[[], int]) -> None:
-    """Runs waiting for approval, counted in the store at each scrape: right after any
-    restart, and the same on every worker and API process (aggregate with max, not sum)."""
-    registry.register(
-        ReadGauge(
-            "agentrt_runs_waiting_for_approval",
-            "Runs waiting for an approval decision (counted in the store at scrape time).",
-            count,
-        )
-    )
 
 
 @contextlib.contextmanager
@@ -109,4 +80,11 @@ def install_sdk_metrics(settings: Settings) -> Runtime | None:
     return runtime
 
 
-__all__ = ["ReadGauge", "install_sdk_metrics", "new_registry", "serve_metrics", "waiting_gauge"]
+__all__ = [
+    "ReadGauge",
+    "install_sdk_metrics",
+    "new_registry",
+    "serve_metrics",
+    "store_gauges",
+    "waiting_gauge",
+]

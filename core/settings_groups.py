@@ -89,6 +89,16 @@ class TemporalSettings(SettingsGroup):
         validation_alias="AGENTRT_START_TIMEOUT_SECONDS",
         description="how long a start waits for a worker to begin the run",
     )
+    # Reaching a Temporal that is not a laptop's (core/temporal_tls.py reads and checks
+    # these at start): each PEM setting is a file path or the PEM text itself.
+    tls: bool = Field(
+        default=False, description="TLS with the system's roots; implied by any TLS setting"
+    )
+    tls_ca: str = Field(default="", description="the server's CA: path or PEM")
+    tls_server_name: str = Field(default="", description="the name the server certificate has")
+    tls_cert: str = Field(default="", description="mTLS client certificate: path or PEM")
+    tls_key: SecretStr | None = Field(default=None, description="its private key: path or PEM")
+    api_key: SecretStr | None = Field(default=None, description="Temporal Cloud API key")
     # Worker versioning (README "Upgrading workers"): both or neither.
     deployment_name: str = Field(default="", validation_alias="AGENTRT_DEPLOYMENT_NAME")
     build_id: str = Field(default="", validation_alias="AGENTRT_BUILD_ID")

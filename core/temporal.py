@@ -12,6 +12,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from agentrt.contracts.errors import AgentRuntimeError, ConfigError, TemporalUnavailableError
 from agentrt.core.codec import EncryptionCodec
 from agentrt.core.settings import Settings
+from agentrt.core.temporal_tls import handshake_hint, reason_text, temporal_access
 from agentrt.core.tracing import tracing_enabled, tracing_interceptor
 
 # The innermost reason in the Rust bridge's error text, e.g. "Connection refused".
@@ -70,12 +71,17 @@ async def connect(settings: Settings) -> Client:
     keys behind: with AGENTRT_PAYLOAD_KEYS set, every client encrypts. An unreachable
     frontend is a TemporalUnavailableError that names the setting to change. With tracing
     configured, its tracing interceptor also reaches every worker built on it (trace
-    context crosses start → workflow → activities)."""
+    context crosses start → workflow → activities). TLS, mTLS and an API key come from
+    AGENTRT_TEMPORAL_TLS* and AGENTRT_TEMPORAL_API_KEY, checked before connecting
+    (core/temporal_tls.py): a bad one is a ConfigError naming it."""
     converter = settings_converter(settings)
+    access = temporal_access(settings.temporal)
     try:
         return await Client.connect(
             settings.temporal.address,
             namespace=settings.temporal.namespace,
+            tls=access.tls,
+            api_key=access.api_key,
             data_converter=converter,
             # Only with a tracer provider (core/tracing.py: tracing_enabled).
             interceptors=[tracing_interceptor()] if tracing_enabled() else [],
@@ -84,7 +90,12 @@ async def connect(settings: Settings) -> Client:
         )
     except RuntimeError as exc:
         found = _REASON.findall(str(exc))
-        reason = found[-1] if found else str(exc).splitlines()[0][:200]
+        reason = reason_text(found[-1] if found else str(exc).splitlines()[0][:200])
+        hint = handshake_hint(str(exc), access)
+        if hint is not None:
+            raise TemporalUnavailableError(
+                f"cannot reach Temporal at {settings.temporal.address} ({reason}): {hint}"
+            ) from None
         raise TemporalUnavailableError(
             f"cannot reach Temporal at {settings.temporal.address} ({reason}): "
             "set AGENTRT_TEMPORAL_ADDRESS to a running Temporal frontend"

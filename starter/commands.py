@@ -294,6 +294,10 @@ async def codec_server(
     if not keys:
         raise ConfigError("AGENTRT_PAYLOAD_KEYS is not set: there is nothing to decode")
     token = None if settings.codec.token is None else settings.codec.token.get_secret_value()
+    if dev_no_token:
+        # The flag says what is wanted: an inherited AGENTRT_CODEC_TOKEN must not turn a
+        # loopback dev codec back into one that asks the dev UI for a token it cannot send.
+        token = None
     if token is not None and not token.strip():
         raise ConfigError("AGENTRT_CODEC_TOKEN is empty")
     if token is None and not dev_no_token:

@@ -78,11 +78,13 @@ class RunQuery:
         status: str | None = None,
         profile: str | None = None,
         initiator: str | None = None,
+        needs_attention: bool = False,
         limit: int = 50,
         cursor: str | None = None,
     ) -> RunPage:
-        """`visible_to=None` sees every run; otherwise only runs that principal started."""
-        filters = []
+        """`visible_to=None` sees every run; otherwise only runs that principal started.
+        `needs_attention` keeps the runs `attention` names (the rule GET /attention lists)."""
+        filters: list[Any] = []
         if visible_to is not None:
             filters.append(RunRow.initiator == visible_to)
         if status:
@@ -91,6 +93,8 @@ class RunQuery:
             filters.append(RunRow.profile == profile)
         if initiator:
             filters.append(RunRow.initiator == initiator)
+        if needs_attention:
+            filters.append(_NEEDS_ATTENTION)
         if cursor:
             ts, last = decode_cursor(cursor)
             filters.append(

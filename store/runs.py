@@ -245,6 +245,7 @@ class RunStore:
             pending_approval=approval,
             call_effects=call_effects(snapshot, approval),
             initiator=row.initiator,
+            error_type=row.error_type,
         )
 
     def events(self, run_id: str, after_sequence: int = -1, limit: int = 1000) -> list[EventView]:

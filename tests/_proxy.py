@@ -2,15 +2,21 @@
 frontend that goes away and comes back, for real."""
 
 import asyncio
+import ssl
 import threading
 
 
 class FlakyProxy:
     """127.0.0.1 TCP proxy on its own event loop thread; `cut()` aborts every connection
-    and refuses new ones (accept, then reset) until `restore()`."""
+    and refuses new ones (accept, then reset) until `restore()`. With `tls`, it terminates TLS
+    (tests/_tls.py: h2 over ALPN, a client certificate required) in front of a plaintext
+    frontend, as a load balancer before a Temporal cluster does; `accepted` counts the
+    connections that got through (with TLS: the handshakes that succeeded)."""
 
-    def __init__(self, host: str, port: int) -> None:
+    def __init__(self, host: str, port: int, *, tls: ssl.SSLContext | None = None) -> None:
         self._target = (host, port)
+        self._tls = tls
+        self.accepted = 0
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._open: set[asyncio.StreamWriter] = set()
@@ -21,7 +27,7 @@ class FlakyProxy:
     def start(self) -> None:
         self._thread.start()
         server = asyncio.run_coroutine_threadsafe(
-            asyncio.start_server(self._serve, "127.0.0.1", 0), self._loop
+            asyncio.start_server(self._serve, "127.0.0.1", 0, ssl=self._tls), self._loop
         ).result(10)
         self._server = server
         self.port = server.sockets[0].getsockname()[1]
@@ -57,6 +63,7 @@ class FlakyProxy:
         except OSError:
             writer.transport.abort()
             return
+        self.accepted += 1
         self._open.update((writer, up_writer))
 
         async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:

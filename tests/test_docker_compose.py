@@ -1,8 +1,12 @@
 """docker-compose.yml and the Dockerfile, checked without Docker (it does not run here):
 references resolve, the worker points at the right services, ports are well-formed and
-bound to loopback, and the Temporal service registers the search attributes we set."""
+bound to loopback, Temporal is the official server on PostgreSQL (no dev server) with its
+schema set up by the admin tools, the search attributes we set are registered, Temporal Web
+is the version the demo embeds, every service has a healthcheck and no password has a
+default."""
 
 import re
+import subprocess
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -11,7 +15,7 @@ import pytest
 import yaml
 from sqlalchemy.engine import make_url
 
-from agentrt.core.devserver import SEARCH_ATTRIBUTES, TUNING
+from agentrt.core.devserver import SEARCH_ATTRIBUTES, temporal_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE = ROOT / "docker-compose.yml"
@@ -62,7 +66,10 @@ def depends_on(service: dict[str, Any]) -> dict[str, str]:
 
 
 def test_expected_services(services: dict[str, dict[str, Any]]) -> None:
-    assert {"postgres", "temporal", "temporal-ui", "migrate", "worker", "api"} <= set(services)
+    assert {
+        "postgres", "temporal-schema", "temporal", "temporal-setup", "temporal-ui",
+        "migrate", "worker", "api",
+    } <= set(services)  # fmt: skip
     assert services["postgres"]["image"].startswith("postgres:16")
     for name, svc in services.items():
         if "image" in svc and "build" not in svc:
@@ -82,7 +89,7 @@ def test_depends_on_names_existing_services_with_valid_conditions(
 
 
 def test_healthchecks_on_postgres_and_temporal(services: dict[str, dict[str, Any]]) -> None:
-    for name in ("postgres", "temporal"):
+    for name in ("postgres", "temporal", "temporal-ui"):
         check = services[name].get("healthcheck")
         assert check and check.get("test"), f"{name} has no healthcheck"
         assert check["test"][0] in {"CMD", "CMD-SHELL"}
@@ -102,25 +109,116 @@ def test_worker_points_at_postgres_and_temporal(services: dict[str, dict[str, An
     host, _, port = env["AGENTRT_TEMPORAL_ADDRESS"].partition(":")
     assert host == "temporal" and host in services
     assert port == "7233"
+    # The worker starts once the schema is at head and the namespace and search attributes
+    # exist (temporal-setup waited for the server's health itself).
     assert depends_on(worker) == {
         "migrate": "service_completed_successfully",
-        "temporal": "service_healthy",
+        "temporal-setup": "service_completed_successfully",
     }
     ui_env = environment(services["temporal-ui"])
     assert ui_env["TEMPORAL_ADDRESS"] == env["AGENTRT_TEMPORAL_ADDRESS"]
 
 
-def test_temporal_registers_our_search_attributes_and_tuning(
+def test_no_dev_server_anywhere(services: dict[str, dict[str, Any]]) -> None:
+    for name, svc in services.items():
+        words = " ".join(str(w) for w in [svc.get("command", ""), svc.get("entrypoint", "")])
+        assert "start-dev" not in words, f"{name} runs the Temporal dev server"
+        assert not str(svc.get("image", "")).startswith(
+            ("temporalio/temporal:", "temporalio/auto-setup:")
+        ), f"{name}: the dev-server CLI image or auto-setup, not the server"
+    assert "start-dev" not in COMPOSE.read_text().replace("# ", "")
+
+
+def test_temporal_is_the_official_server_on_postgres(
     services: dict[str, dict[str, Any]],
 ) -> None:
-    command = services["temporal"]["command"]
-    assert command[:2] == ["server", "start-dev"]
-    pairs = {command[i + 1] for i, arg in enumerate(command[:-1]) if arg == "--search-attribute"}
-    assert pairs == {f"{name}={kind}" for name, kind in SEARCH_ATTRIBUTES.items()}
-    tuned = {
-        command[i + 1] for i, arg in enumerate(command[:-1]) if arg == "--dynamic-config-value"
-    }
-    assert tuned == set(TUNING)  # the same server behaviour as the embedded demo
+    temporal = services["temporal"]
+    image, _, version = temporal["image"].partition(":")
+    assert image == "temporalio/server"
+    env = environment(temporal)
+    assert env["DB"] == "postgres12"
+    assert env["POSTGRES_SEEDS"] in services
+    pg = services[env["POSTGRES_SEEDS"]]
+    assert pg["image"].startswith("postgres:")
+    pg_env = environment(pg)
+    assert env["POSTGRES_USER"] == pg_env["POSTGRES_USER"]
+    assert env["POSTGRES_PWD"] == pg_env["POSTGRES_PASSWORD"]
+    assert env["DB_PORT"] == "5432"
+    # The schema job: the admin tools of the server's own version, before the server.
+    schema = services["temporal-schema"]
+    assert schema["image"] == f"temporalio/admin-tools:{version}"
+    assert depends_on(temporal) == {"temporal-schema": "service_completed_successfully"}
+    assert depends_on(schema) == {env["POSTGRES_SEEDS"]: "service_healthy"}
+    assert schema["restart"] == "no"
+    schema_env = environment(schema)
+    assert schema_env["SQL_HOST"] == env["POSTGRES_SEEDS"]
+    assert schema_env["SQL_USER"] == env["POSTGRES_USER"]
+    assert schema_env["SQL_PASSWORD"] == env["POSTGRES_PWD"]
+    script = mounted_script(schema)
+    code = [line for line in script.splitlines() if not line.lstrip().startswith("#")]
+    tool_lines = [line for line in code if "temporal-sql-tool" in line]
+    assert tool_lines and all("--plugin postgres12" in line for line in tool_lines)
+    for verb in ("create-database", "setup-schema", "update-schema"):
+        assert re.search(rf"^\s*sql {verb}\b", script, re.M), verb
+    # The databases it makes are those the server is told to use.
+    for db in (env["DBNAME"], env["VISIBILITY_DBNAME"]):
+        assert re.search(rf"\b{db}\b", script.split("for db in", 1)[1].splitlines()[0])
+    assert "/etc/temporal/schema/postgresql/v12/temporal/versioned" in script
+    assert "/etc/temporal/schema/postgresql/v12/visibility/versioned" in script
+    # The dynamic config the server reads is in the mounted folder.
+    dynamic = env["DYNAMIC_CONFIG_FILE_PATH"].removeprefix("config/dynamicconfig/")
+    (mount,) = [m for m in temporal["volumes"] if ":/etc/temporal/config/dynamicconfig" in m]
+    assert yaml.safe_load((COMPOSE.parent / mount.split(":")[0] / dynamic).read_text())
+
+
+def mounted_script(service: dict[str, Any]) -> str:
+    """The shell script a one-shot admin-tools service runs, read from its bind mount."""
+    entry = service["entrypoint"]
+    assert entry[0] == "/bin/sh", "admin-tools is Alpine: POSIX sh only"
+    (mount,) = [m for m in service["volumes"] if m.startswith("./")]
+    host, inside = mount.split(":")[:2]
+    return (COMPOSE.parent / host / Path(entry[1]).relative_to(inside)).read_text()
+
+
+def test_the_setup_job_registers_our_namespace_and_search_attributes(
+    services: dict[str, dict[str, Any]],
+) -> None:
+    setup = services["temporal-setup"]
+    assert setup["image"].startswith("temporalio/admin-tools:")
+    assert depends_on(setup) == {"temporal": "service_healthy"}
+    assert setup["restart"] == "no"
+    env = environment(setup)
+    assert env["TEMPORAL_ADDRESS"] == environment(services["worker"])["AGENTRT_TEMPORAL_ADDRESS"]
+    assert (
+        env["TEMPORAL_NAMESPACE"] == environment(services["worker"])["AGENTRT_TEMPORAL_NAMESPACE"]
+    )
+    script = mounted_script(setup)
+    (line,) = re.findall(r"^for attribute in (.+); do$", script, re.M)
+    assert set(line.split()) == {f"{name}={kind}" for name, kind in SEARCH_ATTRIBUTES.items()}
+    assert "temporal operator search-attribute create" in script
+    assert "temporal operator namespace create" in script
+
+
+def test_temporal_web_is_the_version_the_demo_embeds(
+    services: dict[str, dict[str, Any]],
+) -> None:
+    version = subprocess.run(
+        [temporal_cli(), "--version"], capture_output=True, text=True, check=True, timeout=30
+    ).stdout
+    embedded = re.search(r"\bUI (\d+\.\d+\.\d+)", version)
+    assert embedded, version
+    assert services["temporal-ui"]["image"] == f"temporalio/ui:{embedded.group(1)}"
+
+
+def test_the_api_serves_the_operator_api_and_the_approvals_page(
+    services: dict[str, dict[str, Any]],
+) -> None:
+    api = services["api"]
+    assert api["command"] == ["agentrt-api", "serve"]
+    probe = " ".join(api["healthcheck"]["test"])
+    assert "/healthz" in probe  # open past the Host check and the A2A key guard
+    text = COMPOSE.read_text()
+    assert "/ui/" in text and "agentrt-api token create" in text
 
 
 def test_ports_are_well_formed_and_loopback_only(services: dict[str, dict[str, Any]]) -> None:
@@ -210,7 +308,13 @@ def test_every_long_running_service_has_a_healthcheck(
 ) -> None:
     for name, svc in services.items():
         if svc.get("restart") == "no":
-            continue  # one-shot (migrate): it exits, there is nothing to probe
+            # A one-shot (migrate, the Temporal schema and setup jobs) exits: its check is
+            # its exit status, which a service that needs it waits for.
+            waiters = [n for n, s in services.items() if depends_on(s).get(name)]
+            assert waiters, f"one-shot {name}: nothing waits for it"
+            for waiter in waiters:
+                assert depends_on(services[waiter])[name] == "service_completed_successfully"
+            continue
         check = svc.get("healthcheck")
         assert check and check.get("test"), f"{name} has no healthcheck"
         assert check["test"][0] in {"CMD", "CMD-SHELL"}, name
@@ -233,12 +337,25 @@ def test_a_one_shot_migrate_service_runs_before_every_database_user(
             )
 
 
-def test_no_silent_default_password() -> None:
+SECRET_NAMES = re.compile(r"PASSWORD|PWD|SECRET|TOKEN")
+
+
+def test_no_silent_default_password(services: dict[str, dict[str, Any]]) -> None:
     text = COMPOSE.read_text()
     for m in _VAR.finditer(text):
         if "PASSWORD" in m.group(1) or "KEY" in m.group(1):
             assert m.group(2) != "-" or not m.group(3), f"{m.group(0)}: a secret with a default"
     assert "POSTGRES_PASSWORD:?" in text
+    # Every password a service is given, or carries in a URL, is a required variable: no
+    # literal anywhere (the file is in the repository; a default would be everyone's).
+    for name, svc in services.items():
+        for key, raw in (svc.get("environment") or {}).items():
+            raw = str(raw)
+            if SECRET_NAMES.search(key) and raw:
+                assert re.fullmatch(r"\$\{\w+:\?[^}]*\}", raw), f"{name}.{key}: {raw!r}"
+            if "://" in raw and "@" in raw:
+                password = make_url(raw).password
+                assert password is None or re.search(r"\$\{\w+:\?", raw), f"{name}.{key}"
 
 
 def test_dockerignore_keeps_local_state_and_secrets_out_of_the_image() -> None:

@@ -189,6 +189,7 @@ WORKFLOW_PASSTHROUGH = (
     "agentrt.workflows._calls",
     "agentrt.workflows._context",
     "agentrt.workflows._details",
+    "agentrt.workflows._group",
     "agentrt.workflows._loop",
     "agentrt.workflows._options",
     "agentrt.workflows._refs",

@@ -24,18 +24,19 @@ from agentrt.contracts.profiles import Profile
 from agentrt.core.profiles import checked_profiles, load_profiles
 from agentrt.core.settings import Settings
 from agentrt.store.context import StoreContext
+from agentrt.store.gauges import watch_store
 from agentrt.store.live import LiveStore
 from agentrt.store.open import open_store
 from agentrt.store.profile_registry import ProfileRegistry, Registration
 from agentrt.store.sealing import Sealer
 from agentrt.store.tool_steps import ToolStepStore
+from agentrt.workers.call_metrics import MeteredTool, fallback_counter, metered_providers
 from agentrt.workers.faults import fault_hook
 from agentrt.workers.metrics import (
     MeteredRunStore,
     WorkerMetrics,
     count_turn,
     run_ended,
-    watch_store,
 )
 from agentrt.workers.providers import check_budgets, load_providers
 from agentrt.workers.toolboxes import load_toolboxes
@@ -155,8 +156,12 @@ def _compose(
         sessions=ctx.sessions,
         read_sessions=ctx.read_sessions or ctx.sessions,
     )
+    calls = resources.metrics.calls
     registry = ToolRegistry(
-        groups={box.name: [TracedTool(t) for t in box.build(tool_ctx)] for box in boxes}
+        groups={
+            box.name: [TracedTool(MeteredTool(box.name, t, calls)) for t in box.build(tool_ctx)]
+            for box in boxes
+        }
     )
     catalog = ProfileCatalog(profiles, registry)
     models = load_providers(settings, extra=providers)
@@ -171,12 +176,13 @@ def _compose(
         settings.worker.toolbox_queue_map(),
     )
     model = ModelActivities(
-        providers=traced_providers(models.providers),
+        providers=traced_providers(metered_providers(models.providers, calls)),
         runs=runs,
         completion=completion,
         faults=hook,
         answer_levels=models.answer_levels,
         prices=models.prices,
+        failed_over=fallback_counter(calls, models.providers),
         live=LiveStore(ctx),
     )
     tool = ToolActivities(registry=registry, steps=steps, faults=hook)

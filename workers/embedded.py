@@ -104,9 +104,11 @@ async def _demo(
     ui_port = choose_port(opts.ui_port, DEFAULT_UI_PORT, "Temporal Web UI", err)
     if ui_port == port:
         raise ConfigError("the gRPC and Web UI ports must differ")
-    settings = settings.replace(
-        database={"data_dir": data_dir}, temporal={"address": f"127.0.0.1:{port}"}
-    )
+    # Its own dev server is plaintext on loopback: the TLS settings of a deployment's
+    # Temporal (AGENTRT_TEMPORAL_TLS*, _API_KEY) go with the address they were for.
+    local = {"address": f"127.0.0.1:{port}", "tls": False, "tls_ca": "", "tls_cert": ""}
+    local |= {"tls_server_name": "", "tls_key": None, "api_key": None}
+    settings = settings.replace(database={"data_dir": data_dir}, temporal=local)
     out.print(f"agentrt demo: data in {data_dir}", markup=False, highlight=False, soft_wrap=True)
     # The embedded default encrypts Temporal payloads, as it seals the database: a key is
     # generated under the data directory (payload.key) unless AGENTRT_PAYLOAD_KEYS is set,

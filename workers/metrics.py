@@ -17,21 +17,18 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 from temporalio import activity
 from temporalio.worker import ExecuteActivityInput
 
-from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason
+from agentrt.contracts.enums import Outcome, TerminationReason
 from agentrt.contracts.run import TurnRecord
-from agentrt.core.metrics import new_registry, waiting_gauge
-from agentrt.store.context import StoreContext
-from agentrt.store.gauges import count_with_status
+from agentrt.core.metrics import new_registry
+from agentrt.store.context import StoreContext, utcnow
 from agentrt.store.runs import RunStore
 from agentrt.workers.around import AroundActivities
 
 # Approvals take seconds to days.
 WAIT_BUCKETS = (1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 86400, 3 * 86400, 7 * 86400)
 ACTIVITY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300)
-
-
-def watch_store(registry: CollectorRegistry, ctx: StoreContext) -> None:
-    waiting_gauge(registry, lambda: count_with_status(ctx, RunStatus.WAITING_FOR_APPROVAL))
+# Model calls take from milliseconds (scripted) to minutes (long reasoning).
+CALL_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300)
 
 
 @dataclass
@@ -45,6 +42,8 @@ class WorkerMetrics:
     tokens: Counter
     cost: Counter
     activity_seconds: Histogram
+    schedule_to_start: Histogram
+    calls: "CallMetrics"
 
     @classmethod
     def create(cls, registry: CollectorRegistry | None = None) -> "WorkerMetrics":
@@ -93,6 +92,72 @@ class WorkerMetrics:
                 "Activity execution time in this worker, by activity type and result.",
                 ["activity", "result"],
                 buckets=ACTIVITY_BUCKETS,
+                registry=r,
+            ),
+            schedule_to_start=Histogram(
+                "agentrt_activity_schedule_to_start_seconds",
+                "From an activity attempt's scheduling to its start in this worker: the "
+                "backlog of its task queue, as the worker met it.",
+                ["activity"],
+                buckets=ACTIVITY_BUCKETS,
+                registry=r,
+            ),
+            calls=CallMetrics.create(r),
+        )
+
+
+@dataclass
+class CallMetrics:
+    """Per-provider and per-tool calls, made by the wrappers in workers/call_metrics.py.
+    Labels are names from the worker's configuration (a provider, a toolbox, a registered
+    tool), never anything a prompt or a model chose."""
+
+    model_calls: Counter
+    model_seconds: Histogram
+    fallbacks: Counter
+    tool_calls: Counter
+    tool_seconds: Histogram
+    reconciles: Counter
+
+    @classmethod
+    def create(cls, r: CollectorRegistry) -> "CallMetrics":
+        return cls(
+            model_calls=Counter(
+                "agentrt_model_calls",
+                "Model provider calls, by provider and result (ok, error).",
+                ["provider", "result"],
+                registry=r,
+            ),
+            model_seconds=Histogram(
+                "agentrt_model_call_seconds",
+                "Model provider call latency, by provider and result.",
+                ["provider", "result"],
+                buckets=CALL_BUCKETS,
+                registry=r,
+            ),
+            fallbacks=Counter(
+                "agentrt_model_fallbacks",
+                "Model calls that failed over to the profile's fallback model, by provider.",
+                ["provider", "fallback_provider"],
+                registry=r,
+            ),
+            tool_calls=Counter(
+                "agentrt_tool_calls",
+                "Tool calls, by toolbox, tool and result (ok, error).",
+                ["toolbox", "tool", "result"],
+                registry=r,
+            ),
+            tool_seconds=Histogram(
+                "agentrt_tool_call_seconds",
+                "Tool call latency, by toolbox, tool and result.",
+                ["toolbox", "tool", "result"],
+                buckets=CALL_BUCKETS,
+                registry=r,
+            ),
+            reconciles=Counter(
+                "agentrt_write_reconciles",
+                "Reconcile probes of interrupted writes, by tool and verdict.",
+                ["toolbox", "tool", "verdict"],
                 registry=r,
             ),
         )
@@ -145,6 +210,12 @@ class ActivityTiming(AroundActivities):
 
     @contextmanager
     def around(self, input: ExecuteActivityInput) -> Iterator[None]:
+        info = activity.info()
+        # The attempt's own scheduling (a retry's, not the first attempt's) to now.
+        waited = (utcnow() - info.current_attempt_scheduled_time).total_seconds()
+        self._metrics.schedule_to_start.labels(activity=info.activity_type).observe(
+            max(0.0, waited)
+        )
         started, result = time.monotonic(), "error"
         try:
             yield

@@ -12,17 +12,10 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 from opentelemetry.util.types import AttributeValue
 from temporalio import activity
 
-from agentrt.activities.ports import (
-    Emit,
-    ModelProvider,
-    StreamingProvider,
-    Tool,
-    ToolContext,
-    streams,
-)
-from agentrt.contracts.enums import ToolEffect
-from agentrt.contracts.messages import ProviderReply, ProviderRequest, ToolSpec
+from agentrt.activities.ports import Emit, ModelProvider, StreamingProvider, ToolContext, streams
+from agentrt.contracts.messages import ProviderReply, ProviderRequest
 from agentrt.core.tracing import TRACER
+from agentrt.workers.wrapped import WrappedTool
 
 
 def _run_id() -> str:
@@ -77,22 +70,8 @@ class TracedProvider:
             return reply
 
 
-class TracedTool:
+class TracedTool(WrappedTool):
     """A tool with a span around each call; everything else is the tool's own."""
-
-    def __init__(self, inner: Tool) -> None:
-        self._inner = inner
-
-    @property
-    def spec(self) -> ToolSpec:
-        return self._inner.spec
-
-    @property
-    def effect(self) -> ToolEffect:
-        return self._inner.effect
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
 
     async def __call__(self, arguments: dict[str, Any], ctx: ToolContext) -> str:
         tracer = trace.get_tracer(TRACER)

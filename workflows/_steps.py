@@ -84,17 +84,19 @@ async def model(
     return turn, end
 
 
-async def tool(ctx: RunContext, round_no: int, c: ToolCall) -> None:
+async def tool(ctx: RunContext, round_no: int, c: ToolCall, seq: int | None = None) -> None:
+    """`seq`: the call's sequence, reserved by a parallel group (workflows/_group.py);
+    None takes the next one here, as a turn run one call at a time does."""
     plan = ctx.require_plan()
     ctx.check_cancel()
     kind, effect = route(c, plan)
     if kind is Route.REFUSE:
-        await refuse(ctx, round_no, c, f"Tool {c.name!r} is not available to this agent.")
+        await refuse(ctx, round_no, c, f"Tool {c.name!r} is not available to this agent.", seq)
         return
     request = ToolCallRequest(
         run_id=ctx.run_id,
         round=round_no,
-        sequence=ctx.state.take_sequence(),
+        sequence=ctx.state.take_sequence() if seq is None else seq,
         call=c,
         effect=effect,
         idempotency_key=idempotency_key(ctx.run_id, c.call_id),
@@ -118,13 +120,15 @@ async def tool(ctx: RunContext, round_no: int, c: ToolCall) -> None:
         )
 
 
-async def refuse(ctx: RunContext, round_no: int, c: ToolCall, reason: str) -> None:
+async def refuse(
+    ctx: RunContext, round_no: int, c: ToolCall, reason: str, seq: int | None = None
+) -> None:
     await call(
         REFUSE,
         RefuseRequest(
             run_id=ctx.run_id,
             round=round_no,
-            sequence=ctx.state.take_sequence(),
+            sequence=ctx.state.take_sequence() if seq is None else seq,
             call=c,
             reason=reason,
             privacy=ctx.privacy,

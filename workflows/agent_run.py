@@ -22,6 +22,7 @@ from agentrt.workflows._context import (
     started_running,
     store_steps_patch,
 )
+from agentrt.workflows._group import run_turn
 from agentrt.workflows._loop import Stop, guardrail_stop, needs_approval
 from agentrt.workflows.a2a import project
 from agentrt.workflows.cancel import cancelled, take_cancel
@@ -184,8 +185,7 @@ class AgentRunWorkflow:
                     for c in calls:
                         await steps.refuse(ctx, round_no, c, note)
                     continue
-            for c in calls:
-                await steps.tool(ctx, round_no, c)
+            await run_turn(ctx, round_no, calls)
         # Cap hit with tool calls handled: one tool-less call synthesises the answer.
         st.truncated = True
         seq = st.take_sequence()

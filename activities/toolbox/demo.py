@@ -3,7 +3,7 @@ non-idempotent write. Tests count ledger rows to prove a write ran once."""
 
 import asyncio
 import json
-from typing import Any, TypeVar, get_args, get_origin
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -34,20 +34,14 @@ A = TypeVar("A", bound=BaseModel)
 
 
 class _WorldTool(TypedTool[A]):
-    """A demo tool on the demo world; its arguments' model is the one it is typed by."""
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        # `class LookupOrder(_WorldTool[OrderArgs])` already names OrderArgs: no second
-        # `args_model = OrderArgs` to keep in step with it.
-        [typed] = [b for b in getattr(cls, "__orig_bases__", ()) if get_origin(b) is _WorldTool]
-        [cls.args_model] = get_args(typed)
+    """A demo tool on the demo world."""
 
     def __init__(self, world: DemoWorld) -> None:
         self._world = world
 
 
 class LookupOrder(_WorldTool[OrderArgs]):
+    args_model = OrderArgs
     name = "lookup_order"
     description = "Look up an order by its id."
     declared_effect = ToolEffect.READ_ONLY
@@ -58,6 +52,7 @@ class LookupOrder(_WorldTool[OrderArgs]):
 
 
 class SetRecord(_WorldTool[SetRecordArgs]):
+    args_model = SetRecordArgs
     name = "set_record"
     description = "Set a key in the records store to a value (idempotent)."
     declared_effect = ToolEffect.IDEMPOTENT_WRITE
@@ -68,6 +63,7 @@ class SetRecord(_WorldTool[SetRecordArgs]):
 
 
 class IssueRefund(_WorldTool[RefundArgs]):
+    args_model = RefundArgs
     name = "issue_refund"
     description = "Refund an amount on an order: appends a ledger row (not idempotent)."
     declared_effect = ToolEffect.NON_IDEMPOTENT_WRITE

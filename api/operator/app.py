@@ -17,6 +17,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from agentrt.api.body import read_body, replaying
 from agentrt.api.hosts import HostCheck, allowed_hosts
 from agentrt.api.operator import errors
+from agentrt.api.operator.codec import CODEC_PATH, CodecSessions, codec_app
+from agentrt.api.operator.codec import router as codec_router
 from agentrt.api.operator.live_routes import live_router
 from agentrt.api.operator.page import mount_page
 from agentrt.api.operator.routes import router
@@ -109,7 +111,15 @@ def mount_ops(
     errors.install(app)
     app.include_router(router)
     app.include_router(live_router)
+    app.include_router(codec_router)  # POST/DELETE /me/session
     mount_page(app)  # the approvals page at /ui/
+    # Temporal Web's codec, authorised by the page's session cookie.
+    sessions = CodecSessions()
+    app.state.codec_sessions = sessions
+    app.state.codec_secure = settings.api.url().startswith("https://")
+    app.router.routes.append(
+        Mount(CODEC_PATH, app=codec_app(sessions, ops, settings.codec.origins()))
+    )
     app.router.routes.append(Mount("/", app=a2a))
     app.state.ops = ops
     app.state.a2a = a2a.state.a2a

@@ -15,8 +15,9 @@ from agentrt.store.principals import PrincipalStore
 
 READ, READ_ALL, START = "runs:read", "runs:read-all", "runs:start"
 DECIDE, CANCEL, ADMIN = "runs:decide", "runs:cancel", "admin"
+DECODE = "payloads:decode"  # Temporal Web's codec on this API (api/operator/codec.py)
 
-SCOPES = (READ, READ_ALL, START, DECIDE, CANCEL, ADMIN)
+SCOPES = (READ, READ_ALL, START, DECIDE, CANCEL, DECODE, ADMIN)
 
 _bearer = HTTPBearer(auto_error=False, description="An operator API token (agentrt-api token)")
 

@@ -156,22 +156,25 @@ async def list_runs(
     state: State,
     who: Annotated[Principal, Depends(auth.require(auth.READ))],
     status: RunStatus | None = None,
-    profile: str | None = None,
-    initiator: str | None = None,
+    profile: Annotated[str | None, Query(max_length=200)] = None,
+    initiator: Annotated[str | None, Query(max_length=200)] = None,
+    attention: Annotated[bool, Query(description="only runs that need an operator")] = False,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: Annotated[str | None, Query(max_length=500)] = None,
 ) -> RunPageOut:
-    """Newest first; pass `next_cursor` back as `cursor` for the next page."""
+    """Newest first, filtered by status, profile, initiator and whether the run needs an
+    operator; pass `next_cursor` back as `cursor` for the next page."""
     try:
         page = await asyncio.to_thread(
             lambda: state.query.page(
                 visible_to=who.visible_to, status=status.value if status else None,
-                profile=profile, initiator=initiator, limit=limit, cursor=cursor,
+                profile=profile, initiator=initiator, needs_attention=attention, limit=limit,
+                cursor=cursor,
             )
         )  # fmt: skip
     except BadCursorError:
         raise bad_request("bad_cursor", "the cursor is not one this server handed out") from None
-    return RunPageOut(runs=[await state.out(v) for v in page.runs], next_cursor=page.next_cursor)
+    return RunPageOut(runs=await state.outs(page.runs), next_cursor=page.next_cursor)
 
 
 @router.get("/runs/{run_id}", response_model=RunOut, tags=["runs"])
@@ -306,4 +309,4 @@ async def _listed(
     """A run list (the inbox, the attention list) the principal may see, each at its run's
     privacy level."""
     views = await asyncio.to_thread(listing, visible_to=who.visible_to, limit=limit)
-    return [await state.out(v) for v in views]
+    return await state.outs(views)

@@ -7,9 +7,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from agentrt.api.operator.failures import FailureOut, failure
 from agentrt.contracts.enums import EventKind, PendingState
 from agentrt.contracts.run import EventView, RunHead, RunView
 from agentrt.store.privacy import filter_payload
+from agentrt.store.run_context import PendingContext
 from agentrt.store.run_query import Attention, attention
 
 
@@ -54,6 +56,11 @@ class PendingOut(BaseModel):
     round: int
     requested_at: datetime
     calls: list[PendingCallOut]
+    # What the decider reads the calls against, as the run's events keep them: text at
+    # privacy level full or redacted, else null (with `content_withheld`).
+    prompt: str | None = Field(default=None, description="the user's prompt")
+    said: str | None = Field(default=None, description="the model's text before the calls")
+    content_withheld: bool = False
 
 
 class RunOut(RunHead):
@@ -72,6 +79,10 @@ class RunOut(RunHead):
     pending_write: PendingWriteOut | None = None
     attention: Attention | None = Field(
         default=None, description="why the run needs an operator (GET /attention lists them)"
+    )
+    error_type: str | None = Field(default=None, description="a failed run's failure code")
+    failure: FailureOut | None = Field(
+        default=None, description="a failed or cancelled run's reason in words, and what to do"
     )
 
 
@@ -117,7 +128,7 @@ class DecisionOut(BaseModel):
     run: RunOut
 
 
-def run_out(view: RunView, privacy: str) -> RunOut:
+def run_out(view: RunView, privacy: str, context: PendingContext | None = None) -> RunOut:
     pending = None
     if view.pending_approval is not None:
         p = view.pending_approval
@@ -134,8 +145,9 @@ def run_out(view: RunView, privacy: str) -> RunOut:
                 )
             )
         pending = PendingOut(
-            turn_digest=p.turn_digest, round=p.round, requested_at=p.requested_at, calls=calls
-        )
+            turn_digest=p.turn_digest, round=p.round, requested_at=p.requested_at, calls=calls,
+            **(context.texts() if context is not None else {}),
+        )  # fmt: skip
     write = None
     if view.pending_effect is not None:
         # Kept at the run's privacy level by the store (store/pending.py). Should the level
@@ -148,6 +160,7 @@ def run_out(view: RunView, privacy: str) -> RunOut:
     return RunOut(
         **data, privacy=privacy, pending_approval=pending, pending_write=write,
         attention=attention(view),
+        failure=failure(view.status, view.termination_reason, view.error_type),
     )  # fmt: skip
 
 

@@ -3,11 +3,14 @@ where the browser tests put their screenshots."""
 
 import os
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
 import pytest_asyncio
 from playwright.async_api import Browser, Page, async_playwright
+
+from agentrt.core.devserver import free_port, start_dev_server, wait_for_port
 
 CHROMIUM = Path("/usr/bin/chromium")
 # The README's screenshots: refreshed when AGENTRT_UPDATE_SCREENSHOTS=1, otherwise the tests
@@ -59,3 +62,17 @@ async def page(browser: Browser, request: pytest.FixtureRequest) -> AsyncIterato
         yield p
     finally:
         await context.close()
+
+
+@asynccontextmanager
+async def dev_server_with_ui(folder: Path) -> AsyncIterator[tuple[str, str]]:
+    """A dev server of its own, with its Temporal Web: (gRPC address, UI origin)."""
+    port, ui_port = free_port(), free_port()
+    proc = await start_dev_server(port=port, ui_port=ui_port, db_file=None, log=folder / "t.log")
+    try:
+        await wait_for_port(port)
+        await wait_for_port(ui_port)
+        yield f"127.0.0.1:{port}", f"http://127.0.0.1:{ui_port}"
+    finally:
+        proc.terminate()
+        await proc.wait()

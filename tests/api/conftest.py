@@ -17,6 +17,7 @@ from a2a.client import ClientConfig, create_client
 from temporalio.client import Client
 
 from agentrt.api.app import create_app
+from agentrt.api.metrics import ApiMetrics
 from agentrt.api.settings import ApiSettings
 from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
@@ -100,10 +101,16 @@ def user_message(text: str, **extra: Any) -> dict[str, Any]:
 
 @asynccontextmanager
 async def _serve(
-    client: Client, settings: ApiSettings, parts: WorkerResources, *, inject: bool = True
+    client: Client,
+    settings: ApiSettings,
+    parts: WorkerResources,
+    *,
+    inject: bool = True,
+    metrics: ApiMetrics | None = None,
 ) -> AsyncIterator[Live]:
     """`client` serves the worker, and the app too unless `inject` is false: then the app
-    connects at start-up from its settings, as `agentrt-api` does."""
+    connects at start-up from its settings, as `agentrt-api` does. With `metrics`, the app
+    is measured and watched as `agentrt-api serve` does it."""
     queue = f"tq-{uuid.uuid4().hex[:10]}"
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -111,9 +118,13 @@ async def _serve(
     port = sock.getsockname()[1]
     url = f"http://127.0.0.1:{port}"
     s = settings.replace(temporal={"task_queue": queue}, api={"port": port, "public_url": url})
+    app = create_app(s, client=client if inject else None)
+    if metrics is not None:
+        metrics.watch(app.state.a2a.ctx)
+        metrics.instrument(app)
     server = uvicorn.Server(
         uvicorn.Config(
-            create_app(s, client=client if inject else None),
+            app,
             log_level="warning",
             lifespan="on",
             timeout_graceful_shutdown=3,  # as agentrt-api does (api_shutdown_seconds)

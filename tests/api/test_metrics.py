@@ -1,5 +1,6 @@
 """`agentrt-api serve` with AGENTRT_METRICS_PORT: the waiting gauge, counted in the store at
-each scrape, goes 1 → 0 across an approval made while the API process runs."""
+each scrape, goes 1 → 0 across an approval made while the API process runs, and its
+requests are counted by route template."""
 
 import asyncio
 import json
@@ -60,14 +61,14 @@ async def test_the_api_serves_the_waiting_gauge(
         own = settings.replace(
             database={"url": url}, temporal={"task_queue": f"tq-{uuid.uuid4().hex[:10]}"}
         )
-        metrics_port = free_port()
+        metrics_port, api_port = free_port(), free_port()
         env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTRT_")}
         env.update(
             AGENTRT_DATABASE_URL=url,
             AGENTRT_SEAL_KEYS=settings.read_seal_keys(),
             AGENTRT_TEMPORAL_ADDRESS=temporal_env.client.service_client.config.target_host,
             AGENTRT_PROFILES_FILE=str(settings.worker.profiles_file),
-            AGENTRT_API_PORT=str(free_port()),
+            AGENTRT_API_PORT=str(api_port),
             AGENTRT_METRICS_PORT=str(metrics_port),
             AGENTRT_LOG_FORMAT="json",
         )
@@ -86,6 +87,16 @@ async def test_the_api_serves_the_waiting_gauge(
                     )  # fmt: skip
                     assert (await runtime.result(run_id)).status is RunStatus.COMPLETED
                     assert await _gauge(metrics_port, proc) == 0
+                    # `agentrt-api serve` measures its requests, by route template.
+                    async with httpx.AsyncClient(timeout=5) as http:
+                        run = await http.get(f"http://127.0.0.1:{api_port}/runs/{run_id}")
+                        assert run.status_code == 401  # no token: refused, and counted
+                        text = (await http.get(f"http://127.0.0.1:{metrics_port}/metrics")).text
+                    assert (
+                        'agentrt_api_requests_total{method="GET",route="/runs/{run_id}",'
+                        'status="401"} 1.0' in text
+                    )
+                    assert run_id not in text and "agentrt_store_up 1.0" in text
                 finally:
                     proc.send_signal(signal.SIGTERM)
                     proc.wait(timeout=20)

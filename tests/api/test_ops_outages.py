@@ -14,6 +14,7 @@ import pytest_asyncio
 from sqlalchemy.engine import make_url
 from temporalio.client import Client
 
+from agentrt.api.metrics import ApiMetrics
 from agentrt.api.settings import ApiSettings
 from agentrt.core.profiles import load_profiles
 from agentrt.starter import remote
@@ -138,13 +139,20 @@ async def test_a_read_with_the_database_gone_is_503_store_unavailable(
     database = _proxy(proxy_to, url.host or "127.0.0.1", url.port or 5432)
     through = url.set(host="127.0.0.1", port=database.port)
     settings = a2a_settings.replace(database={"url": through.render_as_string(hide_password=False)})
-    async with _serve(client, settings, a2a_parts) as live:
+    metrics = ApiMetrics()
+    async with _serve(client, settings, a2a_parts, metrics=metrics) as live:
         secret = token(live, name("reader"), "runs:read")  # written directly, not via proxy
+        assert metrics.registry.get_sample_value("agentrt_store_up") == 1
         with caplog.at_level(logging.WARNING, logger="agentrt.api"):
             database.cut()
             async with http(live, secret) as api:
                 reply = await api.get("/runs")
             await asyncio.sleep(1.0)  # push delivery polls the database every 50 ms
+            # What the AgentrtStoreUnavailable alert reads, and the 503 by route template.
+            down = await asyncio.to_thread(metrics.registry.get_sample_value, "agentrt_store_up")
+    assert down == 0
+    refused = {"method": "GET", "route": "/runs", "status": "503"}
+    assert metrics.registry.get_sample_value("agentrt_api_requests_total", refused) == 1
     assert reply.status_code == 503, reply.text
     assert error_type(reply) == "store_unavailable"
     assert str(database.port) not in reply.text

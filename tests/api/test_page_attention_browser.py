@@ -37,7 +37,7 @@ async def test_the_page_lists_an_interrupted_write_and_shows_it_and_each_calls_e
             await page.fill("#token", secret)
             await page.click("#signin-form button")
             waiting = page.locator(f'#inbox-list .card[data-run="{waiting_id}"]')
-            await expect(waiting.locator(".call .effect")).to_have_text(" NON_IDEMPOTENT_WRITE")
+            await expect(waiting.locator(".call .effect")).to_have_text("NON_IDEMPOTENT_WRITE")
             listed = page.locator(f'#attention-list .card[data-run="{run_id}"]')
             await expect(listed).to_contain_text("outcome_unknown")
             await expect(listed.locator(".write-idempotency-key")).to_have_text(key)
@@ -53,5 +53,21 @@ async def test_the_page_lists_an_interrupted_write_and_shows_it_and_each_calls_e
             await expect(write.locator(".write-since")).not_to_be_empty()
             await expect(write.locator("pre.arguments")).to_contain_text('"order_id": "1042"')
             await expect(page.locator(".fact-attention")).to_have_text("outcome_unknown")
+            await expect(page.locator("#run-pending .failure-action")).to_contain_text(
+                "idempotency key"
+            )
+            # The timeline holds the whole run, to its failure.
+            await expect(page.locator("#live")).to_have_text("(run ended)")
+            await expect(page.locator('#events li[data-kind="run_failed"] .code')).to_contain_text(
+                "FAILED (interrupted_write) · OutcomeUnknown"
+            )
             await page.screenshot(path=shot("interrupted-write.png"), full_page=True)
+
+            # The runs list, filtered to what needs attention: this run, not the waiting one.
+            await page.goto(live.url + "/ui/#/runs?attention=1")
+            await expect(page.locator("#f-attention")).to_be_checked()
+            rows = page.locator("#runs-body tr")
+            await expect(rows).to_have_count(1)
+            assert await rows.first.get_attribute("data-run") == run_id
+            await expect(rows.first.locator(".why")).to_contain_text("write was interrupted")
             await client.post(f"/runs/{waiting_id}/cancel", json={})

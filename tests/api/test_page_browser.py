@@ -6,7 +6,7 @@ sees no buttons and is refused by the API."""
 from playwright.async_api import Page, expect
 
 from agentrt.store.demo import DemoWorld
-from tests.api.browser import browser, page, shot
+from tests.api.browser import browser, page
 from tests.api.conftest import Live
 from tests.api.ops_helpers import REFUND, http, name, start, token, wait_status
 
@@ -39,7 +39,6 @@ async def test_approve_and_deny_from_the_page_the_write_runs_once(live: Live, pa
         assert await cards.nth(0).get_attribute("data-run") == approve_id
         await expect(cards.nth(0).locator(".call strong")).to_have_text("issue_refund")
         await expect(cards.nth(0).locator("pre.arguments")).to_contain_text('"order_id": "1042"')
-        await page.screenshot(path=shot("inbox.png"), full_page=True)
 
         # Deny the newer one from the inbox, with a reason.
         second = page.locator(f'.card[data-run="{deny_id}"]')
@@ -57,7 +56,6 @@ async def test_approve_and_deny_from_the_page_the_write_runs_once(live: Live, pa
         await expect(page.locator(".fact-status")).to_have_text("COMPLETED")
         await expect(page.locator("#live")).to_have_text("(run ended)")
         await expect(page.locator("#run-pending button")).to_have_count(0)
-        await page.screenshot(path=shot("run.png"), full_page=True)
 
         await wait_status(c, deny_id, "COMPLETED")
         events = (await c.get(f"/runs/{deny_id}/events")).json()["events"]

@@ -56,9 +56,15 @@ async def test_an_interrupted_write_shows_in_the_operator_api_and_the_attention_
         async with http(live, secret) as client:
             run = (await client.get(f"/runs/{run_id}")).json()
             listed = (await client.get("/attention", params={"limit": 200})).json()
+            # The runs list's filter keeps the same runs as GET /attention.
+            filtered = await client.get("/runs", params={"attention": "true", "limit": 200})
+            failed = await client.get(
+                "/runs", params={"attention": "true", "status": "FAILED", "profile": "helper"}
+            )
             others = token(live, name("other"), "runs:read")
             async with http(live, others) as other:
                 hidden = (await other.get("/attention", params={"limit": 200})).json()
+                hidden_too = (await other.get("/runs", params={"attention": "true"})).json()
     write = run["pending_write"]
     assert write["tool"] == "issue_refund" and write["call_id"] == call["call_id"]
     assert write["idempotency_key"] == idempotency_key(run_id, call["call_id"])
@@ -70,6 +76,13 @@ async def test_an_interrupted_write_shows_in_the_operator_api_and_the_attention_
     assert "cost_usd" in run  # the operator API omitted it before
     mine = next(r for r in listed if r["run_id"] == run_id)
     assert mine["pending_write"] == write
+    assert [r["run_id"] for r in filtered.json()["runs"]] == [r["run_id"] for r in listed]
+    assert [r["run_id"] for r in failed.json()["runs"]] == [run_id]
+    assert hidden_too["runs"] == []
+    # In words: the write may or may not have happened; ask the target system.
+    assert run["failure"]["reason"] == "interrupted_write"
+    assert run["failure"]["error_type"] == "OutcomeUnknown"
+    assert "idempotency key" in run["failure"]["action"]
     # Visibility holds: a principal without runs:read-all sees only its own runs.
     assert all(r["run_id"] != run_id for r in hidden)
     # Nothing happened on the target: the fault struck before the effect.

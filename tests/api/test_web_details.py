@@ -11,10 +11,9 @@ from playwright.async_api import Browser, expect
 from temporalio.client import Client
 
 from agentrt.api.settings import ApiSettings
-from agentrt.core.devserver import free_port, start_dev_server, wait_for_port
 from agentrt.core.temporal import data_converter
 from agentrt.workers.compose import WorkerResources
-from tests.api.browser import browser, shot
+from tests.api.browser import browser, dev_server_with_ui, shot
 from tests.api.conftest import _serve
 from tests.api.ops_helpers import REFUND, http, name, start, token, wait_status
 
@@ -24,18 +23,8 @@ METADATA_QUERY = "__temporal_workflow_metadata"
 
 @pytest_asyncio.fixture
 async def web(tmp_path: Path) -> AsyncIterator[tuple[Client, str]]:
-    port, ui_port = free_port(), free_port()
-    proc = await start_dev_server(
-        port=port, ui_port=ui_port, db_file=None, log=tmp_path / "temporal.log"
-    )
-    try:
-        await wait_for_port(port)
-        await wait_for_port(ui_port)
-        client = await Client.connect(f"127.0.0.1:{port}", data_converter=data_converter())
-        yield client, f"http://127.0.0.1:{ui_port}"
-    finally:
-        proc.terminate()
-        await proc.wait()
+    async with dev_server_with_ui(tmp_path) as (address, ui):
+        yield await Client.connect(address, data_converter=data_converter()), ui
 
 
 async def test_temporal_web_shows_what_a_run_waits_for_and_who_decided(

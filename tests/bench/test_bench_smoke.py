@@ -59,6 +59,9 @@ async def test_benchmark_produces_every_figure(
         "history.bytes_per_model_call.last_over_first",
         "history.marginal_spread",
         "fence.ratio",
+        "parallel.tools_ratio",
+        "parallel.one_by_one_tools_ratio",
+        "parallel.run_ratio",
     ]:
         assert key in report.figures, key
         assert math.isfinite(report.figures[key]) and report.figures[key] > 0, key

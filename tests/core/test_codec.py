@@ -1,9 +1,12 @@
 """Payload encryption end to end: history holds ciphertext, the codec server shows it."""
 
+import asyncio
 import base64
 import contextlib
 import json
+import os
 import socket
+import sys
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -173,3 +176,35 @@ def test_the_codec_server_command_refuses_to_start_without_a_token(
     assert code == 2
     assert "AGENTRT_CODEC_TOKEN is not set" in err and "--dev-no-token" in err
     assert "Traceback" not in err
+
+
+async def test_dev_no_token_serves_without_a_token_even_with_one_set(tmp_path: Path) -> None:
+    """`codec-server --dev-no-token` did nothing while AGENTRT_CODEC_TOKEN was set (issue 28):
+    the dev UI, which cannot send a token, was refused. The flag wins."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTRT_")}
+    env |= {
+        "AGENTRT_PAYLOAD_KEYS": KEYS,
+        "AGENTRT_CODEC_TOKEN": "inherited-token",
+        "COLUMNS": "200",
+    }
+    cmd = [sys.executable, "-m", "agentrt.starter.cli", "codec-server", "--port", str(port)]
+    proc = await asyncio.create_subprocess_exec(
+        *cmd, "--dev-no-token", env=env, cwd=tmp_path, stdout=asyncio.subprocess.PIPE
+    )
+    try:
+        assert proc.stdout is not None
+        banner = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode()
+        assert "NO TOKEN (dev only)" in banner, banner
+        async with httpx.AsyncClient(headers={"X-Namespace": "default"}) as http:
+            for _ in range(100):  # the banner comes just before the listener opens
+                with contextlib.suppress(httpx.ConnectError):
+                    body = await _sealed_body("dev prompt")
+                    opened = await http.post(f"http://127.0.0.1:{port}/decode", content=body)
+                    break
+                await asyncio.sleep(0.05)
+        assert opened.status_code == 200, opened.text
+        assert json.loads(base64.b64decode(opened.json()["payloads"][0]["data"])) == "dev prompt"
+    finally:
+        proc.terminate()
+        await proc.wait()

@@ -39,8 +39,8 @@ class Killer:
     task_queue: str
     markers: Path  # where the blocked worker drops its marker file
 
-    async def kill_at(self, point: str) -> Killed:
-        """Start PROMPT in the fast-writes profile on a worker that blocks at `point`, and
+    async def kill_at(self, point: str, prompt: str = PROMPT) -> Killed:
+        """Start `prompt` in the fast-writes profile on a worker that blocks at `point`, and
         SIGKILL that worker's process group once it is there."""
         faulty = self.pool.spawn(
             worker_env(
@@ -52,7 +52,7 @@ class Killer:
             )
         )
         started = time.monotonic()
-        run_id = await self.runtime.start("fast-writes", PROMPT)
+        run_id = await self.runtime.start("fast-writes", prompt)
         await wait_for_marker(self.markers / point, faulty, within=30.0)
         reached = time.monotonic()
         faulty.kill()

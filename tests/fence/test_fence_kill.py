@@ -18,7 +18,9 @@ import pytest
 from agentrt.contracts.enums import EventKind, Outcome, PendingState, RunStatus, TerminationReason
 from agentrt.contracts.ids import ACT_FENCE_RESOLVE, ACT_WRITE_EXECUTE, ACT_WRITE_RECONCILE
 from agentrt.store.demo import DemoWorld
+from agentrt.workflows._group import PARALLEL_TOOLS
 from tests.fence._kill import REFUND_CALL, Killer, scheduled
+from tests.workflows._replay import patches
 
 # After the kill, settling takes a write heartbeat timeout (3 s) or a store-call timeout
 # (10 s), then the dead worker's sticky-queue timeout (10 s): 11-15 s observed.
@@ -113,3 +115,45 @@ async def test_kill_at_fault_point(point: str, killer: Killer) -> None:
     # The probe was asked (and kept failing) only for a write interrupted after its claim.
     asked = 1 if expect.pending is PendingState.OUTCOME_UNKNOWN else 0
     assert activities.count(ACT_WRITE_RECONCILE) == asked
+
+
+# One turn: lookup_order, set_record, then the refunds r1.3 and r1.4, run as a group
+# (workflows/_group.py). The refunds run one after another (one fence per run), the read and
+# the idempotent write beside them; the worker is killed inside the first refund.
+GROUP_PROMPT = "Please make parallel refunds"
+GROUP_CASES = {
+    # Stamped, never claimed: scheduled again under a fresh fence, then the second refund.
+    "write.before_claim": (RunStatus.COMPLETED, {"r1.3": 1, "r1.4": 1}),
+    # The first refund's effect ran, its step not recorded: the run fails closed, that
+    # refund is not repeated and the second one never starts.
+    "write.after_effect": (RunStatus.FAILED, {"r1.3": 1, "r1.4": 0}),
+}
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("point", list(GROUP_CASES))
+async def test_kill_inside_a_group_of_two_writes_applies_each_at_most_once(
+    point: str, killer: Killer
+) -> None:
+    status, applied = GROUP_CASES[point]
+    killed = await killer.kill_at(point, GROUP_PROMPT)
+    fresh = killer.fresh(AGENTRT_FAULT_FAIL_AT=PROBE_DOWN)
+    view = await killer.settle(killed.run_id, fresh, SETTLE_WITHIN)
+    world = DemoWorld(killer.parts.ctx)
+    ledger = {c: world.ledger_count(run_id=killed.run_id, call_id=c) for c in applied}
+    assert ledger == applied
+    assert view.status is status
+    events = await killer.runtime.events(killed.run_id)
+    refunds = [e.payload["call_id"] for e in events
+               if e.kind is EventKind.TOOL and e.payload["tool"] == "issue_refund"]  # fmt: skip
+    if status is RunStatus.COMPLETED:
+        assert view.answer == "Looked up, noted and refunded both."
+        assert refunds == ["r1.3", "r1.4"]
+    else:
+        assert view.termination_reason is TerminationReason.INTERRUPTED_WRITE
+        assert view.pending_effect is not None and view.pending_effect.call_id == "r1.3"
+        assert refunds == []
+    history = await killer.history(killed.run_id)
+    assert patches(history.events).count(PARALLEL_TOOLS) == 1  # the turn ran as a group
+    writes = scheduled(history).count(ACT_WRITE_EXECUTE)
+    assert writes == (3 if status is RunStatus.COMPLETED else 1)

@@ -12,7 +12,9 @@ from agentrt.activities.toolbox.demo import demo_tools
 from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.ids import idempotency_key
 from agentrt.store.demo import DemoWorld
+from agentrt.workers.call_metrics import MeteredTool
 from agentrt.workers.compose import WorkerResources
+from agentrt.workers.metrics import WorkerMetrics
 from agentrt.workers.tracing import TracedTool
 
 
@@ -97,3 +99,52 @@ async def test_the_demo_refund_probe_looks_the_call_up_in_the_ledger(
     assert answer.verdict == "applied"
     assert answer.result == "Refund of 300 cents recorded for order 1042 (found in the ledger)."
     assert await probe(args, _ctx(run_id, "r2.2")) == Reconciled.not_applied()  # by call
+
+
+async def test_the_metered_wrapper_counts_calls_and_probe_verdicts_by_configured_names() -> None:
+    """What the worker registers (workers/compose.py): traced, around metered. A call and a
+    failing call by result, each probe verdict; labels are the box's and the tool's names."""
+
+    def probe(key: str, arguments: dict[str, Any]) -> Reconciled:
+        if arguments["amount"] < 0:
+            raise ConnectionError("ledger away")
+        return Reconciled.applied("done") if arguments["amount"] else Reconciled.not_applied()
+
+    @tool(reconcile=probe)
+    def pay(amount: int) -> str:
+        """Pay."""
+        if amount > 100:
+            raise ValueError("too much")
+        return "paid"
+
+    metrics = WorkerMetrics.create()
+    calls = metrics.calls
+    wrapped = TracedTool(MeteredTool("billing", pay, calls))
+    assert wrapped.spec == pay.spec and wrapped.effect is pay.effect
+    assert await wrapped({"amount": 5}, _ctx()) == "paid"
+    with pytest.raises(ValueError):
+        await wrapped({"amount": 500}, _ctx())
+    found = probe_of(wrapped)
+    assert found is not None
+    assert (await found({"amount": 5}, _ctx())).verdict == "applied"
+    assert (await found({"amount": 0}, _ctx())).verdict == "not_applied"
+    with pytest.raises(ConnectionError):
+        await found({"amount": -1}, _ctx())
+
+    def count(sample: str, **labels: str) -> float | None:
+        return metrics.registry.get_sample_value(
+            sample, {"toolbox": "billing", "tool": "pay", **labels}
+        )
+
+    assert count("agentrt_tool_calls_total", result="ok") == 1
+    assert count("agentrt_tool_calls_total", result="error") == 1
+    assert count("agentrt_tool_call_seconds_count", result="error") == 1
+    for verdict in ("applied", "not_applied", "error"):
+        assert count("agentrt_write_reconciles_total", verdict=verdict) == 1
+
+    @tool  # a tool without a probe stays without one once wrapped
+    def note(text: str) -> str:
+        """Note."""
+        return "ok"
+
+    assert probe_of(TracedTool(MeteredTool("billing", note, calls))) is None

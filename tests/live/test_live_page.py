@@ -24,7 +24,7 @@ async def test_the_page_shows_the_answer_as_it_is_written(
         await page.click("#signin-form button")
         await expect(page.locator("#inbox h1")).to_be_visible()
         await page.goto(f"{live.url}/ui/#/runs/{run_id}")
-        writing = page.locator("#events li.writing pre")
+        writing = page.locator("#events li.writing .live-text")
         await expect(writing).to_have_text("Hello from ")
         assert not server.gate.is_set()  # shown while the call is running
         server.gate.set()

@@ -9,7 +9,13 @@ from pydantic import ValidationError
 
 import agentrt
 from agentrt import ConfigError, Profile
-from agentrt.contracts.profiles import RegisteredProfile
+from agentrt.contracts.profiles import (
+    DEFAULT_MAX_PARALLEL_TOOLS,
+    MAX_PARALLEL_TOOLS_CEILING,
+    RegisteredProfile,
+    RunPlan,
+    Timeouts,
+)
 from agentrt.core.profiles import checked_profiles, load_profiles
 
 WORKERS = Path(__file__).resolve().parents[2] / "workers"
@@ -98,3 +104,17 @@ def test_the_examples_python_profiles_are_its_yaml_profiles() -> None:
     assert checked_profiles(written["PROFILES"], "the example") == load_profiles(
         example / "profiles.yaml"
     )
+
+
+def test_a_profile_limits_a_turns_parallel_calls_and_old_plans_run_one_at_a_time() -> None:
+    assert Profile(name="p", model="a:b").max_parallel_tools == DEFAULT_MAX_PARALLEL_TOOLS == 4
+    assert Profile(name="p", model="a:b", max_parallel_tools=1).max_parallel_tools == 1
+    for bad in (0, MAX_PARALLEL_TOOLS_CEILING + 1):
+        with pytest.raises(ValidationError, match="max_parallel_tools"):
+            Profile(name="p", model="a:b", max_parallel_tools=bad)
+    # A plan recorded before the field existed (a run begun by an older worker) decodes
+    # as one call at a time: the run goes on as it began.
+    plan = RunPlan(profile="p", model="a:b", max_iterations=5, tools=[], privacy="full",
+                   timeouts=Timeouts())  # fmt: skip
+    recorded = plan.model_dump(exclude={"max_parallel_tools"})
+    assert RunPlan.model_validate(recorded).max_parallel_tools == 1

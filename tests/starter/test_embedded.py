@@ -107,7 +107,10 @@ def start_demo(
 
 
 def test_demo_runs_end_to_end_and_leaves_nothing_running(demo_dir: Path) -> None:
-    demo = start_demo(demo_dir)
+    # A deployment's Temporal TLS settings are for its address, not the demo's own
+    # plaintext dev server, which it reaches without them.
+    elsewhere = {"AGENTRT_TEMPORAL_TLS_CA": "/nowhere/ca.pem", "AGENTRT_TEMPORAL_API_KEY": "k"}
+    demo = start_demo(demo_dir, env=demo_env(**elsewhere))
     out, err = demo.proc.communicate(timeout=100)
     assert demo.proc.returncode == 0, err
     assert "Traceback" not in err

@@ -83,6 +83,7 @@ async def test_scraped_values_follow_the_runs(client: Client, own_settings: Sett
             before = scrape(port)
             assert value(before, "agentrt_runs_waiting_for_approval") == 1
             assert value(before, "agentrt_approval_wait_seconds_count") == 0
+            assert 0 < value(before, "agentrt_oldest_waiting_run_seconds") < 60
 
             assert waiting.pending_approval is not None
             await runtime.approve(
@@ -95,6 +96,8 @@ async def test_scraped_values_follow_the_runs(client: Client, own_settings: Sett
 
     views = [unknown, done, approved]
     assert value(after, "agentrt_runs_waiting_for_approval") == 0
+    assert value(after, "agentrt_oldest_waiting_run_seconds") == 0
+    assert value(after, "agentrt_store_up") == 1
     assert value(after, "agentrt_approval_wait_seconds_count") == 1
     assert 0 < value(after, "agentrt_approval_wait_seconds_sum") < 60
     assert value(after, "agentrt_runs_started_total", profile="auto") == 2
@@ -122,6 +125,13 @@ async def test_scraped_values_follow_the_runs(client: Client, own_settings: Sett
     assert model_calls >= 7  # 2 + 3 + 3 rounds (the failed run stops after its write)
     assert value(after, "agentrt_activity_seconds_count", activity="write.execute", result="error")
     assert value(after, "process_resident_memory_bytes") > 0
+    # The same calls per provider and per tool, by configured names.
+    assert value(after, "agentrt_model_calls_total", provider="scripted", result="ok") == (
+        model_calls
+    )
+    assert value(after, "agentrt_tool_calls_total", toolbox="demo", tool="lookup_order",
+                 result="ok") == 3  # fmt: skip
+    assert total(after, "agentrt_activity_schedule_to_start_seconds_count") >= model_calls
 
 
 def test_a_metrics_port_in_use_is_one_clear_error(settings: Settings) -> None:

@@ -22,7 +22,8 @@ from agentrt.store.demo import DemoWorld
 from agentrt.workers.compose import WorkerResources, build
 from tests._built import serving_runtime
 from tests.activities.test_openai_provider import Canned, FakeServer, completion, tool_call
-from tests.workflows.test_replay import HISTORIES, _replayer
+from tests.workflows._replay import replayer
+from tests.workflows.test_replay import HISTORIES
 
 PER_TOKEN = 0.001  # the `priced` provider: USD 1000 per 1M tokens, in and out
 TOOLS = ["lookup_order", "issue_refund"]
@@ -175,7 +176,7 @@ async def _exhausted(rt: AgentRuntime, world: World, profile: str) -> list[Event
     assert failed["cost_usd"] == view.cost_usd
     # The history replays on the current code.
     history = await rt._client.get_workflow_handle(view.run_id).fetch_history()
-    result = await _replayer().replay_workflow(history, raise_on_replay_failure=False)
+    result = await replayer().replay_workflow(history, raise_on_replay_failure=False)
     assert result.replay_failure is None, result.replay_failure
     # AGENTRT_RECORD_HISTORIES=1 records it once for test_replay (existing files stay).
     path = HISTORIES / f"{profile.replace('-', '_')}_exhausted.json"

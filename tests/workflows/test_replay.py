@@ -15,30 +15,20 @@ from pathlib import Path
 
 import pytest
 from temporalio.client import Client, WorkflowHistory
-from temporalio.worker import Replayer, Worker
+from temporalio.worker import Worker
 
 from agentrt.contracts.a2a import InputMessage
 from agentrt.contracts.approval import ApprovalDecision
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import UnknownProfileError
 from agentrt.contracts.ids import SIGNAL_APPROVE, UPDATE_SUBMIT_INPUT
-from agentrt.core.temporal import data_converter
 from agentrt.starter.facade import AgentRuntime
 from agentrt.workers.compose import WorkerResources
-from agentrt.workers.main import sandbox_runner
-from agentrt.workflows.agent_run import AgentRunWorkflow
+from tests.workflows._replay import replayer
 from tests.workflows._tasks import new_a2a_task, start_for_task
 from tests.workflows._waiting import decide, until_status
 
 HISTORIES = Path(__file__).resolve().parents[1] / "histories"
-
-
-def _replayer() -> Replayer:
-    return Replayer(
-        workflows=[AgentRunWorkflow],
-        data_converter=data_converter(),
-        workflow_runner=sandbox_runner(),
-    )
 
 
 def _recorded() -> list[Path]:
@@ -49,7 +39,7 @@ def _recorded() -> list[Path]:
 async def test_recorded_history_replays(path: Path) -> None:
     data = json.loads(await asyncio.to_thread(path.read_text))
     history = WorkflowHistory.from_json(data["workflow_id"], data["history"])
-    result = await _replayer().replay_workflow(history, raise_on_replay_failure=False)
+    result = await replayer().replay_workflow(history, raise_on_replay_failure=False)
     assert result.replay_failure is None, result.replay_failure
 
 
@@ -61,6 +51,9 @@ async def _fresh(runtime: AgentRuntime, client: Client, parts: WorkerResources) 
     runs: dict[str, str] = {}
     done = await runtime.run("auto", "Please refund order 1042")
     runs["refund_completed"] = done.run_id
+    group = await runtime.run("auto", "Please make parallel refunds")  # one turn, four calls
+    assert group.status is RunStatus.COMPLETED
+    runs["parallel_turn"] = group.run_id
     capped = await runtime.run("auto", "loop forever", max_iterations=2)
     runs["iteration_cap"] = capped.run_id
     waiting = await runtime.run("support", "Please refund order 1042")
@@ -123,7 +116,7 @@ async def test_fresh_histories_replay_and_can_be_recorded(
     record, prefix = bool(release), "" if release in ("", "1") else f"{release}-"
     for name, run_id in runs.items():
         history = await client.get_workflow_handle(run_id).fetch_history()
-        result = await _replayer().replay_workflow(history, raise_on_replay_failure=False)
+        result = await replayer().replay_workflow(history, raise_on_replay_failure=False)
         assert result.replay_failure is None, (name, result.replay_failure)
         path = HISTORIES / f"{prefix}{name}.json"
         # Existing recordings stay: they are what shipped code wrote, and must keep replaying.

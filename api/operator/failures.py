@@ -1,0 +1,135 @@
+"""Why a run ended, in words an operator can act on: each termination reason (and each typed
+failure code a run may carry beside it) as a sentence and what to do about it. The run
+page shows `RunOut.failure`; tests/api/test_failures.py checks every code has its entry."""
+
+from pydantic import BaseModel
+
+from agentrt.contracts.enums import RunStatus, TerminationReason
+from agentrt.contracts.errors import ErrorType
+
+R = TerminationReason
+E = ErrorType
+
+# reason -> (what happened, what to do about it)
+REASONS: dict[TerminationReason, tuple[str, str]] = {
+    R.ANSWERED: ("The model answered.", "Nothing to do."),
+    R.MAX_ITERATIONS: (
+        "The run used every round it was allowed without a final answer.",
+        "Read the last model turns; raise max_iterations or refine the prompt and start again.",
+    ),
+    R.INTERRUPTED_WRITE: (
+        "A write was interrupted: it may or may not have happened in the target system.",
+        "Ask the target system about the call's idempotency key before retrying anything.",
+    ),
+    R.COMPLETION_FAILED: (
+        "The run's answer could not be recorded.",
+        "Check the database and the worker's logs, then start the run again.",
+    ),
+    R.PROVIDER_FAILED: (
+        "The model provider failed on every attempt (and any fallback did too).",
+        "Check the provider's status and credentials, then start the run again.",
+    ),
+    R.UNKNOWN_PROFILE: (
+        "No worker knows the run's agent profile.",
+        "Deploy a worker with that profile, or start the run with a profile that exists.",
+    ),
+    R.INTERNAL_ERROR: (
+        "The runtime hit an internal error.",
+        "Read the worker's logs for this run id, and report it if it repeats.",
+    ),
+    R.CANCELLED: ("The run was cancelled.", "Start it again if it is still wanted."),
+    R.POLICY_DENIED: (
+        "A guardrail refused the model's output.",
+        "Review the guardrail's rules and the prompt; nothing was sent on.",
+    ),
+    R.APPROVAL_DENIED: (
+        "An approval was denied, so the run stopped.",
+        "Nothing ran; start a new run if the action is wanted after all.",
+    ),
+    R.APPROVAL_TIMEOUT: (
+        "Nobody decided the pending approval in time.",
+        "Decide sooner, or give the profile a longer approval timeout; start it again.",
+    ),
+    R.SUSPEND_FAILED: (
+        "The run could not pause for approval, so it stopped instead of running unapproved.",
+        "Check the database and the worker's logs, then start the run again.",
+    ),
+    R.RESULT_NOT_RETAINABLE: (
+        "The answer may not be kept at the run's privacy level, so the run failed.",
+        "Use a profile whose answer level allows keeping the answer.",
+    ),
+    R.TOOL_FAILED: (
+        "A tool failed (or timed out) on every attempt.",
+        "Check the tool's target system and the worker's logs, then start the run again.",
+    ),
+    R.STORE_UNAVAILABLE: (
+        "The database stayed unavailable longer than the run could wait.",
+        "Restore the database; then start the run again.",
+    ),
+    R.BUDGET_EXHAUSTED: (
+        "The run spent its budget (tokens or cost) before it finished.",
+        "Raise the profile's budget, or narrow the prompt, and start again.",
+    ),
+}
+
+# A failure code (the run's error_type) -> what it adds to the reason's sentence.
+CODES: dict[ErrorType, str] = {
+    E.UNKNOWN_PROFILE: "The profile is not registered by any worker.",
+    E.UNKNOWN_PROVIDER: "The profile names a model provider no worker has.",
+    E.PROVIDER_REJECTED: "The provider refused the request; retrying would not help.",
+    E.PROVIDER_UNAVAILABLE: "The provider could not be reached.",
+    E.RUN_NOT_FOUND: "The run's record was not found.",
+    E.RUN_NOT_RUNNING: "The run was no longer running when a step tried to act on it.",
+    E.FENCE_REJECTED: "The write fence refused the call.",
+    E.WRITE_FAILED: "The write failed.",
+    E.AUDIT_FAILED: "The audit record could not be written.",
+    E.PROBE_FAILED: "The reconciliation probe failed.",
+    E.COMPLETION_FAILED: "Recording the answer failed.",
+    E.STORE_UNAVAILABLE: "The database was unavailable.",
+    E.RUN_FAILED: "The run failed.",
+    E.RUN_CANCELLED: "The run was cancelled.",
+    E.RESULT_NOT_RETAINABLE: "The answer may not be kept at this privacy level.",
+    E.NOT_AWAITING_INPUT: "Input arrived when the run was not waiting for any.",
+    E.NOT_AWAITING_APPROVAL: "A decision arrived when the run was not waiting for one.",
+    E.STALE_TURN: "A decision named a turn that is no longer pending.",
+    E.ALREADY_DECIDED: "The turn was already decided.",
+    E.SELF_APPROVAL: "The initiator tried to approve their own run (four-eyes).",
+    E.INVALID_REQUEST: "A request to the run was malformed.",
+    E.UNATTESTED_DECISION: "A decision came without a valid attestation.",
+    E.PROMPT_TOO_LONG: "The prompt is over the deployment's cap.",
+    E.ALREADY_SETTLED: "The run had already ended when its completion was recorded.",
+    E.APPROVAL_TIMEOUT: "The approval wait timed out.",
+    E.BUDGET_EXHAUSTED: "The budget is spent.",
+    E.FENCE_REFUSED: "Another call's write fence was still standing.",
+    E.GUARDRAIL_DENIED: "The output guardrail denied the reply.",
+    E.GUARDRAIL_APPROVAL_REQUIRED: "The output guardrail required an approval.",
+    E.INPUT_REFUSED: "The user's input could not be recorded.",
+    E.OUTCOME_UNKNOWN: "The write's outcome is unknown.",
+    E.RESUME_REFUSED: "The run could not resume after the decision.",
+    E.SUSPEND_REFUSED: "The run could not be paused for approval.",
+    E.WRITE_NEVER_STARTED: "The write never started.",
+}
+
+_CODES = {code.value: text for code, text in CODES.items()}
+UNKNOWN = ("The run ended for a reason this page does not know.", "Read the run's events.")
+
+
+class FailureOut(BaseModel):
+    reason: str | None
+    error_type: str | None = None
+    summary: str
+    action: str
+    detail: str | None = None  # what the failure code adds, when it is a typed one
+
+
+def failure(
+    status: RunStatus, reason: TerminationReason | None, error_type: str | None
+) -> FailureOut | None:
+    """Why a failed or cancelled run ended, in words; None for any other run."""
+    if status not in (RunStatus.FAILED, RunStatus.CANCELLED):
+        return None
+    summary, action = REASONS.get(reason, UNKNOWN) if reason is not None else UNKNOWN
+    return FailureOut(
+        reason=reason.value if reason is not None else None, error_type=error_type,
+        summary=summary, action=action, detail=_CODES.get(error_type or ""),
+    )  # fmt: skip

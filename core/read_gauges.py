@@ -1,0 +1,74 @@
+"""Gauges read at scrape time (a COUNT in the store, its oldest wait, whether it answers),
+apart from core/metrics.py so that the store's own gauges (store/gauges.py) can use them
+without importing the Temporal SDK that the metrics ports need."""
+
+import logging
+from collections.abc import Callable, Iterable
+
+from prometheus_client import CollectorRegistry
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+logger = logging.getLogger("agentrt.metrics")
+
+
+class ReadGauge(Collector):
+    """A gauge read at scrape time (e.g. a COUNT in the store), so it is right after any
+    restart and across workers. A failed read drops the sample, not the whole scrape."""
+
+    def __init__(self, name: str, documentation: str, read: Callable[[], float]) -> None:
+        self._name, self._doc, self._read = name, documentation, read
+
+    def collect(self) -> Iterable[GaugeMetricFamily]:
+        try:
+            value = float(self._read())
+        except Exception as exc:
+            logger.warning("metric %s not read: %s", self._name, type(exc).__name__)
+            return []
+        return [GaugeMetricFamily(self._name, self._doc, value=value)]
+
+
+def waiting_gauge(registry: CollectorRegistry, count: Callable[[], int]) -> None:
+    """Runs waiting for approval, counted in the store at each scrape: right after any
+    restart, and the same on every worker and API process (aggregate with max, not sum)."""
+    registry.register(
+        ReadGauge(
+            "agentrt_runs_waiting_for_approval",
+            "Runs waiting for an approval decision (counted in the store at scrape time).",
+            count,
+        )
+    )
+
+
+def store_gauges(
+    registry: CollectorRegistry,
+    count_waiting: Callable[[], int],
+    oldest_waiting: Callable[[], float],
+    answers: Callable[[], bool],
+) -> None:
+    """The store-read gauges every process serves (workers and API): runs waiting, the
+    oldest wait, and whether the store answers at all (0, never a missing sample, when it
+    does not: an alert on a missing series would also fire for a target that is gone)."""
+    waiting_gauge(registry, count_waiting)
+    registry.register(
+        ReadGauge(
+            "agentrt_oldest_waiting_run_seconds",
+            "Age of the oldest run waiting for approval (0 when none; read at scrape time).",
+            oldest_waiting,
+        )
+    )
+    registry.register(_StoreUp(answers))
+
+
+class _StoreUp(Collector):
+    def __init__(self, answers: Callable[[], bool]) -> None:
+        self._answers = answers
+
+    def collect(self) -> Iterable[GaugeMetricFamily]:
+        try:
+            up = 1.0 if self._answers() else 0.0
+        except Exception as exc:
+            logger.warning("store check failed: %s", type(exc).__name__)
+            up = 0.0
+        doc = "1 when the agentrt store answered a query at scrape time, else 0."
+        return [GaugeMetricFamily("agentrt_store_up", doc, value=up)]

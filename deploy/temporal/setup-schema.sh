@@ -1,0 +1,24 @@
+#!/bin/sh
+# One-shot, in temporalio/admin-tools: creates Temporal's two databases on the PostgreSQL
+# server (if missing) and brings their schemas to the version this admin-tools image ships,
+# which is the server image's (same tag). Idempotent: a second run finds both at version
+# and changes nothing. The password comes from SQL_PASSWORD (temporal-sql-tool reads it),
+# never from the command line.
+set -eu
+: "${SQL_HOST:?set SQL_HOST}" "${SQL_USER:?set SQL_USER}" "${SQL_PASSWORD:?set SQL_PASSWORD}"
+SQL_PORT=${SQL_PORT:-5432}
+
+for db in temporal temporal_visibility; do
+  case $db in
+    temporal) dir=/etc/temporal/schema/postgresql/v12/temporal/versioned ;;
+    *) dir=/etc/temporal/schema/postgresql/v12/visibility/versioned ;;
+  esac
+  sql() { temporal-sql-tool --plugin postgres12 --ep "$SQL_HOST" -p "$SQL_PORT" -u "$SQL_USER" --db "$db" "$@"; }
+  # create-database fails when it exists already: that is the second start, not an error.
+  sql create-database || echo "database $db exists"
+  # setup-schema -v 0.0 only records version 0.0 where no version table exists yet;
+  # update-schema then applies every versioned step past the recorded one.
+  sql setup-schema -v 0.0 || echo "database $db has a schema version already"
+  sql update-schema -d "$dir"
+done
+echo "Temporal schema is at the image's version"

@@ -1,0 +1,65 @@
+"""A Temporal frontend behind mTLS (a TLS-terminating proxy that requires a client
+certificate, tests/_tls.py) lets no client in without a certificate its CA signed, and the
+refusal tells the operator which setting is missing, not a bare transport error."""
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from temporalio.testing import WorkflowEnvironment
+
+from agentrt.contracts.errors import TemporalUnavailableError
+from agentrt.core.settings import Settings
+from agentrt.core.temporal import connect
+from tests._tls import SERVER_NAME, Pki, TestCA, mtls_proxy
+
+
+@pytest.fixture
+def pki(temporal_env: WorkflowEnvironment, tmp_path: Path) -> Iterator[Pki]:
+    with mtls_proxy(temporal_env.client.service_client.config.target_host, tmp_path) as made:
+        yield made
+
+
+def _through(pki: Pki, settings: Settings, **temporal: object) -> Settings:
+    server = {"address": f"127.0.0.1:{pki.proxy.port}", "tls_ca": pki.ca.pem}
+    return settings.replace(temporal={**server, "tls_server_name": SERVER_NAME, **temporal})
+
+
+async def test_a_client_without_a_certificate_is_refused_with_a_clear_error(
+    pki: Pki, settings: Settings
+) -> None:
+    with pytest.raises(TemporalUnavailableError) as err:
+        await connect(_through(pki, settings))
+    message = str(err.value)
+    assert message.startswith(f"cannot reach Temporal at 127.0.0.1:{pki.proxy.port}")
+    assert "it refused the client certificate: it wants one (mTLS)" in message
+    assert "AGENTRT_TEMPORAL_TLS_CERT" in message and "\n" not in message
+    assert pki.proxy.accepted == 0  # nothing reached the frontend
+
+
+async def test_a_certificate_from_another_ca_is_refused(
+    pki: Pki, settings: Settings, tmp_path: Path
+) -> None:
+    stranger = TestCA("someone else's CA").issue("worker-1", client=True)
+    with pytest.raises(TemporalUnavailableError, match="AGENTRT_TEMPORAL_TLS_CERT"):
+        await connect(_through(pki, settings, tls_cert=stranger.cert, tls_key=stranger.key))
+    assert pki.proxy.accepted == 0
+
+
+async def test_a_plaintext_client_is_refused(pki: Pki, settings: Settings) -> None:
+    plain = settings.replace(temporal={"address": f"127.0.0.1:{pki.proxy.port}"})
+    with pytest.raises(TemporalUnavailableError, match="AGENTRT_TEMPORAL_TLS"):
+        await connect(plain)
+    assert pki.proxy.accepted == 0
+
+
+async def test_the_right_certificate_gets_in(pki: Pki, settings: Settings) -> None:
+    client = await connect(_through(pki, settings, tls_cert=str(pki.cert), tls_key=str(pki.key)))
+    assert (await client.workflow_service.get_system_info(_req())).server_version
+    assert pki.proxy.accepted >= 1
+
+
+def _req() -> object:
+    from temporalio.api.workflowservice.v1 import GetSystemInfoRequest
+
+    return GetSystemInfoRequest()

@@ -1,0 +1,166 @@
+"""deploy/prometheus/alerts.yml and deploy/grafana/agentrt.json: the rules pass `promtool
+check rules` and their unit tests (`promtool test rules`), and every metric the rules and
+the dashboard query is one the code registers, under the name Prometheus scrapes (a
+counter's `_total`, a histogram's `_bucket`/`_sum`/`_count`). The registries are the real
+ones: a worker's (workers/metrics.py, the store gauges) and the API's (api/metrics.py)."""
+
+import json
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from prometheus_client import CollectorRegistry
+
+from agentrt.api.metrics import ApiMetrics
+from agentrt.core.settings import Settings
+from tests._built import built
+
+ROOT = Path(__file__).resolve().parent.parent
+RULES = ROOT / "deploy" / "prometheus" / "alerts.yml"
+RULE_TESTS = ROOT / "deploy" / "prometheus" / "alerts_test.yml"
+DASHBOARD = ROOT / "deploy" / "grafana" / "agentrt.json"
+# What the issue asks the rules to watch, by alert name.
+ALERTS = {
+    "AgentrtRunsStuckWaiting",
+    "AgentrtWriteOutcomeUnknown",
+    "AgentrtProviderErrorRate",
+    "AgentrtWorkerBacklog",
+    "AgentrtStoreUnavailable",
+}
+SUFFIXES = {
+    "counter": ("_total", "_created"),
+    "histogram": ("_bucket", "_sum", "_count", "_created"),
+    "summary": ("", "_sum", "_count", "_created"),
+    "gauge": ("",),
+    "info": ("_info",),
+    "unknown": ("",),
+}
+KEYWORDS = {
+    "by", "without", "on", "ignoring", "group_left", "group_right", "bool", "and", "or",
+    "unless", "offset", "le", "inf", "nan",
+}  # fmt: skip
+
+
+def promtool() -> str:
+    found = shutil.which("promtool")
+    if found is None:
+        # ./dev test installs it (promtool_up); a missing one is a broken setup, not a skip.
+        pytest.fail("promtool is missing: run ./dev test, or apt-get install prometheus")
+    return found
+
+
+def scraped_names(registry: CollectorRegistry) -> set[str]:
+    """Every sample name `registry` can expose, labelled series or not yet."""
+    return {
+        family.name + suffix
+        for family in registry.collect()
+        for suffix in SUFFIXES.get(family.type, ("",))
+    }
+
+
+@pytest.fixture(scope="module")
+def registered(settings: Settings) -> Iterator[set[str]]:
+    with built(settings) as parts:
+        api = ApiMetrics()
+        api.watch(parts.ctx)
+        yield scraped_names(parts.metrics.registry) | scraped_names(api.registry)
+
+
+def metric_names(expr: str) -> set[str]:
+    """The metric names a PromQL expression selects: strings, label matchers, ranges,
+    grouping clauses and function calls taken out, what is left that looks like a name."""
+    expr = re.sub(r'"(?:[^"\\]|\\.)*"', "", expr)
+    expr = re.sub(r"\{[^}]*\}", "", expr)
+    expr = re.sub(r"\[[^\]]*\]", "", expr)
+    expr = re.sub(r"\b(?:by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)", "", expr)
+    names = set()
+    for m in re.finditer(r"[A-Za-z_:][A-Za-z0-9_:]*", expr):
+        rest = expr[m.end() :].lstrip()
+        if rest.startswith("(") or m.group(0).lower() in KEYWORDS:
+            continue  # a function call, or PromQL's own word
+        if re.fullmatch(r"\d+[smhdwy]", m.group(0)) or m.group(0).isdigit():
+            continue
+        names.add(m.group(0))
+    return names
+
+
+def rule_exprs() -> list[tuple[str, str]]:
+    doc = yaml.safe_load(RULES.read_text())
+    return [
+        (rule.get("alert") or rule["record"], rule["expr"])
+        for group in doc["groups"]
+        for rule in group["rules"]
+    ]
+
+
+def dashboard_exprs() -> list[tuple[str, str]]:
+    def walk(panels: list[dict[str, Any]]) -> Iterator[tuple[str, str]]:
+        for panel in panels:
+            for target in panel.get("targets", []):
+                yield panel["title"], target["expr"]
+            yield from walk(panel.get("panels", []))
+
+    return list(walk(json.loads(DASHBOARD.read_text())["panels"]))
+
+
+def test_promtool_checks_the_rules_and_their_unit_tests() -> None:
+    checked = subprocess.run(
+        [promtool(), "check", "rules", str(RULES)], capture_output=True, text=True, timeout=60
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    tested = subprocess.run(
+        [promtool(), "test", "rules", str(RULE_TESTS)],
+        capture_output=True, text=True, timeout=120, cwd=RULE_TESTS.parent,
+    )  # fmt: skip
+    assert tested.returncode == 0, tested.stdout + tested.stderr
+
+
+def test_the_rules_watch_what_on_call_needs() -> None:
+    assert ALERTS <= {name for name, _ in rule_exprs()}
+    tested = yaml.safe_load(RULE_TESTS.read_text())
+    fired = {
+        case["alertname"]
+        for test in tested["tests"]
+        for case in test["alert_rule_test"]
+        if case["exp_alerts"]
+    }
+    assert ALERTS <= fired, f"no unit test makes {ALERTS - fired} fire"
+
+
+def test_the_parser_finds_metric_names() -> None:
+    expr = (
+        'sum by (provider) (rate(agentrt_model_calls_total{result="error"}[5m])) / '
+        "histogram_quantile(0.95, sum by (le) (rate(x_bucket[1h]))) > 0.1 and on(instance) up"
+    )
+    assert metric_names(expr) == {"agentrt_model_calls_total", "x_bucket", "up"}
+
+
+@pytest.mark.parametrize("source", ["rules", "dashboard"])
+def test_every_queried_metric_is_registered(source: str, registered: set[str]) -> None:
+    exprs = rule_exprs() if source == "rules" else dashboard_exprs()
+    assert exprs
+    for where, expr in exprs:
+        unknown = metric_names(expr) - registered
+        assert not unknown, f"{source} {where!r} queries {unknown}, which no code registers"
+
+
+def test_the_dashboard_shows_each_concern() -> None:
+    doc = json.loads(DASHBOARD.read_text())
+    queried = {n for _, e in dashboard_exprs() for n in metric_names(e)}
+    for needed in (
+        "agentrt_model_calls_total", "agentrt_model_call_seconds_bucket",
+        "agentrt_model_fallbacks_total", "agentrt_tool_calls_total",
+        "agentrt_tool_call_seconds_bucket", "agentrt_writes_outcome_unknown_total",
+        "agentrt_approval_wait_seconds_bucket", "agentrt_api_requests_total",
+        "agentrt_api_request_seconds_bucket", "agentrt_activity_schedule_to_start_seconds_bucket",
+        "agentrt_store_up", "agentrt_oldest_waiting_run_seconds",
+    ):  # fmt: skip
+        assert needed in queried, needed
+    ids = [p["id"] for p in doc["panels"]]
+    assert len(ids) == len(set(ids)), "panel ids must be unique"
+    assert doc["uid"] and doc["title"]
