@@ -7,7 +7,8 @@ from typing import Any
 import httpx
 
 from bench.streaming_server import GATE
-from tests.api.ops_helpers import Frame, frames, http, name, start, token
+from tests.api.conftest import Live
+from tests.api.ops_helpers import REFUND, Frame, error_type, frames, http, name, start, token
 from tests.live.conftest import Serve
 
 
@@ -86,3 +87,20 @@ async def test_redacted_runs_stream_no_secret_and_metadata_runs_no_text(
     assert got[-1].data["status"] == "COMPLETED"
     assert [f for f in silent if f.event in ("delta", "retract")] == []
     assert silent[-1].data["status"] == "COMPLETED"
+
+
+async def test_the_live_follow_keeps_the_events_principal_and_scope_rules(live: Live) -> None:
+    alice, bob = name("alice"), name("bob")
+    async with http(live, token(live, alice, "runs:start", "runs:read")) as c:
+        run_id = (await start(c, "helper", REFUND))["run_id"]
+    for secret, status in (
+        (token(live, bob, "runs:read"), 404),  # not his run: as absent
+        (token(live, bob, "runs:start"), 403),  # no read scope
+        (None, 401),
+    ):
+        async with http(live, secret) as c:
+            reply = await c.get(f"/runs/{run_id}/live")
+            assert reply.status_code == status, reply.text
+    async with http(live, token(live, bob, "runs:read-all")) as c:
+        reply = await c.get(f"/runs/{run_id}/live", headers={"Last-Event-ID": "nonsense"})
+        assert reply.status_code == 400 and error_type(reply) == "bad_last_event_id"
