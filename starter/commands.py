@@ -36,15 +36,13 @@ from agentrt.core.temporal import connect
 from agentrt.starter import render, schedules
 from agentrt.starter.client import RuntimeClient
 from agentrt.starter.facade import AgentRuntime
-from agentrt.starter.live import print_live
+from agentrt.starter.live import watched
 from agentrt.starter.remote import ApiRuntime
 from agentrt.store.open import WHICH_SETTING, open_store
 from agentrt.store.sealing import Sealer
 
 EXIT_OK, EXIT_NOT_COMPLETED = 0, 1
 FOLLOW_POLL_SECONDS = 0.5
-# After the run settles, how long `run` lets the live printer catch up before the summary.
-PRINTER_DRAIN_SECONDS = 5.0
 
 
 def run_id_arg(raw: str) -> str:
@@ -175,25 +173,13 @@ class Commands:
             )
 
         streaming = self.out.is_terminal and not args.no_stream
-        printer = (
-            asyncio.create_task(print_live(self.runtime, run_id, self.out, self.err))
-            if streaming
-            else None
-        )
         try:
-            view = await render.watch(
-                self.runtime, run_id, self.err, on_waiting=announce, spinner=not streaming
-            )
-            if printer is not None:  # its follow ends with the run: let it print the rest
-                await asyncio.wait({printer}, timeout=PRINTER_DRAIN_SECONDS)
+            view = await watched(self.runtime, run_id, self.out, self.err, announce, streaming)
         except UnknownProfileError:
             # The workflow's error names the failure, not the profile; we know the profile.
             raise UnknownProfileError(
                 f"unknown agent profile {args.profile!r}: the worker's profiles do not declare it"
             ) from None
-        finally:
-            if printer is not None:
-                printer.cancel()
         render.print_events(self.out, await self.runtime.events(run_id))
         render.print_outcome(self.out, view)
         return EXIT_OK if view.status is RunStatus.COMPLETED else EXIT_NOT_COMPLETED

@@ -17,7 +17,8 @@ from rich.console import Console
 from agentrt.contracts.enums import EventKind
 from agentrt.contracts.errors import AgentRuntimeError, by_code
 from agentrt.contracts.live import LiveDelta
-from agentrt.contracts.run import EventView
+from agentrt.contracts.run import EventView, RunView
+from agentrt.starter import render
 from agentrt.starter.client import RuntimeClient
 from agentrt.store.live import LiveStore
 from agentrt.store.runs import RunStore
@@ -114,3 +115,30 @@ async def print_live(runtime: RuntimeClient, run_id: str, out: Console, err: Con
             err.print("(the model call was retried: the text above is withdrawn)", style="dim")
         elif item.kind is EventKind.LLM:
             end_line()
+
+
+# After the run settles, how long `run` lets the live printer catch up before the summary.
+PRINTER_DRAIN_SECONDS = 5.0
+
+
+async def watched(
+    runtime: RuntimeClient,
+    run_id: str,
+    out: Console,
+    err: Console,
+    on_waiting: render.OnWaiting,
+    streaming: bool,
+) -> RunView:
+    """`render.watch`, with the model's text printed as it is written when `streaming`
+    (then without the spinner, which would draw over it)."""
+    printer = asyncio.create_task(print_live(runtime, run_id, out, err)) if streaming else None
+    try:
+        view = await render.watch(
+            runtime, run_id, err, on_waiting=on_waiting, spinner=not streaming
+        )
+        if printer is not None:  # its follow ends with the run: let it print the rest
+            await asyncio.wait({printer}, timeout=PRINTER_DRAIN_SECONDS)
+        return view
+    finally:
+        if printer is not None:
+            printer.cancel()
