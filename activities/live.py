@@ -46,12 +46,14 @@ class Publisher:
         self._redactor = StreamRedactor() if mode == "redacted" else None
         self._offset = 0  # how much text this attempt has published
         self._pending: list[Piece] = []
-        # A retry first withdraws what earlier attempts showed.
-        if attempt > 1 and mode != "none":
-            self._pending.append(Piece(sequence, attempt - 1, "retract", -1))
         self._writer: asyncio.Task[None] | None = None
         self._broken = False
         self.published = False  # anything written: the turn's rows need pruning
+        # A retry first withdraws what earlier attempts showed, at once: its first token
+        # may be long in coming.
+        if attempt > 1 and mode != "none":
+            self._pending.append(Piece(sequence, attempt - 1, "retract", -1))
+            self._kick()
 
     async def emit(self, text: str) -> None:
         if self._mode == "none" or not text:
@@ -64,8 +66,15 @@ class Publisher:
             return
         if self._redactor is not None:
             self._redactor.reset()
-        self._pending.append(Piece(self._sequence, self._attempt, "retract", self._offset))
-        self._kick()
+        if self._offset:  # nothing shown, nothing to withdraw
+            self._pending.append(Piece(self._sequence, self._attempt, "retract", self._offset))
+            self._kick()
+
+    async def withdraw(self) -> None:
+        """The call failed: withdraw its text now (a worker that died cannot: the next
+        attempt does)."""
+        await self.restart()
+        await self.finish()
 
     async def finish(self) -> None:
         """Publish the rest of the text and wait for the writes."""

@@ -159,6 +159,7 @@ class ModelActivities(ActivityGroup):
         except Exception as exc:
             fallback = req.fallback_model
             if not fallback or is_store_unavailable(exc):  # our store, not the provider
+                await _withdrawn(live)
                 raise expected_failure(exc, f"{where}: {used}") from None
             activity.logger.warning("run %s: %s failed (%s); falling back to %s", req.run_id,
                                     used, type(exc).__name__, fallback)  # fmt: skip
@@ -169,6 +170,7 @@ class ModelActivities(ActivityGroup):
             try:
                 reply = await self._call(req.run_id, used, request, live)
             except Exception as exc:
+                await _withdrawn(live)
                 raise expected_failure(exc, f"{where}: {used}") from None
         if live is not None:
             await live.finish()
@@ -233,6 +235,12 @@ class ModelActivities(ActivityGroup):
         )
         record = TurnRecord(req.sequence, req.round, message, payload, duration_ms, req.privacy)
         return turn, record
+
+
+async def _withdrawn(live: Publisher | None) -> None:
+    """A failed call's text is withdrawn at once; a dead worker's, by the next attempt."""
+    if live is not None:
+        await live.withdraw()
 
 
 def _float_or_none(value: object) -> float | None:

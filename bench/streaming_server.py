@@ -1,6 +1,7 @@
 """An OpenAI-compatible server on 127.0.0.1 that streams (`stream: true`), in a thread:
 each request plays the next script (the last one repeats), a script being text chunks,
-pauses (seconds) and GATE, where the reply waits until the test opens `gate`."""
+pauses (seconds), GATE, where the reply waits until the test opens `gate`, and DROP,
+where the server hangs up mid-reply."""
 
 import json
 import threading
@@ -10,6 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 GATE = "<gate>"
+DROP = "<drop>"  # the connection closes there, the reply unfinished
 Step = str | float
 
 
@@ -53,6 +55,8 @@ class StreamingServer:
 
             def _play(self, script: list[Step]) -> None:
                 for step in script:
+                    if step == DROP:
+                        return
                     if step == GATE:
                         server.gate.wait(60)
                     elif isinstance(step, float):

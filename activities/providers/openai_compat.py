@@ -18,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 from agentrt.activities.ports import Emit
 from agentrt.activities.providers._http_errors import malformed_reply, status_error, transport_error
 from agentrt.activities.providers._wire_names import WireNames
-from agentrt.activities.providers.openai_stream import Folded, data_lines
+from agentrt.activities.providers.openai_stream import Folded, StreamCut, data_lines
 from agentrt.contracts.messages import (
     Message,
     ProviderReply,
@@ -227,6 +227,9 @@ class OpenAICompatProvider:
                     await folded.add(chunk, emit)
         except httpx.RequestError as exc:
             raise transport_error(exc, self._name) from None
+        except StreamCut:  # as a connection lost mid-reply: retried
+            cut = httpx.RemoteProtocolError("the stream ended before its end")
+            raise transport_error(cut, self._name) from None
         except ValueError:  # a chunk that is not JSON, or not an object
             raise malformed_reply(self._name, "not a chat completion stream") from None
         return self._parsed(folded.body(), names)

@@ -12,8 +12,13 @@ from agentrt.activities.ports import Emit
 DONE = "[DONE]"
 
 
+class StreamCut(Exception):
+    """The stream ended before its `[DONE]`: the server hung up mid-reply."""
+
+
 async def data_lines(lines: AsyncIterator[str]) -> AsyncIterator[Any]:
-    """The JSON of each `data:` line up to `[DONE]` (comments and other fields skipped)."""
+    """The JSON of each `data:` line up to `[DONE]` (comments and other fields skipped);
+    StreamCut when the lines end first."""
     async for line in lines:
         if not line.startswith("data:"):
             continue
@@ -22,6 +27,7 @@ async def data_lines(lines: AsyncIterator[str]) -> AsyncIterator[Any]:
             return
         if data:
             yield json.loads(data)
+    raise StreamCut("the stream ended before [DONE]")
 
 
 class Folded:

@@ -6,7 +6,7 @@ from typing import Any
 
 import httpx
 
-from bench.streaming_server import GATE
+from bench.streaming_server import DROP, GATE
 from tests.api.conftest import Live
 from tests.api.ops_helpers import REFUND, Frame, error_type, frames, http, name, start, token
 from tests.live.conftest import Serve
@@ -104,3 +104,24 @@ async def test_the_live_follow_keeps_the_events_principal_and_scope_rules(live: 
     async with http(live, token(live, bob, "runs:read-all")) as c:
         reply = await c.get(f"/runs/{run_id}/live", headers={"Last-Event-ID": "nonsense"})
         assert reply.status_code == 400 and error_type(reply) == "bad_last_event_id"
+
+
+async def test_a_call_cut_mid_stream_is_withdrawn_then_retried(serve_streaming: Serve) -> None:
+    """The provider hangs up mid-reply: the failed attempt withdraws its text at once, the
+    retry again as it starts, and the client ends with the retry's text only."""
+    async with serve_streaming(["Partial ", "text ", 0.3, DROP], ["Fine ", "answer.", 0.5]) as (
+        live,
+        server,
+    ):
+        async with http(live, token(live, name("alice"), "runs:start", "runs:read")) as c:
+            run_id = (await start(c, "streamer", "Say it"))["run_id"]
+            got = await _follow(c, run_id)
+    pieces = [f.data for f in got if f.event in ("delta", "retract")]
+    first_retract = next(i for i, p in enumerate(pieces) if p["kind"] == "retract")
+    assert "".join(p["text"] for p in pieces[:first_retract]) == "Partial text "
+    retracts = [(p["attempt"], p["offset"]) for p in pieces if p["kind"] == "retract"]
+    assert retracts == [(1, len("Partial text ")), (1, -1)]  # the failure's, the retry's
+    assert _text(got) == "Fine answer."
+    (turn,) = [f for f in got if f.event == "llm"]
+    assert turn.data["payload"]["content"] == "Fine answer."
+    assert got[-1].data["status"] == "COMPLETED" and len(server.bodies) == 2
