@@ -227,9 +227,12 @@ class OpenAICompatProvider:
                     await folded.add(chunk, emit)
         except httpx.RequestError as exc:
             raise transport_error(exc, self._name) from None
-        except StreamCut:  # as a connection lost mid-reply: retried
-            cut = httpx.RemoteProtocolError("the stream ended before its end")
-            raise transport_error(cut, self._name) from None
+        except StreamCut:
+            # No [DONE]: a server that omits it has still sent its finish reason; with none,
+            # the reply was cut mid-way, an outage like a connection lost (retried).
+            if folded.finish_reason is None:
+                cut = httpx.RemoteProtocolError("the stream ended before its end")
+                raise transport_error(cut, self._name) from None
         except ValueError:  # a chunk that is not JSON, or not an object
             raise malformed_reply(self._name, "not a chat completion stream") from None
         return self._parsed(folded.body(), names)
