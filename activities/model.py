@@ -3,9 +3,10 @@ turn; when the turn is the answer (contracts.turn.turn_end on the workflow's ter
 completes the run in the same transaction (activities/completion.py), saving the workflow
 a task and a round trip."""
 
+import logging
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from temporalio import activity
 
@@ -21,7 +22,8 @@ from agentrt.activities._common import (
 from agentrt.activities.completion import Completion
 from agentrt.activities.guardrails import Checked
 from agentrt.activities.guardrails import checked as checked_text
-from agentrt.activities.ports import FaultHook, ModelProvider, no_faults
+from agentrt.activities.live import Publisher, live_mode
+from agentrt.activities.ports import FaultHook, ModelProvider, StreamingProvider, no_faults, streams
 from agentrt.contracts.errors import ErrorType, RunNotFoundError
 from agentrt.contracts.ids import ACT_MODEL_COMPLETE
 from agentrt.contracts.messages import (
@@ -37,8 +39,12 @@ from agentrt.contracts.run import (
     ModelResult,
     TurnRecord,
 )
+from agentrt.contracts.snapshot import RunSnapshot
 from agentrt.contracts.turn import TurnEnd, turn_end
+from agentrt.store.live import LiveStore
 from agentrt.store.runs import RunStore
+
+log = logging.getLogger(__name__)
 
 
 def _uncounted(_failed: str, _fallback: str) -> None:
@@ -56,8 +62,10 @@ class ModelActivities(ActivityGroup):
         answer_levels: Mapping[str, str] | None = None,
         prices: Mapping[str, PriceTable] | None = None,
         failed_over: Callable[[str, str], None] = _uncounted,
+        live: LiveStore | None = None,
     ) -> None:
         self._failed_over = failed_over  # (failed ref, fallback ref): the worker counts it
+        self._live = live  # where a streaming provider's output is published
         self._completion = completion
         self._providers = dict(providers)
         self._answer_levels = dict(answer_levels or {})
@@ -65,7 +73,9 @@ class ModelActivities(ActivityGroup):
         self._runs = runs
         self._faults = faults
 
-    async def _call(self, run_id: str, ref: str, request: ProviderRequest) -> ProviderReply:
+    async def _call(
+        self, run_id: str, ref: str, request: ProviderRequest, live: Publisher | None
+    ) -> ProviderReply:
         """Call the provider of `ref`. A provider whose answer level is stricter than the
         run's ceiling tightens it first: its output must never be kept above its level."""
         provider_name, _, model = ref.partition(":")
@@ -75,7 +85,10 @@ class ModelActivities(ActivityGroup):
         level = self._answer_levels.get(provider_name)
         if level is not None and level != "full":
             await db(self._runs.tighten_ceiling, run_id, level)
-        return await provider.complete(request.model_copy(update={"model": model}))
+        request = request.model_copy(update={"model": model})
+        if live is not None and streams(provider):
+            return await cast(StreamingProvider, provider).stream(request, live.emit)
+        return await provider.complete(request)
 
     def _cost(self, ref: str, usage: Usage) -> float | None:
         """The price table's cost; else what the provider itself reported; else unknown."""
@@ -87,15 +100,17 @@ class ModelActivities(ActivityGroup):
     @activity.defn(name=ACT_MODEL_COMPLETE)
     @heartbeats
     async def complete(self, req: ModelRequest) -> ModelResult:
-        turn, unrecorded = await self._turn(req)
+        turn, unrecorded, shown = await self._turn(req)
         if turn_end(req.answer, turn) is not TurnEnd.ANSWER:
             if unrecorded is not None:
                 await self._record(req.run_id, unrecorded)
+            await self._prune(req, shown)
             return turn
         # The answer: its turn is recorded in the completion's own transaction.
         settled = await self._completion.on_answer(
             req, turn, unrecorded, lambda t: self._record(req.run_id, t), self._faults
         )
+        await self._prune(req, shown)
         await fault(self._faults, "model.after_settle")
         return turn.model_copy(update={"settled": settled})
 
@@ -103,8 +118,24 @@ class ModelActivities(ActivityGroup):
         await db(self._runs.record_turn, run_id, turn)
         await fault(self._faults, "model.after_record")
 
-    async def _turn(self, req: ModelRequest) -> tuple[ModelResult, TurnRecord | None]:
-        """The turn, and what to record of it (None when it was recorded already)."""
+    def _publisher(self, req: ModelRequest, snap: RunSnapshot) -> Publisher | None:
+        if self._live is None:
+            return None
+        mode = live_mode(req.privacy, snap.guardrails)
+        return Publisher(self._live, req.run_id, req.sequence, activity.info().attempt, mode)
+
+    async def _prune(self, req: ModelRequest, shown: bool) -> None:
+        """The turn is stored: its live output (this attempt's, or an earlier one's) goes."""
+        if self._live is None or not (shown or activity.info().attempt > 1):
+            return
+        try:
+            await db(self._live.prune, req.run_id, req.sequence)
+        except Exception as exc:  # stale live rows cost nothing but space; the run goes on
+            log.warning("run %s: live output not pruned (%s)", req.run_id, type(exc).__name__)
+
+    async def _turn(self, req: ModelRequest) -> tuple[ModelResult, TurnRecord | None, bool]:
+        """The turn, what to record of it (None when it was recorded already), and whether
+        live output was published for it."""
         # A retry after the turn was recorded returns the recorded turn: the provider is
         # not called (nor paid) twice, and the transcript cannot fork.
         try:
@@ -112,7 +143,7 @@ class ModelActivities(ActivityGroup):
         except RunNotFoundError:
             raise fatal(f"run {req.run_id} not found", ErrorType.RUN_NOT_FOUND) from None
         if recorded is not None:
-            return await self._recorded(req, recorded), None
+            return await self._recorded(req, recorded), None, False
         messages = [Message(role="system", content=snap.instructions), *transcript]
         request = ProviderRequest(
             model="", messages=messages, tools=(snap.tools or None) if req.offer_tools else None,
@@ -122,25 +153,33 @@ class ModelActivities(ActivityGroup):
         used = req.model
         await fault(self._faults, "model.before_provider")
         where = f"run {req.run_id} round {req.round}"
+        live = self._publisher(req, snap)
         try:
-            reply = await self._call(req.run_id, used, request)
+            reply = await self._call(req.run_id, used, request, live)
         except Exception as exc:
             fallback = req.fallback_model
             if not fallback or is_store_unavailable(exc):  # our store, not the provider
+                await _withdrawn(live)
                 raise expected_failure(exc, f"{where}: {used}") from None
             activity.logger.warning("run %s: %s failed (%s); falling back to %s", req.run_id,
                                     used, type(exc).__name__, fallback)  # fmt: skip
             self._failed_over(used, fallback)
             used = fallback
+            if live is not None:
+                await live.restart()
             try:
-                reply = await self._call(req.run_id, used, request)
+                reply = await self._call(req.run_id, used, request, live)
             except Exception as exc:
+                await _withdrawn(live)
                 raise expected_failure(exc, f"{where}: {used}") from None
+        if live is not None:
+            await live.finish()
         duration_ms = (time.monotonic() - started) * 1000
         # The output guardrails read the whole reply (a long one off the event loop).
         rails = snap.guardrails
         checked = await checked_text(reply.content, rails.output, rails)
-        return self._made(req, used, reply, checked, duration_ms)
+        turn, record = self._made(req, used, reply, checked, duration_ms)
+        return turn, record, live is not None and live.published
 
     async def _recorded(self, req: ModelRequest, recorded: Message) -> ModelResult:
         """The turn a previous attempt recorded, from its message and its event."""
@@ -196,6 +235,12 @@ class ModelActivities(ActivityGroup):
         )
         record = TurnRecord(req.sequence, req.round, message, payload, duration_ms, req.privacy)
         return turn, record
+
+
+async def _withdrawn(live: Publisher | None) -> None:
+    """A failed call's text is withdrawn at once; a dead worker's, by the next attempt."""
+    if live is not None:
+        await live.withdraw()
 
 
 def _float_or_none(value: object) -> float | None:

@@ -2,7 +2,7 @@
 the Temporal side of retention. The store is no port: each unit holds its own SQL."""
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -17,6 +17,24 @@ from agentrt.contracts.reconcile import Reconciled
 
 class ModelProvider(Protocol):
     async def complete(self, request: ProviderRequest) -> ProviderReply: ...
+
+
+# Called with each piece of the reply's text as the provider receives it.
+Emit = Callable[[str], Awaitable[None]]
+
+
+class StreamingProvider(ModelProvider, Protocol):
+    """A provider that may also stream (optional): `stream` calls `emit` with the reply's
+    text as it comes and returns the finished reply, the same `complete` would. Only the
+    finished reply is stored and returned to the workflow; the pieces are live output."""
+
+    async def stream(self, request: ProviderRequest, emit: Emit) -> ProviderReply: ...
+
+
+def streams(provider: object) -> bool:
+    """Whether `provider` streams: it has `stream`, and does not say `streaming = False`
+    (a wrapper, or the scripted model without a pace)."""
+    return callable(getattr(provider, "stream", None)) and getattr(provider, "streaming", True)
 
 
 def no_heartbeat(*_details: Any) -> None:

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 from collections import OrderedDict
+from collections.abc import Callable, Hashable
 
 from sqlalchemy import Engine
 
@@ -28,16 +29,32 @@ class Waker:
         self.wakeups = 0  # notifications received (tests and metrics)
         self._versions: OrderedDict[str, int] = OrderedDict()
         self._waiters: dict[str, set[asyncio.Event]] = {}
+        self._pollers: dict[str, asyncio.Task[None]] = {}
+        self._marks: OrderedDict[str, Hashable] = OrderedDict()
 
     def ticket(self, key: str) -> int:
         """Take before reading: a commit after the read, before `wait`, is not missed."""
         return self._versions.get(key, 0)
 
-    async def wait(self, key: str, ticket: int, within: float | None = None) -> bool:
-        """Until `key` is notified (True) or the poll interval (or `within`) passes."""
+    async def wait(
+        self,
+        key: str,
+        ticket: int,
+        within: float | None = None,
+        probe: Callable[[str], Hashable] | None = None,
+    ) -> bool:
+        """Until `key` is notified (True) or the poll interval (or `within`) passes.
+
+        Without NOTIFY, a `probe` (a cheap read whose value changes with what the follower
+        reads) is polled once per interval for all the key's followers, which then wait as
+        for a notification: fifty followers of a run cost one read per interval, not fifty
+        rounds of reads."""
         if not self.live:
-            await asyncio.sleep(min(self.poll_seconds, within or self.poll_seconds))
-            return False
+            if probe is None:
+                await asyncio.sleep(min(self.poll_seconds, within or self.poll_seconds))
+                return False
+            if key not in self._pollers:
+                self._pollers[key] = asyncio.create_task(self._poll(key, probe))
         event = asyncio.Event()
         self._waiters.setdefault(key, set()).add(event)
         try:
@@ -54,6 +71,25 @@ class Waker:
                 waiting.discard(event)
                 if not waiting:
                     del self._waiters[key]
+
+    async def _poll(self, key: str, probe: Callable[[str], Hashable]) -> None:
+        """Notify `key` when its probe's value changes, while anyone waits for it."""
+        try:
+            while key in self._waiters and not self.live:
+                try:
+                    mark = await asyncio.to_thread(probe, key)
+                except Exception as exc:  # the store is away: wake followers to find out
+                    log.warning("follow probe failed (%s)", type(exc).__name__)
+                    mark = None
+                if mark is None or self._marks.get(key) != mark:
+                    self._marks[key] = mark
+                    self._marks.move_to_end(key)
+                    while len(self._marks) > _KEYS:
+                        self._marks.popitem(last=False)
+                    self.notify(key)
+                await asyncio.sleep(self.poll_seconds)
+        finally:
+            self._pollers.pop(key, None)
 
     def notify(self, key: str) -> None:
         self.wakeups += 1

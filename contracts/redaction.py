@@ -40,3 +40,51 @@ def redact_text(text: str, max_chars: int | None = MAX_REDACTED) -> str:
 
 def has_secret(text: str) -> bool:
     return _ANY.search(text)
+
+
+# RE2's `\s` (ASCII only, no vertical tab): the only characters no secret pattern can
+# match across, bar the one that allows it (`Bearer\s+token`).
+_RE2_SPACE = frozenset("\t\n\f\r ")
+_SPANS_SPACE = "bearer"
+
+
+def settled_length(text: str) -> int:
+    """How much of `text`, a reply still being written, redacts the same whatever comes
+    next: up to its last whitespace that no secret can match across.
+
+    The patterns are unbounded (`sk-` then 16 or more characters...), so no fixed hold-back
+    is enough; but every one of them but `Bearer\\s+…` stops at whitespace, so a cut at a
+    whitespace run not after "bearer" splits no match, and redacting the parts one by one
+    gives what redacting the whole gives. A text with no such cut is held back entirely."""
+    end = len(text)
+    while end > 0:
+        cut = end - 1
+        while cut >= 0 and text[cut] not in _RE2_SPACE:
+            cut -= 1
+        if cut < 0:
+            return 0
+        start = cut  # the whitespace run that ends at `cut`
+        while start > 0 and text[start - 1] in _RE2_SPACE:
+            start -= 1
+        if not text[:start].lower().endswith(_SPANS_SPACE):
+            return cut + 1
+        end = start
+    return 0
+
+
+class StreamRedactor:
+    """Redacts a text that comes in pieces: `feed` returns what may be shown of it so far,
+    `feed(..., final=True)` the rest. What it returns, joined, is `redact_text` of the whole
+    (untruncated): a secret split across pieces never shows (tests/contracts)."""
+
+    def __init__(self) -> None:
+        self._held = ""
+
+    def feed(self, text: str, *, final: bool = False) -> str:
+        held = self._held + text
+        cut = len(held) if final else settled_length(held)
+        self._held = held[cut:]
+        return redact_text(held[:cut], max_chars=None) if cut else ""
+
+    def reset(self) -> None:
+        self._held = ""

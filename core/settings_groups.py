@@ -262,6 +262,11 @@ class ProviderSettings(SettingsGroup):
         description="scripted model rules",
         json_schema_extra={"shown_default": "`workers/demo_rules.yaml`"},
     )
+    scripted_pace_ms: float | None = Field(
+        default=None,
+        ge=0,
+        description="stream the scripted model's replies a word at a time, this many ms apart",
+    )
     provider_answer_levels: str = Field(
         default="",
         description="`provider=level,…`: what of a provider's output may be kept",

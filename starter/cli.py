@@ -51,6 +51,11 @@ def build_parser() -> argparse.ArgumentParser:
         cmd.add_argument("--max-iterations", type=int, default=None, metavar="N",
                          help="rounds before it must answer (default: the profile's)")  # fmt: skip
         cmd.add_argument("--initiator", default=None, help="who starts it (default: OS user)")
+    run.add_argument(
+        "--no-stream",
+        action="store_true",
+        help="do not print the model's text as it is written (on a terminal it is)",
+    )
 
     status = sub.add_parser("status", help="show a run")
     status.add_argument("run_id", metavar="RUN_ID", help="the run's uuid")

@@ -8,8 +8,10 @@ and `cancel`'s `by` are not sent (the API names the principal), and a start with
 `initiator` is refused (InvalidRequestError)."""
 
 from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator
 
 from agentrt.contracts.approval import ApprovalDecision
+from agentrt.contracts.live import LiveDelta
 from agentrt.contracts.run import EventView, RunView
 from agentrt.contracts.start import StartRequest
 from agentrt.starter._deciding import checked_decision
@@ -52,6 +54,12 @@ class RuntimeClient(ABC):
     @abstractmethod
     async def events(self, run_id: str, after_sequence: int = -1) -> list[EventView]:
         """The run's events after `after_sequence`, in order."""
+
+    @abstractmethod
+    def follow(self, run_id: str) -> AsyncIterator[EventView | LiveDelta]:
+        """The run as it happens, until it ends: its committed events and the live output
+        of its model calls (`LiveDelta`: text as it is written, or a `retract` of the text
+        a retried call had shown), in order (see starter/live.py)."""
 
     async def approve(
         self,

@@ -36,6 +36,7 @@ from agentrt.core.temporal import connect
 from agentrt.starter import render, schedules
 from agentrt.starter.client import RuntimeClient
 from agentrt.starter.facade import AgentRuntime
+from agentrt.starter.live import watched
 from agentrt.starter.remote import ApiRuntime
 from agentrt.store.open import WHICH_SETTING, open_store
 from agentrt.store.sealing import Sealer
@@ -171,8 +172,9 @@ class Commands:
                 soft_wrap=True,
             )
 
+        streaming = self.out.is_terminal and not args.no_stream
         try:
-            view = await render.watch(self.runtime, run_id, self.err, on_waiting=announce)
+            view = await watched(self.runtime, run_id, self.out, self.err, announce, streaming)
         except UnknownProfileError:
             # The workflow's error names the failure, not the profile; we know the profile.
             raise UnknownProfileError(

@@ -3,6 +3,7 @@ the store; it never runs the agent itself."""
 
 import asyncio
 import uuid
+from collections.abc import AsyncIterator
 from types import TracebackType
 from typing import Self
 
@@ -19,6 +20,7 @@ from agentrt.contracts.errors import (
     UnknownProfileError,
 )
 from agentrt.contracts.ids import DEFAULT_TASK_QUEUE, QUERY_REFUSED_DECISIONS
+from agentrt.contracts.live import LiveDelta
 from agentrt.contracts.run import DEFAULT_MAX_PROMPT_CHARS, EventView, RunView
 from agentrt.contracts.start import StartRequest
 from agentrt.core.settings import Settings
@@ -32,6 +34,8 @@ from agentrt.starter._launch import Launcher
 from agentrt.starter._starting import missing_run, payload_keys_required, unregistered
 from agentrt.starter._typed import temporal_errors_typed
 from agentrt.starter.client import RuntimeClient
+from agentrt.starter.live import follow_store
+from agentrt.store.live import LiveStore
 from agentrt.store.profile_registry import ProfileRegistry
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer
@@ -220,6 +224,11 @@ class AgentRuntime(RuntimeClient):
         if await self._view(run_id) is None:
             raise await missing_run(self._client, run_id)
         return await asyncio.to_thread(self._runs.events, run_id, after_sequence)
+
+    async def follow(self, run_id: str) -> AsyncIterator[EventView | LiveDelta]:
+        await self.status(run_id)  # typed errors for a run that is not there (yet)
+        async for item in follow_store(self._runs, LiveStore(self._runs.ctx), run_id):
+            yield item
 
     def _attestation_key(self) -> Sealer:
         # Whoever holds the seal key and the database is trusted to name the decider.

@@ -19,11 +19,12 @@ from agentrt.contracts.errors import (
     RunNotFoundError,
     StoreUnavailableError,
     TemporalUnavailableError,
-    by_code,
 )
+from agentrt.contracts.live import LiveDelta
 from agentrt.contracts.run import PROMPT_CHARS_CEILING, EventView, RunView
 from agentrt.contracts.start import StartRequest
 from agentrt.starter.client import RuntimeClient
+from agentrt.starter.live import follow_api, refusal
 
 # A start the API could not make for an outage is sent again, under the same run id (so
 # never a second run), this many times in all, RETRY_SECONDS apart.
@@ -75,12 +76,7 @@ class ApiRuntime(RuntimeClient):
             ) from None
         if reply.is_success:
             return reply.json()
-        try:
-            err = reply.json()["error"]
-            kind, message = str(err["type"]), str(err["message"])
-        except (ValueError, KeyError, TypeError):
-            kind, message = "http_error", reply.text[:200]
-        raise by_code(kind)(f"the API refused ({reply.status_code} {kind}): {message}")
+        raise refusal(reply)
 
     @property
     def max_prompt_chars(self) -> int:
@@ -124,6 +120,9 @@ class ApiRuntime(RuntimeClient):
             after_sequence = int(page["next_after"])
             if not page["more"]:
                 return out
+
+    def follow(self, run_id: str) -> AsyncIterator[EventView | LiveDelta]:
+        return follow_api(self._http, run_id)
 
     async def _decide(self, run_id: str, decision: ApprovalDecision) -> RunView:
         # The token's principal decides: the API attests it, so `decided_by` is not sent.

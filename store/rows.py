@@ -102,6 +102,28 @@ class EventRow(RunSequenced, Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
+class LiveRow(Base):
+    """A model call's live output while it is written (migration 0013): pruned once its
+    turn is stored. `id` is a reader's resume point; text is sealed."""
+
+    __tablename__ = "agent_live"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("agent_run.id", ondelete="CASCADE"))
+    sequence: Mapped[int] = mapped_column(Integer)
+    attempt: Mapped[int] = mapped_column(Integer)
+    offset: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String(16))
+    text: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+    __table_args__ = (
+        UniqueConstraint(
+            "run_id", "sequence", "attempt", "offset", "kind", name="uq_agent_live_piece"
+        ),
+    )
+
+
 class MessageRow(RunSequenced, Base):
     """The transcript, one row per message, in sequence order. Bodies are sealed."""
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentrt.store.a2a.rows import A2AEventRow, A2APushConfigRow, A2ATaskRow
-from agentrt.store.rows import EventRow, MessageRow, RunRow, ToolResultRow
+from agentrt.store.rows import EventRow, LiveRow, MessageRow, RunRow, ToolResultRow
 from agentrt.store.sealing import Sealer
 
 
@@ -50,6 +50,9 @@ MESSAGE_BODY = SealedColumn(MessageRow, "body", ("id",), lambda r: within(r.run_
 EVENT_PAYLOAD = SealedColumn(
     EventRow, "payload", ("id",), lambda r: within(r.run_id, r.sequence), sealed_since="0008"
 )
+LIVE_TEXT = SealedColumn(
+    LiveRow, "text", ("id",), lambda r: within(r.run_id, f"{r.sequence}.{r.attempt}.{r.offset}")
+)
 TOOL_RESULT_CONTENT = SealedColumn(
     ToolResultRow, "content", ("idempotency_key",), lambda r: r.idempotency_key
 )
@@ -71,6 +74,7 @@ COLUMNS = (
     RUN_PENDING_APPROVAL,
     MESSAGE_BODY,
     EVENT_PAYLOAD,
+    LIVE_TEXT,
     TOOL_RESULT_CONTENT,
     TASK_ARTIFACTS,
     TASK_STATUS_MESSAGE,

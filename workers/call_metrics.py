@@ -6,10 +6,18 @@ for an unknown tool never reaches a wrapper (there is none for that name), and a
 message is never read, only that there was one."""
 
 import time
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any, cast
 
-from agentrt.activities.ports import ModelProvider, Tool, ToolContext, probe_of
+from agentrt.activities.ports import (
+    Emit,
+    ModelProvider,
+    StreamingProvider,
+    Tool,
+    ToolContext,
+    probe_of,
+    streams,
+)
 from agentrt.contracts.messages import ProviderReply, ProviderRequest
 from agentrt.contracts.reconcile import Reconciled
 from agentrt.workers.metrics import CallMetrics
@@ -20,10 +28,20 @@ class MeteredProvider:
     def __init__(self, name: str, inner: ModelProvider, metrics: CallMetrics) -> None:
         self._name, self._inner, self._metrics = name, inner, metrics
 
+    @property
+    def streaming(self) -> bool:
+        return streams(self._inner)
+
     async def complete(self, request: ProviderRequest) -> ProviderReply:
+        return await self._timed(self._inner.complete(request))
+
+    async def stream(self, request: ProviderRequest, emit: Emit) -> ProviderReply:
+        return await self._timed(cast(StreamingProvider, self._inner).stream(request, emit))
+
+    async def _timed(self, call: Awaitable[ProviderReply]) -> ProviderReply:
         started, result = time.monotonic(), "error"
         try:
-            reply = await self._inner.complete(request)
+            reply = await call
             result = "ok"
             return reply
         finally:

@@ -25,6 +25,7 @@ from agentrt.core.profiles import checked_profiles, load_profiles
 from agentrt.core.settings import Settings
 from agentrt.store.context import StoreContext
 from agentrt.store.gauges import watch_store
+from agentrt.store.live import LiveStore
 from agentrt.store.open import open_store
 from agentrt.store.profile_registry import ProfileRegistry, Registration
 from agentrt.store.sealing import Sealer
@@ -189,6 +190,7 @@ def _compose(
         answer_levels=models.answer_levels,
         prices=models.prices,
         failed_over=fallback_counter(calls, models.providers),
+        live=LiveStore(ctx),
     )
     tool = ToolActivities(registry=registry, steps=steps, faults=hook)
     write = WriteActivities(ctx=ctx, registry=registry, executor=pool, faults=hook,

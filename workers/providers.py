@@ -155,7 +155,10 @@ def load_providers(
         n.strip() for n in settings.providers.scripted_providers.split(",") if n.strip()
     ]
     if missing := [n for n in scripted_names or ["scripted"] if n not in extra]:
-        scripted = ScriptedProvider.from_file(settings.providers.rules_file)
+        pace_ms = settings.providers.scripted_pace_ms
+        scripted = ScriptedProvider.from_file(
+            settings.providers.rules_file, pace=None if pace_ms is None else pace_ms / 1000
+        )
         for name in missing:
             add(name, scripted, "AGENTRT_SCRIPTED_PROVIDERS")
     if settings.providers.openai_api_key is not None:

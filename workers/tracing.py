@@ -4,15 +4,15 @@ They run inside the activity's span (the Temporal TracingInterceptor's RunActivi
 they join the run's trace. Attributes are ids, names and counts only: never a prompt, an
 argument or a result (tests/workers/test_tracing.py asserts it)."""
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, cast
 
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 from opentelemetry.util.types import AttributeValue
 from temporalio import activity
 
-from agentrt.activities.ports import ModelProvider, ToolContext
+from agentrt.activities.ports import Emit, ModelProvider, StreamingProvider, ToolContext, streams
 from agentrt.contracts.messages import ProviderReply, ProviderRequest
 from agentrt.core.tracing import TRACER
 from agentrt.workers.wrapped import WrappedTool
@@ -27,7 +27,20 @@ class TracedProvider:
     def __init__(self, name: str, inner: ModelProvider) -> None:
         self._name, self._inner = name, inner
 
+    @property
+    def streaming(self) -> bool:
+        return streams(self._inner)
+
     async def complete(self, request: ProviderRequest) -> ProviderReply:
+        return await self._traced(request, self._inner.complete)
+
+    async def stream(self, request: ProviderRequest, emit: Emit) -> ProviderReply:
+        inner = cast(StreamingProvider, self._inner)
+        return await self._traced(request, lambda r: inner.stream(r, emit))
+
+    async def _traced(
+        self, request: ProviderRequest, call: Callable[[ProviderRequest], Awaitable[ProviderReply]]
+    ) -> ProviderReply:
         tracer = trace.get_tracer(TRACER)
         attributes: dict[str, AttributeValue] = {
             "agentrt.run_id": _run_id(),
@@ -41,7 +54,7 @@ class TracedProvider:
             record_exception=False, set_status_on_exception=False,
         ) as span:  # fmt: skip
             try:
-                reply = await self._inner.complete(request)
+                reply = await call(request)
             except Exception as exc:
                 # The type only: a provider's message may quote the prompt.
                 span.set_status(Status(StatusCode.ERROR, type(exc).__name__))

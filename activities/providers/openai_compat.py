@@ -15,8 +15,10 @@ from typing import Any
 import httpx
 from pydantic import BaseModel, ValidationError
 
+from agentrt.activities.ports import Emit
 from agentrt.activities.providers._http_errors import malformed_reply, status_error, transport_error
 from agentrt.activities.providers._wire_names import WireNames
+from agentrt.activities.providers.openai_stream import Folded, StreamCut, data_lines
 from agentrt.contracts.messages import (
     Message,
     ProviderReply,
@@ -182,6 +184,18 @@ class OpenAICompatProvider:
     async def aclose(self) -> None:
         await self._client.aclose()
 
+    def _refused(self, response: httpx.Response, request: ProviderRequest) -> Exception:
+        sent = [*self._secrets, *(m.content for m in request.messages if m.content)]
+        return status_error(response, self._name, sent)
+
+    def _parsed(self, body: Any, names: WireNames) -> ProviderReply:
+        try:
+            return parse_reply(body, names)
+        except ValidationError as exc:
+            raise malformed_reply(self._name, _where(exc)) from None
+        except ValueError:  # no choices
+            raise malformed_reply(self._name, "not a chat completion") from None
+
     async def complete(self, request: ProviderRequest) -> ProviderReply:
         names = wire_names(request)
         try:
@@ -191,11 +205,34 @@ class OpenAICompatProvider:
         except httpx.RequestError as exc:
             raise transport_error(exc, self._name) from None
         if not response.is_success:
-            sent = [*self._secrets, *(m.content for m in request.messages if m.content)]
-            raise status_error(response, self._name, sent)
+            raise self._refused(response, request)
         try:
-            return parse_reply(response.json(), names)
-        except ValidationError as exc:
-            raise malformed_reply(self._name, _where(exc)) from None
-        except ValueError:  # not JSON, or no choices
+            body = response.json()
+        except ValueError:
             raise malformed_reply(self._name, "not a chat completion") from None
+        return self._parsed(body, names)
+
+    async def stream(self, request: ProviderRequest, emit: Emit) -> ProviderReply:
+        """As `complete`, streamed: the text goes to `emit` as it comes."""
+        names = wire_names(request)
+        body = request_body(request, names)
+        body |= {"stream": True, "stream_options": {"include_usage": True}}
+        folded = Folded()
+        try:
+            async with self._client.stream("POST", "chat/completions", json=body) as response:
+                if not response.is_success:
+                    await response.aread()
+                    raise self._refused(response, request)
+                async for chunk in data_lines(response.aiter_lines()):
+                    await folded.add(chunk, emit)
+        except httpx.RequestError as exc:
+            raise transport_error(exc, self._name) from None
+        except StreamCut:
+            # No [DONE]: a server that omits it has still sent its finish reason; with none,
+            # the reply was cut mid-way, an outage like a connection lost (retried).
+            if folded.finish_reason is None:
+                cut = httpx.RemoteProtocolError("the stream ended before its end")
+                raise transport_error(cut, self._name) from None
+        except ValueError:  # a chunk that is not JSON, or not an object
+            raise malformed_reply(self._name, "not a chat completion stream") from None
+        return self._parsed(folded.body(), names)

@@ -12,12 +12,15 @@ from the named groups of `regex` (`{prompt.NAME}`) and of `result.regex`
 and placeholder is checked when the file loads.
 """
 
+import asyncio
+import re
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
 from temporalio.exceptions import ApplicationError
 
+from agentrt.activities.ports import Emit
 from agentrt.activities.providers._templates import Captures, TemplateError, refs, render
 from agentrt.contracts.approval import is_denial
 from agentrt.contracts.errors import ErrorType, RulesFileError
@@ -198,13 +201,33 @@ def _tokens(text: str) -> int:
     return max(1, len(text) // 4)
 
 
+# A word and the spaces after it: the scripted model streams a chunk per word.
+_CHUNKS = re.compile(r"\S+\s*|\s+")
+
+
 class ScriptedProvider:
-    def __init__(self, rules: RuleSet) -> None:
+    """`pace`: stream replies a word at a time, this many seconds apart (None: no
+    streaming, the reply comes whole as before)."""
+
+    def __init__(self, rules: RuleSet, *, pace: float | None = None) -> None:
         self._rules = rules
+        self._pace = pace
+
+    @property
+    def streaming(self) -> bool:
+        return self._pace is not None
 
     @classmethod
-    def from_file(cls, path: Path) -> "ScriptedProvider":
-        return cls(load_rules(path))
+    def from_file(cls, path: Path, *, pace: float | None = None) -> "ScriptedProvider":
+        return cls(load_rules(path), pace=pace)
+
+    async def stream(self, request: ProviderRequest, emit: Emit) -> ProviderReply:
+        reply = await self.complete(request)
+        for i, chunk in enumerate(_CHUNKS.findall(reply.content)):
+            if i and self._pace:
+                await asyncio.sleep(self._pace)
+            await emit(chunk)
+        return reply
 
     def _answer(self, request: ProviderRequest) -> tuple[Rule | None, Reply, Captures]:
         for rule in self._rules.rules:

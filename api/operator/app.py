@@ -19,12 +19,14 @@ from agentrt.api.hosts import HostCheck, allowed_hosts
 from agentrt.api.operator import errors
 from agentrt.api.operator.codec import CODEC_PATH, CodecSessions, codec_app
 from agentrt.api.operator.codec import router as codec_router
+from agentrt.api.operator.live_routes import live_router
 from agentrt.api.operator.page import mount_page
 from agentrt.api.operator.routes import router
 from agentrt.api.operator.state import OpsState
 from agentrt.api.settings import ApiSettings
 from agentrt.api.wake import Waker, finish
 from agentrt.store.context import StoreContext
+from agentrt.store.live import LiveStore
 from agentrt.store.principals import PrincipalStore
 from agentrt.store.profile_registry import ProfileRegistry
 from agentrt.store.run_query import RunQuery
@@ -81,6 +83,7 @@ def mount_ops(
         waker=Waker(settings.api.poll_seconds),
         sealer=ctx.sealer,
         profiles=profiles,
+        live=LiveStore(ctx),
     )
 
     @contextlib.asynccontextmanager
@@ -107,6 +110,7 @@ def mount_ops(
     )
     errors.install(app)
     app.include_router(router)
+    app.include_router(live_router)
     app.include_router(codec_router)  # POST/DELETE /me/session
     mount_page(app)  # the approvals page at /ui/
     # Temporal Web's codec, authorised by the page's session cookie.

@@ -69,6 +69,7 @@ def _run_id(raw: str) -> str:
 
 
 State = Annotated[OpsState, Depends(_state)]
+run_id_of = _run_id  # the other route modules' (live_routes.py)
 
 
 @router.get("/me", response_model=MeOut, tags=["principals"])

@@ -2,7 +2,13 @@
 with `id: <sequence>` so a reconnect with `Last-Event-ID` misses nothing; woken by the
 store's commits (NOTIFY) on PostgreSQL, polling on SQLite; ends with `event: end` once the
 run is terminal and drained. The token that opened it is checked again every few seconds:
-revoked or expired, the stream ends with `event: error` (type `unauthorized`)."""
+revoked or expired, the stream ends with `event: error` (type `unauthorized`).
+
+`GET /runs/{id}/live` is the same follow with the live output between the events: `delta`
+(text of the turn `sequence` as it is written) and `retract` (drop the turn's text shown so
+far: a retried or fallen-back call) frames, read from the live table the model worker
+writes (store/live.py), never through Temporal. Its ids are `<sequence>:<live id>`, both
+resume points. A delta of a turn already committed is not sent: the event has the text."""
 
 import asyncio
 import json
@@ -13,31 +19,63 @@ from agentrt.api.operator.errors import bad_request
 from agentrt.api.operator.state import OpsState
 from agentrt.api.operator.views import event_out
 from agentrt.api.wake import MAX_SEQUENCE
+from agentrt.contracts.run import EventView
 
 KEEPALIVE_SECONDS = 15.0
 TOKEN_RECHECK_SECONDS = 2.0
+_BAD_ID = "Last-Event-ID must be an event sequence"
+
+
+def _bounded(raw: str) -> int:
+    try:
+        value = int(raw)
+    except ValueError:
+        raise bad_request("bad_last_event_id", _BAD_ID) from None
+    if not -1 <= value <= MAX_SEQUENCE:
+        raise bad_request("bad_last_event_id", _BAD_ID)
+    return value
 
 
 def resume_after(last_event_id: str | None, after: int) -> int:
     if last_event_id is None or last_event_id.strip() == "":
         return after
-    try:
-        value = int(last_event_id)
-    except ValueError:
-        raise bad_request("bad_last_event_id", "Last-Event-ID must be an event sequence") from None
-    if not -1 <= value <= MAX_SEQUENCE:
-        raise bad_request("bad_last_event_id", "Last-Event-ID must be an event sequence")
-    return value
+    return _bounded(last_event_id)
 
 
-def frame(event: str, data: str, ident: int | None = None) -> bytes:
+def resume_live(last_event_id: str | None, after: int, live_after: int) -> tuple[int, int]:
+    """The resume points of a live follow: `<sequence>:<live id>`, else the query's."""
+    if last_event_id is None or last_event_id.strip() == "":
+        return after, live_after
+    events, sep, live = last_event_id.partition(":")
+    if not sep:
+        raise bad_request("bad_last_event_id", "Last-Event-ID must be <sequence>:<live id>")
+    return _bounded(events), max(0, _bounded(live))
+
+
+def frame(event: str, data: str, ident: int | str | None = None) -> bytes:
     head = f"id: {ident}\n" if ident is not None else ""
     return f"{head}event: {event}\ndata: {data}\n\n".encode()
 
 
-async def follow(state: OpsState, run_id: str, after: int, token_id: str) -> AsyncIterator[bytes]:
-    last, sent_at = after, time.monotonic()
+async def follow(
+    state: OpsState, run_id: str, after: int, token_id: str, live_after: int | None = None
+) -> AsyncIterator[bytes]:
+    """The events after `after`; with `live_after` (a live follow) the live output after
+    that id too."""
+    last, live_last, sent_at = after, live_after or 0, time.monotonic()
     checked_at = time.monotonic()
+
+    def ident() -> int | str:
+        return last if live_after is None else f"{last}:{live_last}"
+
+    def event_frames(batch: list[EventView]) -> list[bytes]:
+        nonlocal last
+        out = []
+        for e in batch:
+            last = e.sequence
+            out.append(frame(e.kind.value, event_out(e).model_dump_json(), ident()))
+        return out
+
     yield b"retry: 1000\n\n"
     while True:
         if time.monotonic() - checked_at >= TOKEN_RECHECK_SECONDS:
@@ -47,23 +85,30 @@ async def follow(state: OpsState, run_id: str, after: int, token_id: str) -> Asy
                 return
             checked_at = time.monotonic()
         ticket = state.waker.ticket(run_id)
+        sent = False
+        if live_after is not None:
+            # Live first, then events: a turn's deltas always come before its event.
+            for d in await asyncio.to_thread(state.live.read, run_id, live_last, 500):
+                live_last, sent = d.id, True
+                if d.sequence > last:
+                    yield frame(d.kind, d.model_dump_json(), ident())
         batch = await asyncio.to_thread(state.runs.events, run_id, last, 500)
-        for e in batch:
-            yield frame(e.kind.value, event_out(e).model_dump_json(), e.sequence)
-            last = e.sequence
-        if batch:
+        for chunk in event_frames(batch):
+            yield chunk
+        if batch or sent:
             sent_at = time.monotonic()
             continue
         status = await asyncio.to_thread(state.runs.status, run_id)
         if status is None or status.terminal:
             # The settling event commits with the status: one more read is certain to see it.
-            for e in await asyncio.to_thread(state.runs.events, run_id, last, 500):
-                yield frame(e.kind.value, event_out(e).model_dump_json(), e.sequence)
-                last = e.sequence
+            for chunk in event_frames(
+                await asyncio.to_thread(state.runs.events, run_id, last, 500)
+            ):
+                yield chunk
             end = {"status": status.value if status else None, "last": last}
             yield frame("end", json.dumps(end))
             return
         if time.monotonic() - sent_at > KEEPALIVE_SECONDS:
             yield b": keepalive\n\n"
             sent_at = time.monotonic()
-        await state.waker.wait(run_id, ticket, within=TOKEN_RECHECK_SECONDS)
+        await state.waker.wait(run_id, ticket, within=TOKEN_RECHECK_SECONDS, probe=state.live.mark)

@@ -10,6 +10,7 @@ from agentrt.api.operator.views import RunOut, run_out
 from agentrt.api.wake import Waker
 from agentrt.contracts.run import RunView
 from agentrt.starter.facade import AgentRuntime
+from agentrt.store.live import LiveStore
 from agentrt.store.principals import PrincipalStore
 from agentrt.store.profile_registry import ProfileRegistry
 from agentrt.store.run_context import PendingContext, pending_contexts
@@ -26,6 +27,7 @@ class OpsState:
     waker: Waker
     sealer: Sealer
     profiles: ProfileRegistry  # what the workers registered
+    live: LiveStore  # the model workers' live output
     runtime: AgentRuntime | None = None
 
     def require_runtime(self) -> AgentRuntime:

@@ -88,19 +88,21 @@ class Frame:
     event: str
     data: dict[str, Any]
     id: int | None
+    raw_id: str | None = None  # as sent: a live follow's is `<sequence>:<live id>`
 
 
 async def frames(reply: httpx.Response) -> AsyncIterator[Frame]:
     """Parse an SSE response into frames (comments and retry lines skipped)."""
-    event, data, ident = "message", "", None
+    event, data, ident, raw = "message", "", None, None
     async for line in reply.aiter_lines():
         if line == "":
             if data:
-                yield Frame(event, json.loads(data), ident)
-            event, data, ident = "message", "", None
+                yield Frame(event, json.loads(data), ident, raw)
+            event, data, ident, raw = "message", "", None, None
         elif line.startswith("event: "):
             event = line[7:]
         elif line.startswith("data: "):
             data += line[6:]
         elif line.startswith("id: "):
-            ident = int(line[4:])
+            raw = line[4:]
+            ident = None if ":" in raw else int(raw)

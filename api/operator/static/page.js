@@ -6,6 +6,7 @@ import { api, json, explain, keepToken, session, token } from "./api.js";
 import { $, notice, show } from "./dom.js";
 import { filtersOf, showInbox, showRuns, wireFilters } from "./lists.js";
 import { showRun, stopFollow } from "./run.js";
+import "./live.js"; // the model's text as it is written, on a run's page
 
 async function signIn(secret) {
   keepToken(secret);

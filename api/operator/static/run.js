@@ -68,18 +68,21 @@ async function refreshRun(runId) {
 
 function addEvent(e) {
   const list = $("events");
+  // The turn's text as it was written (live.js) gives way to the committed turn.
+  const writing = list.querySelector(`li[data-writing="${e.sequence}"]`);
+  if (writing) writing.remove();
   if (list.querySelector(`li[data-sequence="${e.sequence}"]`)) return; // a resumed follow
   list.append(renderEvent(e, privacy));
 }
 
 // fetch() streaming of the SSE endpoint: EventSource cannot send the Authorization header.
 async function followEvents(runId, signal) {
-  let last = -1;
+  let last = "-1:0"; // `<event sequence>:<live id>`: the live follow's resume point
   const live = $("live");
   while (!signal.aborted) {
     try {
-      const reply = await api(`/runs/${runId}/events`, {
-        headers: { Accept: "text/event-stream", "Last-Event-ID": String(last) },
+      const reply = await api(`/runs/${runId}/live`, {
+        headers: { Accept: "text/event-stream", "Last-Event-ID": last },
         signal,
       });
       live.textContent = "● live";
@@ -97,7 +100,7 @@ async function followEvents(runId, signal) {
           for (const line of frame.split("\n")) {
             if (line.startsWith("event: ")) kind = line.slice(7);
             else if (line.startsWith("data: ")) data += line.slice(6);
-            else if (line.startsWith("id: ")) id = Number(line.slice(4));
+            else if (line.startsWith("id: ")) id = line.slice(4);
           }
           if (!data) continue;
           // The token was revoked or expired: the stream closes, and the reconnect's 401
@@ -108,11 +111,11 @@ async function followEvents(runId, signal) {
             await refreshRun(runId);
             return;
           }
+          if (id !== null) last = id;
           if (frameHandlers[kind]) {
             frameHandlers[kind](JSON.parse(data), runId);
             continue;
           }
-          if (id !== null) last = id;
           addEvent(JSON.parse(data));
           await refreshRun(runId);
         }

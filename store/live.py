@@ -1,0 +1,97 @@
+"""The live output table (agent_live): a model call's deltas while it writes them, read by
+subscribers in other processes. Not the run's record: rows go when the turn is stored
+(`prune`), and a lost row only costs a subscriber text it sees committed moments later."""
+
+from dataclasses import dataclass
+
+from sqlalchemy import delete, func, select
+
+from agentrt.contracts.live import LiveDelta
+from agentrt.store.context import StoreContext, insert_ignoring, utcnow
+from agentrt.store.rows import EventRow, LiveRow, RunRow
+from agentrt.store.sealed import LIVE_TEXT, within
+
+
+@dataclass(frozen=True)
+class Piece:
+    """What a publisher writes: one delta, or the retract mark of an earlier attempt."""
+
+    sequence: int
+    attempt: int
+    kind: str
+    offset: int = 0
+    text: str = ""
+
+
+def _row_id(run_id: str, p: Piece | LiveRow) -> str:
+    return within(run_id, f"{p.sequence}.{p.attempt}.{p.offset}")
+
+
+class LiveStore:
+    def __init__(self, ctx: StoreContext) -> None:
+        self._ctx = ctx
+
+    def publish(self, run_id: str, pieces: list[Piece]) -> None:
+        """Write `pieces`, in order, in one transaction; a piece written already (the same
+        attempt, offset and kind) is kept as it was."""
+        if not pieces:
+            return
+        now, sealer = utcnow(), self._ctx.sealer
+        rows = [
+            {
+                "run_id": run_id,
+                "sequence": p.sequence,
+                "attempt": p.attempt,
+                "offset": p.offset,
+                "kind": p.kind,
+                "text": LIVE_TEXT.seal(sealer, p.text, _row_id(run_id, p)),
+                "created_at": now,
+            }
+            for p in pieces
+        ]
+        key = ["run_id", "sequence", "attempt", "offset", "kind"]
+        with self._ctx.transaction() as c:
+            stmt = insert_ignoring(c, LiveRow.__table__, key)
+            for row in rows:  # one by one: `id` must follow the order of the pieces
+                c.execute(stmt, row)
+
+    def read(self, run_id: str, after: int = 0, limit: int = 500) -> list[LiveDelta]:
+        """The run's pieces after id `after`, in order."""
+        q = (
+            select(LiveRow)
+            .where(LiveRow.run_id == run_id, LiveRow.id > after)
+            .order_by(LiveRow.id)
+            .limit(limit)
+        )
+        with self._ctx.reads() as s:
+            rows = list(s.scalars(q))
+        sealer = self._ctx.sealer
+        return [
+            LiveDelta(
+                id=r.id,
+                sequence=r.sequence,
+                attempt=r.attempt,
+                kind="retract" if r.kind == "retract" else "delta",
+                offset=r.offset,
+                text=LIVE_TEXT.open(sealer, r.text, _row_id(run_id, r)),
+            )
+            for r in rows
+        ]
+
+    def mark(self, run_id: str) -> tuple[int | None, int | None, str | None]:
+        """What changes whenever a follower of the run has something new to read: its last
+        event, its last live piece and its status, in one statement (api/wake.py polls it
+        for all of a run's followers where no NOTIFY wakes them)."""
+        q = select(
+            select(func.max(EventRow.sequence)).where(EventRow.run_id == run_id).scalar_subquery(),
+            select(func.max(LiveRow.id)).where(LiveRow.run_id == run_id).scalar_subquery(),
+            select(RunRow.status).where(RunRow.id == run_id).scalar_subquery(),
+        )
+        with self._ctx.read_rows() as c:
+            row = c.execute(q).one()
+        return row[0], row[1], row[2]
+
+    def prune(self, run_id: str, upto: int) -> None:
+        """Drop the pieces of turns up to `upto`: stored now, they are in the event log."""
+        with self._ctx.transaction() as c:
+            c.execute(delete(LiveRow).where(LiveRow.run_id == run_id, LiveRow.sequence <= upto))
