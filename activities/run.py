@@ -89,6 +89,7 @@ class RunActivities(ActivityGroup):
             budget=profile.budget,
             model_task_queue=self._routes.model(profile.model),
             on_unknown_outcome=profile.on_unknown_outcome,
+            reconcile_timeout_seconds=profile.reconcile_timeout_seconds,
         )
         snapshot = {
             "instructions": profile.instructions,

@@ -12,7 +12,7 @@ from prometheus_client.core import CounterMetricFamily
 from prometheus_client.registry import Collector
 
 from agentrt.contracts.enums import RunStatus
-from agentrt.core.metrics import new_registry, waiting_gauge
+from agentrt.core.metrics import new_registry, reconciliation_gauge, waiting_gauge
 from agentrt.store.a2a.push import count_dead
 from agentrt.store.context import StoreContext
 from agentrt.store.gauges import count_with_status
@@ -25,6 +25,9 @@ class ApiMetrics:
     def watch(self, ctx: StoreContext) -> None:
         """Count in this store (known once the app has opened it)."""
         waiting_gauge(self.registry, lambda: count_with_status(ctx, RunStatus.WAITING_FOR_APPROVAL))
+        reconciliation_gauge(
+            self.registry, lambda: count_with_status(ctx, RunStatus.AWAITING_RECONCILIATION)
+        )
         self.registry.register(_DeadLetters(lambda: count_dead(ctx)))
 
 

@@ -61,6 +61,18 @@ def waiting_gauge(registry: CollectorRegistry, count: Callable[[], int]) -> None
     )
 
 
+def reconciliation_gauge(registry: CollectorRegistry, count: Callable[[], int]) -> None:
+    """Runs awaiting a person's answer on a write (`on_unknown_outcome: ask`), counted in
+    the store at each scrape, like `waiting_gauge`."""
+    registry.register(
+        ReadGauge(
+            "agentrt_runs_awaiting_reconciliation",
+            "Runs waiting for an operator's answer on a write whose outcome is unknown.",
+            count,
+        )
+    )
+
+
 @contextlib.contextmanager
 def serve_metrics(settings: Settings, registry: CollectorRegistry) -> Iterator[int | None]:
     """Serve `registry` on AGENTRT_METRICS_HOST:AGENTRT_METRICS_PORT for the duration; yields
@@ -109,4 +121,11 @@ def install_sdk_metrics(settings: Settings) -> Runtime | None:
     return runtime
 
 
-__all__ = ["ReadGauge", "install_sdk_metrics", "new_registry", "serve_metrics", "waiting_gauge"]
+__all__ = [
+    "ReadGauge",
+    "install_sdk_metrics",
+    "new_registry",
+    "reconciliation_gauge",
+    "serve_metrics",
+    "waiting_gauge",
+]

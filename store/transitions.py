@@ -1,8 +1,9 @@
 """The one shape of a status change: a guarded conditional UPDATE of the run row."""
 
+from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import ColumnElement, select, update
 from sqlalchemy.orm import Session
 
 from agentrt.contracts.enums import RunStatus
@@ -13,16 +14,24 @@ from agentrt.store.rows import EventRow, RunRow
 
 
 def move(
-    s: Session, run_id: str, *, frm: RunStatus, to: RunStatus, sequence: int, **values: Any
+    s: Session,
+    run_id: str,
+    *,
+    frm: RunStatus,
+    to: RunStatus,
+    sequence: int,
+    guard: Sequence[ColumnElement[bool]] = (),
+    **values: Any,
 ) -> Transition:
-    """`frm → to` in one conditional UPDATE with a revision bump.
+    """`frm → to` in one conditional UPDATE with a revision bump (and `guard`, more
+    conditions on the row: e.g. the fence an answer names).
 
     Not applied, but the run is already in `to` with this step's event at `sequence`: an
     earlier attempt of this very step committed (a retried activity), reported as `to`.
     """
     res = s.execute(
         update(RunRow)
-        .where(RunRow.id == run_id, RunRow.status == frm.value)
+        .where(RunRow.id == run_id, RunRow.status == frm.value, *guard)
         .values(status=to.value, updated_at=utcnow(), revision=RunRow.revision + 1, **values)
     )
     if rowcount(res):

@@ -12,6 +12,7 @@ from agentrt.activities._common import ActivityGroup
 from agentrt.activities.a2a import A2AActivities, completion_hook
 from agentrt.activities.completion import Completion
 from agentrt.activities.fence import FenceActivities, ReconcileActivities, WriteActivities
+from agentrt.activities.fence.answer import AnswerActivities
 from agentrt.activities.model import ModelActivities
 from agentrt.activities.pauses import PauseActivities
 from agentrt.activities.ports import ModelProvider, no_faults
@@ -196,6 +197,7 @@ def _compose(
         write,
         probes,
         PauseActivities(ctx, approval_wait=m.approval_wait.observe),
+        AnswerActivities(ctx, answered=lambda answer: m.writes_answered.labels(answer).inc()),
         A2AActivities(ctx),
     ]
     resources.registry = registry

@@ -19,7 +19,7 @@ from temporalio.worker import ExecuteActivityInput
 
 from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason
 from agentrt.contracts.run import TurnRecord
-from agentrt.core.metrics import new_registry, waiting_gauge
+from agentrt.core.metrics import new_registry, reconciliation_gauge, waiting_gauge
 from agentrt.store.context import StoreContext
 from agentrt.store.gauges import count_with_status
 from agentrt.store.runs import RunStore
@@ -32,6 +32,9 @@ ACTIVITY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
 
 def watch_store(registry: CollectorRegistry, ctx: StoreContext) -> None:
     waiting_gauge(registry, lambda: count_with_status(ctx, RunStatus.WAITING_FOR_APPROVAL))
+    reconciliation_gauge(
+        registry, lambda: count_with_status(ctx, RunStatus.AWAITING_RECONCILIATION)
+    )
 
 
 @dataclass
@@ -42,6 +45,7 @@ class WorkerMetrics:
     approval_wait: Histogram
     writes_fenced: Counter
     writes_unknown: Counter
+    writes_answered: Counter
     tokens: Counter
     cost: Counter
     activity_seconds: Histogram
@@ -74,6 +78,12 @@ class WorkerMetrics:
             writes_unknown=Counter(
                 "agentrt_writes_outcome_unknown",
                 "Claimed writes interrupted before their result was recorded.",
+                registry=r,
+            ),
+            writes_answered=Counter(
+                "agentrt_writes_answered",
+                "Answers an operator gave on a write with an unknown outcome, by answer.",
+                ["answer"],
                 registry=r,
             ),
             tokens=Counter(
