@@ -15,7 +15,15 @@ from agentrt.store.context import StoreContext, as_utc, rowcount, utcnow
 from agentrt.store.rows import Base
 
 SCOPES = frozenset(
-    {"runs:start", "runs:read", "runs:read-all", "runs:decide", "runs:cancel", "admin"}
+    {
+        "runs:start",
+        "runs:read",
+        "runs:read-all",
+        "runs:decide",
+        "runs:cancel",
+        "runs:reconcile",
+        "admin",
+    }
 )
 TOKEN_PREFIX = "agrt_"
 

@@ -14,17 +14,24 @@ from agentrt.store.rows import EventRow, RunRow
 
 
 def move(
+    s: Session, run_id: str, *, frm: RunStatus, to: RunStatus, sequence: int, **values: Any
+) -> Transition:
+    """`guarded_move` with no more conditions than the status."""
+    return guarded_move(s, run_id, (), frm=frm, to=to, sequence=sequence, **values)
+
+
+def guarded_move(
     s: Session,
     run_id: str,
+    guard: Sequence[ColumnElement[bool]],
     *,
     frm: RunStatus,
     to: RunStatus,
     sequence: int,
-    guard: Sequence[ColumnElement[bool]] = (),
     **values: Any,
 ) -> Transition:
-    """`frm → to` in one conditional UPDATE with a revision bump (and `guard`, more
-    conditions on the row: e.g. the fence an answer names).
+    """`frm → to` in one conditional UPDATE with a revision bump, where the row also meets
+    `guard` (e.g. the fence a person's answer names).
 
     Not applied, but the run is already in `to` with this step's event at `sequence`: an
     earlier attempt of this very step committed (a retried activity), reported as `to`.

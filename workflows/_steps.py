@@ -116,7 +116,8 @@ async def tool(ctx: RunContext, round_no: int, c: ToolCall) -> None:
         )
     else:
         probe = tool_plan is not None and tool_plan.reconcile
-        asked = functools.partial(reconciliation.ask, ctx) if plan.on_unknown_outcome == "ask" else None
+        asks = plan.on_unknown_outcome == "ask"
+        asked = functools.partial(reconciliation.ask, ctx) if asks else None
         await fenced_write(
             request, plan.timeouts, ctx.check_cancel, task_queue=queue, reconcile=probe, ask=asked
         )

@@ -112,9 +112,7 @@ async def fenced_write(
     raise Stop(TerminationReason.INTERNAL_ERROR, error_type=ErrorType.WRITE_NEVER_STARTED)
 
 
-def _cannot_land_after(
-    timeouts: Timeouts, failure: ActivityError, scheduled: datetime
-) -> datetime:
+def _cannot_land_after(timeouts: Timeouts, failure: ActivityError, scheduled: datetime) -> datetime:
     """When the interrupted attempt can no longer land: now if it is known over (it
     reported its own failure: its code returned; or it timed out start-to-close);
     otherwise (a heartbeat timeout: its worker went silent, and may only have lost its

@@ -72,7 +72,9 @@ async def answer(ctx: RunContext, given: ReconcileAnswer) -> ReconcileOutcome:
             type=ErrorType.NOT_AWAITING_RECONCILIATION.value,
         )
     then = given.then if given.answer == "not_applied" else None
-    return ReconcileOutcome(run_id=ctx.run_id, call_id=given.call_id, answer=given.answer, then=then)
+    return ReconcileOutcome(
+        run_id=ctx.run_id, call_id=given.call_id, answer=given.answer, then=then
+    )
 
 
 # --- the wait -----------------------------------------------------------------------------
@@ -159,4 +161,3 @@ async def _answer(ctx: RunContext, deadline: datetime) -> ReconcileAnswer:
     given = gate.answer
     assert given is not None
     return given
-

@@ -32,7 +32,7 @@ from agentrt.store.context import StoreContext, utcnow
 from agentrt.store.runs import event_row, insert_event
 from agentrt.store.step_rows import write_parts
 from agentrt.store.tool_steps import ToolStepStore
-from agentrt.store.transitions import move
+from agentrt.store.transitions import guarded_move
 
 _UNKNOWN = PendingState.OUTCOME_UNKNOWN.value
 WAITING = RunStatus.AWAITING_RECONCILIATION
@@ -53,9 +53,9 @@ class AnswerActivities(ActivityGroup):
     def await_reconciliation(self, req: AwaitReconcileRequest) -> Transition:
         ctx = self._ctx
         with ctx.sessions.begin() as s:
-            moved = move(
-                s, req.run_id, frm=RunStatus.RUNNING, to=WAITING, sequence=req.sequence,
-                guard=(_sql.CALL_ID == req.call_id, _sql.STATE == _UNKNOWN),
+            guard = (_sql.CALL_ID == req.call_id, _sql.STATE == _UNKNOWN)
+            moved = guarded_move(
+                s, req.run_id, guard, frm=RunStatus.RUNNING, to=WAITING, sequence=req.sequence,
                 waiting_since=utcnow(),
             )  # fmt: skip
             if not moved.applied:
@@ -83,10 +83,10 @@ class AnswerActivities(ActivityGroup):
         assert token is not None, "the workflow sends the interrupted write with its token"
         to = RunStatus.RUNNING
         with ctx.sessions.begin() as s:
-            moved = move(
-                s, req.run_id, frm=WAITING, to=to, sequence=req.sequence,
-                guard=(_sql.TOKEN == token, _sql.STATE == _UNKNOWN,
-                       _sql.CALL_ID == write.call.call_id),
+            guard = (_sql.TOKEN == token, _sql.STATE == _UNKNOWN,
+                     _sql.CALL_ID == write.call.call_id)  # fmt: skip
+            moved = guarded_move(
+                s, req.run_id, guard, frm=WAITING, to=to, sequence=req.sequence,
                 waiting_since=None,
             )  # fmt: skip
             if not moved.applied:

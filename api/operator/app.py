@@ -18,6 +18,7 @@ from agentrt.api.body import read_body, replaying
 from agentrt.api.hosts import HostCheck, allowed_hosts
 from agentrt.api.operator import errors
 from agentrt.api.operator.page import mount_page
+from agentrt.api.operator.reconcile import router as reconcile_router
 from agentrt.api.operator.routes import router
 from agentrt.api.operator.state import OpsState
 from agentrt.api.settings import ApiSettings
@@ -105,6 +106,7 @@ def mount_ops(
     )
     errors.install(app)
     app.include_router(router)
+    app.include_router(reconcile_router)
     mount_page(app)  # the approvals page at /ui/
     app.router.routes.append(Mount("/", app=a2a))
     app.state.ops = ops
