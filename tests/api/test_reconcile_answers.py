@@ -6,49 +6,18 @@ and the suite's database. SIGKILLed workers: tests/fence/test_ask_kill.py; refus
 scope and attestation: tests/security/test_reconcile_access.py."""
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any
 
-import httpx
 import pytest
 from prometheus_client import generate_latest
 
-from agentrt.contracts.enums import EventKind, PendingState, RunStatus
+from agentrt.contracts.enums import EventKind, PendingState
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.run import EventView
 from agentrt.core.metrics import new_registry
 from agentrt.store.demo import DemoWorld
 from agentrt.workers.metrics import watch_store
-from tests.api.conftest import Live
-from tests.api.ops_helpers import REFUND, error_type, http, name, start, token, wait_status
-from tests.conftest import UnknownOutcome
-
-MakeLive = Callable[[Callable[[str], None]], AbstractAsyncContextManager[Live]]
-OPS = ("runs:start", "runs:read", "runs:reconcile")
-# The probe is tried five times first (about 8 s), then the run waits.
-ASKED_WITHIN = 60.0
-
-
-@asynccontextmanager
-async def awaiting(
-    make_live: MakeLive, profile: str = "asker"
-) -> AsyncIterator[tuple[Live, httpx.AsyncClient, str, dict[str, Any]]]:
-    """A run of `profile` waiting for an answer on its refund: (live, an operator's client,
-    the run id, the run as the API shows it)."""
-    async with make_live(UnknownOutcome()) as live:
-        secret = token(live, name("ops"), *OPS)
-        async with http(live, secret) as client:
-            run_id = (await start(client, profile, REFUND))["run_id"]
-            run = await wait_status(
-                client, run_id, RunStatus.AWAITING_RECONCILIATION.value, seconds=ASKED_WITHIN
-            )
-            yield live, client, run_id, run
-
-
-def answer_of(run: dict[str, Any], answer: str, **more: Any) -> dict[str, Any]:
-    write = run["pending_write"]
-    return {"call_id": write["call_id"], "fence": write["fence"], "answer": answer, **more}
+from tests.api._reconcile import MakeLive, answer_of, awaiting
+from tests.api.ops_helpers import error_type, http, name, token, wait_status
 
 
 def refunds(events: list[EventView]) -> list[EventView]:
