@@ -10,10 +10,11 @@ import asyncio
 import pytest
 from prometheus_client import generate_latest
 
-from agentrt.contracts.enums import EventKind, PendingState
-from agentrt.contracts.errors import ErrorType
+from agentrt.contracts.enums import EventKind, PendingState, RunStatus
+from agentrt.contracts.errors import ErrorType, ReconcileError
 from agentrt.contracts.run import EventView
 from agentrt.core.metrics import new_registry
+from agentrt.starter.cli import main as cli_main
 from agentrt.store.demo import DemoWorld
 from agentrt.workers.metrics import watch_store
 from tests.api._reconcile import MakeLive, answer_of, awaiting
@@ -155,3 +156,45 @@ async def test_no_answer_within_the_timeout_fails_the_run(make_live: MakeLive) -
     assert events[-1].kind is EventKind.RUN_FAILED
     assert events[-1].payload["error_type"] == ErrorType.RECONCILE_TIMEOUT.value
     assert late.status_code == 409 and error_type(late) == "not_awaiting_reconciliation"
+
+
+@pytest.mark.timeout(180)
+async def test_the_cli_and_the_python_api_answer_too(
+    make_live: MakeLive, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The CLI through the operator API (as the token's principal), then the Python API
+    (it holds the seal key, so it attests `answered_by` itself)."""
+    async with awaiting(make_live) as (live, client, run_id, run):
+        secret = token(live, name("cli"), "runs:read", "runs:read-all", "runs:reconcile")
+        capsys.readouterr()
+        argv = ["--api", live.url, "--token", secret, "reconcile", run_id, "not-applied",
+                "--then", "retry", "--fence", "0" * 16]  # fmt: skip
+        code = await asyncio.to_thread(cli_main, argv)
+        _, err = capsys.readouterr()
+        assert code != 0 and "stale" in err.lower(), err  # another fence: refused
+        assert (await live.runtime.status(run_id)).status is RunStatus.AWAITING_RECONCILIATION
+        code = await asyncio.to_thread(cli_main, argv[:-2])
+        shown, err = capsys.readouterr()
+        assert code == 0, err
+        assert "answered not-applied" in shown and "cli-" in shown
+        done = await wait_status(client, run_id, "COMPLETED", seconds=30)
+    assert DemoWorld(live.parts.ctx).ledger_count(run_id=run_id) == 1
+    assert done["pending_write"] is None
+
+    async with awaiting(make_live) as (live, client, run_id, run):
+        write = (await live.runtime.status(run_id)).pending_effect
+        assert write is not None and write.fence == run["pending_write"]["fence"]
+        view = await live.runtime.reconcile(
+            run_id, call_id=write.call_id, fence=write.fence, answer="applied",
+            result="Refunded (seen on the ledger).", answered_by="ops-python",
+        )  # fmt: skip
+        assert view.status in (RunStatus.RUNNING, RunStatus.COMPLETED)
+        with pytest.raises(ReconcileError):
+            await live.runtime.reconcile(
+                run_id, call_id=write.call_id, fence=write.fence, answer="give_up",
+                answered_by="ops-late",
+            )  # fmt: skip
+        await wait_status(client, run_id, "COMPLETED", seconds=30)
+        events = await live.runtime.events(run_id)
+    audit = next(e for e in events if e.kind is EventKind.RECONCILED)
+    assert audit.payload["answered_by"] == "ops-python"
