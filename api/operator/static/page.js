@@ -125,10 +125,14 @@ function renderWrite(run) {
   const facts = el("dl");
   const rows = [["tool", w.tool], ["effect", w.effect || "unknown"], ["call id", w.call_id],
     ["idempotency key", w.idempotency_key], ["fence", w.state], ["since", when(w.since)]];
+  if (w.fence) rows.push(["fence id", w.fence]);
   for (const [k, v] of rows) {
     facts.append(el("dt", k), el("dd", v, `write-${k.replace(" ", "-")}`));
   }
   card.append(facts, renderArguments(run, w.arguments, w.arguments_size));
+  if (run.status === "AWAITING_RECONCILIATION" && typeof reconcileForm === "function") {
+    card.append(reconcileForm(run, Boolean(me && me.may.includes("runs:reconcile"))));
+  }
   if (run.attention === "outcome_unknown") {
     card.append(el("p", "Check the target system for this idempotency key before retrying " +
       "the request: the run failed, and the write may or may not have happened.", "muted"));
@@ -217,8 +221,8 @@ async function listRuns(list, path, emptyId, fill) {
   return true;
 }
 
-// Runs that need an operator (GET /attention): today, failed with a write's outcome
-// unknown. Waiting for reconciliation joins this list when runs can wait for an answer.
+// Runs that need an operator (GET /attention): failed with a write's outcome unknown, or
+// waiting for an operator's answer on such a write (with the answer form).
 async function showAttention() {
   const list = $("attention-list");
   await listRuns(list, "/attention?limit=200", "attention-empty", (run, card) => {
