@@ -14,15 +14,15 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
 
 from agentrt.workflows import _options as opt
-from agentrt.workflows._calls import ActivityRef, call, error_type
+from agentrt.workflows._calls import call, error_type
 from agentrt.workflows._context import RunContext, set_status
 from agentrt.workflows._loop import Stop
+from agentrt.workflows._refs import AWAIT_ANSWER, RECORD_ANSWER
 from agentrt.workflows.a2a import project
 
 with workflow.unsafe.imports_passed_through():
     from agentrt.contracts.enums import RunStatus, TerminationReason
     from agentrt.contracts.errors import ErrorType
-    from agentrt.contracts.ids import ACT_RUN_AWAIT_RECONCILE, ACT_RUN_RECONCILED
     from agentrt.contracts.reconcile import APPLIED, NOT_APPLIED, Verdict
     from agentrt.contracts.reconcile_answer import (
         AwaitReconcileRequest,
@@ -32,10 +32,6 @@ with workflow.unsafe.imports_passed_through():
         fence_id,
     )
     from agentrt.contracts.run import ToolCallRequest, Transition
-
-AWAIT = ActivityRef[AwaitReconcileRequest, Transition](ACT_RUN_AWAIT_RECONCILE, Transition)
-RECORD = ActivityRef[ReconciledRequest, Transition](ACT_RUN_RECONCILED, Transition)
-
 
 # --- the handler --------------------------------------------------------------------------
 
@@ -96,7 +92,8 @@ async def ask(ctx: RunContext, write: ToolCallRequest, cannot_land_after: dateti
     )  # fmt: skip
     try:
         entered = await call(
-            AWAIT, request, opt.bounded_store_call(), summary=f"await reconciliation of {c.name}",
+            AWAIT_ANSWER, request, opt.bounded_store_call(),
+            summary=f"await reconciliation of {c.name}",
             outage_seconds=plan.timeouts.store_outage_seconds,
         )  # fmt: skip
     except ActivityError as err:
@@ -116,7 +113,7 @@ async def ask(ctx: RunContext, write: ToolCallRequest, cannot_land_after: dateti
             write=write, answer=given,
         )  # fmt: skip
         recorded = await call(
-            RECORD, record,
+            RECORD_ANSWER, record,
             opt.store_call(), summary=f"record answer: {given.answer} by {given.answered_by}",
             fails_as=TerminationReason.INTERNAL_ERROR,
         )  # fmt: skip

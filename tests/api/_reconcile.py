@@ -40,3 +40,12 @@ def answer_of(run: dict[str, Any], answer: str, **more: Any) -> dict[str, Any]:
     """The body of an answer on the run's pending write."""
     write = run["pending_write"]
     return {"call_id": write["call_id"], "fence": write["fence"], "answer": answer, **more}
+
+
+async def answered(
+    client: httpx.AsyncClient, run_id: str, body: dict[str, Any], *statuses: str
+) -> dict[str, Any]:
+    """Post the answer (it must be taken), then the run once it reached one of `statuses`."""
+    reply = await client.post(f"/runs/{run_id}/reconcile", json=body)
+    assert reply.status_code == 200, reply.text
+    return await wait_status(client, run_id, *statuses, seconds=30)

@@ -18,7 +18,7 @@ from agentrt.core.metrics import new_registry
 from agentrt.starter.cli import main as cli_main
 from agentrt.store.demo import DemoWorld
 from agentrt.workers.metrics import watch_store
-from tests.api._reconcile import MakeLive, answer_of, awaiting
+from tests.api._reconcile import MakeLive, answer_of, answered, awaiting
 from tests.api.ops_helpers import error_type, http, name, token, wait_status
 from tests.fence.test_reconcile import _replays as replays
 
@@ -74,11 +74,8 @@ async def test_applied_the_run_goes_on_with_the_operators_result(make_live: Make
 @pytest.mark.timeout(180)
 async def test_not_applied_retries_the_write_once(make_live: MakeLive) -> None:
     async with awaiting(make_live) as (live, client, run_id, run):
-        reply = await client.post(
-            f"/runs/{run_id}/reconcile", json=answer_of(run, "not_applied", then="retry")
-        )
-        assert reply.status_code == 200, reply.text
-        done = await wait_status(client, run_id, "COMPLETED", seconds=30)
+        body = answer_of(run, "not_applied", then="retry")
+        done = await answered(client, run_id, body, "COMPLETED")
         events = await live.runtime.events(run_id)
     assert "refunded" in (done["answer"] or "")
     assert DemoWorld(live.parts.ctx).ledger_count(run_id=run_id) == 1
@@ -101,9 +98,7 @@ async def test_not_applied_retries_the_write_once(make_live: MakeLive) -> None:
 async def test_not_applied_as_an_error_result_to_the_model(make_live: MakeLive) -> None:
     async with awaiting(make_live) as (live, client, run_id, run):
         body = answer_of(run, "not_applied", then="error", result="The bank refused it.")
-        reply = await client.post(f"/runs/{run_id}/reconcile", json=body)
-        assert reply.status_code == 200, reply.text
-        await wait_status(client, run_id, "COMPLETED", "FAILED", seconds=30)
+        await answered(client, run_id, body, "COMPLETED", "FAILED")
         events = await live.runtime.events(run_id)
     refund = next(
         e for e in events if e.kind is EventKind.TOOL and e.payload["tool"] == "issue_refund"
@@ -116,11 +111,8 @@ async def test_not_applied_as_an_error_result_to_the_model(make_live: MakeLive) 
 @pytest.mark.timeout(180)
 async def test_give_up_fails_the_run_interrupted_write(make_live: MakeLive) -> None:
     async with awaiting(make_live) as (live, client, run_id, run):
-        reply = await client.post(
-            f"/runs/{run_id}/reconcile", json=answer_of(run, "give_up", reason="cannot tell")
-        )
-        assert reply.status_code == 200, reply.text
-        failed = await wait_status(client, run_id, "FAILED", seconds=30)
+        body = answer_of(run, "give_up", reason="cannot tell")
+        failed = await answered(client, run_id, body, "FAILED")
         events = await live.runtime.events(run_id)
     assert failed["termination_reason"] == "interrupted_write"
     assert events[-1].payload["error_type"] == ErrorType.RECONCILE_GIVEN_UP.value
