@@ -29,6 +29,7 @@ from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.context import StoreContext
 from agentrt.store.open import open_store
+from agentrt.store.profile_registry import ProfileRegistry
 from agentrt.store.rows import DemoLedgerRow
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer
@@ -87,10 +88,20 @@ class Traps:
 
 async def drive(ns: argparse.Namespace, runtime: AgentRuntime, ctx: StoreContext,
                 traps: Traps) -> dict[str, RunStatus]:  # fmt: skip
-    run_ids = [await runtime.start(PROFILE, PROMPT, initiator="bench") for _ in range(ns.runs)]
+    registry = ProfileRegistry(ctx)
+    for _ in range(240):  # until the workers are up (a minute at most)
+        if await asyncio.to_thread(registry.get, PROFILE) is not None:
+            break
+        await asyncio.sleep(0.25)
+    run_ids: list[str] = []
     settled: dict[str, RunStatus] = {}
     end = time.monotonic() + ns.deadline
-    while len(settled) < len(run_ids) and time.monotonic() < end:
+    next_start = time.monotonic()
+    while (len(settled) < ns.runs) and time.monotonic() < end:
+        # Staggered starts, so the traps (each a new process) meet writes all along.
+        if len(run_ids) < ns.runs and time.monotonic() >= next_start:
+            run_ids.append(await runtime.start(PROFILE, PROMPT, initiator="bench"))
+            next_start += ns.every
         await asyncio.to_thread(traps.check)
         for run_id in run_ids:
             if run_id not in settled:
@@ -169,8 +180,9 @@ async def main_async(ns: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.chaos_writes", description=__doc__)
-    p.add_argument("--runs", type=int, default=12)
-    p.add_argument("--workers", type=int, default=2, help="plain workers beside the trap")
+    p.add_argument("--runs", type=int, default=40)
+    p.add_argument("--workers", type=int, default=1, help="plain workers beside the trap")
+    p.add_argument("--every", type=float, default=1.5, help="seconds between run starts")
     p.add_argument("--kills", type=int, default=9, help="targeted kills in all")
     p.add_argument("--deadline", type=float, default=600.0, help="give up waiting after")
     p.add_argument("--no-probes", action="store_true", help="the probe's target is down")
