@@ -181,7 +181,10 @@ def _compose(
     tool = ToolActivities(registry=registry, steps=steps, faults=hook)
     write = WriteActivities(ctx=ctx, registry=registry, executor=pool, faults=hook,
                             claimed=m.writes_fenced.inc)  # fmt: skip
-    probes = ReconcileActivities(ctx=ctx, registry=registry, faults=hook)
+    probes = ReconcileActivities(
+        ctx=ctx, registry=registry, faults=hook,
+        answered=lambda verdict: m.writes_reconciled.labels(verdict).inc(),
+    )  # fmt: skip
     groups: list[ActivityGroup] = [
         RunActivities(
             runs=runs,

@@ -46,6 +46,7 @@ class WorkerMetrics:
     writes_fenced: Counter
     writes_unknown: Counter
     writes_answered: Counter
+    writes_reconciled: Counter
     tokens: Counter
     cost: Counter
     activity_seconds: Histogram
@@ -84,6 +85,12 @@ class WorkerMetrics:
                 "agentrt_writes_answered",
                 "Answers an operator gave on a write with an unknown outcome, by answer.",
                 ["answer"],
+                registry=r,
+            ),
+            writes_reconciled=Counter(
+                "agentrt_writes_reconciled",
+                "Reconcile probes' answers on interrupted writes, by verdict.",
+                ["verdict"],
                 registry=r,
             ),
             tokens=Counter(

@@ -95,6 +95,7 @@ async def test_scraped_values_follow_the_runs(client: Client, own_settings: Sett
 
     views = [unknown, done, approved]
     assert value(after, "agentrt_runs_waiting_for_approval") == 0
+    assert value(after, "agentrt_runs_awaiting_reconciliation") == 0  # "auto" says fail
     assert value(after, "agentrt_approval_wait_seconds_count") == 1
     assert 0 < value(after, "agentrt_approval_wait_seconds_sum") < 60
     assert value(after, "agentrt_runs_started_total", profile="auto") == 2
