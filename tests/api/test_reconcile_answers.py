@@ -18,6 +18,7 @@ from agentrt.core.metrics import new_registry
 from agentrt.starter.cli import main as cli_main
 from agentrt.store.demo import DemoWorld
 from agentrt.workers.metrics import watch_store
+from agentrt.workflows._context import STATUS_KEY
 from tests.api._reconcile import MakeLive, answer_of, answered, awaiting
 from tests.api.ops_helpers import error_type, http, name, token, wait_status
 from tests.fence.test_reconcile import _replays as replays
@@ -40,6 +41,12 @@ async def test_applied_the_run_goes_on_with_the_operators_result(make_live: Make
         # The wait holds no worker: no activity is pending, the workflow waits on a timer.
         desc = await live.runtime.client.get_workflow_handle(run_id).describe()
         assert desc.raw_description.pending_activities == []
+        # Temporal Web shows it: the status search attribute and the current details.
+        assert desc.typed_search_attributes.get(STATUS_KEY) == "AWAITING_RECONCILIATION"
+        meta = await live.runtime.client.get_workflow_handle(run_id).query(
+            "__temporal_workflow_metadata"
+        )
+        assert "awaiting reconciliation" in meta.current_details
         # The gauge counts it, from the store.
         registry = new_registry()
         watch_store(registry, live.parts.ctx)
@@ -187,7 +194,8 @@ async def test_the_cli_and_the_python_api_answer_too(
 
     async with awaiting(make_live) as (live, client, run_id, run):
         write = (await live.runtime.status(run_id)).pending_effect
-        assert write is not None and write.fence == run["pending_write"]["fence"]
+        assert write is not None and write.fence is not None
+        assert write.fence == run["pending_write"]["fence"]
         view = await live.runtime.reconcile(
             run_id, call_id=write.call_id, fence=write.fence, answer="applied",
             result="Refunded (seen on the ledger).", answered_by="ops-python",
