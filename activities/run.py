@@ -90,6 +90,7 @@ class RunActivities(ActivityGroup):
             model_task_queue=self._routes.model(profile.model),
             on_unknown_outcome=profile.on_unknown_outcome,
             max_parallel_tools=profile.max_parallel_tools,
+            reconcile_timeout_seconds=profile.reconcile_timeout_seconds,
         )
         snapshot = {
             "instructions": profile.instructions,

@@ -45,12 +45,13 @@ class Fleet:
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
     kills: int = 0
 
-    def spawn(self) -> None:
+    def spawn(self, env: dict[str, str] | None = None) -> None:
+        """A worker process with the fleet's environment (or `env`)."""
         log = (self.workdir / f"worker-{len(self.procs)}.log").open("wb")
         self.procs.append(
             subprocess.Popen(
                 [sys.executable, "-m", "agentrt.workers"],
-                env=self.env,
+                env=env or self.env,
                 cwd=self.workdir,
                 stdin=subprocess.DEVNULL,
                 stdout=log,

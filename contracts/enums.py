@@ -7,6 +7,9 @@ class RunStatus(StrEnum):
     RUNNING = "RUNNING"
     WAITING_FOR_APPROVAL = "WAITING_FOR_APPROVAL"
     WAITING_FOR_INPUT = "WAITING_FOR_INPUT"
+    # A write's outcome is unknown and the profile says `on_unknown_outcome: ask`: the run
+    # waits, holding no worker, for a person to say what the target system shows.
+    AWAITING_RECONCILIATION = "AWAITING_RECONCILIATION"
     COMPLETED = "COMPLETED"
     FAILED = "FAILED"
     CANCELLED = "CANCELLED"
@@ -75,6 +78,8 @@ class EventKind(StrEnum):
     APPROVAL_REQUESTED = "approval_requested"
     APPROVAL = "approval"
     DECISION_REFUSED = "decision_refused"  # a decision without a valid attestation
+    RECONCILE_REQUESTED = "reconcile_requested"  # the run waits for a person's answer
+    RECONCILED = "reconciled"  # a person's answer on an interrupted write, naming them
     INPUT_REQUESTED = "input_requested"
     INPUT = "input"
     CANCEL = "cancel"

@@ -29,6 +29,11 @@ class ErrorType(StrEnum):
     INVALID_REQUEST = "InvalidRequest"  # a signal or update payload that is not the type
     # No valid attestation (store/attest.py) on a decision a profile requires one for.
     UNATTESTED_DECISION = "UnattestedDecision"
+    # Refused answers on an interrupted write (update validator, facade, operator API).
+    NOT_AWAITING_RECONCILIATION = "RunNotAwaitingReconciliation"
+    STALE_RECONCILIATION = "StaleReconciliation"  # names another call or fence
+    ALREADY_RECONCILED = "AlreadyReconciled"
+    UNATTESTED_RECONCILIATION = "UnattestedReconciliation"
     PROMPT_TOO_LONG = "PromptTooLong"  # the begin activity's own check of the prompt cap
     # Why the workflow stopped a run (a run's error_type; the workflow's Stop).
     ALREADY_SETTLED = "AlreadySettled"  # the completion found the run already terminal
@@ -39,6 +44,8 @@ class ErrorType(StrEnum):
     GUARDRAIL_APPROVAL_REQUIRED = "GuardrailApprovalRequired"
     INPUT_REFUSED = "InputRefused"  # the store refused to record the user's input
     OUTCOME_UNKNOWN = "OutcomeUnknown"  # a claimed write ended without a known outcome
+    RECONCILE_GIVEN_UP = "ReconcileGivenUp"  # a person gave the interrupted write up
+    RECONCILE_TIMEOUT = "ReconcileTimeout"  # nobody answered within reconcile_timeout_seconds
     RESUME_REFUSED = "ResumeRefused"
     SUSPEND_REFUSED = "SuspendRefused"
     WRITE_NEVER_STARTED = "WriteNeverStarted"
@@ -186,6 +193,36 @@ class UnattestedDecisionError(ApprovalError):
     counts only attested decisions (`unattested_decisions: refuse`, the default)."""
 
     code = "unattested_decision"
+
+
+class ReconcileError(AgentRuntimeError):
+    """An answer on an interrupted write was refused; the run is unchanged."""
+
+    code = "reconcile_refused"
+
+
+class RunNotAwaitingReconciliationError(ReconcileError):
+    """The run is not waiting for an answer on a write (never was, answered, or ended)."""
+
+    code = "not_awaiting_reconciliation"
+
+
+class StaleReconciliationError(ReconcileError):
+    """The answer names a call or fence other than the write the run waits on."""
+
+    code = "stale_reconciliation"
+
+
+class AlreadyReconciledError(ReconcileError):
+    """The waiting write was already answered (another operator won)."""
+
+    code = "already_reconciled"
+
+
+class UnattestedReconciliationError(ReconcileError):
+    """The answer carries no valid attestation of the principal who gave it."""
+
+    code = "unattested_reconciliation"
 
 
 def by_code(code: str) -> type[AgentRuntimeError]:

@@ -30,6 +30,10 @@ ACT_FENCE_RESOLVE: Final = "fence.resolve"
 ACT_WRITE_EXECUTE: Final = "write.execute"
 # Asks a write's reconcile probe what became of an interrupted call (a read, retried).
 ACT_WRITE_RECONCILE: Final = "write.reconcile"
+# A write with no answer on its outcome, in `ask` mode: the run waits for a person
+# (RUNNING -> AWAITING_RECONCILIATION), then records their answer (-> RUNNING).
+ACT_RUN_AWAIT_RECONCILE: Final = "run.await_reconciliation"
+ACT_RUN_RECONCILED: Final = "run.reconciled"
 ACT_RETENTION_STALE: Final = "retention.stale_waiting"
 ACT_RETENTION_CANCEL: Final = "retention.cancel"
 ACT_RETENTION_UNSETTLED: Final = "retention.unsettled"
@@ -40,6 +44,7 @@ SIGNAL_APPROVE: Final = "approve"
 SIGNAL_CANCEL: Final = "cancel"
 UPDATE_DECIDE: Final = "decide"
 UPDATE_SUBMIT_INPUT: Final = "submit_input"
+UPDATE_RECONCILE: Final = "reconcile"  # a person's answer on an interrupted write
 UPDATE_BEGUN: Final = "begun"  # answers once the run row exists (or why it never will)
 QUERY_PENDING_APPROVAL: Final = "pending_approval"
 QUERY_REFUSED_DECISIONS: Final = "refused_decisions"

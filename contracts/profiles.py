@@ -11,8 +11,10 @@ from agentrt.contracts.messages import Usage
 from agentrt.contracts.strict import Strict, unknown_keys
 
 PrivacyLevel = Literal["full", "redacted", "metadata", "none"]
-# A write with no answer on its outcome: "fail" the run (issue 27 names "ask" to come).
-UnknownOutcome = Literal["fail"]
+# A write with no answer on its outcome: "fail" the run, or "ask" a person (the run waits
+# AWAITING_RECONCILIATION for an operator's answer, up to reconcile_timeout_seconds).
+UnknownOutcome = Literal["fail", "ask"]
+DEFAULT_RECONCILE_TIMEOUT_SECONDS = 86_400.0
 
 # Strictness of privacy levels; an answer ceiling only ever moves to the right.
 LEVEL_RANK = {"full": 0, "redacted": 1, "metadata": 2, "none": 3}
@@ -125,12 +127,15 @@ class Profile(BaseModel):
     # by the registration); None: the client's AGENTRT_TASK_QUEUE.
     task_queue: str | None = Field(default=None, min_length=1)
     # What a write whose outcome stays unknown (no probe, or no answer from it) does to the
-    # run. "fail": FAILED interrupted_write, the fence kept as evidence (the only mode yet).
+    # run. "fail": FAILED interrupted_write, the fence kept as evidence. "ask": the run
+    # waits AWAITING_RECONCILIATION, holding no worker, for a person's answer (scope
+    # runs:reconcile); none within `reconcile_timeout_seconds` fails it.
     on_unknown_outcome: UnknownOutcome = "fail"
     # How many calls of a turn run at once (workflows/_group.py); 1: one after another.
     max_parallel_tools: int = Field(
         default=DEFAULT_MAX_PARALLEL_TOOLS, ge=1, le=MAX_PARALLEL_TOOLS_CEILING
     )
+    reconcile_timeout_seconds: float = Field(default=DEFAULT_RECONCILE_TIMEOUT_SECONDS, gt=0)
 
     @model_validator(mode="before")
     @classmethod
@@ -217,6 +222,7 @@ class RunPlan(BaseModel):
     on_unknown_outcome: UnknownOutcome = "fail"
     # Plans recorded before it existed read 1: those runs go on one call at a time.
     max_parallel_tools: int = 1
+    reconcile_timeout_seconds: float = DEFAULT_RECONCILE_TIMEOUT_SECONDS
 
     def tool(self, name: str) -> ToolPlan | None:
         return next((t for t in self.tools if t.name == name), None)

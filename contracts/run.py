@@ -286,6 +286,9 @@ class PendingEffectView(BaseModel):
     privacy: str = "metadata"  # the level `arguments` are shown at
     arguments: dict[str, Any] | None = None
     arguments_size: int | None = None
+    # The fence's id (a digest of its token): an answer on the write names it, so an answer
+    # meant for an earlier fence of the same call is refused as stale.
+    fence: str | None = None
 
 
 class RunHead(BaseModel):

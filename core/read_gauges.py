@@ -45,9 +45,11 @@ def store_gauges(
     count_waiting: Callable[[], int],
     oldest_waiting: Callable[[], float],
     answers: Callable[[], bool],
+    count_reconciling: Callable[[], int],
 ) -> None:
     """The store-read gauges every process serves (workers and API): runs waiting, the
-    oldest wait, and whether the store answers at all (0, never a missing sample, when it
+    oldest wait, runs awaiting a person's answer on a write (`on_unknown_outcome: ask`),
+    and whether the store answers at all (0, never a missing sample, when it
     does not: an alert on a missing series would also fire for a target that is gone)."""
     waiting_gauge(registry, count_waiting)
     registry.register(
@@ -55,6 +57,13 @@ def store_gauges(
             "agentrt_oldest_waiting_run_seconds",
             "Age of the oldest run waiting for approval (0 when none; read at scrape time).",
             oldest_waiting,
+        )
+    )
+    registry.register(
+        ReadGauge(
+            "agentrt_runs_awaiting_reconciliation",
+            "Runs waiting for an operator's answer on a write whose outcome is unknown.",
+            count_reconciling,
         )
     )
     registry.register(_StoreUp(answers))

@@ -25,7 +25,7 @@ from agentrt.core.logs import configure_logging
 from agentrt.core.settings import Settings
 from agentrt.core.temporal import call_error
 from agentrt.core.tracing import configure_tracing, shutdown_tracing
-from agentrt.starter import commands, remote
+from agentrt.starter import commands, reconcile_cmd, remote
 from agentrt.store.sealing import SealError
 
 EXIT_ERROR, EXIT_INTERRUPTED = 2, 130
@@ -37,8 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--api",
         default=None,
         metavar="URL",
-        help="run, start, status, events, inbox, approve, deny and cancel through the operator "
-        "API at URL, as the principal of --token (default: AGENTRT_API_URL)",
+        help="run, start, status, events, inbox, approve, deny, cancel and reconcile through "
+        "the operator API at URL, as the principal of --token (default: AGENTRT_API_URL)",
     )
     p.add_argument("--token", default=None, help="operator API token (default: AGENTRT_API_TOKEN)")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -78,6 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
     cancel.add_argument("run_id", metavar="RUN_ID", help="the run's uuid")
     cancel.add_argument("--by", default=None, metavar="NAME", help="who cancels (not with --api)")
     cancel.add_argument("--reason", default=None, metavar="R", help="why, kept in its events")
+
+    reconcile_cmd.add_parser(sub)
 
     inbox = sub.add_parser("inbox", help="runs waiting for approval, oldest first")
     inbox.add_argument("--json", action="store_true", help="print the inbox as JSON")
@@ -191,7 +193,8 @@ async def _dispatch(
         args.request = commands.start_arg(args, settings)
     remote_settings = remote.RemoteSettings()
     api_url = args.api or remote_settings.api_url
-    if not api_url and args.command in ("approve", "deny", "cancel") and args.by is None:
+    acting = ("approve", "deny", "cancel", "reconcile")
+    if not api_url and args.command in acting and args.by is None:
         raise InvalidRequestError("--by NAME is required (or use --api with a token)")
     if api_url:
         token = args.token or (
@@ -219,6 +222,8 @@ async def _run(args: argparse.Namespace, cmd: commands.Commands) -> int:
             return await cmd.decide(args, approved=args.command == "approve")
         case "cancel":
             return await cmd.cancel(args)
+        case "reconcile":
+            return await reconcile_cmd.reconcile(cmd, args)
         case "inbox":
             return await cmd.inbox(args.json)
     raise InvalidRequestError(f"unknown command {args.command}")  # argparse prevents this

@@ -12,9 +12,11 @@ from collections.abc import AsyncIterator
 
 from agentrt.contracts.approval import ApprovalDecision
 from agentrt.contracts.live import LiveDelta
+from agentrt.contracts.reconcile_answer import Answer, ReconcileAnswer, Then
 from agentrt.contracts.run import EventView, RunView
 from agentrt.contracts.start import StartRequest
 from agentrt.starter._deciding import checked_decision
+from agentrt.starter._reconciling import checked_answer
 from agentrt.store.sealing import Sealer
 
 
@@ -85,6 +87,37 @@ class RuntimeClient(ABC):
             attest_with=(key, run_id) if key is not None else None,
         )
         return await self._decide(run_id, decision)
+
+    async def reconcile(
+        self,
+        run_id: str,
+        *,
+        call_id: str,
+        fence: str,
+        answer: Answer,
+        answered_by: str,
+        result: str | None = None,
+        then: Then = "retry",
+        reason: str | None = None,
+    ) -> RunView:
+        """Say what the target system shows of the write the run waits on
+        (AWAITING_RECONCILIATION): `applied` with `result`, the text the model sees;
+        `not_applied`, `then` retry (a fresh fence, the same idempotency key) or error (the
+        model gets `result`, or a default, as an error); `give_up` (FAILED
+        interrupted_write). `call_id` and `fence` are the run view's pending write's: an
+        answer for another fence is refused (StaleReconciliationError), as is a second one
+        (AlreadyReconciledError). Returns the run once the answer is on record."""
+        key = self._attestation_key()
+        checked = checked_answer(
+            (key, run_id) if key is not None else None,
+            call_id=call_id, fence=fence, answer=answer, answered_by=answered_by,
+            result=result, then=then, reason=reason,
+        )  # fmt: skip
+        return await self._reconcile(run_id, checked)
+
+    @abstractmethod
+    async def _reconcile(self, run_id: str, answer: ReconcileAnswer) -> RunView:
+        """Send the checked `answer`; the run once it is on record."""
 
     @abstractmethod
     async def cancel(self, run_id: str, *, by: str, reason: str | None = None) -> None:

@@ -16,11 +16,13 @@ from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import (
     ErrorType,
     RunNotAwaitingApprovalError,
+    RunNotAwaitingReconciliationError,
     RunNotBegunError,
     UnknownProfileError,
 )
 from agentrt.contracts.ids import DEFAULT_TASK_QUEUE, QUERY_REFUSED_DECISIONS
 from agentrt.contracts.live import LiveDelta
+from agentrt.contracts.reconcile_answer import ReconcileAnswer
 from agentrt.contracts.run import DEFAULT_MAX_PROMPT_CHARS, EventView, RunView
 from agentrt.contracts.start import StartRequest
 from agentrt.core.settings import Settings
@@ -31,6 +33,7 @@ from agentrt.starter._deciding import (
     send_decision,
 )
 from agentrt.starter._launch import Launcher
+from agentrt.starter._reconciling import send_answer
 from agentrt.starter._starting import missing_run, payload_keys_required, unregistered
 from agentrt.starter._typed import temporal_errors_typed
 from agentrt.starter.client import RuntimeClient
@@ -41,6 +44,8 @@ from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer
 
 DEFAULT_BEGIN_TIMEOUT = 30.0  # seconds; a polling worker begins a run within moments
+# `wait` returns a run paused for a person: a decision, or an answer on a write.
+_PAUSED = (RunStatus.WAITING_FOR_APPROVAL, RunStatus.AWAITING_RECONCILIATION)
 
 
 class AgentRuntime(RuntimeClient):
@@ -175,7 +180,8 @@ class AgentRuntime(RuntimeClient):
 
     @temporal_errors_typed
     async def wait(self, run_id: str, poll_seconds: float = 0.1) -> RunView:
-        """Wait until the run settles or waits for a decision; return it.
+        """Wait until the run settles, waits for a decision or for an answer on a write
+        (AWAITING_RECONCILIATION); return it.
 
         Polls the store (and, while no row exists yet, the workflow) rather than racing a
         long poll that would have to be cancelled.
@@ -183,7 +189,7 @@ class AgentRuntime(RuntimeClient):
         handle = self._client.get_workflow_handle(run_id)
         while True:
             view = await self._view(run_id)
-            if view is not None and view.status is RunStatus.WAITING_FOR_APPROVAL:
+            if view is not None and view.status in _PAUSED:
                 return view
             if view is not None and view.status.terminal:
                 return await self.result(run_id)
@@ -244,6 +250,15 @@ class AgentRuntime(RuntimeClient):
         pending = view.pending_approval
         digest = pending.turn_digest if pending is not None else None
         await send_decision(self._client, run_id, decision, self._runs.sealer, digest)
+        return await self.status(run_id)
+
+    @temporal_errors_typed
+    async def _reconcile(self, run_id: str, answer: ReconcileAnswer) -> RunView:
+        """Raises a typed ReconcileError (or RunNotFoundError) before anything executes."""
+        view = await self.status(run_id)
+        if view.status is not RunStatus.AWAITING_RECONCILIATION:
+            raise RunNotAwaitingReconciliationError(f"run {run_id} is {view.status.value}")
+        await send_answer(self._client, run_id, answer, self._runs.sealer)
         return await self.status(run_id)
 
     @temporal_errors_typed

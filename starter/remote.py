@@ -21,6 +21,7 @@ from agentrt.contracts.errors import (
     TemporalUnavailableError,
 )
 from agentrt.contracts.live import LiveDelta
+from agentrt.contracts.reconcile_answer import ReconcileAnswer
 from agentrt.contracts.run import PROMPT_CHARS_CEILING, EventView, RunView
 from agentrt.contracts.start import StartRequest
 from agentrt.starter.client import RuntimeClient
@@ -133,6 +134,14 @@ class ApiRuntime(RuntimeClient):
         }
         done = await self._call("POST", f"/runs/{run_id}/decision", json=body)
         self.acted_as = str(done["decided_by"])
+        return _view(done["run"])
+
+    async def _reconcile(self, run_id: str, answer: ReconcileAnswer) -> RunView:
+        # The token's principal answers: the API attests it, so `answered_by` is not sent.
+        body = answer.model_dump(include={"call_id", "fence", "answer", "result", "then",
+                                          "reason"})  # fmt: skip
+        done = await self._call("POST", f"/runs/{run_id}/reconcile", json=body)
+        self.acted_as = str(done["answered_by"])
         return _view(done["run"])
 
     async def cancel(self, run_id: str, *, by: str, reason: str | None = None) -> None:

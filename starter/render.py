@@ -23,6 +23,7 @@ from agentrt.store.attest import UNAUTHENTICATED
 STATUS_STYLE = {
     RunStatus.RUNNING: "cyan",
     RunStatus.WAITING_FOR_APPROVAL: "yellow",
+    RunStatus.AWAITING_RECONCILIATION: "yellow",
     RunStatus.COMPLETED: "green",
     RunStatus.FAILED: "red",
     RunStatus.CANCELLED: "magenta",
@@ -155,7 +156,7 @@ def write_rows(pe: PendingEffectView) -> list[tuple[str, str]]:
         ("pending write", f"{pe.tool} ({pe.effect or 'effect unknown'})"),
         ("  call id", pe.call_id),
         ("  idempotency key", pe.idempotency_key or "-"),
-        ("  fence", f"{pe.state.value} since {since}"),
+        ("  fence", f"{pe.state.value} since {since}" + (f" (id {pe.fence})" if pe.fence else "")),
         ("  arguments", args),
     ]
 

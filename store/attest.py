@@ -6,10 +6,12 @@ produce one: their decision is refused (a DECISION_REFUSED event), or, where a p
 `unattested_decisions: allow`, recorded with its decider labelled unauthenticated. The
 workflow never sees the key: it acts on the activity's verdict."""
 
+import hmac
 import json
 
 from agentrt.contracts.approval import ApprovalDecision
 from agentrt.contracts.errors import ErrorType
+from agentrt.contracts.reconcile_answer import ReconcileAnswer
 from agentrt.store.sealing import Sealer, SealError
 
 UNAUTHENTICATED = "unauthenticated:"
@@ -57,3 +59,16 @@ def refusal(decision: ApprovalDecision) -> dict[str, object]:
         "attestation": "invalid" if decision.attestation else "missing",
         "turn_digest": decision.turn_digest,
     }
+
+
+def attest_answer(sealer: Sealer, run_id: str, answer: ReconcileAnswer) -> str:
+    """The attestation of a person's answer on an interrupted write: a MAC, under the seal
+    key, of who answered what on which fence of which run."""
+    return sealer.mac("reconcile\x1f" + answer.claim(run_id))
+
+
+def answer_authenticated(sealer: Sealer, run_id: str, answer: ReconcileAnswer) -> bool:
+    if not answer.attestation:
+        return False
+    expected = attest_answer(sealer, run_id, answer)
+    return hmac.compare_digest(answer.attestation.encode(), expected.encode())

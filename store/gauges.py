@@ -46,4 +46,5 @@ def watch_store(registry: CollectorRegistry, ctx: StoreContext) -> None:
         lambda: count_with_status(ctx, RunStatus.WAITING_FOR_APPROVAL),
         lambda: oldest_waiting_seconds(ctx),
         lambda: store_answers(ctx),
+        lambda: count_with_status(ctx, RunStatus.AWAITING_RECONCILIATION),
     )

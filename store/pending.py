@@ -19,6 +19,7 @@ from agentrt.contracts.approval import PendingApproval
 from agentrt.contracts.enums import PendingState
 from agentrt.contracts.ids import idempotency_key
 from agentrt.contracts.messages import Message
+from agentrt.contracts.reconcile_answer import fence_id
 from agentrt.contracts.run import PendingEffectView
 from agentrt.contracts.snapshot import RunSnapshot
 from agentrt.store.context import StoreContext, as_utc
@@ -48,6 +49,7 @@ def pending_write(ctx: StoreContext, row: RunRow, snapshot: RunSnapshot) -> Pend
         privacy=level,
         arguments=kept.get("arguments"),
         arguments_size=kept.get("arguments_size"),
+        fence=fence_id(row.pending_token) if row.pending_token else None,
     )
 
 

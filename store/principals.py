@@ -22,6 +22,7 @@ SCOPES = frozenset(
         "runs:decide",
         "runs:cancel",
         "payloads:decode",
+        "runs:reconcile",
         "admin",
     }
 )

@@ -15,21 +15,23 @@ from agentrt.store.context import StoreContext, as_utc
 from agentrt.store.rows import RunRow
 from agentrt.store.runs import RunStore
 
-# Why a run needs an operator. One reason today: the run failed with a write's outcome
-# unknown (its fence holds the call: GET /runs/{id} shows it). A run waiting for an
-# operator's answer on such a write (issue 27: "waiting for reconciliation") joins here as
-# a second reason, with its condition in _NEEDS_ATTENTION and its arm in `attention`.
-Attention = Literal["outcome_unknown"]
+# Why a run needs an operator: it failed with a write's outcome unknown (its fence holds
+# the call: GET /runs/{id} shows it), or it waits for an operator's answer on such a write
+# (`on_unknown_outcome: ask`: POST /runs/{id}/reconcile answers it).
+Attention = Literal["outcome_unknown", "awaiting_reconciliation"]
 
 _OUTCOME_UNKNOWN = and_(
     RunRow.status == RunStatus.FAILED.value,
     RunRow.termination_reason == TerminationReason.INTERRUPTED_WRITE.value,
 )
-_NEEDS_ATTENTION = or_(_OUTCOME_UNKNOWN)
+_AWAITING = RunRow.status == RunStatus.AWAITING_RECONCILIATION.value
+_NEEDS_ATTENTION = or_(_OUTCOME_UNKNOWN, _AWAITING)
 
 
 def attention(view: RunView) -> Attention | None:
     """Why this run needs an operator, if it does (the same rule as `RunQuery.attention`)."""
+    if view.status is RunStatus.AWAITING_RECONCILIATION:
+        return "awaiting_reconciliation"
     if (
         view.status is RunStatus.FAILED
         and view.termination_reason is TerminationReason.INTERRUPTED_WRITE

@@ -55,7 +55,12 @@ class ToolStepStore:
             "created_at": utcnow(),
         }
 
-    def record(
+    def record(self, *, also: Sequence[Part] = (), **step: Any) -> None:
+        """Record a tool step (`parts`' arguments): result message + event (+ ledger row
+        with a key), and `also` (a fenced write's fence clear), all or none."""
+        write_step(self._ctx, [*self.parts(**step), *also])
+
+    def parts(
         self,
         *,
         run_id: str,
@@ -69,10 +74,9 @@ class ToolStepStore:
         idempotency_key: str | None,
         duration_ms: float | None = None,
         extra: dict[str, Any] | None = None,
-        also: Sequence[Part] = (),
-    ) -> None:
-        """Record a tool step: result message + event (+ ledger row with a key), and `also`
-        (a fenced write's fence clear), all or none."""
+    ) -> list[Part]:
+        """A tool step's rows, for `record` or a caller's own transaction
+        (store/step_rows.write_parts)."""
         message = Message(
             role="tool",
             content=content,
@@ -97,4 +101,4 @@ class ToolStepStore:
         if idempotency_key is not None:
             ledger = self._ledger(idempotency_key, run_id, call, effect, content, is_error)
             parts.append(Part("ledger", ledger))
-        write_step(self._ctx, [*parts, *also])
+        return parts

@@ -1,8 +1,9 @@
 """The one shape of a status change: a guarded conditional UPDATE of the run row."""
 
+from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import ColumnElement, select, update
 from sqlalchemy.orm import Session
 
 from agentrt.contracts.enums import RunStatus
@@ -15,14 +16,29 @@ from agentrt.store.rows import EventRow, RunRow
 def move(
     s: Session, run_id: str, *, frm: RunStatus, to: RunStatus, sequence: int, **values: Any
 ) -> Transition:
-    """`frm → to` in one conditional UPDATE with a revision bump.
+    """`guarded_move` with no more conditions than the status."""
+    return guarded_move(s, run_id, (), frm=frm, to=to, sequence=sequence, **values)
+
+
+def guarded_move(
+    s: Session,
+    run_id: str,
+    guard: Sequence[ColumnElement[bool]],
+    *,
+    frm: RunStatus,
+    to: RunStatus,
+    sequence: int,
+    **values: Any,
+) -> Transition:
+    """`frm → to` in one conditional UPDATE with a revision bump, where the row also meets
+    `guard` (e.g. the fence a person's answer names).
 
     Not applied, but the run is already in `to` with this step's event at `sequence`: an
     earlier attempt of this very step committed (a retried activity), reported as `to`.
     """
     res = s.execute(
         update(RunRow)
-        .where(RunRow.id == run_id, RunRow.status == frm.value)
+        .where(RunRow.id == run_id, RunRow.status == frm.value, *guard)
         .values(status=to.value, updated_at=utcnow(), revision=RunRow.revision + 1, **values)
     )
     if rowcount(res):

@@ -200,6 +200,7 @@ WORKFLOW_PASSTHROUGH = (
     "agentrt.workflows.completion",
     "agentrt.workflows.pauses",
     "agentrt.workflows.pauses_gate",
+    "agentrt.workflows.reconciliation",
     "agentrt.workflows.fence",
 )
 

@@ -12,6 +12,7 @@ from agentrt.activities._common import ActivityGroup
 from agentrt.activities.a2a import A2AActivities, completion_hook
 from agentrt.activities.completion import Completion
 from agentrt.activities.fence import FenceActivities, ReconcileActivities, WriteActivities
+from agentrt.activities.fence.answer import AnswerActivities
 from agentrt.activities.model import ModelActivities
 from agentrt.activities.pauses import PauseActivities
 from agentrt.activities.ports import ModelProvider, Tool, no_faults
@@ -195,7 +196,10 @@ def _compose(
     tool = ToolActivities(registry=registry, steps=steps, faults=hook)
     write = WriteActivities(ctx=ctx, registry=registry, executor=pool, faults=hook,
                             claimed=m.writes_fenced.inc)  # fmt: skip
-    probes = ReconcileActivities(ctx=ctx, registry=registry, faults=hook)
+    probes = ReconcileActivities(
+        ctx=ctx, registry=registry, faults=hook,
+        answered=lambda verdict: m.writes_reconciled.labels(verdict).inc(),
+    )  # fmt: skip
     groups: list[ActivityGroup] = [
         RunActivities(
             runs=runs,
@@ -211,6 +215,7 @@ def _compose(
         write,
         probes,
         PauseActivities(ctx, approval_wait=m.approval_wait.observe),
+        AnswerActivities(ctx, answered=lambda answer: m.writes_answered.labels(answer).inc()),
         A2AActivities(ctx),
     ]
     resources.registry = registry

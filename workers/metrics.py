@@ -63,6 +63,8 @@ class WorkerMetrics:
     approval_wait: Histogram
     writes_fenced: Counter
     writes_unknown: Counter
+    writes_answered: Counter
+    writes_reconciled: Counter
     tokens: Counter
     cost: Counter
     activity_seconds: Histogram
@@ -97,6 +99,18 @@ class WorkerMetrics:
             writes_unknown=Counter(
                 "agentrt_writes_outcome_unknown",
                 "Claimed writes interrupted before their result was recorded.",
+                registry=r,
+            ),
+            writes_answered=Counter(
+                "agentrt_writes_answered",
+                "Answers an operator gave on a write with an unknown outcome, by answer.",
+                ["answer"],
+                registry=r,
+            ),
+            writes_reconciled=Counter(
+                "agentrt_writes_reconciled",
+                "Reconcile probes' answers on interrupted writes, by verdict.",
+                ["verdict"],
                 registry=r,
             ),
             tokens=Counter(

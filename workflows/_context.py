@@ -9,7 +9,7 @@ from temporalio.exceptions import ApplicationError
 
 from agentrt.workflows._details import Details
 from agentrt.workflows._loop import LoopState
-from agentrt.workflows.pauses_gate import ApprovalGate, InputPause
+from agentrt.workflows.pauses_gate import ApprovalGate, InputPause, ReconcileGate
 
 with workflow.unsafe.imports_passed_through():
     from agentrt.contracts.approval import CancelRequest, DecisionRefusal
@@ -52,6 +52,7 @@ class RunContext:
     refused: list[DecisionRefusal] = field(default_factory=list)  # the last MAX_REFUSALS_KEPT
     cancel: CancelRequest | None = None
     input: InputPause = field(default_factory=InputPause)
+    reconcile: ReconcileGate = field(default_factory=ReconcileGate)
     finished: bool = False
     details: Details = field(default_factory=Details)  # Temporal Web's current details
     begin_failure: ApplicationError | None = None  # why the run row was never written

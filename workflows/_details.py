@@ -68,6 +68,21 @@ class Details:
         self._status = "resuming after the decision"
         self._show()
 
+    def awaiting_reconciliation(self, plan: RunPlan, tool: str, call_id: str) -> None:
+        shown = "a write" if plan.privacy == "none" else f"write {tool} (call {call_id})"
+        self._status = (
+            f"awaiting reconciliation: {shown} has an unknown outcome; an operator says what "
+            f"the target shows, since {_clock(workflow.now())}"
+        )
+        self._show()
+
+    def reconciled(self, answer: str, answered_by: str) -> None:
+        self._last_decision = (
+            f"last answer on a write: {answer} by {answered_by}, at {_clock(workflow.now())}"
+        )
+        self._status = "resuming after the answer"
+        self._show()
+
     def waiting_for_input(self, round_no: int) -> None:
         self._status = (
             f"waiting for the user's input, round {round_no}, since {_clock(workflow.now())}"

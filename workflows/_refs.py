@@ -1,5 +1,6 @@
 """The agent run's step activities, by their frozen names: begin, a model call, a tool call,
-a refused call, and the fence's stamp, resolve, write and probe. Their modules hold SQL
+a refused call, the fence's stamp, resolve, write and probe, and a person's answer on an
+interrupted write (the wait and the record). Their modules hold SQL
 (the model activity's the completion's, as it completes the run on its answer; the fence's
 in activities/fence), which workflow code never imports."""
 
@@ -12,13 +13,16 @@ with workflow.unsafe.imports_passed_through():
         ACT_FENCE_RESOLVE,
         ACT_FENCE_STAMP,
         ACT_MODEL_COMPLETE,
+        ACT_RUN_AWAIT_RECONCILE,
         ACT_RUN_BEGIN,
+        ACT_RUN_RECONCILED,
         ACT_TOOL_EXECUTE,
         ACT_TOOL_REFUSE,
         ACT_WRITE_EXECUTE,
         ACT_WRITE_RECONCILE,
     )
     from agentrt.contracts.reconcile import ReconcileResult
+    from agentrt.contracts.reconcile_answer import AwaitReconcileRequest, ReconciledRequest
     from agentrt.contracts.run import (
         BeginRequest,
         BeginResult,
@@ -29,6 +33,7 @@ with workflow.unsafe.imports_passed_through():
         RefuseRequest,
         ToolCallRequest,
         ToolCallResult,
+        Transition,
     )
 
 # The run's own steps (workflows/_steps.py).
@@ -41,3 +46,6 @@ STAMP = ActivityRef[FenceRequest, FenceResult](ACT_FENCE_STAMP, FenceResult)
 RESOLVE = ActivityRef[FenceRequest, FenceResult](ACT_FENCE_RESOLVE, FenceResult)
 WRITE = ActivityRef[ToolCallRequest, ToolCallResult](ACT_WRITE_EXECUTE, ToolCallResult)
 PROBE = ActivityRef[ToolCallRequest, ReconcileResult](ACT_WRITE_RECONCILE, ReconcileResult)
+# A person's answer on an interrupted write (workflows/reconciliation.py).
+AWAIT_ANSWER = ActivityRef[AwaitReconcileRequest, Transition](ACT_RUN_AWAIT_RECONCILE, Transition)
+RECORD_ANSWER = ActivityRef[ReconciledRequest, Transition](ACT_RUN_RECONCILED, Transition)

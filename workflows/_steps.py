@@ -1,10 +1,13 @@
 """The run's steps, each one activity on the run's context: begin, a model call, a tool call
 (a non-idempotent write goes behind its fence), a refused call."""
 
+import functools
+
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError, FailureError
 
 from agentrt.workflows import _options as opt
+from agentrt.workflows import reconciliation
 from agentrt.workflows._calls import call, call_local, error_type, failure_of
 from agentrt.workflows._context import RunContext
 from agentrt.workflows._loop import Route, route
@@ -115,8 +118,10 @@ async def tool(ctx: RunContext, round_no: int, c: ToolCall, seq: int | None = No
         )
     else:
         probe = tool_plan is not None and tool_plan.reconcile
+        asks = plan.on_unknown_outcome == "ask"
+        asked = functools.partial(reconciliation.ask, ctx) if asks else None
         await fenced_write(
-            request, plan.timeouts, ctx.check_cancel, task_queue=queue, reconcile=probe
+            request, plan.timeouts, ctx.check_cancel, task_queue=queue, reconcile=probe, ask=asked
         )
 
 

@@ -13,7 +13,7 @@ from temporalio.common import RawValue
 from temporalio.exceptions import ActivityError, ApplicationError, FailureError
 
 from agentrt.workflows import _steps as steps
-from agentrt.workflows import pauses
+from agentrt.workflows import pauses, reconciliation
 from agentrt.workflows._calls import error_type
 from agentrt.workflows._context import (
     RunContext,
@@ -46,10 +46,12 @@ with workflow.unsafe.imports_passed_through():
         SIGNAL_CANCEL,
         UPDATE_BEGUN,
         UPDATE_DECIDE,
+        UPDATE_RECONCILE,
         UPDATE_SUBMIT_INPUT,
         WORKFLOW_AGENT_RUN,
     )
     from agentrt.contracts.profiles import RunPlan
+    from agentrt.contracts.reconcile_answer import ReconcileAnswer, ReconcileOutcome
     from agentrt.contracts.run import (
         BegunResult,
         RunRequest,
@@ -87,6 +89,15 @@ class AgentRunWorkflow:
     @submit_input.validator
     def _validate_input(self, message: InputMessage) -> None:
         pauses.check_input(self._ctx, message)
+
+    @workflow.update(name=UPDATE_RECONCILE)
+    async def reconcile(self, answer: ReconcileAnswer) -> ReconcileOutcome:
+        """A person's answer on the interrupted write the run waits on."""
+        return await reconciliation.answer(self._ctx, answer)
+
+    @reconcile.validator
+    def _validate_answer(self, answer: ReconcileAnswer) -> None:
+        reconciliation.check_answer(self._ctx, answer)
 
     # ABANDON: every path out of `run` lets it answer first; should one not, the starter
     # gets "workflow completed" rather than the workflow failing its task over it.

@@ -153,6 +153,7 @@ async def finish(ctx: RunContext, result: RunResult) -> RunResult:
     await project(ctx)
     ctx.finished = True
     ctx.gate.closed = True
+    ctx.reconcile.closed = True
     set_status(result.status)
     await workflow.wait_condition(workflow.all_handlers_finished)
     return result

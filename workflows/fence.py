@@ -3,7 +3,7 @@ after a failure the database is asked what really happened. Never retried once c
 unless its tool's probe says, once the attempt can no longer land, that it was not
 applied (reconciliation, below). The activities and their SQL: activities/fence."""
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 
 from temporalio import workflow
@@ -21,7 +21,7 @@ with workflow.unsafe.imports_passed_through():
     from agentrt.contracts.enums import TerminationReason
     from agentrt.contracts.errors import ErrorType
     from agentrt.contracts.profiles import Timeouts
-    from agentrt.contracts.reconcile import APPLIED, NOT_APPLIED
+    from agentrt.contracts.reconcile import APPLIED, NOT_APPLIED, UNKNOWN, Verdict
     from agentrt.contracts.run import FenceRequest, FenceResult, FenceState, ToolCallRequest
 
 # How often a write that no worker ever claimed may be scheduled again (fresh fence each).
@@ -34,6 +34,13 @@ LOCAL_STAMP = "fence-local-stamp"
 # Reconciliation: asked only when a write with a probe was interrupted after its claim, so
 # no other run records a marker for it, and runs recorded before it fail there as before.
 RECONCILE = "fence-reconcile"
+# A person answers (`on_unknown_outcome: ask`): asked only when the outcome stayed unknown
+# in such a profile, so runs recorded before it, and "fail" runs, replay as they were.
+ASK = "fence-ask"
+
+# Waits for a person's answer on an interrupted write (workflows/reconciliation.py), given
+# the request and when its attempt can no longer land.
+Ask = Callable[[ToolCallRequest, datetime], Awaitable[Verdict]]
 
 
 def write_call(t: Timeouts) -> ActivityConfig:
@@ -54,9 +61,11 @@ async def fenced_write(
     *,
     task_queue: str | None = None,
     reconcile: bool = False,
+    ask: Ask | None = None,
 ) -> None:
-    """`reconcile`: the tool has a probe (the run plan says so). With "fail", the only
-    `on_unknown_outcome` yet, a write whose outcome stays unknown fails the run."""
+    """`reconcile`: the tool has a probe (the run plan says so). A write whose outcome
+    stays unknown fails the run (`on_unknown_outcome: fail`), or, given `ask` (the profile
+    says "ask"), waits for a person's answer."""
     c = request.call
     for _ in range(MAX_WRITE_SCHEDULES):
         check_cancel()  # a cancel that lands before the stamp: the write never runs
@@ -87,11 +96,12 @@ async def fenced_write(
         if verdict.state == FenceState.ALREADY_DONE:
             return
         if verdict.state == FenceState.INTERRUPTED:
-            if not (reconcile and workflow.patched(RECONCILE)):
-                raise Stop(
-                    TerminationReason.INTERRUPTED_WRITE, error_type=ErrorType.OUTCOME_UNKNOWN
-                )
-            answer = await _reconcile(write, timeouts, failure, scheduled, task_queue)
+            landed_by = _cannot_land_after(timeouts, failure, scheduled)
+            answer: str = UNKNOWN
+            if reconcile and workflow.patched(RECONCILE):
+                answer = await _reconcile(write, timeouts, landed_by, task_queue)
+            if answer == UNKNOWN and ask is not None and workflow.patched(ASK):
+                answer = await ask(write, landed_by)
             if answer == APPLIED:
                 return
             if answer == NOT_APPLIED:
@@ -102,27 +112,30 @@ async def fenced_write(
     raise Stop(TerminationReason.INTERNAL_ERROR, error_type=ErrorType.WRITE_NEVER_STARTED)
 
 
+def _cannot_land_after(timeouts: Timeouts, failure: ActivityError, scheduled: datetime) -> datetime:
+    """When the interrupted attempt can no longer land: now if it is known over (it
+    reported its own failure: its code returned; or it timed out start-to-close);
+    otherwise (a heartbeat timeout: its worker went silent, and may only have lost its
+    connection) once its start-to-close bound has passed. It started no later than now,
+    and no later than its schedule-to-start bound, so its bound ends by the earlier of the
+    two plus start-to-close."""
+    if _attempt_over(failure):
+        return workflow.now()
+    latest_start = min(
+        workflow.now(), scheduled + timedelta(seconds=timeouts.schedule_to_start_seconds)
+    )
+    return latest_start + timedelta(seconds=timeouts.write_seconds)
+
+
 async def _reconcile(
-    write: ToolCallRequest,
-    timeouts: Timeouts,
-    failure: ActivityError,
-    scheduled: datetime,
-    task_queue: str | None,
+    write: ToolCallRequest, timeouts: Timeouts, landed_by: datetime, task_queue: str | None
 ) -> str:
     """Ask the write's probe what became of the interrupted attempt: a Verdict. "Not
     applied" is only true once that attempt can no longer land, so the probe runs only
-    after the attempt is known over: it reported its own failure (its code returned), or
-    it timed out start-to-close; otherwise (a heartbeat timeout: its worker went silent,
-    and may only have lost its connection) after its start-to-close bound has passed, on
-    a durable timer. It started no later than now, and no later than its schedule-to-start
-    bound, so its bound ends by the earlier of the two plus start-to-close."""
-    if not _attempt_over(failure):
-        latest_start = min(
-            workflow.now(), scheduled + timedelta(seconds=timeouts.schedule_to_start_seconds)
-        )
-        wait = latest_start + timedelta(seconds=timeouts.write_seconds) - workflow.now()
-        if wait > timedelta(0):
-            await workflow.sleep(wait, summary=f"until write {write.call.name} cannot land")
+    after `landed_by`, on a durable timer."""
+    wait = landed_by - workflow.now()
+    if wait > timedelta(0):
+        await workflow.sleep(wait, summary=f"until write {write.call.name} cannot land")
     try:
         answer = await call(
             PROBE,

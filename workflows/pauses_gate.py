@@ -1,5 +1,6 @@
-"""The pauses' pure state: the approval gate (which decisions the workflow accepts) and the
-input pause (whether it takes a follow-up message, and which are on record). Pure,
+"""The pauses' pure state: the approval gate (which decisions the workflow accepts), the
+input pause (whether it takes a follow-up message, and which are on record) and the
+reconcile gate (which answer on an interrupted write it takes). Pure,
 unit-testable; the pauses themselves and their handlers are in workflows/pauses.py."""
 
 import hmac
@@ -14,6 +15,7 @@ from agentrt.contracts.approval import (
     refusal_sentence,
 )
 from agentrt.contracts.errors import ErrorType
+from agentrt.contracts.reconcile_answer import ReconcileAnswer
 
 REJECTED_KEPT = 20
 
@@ -142,3 +144,51 @@ class InputPause:
         self.waiting, self.message = False, None
         if recorded is not None:
             self.recorded.add(recorded.message_id)
+
+
+@dataclass
+class ReconcileGate:
+    """The wait for a person's answer on an interrupted write (workflows/reconciliation.py):
+    which call and fence it is for, the answer taken, the fences answered on record."""
+
+    call_id: str | None = None
+    fence: str | None = None
+    answer: ReconcileAnswer | None = None
+    answered: set[str] = field(default_factory=set)  # fences whose answer is on record
+    closed: bool = False  # the run ended: no answer is taken any more
+    # Answers taken that the recording activity then refused (no valid attestation).
+    rejected: list[ReconcileAnswer] = field(default_factory=list)
+
+    def open(self, call_id: str, fence: str) -> None:
+        self.call_id, self.fence, self.answer = call_id, fence, None
+
+    def check(self, a: ReconcileAnswer) -> str | None:
+        """None if the answer may be taken, else the refusal (an ErrorType value)."""
+        if a.fence in self.answered or (a.fence == self.fence and self.answer is not None):
+            return ErrorType.ALREADY_RECONCILED.value
+        if self.closed or self.call_id is None:
+            return ErrorType.NOT_AWAITING_RECONCILIATION.value
+        if a.call_id != self.call_id or a.fence != self.fence:
+            return ErrorType.STALE_RECONCILIATION.value
+        return None
+
+    def take(self, a: ReconcileAnswer) -> bool:
+        if self.check(a) is not None:
+            return False
+        self.answer = a
+        return True
+
+    def reject(self, a: ReconcileAnswer) -> None:
+        """The taken answer did not count: the wait takes another one."""
+        if self.answer is a:
+            self.answer = None
+        self.rejected = [*self.rejected, a][-REJECTED_KEPT:]
+
+    def was_rejected(self, a: ReconcileAnswer) -> bool:
+        return any(r is a for r in self.rejected)
+
+    def done(self) -> None:
+        """The answer is on record: the wait is over."""
+        if self.fence is not None:
+            self.answered.add(self.fence)
+        self.call_id = self.fence = self.answer = None

@@ -10,6 +10,7 @@ by `resolve`, or by `void_unclaimed` when its run settles.
 from typing import Any
 
 from sqlalchemy import bindparam, case, exists, select, update
+from sqlalchemy.orm import Session
 from sqlalchemy.sql.dml import Update
 
 from agentrt.contracts.enums import PendingState, RunStatus
@@ -169,15 +170,21 @@ def void_unknown(ctx: StoreContext, run_id: str, token: str, key: str) -> bool:
     outcome_unknown, its run RUNNING, no step recorded for the call) is emptied, so the
     write may be stamped afresh. False when it matched nothing: leave the run as it is."""
     with ctx.sessions.begin() as s:
-        res = s.execute(
-            update(RunRow)
-            .where(RunRow.id == run_id, TOKEN == token, STATE == _UNKNOWN,
-                   RunRow.status == _RUNNING, ~_RECORDED)
-            .values({**EMPTY, RunRow.updated_at: utcnow(), RunRow.revision: RunRow.revision + 1})
-            .execution_options(synchronize_session=False),
-            {"key": key},
-        )  # fmt: skip
-        return bool(rowcount(res))
+        return void_in(s, run_id, token, key)
+
+
+def void_in(s: Session, run_id: str, token: str, key: str) -> bool:
+    """`void_unknown` in a transaction the caller holds (a person's "not applied" answer:
+    activities/fence/answer.py)."""
+    res = s.execute(
+        update(RunRow)
+        .where(RunRow.id == run_id, TOKEN == token, STATE == _UNKNOWN,
+               RunRow.status == _RUNNING, ~_RECORDED)
+        .values({**EMPTY, RunRow.updated_at: utcnow(), RunRow.revision: RunRow.revision + 1})
+        .execution_options(synchronize_session=False),
+        {"key": key},
+    )  # fmt: skip
+    return bool(rowcount(res))
 
 
 def clear(ctx: StoreContext, run_id: str, token: str) -> None:

@@ -10,6 +10,8 @@ the activity is retried) and acts on the answer in the store:
 - unknown (or no probe on this worker): nothing changes; the run ends as without a probe.
 """
 
+from collections.abc import Callable
+
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
@@ -34,10 +36,20 @@ from agentrt.store.context import StoreContext
 from agentrt.store.tool_steps import ToolStepStore
 
 
+def uncounted(verdict: str) -> None:
+    """No metrics: what the activity built without the worker's counters records."""
+
+
 class ReconcileActivities(ActivityGroup):
     def __init__(
-        self, *, ctx: StoreContext, registry: ToolRegistry, faults: FaultHook = no_faults
+        self,
+        *,
+        ctx: StoreContext,
+        registry: ToolRegistry,
+        faults: FaultHook = no_faults,
+        answered: Callable[[str], None] = uncounted,
     ) -> None:
+        self._answered = answered  # a probe's verdict acted on, by verdict (a metric)
         self._ctx = ctx
         self._steps = ToolStepStore(ctx)
         self._registry = registry
@@ -78,15 +90,17 @@ class ReconcileActivities(ActivityGroup):
             activity.logger.warning(
                 "run %s: write %s reconciled: %s", req.run_id, call.call_id, answer.verdict
             )
+            verdict = UNKNOWN
             if answer.verdict == APPLIED:
                 await db(self._record, req, token, bounded(answer.result or ""))
-                return ReconcileResult(verdict=APPLIED)
-            if answer.verdict == NOT_APPLIED:
+                verdict = APPLIED
+            elif answer.verdict == NOT_APPLIED:
                 voided = await db(
                     _sql.void_unknown, self._ctx, req.run_id, token, req.idempotency_key
                 )
-                return ReconcileResult(verdict=NOT_APPLIED if voided else UNKNOWN)
-            return ReconcileResult(verdict=UNKNOWN)
+                verdict = NOT_APPLIED if voided else UNKNOWN
+            self._answered(verdict)
+            return ReconcileResult(verdict=verdict)
 
     def _record(self, req: ToolCallRequest, token: str, content: str) -> None:
         """The write's step, as its own record would have been, and the fence cleared, in

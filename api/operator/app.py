@@ -21,6 +21,7 @@ from agentrt.api.operator.codec import CODEC_PATH, CodecSessions, codec_app
 from agentrt.api.operator.codec import router as codec_router
 from agentrt.api.operator.live_routes import live_router
 from agentrt.api.operator.page import mount_page
+from agentrt.api.operator.reconcile import router as reconcile_router
 from agentrt.api.operator.routes import router
 from agentrt.api.operator.state import OpsState
 from agentrt.api.settings import ApiSettings
@@ -112,6 +113,7 @@ def mount_ops(
     app.include_router(router)
     app.include_router(live_router)
     app.include_router(codec_router)  # POST/DELETE /me/session
+    app.include_router(reconcile_router)
     mount_page(app)  # the approvals page at /ui/
     # Temporal Web's codec, authorised by the page's session cookie.
     sessions = CodecSessions()

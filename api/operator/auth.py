@@ -16,8 +16,10 @@ from agentrt.store.principals import PrincipalStore
 READ, READ_ALL, START = "runs:read", "runs:read-all", "runs:start"
 DECIDE, CANCEL, ADMIN = "runs:decide", "runs:cancel", "admin"
 DECODE = "payloads:decode"  # Temporal Web's codec on this API (api/operator/codec.py)
+# Record what the target system shows of a write whose outcome is unknown.
+RECONCILE = "runs:reconcile"
 
-SCOPES = (READ, READ_ALL, START, DECIDE, CANCEL, DECODE, ADMIN)
+SCOPES = (READ, READ_ALL, START, DECIDE, CANCEL, RECONCILE, DECODE, ADMIN)
 
 _bearer = HTTPBearer(auto_error=False, description="An operator API token (agentrt-api token)")
 

@@ -61,7 +61,7 @@ def _state(request: Request) -> OpsState:
     return state
 
 
-def _run_id(raw: str) -> str:
+def run_id_of(raw: str) -> str:
     try:
         return str(uuid.UUID(raw))
     except ValueError:
@@ -69,7 +69,6 @@ def _run_id(raw: str) -> str:
 
 
 State = Annotated[OpsState, Depends(_state)]
-run_id_of = _run_id  # the other route modules' (live_routes.py)
 
 
 @router.get("/me", response_model=MeOut, tags=["principals"])
@@ -181,7 +180,7 @@ async def list_runs(
 async def get_run(
     run_id: str, state: State, who: Annotated[Principal, Depends(auth.require(auth.READ))]
 ) -> RunOut:
-    return await state.out(await state.visible(_run_id(run_id), who.visible_to))
+    return await state.out(await state.visible(run_id_of(run_id), who.visible_to))
 
 
 @router.get(
@@ -201,7 +200,7 @@ async def run_events(
 ) -> Response:
     """A page of events after `after`; with `Accept: text/event-stream`, a live follow that
     resumes after `Last-Event-ID`."""
-    view = await state.visible(_run_id(run_id), who.visible_to)
+    view = await state.visible(run_id_of(run_id), who.visible_to)
     if "text/event-stream" in request.headers.get("accept", ""):
         start = resume_after(last_event_id, after)
         return StreamingResponse(
@@ -226,7 +225,7 @@ async def decide(
     who: Annotated[Principal, Depends(auth.require(auth.DECIDE))],
 ) -> DecisionOut:
     """Approve or deny the pending turn named by its digest, as the authenticated principal."""
-    view = await state.visible(_run_id(run_id), who.visible_to)
+    view = await state.visible(run_id_of(run_id), who.visible_to)
     approved = body.verdict == "approve"
     if view.status is not RunStatus.WAITING_FOR_APPROVAL:
         raise conflict("not_awaiting_approval", f"run {view.run_id} is {view.status.value}")
@@ -271,7 +270,7 @@ async def cancel_run(
     body: CancelIn | None = None,
 ) -> RunOut:
     """Cancel as the authenticated principal; answers once the run ended (or 10 s)."""
-    view = await state.visible(_run_id(run_id), who.visible_to)
+    view = await state.visible(run_id_of(run_id), who.visible_to)
     if view.status.terminal:
         raise conflict("run_finished", f"run {view.run_id} already ended as {view.status.value}")
     reason = body.reason if body else None

@@ -52,6 +52,9 @@ class PendingWriteOut(BaseModel):
     # Present at privacy level full (verbatim) or redacted (redacted); else only its size.
     arguments: dict[str, Any] | None = None
     arguments_size: int | None = None
+    fence: str | None = Field(
+        default=None, description="the fence's id: an answer (POST /runs/{id}/reconcile) names it"
+    )
 
 
 class PendingOut(BaseModel):

@@ -39,9 +39,11 @@ class Killer:
     task_queue: str
     markers: Path  # where the blocked worker drops its marker file
 
-    async def kill_at(self, point: str, prompt: str = PROMPT) -> Killed:
-        """Start `prompt` in the fast-writes profile on a worker that blocks at `point`, and
-        SIGKILL that worker's process group once it is there."""
+    async def kill_at(
+        self, point: str, prompt: str = PROMPT, profile: str = "fast-writes"
+    ) -> Killed:
+        """Start `prompt` in `profile` (short write timeouts) on a worker that blocks at
+        `point`, and SIGKILL that worker's process group once it is there."""
         faulty = self.pool.spawn(
             worker_env(
                 self.settings,
@@ -52,7 +54,7 @@ class Killer:
             )
         )
         started = time.monotonic()
-        run_id = await self.runtime.start("fast-writes", prompt)
+        run_id = await self.runtime.start(profile, prompt)
         await wait_for_marker(self.markers / point, faulty, within=30.0)
         reached = time.monotonic()
         faulty.kill()

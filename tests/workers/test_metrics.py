@@ -98,6 +98,7 @@ async def test_scraped_values_follow_the_runs(client: Client, own_settings: Sett
     assert value(after, "agentrt_runs_waiting_for_approval") == 0
     assert value(after, "agentrt_oldest_waiting_run_seconds") == 0
     assert value(after, "agentrt_store_up") == 1
+    assert value(after, "agentrt_runs_awaiting_reconciliation") == 0  # "auto" says fail
     assert value(after, "agentrt_approval_wait_seconds_count") == 1
     assert 0 < value(after, "agentrt_approval_wait_seconds_sum") < 60
     assert value(after, "agentrt_runs_started_total", profile="auto") == 2

@@ -1,6 +1,7 @@
 // A pending turn's calls, the decision buttons, and a write the run's fence holds.
 import { json, explain, may } from "./api.js";
 import { el, effectBadge, notice, pretty, timeEl, textOrWithheld } from "./dom.js";
+import { reconcileForm } from "./reconcile.js";
 
 // What the decider reads the calls against: the prompt and what the model said before them.
 export function renderContext(run) {
@@ -45,6 +46,7 @@ export function renderWrite(run) {
   const facts = el("dl");
   const rows = [["tool", w.tool], ["effect", w.effect || "unknown"], ["call id", w.call_id],
     ["idempotency key", w.idempotency_key], ["fence", w.state]];
+  if (w.fence) rows.push(["fence id", w.fence]);
   for (const [k, v] of rows) {
     facts.append(el("dt", k), el("dd", v, `write-${k.replace(" ", "-")}`));
   }
@@ -52,6 +54,9 @@ export function renderWrite(run) {
   if (w.since) since.append(timeEl(w.since));
   facts.append(el("dt", "since"), since);
   card.append(facts, renderArguments(run, w.arguments, w.arguments_size));
+  if (run.status === "AWAITING_RECONCILIATION") {
+    card.append(reconcileForm(run, may("runs:reconcile")));
+  }
   if (run.attention === "outcome_unknown") {
     card.append(el("p", "Check the target system for this idempotency key before retrying " +
       "the request: the run failed, and the write may or may not have happened.", "muted"));

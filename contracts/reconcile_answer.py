@@ -1,0 +1,78 @@
+"""A person's answer on an interrupted write (`on_unknown_outcome: ask`).
+
+A run whose write's outcome stayed unknown (no probe, the probe said unknown or kept
+failing) waits AWAITING_RECONCILIATION. An operator looks at the target system and answers
+through the `reconcile` update (the operator API, the Python API, the CLI, the page):
+- `applied`, with the result text the model should see: the step is recorded, the run goes on;
+- `not_applied`, then `retry` (the write runs again under a fresh fence, the same
+  idempotency key) or `error` (the model gets an error result, `result` or a default);
+- `give_up`: the run ends FAILED interrupted_write.
+
+The answer names the call and the fence it is about (`fence`, from the run view's pending
+write): an answer for another call, or for an earlier fence of the same call, is stale.
+The workflow is the decider (one answer per wait); the activity that records it checks its
+attestation and moves the run in one guarded UPDATE (activities/fence/answer.py)."""
+
+import hashlib
+from typing import Literal
+
+from pydantic import BaseModel, Field, model_validator
+
+from agentrt.contracts.reconcile import MAX_RESULT_CHARS
+from agentrt.contracts.run import PauseRequest, ToolCallRequest
+
+Answer = Literal["applied", "not_applied", "give_up"]
+Then = Literal["retry", "error"]
+NOT_APPLIED_NOTE = "The write was not applied (checked by an operator)."
+
+
+def fence_id(token: str) -> str:
+    """The id a run view shows for a fence: a digest of its token (the token itself is the
+    claim's credential and stays in the store)."""
+    return hashlib.sha256(token.encode()).hexdigest()[:16]
+
+
+class ReconcileAnswer(BaseModel):
+    call_id: str = Field(min_length=1, max_length=200)
+    fence: str = Field(min_length=1, max_length=64)
+    answer: Answer
+    # applied: what the model sees (required); not_applied with `error`: the error text.
+    result: str | None = Field(default=None, max_length=MAX_RESULT_CHARS)
+    then: Then = "retry"  # what `not_applied` does
+    answered_by: str = Field(min_length=1, max_length=200)
+    reason: str | None = Field(default=None, max_length=2000)
+    # Made by the operator API (or a client holding the seal key): store/attest.py.
+    attestation: str | None = Field(default=None, max_length=4000)
+
+    @model_validator(mode="after")
+    def _applied_has_result(self) -> "ReconcileAnswer":
+        if self.answer == "applied" and not self.result:
+            raise ValueError("an `applied` answer gives the result text the model should see")
+        return self
+
+    def claim(self, run_id: str) -> str:
+        """What the attestation seals: who answered what, on which fence of which run."""
+        then = self.then if self.answer == "not_applied" else ""
+        return "\x1f".join((run_id, self.answered_by, self.call_id, self.fence, self.answer, then))
+
+
+class ReconcileOutcome(BaseModel):
+    """The `reconcile` update's answer: the answer is on record."""
+
+    run_id: str
+    call_id: str
+    answer: Answer
+    then: Then | None = None
+
+
+class AwaitReconcileRequest(PauseRequest):
+    round: int
+    call_id: str
+    tool: str
+
+
+class ReconciledRequest(PauseRequest):
+    """Record `answer` on `write` (the interrupted request, with its fence token)."""
+
+    write: ToolCallRequest
+    answer: ReconcileAnswer

@@ -1,0 +1,75 @@
+"""A person's answer on an interrupted write, for the clients: the checked answer, the
+`reconcile` update as Temporal is sent it, and the typed error for an answer the run
+refused (contracts/reconcile_answer.py says what each answer does)."""
+
+from pydantic import ValidationError
+from temporalio.client import Client, WorkflowUpdateFailedError
+from temporalio.exceptions import ApplicationError
+from temporalio.service import RPCError, RPCStatusCode
+
+from agentrt.contracts.errors import (
+    AlreadyReconciledError,
+    ErrorType,
+    InvalidRequestError,
+    ReconcileError,
+    RunNotAwaitingReconciliationError,
+    StaleReconciliationError,
+    UnattestedReconciliationError,
+)
+from agentrt.contracts.ids import UPDATE_RECONCILE
+from agentrt.contracts.reconcile_answer import ReconcileAnswer, ReconcileOutcome
+from agentrt.store.attest import attest_answer
+from agentrt.store.sealing import Sealer
+
+_REFUSALS: dict[str, type[ReconcileError]] = {
+    ErrorType.NOT_AWAITING_RECONCILIATION: RunNotAwaitingReconciliationError,
+    ErrorType.STALE_RECONCILIATION: StaleReconciliationError,
+    ErrorType.ALREADY_RECONCILED: AlreadyReconciledError,
+    ErrorType.UNATTESTED_RECONCILIATION: UnattestedReconciliationError,
+}
+
+
+def checked_answer(
+    attest_with: tuple[Sealer, str] | None = None, **fields: object
+) -> ReconcileAnswer:
+    """The answer, attested with `attest_with` (the seal key and the run) when it brings no
+    attestation of its own."""
+    try:
+        answer = ReconcileAnswer.model_validate(fields)
+    except ValidationError as exc:
+        raise InvalidRequestError(f"invalid answer: {exc.errors()[0]['msg']}") from None
+    if answer.attestation is None and attest_with is not None:
+        sealer, run_id = attest_with
+        answer.attestation = attest_answer(sealer, run_id, answer)
+    return answer
+
+
+def answer_update_id(answer: ReconcileAnswer, sealer: Sealer, run_id: str) -> str:
+    """The update's id: a double click of the same answer is deduped server-side. Keyed,
+    as a decision's is (starter/_deciding.py): an id anyone could compute would let a
+    refused update pre-empt the real one."""
+    return f"reconcile-{answer.fence}-{sealer.mac('id' + answer.claim(run_id))[:32]}"
+
+
+async def send_answer(
+    client: Client, run_id: str, answer: ReconcileAnswer, sealer: Sealer
+) -> ReconcileOutcome:
+    """Send `answer` as the run's `reconcile` update; a refusal raises its typed error."""
+    handle = client.get_workflow_handle(run_id)
+    try:
+        done: ReconcileOutcome = await handle.execute_update(
+            UPDATE_RECONCILE,
+            answer,
+            result_type=ReconcileOutcome,
+            id=answer_update_id(answer, sealer, run_id),
+        )
+    except WorkflowUpdateFailedError as err:
+        cause = err.cause
+        kind = cause.type if isinstance(cause, ApplicationError) else None
+        refused = _REFUSALS.get(kind or "", ReconcileError)
+        raise refused(f"run {run_id}: answer refused ({kind or type(cause).__name__})") from None
+    except RPCError as err:
+        if err.status is RPCStatusCode.NOT_FOUND:
+            raise RunNotAwaitingReconciliationError(f"run {run_id} has ended") from None
+        raise
+    return done
