@@ -31,6 +31,7 @@ from agentrt.contracts.messages import (
     ToolCall,
     Usage,
 )
+from agentrt.contracts.output import feedback, parse_output
 from agentrt.contracts.pricing import PriceTable
 from agentrt.contracts.run import (
     ModelRequest,
@@ -39,6 +40,7 @@ from agentrt.contracts.run import (
 )
 from agentrt.contracts.turn import TurnEnd, turn_end
 from agentrt.store.runs import RunStore
+from agentrt.store.step_rows import Part, write_step
 
 
 class ModelActivities(ActivityGroup):
@@ -82,7 +84,12 @@ class ModelActivities(ActivityGroup):
     @heartbeats
     async def complete(self, req: ModelRequest) -> ModelResult:
         turn, unrecorded = await self._turn(req)
-        if turn_end(req.answer, turn) is not TurnEnd.ANSWER:
+        end = turn_end(req.answer, turn)
+        if end is TurnEnd.INVALID:
+            if unrecorded is not None:
+                await self._record_invalid(req, unrecorded)
+            return turn
+        if end is not TurnEnd.ANSWER:
             if unrecorded is not None:
                 await self._record(req.run_id, unrecorded)
             return turn
@@ -95,6 +102,20 @@ class ModelActivities(ActivityGroup):
 
     async def _record(self, run_id: str, turn: TurnRecord) -> None:
         await db(self._runs.record_turn, run_id, turn)
+        await fault(self._faults, "model.after_record")
+
+    async def _record_invalid(self, req: ModelRequest, turn: TurnRecord) -> None:
+        """An answer that failed the output schema, and the user turn telling the model why,
+        at the completion's sequence (the workflow takes it): one step, all or none."""
+        schema = req.answer.output_schema
+        assert schema is not None  # turn_end says INVALID only for a typed answer
+        _, error = parse_output(turn.message.content, schema)
+        note = Message(role="user", content=feedback(error or "invalid"))
+        parts = [
+            *self._runs.turn_parts(req.run_id, turn),
+            Part("message", self._runs.message_row(req.run_id, req.answer.sequence, note)),
+        ]
+        await db(write_step, self._runs.ctx, parts)
         await fault(self._faults, "model.after_record")
 
     async def _turn(self, req: ModelRequest) -> tuple[ModelResult, TurnRecord | None]:
@@ -149,6 +170,7 @@ class ModelActivities(ActivityGroup):
             finish_reason=str(seen.get("finish_reason", "stop")),
             guardrail=str(seen.get("guardrail", "ALLOW")),
             input_required=bool(seen.get("input_required", False)),
+            output_invalid=_invalid(req, recorded.content, recorded.tool_calls),
         )
 
     def _made(
@@ -186,9 +208,16 @@ class ModelActivities(ActivityGroup):
             finish_reason=reply.finish_reason,
             guardrail=checked.verdict.name,
             input_required=reply.input_required and not calls,
+            output_invalid=_invalid(req, checked.text, calls),
         )
         record = TurnRecord(req.sequence, req.round, message, payload, duration_ms, req.privacy)
         return turn, record
+
+
+def _invalid(req: ModelRequest, text: str, calls: list[ToolCall]) -> bool:
+    """Whether a tool-less reply fails the run's output schema (none: never)."""
+    schema = req.answer.output_schema
+    return schema is not None and not calls and parse_output(text, schema)[1] is not None
 
 
 def _float_or_none(value: object) -> float | None:

@@ -90,6 +90,8 @@ class RunActivities(ActivityGroup):
             model_task_queue=self._routes.model(profile.model),
             on_unknown_outcome=profile.on_unknown_outcome,
             max_parallel_tools=profile.max_parallel_tools,
+            output_schema=profile.output_schema,
+            output_retries=profile.output_retries,
         )
         snapshot = {
             "instructions": profile.instructions,

@@ -17,6 +17,7 @@ from agentrt.store.pending import call_effects, pending_write
 from agentrt.store.privacy import filter_payload
 from agentrt.store.rows import EventRow, MessageRow, RunRow, in_sequence
 from agentrt.store.sealed import (
+    RUN_OUTPUT,
     EVENT_PAYLOAD,
     MESSAGE_BODY,
     RUN_ANSWER,
@@ -212,6 +213,9 @@ class RunStore:
         answer = None
         if row.answer is not None:
             answer = RUN_ANSWER.open(self._ctx.sealer, row.answer, row.id)
+        output = None
+        if row.output is not None:
+            output = json.loads(RUN_OUTPUT.open(self._ctx.sealer, row.output, row.id))
         busy = bool(row.pending_call_id or row.pending_approval)  # idle rows skip the parse
         snapshot = RunSnapshot.parse(row.snapshot) if busy else RunSnapshot()
         pending = None
@@ -238,6 +242,7 @@ class RunStore:
             completion_tokens=row.completion_tokens,
             cost_usd=row.cost_usd,
             answer=answer,
+            output=output,
             created_at=created,
             finished_at=as_utc(row.finished_at),
             revision=row.revision,
