@@ -32,6 +32,7 @@ from agentrt.contracts.enums import (
     TerminationReason,
 )
 from agentrt.contracts.errors import ErrorType
+from agentrt.contracts.output import answer_json
 from agentrt.contracts.run import (
     COMPLETION_ATTEMPTS,
     CompleteRequest,
@@ -40,7 +41,6 @@ from agentrt.contracts.run import (
     Transition,
     TurnRecord,
 )
-from agentrt.contracts.output import answer_json
 from agentrt.store.answer import ResultNotRetainableError, ceiling_of, keep_json, keep_text
 from agentrt.store.context import StoreContext, utcnow
 from agentrt.store.rows import MessageRow, RunRow

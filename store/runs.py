@@ -17,10 +17,10 @@ from agentrt.store.pending import call_effects, pending_write
 from agentrt.store.privacy import filter_payload
 from agentrt.store.rows import EventRow, MessageRow, RunRow, in_sequence
 from agentrt.store.sealed import (
-    RUN_OUTPUT,
     EVENT_PAYLOAD,
     MESSAGE_BODY,
     RUN_ANSWER,
+    RUN_OUTPUT,
     RUN_PENDING_APPROVAL,
     within,
 )

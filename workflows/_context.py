@@ -1,8 +1,8 @@
 """The mutable state of one run inside the workflow, shared by the loop and the handlers."""
 
 import asyncio
-from typing import Any
 from dataclasses import dataclass, field
+from typing import Any
 
 from temporalio import workflow
 from temporalio.common import SearchAttributeKey
