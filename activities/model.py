@@ -131,7 +131,7 @@ class ModelActivities(ActivityGroup):
         messages = [Message(role="system", content=snap.instructions), *transcript]
         request = ProviderRequest(
             model="", messages=messages, tools=(snap.tools or None) if req.offer_tools else None,
-            round=req.round,
+            round=req.round, output_schema=req.answer.output_schema,
         )  # fmt: skip
         started = time.monotonic()
         used = req.model
