@@ -7,18 +7,21 @@ never answers valid JSON fails the run, typed."""
 from agentrt.contracts.enums import EventKind, RunStatus, TerminationReason
 from agentrt.contracts.errors import ErrorType
 from agentrt.store.runs import RunStore
+from temporalio.client import Client
+
 from tests.api.conftest import Live, user_message
 from tests.api.ops_helpers import http, name, start, token, wait_status
+from tests.workflows._replay import assert_replays, fetch, patches
 
 ORDER = {"order_id": "1042", "total_cents": 4999}
 
 
 async def test_a_typed_answer_is_retried_with_its_error_then_returned_through_python_and_http(
-    live: Live,
+    live: Live, client: Client
 ) -> None:
-    async with http(live, token(live, name("alice"), "runs:start", "runs:read")) as client:
-        run_id = (await start(client, "typed", "the typed total of order 1042?"))["run_id"]
-        body = await wait_status(client, run_id, "COMPLETED", "FAILED")
+    async with http(live, token(live, name("alice"), "runs:start", "runs:read")) as api:
+        run_id = (await start(api, "typed", "the typed total of order 1042?"))["run_id"]
+        body = await wait_status(api, run_id, "COMPLETED", "FAILED")
     assert body["status"] == "COMPLETED", body
     assert body["output"] == ORDER
     assert body["iterations"] == 2  # the invalid answer, then the valid one
@@ -32,6 +35,10 @@ async def test_a_typed_answer_is_retried_with_its_error_then_returned_through_py
     assert feedback.role == "user"
     assert "does not match the required output schema" in feedback.content
     assert "total_cents: 'lots' is not of type 'integer'" in feedback.content
+    # Its history replays, and records the typed-output marker (asked in typed runs only).
+    history = await fetch(client, run_id)
+    await assert_replays(history)
+    assert "typed-output" in patches(history.events)
 
 
 async def test_a_model_that_never_answers_valid_json_fails_the_run_typed(live: Live) -> None:

@@ -49,9 +49,7 @@ async def _typed_run(
         worker={"profiles_file": tmp_path / "absent-profiles.yaml"},
     )
     provider = OpenAICompatProvider(api_key="sk-test", base_url=server.base_url, timeout=5)
-    worker, resources = build_worker(
-        client, s, providers={"openai": provider}, profiles=[profile]
-    )
+    worker, resources = build_worker(client, s, providers={"openai": provider}, profiles=[profile])
     with resources:
         async with worker:
             runtime = AgentRuntime(client, RunStore(resources.ctx), queue)
