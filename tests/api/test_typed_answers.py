@@ -4,11 +4,11 @@ the text); an invalid answer goes back to the model with the schema's error (the
 model answers valid JSON only when its latest message carries that error); a model that
 never answers valid JSON fails the run, typed."""
 
+from temporalio.client import Client
+
 from agentrt.contracts.enums import EventKind, RunStatus, TerminationReason
 from agentrt.contracts.errors import ErrorType
 from agentrt.store.runs import RunStore
-from temporalio.client import Client
-
 from tests.api.conftest import Live, user_message
 from tests.api.ops_helpers import http, name, start, token, wait_status
 from tests.workflows._replay import assert_replays, fetch, patches

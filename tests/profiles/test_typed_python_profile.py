@@ -3,12 +3,9 @@ OpenAI-compatible provider against a local HTTP server: each request asks for th
 natively (`response_format`), an invalid answer goes back to the model with the schema's
 error in its next request, and the valid one is the run's output."""
 
-import threading
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from pydantic import BaseModel
 from temporalio.client import Client
 
@@ -16,21 +13,15 @@ from agentrt import AgentRuntime, Profile, RunStatus, Settings, build_worker
 from agentrt.activities.providers.openai_compat import OpenAICompatProvider
 from agentrt.contracts.enums import TerminationReason
 from agentrt.store.runs import RunStore
+from tests.activities import test_openai_provider as openai_tests
 from tests.activities.test_openai_provider import Canned, FakeServer, completion
+
+server = openai_tests.server  # the module's local server, a fixture
 
 
 class Invoice(BaseModel):
     customer: str
     total_cents: int
-
-
-@pytest.fixture
-def server() -> Iterator[FakeServer]:
-    fake = FakeServer()
-    thread = threading.Thread(target=fake.httpd.serve_forever, daemon=True)
-    thread.start()
-    yield fake
-    fake.stop()
 
 
 async def _typed_run(
@@ -48,6 +39,7 @@ async def _typed_run(
         temporal={"task_queue": queue},
         worker={"profiles_file": tmp_path / "absent-profiles.yaml"},
     )
+    server.seen.clear()
     provider = OpenAICompatProvider(api_key="sk-test", base_url=server.base_url, timeout=5)
     worker, resources = build_worker(client, s, providers={"openai": provider}, profiles=[profile])
     with resources:
