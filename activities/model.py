@@ -86,8 +86,7 @@ class ModelActivities(ActivityGroup):
         turn, unrecorded = await self._turn(req)
         end = turn_end(req.answer, turn)
         if end is TurnEnd.INVALID:
-            if unrecorded is not None:
-                await self._record_invalid(req, unrecorded)
+            await self._record_invalid(req, unrecorded)
             return turn
         if end is not TurnEnd.ANSWER:
             if unrecorded is not None:
@@ -104,19 +103,23 @@ class ModelActivities(ActivityGroup):
         await db(self._runs.record_turn, run_id, turn)
         await fault(self._faults, "model.after_record")
 
-    async def _record_invalid(self, req: ModelRequest, turn: TurnRecord) -> None:
-        """An answer that failed the output schema, and the user turn telling the model why,
-        at the completion's sequence (the workflow takes it): one step, all or none."""
+    async def _record_invalid(self, req: ModelRequest, turn: TurnRecord | None) -> None:
+        """An answer that failed the output schema, then the user turn telling the model
+        why, at the completion's sequence (the workflow takes it). Two steps, each
+        idempotent (a step writes one row of a kind): a retry that finds the answer
+        recorded (`turn` None) writes the note from it."""
+        if turn is not None:
+            await self._record(req.run_id, turn)
+            text = turn.message.content
+        else:
+            _, _, recorded = await db(self._runs.turn_inputs, req.run_id, req.sequence)
+            text = recorded.content if recorded is not None else ""
         schema = req.answer.output_schema
         assert schema is not None  # turn_end says INVALID only for a typed answer
-        _, error = parse_output(turn.message.content, schema)
+        _, error = parse_output(text, schema)
         note = Message(role="user", content=feedback(error or "invalid"))
-        parts = [
-            *self._runs.turn_parts(req.run_id, turn),
-            Part("message", self._runs.message_row(req.run_id, req.answer.sequence, note)),
-        ]
-        await db(write_step, self._runs.ctx, parts)
-        await fault(self._faults, "model.after_record")
+        row = self._runs.message_row(req.run_id, req.answer.sequence, note)
+        await db(write_step, self._runs.ctx, [Part("message", row)])
 
     async def _turn(self, req: ModelRequest) -> tuple[ModelResult, TurnRecord | None]:
         """The turn, and what to record of it (None when it was recorded already)."""
