@@ -5,7 +5,9 @@ error in its next request, and the valid one is the run's output."""
 
 import uuid
 from pathlib import Path
+from typing import Any
 
+import pytest
 from pydantic import BaseModel
 from temporalio.client import Client
 
@@ -14,7 +16,7 @@ from agentrt.activities.providers.openai_compat import OpenAICompatProvider
 from agentrt.contracts.enums import TerminationReason
 from agentrt.store.runs import RunStore
 from tests.activities import test_openai_provider as openai_tests
-from tests.activities.test_openai_provider import Canned, FakeServer, completion
+from tests.activities.test_openai_provider import Canned, FakeServer, completion, tool_call
 
 server = openai_tests.server  # the module's local server, a fixture
 
@@ -25,7 +27,12 @@ class Invoice(BaseModel):
 
 
 async def _typed_run(
-    client: Client, settings: Settings, tmp_path: Path, server: FakeServer, retries: int
+    client: Client,
+    settings: Settings,
+    tmp_path: Path,
+    server: FakeServer,
+    retries: int,
+    **more: Any,
 ) -> tuple[Profile, RunStatus, TerminationReason | None, object]:
     queue = f"tq-{uuid.uuid4().hex[:10]}"
     profile = Profile(
@@ -34,6 +41,7 @@ async def _typed_run(
         task_queue=queue,
         output_schema=Invoice,
         output_retries=retries,
+        **more,
     )
     s = settings.replace(
         temporal={"task_queue": queue},
@@ -83,3 +91,27 @@ async def test_with_no_retries_an_invalid_answer_fails_the_run_at_once(
     _, status, reason, output = await _typed_run(client, settings, tmp_path, server, 0)
     assert (status, reason) == (RunStatus.FAILED, TerminationReason.INVALID_OUTPUT)
     assert output is None and len(server.seen) == 1
+
+
+@pytest.mark.parametrize("valid", [True, False], ids=["valid", "invalid"])
+async def test_past_the_iteration_cap_the_synthesised_answer_is_typed_too(
+    client: Client, settings: Settings, tmp_path: Path, server: FakeServer, valid: bool
+) -> None:
+    """The cap's tool-less call is the last: its answer is the output, or, invalid, the run
+    fails however many retries were left (no round is left to ask again in)."""
+    server.replies += [
+        Canned(body=completion({"tool_calls": [tool_call("c1", "nosuch", "{}")]}, "tool_calls")),
+        Canned(body=completion({"content": '{"customer": "ACME", "total_cents": 5}'
+                                if valid else "ACME, 5 cents"})),
+    ]  # fmt: skip
+    _, status, reason, output = await _typed_run(
+        client, settings, tmp_path, server, 2, max_iterations=1
+    )
+    assert len(server.seen) == 2 and "tools" not in server.seen[1].body
+    assert "response_format" in server.seen[1].body
+    if valid:
+        assert (status, reason) == (RunStatus.COMPLETED, TerminationReason.MAX_ITERATIONS)
+        assert output == {"customer": "ACME", "total_cents": 5}
+    else:
+        assert (status, reason) == (RunStatus.FAILED, TerminationReason.INVALID_OUTPUT)
+        assert output is None
