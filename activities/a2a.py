@@ -13,6 +13,7 @@ projection of the run's committed state onto the task view and its journal.
 
 The API process's side (task creation, reads, the journal's reads, push) is store/a2a/."""
 
+import json
 import logging
 from typing import Any
 
@@ -48,6 +49,7 @@ from agentrt.store.rows import MessageRow, RunRow
 from agentrt.store.sealed import (
     MESSAGE_BODY,
     RUN_ANSWER,
+    RUN_OUTPUT,
     TASK_ARTIFACTS,
     TASK_HISTORY,
     TASK_STATUS_MESSAGE,
@@ -88,22 +90,30 @@ def completion_hook(sealer: Sealer) -> CompletionHook:
         if task is None:
             return
         task.run_id = run_id
-        _write_result(sealer, task, keep_text(answer, answer_ceiling(s, run_id)))
+        level = answer_ceiling(s, run_id)
+        sealed = s.scalar(select(RunRow.output).where(RunRow.id == run_id))
+        _write_result(sealer, task, keep_text(answer, level), _output(sealer, run_id, sealed))
         s.flush()
 
     return CompletionHook(store_result, applies=serves)
 
 
-def _write_result(sealer: Sealer, task: A2ATaskRow, text: str) -> None:
-    """The task's result, already kept at its answer level: the answer artifact, the final
-    status message (also appended to the history, once) and the COMPLETED state."""
+def _output(sealer: Sealer, run_id: str, sealed: str | None) -> Any:
+    """A typed answer's object as the completion stored it (kept at the answer level)."""
+    return None if sealed is None else json.loads(RUN_OUTPUT.open(sealer, sealed, run_id))
+
+
+def _write_result(sealer: Sealer, task: A2ATaskRow, text: str, output: Any = None) -> None:
+    """The task's result, already kept at its answer level: the answer artifact (with a
+    typed answer's object as a data part beside the text), the final status message (also
+    appended to the history, once) and the COMPLETED state."""
     now = utcnow()
     message = agent_message(f"{task.id}:result", task.id, task.context_id, text)
     history = unseal(sealer, TASK_HISTORY, task.id, task.history, [])
     if all(m.get("messageId") != message["messageId"] for m in history):
         history.append(message)
     task.state = COMPLETED
-    task.artifacts = seal(sealer, TASK_ARTIFACTS, task.id, [text_artifact(text)])
+    task.artifacts = seal(sealer, TASK_ARTIFACTS, task.id, [text_artifact(text, output)])
     task.status_message = seal(sealer, TASK_STATUS_MESSAGE, task.id, message)
     task.history = seal(sealer, TASK_HISTORY, task.id, history)
     task.status_at = now
@@ -195,7 +205,7 @@ def _completed(
         if run.answer is None or level not in RETAINABLE_LEVELS:
             return FAILED, NOT_RETAINABLE_NOTE, {"reason": "RESULT_NOT_RETAINABLE"}, []
         answer = RUN_ANSWER.open(sealer, run.answer, run.id)
-        _write_result(sealer, task, keep_text(answer, level))
+        _write_result(sealer, task, keep_text(answer, level), _output(sealer, run.id, run.output))
     message = unseal(sealer, TASK_STATUS_MESSAGE, task.id, task.status_message, None)
     text = message["parts"][0]["text"] if message else ""
     return COMPLETED, text, {}, unseal(sealer, TASK_ARTIFACTS, task.id, task.artifacts, [])

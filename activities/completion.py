@@ -6,6 +6,7 @@ and no workflow task of its own. It is the one way a run completes (`run.complet
 workflow's own completion step, served runs recorded before 0.3.0 and is retired)."""
 
 import functools
+import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -31,6 +32,7 @@ from agentrt.contracts.enums import (
     TerminationReason,
 )
 from agentrt.contracts.errors import ErrorType
+from agentrt.contracts.output import answer_json
 from agentrt.contracts.run import (
     COMPLETION_ATTEMPTS,
     CompleteRequest,
@@ -39,11 +41,11 @@ from agentrt.contracts.run import (
     Transition,
     TurnRecord,
 )
-from agentrt.store.answer import ResultNotRetainableError, ceiling_of, keep_text
+from agentrt.store.answer import ResultNotRetainableError, ceiling_of, keep_json, keep_text
 from agentrt.store.context import StoreContext, utcnow
 from agentrt.store.rows import MessageRow, RunRow
 from agentrt.store.runs import RunStore, event_row, insert_event
-from agentrt.store.sealed import RUN_ANSWER
+from agentrt.store.sealed import RUN_ANSWER, RUN_OUTPUT
 from agentrt.store.step_rows import insert_returning, write_parts
 
 # Between the attempts of a completion retried in place: 0.2 s, doubling.
@@ -84,6 +86,7 @@ _COMPLETE = (
         completion_tokens=bindparam("completion_tokens"),
         cost_usd=bindparam("cost_usd"),
         answer=bindparam("answer"),
+        output=bindparam("output"),
         finished_at=bindparam("now"),
         updated_at=bindparam("now"),
         revision=RunRow.revision + 1,
@@ -165,7 +168,13 @@ class Completion:
             message = self._runs.open_body(run_id, req.answer_sequence, row.body)
             # The stored answer follows the ceiling too (metadata / none: the run fails).
             # From the row read (and locked) above: no second read of it.
-            kept = keep_text(message.content, ceiling_of(row.snapshot, row.answer_ceiling))
+            ceiling = ceiling_of(row.snapshot, row.answer_ceiling)
+            kept = keep_text(message.content, ceiling)
+            # A typed answer's object, kept as its text is (the model activity validated it).
+            output = None
+            if req.typed:
+                value = keep_json(answer_json(message.content), ceiling)
+                output = RUN_OUTPUT.seal(self._ctx.sealer, json.dumps(value), run_id)
             # What the row gets and the run_completed event says, alike.
             totals: dict[str, Any] = {
                 "reason": req.termination_reason.value,
@@ -181,7 +190,8 @@ class Completion:
                 self._ctx.sealer, run_id, req.sequence, EventKind.RUN_COMPLETED, req.iterations,
                 payload, req.privacy,
             )  # fmt: skip
-            update = {**totals, "run_id": run_id, "answer": sealed, "now": utcnow()}
+            update = {**totals, "run_id": run_id, "answer": sealed, "output": output,
+                      "now": utcnow()}  # fmt: skip
             if self._ctx.postgres:  # the guarded UPDATE and the event: one statement
                 params = {**update, **{f"event_{k}": v for k, v in event.items()}}
                 s.execute(_complete_with_event(tuple(sorted(event))), params)
@@ -227,6 +237,7 @@ class Completion:
                 TerminationReason.ANSWERED if req.offer_tools else TerminationReason.MAX_ITERATIONS
             ),
             usage=terms.usage + turn.usage,
+            typed=terms.output_schema is not None,
         )
 
         def retryable(exc: Exception) -> bool:

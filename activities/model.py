@@ -33,6 +33,7 @@ from agentrt.contracts.messages import (
     ToolCall,
     Usage,
 )
+from agentrt.contracts.output import feedback, parse_output
 from agentrt.contracts.pricing import PriceTable
 from agentrt.contracts.run import (
     ModelRequest,
@@ -43,6 +44,7 @@ from agentrt.contracts.snapshot import RunSnapshot
 from agentrt.contracts.turn import TurnEnd, turn_end
 from agentrt.store.live import LiveStore
 from agentrt.store.runs import RunStore
+from agentrt.store.step_rows import Part, write_step
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +103,12 @@ class ModelActivities(ActivityGroup):
     @heartbeats
     async def complete(self, req: ModelRequest) -> ModelResult:
         turn, unrecorded, shown = await self._turn(req)
-        if turn_end(req.answer, turn) is not TurnEnd.ANSWER:
+        end = turn_end(req.answer, turn)
+        if end is TurnEnd.INVALID:
+            await self._record_invalid(req, unrecorded)
+            await self._prune(req, shown)
+            return turn
+        if end is not TurnEnd.ANSWER:
             if unrecorded is not None:
                 await self._record(req.run_id, unrecorded)
             await self._prune(req, shown)
@@ -117,6 +124,24 @@ class ModelActivities(ActivityGroup):
     async def _record(self, run_id: str, turn: TurnRecord) -> None:
         await db(self._runs.record_turn, run_id, turn)
         await fault(self._faults, "model.after_record")
+
+    async def _record_invalid(self, req: ModelRequest, turn: TurnRecord | None) -> None:
+        """An answer that failed the output schema, then the user turn telling the model
+        why, at the completion's sequence (the workflow takes it). Two steps, each
+        idempotent (a step writes one row of a kind): a retry that finds the answer
+        recorded (`turn` None) writes the note from it."""
+        if turn is not None:
+            await self._record(req.run_id, turn)
+            text = turn.message.content
+        else:
+            _, _, recorded = await db(self._runs.turn_inputs, req.run_id, req.sequence)
+            text = recorded.content if recorded is not None else ""
+        schema = req.answer.output_schema
+        assert schema is not None  # turn_end says INVALID only for a typed answer
+        _, error = parse_output(text, schema)
+        note = Message(role="user", content=feedback(error or "invalid"))
+        row = self._runs.message_row(req.run_id, req.answer.sequence, note)
+        await db(write_step, self._runs.ctx, [Part("message", row)])
 
     def _publisher(self, req: ModelRequest, snap: RunSnapshot) -> Publisher | None:
         if self._live is None:
@@ -147,7 +172,7 @@ class ModelActivities(ActivityGroup):
         messages = [Message(role="system", content=snap.instructions), *transcript]
         request = ProviderRequest(
             model="", messages=messages, tools=(snap.tools or None) if req.offer_tools else None,
-            round=req.round,
+            round=req.round, output_schema=req.answer.output_schema,
         )  # fmt: skip
         started = time.monotonic()
         used = req.model
@@ -195,6 +220,7 @@ class ModelActivities(ActivityGroup):
             finish_reason=str(seen.get("finish_reason", "stop")),
             guardrail=str(seen.get("guardrail", "ALLOW")),
             input_required=bool(seen.get("input_required", False)),
+            output_invalid=_invalid(req, recorded.content, recorded.tool_calls),
         )
 
     def _made(
@@ -232,6 +258,7 @@ class ModelActivities(ActivityGroup):
             finish_reason=reply.finish_reason,
             guardrail=checked.verdict.name,
             input_required=reply.input_required and not calls,
+            output_invalid=_invalid(req, checked.text, calls),
         )
         record = TurnRecord(req.sequence, req.round, message, payload, duration_ms, req.privacy)
         return turn, record
@@ -241,6 +268,12 @@ async def _withdrawn(live: Publisher | None) -> None:
     """A failed call's text is withdrawn at once; a dead worker's, by the next attempt."""
     if live is not None:
         await live.withdraw()
+
+
+def _invalid(req: ModelRequest, text: str, calls: list[ToolCall]) -> bool:
+    """Whether a tool-less reply fails the run's output schema (none: never)."""
+    schema = req.answer.output_schema
+    return schema is not None and not calls and parse_output(text, schema)[1] is not None
 
 
 def _float_or_none(value: object) -> float | None:

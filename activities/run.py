@@ -91,6 +91,8 @@ class RunActivities(ActivityGroup):
             on_unknown_outcome=profile.on_unknown_outcome,
             max_parallel_tools=profile.max_parallel_tools,
             reconcile_timeout_seconds=profile.reconcile_timeout_seconds,
+            output_schema=profile.output_schema,
+            output_retries=profile.output_retries,
         )
         snapshot = {
             "instructions": profile.instructions,

@@ -41,6 +41,8 @@ class TerminationReason(StrEnum):
     TOOL_FAILED = "tool_failed"  # a tool activity failed (or timed out) on every attempt
     STORE_UNAVAILABLE = "store_unavailable"  # the database stayed away past the outage window
     BUDGET_EXHAUSTED = "budget_exhausted"
+    # The answer did not validate against the profile's output schema, retries spent.
+    INVALID_OUTPUT = "invalid_output"
 
 
 class Outcome(StrEnum):

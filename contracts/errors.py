@@ -43,6 +43,7 @@ class ErrorType(StrEnum):
     GUARDRAIL_DENIED = "GuardrailDenied"
     GUARDRAIL_APPROVAL_REQUIRED = "GuardrailApprovalRequired"
     INPUT_REFUSED = "InputRefused"  # the store refused to record the user's input
+    INVALID_OUTPUT = "InvalidOutput"  # the answer failed its output schema, retries spent
     OUTCOME_UNKNOWN = "OutcomeUnknown"  # a claimed write ended without a known outcome
     RECONCILE_GIVEN_UP = "ReconcileGivenUp"  # a person gave the interrupted write up
     RECONCILE_TIMEOUT = "ReconcileTimeout"  # nobody answered within reconcile_timeout_seconds

@@ -71,6 +71,8 @@ class ProviderRequest(BaseModel):
     messages: list[Message]
     tools: list[ToolSpec] | None = None
     round: int = 1
+    # A typed answer's JSON Schema: a provider with structured output asks for it natively.
+    output_schema: dict[str, Any] | None = None
 
 
 class ProviderReply(BaseModel):

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.messages import Usage
+from agentrt.contracts.output import check_schema
 from agentrt.contracts.strict import Strict, unknown_keys
 
 PrivacyLevel = Literal["full", "redacted", "metadata", "none"]
@@ -33,6 +34,8 @@ MAX_ITERATIONS_CEILING = 20
 # non-idempotent writes run one after another beside them): 1 runs them one by one.
 DEFAULT_MAX_PARALLEL_TOOLS = 4
 MAX_PARALLEL_TOOLS_CEILING = 32
+DEFAULT_OUTPUT_RETRIES = 2
+MAX_OUTPUT_RETRIES = 10
 
 
 class Timeouts(BaseModel):
@@ -136,6 +139,11 @@ class Profile(BaseModel):
         default=DEFAULT_MAX_PARALLEL_TOOLS, ge=1, le=MAX_PARALLEL_TOOLS_CEILING
     )
     reconcile_timeout_seconds: float = Field(default=DEFAULT_RECONCILE_TIMEOUT_SECONDS, gt=0)
+    # A typed answer (contracts/output.py): a JSON Schema, or in Python a pydantic model
+    # (its schema is kept). The answer must be JSON valid against it; an invalid one goes
+    # back to the model with the error up to `output_retries` times, then the run fails.
+    output_schema: dict[str, Any] | None = None
+    output_retries: int = Field(default=DEFAULT_OUTPUT_RETRIES, ge=0, le=MAX_OUTPUT_RETRIES)
 
     @model_validator(mode="before")
     @classmethod
@@ -155,6 +163,15 @@ class Profile(BaseModel):
             if problem is not None:
                 raise ValueError(f"{who}: {problem}")
         return data
+
+    @field_validator("output_schema", mode="before")
+    @classmethod
+    def _schema(cls, value: Any) -> Any:
+        if isinstance(value, type) and issubclass(value, BaseModel):
+            value = value.model_json_schema()
+        if isinstance(value, dict):
+            check_schema(value)
+        return value
 
     @field_validator("model", "fallback_model")
     @classmethod
@@ -223,6 +240,8 @@ class RunPlan(BaseModel):
     # Plans recorded before it existed read 1: those runs go on one call at a time.
     max_parallel_tools: int = 1
     reconcile_timeout_seconds: float = DEFAULT_RECONCILE_TIMEOUT_SECONDS
+    output_schema: dict[str, Any] | None = None  # None: a free-text answer
+    output_retries: int = 0
 
     def tool(self, name: str) -> ToolPlan | None:
         return next((t for t in self.tools if t.name == name), None)

@@ -107,6 +107,8 @@ class AnswerTerms(BaseModel):
     usage: Usage  # the run's before this call
     pause_for_input: bool
     budget: Budget | None
+    # The plan's: an answer that is not JSON valid against it is no answer (TurnEnd.INVALID).
+    output_schema: dict[str, Any] | None = None
 
 
 class ModelRequest(AtRunLevel):
@@ -131,6 +133,9 @@ class ModelResult(BaseModel):
     input_required: bool = False  # the model asked the user for more information
     # The completion this activity made on the answer (ModelRequest.answer), if it made one.
     settled: "Transition | None" = None
+    # The answer failed the output schema: the activity recorded why, for the model, at the
+    # completion's sequence (AnswerTerms.sequence). Why stays in the store, not in history.
+    output_invalid: bool = False
 
 
 class ToolCallRequest(AtRunLevel):
@@ -253,6 +258,7 @@ class CompleteRequest(AtRunLevel):
     truncated: bool
     termination_reason: TerminationReason
     usage: Usage
+    typed: bool = False  # the answer is a typed one: its object is stored beside it
 
 
 class FailRequest(AtRunLevel):
@@ -309,6 +315,7 @@ class RunView(RunHead):
     completion_tokens: int = 0
     cost_usd: float | None = None  # None: running, or a call's price was unknown
     answer: str | None = None
+    output: Any = None  # a typed answer's validated object (JSON), kept as the answer is
     created_at: datetime
     finished_at: datetime | None = None
     revision: int = 0

@@ -29,6 +29,7 @@ class TurnEnd(Enum):
     TOOLS = "tools"  # the turn's tool calls run, then the next turn
     INPUT = "input"  # the answer asks the user for more: the run pauses for input
     ANSWER = "answer"  # the run's answer: it completes
+    INVALID = "invalid"  # an answer that fails the output schema: retried, or the run fails
 
 
 def turn_end(terms: AnswerTerms, turn: ModelResult) -> TurnEnd:
@@ -41,4 +42,6 @@ def turn_end(terms: AnswerTerms, turn: ModelResult) -> TurnEnd:
         return TurnEnd.TOOLS
     if turn.input_required and terms.pause_for_input:
         return TurnEnd.INPUT
+    if turn.output_invalid and terms.output_schema is not None:
+        return TurnEnd.INVALID
     return TurnEnd.ANSWER

@@ -1,6 +1,8 @@
 """The answer ceiling: what of a run's result may be kept (the profile's answer level,
 tightened by any stricter provider that answered the run)."""
 
+from typing import Any
+
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -21,6 +23,22 @@ def keep_text(text: str, level: str) -> str:
     if level == "redacted":
         return redact_text(text, max_chars=None)
     raise ResultNotRetainableError(level)
+
+
+def keep_json(value: Any, level: str) -> Any:
+    """What of a typed answer's object may be stored at an answer level, as `keep_text`
+    keeps its text: whole, or each string redacted; refuses metadata / none."""
+    if level == "full":
+        return value
+    if level != "redacted":
+        raise ResultNotRetainableError(level)
+    if isinstance(value, str):
+        return redact_text(value, max_chars=None)
+    if isinstance(value, list):
+        return [keep_json(v, level) for v in value]
+    if isinstance(value, dict):
+        return {k: keep_json(v, level) for k, v in value.items()}
+    return value
 
 
 def answer_ceiling(s: Session, run_id: str) -> str:

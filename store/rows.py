@@ -54,6 +54,7 @@ class RunRow(Base):
     # Set when the run settles; NULL while running and when any call's cost is unknown.
     cost_usd: Mapped[float | None] = mapped_column(Float)
     answer: Mapped[str | None] = mapped_column(Text)  # sealed
+    output: Mapped[str | None] = mapped_column(Text)  # sealed JSON: a typed answer's object
     snapshot: Mapped[str] = mapped_column(Text)  # profile + tool specs as resolved at begin
     initiator: Mapped[str] = mapped_column(String(200), default="anonymous")
     pending_call_id: Mapped[str | None] = mapped_column(String(200))

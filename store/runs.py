@@ -20,6 +20,7 @@ from agentrt.store.sealed import (
     EVENT_PAYLOAD,
     MESSAGE_BODY,
     RUN_ANSWER,
+    RUN_OUTPUT,
     RUN_PENDING_APPROVAL,
     within,
 )
@@ -212,6 +213,9 @@ class RunStore:
         answer = None
         if row.answer is not None:
             answer = RUN_ANSWER.open(self._ctx.sealer, row.answer, row.id)
+        output = None
+        if row.output is not None:
+            output = json.loads(RUN_OUTPUT.open(self._ctx.sealer, row.output, row.id))
         busy = bool(row.pending_call_id or row.pending_approval)  # idle rows skip the parse
         snapshot = RunSnapshot.parse(row.snapshot) if busy else RunSnapshot()
         pending = None
@@ -238,6 +242,7 @@ class RunStore:
             completion_tokens=row.completion_tokens,
             cost_usd=row.cost_usd,
             answer=answer,
+            output=output,
             created_at=created,
             finished_at=as_utc(row.finished_at),
             revision=row.revision,

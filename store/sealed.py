@@ -43,6 +43,7 @@ def within(parent: str, child: object) -> str:
 
 
 RUN_ANSWER = SealedColumn(RunRow, "answer", ("id",), lambda r: r.id)
+RUN_OUTPUT = SealedColumn(RunRow, "output", ("id",), lambda r: r.id)
 RUN_PENDING_APPROVAL = SealedColumn(RunRow, "pending_approval", ("id",), lambda r: r.id)
 MESSAGE_BODY = SealedColumn(MessageRow, "body", ("id",), lambda r: within(r.run_id, r.sequence))
 # The whole payload at every privacy level: the level decides what it keeps, the seal that
@@ -71,6 +72,7 @@ PUSH_AUTH_CREDENTIALS = SealedColumn(
 
 COLUMNS = (
     RUN_ANSWER,
+    RUN_OUTPUT,
     RUN_PENDING_APPROVAL,
     MESSAGE_BODY,
     EVENT_PAYLOAD,

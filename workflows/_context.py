@@ -2,6 +2,7 @@
 
 import asyncio
 from dataclasses import dataclass, field
+from typing import Any
 
 from temporalio import workflow
 from temporalio.common import SearchAttributeKey
@@ -59,6 +60,10 @@ class RunContext:
     # The completion a model activity made on its answer, and the reason it ended with.
     settled: Transition | None = None
     answer_reason: TerminationReason | None = None
+    # A typed answer's schema in force (workflows/completion.py: typed_output), and how
+    # many invalid answers may still go back to the model.
+    output_schema: dict[str, Any] | None = None
+    output_retries: int = 0
 
     def require_plan(self) -> RunPlan:
         assert self.plan is not None, "the run has not begun"

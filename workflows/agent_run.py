@@ -26,7 +26,7 @@ from agentrt.workflows._group import run_turn
 from agentrt.workflows._loop import Stop, guardrail_stop, needs_approval
 from agentrt.workflows.a2a import project
 from agentrt.workflows.cancel import cancelled, take_cancel
-from agentrt.workflows.completion import complete, stop
+from agentrt.workflows.completion import complete, invalid_output, stop, typed_output
 
 with workflow.unsafe.imports_passed_through():
     from agentrt.contracts.a2a import InputMessage
@@ -178,6 +178,7 @@ class AgentRunWorkflow:
 
     async def _loop(self, plan: RunPlan) -> TerminationReason:
         ctx, st = self._ctx, self._ctx.state
+        typed_output(ctx)
         for round_no in range(1, plan.max_iterations + 1):
             ctx.details.running(plan, round_no)
             seq = st.take_sequence()
@@ -189,6 +190,9 @@ class AgentRunWorkflow:
                 continue
             if end is TurnEnd.ANSWER:
                 return TerminationReason.ANSWERED
+            if end is TurnEnd.INVALID:
+                invalid_output(ctx)
+                continue
             if needs_approval(calls, plan):
                 decision = await pauses.await_decision(ctx, round_no, calls)
                 if not decision.approved:
@@ -200,5 +204,8 @@ class AgentRunWorkflow:
         # Cap hit with tool calls handled: one tool-less call synthesises the answer.
         st.truncated = True
         seq = st.take_sequence()
-        await steps.model(ctx, plan.max_iterations + 1, seq, offer_tools=False)
+        _, end = await steps.model(ctx, plan.max_iterations + 1, seq, offer_tools=False)
+        if end is TurnEnd.INVALID:  # no round left to retry in
+            ctx.output_retries = 0
+            invalid_output(ctx)
         return TerminationReason.MAX_ITERATIONS

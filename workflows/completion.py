@@ -48,7 +48,31 @@ def answer_terms(ctx: RunContext, round_no: int, *, offer_tools: bool) -> Answer
         usage=ctx.state.usage,
         pause_for_input=offer_tools and may_pause_for_input(ctx.task_id, round_no, plan),
         budget=plan.budget,
+        output_schema=ctx.output_schema,
     )
+
+
+# Runs with an output schema judge an answer on it and may loop on an invalid one; asked
+# only in such runs, so every other run's history is as before.
+TYPED_OUTPUT = "typed-output"
+
+
+def typed_output(ctx: RunContext) -> None:
+    """Take the plan's output schema into force (once, as the loop starts)."""
+    plan = ctx.require_plan()
+    if plan.output_schema is not None and workflow.patched(TYPED_OUTPUT):
+        ctx.output_schema = plan.output_schema
+        ctx.output_retries = plan.output_retries
+
+
+def invalid_output(ctx: RunContext) -> None:
+    """An answer failed the output schema: the model activity recorded why at the
+    completion's sequence, taken here. The loop asks the model again while retries last;
+    then the run fails, typed."""
+    ctx.state.take_sequence()
+    if ctx.output_retries <= 0:
+        raise Stop(TerminationReason.INVALID_OUTPUT, error_type=ErrorType.INVALID_OUTPUT)
+    ctx.output_retries -= 1
 
 
 def turn_stop(end: TurnEnd, turn: ModelResult) -> Stop | None:

@@ -8,6 +8,9 @@ Our conversation becomes Messages' shape: the system messages become `system`, a
 call an assistant `tool_use` block, a tool result a user `tool_result` block (consecutive
 results of one turn in one user message, as the API requires). A `refusal` stop is a typed,
 non-retryable ProviderRejected; 429 and 529 (overloaded) are retryable ProviderUnavailable.
+
+A typed answer's schema (ProviderRequest.output_schema) is not sent: Messages has no JSON
+response mode. The model activity validates the answer and sends an invalid one back.
 """
 
 import json

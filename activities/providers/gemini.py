@@ -84,9 +84,14 @@ def config(
             )
             for t in request.tools
         ])]  # fmt: skip
+    # Structured output only on a tool-less call: Gemini refuses a JSON response type
+    # beside function declarations. The activity validates the answer either way.
+    schema = request.output_schema if not tools else None
     return types.GenerateContentConfig(
         system_instruction=_native.system_text(request) or None,
         tools=tools,
+        response_mime_type="application/json" if schema is not None else None,
+        response_json_schema=schema,
         max_output_tokens=max_output_tokens,
         # The SDK would call Python callables itself; ours are activities. Declarations
         # only, and this makes sure.

@@ -127,6 +127,13 @@ def request_body(request: ProviderRequest, names: WireNames | None = None) -> di
     }
     if request.tools:
         body["tools"] = [_wire_tool(t, names) for t in request.tools]
+    if request.output_schema is not None:
+        # Structured output: the API holds the answer to the schema (not `strict`, which
+        # accepts only a subset of JSON Schema); the activity validates it either way.
+        body["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": "answer", "schema": request.output_schema},
+        }
     return body
 
 

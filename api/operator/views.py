@@ -77,6 +77,9 @@ class RunOut(RunHead):
     completion_tokens: int
     cost_usd: float | None = Field(default=None, description="null: running, or a price unknown")
     answer: str | None = None
+    output: Any = Field(
+        default=None, description="a typed answer's validated object (profile output_schema)"
+    )
     created_at: datetime
     finished_at: datetime | None = None
     revision: int

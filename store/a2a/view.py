@@ -43,8 +43,12 @@ def agent_message(message_id: str, task_id: str, context_id: str, text: str) -> 
     }
 
 
-def text_artifact(text: str) -> dict[str, Any]:
-    return {"artifactId": "answer", "name": "answer", "parts": [{"text": text}]}
+def text_artifact(text: str, output: Any = None) -> dict[str, Any]:
+    """The answer artifact; a typed answer's object rides beside the text as a data part."""
+    parts: list[dict[str, Any]] = [{"text": text}]
+    if output is not None:
+        parts.append({"data": output, "mediaType": "application/json"})
+    return {"artifactId": "answer", "name": "answer", "parts": parts}
 
 
 def status(state: str, message: dict[str, Any] | None, ts: datetime) -> dict[str, Any]:

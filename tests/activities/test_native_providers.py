@@ -130,6 +130,24 @@ async def test_gemini_request_shape(server: FakeServer) -> None:
     assert body["generationConfig"]["maxOutputTokens"] == 99
 
 
+async def test_gemini_asks_for_a_typed_answer_natively_on_a_tool_less_call(
+    server: FakeServer,
+) -> None:
+    schema = {"type": "object", "properties": {"total": {"type": "integer"}}}
+    server.seen.clear()
+    server.replies.append(Canned(body=GEMINI.reply(text='{"total": 3}')))
+    p = GEMINI.make(api_key=API_KEY, base_url=root(server))
+    last = ProviderRequest(
+        model="m-test", messages=[Message(role="user", content="Total?")], output_schema=schema
+    )
+    reply = await p.complete(last)
+    await p.aclose()
+    assert reply.content == '{"total": 3}'
+    config = server.seen[0].body["generationConfig"]
+    assert config["responseMimeType"] == "application/json"
+    assert config["responseJsonSchema"] == schema
+
+
 async def test_a_final_answer_has_text_and_usage_and_no_tools_offered(
     server: FakeServer,
     provider: ModelProvider,

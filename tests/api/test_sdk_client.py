@@ -60,6 +60,7 @@ async def test_the_agent_card_lists_published_profiles_and_the_bearer_scheme(liv
         "fallback",
         "helper",
         "redactor",
+        "typed",
     ]  # not vault
     assert card["securitySchemes"]["bearer"]["httpAuthSecurityScheme"]["scheme"] == "Bearer"
     assert card["capabilities"] == {"streaming": True, "pushNotifications": True}

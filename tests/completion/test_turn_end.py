@@ -47,3 +47,15 @@ def test_a_spent_budget_stops_even_an_answer_and_counts_the_spend_before_the_cal
     assert turn_end(_terms(budget=budget), spent) is TurnEnd.BUDGET
     stop = turn_stop(TurnEnd.BUDGET, spent)
     assert stop is not None and stop.error_type == "BudgetExhausted"
+
+
+def test_an_answer_that_fails_the_output_schema_is_invalid_only_in_a_typed_run() -> None:
+    schema = {"type": "object"}
+    typed = AnswerTerms(
+        sequence=5, usage=Usage.none(), pause_for_input=False, budget=None, output_schema=schema
+    )
+    untyped = typed.model_copy(update={"output_schema": None})
+    invalid = ModelResult(output_invalid=True)
+    assert turn_end(typed, invalid) is TurnEnd.INVALID
+    assert turn_end(untyped, invalid) is TurnEnd.ANSWER
+    assert turn_end(typed, ModelResult()) is TurnEnd.ANSWER

@@ -49,7 +49,7 @@ def _skills(card: httpx.Response) -> list[str]:
 async def test_a_profile_registered_after_the_api_started_is_served_at_once(live: Live) -> None:
     async with httpx.AsyncClient(base_url=live.url, timeout=60) as http:
         before = await http.get(AGENT_CARD_WELL_KNOWN_PATH)
-        assert _skills(before) == ["fallback", "helper", "redactor"]
+        assert _skills(before) == ["fallback", "helper", "redactor", "typed"]
         late = Profile(
             name="late",
             instructions="Read only.",
@@ -61,7 +61,7 @@ async def test_a_profile_registered_after_the_api_started_is_served_at_once(live
         registry = ProfileRegistry(live.parts.ctx)
         worker = registry.register([late])  # as a worker starting now does
         after = await http.get(AGENT_CARD_WELL_KNOWN_PATH)
-        assert _skills(after) == ["fallback", "helper", "late", "redactor"]
+        assert _skills(after) == ["fallback", "helper", "late", "redactor", "typed"]
         assert after.headers["etag"] != before.headers["etag"]
         assert parsedate_to_datetime(after.headers["last-modified"]) >= parsedate_to_datetime(
             before.headers["last-modified"]
@@ -86,7 +86,7 @@ async def test_a_profile_registered_after_the_api_started_is_served_at_once(live
         # card says it changed.
         registry.withdraw(worker)
         gone = await http.get(AGENT_CARD_WELL_KNOWN_PATH)
-        assert _skills(gone) == ["fallback", "helper", "redactor"]
+        assert _skills(gone) == ["fallback", "helper", "redactor", "typed"]
         assert parsedate_to_datetime(gone.headers["last-modified"]) >= parsedate_to_datetime(
             after.headers["last-modified"]
         )

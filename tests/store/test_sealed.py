@@ -34,6 +34,7 @@ def test_values_sealed_before_the_registry_still_open() -> None:
         ("a2a_push_config", "auth_credentials"),
         ("agent_event", "payload"),  # as migration 0008 seals the rows it finds
         ("agent_live", "text"),  # since migration 0013
+        ("agent_run", "output"),  # a typed answer's object (0014), sealed from the start
     }  # fmt: skip
     assert {(s.table, s.column) for s in COLUMNS} == written
     for spec in COLUMNS:
