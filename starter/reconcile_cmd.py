@@ -18,7 +18,7 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
     r = sub.add_parser(
         "reconcile", help="answer for a write whose outcome is unknown (a waiting run)"
     )
-    r.add_argument("run_id", metavar="RUN_ID")
+    r.add_argument("run_id", metavar="RUN_ID", help="the run waiting for an answer")
     r.add_argument("answer", choices=sorted(ANSWERS), help="what the target system shows")
     r.add_argument(
         "--result",
@@ -34,7 +34,7 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
     )
     r.add_argument("--fence", default=None, metavar="F", help="the fence (default: current)")
     r.add_argument("--by", default=None, metavar="NAME", help="who answers (not with --api)")
-    r.add_argument("--reason", default=None, metavar="R")
+    r.add_argument("--reason", default=None, metavar="R", help="why (kept in the audit event)")
 
 
 async def reconcile(cmd: Commands, args: argparse.Namespace) -> int:

@@ -21,6 +21,11 @@ REASONS: dict[TerminationReason, tuple[str, str]] = {
         "A write was interrupted: it may or may not have happened in the target system.",
         "Ask the target system about the call's idempotency key before retrying anything.",
     ),
+    R.INVALID_OUTPUT: (
+        "The model's answer did not match the profile's output schema, after every retry.",
+        "Read the last validation error in the run's events; loosen the schema, raise"
+        " output_retries, or make the instructions ask for the shape plainly.",
+    ),
     R.COMPLETION_FAILED: (
         "The run's answer could not be recorded.",
         "Check the database and the worker's logs, then start the run again.",
@@ -108,6 +113,13 @@ CODES: dict[ErrorType, str] = {
     E.RESUME_REFUSED: "The run could not resume after the decision.",
     E.SUSPEND_REFUSED: "The run could not be paused for approval.",
     E.WRITE_NEVER_STARTED: "The write never started.",
+    E.INVALID_OUTPUT: "The answer failed its output schema and the retries were spent.",
+    E.RECONCILE_GIVEN_UP: "An operator gave the interrupted write up.",
+    E.RECONCILE_TIMEOUT: "Nobody answered for the interrupted write in time.",
+    E.NOT_AWAITING_RECONCILIATION: "The run was not waiting for an answer on a write.",
+    E.UNATTESTED_RECONCILIATION: "An answer on a write came without a valid attestation.",
+    E.STALE_RECONCILIATION: "An answer named a write or fence the run no longer waits on.",
+    E.ALREADY_RECONCILED: "The write was already answered for.",
 }
 
 _CODES = {code.value: text for code, text in CODES.items()}
