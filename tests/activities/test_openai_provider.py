@@ -59,11 +59,16 @@ class FakeServer:
                 canned = server.replies.pop(0) if server.replies else Canned(500, "no reply")
                 time.sleep(canned.delay)
                 data = canned.body if isinstance(canned.body, str) else json.dumps(canned.body)
+                kind = "application/json"
+                # A worker streams (live output): answer as the real API does, in chunks.
+                if server.seen[-1].body.get("stream") and canned.status == 200:
+                    if isinstance(canned.body, dict) and "choices" in canned.body:
+                        data, kind = as_stream(canned.body), "text/event-stream"
                 try:
                     self.send_response(canned.status)
                     for name, value in canned.headers.items():
                         self.send_header(name, value)
-                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Type", kind)
                     self.send_header("Content-Length", str(len(data.encode())))
                     self.end_headers()
                     self.wfile.write(data.encode())
@@ -79,6 +84,21 @@ class FakeServer:
     def stop(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+def as_stream(body: dict[str, Any]) -> str:
+    """A canned chat completion as `stream: true` gets it: the message as one delta (tool
+    calls indexed), the finish reason, the usage in a last chunk, then [DONE]."""
+    choice = body["choices"][0]
+    delta = dict(choice["message"])
+    if delta.get("tool_calls"):
+        delta["tool_calls"] = [{"index": i, **c} for i, c in enumerate(delta["tool_calls"])]
+    chunks: list[dict[str, Any]] = [
+        {"choices": [{"index": 0, "delta": delta, "finish_reason": choice["finish_reason"]}]}
+    ]
+    if body.get("usage") is not None:
+        chunks.append({"choices": [], "usage": body["usage"]})
+    return "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
 
 
 @pytest.fixture(scope="module")
