@@ -126,7 +126,8 @@ def temporal_access(t: TemporalSettings) -> TemporalAccess:
 _WRONG_NAME = ("notvalidforname", "not valid for name")
 _UNTRUSTED = ("unknownissuer", "invalid peer certificate", "invalidcertificate")
 # How a server that wants a client certificate ends the handshake: an alert, or (Python's
-# ssl, some proxies) a bare close.
+# ssl, some proxies) a bare close, which the client may meet as a broken pipe when it was
+# still writing (seen under load).
 _ENDED = (
     "certificaterequired",
     "certificate required",
@@ -139,6 +140,7 @@ _ENDED = (
     "unexpected eof",
     "unexpected-eof",
     "connection reset",
+    "broken pipe",
 )
 # What a plaintext client meets at a TLS frontend.
 _BROKE = ("broken pipe", "connection reset", "invalidcontenttype", "frame with invalid size")
