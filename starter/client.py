@@ -127,6 +127,11 @@ class RuntimeClient(ABC):
     async def inbox(self, limit: int = 50) -> list[RunView]:
         """Runs waiting for approval, oldest first."""
 
+    @abstractmethod
+    async def attention(self, limit: int = 50) -> list[RunView]:
+        """Runs that need an operator: waiting for an answer on a write whose outcome is
+        unknown, or failed with one; the most recently changed first."""
+
     def _attestation_key(self) -> Sealer | None:
         """The seal key this client attests its deciders with; None: it attests none."""
         return None

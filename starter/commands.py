@@ -262,12 +262,16 @@ class Commands:
         return EXIT_OK
 
     async def inbox(self, as_json: bool) -> int:
+        """The runs waiting for approval, then those that need an operator's answer or
+        check on a write (`agentrt reconcile`)."""
         views = await self.runtime.inbox()
+        needing = await self.runtime.attention()
         if as_json:
-            for v in views:
+            for v in [*views, *needing]:
                 self.out.print(v.model_dump_json(), markup=False, highlight=False, soft_wrap=True)
         else:
             render.print_inbox(self.out, views)
+            render.print_attention(self.out, needing)
         return EXIT_OK
 
 

@@ -4,6 +4,7 @@ the store; it never runs the agent itself."""
 import asyncio
 import uuid
 from collections.abc import AsyncIterator
+from functools import partial
 from types import TracebackType
 from typing import Self
 
@@ -40,6 +41,7 @@ from agentrt.starter.client import RuntimeClient
 from agentrt.starter.live import follow_store
 from agentrt.store.live import LiveStore
 from agentrt.store.profile_registry import ProfileRegistry
+from agentrt.store.run_query import RunQuery
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer
 
@@ -290,6 +292,10 @@ class AgentRuntime(RuntimeClient):
     async def inbox(self, limit: int = 50) -> list[RunView]:
         """Runs waiting for approval, oldest first, each with its pending calls."""
         return await asyncio.to_thread(self._runs.inbox, limit)
+
+    async def attention(self, limit: int = 50) -> list[RunView]:
+        query = RunQuery(self._runs.ctx)
+        return await asyncio.to_thread(partial(query.attention, visible_to=None, limit=limit))
 
     async def _view(self, run_id: str) -> RunView | None:
         return await asyncio.to_thread(self._runs.get, run_id)

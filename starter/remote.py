@@ -150,6 +150,10 @@ class ApiRuntime(RuntimeClient):
     async def inbox(self, limit: int = 50) -> list[RunView]:
         return [_view(r) for r in await self._call("GET", "/inbox", params={"limit": limit})]
 
+    async def attention(self, limit: int = 50) -> list[RunView]:
+        listed = await self._call("GET", "/attention", params={"limit": limit})
+        return [_view(r) for r in listed]
+
 
 @asynccontextmanager
 async def api_session(url: str, token: str | None) -> AsyncIterator[ApiRuntime]:

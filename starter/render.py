@@ -204,6 +204,21 @@ def print_outcome(console: Console, view: RunView) -> None:
         console.print(Text(f"Answer: {view.answer}"), soft_wrap=True)
 
 
+def print_attention(console: Console, views: list[RunView]) -> None:
+    """Runs that need an operator, each with its write (answer with `agentrt reconcile`)."""
+    if not views:
+        return
+    table = Table(title="Needs attention", show_lines=False)
+    table.add_column("run", no_wrap=True, min_width=36)
+    table.add_column("status", no_wrap=True)
+    table.add_column("write", overflow="fold")
+    for v in views:
+        w = v.pending_effect
+        write = f"{w.tool} {w.call_id} ({w.state.value})" if w is not None else "-"
+        table.add_row(*(Text(cell) for cell in (v.run_id, v.status.value, write)))
+    console.print(table)
+
+
 def print_inbox(console: Console, views: list[RunView]) -> None:
     if not views:
         console.print("No run is waiting for approval.")

@@ -177,7 +177,12 @@ async def test_the_cli_and_the_python_api_answer_too(
     (it holds the seal key, so it attests `answered_by` itself)."""
     async with awaiting(make_live) as (live, client, run_id, run):
         secret = token(live, name("cli"), "runs:read", "runs:read-all", "runs:reconcile")
+        assert run_id in [v.run_id for v in await live.runtime.attention()]
         capsys.readouterr()
+        code = await asyncio.to_thread(cli_main, ["--api", live.url, "--token", secret, "inbox"])
+        shown, err = capsys.readouterr()
+        assert code == 0, err
+        assert "Needs attention" in shown and run_id in shown and "AWAITING_RECONCILIATION" in shown
         argv = ["--api", live.url, "--token", secret, "reconcile", run_id, "not-applied",
                 "--then", "retry", "--fence", "0" * 16]  # fmt: skip
         code = await asyncio.to_thread(cli_main, argv)
