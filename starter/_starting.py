@@ -27,6 +27,7 @@ from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import (
     AgentRuntimeError,
     ConfigError,
+    InvalidRequestError,
     ErrorType,
     NoWorkerError,
     PayloadKeysRequiredError,
@@ -98,6 +99,8 @@ def begin_error(cause: BaseException, profile: str) -> AgentRuntimeError:
             f"unknown agent profile {profile!r}: the worker's profiles do not declare it"
         )
     message = cause.message if isinstance(cause, ApplicationError) else type(cause).__name__
+    if kind == ErrorType.ITERATIONS_OVER_CEILING:
+        return InvalidRequestError(f"the worker refused the start: {message}")
     if kind == ErrorType.PROMPT_TOO_LONG:
         return PromptTooLongError(f"the worker refused the prompt: {message}")
     if kind == ErrorType.STORE_UNAVAILABLE:
