@@ -58,8 +58,8 @@ class RunActivities(ActivityGroup):
         if too_long is not None:
             activity.logger.warning("run %s not begun: %s", req.run_id, too_long)
             raise fatal(too_long, ErrorType.PROMPT_TOO_LONG, expected=True)
-        over = None if req.max_iterations is None else over_ceiling(
-            req.max_iterations, self._ceiling
+        over = (
+            None if req.max_iterations is None else over_ceiling(req.max_iterations, self._ceiling)
         )
         if over is not None:
             activity.logger.warning("run %s not begun: %s", req.run_id, over)

@@ -99,8 +99,10 @@ class StartRequest(Strict):
         # The installation's ceiling (AGENTRT_MAX_ITERATIONS_CEILING), passed by `checked`;
         # without it, the design's 20.
         ceiling = (info.context or {}).get("max_iterations_ceiling")
-        refused = None if value is None else profiles.over_ceiling(
-            value, ceiling or profiles.MAX_ITERATIONS_CEILING
+        refused = (
+            None
+            if value is None
+            else profiles.over_ceiling(value, ceiling or profiles.MAX_ITERATIONS_CEILING)
         )
         if refused is not None:
             raise ValueError(refused)

@@ -27,8 +27,8 @@ from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import (
     AgentRuntimeError,
     ConfigError,
-    InvalidRequestError,
     ErrorType,
+    InvalidRequestError,
     NoWorkerError,
     PayloadKeysRequiredError,
     PromptTooLongError,
