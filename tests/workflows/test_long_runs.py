@@ -2,6 +2,8 @@
 `segment_rounds`, on a real dev server, a real worker and the suite's database."""
 
 import asyncio
+import json
+import os
 import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -10,7 +12,7 @@ from pathlib import Path
 import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
-from temporalio.client import Client, WorkflowFailureError
+from temporalio.client import Client, WorkflowFailureError, WorkflowHistory
 
 from agentrt.contracts.enums import EventKind, RunStatus, TerminationReason
 from agentrt.contracts.errors import ConfigError, InvalidRequestError
@@ -21,11 +23,14 @@ from agentrt.store.demo import DemoWorld
 from agentrt.store.runs import RunStore
 from agentrt.workers.compose import WorkerResources, build
 from agentrt.workers.main import make_worker
+from agentrt.workflows.segments import CONTINUE_AS_NEW
 from tests._built import built
+from tests.workflows._replay import patches, replayer
 from tests.workflows._waiting import until_status
 
 PRICES = "providers:\n  - name: scripted\n    prices: {default: {input: 1, output: 2}}\n"
 CEILING = 100
+HISTORIES = Path(__file__).resolve().parents[1] / "histories"
 
 
 class Long:
@@ -164,3 +169,26 @@ def test_a_worker_refuses_a_profile_over_its_ceiling(settings: Settings) -> None
         build(settings, profiles=[greedy])
     raised = settings.replace(limits={"max_iterations_ceiling": 21})
     build(raised, profiles=[greedy]).close()
+
+
+async def test_every_segment_replays_and_can_be_recorded(
+    long_runs: Serving, client: Client
+) -> None:
+    """Each segment of a run that continued as new replays on today's code (the first
+    ends in the continue-as-new command, the next ones start from a carry). Recorded as
+    `next-long_run_segment<N>.json` with AGENTRT_RECORD_HISTORIES set (tests/histories)."""
+    async with long_runs(3) as long:
+        view = await long.runtime.run("auto", "loop forever", max_iterations=7)
+    assert view.status is RunStatus.COMPLETED and view.iterations == 7
+    parts = await segments(client, view.run_id)
+    assert len(parts) == 3  # rounds 1-3, 4-6, then 7 and the answer
+    record = bool(os.environ.get("AGENTRT_RECORD_HISTORIES"))
+    for n, events in enumerate(parts, start=1):
+        history = WorkflowHistory(view.run_id, events)
+        result = await replayer().replay_workflow(history, raise_on_replay_failure=False)
+        assert result.replay_failure is None, (n, result.replay_failure)
+        path = HISTORIES / f"next-long_run_segment{n}.json"
+        if record and not path.exists():
+            data = {"workflow_id": view.run_id, "history": json.loads(history.to_json())}
+            path.write_text(json.dumps(data, indent=1))
+    assert CONTINUE_AS_NEW in patches(parts[0])
