@@ -15,6 +15,10 @@ cancel that arrives meanwhile is taken there, and the run settles CANCELLED inst
 signal that reaches the server while the segment's last task completes fails that task
 (Temporal refuses to close a run over an unhandled signal), so the task runs again with it.
 
+A pinned run's next segment stays on the worker deployment version that started the run
+(Temporal's inheritance for continue-as-new; tests/workers/test_versioning.py), so one run
+never mixes two builds' loops.
+
 Behind `CONTINUE_AS_NEW`, asked only when a segment is due, so a run that never grows past
 one segment (every recorded history) records no marker; plans recorded before segments
 read `segment_rounds` None and never continue.

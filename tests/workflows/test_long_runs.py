@@ -26,7 +26,7 @@ from agentrt.workers.main import make_worker
 from agentrt.workflows.segments import CONTINUE_AS_NEW
 from tests._built import built
 from tests.workflows._replay import patches, replayer
-from tests.workflows._waiting import until_status
+from tests.workflows._waiting import decide, until_status
 
 PRICES = "providers:\n  - name: scripted\n    prices: {default: {input: 1, output: 2}}\n"
 CEILING = 100
@@ -126,6 +126,24 @@ async def test_a_write_in_the_second_segment_keeps_its_fence(
     assert ledger == 1  # the write ran once, behind its fence, in the second segment
     assert view.pending_effect is None
     assert [e.payload["tool"] for e in tools] == ["lookup_order"] * 4 + ["issue_refund"]
+
+
+async def test_an_approval_in_a_later_segment(long_runs: Serving, client: Client) -> None:
+    """The write of round 5 waits for approval in the third segment (rounds 5 and on)."""
+    async with long_runs(2) as long:
+        runtime = long.runtime
+        waiting = await runtime.run("support", "long write", max_iterations=10)
+        assert waiting.status is RunStatus.WAITING_FOR_APPROVAL
+        assert len(await segments(client, waiting.run_id)) == 3
+        await decide(runtime, waiting, approved=True)
+        view = await runtime.result(waiting.run_id)
+        ledger = DemoWorld(long.parts.ctx).ledger_count(run_id=view.run_id)
+        events = await runtime.events(view.run_id)
+    assert view.status is RunStatus.COMPLETED and view.answer == "Refunded after a long look."
+    assert ledger == 1
+    assert [e.sequence for e in events] == list(range(len(events)))
+    kinds = [e.kind for e in events]
+    assert kinds.count(EventKind.APPROVAL_REQUESTED) == kinds.count(EventKind.APPROVAL) == 1
 
 
 async def test_cancel_in_the_second_segment(long_runs: Serving, client: Client) -> None:
