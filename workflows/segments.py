@@ -27,10 +27,12 @@ read `segment_rounds` None and never continue.
 from typing import NoReturn
 
 from temporalio import workflow
+from temporalio.exceptions import ApplicationError
 
 from agentrt.workflows._context import RunContext
 
 with workflow.unsafe.imports_passed_through():
+    from agentrt.contracts.errors import ErrorType
     from agentrt.contracts.run import Carry, RunRequest
 
 CONTINUE_AS_NEW = "continue-as-new"
@@ -92,7 +94,16 @@ def continue_as_new(ctx: RunContext, inp: RunRequest) -> NoReturn:
 
 
 def resume(ctx: RunContext, c: Carry) -> None:
-    """Take the carry into this segment's context: the run goes on where it was."""
+    """Take the carry into this segment's context: the run goes on where it was. Only from
+    the run's own previous segment: Temporal sets `continued_run_id` on a continue-as-new
+    alone, so a carry a client sent in a start of its own (which would skip begin's checks
+    and drive a run on a plan of its choosing) is refused before anything runs."""
+    if workflow.info().continued_run_id is None:
+        raise ApplicationError(
+            "refused: a run's carry comes only from its own previous segment",
+            type=ErrorType.INVALID_REQUEST.value,
+            non_retryable=True,
+        )
     ctx.plan = c.plan
     ctx.segment = c.segment
     ctx.segment_first_round = c.iterations + 1
