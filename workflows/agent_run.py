@@ -198,7 +198,7 @@ class AgentRunWorkflow:
             ctx.output_retries = ctx.carried_retries
         for round_no in range(st.iterations + 1, plan.max_iterations + 1):
             if segments.due(ctx, round_no):
-                await segments.drain(ctx)
+                ctx.check_cancel()
                 raise segments.Continue()
             ctx.details.running(plan, round_no)
             seq = st.take_sequence()

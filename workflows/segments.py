@@ -10,10 +10,11 @@ the next round.
 
 It continues only at a safe point: at the top of a round, after the turn before it ended
 (every call of it settled, its fence cleared), with no pause open (the gate, the input and
-the reconcile wait are closed between rounds), and once every handler has finished: a
-cancel that arrives meanwhile is taken there, and the run settles CANCELLED instead. A
-signal that reaches the server while the segment's last task completes fails that task
-(Temporal refuses to close a run over an unhandled signal), so the task runs again with it.
+the reconcile wait are closed between rounds), with every handler finished (else a round
+later), and no cancel requested (a cancel taken there settles the run CANCELLED instead).
+A signal that reaches the server while the segment's last task completes fails that task
+(Temporal refuses to close a run over an unhandled signal), so the task runs again with it;
+a cancel that reaches the next segment with its start is taken at its first step.
 
 A pinned run's next segment stays on the worker deployment version that started the run
 (Temporal's inheritance for continue-as-new; tests/workers/test_versioning.py), so one run
@@ -52,13 +53,13 @@ def due(ctx: RunContext, round_no: int) -> bool:
     if done_here <= 0:
         return False  # at least one round a segment: never a loop of empty segments
     suggested = workflow.info().is_continue_as_new_suggested()
-    return (done_here >= plan.segment_rounds or suggested) and workflow.patched(CONTINUE_AS_NEW)
-
-
-async def drain(ctx: RunContext) -> None:
-    """Wait until every handler has finished, then take a cancel that came meanwhile."""
-    await workflow.wait_condition(workflow.all_handlers_finished)
-    ctx.check_cancel()
+    if done_here < plan.segment_rounds and not suggested:
+        return False
+    # A handler still at work (an update answering once its decision or input is on
+    # record) would be cut off: the segment waits a round for it, never blocks on it.
+    if not workflow.all_handlers_finished():
+        return False
+    return workflow.patched(CONTINUE_AS_NEW)
 
 
 def carry(ctx: RunContext) -> Carry:
