@@ -74,14 +74,12 @@ async def scripted_worker(
     profile: Profile,
     boxes: list[Toolbox],
     rules: RuleSet,
-    make: Any = build_worker,
 ) -> AsyncIterator[Scripted]:
     """A worker in this process on `profile`'s task queue, serving it alone with `boxes`
-    and the scripted model following `rules`; none of the suite's profile files is read.
-    `make` builds it (`build_worker`, or a test's own wrapper around it)."""
+    and the scripted model following `rules`; none of the suite's profile files is read."""
     queue = profile.task_queue
     assert queue is not None, "a scripted profile names its own task queue"
-    worker, resources = make(
+    worker, resources = build_worker(
         client, profiles_in_code(settings, queue, tmp_path), toolboxes=boxes,
         providers={"scripted": ScriptedProvider(rules)}, profiles=[profile],
     )  # fmt: skip

@@ -8,7 +8,7 @@ settle and the fence (activities/completion.py, settle.py, fence/) hold their SQ
 and are told through callbacks or handed their counters' `inc` (workers/compose.py)."""
 
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -76,68 +76,70 @@ class WorkerMetrics:
         r = registry if registry is not None else new_registry()
         return cls(
             registry=r,
-            runs_started=counter(r, "agentrt_runs_started", "Runs created, by profile.", "profile"),
+            runs_started=counter(
+                r, "agentrt_runs_started", "Runs created, by profile.", ["profile"]
+            ),
             runs_ended=counter(
                 r, "agentrt_runs_ended", "Runs settled, by outcome and termination reason.",
-                "outcome", "reason",
-            ),  # fmt: skip
+                ["outcome", "reason"],
+            ),
             approval_wait=histogram(
                 r, "agentrt_approval_wait_seconds",
-                "From the suspension to the decision that resumed the run.", buckets=WAIT_BUCKETS,
-            ),  # fmt: skip
+                "From the suspension to the decision that resumed the run.", [], WAIT_BUCKETS,
+            ),
             writes_fenced=counter(
                 r, "agentrt_writes_fenced", "Non-idempotent writes that claimed their fence."
             ),
             writes_unknown=counter(
                 r, "agentrt_writes_outcome_unknown",
                 "Claimed writes interrupted before their result was recorded.",
-            ),  # fmt: skip
+            ),
             writes_answered=counter(
                 r, "agentrt_writes_answered",
                 "Answers an operator gave on a write with an unknown outcome, by answer.",
-                "answer",
-            ),  # fmt: skip
+                ["answer"],
+            ),
             # One per interrupted write reconciled, by what the run goes on with; the probe's
             # calls themselves (retries, failures) are CallMetrics.probe_calls.
             writes_reconciled=counter(
                 r, "agentrt_writes_reconciled",
                 "Interrupted writes reconciled, by the verdict acted on (applied, not_applied, "
                 "unknown).",
-                "verdict",
-            ),  # fmt: skip
+                ["verdict"],
+            ),
             tokens=counter(
                 r, "agentrt_model_tokens",
                 "Model tokens, by provider, model and kind (prompt, completion).",
-                "provider", "model", "kind",
-            ),  # fmt: skip
+                ["provider", "model", "kind"],
+            ),
             cost=counter(
                 r, "agentrt_model_cost_usd",
-                "Model cost in USD where known, by provider and model.", "provider", "model",
-            ),  # fmt: skip
+                "Model cost in USD where known, by provider and model.", ["provider", "model"],
+            ),
             activity_seconds=histogram(
                 r, "agentrt_activity_seconds",
                 "Activity execution time in this worker, by activity type and result.",
-                "activity", "result", buckets=ACTIVITY_BUCKETS,
-            ),  # fmt: skip
+                ["activity", "result"], ACTIVITY_BUCKETS,
+            ),
             schedule_to_start=histogram(
                 r, "agentrt_activity_schedule_to_start_seconds",
                 "From an activity attempt's scheduling to its start in this worker: the "
                 "backlog of its task queue, as the worker met it.",
-                "activity", buckets=ACTIVITY_BUCKETS,
-            ),  # fmt: skip
+                ["activity"], ACTIVITY_BUCKETS,
+            ),
             calls=CallMetrics.create(r),
-        )
+        )  # fmt: skip
 
 
-def counter(r: CollectorRegistry, name: str, doc: str, *labels: str) -> Counter:
+def counter(r: CollectorRegistry, name: str, doc: str, labels: Sequence[str] = ()) -> Counter:
     """A counter in `r` (scraped as `<name>_total`), labelled by `labels`."""
-    return Counter(name, doc, list(labels), registry=r)
+    return Counter(name, doc, labels, registry=r)
 
 
 def histogram(
-    r: CollectorRegistry, name: str, doc: str, *labels: str, buckets: Iterable[float]
+    r: CollectorRegistry, name: str, doc: str, labels: Sequence[str], buckets: Sequence[float]
 ) -> Histogram:
-    return Histogram(name, doc, list(labels), buckets=tuple(buckets), registry=r)
+    return Histogram(name, doc, labels, buckets=buckets, registry=r)
 
 
 @dataclass
@@ -158,35 +160,35 @@ class CallMetrics:
         return cls(
             model_calls=counter(
                 r, "agentrt_model_calls",
-                "Model provider calls, by provider and result (ok, error).", "provider", "result",
-            ),  # fmt: skip
+                "Model provider calls, by provider and result (ok, error).", ["provider", "result"],
+            ),
             model_seconds=histogram(
                 r, "agentrt_model_call_seconds",
                 "Model provider call latency, by provider and result.",
-                "provider", "result", buckets=CALL_BUCKETS,
-            ),  # fmt: skip
+                ["provider", "result"], CALL_BUCKETS,
+            ),
             fallbacks=counter(
                 r, "agentrt_model_fallbacks",
                 "Model calls that failed over to the profile's fallback model, by provider.",
-                "provider", "fallback_provider",
-            ),  # fmt: skip
+                ["provider", "fallback_provider"],
+            ),
             tool_calls=counter(
                 r, "agentrt_tool_calls", "Tool calls, by toolbox, tool and result (ok, error).",
-                "toolbox", "tool", "result",
-            ),  # fmt: skip
+                ["toolbox", "tool", "result"],
+            ),
             tool_seconds=histogram(
                 r, "agentrt_tool_call_seconds", "Tool call latency, by toolbox, tool and result.",
-                "toolbox", "tool", "result", buckets=CALL_BUCKETS,
-            ),  # fmt: skip
+                ["toolbox", "tool", "result"], CALL_BUCKETS,
+            ),
             # Every call of a write's reconcile probe (retries too), by what it answered;
             # the writes reconciled, once each, are WorkerMetrics.writes_reconciled.
             probe_calls=counter(
                 r, "agentrt_reconcile_probe_calls",
                 "Reconcile probe calls, by toolbox, tool and the probe's verdict (applied, "
                 "not_applied, unknown; error: the probe raised).",
-                "toolbox", "tool", "verdict",
-            ),  # fmt: skip
-        )
+                ["toolbox", "tool", "verdict"],
+            ),
+        )  # fmt: skip
 
 
 class MeteredRunStore(RunStore):

@@ -12,8 +12,8 @@ from agentrt.contracts.run import RunView
 from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
 from agentrt.workers.compose import WorkerResources
-from tests.workflows._replay import fetch
 from tests.workers._proc import WorkerPool, WorkerProcess, wait_for_marker, worker_env
+from tests.workflows._replay import fetch
 
 PROMPT = "Please refund order 1042"  # lookup_order, then issue_refund (call r2.1), an answer
 REFUND_CALL = "r2.1"

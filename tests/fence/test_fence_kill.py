@@ -20,8 +20,7 @@ from agentrt.contracts.ids import ACT_FENCE_RESOLVE, ACT_WRITE_EXECUTE, ACT_WRIT
 from agentrt.store.demo import DemoWorld
 from agentrt.workflows._group import PARALLEL_TOOLS
 from tests.fence._kill import REFUND_CALL, Killer
-from tests.workflows._replay import scheduled
-from tests.workflows._replay import patches
+from tests.workflows._replay import patches, scheduled
 
 # After the kill, settling takes a write heartbeat timeout (3 s) or a store-call timeout
 # (10 s), then the dead worker's sticky-queue timeout (10 s): 11-15 s observed.

@@ -201,9 +201,7 @@ async def test_an_interrupted_write_the_probe_finds_applied_completes_with_its_r
     await _paid_once(client, paid, target, writes=1, verdict="applied")
 
 
-async def _paid_once(
-    client: Client, paid: Paid, target: Target, writes: int, verdict: str
-) -> None:
+async def _paid_once(client: Client, paid: Paid, target: Target, writes: int, verdict: str) -> None:
     """The run completed with the one payment's result, its probe asked once, about the
     key its write first ran with, answering `verdict`; `writes` write executions
     scheduled; it replays."""

@@ -10,8 +10,8 @@ from typing import Any
 
 from agentrt.contracts.enums import PendingState, RunStatus, TerminationReason
 from agentrt.starter.facade import AgentRuntime
-from agentrt.store.demo import DemoWorld
 from agentrt.store.context import StoreContext
+from agentrt.store.demo import DemoWorld
 from tests.conftest import FaultHook, UnknownOutcome
 from tests.workflows._waiting import until_status
 
