@@ -10,6 +10,7 @@ from enum import Enum
 from typing import Any
 
 from pydantic import Field
+from pydantic.config import JsonDict
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings
 
@@ -29,7 +30,7 @@ def setting(default: Any, description: str, *, shown: str | None = None, **more:
     """A settings field: `description` is its meaning; `shown`, what the README and `--help`
     say in place of a default that would mislead as it stands in code (computed from other
     settings, generated, a path under the checkout). `more`: Field's own (ge, le...)."""
-    extra = {"shown_default": shown} if shown is not None else None
+    extra: JsonDict | None = {"shown_default": shown} if shown is not None else None
     return Field(default=default, description=description, json_schema_extra=extra, **more)
 
 
