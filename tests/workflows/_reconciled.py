@@ -1,7 +1,9 @@
-"""Runs that ask a person (`on_unknown_outcome: ask`, the `fence-ask` patch path), for the
-recorded histories (tests/workflows/test_replay.py): the refund is claimed, its worker's
-fault hook raises before the effect and the probe's target stays down (UnknownOutcome), so
-the run waits AWAITING_RECONCILIATION; then an operator answers, one way a run."""
+"""Runs whose refund was interrupted after its claim, for the recorded histories
+(tests/workflows/test_replay.py). Reconciled by the refund's probe (the `fence-reconcile`
+patch path): it finds the refund applied, or not applied and the refund runs again. Or a
+person answers (`on_unknown_outcome: ask`, the `fence-ask` patch path): the probe's target
+stays down (UnknownOutcome), the run waits AWAITING_RECONCILIATION, then an operator
+answers, one way a run."""
 
 import asyncio
 from collections.abc import Callable
@@ -12,11 +14,12 @@ from agentrt.contracts.enums import PendingState, RunStatus, TerminationReason
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.context import StoreContext
 from agentrt.store.demo import DemoWorld
-from tests.conftest import FaultHook, UnknownOutcome
+from tests.conftest import FailTimes, FaultHook, UnknownOutcome
 from tests.workflows._waiting import until_status
 
 MakeRuntime = Callable[[FaultHook], AbstractAsyncContextManager[AgentRuntime]]
 PROFILE = "ask-writes"  # tests/fixtures/profiles.yaml
+PROBE_PROFILE = "auto"  # on_unknown_outcome: fail, the default
 PROMPT = "Please refund order 1042"  # lookup_order, then issue_refund, then an answer
 # The probe is tried five times first (about 8 s), then the run waits.
 ASKED_WITHIN = 60.0
@@ -39,12 +42,36 @@ ANSWERS: dict[str, tuple[dict[str, Any], RunStatus, int]] = {
 }  # fmt: skip
 
 
-async def asked_runs(make_runtime: MakeRuntime, ctx: StoreContext) -> dict[str, str]:
-    """Every path of ANSWERS, at once (each on its own worker and fault hook, all on the
-    store `ctx`): their run ids."""
-    names = list(ANSWERS)
-    ids = await asyncio.gather(*(_answered(make_runtime, ctx, name) for name in names))
+# Each probe path: where the worker's fault hook interrupts the refund (once), and what
+# the probe then finds in the ledger.
+PROBED: dict[str, tuple[str, str]] = {
+    "reconcile_applied": ("record.before_clear", "applied"),  # ran; its record failed
+    "reconcile_not_applied": ("write.after_claim", "not_applied"),  # never ran: runs again
+}
+
+
+async def reconciled_runs(make_runtime: MakeRuntime, ctx: StoreContext) -> dict[str, str]:
+    """Every path of PROBED and ANSWERS, at once (each on its own worker and fault hook, all
+    on the store `ctx`): their run ids, by path."""
+    names = [*PROBED, *ANSWERS]
+    ids = await asyncio.gather(
+        *(_probed(make_runtime, ctx, name) for name in PROBED),
+        *(_answered(make_runtime, ctx, name) for name in ANSWERS),
+    )
     return dict(zip(names, ids, strict=True))
+
+
+async def _probed(make_runtime: MakeRuntime, ctx: StoreContext, name: str) -> str:
+    point, verdict = PROBED[name]
+    # Only the first attempt fails: a record retried after the probe is not reached again.
+    async with make_runtime(FailTimes(point)) as runtime:
+        done = await runtime.run(PROBE_PROFILE, PROMPT)
+        events = await runtime.events(done.run_id)
+    assert done.status is RunStatus.COMPLETED, (name, done)
+    [refund] = [e for e in events if e.payload.get("tool") == "issue_refund"]
+    assert bool(refund.payload.get("reconciled")) is (verdict == "applied"), name
+    assert DemoWorld(ctx).ledger_count(run_id=done.run_id) == 1, name  # exactly once
+    return done.run_id
 
 
 async def _answered(make_runtime: MakeRuntime, ctx: StoreContext, name: str) -> str:
