@@ -14,7 +14,7 @@ reaches each waiter through its loop's thread-safe call."""
 import asyncio
 import contextlib
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 
 class Subscription:
@@ -43,6 +43,27 @@ class Bell:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._waiting: dict[str, set[Subscription]] = {}
+        self._listeners: set[Callable[[str], None]] = set()
+
+    @contextlib.contextmanager
+    def listening(
+        self, loop: asyncio.AbstractEventLoop, fn: Callable[[str], None]
+    ) -> Iterator[None]:
+        """Every ring, of any run, as `fn(run_id)` on `loop`, for the block: how the operator
+        API's follows (api/wake.py), which wait by run on their own, hear this process's
+        publishes."""
+
+        def call(run_id: str) -> None:
+            with contextlib.suppress(RuntimeError):  # the loop has closed
+                loop.call_soon_threadsafe(fn, run_id)
+
+        with self._lock:
+            self._listeners.add(call)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._listeners.discard(call)
 
     @contextlib.contextmanager
     def subscribe(self, run_id: str) -> Iterator[Subscription]:
@@ -63,8 +84,11 @@ class Bell:
         """Wake the run's followers in this process (any thread; cheap with none)."""
         with self._lock:
             subs = list(self._waiting.get(run_id, ()))
+            listeners = list(self._listeners)
         for sub in subs:
             sub.ring()
+        for call in listeners:
+            call(run_id)
 
 
 # One per process: publishers and followers of one process find each other whatever

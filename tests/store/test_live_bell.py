@@ -45,9 +45,7 @@ async def test_a_publish_wakes_a_follower_in_this_process_at_once(
         follower.cancel()
 
 
-async def test_a_ring_from_another_thread_wakes_only_that_run_and_leaves_nothing_behind() -> (
-    None
-):
+async def test_a_ring_from_another_thread_wakes_only_that_run_and_leaves_nothing_behind() -> None:
     bell = Bell()
     run_id, other = str(uuid.uuid4()), str(uuid.uuid4())
     with bell.subscribe(run_id) as mine, bell.subscribe(other) as theirs:
