@@ -8,7 +8,6 @@ import asyncio
 import time
 
 import pytest
-
 from temporalio.client import Client
 
 from agentrt.api.operator import sse
