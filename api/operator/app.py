@@ -28,6 +28,7 @@ from agentrt.api.settings import ApiSettings
 from agentrt.api.wake import Waker, finish
 from agentrt.store.context import StoreContext
 from agentrt.store.live import LiveStore
+from agentrt.store.live_bell import LIVE_BELL
 from agentrt.store.principals import PrincipalStore
 from agentrt.store.profile_registry import ProfileRegistry
 from agentrt.store.run_query import RunQuery
@@ -92,9 +93,11 @@ def mount_ops(
         stop = asyncio.Event()
         listener = asyncio.create_task(ops.waker.listen(engine, stop))
         try:
-            async with a2a.router.lifespan_context(a2a):
-                ops.runtime = a2a.state.a2a.runtime
-                yield
+            # A worker in this process (embedded, tests) wakes its runs' follows at once.
+            with LIVE_BELL.listening(asyncio.get_running_loop(), ops.waker.notify):
+                async with a2a.router.lifespan_context(a2a):
+                    ops.runtime = a2a.state.a2a.runtime
+                    yield
         finally:
             stop.set()
             await finish(listener, within=5.0)
