@@ -1,5 +1,6 @@
 """`Launcher`: how `AgentRuntime.start` puts a checked run on its task queue, and what it
-says when no worker begins it (the queue routing, the poller check, the withdrawal)."""
+says when no worker begins it (the queue routing, the poller check, the withdrawal); or,
+for an accepted start, only hands it to Temporal."""
 
 import asyncio
 import contextlib
@@ -15,8 +16,9 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from agentrt.contracts.approval import CancelRequest
-from agentrt.contracts.errors import AgentRuntimeError, RunIdTakenError
-from agentrt.contracts.ids import UPDATE_BEGUN
+from agentrt.contracts.enums import RunStatus
+from agentrt.contracts.errors import AgentRuntimeError, NoWorkerError, RunIdTakenError
+from agentrt.contracts.ids import UPDATE_BEGUN, WORKFLOW_AGENT_RUN
 from agentrt.contracts.profiles import RegisteredProfile
 from agentrt.contracts.run import BegunResult, RunRequest
 from agentrt.core.temporal import connection_lost
@@ -25,11 +27,16 @@ from agentrt.starter._starting import (
     begin_error,
     lost_while_starting,
     missing_run,
-    not_begun_error,
-    pollers,
     retrieve_start_error,
     start_operation,
+    start_options,
     start_rpc_error,
+)
+from agentrt.starter._withdrawal import (
+    not_begun_error,
+    recent_pollers,
+    withdrawal_cause,
+    withdrawn,
 )
 
 logger = logging.getLogger("agentrt.runtime")
@@ -48,6 +55,10 @@ class Launcher:
         self._client = client
         self._task_queue = task_queue
         self._begin_timeout = begin_timeout
+        # The starts this process is waiting on, by run id: a start of the same run id sent
+        # meanwhile waits for the first to have begun or withdrawn its run before it
+        # answers (`withdrawal`), so the two cannot answer differently.
+        self._in_flight: dict[str, asyncio.Event] = {}
 
     def task_queue_of(self, profile: RegisteredProfile | None) -> str:
         """The profile's own queue as its workers registered it, else this client's: a
@@ -61,6 +72,8 @@ class Launcher:
         error of a run that cannot begin, or that no worker began within the bound."""
         start = start_operation(request, queue)
         waiting = asyncio.create_task(self._warn_if_waiting(queue, request.profile))
+        settled = asyncio.Event()
+        first = self._in_flight.setdefault(request.run_id, settled) is settled
         try:
             # Update-with-Start: the `begun` update answers once the run row exists, so a run
             # that cannot begin (unknown profile, ...) fails here, not later in Temporal. The
@@ -79,7 +92,7 @@ class Launcher:
             retrieve_start_error(start)
             raise await self._not_begun_in_time(request.run_id, queue) from None
         except WorkflowAlreadyStartedError:
-            raise RunIdTakenError(f"run id {request.run_id} is already taken") from None
+            raise await self._taken(request.run_id, settled) from None
         except WorkflowUpdateFailedError as err:
             raise begin_error(err.cause, request.profile) from None
         except RPCError as err:
@@ -94,9 +107,49 @@ class Launcher:
             # Closed before answering.
             raise await missing_run(self._client, request.run_id) from None
         finally:
+            if first:
+                del self._in_flight[request.run_id]
+                settled.set()
             waiting.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await waiting
+
+    async def accept(self, request: RunRequest, queue: str) -> None:
+        """Hand the run to Temporal and return once it holds it (status STARTING): no wait
+        for a worker, and no withdrawal; the run begins whenever a worker takes it."""
+        try:
+            await self._client.start_workflow(
+                WORKFLOW_AGENT_RUN, request, **start_options(request, queue, RunStatus.STARTING)
+            )
+        except WorkflowAlreadyStartedError:
+            raise await self._taken(request.run_id) from None
+        except RPCError as err:
+            config = start_rpc_error(err)
+            if config is not None:
+                raise config from None
+            if connection_lost(err):
+                raise lost_while_starting(err, request.run_id) from None
+            raise
+
+    async def withdrawal(
+        self, run_id: str, mine: asyncio.Event | None = None
+    ) -> NoWorkerError | None:
+        """The error a start of `run_id` was withdrawn with (the answer to every send of it
+        again), once a start of it in flight here has begun or withdrawn it; None if not
+        withdrawn."""
+        settled = self._in_flight.get(run_id)
+        if settled is not None and settled is not mine:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self._begin_timeout + 10):
+                    await settled.wait()
+        return await withdrawn(self._client, run_id)
+
+    async def _taken(self, run_id: str, mine: asyncio.Event | None = None) -> AgentRuntimeError:
+        """A start of a run id Temporal holds: the withdrawal's own error if that run was
+        withdrawn, else RunIdTakenError."""
+        return await self.withdrawal(run_id, mine) or RunIdTakenError(
+            f"run id {run_id} is already taken"
+        )
 
     async def _not_begun_in_time(self, run_id: str, queue: str) -> AgentRuntimeError:
         """No worker began the run within the bound: withdraw it (the same cancel as
@@ -104,11 +157,12 @@ class Launcher:
         itself does not answer (the SDK retried the start until the bound), say that."""
         polling: int | None
         try:
-            polling = await pollers(self._client, queue)
+            polling = await recent_pollers(self._client, queue, self._begin_timeout)
         except RPCError as err:
             if connection_lost(err):
                 return lost_while_starting(err, run_id)
             polling = None
+        error = not_begun_error(run_id, queue, polling, self._begin_timeout)
         with contextlib.suppress(RPCError):
             await cancel_workflow(
                 self._client,
@@ -117,8 +171,9 @@ class Launcher:
                     by="agentrt",
                     reason=f"withdrawn: not begun within {self._begin_timeout:g}s of its start",
                 ),
+                cause=withdrawal_cause(error),
             )
-        return not_begun_error(run_id, queue, polling, self._begin_timeout)
+        return error
 
     async def _warn_if_waiting(self, queue: str, profile: str) -> None:
         """Say so when a start is still waiting after a moment and no worker polls its
@@ -127,7 +182,7 @@ class Launcher:
         listed among the queue's pollers yet, though it begins the run at once."""
         await asyncio.sleep(min(UNPOLLED_WARNING_AFTER, self._begin_timeout / 2))
         try:
-            polling = await pollers(self._client, queue)
+            polling = await recent_pollers(self._client, queue, UNPOLLED_WARNING_AFTER)
         except RPCError:
             return  # Temporal does not answer: the start itself will say so
         if polling == 0:
