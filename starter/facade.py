@@ -170,7 +170,10 @@ class AgentRuntime(RuntimeClient):
         return await self._launcher.withdrawal(run_id)
 
     async def starting(self, run_id: str) -> RunView | None:
-        """The STARTING view of a run Temporal holds that no worker has begun (no row)."""
+        """The STARTING view of a run Temporal holds that no worker has begun; None once
+        its row exists (then `status` is the truth) or when Temporal holds no open run."""
+        if await self._view(run_id) is not None:
+            return None
         return await starting_view(self._client, run_id)
 
     async def task_queue_of(self, profile: str) -> str:

@@ -11,13 +11,18 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 from temporalio import workflow
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
 from agentrt.api.operator.starts import respond_async
 from agentrt.api.settings import ApiSettings
+from agentrt.contracts.enums import RunStatus
+from agentrt.contracts.errors import NoWorkerError
 from agentrt.core.profiles import load_profiles
+from agentrt.starter import remote
+from agentrt.starter.cli import main as cli_main
 from agentrt.store.profile_registry import ProfileRegistry
 from agentrt.workers.compose import WorkerResources
 from agentrt.workers.main import make_worker
@@ -176,3 +181,41 @@ def test_prefer_respond_async_is_read_as_rfc_7240_says() -> None:
     assert not respond_async(None)
     assert not respond_async("return=minimal")
     assert not respond_async("respond-asynchronously")
+
+
+async def test_the_http_client_starts_accepted_and_names_the_cause_of_a_withdrawal(
+    client: Client, a2a_settings: ApiSettings, a2a_parts: WorkerResources
+) -> None:
+    async with _lonely(client, a2a_settings, a2a_parts) as (live, _):
+        secret = token(live, name("ops"), "runs:start", "runs:read")
+        async with remote.api_session(live.url, secret) as api:
+            run_id = await api.start("helper", LOOKUP, wait="accepted")
+            starting = await api.status(run_id)
+            with pytest.raises(NoWorkerError, match="503 no_worker") as err:
+                await api.start("helper", LOOKUP)
+    assert (starting.run_id, starting.status) == (run_id, RunStatus.STARTING)
+    assert type(err.value) is NoWorkerError
+    await client.get_workflow_handle(run_id).terminate(reason="test over")
+
+
+async def test_the_cli_starts_accepted_through_the_api(
+    client: Client,
+    a2a_settings: ApiSettings,
+    a2a_parts: WorkerResources,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    async with _lonely(client, a2a_settings, a2a_parts) as (live, _):
+        secret = token(live, name("ops"), "runs:start", "runs:read")
+        api = ["--api", live.url, "--token", secret]
+        capsys.readouterr()
+        code = await asyncio.to_thread(cli_main, [*api, "start", "--accepted", "helper", LOOKUP])
+        out, err = capsys.readouterr()
+        assert code == 0, err
+        run_id = out.strip()
+        async with http(live, secret) as http_api:
+            seen = await http_api.get(f"/runs/{run_id}")
+        code = await asyncio.to_thread(cli_main, [*api, "start", "helper", LOOKUP])
+        _, refused = capsys.readouterr()
+    assert (seen.status_code, seen.json()["status"]) == (200, "STARTING"), seen.text
+    assert code == 2 and "no_worker" in refused and "Traceback" not in refused
+    await client.get_workflow_handle(run_id).terminate(reason="test over")
