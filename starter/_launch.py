@@ -4,6 +4,7 @@ for an accepted start, only hands it to Temporal."""
 
 import asyncio
 import contextlib
+import uuid
 import logging
 from datetime import timedelta
 
@@ -82,9 +83,11 @@ class Launcher:
                 await self._client.execute_update_with_start_workflow(
                     UPDATE_BEGUN,
                     start_workflow_operation=start,
-                    # Unique within its workflow, whose id is the run's: the run uuid again
-                    # would only repeat 36 bytes in three history events.
-                    id=UPDATE_BEGUN,
+                    # Unique to this send: a send of the same start again must not attach to
+                    # the first's update (Temporal dedupes updates by id): it would answer
+                    # "begun" when a worker came, while the first withdraws the run. It
+                    # gets WorkflowAlreadyStartedError instead, and reads the withdrawal.
+                    id=f"{UPDATE_BEGUN}-{uuid.uuid4().hex[:8]}",
                     result_type=BegunResult,
                     rpc_timeout=timedelta(seconds=self._begin_timeout),
                 )
@@ -92,6 +95,7 @@ class Launcher:
             retrieve_start_error(start)
             raise await self._not_begun_in_time(request.run_id, queue) from None
         except WorkflowAlreadyStartedError:
+            retrieve_start_error(start)
             raise await self._taken(request.run_id, settled) from None
         except WorkflowUpdateFailedError as err:
             raise begin_error(err.cause, request.profile) from None

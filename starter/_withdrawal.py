@@ -25,6 +25,7 @@ from agentrt.contracts.errors import NoWorkerError, WorkersBusyError
 WITHDRAWN = "withdrawn:"
 # A worker whose last poll is older than the wait plus this did not poll during it.
 POLL_SLACK = timedelta(seconds=5)
+RECENT_SECONDS = 10.0  # a resend's own look at the queue: polled this lately, it is busy
 
 
 def withdrawal_cause(error: NoWorkerError) -> str:
@@ -102,4 +103,12 @@ async def withdrawn(client: Client, run_id: str) -> NoWorkerError | None:
             if not cause.startswith(WITHDRAWN):
                 return None  # cancelled by someone, not withdrawn
             return resent_error(run_id, cause[len(WITHDRAWN) :], desc.task_queue)
-    return None
+    # Requested, but not in the history yet: Temporal holds back what arrives while a
+    # worker holds one of the run's workflow tasks (a busy worker's). The run is being
+    # cancelled before it began all the same: never live. Its cause, as the queue is now.
+    try:
+        polling = await recent_pollers(client, desc.task_queue, RECENT_SECONDS)
+    except RPCError:
+        polling = 0
+    code = WorkersBusyError.code if polling else NoWorkerError.code
+    return resent_error(run_id, code, desc.task_queue)

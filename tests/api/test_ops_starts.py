@@ -86,8 +86,12 @@ async def test_a_resent_start_of_a_withdrawn_run_answers_the_same_503_never_live
         body = {"profile": "helper", "prompt": LOOKUP, "run_id": str(uuid.uuid4())}
         async with http(live, secret) as api:
             first = await api.post("/runs", json=body)
-            resent = await api.post("/runs", json=body)
+            # Sent again, and a worker comes while it may still wait: it must not be told
+            # the run began (it is being withdrawn).
+            resending = asyncio.create_task(api.post("/runs", json=body))
+            await asyncio.sleep(0.3)
             async with _worker(client, live, lonely):
+                resent = await resending
                 closed = await _closed(client, body["run_id"])
                 ended = await wait_status(api, body["run_id"], "CANCELLED")
                 after = await api.post("/runs", json=body)
