@@ -4,8 +4,8 @@ for an accepted start, only hands it to Temporal."""
 
 import asyncio
 import contextlib
-import uuid
 import logging
+import uuid
 from datetime import timedelta
 
 from temporalio.client import (
