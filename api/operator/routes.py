@@ -42,6 +42,7 @@ from agentrt.contracts.errors import (
     StaleTurnError,
 )
 from agentrt.contracts.run import RunView
+from agentrt.starter._starting_view import starting_runs
 from agentrt.store.attest import attest
 from agentrt.store.run_query import BadCursorError
 
@@ -86,7 +87,16 @@ async def list_runs(
     cursor: Annotated[str | None, Query(max_length=500)] = None,
 ) -> RunPageOut:
     """Newest first, filtered by status, profile, initiator and whether the run needs an
-    operator; pass `next_cursor` back as `cursor` for the next page."""
+    operator; pass `next_cursor` back as `cursor` for the next page. STARTING: accepted
+    starts no worker has begun, read from Temporal (one page, no cursor)."""
+    if status is RunStatus.STARTING:
+        mine = initiator if who.visible_to is None else who.visible_to
+        if initiator is not None and initiator != mine:
+            return RunPageOut(runs=[])  # another's runs: none visible
+        listed = await starting_runs(
+            state.require_runtime().client, initiator=mine, profile=profile, limit=limit
+        )
+        return RunPageOut(runs=await state.outs(listed))
     try:
         page = await asyncio.to_thread(
             lambda: state.query.page(

@@ -11,6 +11,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from temporalio import workflow
 from temporalio.client import Client, WorkflowExecutionStatus
@@ -64,6 +65,17 @@ async def _closed(client: Client, run_id: str) -> WorkflowExecutionStatus | None
             return desc.status
         await asyncio.sleep(0.1)
     raise AssertionError(f"run {run_id} never closed")
+
+
+async def _listed_starting(api: httpx.AsyncClient, run_id: str) -> dict[str, Any]:
+    """The run as `GET /runs?status=STARTING` lists it (Temporal's list lags a moment)."""
+    for _ in range(100):
+        page = (await api.get("/runs", params={"status": "STARTING"})).json()["runs"]
+        mine = [r for r in page if r["run_id"] == run_id]
+        if mine:
+            return mine[0]
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"run {run_id} never listed as STARTING")
 
 
 @workflow.defn(name="NotAnAgentRun")
@@ -150,6 +162,8 @@ async def test_an_accepted_start_answers_202_starting_and_begins_when_a_worker_c
             hidden = await eve.get(f"/runs/{body['run_id']}")
             async with http(live, reader) as rita:
                 read_all = await rita.get(f"/runs/{body['run_id']}")
+            listed = await _listed_starting(api, body["run_id"])
+            others = (await eve.get("/runs", params={"status": "STARTING"})).json()["runs"]
             resent = await api.post("/runs", json=body, headers=ASYNC)
             stolen = await eve.post("/runs", json=body, headers=ASYNC)
             await asyncio.sleep(3)  # past the start bound: an accepted start is not withdrawn
@@ -166,6 +180,8 @@ async def test_an_accepted_start_answers_202_starting_and_begins_when_a_worker_c
         got = reply.json().get("run") or reply.json()
         assert got["status"] == "STARTING" and got["initiator"] == alice
     assert resent.status_code == 200
+    assert listed["initiator"] == alice and listed["status"] == "STARTING"
+    assert body["run_id"] not in {r["run_id"] for r in others}  # not eve's to see
     assert hidden.status_code == 404  # another principal's run: absent alike
     assert (stolen.status_code, error_type(stolen)) == (409, "run_id_taken")
     assert done["initiator"] == alice
