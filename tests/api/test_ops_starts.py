@@ -239,3 +239,21 @@ async def test_the_cli_starts_accepted_through_the_api(
     assert (seen.status_code, seen.json()["status"]) == (200, "STARTING"), seen.text
     assert code == 2 and "no_worker" in refused and "Traceback" not in refused
     await client.get_workflow_handle(run_id).terminate(reason="test over")
+
+
+async def test_an_accepted_start_no_worker_began_is_cancelled_by_its_starter(
+    client: Client, a2a_settings: ApiSettings, a2a_parts: WorkerResources
+) -> None:
+    async with _lonely(client, a2a_settings, a2a_parts) as (live, lonely):
+        secret = token(live, name("ops"), "runs:start", "runs:read", "runs:cancel")
+        async with http(live, secret) as api:
+            accepted = await api.post(
+                "/runs", json={"profile": "helper", "prompt": LOOKUP}, headers=ASYNC
+            )
+            run_id = accepted.json()["run_id"]
+            cancel = await api.post(f"/runs/{run_id}/cancel", json={"reason": "not needed"})
+            async with _worker(client, live, lonely):
+                ended = await wait_status(api, run_id, "CANCELLED")
+    assert cancel.status_code == 202, cancel.text
+    assert await _closed(client, run_id) is WorkflowExecutionStatus.CANCELED
+    assert ended["failure"] is not None
