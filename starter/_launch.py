@@ -56,10 +56,11 @@ class Launcher:
         self._client = client
         self._task_queue = task_queue
         self._begin_timeout = begin_timeout
-        # The starts this process is waiting on, by run id: a start of the same run id sent
-        # meanwhile waits for the first to have begun or withdrawn its run before it
-        # answers (`withdrawal`), so the two cannot answer differently.
-        self._in_flight: dict[str, asyncio.Event] = {}
+        # The starts this process is waiting on, by run id: a start of the same run id that
+        # Temporal turns away meanwhile (it holds the run) waits for the one whose run it
+        # is to have begun or withdrawn it before it answers (`withdrawal`), so the two
+        # cannot answer differently.
+        self._in_flight: dict[str, set[asyncio.Event]] = {}
 
     def task_queue_of(self, profile: RegisteredProfile | None) -> str:
         """The profile's own queue as its workers registered it, else this client's: a
@@ -74,7 +75,7 @@ class Launcher:
         start = start_operation(request, queue)
         waiting = asyncio.create_task(self._warn_if_waiting(queue, request.profile))
         settled = asyncio.Event()
-        first = self._in_flight.setdefault(request.run_id, settled) is settled
+        self._in_flight.setdefault(request.run_id, set()).add(settled)
         try:
             # Update-with-Start: the `begun` update answers once the run row exists, so a run
             # that cannot begin (unknown profile, ...) fails here, not later in Temporal. The
@@ -96,7 +97,8 @@ class Launcher:
             raise await self._not_begun_in_time(request.run_id, queue) from None
         except WorkflowAlreadyStartedError:
             retrieve_start_error(start)
-            raise await self._taken(request.run_id, settled) from None
+            self._settle(request.run_id, settled)  # not this one's run: others wait not on it
+            raise await self._taken(request.run_id) from None
         except WorkflowUpdateFailedError as err:
             raise begin_error(err.cause, request.profile) from None
         except RPCError as err:
@@ -111,9 +113,7 @@ class Launcher:
             # Closed before answering.
             raise await missing_run(self._client, request.run_id) from None
         finally:
-            if first:
-                del self._in_flight[request.run_id]
-                settled.set()
+            self._settle(request.run_id, settled)
             waiting.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await waiting
@@ -135,25 +135,28 @@ class Launcher:
                 raise lost_while_starting(err, request.run_id) from None
             raise
 
-    async def withdrawal(
-        self, run_id: str, mine: asyncio.Event | None = None
-    ) -> NoWorkerError | None:
+    def _settle(self, run_id: str, settled: asyncio.Event) -> None:
+        waiting = self._in_flight.get(run_id, set())
+        waiting.discard(settled)
+        if not waiting:
+            self._in_flight.pop(run_id, None)
+        settled.set()
+
+    async def withdrawal(self, run_id: str) -> NoWorkerError | None:
         """The error a start of `run_id` was withdrawn with (the answer to every send of it
-        again), once a start of it in flight here has begun or withdrawn it; None if not
-        withdrawn."""
-        settled = self._in_flight.get(run_id)
-        if settled is not None and settled is not mine:
+        again), once the starts of it in flight here have begun or withdrawn it; None if
+        not withdrawn."""
+        waiting = list(self._in_flight.get(run_id, ()))
+        if waiting:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self._begin_timeout + 10):
-                    await settled.wait()
+                    await asyncio.gather(*(e.wait() for e in waiting))
         return await withdrawn(self._client, run_id)
 
-    async def _taken(self, run_id: str, mine: asyncio.Event | None = None) -> AgentRuntimeError:
+    async def _taken(self, run_id: str) -> AgentRuntimeError:
         """A start of a run id Temporal holds: the withdrawal's own error if that run was
         withdrawn, else RunIdTakenError."""
-        return await self.withdrawal(run_id, mine) or RunIdTakenError(
-            f"run id {run_id} is already taken"
-        )
+        return await self.withdrawal(run_id) or RunIdTakenError(f"run id {run_id} is already taken")
 
     async def _not_begun_in_time(self, run_id: str, queue: str) -> AgentRuntimeError:
         """No worker began the run within the bound: withdraw it (the same cancel as
