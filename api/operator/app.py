@@ -23,6 +23,7 @@ from agentrt.api.operator.live_routes import live_router
 from agentrt.api.operator.page import mount_page
 from agentrt.api.operator.reconcile import router as reconcile_router
 from agentrt.api.operator.routes import router
+from agentrt.api.operator.starts import starts_router
 from agentrt.api.operator.state import OpsState
 from agentrt.api.settings import ApiSettings
 from agentrt.api.wake import Waker, finish
@@ -113,6 +114,7 @@ def mount_ops(
         redoc_url=None,
     )
     errors.install(app)
+    app.include_router(starts_router)  # POST /runs
     app.include_router(router)
     app.include_router(live_router)
     app.include_router(codec_router)  # POST/DELETE /me/session
