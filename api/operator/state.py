@@ -1,13 +1,17 @@
 """What the operator routes share; the runtime is bound when the app starts."""
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from temporalio.service import RPCError
+
 from agentrt.api.operator.errors import not_found
 from agentrt.api.operator.views import RunOut, run_out
 from agentrt.api.wake import Waker
+from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.run import RunView
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.live import LiveStore
@@ -36,8 +40,13 @@ class OpsState:
         return self.runtime
 
     async def visible(self, run_id: str, visible_to: str | None) -> RunView:
-        """The run if this principal may see it; 404 alike for absent and not visible."""
+        """The run if this principal may see it; 404 alike for absent and not visible. A
+        run Temporal holds that no worker has begun (no row) is STARTING, read from
+        Temporal (when it cannot say, 404 as before)."""
         view = await asyncio.to_thread(self.runs.get, run_id)
+        if view is None and self.runtime is not None:
+            with contextlib.suppress(RPCError):
+                view = await self.runtime.starting(run_id)
         if view is None or (visible_to is not None and view.initiator != visible_to):
             raise not_found(run_id)
         return view
@@ -55,6 +64,9 @@ class OpsState:
         return [await self._out(v, contexts.get(v.run_id)) for v in views]
 
     async def _out(self, view: RunView, context: PendingContext | None) -> RunOut:
+        if view.status is RunStatus.STARTING:  # no row yet: the level its workers registered
+            registered = await asyncio.to_thread(self.profiles.get, view.profile)
+            return run_out(view, registered.privacy if registered else "metadata")
         privacy = await asyncio.to_thread(self.query.privacy, view.run_id)
         if privacy == "redacted":  # redaction reads every argument: off the event loop
             return await asyncio.to_thread(run_out, view, privacy, context)
