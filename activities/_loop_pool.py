@@ -27,7 +27,7 @@ class LoopPool(ThreadPoolExecutor):
         with self._shutdown_lock:
             if self._broken or self._shutdown:
                 raise RuntimeError("cannot schedule new calls after shutdown")
-            self._work_queue.put(item)
+            self._work_queue.put(item)  # type: ignore[arg-type]  # run(), future.cancel(): all it uses
             self._adjust_thread_count()
         return future
 
