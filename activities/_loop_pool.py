@@ -56,7 +56,7 @@ class _LoopCall(Generic[T]):
         with contextlib.suppress(RuntimeError):  # the loop is closed: nobody awaits it
             self._loop.call_soon_threadsafe(self._future.cancel)
 
-    def run(self) -> None:
+    def run(self, *_worker_context: object) -> None:  # Python 3.14's threads pass a context
         if self._future.cancelled():  # its awaiter was cancelled while it queued
             return
         settle: Callable[..., Any]
