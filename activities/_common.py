@@ -12,6 +12,7 @@ from typing import Any, ParamSpec, TypeVar
 from temporalio import activity
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
+from agentrt.activities._loop_pool import LoopPool
 from agentrt.activities.ports import FaultHook, ToolContext, no_faults, no_heartbeat
 from agentrt.contracts.errors import NON_RETRYABLE, ErrorType
 
@@ -49,15 +50,20 @@ def store_work(fn: Callable[P, T]) -> Callable[P, T]:
 
     @functools.wraps(fn)
     def guarded(*args: P.args, **kwargs: P.kwargs) -> T:
-        try:
-            return fn(*args, **kwargs)
-        except Exception as exc:
-            if not is_store_unavailable(exc) or isinstance(exc, ApplicationError):
-                raise
-            activity.logger.warning("store unavailable: %s", type(exc).__name__)
-            raise store_unavailable() from None
+        return _store_call(fn, *args, **kwargs)
 
     return guarded
+
+
+def _store_call(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    """`fn(*args, **kwargs)` with a database that is away as StoreUnavailable."""
+    try:
+        return fn(*args, **kwargs)
+    except Exception as exc:
+        if not is_store_unavailable(exc) or isinstance(exc, ApplicationError):
+            raise
+        activity.logger.warning("store unavailable: %s", type(exc).__name__)
+        raise store_unavailable() from None
 
 
 # The worker's bounded store pool (workers/pool.py), set for each activity it runs by
@@ -82,17 +88,24 @@ async def offload(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
     """Run a blocking call off the event loop, in this activity's context (its logger, its
     fault hook), on the worker's bounded pool. Outside a worker's activity (a test calling
     an activity method directly) no pool is set, and asyncio's default executor serves."""
-    call = functools.partial(fn, *args, **kwargs)
-    pool = _pool.get()
-    if pool is None:
-        return await asyncio.to_thread(call)
-    run = contextvars.copy_context().run
-    return await asyncio.get_running_loop().run_in_executor(pool, run, call)
+    return await _off_loop(functools.partial(fn, *args, **kwargs))
 
 
 async def db(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-    """A blocking store call off the event loop (`offload`), as `store_work` on the executor."""
-    return await offload(store_work(fn), *args, **kwargs)
+    """A blocking store call off the event loop (`offload`), as `store_work` on the executor.
+    (Not `offload(store_work(fn), ...)`: that made a wrapper, functools.wraps and all, on
+    every call, about 1% of a run's worker CPU: bench/HISTORY.md set 10.)"""
+    return await _off_loop(lambda: _store_call(fn, *args, **kwargs))
+
+
+async def _off_loop(call: Callable[[], T]) -> T:
+    pool = _pool.get()
+    if pool is None:
+        return await asyncio.to_thread(call)
+    if isinstance(pool, LoopPool):  # the worker's store pool: no concurrent Future
+        return await pool.call(call)
+    run = contextvars.copy_context().run
+    return await asyncio.get_running_loop().run_in_executor(pool, run, call)
 
 
 class ActivityGroup:
@@ -178,41 +191,56 @@ def expected_failure(exc: BaseException, where: str) -> BaseException:
     )
 
 
-@asynccontextmanager
-async def heartbeating(every: float = 1.0) -> AsyncIterator[None]:
-    """Heartbeat in the background, so a dead worker is noticed within the heartbeat timeout.
+class _Beats:
+    """Heartbeats on a timer of the activity's loop until `stop()`.
 
     The first beat comes after `every` (or a third of the heartbeat timeout, if shorter),
     not at once: the server counts the heartbeat timeout from the activity's start, so a
     dead worker is noticed just as fast, and an activity shorter than that (most store
-    steps and model calls) costs no heartbeat round trip to the server at all."""
-    timeout = activity.info().heartbeat_timeout
-    first = min(every, timeout.total_seconds() / 3) if timeout else every
-    loop = asyncio.get_running_loop()
-    # A timer, not a task: most activities end before it fires, and every model and tool
-    # call would otherwise create and cancel a task. It runs in this activity's context.
-    pending: asyncio.TimerHandle
+    steps and model calls) costs no heartbeat round trip to the server at all. A timer,
+    not a task: most activities end before it fires, and every model and tool call would
+    otherwise create and cancel a task. It runs in this activity's context."""
 
-    def beat() -> None:
-        nonlocal pending
+    __slots__ = ("_every", "_loop", "_pending")
+
+    def __init__(self, every: float) -> None:
+        timeout = activity.info().heartbeat_timeout
+        first = min(every, timeout.total_seconds() / 3) if timeout else every
+        self._every = every
+        self._loop = asyncio.get_running_loop()
+        self._pending = self._loop.call_later(first, self._beat)
+
+    def _beat(self) -> None:
         activity.heartbeat()
-        pending = loop.call_later(every, beat)
+        self._pending = self._loop.call_later(self._every, self._beat)
 
-    pending = loop.call_later(first, beat)
+    def stop(self) -> None:
+        self._pending.cancel()
+
+
+@asynccontextmanager
+async def heartbeating(every: float = 1.0) -> AsyncIterator[None]:
+    """Heartbeat in the background, so a dead worker is noticed within the heartbeat
+    timeout (the timing: `_Beats`)."""
+    beats = _Beats(every)
     try:
         yield
     finally:
-        pending.cancel()
+        beats.stop()
 
 
 def heartbeats(fn: F) -> F:
     """An activity that heartbeats for as long as it runs (under `@activity.defn`): with a
-    short heartbeat timeout, a call on a worker that died is retried in seconds."""
+    short heartbeat timeout, a call on a worker that died is retried in seconds. (The
+    timer directly, not `heartbeating()`: no async generator per model and tool call.)"""
 
     @functools.wraps(fn)
     async def beating(*args: Any, **kwargs: Any) -> Any:
-        async with heartbeating():
+        beats = _Beats(1.0)
+        try:
             return await fn(*args, **kwargs)
+        finally:
+            beats.stop()
 
     return beating  # type: ignore[return-value]
 

@@ -27,6 +27,7 @@ from agentrt.workers.wrapped import WrappedTool
 class MeteredProvider:
     def __init__(self, name: str, inner: ModelProvider, metrics: CallMetrics) -> None:
         self._name, self._inner, self._metrics = name, inner, metrics
+        self._children: dict[str, tuple[Any, Any]] = {}  # result -> (count, time)
 
     @property
     def streaming(self) -> bool:
@@ -45,10 +46,17 @@ class MeteredProvider:
             result = "ok"
             return reply
         finally:
-            self._metrics.model_calls.labels(provider=self._name, result=result).inc()
-            self._metrics.model_seconds.labels(provider=self._name, result=result).observe(
-                time.monotonic() - started
-            )
+            count, took = self._children.get(result) or self._child(result)
+            count.inc()
+            took.observe(time.monotonic() - started)
+
+    def _child(self, result: str) -> tuple[Any, Any]:
+        """The labelled children, made once: `labels()` validates and locks on every call."""
+        m, name = self._metrics, self._name
+        child = (m.model_calls.labels(provider=name, result=result),
+                 m.model_seconds.labels(provider=name, result=result))  # fmt: skip
+        self._children[result] = child
+        return child
 
 
 def metered_providers(
@@ -79,21 +87,28 @@ class MeteredTool(WrappedTool):
     def __init__(self, box: str, inner: Tool, metrics: CallMetrics) -> None:
         super().__init__(inner)
         self._box, self._metrics = box, metrics
+        self._children: dict[str, tuple[Any, Any]] = {}  # result -> (count, time)
         probe = probe_of(inner)
         self.reconcile = None if probe is None else self._probe
 
     async def __call__(self, arguments: dict[str, Any], ctx: ToolContext) -> str:
-        labels = {"toolbox": self._box, "tool": self._inner.spec.name}
         started, result = time.monotonic(), "error"
         try:
             content = await self._inner(arguments, ctx)
             result = "ok"
             return content
         finally:
-            self._metrics.tool_calls.labels(**labels, result=result).inc()
-            self._metrics.tool_seconds.labels(**labels, result=result).observe(
-                time.monotonic() - started
-            )
+            count, took = self._children.get(result) or self._child(result)
+            count.inc()
+            took.observe(time.monotonic() - started)
+
+    def _child(self, result: str) -> tuple[Any, Any]:
+        """The labelled children, made once: `labels()` validates and locks on every call."""
+        labels = {"toolbox": self._box, "tool": self._inner.spec.name, "result": result}
+        child = (self._metrics.tool_calls.labels(**labels),
+                 self._metrics.tool_seconds.labels(**labels))  # fmt: skip
+        self._children[result] = child
+        return child
 
     async def _probe(self, arguments: dict[str, Any], ctx: ToolContext) -> Reconciled:
         probe = probe_of(self._inner)

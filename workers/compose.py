@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import Engine
 
 from agentrt.activities._common import ActivityGroup
+from agentrt.activities._loop_pool import LoopPool
 from agentrt.activities.a2a import A2AActivities, completion_hook
 from agentrt.activities.completion import Completion
 from agentrt.activities.fence import FenceActivities, ReconcileActivities, WriteActivities
@@ -66,7 +67,7 @@ class WorkerResources:
     executor: ThreadPoolExecutor | None = None  # where sync tools run
     # Where the async activities' store calls run (workers/pool.py): no more threads than
     # the store has pooled connections, so a burst never opens and closes connections.
-    store_executor: ThreadPoolExecutor | None = None
+    store_executor: LoopPool | None = None
     registry: ToolRegistry | None = None
     metrics: WorkerMetrics = field(default_factory=WorkerMetrics.create)  # serve .registry
     # For workers that serve only model or tool queues (workers/fleet.py).
@@ -132,7 +133,7 @@ def build(
     ctx = replace(ctx, completion_hooks=(*ctx.completion_hooks, completion_hook(sealer)))
     # Sync tools run here, as many at once as the worker runs activities.
     pool = ThreadPoolExecutor(settings.worker.max_concurrent_activities, TOOL_THREAD_PREFIX)
-    store = ThreadPoolExecutor(
+    store = LoopPool(
         min(settings.worker.max_concurrent_activities, pooled_connections(engine)),
         STORE_THREAD_PREFIX,
     )

@@ -235,20 +235,28 @@ class ActivityTiming(AroundActivities):
 
     def __init__(self, metrics: WorkerMetrics) -> None:
         self._metrics = metrics
+        # The labelled children, per activity type: `labels()` validates and locks on every
+        # call, twice an activity otherwise.
+        self._waits: dict[str, Any] = {}
+        self._times: dict[tuple[str, str], Any] = {}
 
     @contextmanager
     def around(self, input: ExecuteActivityInput) -> Iterator[None]:
         info = activity.info()
+        kind = info.activity_type
+        wait = self._waits.get(kind)
+        if wait is None:
+            wait = self._waits[kind] = self._metrics.schedule_to_start.labels(activity=kind)
         # The attempt's own scheduling (a retry's, not the first attempt's) to now.
-        waited = (utcnow() - info.current_attempt_scheduled_time).total_seconds()
-        self._metrics.schedule_to_start.labels(activity=info.activity_type).observe(
-            max(0.0, waited)
-        )
+        wait.observe(max(0.0, (utcnow() - info.current_attempt_scheduled_time).total_seconds()))
         started, result = time.monotonic(), "error"
         try:
             yield
             result = "ok"
         finally:
-            self._metrics.activity_seconds.labels(
-                activity=activity.info().activity_type, result=result
-            ).observe(time.monotonic() - started)
+            took = self._times.get((kind, result))
+            if took is None:
+                took = self._times[kind, result] = self._metrics.activity_seconds.labels(
+                    activity=kind, result=result
+                )
+            took.observe(time.monotonic() - started)

@@ -2,6 +2,7 @@
 model and tool calls that carry ids, names and counts, never content."""
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from opentelemetry import trace
@@ -132,3 +133,43 @@ async def test_without_a_tracer_provider_no_tracing_interceptor_runs(
     assert client.config()["interceptors"] == []
     kinds = [type(i) for i in worker_interceptors(client, parts)]
     assert kinds == [ActivityTiming, BlockingPool]  # activity timing and the store pool alone
+
+
+async def test_without_a_tracer_provider_the_call_wrappers_build_no_span(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The model and tool wrappers skip the span (its attributes, its context) when no
+    provider is set, and still build one when one is: asked on every call."""
+    from agentrt.activities.ports import ToolContext
+    from agentrt.activities.toolbox.decorator import tool
+    from agentrt.contracts.messages import Message, ProviderReply, ProviderRequest
+    from agentrt.workers.tracing import TracedProvider, TracedTool
+
+    started: list[str] = []
+
+    class Counting(trace.NoOpTracer):
+        def start_as_current_span(self, name: str, *args: Any, **kwargs: Any) -> Any:
+            started.append(name)
+            return super().start_as_current_span(name)
+
+    class Fixed:  # a provider that answers at once
+        async def complete(self, request: ProviderRequest) -> ProviderReply:
+            return ProviderReply(content="ok")
+
+    @tool
+    def echo(text: str) -> str:
+        """Echo."""
+        return text
+
+    monkeypatch.setattr(trace, "get_tracer", lambda *_a, **_k: Counting())
+    wrapped, model = TracedTool(echo), TracedProvider("fixed", Fixed())
+    request = ProviderRequest(model="m", messages=[Message(role="user", content="hi")], round=1)
+    ctx = ToolContext("run", "r1.1", "key")
+    monkeypatch.setattr(trace, "get_tracer_provider", trace.ProxyTracerProvider)
+    assert await wrapped({"text": "hello"}, ctx) == "hello"
+    await model.complete(request)
+    assert started == []
+    monkeypatch.setattr(trace, "get_tracer_provider", TracerProvider)
+    assert await wrapped({"text": "hello"}, ctx) == "hello"
+    await model.complete(request)
+    assert started == ["tool echo", "model fixed"]

@@ -1,0 +1,79 @@
+"""The store pool's direct hand-back (activities/_loop_pool.py): results, errors and the
+caller's context come back as run_in_executor would give them, a call cancelled while it
+queued never runs, a shutdown cancels what is queued, and no more threads than its bound."""
+
+import asyncio
+import contextvars
+import threading
+
+import pytest
+from temporalio.exceptions import ApplicationError
+
+from agentrt.activities._common import blocking_pool, db, offload
+from agentrt.activities._loop_pool import LoopPool
+from agentrt.contracts.errors import ErrorType
+
+where: contextvars.ContextVar[str] = contextvars.ContextVar("where", default="unset")
+
+
+async def test_results_errors_and_the_callers_context_come_back() -> None:
+    with LoopPool(2, "lp") as pool:
+        where.set("caller")
+        names = await asyncio.gather(*(pool.call(lambda: threading.current_thread().name)
+                                       for _ in range(6)))  # fmt: skip
+        assert {n.rsplit("_", 1)[0] for n in names} == {"lp"} and len(set(names)) <= 2
+        assert await pool.call(where.get) == "caller"
+        with pytest.raises(ZeroDivisionError):
+            await pool.call(lambda: 1 // 0)
+        with pytest.raises(RuntimeError):
+            await pool.call(lambda: next(iter(())))  # StopIteration, as a future allows it
+        assert pool.submit(int, "3").result() == 3  # still an Executor
+
+
+async def test_offload_and_db_use_it_and_keep_the_store_guard() -> None:
+    class OperationalError(Exception):  # the DB-API name of "the database is away"
+        pass
+
+    def away() -> None:
+        raise OperationalError("host 10.0.0.1 refused")
+
+    with LoopPool(1, "lp") as pool, blocking_pool(pool):
+        assert await offload(lambda: threading.current_thread().name) == "lp_0"
+        assert await db(int, "7") == 7
+        with pytest.raises(ApplicationError) as err:
+            await db(away)
+        assert err.value.type == ErrorType.STORE_UNAVAILABLE.value
+        assert "10.0.0.1" not in str(err.value)
+
+
+async def test_a_call_cancelled_while_queued_never_runs() -> None:
+    ran: list[str] = []
+    gate = threading.Event()
+    with LoopPool(1, "lp") as pool:
+        blocker = pool.call(gate.wait)
+        queued = pool.call(lambda: ran.append("queued"))
+        await asyncio.sleep(0.05)
+        queued.cancel()
+        gate.set()
+        assert await blocker is True
+        await pool.call(lambda: None)  # the queue has drained past the cancelled call
+    assert ran == []
+
+
+async def test_shutdown_cancels_what_is_queued() -> None:
+    gate = threading.Event()
+    pool = LoopPool(1, "lp")
+    blocker = pool.call(gate.wait)
+    queued = pool.call(lambda: "never")
+    await asyncio.sleep(0.05)
+    stopping = asyncio.get_running_loop().run_in_executor(
+        None, lambda: pool.shutdown(wait=True, cancel_futures=True)
+    )
+    await asyncio.sleep(0.05)
+    gate.set()
+    await stopping
+    assert await blocker is True
+    with pytest.raises(asyncio.CancelledError):
+        await queued
+    with pytest.raises(RuntimeError):
+        pool.call(lambda: None)
