@@ -108,7 +108,7 @@ class RunQuery:
             .order_by(RunRow.created_at.desc(), RunRow.id.desc())
             .limit(limit + 1)
         )
-        with self._ctx.sessions() as s:
+        with self._ctx.reads() as s:
             rows = s.scalars(q).all()
         views = [self._runs.view(r) for r in rows[:limit]]
         more = len(rows) > limit
@@ -123,7 +123,7 @@ class RunQuery:
         q = select(RunRow).where(RunRow.status == RunStatus.WAITING_FOR_APPROVAL.value)
         if visible_to is not None:
             q = q.where(RunRow.initiator == visible_to)
-        with self._ctx.sessions() as s:
+        with self._ctx.reads() as s:
             rows = s.scalars(q.order_by(RunRow.waiting_since, RunRow.created_at).limit(limit)).all()
         return [self._runs.view(r) for r in rows]
 
@@ -133,7 +133,7 @@ class RunQuery:
         if visible_to is not None:
             filters.append(RunRow.initiator == visible_to)
         q = select(RunRow).where(*filters).order_by(RunRow.updated_at.desc(), RunRow.id.desc())
-        with self._ctx.sessions() as s:
+        with self._ctx.reads() as s:
             rows = s.scalars(q.limit(limit)).all()
         return [self._runs.view(r) for r in rows]
 

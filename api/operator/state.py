@@ -3,9 +3,10 @@
 import asyncio
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from agentrt.api.operator.errors import not_found
+from agentrt.api.operator.feeds import Feeds, TokenChecks
 from agentrt.api.operator.views import RunOut, run_out
 from agentrt.api.wake import Waker
 from agentrt.contracts.run import RunView
@@ -18,6 +19,9 @@ from agentrt.store.run_query import RunQuery
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer
 
+# A token's answer is reused this long by its other streams (each stream asks every 2 s).
+TOKEN_CHECK_SECONDS = 1.0
+
 
 @dataclass
 class OpsState:
@@ -29,6 +33,14 @@ class OpsState:
     profiles: ProfileRegistry  # what the workers registered
     live: LiveStore  # the model workers' live output
     runtime: AgentRuntime | None = None
+    # Every follow of a run shares one poll of it (api/operator/feeds.py), and every
+    # stream of a token one recheck of it.
+    feeds: Feeds = field(init=False)
+    tokens: TokenChecks = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.feeds = Feeds(self.runs, self.waker, self.live.mark)
+        self.tokens = TokenChecks(self.principals.active, TOKEN_CHECK_SECONDS)
 
     def require_runtime(self) -> AgentRuntime:
         if self.runtime is None:
