@@ -143,7 +143,7 @@ async def measure(cfg: BenchConfig, make_settings: Callable[[], Settings]) -> Re
     engine, ctx = open_store(url, Sealer.from_b64(settings.read_seal_keys()))
     principals = PrincipalStore(ctx)
     _, starter = principals.create("bench-starter", ["runs:start", "runs:read"], profiles=[PROFILE])
-    _, decider = principals.create("bench-decider", ["runs:read", "runs:decide"])
+    _, decider = principals.create("bench-decider", ["runs:read-all", "runs:decide"])
     base = Sizes(cfg.load_runs, cfg.load_starts, cfg.load_followers, cfg.load_decisions)
     levels: list[Level] = []
     port = free_port()
