@@ -11,6 +11,7 @@ from sqlalchemy import and_, or_, select
 
 from agentrt.contracts.enums import RunStatus, TerminationReason
 from agentrt.contracts.run import RunView
+from agentrt.contracts.snapshot import RunSnapshot
 from agentrt.store.context import StoreContext, as_utc
 from agentrt.store.rows import RunRow
 from agentrt.store.runs import RunStore
@@ -139,3 +140,16 @@ class RunQuery:
 
     def privacy(self, run_id: str) -> str:
         return self._runs.snapshot(run_id).privacy
+
+    def privacies(self, run_ids: list[str]) -> dict[str, str]:
+        """Each run's privacy level in one query (a list of runs shows each at its level;
+        a read per run made `GET /inbox` of 200 waiting runs 200 reads). A run gone
+        meanwhile is shown at the level of a snapshot without a plan: fail closed."""
+        found: dict[str, str] = {}
+        q = select(RunRow.id, RunRow.snapshot)
+        with self._ctx.reads() as s:
+            for i in range(0, len(run_ids), 500):
+                for run_id, raw in s.execute(q.where(RunRow.id.in_(run_ids[i : i + 500]))):
+                    found[run_id] = RunSnapshot.parse(raw).privacy
+        unknown = RunSnapshot.parse(None).privacy
+        return {run_id: found.get(run_id, unknown) for run_id in run_ids}

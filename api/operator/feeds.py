@@ -44,6 +44,7 @@ class Feed:
     ended: bool = False  # terminal (or gone) and every event read
     error: BaseException | None = None
     followers: int = 0
+    stopped: bool = False  # its last follower left
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     task: "asyncio.Task[None] | None" = None
 
@@ -94,11 +95,13 @@ class Feeds:
         finally:
             feed.followers -= 1
             if feed.followers == 0:
+                # Not awaited: a follower leaving never waits for a read in flight. The flag
+                # stops the poller should the cancel be lost (Python 3.11's wait_for can
+                # swallow one that lands as its wait ends).
+                feed.stopped = True
                 self._drop(feed)
-                if feed.task is not None and not feed.task.done():
+                if feed.task is not None:
                     feed.task.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await feed.task
 
     async def take(self, feed: Feed, after: int) -> tuple[list[EventView], bool]:
         """The events after `after` (at most a batch), and whether the feed has ended with
@@ -122,7 +125,7 @@ class Feeds:
     async def _poll(self, feed: Feed) -> None:
         run_id = feed.run_id
         try:
-            while True:
+            while not feed.stopped:
                 ticket = self._waker.ticket(run_id)
                 if batch := await self._read(feed):
                     feed.add(batch)
@@ -154,9 +157,11 @@ class Feeds:
 
 
 async def changed(feed_event: asyncio.Event, within: float) -> None:
-    """Until the feed ticks or `within` seconds pass."""
+    """Until the feed ticks or `within` seconds pass (asyncio.timeout, not wait_for: a
+    client that goes away cancels this, and that cancel must not be lost)."""
     with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(feed_event.wait(), within)
+        async with asyncio.timeout(within):
+            await feed_event.wait()
 
 
 class TokenChecks:

@@ -14,7 +14,7 @@ from agentrt.starter.facade import AgentRuntime
 from agentrt.store.live import LiveStore
 from agentrt.store.principals import PrincipalStore
 from agentrt.store.profile_registry import ProfileRegistry
-from agentrt.store.run_context import PendingContext, pending_contexts
+from agentrt.store.run_context import pending_contexts
 from agentrt.store.run_query import RunQuery
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer
@@ -59,18 +59,18 @@ class OpsState:
 
     async def outs(self, views: list[RunView]) -> list[RunOut]:
         """Each run at its privacy level; a waiting run with what the decider reads its calls
-        against (one query for all of them)."""
+        against. One thread hop and two queries for the whole list (the levels, the pending
+        contexts), off the event loop: redaction reads every argument."""
+        if not views:
+            return []
         rounds = {v.run_id: v.pending_approval.round for v in views if v.pending_approval}
-        contexts = {}
-        if rounds:  # a thread hop only when some run waits
-            contexts = await asyncio.to_thread(pending_contexts, self.runs.ctx, rounds)
-        return [await self._out(v, contexts.get(v.run_id)) for v in views]
 
-    async def _out(self, view: RunView, context: PendingContext | None) -> RunOut:
-        privacy = await asyncio.to_thread(self.query.privacy, view.run_id)
-        if privacy == "redacted":  # redaction reads every argument: off the event loop
-            return await asyncio.to_thread(run_out, view, privacy, context)
-        return run_out(view, privacy, context)
+        def shown() -> list[RunOut]:
+            levels = self.query.privacies([v.run_id for v in views])
+            contexts = pending_contexts(self.runs.ctx, rounds) if rounds else {}
+            return [run_out(v, levels[v.run_id], contexts.get(v.run_id)) for v in views]
+
+        return await asyncio.to_thread(shown)
 
     async def wait_for(
         self, run_id: str, done: Callable[[RunView], bool], seconds: float

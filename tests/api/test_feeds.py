@@ -61,10 +61,10 @@ def _settle(runs: RunStore, run_id: str) -> None:
 
 
 async def _follow(
-    feeds: Feeds, run_id: str, seen: list[int], hold: asyncio.Event | None = None
+    feeds: Feeds, run_id: str, seen: list[int], hold: asyncio.Event | None = None, after: int = -1
 ) -> RunStatus | None:
     """What sse.follow does with a feed: take after its own offset until the end."""
-    last = -1
+    last = after
     async with feeds.join(run_id) as feed:
         if hold is not None:
             await hold.wait()  # a slow follower: takes nothing for a while
@@ -114,7 +114,8 @@ async def test_followers_of_one_run_share_one_poll(parts: WorkerResources) -> No
     assert feeds.catchups == 0 and runs.reads == feeds.reads
     assert runs.reads < FOLLOWERS, runs.reads
     # The last follower gone, so is the poller.
-    assert feeds.followed() == 0 and _pollers(run_id) == 0
+    assert feeds.followed() == 0
+    await _wait_until(lambda: _pollers(run_id) == 0)
 
 
 async def test_the_poller_stops_when_the_last_follower_disconnects(
@@ -133,7 +134,8 @@ async def test_the_poller_stops_when_the_last_follower_disconnects(
     await _wait_until(lambda: seen[1] == [0, 1])
     second.cancel()
     await asyncio.gather(second, return_exceptions=True)
-    assert feeds.followed() == 0 and _pollers(run_id) == 0
+    assert feeds.followed() == 0
+    await _wait_until(lambda: _pollers(run_id) == 0)
 
 
 async def test_a_slow_follower_reads_past_the_buffer_and_loses_nothing(
@@ -159,3 +161,29 @@ async def test_a_slow_follower_reads_past_the_buffer_and_loses_nothing(
     await asyncio.wait_for(asyncio.gather(*tasks), 20)
     assert fast == slow == list(range(11))
     assert feeds.catchups > 0  # the slow one read the store from its own offset
+
+
+async def test_a_resumed_follower_gets_exactly_what_follows_its_offset(
+    parts: WorkerResources, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Last-Event-ID: a follower joining a run's feed at an offset, behind the buffer or
+    inside it, receives each event after that offset once and nothing before it."""
+    monkeypatch.setattr(feeds_module, "BUFFER", 4)
+    runs = RunStore(parts.ctx)
+    run_id = _begun(runs)
+    for seq in range(1, 10):
+        await asyncio.to_thread(_turn, runs, run_id, seq)
+    feeds = Feeds(runs, Waker(0.05), LiveStore(parts.ctx).mark)
+    early: list[int] = []
+    first = asyncio.create_task(_follow(feeds, run_id, early))
+    await _wait_until(lambda: early == list(range(10)))
+    behind: list[int] = []
+    inside: list[int] = []
+    tasks = [
+        asyncio.create_task(_follow(feeds, run_id, behind, after=2)),  # before the buffer
+        asyncio.create_task(_follow(feeds, run_id, inside, after=7)),  # within it
+    ]
+    await asyncio.to_thread(_turn, runs, run_id, 10)
+    await asyncio.to_thread(_settle, runs, run_id)
+    await asyncio.wait_for(asyncio.gather(first, *tasks), 20)
+    assert behind == list(range(3, 11)) and inside == [8, 9, 10]
