@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         TemporalUnavailableError,
         UnattestedDecisionError,
         UnknownProfileError,
+        WorkersBusyError,
     )
     from agentrt.contracts.messages import ProviderReply, ProviderRequest, Usage
     from agentrt.contracts.profiles import Budget, GuardrailConfig, Profile, Timeouts
@@ -63,6 +64,7 @@ _EXPORTS: dict[str, str] = {
     "ConfigError": "agentrt.contracts.errors",
     "InvalidRequestError": "agentrt.contracts.errors",
     "NoWorkerError": "agentrt.contracts.errors",
+    "WorkersBusyError": "agentrt.contracts.errors",
     "PayloadKeysRequiredError": "agentrt.contracts.errors",
     "PromptTooLongError": "agentrt.contracts.errors",
     "RunIdTakenError": "agentrt.contracts.errors",
@@ -138,6 +140,7 @@ __all__ = [
     "UnattestedDecisionError",
     "UnknownProfileError",
     "Usage",
+    "WorkersBusyError",
     "build_worker",
     "tool",
 ]

@@ -7,6 +7,7 @@ from pydantic import Field
 from pydantic_settings import SettingsConfigDict
 
 from agentrt.core.settings import Settings, SettingsGroup
+from agentrt.core.settings_doc import setting
 
 
 class ApiServerSettings(SettingsGroup):
@@ -16,10 +17,10 @@ class ApiServerSettings(SettingsGroup):
 
     host: str = Field(default="127.0.0.1", description="the address `agentrt-api` binds")
     port: int = Field(default=8080, description="its port")
-    public_url: str = Field(
-        default="",
-        description="the URL clients reach the API at (agent card, push, Host check)",
-        json_schema_extra={"shown_default": "`http://AGENTRT_API_HOST:AGENTRT_API_PORT`"},
+    public_url: str = setting(
+        "",
+        "the URL clients reach the API at (agent card, push, Host check)",
+        shown="`http://AGENTRT_API_HOST:AGENTRT_API_PORT`",
     )
     # Bearer API keys, stored only as SHA-256 hex digests, each bound to a caller identity:
     # "alice=<sha256hex>,bob=<sha256hex>".
@@ -30,10 +31,10 @@ class ApiServerSettings(SettingsGroup):
         ),
     )
     agent_name: str = Field(default="agentrt", description="the agent card's name")
-    agent_description: str = Field(
-        default="Durable agent runs on Temporal, served over A2A.",
-        description="the agent card's description",
-        json_schema_extra={"shown_default": "(a sentence)"},
+    agent_description: str = setting(
+        "Durable agent runs on Temporal, served over A2A.",
+        "the agent card's description",
+        shown="(a sentence)",
     )
     default_skill: str = Field(
         default="",
@@ -56,13 +57,13 @@ class ApiServerSettings(SettingsGroup):
     # The profiles each A2A caller (an AGENTRT_API_KEYS identity) may start, by name or glob
     # pattern: "alice=support|billing-*,bob=*". A caller not named here starts nothing. A
     # profile that writes without approval is covered only by its exact name.
-    key_profiles: str = Field(
-        default="",
-        description=(
+    key_profiles: str = setting(
+        "",
+        (
             "`identity=profile|pattern,…`: the profiles each A2A caller may start (see "
             "Who may start what)"
         ),
-        json_schema_extra={"shown_default": "unset (A2A callers start nothing)"},
+        shown="unset (A2A callers start nothing)",
     )
     # Host names (or `*.example.com`, or `*`) the API answers to besides its public URL's
     # host and, bound to loopback, 127.0.0.1/localhost/[::1]; others get 421 (api/hosts.py).

@@ -26,6 +26,7 @@ from agentrt.core.devserver import extra_args
 from agentrt.core.settings import Settings
 from agentrt.store.sealing import Sealer
 from bench.database import bench_database
+from bench.first_token_split import Timed, split_lines
 from bench.harness import bench_settings, dev_server, running_worker
 from bench.streaming_server import Step, StreamingServer, streaming
 
@@ -49,13 +50,14 @@ async def direct(http: httpx.AsyncClient) -> float:
 
 
 STARTS: list[float] = []  # how long each `runtime.start` took (the begin, before any call)
+TIMED: list[tuple[str, float, float]] = []  # each run's id, wall clock at its start and first text
 
 
 async def through_runtime(bench_runtime: object) -> float:
     from agentrt.starter.facade import AgentRuntime
 
     assert isinstance(bench_runtime, AgentRuntime)
-    began = time.monotonic()
+    wall, began = time.time(), time.monotonic()
     run_id = await bench_runtime.start("bench-stream", "hi")
     STARTS.append(time.monotonic() - began)
     first = None
@@ -70,6 +72,7 @@ async def through_runtime(bench_runtime: object) -> float:
                 break
     view = await bench_runtime.result(run_id)
     assert view.status.value == "COMPLETED" and first is not None, view
+    TIMED.append((run_id, wall, wall + first))
     return first
 
 
@@ -91,8 +94,14 @@ async def measure(runs: int, postgres_dsn: str | None) -> list[str]:
             httpx.AsyncClient(base_url=base + "/") as http,
         ):
             await through_runtime(bench.runtime)  # warm: the profile, connections, caches
+            timed: dict[str, list[Timed]] = {}
             for name, (script, target) in CASES.items():
-                lines.append(_case(name, target, await _pairs(server, script, http, bench, runs)))
+                TIMED.clear()
+                pairs = await _pairs(server, script, http, bench, runs)
+                lines.append(_case(name, target, pairs))
+                timed[name] = [Timed(*t, direct=p[0]) for t, p in zip(TIMED, pairs, strict=True)]
+            lines += ["", "Where the time through the runtime goes (medians):", ""]
+            lines += await split_lines(client, timed)
     return lines
 
 
@@ -125,6 +134,7 @@ def main() -> int:
     p.add_argument("--postgres", action="store_true")
     ns = p.parse_args()
     dsn = os.environ.get("AGENTRT_POSTGRES_DSN", Settings().database.postgres_dsn)
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     lines = asyncio.run(measure(ns.runs, dsn if ns.postgres else None))
     print("| server | direct (median) | through the runtime | ratio | added (median) | target |")
     print("|---|---|---|---|---|---|")
@@ -132,6 +142,7 @@ def main() -> int:
         print(line)
     print(f"\n`runtime.start` alone (the run begun by a worker): median "
           f"{statistics.median(STARTS) * 1000:.1f} ms")  # fmt: skip
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 
 

@@ -22,6 +22,7 @@ INBOX, RUN, DECISION = "GET /inbox", "GET /runs/{id}", "POST /runs/{id}/decision
 SSE = {"Accept": "text/event-stream"}
 ASYNC = {"Prefer": "respond-async"}
 RECONNECTS = 50
+NOT_BEGUN_SECONDS = 300.0  # how long a follower follows again a run not begun
 WATCHERS = 10  # GET /runs/{id} in flight
 
 
@@ -42,6 +43,7 @@ class Follow:
     seen: list[int] = field(default_factory=list)
     ended: bool = False
     reconnects: int = 0
+    early_ends: int = 0  # `end` with no status: the run had not begun
 
 
 @dataclass
@@ -121,6 +123,7 @@ async def _follow(c: httpx.AsyncClient, t: Tally, f: Follow, ready: asyncio.Even
     if run_id is None:
         return  # never started: counted with the starts
     last: int | None = None
+    give_up = time.monotonic() + NOT_BEGUN_SECONDS
     while not f.ended and f.reconnects <= RECONNECTS:
         headers = SSE if last is None else {**SSE, "Last-Event-ID": str(last)}
         try:
@@ -133,10 +136,13 @@ async def _follow(c: httpx.AsyncClient, t: Tally, f: Follow, ready: asyncio.Even
                     if line:
                         lines.append(line)
                         continue
-                    ident, event, _ = _frames(lines)
+                    ident, event, data = _frames(lines)
                     lines = []
                     if event == "end":
-                        f.ended = True
+                        # An accepted start's run not begun yet has no row: the follow ends
+                        # at once with no status. Follow again until it has begun.
+                        f.ended = json.loads(data).get("status") is not None
+                        f.early_ends += not f.ended
                         break
                     if ident is not None:
                         f.seen.append(ident)
@@ -144,6 +150,9 @@ async def _follow(c: httpx.AsyncClient, t: Tally, f: Follow, ready: asyncio.Even
         except httpx.HTTPError:
             pass
         if not f.ended:
+            if f.early_ends and time.monotonic() < give_up:
+                await asyncio.sleep(0.3)
+                continue
             f.reconnects += 1
             await asyncio.sleep(0.2)
 

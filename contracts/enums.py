@@ -4,6 +4,9 @@ from enum import StrEnum
 
 
 class RunStatus(StrEnum):
+    # Temporal holds the run (an accepted start) but no worker has begun it: there is no
+    # row yet, so this status is read from Temporal (api/operator/starting.py), never stored.
+    STARTING = "STARTING"
     RUNNING = "RUNNING"
     WAITING_FOR_APPROVAL = "WAITING_FOR_APPROVAL"
     WAITING_FOR_INPUT = "WAITING_FOR_INPUT"

@@ -109,9 +109,18 @@ class RunNotBegunError(RunNotFoundError):
 
 
 class NoWorkerError(AgentRuntimeError):
-    """No worker began the run in time: none polls its task queue, or none could."""
+    """No worker began the run within the start bound, so the start was withdrawn: none
+    polls its task queue (`no_worker`), or, as `WorkersBusyError`, workers poll it but none
+    began the run in time. The same start sent again (same run id) answers the same."""
 
     code = "no_worker"
+
+
+class WorkersBusyError(NoWorkerError):
+    """Workers poll the run's task queue but none began it within the start bound (they are
+    saturated); the start was withdrawn. Try again later, under a new run id."""
+
+    code = "busy"
 
 
 class InvalidRequestError(AgentRuntimeError):

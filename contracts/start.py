@@ -2,7 +2,7 @@
 A2A server (issue 26). Validated once, with one iteration bound and the deployment's prompt
 cap; the workflow's input (RunRequest) is made from it."""
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 from uuid import UUID
 
 from pydantic import (
@@ -116,3 +116,9 @@ class StartRequest(Strict):
             initiator=initiator,
             a2a_task_id=a2a_task_id,
         )
+
+
+# How long a start waits (`start(..., wait=...)`, `agentrt start --accepted`, `POST /runs`
+# with `Prefer: respond-async`): "begun", until a worker has begun the run (its row exists);
+# "accepted", only until Temporal holds it (status STARTING until a worker begins it).
+StartWait = Literal["begun", "accepted"]

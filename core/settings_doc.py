@@ -1,13 +1,16 @@
 """The settings' documentation, made from the settings classes themselves: each field's
 `description` is its meaning, its default is rendered from the field (or, where the value
-in code would mislead, from `json_schema_extra={"shown_default": ...}`). The README's
+in code would mislead, from the `shown` text a field declared with `setting` gives). The README's
 Settings table and the console scripts' `--help` are made here, so neither can drift from
 the code (tests/core/test_settings_doc.py compares the README with `table`).
 Rewrite the README's table after changing a setting: `python -m tests.core.test_settings_doc`."""
 
 from collections.abc import Iterable
 from enum import Enum
+from typing import Any
 
+from pydantic import Field
+from pydantic.config import JsonDict
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings
 
@@ -21,6 +24,14 @@ def variable(group: type[BaseSettings], field: str) -> str:
     if isinstance(alias, str):
         return alias.upper()
     return f"{group.model_config.get('env_prefix', '')}{field}".upper()
+
+
+def setting(default: Any, description: str, *, shown: str | None = None, **more: Any) -> Any:
+    """A settings field: `description` is its meaning; `shown`, what the README and `--help`
+    say in place of a default that would mislead as it stands in code (computed from other
+    settings, generated, a path under the checkout). `more`: Field's own (ge, le...)."""
+    extra: JsonDict | None = {"shown_default": shown} if shown is not None else None
+    return Field(default=default, description=description, json_schema_extra=extra, **more)
 
 
 def shown_default(info: FieldInfo) -> str:

@@ -21,6 +21,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from agentrt.contracts.errors import ConfigError
 from agentrt.contracts.ids import DEFAULT_MAINTENANCE_QUEUE, DEFAULT_TASK_QUEUE
 from agentrt.contracts.run import DEFAULT_MAX_PROMPT_CHARS, PROMPT_CHARS_CEILING
+from agentrt.core.settings_doc import setting
 
 DEFAULT_DATA_DIR = Path(".agentrt")
 DEFAULT_POSTGRES_DSN = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -164,15 +165,13 @@ class WorkerSettings(SettingsGroup):
     )
     max_concurrent_activities: int = Field(default=100, description="worker concurrency")
     max_concurrent_workflow_tasks: int = Field(default=100, description="worker concurrency")
-    model_concurrency: int = Field(
-        default=0,
-        description="per-queue worker concurrency of model calls",
-        json_schema_extra={"shown_default": "`AGENTRT_MAX_CONCURRENT_ACTIVITIES`"},
+    model_concurrency: int = setting(
+        0,
+        "per-queue worker concurrency of model calls",
+        shown="`AGENTRT_MAX_CONCURRENT_ACTIVITIES`",
     )  # 0: max_concurrent_activities
-    tool_concurrency: int = Field(
-        default=0,
-        description="per-queue worker concurrency of tool calls",
-        json_schema_extra={"shown_default": "`AGENTRT_MAX_CONCURRENT_ACTIVITIES`"},
+    tool_concurrency: int = setting(
+        0, "per-queue worker concurrency of tool calls", shown="`AGENTRT_MAX_CONCURRENT_ACTIVITIES`"
     )
     graceful_shutdown_seconds: float = Field(default=30.0, description="drain time on SIGTERM")
     # Routing (README "Operating"): model calls of provider P run on "<model_task_queue>-P",
@@ -185,13 +184,13 @@ class WorkerSettings(SettingsGroup):
     provider_rate_limits: str = Field(
         default="", description="`provider=requests/s,…`: fleet-wide, on the provider's model queue"
     )
-    profiles_file: Path = Field(
-        default=_WORKERS / "profiles.yaml",
-        description=(
+    profiles_file: Path = setting(
+        _WORKERS / "profiles.yaml",
+        (
             "agent profiles the worker serves (unless given in code); clients and the API"
             " read the workers' registration instead"
         ),
-        json_schema_extra={"shown_default": "`workers/profiles.yaml`"},
+        shown="`workers/profiles.yaml`",
     )
     mcp_servers_file: Path | None = Field(
         default=None, description="YAML: MCP servers whose tools the worker offers (see Extending)"
@@ -257,20 +256,18 @@ class ProviderSettings(SettingsGroup):
     scripted_providers: str = Field(
         default="scripted", description="provider names served by the scripted model"
     )
-    rules_file: Path = Field(
-        default=_WORKERS / "demo_rules.yaml",
-        description="scripted model rules",
-        json_schema_extra={"shown_default": "`workers/demo_rules.yaml`"},
+    rules_file: Path = setting(
+        _WORKERS / "demo_rules.yaml", "scripted model rules", shown="`workers/demo_rules.yaml`"
     )
     scripted_pace_ms: float | None = Field(
         default=None,
         ge=0,
         description="stream the scripted model's replies a word at a time, this many ms apart",
     )
-    provider_answer_levels: str = Field(
-        default="",
-        description="`provider=level,…`: what of a provider's output may be kept",
-        json_schema_extra={"shown_default": "unset (all `full`)"},
+    provider_answer_levels: str = setting(
+        "",
+        "`provider=level,…`: what of a provider's output may be kept",
+        shown="unset (all `full`)",
     )
 
     def answer_levels(self) -> dict[str, str]:
@@ -287,22 +284,14 @@ class PrivacySettings(SettingsGroup):
     """The keys that seal data at rest and encrypt Temporal payloads. The key files under
     the data directory are read by `Settings` (core/settings.py), which knows both."""
 
-    seal_keys: SecretStr | None = Field(
-        default=None,
-        description="`kid:base64key[,kid:base64key]`, first is active",
-        json_schema_extra={"shown_default": "generated per installation"},
+    seal_keys: SecretStr | None = setting(
+        None, "`kid:base64key[,kid:base64key]`, first is active", shown="generated per installation"
     )
-    payload_keys: SecretStr | None = Field(
-        default=None,
-        description=(
-            "`kid:base64key[,…]`: encrypt every Temporal payload (AES-256-GCM); without "
-            "it, a `payload.key` under the data directory is used when present"
-        ),
-        json_schema_extra={
-            "shown_default": (
-                "unset (`agentrt demo`: generated, `payload.key` under `AGENTRT_DATA_DIR`)"
-            )
-        },
+    payload_keys: SecretStr | None = setting(
+        None,
+        "`kid:base64key[,…]`: encrypt every Temporal payload (AES-256-GCM); without it, a "
+        "`payload.key` under the data directory is used when present",
+        shown="unset (`agentrt demo`: generated, `payload.key` under `AGENTRT_DATA_DIR`)",
     )
     allow_plaintext_history: bool = Field(
         default=False,
@@ -329,13 +318,13 @@ class CodecSettings(SettingsGroup):
             "`codec-server` refuses to start without it unless given `--dev-no-token`"
         ),
     )
-    allowed_hosts: str = Field(
-        default="",
-        description=(
+    allowed_hosts: str = setting(
+        "",
+        (
             "`host,…`: Host header names the codec server answers besides `127.0.0.1`, "
             "`localhost`, `::1`"
         ),
-        json_schema_extra={"shown_default": "unset (loopback names only)"},
+        shown="unset (loopback names only)",
     )
 
     def origins(self) -> list[str]:
@@ -370,28 +359,19 @@ class TelemetrySettings(SettingsGroup):
     unless set."""
 
     metrics_host: str = Field(default="127.0.0.1", description="the address `/metrics` binds")
-    metrics_port: int | None = Field(
-        default=None,
-        ge=0,
-        le=65535,
-        description=(
-            "Prometheus `/metrics` of the worker / `agentrt-api serve` (see Observability)"
-        ),
-        json_schema_extra={"shown_default": "off"},
-    )
-    temporal_metrics_port: int | None = Field(
-        default=None,
-        ge=0,
-        le=65535,
-        description="the Temporal SDK's own Prometheus exporter, on the same host",
-        json_schema_extra={"shown_default": "off"},
-    )
-    otlp_endpoint: str = Field(
-        default="",
-        description=(
-            "export traces over OTLP/HTTP, e.g. `http://127.0.0.1:4318` (`/v1/traces` is added)"
-        ),
-        json_schema_extra={"shown_default": "off"},
+    metrics_port: int | None = setting(
+        None,
+        "Prometheus `/metrics` of the worker / `agentrt-api serve` (see Observability)",
+        shown="off", ge=0, le=65535,
+    )  # fmt: skip
+    temporal_metrics_port: int | None = setting(
+        None, "the Temporal SDK's own Prometheus exporter, on the same host",
+        shown="off", ge=0, le=65535,
+    )  # fmt: skip
+    otlp_endpoint: str = setting(
+        "",
+        "export traces over OTLP/HTTP, e.g. `http://127.0.0.1:4318` (`/v1/traces` is added)",
+        shown="off",
     )
     log_format: Literal["text", "json"] = Field(
         default="text", description="`json`: one JSON object a line (worker, API, CLI)"

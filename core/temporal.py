@@ -12,7 +12,13 @@ from temporalio.service import RPCError, RPCStatusCode
 from agentrt.contracts.errors import AgentRuntimeError, ConfigError, TemporalUnavailableError
 from agentrt.core.codec import EncryptionCodec
 from agentrt.core.settings import Settings
-from agentrt.core.temporal_tls import handshake_hint, reason_text, temporal_access
+from agentrt.core.temporal_tls import (
+    certificate_hint,
+    handshake_hint,
+    reason_text,
+    temporal_access,
+    wants_client_certificate,
+)
 from agentrt.core.tracing import tracing_enabled, tracing_interceptor
 
 # The innermost reason in the Rust bridge's error text, e.g. "Connection refused".
@@ -92,6 +98,9 @@ async def connect(settings: Settings) -> Client:
         found = _REASON.findall(str(exc))
         reason = reason_text(found[-1] if found else str(exc).splitlines()[0][:200])
         hint = handshake_hint(str(exc), access)
+        if hint is None and access.uses_tls:
+            if await wants_client_certificate(settings.temporal.address, access):
+                hint = certificate_hint(access)
         if hint is not None:
             raise TemporalUnavailableError(
                 f"cannot reach Temporal at {settings.temporal.address} ({reason}): {hint}"

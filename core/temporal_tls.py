@@ -4,7 +4,9 @@ a wrong file, a certificate that is not one, a key that is not the certificate's
 expired certificate stops the process at start with one line naming the setting. A
 handshake the server refuses is told apart too (`handshake_hint`)."""
 
+import asyncio
 import datetime
+import ssl
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -163,10 +165,55 @@ def handshake_hint(error_text: str, access: TemporalAccess) -> str | None:
     if said(_UNTRUSTED):
         return f"its certificate is not trusted: set {_setting('tls_ca')} to its CA"
     if said(_ENDED):
-        if access.has_client_cert:
-            return f"it refused the client certificate: is {_CERT} signed by a CA it trusts?"
-        return f"it refused the client certificate: it wants one (mTLS); set {_CERT}"
+        return certificate_hint(access)
     return None
+
+
+def certificate_hint(access: TemporalAccess) -> str:
+    """What to do about a server that wants a client certificate (mTLS)."""
+    if access.has_client_cert:
+        return f"it refused the client certificate: is {_CERT} signed by a CA it trusts?"
+    return f"it refused the client certificate: it wants one (mTLS); set {_CERT}"
+
+
+# The HTTP/2 connection preface and an empty SETTINGS frame: a frontend that let the client
+# in answers it at once, so the probe below need not wait out its timeout.
+_H2_HELLO = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+
+
+_PROBE_SECONDS = 3.0
+
+
+async def wants_client_certificate(address: str, access: TemporalAccess) -> bool:
+    """Whether the frontend at `address` refuses a client that shows no certificate.
+
+    Asked only after a connection failed with TLS on and the transport's error named no
+    cause: under TLS 1.3 a client finishes its side of the handshake before the server has
+    checked the client's certificate, so the server's refusal may reach the Rust transport
+    as a bare "transport error" or a cancelled operation (seen under load). One handshake of
+    our own, with no certificate, then settles it: the server's alert is read here."""
+    host, _, port = address.rpartition(":")
+    tls = access.tls if isinstance(access.tls, TLSConfig) else None
+    ca = None if tls is None or tls.server_root_ca_cert is None else tls.server_root_ca_cert
+    ctx = ssl.create_default_context(cadata=None if ca is None else ca.decode())
+    ctx.set_alpn_protocols(["h2"])
+    name = (tls.domain if tls is not None else None) or host
+    try:
+        async with asyncio.timeout(_PROBE_SECONDS):
+            reader, writer = await asyncio.open_connection(
+                host, int(port), ssl=ctx, server_hostname=name
+            )
+            try:
+                writer.write(_H2_HELLO)
+                await writer.drain()
+                await reader.read(1)
+            finally:
+                writer.close()
+    except ssl.SSLError as exc:
+        return any(w in str(exc).lower().replace("_", " ") for w in _ENDED)
+    except (OSError, TimeoutError, ValueError):
+        return False
+    return False
 
 
 def reason_text(reason: str) -> str:

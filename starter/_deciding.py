@@ -71,13 +71,17 @@ def checked_cancel(by: str, reason: str | None) -> CancelRequest:
         raise InvalidRequestError(f"invalid cancel: {exc.errors()[0]['msg']}") from None
 
 
-async def cancel_workflow(client: Client, run_id: str, request: CancelRequest) -> None:
+async def cancel_workflow(
+    client: Client, run_id: str, request: CancelRequest, *, cause: str | None = None
+) -> None:
+    """`cause`: the Temporal cancel request's reason, kept in the workflow's history (a
+    withdrawn start's names its withdrawal, starter/_withdrawal.py)."""
     handle = client.get_workflow_handle(run_id)
     try:
         # The signal names the actor; Temporal's own cancel request, right after it, is
         # what lets the workflow close CANCELED (the same as `temporal workflow cancel`).
         await handle.signal(SIGNAL_CANCEL, request)
-        await handle.cancel(reason=f"cancelled by {request.by}")
+        await handle.cancel(reason=cause or f"cancelled by {request.by}")
     except RPCError as err:
         if err.status is not RPCStatusCode.NOT_FOUND:  # closed meanwhile: nothing to do
             raise

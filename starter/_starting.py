@@ -4,9 +4,6 @@ error for each way a start can fail or a run can be missing."""
 import asyncio
 from typing import Any
 
-from temporalio.api.enums.v1 import TaskQueueType
-from temporalio.api.taskqueue.v1 import TaskQueue
-from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import (
     Client,
     WithStartWorkflowOperation,
@@ -28,7 +25,6 @@ from agentrt.contracts.errors import (
     AgentRuntimeError,
     ConfigError,
     ErrorType,
-    NoWorkerError,
     PayloadKeysRequiredError,
     PromptTooLongError,
     RunNotBegunError,
@@ -42,6 +38,7 @@ from agentrt.contracts.run import RunRequest
 
 PROFILE_KEY = SearchAttributeKey.for_keyword(SA_PROFILE)
 STATUS_KEY = SearchAttributeKey.for_keyword(SA_RUN_STATUS)
+INITIATOR_MEMO = "initiator"
 
 MISSING_SEARCH_ATTRIBUTES = (
     "the Temporal namespace lacks agentrt's search attributes: register AgentRunStatus and "
@@ -67,27 +64,35 @@ def unregistered(profile: str) -> UnknownProfileError:
     )
 
 
-def start_operation(request: RunRequest, queue: str) -> WithStartWorkflowOperation[Any, Any]:
+def start_options(request: RunRequest, queue: str, status: RunStatus) -> dict[str, Any]:
+    """What a start tells Temporal beside the input, either way a start waits."""
     kind = "A2A task" if request.a2a_task_id else "agent run"
-    return WithStartWorkflowOperation(
-        WORKFLOW_AGENT_RUN,
-        request,
-        id=request.run_id,
-        task_queue=queue,
-        id_conflict_policy=WorkflowIDConflictPolicy.FAIL,
-        id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
-        static_summary=f"{kind} ({request.profile})",
+    return {
+        "id": request.run_id,
+        "task_queue": queue,
+        "id_conflict_policy": WorkflowIDConflictPolicy.FAIL,
+        "id_reuse_policy": WorkflowIDReusePolicy.REJECT_DUPLICATE,
+        "static_summary": f"{kind} ({request.profile})",
+        # Who started it, for the operator API's view of a run no worker has begun yet
+        # (its STARTING view shows only to its initiator and to readers of all runs).
+        "memo": {INITIATOR_MEMO: request.initiator},
         # Operators filter runs by profile and status in Temporal Web (config, never user
-        # content). RUNNING from the start: the workflow then upserts no status of its own
-        # when the run begins (one search-attribute update less per run); it clears it
-        # should the run never begin.
-        search_attributes=TypedSearchAttributes(
+        # content). RUNNING from a begun-start: the workflow then upserts no status of its
+        # own when the run begins (one search-attribute update less per run); it clears it
+        # should the run never begin. An accepted start says STARTING until the run begins
+        # (`started_running` is then false, so the workflow upserts RUNNING).
+        "search_attributes": TypedSearchAttributes(
             [
                 SearchAttributePair(PROFILE_KEY, request.profile),
-                SearchAttributePair(STATUS_KEY, RunStatus.RUNNING.value),
+                SearchAttributePair(STATUS_KEY, status.value),
             ]
         ),
-    )
+    }
+
+
+def start_operation(request: RunRequest, queue: str) -> WithStartWorkflowOperation[Any, Any]:
+    options = start_options(request, queue, RunStatus.RUNNING)
+    return WithStartWorkflowOperation(WORKFLOW_AGENT_RUN, request, **options)
 
 
 def begin_error(cause: BaseException, profile: str) -> AgentRuntimeError:
@@ -120,34 +125,10 @@ def start_rpc_error(err: RPCError) -> ConfigError | None:
     return None
 
 
-async def pollers(client: Client, queue: str) -> int:
-    """How many workers Temporal saw polling the queue lately (RPCError: Temporal did not
-    say)."""
-    described = await client.workflow_service.describe_task_queue(
-        DescribeTaskQueueRequest(
-            namespace=client.namespace,
-            task_queue=TaskQueue(name=queue),
-            task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
-        )
-    )
-    return len(described.pollers)
-
-
 def lost_while_starting(err: RPCError, run_id: str) -> TemporalUnavailableError:
     return TemporalUnavailableError(
         f"lost the connection to Temporal while starting run {run_id} ({err.message}): if "
         "Temporal accepted the run, it begins once Temporal is back"
-    )
-
-
-def not_begun_error(run_id: str, queue: str, polling: int | None, within: float) -> NoWorkerError:
-    if polling == 0:
-        why = f"no worker is polling task queue {queue!r}"
-    else:
-        why = f"no worker on task queue {queue!r} began it within {within:g}s"
-    return NoWorkerError(
-        f"{why}: run {run_id} was withdrawn (start a worker with "
-        f"AGENTRT_TASK_QUEUE={queue}, then start the run again)"
     )
 
 

@@ -51,6 +51,11 @@ def build_parser() -> argparse.ArgumentParser:
         cmd.add_argument("--max-iterations", type=int, default=None, metavar="N",
                          help="rounds before it must answer (default: the profile's)")  # fmt: skip
         cmd.add_argument("--initiator", default=None, help="who starts it (default: OS user)")
+    start.add_argument(
+        "--accepted", dest="wait", action="store_const", const="accepted", default="begun",
+        help="return once Temporal holds the run (status STARTING), not once a worker began it",
+    )  # fmt: skip
+    run.set_defaults(wait="begun")
     run.add_argument(
         "--no-stream",
         action="store_true",

@@ -14,7 +14,7 @@ from agentrt.contracts.approval import ApprovalDecision
 from agentrt.contracts.live import LiveDelta
 from agentrt.contracts.reconcile_answer import Answer, ReconcileAnswer, Then
 from agentrt.contracts.run import EventView, RunView
-from agentrt.contracts.start import StartRequest
+from agentrt.contracts.start import StartRequest, StartWait
 from agentrt.starter._deciding import checked_decision
 from agentrt.starter._reconciling import checked_answer
 from agentrt.store.sealing import Sealer
@@ -34,15 +34,21 @@ class RuntimeClient(ABC):
         max_iterations: int | None = None,
         initiator: str | None = None,
         run_id: str | None = None,
+        wait: StartWait = "begun",
     ) -> str:
-        """Start a run; its uuid once the run exists. Bad input (InvalidRequestError,
-        PromptTooLongError) is refused before anything is sent."""
+        """Start a run; its uuid once a worker has begun it (`wait="begun"`), or once
+        Temporal holds it (`wait="accepted"`: status STARTING until a worker begins it).
+        Bad input (InvalidRequestError, PromptTooLongError) is refused before anything is
+        sent. A begun-start no worker began within the bound is withdrawn: NoWorkerError,
+        or WorkersBusyError when workers poll but none began it in time."""
         fields = {"profile": profile, "prompt": prompt, "max_iterations": max_iterations}
         request = StartRequest.checked(self.max_prompt_chars, {**fields, "run_id": run_id})
-        return await self.submit(request, initiator=initiator)
+        return await self.submit(request, initiator=initiator, wait=wait)
 
     @abstractmethod
-    async def submit(self, request: StartRequest, *, initiator: str | None = None) -> str:
+    async def submit(
+        self, request: StartRequest, *, initiator: str | None = None, wait: StartWait = "begun"
+    ) -> str:
         """Start the run a validated `StartRequest` asks for; its uuid."""
 
     @abstractmethod

@@ -147,7 +147,7 @@ class Commands:
         if self.remote:
             if args.initiator is not None:
                 raise InvalidRequestError("with --api the token's principal starts the run")
-            return await self.runtime.submit(request)
+            return await self.runtime.submit(request, wait=args.wait)
         if args.initiator is not None:
             initiator = name_arg(args.initiator, "--initiator")
         else:
@@ -155,7 +155,7 @@ class Commands:
                 initiator = getpass.getuser()
             except (OSError, KeyError):  # no login name, e.g. an anonymous container user
                 initiator = "anonymous"
-        return await self.runtime.submit(request, initiator=initiator)
+        return await self.runtime.submit(request, initiator=initiator, wait=args.wait)
 
     async def run(self, args: argparse.Namespace) -> int:
         run_id = await self.start(args)

@@ -16,6 +16,7 @@ from agentrt.contracts.approval import ApprovalDecision, DecisionRefusal
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import (
     ErrorType,
+    NoWorkerError,
     RunNotAwaitingApprovalError,
     RunNotAwaitingReconciliationError,
     RunNotBegunError,
@@ -25,7 +26,7 @@ from agentrt.contracts.ids import DEFAULT_TASK_QUEUE, QUERY_REFUSED_DECISIONS
 from agentrt.contracts.live import LiveDelta
 from agentrt.contracts.reconcile_answer import ReconcileAnswer
 from agentrt.contracts.run import DEFAULT_MAX_PROMPT_CHARS, EventView, RunView
-from agentrt.contracts.start import StartRequest
+from agentrt.contracts.start import StartRequest, StartWait
 from agentrt.core.settings import Settings
 from agentrt.starter._connecting import open_deployment
 from agentrt.starter._deciding import (
@@ -36,6 +37,7 @@ from agentrt.starter._deciding import (
 from agentrt.starter._launch import Launcher
 from agentrt.starter._reconciling import send_answer
 from agentrt.starter._starting import missing_run, payload_keys_required, unregistered
+from agentrt.starter._starting_view import starting_view
 from agentrt.starter._typed import temporal_errors_typed
 from agentrt.starter.client import RuntimeClient
 from agentrt.starter.live import follow_store
@@ -142,10 +144,12 @@ class AgentRuntime(RuntimeClient):
         *,
         initiator: str | None = None,
         a2a_task_id: str | None = None,
+        wait: StartWait = "begun",
     ) -> str:
         """Start the run `request` asks for (made by `StartRequest.checked` with this
         deployment's prompt cap; the worker refuses a longer prompt in any case), as
-        `initiator` ("anonymous" when None); returns its uuid once the run exists."""
+        `initiator` ("anonymous" when None); returns its uuid once the run exists, or with
+        `wait="accepted"` once Temporal holds it (STARTING until a worker begins it)."""
         registered = await asyncio.to_thread(self._profiles.get, request.profile)
         if self._plaintext_refused:
             if registered is None:
@@ -153,11 +157,24 @@ class AgentRuntime(RuntimeClient):
             if registered.privacy != "full":
                 raise payload_keys_required(request.profile)
         run_id = str(request.run_id or uuid.uuid4())
-        await self._launcher.launch(
+        put = self._launcher.accept if wait == "accepted" else self._launcher.launch
+        await put(
             request.run_request(run_id, initiator or "anonymous", a2a_task_id),
             self._launcher.task_queue_of(registered),
         )
         return run_id
+
+    async def withdrawal(self, run_id: str) -> NoWorkerError | None:
+        """The error a start of `run_id` was withdrawn with (NoWorkerError or
+        WorkersBusyError), the answer to that start sent again; None if not withdrawn."""
+        return await self._launcher.withdrawal(run_id)
+
+    async def starting(self, run_id: str) -> RunView | None:
+        """The STARTING view of a run Temporal holds that no worker has begun; None once
+        its row exists (then `status` is the truth) or when Temporal holds no open run."""
+        if await self._view(run_id) is not None:
+            return None
+        return await starting_view(self._client, run_id)
 
     async def task_queue_of(self, profile: str) -> str:
         """The task queue a run of `profile` is started on."""

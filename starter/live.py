@@ -21,6 +21,7 @@ from agentrt.contracts.run import EventView, RunView
 from agentrt.starter import render
 from agentrt.starter.client import RuntimeClient
 from agentrt.store.live import LiveStore
+from agentrt.store.live_bell import LIVE_BELL
 from agentrt.store.runs import RunStore
 
 Followed = EventView | LiveDelta
@@ -30,30 +31,41 @@ async def follow_store(
     runs: RunStore, live: LiveStore, run_id: str, poll_seconds: float = 0.01
 ) -> AsyncIterator[Followed]:
     """Every event and live piece of the run until it ends; a turn's pieces come before its
-    event, and none of a turn already committed."""
-    last, live_last = -1, 0
-    while True:
-        # Taken before the reads: a change after them shows as a different mark.
-        mark = await asyncio.to_thread(live.mark, run_id)
-        pieces = await asyncio.to_thread(live.read, run_id, live_last)
-        for d in pieces:
-            live_last = d.id
-            if d.sequence > last:
-                yield d
-        batch = await asyncio.to_thread(runs.events, run_id, last)
-        for e in batch:
-            last = e.sequence
-            yield e
-        if batch or pieces:
-            continue
-        status = await asyncio.to_thread(runs.status, run_id)
-        if status is None or status.terminal:
-            for e in await asyncio.to_thread(runs.events, run_id, last):
-                yield e  # the settling event commits with the status
-            return
-        # Idle: one cheap read per interval until something changes, then the reads above.
-        while await asyncio.sleep(poll_seconds, mark) == await asyncio.to_thread(live.mark, run_id):
-            pass
+    event, and none of a turn already committed. A publish in this process wakes it at
+    once (store/live_bell.py); otherwise it finds what changed by its poll."""
+    with LIVE_BELL.subscribe(run_id) as bell:
+        last, live_last = -1, 0
+        while True:
+            bell.clear()  # before the reads: a publish after them rings again
+            # Taken before the reads too: a change after them shows as a different mark.
+            # One thread hop for both: a woken follower is on the first token's path.
+            mark, pieces = await asyncio.to_thread(_marked_read, live, run_id, live_last)
+            for d in pieces:
+                live_last = d.id
+                if d.sequence > last:
+                    yield d
+            batch = await asyncio.to_thread(runs.events, run_id, last)
+            for e in batch:
+                last = e.sequence
+                yield e
+            if batch or pieces:
+                continue
+            status = await asyncio.to_thread(runs.status, run_id)
+            if status is None or status.terminal:
+                for e in await asyncio.to_thread(runs.events, run_id, last):
+                    yield e  # the settling event commits with the status
+                return
+            # Idle: one cheap read per interval until something changes, then the reads
+            # above; a ring skips the wait.
+            while not await bell.wait(poll_seconds):
+                if await asyncio.to_thread(live.mark, run_id) != mark:
+                    break
+
+
+def _marked_read(
+    live: LiveStore, run_id: str, after: int
+) -> tuple[tuple[int | None, int | None, str | None], list[LiveDelta]]:
+    return live.mark(run_id), live.read(run_id, after)
 
 
 async def follow_api(http: httpx.AsyncClient, run_id: str) -> AsyncIterator[Followed]:

@@ -23,7 +23,7 @@ from agentrt.contracts.errors import (
 from agentrt.contracts.live import LiveDelta
 from agentrt.contracts.reconcile_answer import ReconcileAnswer
 from agentrt.contracts.run import PROMPT_CHARS_CEILING, EventView, RunView
-from agentrt.contracts.start import StartRequest
+from agentrt.contracts.start import StartRequest, StartWait
 from agentrt.starter.client import RuntimeClient
 from agentrt.starter.live import follow_api, refusal
 
@@ -84,18 +84,24 @@ class ApiRuntime(RuntimeClient):
         # The API applies its deployment's prompt cap; here only the ceiling of every cap.
         return PROMPT_CHARS_CEILING
 
-    async def submit(self, request: StartRequest, *, initiator: str | None = None) -> str:
+    async def submit(
+        self, request: StartRequest, *, initiator: str | None = None, wait: StartWait = "begun"
+    ) -> str:
         if initiator is not None:
             raise InvalidRequestError("through the API the token's principal starts the run")
         # A run id of our own makes the start safe to send again: never a second run.
         body = request.model_dump(mode="json", exclude_none=True)
         body["run_id"] = str(request.run_id or uuid.uuid4())
+        # RFC 7240: the API answers 202 (STARTING) once Temporal holds the run.
+        headers = {"Prefer": "respond-async"} if wait == "accepted" else {}
         for _ in range(START_ATTEMPTS - 1):
             try:
-                return str((await self._call("POST", "/runs", json=body))["run_id"])
+                return str(
+                    (await self._call("POST", "/runs", json=body, headers=headers))["run_id"]
+                )
             except (TemporalUnavailableError, StoreUnavailableError):
                 await asyncio.sleep(RETRY_SECONDS)
-        return str((await self._call("POST", "/runs", json=body))["run_id"])
+        return str((await self._call("POST", "/runs", json=body, headers=headers))["run_id"])
 
     async def status(self, run_id: str) -> RunView:
         return _view(await self._call("GET", f"/runs/{run_id}"))

@@ -8,6 +8,7 @@ from sqlalchemy import delete, func, select
 
 from agentrt.contracts.live import LiveDelta
 from agentrt.store.context import StoreContext, insert_ignoring, utcnow
+from agentrt.store.live_bell import LIVE_BELL
 from agentrt.store.rows import EventRow, LiveRow, RunRow
 from agentrt.store.sealed import LIVE_TEXT, within
 
@@ -54,6 +55,7 @@ class LiveStore:
             stmt = insert_ignoring(c, LiveRow.__table__, key)
             for row in rows:  # one by one: `id` must follow the order of the pieces
                 c.execute(stmt, row)
+        LIVE_BELL.ring(run_id)  # committed: this process's followers read it now
 
     def read(self, run_id: str, after: int = 0, limit: int = 500) -> list[LiveDelta]:
         """The run's pieces after id `after`, in order."""

@@ -5,6 +5,8 @@ import asyncio
 import ssl
 import threading
 
+from tests._tls_stream import TlsStream, accept_tls
+
 
 class FlakyProxy:
     """127.0.0.1 TCP proxy on its own event loop thread; `cut()` aborts every connection
@@ -27,7 +29,7 @@ class FlakyProxy:
     def start(self) -> None:
         self._thread.start()
         server = asyncio.run_coroutine_threadsafe(
-            asyncio.start_server(self._serve, "127.0.0.1", 0, ssl=self._tls), self._loop
+            asyncio.start_server(self._serve, "127.0.0.1", 0), self._loop
         ).result(10)
         self._server = server
         self.port = server.sockets[0].getsockname()[1]
@@ -44,12 +46,17 @@ class FlakyProxy:
         self._loop.call_soon_threadsafe(setattr, self, "down", False)
 
     def close(self) -> None:
-        def _close() -> None:
+        async def _close() -> None:
             self._server.close()
             for w in list(self._open):
                 w.transport.abort()
+            # Connections still being served end here, not as tasks destroyed while pending.
+            served = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in served:
+                task.cancel()
+            await asyncio.gather(*served, return_exceptions=True)
 
-        self._loop.call_soon_threadsafe(_close)
+        asyncio.run_coroutine_threadsafe(_close(), self._loop).result(10)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
 
@@ -58,6 +65,14 @@ class FlakyProxy:
             self.refused += 1
             writer.transport.abort()
             return
+        tls = None
+        if self._tls is not None:
+            # Our own handshake, not start_server(ssl=...): a refusal sends its alert.
+            self._open.add(writer)
+            tls = await accept_tls(self._tls, reader, writer)
+            self._open.discard(writer)
+            if tls is None:
+                return
         try:
             up_reader, up_writer = await asyncio.open_connection(*self._target)
         except OSError:
@@ -65,6 +80,9 @@ class FlakyProxy:
             return
         self.accepted += 1
         self._open.update((writer, up_writer))
+        if tls is not None:
+            await self._pipe_tls(tls, up_reader, up_writer)
+            return
 
         async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
             try:
@@ -78,3 +96,29 @@ class FlakyProxy:
                 self._open.discard(dst)
 
         await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+
+    async def _pipe_tls(
+        self, tls: TlsStream, up_reader: asyncio.StreamReader, up_writer: asyncio.StreamWriter
+    ) -> None:
+        async def client_to_frontend() -> None:
+            try:
+                while data := await tls.read():
+                    up_writer.write(data)
+                    await up_writer.drain()
+            except (OSError, ssl.SSLError):
+                pass
+            finally:
+                up_writer.transport.abort()
+                self._open.discard(up_writer)
+
+        async def frontend_to_client() -> None:
+            try:
+                while data := await up_reader.read(65536):
+                    await tls.write(data)
+            except (OSError, ssl.SSLError):
+                pass
+            finally:
+                tls.writer.transport.abort()
+                self._open.discard(tls.writer)
+
+        await asyncio.gather(client_to_frontend(), frontend_to_client())

@@ -1,11 +1,19 @@
 """A scripted model with one rule (a prompt with the word calls one tool, then answers),
-and a profile that runs on it."""
+a profile that runs on it, and a worker in this process that serves only that profile."""
 
 import uuid
-from typing import Any
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, NamedTuple
 
-from agentrt import Profile
-from agentrt.activities.providers.scripted import RuleSet
+from temporalio.client import Client
+
+from agentrt import AgentRuntime, Profile, Settings, Toolbox, build_worker
+from agentrt.activities.providers.scripted import RuleSet, ScriptedProvider
+from agentrt.store.runs import RunStore
+from agentrt.workers.metrics import WorkerMetrics
+from tests.conftest import profiles_in_code
 
 
 def one_call(
@@ -44,3 +52,38 @@ def scripted_profile(
         task_queue=task_queue,
         **more,
     )
+
+
+def new_queue() -> str:
+    """A task queue of a test's own: no other test's worker polls it."""
+    return f"tq-{uuid.uuid4().hex[:10]}"
+
+
+class Scripted(NamedTuple):
+    runtime: AgentRuntime
+    runs: RunStore
+    profile: str  # the profile's unique name
+    metrics: WorkerMetrics  # what the worker recorded
+
+
+@asynccontextmanager
+async def scripted_worker(
+    client: Client,
+    settings: Settings,
+    tmp_path: Path,
+    profile: Profile,
+    boxes: list[Toolbox],
+    rules: RuleSet,
+) -> AsyncIterator[Scripted]:
+    """A worker in this process on `profile`'s task queue, serving it alone with `boxes`
+    and the scripted model following `rules`; none of the suite's profile files is read."""
+    queue = profile.task_queue
+    assert queue is not None, "a scripted profile names its own task queue"
+    worker, resources = build_worker(
+        client, profiles_in_code(settings, queue, tmp_path), toolboxes=boxes,
+        providers={"scripted": ScriptedProvider(rules)}, profiles=[profile],
+    )  # fmt: skip
+    with resources:
+        async with worker:
+            runs = RunStore(resources.ctx)
+            yield Scripted(AgentRuntime(client, runs, queue), runs, profile.name, resources.metrics)

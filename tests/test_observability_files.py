@@ -159,6 +159,7 @@ def test_the_dashboard_shows_each_concern() -> None:
         "agentrt_approval_wait_seconds_bucket", "agentrt_api_requests_total",
         "agentrt_api_request_seconds_bucket", "agentrt_activity_schedule_to_start_seconds_bucket",
         "agentrt_store_up", "agentrt_oldest_waiting_run_seconds",
+        "agentrt_writes_reconciled_total", "agentrt_reconcile_probe_calls_total",
     ):  # fmt: skip
         assert needed in queried, needed
     ids = [p["id"] for p in doc["panels"]]

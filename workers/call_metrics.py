@@ -105,4 +105,4 @@ class MeteredTool(WrappedTool):
             return answer
         finally:
             labels = {"toolbox": self._box, "tool": self._inner.spec.name}
-            self._metrics.reconciles.labels(**labels, verdict=verdict).inc()
+            self._metrics.probe_calls.labels(**labels, verdict=verdict).inc()

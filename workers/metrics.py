@@ -8,7 +8,7 @@ settle and the fence (activities/completion.py, settle.py, fence/) hold their SQ
 and are told through callbacks or handed their counters' `inc` (workers/compose.py)."""
 
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -76,72 +76,70 @@ class WorkerMetrics:
         r = registry if registry is not None else new_registry()
         return cls(
             registry=r,
-            runs_started=Counter(
-                "agentrt_runs_started", "Runs created, by profile.", ["profile"], registry=r
+            runs_started=counter(
+                r, "agentrt_runs_started", "Runs created, by profile.", ["profile"]
             ),
-            runs_ended=Counter(
-                "agentrt_runs_ended",
-                "Runs settled, by outcome and termination reason.",
+            runs_ended=counter(
+                r, "agentrt_runs_ended", "Runs settled, by outcome and termination reason.",
                 ["outcome", "reason"],
-                registry=r,
             ),
-            approval_wait=Histogram(
-                "agentrt_approval_wait_seconds",
-                "From the suspension to the decision that resumed the run.",
-                buckets=WAIT_BUCKETS,
-                registry=r,
+            approval_wait=histogram(
+                r, "agentrt_approval_wait_seconds",
+                "From the suspension to the decision that resumed the run.", [], WAIT_BUCKETS,
             ),
-            writes_fenced=Counter(
-                "agentrt_writes_fenced",
-                "Non-idempotent writes that claimed their fence.",
-                registry=r,
+            writes_fenced=counter(
+                r, "agentrt_writes_fenced", "Non-idempotent writes that claimed their fence."
             ),
-            writes_unknown=Counter(
-                "agentrt_writes_outcome_unknown",
+            writes_unknown=counter(
+                r, "agentrt_writes_outcome_unknown",
                 "Claimed writes interrupted before their result was recorded.",
-                registry=r,
             ),
-            writes_answered=Counter(
-                "agentrt_writes_answered",
+            writes_answered=counter(
+                r, "agentrt_writes_answered",
                 "Answers an operator gave on a write with an unknown outcome, by answer.",
                 ["answer"],
-                registry=r,
             ),
-            writes_reconciled=Counter(
-                "agentrt_writes_reconciled",
-                "Reconcile probes' answers on interrupted writes, by verdict.",
+            # One per interrupted write reconciled, by what the run goes on with; the probe's
+            # calls themselves (retries, failures) are CallMetrics.probe_calls.
+            writes_reconciled=counter(
+                r, "agentrt_writes_reconciled",
+                "Interrupted writes reconciled, by the verdict acted on (applied, not_applied, "
+                "unknown).",
                 ["verdict"],
-                registry=r,
             ),
-            tokens=Counter(
-                "agentrt_model_tokens",
+            tokens=counter(
+                r, "agentrt_model_tokens",
                 "Model tokens, by provider, model and kind (prompt, completion).",
                 ["provider", "model", "kind"],
-                registry=r,
             ),
-            cost=Counter(
-                "agentrt_model_cost_usd",
-                "Model cost in USD where known, by provider and model.",
-                ["provider", "model"],
-                registry=r,
+            cost=counter(
+                r, "agentrt_model_cost_usd",
+                "Model cost in USD where known, by provider and model.", ["provider", "model"],
             ),
-            activity_seconds=Histogram(
-                "agentrt_activity_seconds",
+            activity_seconds=histogram(
+                r, "agentrt_activity_seconds",
                 "Activity execution time in this worker, by activity type and result.",
-                ["activity", "result"],
-                buckets=ACTIVITY_BUCKETS,
-                registry=r,
+                ["activity", "result"], ACTIVITY_BUCKETS,
             ),
-            schedule_to_start=Histogram(
-                "agentrt_activity_schedule_to_start_seconds",
+            schedule_to_start=histogram(
+                r, "agentrt_activity_schedule_to_start_seconds",
                 "From an activity attempt's scheduling to its start in this worker: the "
                 "backlog of its task queue, as the worker met it.",
-                ["activity"],
-                buckets=ACTIVITY_BUCKETS,
-                registry=r,
+                ["activity"], ACTIVITY_BUCKETS,
             ),
             calls=CallMetrics.create(r),
-        )
+        )  # fmt: skip
+
+
+def counter(r: CollectorRegistry, name: str, doc: str, labels: Sequence[str] = ()) -> Counter:
+    """A counter in `r` (scraped as `<name>_total`), labelled by `labels`."""
+    return Counter(name, doc, labels, registry=r)
+
+
+def histogram(
+    r: CollectorRegistry, name: str, doc: str, labels: Sequence[str], buckets: Sequence[float]
+) -> Histogram:
+    return Histogram(name, doc, labels, buckets=buckets, registry=r)
 
 
 @dataclass
@@ -155,50 +153,42 @@ class CallMetrics:
     fallbacks: Counter
     tool_calls: Counter
     tool_seconds: Histogram
-    reconciles: Counter
+    probe_calls: Counter
 
     @classmethod
     def create(cls, r: CollectorRegistry) -> "CallMetrics":
         return cls(
-            model_calls=Counter(
-                "agentrt_model_calls",
-                "Model provider calls, by provider and result (ok, error).",
-                ["provider", "result"],
-                registry=r,
+            model_calls=counter(
+                r, "agentrt_model_calls",
+                "Model provider calls, by provider and result (ok, error).", ["provider", "result"],
             ),
-            model_seconds=Histogram(
-                "agentrt_model_call_seconds",
+            model_seconds=histogram(
+                r, "agentrt_model_call_seconds",
                 "Model provider call latency, by provider and result.",
-                ["provider", "result"],
-                buckets=CALL_BUCKETS,
-                registry=r,
+                ["provider", "result"], CALL_BUCKETS,
             ),
-            fallbacks=Counter(
-                "agentrt_model_fallbacks",
+            fallbacks=counter(
+                r, "agentrt_model_fallbacks",
                 "Model calls that failed over to the profile's fallback model, by provider.",
                 ["provider", "fallback_provider"],
-                registry=r,
             ),
-            tool_calls=Counter(
-                "agentrt_tool_calls",
-                "Tool calls, by toolbox, tool and result (ok, error).",
+            tool_calls=counter(
+                r, "agentrt_tool_calls", "Tool calls, by toolbox, tool and result (ok, error).",
                 ["toolbox", "tool", "result"],
-                registry=r,
             ),
-            tool_seconds=Histogram(
-                "agentrt_tool_call_seconds",
-                "Tool call latency, by toolbox, tool and result.",
-                ["toolbox", "tool", "result"],
-                buckets=CALL_BUCKETS,
-                registry=r,
+            tool_seconds=histogram(
+                r, "agentrt_tool_call_seconds", "Tool call latency, by toolbox, tool and result.",
+                ["toolbox", "tool", "result"], CALL_BUCKETS,
             ),
-            reconciles=Counter(
-                "agentrt_write_reconciles",
-                "Reconcile probes of interrupted writes, by tool and verdict.",
+            # Every call of a write's reconcile probe (retries too), by what it answered;
+            # the writes reconciled, once each, are WorkerMetrics.writes_reconciled.
+            probe_calls=counter(
+                r, "agentrt_reconcile_probe_calls",
+                "Reconcile probe calls, by toolbox, tool and the probe's verdict (applied, "
+                "not_applied, unknown; error: the probe raised).",
                 ["toolbox", "tool", "verdict"],
-                registry=r,
             ),
-        )
+        )  # fmt: skip
 
 
 class MeteredRunStore(RunStore):

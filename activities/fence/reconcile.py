@@ -30,7 +30,7 @@ from agentrt.activities.tools import bounded
 from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.ids import ACT_WRITE_RECONCILE
-from agentrt.contracts.reconcile import APPLIED, NOT_APPLIED, UNKNOWN, ReconcileResult
+from agentrt.contracts.reconcile import APPLIED, NOT_APPLIED, UNKNOWN, ReconcileResult, Verdict
 from agentrt.contracts.run import ToolCallRequest
 from agentrt.store.context import StoreContext
 from agentrt.store.tool_steps import ToolStepStore
@@ -49,7 +49,7 @@ class ReconcileActivities(ActivityGroup):
         faults: FaultHook = no_faults,
         answered: Callable[[str], None] = uncounted,
     ) -> None:
-        self._answered = answered  # a probe's verdict acted on, by verdict (a metric)
+        self._answered = answered  # an interrupted write's verdict, acted on (a metric)
         self._ctx = ctx
         self._steps = ToolStepStore(ctx)
         self._registry = registry
@@ -62,45 +62,48 @@ class ReconcileActivities(ActivityGroup):
         token = req.fence_token
         if token is None:
             raise fatal("reconciling a write needs its fence token", ErrorType.FENCE_REJECTED)
-        call = req.call
         async with heartbeating():
             await fault(self._faults, "reconcile.before_probe")
-            if await db(self._steps.result, req.idempotency_key) is not None:
-                # Recorded after all (a record that committed as its worker died): the
-                # write's own step stands; only its fence may be left to clear.
-                await db(_sql.clear, self._ctx, req.run_id, token)
-                return ReconcileResult(verdict=APPLIED)
-            tool = self._registry.get(call.name)
-            probe = probe_of(tool) if tool is not None else None
-            if probe is None:
-                activity.logger.warning("write %s has no probe on this worker", call.name)
-                return ReconcileResult(verdict=UNKNOWN)
-            ctx = tool_context(req.run_id, call.call_id, req.idempotency_key)
-            try:
-                answer = await probe(call.arguments, ctx)
-            except Exception as exc:
-                # Retried by the workflow's policy. The exception's text may quote the
-                # target (a host, a token): it stays out of the failure, and of history.
-                activity.logger.warning(
-                    "probe of %s in run %s failed: %s", call.name, req.run_id, type(exc).__name__
-                )
-                raise ApplicationError(
-                    "the reconcile probe failed", type=ErrorType.PROBE_FAILED.value
-                ) from None
+            verdict = await self._settle(req, token)
+        # Once per interrupted write the run acts on: a retry only follows a failure.
+        self._answered(verdict)
+        return ReconcileResult(verdict=verdict)
+
+    async def _settle(self, req: ToolCallRequest, token: str) -> Verdict:
+        """What became of the write, acted on in the store: the verdict the run goes on by."""
+        call = req.call
+        if await db(self._steps.result, req.idempotency_key) is not None:
+            # Recorded after all (a record that committed as its worker died): the write's
+            # own step stands; only its fence may be left to clear.
+            await db(_sql.clear, self._ctx, req.run_id, token)
+            return APPLIED
+        tool = self._registry.get(call.name)
+        probe = probe_of(tool) if tool is not None else None
+        if probe is None:
+            activity.logger.warning("write %s has no probe on this worker", call.name)
+            return UNKNOWN
+        ctx = tool_context(req.run_id, call.call_id, req.idempotency_key)
+        try:
+            answer = await probe(call.arguments, ctx)
+        except Exception as exc:
+            # Retried by the workflow's policy. The exception's text may quote the
+            # target (a host, a token): it stays out of the failure, and of history.
             activity.logger.warning(
-                "run %s: write %s reconciled: %s", req.run_id, call.call_id, answer.verdict
+                "probe of %s in run %s failed: %s", call.name, req.run_id, type(exc).__name__
             )
-            verdict = UNKNOWN
-            if answer.verdict == APPLIED:
-                await db(self._record, req, token, bounded(answer.result or ""))
-                verdict = APPLIED
-            elif answer.verdict == NOT_APPLIED:
-                voided = await db(
-                    _sql.void_unknown, self._ctx, req.run_id, token, req.idempotency_key
-                )
-                verdict = NOT_APPLIED if voided else UNKNOWN
-            self._answered(verdict)
-            return ReconcileResult(verdict=verdict)
+            raise ApplicationError(
+                "the reconcile probe failed", type=ErrorType.PROBE_FAILED.value
+            ) from None
+        activity.logger.warning(
+            "run %s: write %s reconciled: %s", req.run_id, call.call_id, answer.verdict
+        )
+        if answer.verdict == APPLIED:
+            await db(self._record, req, token, bounded(answer.result or ""))
+            return APPLIED
+        if answer.verdict == NOT_APPLIED:
+            voided = await db(_sql.void_unknown, self._ctx, req.run_id, token, req.idempotency_key)
+            return NOT_APPLIED if voided else UNKNOWN
+        return UNKNOWN
 
     def _record(self, req: ToolCallRequest, token: str, content: str) -> None:
         """The write's step, as its own record would have been, and the fence cleared, in

@@ -23,11 +23,13 @@ from agentrt.api.operator.live_routes import live_router
 from agentrt.api.operator.page import mount_page
 from agentrt.api.operator.reconcile import router as reconcile_router
 from agentrt.api.operator.routes import router
+from agentrt.api.operator.starts import starts_router
 from agentrt.api.operator.state import OpsState
 from agentrt.api.settings import ApiSettings
 from agentrt.api.wake import Waker, finish
 from agentrt.store.context import StoreContext
 from agentrt.store.live import LiveStore
+from agentrt.store.live_bell import LIVE_BELL
 from agentrt.store.principals import PrincipalStore
 from agentrt.store.profile_registry import ProfileRegistry
 from agentrt.store.run_query import RunQuery
@@ -92,9 +94,11 @@ def mount_ops(
         stop = asyncio.Event()
         listener = asyncio.create_task(ops.waker.listen(engine, stop))
         try:
-            async with a2a.router.lifespan_context(a2a):
-                ops.runtime = a2a.state.a2a.runtime
-                yield
+            # A worker in this process (embedded, tests) wakes its runs' follows at once.
+            with LIVE_BELL.listening(asyncio.get_running_loop(), ops.waker.notify):
+                async with a2a.router.lifespan_context(a2a):
+                    ops.runtime = a2a.state.a2a.runtime
+                    yield
         finally:
             stop.set()
             await finish(listener, within=5.0)
@@ -110,6 +114,7 @@ def mount_ops(
         redoc_url=None,
     )
     errors.install(app)
+    app.include_router(starts_router)  # POST /runs
     app.include_router(router)
     app.include_router(live_router)
     app.include_router(codec_router)  # POST/DELETE /me/session

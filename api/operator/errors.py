@@ -90,6 +90,7 @@ async def _http(_request: Request, exc: Exception) -> JSONResponse:
 # class's wire code (contracts/errors.py), the nearest listed class of its own deciding.
 # Outages are 503 with Retry-After; whatever else is left is a 500, typed all the same.
 _STATUS: dict[str, int] = {
+    "busy": 503,
     "no_worker": 503,
     "temporal_unavailable": 503,
     "store_unavailable": 503,
@@ -102,6 +103,9 @@ _STATUS: dict[str, int] = {
     "run_not_found": 404,
 }
 _RETRY_LATER = {"Retry-After": "1"}
+# Workers that poll but began no run within the start bound are saturated: a new start
+# sent at once would only add to their backlog.
+_RETRY_BUSY = {"Retry-After": "5"}
 # The outages' own messages may name a host: the operator reads them in the log, callers
 # of this API (not its operators) read these.
 _OUTAGE_MESSAGE = {
@@ -124,7 +128,8 @@ async def _runtime(_request: Request, exc: Exception) -> JSONResponse:
             logger.warning("%s: %s", kind, exc)
             return _unavailable(kind, _OUTAGE_MESSAGE[kind])
         status = _STATUS[kind]
-        return error_json(status, kind, str(exc), _RETRY_LATER if status == 503 else None)
+        later = _RETRY_BUSY if kind == "busy" else _RETRY_LATER
+        return error_json(status, kind, str(exc), later if status == 503 else None)
     return error_json(500, AgentRuntimeError.code, str(exc))
 
 

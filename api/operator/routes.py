@@ -2,7 +2,6 @@
 principal; nothing in a body names who acts."""
 
 import asyncio
-import json
 import uuid
 from collections.abc import Callable
 from typing import Annotated
@@ -10,7 +9,6 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
-from agentrt.api.grants import refusal
 from agentrt.api.operator import auth
 from agentrt.api.operator.auth import Principal
 from agentrt.api.operator.errors import (
@@ -19,7 +17,6 @@ from agentrt.api.operator.errors import (
     bad_request,
     conflict,
     not_found,
-    not_granted,
 )
 from agentrt.api.operator.sse import follow, resume_after
 from agentrt.api.operator.state import OpsState
@@ -31,7 +28,6 @@ from agentrt.api.operator.views import (
     MeOut,
     RunOut,
     RunPageOut,
-    StartedOut,
     event_out,
 )
 from agentrt.api.wake import MAX_SEQUENCE
@@ -40,19 +36,17 @@ from agentrt.contracts.errors import (
     AlreadyDecidedError,
     ApprovalError,
     InvalidRequestError,
-    RunIdTakenError,
     RunNotAwaitingApprovalError,
     RunNotFoundError,
     SelfApprovalError,
     StaleTurnError,
 )
 from agentrt.contracts.run import RunView
-from agentrt.contracts.start import StartRequest
+from agentrt.starter._starting_view import starting_runs
 from agentrt.store.attest import attest
 from agentrt.store.run_query import BadCursorError
 
 router = APIRouter(responses=RESPONSES)
-BEGIN_WAIT_SECONDS = 10.0
 CANCEL_WAIT_SECONDS = 10.0
 
 
@@ -81,75 +75,6 @@ async def me(who: Annotated[Principal, Depends(auth.require(None))]) -> MeOut:
     )  # fmt: skip
 
 
-async def _start_body(request: Request, state: State) -> StartRequest:
-    """The body of `POST /runs`, validated once, with this deployment's prompt cap, which
-    FastAPI's own body validation cannot be given. Refusals are the runtime's typed errors
-    (400 invalid_request, 413 prompt_too_long)."""
-    try:
-        data = json.loads(await request.body())
-    except ValueError:
-        raise bad_request("invalid_request", "the body is not JSON") from None
-    if not isinstance(data, dict):
-        raise bad_request("invalid_request", "the body must be a JSON object")
-    return StartRequest.checked(state.require_runtime().max_prompt_chars, data)
-
-
-_START_SCHEMA = {"application/json": {"schema": StartRequest.model_json_schema()}}
-
-
-@router.post(
-    "/runs",
-    status_code=201,
-    response_model=StartedOut,
-    tags=["runs"],
-    responses={200: {"model": StartedOut, "description": "a repeat of a start: its run"}},
-    openapi_extra={"requestBody": {"required": True, "content": _START_SCHEMA}},
-)
-async def start_run(
-    state: State,
-    who: Annotated[Principal, Depends(auth.require(auth.START))],
-    body: Annotated[StartRequest, Depends(_start_body)],
-    response: Response,
-) -> StartedOut:
-    """Start a run as the authenticated principal (its initiator). With `run_id`, a retry
-    of the same start (same principal, same profile) answers 200 with the run it started."""
-    profile = await asyncio.to_thread(state.profiles.get, body.profile)
-    if profile is None:
-        raise bad_request(
-            "unknown_profile",
-            f"unknown agent profile {body.profile!r}: no worker has registered it",
-        )
-    if not who.grants.allows(profile):
-        raise not_granted(refusal(who.name, profile))  # before any read or write
-    wanted = None if body.run_id is None else str(body.run_id)
-    if wanted is not None:
-        earlier = await asyncio.to_thread(state.runs.get, wanted)
-        if earlier is not None:
-            response.status_code = 200
-            return await _repeat(state, who, body, earlier)
-    try:
-        run_id = await state.require_runtime().submit(body, initiator=who.name)
-    except RunIdTakenError as exc:
-        # Temporal holds a run of that id and its row is not written yet: a start of the
-        # same request that Temporal accepted while its answer was lost begins any moment.
-        assert wanted is not None
-        earlier = await state.wait_for(wanted, lambda v: True, BEGIN_WAIT_SECONDS)
-        if earlier is None:
-            raise conflict("run_id_taken", str(exc)) from None
-        response.status_code = 200
-        return await _repeat(state, who, body, earlier)
-    view = await state.wait_for(run_id, lambda v: True, BEGIN_WAIT_SECONDS)
-    return StartedOut(run_id=run_id, run=await state.out(view) if view else None)
-
-
-async def _repeat(state: OpsState, who: Principal, body: StartRequest, run: RunView) -> StartedOut:
-    """The answer to a start whose run id names an existing run: that run, when it is this
-    principal's start of this profile; refused otherwise."""
-    if run.initiator != who.name or run.profile != body.profile:
-        raise conflict("run_id_taken", f"run id {run.run_id} is taken by another start")
-    return StartedOut(run_id=run.run_id, run=await state.out(run))
-
-
 @router.get("/runs", response_model=RunPageOut, tags=["runs"])
 async def list_runs(
     state: State,
@@ -162,7 +87,16 @@ async def list_runs(
     cursor: Annotated[str | None, Query(max_length=500)] = None,
 ) -> RunPageOut:
     """Newest first, filtered by status, profile, initiator and whether the run needs an
-    operator; pass `next_cursor` back as `cursor` for the next page."""
+    operator; pass `next_cursor` back as `cursor` for the next page. STARTING: accepted
+    starts no worker has begun, read from Temporal (one page, no cursor)."""
+    if status is RunStatus.STARTING:
+        mine = initiator if who.visible_to is None else who.visible_to
+        if initiator is not None and initiator != mine:
+            return RunPageOut(runs=[])  # another's runs: none visible
+        listed = await starting_runs(
+            state.require_runtime().client, initiator=mine, profile=profile, limit=limit
+        )
+        return RunPageOut(runs=await state.outs(listed))
     try:
         page = await asyncio.to_thread(
             lambda: state.query.page(

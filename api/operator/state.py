@@ -1,14 +1,18 @@
 """What the operator routes share; the runtime is bound when the app starts."""
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from temporalio.service import RPCError
 
 from agentrt.api.operator.errors import not_found
 from agentrt.api.operator.feeds import Feeds, TokenChecks
 from agentrt.api.operator.views import RunOut, run_out
 from agentrt.api.wake import Waker
+from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.run import RunView
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.live import LiveStore
@@ -48,8 +52,13 @@ class OpsState:
         return self.runtime
 
     async def visible(self, run_id: str, visible_to: str | None) -> RunView:
-        """The run if this principal may see it; 404 alike for absent and not visible."""
+        """The run if this principal may see it; 404 alike for absent and not visible. A
+        run Temporal holds that no worker has begun (no row) is STARTING, read from
+        Temporal (when it cannot say, 404 as before)."""
         view = await asyncio.to_thread(self.runs.get, run_id)
+        if view is None and self.runtime is not None:
+            with contextlib.suppress(RPCError):
+                view = await self.runtime.starting(run_id)
         if view is None or (visible_to is not None and view.initiator != visible_to):
             raise not_found(run_id)
         return view
@@ -66,11 +75,22 @@ class OpsState:
         rounds = {v.run_id: v.pending_approval.round for v in views if v.pending_approval}
 
         def shown() -> list[RunOut]:
-            levels = self.query.privacies([v.run_id for v in views])
+            begun = [v.run_id for v in views if v.status is not RunStatus.STARTING]
+            levels = self.query.privacies(begun)
             contexts = pending_contexts(self.runs.ctx, rounds) if rounds else {}
-            return [run_out(v, levels[v.run_id], contexts.get(v.run_id)) for v in views]
+            return [
+                run_out(v, levels[v.run_id], contexts.get(v.run_id))
+                if v.run_id in levels
+                else run_out(v, self._registered_privacy(v))
+                for v in views
+            ]
 
         return await asyncio.to_thread(shown)
+
+    def _registered_privacy(self, view: RunView) -> str:
+        """A starting run has no row yet: the level its workers registered."""
+        registered = self.profiles.get(view.profile)
+        return registered.privacy if registered else "metadata"
 
     async def wait_for(
         self, run_id: str, done: Callable[[RunView], bool], seconds: float

@@ -6,7 +6,6 @@ and the suite's database. SIGKILLed workers: tests/fence/test_ask_kill.py; refus
 scope and attestation: tests/security/test_reconcile_access.py."""
 
 import asyncio
-import json
 
 import pytest
 from prometheus_client import generate_latest
@@ -21,7 +20,7 @@ from agentrt.store.gauges import watch_store
 from agentrt.workflows._context import STATUS_KEY
 from tests.api._reconcile import MakeLive, answer_of, answered, awaiting
 from tests.api.ops_helpers import error_type, http, name, token, wait_status
-from tests.fence.test_reconcile import _replays as replays
+from tests.workflows._replay import assert_replays, patches
 
 
 def refunds(events: list[EventView]) -> list[EventView]:
@@ -88,13 +87,8 @@ async def test_not_applied_retries_the_write_once(make_live: MakeLive) -> None:
     assert DemoWorld(live.parts.ctx).ledger_count(run_id=run_id) == 1
     # The new path is behind its patch marker, and the history replays on today's code.
     history = await live.runtime.client.get_workflow_handle(run_id).fetch_history()
-    patches = [
-        json.loads(e.marker_recorded_event_attributes.details["patch-data"].payloads[0].data)
-        for e in history.events
-        if e.marker_recorded_event_attributes.marker_name == "core_patch"
-    ]
-    assert "fence-ask" in [p["id"] for p in patches]
-    await replays(live.runtime.client, run_id)
+    assert "fence-ask" in patches(history.events)
+    await assert_replays(history)
     refunds = [
         e for e in events if e.kind is EventKind.TOOL and e.payload["tool"] == "issue_refund"
     ]
@@ -126,7 +120,7 @@ async def test_give_up_fails_the_run_interrupted_write(make_live: MakeLive) -> N
     assert failed["pending_write"]["state"] == PendingState.OUTCOME_UNKNOWN.value  # evidence
     audit = next(e for e in events if e.kind is EventKind.RECONCILED)
     assert audit.payload["answer"] == "give_up" and audit.payload["reason"] == "cannot tell"
-    await replays(live.runtime.client, run_id)
+    await assert_replays(await live.runtime.client.get_workflow_handle(run_id).fetch_history())
 
 
 @pytest.mark.timeout(180)

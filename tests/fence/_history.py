@@ -3,29 +3,25 @@ local activity (since the `fence-local-stamp` patch), so a marker the SDK core r
 
 import json
 
-from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.converter import DataConverter
 
 from agentrt.contracts.ids import ACT_FENCE_STAMP
 from agentrt.contracts.run import FenceResult
+from tests.workflows._replay import markers
 
 LOCAL_ACTIVITY_MARKER = "core_local_activity"  # the SDK core's name for the marker
 
 
 def stamp_markers(events: list[HistoryEvent]) -> list[HistoryEvent]:
     """The local `fence.stamp` markers, in history order."""
-    found = []
-    for e in events:
-        if e.event_type != EventType.EVENT_TYPE_MARKER_RECORDED:
-            continue
-        attrs = e.marker_recorded_event_attributes
-        if attrs.marker_name != LOCAL_ACTIVITY_MARKER:
-            continue
-        data = json.loads(attrs.details["data"].payloads[0].data)
-        if data["activity_type"] == ACT_FENCE_STAMP:
-            found.append(e)
-    return found
+    local = markers(events, LOCAL_ACTIVITY_MARKER)
+    return [e for e in local if _activity_type(e) == ACT_FENCE_STAMP]
+
+
+def _activity_type(marker: HistoryEvent) -> str:
+    data = json.loads(marker.marker_recorded_event_attributes.details["data"].payloads[0].data)
+    return str(data["activity_type"])
 
 
 async def stamp_state(converter: DataConverter, marker: HistoryEvent) -> str:

@@ -6,15 +6,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from temporalio.api.enums.v1 import EventType
-from temporalio.api.history.v1 import History
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowHistory
 
 from agentrt.contracts.run import RunView
 from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
 from agentrt.workers.compose import WorkerResources
 from tests.workers._proc import WorkerPool, WorkerProcess, wait_for_marker, worker_env
+from tests.workflows._replay import fetch
 
 PROMPT = "Please refund order 1042"  # lookup_order, then issue_refund (call r2.1), an answer
 REFUND_CALL = "r2.1"
@@ -72,14 +71,5 @@ class Killer:
         except TimeoutError:
             raise AssertionError(f"run did not settle:\n{fresh.log_tail()}") from None
 
-    async def history(self, run_id: str) -> History:
-        return await self.client.get_workflow_handle(run_id).fetch_history()
-
-
-def scheduled(history: History) -> list[str]:
-    """The activity types the history scheduled, in order."""
-    return [
-        e.activity_task_scheduled_event_attributes.activity_type.name
-        for e in history.events
-        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
-    ]
+    async def history(self, run_id: str) -> WorkflowHistory:
+        return await fetch(self.client, run_id)

@@ -13,7 +13,8 @@ from agentrt.contracts.enums import EventKind, PendingState, RunStatus, Terminat
 from agentrt.contracts.ids import ACT_WRITE_EXECUTE, ACT_WRITE_RECONCILE
 from agentrt.contracts.run import RunView
 from agentrt.store.demo import DemoWorld
-from tests.fence._kill import REFUND_CALL, Killer, scheduled
+from tests.fence._kill import REFUND_CALL, Killer
+from tests.workflows._replay import scheduled
 
 PROBE_DOWN = "reconcile.before_probe"
 # Kill, heartbeat timeout (3 s), sticky-queue timeout (10 s), the attempt's start-to-close

@@ -19,8 +19,8 @@ from agentrt.contracts.enums import EventKind, Outcome, PendingState, RunStatus,
 from agentrt.contracts.ids import ACT_FENCE_RESOLVE, ACT_WRITE_EXECUTE, ACT_WRITE_RECONCILE
 from agentrt.store.demo import DemoWorld
 from agentrt.workflows._group import PARALLEL_TOOLS
-from tests.fence._kill import REFUND_CALL, Killer, scheduled
-from tests.workflows._replay import patches
+from tests.fence._kill import REFUND_CALL, Killer
+from tests.workflows._replay import patches, scheduled
 
 # After the kill, settling takes a write heartbeat timeout (3 s) or a store-call timeout
 # (10 s), then the dead worker's sticky-queue timeout (10 s): 11-15 s observed.

@@ -4,9 +4,7 @@ interrupted after its claim whose probe answers applied, not applied, unknown, o
 failing. The worker SIGKILLed inside the write window: test_reconcile_kill.py."""
 
 import threading
-import uuid
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,10 +12,8 @@ from typing import Any
 import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
-from temporalio.worker import Replayer
 
 from agentrt import (
-    AgentRuntime,
     Reconciled,
     RunStatus,
     Settings,
@@ -27,19 +23,15 @@ from agentrt import (
     ToolContext,
     ToolFailedAfterApplying,
     ToolNotApplied,
-    build_worker,
     tool,
 )
-from agentrt.activities.providers.scripted import ScriptedProvider
 from agentrt.contracts.enums import EventKind, PendingState
 from agentrt.contracts.ids import ACT_WRITE_EXECUTE, ACT_WRITE_RECONCILE
 from agentrt.contracts.run import EventView, RunView
-from agentrt.core.temporal import data_converter
 from agentrt.store.runs import RunStore
-from agentrt.workers.main import sandbox_runner
-from agentrt.workflows.agent_run import AgentRunWorkflow
-from tests._rules import one_call, scripted_profile
-from tests.conftest import profiles_in_code
+from agentrt.workers.metrics import WorkerMetrics
+from tests._rules import new_queue, one_call, scripted_profile, scripted_worker
+from tests.workflows._replay import assert_replays, fetch, scheduled
 
 PROMPT = "Please pay the invoice"
 RULES = one_call(
@@ -77,45 +69,6 @@ def _toolbox(target: Target, behave: Behaviour, probe: Callable[..., Any] | None
     return Toolbox("payments", [pay])
 
 
-@asynccontextmanager
-async def _runtime(
-    client: Client, settings: Settings, tmp_path: Path, box: Toolbox
-) -> AsyncIterator[tuple[AgentRuntime, RunStore, str]]:
-    queue = f"tq-{uuid.uuid4().hex[:10]}"
-    timeouts = Timeouts(write_seconds=5, write_heartbeat_seconds=3)
-    profile = scripted_profile("payer", "You pay invoices.", "payments", queue, timeouts=timeouts)
-    s = profiles_in_code(settings, queue, tmp_path)
-    worker, resources = build_worker(
-        client, s, toolboxes=[box], providers={"scripted": ScriptedProvider(RULES)},
-        profiles=[profile],
-    )  # fmt: skip
-    with resources:
-        async with worker:
-            runs = RunStore(resources.ctx)
-            yield AgentRuntime(client, runs, queue), runs, profile.name
-
-
-async def _scheduled(client: Client, run_id: str) -> list[str]:
-    history = await client.get_workflow_handle(run_id).fetch_history()
-    return [
-        e.activity_task_scheduled_event_attributes.activity_type.name
-        for e in history.events
-        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
-    ]
-
-
-async def _replays(client: Client, run_id: str) -> None:
-    """The run's history replays on today's workflow code (no nondeterminism)."""
-    history = await client.get_workflow_handle(run_id).fetch_history()
-    replayer = Replayer(
-        workflows=[AgentRunWorkflow],
-        data_converter=data_converter(),
-        workflow_runner=sandbox_runner(),
-    )
-    result = await replayer.replay_workflow(history, raise_on_replay_failure=False)
-    assert result.replay_failure is None, result.replay_failure
-
-
 def _tool_messages(runs: RunStore, run_id: str) -> list[tuple[str, bool]]:
     return [(m.content, m.is_error) for m in runs.transcript(run_id) if m.role == "tool"]
 
@@ -127,6 +80,7 @@ class Paid:
     view: RunView
     messages: list[tuple[str, bool]]  # the tool messages of its transcript
     steps: list[EventView]  # its TOOL events
+    metrics: WorkerMetrics  # what its worker recorded
 
 
 async def _pay(
@@ -139,16 +93,37 @@ async def _pay(
 ) -> Paid:
     """Run PROMPT on a worker whose `pay` is `behave` on `target`, reconciled by `probe`."""
     box = _toolbox(target, behave, probe=probe)
-    async with _runtime(client, settings, tmp_path, box) as (runtime, runs, profile):
-        view = await runtime.run(profile, PROMPT)
-        steps = [e for e in runs.events(view.run_id) if e.kind is EventKind.TOOL]
-        return Paid(view, _tool_messages(runs, view.run_id), steps)
+    timeouts = Timeouts(write_seconds=5, write_heartbeat_seconds=3)
+    profile = scripted_profile(
+        "payer", "You pay invoices.", "payments", new_queue(), timeouts=timeouts
+    )
+    async with scripted_worker(client, settings, tmp_path, profile, [box], RULES) as w:
+        view = await w.runtime.run(w.profile, PROMPT)
+        steps = [e for e in w.runs.events(view.run_id) if e.kind is EventKind.TOOL]
+        return Paid(view, _tool_messages(w.runs, view.run_id), steps, w.metrics)
+
+
+def _counted(paid: Paid, sample: str, **labels: str) -> float:
+    """A sample of the run's worker's metrics (0 where it was never recorded)."""
+    return paid.metrics.registry.get_sample_value(sample, labels) or 0.0
+
+
+def _reconciled(paid: Paid, verdict: str, probe_calls: int) -> None:
+    """The worker counted the write reconciled once, by `verdict`, and `probe_calls` calls
+    of its probe answering it (the probe's own verdict, per call)."""
+    for v in ("applied", "not_applied", "unknown"):
+        want = 1 if v == verdict else 0
+        assert _counted(paid, "agentrt_writes_reconciled_total", verdict=v) == want, v
+    tool = {"toolbox": "payments", "tool": "pay"}
+    assert _counted(paid, "agentrt_reconcile_probe_calls_total", **tool, verdict=verdict) == (
+        probe_calls
+    )
 
 
 async def _writes(client: Client, run_id: str) -> tuple[int, int]:
     """How many write.execute and write.reconcile activities the run scheduled."""
-    scheduled = await _scheduled(client, run_id)
-    return scheduled.count(ACT_WRITE_EXECUTE), scheduled.count(ACT_WRITE_RECONCILE)
+    types = scheduled(await fetch(client, run_id))
+    return types.count(ACT_WRITE_EXECUTE), types.count(ACT_WRITE_RECONCILE)
 
 
 # --- the tool's own word: typed exceptions ---------------------------------------------
@@ -174,7 +149,7 @@ async def test_a_write_raising_not_applied_goes_on_with_an_error_result(
     assert view.pending_effect is None  # the fence was cleared
     assert paid.messages == [("pay failed: invoice inv-7 is already settled", True)]
     assert len(target.calls) == 1 and target.applied == {}
-    assert ACT_WRITE_RECONCILE not in await _scheduled(client, view.run_id)
+    assert ACT_WRITE_RECONCILE not in scheduled(await fetch(client, view.run_id))
 
 
 async def test_a_write_failed_after_applying_is_recorded_and_never_repeated(
@@ -223,18 +198,20 @@ async def test_an_interrupted_write_the_probe_finds_applied_completes_with_its_r
     assert paid.view.pending_effect is None
     [step] = paid.steps
     assert step.payload["reconciled"] is True
-    await _paid_once(client, paid, target, writes=1)
+    await _paid_once(client, paid, target, writes=1, verdict="applied")
 
 
-async def _paid_once(client: Client, paid: Paid, target: Target, writes: int) -> None:
+async def _paid_once(client: Client, paid: Paid, target: Target, writes: int, verdict: str) -> None:
     """The run completed with the one payment's result, its probe asked once, about the
-    key its write first ran with; `writes` write executions scheduled; it replays."""
+    key its write first ran with, answering `verdict`; `writes` write executions
+    scheduled; it replays."""
+    _reconciled(paid, verdict, probe_calls=1)
     view = paid.view
     assert view.status is RunStatus.COMPLETED, view
     assert paid.messages == [("paid inv-7 (payment #1)", False)]
     assert target.probes == [target.calls[0]]  # asked once
     assert await _writes(client, view.run_id) == (writes, 1)
-    await _replays(client, view.run_id)
+    await assert_replays(await fetch(client, view.run_id))
 
 
 async def test_an_interrupted_write_the_probe_finds_not_applied_runs_again_with_the_same_key(
@@ -245,7 +222,7 @@ async def test_an_interrupted_write_the_probe_finds_not_applied_runs_again_with_
     [first, second] = target.calls
     assert first == second  # the re-execution carries the same idempotency key
     assert len(target.applied) == 1
-    await _paid_once(client, paid, target, writes=2)
+    await _paid_once(client, paid, target, writes=2, verdict="not_applied")
 
 
 @pytest.mark.parametrize("answer", ["unknown", "raises"])
@@ -269,7 +246,11 @@ async def test_an_interrupted_write_without_an_answer_fails_as_before(
     assert view.pending_effect.state is PendingState.OUTCOME_UNKNOWN
     assert len(target.calls) == 1  # never repeated
     assert len(target.probes) == (5 if answer == "raises" else 1)  # retried, then given up
-    await _replays(client, view.run_id)
+    if answer == "unknown":
+        _reconciled(paid, "unknown", probe_calls=1)
+    else:  # every call failed: no verdict to act on, five failed probe calls
+        _reconciled(paid, "error", probe_calls=5)
+    await assert_replays(await fetch(client, view.run_id))
 
 
 async def test_an_interrupted_write_with_no_probe_fails_and_asks_nothing(
@@ -289,4 +270,4 @@ async def test_an_interrupted_write_with_no_probe_fails_and_asks_nothing(
         for p in d.payloads
     ]
     assert marked and not any(b"fence-reconcile" in data for data in marked)
-    assert ACT_WRITE_RECONCILE not in await _scheduled(client, view.run_id)
+    assert ACT_WRITE_RECONCILE not in scheduled(await fetch(client, view.run_id))

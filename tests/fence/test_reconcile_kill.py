@@ -14,7 +14,8 @@ from temporalio.api.enums.v1 import EventType
 from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
 from agentrt.contracts.ids import ACT_WRITE_EXECUTE, ACT_WRITE_RECONCILE
 from agentrt.store.demo import DemoWorld
-from tests.fence._kill import REFUND_CALL, Killer, scheduled
+from tests.fence._kill import REFUND_CALL, Killer
+from tests.workflows._replay import scheduled
 
 # Kill, heartbeat timeout (3 s), the wait for the attempt's start-to-close bound (8 s in
 # the fast-writes profile), the probe, then a re-run write or the recorded step.

@@ -13,17 +13,13 @@ import pytest
 import yaml
 from temporalio.client import Client
 
-from agentrt import AgentRuntime, RunStatus, Settings, TerminationReason, Toolbox
-from agentrt import build_worker as make
-from agentrt.activities.providers.scripted import ScriptedProvider
+from agentrt import RunStatus, Settings, TerminationReason, Toolbox
 from agentrt.activities.toolbox.mcp import flatten, open_mcp_toolboxes
 from agentrt.activities.toolbox.mcp_config import load_mcp_config
 from agentrt.contracts.enums import EventKind, PendingState
 from agentrt.contracts.errors import ConfigError
 from agentrt.contracts.run import EventView, RunView
-from agentrt.store.runs import RunStore
-from tests._rules import one_call, scripted_profile
-from tests.conftest import profiles_in_code
+from tests._rules import Scripted, new_queue, one_call, scripted_profile, scripted_worker
 from tests.fence.mcp_ledger import rows
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,22 +43,15 @@ def _server(ledger: Path, mode: str, **extra: Any) -> dict[str, Any]:
 @asynccontextmanager
 async def _runtime(
     client: Client, settings: Settings, tmp_path: Path, server: dict[str, Any]
-) -> AsyncIterator[tuple[AgentRuntime, RunStore, str]]:
+) -> AsyncIterator[Scripted]:
     path = tmp_path / f"mcp-{uuid.uuid4().hex[:6]}.yaml"
     path.write_text(yaml.safe_dump({"servers": [server]}))
     boxes, close = await open_mcp_toolboxes(load_mcp_config(path, {}))
-    queue = f"tq-{uuid.uuid4().hex[:10]}"
-    profile = scripted_profile("refunder", "You refund.", "shop", queue)
-    s = profiles_in_code(settings, queue, tmp_path)
+    profile = scripted_profile("refunder", "You refund.", "shop", new_queue())
     try:
-        worker, resources = make(
-            client, s, toolboxes=[Toolbox(name, tools) for name, tools in boxes],
-            providers={"scripted": ScriptedProvider(RULES)}, profiles=[profile],
-        )  # fmt: skip
-        with resources:
-            async with worker:
-                runs = RunStore(resources.ctx)
-                yield AgentRuntime(client, runs, queue), runs, profile.name
+        toolboxes = [Toolbox(name, tools) for name, tools in boxes]
+        async with scripted_worker(client, settings, tmp_path, profile, toolboxes, RULES) as w:
+            yield w
     finally:
         await close()
 
@@ -80,13 +69,9 @@ async def _refund_probed(
 ) -> tuple[RunView, EventView]:
     """Run a refund on a server in `mode` whose refund has its probe: the run's view and
     its one TOOL event."""
-    async with _runtime(client, settings, tmp_path, _server(ledger, mode, **PROBED)) as (
-        runtime,
-        _runs,
-        profile,
-    ):
-        view = await runtime.run(profile, "Please refund o-9")
-        events = await runtime.events(view.run_id)
+    async with _runtime(client, settings, tmp_path, _server(ledger, mode, **PROBED)) as w:
+        view = await w.runtime.run(w.profile, "Please refund o-9")
+        events = await w.runtime.events(view.run_id)
     [step] = [e for e in events if e.kind is EventKind.TOOL]
     return view, step
 
@@ -122,7 +107,7 @@ async def test_an_mcp_error_means_not_applied_only_where_the_servers_file_says_s
 ) -> None:
     ledger = tmp_path / "ledger.jsonl"
     said = _server(ledger, "refuse", errors_not_applied=["refund"])
-    async with _runtime(client, settings, tmp_path, said) as (runtime, runs, profile):
+    async with _runtime(client, settings, tmp_path, said) as (runtime, runs, profile, _):
         view = await runtime.run(profile, "Please refund o-9")
         [message] = [m for m in runs.transcript(view.run_id) if m.role == "tool"]
     assert view.status is RunStatus.COMPLETED and view.pending_effect is None
@@ -130,7 +115,7 @@ async def test_an_mcp_error_means_not_applied_only_where_the_servers_file_says_s
     assert "cannot be refunded now" in message.content
 
     unsaid = _server(tmp_path / "ledger2.jsonl", "refuse")
-    async with _runtime(client, settings, tmp_path, unsaid) as (runtime, runs, profile):
+    async with _runtime(client, settings, tmp_path, unsaid) as (runtime, _, profile, _):
         failed = await runtime.run(profile, "Please refund o-9")
     assert failed.status is RunStatus.FAILED
     assert failed.termination_reason is TerminationReason.INTERRUPTED_WRITE

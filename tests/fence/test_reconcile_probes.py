@@ -140,7 +140,7 @@ async def test_the_metered_wrapper_counts_calls_and_probe_verdicts_by_configured
     assert count("agentrt_tool_calls_total", result="error") == 1
     assert count("agentrt_tool_call_seconds_count", result="error") == 1
     for verdict in ("applied", "not_applied", "error"):
-        assert count("agentrt_write_reconciles_total", verdict=verdict) == 1
+        assert count("agentrt_reconcile_probe_calls_total", verdict=verdict) == 1
 
     @tool  # a tool without a probe stays without one once wrapped
     def note(text: str) -> str:

@@ -2,6 +2,7 @@
 certificate, tests/_tls.py) lets no client in without a certificate its CA signed, and the
 refusal tells the operator which setting is missing, not a bare transport error."""
 
+import ssl
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,7 +12,9 @@ from temporalio.testing import WorkflowEnvironment
 from agentrt.contracts.errors import TemporalUnavailableError
 from agentrt.core.settings import Settings
 from agentrt.core.temporal import connect
-from tests._tls import SERVER_NAME, Pki, TestCA, mtls_proxy
+from agentrt.core.temporal_tls import temporal_access, wants_client_certificate
+from tests._proxy import FlakyProxy
+from tests._tls import SERVER_NAME, Pki, TestCA, mtls_proxy, terminating_context
 
 
 @pytest.fixture
@@ -57,6 +60,37 @@ async def test_the_right_certificate_gets_in(pki: Pki, settings: Settings) -> No
     client = await connect(_through(pki, settings, tls_cert=str(pki.cert), tls_key=str(pki.key)))
     assert (await client.workflow_service.get_system_info(_req())).server_version
     assert pki.proxy.accepted >= 1
+
+
+async def test_the_probe_reads_the_refusal_the_transport_may_not_name(
+    pki: Pki, settings: Settings
+) -> None:
+    """Under TLS 1.3 the client ends its side of the handshake before the server checks for
+    a certificate, so the Rust transport may report the refusal as a bare "transport
+    error" (seen in CI under load). `connect` then asks with a handshake of its own: this
+    proves that probe, against the same proxy, whatever the transport happened to say."""
+    access = temporal_access(_through(pki, settings).temporal)
+    assert await wants_client_certificate(f"127.0.0.1:{pki.proxy.port}", access)
+    assert pki.proxy.accepted == 0
+
+
+async def test_the_probe_says_no_where_no_certificate_is_wanted(
+    temporal_env: WorkflowEnvironment, settings: Settings, tmp_path: Path
+) -> None:
+    ca = TestCA()
+    tls = terminating_context(ca, ca.issue(SERVER_NAME, client=False), tmp_path)
+    tls.verify_mode = ssl.CERT_NONE  # TLS, but no client certificate asked for
+    host, port = temporal_env.client.service_client.config.target_host.rsplit(":", 1)
+    proxy = FlakyProxy(host, int(port), tls=tls)
+    proxy.start()
+    try:
+        server = {"address": f"127.0.0.1:{proxy.port}", "tls_ca": ca.pem}
+        open_tls = settings.replace(temporal={**server, "tls_server_name": SERVER_NAME})
+        access = temporal_access(open_tls.temporal)
+        assert not await wants_client_certificate(f"127.0.0.1:{proxy.port}", access)
+        assert (await connect(open_tls)).namespace  # and a client gets in
+    finally:
+        proxy.close()
 
 
 def _req() -> object:

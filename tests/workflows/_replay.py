@@ -1,10 +1,11 @@
-"""A run's history, replayed on today's workflow code, and the patches it recorded."""
+"""A run's history, replayed on today's workflow code, and what it recorded: the patches,
+the markers, the activities it scheduled."""
 
 import json
 from collections.abc import Iterable
 
 from temporalio.api.enums.v1 import EventType
-from temporalio.api.history.v1 import HistoryEvent
+from temporalio.api.history.v1 import History, HistoryEvent
 from temporalio.client import Client, WorkflowHistory
 from temporalio.worker import Replayer
 
@@ -27,16 +28,31 @@ async def assert_replays(history: WorkflowHistory) -> None:
     assert result.replay_failure is None, result.replay_failure
 
 
+def markers(events: Iterable[HistoryEvent], name: str) -> list[HistoryEvent]:
+    """The marker events named `name` (the SDK core's: `core_patch`, `core_local_activity`)."""
+    return [
+        e
+        for e in events
+        if e.event_type == EventType.EVENT_TYPE_MARKER_RECORDED
+        and e.marker_recorded_event_attributes.marker_name == name
+    ]
+
+
 def patches(events: Iterable[HistoryEvent]) -> list[str]:
     """The ids of the patch markers among a history's events, in order."""
-    found = []
-    for e in events:
-        if e.event_type != EventType.EVENT_TYPE_MARKER_RECORDED:
-            continue
-        attrs = e.marker_recorded_event_attributes
-        if attrs.marker_name == "core_patch":
-            found.append(json.loads(attrs.details["patch-data"].payloads[0].data)["id"])
-    return found
+    return [
+        json.loads(e.marker_recorded_event_attributes.details["patch-data"].payloads[0].data)["id"]
+        for e in markers(events, "core_patch")
+    ]
+
+
+def scheduled(history: WorkflowHistory | History) -> list[str]:
+    """The activity types the history scheduled, in order."""
+    return [
+        e.activity_task_scheduled_event_attributes.activity_type.name
+        for e in history.events
+        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+    ]
 
 
 async def fetch(client: Client, run_id: str) -> WorkflowHistory:

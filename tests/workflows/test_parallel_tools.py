@@ -9,9 +9,7 @@ tests/fence/test_fence_kill.py."""
 
 import asyncio
 import time
-import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,15 +26,13 @@ from agentrt import (
     Timeouts,
     Toolbox,
     ToolContext,
-    build_worker,
     tool,
 )
-from agentrt.activities.providers.scripted import RuleSet, ScriptedProvider
+from agentrt.activities.providers.scripted import RuleSet
 from agentrt.contracts.enums import EventKind, ToolEffect
 from agentrt.store.runs import RunStore
 from agentrt.workflows._group import NOT_RUN, PARALLEL_TOOLS
-from tests._rules import scripted_profile
-from tests.conftest import profiles_in_code
+from tests._rules import Scripted, new_queue, scripted_profile, scripted_worker
 from tests.workflows._replay import assert_replays, fetch, patches
 from tests.workflows._waiting import decide
 
@@ -124,22 +120,13 @@ def _toolbox(probe: Probe) -> Toolbox:
     return Toolbox("probes", [peek, note, send])
 
 
-@asynccontextmanager
-async def _runtime(
+def _runtime(
     client: Client, settings: Settings, tmp_path: Path, probe: Probe, limit: int, **more: Any
-) -> AsyncIterator[tuple[AgentRuntime, RunStore, str]]:
-    queue = f"tq-{uuid.uuid4().hex[:10]}"
+) -> AbstractAsyncContextManager[Scripted]:
     profile = scripted_profile(
-        "fan", "You fan out.", "probes", queue, max_parallel_tools=limit, **more
+        "fan", "You fan out.", "probes", new_queue(), max_parallel_tools=limit, **more
     )
-    worker, resources = build_worker(
-        client, profiles_in_code(settings, queue, tmp_path), toolboxes=[_toolbox(probe)],
-        providers={"scripted": ScriptedProvider(RULES)}, profiles=[profile],
-    )  # fmt: skip
-    with resources:
-        async with worker:
-            runs = RunStore(resources.ctx)
-            yield AgentRuntime(client, runs, queue), runs, profile.name
+    return scripted_worker(client, settings, tmp_path, profile, [_toolbox(probe)], RULES)
 
 
 def _overlap(a: tuple[float, float], b: tuple[float, float]) -> bool:
@@ -150,7 +137,7 @@ async def test_reads_and_idempotent_writes_run_at_once_writes_one_after_another(
     client: Client, settings: Settings, tmp_path: Path
 ) -> None:
     probe = Probe()
-    async with _runtime(client, settings, tmp_path, probe, limit=4) as (runtime, runs, name):
+    async with _runtime(client, settings, tmp_path, probe, limit=4) as (runtime, runs, name, _):
         done = await runtime.run(name, "Please fan out")
         events = runs.events(done.run_id)
         transcript = runs.transcript(done.run_id)
@@ -184,7 +171,7 @@ async def test_the_profile_limits_how_many_calls_run_at_once(
     limit: int, client: Client, settings: Settings, tmp_path: Path
 ) -> None:
     probe = Probe()
-    async with _runtime(client, settings, tmp_path, probe, limit=limit) as (runtime, _, name):
+    async with _runtime(client, settings, tmp_path, probe, limit=limit) as (runtime, _, name, _):
         done = await runtime.run(name, "three reads please")
     assert done.status is RunStatus.COMPLETED and done.answer == "Three peeked."
     assert probe.most == limit
@@ -207,7 +194,7 @@ async def test_a_cancel_mid_group_lets_started_calls_settle_and_records_the_rest
     client: Client, settings: Settings, tmp_path: Path
 ) -> None:
     probe = Probe(gate=asyncio.Event())
-    async with _runtime(client, settings, tmp_path, probe, limit=2) as (runtime, runs, name):
+    async with _runtime(client, settings, tmp_path, probe, limit=2) as (runtime, runs, name, _):
         run_id = await runtime.start(name, "three reads please")
         await _until(lambda: probe.entered == ["a", "b"], "a and b inside their tools")
         await runtime.cancel(run_id, by="ops", reason="enough")
@@ -255,7 +242,7 @@ async def test_a_call_that_fails_the_run_lets_the_running_settle_and_starts_no_m
     probe = Probe(gate=asyncio.Event())  # never set
     timeouts = Timeouts(tool_seconds=1)
     async with _runtime(client, settings, tmp_path, probe, 2, timeouts=timeouts) as (
-        runtime, runs, name,
+        runtime, runs, name, _,
     ):  # fmt: skip
         view = await runtime.run(name, "three reads please")
         events = runs.events(view.run_id)

@@ -24,7 +24,8 @@ from agentrt.contracts.errors import UnknownProfileError
 from agentrt.contracts.ids import SIGNAL_APPROVE, UPDATE_SUBMIT_INPUT
 from agentrt.starter.facade import AgentRuntime
 from agentrt.workers.compose import WorkerResources
-from tests.workflows._replay import replayer
+from tests.workflows._reconciled import MakeRuntime, reconciled_runs
+from tests.workflows._replay import patches, replayer
 from tests.workflows._tasks import new_a2a_task, start_for_task
 from tests.workflows._waiting import decide, until_status
 
@@ -108,16 +109,27 @@ async def _a2a_follow_up(runtime: AgentRuntime, client: Client, parts: WorkerRes
     return run_id
 
 
+@pytest.mark.timeout(240)
 async def test_fresh_histories_replay_and_can_be_recorded(
-    runtime: AgentRuntime, worker: Worker, client: Client, parts: WorkerResources
+    runtime: AgentRuntime,
+    worker: Worker,
+    client: Client,
+    parts: WorkerResources,
+    make_runtime: MakeRuntime,
 ) -> None:
+    settling = asyncio.create_task(reconciled_runs(make_runtime, parts.ctx))  # ~10 s each
     runs = await _fresh(runtime, client, parts)
+    reconciled = await settling
+    runs |= reconciled
     release = os.environ.get("AGENTRT_RECORD_HISTORIES", "")
     record, prefix = bool(release), "" if release in ("", "1") else f"{release}-"
     for name, run_id in runs.items():
         history = await client.get_workflow_handle(run_id).fetch_history()
         result = await replayer().replay_workflow(history, raise_on_replay_failure=False)
         assert result.replay_failure is None, (name, result.replay_failure)
+        if name in reconciled:  # the probe's and the person's answers are behind patches
+            patch = "fence-ask" if name.startswith("ask_") else "fence-reconcile"
+            assert patch in patches(history.events), name
         path = HISTORIES / f"{prefix}{name}.json"
         # Existing recordings stay: they are what shipped code wrote, and must keep replaying.
         if record and not path.exists():

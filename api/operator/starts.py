@@ -1,0 +1,141 @@
+"""`POST /runs`: a start as the authenticated principal, begun (the default: it answers
+once a worker has begun the run) or accepted (`Prefer: respond-async`, RFC 7240: 202 once
+Temporal holds the run, status STARTING), and the one answer a start sent again gets.
+
+A start no worker began within the bound was withdrawn (503 `no_worker` or `busy`, with
+Retry-After); the same start sent again under its run id answers that same 503 while the
+withdrawal stands, never the run as live (starter/_withdrawal.py)."""
+
+import asyncio
+import json
+from datetime import UTC, datetime
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Header, Request
+from fastapi.responses import Response
+
+from agentrt.api.grants import refusal
+from agentrt.api.operator import auth
+from agentrt.api.operator.auth import Principal
+from agentrt.api.operator.errors import RESPONSES, bad_request, conflict, not_granted
+from agentrt.api.operator.routes import State
+from agentrt.api.operator.state import OpsState
+from agentrt.api.operator.views import StartedOut
+from agentrt.contracts.enums import RunStatus
+from agentrt.contracts.errors import RunIdTakenError
+from agentrt.contracts.run import RunView
+from agentrt.contracts.start import StartRequest
+
+starts_router = APIRouter(responses=RESPONSES)
+BEGIN_WAIT_SECONDS = 10.0
+RESPOND_ASYNC = "respond-async"
+
+
+def respond_async(prefer: str | None) -> bool:
+    """Whether a `Prefer` header (RFC 7240: preferences, comma separated, each maybe with a
+    value and parameters) asks for `respond-async`."""
+    for preference in (prefer or "").split(","):
+        token = preference.split(";", 1)[0].split("=", 1)[0].strip().lower()
+        if token == RESPOND_ASYNC:
+            return True
+    return False
+
+
+async def _start_body(request: Request, state: State) -> StartRequest:
+    """The body of `POST /runs`, validated once, with this deployment's prompt cap, which
+    FastAPI's own body validation cannot be given. Refusals are the runtime's typed errors
+    (400 invalid_request, 413 prompt_too_long)."""
+    try:
+        data = json.loads(await request.body())
+    except ValueError:
+        raise bad_request("invalid_request", "the body is not JSON") from None
+    if not isinstance(data, dict):
+        raise bad_request("invalid_request", "the body must be a JSON object")
+    return StartRequest.checked(state.require_runtime().max_prompt_chars, data)
+
+
+_START_SCHEMA = {"application/json": {"schema": StartRequest.model_json_schema()}}
+_PREFER = (
+    "`respond-async`: answer 202 once Temporal holds the run (status STARTING), without "
+    "waiting for a worker to begin it"
+)
+
+
+@starts_router.post(
+    "/runs",
+    status_code=201,
+    response_model=StartedOut,
+    tags=["runs"],
+    responses={
+        200: {"model": StartedOut, "description": "a repeat of a start: its run"},
+        202: {"model": StartedOut, "description": "accepted (Prefer: respond-async): STARTING"},
+    },
+    openapi_extra={"requestBody": {"required": True, "content": _START_SCHEMA}},
+)
+async def start_run(
+    state: State,
+    who: Annotated[Principal, Depends(auth.require(auth.START))],
+    body: Annotated[StartRequest, Depends(_start_body)],
+    response: Response,
+    prefer: Annotated[str | None, Header(description=_PREFER)] = None,
+) -> StartedOut:
+    """Start a run as the authenticated principal (its initiator). With `run_id`, a retry
+    of the same start (same principal, same profile) answers 200 with the run it started,
+    or the same 503 if that start was withdrawn."""
+    accepted = respond_async(prefer)
+    profile = await asyncio.to_thread(state.profiles.get, body.profile)
+    if profile is None:
+        raise bad_request(
+            "unknown_profile",
+            f"unknown agent profile {body.profile!r}: no worker has registered it",
+        )
+    if not who.grants.allows(profile):
+        raise not_granted(refusal(who.name, profile))  # before any read or write
+    if accepted:
+        response.headers["Preference-Applied"] = RESPOND_ASYNC
+    runtime = state.require_runtime()
+    wanted = None if body.run_id is None else str(body.run_id)
+    if wanted is not None:
+        earlier = await asyncio.to_thread(state.runs.get, wanted)
+        if earlier is not None:
+            response.status_code = 200
+            return await _repeat(state, who, body, earlier)
+    try:
+        run_id = await runtime.submit(
+            body, initiator=who.name, wait="accepted" if accepted else "begun"
+        )
+    except RunIdTakenError as exc:
+        # Temporal holds a run of that id, not withdrawn, and its row is not written yet:
+        # a start of the same request that Temporal accepted while its answer was lost.
+        assert wanted is not None
+        response.status_code = 200
+        if accepted:
+            starting = await runtime.starting(wanted)
+            if starting is not None:
+                return await _repeat(state, who, body, starting)
+        earlier = await state.wait_for(wanted, lambda v: True, BEGIN_WAIT_SECONDS)
+        if earlier is None:
+            raise conflict("run_id_taken", str(exc)) from None
+        return await _repeat(state, who, body, earlier)
+    if accepted:
+        response.status_code = 202
+        # What a GET reads from Temporal until a worker begins it, without asking it again.
+        starting = RunView(
+            run_id=run_id, profile=body.profile, status=RunStatus.STARTING,
+            created_at=datetime.now(UTC), initiator=who.name,
+        )  # fmt: skip
+        return StartedOut(run_id=run_id, run=await state.out(starting))
+    view = await state.wait_for(run_id, lambda v: True, BEGIN_WAIT_SECONDS)
+    return StartedOut(run_id=run_id, run=await state.out(view) if view else None)
+
+
+async def _repeat(state: OpsState, who: Principal, body: StartRequest, run: RunView) -> StartedOut:
+    """The answer to a start whose run id names an existing run: that run, when it is this
+    principal's start of this profile and was not withdrawn; refused otherwise."""
+    if run.initiator != who.name or run.profile != body.profile:
+        raise conflict("run_id_taken", f"run id {run.run_id} is taken by another start")
+    if run.status is not RunStatus.COMPLETED:  # an answer that got there first stands
+        withdrawn = await state.require_runtime().withdrawal(run.run_id)
+        if withdrawn is not None:
+            raise withdrawn
+    return StartedOut(run_id=run.run_id, run=await state.out(run))

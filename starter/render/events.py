@@ -1,0 +1,73 @@
+"""A run's events, one line each: `#seq rround kind  summary  duration`."""
+
+from collections.abc import Iterable
+
+from rich.console import Console
+from rich.text import Text
+
+from agentrt.contracts.enums import EventKind
+from agentrt.contracts.run import EventView
+from agentrt.starter.render.text import call_text, cost_text, shorten, spend_text
+from agentrt.store.attest import UNAUTHENTICATED
+
+
+def _summary(e: EventView) -> str:
+    p = e.payload
+    match e.kind:
+        case EventKind.RUN_STARTED:
+            who = f"profile={p.get('profile')} by {p.get('initiator')}"
+            return f"{who}: {shorten(p.get('prompt', ''))}"
+        case EventKind.LLM:
+            calls = p.get("tool_calls") or []
+            said = shorten(p.get("content") or "", 60)
+            wants = ", ".join(call_text(c) for c in calls if isinstance(c, dict))
+            tokens = f"[{p.get('prompt_tokens', 0)}→{p.get('completion_tokens', 0)} tok"
+            tokens += f", {cost_text(p['cost_usd'])}]" if "cost_usd" in p else "]"
+            return " ".join(s for s in (said, f"→ {wants}" if wants else "", tokens) if s)
+        case EventKind.TOOL:
+            flag = " ERROR" if p.get("is_error") else ""
+            call = {"name": p.get("tool"), "arguments": p.get("arguments", {})}
+            return f"{call_text(call)}{flag} = {shorten(p.get('result', ''), 60)}"
+        case EventKind.APPROVAL_REQUESTED:
+            tools = ", ".join(str(t) for t in p.get("tools") or [])
+            return f"waiting for approval of {tools} (turn {str(p.get('turn_digest', ''))[:12]})"
+        case EventKind.APPROVAL:
+            verdict = "approved" if p.get("approved") else "denied"
+            who = str(p.get("decided_by"))
+            if p.get("authenticated") is False and who.startswith(UNAUTHENTICATED):
+                return f"{verdict} by {who.removeprefix(UNAUTHENTICATED)} (unauthenticated)"
+            return f"{verdict} by {who}"
+        case EventKind.DECISION_REFUSED:
+            verdict = "approval" if p.get("approved") else "denial"
+            who = str(p.get("decided_by")).removeprefix(UNAUTHENTICATED)
+            return f"{verdict} by {who} refused: {p.get('attestation')} attestation"
+        case EventKind.CANCEL:
+            return f"cancelled by {p.get('by')}" + (f": {p['note']}" if p.get("note") else "")
+        case EventKind.RUN_COMPLETED:
+            return f"{p.get('reason')}: {shorten(p.get('answer', ''))}"
+        case EventKind.RUN_FAILED:
+            text = f"{p.get('status')} ({p.get('reason')}) {p.get('error_type') or ''}".strip()
+            if p.get("error"):  # a provider's own reason, redacted
+                text += f": {p['error']}"
+            if "cost_usd" in p:  # the spend, e.g. of a run that exhausted its budget
+                text += f" after {spend_text(p)}"
+            if isinstance(budget := p.get("budget"), dict):
+                limits = ", ".join(f"{k}={v}" for k, v in budget.items() if v is not None)
+                text += f"; budget {limits}"
+            return text
+        case _:
+            return shorten(p)
+
+
+def event_text(e: EventView) -> Text:
+    line = Text(f"#{e.sequence:<3} r{e.round:<2} ")
+    line.append(f"{e.kind.value:<19}", style="bold")
+    line.append(_summary(e))
+    if e.duration_ms is not None:
+        line.append(f"  {e.duration_ms:.0f} ms", style="dim")
+    return line
+
+
+def print_events(console: Console, events: Iterable[EventView]) -> None:
+    for e in events:
+        console.print(event_text(e), soft_wrap=True)

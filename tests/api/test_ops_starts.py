@@ -1,0 +1,259 @@
+"""`POST /runs` under the retry contract (issue 28 item 7): a start no worker began in time
+is withdrawn with the real cause (503 `no_worker`: nobody polls; `busy`: workers poll but
+none began it), and the same start sent again answers that same 503, never the run as live;
+an accepted start (`Prefer: respond-async`) answers 202 STARTING once Temporal holds it."""
+
+import asyncio
+import time
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from temporalio import workflow
+from temporalio.client import Client, WorkflowExecutionStatus
+from temporalio.worker import UnsandboxedWorkflowRunner, Worker
+
+from agentrt.api.operator.starts import respond_async
+from agentrt.api.settings import ApiSettings
+from agentrt.contracts.enums import RunStatus
+from agentrt.contracts.errors import NoWorkerError
+from agentrt.core.profiles import load_profiles
+from agentrt.starter import remote
+from agentrt.starter.cli import main as cli_main
+from agentrt.store.profile_registry import ProfileRegistry
+from agentrt.workers.compose import WorkerResources
+from agentrt.workers.main import make_worker
+from tests.api.conftest import Live, _serve
+from tests.api.ops_helpers import LOOKUP, error_type, http, name, token, wait_status
+
+FIXTURES = Path(__file__).parent / "fixtures"
+ASYNC = {"Prefer": "respond-async"}
+
+
+@asynccontextmanager
+async def _lonely(
+    client: Client, a2a_settings: ApiSettings, a2a_parts: WorkerResources
+) -> AsyncIterator[tuple[Live, str]]:
+    """The API with `helper` registered on a queue of its own, where no worker polls until
+    a test starts one; the suite's registration is put back after."""
+    lonely = f"nobody-{name('q')}"
+    served = load_profiles(FIXTURES / "profiles.yaml")
+    registry = ProfileRegistry(a2a_parts.ctx)
+    registry.register([served["helper"].model_copy(update={"task_queue": lonely})])
+    settings = a2a_settings.replace(temporal={"start_timeout_seconds": 2.0})
+    try:
+        async with _serve(client, settings, a2a_parts) as live:
+            yield live, lonely
+    finally:
+        registry.register(served.values())
+
+
+def _worker(client: Client, live: Live, queue: str) -> Worker:
+    """A worker for the lonely queue, as an operator starts one."""
+    return make_worker(client, live.parts, live.settings.replace(temporal={"task_queue": queue}))
+
+
+async def _closed(client: Client, run_id: str) -> WorkflowExecutionStatus | None:
+    handle = client.get_workflow_handle(run_id)
+    for _ in range(300):
+        desc = await handle.describe()
+        if desc.close_time is not None:
+            return desc.status
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"run {run_id} never closed")
+
+
+async def _listed_starting(api: httpx.AsyncClient, run_id: str) -> dict[str, Any]:
+    """The run as `GET /runs?status=STARTING` lists it (Temporal's list lags a moment)."""
+    for _ in range(100):
+        page = (await api.get("/runs", params={"status": "STARTING"})).json()["runs"]
+        mine = [r for r in page if r["run_id"] == run_id]
+        if mine:
+            return mine[0]
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"run {run_id} never listed as STARTING")
+
+
+@workflow.defn(name="NotAnAgentRun")
+class NotAnAgentRun:
+    """What a bare worker serves: it polls the queue, but cannot begin an agent run there
+    (the run's workflow task fails on it and is retried), as a saturated fleet cannot."""
+
+    @workflow.run
+    async def run(self) -> None:
+        return None
+
+
+async def test_a_resent_start_of_a_withdrawn_run_answers_the_same_503_never_live(
+    client: Client, a2a_settings: ApiSettings, a2a_parts: WorkerResources
+) -> None:
+    """The issue's repro: no worker, POST, 503, resend, start a worker. Every answer to the
+    start, before and after the worker came, is the withdrawal's; the run ends CANCELLED."""
+    async with _lonely(client, a2a_settings, a2a_parts) as (live, lonely):
+        secret = token(live, name("ops"), "runs:start", "runs:read")
+        body = {"profile": "helper", "prompt": LOOKUP, "run_id": str(uuid.uuid4())}
+        async with http(live, secret) as api:
+            first = await api.post("/runs", json=body)
+            # Sent again, and a worker comes while it may still wait: it must not be told
+            # the run began (it is being withdrawn).
+            resending = asyncio.create_task(api.post("/runs", json=body))
+            await asyncio.sleep(0.3)
+            async with _worker(client, live, lonely):
+                resent = await resending
+                closed = await _closed(client, body["run_id"])
+                ended = await wait_status(api, body["run_id"], "CANCELLED")
+                after = await api.post("/runs", json=body)
+                accepted_after = await api.post("/runs", json=body, headers=ASYNC)
+    for reply in (first, resent, after, accepted_after):
+        assert reply.status_code == 503, reply.text
+        assert error_type(reply) == "no_worker"
+        assert reply.headers["retry-after"] == "1"
+        assert "withdrawn" in reply.json()["error"]["message"]
+    assert f"no worker is polling task queue {lonely!r}" in first.json()["error"]["message"]
+    assert "was withdrawn: no worker on task queue" in resent.json()["error"]["message"]
+    assert closed is WorkflowExecutionStatus.CANCELED
+    assert ended["failure"] is not None
+
+
+async def test_a_start_workers_poll_but_do_not_begin_is_503_busy(
+    client: Client, a2a_settings: ApiSettings, a2a_parts: WorkerResources
+) -> None:
+    async with _lonely(client, a2a_settings, a2a_parts) as (live, lonely):
+        secret = token(live, name("ops"), "runs:start", "runs:read")
+        body = {"profile": "helper", "prompt": LOOKUP, "run_id": str(uuid.uuid4())}
+        async with (
+            Worker(
+                client,
+                task_queue=lonely,
+                workflows=[NotAnAgentRun],
+                workflow_runner=UnsandboxedWorkflowRunner(),
+            ),
+            http(live, secret) as api,
+        ):
+            first = await api.post("/runs", json=body)
+            resent = await api.post("/runs", json=body)
+    for reply in (first, resent):
+        assert reply.status_code == 503, reply.text
+        assert error_type(reply) == "busy", reply.text
+        assert reply.headers["retry-after"] == "5"
+    message = first.json()["error"]["message"]
+    assert f"workers poll task queue {lonely!r} but none began run" in message
+    assert "Traceback" not in message and "127.0.0.1" not in message
+
+
+async def test_an_accepted_start_answers_202_starting_and_begins_when_a_worker_comes(
+    client: Client, a2a_settings: ApiSettings, a2a_parts: WorkerResources
+) -> None:
+    async with _lonely(client, a2a_settings, a2a_parts) as (live, lonely):
+        alice = name("alice")
+        starter = token(live, alice, "runs:start", "runs:read")
+        other = token(live, name("eve"), "runs:start", "runs:read")
+        reader = token(live, name("rita"), "runs:read-all")
+        body = {"profile": "helper", "prompt": LOOKUP, "run_id": str(uuid.uuid4())}
+        async with http(live, starter) as api, http(live, other) as eve:
+            began = time.monotonic()
+            accepted = await api.post("/runs", json=body, headers=ASYNC)
+            took = time.monotonic() - began
+            seen = await api.get(f"/runs/{body['run_id']}")
+            hidden = await eve.get(f"/runs/{body['run_id']}")
+            async with http(live, reader) as rita:
+                read_all = await rita.get(f"/runs/{body['run_id']}")
+            listed = await _listed_starting(api, body["run_id"])
+            others = (await eve.get("/runs", params={"status": "STARTING"})).json()["runs"]
+            resent = await api.post("/runs", json=body, headers=ASYNC)
+            stolen = await eve.post("/runs", json=body, headers=ASYNC)
+            await asyncio.sleep(3)  # past the start bound: an accepted start is not withdrawn
+            still = await api.get(f"/runs/{body['run_id']}")
+            async with _worker(client, live, lonely):
+                done = await wait_status(api, body["run_id"], "COMPLETED")
+    assert accepted.status_code == 202, accepted.text
+    assert accepted.headers["preference-applied"] == "respond-async"
+    assert took < 2.0, f"an accepted start waited {took:.1f}s, as if for a worker"
+    run: dict[str, Any] = accepted.json()["run"]
+    assert (run["status"], run["initiator"], run["profile"]) == ("STARTING", alice, "helper")
+    for reply in (seen, read_all, resent, still):
+        assert reply.status_code in (200, 202), reply.text
+        got = reply.json().get("run") or reply.json()
+        assert got["status"] == "STARTING" and got["initiator"] == alice
+    assert resent.status_code == 200
+    assert listed["initiator"] == alice and listed["status"] == "STARTING"
+    assert body["run_id"] not in {r["run_id"] for r in others}  # not eve's to see
+    assert hidden.status_code == 404  # another principal's run: absent alike
+    assert (stolen.status_code, error_type(stolen)) == (409, "run_id_taken")
+    assert done["initiator"] == alice
+
+
+async def test_an_accepted_start_is_refused_a_profile_not_granted(live: Live) -> None:
+    secret = token(live, name("ops"), "runs:start", "runs:read", profiles=["guarded"])
+    async with http(live, secret) as api:
+        reply = await api.post("/runs", json={"profile": "helper", "prompt": LOOKUP}, headers=ASYNC)
+    assert (reply.status_code, error_type(reply)) == (403, "profile_not_granted"), reply.text
+
+
+def test_prefer_respond_async_is_read_as_rfc_7240_says() -> None:
+    assert respond_async("respond-async")
+    assert respond_async("handling=lenient, Respond-Async; wait=5")
+    assert respond_async("respond-async=")
+    assert not respond_async(None)
+    assert not respond_async("return=minimal")
+    assert not respond_async("respond-asynchronously")
+
+
+async def test_the_http_client_starts_accepted_and_names_the_cause_of_a_withdrawal(
+    client: Client, a2a_settings: ApiSettings, a2a_parts: WorkerResources
+) -> None:
+    async with _lonely(client, a2a_settings, a2a_parts) as (live, _):
+        secret = token(live, name("ops"), "runs:start", "runs:read")
+        async with remote.api_session(live.url, secret) as api:
+            run_id = await api.start("helper", LOOKUP, wait="accepted")
+            starting = await api.status(run_id)
+            with pytest.raises(NoWorkerError, match="503 no_worker") as err:
+                await api.start("helper", LOOKUP)
+    assert (starting.run_id, starting.status) == (run_id, RunStatus.STARTING)
+    assert type(err.value) is NoWorkerError
+    await client.get_workflow_handle(run_id).terminate(reason="test over")
+
+
+async def test_the_cli_starts_accepted_through_the_api(
+    client: Client,
+    a2a_settings: ApiSettings,
+    a2a_parts: WorkerResources,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    async with _lonely(client, a2a_settings, a2a_parts) as (live, _):
+        secret = token(live, name("ops"), "runs:start", "runs:read")
+        api = ["--api", live.url, "--token", secret]
+        capsys.readouterr()
+        code = await asyncio.to_thread(cli_main, [*api, "start", "--accepted", "helper", LOOKUP])
+        out, err = capsys.readouterr()
+        assert code == 0, err
+        run_id = out.strip()
+        async with http(live, secret) as http_api:
+            seen = await http_api.get(f"/runs/{run_id}")
+        code = await asyncio.to_thread(cli_main, [*api, "start", "helper", LOOKUP])
+        _, refused = capsys.readouterr()
+    assert (seen.status_code, seen.json()["status"]) == (200, "STARTING"), seen.text
+    assert code == 2 and "no_worker" in refused and "Traceback" not in refused
+    await client.get_workflow_handle(run_id).terminate(reason="test over")
+
+
+async def test_an_accepted_start_no_worker_began_is_cancelled_by_its_starter(
+    client: Client, a2a_settings: ApiSettings, a2a_parts: WorkerResources
+) -> None:
+    async with _lonely(client, a2a_settings, a2a_parts) as (live, lonely):
+        secret = token(live, name("ops"), "runs:start", "runs:read", "runs:cancel")
+        async with http(live, secret) as api:
+            accepted = await api.post(
+                "/runs", json={"profile": "helper", "prompt": LOOKUP}, headers=ASYNC
+            )
+            run_id = accepted.json()["run_id"]
+            cancel = await api.post(f"/runs/{run_id}/cancel", json={"reason": "not needed"})
+            async with _worker(client, live, lonely):
+                ended = await wait_status(api, run_id, "CANCELLED")
+    assert cancel.status_code == 202, cancel.text
+    assert await _closed(client, run_id) is WorkflowExecutionStatus.CANCELED
+    assert ended["failure"] is not None

@@ -1,0 +1,105 @@
+"""A start's two waits (issue 28 item 7), in the Python API and the CLI: begun (the default:
+a worker has begun the run, else it is withdrawn with its cause, and the same start sent
+again answers the same, even while the first is still waiting) and accepted (Temporal
+holds the run: STARTING until a worker begins it, and never withdrawn)."""
+
+import asyncio
+import time
+import uuid
+
+import pytest
+from temporalio.client import Client
+
+from agentrt.contracts.enums import RunStatus
+from agentrt.contracts.errors import (
+    NoWorkerError,
+    RunNotBegunError,
+    WorkersBusyError,
+    by_code,
+)
+from agentrt.starter.facade import AgentRuntime
+from agentrt.store.runs import RunStore
+from tests.starter.test_cli import (  # noqa: F401
+    REFUND,
+    WorkerFactory,
+    agentrt,
+    cli_env,
+    worker_factory,
+)
+from tests.workflows._waiting import until_status
+
+
+async def test_a_start_sent_again_answers_its_withdrawal_even_while_the_first_waits(
+    client: Client, runs: RunStore, task_queue: str
+) -> None:
+    runtime = AgentRuntime(client, runs, task_queue, begin_timeout=2.0)
+    run_id = str(uuid.uuid4())
+    # The second send arrives while the first still waits for a worker: it answers only
+    # once the first has withdrawn the run, and the same.
+    first, second = await asyncio.gather(
+        runtime.start("auto", REFUND, run_id=run_id),
+        runtime.start("auto", REFUND, run_id=run_id),
+        return_exceptions=True,
+    )
+    later = await asyncio.gather(
+        runtime.start("auto", REFUND, run_id=run_id), return_exceptions=True
+    )
+    for err in (first, second, *later):
+        assert type(err) is NoWorkerError, repr(err)
+        assert "withdrawn" in str(err)
+    withdrawn = await runtime.withdrawal(run_id)
+    assert type(withdrawn) is NoWorkerError
+    assert await runtime.withdrawal(str(uuid.uuid4())) is None  # no such run: not withdrawn
+
+
+async def test_an_accepted_start_returns_without_a_worker_and_begins_when_one_comes(
+    client: Client,
+    runs: RunStore,
+    task_queue: str,
+    worker_factory: WorkerFactory,  # noqa: F811
+) -> None:
+    runtime = AgentRuntime(client, runs, task_queue, begin_timeout=2.0)
+    began = time.monotonic()
+    run_id = await runtime.start("support", REFUND, initiator="erin", wait="accepted")
+    took = time.monotonic() - began
+    assert took < 2.0, f"an accepted start waited {took:.1f}s"
+    starting = await runtime.starting(run_id)
+    assert starting is not None
+    assert (starting.status, starting.initiator, starting.profile) == (
+        RunStatus.STARTING,
+        "erin",
+        "support",
+    )
+    with pytest.raises(RunNotBegunError, match="not begun yet") as err:
+        await runtime.status(run_id)
+    assert err.value.pending
+    await asyncio.sleep(2.5)  # past the begin bound: an accepted start is not withdrawn
+    assert await runtime.withdrawal(run_id) is None
+    async with worker_factory():
+        await until_status(runtime, run_id, RunStatus.WAITING_FOR_APPROVAL)
+        assert await runtime.starting(run_id) is None  # its row is the truth now
+        await runtime.cancel(run_id, by="test")
+        await until_status(runtime, run_id, RunStatus.CANCELLED)
+
+
+@pytest.mark.usefixtures("cli_env", "parts")  # a worker registered `auto`, none polls now
+async def test_cli_start_accepted_prints_the_run_without_waiting_for_a_worker(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    client: Client,
+) -> None:
+    monkeypatch.setenv("AGENTRT_START_TIMEOUT_SECONDS", "2")
+    code, out, err = await asyncio.wait_for(
+        agentrt(capsys, "start", "--accepted", "auto", REFUND), 30
+    )
+    assert code == 0, err
+    run_id = out.strip()
+    desc = await client.get_workflow_handle(run_id).describe()
+    assert desc.close_time is None  # held by Temporal, waiting for a worker
+    await client.get_workflow_handle(run_id).terminate(reason="test over")
+
+
+def test_busy_and_no_worker_are_their_own_errors_on_the_wire() -> None:
+    assert by_code("busy") is WorkersBusyError
+    assert by_code("no_worker") is NoWorkerError
+    assert issubclass(WorkersBusyError, NoWorkerError)  # `except NoWorkerError` still holds
