@@ -22,6 +22,7 @@ INBOX, RUN, DECISION = "GET /inbox", "GET /runs/{id}", "POST /runs/{id}/decision
 SSE = {"Accept": "text/event-stream"}
 ASYNC = {"Prefer": "respond-async"}
 RECONNECTS = 50
+START_ATTEMPTS = 20  # a start answered 503 is sent again after its Retry-After
 NOT_BEGUN_SECONDS = 300.0  # how long a follower follows again a run not begun
 WATCHERS = 10  # GET /runs/{id} in flight
 
@@ -66,7 +67,7 @@ class Tally:
 async def _start(c: httpx.AsyncClient, t: Tally, i: int, ready: asyncio.Event) -> None:
     run_id = str(uuid.uuid4())
     body = {"profile": PROFILE, "prompt": PROMPT, "run_id": run_id}
-    for _ in range(5):  # a retry of the same run id is the same start
+    for _ in range(START_ATTEMPTS):  # a retry of the same run id is the same start
         began = time.monotonic()
         try:
             reply = await c.post("/runs", json=body, headers=ASYNC if i % 2 else {})
@@ -85,13 +86,20 @@ async def _start(c: httpx.AsyncClient, t: Tally, i: int, ready: asyncio.Event) -
                 t.answered_live.add(run_id)
         else:
             t.errors[f"start {reply.status_code}"] += 1
-            await asyncio.sleep(0.5)
+            await asyncio.sleep(_retry_after(reply))
             continue
         t.run_ids[i] = run_id
         break
     else:
         t.errors["start gave up"] += 1
     ready.set()
+
+
+def _retry_after(reply: httpx.Response) -> float:
+    try:
+        return min(5.0, max(0.2, float(reply.headers.get("Retry-After", "0.5"))))
+    except ValueError:
+        return 0.5
 
 
 async def _starts(c: httpx.AsyncClient, t: Tally, sizes: Sizes, ready: list[asyncio.Event]) -> None:
