@@ -165,7 +165,8 @@ async def _follow(c: httpx.AsyncClient, t: Tally, f: Follow, ready: asyncio.Even
             await asyncio.sleep(0.2)
 
 
-async def _decide(c: httpx.AsyncClient, t: Tally, run_id: str, digest: str) -> None:
+async def _decide(c: httpx.AsyncClient, t: Tally, run_id: str, digest: str) -> bool:
+    """Approve; False when the decision should be made again (the run still waits)."""
     began = time.monotonic()
     try:
         reply = await c.post(
@@ -173,12 +174,15 @@ async def _decide(c: httpx.AsyncClient, t: Tally, run_id: str, digest: str) -> N
         )
     except httpx.HTTPError as exc:
         t.errors[f"decision {type(exc).__name__}"] += 1
-        return
+        return False
     t.took(DECISION, time.monotonic() - began)
     if reply.status_code == 200:
         t.approved.add(run_id)
-    elif reply.json().get("error", {}).get("type") != "already_decided":
-        t.errors[f"decision {reply.status_code}"] += 1
+        return True
+    if reply.status_code < 500 and reply.json().get("error", {}).get("type") == "already_decided":
+        return True
+    t.errors[f"decision {reply.status_code}"] += 1
+    return False
 
 
 async def _deciders(c: httpx.AsyncClient, t: Tally, sizes: Sizes, done: asyncio.Event) -> None:
@@ -188,7 +192,8 @@ async def _deciders(c: httpx.AsyncClient, t: Tally, sizes: Sizes, done: asyncio.
 
     async def one(run_id: str, digest: str) -> None:
         async with gate:
-            await _decide(c, t, run_id, digest)
+            if not await _decide(c, t, run_id, digest):
+                deciding.discard(run_id)  # the next read of the inbox decides it again
 
     while not done.is_set():
         began = time.monotonic()
