@@ -12,7 +12,14 @@ from agentrt.activities.ports import probe_of
 from agentrt.activities.registry import ProfileCatalog, Routes, ToolRegistry
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.ids import ACT_RUN_BEGIN
-from agentrt.contracts.profiles import RunPlan, ToolPlan, clamp_iterations
+from agentrt.contracts.profiles import (
+    DEFAULT_SEGMENT_ROUNDS,
+    MAX_ITERATIONS_CEILING,
+    RunPlan,
+    ToolPlan,
+    clamp_iterations,
+    over_ceiling,
+)
 from agentrt.contracts.run import (
     DEFAULT_MAX_PROMPT_CHARS,
     BeginRequest,
@@ -31,9 +38,13 @@ class RunActivities(ActivityGroup):
         tools: ToolRegistry,
         routes: Routes | None = None,
         max_prompt_chars: int = DEFAULT_MAX_PROMPT_CHARS,
+        max_iterations_ceiling: int = MAX_ITERATIONS_CEILING,
+        segment_rounds: int = DEFAULT_SEGMENT_ROUNDS,
     ) -> None:
         self._routes = routes or Routes()
         self._max_prompt_chars = max_prompt_chars
+        self._ceiling = max_iterations_ceiling
+        self._segment_rounds = segment_rounds
         self._runs = runs
         self._profiles = profiles
         self._tools = tools
@@ -47,6 +58,12 @@ class RunActivities(ActivityGroup):
         if too_long is not None:
             activity.logger.warning("run %s not begun: %s", req.run_id, too_long)
             raise fatal(too_long, ErrorType.PROMPT_TOO_LONG, expected=True)
+        over = (
+            None if req.max_iterations is None else over_ceiling(req.max_iterations, self._ceiling)
+        )
+        if over is not None:
+            activity.logger.warning("run %s not begun: %s", req.run_id, over)
+            raise fatal(over, ErrorType.ITERATIONS_OVER_CEILING, expected=True)
         profile = self._profiles.get(req.profile)
         if profile is None:
             activity.logger.warning(
@@ -77,7 +94,9 @@ class RunActivities(ActivityGroup):
         plan = RunPlan(
             profile=profile.name,
             model=profile.model,
-            max_iterations=clamp_iterations(req.max_iterations, profile.max_iterations),
+            max_iterations=clamp_iterations(
+                req.max_iterations, profile.max_iterations, self._ceiling
+            ),
             tools=plans,
             privacy=profile.privacy,
             timeouts=profile.timeouts,
@@ -93,6 +112,7 @@ class RunActivities(ActivityGroup):
             reconcile_timeout_seconds=profile.reconcile_timeout_seconds,
             output_schema=profile.output_schema,
             output_retries=profile.output_retries,
+            segment_rounds=self._segment_rounds,
         )
         snapshot = {
             "instructions": profile.instructions,

@@ -56,6 +56,11 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         help="rounds of the bench-only long run (49 = 50 model calls); 0 skips it",
     )
     p.add_argument("--fence-runs", type=int, default=d.fence_runs)
+    p.add_argument(
+        "--long-calls", type=int, default=d.long_calls, help="tool calls of the long run; 0 skips"
+    )
+    p.add_argument("--long-segment-rounds", type=int, default=d.long_segment_rounds)
+    p.add_argument("--long-runs", type=int, default=d.long_runs, help="long runs per kind")
     p.add_argument("--burst", type=int, default=d.burst, help="runs started at once")
     p.add_argument("--burst-reps", type=int, default=d.burst_reps)
     p.add_argument(
@@ -99,6 +104,9 @@ def _sized(ns: argparse.Namespace) -> BenchConfig:
         history_rounds=ns.history_rounds,
         long_history_rounds=ns.long_history,
         fence_runs=ns.fence_runs,
+        long_calls=ns.long_calls,
+        long_segment_rounds=ns.long_segment_rounds,
+        long_runs=ns.long_runs,
         burst=ns.burst,
         burst_reps=ns.burst_reps,
         memory_runs=1000 if ns.full else ns.memory_runs,

@@ -13,6 +13,11 @@ class BenchConfig:
     history_rounds: tuple[int, ...] = (5, 10, 20)
     long_history_rounds: int = 49  # rounds of the bench-only 50-model-call run; 0 skips it
     fence_runs: int = 8  # runs of 4 unfenced + 4 fenced writes each
+    # Long runs (issue 30): one run of `long_calls` tool calls with 4 kB results and 1 kB of
+    # model text a turn, continuing as new every `long_segment_rounds`, against the loop.
+    long_calls: int = 100
+    long_segment_rounds: int = 50  # AGENTRT_SEGMENT_ROUNDS' default
+    long_runs: int = 3  # runs per kind, interleaved
     server_runs: int = 20  # sequential baseline runs per dev-server configuration
     server_activities: int = 9  # activities per baseline run in the dev-server section
     timer_runs: int = 5  # runs of the timer probe per dev-server configuration
@@ -42,6 +47,9 @@ def tiny() -> BenchConfig:
         history_rounds=(2, 3),
         long_history_rounds=0,
         fence_runs=1,
+        long_calls=6,
+        long_segment_rounds=3,
+        long_runs=1,
         server_runs=2,
         server_activities=2,
         timer_runs=1,

@@ -22,6 +22,7 @@ from temporalio.worker import Worker
 
 from agentrt.activities.toolbox.box import Toolbox
 from agentrt.contracts.ids import SA_PROFILE, SA_RUN_STATUS
+from agentrt.contracts.profiles import MAX_ITERATIONS_CEILING
 from agentrt.core.devserver import temporal_cli
 from agentrt.core.settings import Settings
 from agentrt.core.temporal import data_converter
@@ -38,6 +39,7 @@ from bench.loop_workflow import LoopWorkflow
 HERE = Path(__file__).resolve().parent
 RULES_FILE = HERE / "rules.yaml"
 PROFILES_FILE = HERE / "profiles.yaml"
+BENCH_CEILING = 1000
 RESULTS_DIR = HERE / "results"  # git-ignored
 SERVER_LOG = RESULTS_DIR / "devserver.log"
 
@@ -48,12 +50,15 @@ class Bench:
     parts: WorkerResources
     runs: RunStore
     task_queue: str
+    ceiling: int = MAX_ITERATIONS_CEILING  # the installation's (AGENTRT_MAX_ITERATIONS_CEILING)
 
     @cached_property
     def runtime(self) -> AgentRuntime:
         """One facade for every agent run, as a client application holds one: its check
         that a worker polls the queue is made once, not before every start."""
-        return AgentRuntime(self.client, self.runs, self.task_queue)
+        return AgentRuntime(
+            self.client, self.runs, self.task_queue, max_iterations_ceiling=self.ceiling
+        )
 
 
 def bench_settings(*, database_url: str, seal_keys: str, data_dir: Path) -> Settings:
@@ -63,6 +68,9 @@ def bench_settings(*, database_url: str, seal_keys: str, data_dir: Path) -> Sett
         providers={"rules_file": RULES_FILE},
         worker={"profiles_file": PROFILES_FILE},
         temporal={"task_queue": f"bench-{uuid.uuid4().hex[:10]}"},
+        # Raised explicitly, as an installation running long agents does: the history
+        # section's long run and the long-run section ask for more than 20 rounds.
+        limits={"max_iterations_ceiling": BENCH_CEILING},
     )
 
 
@@ -144,6 +152,12 @@ async def running_worker(
     create_tables(parts.engine)
     try:
         async with bench_worker(client, parts, settings):
-            yield Bench(client, parts, RunStore(parts.ctx), settings.temporal.task_queue)
+            yield Bench(
+                client,
+                parts,
+                RunStore(parts.ctx),
+                settings.temporal.task_queue,
+                settings.limits.max_iterations_ceiling,
+            )
     finally:
         parts.close()

@@ -4,13 +4,10 @@ The loop passes references (run id, round, sequence) to its activities, never th
 transcript, so every round should add about the same number of bytes: linear growth.
 """
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
-from unittest import mock
 
-from agentrt.contracts import profiles
 from agentrt.contracts.ids import ACT_MODEL_COMPLETE
+from agentrt.contracts.profiles import MAX_ITERATIONS_CEILING
 from bench.drive import BenchError, agent_run
 from bench.harness import Bench
 from bench.histories import HistoryFacts, fetch_facts
@@ -33,29 +30,19 @@ class HistoryRow:
         return self.facts.proto_bytes / self.model_calls
 
 
-@contextmanager
-def raised_ceiling(rounds: int) -> Iterator[None]:
-    """Bench-only: lift the 20-round ceiling in this process so one run can make more model
-    calls. The ceiling is read when run.begin resolves the plan, which happens in this
-    process's worker; nothing else about the run changes."""
-    with mock.patch.object(profiles, "MAX_ITERATIONS_CEILING", max(rounds, 20)):
-        yield
-
-
-async def measure_one(bench: Bench, rounds: int, *, raised: bool = False) -> HistoryRow:
+async def measure_one(bench: Bench, rounds: int) -> HistoryRow:
     _, result = await agent_run(bench, PROFILE, PROMPT, max_iterations=rounds)
     facts = await fetch_facts(bench.client, result.run_id)
     calls = facts.activity_counts()[ACT_MODEL_COMPLETE]
     if calls != rounds + 1:
         raise BenchError(f"a {rounds}-round run made {calls} model calls, not {rounds + 1}")
-    return HistoryRow(rounds, calls, facts, raised)
+    return HistoryRow(rounds, calls, facts, rounds > MAX_ITERATIONS_CEILING)
 
 
 async def measure(bench: Bench, rounds: tuple[int, ...], long_rounds: int) -> list[HistoryRow]:
     rows = [await measure_one(bench, r) for r in rounds]
     if long_rounds:
-        with raised_ceiling(long_rounds):
-            rows.append(await measure_one(bench, long_rounds, raised=True))
+        rows.append(await measure_one(bench, long_rounds))
     return rows
 
 
@@ -123,9 +110,9 @@ def tables(rows: list[HistoryRow]) -> Report:
     ]
     if any(r.raised_ceiling for r in rows):
         table.notes.append(
-            "raised cap (bench-only): the 20-round ceiling, contracts.profiles."
-            "MAX_ITERATIONS_CEILING, is raised inside the benchmark process for this one run; "
-            "profiles cannot ask for it."
+            "raised cap: past the default ceiling of 20 rounds, under the bench's raised "
+            "AGENTRT_MAX_ITERATIONS_CEILING; one history segment (fewer rounds than "
+            "AGENTRT_SEGMENT_ROUNDS; segments: the long-run section)."
         )
     else:
         table.notes.append("Run lengths are capped at 20 rounds (21 model calls) by the ceiling.")

@@ -41,11 +41,17 @@ def create_tables(engine: Engine) -> None:
     _meta.create_all(engine)
 
 
+def padded(text: str, size: int) -> str:
+    """`text`, filled out to `size` characters (the long-run section's payload sizes)."""
+    return text + "." * (size - len(text)) if size > len(text) else text
+
+
 def scripted_turn(req: LoopModelIn) -> LoopTurn:
     """The model's script: a read per round, the write in round k, then the answer."""
     if req.round > req.tools:
         return LoopTurn(content=f"Done after {req.tools} tool calls.")
-    return LoopTurn(content="", tool=WRITE_TOOL if req.round == req.tools else READ_TOOL)
+    tool = WRITE_TOOL if req.round == req.tools else READ_TOOL
+    return LoopTurn(content=padded("", req.text_bytes), tool=tool)
 
 
 class LoopActivities:
@@ -84,4 +90,4 @@ class LoopActivities:
             )
             return f"refund {row}"
         found = await asyncio.to_thread(self._world.lookup, "order:1042")
-        return str(found)
+        return padded(str(found), req.result_bytes)

@@ -33,6 +33,10 @@ class LoopInput:
     # (the parallel section), each read taking `tool_ms` first.
     turn_calls: int = 0
     tool_ms: int = 0
+    # > 0: each model turn's text, and each tool result, padded to this size (the
+    # long-run section: ~1 kB of model text and 4 kB results a turn).
+    text_bytes: int = 0
+    result_bytes: int = 0
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,7 @@ class LoopModelIn:
     round: int
     tools: int
     messages: list[LoopMessage] = field(default_factory=list)
+    text_bytes: int = 0
 
 
 @dataclass(frozen=True)
@@ -61,6 +66,7 @@ class LoopToolIn:
     call_id: str
     tool: str
     sleep_ms: int = 0  # the tool's fixed latency, before its read
+    result_bytes: int = 0
 
 
 @workflow.defn(name=WORKFLOW_LOOP)
@@ -82,7 +88,7 @@ class LoopWorkflow:
         for round_no in range(1, inp.tools + 2):
             turn = await workflow.execute_activity(
                 model,
-                LoopModelIn(inp.run_id, round_no, inp.tools, list(messages)),
+                LoopModelIn(inp.run_id, round_no, inp.tools, list(messages), inp.text_bytes),
                 result_type=LoopTurn,
                 start_to_close_timeout=timedelta(seconds=60),
             )
@@ -93,7 +99,7 @@ class LoopWorkflow:
                 await workflow.wait_condition(lambda: self._approved)
             result = await workflow.execute_activity(
                 ACT_LOOP_TOOL,
-                LoopToolIn(inp.run_id, f"r{round_no}", turn.tool),
+                LoopToolIn(inp.run_id, f"r{round_no}", turn.tool, 0, inp.result_bytes),
                 result_type=str,
                 start_to_close_timeout=timedelta(seconds=60),
             )

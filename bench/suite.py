@@ -1,17 +1,18 @@
 """The sections that share one dev server and one worker (loop, overhead, history, fence),
-and the parallel section, on the same dev server with a worker of its own."""
+and the parallel and long-run sections, on the same dev server with a worker each of their
+own."""
 
 import sys
 
 from temporalio.client import Client
 
 from agentrt.core.settings import Settings
-from bench import fence, history, overhead, parallel, versus
+from bench import fence, history, long_run, overhead, parallel, versus
 from bench.config import BenchConfig
 from bench.harness import running_worker
 from bench.report import Report
 
-SHARED_SECTIONS = ("loop", "overhead", "history", "fence", "parallel")
+SHARED_SECTIONS = ("loop", "overhead", "history", "fence", "parallel", "long")
 
 
 def _progress(message: str) -> None:
@@ -39,4 +40,6 @@ async def run_shared(
             report.extend(fence.tables(*await fence.measure(bench, cfg.fence_runs)))
     if "parallel" in sections:
         report.extend(await parallel.measure(client, settings, cfg))
+    if "long" in sections and cfg.long_calls:
+        report.extend(await long_run.measure(client, settings, cfg))
     return report

@@ -35,6 +35,9 @@ class ErrorType(StrEnum):
     ALREADY_RECONCILED = "AlreadyReconciled"
     UNATTESTED_RECONCILIATION = "UnattestedReconciliation"
     PROMPT_TOO_LONG = "PromptTooLong"  # the begin activity's own check of the prompt cap
+    # The begin activity's own check of AGENTRT_MAX_ITERATIONS_CEILING (a start that came
+    # around the clients, or a client whose ceiling is above the worker's).
+    ITERATIONS_OVER_CEILING = "IterationsOverCeiling"
     # Why the workflow stopped a run (a run's error_type; the workflow's Stop).
     ALREADY_SETTLED = "AlreadySettled"  # the completion found the run already terminal
     APPROVAL_TIMEOUT = "ApprovalTimeout"

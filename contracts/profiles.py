@@ -29,7 +29,13 @@ def stricter(a: str, b: str | None) -> str:
 
 
 DEFAULT_MAX_ITERATIONS = 5
+# The design's bound on a run's rounds (docs: a run is bounded). An installation may raise
+# it explicitly (AGENTRT_MAX_ITERATIONS_CEILING, up to ITERATIONS_CEILING_LIMIT); past 20
+# rounds a run continues as new every `segment_rounds`, so each history stays bounded.
 MAX_ITERATIONS_CEILING = 20
+ITERATIONS_CEILING_LIMIT = 10_000
+CEILING_SETTING = "AGENTRT_MAX_ITERATIONS_CEILING"
+DEFAULT_SEGMENT_ROUNDS = 50
 # How many calls of one turn run at once (reads and idempotent writes; a turn's
 # non-idempotent writes run one after another beside them): 1 runs them one by one.
 DEFAULT_MAX_PARALLEL_TOOLS = 4
@@ -186,9 +192,13 @@ class Profile(BaseModel):
     @field_validator("max_iterations")
     @classmethod
     def _cap(cls, value: int) -> int:
-        if value < 1:
-            raise ValueError("max_iterations must be at least 1")
-        return min(value, MAX_ITERATIONS_CEILING)
+        # Checked against the installation's ceiling where it is known: the worker refuses
+        # a profile over it at start (workers/compose.py), never clamps it silently.
+        if not 1 <= value <= ITERATIONS_CEILING_LIMIT:
+            raise ValueError(
+                f"max_iterations must be between 1 and {ITERATIONS_CEILING_LIMIT}, got {value}"
+            )
+        return value
 
     def approval_binds(self, effect: ToolEffect) -> bool:
         """Whether a call of a tool with `effect` waits for approval in this profile's runs."""
@@ -242,16 +252,32 @@ class RunPlan(BaseModel):
     reconcile_timeout_seconds: float = DEFAULT_RECONCILE_TIMEOUT_SECONDS
     output_schema: dict[str, Any] | None = None  # None: a free-text answer
     output_retries: int = 0
+    # Rounds per history segment: past them the run continues as new (workflows/
+    # segments.py). Plans recorded before it existed read None: one segment, as ever.
+    segment_rounds: int | None = None
 
     def tool(self, name: str) -> ToolPlan | None:
         return next((t for t in self.tools if t.name == name), None)
 
 
-def clamp_iterations(explicit: int | None, profile_default: int) -> int:
-    """An explicit cap is clamped to the ceiling; None keeps the profile's own."""
+def over_ceiling(value: int, ceiling: int, what: str = "max_iterations") -> str | None:
+    """Why `value` rounds are refused under the installation's `ceiling`, or None."""
+    if 1 <= value <= ceiling:
+        return None
+    return (
+        f"{what} must be between 1 and {ceiling}, got {value} (the installation's ceiling, "
+        f"{CEILING_SETTING}, raises it explicitly)"
+    )
+
+
+def clamp_iterations(
+    explicit: int | None, profile_default: int, ceiling: int = MAX_ITERATIONS_CEILING
+) -> int:
+    """The run's cap: an explicit one, else the profile's own; within the ceiling (the
+    worker refuses an explicit cap over it before this, and a profile over it at start)."""
     if explicit is None:
-        return min(profile_default, MAX_ITERATIONS_CEILING)
-    return max(1, min(explicit, MAX_ITERATIONS_CEILING))
+        return min(profile_default, ceiling)
+    return max(1, min(explicit, ceiling))
 
 
 class RegisteredProfile(BaseModel):

@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from agentrt.contracts.a2a import InputMessage
-from agentrt.contracts.approval import ApprovalDecision, PendingApproval
+from agentrt.contracts.approval import ApprovalDecision, DecisionRefusal, PendingApproval
 from agentrt.contracts.enums import (
     EventKind,
     Outcome,
@@ -35,6 +35,25 @@ def prompt_over_cap(
     return f"{what} is {len(text)} characters, over the cap of {cap} ({setting})"
 
 
+class Carry(BaseModel):
+    """What a long run carries into its next history segment (workflows/segments.py): its
+    plan and progress, never its transcript (the activities read that from the store by
+    reference) nor its prompt. Metadata only, as the begin's result is."""
+
+    plan: RunPlan
+    segment: int  # the number of the segment this one starts (2 for the first carry)
+    next_sequence: int  # the run's events stay one sequence across segments
+    iterations: int  # rounds done
+    usage: Usage
+    output_retries: int = 0
+    # Decisions, inputs and answers on record, so a late duplicate is refused as before.
+    decided: list[str] = Field(default_factory=list)
+    recorded: list[str] = Field(default_factory=list)
+    inputs: list[str] = Field(default_factory=list)
+    answered: list[str] = Field(default_factory=list)
+    refused: list[DecisionRefusal] = Field(default_factory=list)
+
+
 class RunRequest(BaseModel):
     run_id: str
     profile: str
@@ -42,6 +61,8 @@ class RunRequest(BaseModel):
     max_iterations: int | None = None
     initiator: str = "anonymous"
     a2a_task_id: str | None = None  # set when the run serves an A2A task
+    # Set on a run's later segments (continued as new): the run exists, nothing begins.
+    carry: Carry | None = None
 
 
 class RunResult(BaseModel):

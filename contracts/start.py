@@ -38,7 +38,7 @@ class StartRequest(Strict):
         default=None,
         description="rounds of model and tool calls before the run must answer; the "
         "profile's own when absent",
-        json_schema_extra={"minimum": 1, "maximum": profiles.MAX_ITERATIONS_CEILING},
+        json_schema_extra={"minimum": 1, "maximum": profiles.ITERATIONS_CEILING_LIMIT},
     )
     run_id: UUID | None = Field(
         default=None,
@@ -48,11 +48,21 @@ class StartRequest(Strict):
 
     @classmethod
     def checked(
-        cls, max_prompt_chars: int, fields: dict[str, Any], *, prompt_name: str = "prompt"
+        cls,
+        max_prompt_chars: int,
+        fields: dict[str, Any],
+        *,
+        prompt_name: str = "prompt",
+        max_iterations_ceiling: int = profiles.MAX_ITERATIONS_CEILING,
     ) -> "StartRequest":
-        """`fields` validated with this deployment's prompt cap; bad input raises
-        InvalidRequestError (PromptTooLongError for the cap), naming the field."""
-        context = {"max_prompt_chars": max_prompt_chars, "prompt_name": prompt_name}
+        """`fields` validated with this deployment's prompt cap and iteration ceiling
+        (AGENTRT_MAX_ITERATIONS_CEILING); bad input raises InvalidRequestError
+        (PromptTooLongError for the cap), naming the field or the setting."""
+        context = {
+            "max_prompt_chars": max_prompt_chars,
+            "prompt_name": prompt_name,
+            "max_iterations_ceiling": max_iterations_ceiling,
+        }
         try:
             return cls.model_validate(fields, context=context)
         except ValidationError as exc:
@@ -85,12 +95,17 @@ class StartRequest(Strict):
 
     @field_validator("max_iterations")
     @classmethod
-    def _iterations(cls, value: int | None) -> int | None:
-        # The ceiling is read when validating, not when the class is made: the one bound,
-        # which the bench lifts in its own process for a long run (bench/history.py).
-        ceiling = profiles.MAX_ITERATIONS_CEILING
-        if value is not None and not 1 <= value <= ceiling:
-            raise ValueError(f"max_iterations must be between 1 and {ceiling}, got {value}")
+    def _iterations(cls, value: int | None, info: ValidationInfo) -> int | None:
+        # The installation's ceiling (AGENTRT_MAX_ITERATIONS_CEILING), passed by `checked`;
+        # without it, the design's 20.
+        ceiling = (info.context or {}).get("max_iterations_ceiling")
+        refused = (
+            None
+            if value is None
+            else profiles.over_ceiling(value, ceiling or profiles.MAX_ITERATIONS_CEILING)
+        )
+        if refused is not None:
+            raise ValueError(refused)
         return value
 
     @field_validator("run_id", mode="before")

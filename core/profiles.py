@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from agentrt.contracts.errors import ConfigError
 from agentrt.contracts.linear import NotLinearError, linear
-from agentrt.contracts.profiles import Profile
+from agentrt.contracts.profiles import Profile, over_ceiling
 from agentrt.contracts.strict import Strict
 from agentrt.core.yaml_file import load_yaml, message
 
@@ -33,6 +33,15 @@ def checked_profiles(profiles: Iterable[Profile], where: str) -> dict[str, Profi
         _check_patterns(where, profile)
         out[profile.name] = profile
     return out
+
+
+def check_ceiling(profiles: Iterable[Profile], ceiling: int) -> None:
+    """The worker's start check: a profile asking for more rounds than the installation's
+    ceiling (AGENTRT_MAX_ITERATIONS_CEILING) is refused, never clamped silently."""
+    for profile in profiles:
+        over = over_ceiling(profile.max_iterations, ceiling)
+        if over is not None:
+            raise ConfigError(f"profile {profile.name!r}: {over}")
 
 
 def _problems(exc: ValidationError, data: object) -> str:

@@ -20,6 +20,11 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from agentrt.contracts.errors import ConfigError
 from agentrt.contracts.ids import DEFAULT_MAINTENANCE_QUEUE, DEFAULT_TASK_QUEUE
+from agentrt.contracts.profiles import (
+    DEFAULT_SEGMENT_ROUNDS,
+    ITERATIONS_CEILING_LIMIT,
+    MAX_ITERATIONS_CEILING,
+)
 from agentrt.contracts.run import DEFAULT_MAX_PROMPT_CHARS, PROMPT_CHARS_CEILING
 from agentrt.core.settings_doc import setting
 
@@ -379,7 +384,7 @@ class TelemetrySettings(SettingsGroup):
 
 
 class LimitSettings(SettingsGroup):
-    """Input caps (issue 25), at every door a prompt comes in by."""
+    """Input caps (issue 25), at every door a prompt comes in by; how long a run may be."""
 
     max_prompt_chars: int = Field(
         default=DEFAULT_MAX_PROMPT_CHARS,
@@ -394,6 +399,27 @@ class LimitSettings(SettingsGroup):
         gt=0,
         le=PROMPT_CHARS_CEILING,
         description="a longer text part of an A2A message is refused (at most 1000000)",
+    )
+    # The design bounds a run at 20 rounds; an installation raises it explicitly, on its
+    # clients (a start asking for more is refused) and its workers (which refuse a profile
+    # over it at start, and a start that came around the clients).
+    max_iterations_ceiling: int = Field(
+        default=MAX_ITERATIONS_CEILING,
+        ge=1,
+        le=ITERATIONS_CEILING_LIMIT,
+        description=(
+            "the most rounds a profile or a start may ask for; raise it explicitly for long "
+            "runs (at most 10000)"
+        ),
+    )
+    segment_rounds: int = Field(
+        default=DEFAULT_SEGMENT_ROUNDS,
+        ge=1,
+        le=ITERATIONS_CEILING_LIMIT,
+        description=(
+            "a run continues as new after this many rounds, so each Temporal history stays "
+            "bounded (workers)"
+        ),
     )
 
 

@@ -25,6 +25,7 @@ from agentrt.contracts.errors import (
     AgentRuntimeError,
     ConfigError,
     ErrorType,
+    InvalidRequestError,
     PayloadKeysRequiredError,
     PromptTooLongError,
     RunNotBegunError,
@@ -103,6 +104,8 @@ def begin_error(cause: BaseException, profile: str) -> AgentRuntimeError:
             f"unknown agent profile {profile!r}: the worker's profiles do not declare it"
         )
     message = cause.message if isinstance(cause, ApplicationError) else type(cause).__name__
+    if kind == ErrorType.ITERATIONS_OVER_CEILING:
+        return InvalidRequestError(f"the worker refused the start: {message}")
     if kind == ErrorType.PROMPT_TOO_LONG:
         return PromptTooLongError(f"the worker refused the prompt: {message}")
     if kind == ErrorType.STORE_UNAVAILABLE:

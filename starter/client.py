@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 
 from agentrt.contracts.approval import ApprovalDecision
 from agentrt.contracts.live import LiveDelta
+from agentrt.contracts.profiles import MAX_ITERATIONS_CEILING
 from agentrt.contracts.reconcile_answer import Answer, ReconcileAnswer, Then
 from agentrt.contracts.run import EventView, RunView
 from agentrt.contracts.start import StartRequest, StartWait
@@ -25,6 +26,11 @@ class RuntimeClient(ABC):
     @abstractmethod
     def max_prompt_chars(self) -> int:
         """The longest prompt `start` lets through before anything is sent."""
+
+    @property
+    def max_iterations_ceiling(self) -> int:
+        """The most rounds `start` lets a run ask for (AGENTRT_MAX_ITERATIONS_CEILING)."""
+        return MAX_ITERATIONS_CEILING
 
     async def start(
         self,
@@ -42,7 +48,11 @@ class RuntimeClient(ABC):
         sent. A begun-start no worker began within the bound is withdrawn: NoWorkerError,
         or WorkersBusyError when workers poll but none began it in time."""
         fields = {"profile": profile, "prompt": prompt, "max_iterations": max_iterations}
-        request = StartRequest.checked(self.max_prompt_chars, {**fields, "run_id": run_id})
+        request = StartRequest.checked(
+            self.max_prompt_chars,
+            {**fields, "run_id": run_id},
+            max_iterations_ceiling=self.max_iterations_ceiling,
+        )
         return await self.submit(request, initiator=initiator, wait=wait)
 
     @abstractmethod

@@ -57,7 +57,9 @@ def start_arg(args: argparse.Namespace, settings: Settings) -> StartRequest:
     input (a prompt over the cap too) fails in one line with exit 2."""
     fields = {"profile": args.profile, "prompt": args.prompt}
     return StartRequest.checked(
-        settings.limits.max_prompt_chars, {**fields, "max_iterations": args.max_iterations}
+        settings.limits.max_prompt_chars,
+        {**fields, "max_iterations": args.max_iterations},
+        max_iterations_ceiling=settings.limits.max_iterations_ceiling,
     )
 
 

@@ -24,6 +24,7 @@ from agentrt.contracts.errors import (
 )
 from agentrt.contracts.ids import DEFAULT_TASK_QUEUE, QUERY_REFUSED_DECISIONS
 from agentrt.contracts.live import LiveDelta
+from agentrt.contracts.profiles import MAX_ITERATIONS_CEILING
 from agentrt.contracts.reconcile_answer import ReconcileAnswer
 from agentrt.contracts.run import DEFAULT_MAX_PROMPT_CHARS, EventView, RunView
 from agentrt.contracts.start import StartRequest, StartWait
@@ -62,6 +63,7 @@ class AgentRuntime(RuntimeClient):
         begin_timeout: float = DEFAULT_BEGIN_TIMEOUT,
         plaintext_refused: bool = False,
         max_prompt_chars: int = DEFAULT_MAX_PROMPT_CHARS,
+        max_iterations_ceiling: int = MAX_ITERATIONS_CEILING,
     ) -> None:
         """`begin_timeout`: how long `start` waits for a worker to begin the run. A run
         starts on its profile's own queue as the workers registered it (store/
@@ -73,6 +75,7 @@ class AgentRuntime(RuntimeClient):
         self._client = client
         self._plaintext_refused = plaintext_refused
         self._max_prompt_chars = max_prompt_chars
+        self._max_iterations_ceiling = max_iterations_ceiling
         self._runs = runs
         self._profiles = ProfileRegistry(runs.ctx)
         self._launcher = Launcher(client, task_queue, begin_timeout=begin_timeout)
@@ -91,6 +94,7 @@ class AgentRuntime(RuntimeClient):
             plaintext_refused=client.data_converter.payload_codec is None
             and not settings.privacy.allow_plaintext_history,
             max_prompt_chars=settings.limits.max_prompt_chars,
+            max_iterations_ceiling=settings.limits.max_iterations_ceiling,
         )
 
     @classmethod
@@ -114,6 +118,11 @@ class AgentRuntime(RuntimeClient):
     def max_prompt_chars(self) -> int:
         """The prompt cap this runtime starts runs under (AGENTRT_MAX_PROMPT_CHARS)."""
         return self._max_prompt_chars
+
+    @property
+    def max_iterations_ceiling(self) -> int:
+        """The most rounds a start may ask for (AGENTRT_MAX_ITERATIONS_CEILING)."""
+        return self._max_iterations_ceiling
 
     @property
     def client(self) -> Client:

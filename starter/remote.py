@@ -21,6 +21,7 @@ from agentrt.contracts.errors import (
     TemporalUnavailableError,
 )
 from agentrt.contracts.live import LiveDelta
+from agentrt.contracts.profiles import ITERATIONS_CEILING_LIMIT
 from agentrt.contracts.reconcile_answer import ReconcileAnswer
 from agentrt.contracts.run import PROMPT_CHARS_CEILING, EventView, RunView
 from agentrt.contracts.start import StartRequest, StartWait
@@ -83,6 +84,11 @@ class ApiRuntime(RuntimeClient):
     def max_prompt_chars(self) -> int:
         # The API applies its deployment's prompt cap; here only the ceiling of every cap.
         return PROMPT_CHARS_CEILING
+
+    @property
+    def max_iterations_ceiling(self) -> int:
+        # The API applies its deployment's ceiling; here only the ceiling of every ceiling.
+        return ITERATIONS_CEILING_LIMIT
 
     async def submit(
         self, request: StartRequest, *, initiator: str | None = None, wait: StartWait = "begun"

@@ -201,6 +201,7 @@ WORKFLOW_PASSTHROUGH = (
     "agentrt.workflows.pauses",
     "agentrt.workflows.pauses_gate",
     "agentrt.workflows.reconciliation",
+    "agentrt.workflows.segments",
     "agentrt.workflows.fence",
 )
 

@@ -22,7 +22,7 @@ from agentrt.activities.settle import Settle, SettleActivities
 from agentrt.activities.toolbox.box import Toolbox, ToolboxContext
 from agentrt.activities.tools import ToolActivities
 from agentrt.contracts.profiles import Profile
-from agentrt.core.profiles import checked_profiles, load_profiles
+from agentrt.core.profiles import check_ceiling, checked_profiles, load_profiles
 from agentrt.core.settings import Settings
 from agentrt.store.context import StoreContext
 from agentrt.store.gauges import watch_store
@@ -174,6 +174,7 @@ def _compose(
     models = load_providers(settings, extra=providers)
     check_models(profiles.values(), models.providers)
     check_budgets(profiles.values(), models.prices)
+    check_ceiling(profiles.values(), settings.limits.max_iterations_ceiling)
     resources.registration = Registration(ProfileRegistry(ctx), profiles.values())
     m = resources.metrics
     runs, steps = MeteredRunStore(ctx, m), ToolStepStore(ctx)
@@ -207,6 +208,8 @@ def _compose(
             tools=registry,
             routes=routes,
             max_prompt_chars=settings.limits.max_prompt_chars,
+            max_iterations_ceiling=settings.limits.max_iterations_ceiling,
+            segment_rounds=settings.limits.segment_rounds,
         ),
         SettleActivities(Settle(ctx, ended=run_ended(m))),
         model,

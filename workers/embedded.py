@@ -161,6 +161,7 @@ async def demo_session(
                 RunStore(resources.ctx),
                 settings.temporal.task_queue,
                 max_prompt_chars=settings.limits.max_prompt_chars,
+                max_iterations_ceiling=settings.limits.max_iterations_ceiling,
             )
             code.append(await _drive(runtime, opts, ui_port, out, err))
             if opts.keep_running:

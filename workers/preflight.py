@@ -15,7 +15,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from agentrt.activities.toolbox.mcp_config import HttpServer, load_mcp_config
 from agentrt.contracts.errors import ConfigError
 from agentrt.contracts.profiles import Profile
-from agentrt.core.profiles import load_profiles
+from agentrt.core.profiles import check_ceiling, load_profiles
 from agentrt.core.settings import Settings
 from agentrt.core.temporal import connect
 from agentrt.store.open import probe_database
@@ -99,6 +99,7 @@ async def _tools_and_models(
     models = load_providers(settings)
     check_models(profiles.values(), models.providers)
     check_budgets(profiles.values(), models.prices)
+    check_ceiling(profiles.values(), settings.limits.max_iterations_ceiling)
     loaded = {b.name for b in boxes} | {name for name, _ in servers} | set(down)
     served_tool_queues(settings, loaded.__contains__, sorted(models.providers))
     for name in sorted(models.providers):

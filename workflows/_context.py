@@ -64,6 +64,11 @@ class RunContext:
     # many invalid answers may still go back to the model.
     output_schema: dict[str, Any] | None = None
     output_retries: int = 0
+    # Long runs (workflows/segments.py): this history segment's number and first round,
+    # and the invalid answers still allowed as the segment before left them.
+    segment: int = 1
+    segment_first_round: int = 1
+    carried_retries: int | None = None
 
     def require_plan(self) -> RunPlan:
         assert self.plan is not None, "the run has not begun"

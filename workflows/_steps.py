@@ -144,7 +144,9 @@ async def refuse(
 
 
 # Begin failures whose message is configuration, never content: shown to the starter.
-_SAFE_BEGIN_MESSAGES = frozenset({ErrorType.UNKNOWN_PROFILE.value})
+_SAFE_BEGIN_MESSAGES = frozenset(
+    {ErrorType.UNKNOWN_PROFILE.value, ErrorType.ITERATIONS_OVER_CEILING.value}
+)
 
 
 def begin_reason(err: FailureError) -> str:

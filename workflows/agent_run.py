@@ -13,7 +13,7 @@ from temporalio.common import RawValue
 from temporalio.exceptions import ActivityError, ApplicationError, FailureError
 
 from agentrt.workflows import _steps as steps
-from agentrt.workflows import pauses, reconciliation
+from agentrt.workflows import pauses, reconciliation, segments
 from agentrt.workflows._calls import error_type
 from agentrt.workflows._context import (
     RunContext,
@@ -135,6 +135,9 @@ class AgentRunWorkflow:
         ctx.run_id = inp.run_id
         ctx.task_id = inp.a2a_task_id
         ctx.gate.initiator = inp.initiator
+        if inp.carry is not None:  # a later segment of a long run: it has begun
+            segments.resume(ctx, inp.carry)
+            return await self._go(inp, None)
         store_steps_patch()
         status_set = started_running()
         try:
@@ -156,14 +159,26 @@ class AgentRunWorkflow:
         ctx.state.next_sequence = begin.next_sequence
         if not status_set:
             set_status(RunStatus.RUNNING)
+        return await self._go(inp, begin.guardrail)
+
+    async def _go(self, inp: RunRequest, guardrail: str | None) -> RunResult:
+        """The run from its first round (`guardrail`: the input chain's verdict on the
+        prompt) or, in a later segment (None), from the round it got to."""
+        ctx = self._ctx
         try:
-            await project(ctx)
-            blocked = guardrail_stop(begin.guardrail)
-            if blocked is not None:
-                raise blocked
-            ctx.check_cancel()
-            self._loop_task = asyncio.create_task(self._loop(begin.plan))
+            if guardrail is not None:
+                await project(ctx)
+                blocked = guardrail_stop(guardrail)
+                if blocked is not None:
+                    raise blocked
+                ctx.check_cancel()
+            # (A later segment checks at its first step instead: a cancel that came with
+            # its start is pending on this task, and must be spent at an await here, not
+            # on the settle's.)
+            self._loop_task = asyncio.create_task(self._loop(ctx.require_plan()))
             reason = await self._loop_task
+        except segments.Continue:
+            segments.continue_as_new(ctx, inp)  # raises: this segment closes here
         except Stop as why:
             return await stop(ctx, why)
         except asyncio.CancelledError:
@@ -179,7 +194,12 @@ class AgentRunWorkflow:
     async def _loop(self, plan: RunPlan) -> TerminationReason:
         ctx, st = self._ctx, self._ctx.state
         typed_output(ctx)
-        for round_no in range(1, plan.max_iterations + 1):
+        if ctx.carried_retries is not None:
+            ctx.output_retries = ctx.carried_retries
+        for round_no in range(st.iterations + 1, plan.max_iterations + 1):
+            if segments.due(ctx, round_no):
+                ctx.check_cancel()
+                raise segments.Continue()
             ctx.details.running(plan, round_no)
             seq = st.take_sequence()
             turn, end = await steps.model(ctx, round_no, seq, offer_tools=True)

@@ -51,7 +51,10 @@ async def _start_body(request: Request, state: State) -> StartRequest:
         raise bad_request("invalid_request", "the body is not JSON") from None
     if not isinstance(data, dict):
         raise bad_request("invalid_request", "the body must be a JSON object")
-    return StartRequest.checked(state.require_runtime().max_prompt_chars, data)
+    runtime = state.require_runtime()
+    return StartRequest.checked(
+        runtime.max_prompt_chars, data, max_iterations_ceiling=runtime.max_iterations_ceiling
+    )
 
 
 _START_SCHEMA = {"application/json": {"schema": StartRequest.model_json_schema()}}

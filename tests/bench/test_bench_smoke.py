@@ -39,7 +39,7 @@ def _bench_settings(settings: Settings, tmp_path: Path) -> Settings:
 async def test_benchmark_produces_every_figure(
     client: Client, settings: Settings, tmp_path: Path
 ) -> None:
-    # 21 rounds also exercises the bench-only raised iteration ceiling.
+    # 21 rounds also exercises the bench's raised iteration ceiling (its setting).
     cfg = dataclasses.replace(tiny(), long_history_rounds=21)
     report = await run_shared(client, _bench_settings(settings, tmp_path), cfg, SHARED_SECTIONS)
 
@@ -62,6 +62,9 @@ async def test_benchmark_produces_every_figure(
         "parallel.tools_ratio",
         "parallel.one_by_one_tools_ratio",
         "parallel.run_ratio",
+        "long.ratio",
+        "long.largest_segment_bytes",
+        "long.loop_bytes",
     ]:
         assert key in report.figures, key
         assert math.isfinite(report.figures[key]) and report.figures[key] > 0, key
@@ -69,6 +72,8 @@ async def test_benchmark_produces_every_figure(
     # it negative (-171 ms once in CI), and no unit test asserts on time.
     assert math.isfinite(report.figures["fence.extra_ms"])
     assert report.figures["history.bytes_per_model_call.first"] > 0
+    # tiny: 6 tool calls, a segment every 3 rounds (checked by the section: 7 model calls).
+    assert report.figures["long.segments"] == 2
     # PostgreSQL's own CPU is read from its processes; SQLite runs inside the worker.
     on_postgres = settings.database.resolved_url().startswith("postgresql")
     for key in ("loop.sat.database_cpu_ratio", "storeless.sat.database_cpu_ratio"):

@@ -17,6 +17,7 @@ from agentrt.starter.facade import AgentRuntime
 from agentrt.store.runs import RunStore
 from agentrt.workers.builder import deployment_config, make_worker, sandbox_runner
 from agentrt.workers.compose import WorkerResources
+from tests._built import built
 from tests.workers._v2_workflow import AgentRunWorkflowV2
 from tests.workflows._waiting import until_status
 
@@ -91,3 +92,44 @@ def test_deployment_name_without_build_id_is_one_error(settings: Settings) -> No
     with pytest.raises(ConfigError, match="AGENTRT_BUILD_ID is set without"):
         deployment_config(settings.replace(temporal={"build_id": "7"}))
     assert deployment_config(settings) is None
+
+
+async def test_a_long_run_keeps_its_version_across_segments(
+    client: Client, settings: Settings
+) -> None:
+    """A run that continues as new stays pinned to the version that started it: the
+    segments it continues into after the next version became current run on its own."""
+    long = settings.replace(limits={"max_iterations_ceiling": 30, "segment_rounds": 2})
+    queue, name = f"tq-{uuid.uuid4().hex[:10]}", f"agentrt-{uuid.uuid4().hex[:8]}"
+    v1 = long.replace(temporal={"task_queue": queue, "deployment_name": name, "build_id": "1"})
+    v2 = v1.replace(temporal={"build_id": "2"})
+    with built(long) as parts:
+        runtime = AgentRuntime(client, RunStore(parts.ctx), queue, max_iterations_ceiling=30)
+        async with make_worker(client, parts, v1):
+            await set_current_version(client, name, "1")
+            # The write of round 1 waits for approval; the run goes on past it, and
+            # continues as new (rounds 3-4, 5-6) once version 2 is current.
+            run_id = (await runtime.run("support", "write then look", max_iterations=10)).run_id
+            async with _v2_worker(client, parts, v2):
+                await set_current_version(client, name, "2")
+                await _approve_and_finish(runtime, run_id)
+        segments = await _segments(client, run_id)
+    assert len(segments) == 3
+    for run in segments:
+        handle = client.get_workflow_handle(run_id, run_id=run)
+        info = (await handle.describe()).raw_description.workflow_execution_info
+        assert info.versioning_info.deployment_version.build_id == "1"
+        history = await handle.fetch_history()
+        assert not [e for e in history.events if e.event_type == EventType.EVENT_TYPE_TIMER_STARTED]
+
+
+async def _segments(client: Client, run_id: str) -> list[str]:
+    """The run ids of the run's history segments, last first."""
+    out: list[str] = []
+    run: str | None = (await client.get_workflow_handle(run_id).describe()).run_id
+    while run:
+        out.append(run)
+        events = client.get_workflow_handle(run_id, run_id=run).fetch_history_events()
+        first = await anext(aiter(events))
+        run = first.workflow_execution_started_event_attributes.continued_execution_run_id
+    return out
