@@ -11,14 +11,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, fields
+from dataclasses import asdict, fields, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from agentrt.core.devserver import extra_args, temporal_cli
 from agentrt.core.settings import Settings
 from agentrt.store.sealing import Sealer
-from bench import memory, parallel, tuning
+from bench import load, memory, parallel, tuning
 from bench.config import BenchConfig, tiny
 from bench.database import bench_database, describe
 from bench.harness import RESULTS_DIR, bench_settings, dev_server
@@ -27,7 +27,9 @@ from bench.slow_tools import TOOL_MS
 from bench.suite import SHARED_SECTIONS, run_shared
 from bench.versus_report import PERSISTENT, STORELESS
 
-ALL_SECTIONS = (*SHARED_SECTIONS, "memory", "devserver")
+DEFAULT_SECTIONS = (*SHARED_SECTIONS, "memory", "devserver")
+# Asked for by name only: the load section runs the API and workers for minutes per level.
+ALL_SECTIONS = (*DEFAULT_SECTIONS, "load")
 
 
 def _ints(text: str) -> tuple[int, ...]:
@@ -37,7 +39,11 @@ def _ints(text: str) -> tuple[int, ...]:
 def parse(argv: list[str] | None) -> argparse.Namespace:
     d = BenchConfig()
     p = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
-    p.add_argument("--sections", default=",".join(ALL_SECTIONS), help="comma-separated subset")
+    p.add_argument(
+        "--sections",
+        default=",".join(DEFAULT_SECTIONS),
+        help=f"comma-separated subset of {','.join(ALL_SECTIONS)} (load only when named)",
+    )
     p.add_argument("--runs", type=int, default=d.runs, help="sequential runs per kind and k")
     p.add_argument("--tools", type=_ints, default=d.tools, help="tool calls per run, e.g. 1,3,6")
     p.add_argument("--concurrency", type=int, default=d.concurrency)
@@ -67,11 +73,27 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--postgres", action="store_true", help="PostgreSQL (AGENTRT_POSTGRES_DSN)")
     p.add_argument("--db", choices=("sqlite", "postgres"), default=None, help="the store")
     p.add_argument("--tiny", action="store_true", help="smallest sizes: a quick check")
+    p.add_argument(
+        "--load-levels",
+        type=_ints,
+        default=None,
+        help=f"the load section's levels, multiples of its base (default {d.load_levels})",
+    )
+    p.add_argument("--load-workers", type=int, default=None, help="the load section's workers")
     p.add_argument("--out", type=Path, default=RESULTS_DIR / "latest.md")
     return p.parse_args(argv)
 
 
 def config_from(ns: argparse.Namespace) -> BenchConfig:
+    cfg = _sized(ns)
+    if ns.load_levels:
+        cfg = replace(cfg, load_levels=ns.load_levels)
+    if ns.load_workers:
+        cfg = replace(cfg, load_workers=ns.load_workers)
+    return cfg
+
+
+def _sized(ns: argparse.Namespace) -> BenchConfig:
     if ns.tiny:
         return tiny()
     return BenchConfig(
@@ -120,6 +142,9 @@ async def run(
         if "devserver" in sections:
             print("dev server tuning:", file=sys.stderr, flush=True)
             report.extend(tuning.tables(await tuning.measure(cfg, make_settings, work), cfg))
+        if "load" in sections:
+            print("load (the operator API and workers as processes):", file=sys.stderr, flush=True)
+            report.extend(await load.measure(cfg, make_settings))
         return report, describe(url)
 
 

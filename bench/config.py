@@ -26,6 +26,14 @@ class BenchConfig:
     memory_runs: int = 200  # runs waiting for approval (the figure: 1000)
     ablate: bool = False  # also run the tuned server once without each TUNING key
     persist: bool = False  # dev servers persist to a file instead of memory
+    # The load section (not in the default sections): the base level, then multiples of it.
+    load_levels: tuple[int, ...] = (1, 2, 4)
+    load_runs: int = 200  # runs started per level at 1x
+    load_starts: int = 50  # starts in flight at 1x
+    load_followers: int = 100  # SSE followers at 1x
+    load_decisions: int = 20  # decisions in flight at 1x
+    load_workers: int = 1  # worker processes
+    load_seconds: float = 600.0  # a level's deadline for every run to end
 
 
 def tiny() -> BenchConfig:
@@ -48,4 +56,10 @@ def tiny() -> BenchConfig:
         burst=4,
         burst_reps=1,
         memory_runs=4,
+        load_levels=(1,),
+        load_runs=8,
+        load_starts=4,
+        load_followers=8,
+        load_decisions=2,
+        load_seconds=120.0,
     )

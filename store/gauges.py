@@ -11,7 +11,7 @@ from agentrt.store.rows import RunRow
 
 def count_with_status(ctx: StoreContext, status: RunStatus) -> int:
     """One COUNT over the indexed status column."""
-    with ctx.sessions() as s:
+    with ctx.reads() as s:
         query = select(func.count()).select_from(RunRow).where(RunRow.status == status.value)
         return int(s.scalar(query) or 0)
 
@@ -19,7 +19,7 @@ def count_with_status(ctx: StoreContext, status: RunStatus) -> int:
 def oldest_waiting_seconds(ctx: StoreContext) -> float:
     """How long the longest-waiting run has waited for a decision (0 when none waits): the
     age an on-call engineer alerts on, where a count alone cannot tell stuck from busy."""
-    with ctx.sessions() as s:
+    with ctx.reads() as s:
         query = select(func.min(RunRow.waiting_since)).where(
             RunRow.status == RunStatus.WAITING_FOR_APPROVAL.value
         )
@@ -33,7 +33,7 @@ def oldest_waiting_seconds(ctx: StoreContext) -> float:
 
 def store_answers(ctx: StoreContext) -> bool:
     """The store takes a query now (SELECT 1); raises when it does not."""
-    with ctx.sessions() as s:
+    with ctx.reads() as s:
         s.execute(text("SELECT 1"))
     return True
 

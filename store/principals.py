@@ -142,7 +142,7 @@ class PrincipalStore:
         """The active token a presented secret is, or None (unknown, revoked or expired)."""
         if not secret.startswith(TOKEN_PREFIX) or len(secret) > 200:
             return None
-        with self._ctx.sessions() as s:
+        with self._ctx.reads() as s:
             row = s.scalar(select(TokenRow).where(TokenRow.digest == token_digest(secret)))
         if row is None:
             return None
@@ -151,7 +151,7 @@ class PrincipalStore:
 
     def active(self, token_id: str) -> bool:
         """Whether the token is still usable (not revoked, not expired): open streams ask."""
-        with self._ctx.sessions() as s:
+        with self._ctx.reads() as s:
             row = s.get(TokenRow, token_id)
         return row is not None and _info(row).active(utcnow())
 
@@ -159,7 +159,7 @@ class PrincipalStore:
         q = select(TokenRow).order_by(TokenRow.created_at, TokenRow.id)
         if principal is not None:
             q = q.where(TokenRow.principal == principal)
-        with self._ctx.sessions() as s:
+        with self._ctx.reads() as s:
             return [_info(r) for r in s.scalars(q).all()]
 
     def revoke(self, token_id: str) -> bool:

@@ -11,6 +11,7 @@ from sqlalchemy import and_, or_, select
 
 from agentrt.contracts.enums import RunStatus, TerminationReason
 from agentrt.contracts.run import RunView
+from agentrt.contracts.snapshot import RunSnapshot
 from agentrt.store.context import StoreContext, as_utc
 from agentrt.store.rows import RunRow
 from agentrt.store.runs import RunStore
@@ -108,7 +109,7 @@ class RunQuery:
             .order_by(RunRow.created_at.desc(), RunRow.id.desc())
             .limit(limit + 1)
         )
-        with self._ctx.sessions() as s:
+        with self._ctx.reads() as s:
             rows = s.scalars(q).all()
         views = [self._runs.view(r) for r in rows[:limit]]
         more = len(rows) > limit
@@ -123,7 +124,7 @@ class RunQuery:
         q = select(RunRow).where(RunRow.status == RunStatus.WAITING_FOR_APPROVAL.value)
         if visible_to is not None:
             q = q.where(RunRow.initiator == visible_to)
-        with self._ctx.sessions() as s:
+        with self._ctx.reads() as s:
             rows = s.scalars(q.order_by(RunRow.waiting_since, RunRow.created_at).limit(limit)).all()
         return [self._runs.view(r) for r in rows]
 
@@ -133,9 +134,22 @@ class RunQuery:
         if visible_to is not None:
             filters.append(RunRow.initiator == visible_to)
         q = select(RunRow).where(*filters).order_by(RunRow.updated_at.desc(), RunRow.id.desc())
-        with self._ctx.sessions() as s:
+        with self._ctx.reads() as s:
             rows = s.scalars(q.limit(limit)).all()
         return [self._runs.view(r) for r in rows]
 
     def privacy(self, run_id: str) -> str:
         return self._runs.snapshot(run_id).privacy
+
+    def privacies(self, run_ids: list[str]) -> dict[str, str]:
+        """Each run's privacy level in one query (a list of runs shows each at its level;
+        a read per run made `GET /inbox` of 200 waiting runs 200 reads). A run gone
+        meanwhile is shown at the level of a snapshot without a plan: fail closed."""
+        found: dict[str, str] = {}
+        q = select(RunRow.id, RunRow.snapshot)
+        with self._ctx.reads() as s:
+            for i in range(0, len(run_ids), 500):
+                for run_id, raw in s.execute(q.where(RunRow.id.in_(run_ids[i : i + 500]))):
+                    found[run_id] = RunSnapshot.parse(raw).privacy
+        unknown = RunSnapshot.parse(None).privacy
+        return {run_id: found.get(run_id, unknown) for run_id in run_ids}

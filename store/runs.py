@@ -200,12 +200,12 @@ class RunStore:
         return Message.model_validate_json(raw)
 
     def status(self, run_id: str) -> RunStatus | None:
-        with self._ctx.sessions() as s:
+        with self._ctx.reads() as s:
             raw = s.scalar(select(RunRow.status).where(RunRow.id == run_id))
         return None if raw is None else RunStatus(raw)
 
     def get(self, run_id: str) -> RunView | None:
-        with self._ctx.sessions() as s:
+        with self._ctx.reads() as s:
             row = s.get(RunRow, run_id)
         return None if row is None else self.view(row)
 
@@ -255,7 +255,7 @@ class RunStore:
 
     def events(self, run_id: str, after_sequence: int = -1, limit: int = 1000) -> list[EventView]:
         query = select(EventRow).where(EventRow.run_id == run_id)
-        with self._ctx.sessions() as s:
+        with self._ctx.reads() as s:
             rows = s.scalars(in_sequence(query, EventRow.sequence, after_sequence, limit)).all()
         return [
             EventView(
@@ -285,7 +285,7 @@ class RunStore:
 
     def inbox(self, limit: int = 50) -> list[RunView]:
         """Waiting runs, oldest first, each with its pending calls."""
-        with self._ctx.sessions() as s:
+        with self._ctx.reads() as s:
             rows = s.scalars(
                 select(RunRow)
                 .where(RunRow.status == RunStatus.WAITING_FOR_APPROVAL.value)

@@ -16,6 +16,7 @@ import time
 from collections.abc import AsyncIterator
 
 from agentrt.api.operator.errors import bad_request
+from agentrt.api.operator.feeds import changed
 from agentrt.api.operator.state import OpsState
 from agentrt.api.operator.views import event_out
 from agentrt.api.wake import MAX_SEQUENCE
@@ -61,7 +62,8 @@ async def follow(
     state: OpsState, run_id: str, after: int, token_id: str, live_after: int | None = None
 ) -> AsyncIterator[bytes]:
     """The events after `after`; with `live_after` (a live follow) the live output after
-    that id too."""
+    that id too. The events come from the run's shared feed (api/operator/feeds.py): one
+    poll of the store for all of the run's followers in this process."""
     last, live_last, sent_at = after, live_after or 0, time.monotonic()
     checked_at = time.monotonic()
 
@@ -72,43 +74,40 @@ async def follow(
         nonlocal last
         out = []
         for e in batch:
+            if e.sequence <= last:  # a catch-up read and the buffer may overlap
+                continue
             last = e.sequence
             out.append(frame(e.kind.value, event_out(e).model_dump_json(), ident()))
         return out
 
     yield b"retry: 1000\n\n"
-    while True:
-        if time.monotonic() - checked_at >= TOKEN_RECHECK_SECONDS:
-            if not await asyncio.to_thread(state.principals.active, token_id):
-                gone = {"type": "unauthorized", "message": "the token was revoked or expired"}
-                yield frame("error", json.dumps({"error": gone}))
-                return
-            checked_at = time.monotonic()
-        ticket = state.waker.ticket(run_id)
-        sent = False
-        if live_after is not None:
-            # Live first, then events: a turn's deltas always come before its event.
-            for d in await asyncio.to_thread(state.live.read, run_id, live_last, 500):
-                live_last, sent = d.id, True
-                if d.sequence > last:
-                    yield frame(d.kind, d.model_dump_json(), ident())
-        batch = await asyncio.to_thread(state.runs.events, run_id, last, 500)
-        for chunk in event_frames(batch):
-            yield chunk
-        if batch or sent:
-            sent_at = time.monotonic()
-            continue
-        status = await asyncio.to_thread(state.runs.status, run_id)
-        if status is None or status.terminal:
-            # The settling event commits with the status: one more read is certain to see it.
-            for chunk in event_frames(
-                await asyncio.to_thread(state.runs.events, run_id, last, 500)
-            ):
+    async with state.feeds.join(run_id) as feed:
+        while True:
+            if time.monotonic() - checked_at >= TOKEN_RECHECK_SECONDS:
+                if not await state.tokens.active(token_id):
+                    gone = {"type": "unauthorized", "message": "the token was revoked or expired"}
+                    yield frame("error", json.dumps({"error": gone}))
+                    return
+                checked_at = time.monotonic()
+            woken = feed.changed  # before reading: a tick after the read is not missed
+            sent = False
+            if live_after is not None:
+                # Live first, then events: a turn's deltas always come before its event.
+                for d in await asyncio.to_thread(state.live.read, run_id, live_last, 500):
+                    live_last, sent = d.id, True
+                    if d.sequence > last:
+                        yield frame(d.kind, d.model_dump_json(), ident())
+            batch, ended = await state.feeds.take(feed, last)
+            for chunk in event_frames(batch):
                 yield chunk
-            end = {"status": status.value if status else None, "last": last}
-            yield frame("end", json.dumps(end))
-            return
-        if time.monotonic() - sent_at > KEEPALIVE_SECONDS:
-            yield b": keepalive\n\n"
-            sent_at = time.monotonic()
-        await state.waker.wait(run_id, ticket, within=TOKEN_RECHECK_SECONDS, probe=state.live.mark)
+            if batch or sent:
+                sent_at = time.monotonic()
+                continue
+            if ended:
+                end = {"status": feed.status.value if feed.status else None, "last": last}
+                yield frame("end", json.dumps(end))
+                return
+            if time.monotonic() - sent_at > KEEPALIVE_SECONDS:
+                yield b": keepalive\n\n"
+                sent_at = time.monotonic()
+            await changed(woken, TOKEN_RECHECK_SECONDS)

@@ -4,11 +4,12 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from temporalio.service import RPCError
 
 from agentrt.api.operator.errors import not_found
+from agentrt.api.operator.feeds import Feeds, TokenChecks
 from agentrt.api.operator.views import RunOut, run_out
 from agentrt.api.wake import Waker
 from agentrt.contracts.enums import RunStatus
@@ -17,10 +18,13 @@ from agentrt.starter.facade import AgentRuntime
 from agentrt.store.live import LiveStore
 from agentrt.store.principals import PrincipalStore
 from agentrt.store.profile_registry import ProfileRegistry
-from agentrt.store.run_context import PendingContext, pending_contexts
+from agentrt.store.run_context import pending_contexts
 from agentrt.store.run_query import RunQuery
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer
+
+# A token's answer is reused this long by its other streams (each stream asks every 2 s).
+TOKEN_CHECK_SECONDS = 1.0
 
 
 @dataclass
@@ -33,6 +37,14 @@ class OpsState:
     profiles: ProfileRegistry  # what the workers registered
     live: LiveStore  # the model workers' live output
     runtime: AgentRuntime | None = None
+    # Every follow of a run shares one poll of it (api/operator/feeds.py), and every
+    # stream of a token one recheck of it.
+    feeds: Feeds = field(init=False)
+    tokens: TokenChecks = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.feeds = Feeds(self.runs, self.waker, self.live.mark)
+        self.tokens = TokenChecks(self.principals.active, TOKEN_CHECK_SECONDS)
 
     def require_runtime(self) -> AgentRuntime:
         if self.runtime is None:
@@ -56,21 +68,29 @@ class OpsState:
 
     async def outs(self, views: list[RunView]) -> list[RunOut]:
         """Each run at its privacy level; a waiting run with what the decider reads its calls
-        against (one query for all of them)."""
+        against. One thread hop and two queries for the whole list (the levels, the pending
+        contexts), off the event loop: redaction reads every argument."""
+        if not views:
+            return []
         rounds = {v.run_id: v.pending_approval.round for v in views if v.pending_approval}
-        contexts = {}
-        if rounds:  # a thread hop only when some run waits
-            contexts = await asyncio.to_thread(pending_contexts, self.runs.ctx, rounds)
-        return [await self._out(v, contexts.get(v.run_id)) for v in views]
 
-    async def _out(self, view: RunView, context: PendingContext | None) -> RunOut:
-        if view.status is RunStatus.STARTING:  # no row yet: the level its workers registered
-            registered = await asyncio.to_thread(self.profiles.get, view.profile)
-            return run_out(view, registered.privacy if registered else "metadata")
-        privacy = await asyncio.to_thread(self.query.privacy, view.run_id)
-        if privacy == "redacted":  # redaction reads every argument: off the event loop
-            return await asyncio.to_thread(run_out, view, privacy, context)
-        return run_out(view, privacy, context)
+        def shown() -> list[RunOut]:
+            begun = [v.run_id for v in views if v.status is not RunStatus.STARTING]
+            levels = self.query.privacies(begun)
+            contexts = pending_contexts(self.runs.ctx, rounds) if rounds else {}
+            return [
+                run_out(v, levels[v.run_id], contexts.get(v.run_id))
+                if v.run_id in levels
+                else run_out(v, self._registered_privacy(v))
+                for v in views
+            ]
+
+        return await asyncio.to_thread(shown)
+
+    def _registered_privacy(self, view: RunView) -> str:
+        """A starting run has no row yet: the level its workers registered."""
+        registered = self.profiles.get(view.profile)
+        return registered.privacy if registered else "metadata"
 
     async def wait_for(
         self, run_id: str, done: Callable[[RunView], bool], seconds: float

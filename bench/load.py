@@ -1,0 +1,263 @@
+"""The load section (`python -m bench --sections load`; issue 28 item 7): the operator API
+and the workers under load, as deployed, on the benchmark's store (SQLite or PostgreSQL).
+
+The API (`agentrt-api`, uvicorn on 127.0.0.1) and `load_workers` worker processes run
+against one dev server. Each level drives them over HTTP (bench/load_drive.py): the base
+level is `load_runs` runs (profile bench-load: one refund that waits for approval) with
+`load_starts` starts in flight, `load_followers` SSE followers and `load_decisions`
+decisions in flight; the next levels multiply all four. Printed per level: latency
+percentiles per endpoint, runs/s, lost and duplicated items (bench/load_check.py; both
+must be 0), the API's and the workers' peak RSS and CPU, against the issue's targets."""
+
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from agentrt.core.devserver import extra_args, free_port
+from agentrt.core.settings import Settings
+from agentrt.store.open import open_store
+from agentrt.store.principals import PrincipalStore
+from agentrt.store.sealing import Sealer
+from bench.capacity import until_polled
+from bench.chaos import worker_env
+from bench.config import BenchConfig
+from bench.harness import RESULTS_DIR, dev_server
+from bench.load_check import Checked, check
+from bench.load_drive import ACCEPTED, BEGUN, DECISION, INBOX, PROFILE, RUN, Sizes, Tally, drive
+from bench.procstat import cpu_seconds, descendants, rss_bytes
+from bench.report import Report, Table, verdict
+from bench.stats import percentile
+
+MB = 1024 * 1024
+ACCEPTED_P95_MS, INBOX_P95_MS = 250.0, 1000.0  # at 2x (inbox: on SQLite)
+ENDPOINTS = (BEGUN, ACCEPTED, INBOX, RUN, DECISION)
+LOG = RESULTS_DIR / "load.log"
+
+
+@dataclass
+class Level:
+    times: int
+    sizes: Sizes
+    tally: Tally
+    checked: Checked
+    seconds: float
+    rss_mb: dict[str, float]  # peak, per process group
+    cpu_pct: dict[str, float]  # of one core, over the level
+
+
+def _spawn(argv: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    with log.open("ab") as out:
+        return subprocess.Popen(
+            argv, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
+
+
+def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
+    for p in procs:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGTERM)
+    for p in procs:
+        try:
+            p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait(timeout=10)
+
+
+@contextlib.contextmanager
+def _processes(env: dict[str, str], workers: int, port: int) -> Iterator[dict[str, list[int]]]:
+    LOG.parent.mkdir(parents=True, exist_ok=True)
+    procs = [_spawn([sys.executable, "-m", "agentrt.workers"], env, LOG) for _ in range(workers)]
+    api_env = {**env, "AGENTRT_API_HOST": "127.0.0.1", "AGENTRT_API_PORT": str(port)}
+    api = _spawn(
+        [sys.executable, "-c", "from agentrt.api.main import main; main()", "serve"], api_env, LOG
+    )
+    try:
+        yield {"api": [api.pid], "workers": [p.pid for p in procs]}
+    finally:
+        _stop([api, *procs])
+
+
+def _group(pids: list[int]) -> list[int]:
+    return [*pids, *(child for pid in pids for child, _ in descendants(pid))]
+
+
+def _rss(pids: list[int]) -> float:
+    total = 0
+    for pid in _group(pids):
+        with contextlib.suppress(OSError, RuntimeError):
+            total += rss_bytes(pid)
+    return total / MB
+
+
+def _cpu(pids: list[int]) -> float:
+    total = 0.0
+    for pid in _group(pids):
+        with contextlib.suppress(OSError):
+            total += cpu_seconds(pid)
+    return total
+
+
+@contextlib.asynccontextmanager
+async def _sampled(groups: dict[str, list[int]], peak: dict[str, float]) -> AsyncIterator[None]:
+    async def sample() -> None:
+        while True:
+            for name, pids in groups.items():
+                peak[name] = max(peak.get(name, 0.0), _rss(pids))
+            await asyncio.sleep(0.5)
+
+    task = asyncio.create_task(sample())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+async def _api_up(url: str, within: float = 60.0) -> None:
+    deadline = time.monotonic() + within
+    async with httpx.AsyncClient(base_url=url, timeout=5) as c:
+        while True:
+            with contextlib.suppress(httpx.HTTPError):
+                if (await c.get("/openapi.json")).status_code == 200:
+                    return
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the operator API did not answer at {url}; see {LOG}")
+            await asyncio.sleep(0.2)
+
+
+async def measure(cfg: BenchConfig, make_settings: Callable[[], Settings]) -> Report:
+    settings = make_settings()
+    url = settings.database.resolved_url()
+    engine, ctx = open_store(url, Sealer.from_b64(settings.read_seal_keys()))
+    principals = PrincipalStore(ctx)
+    _, starter = principals.create("bench-starter", ["runs:start", "runs:read"], profiles=[PROFILE])
+    _, decider = principals.create("bench-decider", ["runs:read-all", "runs:decide"])
+    base = Sizes(cfg.load_runs, cfg.load_starts, cfg.load_followers, cfg.load_decisions)
+    levels: list[Level] = []
+    port = free_port()
+    api_url = f"http://127.0.0.1:{port}"
+    try:
+        async with dev_server(extra_args()) as client:
+            env = worker_env(settings, client.service_client.config.target_host)
+            with _processes(env, cfg.load_workers, port) as groups:
+                await until_polled(client, settings.temporal.task_queue, cfg.load_workers)
+                await _api_up(api_url)
+                for m in cfg.load_levels:
+                    sizes = base.times(m)
+                    print(f"  load {m}x: {sizes}", file=sys.stderr, flush=True)
+                    peak: dict[str, float] = {}
+                    cpu0 = {name: _cpu(pids) for name, pids in groups.items()}
+                    began = time.monotonic()
+                    async with _sampled(groups, peak):
+                        tally = await drive(api_url, starter, decider, sizes, cfg.load_seconds)
+                    seconds = time.monotonic() - began
+                    cpu = {n: 100 * (_cpu(p) - cpu0[n]) / seconds for n, p in groups.items()}
+                    auth = {"Authorization": f"Bearer {starter}"}
+                    async with httpx.AsyncClient(base_url=api_url, headers=auth, timeout=60) as c:
+                        checked = await check(c, ctx, tally)
+                    levels.append(Level(m, sizes, tally, checked, seconds, peak, cpu))
+    finally:
+        engine.dispose()
+    return tables(levels, postgres=url.startswith("postgresql"))
+
+
+def _ms(xs: list[float], pct: float) -> str:
+    return f"{1000 * percentile(sorted(xs), pct):.0f}" if xs else "-"
+
+
+def _runs_per_second(t: Tally) -> float:
+    if not t.ended_at:
+        return 0.0
+    return len(t.ended_at) / max(1e-9, max(t.ended_at.values()) - t.began)
+
+
+def tables(levels: list[Level], *, postgres: bool) -> Report:
+    report = Report()
+    store = "PostgreSQL" if postgres else "SQLite"
+    lat = Table(f"Load: latency per endpoint ({store})",
+                ["level", "endpoint", "n", "p50 ms", "p95 ms", "p99 ms"])  # fmt: skip
+    summary = Table(
+        f"Load: runs, lost and duplicated items, processes ({store})",
+        ["level", "runs", "runs/s", "ended", "lost", "duplicated", "live then withdrawn",
+         "API RSS MB", "workers RSS MB", "API CPU %", "workers CPU %", "errors"],
+    )  # fmt: skip
+    for lv in levels:
+        t, c = lv.tally, lv.checked
+        for endpoint in ENDPOINTS:
+            xs = t.latency.get(endpoint, [])
+            shown = [_ms(xs, 50), _ms(xs, 95), _ms(xs, 99)]
+            if endpoint == ACCEPTED and not xs:
+                shown = ["not available", "-", "-"]
+            lat.rows.append([f"{lv.times}x", endpoint, str(len(xs)), *shown])
+            if xs:
+                key = endpoint.split(" (")[-1].rstrip(")") if "(" in endpoint else endpoint
+                report.figures[f"load.{lv.times}x.{key}.p95_ms"] = 1000 * percentile(sorted(xs), 95)
+        ended = ", ".join(f"{k} {v}" for k, v in sorted(c.statuses.items()))
+        errors = ", ".join(f"{k}: {v}" for k, v in sorted(t.errors.items())) or "none"
+        summary.rows.append([
+            f"{lv.times}x", str(lv.sizes.runs), f"{_runs_per_second(t):.2f}", ended,
+            f"{c.lost} (follow {c.follow_lost}, ledger {c.ledger_lost}, runs {c.runs_unended})",
+            f"{c.duplicated} (follow {c.follow_duplicated}, order {c.out_of_order}, "
+            f"ledger {c.ledger_duplicated})", str(c.withdrawn),
+            f"{lv.rss_mb.get('api', 0):.0f}", f"{lv.rss_mb.get('workers', 0):.0f}",
+            f"{lv.cpu_pct['api']:.0f}", f"{lv.cpu_pct['workers']:.0f}", errors,
+        ])  # fmt: skip
+        report.figures[f"load.{lv.times}x.runs_per_s"] = _runs_per_second(t)
+        report.figures[f"load.{lv.times}x.lost"] = c.lost
+        report.figures[f"load.{lv.times}x.duplicated"] = c.duplicated
+        report.figures[f"load.{lv.times}x.withdrawn"] = c.withdrawn
+    summary.notes.append(
+        "lost: events a follower never saw, approved runs without their ledger row, runs "
+        "not ended by the deadline; duplicated: events seen twice or out of order, ledger "
+        "rows past one per approved run"
+    )
+    if any(lv.tally.accepted_refused for lv in levels):
+        summary.notes.append(
+            "accepted starts not available: `Prefer: respond-async` was answered as a "
+            "begun start (the server does not offer accepted starts yet)"
+        )
+    report.tables += [lat, summary, _targets(levels, postgres)]
+    return report
+
+
+def _targets(levels: list[Level], postgres: bool) -> Table:
+    table = Table("Load: targets (issue 28 item 7)", ["measure", "value", "target", ""])
+    for lv in levels:
+        t, c = lv.tally, lv.checked
+        if lv.times == 2:
+            table.rows.append(["2x lost + duplicated", str(c.lost + c.duplicated), "0",
+                               verdict(c.lost + c.duplicated == 0)])  # fmt: skip
+            xs = t.latency.get(ACCEPTED, [])
+            if xs:
+                p95 = 1000 * percentile(sorted(xs), 95)
+                table.rows.append([
+                    "2x accepted start p95", f"{p95:.0f} ms", f"< {ACCEPTED_P95_MS:.0f} ms",
+                    verdict(p95 < ACCEPTED_P95_MS)
+                ])  # fmt: skip
+            else:
+                table.rows.append(["2x accepted start p95", "not available", "< 250 ms", ""])
+            inbox = t.latency.get(INBOX, [])
+            if inbox and not postgres:
+                p95 = 1000 * percentile(sorted(inbox), 95)
+                ok = verdict(p95 < INBOX_P95_MS)
+                table.rows.append(
+                    ["2x GET /inbox p95 (SQLite)", f"{p95:.0f} ms", f"< {INBOX_P95_MS:.0f} ms", ok]
+                )
+        if lv.times == 4:
+            table.rows.append(["4x starts answered live, then withdrawn", str(c.withdrawn),
+                               "0", verdict(c.withdrawn == 0)])  # fmt: skip
+    if not table.rows:
+        table.notes.append("the targets are set at 2x and 4x: no such level ran")
+    return table

@@ -1,0 +1,80 @@
+"""The load section's checks: what the clients saw against what the store holds.
+
+- follows: every event of a followed run seen exactly once and in order (against the
+  run's events as `GET /runs/{id}/events` pages them afterwards);
+- the ledger: one `demo_ledger` row per approved run (the refund), none for another run;
+- starts answered live (200/201 with a live status) whose run later ended CANCELLED as
+  withdrawn (the start path gave up on a run it had said was running)."""
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import httpx
+from sqlalchemy import func, select
+
+from agentrt.store.context import StoreContext
+from agentrt.store.rows import DemoLedgerRow
+from bench.load_drive import Tally, event_ids
+
+
+@dataclass
+class Checked:
+    follow_lost: int = 0  # events of a followed run a follower never saw
+    follow_duplicated: int = 0  # events a follower saw twice
+    out_of_order: int = 0  # events seen after a later one
+    follows_unended: int = 0  # follows that never saw `end`
+    ledger_lost: int = 0  # approved runs without their ledger row
+    ledger_duplicated: int = 0  # rows past the one per approved run, or for another run
+    withdrawn: int = 0  # answered live, then withdrawn
+    statuses: Counter[str] = field(default_factory=Counter)
+    runs_unended: int = 0  # started (2xx) and not terminal by the deadline
+
+    @property
+    def lost(self) -> int:
+        return self.follow_lost + self.ledger_lost + self.runs_unended
+
+    @property
+    def duplicated(self) -> int:
+        return self.follow_duplicated + self.out_of_order + self.ledger_duplicated
+
+
+def _ledger(ctx: StoreContext, run_ids: list[str]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    q = select(DemoLedgerRow.run_id, func.count()).group_by(DemoLedgerRow.run_id)
+    with ctx.reads() as s:
+        for i in range(0, len(run_ids), 500):
+            chunk = run_ids[i : i + 500]
+            for run_id, n in s.execute(q.where(DemoLedgerRow.run_id.in_(chunk))).all():
+                counts[run_id] = int(n)
+    return counts
+
+
+async def check(c: httpx.AsyncClient, ctx: StoreContext, t: Tally) -> Checked:
+    out = Checked()
+    run_ids = list(t.run_ids.values())
+    out.statuses = Counter(t.final.get(r, "not ended") for r in run_ids)
+    out.runs_unended = out.statuses["not ended"]
+    truth: dict[str, list[int]] = {}
+    for f in t.follows:
+        run_id = t.run_ids.get(f.run)
+        if run_id is None:
+            continue
+        if run_id not in truth:
+            truth[run_id] = (await event_ids(c, run_id))[0]
+        want = truth[run_id]
+        out.follow_lost += len(set(want) - set(f.seen))
+        out.follow_duplicated += len(f.seen) - len(set(f.seen))
+        out.out_of_order += sum(1 for a, b in zip(f.seen, f.seen[1:], strict=False) if b < a)
+        out.follows_unended += not f.ended
+    ledger = _ledger(ctx, run_ids)
+    for run_id in run_ids:
+        rows = ledger.get(run_id, 0)
+        if run_id in t.approved:
+            out.ledger_lost += rows == 0
+            out.ledger_duplicated += max(0, rows - 1)
+        else:
+            out.ledger_duplicated += rows
+    for run_id in t.answered_live:
+        if t.final.get(run_id) == "CANCELLED" and "withdrawn" in (await event_ids(c, run_id))[1]:
+            out.withdrawn += 1
+    return out

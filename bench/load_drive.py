@@ -1,0 +1,291 @@
+"""The load section's client: one load level against the real operator API over HTTP.
+
+Starts (`POST /runs`, at most `starts` in flight; every other one asks `Prefer:
+respond-async`), SSE followers of the runs (`GET /runs/{id}/events`, resuming with
+`Last-Event-ID` when a stream breaks), deciders that read `GET /inbox` and approve what
+waits (at most `decisions` in flight), and a watcher that reads `GET /runs/{id}` until every
+run has ended. What each saw is kept to be checked against the store afterwards."""
+
+import asyncio
+import json
+import time
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+PROFILE, PROMPT = "bench-load", "bench load"
+BEGUN, ACCEPTED = "POST /runs (begun)", "POST /runs (accepted)"
+INBOX, RUN, DECISION = "GET /inbox", "GET /runs/{id}", "POST /runs/{id}/decision"
+SSE = {"Accept": "text/event-stream"}
+ASYNC = {"Prefer": "respond-async"}
+RECONNECTS = 50
+START_ATTEMPTS = 20  # a start answered 503 is sent again after its Retry-After
+NOT_BEGUN_SECONDS = 300.0  # how long a follower follows again a run not begun
+WATCHERS = 10  # GET /runs/{id} in flight
+
+
+@dataclass(frozen=True)
+class Sizes:
+    runs: int
+    starts: int  # starts in flight
+    followers: int
+    decisions: int  # decisions in flight
+
+    def times(self, m: int) -> "Sizes":
+        return Sizes(self.runs * m, self.starts * m, self.followers * m, self.decisions * m)
+
+
+@dataclass
+class Follow:
+    run: int  # index of the run followed
+    seen: list[int] = field(default_factory=list)
+    ended: bool = False
+    reconnects: int = 0
+    early_ends: int = 0  # `end` with no status: the run had not begun
+
+
+@dataclass
+class Tally:
+    latency: dict[str, list[float]] = field(default_factory=dict)
+    run_ids: dict[int, str] = field(default_factory=dict)
+    answered_live: set[str] = field(default_factory=set)  # 200/201 with a live status
+    accepted_refused: int = 0  # `Prefer: respond-async` answered other than 202
+    final: dict[str, str] = field(default_factory=dict)  # run id -> terminal status
+    ended_at: dict[str, float] = field(default_factory=dict)
+    approved: set[str] = field(default_factory=set)
+    follows: list[Follow] = field(default_factory=list)
+    errors: Counter[str] = field(default_factory=Counter)
+    began: float = 0.0
+
+    def took(self, endpoint: str, seconds: float) -> None:
+        self.latency.setdefault(endpoint, []).append(seconds)
+
+
+async def _start(c: httpx.AsyncClient, t: Tally, i: int, ready: asyncio.Event) -> None:
+    run_id = str(uuid.uuid4())
+    body = {"profile": PROFILE, "prompt": PROMPT, "run_id": run_id}
+    for _ in range(START_ATTEMPTS):  # a retry of the same run id is the same start
+        began = time.monotonic()
+        try:
+            reply = await c.post("/runs", json=body, headers=ASYNC if i % 2 else {})
+        except httpx.HTTPError as exc:
+            t.errors[f"start {type(exc).__name__}"] += 1
+            await asyncio.sleep(0.5)
+            continue
+        took = time.monotonic() - began
+        if reply.status_code == 202:
+            t.took(ACCEPTED, took)
+        elif reply.status_code in (200, 201):
+            t.took(BEGUN, took)
+            t.accepted_refused += i % 2
+            run = reply.json().get("run") or {}
+            if run.get("status") not in (None, "STARTING"):
+                t.answered_live.add(run_id)
+        else:
+            t.errors[f"start {reply.status_code}"] += 1
+            await asyncio.sleep(_retry_after(reply))
+            continue
+        t.run_ids[i] = run_id
+        break
+    else:
+        t.errors["start gave up"] += 1
+    ready.set()
+
+
+def _retry_after(reply: httpx.Response) -> float:
+    try:
+        return min(5.0, max(0.2, float(reply.headers.get("Retry-After", "0.5"))))
+    except ValueError:
+        return 0.5
+
+
+async def _starts(c: httpx.AsyncClient, t: Tally, sizes: Sizes, ready: list[asyncio.Event]) -> None:
+    gate = asyncio.Semaphore(sizes.starts)
+
+    async def one(i: int) -> None:
+        async with gate:
+            await _start(c, t, i, ready[i])
+
+    await asyncio.gather(*(one(i) for i in range(sizes.runs)))
+
+
+def _frames(lines: list[str]) -> tuple[int | None, str, str]:
+    ident, event, data = None, "message", ""
+    for line in lines:
+        key, _, value = line.partition(": ")
+        if key == "id":
+            ident = int(value)
+        elif key == "event":
+            event = value
+        elif key == "data":
+            data = value
+    return ident, event, data
+
+
+async def _follow(c: httpx.AsyncClient, t: Tally, f: Follow, ready: asyncio.Event) -> None:
+    await ready.wait()
+    run_id = t.run_ids.get(f.run)
+    if run_id is None:
+        return  # never started: counted with the starts
+    last: int | None = None
+    give_up = time.monotonic() + NOT_BEGUN_SECONDS
+    while not f.ended and f.reconnects <= RECONNECTS:
+        headers = SSE if last is None else {**SSE, "Last-Event-ID": str(last)}
+        try:
+            async with c.stream("GET", f"/runs/{run_id}/events", headers=headers) as reply:
+                if reply.status_code != 200:
+                    t.errors[f"follow {reply.status_code}"] += 1
+                    raise httpx.TransportError("refused")
+                lines: list[str] = []
+                async for line in reply.aiter_lines():
+                    if line:
+                        lines.append(line)
+                        continue
+                    ident, event, data = _frames(lines)
+                    lines = []
+                    if event == "end":
+                        # An accepted start's run not begun yet has no row: the follow ends
+                        # at once with no status. Follow again until it has begun.
+                        f.ended = json.loads(data).get("status") is not None
+                        f.early_ends += not f.ended
+                        break
+                    if ident is not None:
+                        f.seen.append(ident)
+                        last = ident
+        except httpx.HTTPError:
+            pass
+        if not f.ended:
+            if f.early_ends and time.monotonic() < give_up:
+                await asyncio.sleep(0.3)
+                continue
+            f.reconnects += 1
+            await asyncio.sleep(0.2)
+
+
+async def _decide(c: httpx.AsyncClient, t: Tally, run_id: str, digest: str) -> bool:
+    """Approve; False when the decision should be made again (the run still waits)."""
+    began = time.monotonic()
+    try:
+        reply = await c.post(
+            f"/runs/{run_id}/decision", json={"verdict": "approve", "turn_digest": digest}
+        )
+    except httpx.HTTPError as exc:
+        t.errors[f"decision {type(exc).__name__}"] += 1
+        return False
+    t.took(DECISION, time.monotonic() - began)
+    if reply.status_code == 200:
+        t.approved.add(run_id)
+        return True
+    if reply.status_code < 500 and reply.json().get("error", {}).get("type") == "already_decided":
+        return True
+    t.errors[f"decision {reply.status_code}"] += 1
+    return False
+
+
+async def _deciders(c: httpx.AsyncClient, t: Tally, sizes: Sizes, done: asyncio.Event) -> None:
+    gate = asyncio.Semaphore(sizes.decisions)
+    deciding: set[str] = set()
+    tasks: set[asyncio.Task[None]] = set()
+
+    async def one(run_id: str, digest: str) -> None:
+        async with gate:
+            if not await _decide(c, t, run_id, digest):
+                deciding.discard(run_id)  # the next read of the inbox decides it again
+
+    while not done.is_set():
+        began = time.monotonic()
+        try:
+            reply = await c.get("/inbox", params={"limit": 200})
+            t.took(INBOX, time.monotonic() - began)
+            waiting = reply.json() if reply.status_code == 200 else []
+        except httpx.HTTPError as exc:
+            t.errors[f"inbox {type(exc).__name__}"] += 1
+            waiting = []
+        for run in waiting:
+            pending = run.get("pending_approval")
+            if run["run_id"] in deciding or not pending:
+                continue
+            deciding.add(run["run_id"])
+            task = asyncio.create_task(one(run["run_id"], pending["turn_digest"]))
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
+        await asyncio.sleep(0.2)
+    await asyncio.gather(*tasks)
+
+
+async def _watch(c: httpx.AsyncClient, t: Tally, sizes: Sizes, deadline: float) -> None:
+    """GET /runs/{id} of every started run not yet ended, until all have or time is up."""
+    gate = asyncio.Semaphore(WATCHERS)
+
+    async def one(run_id: str) -> None:
+        async with gate:
+            began = time.monotonic()
+            try:
+                reply = await c.get(f"/runs/{run_id}")
+            except httpx.HTTPError as exc:
+                t.errors[f"run {type(exc).__name__}"] += 1
+                return
+            t.took(RUN, time.monotonic() - began)
+            if reply.status_code == 200 and reply.json()["status"] in TERMINAL:
+                t.final[run_id] = reply.json()["status"]
+                t.ended_at[run_id] = time.monotonic()
+
+    while time.monotonic() < deadline:
+        open_ = [r for r in t.run_ids.values() if r not in t.final]
+        if not open_ and len(t.run_ids) + t.errors["start gave up"] >= sizes.runs:
+            return
+        await asyncio.gather(*(one(r) for r in open_))
+        await asyncio.sleep(0.5)
+
+
+TERMINAL = {"COMPLETED", "FAILED", "CANCELLED", "MAX_ITERATIONS"}
+
+
+async def drive(base_url: str, starter: str, decider: str, sizes: Sizes, seconds: float) -> Tally:
+    """One level; returns what every client saw."""
+    t = Tally(began=time.monotonic())
+    limits = httpx.Limits(max_connections=sizes.followers + sizes.starts + sizes.decisions + 40)
+    ready = [asyncio.Event() for _ in range(sizes.runs)]
+    followed = max(1, sizes.runs // 4)  # a quarter of the runs, several followers each
+    t.follows = [Follow(run=j % followed) for j in range(sizes.followers)]
+    timeout = httpx.Timeout(60.0, read=120.0)
+    auth = {"Authorization": f"Bearer {starter}"}
+    async with (
+        httpx.AsyncClient(base_url=base_url, headers=auth, limits=limits, timeout=timeout) as c,
+        httpx.AsyncClient(
+            base_url=base_url, headers={"Authorization": f"Bearer {decider}"}, limits=limits,
+            timeout=timeout,
+        ) as d,
+    ):  # fmt: skip
+        done = asyncio.Event()
+        deciders = asyncio.create_task(_deciders(d, t, sizes, done))
+        followers = [asyncio.create_task(_follow(c, t, f, ready[f.run])) for f in t.follows]
+        watcher = asyncio.create_task(_watch(c, t, sizes, time.monotonic() + seconds))
+        await _starts(c, t, sizes, ready)
+        await watcher
+        done.set()
+        await deciders
+        try:
+            await asyncio.wait_for(asyncio.gather(*followers), 60)
+        except TimeoutError:
+            t.errors["followers still open at the end"] += sum(not f.ended for f in t.follows)
+    return t
+
+
+async def event_ids(c: httpx.AsyncClient, run_id: str) -> tuple[list[int], str]:
+    """The run's events as the API pages them (the truth a follow is checked against), and
+    their payloads as text."""
+    ids: list[int] = []
+    text: list[str] = []
+    after = -1
+    while True:
+        reply = await c.get(f"/runs/{run_id}/events", params={"after": after, "limit": 1000})
+        page: dict[str, Any] = reply.json()
+        ids += [e["sequence"] for e in page["events"]]
+        text += [json.dumps(e.get("payload")) for e in page["events"]]
+        after = page["next_after"]
+        if not page["more"]:
+            return ids, "\n".join(text)
