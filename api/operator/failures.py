@@ -120,6 +120,9 @@ CODES: dict[ErrorType, str] = {
     E.UNATTESTED_RECONCILIATION: "An answer on a write came without a valid attestation.",
     E.STALE_RECONCILIATION: "An answer named a write or fence the run no longer waits on.",
     E.ALREADY_RECONCILED: "The write was already answered for.",
+    E.ITERATIONS_OVER_CEILING: (
+        "The run asked for more rounds than this worker's AGENTRT_MAX_ITERATIONS_CEILING allows."
+    ),
 }
 
 _CODES = {code.value: text for code, text in CODES.items()}
