@@ -43,9 +43,11 @@ def events(vendor: Vendor, reply: dict[str, Any]) -> list[str]:
 class Emitted:
     def __init__(self) -> None:
         self.pieces: list[str] = []
+        self.first = asyncio.Event()
 
     async def __call__(self, text: str) -> None:
         self.pieces.append(text)
+        self.first.set()
 
 
 async def streamed(p: Any, emitted: Emitted | None = None) -> ProviderReply:
@@ -63,9 +65,7 @@ async def test_the_text_arrives_while_the_server_holds_the_rest(
     emitted = Emitted()
     call = asyncio.create_task(streamed(provider, emitted))
     try:
-        async with asyncio.timeout(5):
-            while not emitted.pieces:
-                await asyncio.sleep(0.01)
+        await asyncio.wait_for(emitted.first.wait(), 5)
         assert emitted.pieces == ["A-1 has "] and not call.done()
     finally:
         hold.set()
