@@ -132,6 +132,7 @@ class Vendor:
 
     api: str  # the providers file's `api`
     path: str  # where a call goes, under the server's root, for model "m-test"
+    stream_path: str  # where a streamed call goes (a worker with live output streams)
     key_header: tuple[str, str]  # the header carrying the key, and its value's prefix
     reply: Callable[..., dict[str, Any]]
     results: Callable[[dict[str, Any]], list[tuple[str, str]]]
@@ -142,13 +143,15 @@ class Vendor:
 
 
 ANTHROPIC = Vendor(
-    api="anthropic", path="/v1/messages", key_header=("authorization", "Bearer "),
+    api="anthropic", path="/v1/messages", stream_path="/v1/messages", key_header=("authorization", "Bearer "),
     reply=anthropic_reply, results=anthropic_results, usage=(40, 5), overloaded=529,
     error_body=lambda _s, kind: {"type": "error", "error": {"type": kind, "message": "x"}},
     make=AnthropicProvider,
 )  # fmt: skip
 GEMINI = Vendor(
-    api="gemini", path="/v1beta/models/m-test:generateContent", key_header=("x-goog-api-key", ""),
+    api="gemini", path="/v1beta/models/m-test:generateContent",
+    stream_path="/v1beta/models/m-test:streamGenerateContent?alt=sse",
+    key_header=("x-goog-api-key", ""),
     reply=gemini_reply, results=gemini_results, usage=(40, 5), overloaded=503,
     error_body=lambda s, kind: {"error": {"code": s, "message": "x", "status": kind}},
     make=GeminiProvider,

@@ -30,11 +30,6 @@ server = native.server  # the module's local server, a fixture
 provider = native.provider
 vendor = native.vendor
 
-STREAM_PATHS = {
-    "anthropic": "/v1/messages",
-    "gemini": "/v1beta/models/m-test:streamGenerateContent?alt=sse",
-}
-
 
 def events(vendor: Vendor, reply: dict[str, Any]) -> list[str]:
     return anthropic_events(reply) if vendor is ANTHROPIC else gemini_events(reply)
@@ -78,7 +73,7 @@ async def test_the_text_arrives_while_the_server_holds_the_rest(
     )
     assert (reply.usage.prompt_tokens, reply.usage.completion_tokens) == vendor.usage
     (sent,) = server.seen
-    assert sent.path == STREAM_PATHS[vendor.api]
+    assert sent.path == vendor.stream_path
     assert sent.headers[vendor.key_header[0]] == vendor.key_header[1] + API_KEY
     assert sent.body.get("stream") is (True if vendor is ANTHROPIC else None)
 
@@ -100,7 +95,7 @@ async def test_a_streamed_tool_call_turn_is_the_non_streamed_turn(
     ]
     assert (reply.usage.prompt_tokens, reply.usage.completion_tokens) == vendor.usage
     assert reply.finish_reason == "tool_calls" and "".join(emitted.pieces) == "Let me look."
-    assert server.seen[1].path == STREAM_PATHS[vendor.api]
+    assert server.seen[1].path == vendor.stream_path
     # The same request otherwise: the streamed one only asks for the stream.
     assert {k: v for k, v in server.seen[1].body.items() if k != "stream"} == server.seen[0].body
 
