@@ -189,3 +189,40 @@ async def test_a_streamed_refusal_is_a_typed_rejection(
     await p.aclose()
     assert info.value.type == ErrorType.PROVIDER_REJECTED and info.value.non_retryable
     assert "refused" in str(info.value) and "can't" not in str(info.value)
+
+
+async def test_a_refused_stream_request_is_typed_as_without_streaming(
+    server: FakeServer, provider: Any, vendor: Vendor
+) -> None:
+    """An error status before any event (a rate limit, a bad request) is what `complete`
+    makes of it: the status, the vendor's code and the server's delay, never the body."""
+    kind = "rate_limit_error" if vendor is ANTHROPIC else "RESOURCE_EXHAUSTED"
+    server.replies.append(Canned(429, vendor.error_body(429, kind), {"retry-after": "7"}))
+    with pytest.raises(ApplicationError) as info:
+        await streamed(provider)
+    err = info.value
+    assert err.type == ErrorType.PROVIDER_UNAVAILABLE and not err.non_retryable
+    assert err.next_retry_delay is not None and err.next_retry_delay.total_seconds() == 7
+    assert "HTTP 429" in str(err) and kind in str(err)
+    body = vendor.error_body(400, "invalid_request_error" if vendor is ANTHROPIC
+                             else "INVALID_ARGUMENT")  # fmt: skip
+    body["error"]["message"] = f"echo: {API_KEY}"
+    server.replies.append(Canned(400, body))
+    with pytest.raises(ApplicationError) as info:
+        await streamed(provider)
+    assert info.value.type == ErrorType.PROVIDER_REJECTED and info.value.non_retryable
+    assert API_KEY not in str(info.value) and len(server.seen) == 2
+
+
+async def test_a_stream_event_that_is_not_json_is_a_malformed_reply(
+    server: FakeServer, vendor: Vendor
+) -> None:
+    server.seen.clear()
+    sse = events(vendor, vendor.reply(text="Half an answer"))
+    garbled = ("event: content_block_delta\n" if vendor is ANTHROPIC else "") + "data: cut {\n\n"
+    server.replies.append(Canned(body=[sse[0], garbled, *sse[1:]]))
+    p = vendor.make(api_key=API_KEY, base_url=root(server))
+    with pytest.raises(ApplicationError) as info:
+        await streamed(p)
+    await p.aclose()
+    assert info.value.type == ErrorType.PROVIDER_UNAVAILABLE and "malformed" in str(info.value)
