@@ -143,7 +143,8 @@ class Vendor:
 
 
 ANTHROPIC = Vendor(
-    api="anthropic", path="/v1/messages", stream_path="/v1/messages", key_header=("authorization", "Bearer "),
+    api="anthropic", path="/v1/messages", stream_path="/v1/messages",
+    key_header=("authorization", "Bearer "),
     reply=anthropic_reply, results=anthropic_results, usage=(40, 5), overloaded=529,
     error_body=lambda _s, kind: {"type": "error", "error": {"type": kind, "message": "x"}},
     make=AnthropicProvider,
