@@ -173,8 +173,12 @@ async def test_the_text_streams_live_and_a_retry_withdraws_the_failed_attempts_p
     assert {(p.kind, p.attempt) for p in pieces[:retract]} == {("delta", 1)}
     after = pieces[retract:]
     assert {p.attempt for p in after if p.kind == "retract"} == {1}
-    assert {p.attempt for p in after if p.kind == "delta"} == {2}
-    assert "".join(p.text for p in after) == "Order 1042 is fine."
+    assert {p.attempt for p in after if p.kind == "delta"} <= {2}
+    # (Rows go once the turn is stored: a follower may see the committed turn, the truth
+    # that replaces the deltas, before the last of them, or any.)
+    assert "Order 1042 is fine.".startswith("".join(p.text for p in after))
+    (turn,) = [i for i in items if isinstance(i, EventView) and i.kind is EventKind.LLM]
+    assert turn.payload["content"] == "Order 1042 is fine."
     view = await rt.status(run_id)
     assert (view.status, view.answer) == (RunStatus.COMPLETED, "Order 1042 is fine.")
     assert len(server.seen) == 2 and {s.path for s in server.seen} == {vendor.stream_path}
