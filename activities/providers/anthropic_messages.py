@@ -9,6 +9,13 @@ call an assistant `tool_use` block, a tool result a user `tool_result` block (co
 results of one turn in one user message, as the API requires). A `refusal` stop is a typed,
 non-retryable ProviderRejected; 429 and 529 (overloaded) are retryable ProviderUnavailable.
 
+`stream` asks for the same turn as server-sent events (message_start, content_block_*,
+message_delta, message_stop): the text deltas go to `emit` as they come, and the SDK's
+accumulator folds the events into the Message `complete` would have returned (tool input
+from its JSON fragments, input tokens from message_start, output tokens and the stop
+reason from message_delta). An `error` event mid-stream is typed by its error type as the
+same error's HTTP status would be; a stream cut before message_stop is retryable.
+
 A typed answer's schema (ProviderRequest.output_schema) is not sent: Messages has no JSON
 response mode. The model activity validates the answer and sends an invalid one back.
 """
@@ -20,6 +27,7 @@ import anthropic
 from anthropic.types import Message as WireMessage
 from pydantic import ValidationError
 
+from agentrt.activities.ports import Emit
 from agentrt.activities.providers._http_errors import classify, malformed_reply
 from agentrt.activities.providers._native import (
     DEFAULT_MAX_TOKENS,
@@ -34,6 +42,12 @@ from agentrt.contracts.messages import Message, ProviderReply, ProviderRequest, 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 _FINISH = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_calls",
            "max_tokens": "length", "model_context_window_exceeded": "length"}  # fmt: skip
+# An `error` event comes on a 200 stream: its type stands for the status the same error
+# has before a stream starts (Anthropic's documented errors); unknown ones are the server's.
+_STREAM_ERROR_STATUS = {"invalid_request_error": 400, "authentication_error": 401,
+                        "permission_error": 403, "not_found_error": 404,
+                        "request_too_large": 413, "rate_limit_error": 429,
+                        "api_error": 500, "overloaded_error": 529}  # fmt: skip
 
 
 def _blocks(m: Message, names: Names) -> list[dict[str, Any]]:
@@ -135,8 +149,7 @@ class AnthropicProvider:
         try:
             raw = await self._client.post("/v1/messages", body=body, cast_to=object)
         except anthropic.APIStatusError as exc:
-            r = exc.response
-            raise classify(r.status_code, r.headers, r.content, self._name) from None
+            raise self._status(exc) from None
         except anthropic.APIConnectionError as exc:  # timeouts included
             raise unreachable(self._name, exc) from None
         except json.JSONDecodeError:  # a 2xx whose body is not JSON
@@ -146,3 +159,35 @@ class AnthropicProvider:
         except ValidationError:
             raise malformed_reply(self._name, "not a message") from None
         return parse_reply(wire, names, self._name)
+
+    async def stream(self, request: ProviderRequest, emit: Emit) -> ProviderReply:
+        """As `complete`, streamed: the text goes to `emit` as it comes."""
+        names = Names(request)
+        body = request_body(request, self._max_tokens, names)
+        ended = False
+        try:
+            async with self._client.messages.stream(**body) as events:
+                async for event in events:
+                    if event.type == "content_block_delta" and event.delta.type == "text_delta":
+                        await emit(event.delta.text)
+                    ended = ended or event.type == "message_stop"
+                wire = await events.get_final_message() if ended else None
+        except anthropic.APIStatusError as exc:
+            raise self._status(exc) from None
+        except anthropic.APIConnectionError as exc:  # timeouts included
+            raise unreachable(self._name, exc) from None
+        except (ValueError, RuntimeError, AssertionError):
+            # Not JSON, tool input that is not JSON, or events out of order.
+            raise malformed_reply(self._name, "not a message stream") from None
+        if wire is None:  # no message_stop: the server hung up mid-reply (retried)
+            raise unreachable(self._name, ConnectionError("the stream ended before its end"))
+        return parse_reply(wire, names, self._name)
+
+    def _status(self, exc: anthropic.APIStatusError) -> Exception:
+        r = exc.response
+        if r.is_success:  # an `error` event in a stream: the status is the error type's
+            error = exc.body.get("error") if isinstance(exc.body, dict) else None
+            kind = error.get("type") if isinstance(error, dict) else None
+            status = _STREAM_ERROR_STATUS.get(kind if isinstance(kind, str) else "", 500)
+            return classify(status, r.headers, json.dumps(exc.body).encode(), self._name)
+        return classify(r.status_code, r.headers, r.content, self._name)

@@ -10,6 +10,12 @@ Our conversation becomes Gemini's shape: the system messages become `system_inst
 a tool call a model `function_call` part, a tool result a user `function_response` part.
 A blocked prompt or a safety stop is a typed, non-retryable ProviderRejected; 429 and 503
 (overloaded) are retryable ProviderUnavailable.
+
+`stream` asks `:streamGenerateContent?alt=sse`: each event is a GenerateContentResponse
+holding the next parts; text parts go to `emit` as they come, and the parts, the last
+finish reason and the last (cumulative) usage are folded into the one response `complete`
+would have read. An error chunk mid-stream is typed by its code as the same error's
+status would be; a stream that ends without a finish reason was cut, and is retried.
 """
 
 import base64
@@ -19,6 +25,7 @@ import httpx
 from google import genai
 from google.genai import errors, types
 
+from agentrt.activities.ports import Emit
 from agentrt.activities.providers import _native
 from agentrt.activities.providers._http_errors import classify, malformed_reply
 from agentrt.activities.providers._native import Names
@@ -184,9 +191,66 @@ class GeminiProvider:
             raise malformed_reply(self._name, "not JSON") from None
         return parse_reply(response, names, self._name)
 
+    async def stream(self, request: ProviderRequest, emit: Emit) -> ProviderReply:
+        """As `complete`, streamed: the text goes to `emit` as it comes."""
+        names = Names(request)
+        folded = _Folded()
+        try:
+            chunks = await self._client.aio.models.generate_content_stream(
+                model=request.model,
+                contents=contents(request, names),
+                config=config(request, names, self._max_output_tokens),
+            )
+            async for chunk in chunks:
+                await folded.add(chunk, emit)
+        except errors.APIError as exc:
+            raise self._status(exc) from None
+        except httpx.RequestError as exc:
+            raise _native.unreachable(self._name, exc) from None
+        except ValueError:  # an event that is not JSON (pydantic's errors are ValueErrors)
+            raise malformed_reply(self._name, "not a response stream") from None
+        response = folded.response()
+        if folded.finish is None and response.prompt_feedback is None:
+            # No finish reason: the server hung up mid-reply, an outage (retried).
+            raise _native.unreachable(self._name, ConnectionError("the stream ended early"))
+        return parse_reply(response, names, self._name)
+
     def _status(self, exc: errors.APIError) -> Exception:
-        """The SDK has read the body into `details`; the status and headers are the answer's."""
+        """The SDK has read the body into `details`; the status and headers are the answer's,
+        but for an error chunk in a 200 stream, whose code is the error's own."""
         r = exc.response
         headers = r.headers if isinstance(r, httpx.Response) else {}
-        status = r.status_code if isinstance(r, httpx.Response) else exc.code
+        ok = isinstance(r, httpx.Response) and r.is_success
+        status = r.status_code if isinstance(r, httpx.Response) and not ok else exc.code
         return classify(status, headers, json.dumps(exc.details).encode(), self._name)
+
+
+class _Folded:
+    """The chunks of a stream so far, as one response."""
+
+    def __init__(self) -> None:
+        self.parts: list[types.Part] = []
+        self.finish: types.FinishReason | None = None
+        self.usage: types.GenerateContentResponseUsageMetadata | None = None
+        self.feedback: types.GenerateContentResponsePromptFeedback | None = None
+
+    async def add(self, chunk: types.GenerateContentResponse, emit: Emit) -> None:
+        self.feedback = chunk.prompt_feedback or self.feedback
+        self.usage = chunk.usage_metadata or self.usage  # cumulative: the last one counts
+        if not chunk.candidates:
+            return
+        candidate = chunk.candidates[0]
+        self.finish = candidate.finish_reason or self.finish
+        for part in (candidate.content.parts if candidate.content else None) or []:
+            self.parts.append(part)
+            if part.text and not part.thought and part.function_call is None:
+                await emit(part.text)
+
+    def response(self) -> types.GenerateContentResponse:
+        content = types.Content(role="model", parts=self.parts)
+        candidates = [types.Candidate(content=content, finish_reason=self.finish)]
+        return types.GenerateContentResponse(
+            candidates=candidates if self.finish or self.parts else None,
+            usage_metadata=self.usage,
+            prompt_feedback=self.feedback,
+        )

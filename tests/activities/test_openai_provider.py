@@ -19,6 +19,7 @@ from agentrt.activities.providers._http_errors import MAX_RETRY_DELAY, retry_aft
 from agentrt.activities.providers.openai_compat import INVALID_ARGUMENTS_KEY, OpenAICompatProvider
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.messages import Message, ProviderRequest, ToolCall, ToolSpec
+from tests.activities.native_wire import stream_events
 
 API_KEY = "sk-test-secret-key-0123456789"
 SECRET_PROMPT = "my card number is 4111 1111 1111 1111"
@@ -30,6 +31,11 @@ class Canned:
     body: Any = None  # dict → JSON; str → sent as is
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    # A stream (a list of SSE events, or a native reply a streaming request gets as one)
+    # stops after `hold_after` events until `hold` is set: the client has the first pieces
+    # while the server holds the rest.
+    hold: threading.Event | None = None
+    hold_after: int = 0
 
 
 @dataclass
@@ -60,10 +66,16 @@ class FakeServer:
                 time.sleep(canned.delay)
                 data = canned.body if isinstance(canned.body, str) else json.dumps(canned.body)
                 kind = "application/json"
+                events = [data]
                 # A worker streams (live output): answer as the real API does, in chunks.
                 if server.seen[-1].body.get("stream") and canned.status == 200:
                     if isinstance(canned.body, dict) and "choices" in canned.body:
                         data, kind = as_stream(canned.body), "text/event-stream"
+                        events = [data]
+                native = stream_events(self.path, server.seen[-1].body, canned.body)
+                if isinstance(canned.body, list) or (native and canned.status == 200):
+                    events = canned.body if isinstance(canned.body, list) else native or []
+                    data, kind = "".join(events), "text/event-stream"
                 try:
                     self.send_response(canned.status)
                     for name, value in canned.headers.items():
@@ -71,7 +83,11 @@ class FakeServer:
                     self.send_header("Content-Type", kind)
                     self.send_header("Content-Length", str(len(data.encode())))
                     self.end_headers()
-                    self.wfile.write(data.encode())
+                    for i, event in enumerate(events):
+                        if canned.hold is not None and i == canned.hold_after:
+                            self.wfile.flush()
+                            canned.hold.wait(10)
+                        self.wfile.write(event.encode())
                 except OSError:
                     pass  # the client gave up (timeout test)
 
