@@ -24,7 +24,7 @@ from agentrt.contracts.errors import (
 )
 from agentrt.contracts.ids import DEFAULT_TASK_QUEUE, QUERY_REFUSED_DECISIONS
 from agentrt.contracts.live import LiveDelta
-from agentrt.contracts.profiles import MAX_ITERATIONS_CEILING
+from agentrt.contracts.profiles import MAX_ITERATIONS_CEILING, RegisteredProfile
 from agentrt.contracts.reconcile_answer import ReconcileAnswer
 from agentrt.contracts.run import DEFAULT_MAX_PROMPT_CHARS, EventView, RunView
 from agentrt.contracts.start import StartRequest, StartWait
@@ -154,12 +154,15 @@ class AgentRuntime(RuntimeClient):
         initiator: str | None = None,
         a2a_task_id: str | None = None,
         wait: StartWait = "begun",
+        registered: RegisteredProfile | None = None,
     ) -> str:
         """Start the run `request` asks for (made by `StartRequest.checked` with this
         deployment's prompt cap; the worker refuses a longer prompt in any case), as
         `initiator` ("anonymous" when None); returns its uuid once the run exists, or with
-        `wait="accepted"` once Temporal holds it (STARTING until a worker begins it)."""
-        registered = await asyncio.to_thread(self._profiles.get, request.profile)
+        `wait="accepted"` once Temporal holds it (STARTING until a worker begins it).
+        `registered`: the profile's registry entry, when the caller has just read it."""
+        if registered is None or registered.name != request.profile:
+            registered = await asyncio.to_thread(self._profiles.get, request.profile)
         if self._plaintext_refused:
             if registered is None:
                 raise unregistered(request.profile)
