@@ -53,13 +53,22 @@ class OpsState:
     start_lane: ThreadPoolExecutor = field(init=False)
 
     def __post_init__(self) -> None:
-        self.feeds = Feeds(self.runs, self.waker, self.live.mark)
+        self.feeds = Feeds(self.runs, self.waker, self.live.mark, self._held_open)
         self.tokens = TokenChecks(self.principals.active, TOKEN_CHECK_SECONDS)
         self.start_lane = ThreadPoolExecutor(START_THREADS, thread_name_prefix="agentrt-start")
 
     async def on_start_lane(self, fn: Callable[..., T], *args: Any) -> T:
         """`fn(*args)` on the start path's own threads (not the default executor's)."""
         return await asyncio.get_running_loop().run_in_executor(self.start_lane, partial(fn, *args))
+
+    async def _held_open(self, run_id: str) -> bool:
+        """Whether Temporal holds `run_id` open with no worker having begun it (no row yet);
+        False when Temporal cannot say: the follow ends as for a run that is not there."""
+        if self.runtime is None:
+            return False
+        with contextlib.suppress(RPCError):
+            return await self.runtime.starting(run_id) is not None
+        return False
 
     def require_runtime(self) -> AgentRuntime:
         if self.runtime is None:
