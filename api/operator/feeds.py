@@ -27,7 +27,7 @@ from agentrt.store.runs import RunStore
 
 BUFFER = 1000  # events kept per followed run
 BATCH = 500  # events per read
-WAKE_SECONDS = 2.0  # a poller re-reads at least this often (followers recheck tokens too)
+WAKE_SECONDS = 2.0  # a poller re-reads at least this often
 log = logging.getLogger(__name__)
 
 
@@ -189,14 +189,27 @@ class TokenChecks:
     def __init__(self, active: Callable[[str], bool], seconds: float) -> None:
         self._active, self._seconds = active, seconds
         self._seen: dict[str, tuple[float, bool]] = {}
+        self._reading: dict[str, asyncio.Future[bool]] = {}
 
     async def active(self, token_id: str) -> bool:
         now = time.monotonic()
         seen = self._seen.get(token_id)
         if seen is not None and now - seen[0] < self._seconds:
             return seen[1]
-        ok = await asyncio.to_thread(self._active, token_id)
+        reading = self._reading.get(token_id)
+        if reading is None:  # the token's streams that ask meanwhile share this one read
+            reading = asyncio.ensure_future(self._read(token_id))
+            self._reading[token_id] = reading
+        return await asyncio.shield(reading)
+
+    async def _read(self, token_id: str) -> bool:
+        # Stamped when the read began: the answer is as old as the moment it was asked.
+        asked = time.monotonic()
+        try:
+            ok = await asyncio.to_thread(self._active, token_id)
+        finally:
+            self._reading.pop(token_id, None)
         if len(self._seen) > 10_000:
             self._seen.clear()
-        self._seen[token_id] = (time.monotonic(), ok)
+        self._seen[token_id] = (asked, ok)
         return ok

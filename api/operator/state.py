@@ -26,8 +26,9 @@ from agentrt.store.run_query import RunQuery
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer
 
-# A token's answer is reused this long by its other streams (each stream asks every 2 s).
-TOKEN_CHECK_SECONDS = 1.0
+# A token's answer is reused this long by its other streams (each stream asks every 1 s:
+# api/operator/sse.py); the two together bound how long a revoked token's stream lives.
+TOKEN_CHECK_SECONDS = 0.5
 # The start path's store reads (its token, its profile, a run id sent again) run on threads
 # of their own. The default executor has min(32, cpus + 4) threads (6 on two cores), and
 # under load the followers' polls and the begun starts' waits keep them all busy: an
