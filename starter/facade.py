@@ -176,6 +176,12 @@ class AgentRuntime(RuntimeClient):
         )
         return run_id
 
+    def accept_on(self, client: Client) -> None:
+        """Start accepted runs (`wait="accepted"`) over `client`, a connection of their own
+        to the same namespace: under load the begun starts' long update polls fill the
+        shared one."""
+        self._launcher.accept_on(client)
+
     async def withdrawal(self, run_id: str) -> NoWorkerError | None:
         """The error a start of `run_id` was withdrawn with (NoWorkerError or
         WorkersBusyError), the answer to that start sent again; None if not withdrawn."""

@@ -106,6 +106,7 @@ async def start_run(
         if earlier is not None:
             response.status_code = 200
             return await _repeat(state, who, body, earlier)
+    await timing.lag()
     try:
         run_id = await runtime.submit(
             body,
