@@ -68,8 +68,6 @@ def create_app(settings: ApiSettings, client: Client | None = None) -> Starlette
         # encrypts the prompts it starts runs with.
         temporal = client or await connect(settings)
         runtime = state.runtime = AgentRuntime.deployed(temporal, RunStore(ctx), settings)
-        if client is None:  # a deployment: accepted starts get a connection of their own
-            runtime.accept_on(await connect(settings))
         handler._tasks = TaskService(settings, store, temporal, runtime, profiles)
         stop = asyncio.Event()
         state.tasks.append(asyncio.create_task(state.delivery.run(stop)))

@@ -54,9 +54,6 @@ class Launcher:
         begin_timeout: float,
     ) -> None:
         self._client = client
-        # Accepted starts' own connection when given (`accept_on`): not the HTTP/2
-        # connection the begun starts' long update polls share.
-        self._accepts = client
         self._task_queue = task_queue
         self._begin_timeout = begin_timeout
         # The starts this process is waiting on, by run id: a start of the same run id that
@@ -121,14 +118,11 @@ class Launcher:
             with contextlib.suppress(asyncio.CancelledError):
                 await waiting
 
-    def accept_on(self, client: Client) -> None:
-        self._accepts = client
-
     async def accept(self, request: RunRequest, queue: str) -> None:
         """Hand the run to Temporal and return once it holds it (status STARTING): no wait
         for a worker, and no withdrawal; the run begins whenever a worker takes it."""
         try:
-            await self._accepts.start_workflow(
+            await self._client.start_workflow(
                 WORKFLOW_AGENT_RUN, request, **start_options(request, queue, RunStatus.STARTING)
             )
         except WorkflowAlreadyStartedError:

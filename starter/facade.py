@@ -176,12 +176,6 @@ class AgentRuntime(RuntimeClient):
         )
         return run_id
 
-    def accept_on(self, client: Client) -> None:
-        """Start accepted runs (`wait="accepted"`) over `client`, a connection of their own
-        to the same namespace: under load the begun starts' long update polls fill the
-        shared one."""
-        self._launcher.accept_on(client)
-
     async def withdrawal(self, run_id: str) -> NoWorkerError | None:
         """The error a start of `run_id` was withdrawn with (NoWorkerError or
         WorkersBusyError), the answer to that start sent again; None if not withdrawn."""
@@ -269,9 +263,22 @@ class AgentRuntime(RuntimeClient):
         return await asyncio.to_thread(self._runs.events, run_id, after_sequence)
 
     async def follow(self, run_id: str) -> AsyncIterator[EventView | LiveDelta]:
-        await self.status(run_id)  # typed errors for a run that is not there (yet)
+        """Every event and live piece of the run until it ends. A run Temporal holds that
+        no worker has begun yet (an accepted start) is waited for while it stays so; typed
+        errors for a run that is not there, failed to begin, or was withdrawn."""
+        await self._begun(run_id)
         async for item in follow_store(self._runs, LiveStore(self._runs.ctx), run_id):
             yield item
+
+    async def _begun(self, run_id: str, poll_seconds: float = 0.5) -> None:
+        while True:
+            try:
+                await self.status(run_id)
+                return
+            except RunNotBegunError as err:
+                if not err.pending:  # failed to begin, or withdrawn: it never will
+                    raise
+            await asyncio.sleep(poll_seconds)
 
     def _attestation_key(self) -> Sealer:
         # Whoever holds the seal key and the database is trusted to name the decider.
