@@ -2,6 +2,7 @@
 profiles it may start (api/grants.py). `admin` holds every scope and may start anything."""
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Annotated
@@ -60,7 +61,9 @@ def require(scope: str | None) -> Callable[..., Awaitable[Principal]]:
         store: PrincipalStore = ops.principals
         secret = creds.credentials.strip()
         if scope == START:  # a start's reads never queue behind the follows' (state.py)
+            began = time.perf_counter()
             token = await ops.on_start_lane(store.authenticate, secret)
+            request.state.token_seconds = time.perf_counter() - began  # its Server-Timing
         else:
             token = await asyncio.to_thread(store.authenticate, secret)
         if token is None:

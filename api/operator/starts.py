@@ -76,6 +76,7 @@ _PREFER = (
     openapi_extra={"requestBody": {"required": True, "content": _START_SCHEMA}},
 )
 async def start_run(
+    request: Request,
     state: State,
     who: Annotated[Principal, Depends(auth.require(auth.START))],
     body: Annotated[StartRequest, Depends(_start_body)],
@@ -86,7 +87,7 @@ async def start_run(
     of the same start (same principal, same profile) answers 200 with the run it started,
     or the same 503 if that start was withdrawn."""
     accepted = respond_async(prefer)
-    timing = Phases(response)
+    timing = Phases(response, getattr(request.state, "token_seconds", None))
     profile = await state.on_start_lane(state.profiles.get, body.profile)
     timing.mark("profile")
     if profile is None:

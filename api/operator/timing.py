@@ -11,10 +11,13 @@ from fastapi.responses import Response
 class Phases:
     """Phases timed from the handler's start, each written to the header as it ends."""
 
-    def __init__(self, response: Response) -> None:
+    def __init__(self, response: Response, token_seconds: float | None = None) -> None:
+        """`token_seconds`: how long the auth dependency's token read took, if timed."""
         self._response = response
         self._at = time.perf_counter()
         self._parts: list[str] = []
+        if token_seconds is not None:
+            self._parts.append(f"token;dur={token_seconds * 1000:.1f}")
 
     def mark(self, name: str) -> None:
         now = time.perf_counter()
