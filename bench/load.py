@@ -40,7 +40,8 @@ from bench.stats import percentile
 MB = 1024 * 1024
 ACCEPTED_P95_MS, INBOX_P95_MS = 250.0, 1000.0  # at 2x (inbox: on SQLite)
 # An accepted start's phases (its Server-Timing) after it: where its time went.
-PHASES = tuple(f"{ACCEPTED} {p}" for p in ("token", "profile", "run", "loop", "temporal", "outside handler"))
+_PHASE_NAMES = ("token", "profile", "run", "loop", "temporal", "outside handler")
+PHASES = tuple(f"{ACCEPTED} {p}" for p in _PHASE_NAMES)
 ENDPOINTS = (BEGUN, ACCEPTED, *PHASES, INBOX, RUN, DECISION)
 LOG = RESULTS_DIR / "load.log"
 
