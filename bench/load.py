@@ -39,7 +39,10 @@ from bench.stats import percentile
 
 MB = 1024 * 1024
 ACCEPTED_P95_MS, INBOX_P95_MS = 250.0, 1000.0  # at 2x (inbox: on SQLite)
-ENDPOINTS = (BEGUN, ACCEPTED, INBOX, RUN, DECISION)
+# An accepted start's phases (its Server-Timing) after it: where its time went.
+_PHASE_NAMES = ("token", "profile", "run", "loop", "temporal", "outside handler")
+PHASES = tuple(f"{ACCEPTED} {p}" for p in _PHASE_NAMES)
+ENDPOINTS = (BEGUN, ACCEPTED, *PHASES, INBOX, RUN, DECISION)
 LOG = RESULTS_DIR / "load.log"
 
 
@@ -201,7 +204,7 @@ def tables(levels: list[Level], *, postgres: bool) -> Report:
             if endpoint == ACCEPTED and not xs:
                 shown = ["not available", "-", "-"]
             lat.rows.append([f"{lv.times}x", endpoint, str(len(xs)), *shown])
-            if xs:
+            if xs and endpoint not in PHASES:
                 key = endpoint.split(" (")[-1].rstrip(")") if "(" in endpoint else endpoint
                 report.figures[f"load.{lv.times}x.{key}.p95_ms"] = 1000 * percentile(sorted(xs), 95)
         ended = ", ".join(f"{k} {v}" for k, v in sorted(c.statuses.items()))

@@ -24,7 +24,7 @@ from agentrt.contracts.errors import (
 )
 from agentrt.contracts.ids import DEFAULT_TASK_QUEUE, QUERY_REFUSED_DECISIONS
 from agentrt.contracts.live import LiveDelta
-from agentrt.contracts.profiles import MAX_ITERATIONS_CEILING
+from agentrt.contracts.profiles import MAX_ITERATIONS_CEILING, RegisteredProfile
 from agentrt.contracts.reconcile_answer import ReconcileAnswer
 from agentrt.contracts.run import DEFAULT_MAX_PROMPT_CHARS, EventView, RunView
 from agentrt.contracts.start import StartRequest, StartWait
@@ -154,12 +154,15 @@ class AgentRuntime(RuntimeClient):
         initiator: str | None = None,
         a2a_task_id: str | None = None,
         wait: StartWait = "begun",
+        registered: RegisteredProfile | None = None,
     ) -> str:
         """Start the run `request` asks for (made by `StartRequest.checked` with this
         deployment's prompt cap; the worker refuses a longer prompt in any case), as
         `initiator` ("anonymous" when None); returns its uuid once the run exists, or with
-        `wait="accepted"` once Temporal holds it (STARTING until a worker begins it)."""
-        registered = await asyncio.to_thread(self._profiles.get, request.profile)
+        `wait="accepted"` once Temporal holds it (STARTING until a worker begins it).
+        `registered`: the profile's registry entry, when the caller has just read it."""
+        if registered is None or registered.name != request.profile:
+            registered = await asyncio.to_thread(self._profiles.get, request.profile)
         if self._plaintext_refused:
             if registered is None:
                 raise unregistered(request.profile)
@@ -260,9 +263,22 @@ class AgentRuntime(RuntimeClient):
         return await asyncio.to_thread(self._runs.events, run_id, after_sequence)
 
     async def follow(self, run_id: str) -> AsyncIterator[EventView | LiveDelta]:
-        await self.status(run_id)  # typed errors for a run that is not there (yet)
+        """Every event and live piece of the run until it ends. A run Temporal holds that
+        no worker has begun yet (an accepted start) is waited for while it stays so; typed
+        errors for a run that is not there, failed to begin, or was withdrawn."""
+        await self._begun(run_id)
         async for item in follow_store(self._runs, LiveStore(self._runs.ctx), run_id):
             yield item
+
+    async def _begun(self, run_id: str, poll_seconds: float = 0.5) -> None:
+        while True:
+            try:
+                await self.status(run_id)
+                return
+            except RunNotBegunError as err:
+                if not err.pending:  # failed to begin, or withdrawn: it never will
+                    raise
+            await asyncio.sleep(poll_seconds)
 
     def _attestation_key(self) -> Sealer:
         # Whoever holds the seal key and the database is trusted to name the decider.

@@ -101,6 +101,7 @@ def mount_ops(
                     yield
         finally:
             stop.set()
+            ops.start_lane.shutdown(wait=False)
             await finish(listener, within=5.0)
 
     app = FastAPI(

@@ -17,7 +17,7 @@ import bisect
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Hashable
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable
 from dataclasses import dataclass, field
 
 from agentrt.api.wake import Waker
@@ -27,7 +27,7 @@ from agentrt.store.runs import RunStore
 
 BUFFER = 1000  # events kept per followed run
 BATCH = 500  # events per read
-WAKE_SECONDS = 2.0  # a poller re-reads at least this often (followers recheck tokens too)
+WAKE_SECONDS = 2.0  # a poller re-reads at least this often
 log = logging.getLogger(__name__)
 
 
@@ -73,9 +73,15 @@ class Feeds:
     """The runs followed in this process, each with its one poller."""
 
     def __init__(
-        self, runs: RunStore, waker: Waker, probe: Callable[[str], Hashable] | None = None
+        self,
+        runs: RunStore,
+        waker: Waker,
+        probe: Callable[[str], Hashable] | None = None,
+        held: Callable[[str], Awaitable[bool]] | None = None,
     ) -> None:
-        self._runs, self._waker, self._probe = runs, waker, probe
+        """`held(run_id)`: whether Temporal holds the run open and no worker has begun it
+        (an accepted start): its follow waits for it to begin rather than ending."""
+        self._runs, self._waker, self._probe, self._held = runs, waker, probe, held
         self._feeds: dict[str, Feed] = {}
         self.reads = 0  # the pollers' store reads (tests and the load bench)
         self.catchups = 0  # reads of followers behind the buffer
@@ -133,6 +139,17 @@ class Feeds:
                     continue
                 self.reads += 1
                 status = await asyncio.to_thread(self._runs.status, run_id)
+                if status is None and self._held is not None:
+                    if await self._held(run_id):  # not begun yet: follow it until it ends
+                        feed.tick()
+                        await self._waker.wait(
+                            run_id, ticket, within=WAKE_SECONDS, probe=self._probe
+                        )
+                        continue
+                    # Begun meanwhile (its row exists now), or gone.
+                    status = await asyncio.to_thread(self._runs.status, run_id)
+                    if status is not None and not status.terminal:
+                        continue
                 if status is None or status.terminal:
                     # The settling event commits with the status: reads now are certain to
                     # see it.
@@ -172,14 +189,27 @@ class TokenChecks:
     def __init__(self, active: Callable[[str], bool], seconds: float) -> None:
         self._active, self._seconds = active, seconds
         self._seen: dict[str, tuple[float, bool]] = {}
+        self._reading: dict[str, asyncio.Future[bool]] = {}
 
     async def active(self, token_id: str) -> bool:
         now = time.monotonic()
         seen = self._seen.get(token_id)
         if seen is not None and now - seen[0] < self._seconds:
             return seen[1]
-        ok = await asyncio.to_thread(self._active, token_id)
+        reading = self._reading.get(token_id)
+        if reading is None:  # the token's streams that ask meanwhile share this one read
+            reading = asyncio.ensure_future(self._read(token_id))
+            self._reading[token_id] = reading
+        return await asyncio.shield(reading)
+
+    async def _read(self, token_id: str) -> bool:
+        # Stamped when the read began: the answer is as old as the moment it was asked.
+        asked = time.monotonic()
+        try:
+            ok = await asyncio.to_thread(self._active, token_id)
+        finally:
+            self._reading.pop(token_id, None)
         if len(self._seen) > 10_000:
             self._seen.clear()
-        self._seen[token_id] = (time.monotonic(), ok)
+        self._seen[token_id] = (asked, ok)
         return ok

@@ -23,7 +23,10 @@ from agentrt.api.wake import MAX_SEQUENCE
 from agentrt.contracts.run import EventView
 
 KEEPALIVE_SECONDS = 15.0
-TOKEN_RECHECK_SECONDS = 2.0
+# A stream asks whether its token is still active this often, waking for it if nothing else
+# woke it; with the answer shared for TOKEN_CHECK_SECONDS (state.py) by the token's other
+# streams, a revoked token's stream ends within the two together (1.5 s), under 2 s.
+TOKEN_RECHECK_SECONDS = 1.0
 _BAD_ID = "Last-Event-ID must be an event sequence"
 
 
@@ -110,4 +113,6 @@ async def follow(
             if time.monotonic() - sent_at > KEEPALIVE_SECONDS:
                 yield b": keepalive\n\n"
                 sent_at = time.monotonic()
-            await changed(woken, TOKEN_RECHECK_SECONDS)
+            # Until the feed ticks or the next token check is due, not a fixed wait past it.
+            due = checked_at + TOKEN_RECHECK_SECONDS - time.monotonic()
+            await changed(woken, max(0.05, due))

@@ -6,7 +6,6 @@ A start no worker began within the bound was withdrawn (503 `no_worker` or `busy
 Retry-After); the same start sent again under its run id answers that same 503 while the
 withdrawal stands, never the run as live (starter/_withdrawal.py)."""
 
-import asyncio
 import json
 from datetime import UTC, datetime
 from typing import Annotated
@@ -20,7 +19,8 @@ from agentrt.api.operator.auth import Principal
 from agentrt.api.operator.errors import RESPONSES, bad_request, conflict, not_granted
 from agentrt.api.operator.routes import State
 from agentrt.api.operator.state import OpsState
-from agentrt.api.operator.views import StartedOut
+from agentrt.api.operator.timing import Phases
+from agentrt.api.operator.views import StartedOut, run_out
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import RunIdTakenError
 from agentrt.contracts.run import RunView
@@ -76,6 +76,7 @@ _PREFER = (
     openapi_extra={"requestBody": {"required": True, "content": _START_SCHEMA}},
 )
 async def start_run(
+    request: Request,
     state: State,
     who: Annotated[Principal, Depends(auth.require(auth.START))],
     body: Annotated[StartRequest, Depends(_start_body)],
@@ -86,7 +87,9 @@ async def start_run(
     of the same start (same principal, same profile) answers 200 with the run it started,
     or the same 503 if that start was withdrawn."""
     accepted = respond_async(prefer)
-    profile = await asyncio.to_thread(state.profiles.get, body.profile)
+    timing = Phases(response, getattr(request.state, "token_seconds", None))
+    profile = await state.on_start_lane(state.profiles.get, body.profile)
+    timing.mark("profile")
     if profile is None:
         raise bad_request(
             "unknown_profile",
@@ -99,14 +102,20 @@ async def start_run(
     runtime = state.require_runtime()
     wanted = None if body.run_id is None else str(body.run_id)
     if wanted is not None:
-        earlier = await asyncio.to_thread(state.runs.get, wanted)
+        earlier = await state.on_start_lane(state.runs.get, wanted)
+        timing.mark("run")
         if earlier is not None:
             response.status_code = 200
             return await _repeat(state, who, body, earlier)
+    await timing.lag()
     try:
         run_id = await runtime.submit(
-            body, initiator=who.name, wait="accepted" if accepted else "begun"
+            body,
+            initiator=who.name,
+            wait="accepted" if accepted else "begun",
+            registered=profile,  # read just now: not again, on the default executor
         )
+        timing.mark("temporal")
     except RunIdTakenError as exc:
         # Temporal holds a run of that id, not withdrawn, and its row is not written yet:
         # a start of the same request that Temporal accepted while its answer was lost.
@@ -127,7 +136,8 @@ async def start_run(
             run_id=run_id, profile=body.profile, status=RunStatus.STARTING,
             created_at=datetime.now(UTC), initiator=who.name,
         )  # fmt: skip
-        return StartedOut(run_id=run_id, run=await state.out(starting))
+        # Its level as its workers registered it (the entry read above), with no thread hop.
+        return StartedOut(run_id=run_id, run=run_out(starting, profile.privacy))
     view = await state.wait_for(run_id, lambda v: True, BEGIN_WAIT_SECONDS)
     return StartedOut(run_id=run_id, run=await state.out(view) if view else None)
 

@@ -4,7 +4,10 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, TypeVar
 
 from temporalio.service import RPCError
 
@@ -23,8 +26,15 @@ from agentrt.store.run_query import RunQuery
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer
 
-# A token's answer is reused this long by its other streams (each stream asks every 2 s).
-TOKEN_CHECK_SECONDS = 1.0
+# A token's answer is reused this long by its other streams (each stream asks every 1 s:
+# api/operator/sse.py); the two together bound how long a revoked token's stream lives.
+TOKEN_CHECK_SECONDS = 0.5
+# The start path's store reads (its token, its profile, a run id sent again) run on threads
+# of their own. The default executor has min(32, cpus + 4) threads (6 on two cores), and
+# under load the followers' polls and the begun starts' waits keep them all busy: an
+# accepted start, a few milliseconds of reads, queued seconds behind them for a thread.
+START_THREADS = 4
+T = TypeVar("T")
 
 
 @dataclass
@@ -41,10 +51,25 @@ class OpsState:
     # stream of a token one recheck of it.
     feeds: Feeds = field(init=False)
     tokens: TokenChecks = field(init=False)
+    start_lane: ThreadPoolExecutor = field(init=False)
 
     def __post_init__(self) -> None:
-        self.feeds = Feeds(self.runs, self.waker, self.live.mark)
+        self.feeds = Feeds(self.runs, self.waker, self.live.mark, self._held_open)
         self.tokens = TokenChecks(self.principals.active, TOKEN_CHECK_SECONDS)
+        self.start_lane = ThreadPoolExecutor(START_THREADS, thread_name_prefix="agentrt-start")
+
+    async def on_start_lane(self, fn: Callable[..., T], *args: Any) -> T:
+        """`fn(*args)` on the start path's own threads (not the default executor's)."""
+        return await asyncio.get_running_loop().run_in_executor(self.start_lane, partial(fn, *args))
+
+    async def _held_open(self, run_id: str) -> bool:
+        """Whether Temporal holds `run_id` open with no worker having begun it (no row yet);
+        False when Temporal cannot say: the follow ends as for a run that is not there."""
+        if self.runtime is None:
+            return False
+        with contextlib.suppress(RPCError):
+            return await self.runtime.starting(run_id) is not None
+        return False
 
     def require_runtime(self) -> AgentRuntime:
         if self.runtime is None:

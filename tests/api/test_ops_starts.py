@@ -28,10 +28,20 @@ from agentrt.store.profile_registry import ProfileRegistry
 from agentrt.workers.compose import WorkerResources
 from agentrt.workers.main import make_worker
 from tests.api.conftest import Live, _serve
-from tests.api.ops_helpers import LOOKUP, error_type, http, name, token, wait_status
+from tests.api.ops_helpers import (
+    LOOKUP,
+    Frame,
+    error_type,
+    frames,
+    http,
+    name,
+    token,
+    wait_status,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ASYNC = {"Prefer": "respond-async"}
+SSE = {"Accept": "text/event-stream"}
 
 
 @asynccontextmanager
@@ -185,6 +195,36 @@ async def test_an_accepted_start_answers_202_starting_and_begins_when_a_worker_c
     assert hidden.status_code == 404  # another principal's run: absent alike
     assert (stolen.status_code, error_type(stolen)) == (409, "run_id_taken")
     assert done["initiator"] == alice
+
+
+async def test_a_follow_of_an_accepted_start_waits_for_it_to_begin_and_sees_it_end(
+    client: Client, a2a_settings: ApiSettings, a2a_parts: WorkerResources
+) -> None:
+    """No row yet (STARTING, no worker): the follow stays open, not `end` at once; once a
+    worker comes, it sees every event of the run, then `end` with its terminal status."""
+    async with _lonely(client, a2a_settings, a2a_parts) as (live, lonely):
+        starter = token(live, name("alice"), "runs:start", "runs:read")
+        body = {"profile": "helper", "prompt": LOOKUP, "run_id": str(uuid.uuid4())}
+        seen: list[Frame] = []
+        async with http(live, starter) as api:
+            accepted = await api.post("/runs", json=body, headers=ASYNC)
+            assert accepted.status_code == 202, accepted.text
+
+            async def follow() -> None:
+                url = f"/runs/{body['run_id']}/events"
+                async with api.stream("GET", url, headers=SSE) as reply:
+                    assert reply.status_code == 200, await reply.aread()
+                    async for f in frames(reply):
+                        seen.append(f)
+
+            follower = asyncio.create_task(follow())
+            await asyncio.sleep(3)  # past a wake and a token recheck: still following
+            assert not follower.done() and seen == [], seen
+            async with _worker(client, live, lonely):
+                await asyncio.wait_for(follower, 60)
+            page = (await api.get(f"/runs/{body['run_id']}/events")).json()["events"]
+    assert seen[-1].event == "end" and seen[-1].data["status"] == "COMPLETED", seen[-1]
+    assert [f.id for f in seen[:-1]] == [e["sequence"] for e in page] and page
 
 
 async def test_an_accepted_start_is_refused_a_profile_not_granted(live: Live) -> None:

@@ -17,6 +17,7 @@ from agentrt.contracts.errors import (
     WorkersBusyError,
     by_code,
 )
+from agentrt.contracts.run import EventView
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.runs import RunStore
 from tests.starter.test_cli import (  # noqa: F401
@@ -80,6 +81,32 @@ async def test_an_accepted_start_returns_without_a_worker_and_begins_when_one_co
         assert await runtime.starting(run_id) is None  # its row is the truth now
         await runtime.cancel(run_id, by="test")
         await until_status(runtime, run_id, RunStatus.CANCELLED)
+
+
+async def test_a_follow_of_an_accepted_start_waits_for_it_to_begin_then_sees_it_end(
+    client: Client,
+    runs: RunStore,
+    task_queue: str,
+    worker_factory: WorkerFactory,  # noqa: F811
+) -> None:
+    runtime = AgentRuntime(client, runs, task_queue, begin_timeout=2.0)
+    run_id = await runtime.start("support", REFUND, initiator="erin", wait="accepted")
+    seen: list[int] = []
+
+    async def follow() -> None:
+        async for item in runtime.follow(run_id):
+            if isinstance(item, EventView):
+                seen.append(item.sequence)
+
+    follower = asyncio.create_task(follow())
+    await asyncio.sleep(1.5)  # no worker: the follow neither ends nor fails
+    assert not follower.done() and seen == []
+    async with worker_factory():
+        await until_status(runtime, run_id, RunStatus.WAITING_FOR_APPROVAL)
+        await runtime.cancel(run_id, by="test")
+        await asyncio.wait_for(follower, 30)
+    assert (await runtime.status(run_id)).status is RunStatus.CANCELLED
+    assert seen == [e.sequence for e in await runtime.events(run_id)] and seen
 
 
 @pytest.mark.usefixtures("cli_env", "parts")  # a worker registered `auto`, none polls now
