@@ -4,8 +4,9 @@ frontend that goes away and comes back, for real."""
 import asyncio
 import ssl
 import threading
+from collections.abc import Awaitable, Callable
 
-from tests._tls_stream import TlsStream, accept_tls
+from tests._tls_stream import accept_tls
 
 
 class FlakyProxy:
@@ -80,45 +81,37 @@ class FlakyProxy:
             return
         self.accepted += 1
         self._open.update((writer, up_writer))
-        if tls is not None:
-            await self._pipe_tls(tls, up_reader, up_writer)
-            return
+        if tls is None:
+            await asyncio.gather(
+                self._pipe(reader.read, _writing(up_writer), up_writer),
+                self._pipe(up_reader.read, _writing(writer), writer),
+            )
+        else:
+            await asyncio.gather(
+                self._pipe(lambda _: tls.read(), _writing(up_writer), up_writer),
+                self._pipe(up_reader.read, tls.write, writer),
+            )
 
-        async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
-            try:
-                while data := await src.read(65536):
-                    dst.write(data)
-                    await dst.drain()
-            except (OSError, asyncio.IncompleteReadError):
-                pass
-            finally:
-                dst.transport.abort()
-                self._open.discard(dst)
-
-        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
-
-    async def _pipe_tls(
-        self, tls: TlsStream, up_reader: asyncio.StreamReader, up_writer: asyncio.StreamWriter
+    async def _pipe(
+        self,
+        read: Callable[[int], Awaitable[bytes]],
+        write: Callable[[bytes], Awaitable[None]],
+        dst: asyncio.StreamWriter,
     ) -> None:
-        async def client_to_frontend() -> None:
-            try:
-                while data := await tls.read():
-                    up_writer.write(data)
-                    await up_writer.drain()
-            except (OSError, ssl.SSLError):
-                pass
-            finally:
-                up_writer.transport.abort()
-                self._open.discard(up_writer)
+        """Copies until either side ends, then aborts `dst` (a cut mid-stream is a reset)."""
+        try:
+            while data := await read(65536):
+                await write(data)
+        except (OSError, asyncio.IncompleteReadError, ssl.SSLError):
+            pass
+        finally:
+            dst.transport.abort()
+            self._open.discard(dst)
 
-        async def frontend_to_client() -> None:
-            try:
-                while data := await up_reader.read(65536):
-                    await tls.write(data)
-            except (OSError, ssl.SSLError):
-                pass
-            finally:
-                tls.writer.transport.abort()
-                self._open.discard(tls.writer)
 
-        await asyncio.gather(client_to_frontend(), frontend_to_client())
+def _writing(writer: asyncio.StreamWriter) -> Callable[[bytes], Awaitable[None]]:
+    async def write(data: bytes) -> None:
+        writer.write(data)
+        await writer.drain()
+
+    return write
