@@ -15,7 +15,9 @@ from agentrt.core.settings import Settings
 from agentrt.core.temporal_tls import (
     certificate_hint,
     handshake_hint,
+    plaintext_hint,
     reason_text,
+    speaks_tls,
     temporal_access,
     wants_client_certificate,
 )
@@ -101,6 +103,8 @@ async def connect(settings: Settings) -> Client:
         if hint is None and access.uses_tls:
             if await wants_client_certificate(settings.temporal.address, access):
                 hint = certificate_hint(access)
+        elif hint is None and await speaks_tls(settings.temporal.address):
+            hint = plaintext_hint()
         if hint is not None:
             raise TemporalUnavailableError(
                 f"cannot reach Temporal at {settings.temporal.address} ({reason}): {hint}"

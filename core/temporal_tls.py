@@ -158,7 +158,7 @@ def handshake_hint(error_text: str, access: TemporalAccess) -> str | None:
 
     if not access.uses_tls:
         if said(_BROKE):
-            return f"if that frontend speaks TLS, set {_setting('tls')} (or its CA, {_CERT})"
+            return plaintext_hint()
         return None
     if said(_WRONG_NAME):
         return f"its certificate is not for that name: set {_setting('tls_server_name')}"
@@ -167,6 +167,11 @@ def handshake_hint(error_text: str, access: TemporalAccess) -> str | None:
     if said(_ENDED):
         return certificate_hint(access)
     return None
+
+
+def plaintext_hint() -> str:
+    """What to do about a client without TLS at a frontend that speaks it."""
+    return f"if that frontend speaks TLS, set {_setting('tls')} (or its CA, {_CERT})"
 
 
 def certificate_hint(access: TemporalAccess) -> str:
@@ -182,6 +187,26 @@ _H2_HELLO = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00
 
 
 _PROBE_SECONDS = 3.0
+
+
+async def speaks_tls(address: str) -> bool:
+    """Whether the frontend at `address` answers a TLS handshake (asked only when a client
+    without TLS failed with no cause named: the transport may read a TLS frontend's alert
+    or close as a cancelled operation). Nothing is verified: this only asks which protocol
+    the other side speaks, and nothing is sent after the handshake."""
+    host, _, port = address.rpartition(":")
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    try:
+        async with asyncio.timeout(_PROBE_SECONDS):
+            _, writer = await asyncio.open_connection(host, int(port), ssl=ctx)
+            writer.close()
+    except ssl.SSLError as exc:
+        return "alert" in str(exc).lower()  # a TLS server's refusal is still TLS
+    except (OSError, TimeoutError, ValueError):
+        return False
+    return True
 
 
 async def wants_client_certificate(address: str, access: TemporalAccess) -> bool:

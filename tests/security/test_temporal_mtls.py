@@ -12,7 +12,7 @@ from temporalio.testing import WorkflowEnvironment
 from agentrt.contracts.errors import TemporalUnavailableError
 from agentrt.core.settings import Settings
 from agentrt.core.temporal import connect
-from agentrt.core.temporal_tls import temporal_access, wants_client_certificate
+from agentrt.core.temporal_tls import speaks_tls, temporal_access, wants_client_certificate
 from tests._proxy import FlakyProxy
 from tests._tls import SERVER_NAME, Pki, TestCA, mtls_proxy, terminating_context
 
@@ -72,6 +72,15 @@ async def test_the_probe_reads_the_refusal_the_transport_may_not_name(
     access = temporal_access(_through(pki, settings).temporal)
     assert await wants_client_certificate(f"127.0.0.1:{pki.proxy.port}", access)
     assert pki.proxy.accepted == 0
+
+
+async def test_which_protocol_a_frontend_speaks_is_asked_when_the_transport_says_not(
+    pki: Pki, temporal_env: WorkflowEnvironment
+) -> None:
+    """A plaintext client at a TLS frontend may meet only "operation was canceled" (seen in
+    CI): connect then asks with a TLS handshake whether the frontend speaks TLS."""
+    assert await speaks_tls(f"127.0.0.1:{pki.proxy.port}")
+    assert not await speaks_tls(temporal_env.client.service_client.config.target_host)
 
 
 async def test_the_probe_says_no_where_no_certificate_is_wanted(
