@@ -7,15 +7,22 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from temporalio.client import Client
 
+from agentrt.api.settings import ApiSettings
 from agentrt.core.profiles import load_profiles
 from agentrt.store.principals import PrincipalStore
-from tests.api.conftest import Live
+from agentrt.store.profile_registry import ProfileRegistry
+from agentrt.workers.compose import WorkerResources
+from tests.api.conftest import Live, _serve
 from tests.conftest import TEST_SEAL_KEYS
+
+FIXTURES = Path(__file__).parent / "fixtures"
 
 REFUND = "Please refund order 1042"
 LOOKUP = "What about order 7?"
@@ -106,3 +113,21 @@ async def frames(reply: httpx.Response) -> AsyncIterator[Frame]:
         elif line.startswith("id: "):
             raw = line[4:]
             ident = None if ":" in raw else int(raw)
+
+
+@asynccontextmanager
+async def lonely_api(
+    client: Client, a2a_settings: ApiSettings, a2a_parts: WorkerResources
+) -> AsyncIterator[tuple[Live, str]]:
+    """The API with `helper` registered on a queue of its own, where no worker polls until
+    a test starts one (start bound 2 s); the suite's registration is put back after."""
+    lonely = f"nobody-{name('q')}"
+    served = load_profiles(FIXTURES / "profiles.yaml")
+    registry = ProfileRegistry(a2a_parts.ctx)
+    registry.register([served["helper"].model_copy(update={"task_queue": lonely})])
+    settings = a2a_settings.replace(temporal={"start_timeout_seconds": 2.0})
+    try:
+        async with _serve(client, settings, a2a_parts) as live:
+            yield live, lonely
+    finally:
+        registry.register(served.values())

@@ -16,9 +16,7 @@ from temporalio.client import Client
 
 from agentrt.api.metrics import ApiMetrics
 from agentrt.api.settings import ApiSettings
-from agentrt.core.profiles import load_profiles
 from agentrt.starter import remote
-from agentrt.store.profile_registry import ProfileRegistry
 from agentrt.workers.compose import WorkerResources
 from tests._db import backend
 from tests._proxy import FlakyProxy
@@ -28,6 +26,7 @@ from tests.api.ops_helpers import (
     REFUND,
     error_type,
     http,
+    lonely_api,
     name,
     start,
     token,
@@ -62,20 +61,10 @@ async def _start(live: Live) -> tuple[int, str, str, dict[str, str]]:
 async def test_a_start_no_worker_begins_is_503_no_worker(
     client: Client, a2a_settings: ApiSettings, a2a_parts: WorkerResources
 ) -> None:
-    lonely = f"nobody-{name('q')}"
-    served = load_profiles(FIXTURES / "profiles.yaml")
-    registry = ProfileRegistry(a2a_parts.ctx)
-    # A worker registers helper on its own queue, where no worker polls: the app starts
-    # helper's runs there. The suite's registration is put back after.
-    registry.register([served["helper"].model_copy(update={"task_queue": lonely})])
-    settings = a2a_settings.replace(temporal={"start_timeout_seconds": 2.0})
-    try:
-        async with _serve(client, settings, a2a_parts) as live:
-            began = time.monotonic()
-            status, kind, message, headers = await _start(live)
-            waited = time.monotonic() - began
-    finally:
-        registry.register(served.values())
+    async with lonely_api(client, a2a_settings, a2a_parts) as (live, lonely):
+        began = time.monotonic()
+        status, kind, message, headers = await _start(live)
+        waited = time.monotonic() - began
     assert (status, kind) == (503, "no_worker"), message
     assert waited < 20, f"the API waited {waited:.0f} s: not its start bound (2 s) but 30"
     assert headers["retry-after"] == "1"

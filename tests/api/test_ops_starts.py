@@ -6,8 +6,6 @@ an accepted start (`Prefer: respond-async`) answers 202 STARTING once Temporal h
 import asyncio
 import time
 import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -21,19 +19,18 @@ from agentrt.api.operator.starts import respond_async
 from agentrt.api.settings import ApiSettings
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import NoWorkerError
-from agentrt.core.profiles import load_profiles
 from agentrt.starter import remote
 from agentrt.starter.cli import main as cli_main
-from agentrt.store.profile_registry import ProfileRegistry
 from agentrt.workers.compose import WorkerResources
 from agentrt.workers.main import make_worker
-from tests.api.conftest import Live, _serve
+from tests.api.conftest import Live
 from tests.api.ops_helpers import (
     LOOKUP,
     Frame,
     error_type,
     frames,
     http,
+    lonely_api,
     name,
     token,
     wait_status,
@@ -42,24 +39,6 @@ from tests.api.ops_helpers import (
 FIXTURES = Path(__file__).parent / "fixtures"
 ASYNC = {"Prefer": "respond-async"}
 SSE = {"Accept": "text/event-stream"}
-
-
-@asynccontextmanager
-async def _lonely(
-    client: Client, a2a_settings: ApiSettings, a2a_parts: WorkerResources
-) -> AsyncIterator[tuple[Live, str]]:
-    """The API with `helper` registered on a queue of its own, where no worker polls until
-    a test starts one; the suite's registration is put back after."""
-    lonely = f"nobody-{name('q')}"
-    served = load_profiles(FIXTURES / "profiles.yaml")
-    registry = ProfileRegistry(a2a_parts.ctx)
-    registry.register([served["helper"].model_copy(update={"task_queue": lonely})])
-    settings = a2a_settings.replace(temporal={"start_timeout_seconds": 2.0})
-    try:
-        async with _serve(client, settings, a2a_parts) as live:
-            yield live, lonely
-    finally:
-        registry.register(served.values())
 
 
 def _worker(client: Client, live: Live, queue: str) -> Worker:
@@ -103,7 +82,7 @@ async def test_a_resent_start_of_a_withdrawn_run_answers_the_same_503_never_live
 ) -> None:
     """The issue's repro: no worker, POST, 503, resend, start a worker. Every answer to the
     start, before and after the worker came, is the withdrawal's; the run ends CANCELLED."""
-    async with _lonely(client, a2a_settings, a2a_parts) as (live, lonely):
+    async with lonely_api(client, a2a_settings, a2a_parts) as (live, lonely):
         secret = token(live, name("ops"), "runs:start", "runs:read")
         body = {"profile": "helper", "prompt": LOOKUP, "run_id": str(uuid.uuid4())}
         async with http(live, secret) as api:
@@ -132,7 +111,7 @@ async def test_a_resent_start_of_a_withdrawn_run_answers_the_same_503_never_live
 async def test_a_start_workers_poll_but_do_not_begin_is_503_busy(
     client: Client, a2a_settings: ApiSettings, a2a_parts: WorkerResources
 ) -> None:
-    async with _lonely(client, a2a_settings, a2a_parts) as (live, lonely):
+    async with lonely_api(client, a2a_settings, a2a_parts) as (live, lonely):
         secret = token(live, name("ops"), "runs:start", "runs:read")
         body = {"profile": "helper", "prompt": LOOKUP, "run_id": str(uuid.uuid4())}
         async with (
@@ -158,7 +137,7 @@ async def test_a_start_workers_poll_but_do_not_begin_is_503_busy(
 async def test_an_accepted_start_answers_202_starting_and_begins_when_a_worker_comes(
     client: Client, a2a_settings: ApiSettings, a2a_parts: WorkerResources
 ) -> None:
-    async with _lonely(client, a2a_settings, a2a_parts) as (live, lonely):
+    async with lonely_api(client, a2a_settings, a2a_parts) as (live, lonely):
         alice = name("alice")
         starter = token(live, alice, "runs:start", "runs:read")
         other = token(live, name("eve"), "runs:start", "runs:read")
@@ -202,7 +181,7 @@ async def test_a_follow_of_an_accepted_start_waits_for_it_to_begin_and_sees_it_e
 ) -> None:
     """No row yet (STARTING, no worker): the follow stays open, not `end` at once; once a
     worker comes, it sees every event of the run, then `end` with its terminal status."""
-    async with _lonely(client, a2a_settings, a2a_parts) as (live, lonely):
+    async with lonely_api(client, a2a_settings, a2a_parts) as (live, lonely):
         starter = token(live, name("alice"), "runs:start", "runs:read")
         body = {"profile": "helper", "prompt": LOOKUP, "run_id": str(uuid.uuid4())}
         seen: list[Frame] = []
@@ -246,7 +225,7 @@ def test_prefer_respond_async_is_read_as_rfc_7240_says() -> None:
 async def test_the_http_client_starts_accepted_and_names_the_cause_of_a_withdrawal(
     client: Client, a2a_settings: ApiSettings, a2a_parts: WorkerResources
 ) -> None:
-    async with _lonely(client, a2a_settings, a2a_parts) as (live, _):
+    async with lonely_api(client, a2a_settings, a2a_parts) as (live, _):
         secret = token(live, name("ops"), "runs:start", "runs:read")
         async with remote.api_session(live.url, secret) as api:
             run_id = await api.start("helper", LOOKUP, wait="accepted")
@@ -264,7 +243,7 @@ async def test_the_cli_starts_accepted_through_the_api(
     a2a_parts: WorkerResources,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    async with _lonely(client, a2a_settings, a2a_parts) as (live, _):
+    async with lonely_api(client, a2a_settings, a2a_parts) as (live, _):
         secret = token(live, name("ops"), "runs:start", "runs:read")
         api = ["--api", live.url, "--token", secret]
         capsys.readouterr()
@@ -284,7 +263,7 @@ async def test_the_cli_starts_accepted_through_the_api(
 async def test_an_accepted_start_no_worker_began_is_cancelled_by_its_starter(
     client: Client, a2a_settings: ApiSettings, a2a_parts: WorkerResources
 ) -> None:
-    async with _lonely(client, a2a_settings, a2a_parts) as (live, lonely):
+    async with lonely_api(client, a2a_settings, a2a_parts) as (live, lonely):
         secret = token(live, name("ops"), "runs:start", "runs:read", "runs:cancel")
         async with http(live, secret) as api:
             accepted = await api.post(
