@@ -12,6 +12,7 @@ from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.run import RunResult
 from bench.bare_workflow import ACT_NOOP, WORKFLOW_BARE, WORKFLOW_TIMERS, BareInput, TimerInput
 from bench.harness import Bench
+from bench.loop_workflow import WORKFLOW_LOOP, LoopInput
 
 
 class BenchError(RuntimeError):
@@ -101,3 +102,15 @@ async def timer_run(bench: Bench, timers: int, each_ms: int) -> float:
         result_type=int,
     )
     return _ms_since(start)
+
+
+async def loop_run(bench: Bench, workflow_id: str, loop: LoopInput) -> float:
+    """One hand-written loop run to its end: its wall ms; a BenchError unless it made
+    every one of its tool calls."""
+    start = time.perf_counter()
+    made = await bench.client.execute_workflow(
+        WORKFLOW_LOOP, loop, id=workflow_id, task_queue=bench.task_queue, result_type=int
+    )
+    if made != loop.tools:
+        raise BenchError(f"the loop made {made} tool calls, not {loop.tools}")
+    return (time.perf_counter() - start) * 1000

@@ -9,7 +9,6 @@ square of the run's length). Agent and loop runs interleaved, on a worker of the
 
 import math
 import sys
-import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,11 +19,11 @@ from agentrt.contracts.enums import TerminationReason
 from agentrt.contracts.ids import ACT_MODEL_COMPLETE, ACT_TOOL_EXECUTE
 from agentrt.core.settings import Settings
 from bench.config import BenchConfig
-from bench.drive import BenchError, agent_run
+from bench.drive import BenchError, agent_run, loop_run
 from bench.harness import Bench, running_worker
 from bench.histories import HistoryFacts, facts, fetch_facts
 from bench.long_tools import RESULT_BYTES, toolbox
-from bench.loop_workflow import WORKFLOW_LOOP, LoopInput
+from bench.loop_workflow import LoopInput
 from bench.report import Report, Table, ms, times
 from bench.stats import Summary, ratio
 
@@ -65,23 +64,14 @@ async def agent_once(bench: Bench, calls: int) -> tuple[float, str]:
 
 async def loop_once(bench: Bench, calls: int) -> tuple[float, str]:
     workflow_id = f"bench-long-loop-{uuid.uuid4()}"
-    start = time.perf_counter()
-    made = await bench.client.execute_workflow(
-        WORKFLOW_LOOP,
-        LoopInput(
-            run_id=workflow_id[-36:],
-            tools=calls,
-            stores=False,
-            text_bytes=TEXT_BYTES,
-            result_bytes=RESULT_BYTES,
-        ),
-        id=workflow_id,
-        task_queue=bench.task_queue,
-        result_type=int,
+    loop = LoopInput(
+        run_id=workflow_id[-36:],
+        tools=calls,
+        stores=False,
+        text_bytes=TEXT_BYTES,
+        result_bytes=RESULT_BYTES,
     )
-    if made != calls:
-        raise BenchError(f"the loop made {made} tool calls, not {calls}")
-    return (time.perf_counter() - start) * 1000, workflow_id
+    return await loop_run(bench, workflow_id, loop), workflow_id
 
 
 def _check(segments: list[HistoryFacts], calls: int) -> None:

@@ -12,7 +12,6 @@ interleaved run by run. From each history:
 The whole run is timed at the client, start to result."""
 
 import sys
-import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -23,10 +22,10 @@ from agentrt.contracts.enums import TerminationReason
 from agentrt.contracts.ids import ACT_MODEL_COMPLETE, ACT_TOOL_EXECUTE
 from agentrt.core.settings import Settings
 from bench.config import BenchConfig
-from bench.drive import BenchError, agent_run
+from bench.drive import BenchError, agent_run, loop_run
 from bench.harness import HERE, Bench, running_worker
 from bench.histories import HistoryFacts, fetch_facts
-from bench.loop_workflow import ACT_LOOP_MODEL, ACT_LOOP_TOOL, WORKFLOW_LOOP, LoopInput
+from bench.loop_workflow import ACT_LOOP_MODEL, ACT_LOOP_TOOL, LoopInput
 from bench.report import Report, Table, ms, times, verdict
 from bench.slow_tools import TOOL_MS, toolbox
 from bench.stats import Summary
@@ -57,17 +56,8 @@ def _agent(profile: str, calls: int) -> Callable[[Bench], Awaitable[tuple[float,
 
 async def _loop(bench: Bench) -> tuple[float, str]:
     workflow_id = f"bench-loop-turn-{uuid.uuid4()}"
-    start = time.perf_counter()
-    calls = await bench.client.execute_workflow(
-        WORKFLOW_LOOP,
-        LoopInput(run_id=str(uuid.uuid4()), tools=CALLS, turn_calls=CALLS, tool_ms=TOOL_MS),
-        id=workflow_id,
-        task_queue=bench.task_queue,
-        result_type=int,
-    )
-    if calls != CALLS:
-        raise BenchError(f"loop run made {calls} tool calls, not {CALLS}")
-    return (time.perf_counter() - start) * 1000, workflow_id
+    loop = LoopInput(run_id=str(uuid.uuid4()), tools=CALLS, turn_calls=CALLS, tool_ms=TOOL_MS)
+    return await loop_run(bench, workflow_id, loop), workflow_id
 
 
 def _agent_kind(label: str, profile: str, calls: int) -> Kind:
