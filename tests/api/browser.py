@@ -1,6 +1,7 @@
 """Headless Debian chromium driven over CDP by Playwright (never a downloaded browser), and
 where the browser tests put their screenshots."""
 
+import asyncio
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 from playwright.async_api import Browser, Page, async_playwright
+from temporalio.client import Client
 
 from agentrt.core.devserver import free_port, start_dev_server, wait_for_port
 
@@ -64,6 +66,20 @@ async def page(browser: Browser, request: pytest.FixtureRequest) -> AsyncIterato
         await context.close()
 
 
+async def _until_frontend_serves(address: str, within: float = 30.0) -> None:
+    """The port opens a moment before the frontend answers: a client connected at once was
+    refused "Frontend is not healthy yet" (CI, PostgreSQL pass). Connect until it serves."""
+    deadline = asyncio.get_running_loop().time() + within
+    while True:
+        try:
+            await Client.connect(address)
+            return
+        except RuntimeError:
+            if asyncio.get_running_loop().time() > deadline:
+                raise
+            await asyncio.sleep(0.2)
+
+
 @asynccontextmanager
 async def dev_server_with_ui(folder: Path) -> AsyncIterator[tuple[str, str]]:
     """A dev server of its own, with its Temporal Web: (gRPC address, UI origin)."""
@@ -72,6 +88,7 @@ async def dev_server_with_ui(folder: Path) -> AsyncIterator[tuple[str, str]]:
     try:
         await wait_for_port(port)
         await wait_for_port(ui_port)
+        await _until_frontend_serves(f"127.0.0.1:{port}")
         yield f"127.0.0.1:{port}", f"http://127.0.0.1:{ui_port}"
     finally:
         proc.terminate()
