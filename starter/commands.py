@@ -21,7 +21,6 @@ from agentrt.contracts.errors import (
     ConfigError,
     InvalidRequestError,
     RunNotAwaitingApprovalError,
-    RunNotBegunError,
     StoreUnavailableError,
     UnknownProfileError,
 )
@@ -187,7 +186,8 @@ class Commands:
         return EXIT_OK if view.status is RunStatus.COMPLETED else EXIT_NOT_COMPLETED
 
     async def status(self, raw_id: str, as_json: bool) -> int:
-        # A run that failed to begin (or waits for a worker) is a RunNotBegunError saying so.
+        # STARTING while no worker has begun it; one that failed to begin or was withdrawn
+        # is a RunNotBegunError saying so.
         view = await self.runtime.status(run_id_arg(raw_id))
         if as_json:
             self.out.print_json(view.model_dump_json())
@@ -209,14 +209,8 @@ class Commands:
             return batch[-1].sequence if batch else last
 
         while True:
-            try:
-                batch = await self.runtime.events(run_id, after_sequence=last)
-            except RunNotBegunError as exc:
-                # A run started but not begun by a worker yet: wait only for those.
-                if not (follow and exc.pending):
-                    raise
-                await asyncio.sleep(FOLLOW_POLL_SECONDS)
-                continue
+            # A STARTING run (no worker has begun it yet) has no events: a follow waits.
+            batch = await self.runtime.events(run_id, after_sequence=last)
             last = emit(batch)
             if not follow:
                 return EXIT_OK

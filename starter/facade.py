@@ -183,7 +183,7 @@ class AgentRuntime(RuntimeClient):
 
     async def starting(self, run_id: str) -> RunView | None:
         """The STARTING view of a run Temporal holds that no worker has begun; None once
-        its row exists (then `status` is the truth) or when Temporal holds no open run."""
+        its row exists or when Temporal holds no open run (`status` answers either way)."""
         if await self._view(run_id) is not None:
             return None
         return await starting_view(self._client, run_id)
@@ -248,18 +248,25 @@ class AgentRuntime(RuntimeClient):
 
     @temporal_errors_typed
     async def status(self, run_id: str) -> RunView:
-        """The stored run. With no row, RunNotFoundError, or RunNotBegunError when the
-        workflow exists: its message says whether it failed to begin, was withdrawn, or
-        waits for a worker."""
+        """The run: its row, or, while Temporal holds it open and no worker has begun it
+        (an accepted start), its STARTING view read from Temporal, as `GET /runs/{id}`
+        answers. With neither, RunNotFoundError, or RunNotBegunError when its workflow
+        closed without beginning it: the message says whether it failed or was withdrawn."""
         view = await self._view(run_id)
+        if view is None:
+            view = await starting_view(self._client, run_id)
+        if view is None:
+            # A worker may have begun the run (and its workflow closed) since the first read.
+            view = await self._view(run_id)
         if view is None:
             raise await missing_run(self._client, run_id)
         return view
 
     @temporal_errors_typed
     async def events(self, run_id: str, after_sequence: int = -1) -> list[EventView]:
-        if await self._view(run_id) is None:
-            raise await missing_run(self._client, run_id)
+        """The run's events after `after_sequence`; none yet while it is STARTING."""
+        if (await self.status(run_id)).status is RunStatus.STARTING:
+            return []
         return await asyncio.to_thread(self._runs.events, run_id, after_sequence)
 
     async def follow(self, run_id: str) -> AsyncIterator[EventView | LiveDelta]:
@@ -271,13 +278,11 @@ class AgentRuntime(RuntimeClient):
             yield item
 
     async def _begun(self, run_id: str, poll_seconds: float = 0.5) -> None:
+        # Polled: nothing signals a run's beginning to this process. `status` raises for a
+        # run that failed to begin or was withdrawn: it never will.
         while True:
-            try:
-                await self.status(run_id)
+            if (await self.status(run_id)).status is not RunStatus.STARTING:
                 return
-            except RunNotBegunError as err:
-                if not err.pending:  # failed to begin, or withdrawn: it never will
-                    raise
             await asyncio.sleep(poll_seconds)
 
     def _attestation_key(self) -> Sealer:
@@ -308,8 +313,10 @@ class AgentRuntime(RuntimeClient):
     @temporal_errors_typed
     async def refused_decisions(self, run_id: str) -> list[DecisionRefusal]:
         """Decisions sent by signal (fire-and-forget) that the run refused, oldest first,
-        each with its reason as a sentence; the run was left unchanged by them."""
-        await self.status(run_id)
+        each with its reason as a sentence; the run was left unchanged by them. None while
+        it is STARTING: no worker has read a decision yet (nor could answer the query)."""
+        if (await self.status(run_id)).status is RunStatus.STARTING:
+            return []
         refused: list[DecisionRefusal] = await self._client.get_workflow_handle(run_id).query(
             QUERY_REFUSED_DECISIONS, result_type=list[DecisionRefusal]
         )
@@ -322,12 +329,12 @@ class AgentRuntime(RuntimeClient):
         try:
             view = await self.status(run_id)
         except RunNotBegunError:
-            # Started but not begun (no worker yet): the workflow begins, then settles the
-            # cancel, like any other; one that failed to begin is closed and stays so.
+            # Its workflow closed without beginning it (failed, or withdrawn): it stays so.
             await cancel_workflow(self._client, run_id, request)
             return
         if view.status.terminal:
             return
+        # A STARTING run too: the workflow begins, then settles the cancel, like any other.
         await cancel_workflow(self._client, run_id, request)
 
     @temporal_errors_typed
