@@ -25,14 +25,14 @@ from agentrt.contracts.ids import (
     ACT_RUN_SUSPEND,
 )
 from agentrt.contracts.messages import Message
-from agentrt.contracts.run import (
+from agentrt.contracts.pauses import (
     AddInputRequest,
     AwaitInputRequest,
     PauseRequest,
     ResumeRequest,
     SuspendRequest,
-    Transition,
 )
+from agentrt.contracts.run import Transition
 from agentrt.store import attest
 from agentrt.store.context import StoreContext, as_utc, utcnow
 from agentrt.store.rows import RunRow

@@ -25,8 +25,8 @@ from agentrt.contracts.errors import (
     UnknownProfileError,
 )
 from agentrt.contracts.ids import SCHEDULE_RETENTION
-from agentrt.contracts.run import EventView, RunView
 from agentrt.contracts.start import StartRequest
+from agentrt.contracts.views import EventView, RunView
 from agentrt.core.codec import EncryptionCodec
 from agentrt.core.codec_server import create_codec_app
 from agentrt.core.private import private_dir

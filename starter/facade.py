@@ -26,8 +26,9 @@ from agentrt.contracts.ids import DEFAULT_TASK_QUEUE, QUERY_REFUSED_DECISIONS
 from agentrt.contracts.live import LiveDelta
 from agentrt.contracts.profiles import MAX_ITERATIONS_CEILING, RegisteredProfile
 from agentrt.contracts.reconcile_answer import ReconcileAnswer
-from agentrt.contracts.run import DEFAULT_MAX_PROMPT_CHARS, EventView, RunView
+from agentrt.contracts.run import DEFAULT_MAX_PROMPT_CHARS
 from agentrt.contracts.start import StartRequest, StartWait
+from agentrt.contracts.views import EventView, RunView
 from agentrt.core.settings import Settings
 from agentrt.starter._connecting import open_deployment
 from agentrt.starter._deciding import (

@@ -10,8 +10,8 @@ from typing import Any, Literal
 from sqlalchemy import and_, or_, select
 
 from agentrt.contracts.enums import RunStatus, TerminationReason
-from agentrt.contracts.run import RunView
 from agentrt.contracts.snapshot import RunSnapshot
+from agentrt.contracts.views import RunView
 from agentrt.store.context import StoreContext, as_utc
 from agentrt.store.rows import RunRow
 from agentrt.store.runs import RunStore

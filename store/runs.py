@@ -10,8 +10,9 @@ from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationRe
 from agentrt.contracts.errors import RunNotFoundError
 from agentrt.contracts.messages import Message
 from agentrt.contracts.profiles import stricter
-from agentrt.contracts.run import EventView, RunView, TurnRecord
+from agentrt.contracts.run import TurnRecord
 from agentrt.contracts.snapshot import RunSnapshot
+from agentrt.contracts.views import EventView, RunView
 from agentrt.store.context import StoreContext, as_utc, dumps, insert_ignoring, utcnow
 from agentrt.store.pending import call_effects, pending_write
 from agentrt.store.privacy import filter_payload

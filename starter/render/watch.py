@@ -12,7 +12,7 @@ from rich.console import Console
 from agentrt.contracts.approval import PendingApproval
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import RunNotFoundError
-from agentrt.contracts.run import RunView
+from agentrt.contracts.views import RunView
 from agentrt.starter.client import RuntimeClient
 
 OnWaiting = Callable[[RunView, PendingApproval], Awaitable[None]]

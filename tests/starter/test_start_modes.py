@@ -17,7 +17,7 @@ from agentrt.contracts.errors import (
     WorkersBusyError,
     by_code,
 )
-from agentrt.contracts.run import EventView
+from agentrt.contracts.views import EventView
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.runs import RunStore
 from tests.starter.test_cli import (  # noqa: F401
