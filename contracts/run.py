@@ -13,7 +13,8 @@ from agentrt.contracts.enums import (
     ToolEffect,
 )
 from agentrt.contracts.messages import Message, ToolCall, Usage
-from agentrt.contracts.profiles import Budget, PrivacyLevel, RunPlan
+from agentrt.contracts.plan import RunPlan
+from agentrt.contracts.profiles import Budget, PrivacyLevel
 
 # Input caps (issue 25). A prompt, or an A2A message's text, is refused past the cap on
 # every path before anything is created: the worker reads each character with its

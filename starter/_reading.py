@@ -11,7 +11,7 @@ from temporalio.client import Client, WorkflowFailureError
 from temporalio.exceptions import ApplicationError
 
 from agentrt.contracts.enums import RunStatus
-from agentrt.contracts.errors import ErrorType, UnknownProfileError
+from agentrt.contracts.errors import ErrorType, RunNotBegunError, UnknownProfileError
 from agentrt.contracts.live import LiveDelta
 from agentrt.contracts.views import EventView, RunView
 from agentrt.starter._starting import missing_run
@@ -32,6 +32,11 @@ class RunReads(RuntimeClient):
 
     _client: Client
     _runs: RunStore
+
+    @property
+    def client(self) -> Client:
+        """The Temporal client this runtime starts and signals runs with."""
+        return self._client
 
     async def starting(self, run_id: str) -> RunView | None:
         """The STARTING view of a run Temporal holds that no worker has begun; None once
@@ -109,11 +114,16 @@ class RunReads(RuntimeClient):
             yield item
 
     async def _begun(self, run_id: str, poll_seconds: float = 0.5) -> None:
-        # Polled: nothing signals a run's beginning to this process. `status` raises for a
-        # run that failed to begin or was withdrawn: it never will.
+        # Polled: nothing signals a run's beginning to this process.
         while True:
-            if (await self.status(run_id)).status is not RunStatus.STARTING:
-                return
+            try:
+                if (await self.status(run_id)).status is not RunStatus.STARTING:
+                    return
+            except RunNotBegunError as err:
+                # Open, not begun, started by another starter (no STARTING view): it may
+                # yet begin. Failed to begin, or withdrawn: it never will.
+                if not err.pending:
+                    raise
             await asyncio.sleep(poll_seconds)
 
     @temporal_errors_typed

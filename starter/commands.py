@@ -17,6 +17,7 @@ from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import (
     InvalidRequestError,
     RunNotAwaitingApprovalError,
+    RunNotBegunError,
     UnknownProfileError,
 )
 from agentrt.contracts.start import StartRequest
@@ -131,7 +132,7 @@ class Commands:
 
     async def status(self, raw_id: str, as_json: bool) -> int:
         # STARTING while no worker has begun it; one that failed to begin or was withdrawn
-        # is a RunNotBegunError saying so.
+        # (or that another starter left unbegun) is a RunNotBegunError saying so.
         view = await self.runtime.status(run_id_arg(raw_id))
         if as_json:
             self.out.print_json(view.model_dump_json())
@@ -154,7 +155,14 @@ class Commands:
 
         while True:
             # A STARTING run (no worker has begun it yet) has no events: a follow waits.
-            batch = await self.runtime.events(run_id, after_sequence=last)
+            try:
+                batch = await self.runtime.events(run_id, after_sequence=last)
+            except RunNotBegunError as exc:
+                # Open but not begun, started by another starter: wait only for those.
+                if not (follow and exc.pending):
+                    raise
+                await asyncio.sleep(FOLLOW_POLL_SECONDS)
+                continue
             last = emit(batch)
             if not follow:
                 return EXIT_OK

@@ -114,11 +114,6 @@ class AgentRuntime(RunReads):
         """The most rounds a start may ask for (AGENTRT_MAX_ITERATIONS_CEILING)."""
         return self._max_iterations_ceiling
 
-    @property
-    def client(self) -> Client:
-        """The Temporal client this runtime starts and signals runs with."""
-        return self._client
-
     async def close(self) -> None:
         """Release the database connections `connect()` opened; idempotent."""
         engine, self._engine = self._engine, None

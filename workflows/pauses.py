@@ -38,7 +38,8 @@ with workflow.unsafe.imports_passed_through():
         ResumeRequest,
         SuspendRequest,
     )
-    from agentrt.contracts.profiles import PrivacyLevel, RunPlan
+    from agentrt.contracts.plan import RunPlan
+    from agentrt.contracts.profiles import PrivacyLevel
     from agentrt.contracts.run import Transition
 
 # The transitions (activities/pauses.py), by their frozen names: that module holds SQL,
