@@ -12,6 +12,18 @@ from agentrt.store.pending import call_effects, pending_write
 from agentrt.store.rows import RunRow
 from agentrt.store.sealed import RUN_ANSWER, RUN_OUTPUT, RUN_PENDING_APPROVAL
 
+# The columns a view shows as the row holds them, under the same names.
+_AS_STORED = (
+    "iterations",
+    "truncated",
+    "prompt_tokens",
+    "completion_tokens",
+    "cost_usd",
+    "revision",
+    "initiator",
+    "error_type",
+)
+
 
 def run_view(ctx: StoreContext, row: RunRow) -> RunView:
     """The run a row holds, unsealed, with the write or the turn it waits on, if any."""
@@ -41,19 +53,12 @@ def run_view(ctx: StoreContext, row: RunRow) -> RunView:
         termination_reason=(
             TerminationReason(row.termination_reason) if row.termination_reason else None
         ),
-        iterations=row.iterations,
-        truncated=row.truncated,
-        prompt_tokens=row.prompt_tokens,
-        completion_tokens=row.completion_tokens,
-        cost_usd=row.cost_usd,
         answer=answer,
         output=output,
         created_at=created,
         finished_at=as_utc(row.finished_at),
-        revision=row.revision,
         pending_effect=pending,
         pending_approval=approval,
         call_effects=call_effects(snapshot, approval),
-        initiator=row.initiator,
-        error_type=row.error_type,
+        **{column: getattr(row, column) for column in _AS_STORED},
     )
