@@ -43,8 +43,9 @@ from agentrt.contracts.run import (
 )
 from agentrt.store.answer import ResultNotRetainableError, ceiling_of, keep_json, keep_text
 from agentrt.store.context import StoreContext, utcnow
+from agentrt.store.event_rows import event_row, insert_event
 from agentrt.store.rows import MessageRow, RunRow
-from agentrt.store.runs import RunStore, event_row, insert_event
+from agentrt.store.runs import RunStore
 from agentrt.store.sealed import RUN_ANSWER, RUN_OUTPUT
 from agentrt.store.step_rows import insert_returning, write_parts
 

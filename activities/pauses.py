@@ -25,18 +25,19 @@ from agentrt.contracts.ids import (
     ACT_RUN_SUSPEND,
 )
 from agentrt.contracts.messages import Message
-from agentrt.contracts.run import (
+from agentrt.contracts.pauses import (
     AddInputRequest,
     AwaitInputRequest,
     PauseRequest,
     ResumeRequest,
     SuspendRequest,
-    Transition,
 )
+from agentrt.contracts.run import Transition
 from agentrt.store import attest
 from agentrt.store.context import StoreContext, as_utc, utcnow
+from agentrt.store.event_rows import event_row, insert_event
 from agentrt.store.rows import RunRow
-from agentrt.store.runs import RunStore, event_row, insert_event
+from agentrt.store.runs import RunStore
 from agentrt.store.sealed import RUN_PENDING_APPROVAL
 from agentrt.store.transitions import move, progress
 

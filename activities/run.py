@@ -12,11 +12,10 @@ from agentrt.activities.ports import probe_of
 from agentrt.activities.registry import ProfileCatalog, Routes, ToolRegistry
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.ids import ACT_RUN_BEGIN
+from agentrt.contracts.plan import RunPlan, ToolPlan
 from agentrt.contracts.profiles import (
     DEFAULT_SEGMENT_ROUNDS,
     MAX_ITERATIONS_CEILING,
-    RunPlan,
-    ToolPlan,
     clamp_iterations,
     over_ceiling,
 )

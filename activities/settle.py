@@ -21,8 +21,8 @@ from agentrt.contracts.ids import ACT_RUN_FAIL
 from agentrt.contracts.redaction import redact_text
 from agentrt.contracts.run import FailRequest, Transition
 from agentrt.store.context import StoreContext, rowcount, utcnow
+from agentrt.store.event_rows import event_row, insert_event
 from agentrt.store.rows import RunRow
-from agentrt.store.runs import event_row, insert_event
 from agentrt.store.transitions import progress
 
 MAX_DETAIL_CHARS = 500

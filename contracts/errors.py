@@ -101,8 +101,10 @@ class RunNotFoundError(AgentRuntimeError):
 
 
 class RunNotBegunError(RunNotFoundError):
-    """The run's workflow exists but its run does not: it failed to begin, was withdrawn
-    before it began, or no worker has begun it yet (`pending`; the message says which)."""
+    """The run's workflow exists but its run does not: it failed to begin or was withdrawn
+    before it began (the message says which). `pending`: its workflow is open, not begun,
+    but was not started by an agentrt client (no STARTING view: `status` of an accepted
+    start answers STARTING instead)."""
 
     code = "run_not_begun"
 

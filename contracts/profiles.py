@@ -219,47 +219,6 @@ def _keys(value: object) -> Iterable[object]:
     return value.keys() if isinstance(value, Mapping) else ()
 
 
-class ToolPlan(BaseModel):
-    name: str
-    effect: ToolEffect
-    requires_approval: bool = False
-    task_queue: str | None = None  # None: the workflow's queue (plans recorded before routing)
-    # The tool has a reconcile probe: an interrupted write is asked about, not just failed.
-    # Plans recorded before probes read False: those runs fail as they always did.
-    reconcile: bool = False
-
-
-class RunPlan(BaseModel):
-    """The profile as resolved when the run began; recorded in history, so replay is stable."""
-
-    profile: str
-    model: str
-    max_iterations: int
-    tools: list[ToolPlan]
-    privacy: PrivacyLevel
-    timeouts: Timeouts
-    approval_timeout_seconds: float | None = None
-    four_eyes: bool = False
-    # Plans recorded before it existed read "refuse": the safe side for a run deciding now.
-    unattested_decisions: Literal["refuse", "allow"] = "refuse"
-    answer_level: PrivacyLevel = "full"
-    fallback_model: str | None = None
-    budget: Budget | None = None  # absent in plans recorded before budgets existed
-    model_task_queue: str | None = None  # None: the workflow's queue
-    on_unknown_outcome: UnknownOutcome = "fail"
-    # Plans recorded before it existed read 1: those runs go on one call at a time.
-    max_parallel_tools: int = 1
-    reconcile_timeout_seconds: float = DEFAULT_RECONCILE_TIMEOUT_SECONDS
-    output_schema: dict[str, Any] | None = None  # None: a free-text answer
-    output_retries: int = 0
-    # Rounds per history segment: past them the run continues as new (workflows/
-    # segments.py). Plans recorded before it existed read None: one segment, as ever.
-    segment_rounds: int | None = None
-
-    def tool(self, name: str) -> ToolPlan | None:
-        return next((t for t in self.tools if t.name == name), None)
-
-
 def over_ceiling(value: int, ceiling: int, what: str = "max_iterations") -> str | None:
     """Why `value` rounds are refused under the installation's `ceiling`, or None."""
     if 1 <= value <= ceiling:

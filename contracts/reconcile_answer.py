@@ -18,8 +18,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, model_validator
 
+from agentrt.contracts.pauses import PauseRequest
 from agentrt.contracts.reconcile import MAX_RESULT_CHARS
-from agentrt.contracts.run import PauseRequest, ToolCallRequest
+from agentrt.contracts.run import ToolCallRequest
 
 Answer = Literal["applied", "not_applied", "give_up"]
 Then = Literal["retry", "error"]

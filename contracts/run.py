@@ -1,23 +1,20 @@
 """Workflow and activity payloads: one input and one result type per call."""
 
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, Field
 
-from agentrt.contracts.a2a import InputMessage
-from agentrt.contracts.approval import ApprovalDecision, DecisionRefusal, PendingApproval
+from agentrt.contracts.approval import DecisionRefusal
 from agentrt.contracts.enums import (
-    EventKind,
     Outcome,
-    PendingState,
     RunStatus,
     TerminationReason,
     ToolEffect,
 )
 from agentrt.contracts.messages import Message, ToolCall, Usage
-from agentrt.contracts.profiles import Budget, PrivacyLevel, RunPlan
+from agentrt.contracts.plan import RunPlan
+from agentrt.contracts.profiles import Budget, PrivacyLevel
 
 # Input caps (issue 25). A prompt, or an A2A message's text, is refused past the cap on
 # every path before anything is created: the worker reads each character with its
@@ -184,43 +181,6 @@ class RefuseRequest(AtRunLevel):
     reason: str
 
 
-class PauseRequest(BaseModel):
-    """A pause's guarded transition, recorded at the run's privacy level as the workflow's
-    plan holds it: required, so the activity never reads the run's snapshot for it."""
-
-    run_id: str
-    privacy: PrivacyLevel
-    sequence: int  # the step's event
-
-
-class ProgressPauseRequest(PauseRequest):
-    """A pause that shows the run's progress so far while it waits (the settle writes the
-    final sums)."""
-
-    iterations: int = 0
-    usage: Usage = Field(default_factory=Usage)
-
-
-class SuspendRequest(ProgressPauseRequest):
-    pending: PendingApproval
-
-
-class ResumeRequest(PauseRequest):
-    round: int
-    decision: ApprovalDecision
-    # Record the decision only if its attestation opens (else a DECISION_REFUSED event).
-    attested_only: bool = True
-
-
-class AwaitInputRequest(ProgressPauseRequest):
-    round: int
-
-
-class AddInputRequest(PauseRequest):
-    round: int
-    message: InputMessage
-
-
 class Transition(BaseModel):
     """The one result of a guarded status change, in the store and on the wire: whether this
     call applied it, and the run's status now (None: no such run). It never raises for a
@@ -294,69 +254,6 @@ class FailRequest(AtRunLevel):
     note: str | None = None
     error_detail: str | None = None  # a provider's (redacted) reason, shown in the event
     budget: Budget | None  # the plan's: a budget_exhausted event shows the limits
-
-
-# --- read models (facade, CLI, API) ----------------------------------------------------
-
-
-class PendingEffectView(BaseModel):
-    """A write in flight or interrupted (the run's fence): what an operator needs to check
-    the target system. `arguments` are kept at the run's privacy level (store/pending.py):
-    verbatim at full, redacted at redacted, withheld (only `arguments_size`) below."""
-
-    call_id: str
-    tool: str
-    state: PendingState
-    idempotency_key: str = ""
-    effect: str | None = None  # as the run's plan recorded it
-    since: datetime | None = None  # the fence's last change (see store/pending.py)
-    privacy: str = "metadata"  # the level `arguments` are shown at
-    arguments: dict[str, Any] | None = None
-    arguments_size: int | None = None
-    # The fence's id (a digest of its token): an answer on the write names it, so an answer
-    # meant for an earlier fence of the same call is refused as stale.
-    fence: str | None = None
-
-
-class RunHead(BaseModel):
-    """What every view of a run begins with (this one, the operator API's): which run, of
-    which profile, and where it stands."""
-
-    run_id: str
-    profile: str
-    status: RunStatus
-    outcome: Outcome | None = None
-    termination_reason: TerminationReason | None = None
-
-
-class RunView(RunHead):
-    iterations: int = 0
-    truncated: bool = False
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float | None = None  # None: running, or a call's price was unknown
-    answer: str | None = None
-    output: Any = None  # a typed answer's validated object (JSON), kept as the answer is
-    created_at: datetime
-    finished_at: datetime | None = None
-    revision: int = 0
-    pending_effect: PendingEffectView | None = None
-    pending_approval: PendingApproval | None = None
-    # The effect class of each pending call, by call id, as the run's plan recorded it.
-    call_effects: dict[str, str] = Field(default_factory=dict)
-    initiator: str = "anonymous"
-    # The failure code beside the reason: an ErrorType value, or a Python error's name.
-    error_type: str | None = None
-
-
-class EventView(BaseModel):
-    run_id: str
-    sequence: int
-    kind: EventKind
-    round: int
-    duration_ms: float | None = None
-    payload: dict[str, Any] = Field(default_factory=dict)
-    created_at: datetime
 
 
 ModelResult.model_rebuild()

@@ -10,22 +10,23 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentrt.contracts.errors import ConfigError
 from agentrt.core.private import FILE_MODE, private_dir, tighten
-from agentrt.core.settings_groups import (
+from agentrt.core.settings_base import SettingsGroup, env_name
+from agentrt.core.settings_process import (
     DEFAULT_DATA_DIR,
     DEFAULT_POSTGRES_DSN,
     SERVE_ROLES,
-    CodecSettings,
     DatabaseSettings,
     FaultSettings,
+    TelemetrySettings,
+    TemporalSettings,
+    WorkerSettings,
+)
+from agentrt.core.settings_runs import (
+    CodecSettings,
     LimitSettings,
     PrivacySettings,
     ProviderSettings,
     RetentionSettings,
-    SettingsGroup,
-    TelemetrySettings,
-    TemporalSettings,
-    WorkerSettings,
-    env_name,
 )
 
 __all__ = [
@@ -49,9 +50,9 @@ __all__ = [
 
 
 class Settings(BaseModel):
-    """Every setting, by group (core/settings_groups.py). `Settings()` reads the
-    environment and `.env`; `Settings(database=DatabaseSettings(url=...))` sets one group
-    and reads the others."""
+    """Every setting, by group (core/settings_process.py, core/settings_runs.py).
+    `Settings()` reads the environment and `.env`; `Settings(database=DatabaseSettings(
+    url=...))` sets one group and reads the others."""
 
     # A keyword no group has is a mistake (a flat name from before the grouping, say).
     model_config = ConfigDict(extra="forbid")

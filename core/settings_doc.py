@@ -19,7 +19,7 @@ Groups = Iterable[tuple[str, type[BaseSettings]]]
 
 def variable(group: type[BaseSettings], field: str) -> str:
     """The environment variable of `field`: its alias, else the group's prefix and name
-    (core.settings_groups.env_name, for any settings class)."""
+    (core.settings_base.env_name, for any settings class)."""
     alias = group.model_fields[field].validation_alias
     if isinstance(alias, str):
         return alias.upper()

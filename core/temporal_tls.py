@@ -15,7 +15,8 @@ from cryptography.hazmat.primitives import serialization
 from temporalio.service import TLSConfig
 
 from agentrt.contracts.errors import ConfigError
-from agentrt.core.settings_groups import TemporalSettings, env_name
+from agentrt.core.settings_base import env_name
+from agentrt.core.settings_process import TemporalSettings
 
 _PEM = "-----BEGIN"
 

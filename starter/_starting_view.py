@@ -10,7 +10,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.ids import SA_PROFILE, SA_RUN_STATUS, WORKFLOW_AGENT_RUN
-from agentrt.contracts.run import RunView
+from agentrt.contracts.views import RunView
 from agentrt.starter._starting import INITIATOR_MEMO, PROFILE_KEY
 
 

@@ -25,7 +25,7 @@ from agentrt.core.logs import configure_logging
 from agentrt.core.settings import Settings
 from agentrt.core.temporal import call_error
 from agentrt.core.tracing import configure_tracing, shutdown_tracing
-from agentrt.starter import commands, reconcile_cmd, remote
+from agentrt.starter import commands, deployment_cmd, reconcile_cmd, remote
 from agentrt.store.sealing import SealError
 
 EXIT_ERROR, EXIT_INTERRUPTED = 2, 130
@@ -186,11 +186,13 @@ async def _dispatch(
         )
         return await embedded.run_demo(settings, opts, out, err)
     if args.command == "migrate":
-        return commands.migrate(settings, out)
+        return deployment_cmd.migrate(settings, out)
     if args.command == "schedules":
-        return await commands.apply_schedules(settings, out)
+        return await deployment_cmd.apply_schedules(settings, out)
     if args.command == "codec-server":
-        return await commands.codec_server(settings, args.port, out, dev_no_token=args.dev_no_token)
+        return await deployment_cmd.codec_server(
+            settings, args.port, out, dev_no_token=args.dev_no_token
+        )
     if getattr(args, "run_id", None) is not None:
         commands.run_id_arg(args.run_id)  # bad input fails before any connection is made
     if args.command in ("run", "start"):

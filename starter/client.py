@@ -14,8 +14,8 @@ from agentrt.contracts.approval import ApprovalDecision
 from agentrt.contracts.live import LiveDelta
 from agentrt.contracts.profiles import MAX_ITERATIONS_CEILING
 from agentrt.contracts.reconcile_answer import Answer, ReconcileAnswer, Then
-from agentrt.contracts.run import EventView, RunView
 from agentrt.contracts.start import StartRequest, StartWait
+from agentrt.contracts.views import EventView, RunView
 from agentrt.starter._deciding import checked_decision
 from agentrt.starter._reconciling import checked_answer
 from agentrt.store.sealing import Sealer

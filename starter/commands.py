@@ -9,37 +9,25 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
-import uvicorn
 from rich.console import Console
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import SQLAlchemyError
 from temporalio.client import Client
 
 from agentrt.contracts.approval import PendingApproval
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import (
-    ConfigError,
     InvalidRequestError,
     RunNotAwaitingApprovalError,
     RunNotBegunError,
-    StoreUnavailableError,
     UnknownProfileError,
 )
-from agentrt.contracts.ids import SCHEDULE_RETENTION
-from agentrt.contracts.run import EventView, RunView
 from agentrt.contracts.start import StartRequest
-from agentrt.core.codec import EncryptionCodec
-from agentrt.core.codec_server import create_codec_app
-from agentrt.core.private import private_dir
+from agentrt.contracts.views import EventView, RunView
 from agentrt.core.settings import Settings
-from agentrt.core.temporal import connect
-from agentrt.starter import render, schedules
+from agentrt.starter import render
 from agentrt.starter.client import RuntimeClient
 from agentrt.starter.facade import AgentRuntime
 from agentrt.starter.live import watched
 from agentrt.starter.remote import ApiRuntime
-from agentrt.store.open import WHICH_SETTING, open_store
-from agentrt.store.sealing import Sealer
 
 EXIT_OK, EXIT_NOT_COMPLETED = 0, 1
 FOLLOW_POLL_SECONDS = 0.5
@@ -68,50 +56,6 @@ def name_arg(raw: str, option: str) -> str:
     if not name or len(name) > 200:
         raise InvalidRequestError(f"{option} must be a name of 1 to 200 characters")
     return name
-
-
-async def apply_schedules(settings: Settings, out: Console) -> int:
-    """`agentrt schedules apply`: bad retention settings fail before any connection."""
-    policy = schedules.retention_policy(settings)
-    client = await connect(settings)
-    done = await schedules.apply(client, settings)
-    out.print(
-        f"schedule {SCHEDULE_RETENTION} {done}: purge settled runs after "
-        f"{policy.finished_days:g} days, cancel and purge runs waiting over "
-        f"{policy.waiting_days:g} days, every {settings.retention.every_hours:g} h "
-        f"on {settings.retention.task_queue}",
-        markup=False,
-        highlight=False,
-        soft_wrap=True,
-    )
-    return EXIT_OK
-
-
-def migrate(settings: Settings, out: Console) -> int:
-    """Prepare the data a worker owns: the schema at head and, when AGENTRT_SEAL_KEYS is not
-    set, the seal key under the data directory. After it, clients run from there."""
-    if not settings.database.url:
-        private_dir(settings.database.data_dir)  # SQLite makes no directories
-    try:
-        sealer = Sealer.from_b64(settings.create_seal_key_if_missing())
-    except ValueError as exc:
-        raise ConfigError(f"AGENTRT_SEAL_KEYS: {exc}") from None
-    url = settings.database.resolved_url()
-    try:
-        engine, _ = open_store(url, sealer)
-    except SQLAlchemyError as exc:
-        first = str(exc).splitlines()[0]
-        shown = make_url(url).render_as_string(hide_password=True)
-        raise StoreUnavailableError(
-            f"cannot migrate the database at {shown}: {first}; {WHICH_SETTING}"
-        ) from None
-    shown = engine.url.render_as_string(hide_password=True)
-    engine.dispose()
-    out.print(f"database {shown}: schema at head", markup=False, highlight=False, soft_wrap=True)
-    if settings.privacy.seal_keys is None:
-        where = settings.seal_key_file().resolve()
-        out.print(f"seal key: {where}", markup=False, highlight=False, soft_wrap=True)
-    return EXIT_OK
 
 
 @asynccontextmanager
@@ -187,7 +131,8 @@ class Commands:
         return EXIT_OK if view.status is RunStatus.COMPLETED else EXIT_NOT_COMPLETED
 
     async def status(self, raw_id: str, as_json: bool) -> int:
-        # A run that failed to begin (or waits for a worker) is a RunNotBegunError saying so.
+        # STARTING while no worker has begun it; one that failed to begin or was withdrawn
+        # (or that another starter left unbegun) is a RunNotBegunError saying so.
         view = await self.runtime.status(run_id_arg(raw_id))
         if as_json:
             self.out.print_json(view.model_dump_json())
@@ -209,10 +154,11 @@ class Commands:
             return batch[-1].sequence if batch else last
 
         while True:
+            # A STARTING run (no worker has begun it yet) has no events: a follow waits.
             try:
                 batch = await self.runtime.events(run_id, after_sequence=last)
             except RunNotBegunError as exc:
-                # A run started but not begun by a worker yet: wait only for those.
+                # Open but not begun, started by another starter: wait only for those.
                 if not (follow and exc.pending):
                     raise
                 await asyncio.sleep(FOLLOW_POLL_SECONDS)
@@ -275,39 +221,3 @@ class Commands:
             render.print_inbox(self.out, views)
             render.print_attention(self.out, needing)
         return EXIT_OK
-
-
-async def codec_server(
-    settings: Settings, port: int, out: Console, *, dev_no_token: bool = False
-) -> int:
-    """Serve the payload codec on 127.0.0.1 for Temporal Web until interrupted. It needs
-    AGENTRT_CODEC_TOKEN unless told it is a loopback-only dev server (--dev-no-token)."""
-    keys = settings.payload_keys_spec()
-    if not keys:
-        raise ConfigError("AGENTRT_PAYLOAD_KEYS is not set: there is nothing to decode")
-    token = None if settings.codec.token is None else settings.codec.token.get_secret_value()
-    if dev_no_token:
-        # The flag says what is wanted: an inherited AGENTRT_CODEC_TOKEN must not turn a
-        # loopback dev codec back into one that asks the dev UI for a token it cannot send.
-        token = None
-    if token is not None and not token.strip():
-        raise ConfigError("AGENTRT_CODEC_TOKEN is empty")
-    if token is None and not dev_no_token:
-        raise ConfigError(
-            "AGENTRT_CODEC_TOKEN is not set: the codec server decrypts every payload for "
-            "whoever asks; set a token, or pass --dev-no-token for loopback-only development"
-        )
-    origins = settings.codec.origins()
-    try:
-        codec = EncryptionCodec.from_spec(keys)
-    except ValueError as exc:
-        raise ConfigError(f"AGENTRT_PAYLOAD_KEYS: {exc}") from None
-    app = create_codec_app(
-        codec, origins, token, namespace=settings.temporal.namespace,
-        allowed_hosts=settings.codec.hosts(),
-    )  # fmt: skip
-    guard = "bearer token required" if token else "NO TOKEN (dev only)"
-    out.print(f"codec server on http://127.0.0.1:{port} for {', '.join(origins)}; {guard}")
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    await server.serve()
-    return EXIT_OK

@@ -1,33 +1,29 @@
-"""`AgentRuntime`: the Python API for clients. It starts and waits on workflows and reads
-the store; it never runs the agent itself."""
+"""`AgentRuntime`: the Python API for clients. It connects to a deployment, starts runs,
+decides on them and cancels them; reading a run (status, wait, follow) is its base class's
+job (starter/_reading.py). It never runs the agent itself."""
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
-from functools import partial
 from types import TracebackType
 from typing import Self
 
 from sqlalchemy import Engine
-from temporalio.client import Client, WorkflowFailureError
-from temporalio.exceptions import ApplicationError
+from temporalio.client import Client
 
 from agentrt.contracts.approval import ApprovalDecision, DecisionRefusal
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import (
-    ErrorType,
     NoWorkerError,
     RunNotAwaitingApprovalError,
     RunNotAwaitingReconciliationError,
     RunNotBegunError,
-    UnknownProfileError,
 )
 from agentrt.contracts.ids import DEFAULT_TASK_QUEUE, QUERY_REFUSED_DECISIONS
-from agentrt.contracts.live import LiveDelta
 from agentrt.contracts.profiles import MAX_ITERATIONS_CEILING, RegisteredProfile
 from agentrt.contracts.reconcile_answer import ReconcileAnswer
-from agentrt.contracts.run import DEFAULT_MAX_PROMPT_CHARS, EventView, RunView
+from agentrt.contracts.run import DEFAULT_MAX_PROMPT_CHARS
 from agentrt.contracts.start import StartRequest, StartWait
+from agentrt.contracts.views import RunView
 from agentrt.core.settings import Settings
 from agentrt.starter._connecting import open_deployment
 from agentrt.starter._deciding import (
@@ -36,24 +32,18 @@ from agentrt.starter._deciding import (
     send_decision,
 )
 from agentrt.starter._launch import Launcher
+from agentrt.starter._reading import RunReads
 from agentrt.starter._reconciling import send_answer
-from agentrt.starter._starting import missing_run, payload_keys_required, unregistered
-from agentrt.starter._starting_view import starting_view
+from agentrt.starter._starting import payload_keys_required, unregistered
 from agentrt.starter._typed import temporal_errors_typed
-from agentrt.starter.client import RuntimeClient
-from agentrt.starter.live import follow_store
-from agentrt.store.live import LiveStore
 from agentrt.store.profile_registry import ProfileRegistry
-from agentrt.store.run_query import RunQuery
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer
 
 DEFAULT_BEGIN_TIMEOUT = 30.0  # seconds; a polling worker begins a run within moments
-# `wait` returns a run paused for a person: a decision, or an answer on a write.
-_PAUSED = (RunStatus.WAITING_FOR_APPROVAL, RunStatus.AWAITING_RECONCILIATION)
 
 
-class AgentRuntime(RuntimeClient):
+class AgentRuntime(RunReads):
     def __init__(
         self,
         client: Client,
@@ -124,11 +114,6 @@ class AgentRuntime(RuntimeClient):
         """The most rounds a start may ask for (AGENTRT_MAX_ITERATIONS_CEILING)."""
         return self._max_iterations_ceiling
 
-    @property
-    def client(self) -> Client:
-        """The Temporal client this runtime starts and signals runs with."""
-        return self._client
-
     async def close(self) -> None:
         """Release the database connections `connect()` opened; idempotent."""
         engine, self._engine = self._engine, None
@@ -181,13 +166,6 @@ class AgentRuntime(RuntimeClient):
         WorkersBusyError), the answer to that start sent again; None if not withdrawn."""
         return await self._launcher.withdrawal(run_id)
 
-    async def starting(self, run_id: str) -> RunView | None:
-        """The STARTING view of a run Temporal holds that no worker has begun; None once
-        its row exists (then `status` is the truth) or when Temporal holds no open run."""
-        if await self._view(run_id) is not None:
-            return None
-        return await starting_view(self._client, run_id)
-
     async def task_queue_of(self, profile: str) -> str:
         """The task queue a run of `profile` is started on."""
         registered = await asyncio.to_thread(self._profiles.get, profile)
@@ -208,77 +186,6 @@ class AgentRuntime(RuntimeClient):
             profile, prompt, max_iterations=max_iterations, initiator=initiator
         )
         return await self.wait(run_id)
-
-    @temporal_errors_typed
-    async def wait(self, run_id: str, poll_seconds: float = 0.1) -> RunView:
-        """Wait until the run settles, waits for a decision or for an answer on a write
-        (AWAITING_RECONCILIATION); return it.
-
-        Polls the store (and, while no row exists yet, the workflow) rather than racing a
-        long poll that would have to be cancelled.
-        """
-        handle = self._client.get_workflow_handle(run_id)
-        while True:
-            view = await self._view(run_id)
-            if view is not None and view.status in _PAUSED:
-                return view
-            if view is not None and view.status.terminal:
-                return await self.result(run_id)
-            if view is None:
-                desc = await handle.describe()
-                if desc.close_time is not None:
-                    return await self.result(run_id)  # raises the typed start error
-            await asyncio.sleep(poll_seconds)
-
-    @temporal_errors_typed
-    async def result(self, run_id: str) -> RunView:
-        """Wait for the run's workflow to close, then return the stored run."""
-        handle = self._client.get_workflow_handle(run_id)
-        try:
-            await handle.result()
-        except WorkflowFailureError as err:
-            cause = err.cause
-            if isinstance(cause, ApplicationError) and cause.type == ErrorType.UNKNOWN_PROFILE:
-                raise UnknownProfileError(cause.message) from None
-            if not (isinstance(cause, ApplicationError) and cause.type == ErrorType.RUN_FAILED):
-                view = await self._view(run_id)
-                if view is None:
-                    raise
-        return await self.status(run_id)
-
-    @temporal_errors_typed
-    async def status(self, run_id: str) -> RunView:
-        """The stored run. With no row, RunNotFoundError, or RunNotBegunError when the
-        workflow exists: its message says whether it failed to begin, was withdrawn, or
-        waits for a worker."""
-        view = await self._view(run_id)
-        if view is None:
-            raise await missing_run(self._client, run_id)
-        return view
-
-    @temporal_errors_typed
-    async def events(self, run_id: str, after_sequence: int = -1) -> list[EventView]:
-        if await self._view(run_id) is None:
-            raise await missing_run(self._client, run_id)
-        return await asyncio.to_thread(self._runs.events, run_id, after_sequence)
-
-    async def follow(self, run_id: str) -> AsyncIterator[EventView | LiveDelta]:
-        """Every event and live piece of the run until it ends. A run Temporal holds that
-        no worker has begun yet (an accepted start) is waited for while it stays so; typed
-        errors for a run that is not there, failed to begin, or was withdrawn."""
-        await self._begun(run_id)
-        async for item in follow_store(self._runs, LiveStore(self._runs.ctx), run_id):
-            yield item
-
-    async def _begun(self, run_id: str, poll_seconds: float = 0.5) -> None:
-        while True:
-            try:
-                await self.status(run_id)
-                return
-            except RunNotBegunError as err:
-                if not err.pending:  # failed to begin, or withdrawn: it never will
-                    raise
-            await asyncio.sleep(poll_seconds)
 
     def _attestation_key(self) -> Sealer:
         # Whoever holds the seal key and the database is trusted to name the decider.
@@ -308,8 +215,10 @@ class AgentRuntime(RuntimeClient):
     @temporal_errors_typed
     async def refused_decisions(self, run_id: str) -> list[DecisionRefusal]:
         """Decisions sent by signal (fire-and-forget) that the run refused, oldest first,
-        each with its reason as a sentence; the run was left unchanged by them."""
-        await self.status(run_id)
+        each with its reason as a sentence; the run was left unchanged by them. None while
+        it is STARTING: no worker has read a decision yet (nor could answer the query)."""
+        if (await self.status(run_id)).status is RunStatus.STARTING:
+            return []
         refused: list[DecisionRefusal] = await self._client.get_workflow_handle(run_id).query(
             QUERY_REFUSED_DECISIONS, result_type=list[DecisionRefusal]
         )
@@ -322,22 +231,10 @@ class AgentRuntime(RuntimeClient):
         try:
             view = await self.status(run_id)
         except RunNotBegunError:
-            # Started but not begun (no worker yet): the workflow begins, then settles the
-            # cancel, like any other; one that failed to begin is closed and stays so.
+            # Its workflow closed without beginning it (failed, or withdrawn): it stays so.
             await cancel_workflow(self._client, run_id, request)
             return
         if view.status.terminal:
             return
+        # A STARTING run too: the workflow begins, then settles the cancel, like any other.
         await cancel_workflow(self._client, run_id, request)
-
-    @temporal_errors_typed
-    async def inbox(self, limit: int = 50) -> list[RunView]:
-        """Runs waiting for approval, oldest first, each with its pending calls."""
-        return await asyncio.to_thread(self._runs.inbox, limit)
-
-    async def attention(self, limit: int = 50) -> list[RunView]:
-        query = RunQuery(self._runs.ctx)
-        return await asyncio.to_thread(partial(query.attention, visible_to=None, limit=limit))
-
-    async def _view(self, run_id: str) -> RunView | None:
-        return await asyncio.to_thread(self._runs.get, run_id)

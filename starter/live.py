@@ -17,7 +17,7 @@ from rich.console import Console
 from agentrt.contracts.enums import EventKind
 from agentrt.contracts.errors import AgentRuntimeError, by_code
 from agentrt.contracts.live import LiveDelta
-from agentrt.contracts.run import EventView, RunView
+from agentrt.contracts.views import EventView, RunView
 from agentrt.starter import render
 from agentrt.starter.client import RuntimeClient
 from agentrt.store.live import LiveStore

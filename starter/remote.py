@@ -23,8 +23,9 @@ from agentrt.contracts.errors import (
 from agentrt.contracts.live import LiveDelta
 from agentrt.contracts.profiles import ITERATIONS_CEILING_LIMIT
 from agentrt.contracts.reconcile_answer import ReconcileAnswer
-from agentrt.contracts.run import PROMPT_CHARS_CEILING, EventView, RunView
+from agentrt.contracts.run import PROMPT_CHARS_CEILING
 from agentrt.contracts.start import StartRequest, StartWait
+from agentrt.contracts.views import EventView, RunView
 from agentrt.starter.client import RuntimeClient
 from agentrt.starter.live import follow_api, refusal
 

@@ -20,8 +20,8 @@ from agentrt.contracts.enums import PendingState
 from agentrt.contracts.ids import idempotency_key
 from agentrt.contracts.messages import Message
 from agentrt.contracts.reconcile_answer import fence_id
-from agentrt.contracts.run import PendingEffectView
 from agentrt.contracts.snapshot import RunSnapshot
+from agentrt.contracts.views import PendingEffectView
 from agentrt.store.context import StoreContext, as_utc
 from agentrt.store.privacy import filter_payload
 from agentrt.store.rows import MessageRow, RunRow

@@ -10,10 +10,11 @@ from typing import Any, Literal
 from sqlalchemy import and_, or_, select
 
 from agentrt.contracts.enums import RunStatus, TerminationReason
-from agentrt.contracts.run import RunView
 from agentrt.contracts.snapshot import RunSnapshot
+from agentrt.contracts.views import RunView
 from agentrt.store.context import StoreContext, as_utc
 from agentrt.store.rows import RunRow
+from agentrt.store.run_view import run_view
 from agentrt.store.runs import RunStore
 
 # Why a run needs an operator: it failed with a write's outcome unknown (its fence holds
@@ -111,7 +112,7 @@ class RunQuery:
         )
         with self._ctx.reads() as s:
             rows = s.scalars(q).all()
-        views = [self._runs.view(r) for r in rows[:limit]]
+        views = [run_view(self._runs.ctx, r) for r in rows[:limit]]
         more = len(rows) > limit
         last_view = views[-1] if views else None
         next_cursor = (
@@ -126,7 +127,7 @@ class RunQuery:
             q = q.where(RunRow.initiator == visible_to)
         with self._ctx.reads() as s:
             rows = s.scalars(q.order_by(RunRow.waiting_since, RunRow.created_at).limit(limit)).all()
-        return [self._runs.view(r) for r in rows]
+        return [run_view(self._runs.ctx, r) for r in rows]
 
     def attention(self, *, visible_to: str | None, limit: int = 50) -> list[RunView]:
         """Runs that need an operator (see `attention`), the most recently changed first."""
@@ -136,7 +137,7 @@ class RunQuery:
         q = select(RunRow).where(*filters).order_by(RunRow.updated_at.desc(), RunRow.id.desc())
         with self._ctx.reads() as s:
             rows = s.scalars(q.limit(limit)).all()
-        return [self._runs.view(r) for r in rows]
+        return [run_view(self._runs.ctx, r) for r in rows]
 
     def privacy(self, run_id: str) -> str:
         return self._runs.snapshot(run_id).privacy

@@ -5,23 +5,20 @@ from typing import Any
 
 from sqlalchemy import bindparam, literal, select, union_all
 
-from agentrt.contracts.approval import PendingApproval
-from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
+from agentrt.contracts.enums import EventKind, RunStatus
 from agentrt.contracts.errors import RunNotFoundError
 from agentrt.contracts.messages import Message
 from agentrt.contracts.profiles import stricter
-from agentrt.contracts.run import EventView, RunView, TurnRecord
+from agentrt.contracts.run import TurnRecord
 from agentrt.contracts.snapshot import RunSnapshot
-from agentrt.store.context import StoreContext, as_utc, dumps, insert_ignoring, utcnow
-from agentrt.store.pending import call_effects, pending_write
-from agentrt.store.privacy import filter_payload
+from agentrt.contracts.views import EventView, RunView
+from agentrt.store.context import StoreContext, as_utc, insert_ignoring, utcnow
+from agentrt.store.event_rows import event_row
 from agentrt.store.rows import EventRow, MessageRow, RunRow, in_sequence
+from agentrt.store.run_view import run_view
 from agentrt.store.sealed import (
     EVENT_PAYLOAD,
     MESSAGE_BODY,
-    RUN_ANSWER,
-    RUN_OUTPUT,
-    RUN_PENDING_APPROVAL,
     within,
 )
 from agentrt.store.sealing import Sealer
@@ -38,35 +35,6 @@ _TURN_INPUTS = union_all(
         MessageRow.run_id == bindparam("run_id"), MessageRow.sequence <= bindparam("upto")
     ),
 ).order_by("sequence")
-
-
-def event_row(
-    sealer: Sealer,
-    run_id: str,
-    sequence: int,
-    kind: EventKind,
-    round: int,
-    payload: dict[str, Any],
-    privacy: str,
-    duration_ms: float | None = None,
-) -> dict[str, Any]:
-    """An event row's columns, its payload filtered to the run's privacy level and sealed."""
-    plain = dumps(filter_payload(payload, privacy))
-    return {
-        "run_id": run_id,
-        "sequence": sequence,
-        "kind": kind.value,
-        "round": round,
-        "duration_ms": duration_ms,
-        "payload": EVENT_PAYLOAD.seal(sealer, plain, within(run_id, sequence)),
-        "created_at": utcnow(),
-    }
-
-
-def insert_event(s: Any, row: dict[str, Any]) -> None:
-    """Insert one `event_row`; a retried or replayed activity hits the unique key and adds
-    none."""
-    s.execute(insert_ignoring(s, EventRow.__table__, ["run_id", "sequence"]), row)
 
 
 class RunStore:
@@ -207,51 +175,7 @@ class RunStore:
     def get(self, run_id: str) -> RunView | None:
         with self._ctx.reads() as s:
             row = s.get(RunRow, run_id)
-        return None if row is None else self.view(row)
-
-    def view(self, row: RunRow) -> RunView:
-        answer = None
-        if row.answer is not None:
-            answer = RUN_ANSWER.open(self._ctx.sealer, row.answer, row.id)
-        output = None
-        if row.output is not None:
-            output = json.loads(RUN_OUTPUT.open(self._ctx.sealer, row.output, row.id))
-        busy = bool(row.pending_call_id or row.pending_approval)  # idle rows skip the parse
-        snapshot = RunSnapshot.parse(row.snapshot) if busy else RunSnapshot()
-        pending = None
-        if row.pending_call_id and row.pending_state:
-            pending = pending_write(self._ctx, row, snapshot)
-        approval = None
-        if row.pending_approval:
-            approval = PendingApproval.model_validate_json(
-                RUN_PENDING_APPROVAL.open(self._ctx.sealer, row.pending_approval, row.id)
-            )
-        created = as_utc(row.created_at)
-        assert created is not None
-        return RunView(
-            run_id=row.id,
-            profile=row.profile,
-            status=RunStatus(row.status),
-            outcome=Outcome(row.outcome) if row.outcome else None,
-            termination_reason=(
-                TerminationReason(row.termination_reason) if row.termination_reason else None
-            ),
-            iterations=row.iterations,
-            truncated=row.truncated,
-            prompt_tokens=row.prompt_tokens,
-            completion_tokens=row.completion_tokens,
-            cost_usd=row.cost_usd,
-            answer=answer,
-            output=output,
-            created_at=created,
-            finished_at=as_utc(row.finished_at),
-            revision=row.revision,
-            pending_effect=pending,
-            pending_approval=approval,
-            call_effects=call_effects(snapshot, approval),
-            initiator=row.initiator,
-            error_type=row.error_type,
-        )
+        return None if row is None else run_view(self._ctx, row)
 
     def events(self, run_id: str, after_sequence: int = -1, limit: int = 1000) -> list[EventView]:
         query = select(EventRow).where(EventRow.run_id == run_id)
@@ -292,7 +216,7 @@ class RunStore:
                 .order_by(RunRow.waiting_since, RunRow.created_at)
                 .limit(limit)
             ).all()
-        return [self.view(r) for r in rows]
+        return [run_view(self._ctx, r) for r in rows]
 
     def tighten_ceiling(self, run_id: str, level: str) -> str:
         """Move the run's answer ceiling to `level` if that is stricter; returns the ceiling

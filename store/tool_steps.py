@@ -12,8 +12,9 @@ from sqlalchemy import bindparam, select
 from agentrt.contracts.enums import EventKind
 from agentrt.contracts.messages import Message, ToolCall
 from agentrt.store.context import StoreContext, utcnow
+from agentrt.store.event_rows import event_row
 from agentrt.store.rows import ToolResultRow
-from agentrt.store.runs import RunStore, event_row
+from agentrt.store.runs import RunStore
 from agentrt.store.sealed import TOOL_RESULT_CONTENT
 from agentrt.store.step_rows import Part, write_step
 

@@ -16,8 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agentrt.core.settings import Settings
-from agentrt.core.settings_groups import ProviderSettings, WorkerSettings, env_name
+from agentrt.core.settings import ProviderSettings, Settings, WorkerSettings, env_name
 from tests.examples.test_example_toolbox import ExampleEnv, example_env  # noqa: F401
 from tests.workers._proc import worker_env
 

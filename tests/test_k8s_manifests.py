@@ -20,8 +20,7 @@ import yaml
 from kubernetes_validate import utils as kv
 
 from agentrt.api.settings import ApiSettings
-from agentrt.core.settings import env_name
-from agentrt.core.settings_groups import WorkerSettings
+from agentrt.core.settings import WorkerSettings, env_name
 
 ROOT = Path(__file__).resolve().parent.parent
 K8S = ROOT / "deploy" / "k8s"

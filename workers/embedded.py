@@ -18,7 +18,7 @@ from rich.text import Text
 from agentrt.contracts.approval import PendingApproval
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import ConfigError
-from agentrt.contracts.run import RunView
+from agentrt.contracts.views import RunView
 from agentrt.core.codec import EncryptionCodec
 from agentrt.core.codec_server import create_codec_app, serving, ui_origins
 from agentrt.core.devserver import free_port, port_is_free

@@ -16,7 +16,8 @@ with workflow.unsafe.imports_passed_through():
     from agentrt.contracts.approval import CancelRequest, DecisionRefusal
     from agentrt.contracts.enums import RunStatus, TerminationReason
     from agentrt.contracts.ids import SA_RUN_STATUS
-    from agentrt.contracts.profiles import PrivacyLevel, RunPlan
+    from agentrt.contracts.plan import RunPlan
+    from agentrt.contracts.profiles import PrivacyLevel
     from agentrt.contracts.run import Transition
 
 MAX_REFUSALS_KEPT = 20

@@ -12,7 +12,7 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from agentrt.contracts.approval import ApprovalDecision, PendingApproval
-    from agentrt.contracts.profiles import RunPlan
+    from agentrt.contracts.plan import RunPlan
 
 UNAUTHENTICATED = "unauthenticated:"  # as the store labels a decider it cannot verify
 

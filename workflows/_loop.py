@@ -8,7 +8,7 @@ from enum import Enum
 from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason, ToolEffect
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.messages import ToolCall, Usage
-from agentrt.contracts.profiles import RunPlan
+from agentrt.contracts.plan import RunPlan
 
 
 class Route(Enum):

@@ -50,7 +50,7 @@ with workflow.unsafe.imports_passed_through():
         UPDATE_SUBMIT_INPUT,
         WORKFLOW_AGENT_RUN,
     )
-    from agentrt.contracts.profiles import RunPlan
+    from agentrt.contracts.plan import RunPlan
     from agentrt.contracts.reconcile_answer import ReconcileAnswer, ReconcileOutcome
     from agentrt.contracts.run import (
         BegunResult,

@@ -32,14 +32,15 @@ with workflow.unsafe.imports_passed_through():
         ACT_RUN_SUSPEND,
     )
     from agentrt.contracts.messages import ToolCall, Usage
-    from agentrt.contracts.profiles import PrivacyLevel, RunPlan
-    from agentrt.contracts.run import (
+    from agentrt.contracts.pauses import (
         AddInputRequest,
         AwaitInputRequest,
         ResumeRequest,
         SuspendRequest,
-        Transition,
     )
+    from agentrt.contracts.plan import RunPlan
+    from agentrt.contracts.profiles import PrivacyLevel
+    from agentrt.contracts.run import Transition
 
 # The transitions (activities/pauses.py), by their frozen names: that module holds SQL,
 # which workflow code does not import.

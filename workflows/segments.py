@@ -11,7 +11,8 @@ the next round.
 It continues only at a safe point: at the top of a round, after the turn before it ended
 (every call of it settled, its fence cleared), with no pause open (the gate, the input and
 the reconcile wait are closed between rounds), with every handler finished (else a round
-later), and no cancel requested (a cancel taken there settles the run CANCELLED instead).
+later: tests/workflows/test_segment_handlers.py), and no cancel requested (a cancel taken
+there settles the run CANCELLED instead).
 A signal that reaches the server while the segment's last task completes fails that task
 (Temporal refuses to close a run over an unhandled signal), so the task runs again with it;
 a cancel that reaches the next segment with its start is taken at its first step.

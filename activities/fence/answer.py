@@ -29,7 +29,7 @@ from agentrt.contracts.reconcile_answer import (
 from agentrt.contracts.run import Transition
 from agentrt.store import attest
 from agentrt.store.context import StoreContext, utcnow
-from agentrt.store.runs import event_row, insert_event
+from agentrt.store.event_rows import event_row, insert_event
 from agentrt.store.step_rows import write_parts
 from agentrt.store.tool_steps import ToolStepStore
 from agentrt.store.transitions import guarded_move

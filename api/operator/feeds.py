@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from agentrt.api.wake import Waker
 from agentrt.contracts.enums import RunStatus
-from agentrt.contracts.run import EventView
+from agentrt.contracts.views import EventView
 from agentrt.store.runs import RunStore
 
 BUFFER = 1000  # events kept per followed run

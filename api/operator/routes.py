@@ -41,7 +41,7 @@ from agentrt.contracts.errors import (
     SelfApprovalError,
     StaleTurnError,
 )
-from agentrt.contracts.run import RunView
+from agentrt.contracts.views import RunView
 from agentrt.starter._starting_view import starting_runs
 from agentrt.store.attest import attest
 from agentrt.store.run_query import BadCursorError

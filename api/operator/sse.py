@@ -20,7 +20,7 @@ from agentrt.api.operator.feeds import changed
 from agentrt.api.operator.state import OpsState
 from agentrt.api.operator.views import event_out
 from agentrt.api.wake import MAX_SEQUENCE
-from agentrt.contracts.run import EventView
+from agentrt.contracts.views import EventView
 
 KEEPALIVE_SECONDS = 15.0
 # A stream asks whether its token is still active this often, waking for it if nothing else

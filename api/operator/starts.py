@@ -23,8 +23,8 @@ from agentrt.api.operator.timing import Phases
 from agentrt.api.operator.views import StartedOut, run_out
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import RunIdTakenError
-from agentrt.contracts.run import RunView
 from agentrt.contracts.start import StartRequest
+from agentrt.contracts.views import RunView
 
 starts_router = APIRouter(responses=RESPONSES)
 BEGIN_WAIT_SECONDS = 10.0

@@ -16,7 +16,7 @@ from agentrt.api.operator.feeds import Feeds, TokenChecks
 from agentrt.api.operator.views import RunOut, run_out
 from agentrt.api.wake import Waker
 from agentrt.contracts.enums import RunStatus
-from agentrt.contracts.run import RunView
+from agentrt.contracts.views import RunView
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.live import LiveStore
 from agentrt.store.principals import PrincipalStore

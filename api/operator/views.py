@@ -9,8 +9,8 @@ from pydantic import BaseModel, Field
 
 from agentrt.api.operator.failures import FailureOut, failure
 from agentrt.contracts.enums import EventKind, PendingState
-from agentrt.contracts.run import EventView, RunHead, RunView
 from agentrt.contracts.strict import Strict
+from agentrt.contracts.views import EventView, RunHead, RunView
 from agentrt.store.privacy import filter_payload
 from agentrt.store.run_context import PendingContext
 from agentrt.store.run_query import Attention, attention

@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.text import Text
 
 from agentrt.contracts.enums import EventKind
-from agentrt.contracts.run import EventView
+from agentrt.contracts.views import EventView
 from agentrt.starter.render.text import call_text, cost_text, shorten, spend_text
 from agentrt.store.attest import UNAUTHENTICATED
 

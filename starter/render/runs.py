@@ -6,7 +6,7 @@ from rich.table import Table
 from rich.text import Text
 
 from agentrt.contracts.approval import PendingApproval
-from agentrt.contracts.run import PendingEffectView, RunView
+from agentrt.contracts.views import PendingEffectView, RunView
 from agentrt.starter.render.text import call_text, cost_text, effect_text, shorten, status_text
 
 

@@ -12,7 +12,7 @@ from rich.console import Console
 from agentrt.contracts.approval import PendingApproval
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import RunNotFoundError
-from agentrt.contracts.run import RunView
+from agentrt.contracts.views import RunView
 from agentrt.starter.client import RuntimeClient
 
 OnWaiting = Callable[[RunView, PendingApproval], Awaitable[None]]
@@ -92,7 +92,9 @@ def _status(console: Console, text: str, shown: bool) -> Iterator[Any]:
 
 
 async def _maybe_status(runtime: RuntimeClient, run_id: str) -> RunView | None:
+    """The run once a worker has begun it; None while it is STARTING (or has no row)."""
     try:
-        return await runtime.status(run_id)
+        view = await runtime.status(run_id)
     except RunNotFoundError:
-        return None  # started in Temporal, not yet begun by a worker
+        return None  # failed to begin, or withdrawn: the awaited result raises why
+    return None if view.status is RunStatus.STARTING else view

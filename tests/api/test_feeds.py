@@ -15,7 +15,8 @@ from agentrt.api.operator.feeds import Feeds, changed
 from agentrt.api.wake import Waker
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.messages import Message
-from agentrt.contracts.run import EventView, TurnRecord
+from agentrt.contracts.run import TurnRecord
+from agentrt.contracts.views import EventView
 from agentrt.store.live import LiveStore
 from agentrt.store.rows import RunRow
 from agentrt.store.runs import RunStore

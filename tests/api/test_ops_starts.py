@@ -18,7 +18,7 @@ from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 from agentrt.api.operator.starts import respond_async
 from agentrt.api.settings import ApiSettings
 from agentrt.contracts.enums import RunStatus
-from agentrt.contracts.errors import NoWorkerError
+from agentrt.contracts.errors import NoWorkerError, RunNotBegunError, RunNotFoundError
 from agentrt.starter import remote
 from agentrt.starter.cli import main as cli_main
 from agentrt.workers.compose import WorkerResources
@@ -235,6 +235,28 @@ async def test_the_http_client_starts_accepted_and_names_the_cause_of_a_withdraw
     assert (starting.run_id, starting.status) == (run_id, RunStatus.STARTING)
     assert type(err.value) is NoWorkerError
     await client.get_workflow_handle(run_id).terminate(reason="test over")
+
+
+async def test_status_in_process_and_over_http_agree_on_an_accepted_start(
+    client: Client, a2a_settings: ApiSettings, a2a_parts: WorkerResources
+) -> None:
+    """`AgentRuntime.status` answers what `GET /runs/{id}` (and so the HTTP client) answers:
+    STARTING while no worker has begun the run, no events yet; once its workflow closed
+    without beginning it, neither knows the run (RunNotFoundError, 404)."""
+    async with lonely_api(client, a2a_settings, a2a_parts) as (live, _):
+        secret = token(live, name("ops"), "runs:start", "runs:read")
+        async with remote.api_session(live.url, secret) as api:
+            run_id = await api.start("helper", LOOKUP, wait="accepted")
+            over_http, in_process = await api.status(run_id), await live.runtime.status(run_id)
+            events = (await api.events(run_id), await live.runtime.events(run_id))
+            await client.get_workflow_handle(run_id).terminate(reason="test over")
+            with pytest.raises(RunNotFoundError, match="404 run_not_found"):
+                await api.status(run_id)
+            with pytest.raises(RunNotBegunError, match="never began: its workflow is terminated"):
+                await live.runtime.status(run_id)
+    assert in_process.status is RunStatus.STARTING
+    assert in_process == over_http and in_process.initiator != ""
+    assert events == ([], [])
 
 
 async def test_the_cli_starts_accepted_through_the_api(

@@ -12,7 +12,7 @@ from prometheus_client import generate_latest
 
 from agentrt.contracts.enums import EventKind, PendingState, RunStatus
 from agentrt.contracts.errors import ErrorType, ReconcileError
-from agentrt.contracts.run import EventView
+from agentrt.contracts.views import EventView
 from agentrt.core.metrics import new_registry
 from agentrt.starter.cli import main as cli_main
 from agentrt.store.demo import DemoWorld

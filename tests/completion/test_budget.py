@@ -5,8 +5,9 @@ from pydantic import ValidationError
 
 from agentrt.contracts.enums import TerminationReason
 from agentrt.contracts.messages import Usage
+from agentrt.contracts.plan import RunPlan
 from agentrt.contracts.pricing import Price, PriceTable
-from agentrt.contracts.profiles import Budget, Profile, RunPlan, spent_limit
+from agentrt.contracts.profiles import Budget, Profile, spent_limit
 from agentrt.contracts.run import AnswerTerms, ModelResult
 from agentrt.contracts.turn import turn_end
 from agentrt.workflows._loop import LoopState, Stop

@@ -5,7 +5,8 @@ import json
 import pytest
 
 from agentrt.contracts.messages import ToolSpec
-from agentrt.contracts.profiles import Budget, GuardrailConfig, RunPlan, Timeouts
+from agentrt.contracts.plan import RunPlan
+from agentrt.contracts.profiles import Budget, GuardrailConfig, Timeouts
 from agentrt.contracts.snapshot import RunSnapshot
 from agentrt.store.answer import ceiling_of
 

@@ -30,7 +30,7 @@ from temporalio.testing import WorkflowEnvironment
 from agentrt import AgentRuntime, RunStatus, Settings, ToolEffect
 from agentrt.contracts.enums import EventKind
 from agentrt.contracts.ids import idempotency_key
-from agentrt.contracts.run import RunView
+from agentrt.contracts.views import RunView
 from agentrt.store.runs import RunStore
 from tests.workers._proc import WorkerPool, WorkerProcess, worker_env
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from temporalio.client import Client, WorkflowHistory
 
-from agentrt.contracts.run import RunView
+from agentrt.contracts.views import RunView
 from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
 from agentrt.workers.compose import WorkerResources

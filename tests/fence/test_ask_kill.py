@@ -11,7 +11,7 @@ import pytest
 
 from agentrt.contracts.enums import EventKind, PendingState, RunStatus, TerminationReason
 from agentrt.contracts.ids import ACT_WRITE_EXECUTE, ACT_WRITE_RECONCILE
-from agentrt.contracts.run import RunView
+from agentrt.contracts.views import RunView
 from agentrt.store.demo import DemoWorld
 from tests.fence._kill import REFUND_CALL, Killer
 from tests.workflows._replay import scheduled

@@ -18,7 +18,7 @@ from agentrt.activities.toolbox.mcp import flatten, open_mcp_toolboxes
 from agentrt.activities.toolbox.mcp_config import load_mcp_config
 from agentrt.contracts.enums import EventKind, PendingState
 from agentrt.contracts.errors import ConfigError
-from agentrt.contracts.run import EventView, RunView
+from agentrt.contracts.views import EventView, RunView
 from tests._rules import Scripted, new_queue, one_call, scripted_profile, scripted_worker
 from tests.fence.mcp_ledger import rows
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from temporalio.testing import WorkflowEnvironment
 
 from agentrt.contracts.live import LiveDelta
-from agentrt.contracts.run import EventView
+from agentrt.contracts.views import EventView
 from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
 from bench.streaming_server import GATE, streaming

@@ -17,7 +17,7 @@ from agentrt.contracts.errors import (
     StaleTurnError,
 )
 from agentrt.contracts.ids import QUERY_PENDING_APPROVAL, SIGNAL_APPROVE
-from agentrt.contracts.run import RunView
+from agentrt.contracts.views import RunView
 from agentrt.core.settings import Settings
 from agentrt.core.temporal import data_converter
 from agentrt.starter.facade import AgentRuntime

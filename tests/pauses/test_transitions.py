@@ -7,7 +7,8 @@ from agentrt.activities.pauses import resume, suspend
 from agentrt.contracts.approval import ApprovalDecision, PendingApproval
 from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason
 from agentrt.contracts.messages import ToolCall
-from agentrt.contracts.run import ResumeRequest, SuspendRequest, Transition
+from agentrt.contracts.pauses import ResumeRequest, SuspendRequest
+from agentrt.contracts.run import Transition
 from agentrt.store.attest import attest
 from agentrt.store.runs import RunStore
 from agentrt.workers.compose import WorkerResources

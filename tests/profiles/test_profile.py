@@ -9,11 +9,11 @@ from pydantic import ValidationError
 
 import agentrt
 from agentrt import ConfigError, Profile
+from agentrt.contracts.plan import RunPlan
 from agentrt.contracts.profiles import (
     DEFAULT_MAX_PARALLEL_TOOLS,
     MAX_PARALLEL_TOOLS_CEILING,
     RegisteredProfile,
-    RunPlan,
     Timeouts,
 )
 from agentrt.core.profiles import checked_profiles, load_profiles

@@ -14,7 +14,8 @@ from temporalio.worker import Worker
 from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.ids import WORKFLOW_AGENT_RUN
 from agentrt.contracts.messages import Usage
-from agentrt.contracts.profiles import RunPlan, Timeouts, ToolPlan
+from agentrt.contracts.plan import RunPlan, ToolPlan
+from agentrt.contracts.profiles import Timeouts
 from agentrt.contracts.run import Carry, RunRequest
 from agentrt.store.demo import DemoWorld
 from agentrt.store.runs import RunStore

@@ -17,7 +17,7 @@ from temporalio.client import Client
 from agentrt.api.metrics import ApiMetrics
 from agentrt.api.settings import ApiSettings
 from agentrt.contracts.enums import RunStatus
-from agentrt.core.settings_groups import ProviderSettings
+from agentrt.core.settings import ProviderSettings
 from bench.a2a_fixtures import FIXTURES
 from tests._built import built
 from tests.api.conftest import Live, _serve, a2a_settings, user_message  # noqa: F401

@@ -26,7 +26,8 @@ from agentrt.contracts.a2a import ProjectRequest
 from agentrt.contracts.approval import PendingApproval
 from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
 from agentrt.contracts.messages import Message, ToolCall, Usage
-from agentrt.contracts.run import AwaitInputRequest, FailRequest, SuspendRequest, TurnRecord
+from agentrt.contracts.pauses import AwaitInputRequest, SuspendRequest
+from agentrt.contracts.run import FailRequest, TurnRecord
 from agentrt.store import migrate
 from agentrt.store.a2a.rows import A2ATaskRow
 from agentrt.store.a2a.tasks import A2AStore

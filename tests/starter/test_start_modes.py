@@ -1,11 +1,12 @@
 """A start's two waits (issue 28 item 7), in the Python API and the CLI: begun (the default:
 a worker has begun the run, else it is withdrawn with its cause, and the same start sent
 again answers the same, even while the first is still waiting) and accepted (Temporal
-holds the run: STARTING until a worker begins it, and never withdrawn)."""
+holds the run: STARTING until a worker begins it, and never withdrawn; `status` says so)."""
 
 import asyncio
 import time
 import uuid
+from dataclasses import dataclass
 
 import pytest
 from temporalio.client import Client
@@ -13,11 +14,10 @@ from temporalio.client import Client
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import (
     NoWorkerError,
-    RunNotBegunError,
     WorkersBusyError,
     by_code,
 )
-from agentrt.contracts.run import EventView
+from agentrt.contracts.views import EventView
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.runs import RunStore
 from tests.starter.test_cli import (  # noqa: F401
@@ -53,29 +53,42 @@ async def test_a_start_sent_again_answers_its_withdrawal_even_while_the_first_wa
     assert await runtime.withdrawal(str(uuid.uuid4())) is None  # no such run: not withdrawn
 
 
-async def test_an_accepted_start_returns_without_a_worker_and_begins_when_one_comes(
-    client: Client,
-    runs: RunStore,
-    task_queue: str,
-    worker_factory: WorkerFactory,  # noqa: F811
-) -> None:
+@dataclass
+class Accepted:
+    runtime: AgentRuntime
+    run_id: str
+    took: float  # seconds the start took to return
+
+
+@pytest.fixture
+async def accepted(client: Client, runs: RunStore, task_queue: str) -> Accepted:
+    """A run of `support` started with `wait="accepted"` on the test's queue, where no
+    worker polls until the test starts one (worker_factory)."""
     runtime = AgentRuntime(client, runs, task_queue, begin_timeout=2.0)
     began = time.monotonic()
     run_id = await runtime.start("support", REFUND, initiator="erin", wait="accepted")
-    took = time.monotonic() - began
-    assert took < 2.0, f"an accepted start waited {took:.1f}s"
-    starting = await runtime.starting(run_id)
-    assert starting is not None
-    assert (starting.status, starting.initiator, starting.profile) == (
+    return Accepted(runtime, run_id, time.monotonic() - began)
+
+
+async def test_an_accepted_start_returns_without_a_worker_and_begins_when_one_comes(
+    accepted: Accepted,
+    worker_factory: WorkerFactory,  # noqa: F811
+) -> None:
+    runtime, run_id = accepted.runtime, accepted.run_id
+    assert accepted.took < 2.0, f"an accepted start waited {accepted.took:.1f}s"
+    # No row yet: status is the STARTING view Temporal holds, the same `starting` reads.
+    status = await runtime.status(run_id)
+    assert (status.status, status.initiator, status.profile) == (
         RunStatus.STARTING,
         "erin",
         "support",
     )
-    with pytest.raises(RunNotBegunError, match="not begun yet") as err:
-        await runtime.status(run_id)
-    assert err.value.pending
+    assert await runtime.starting(run_id) == status
+    assert await runtime.events(run_id) == []
+    assert await runtime.refused_decisions(run_id) == []  # no query to a run no worker has
     await asyncio.sleep(2.5)  # past the begin bound: an accepted start is not withdrawn
     assert await runtime.withdrawal(run_id) is None
+    assert (await runtime.status(run_id)).status is RunStatus.STARTING
     async with worker_factory():
         await until_status(runtime, run_id, RunStatus.WAITING_FOR_APPROVAL)
         assert await runtime.starting(run_id) is None  # its row is the truth now
@@ -84,13 +97,10 @@ async def test_an_accepted_start_returns_without_a_worker_and_begins_when_one_co
 
 
 async def test_a_follow_of_an_accepted_start_waits_for_it_to_begin_then_sees_it_end(
-    client: Client,
-    runs: RunStore,
-    task_queue: str,
+    accepted: Accepted,
     worker_factory: WorkerFactory,  # noqa: F811
 ) -> None:
-    runtime = AgentRuntime(client, runs, task_queue, begin_timeout=2.0)
-    run_id = await runtime.start("support", REFUND, initiator="erin", wait="accepted")
+    runtime, run_id = accepted.runtime, accepted.run_id
     seen: list[int] = []
 
     async def follow() -> None:

@@ -13,8 +13,9 @@ from sqlalchemy.exc import IntegrityError
 from agentrt.activities.fence._sql import clear_part
 from agentrt.contracts.enums import EventKind
 from agentrt.contracts.messages import Message
+from agentrt.store.event_rows import event_row
 from agentrt.store.rows import EventRow, MessageRow
-from agentrt.store.runs import RunStore, event_row
+from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer
 from agentrt.store.step_rows import Part, write_step
 from agentrt.workers.compose import WorkerResources

@@ -3,7 +3,7 @@
 import asyncio
 
 from agentrt.contracts.enums import RunStatus
-from agentrt.contracts.run import RunView
+from agentrt.contracts.views import RunView
 from agentrt.starter.facade import AgentRuntime
 
 

@@ -15,7 +15,7 @@ import yaml
 from temporalio.client import Client
 
 from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
-from agentrt.contracts.run import EventView
+from agentrt.contracts.views import EventView
 from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.demo import DemoWorld

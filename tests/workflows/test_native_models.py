@@ -16,7 +16,7 @@ from temporalio.client import Client
 
 from agentrt.contracts.enums import EventKind, RunStatus
 from agentrt.contracts.live import LiveDelta
-from agentrt.contracts.run import EventView
+from agentrt.contracts.views import EventView
 from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
 from agentrt.workers.compose import WorkerResources, build

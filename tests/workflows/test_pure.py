@@ -3,7 +3,8 @@
 from agentrt.activities.guardrails import Verdict
 from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason, ToolEffect
 from agentrt.contracts.messages import ToolCall
-from agentrt.contracts.profiles import RunPlan, Timeouts, ToolPlan
+from agentrt.contracts.plan import RunPlan, ToolPlan
+from agentrt.contracts.profiles import Timeouts
 from agentrt.contracts.run import STOPPING_VERDICTS
 from agentrt.workflows._loop import (
     LoopState,

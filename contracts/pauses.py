@@ -1,0 +1,46 @@
+"""The pauses' guarded transitions (suspend for approval and resume, wait for input and
+add it): one request type a call, each answered with a `Transition` (contracts/run.py)."""
+
+from pydantic import BaseModel, Field
+
+from agentrt.contracts.a2a import InputMessage
+from agentrt.contracts.approval import ApprovalDecision, PendingApproval
+from agentrt.contracts.messages import Usage
+from agentrt.contracts.profiles import PrivacyLevel
+
+
+class PauseRequest(BaseModel):
+    """A pause's guarded transition, recorded at the run's privacy level as the workflow's
+    plan holds it: required, so the activity never reads the run's snapshot for it."""
+
+    run_id: str
+    privacy: PrivacyLevel
+    sequence: int  # the step's event
+
+
+class ProgressPauseRequest(PauseRequest):
+    """A pause that shows the run's progress so far while it waits (the settle writes the
+    final sums)."""
+
+    iterations: int = 0
+    usage: Usage = Field(default_factory=Usage)
+
+
+class SuspendRequest(ProgressPauseRequest):
+    pending: PendingApproval
+
+
+class ResumeRequest(PauseRequest):
+    round: int
+    decision: ApprovalDecision
+    # Record the decision only if its attestation opens (else a DECISION_REFUSED event).
+    attested_only: bool = True
+
+
+class AwaitInputRequest(ProgressPauseRequest):
+    round: int
+
+
+class AddInputRequest(PauseRequest):
+    round: int
+    message: InputMessage

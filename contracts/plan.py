@@ -1,0 +1,57 @@
+"""The run plan: a profile as resolved when its run began (its tools with their effects and
+queues, its limits), recorded in the run's history so replay is stable, and carried in
+every request that needs it (the workflow is the one decider)."""
+
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from agentrt.contracts.enums import ToolEffect
+from agentrt.contracts.profiles import (
+    DEFAULT_RECONCILE_TIMEOUT_SECONDS,
+    Budget,
+    PrivacyLevel,
+    Timeouts,
+    UnknownOutcome,
+)
+
+
+class ToolPlan(BaseModel):
+    name: str
+    effect: ToolEffect
+    requires_approval: bool = False
+    task_queue: str | None = None  # None: the workflow's queue (plans recorded before routing)
+    # The tool has a reconcile probe: an interrupted write is asked about, not just failed.
+    # Plans recorded before probes read False: those runs fail as they always did.
+    reconcile: bool = False
+
+
+class RunPlan(BaseModel):
+    """The profile as resolved when the run began; recorded in history, so replay is stable."""
+
+    profile: str
+    model: str
+    max_iterations: int
+    tools: list[ToolPlan]
+    privacy: PrivacyLevel
+    timeouts: Timeouts
+    approval_timeout_seconds: float | None = None
+    four_eyes: bool = False
+    # Plans recorded before it existed read "refuse": the safe side for a run deciding now.
+    unattested_decisions: Literal["refuse", "allow"] = "refuse"
+    answer_level: PrivacyLevel = "full"
+    fallback_model: str | None = None
+    budget: Budget | None = None  # absent in plans recorded before budgets existed
+    model_task_queue: str | None = None  # None: the workflow's queue
+    on_unknown_outcome: UnknownOutcome = "fail"
+    # Plans recorded before it existed read 1: those runs go on one call at a time.
+    max_parallel_tools: int = 1
+    reconcile_timeout_seconds: float = DEFAULT_RECONCILE_TIMEOUT_SECONDS
+    output_schema: dict[str, Any] | None = None  # None: a free-text answer
+    output_retries: int = 0
+    # Rounds per history segment: past them the run continues as new (workflows/
+    # segments.py). Plans recorded before it existed read None: one segment, as ever.
+    segment_rounds: int | None = None
+
+    def tool(self, name: str) -> ToolPlan | None:
+        return next((t for t in self.tools if t.name == name), None)
