@@ -33,6 +33,8 @@ from agentrt.starter.live import follow_api, refusal
 # never a second run), this many times in all, RETRY_SECONDS apart.
 START_ATTEMPTS = 4
 RETRY_SECONDS = 1.0
+# How long `result` waits for a run the API has never shown before it says there is none.
+UNSEEN_SECONDS = 30.0
 
 
 class RemoteSettings(BaseSettings):
@@ -114,14 +116,23 @@ class ApiRuntime(RuntimeClient):
         return _view(await self._call("GET", f"/runs/{run_id}"))
 
     async def result(self, run_id: str) -> RunView:
-        """Until the run is terminal (it may wait for someone's decision meanwhile)."""
+        """Until the run is terminal (it may wait for someone's decision meanwhile). The API
+        answers STARTING for a run Temporal holds, so a 404 is not "not begun yet": for a
+        run seen before, it was withdrawn or failed to begin, and it is raised at once; for
+        one never seen (a start another client sent a moment ago, an API that could not ask
+        Temporal), after UNSEEN_SECONDS, never a wait without end."""
+        seen = False
+        unseen_until = asyncio.get_running_loop().time() + UNSEEN_SECONDS
         while True:
             try:
                 view = await self.status(run_id)
             except RunNotFoundError:
-                view = None  # not begun by a worker yet
-            if view is not None and view.status.terminal:
-                return view
+                if seen or asyncio.get_running_loop().time() >= unseen_until:
+                    raise
+            else:
+                if view.status.terminal:
+                    return view
+                seen = True
             await asyncio.sleep(self._poll)
 
     async def events(self, run_id: str, after_sequence: int = -1) -> list[EventView]:

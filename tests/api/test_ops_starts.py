@@ -259,6 +259,32 @@ async def test_status_in_process_and_over_http_agree_on_an_accepted_start(
     assert events == ([], [])
 
 
+async def test_the_http_clients_result_ends_for_a_withdrawn_run_and_an_unknown_one(
+    client: Client,
+    a2a_settings: ApiSettings,
+    a2a_parts: WorkerResources,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The API answers STARTING for a run Temporal holds, so `result()` over HTTP no longer
+    reads a 404 as "not begun yet" for ever: a run it saw STARTING whose workflow then
+    closed unbegun raises at once; an id it never saw raises once UNSEEN_SECONDS pass."""
+    monkeypatch.setattr(remote, "UNSEEN_SECONDS", 1.0)
+    async with lonely_api(client, a2a_settings, a2a_parts) as (live, _):
+        secret = token(live, name("ops"), "runs:start", "runs:read")
+        async with remote.api_session(live.url, secret) as api:
+            run_id = await api.start("helper", LOOKUP, wait="accepted")
+            waiting = asyncio.create_task(api.result(run_id))
+            await asyncio.sleep(0.6)  # it has seen the run STARTING
+            assert not waiting.done()
+            await client.get_workflow_handle(run_id).terminate(reason="test over")
+            with pytest.raises(RunNotFoundError, match="404 run_not_found"):
+                await asyncio.wait_for(waiting, 10)
+            began = time.monotonic()
+            with pytest.raises(RunNotFoundError, match="404 run_not_found"):
+                await asyncio.wait_for(api.result(str(uuid.uuid4())), 10)
+            assert time.monotonic() - began >= 1.0
+
+
 async def test_the_cli_starts_accepted_through_the_api(
     client: Client,
     a2a_settings: ApiSettings,
