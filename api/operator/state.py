@@ -79,11 +79,11 @@ class OpsState:
     async def visible(self, run_id: str, visible_to: str | None) -> RunView:
         """The run if this principal may see it; 404 alike for absent and not visible. A
         run Temporal holds that no worker has begun (no row) is STARTING, read from
-        Temporal (when it cannot say, 404 as before)."""
+        Temporal. When Temporal cannot say, the outage's 503 (temporal_unavailable): a 404
+        would tell a client waiting on an accepted start that its run is gone."""
         view = await asyncio.to_thread(self.runs.get, run_id)
         if view is None and self.runtime is not None:
-            with contextlib.suppress(RPCError):
-                view = await self.runtime.starting(run_id)
+            view = await self.runtime.starting(run_id)
         if view is None or (visible_to is not None and view.initiator != visible_to):
             raise not_found(run_id)
         return view

@@ -92,6 +92,10 @@ async def test_a_start_with_temporal_gone_is_503_temporal_unavailable(
             temporal.cut()
             status, kind, message, headers = await _start(live)
             cancel = await api.post(f"/runs/{waiting['run_id']}/cancel", json={})
+            # A run with a row reads from the store; one without needs Temporal to say
+            # whether it is STARTING: not a 404 that tells a waiting client it is gone.
+            stored = await api.get(f"/runs/{waiting['run_id']}")
+            unsure = await api.get(f"/runs/{uuid.uuid4()}")
             # Temporal back, the client sends its start again under its own run id: one run.
             run_id = str(uuid.uuid4())
             body = {"profile": "helper", "prompt": LOOKUP, "run_id": run_id}
@@ -109,6 +113,9 @@ async def test_a_start_with_temporal_gone_is_503_temporal_unavailable(
     assert cancel.status_code == 503, cancel.text  # the facade's cancel, typed the same
     assert error_type(cancel) == "temporal_unavailable"
     assert str(temporal.port) not in cancel.text
+    assert stored.status_code == 200, stored.text
+    assert (unsure.status_code, error_type(unsure)) == (503, "temporal_unavailable"), unsure.text
+    assert str(temporal.port) not in unsure.text
     assert refused.status_code == 503, refused.text
     assert retried.status_code in (200, 201), retried.text  # 200: the first had been accepted
     assert retried.json()["run_id"] == run_id and done["answer"]
