@@ -18,6 +18,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import httpx
@@ -32,7 +33,20 @@ from bench.chaos import worker_env
 from bench.config import BenchConfig
 from bench.harness import RESULTS_DIR, dev_server
 from bench.load_check import Checked, check
-from bench.load_drive import ACCEPTED, BEGUN, DECISION, INBOX, PROFILE, RUN, Sizes, Tally, drive
+from bench.load_drive import (
+    ACCEPTED,
+    BEGUN,
+    DECISION,
+    INBOX,
+    PROFILE,
+    RUN,
+    Sizes,
+    Tally,
+    drive,
+    starts,
+)
+from bench.load_probe import buckets, histogram_percentile, requests_between, where
+from bench.load_starts import apart
 from bench.procstat import cpu_seconds, descendants, rss_bytes
 from bench.report import Report, Table, verdict
 from bench.stats import percentile
@@ -55,6 +69,8 @@ class Level:
     seconds: float
     rss_mb: dict[str, float]  # peak, per process group
     cpu_pct: dict[str, float]  # of one core, over the level
+    # The dev server's own time for the start RPCs of the level: (n, p50 s, p95 s).
+    server_start: tuple[int, float | None, float | None] = (0, None, None)
 
 
 def _spawn(argv: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
@@ -89,6 +105,11 @@ def _processes(env: dict[str, str], workers: int, port: int) -> Iterator[dict[st
         yield {"api": [api.pid], "workers": [p.pid for p in procs]}
     finally:
         _stop([api, *procs])
+
+
+def _devserver_pids() -> list[int]:
+    """The dev server this process started (the temporal CLI, a child of this process)."""
+    return [pid for pid, name in descendants(os.getpid()) if name.startswith("temporal")]
 
 
 def _group(pids: list[int]) -> list[int]:
@@ -149,12 +170,15 @@ async def measure(cfg: BenchConfig, make_settings: Callable[[], Settings]) -> Re
     _, decider = principals.create("bench-decider", ["runs:read-all", "runs:decide"])
     base = Sizes(cfg.load_runs, cfg.load_starts, cfg.load_followers, cfg.load_decisions)
     levels: list[Level] = []
-    port = free_port()
+    port, metrics_port = free_port(), free_port()
     api_url = f"http://127.0.0.1:{port}"
+    metrics = f"http://127.0.0.1:{metrics_port}/metrics"
+    start_all = starts if cfg.load_client == "one" else partial(apart, api_url, starter)
     try:
-        async with dev_server(extra_args()) as client:
+        async with dev_server([*extra_args(), "--metrics-port", str(metrics_port)]) as client:
             env = worker_env(settings, client.service_client.config.target_host)
             with _processes(env, cfg.load_workers, port) as groups:
+                groups["devserver"] = _devserver_pids()
                 await until_polled(client, settings.temporal.task_queue, cfg.load_workers)
                 await _api_up(api_url)
                 for m in cfg.load_levels:
@@ -162,15 +186,25 @@ async def measure(cfg: BenchConfig, make_settings: Callable[[], Settings]) -> Re
                     print(f"  load {m}x: {sizes}", file=sys.stderr, flush=True)
                     peak: dict[str, float] = {}
                     cpu0 = {name: _cpu(pids) for name, pids in groups.items()}
+                    rpc0 = await buckets(metrics)
                     began = time.monotonic()
                     async with _sampled(groups, peak):
-                        tally = await drive(api_url, starter, decider, sizes, cfg.load_seconds)
+                        tally = await drive(
+                            api_url, starter, decider, sizes, cfg.load_seconds, start_all
+                        )
                     seconds = time.monotonic() - began
                     cpu = {n: 100 * (_cpu(p) - cpu0[n]) / seconds for n, p in groups.items()}
+                    cpu |= {n: 100 * s / seconds for n, s in tally.cpu.items()}
+                    rpc1 = await buckets(metrics)
+                    rpc = (
+                        requests_between(rpc0, rpc1),
+                        histogram_percentile(rpc0, rpc1, 50),
+                        histogram_percentile(rpc0, rpc1, 95),
+                    )
                     auth = {"Authorization": f"Bearer {starter}"}
                     async with httpx.AsyncClient(base_url=api_url, headers=auth, timeout=60) as c:
                         checked = await check(c, ctx, tally)
-                    levels.append(Level(m, sizes, tally, checked, seconds, peak, cpu))
+                    levels.append(Level(m, sizes, tally, checked, seconds, peak, cpu, rpc))
     finally:
         engine.dispose()
     return tables(levels, postgres=url.startswith("postgresql"))
@@ -231,7 +265,8 @@ def tables(levels: list[Level], *, postgres: bool) -> Report:
             "accepted starts not available: `Prefer: respond-async` was answered as a "
             "begun start (the server does not offer accepted starts yet)"
         )
-    report.tables += [lat, summary, _targets(levels, postgres)]
+    seen = [(lv.times, lv.server_start, lv.tally.lag, lv.cpu_pct) for lv in levels]
+    report.tables += [lat, summary, where(store, seen), _targets(levels, postgres)]
     return report
 
 

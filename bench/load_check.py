@@ -6,15 +6,33 @@
 - starts answered live (200/201 with a live status) whose run later ended CANCELLED as
   withdrawn (the start path gave up on a run it had said was running)."""
 
+import json
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 import httpx
 from sqlalchemy import func, select
 
 from agentrt.store.context import StoreContext
 from agentrt.store.rows import DemoLedgerRow
-from bench.load_drive import Tally, event_ids
+from bench.load_drive import Tally
+
+
+async def event_ids(c: httpx.AsyncClient, run_id: str) -> tuple[list[int], str]:
+    """The run's events as the API pages them (the truth a follow is checked against), and
+    their payloads as text."""
+    ids: list[int] = []
+    text: list[str] = []
+    after = -1
+    while True:
+        reply = await c.get(f"/runs/{run_id}/events", params={"after": after, "limit": 1000})
+        page: dict[str, Any] = reply.json()
+        ids += [e["sequence"] for e in page["events"]]
+        text += [json.dumps(e.get("payload")) for e in page["events"]]
+        after = page["next_after"]
+        if not page["more"]:
+            return ids, "\n".join(text)
 
 
 @dataclass

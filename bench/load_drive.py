@@ -11,10 +11,12 @@ import json
 import time
 import uuid
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import httpx
+
+from bench.load_probe import loop_lag
 
 PROFILE, PROMPT = "bench-load", "bench load"
 BEGUN, ACCEPTED = "POST /runs (begun)", "POST /runs (accepted)"
@@ -59,12 +61,16 @@ class Tally:
     follows: list[Follow] = field(default_factory=list)
     errors: Counter[str] = field(default_factory=Counter)
     began: float = 0.0
+    # Each client process's event-loop lag samples ("client"; "starts" when the starts run
+    # in a process of their own) and CPU seconds over the level.
+    lag: dict[str, list[float]] = field(default_factory=lambda: {"client": [], "starts": []})
+    cpu: dict[str, float] = field(default_factory=dict)
 
     def took(self, endpoint: str, seconds: float) -> None:
         self.latency.setdefault(endpoint, []).append(seconds)
 
 
-async def _start(c: httpx.AsyncClient, t: Tally, i: int, ready: asyncio.Event) -> None:
+async def _start(c: httpx.AsyncClient, t: Tally, i: int, answered: Callable[[int], None]) -> None:
     run_id = str(uuid.uuid4())
     body = {"profile": PROFILE, "prompt": PROMPT, "run_id": run_id}
     for _ in range(START_ATTEMPTS):  # a retry of the same run id is the same start
@@ -93,7 +99,7 @@ async def _start(c: httpx.AsyncClient, t: Tally, i: int, ready: asyncio.Event) -
         break
     else:
         t.errors["start gave up"] += 1
-    ready.set()
+    answered(i)
 
 
 def _phases(t: Tally, header: str, took: float) -> None:
@@ -115,12 +121,16 @@ def _retry_after(reply: httpx.Response) -> float:
         return 0.5
 
 
-async def _starts(c: httpx.AsyncClient, t: Tally, sizes: Sizes, ready: list[asyncio.Event]) -> None:
+async def starts(
+    c: httpx.AsyncClient, t: Tally, sizes: Sizes, answered: Callable[[int], None]
+) -> None:
+    """Every start of the level, `sizes.starts` in flight; `answered(i)` once start i has
+    its answer (t.run_ids[i] set) or gave up."""
     gate = asyncio.Semaphore(sizes.starts)
 
     async def one(i: int) -> None:
         async with gate:
-            await _start(c, t, i, ready[i])
+            await _start(c, t, i, answered)
 
     await asyncio.gather(*(one(i) for i in range(sizes.runs)))
 
@@ -257,7 +267,15 @@ async def _watch(c: httpx.AsyncClient, t: Tally, sizes: Sizes, deadline: float) 
 TERMINAL = {"COMPLETED", "FAILED", "CANCELLED", "MAX_ITERATIONS"}
 
 
-async def drive(base_url: str, starter: str, decider: str, sizes: Sizes, seconds: float) -> Tally:
+# Runs every start of a level: `starts` here, in the client's own loop, or
+# bench.load_starts.apart, in a process of its own.
+StartAll = Callable[[httpx.AsyncClient, Tally, Sizes, Callable[[int], None]], Awaitable[None]]
+
+
+async def drive(
+    base_url: str, starter: str, decider: str, sizes: Sizes, seconds: float,
+    start_all: StartAll = starts,
+) -> Tally:  # fmt: skip
     """One level; returns what every client saw."""
     t = Tally(began=time.monotonic())
     limits = httpx.Limits(max_connections=sizes.followers + sizes.starts + sizes.decisions + 40)
@@ -266,18 +284,20 @@ async def drive(base_url: str, starter: str, decider: str, sizes: Sizes, seconds
     t.follows = [Follow(run=j % followed) for j in range(sizes.followers)]
     timeout = httpx.Timeout(60.0, read=120.0)
     auth = {"Authorization": f"Bearer {starter}"}
+    cpu0 = time.process_time()
     async with (
         httpx.AsyncClient(base_url=base_url, headers=auth, limits=limits, timeout=timeout) as c,
         httpx.AsyncClient(
             base_url=base_url, headers={"Authorization": f"Bearer {decider}"}, limits=limits,
             timeout=timeout,
         ) as d,
+        loop_lag(t.lag["client"]),
     ):  # fmt: skip
         done = asyncio.Event()
         deciders = asyncio.create_task(_deciders(d, t, sizes, done))
         followers = [asyncio.create_task(_follow(c, t, f, ready[f.run])) for f in t.follows]
         watcher = asyncio.create_task(_watch(c, t, sizes, time.monotonic() + seconds))
-        await _starts(c, t, sizes, ready)
+        await start_all(c, t, sizes, lambda i: ready[i].set())
         await watcher
         done.set()
         await deciders
@@ -285,20 +305,5 @@ async def drive(base_url: str, starter: str, decider: str, sizes: Sizes, seconds
             await asyncio.wait_for(asyncio.gather(*followers), 60)
         except TimeoutError:
             t.errors["followers still open at the end"] += sum(not f.ended for f in t.follows)
+    t.cpu["client"] = time.process_time() - cpu0
     return t
-
-
-async def event_ids(c: httpx.AsyncClient, run_id: str) -> tuple[list[int], str]:
-    """The run's events as the API pages them (the truth a follow is checked against), and
-    their payloads as text."""
-    ids: list[int] = []
-    text: list[str] = []
-    after = -1
-    while True:
-        reply = await c.get(f"/runs/{run_id}/events", params={"after": after, "limit": 1000})
-        page: dict[str, Any] = reply.json()
-        ids += [e["sequence"] for e in page["events"]]
-        text += [json.dumps(e.get("payload")) for e in page["events"]]
-        after = page["next_after"]
-        if not page["more"]:
-            return ids, "\n".join(text)
