@@ -54,7 +54,9 @@ from bench.stats import percentile
 MB = 1024 * 1024
 ACCEPTED_P95_MS, INBOX_P95_MS = 250.0, 1000.0  # at 2x (inbox: on SQLite)
 # An accepted start's phases (its Server-Timing) after it: where its time went.
-_PHASE_NAMES = ("token", "profile", "run", "loop", "temporal", "outside handler")
+# (`profile`, `run` and `loop`: the phases before the reads were one hop; a phase no
+# answer named is not shown.)
+_PHASE_NAMES = ("token", "reads", "profile", "run", "loop", "temporal", "outside handler")
 PHASES = tuple(f"{ACCEPTED} {p}" for p in _PHASE_NAMES)
 ENDPOINTS = (BEGUN, ACCEPTED, *PHASES, INBOX, RUN, DECISION)
 LOG = RESULTS_DIR / "load.log"
@@ -234,6 +236,8 @@ def tables(levels: list[Level], *, postgres: bool) -> Report:
         t, c = lv.tally, lv.checked
         for endpoint in ENDPOINTS:
             xs = t.latency.get(endpoint, [])
+            if endpoint in PHASES and not xs:
+                continue
             shown = [_ms(xs, 50), _ms(xs, 95), _ms(xs, 99)]
             if endpoint == ACCEPTED and not xs:
                 shown = ["not available", "-", "-"]

@@ -276,3 +276,36 @@ async def test_an_accepted_start_no_worker_began_is_cancelled_by_its_starter(
     assert cancel.status_code == 202, cancel.text
     assert await _closed(client, run_id) is WorkflowExecutionStatus.CANCELED
     assert ended["failure"] is not None
+
+
+async def test_an_accepted_start_says_where_its_time_went(live: Live) -> None:
+    """Server-Timing: the token read, the start's reads (its profile and the run id sent,
+    one hop) and Temporal's start, in that order, within the time the client waited."""
+    secret = token(live, name("alice"), "runs:start", "runs:read")
+    body = {"profile": "helper", "prompt": LOOKUP, "run_id": str(uuid.uuid4())}
+    async with http(live, secret) as api:
+        began = time.monotonic()
+        reply = await api.post("/runs", json=body, headers=ASYNC)
+        took = time.monotonic() - began
+        await wait_status(api, body["run_id"], "COMPLETED")
+    assert reply.status_code == 202, reply.text
+    phases = [p.strip().split(";dur=") for p in reply.headers["server-timing"].split(",")]
+    assert [n for n, _ in phases] == ["token", "reads", "temporal"], phases
+    durations = [float(d) / 1000 for _, d in phases]
+    assert all(d >= 0 for d in durations) and sum(durations) <= took, (durations, took)
+
+
+async def test_a_start_not_granted_is_refused_before_its_run_id_is_looked_up(
+    live: Live,
+) -> None:
+    """A principal not granted the profile is refused 403 even when the run id it sends is
+    another's run: its reads stop at the profile, so it learns nothing of that run."""
+    alice = token(live, name("alice"), "runs:start", "runs:read")
+    eve = token(live, name("eve"), "runs:start", "runs:read", profiles=["guarded"])
+    body = {"profile": "helper", "prompt": LOOKUP, "run_id": str(uuid.uuid4())}
+    async with http(live, alice) as api, http(live, eve) as other:
+        started = await api.post("/runs", json=body)
+        refused = await other.post("/runs", json=body, headers=ASYNC)
+        await wait_status(api, body["run_id"], "COMPLETED")
+    assert started.status_code == 201, started.text
+    assert (refused.status_code, error_type(refused)) == (403, "profile_not_granted"), refused.text
