@@ -118,13 +118,19 @@ async def start_run(
     except RunIdTakenError as exc:
         # Temporal holds a run of that id, not withdrawn, and its row is not written yet:
         # a start of the same request that Temporal accepted while its answer was lost.
+        # A begun start waits for its row as the first send would have; then, or at once
+        # for an accepted start, the run as Temporal holds it (STARTING): the first send's
+        # process may be gone (its API killed), and no worker may have begun the run yet.
         assert wanted is not None
         response.status_code = 200
-        if accepted:
-            starting = await runtime.starting(wanted)
-            if starting is not None:
-                return await _repeat(state, who, body, starting)
-        earlier = await state.wait_for(wanted, lambda v: True, BEGIN_WAIT_SECONDS)
+        earlier = None
+        if not accepted:
+            earlier = await state.wait_for(wanted, lambda v: True, BEGIN_WAIT_SECONDS)
+        if earlier is None:
+            earlier = await runtime.starting(wanted)
+        if earlier is None:  # begun meanwhile (its row), or not held open at all
+            wait = BEGIN_WAIT_SECONDS if accepted else 0.0
+            earlier = await state.wait_for(wanted, lambda v: True, wait)
         if earlier is None:
             raise conflict("run_id_taken", str(exc)) from None
         return await _repeat(state, who, body, earlier)

@@ -309,3 +309,30 @@ async def test_a_start_not_granted_is_refused_before_its_run_id_is_looked_up(
         await wait_status(api, body["run_id"], "COMPLETED")
     assert started.status_code == 201, started.text
     assert (refused.status_code, error_type(refused)) == (403, "profile_not_granted"), refused.text
+
+
+async def test_a_start_sent_again_while_temporal_holds_its_run_unbegun_answers_200_starting(
+    client: Client, a2a_settings: ApiSettings, a2a_parts: WorkerResources
+) -> None:
+    """The first send's answer was lost (its API process killed after Temporal took the
+    run): Temporal holds the run, no worker has begun it, nothing withdrew it. The same
+    start sent again, begun, answers 200 with that run as it stands (STARTING), as the
+    retry contract says, not 409 `run_id_taken`; another principal's send of the id is."""
+    async with lonely_api(client, a2a_settings, a2a_parts) as (live, lonely):
+        alice = name("alice")
+        starter = token(live, alice, "runs:start", "runs:read")
+        other = token(live, name("eve"), "runs:start", "runs:read")
+        body = {"profile": "helper", "prompt": LOOKUP, "run_id": str(uuid.uuid4())}
+        async with http(live, starter) as api, http(live, other) as eve:
+            # Stands for a send whose answer was lost: Temporal holds the run, no row.
+            first = await api.post("/runs", json=body, headers=ASYNC)
+            resent = await api.post("/runs", json=body)
+            stolen = await eve.post("/runs", json=body)
+            async with _worker(client, live, lonely):
+                done = await wait_status(api, body["run_id"], "COMPLETED")
+    assert first.status_code == 202, first.text
+    assert resent.status_code == 200, resent.text
+    run = resent.json()["run"]
+    assert (run["status"], run["initiator"]) == ("STARTING", alice), run
+    assert (stolen.status_code, error_type(stolen)) == (409, "run_id_taken"), stolen.text
+    assert done["initiator"] == alice
