@@ -72,6 +72,11 @@ async def _start(c: httpx.AsyncClient, t: Tally, i: int, answered: Callable[[int
         else:
             refused += 1
             t.errors[f"start {reply.status_code}"] += 1
+            if reply.status_code == 503:
+                # Withdrawn (no_worker, busy): the same id would answer the same 503 for
+                # good; the retry contract says to start again under a new one.
+                run_id = str(uuid.uuid4())
+                body["run_id"] = run_id
             await asyncio.sleep(_retry_after(reply))
             continue
         t.run_ids[i] = run_id
