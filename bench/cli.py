@@ -80,6 +80,21 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         help=f"the load section's levels, multiples of its base (default {d.load_levels})",
     )
     p.add_argument("--load-workers", type=int, default=None, help="the load section's workers")
+    p.add_argument(
+        "--load-kill-api",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="SIGKILL the operator API this many seconds into each load level and start it "
+        "again (clients resend, resume and decide again; nothing may be lost)",
+    )
+    p.add_argument(
+        "--load-client",
+        choices=("split", "one"),
+        default=None,
+        help="the load section's starts from a client process of their own (split, the "
+        "default) or from the one process that also follows and decides (one)",
+    )
     p.add_argument("--out", type=Path, default=RESULTS_DIR / "latest.md")
     return p.parse_args(argv)
 
@@ -90,6 +105,10 @@ def config_from(ns: argparse.Namespace) -> BenchConfig:
         cfg = replace(cfg, load_levels=ns.load_levels)
     if ns.load_workers:
         cfg = replace(cfg, load_workers=ns.load_workers)
+    if ns.load_kill_api:
+        cfg = replace(cfg, load_kill_api=ns.load_kill_api)
+    if ns.load_client:
+        cfg = replace(cfg, load_client=ns.load_client)
     return cfg
 
 

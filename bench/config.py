@@ -34,6 +34,8 @@ class BenchConfig:
     load_decisions: int = 20  # decisions in flight at 1x
     load_workers: int = 1  # worker processes
     load_seconds: float = 600.0  # a level's deadline for every run to end
+    load_kill_api: float = 0.0  # > 0: SIGKILL the API this many seconds into each level
+    load_client: str = "split"  # "split": the starts from a process of their own; "one"
 
 
 def tiny() -> BenchConfig:

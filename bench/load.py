@@ -12,13 +12,11 @@ must be 0), the API's and the workers' peak RSS and CPU, against the issue's tar
 import asyncio
 import contextlib
 import os
-import signal
-import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from functools import partial
 
 import httpx
 
@@ -30,9 +28,24 @@ from agentrt.store.sealing import Sealer
 from bench.capacity import until_polled
 from bench.chaos import worker_env
 from bench.config import BenchConfig
-from bench.harness import RESULTS_DIR, dev_server
+from bench.harness import dev_server
+from bench.load_api import Fleet, api_up, fleet
 from bench.load_check import Checked, check
-from bench.load_drive import ACCEPTED, BEGUN, DECISION, INBOX, PROFILE, RUN, Sizes, Tally, drive
+from bench.load_drive import (
+    ACCEPTED,
+    BEGUN,
+    DECISION,
+    INBOX,
+    PROFILE,
+    RESENT,
+    RUN,
+    Sizes,
+    Tally,
+    drive,
+    starts,
+)
+from bench.load_probe import buckets, histogram_percentile, requests_between, where
+from bench.load_starts import apart
 from bench.procstat import cpu_seconds, descendants, rss_bytes
 from bench.report import Report, Table, verdict
 from bench.stats import percentile
@@ -40,10 +53,11 @@ from bench.stats import percentile
 MB = 1024 * 1024
 ACCEPTED_P95_MS, INBOX_P95_MS = 250.0, 1000.0  # at 2x (inbox: on SQLite)
 # An accepted start's phases (its Server-Timing) after it: where its time went.
-_PHASE_NAMES = ("token", "profile", "run", "loop", "temporal", "outside handler")
+# (`profile`, `run` and `loop`: the phases before the reads were one hop; a phase no
+# answer named is not shown.)
+_PHASE_NAMES = ("token", "reads", "profile", "run", "loop", "temporal", "outside handler")
 PHASES = tuple(f"{ACCEPTED} {p}" for p in _PHASE_NAMES)
-ENDPOINTS = (BEGUN, ACCEPTED, *PHASES, INBOX, RUN, DECISION)
-LOG = RESULTS_DIR / "load.log"
+ENDPOINTS = (BEGUN, ACCEPTED, *PHASES, RESENT, INBOX, RUN, DECISION)
 
 
 @dataclass
@@ -55,40 +69,33 @@ class Level:
     seconds: float
     rss_mb: dict[str, float]  # peak, per process group
     cpu_pct: dict[str, float]  # of one core, over the level
+    # The dev server's own time for the start RPCs of the level: (n, p50 s, p95 s).
+    server_start: tuple[int, float | None, float | None] = (0, None, None)
+    api_killed: list[float] = field(default_factory=list)  # each SIGKILL's downtime, s
 
 
-def _spawn(argv: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
-    with log.open("ab") as out:
-        return subprocess.Popen(
-            argv, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )  # fmt: skip
-
-
-def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
-    for p in procs:
-        if p.poll() is None:
-            os.killpg(p.pid, signal.SIGTERM)
-    for p in procs:
-        try:
-            p.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
-            p.wait(timeout=10)
-
-
-@contextlib.contextmanager
-def _processes(env: dict[str, str], workers: int, port: int) -> Iterator[dict[str, list[int]]]:
-    LOG.parent.mkdir(parents=True, exist_ok=True)
-    procs = [_spawn([sys.executable, "-m", "agentrt.workers"], env, LOG) for _ in range(workers)]
-    api_env = {**env, "AGENTRT_API_HOST": "127.0.0.1", "AGENTRT_API_PORT": str(port)}
-    api = _spawn(
-        [sys.executable, "-c", "from agentrt.api.main import main; main()", "serve"], api_env, LOG
-    )
+@contextlib.asynccontextmanager
+async def _killing(procs: Fleet, after: float) -> AsyncIterator[None]:
+    """With `after` > 0: the API SIGKILLed that many seconds into the level, and started
+    again; the level waits for it to be back."""
+    if after <= 0:
+        yield
+        return
+    task = asyncio.create_task(procs.kill_api(after, _cpu))
     try:
-        yield {"api": [api.pid], "workers": [p.pid for p in procs]}
+        yield
     finally:
-        _stop([api, *procs])
+        if procs.killing:  # the API is being started again: the level waits for it
+            await task
+        else:  # the level ended first: no kill in it
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
+def _devserver_pids() -> list[int]:
+    """The dev server this process started (the temporal CLI, a child of this process)."""
+    return [pid for pid, name in descendants(os.getpid()) if name.startswith("temporal")]
 
 
 def _group(pids: list[int]) -> list[int]:
@@ -128,18 +135,6 @@ async def _sampled(groups: dict[str, list[int]], peak: dict[str, float]) -> Asyn
             await task
 
 
-async def _api_up(url: str, within: float = 60.0) -> None:
-    deadline = time.monotonic() + within
-    async with httpx.AsyncClient(base_url=url, timeout=5) as c:
-        while True:
-            with contextlib.suppress(httpx.HTTPError):
-                if (await c.get("/openapi.json")).status_code == 200:
-                    return
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"the operator API did not answer at {url}; see {LOG}")
-            await asyncio.sleep(0.2)
-
-
 async def measure(cfg: BenchConfig, make_settings: Callable[[], Settings]) -> Report:
     settings = make_settings()
     url = settings.database.resolved_url()
@@ -149,28 +144,46 @@ async def measure(cfg: BenchConfig, make_settings: Callable[[], Settings]) -> Re
     _, decider = principals.create("bench-decider", ["runs:read-all", "runs:decide"])
     base = Sizes(cfg.load_runs, cfg.load_starts, cfg.load_followers, cfg.load_decisions)
     levels: list[Level] = []
-    port = free_port()
+    port, metrics_port = free_port(), free_port()
     api_url = f"http://127.0.0.1:{port}"
+    metrics = f"http://127.0.0.1:{metrics_port}/metrics"
+    start_all = starts if cfg.load_client == "one" else partial(apart, api_url, starter)
     try:
-        async with dev_server(extra_args()) as client:
+        async with dev_server([*extra_args(), "--metrics-port", str(metrics_port)]) as client:
             env = worker_env(settings, client.service_client.config.target_host)
-            with _processes(env, cfg.load_workers, port) as groups:
+            with fleet(env, cfg.load_workers, port) as procs:
+                groups = procs.groups
+                groups["devserver"] = _devserver_pids()
                 await until_polled(client, settings.temporal.task_queue, cfg.load_workers)
-                await _api_up(api_url)
+                await api_up(api_url)
                 for m in cfg.load_levels:
                     sizes = base.times(m)
                     print(f"  load {m}x: {sizes}", file=sys.stderr, flush=True)
                     peak: dict[str, float] = {}
                     cpu0 = {name: _cpu(pids) for name, pids in groups.items()}
+                    rpc0 = await buckets(metrics)
                     began = time.monotonic()
-                    async with _sampled(groups, peak):
-                        tally = await drive(api_url, starter, decider, sizes, cfg.load_seconds)
+                    kills = len(procs.killed)
+                    async with _sampled(groups, peak), _killing(procs, cfg.load_kill_api):
+                        tally = await drive(
+                            api_url, starter, decider, sizes, cfg.load_seconds, start_all
+                        )
                     seconds = time.monotonic() - began
+                    if len(procs.killed) > kills:  # the killed API's CPU up to its kill
+                        cpu0["api"] -= procs.api_cpu_at_kill
                     cpu = {n: 100 * (_cpu(p) - cpu0[n]) / seconds for n, p in groups.items()}
+                    cpu |= {n: 100 * s / seconds for n, s in tally.cpu.items()}
+                    rpc1 = await buckets(metrics)
+                    rpc = (
+                        requests_between(rpc0, rpc1),
+                        histogram_percentile(rpc0, rpc1, 50),
+                        histogram_percentile(rpc0, rpc1, 95),
+                    )
                     auth = {"Authorization": f"Bearer {starter}"}
                     async with httpx.AsyncClient(base_url=api_url, headers=auth, timeout=60) as c:
                         checked = await check(c, ctx, tally)
-                    levels.append(Level(m, sizes, tally, checked, seconds, peak, cpu))
+                    down = procs.killed[kills:]
+                    levels.append(Level(m, sizes, tally, checked, seconds, peak, cpu, rpc, down))
     finally:
         engine.dispose()
     return tables(levels, postgres=url.startswith("postgresql"))
@@ -194,12 +207,14 @@ def tables(levels: list[Level], *, postgres: bool) -> Report:
     summary = Table(
         f"Load: runs, lost and duplicated items, processes ({store})",
         ["level", "runs", "runs/s", "ended", "lost", "duplicated", "live then withdrawn",
-         "API RSS MB", "workers RSS MB", "API CPU %", "workers CPU %", "errors"],
+         "API RSS MB", "workers RSS MB", "API CPU %", "workers CPU %", "API SIGKILL", "errors"],
     )  # fmt: skip
     for lv in levels:
         t, c = lv.tally, lv.checked
         for endpoint in ENDPOINTS:
             xs = t.latency.get(endpoint, [])
+            if endpoint in (*PHASES, RESENT) and not xs:
+                continue
             shown = [_ms(xs, 50), _ms(xs, 95), _ms(xs, 99)]
             if endpoint == ACCEPTED and not xs:
                 shown = ["not available", "-", "-"]
@@ -215,12 +230,18 @@ def tables(levels: list[Level], *, postgres: bool) -> Report:
             f"{c.duplicated} (follow {c.follow_duplicated}, order {c.out_of_order}, "
             f"ledger {c.ledger_duplicated})", str(c.withdrawn),
             f"{lv.rss_mb.get('api', 0):.0f}", f"{lv.rss_mb.get('workers', 0):.0f}",
-            f"{lv.cpu_pct['api']:.0f}", f"{lv.cpu_pct['workers']:.0f}", errors,
+            f"{lv.cpu_pct['api']:.0f}", f"{lv.cpu_pct['workers']:.0f}",
+            ", ".join(f"back in {s:.1f}s" for s in lv.api_killed) or "-", errors,
         ])  # fmt: skip
         report.figures[f"load.{lv.times}x.runs_per_s"] = _runs_per_second(t)
         report.figures[f"load.{lv.times}x.lost"] = c.lost
         report.figures[f"load.{lv.times}x.duplicated"] = c.duplicated
         report.figures[f"load.{lv.times}x.withdrawn"] = c.withdrawn
+        report.figures[f"load.{lv.times}x.api_kills"] = len(lv.api_killed)
+        # Requests that got no answer at all (the API away): what a kill did to the clients.
+        report.figures[f"load.{lv.times}x.unanswered"] = sum(
+            n for what, n in t.errors.items() if what.endswith("Error")
+        )
     summary.notes.append(
         "lost: events a follower never saw, approved runs without their ledger row, runs "
         "not ended by the deadline; duplicated: events seen twice or out of order, ledger "
@@ -231,7 +252,8 @@ def tables(levels: list[Level], *, postgres: bool) -> Report:
             "accepted starts not available: `Prefer: respond-async` was answered as a "
             "begun start (the server does not offer accepted starts yet)"
         )
-    report.tables += [lat, summary, _targets(levels, postgres)]
+    seen = [(lv.times, lv.server_start, lv.tally.lag, lv.cpu_pct) for lv in levels]
+    report.tables += [lat, summary, where(store, seen), _targets(levels, postgres)]
     return report
 
 

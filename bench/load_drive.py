@@ -10,90 +10,80 @@ import asyncio
 import json
 import time
 import uuid
-from collections import Counter
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Awaitable, Callable
 
 import httpx
 
-PROFILE, PROMPT = "bench-load", "bench load"
-BEGUN, ACCEPTED = "POST /runs (begun)", "POST /runs (accepted)"
-INBOX, RUN, DECISION = "GET /inbox", "GET /runs/{id}", "POST /runs/{id}/decision"
-SSE = {"Accept": "text/event-stream"}
-ASYNC = {"Prefer": "respond-async"}
-RECONNECTS = 50
-START_ATTEMPTS = 20  # a start answered 503 is sent again after its Retry-After
-NOT_BEGUN_SECONDS = 300.0  # how long a follower follows again a run not begun
-WATCHERS = 10  # GET /runs/{id} in flight
+from bench.load_probe import loop_lag
+from bench.load_tally import (
+    ACCEPTED,
+    ASYNC,
+    AWAY_SECONDS,
+    BEGUN,
+    DECISION,
+    INBOX,
+    NOT_BEGUN_SECONDS,
+    PROFILE,
+    PROMPT,
+    RECONNECTS,
+    RESENT,
+    RUN,
+    SSE,
+    START_ATTEMPTS,
+    WATCHERS,
+    Follow,
+    Sizes,
+    Tally,
+)  # fmt: skip
+
+__all__ = ["ACCEPTED", "BEGUN", "DECISION", "INBOX", "PROFILE", "RESENT", "RUN", "Sizes", "Tally"]
 
 
-@dataclass(frozen=True)
-class Sizes:
-    runs: int
-    starts: int  # starts in flight
-    followers: int
-    decisions: int  # decisions in flight
-
-    def times(self, m: int) -> "Sizes":
-        return Sizes(self.runs * m, self.starts * m, self.followers * m, self.decisions * m)
-
-
-@dataclass
-class Follow:
-    run: int  # index of the run followed
-    seen: list[int] = field(default_factory=list)
-    ended: bool = False
-    reconnects: int = 0
-    early_ends: int = 0  # `end` with no status: the run had not begun
-
-
-@dataclass
-class Tally:
-    latency: dict[str, list[float]] = field(default_factory=dict)
-    run_ids: dict[int, str] = field(default_factory=dict)
-    answered_live: set[str] = field(default_factory=set)  # 200/201 with a live status
-    accepted_refused: int = 0  # `Prefer: respond-async` answered other than 202
-    final: dict[str, str] = field(default_factory=dict)  # run id -> terminal status
-    ended_at: dict[str, float] = field(default_factory=dict)
-    approved: set[str] = field(default_factory=set)
-    follows: list[Follow] = field(default_factory=list)
-    errors: Counter[str] = field(default_factory=Counter)
-    began: float = 0.0
-
-    def took(self, endpoint: str, seconds: float) -> None:
-        self.latency.setdefault(endpoint, []).append(seconds)
-
-
-async def _start(c: httpx.AsyncClient, t: Tally, i: int, ready: asyncio.Event) -> None:
+async def _start(c: httpx.AsyncClient, t: Tally, i: int, answered: Callable[[int], None]) -> None:
     run_id = str(uuid.uuid4())
     body = {"profile": PROFILE, "prompt": PROMPT, "run_id": run_id}
-    for _ in range(START_ATTEMPTS):  # a retry of the same run id is the same start
+    refused = 0  # answers of 503: sent again after their Retry-After, START_ATTEMPTS times
+    away: float | None = None  # since when the API does not answer at all (killed)
+    while refused < START_ATTEMPTS:  # a retry of the same run id is the same start
         began = time.monotonic()
         try:
             reply = await c.post("/runs", json=body, headers=ASYNC if i % 2 else {})
         except httpx.HTTPError as exc:
+            # No answer (the API killed mid-request, or not back yet): Temporal may hold
+            # the run; the same start is sent again, as the retry contract says.
             t.errors[f"start {type(exc).__name__}"] += 1
+            away = away or began
+            if began - away > AWAY_SECONDS:
+                break
             await asyncio.sleep(0.5)
             continue
+        away = None
         took = time.monotonic() - began
         if reply.status_code == 202:
             t.took(ACCEPTED, took)
             _phases(t, reply.headers.get("Server-Timing", ""), took)
         elif reply.status_code in (200, 201):
-            t.took(BEGUN, took)
-            t.accepted_refused += i % 2
+            # 200: a start sent again (after no answer) answered with its run.
+            t.took(BEGUN if reply.status_code == 201 else RESENT, took)
+            t.accepted_refused += i % 2 and reply.status_code == 201
             run = reply.json().get("run") or {}
             if run.get("status") not in (None, "STARTING"):
                 t.answered_live.add(run_id)
         else:
+            refused += 1
             t.errors[f"start {reply.status_code}"] += 1
+            if reply.status_code == 503:
+                # Withdrawn (no_worker, busy): the same id would answer the same 503 for
+                # good; the retry contract says to start again under a new one.
+                run_id = str(uuid.uuid4())
+                body["run_id"] = run_id
             await asyncio.sleep(_retry_after(reply))
             continue
         t.run_ids[i] = run_id
-        break
-    else:
-        t.errors["start gave up"] += 1
-    ready.set()
+        answered(i)
+        return
+    t.errors["start gave up"] += 1
+    answered(i)
 
 
 def _phases(t: Tally, header: str, took: float) -> None:
@@ -115,12 +105,16 @@ def _retry_after(reply: httpx.Response) -> float:
         return 0.5
 
 
-async def _starts(c: httpx.AsyncClient, t: Tally, sizes: Sizes, ready: list[asyncio.Event]) -> None:
+async def starts(
+    c: httpx.AsyncClient, t: Tally, sizes: Sizes, answered: Callable[[int], None]
+) -> None:
+    """Every start of the level, `sizes.starts` in flight; `answered(i)` once start i has
+    its answer (t.run_ids[i] set) or gave up."""
     gate = asyncio.Semaphore(sizes.starts)
 
     async def one(i: int) -> None:
         async with gate:
-            await _start(c, t, i, ready[i])
+            await _start(c, t, i, answered)
 
     await asyncio.gather(*(one(i) for i in range(sizes.runs)))
 
@@ -145,10 +139,12 @@ async def _follow(c: httpx.AsyncClient, t: Tally, f: Follow, ready: asyncio.Even
         return  # never started: counted with the starts
     last: int | None = None
     give_up = time.monotonic() + NOT_BEGUN_SECONDS
+    away: float | None = None  # since when the API refuses connections (killed)
     while not f.ended and f.reconnects <= RECONNECTS:
         headers = SSE if last is None else {**SSE, "Last-Event-ID": str(last)}
         try:
             async with c.stream("GET", f"/runs/{run_id}/events", headers=headers) as reply:
+                away = None
                 if reply.status_code != 200:
                     t.errors[f"follow {reply.status_code}"] += 1
                     raise httpx.TransportError("refused")
@@ -168,6 +164,12 @@ async def _follow(c: httpx.AsyncClient, t: Tally, f: Follow, ready: asyncio.Even
                     if ident is not None:
                         f.seen.append(ident)
                         last = ident
+        except httpx.ConnectError:
+            # The API is not there (killed, starting again): resume once it is back.
+            away = away or time.monotonic()
+            if time.monotonic() - away < AWAY_SECONDS:
+                await asyncio.sleep(0.5)
+                continue
         except httpx.HTTPError:
             pass
         if not f.ended:
@@ -187,12 +189,16 @@ async def _decide(c: httpx.AsyncClient, t: Tally, run_id: str, digest: str) -> b
         )
     except httpx.HTTPError as exc:
         t.errors[f"decision {type(exc).__name__}"] += 1
+        t.unanswered.add(run_id)
         return False
     t.took(DECISION, time.monotonic() - began)
     if reply.status_code == 200:
         t.approved.add(run_id)
         return True
     if reply.status_code < 500 and reply.json().get("error", {}).get("type") == "already_decided":
+        # This decider is the only one, and it approves: a decision made before its
+        # answer was lost (the API killed) is this approval.
+        t.approved.add(run_id)
         return True
     t.errors[f"decision {reply.status_code}"] += 1
     return False
@@ -257,7 +263,15 @@ async def _watch(c: httpx.AsyncClient, t: Tally, sizes: Sizes, deadline: float) 
 TERMINAL = {"COMPLETED", "FAILED", "CANCELLED", "MAX_ITERATIONS"}
 
 
-async def drive(base_url: str, starter: str, decider: str, sizes: Sizes, seconds: float) -> Tally:
+# Runs every start of a level: `starts` here, in the client's own loop, or
+# bench.load_starts.apart, in a process of its own.
+StartAll = Callable[[httpx.AsyncClient, Tally, Sizes, Callable[[int], None]], Awaitable[None]]
+
+
+async def drive(
+    base_url: str, starter: str, decider: str, sizes: Sizes, seconds: float,
+    start_all: StartAll = starts,
+) -> Tally:  # fmt: skip
     """One level; returns what every client saw."""
     t = Tally(began=time.monotonic())
     limits = httpx.Limits(max_connections=sizes.followers + sizes.starts + sizes.decisions + 40)
@@ -266,18 +280,20 @@ async def drive(base_url: str, starter: str, decider: str, sizes: Sizes, seconds
     t.follows = [Follow(run=j % followed) for j in range(sizes.followers)]
     timeout = httpx.Timeout(60.0, read=120.0)
     auth = {"Authorization": f"Bearer {starter}"}
+    cpu0 = time.process_time()
     async with (
         httpx.AsyncClient(base_url=base_url, headers=auth, limits=limits, timeout=timeout) as c,
         httpx.AsyncClient(
             base_url=base_url, headers={"Authorization": f"Bearer {decider}"}, limits=limits,
             timeout=timeout,
         ) as d,
+        loop_lag(t.lag["client"]),
     ):  # fmt: skip
         done = asyncio.Event()
         deciders = asyncio.create_task(_deciders(d, t, sizes, done))
         followers = [asyncio.create_task(_follow(c, t, f, ready[f.run])) for f in t.follows]
         watcher = asyncio.create_task(_watch(c, t, sizes, time.monotonic() + seconds))
-        await _starts(c, t, sizes, ready)
+        await start_all(c, t, sizes, lambda i: ready[i].set())
         await watcher
         done.set()
         await deciders
@@ -285,20 +301,5 @@ async def drive(base_url: str, starter: str, decider: str, sizes: Sizes, seconds
             await asyncio.wait_for(asyncio.gather(*followers), 60)
         except TimeoutError:
             t.errors["followers still open at the end"] += sum(not f.ended for f in t.follows)
+    t.cpu["client"] = time.process_time() - cpu0
     return t
-
-
-async def event_ids(c: httpx.AsyncClient, run_id: str) -> tuple[list[int], str]:
-    """The run's events as the API pages them (the truth a follow is checked against), and
-    their payloads as text."""
-    ids: list[int] = []
-    text: list[str] = []
-    after = -1
-    while True:
-        reply = await c.get(f"/runs/{run_id}/events", params={"after": after, "limit": 1000})
-        page: dict[str, Any] = reply.json()
-        ids += [e["sequence"] for e in page["events"]]
-        text += [json.dumps(e.get("payload")) for e in page["events"]]
-        after = page["next_after"]
-        if not page["more"]:
-            return ids, "\n".join(text)

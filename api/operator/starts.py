@@ -23,6 +23,7 @@ from agentrt.api.operator.timing import Phases
 from agentrt.api.operator.views import StartedOut, run_out
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import RunIdTakenError
+from agentrt.contracts.profiles import RegisteredProfile
 from agentrt.contracts.start import StartRequest
 from agentrt.contracts.views import RunView
 
@@ -88,26 +89,24 @@ async def start_run(
     or the same 503 if that start was withdrawn."""
     accepted = respond_async(prefer)
     timing = Phases(response, getattr(request.state, "token_seconds", None))
-    profile = await state.on_start_lane(state.profiles.get, body.profile)
-    timing.mark("profile")
+    # The profile and, for a run id sent again, its run: one hop to the start path's
+    # threads, not one each (under load each hop waits its turn for a thread and the GIL).
+    profile, earlier = await state.on_start_lane(_reads, who, body, state)
+    timing.mark("reads")
     if profile is None:
         raise bad_request(
             "unknown_profile",
             f"unknown agent profile {body.profile!r}: no worker has registered it",
         )
     if not who.grants.allows(profile):
-        raise not_granted(refusal(who.name, profile))  # before any read or write
+        raise not_granted(refusal(who.name, profile))  # before any write
     if accepted:
         response.headers["Preference-Applied"] = RESPOND_ASYNC
     runtime = state.require_runtime()
     wanted = None if body.run_id is None else str(body.run_id)
-    if wanted is not None:
-        earlier = await state.on_start_lane(state.runs.get, wanted)
-        timing.mark("run")
-        if earlier is not None:
-            response.status_code = 200
-            return await _repeat(state, who, body, earlier)
-    await timing.lag()
+    if earlier is not None:
+        response.status_code = 200
+        return await _repeat(state, who, body, earlier)
     try:
         run_id = await runtime.submit(
             body,
@@ -119,13 +118,19 @@ async def start_run(
     except RunIdTakenError as exc:
         # Temporal holds a run of that id, not withdrawn, and its row is not written yet:
         # a start of the same request that Temporal accepted while its answer was lost.
+        # A begun start waits for its row as the first send would have; then, or at once
+        # for an accepted start, the run as Temporal holds it (STARTING): the first send's
+        # process may be gone (its API killed), and no worker may have begun the run yet.
         assert wanted is not None
         response.status_code = 200
-        if accepted:
-            starting = await runtime.starting(wanted)
-            if starting is not None:
-                return await _repeat(state, who, body, starting)
-        earlier = await state.wait_for(wanted, lambda v: True, BEGIN_WAIT_SECONDS)
+        earlier = None
+        if not accepted:
+            earlier = await state.wait_for(wanted, lambda v: True, BEGIN_WAIT_SECONDS)
+        if earlier is None:
+            earlier = await runtime.starting(wanted)
+        if earlier is None:  # begun meanwhile (its row), or not held open at all
+            wait = BEGIN_WAIT_SECONDS if accepted else 0.0
+            earlier = await state.wait_for(wanted, lambda v: True, wait)
         if earlier is None:
             raise conflict("run_id_taken", str(exc)) from None
         return await _repeat(state, who, body, earlier)
@@ -140,6 +145,18 @@ async def start_run(
         return StartedOut(run_id=run_id, run=run_out(starting, profile.privacy))
     view = await state.wait_for(run_id, lambda v: True, BEGIN_WAIT_SECONDS)
     return StartedOut(run_id=run_id, run=await state.out(view) if view else None)
+
+
+def _reads(
+    who: Principal, body: StartRequest, state: OpsState
+) -> tuple[RegisteredProfile | None, RunView | None]:
+    """The start's store reads, on a start-path thread: the profile as its workers
+    registered it, then the run of a run id sent again. The run is read only for a
+    profile this principal may start: a refused start reads nothing more."""
+    profile = state.profiles.get(body.profile)
+    if profile is None or body.run_id is None or not who.grants.allows(profile):
+        return profile, None
+    return profile, state.runs.get(str(body.run_id))
 
 
 async def _repeat(state: OpsState, who: Principal, body: StartRequest, run: RunView) -> StartedOut:

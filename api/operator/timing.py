@@ -2,7 +2,6 @@
 (and the load bench) sees where a slow start's time went: its reads, or Temporal, or
 neither (then it waited for the event loop or in the HTTP server, before the handler)."""
 
-import asyncio
 import time
 
 from fastapi.responses import Response
@@ -24,11 +23,3 @@ class Phases:
         self._parts.append(f"{name};dur={(now - self._at) * 1000:.1f}")
         self._at = now
         self._response.headers["Server-Timing"] = ", ".join(self._parts)
-
-    async def lag(self) -> None:
-        """A phase `loop`: how long a task that is ready waits for the event loop now (the
-        callbacks queued ahead of it), the share of a slow phase that is not its own."""
-        ready = asyncio.get_running_loop().create_future()
-        asyncio.get_running_loop().call_soon(ready.set_result, None)
-        await ready
-        self.mark("loop")

@@ -324,3 +324,63 @@ async def test_an_accepted_start_no_worker_began_is_cancelled_by_its_starter(
     assert cancel.status_code == 202, cancel.text
     assert await _closed(client, run_id) is WorkflowExecutionStatus.CANCELED
     assert ended["failure"] is not None
+
+
+async def test_an_accepted_start_says_where_its_time_went(live: Live) -> None:
+    """Server-Timing: the token read, the start's reads (its profile and the run id sent,
+    one hop) and Temporal's start, in that order, within the time the client waited."""
+    secret = token(live, name("alice"), "runs:start", "runs:read")
+    body = {"profile": "helper", "prompt": LOOKUP, "run_id": str(uuid.uuid4())}
+    async with http(live, secret) as api:
+        began = time.monotonic()
+        reply = await api.post("/runs", json=body, headers=ASYNC)
+        took = time.monotonic() - began
+        await wait_status(api, body["run_id"], "COMPLETED")
+    assert reply.status_code == 202, reply.text
+    phases = [p.strip().split(";dur=") for p in reply.headers["server-timing"].split(",")]
+    assert [n for n, _ in phases] == ["token", "reads", "temporal"], phases
+    durations = [float(d) / 1000 for _, d in phases]
+    assert all(d >= 0 for d in durations) and sum(durations) <= took, (durations, took)
+
+
+async def test_a_start_not_granted_is_refused_before_its_run_id_is_looked_up(
+    live: Live,
+) -> None:
+    """A principal not granted the profile is refused 403 even when the run id it sends is
+    another's run: its reads stop at the profile, so it learns nothing of that run."""
+    alice = token(live, name("alice"), "runs:start", "runs:read")
+    eve = token(live, name("eve"), "runs:start", "runs:read", profiles=["guarded"])
+    body = {"profile": "helper", "prompt": LOOKUP, "run_id": str(uuid.uuid4())}
+    async with http(live, alice) as api, http(live, eve) as other:
+        started = await api.post("/runs", json=body)
+        refused = await other.post("/runs", json=body, headers=ASYNC)
+        await wait_status(api, body["run_id"], "COMPLETED")
+    assert started.status_code == 201, started.text
+    assert (refused.status_code, error_type(refused)) == (403, "profile_not_granted"), refused.text
+
+
+async def test_a_start_sent_again_while_temporal_holds_its_run_unbegun_answers_200_starting(
+    client: Client, a2a_settings: ApiSettings, a2a_parts: WorkerResources
+) -> None:
+    """The first send's answer was lost (its API process killed after Temporal took the
+    run): Temporal holds the run, no worker has begun it, nothing withdrew it. The same
+    start sent again, begun, answers 200 with that run as it stands (STARTING), as the
+    retry contract says, not 409 `run_id_taken`; another principal's send of the id is."""
+    async with lonely_api(client, a2a_settings, a2a_parts) as (live, lonely):
+        alice = name("alice")
+        starter = token(live, alice, "runs:start", "runs:read")
+        other = token(live, name("eve"), "runs:start", "runs:read")
+        body = {"profile": "helper", "prompt": LOOKUP, "run_id": str(uuid.uuid4())}
+        async with http(live, starter) as api, http(live, other) as eve:
+            # Stands for a send whose answer was lost: Temporal holds the run, no row.
+            first = await api.post("/runs", json=body, headers=ASYNC)
+            resent = await api.post("/runs", json=body)
+            stolen = await eve.post("/runs", json=body)
+            async with _worker(client, live, lonely):
+                done = await wait_status(api, body["run_id"], "COMPLETED")
+    assert first.status_code == 202, first.text
+    assert resent.status_code == 200, resent.text
+    run = resent.json()["run"]
+    assert (run["status"], run["initiator"]) == ("STARTING", alice), run
+    assert (stolen.status_code, error_type(stolen)) == (409, "run_id_taken"), stolen.text
+    assert done["initiator"] == alice
