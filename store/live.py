@@ -74,7 +74,11 @@ class LiveStore:
             for p in pieces
         ]
         key = ["run_id", "sequence", "attempt", "offset", "kind"]
-        with self._ctx.transaction() as c:
+        # One piece (a call's first delta always is: it is written at once) is one
+        # statement, atomic on its own: on PostgreSQL in autocommit, without the BEGIN and
+        # COMMIT round trips, on the first token's path.
+        scope = self._ctx.one_statement if len(rows) == 1 else self._ctx.transaction
+        with scope() as c:
             stmt = insert_ignoring(c, LiveRow.__table__, key)
             for row in rows:  # one by one: `id` must follow the order of the pieces
                 c.execute(stmt, row)
@@ -118,7 +122,7 @@ class LiveStore:
 
     def prune(self, run_id: str, upto: int) -> None:
         """Drop the pieces of turns up to `upto`: stored now, they are in the event log."""
-        with self._ctx.transaction() as c:
+        with self._ctx.one_statement() as c:  # one DELETE: atomic on its own
             c.execute(delete(LiveRow).where(LiveRow.run_id == run_id, LiveRow.sequence <= upto))
         # Called once the turn is stored: its followers find its event at once, not at the
         # next poll (an operator API follower on SQLite: 0.2 s).
