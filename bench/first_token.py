@@ -1,6 +1,6 @@
 """Time to first token through the runtime against a direct call to the same local streaming
 server, in one run (issue 29): `python -m bench.first_token [--runs N] [--postgres]
-[--remote]`.
+[--remote [--remote-poll SECONDS]]`.
 
 Direct: a streamed POST to the server's /chat/completions, until its first text chunk.
 Through the runtime: `runtime.start` of a run whose model is that server, until the first
@@ -90,7 +90,9 @@ async def through_runtime(bench_runtime: object) -> float:
     return first
 
 
-async def measure(runs: int, postgres_dsn: str | None, remote: bool = False) -> list[str]:
+async def measure(
+    runs: int, postgres_dsn: str | None, remote: bool = False, poll: float = 0.01
+) -> list[str]:
     keys = f"bench:{Sealer.new_key_b64()}"
     with (
         tempfile.TemporaryDirectory(prefix="agentrt-ttft-") as tmp,
@@ -107,7 +109,7 @@ async def measure(runs: int, postgres_dsn: str | None, remote: bool = False) -> 
             httpx.AsyncClient(base_url=base + "/") as http,
         ):
             if remote:  # the worker has made the schema: the follower opens it as a client
-                REMOTE.append(RemoteFollower(url, keys))
+                REMOTE.append(RemoteFollower(url, keys, poll))
             try:
                 return await _cases(client, bench, server, http, runs)
             finally:
@@ -160,12 +162,15 @@ def main() -> int:
     p.add_argument("--runs", type=int, default=15)
     p.add_argument("--postgres", action="store_true")
     p.add_argument("--remote", action="store_true", help="follow from another process")
+    p.add_argument(
+        "--remote-poll", type=float, default=0.01, help="its poll (0.2: the operator API's)"
+    )
     ns = p.parse_args()
     dsn = os.environ.get("AGENTRT_POSTGRES_DSN", Settings().database.postgres_dsn)
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    lines = asyncio.run(measure(ns.runs, dsn if ns.postgres else None, ns.remote))
+    lines = asyncio.run(measure(ns.runs, dsn if ns.postgres else None, ns.remote, ns.remote_poll))
     if ns.remote:
-        print("(followed from another process)")
+        print(f"(followed from another process, polling every {ns.remote_poll} s)")
     print("| server | direct (median) | through the runtime | ratio | added (median) | target |")
     print("|---|---|---|---|---|---|")
     for line in lines:

@@ -2,8 +2,9 @@
 client of a SQLite store is (the operator API, a Python follower on another process), so
 the worker's publishes reach it across processes, not through this process's bell.
 
-`python -m bench.first_token_remote URL SEAL_KEYS` reads a run id per line on stdin,
-follows that run (`starter.live.follow_store`, the Python API's follow) until its first
+`python -m bench.first_token_remote URL SEAL_KEYS [POLL]` reads a run id per line on stdin,
+follows that run (`starter.live.follow_store`, the Python API's follow, polling every POLL
+seconds: default its own 0.01; 0.2 is the operator API's `poll_seconds`) until its first
 text (a live delta, or the committed turn when that came first) and prints the
 `time.monotonic()` of it (the system-wide clock on Linux: the bench compares it with its
 own)."""
@@ -28,9 +29,9 @@ ROOT = Path(__file__).resolve().parents[1]
 class RemoteFollower:
     """The bench's handle on the follower process."""
 
-    def __init__(self, url: str, keys: str) -> None:
+    def __init__(self, url: str, keys: str, poll: float = 0.01) -> None:
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "bench.first_token_remote", url, keys],
+            [sys.executable, "-m", "bench.first_token_remote", url, keys, str(poll)],
             cwd=ROOT,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -56,8 +57,8 @@ class RemoteFollower:
         self._proc.wait(timeout=30)
 
 
-async def _first(runs: RunStore, live: LiveStore, run_id: str) -> float | None:
-    async with aclosing(follow_store(runs, live, run_id)) as items:
+async def _first(runs: RunStore, live: LiveStore, run_id: str, poll: float) -> float | None:
+    async with aclosing(follow_store(runs, live, run_id, poll_seconds=poll)) as items:
         async for item in items:
             if (isinstance(item, LiveDelta) and item.kind == "delta") or (
                 not isinstance(item, LiveDelta) and item.kind.value == "llm"
@@ -66,15 +67,15 @@ async def _first(runs: RunStore, live: LiveStore, run_id: str) -> float | None:
     return None
 
 
-async def _serve(url: str, keys: str) -> None:
+async def _serve(url: str, keys: str, poll: float) -> None:
     engine, ctx = open_store(url, Sealer.from_b64(keys), run_migrations=False)
     runs, live = RunStore(ctx), LiveStore(ctx)
     print("ready", flush=True)
     while line := await asyncio.to_thread(sys.stdin.readline):
-        seen = await _first(runs, live, line.strip())
+        seen = await _first(runs, live, line.strip(), poll)
         print("none" if seen is None else repr(seen), flush=True)
     engine.dispose()
 
 
 if __name__ == "__main__":
-    asyncio.run(_serve(sys.argv[1], sys.argv[2]))
+    asyncio.run(_serve(sys.argv[1], sys.argv[2], float(sys.argv[3]) if sys.argv[3:] else 0.01))
