@@ -14,7 +14,8 @@ The directory is beside the database file (or, where that path is too long for a
 in the temporary directory, named for the database). It is the runtime user's alone
 (0700, owned by it, not a link): any other state turns the wake off for that database and
 followers poll as before. A socket left by a process that died refuses the next datagram
-and is removed by that sender."""
+and is removed by that sender; a listener whose socket was removed under it binds it again
+within a second."""
 
 import contextlib
 import hashlib
@@ -120,14 +121,23 @@ class _Listener:
     def __init__(self, where: Path, deliver: Callable[[bytes], None]) -> None:
         self.path = where / f"{os.getpid()}-{secrets.token_hex(4)}.sock"
         self.users = 0
+        self.rebinds = 0  # sockets bound again after theirs was removed (tests)
         self._deliver = deliver
         self._stop = threading.Event()
-        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        self._sock.bind(os.fsdecode(self.path))
-        os.chmod(self.path, 0o600)
-        self._sock.settimeout(_RECV_SECONDS)
+        self._sock = self._bind()
         self._thread = threading.Thread(target=self._run, name="agentrt-live-wake", daemon=True)
         self._thread.start()
+
+    def _bind(self) -> socket.socket:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        try:
+            sock.bind(os.fsdecode(self.path))
+            os.chmod(self.path, 0o600)
+        except OSError:
+            sock.close()
+            raise
+        sock.settimeout(_RECV_SECONDS)
+        return sock
 
     def _run(self) -> None:
         try:
@@ -135,6 +145,7 @@ class _Listener:
                 try:
                     data = self._sock.recv(64)
                 except TimeoutError:
+                    self._rebind_if_removed()
                     continue
                 except OSError:
                     return
@@ -142,6 +153,21 @@ class _Listener:
                     self._deliver(data)
         finally:
             self._sock.close()
+
+    def _rebind_if_removed(self) -> None:
+        """A socket file removed under us (a temporary-file cleaner, an operator) would
+        leave this process unwoken for good: bind a new one at the same path. Until then
+        its followers poll, as with any lost wake."""
+        if self._stop.is_set() or os.path.exists(self.path):
+            return
+        if not _private(self.path.parent, create=True):
+            return
+        try:
+            fresh = self._bind()
+        except OSError:
+            return
+        self._sock.close()
+        self._sock, self.rebinds = fresh, self.rebinds + 1
 
     def close(self) -> None:
         self._stop.set()

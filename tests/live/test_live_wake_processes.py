@@ -49,9 +49,10 @@ class Publisher:
 
 
 @contextmanager
-def publisher(url: str) -> Iterator[Publisher]:
+def publisher(url: str, *, wake: bool = True) -> Iterator[Publisher]:
+    flags = [] if wake else ["--no-wake"]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.live._publisher", url, TEST_SEAL_KEYS],
+        [sys.executable, "-m", "tests.live._publisher", url, TEST_SEAL_KEYS, *flags],
         cwd=ROOT,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -138,12 +139,11 @@ async def test_a_follower_whose_wake_is_lost_reads_the_same_text_at_its_poll(
     run_id = _begin(parts)
     seq = _next_sequence(runs, run_id)
     got: asyncio.Queue[str] = asyncio.Queue()
-    with publisher(settings.database.resolved_url()) as child:
+    # Its publisher rings no one: every wake to this process is lost.
+    with publisher(settings.database.resolved_url(), wake=False) as child:
         follower = asyncio.create_task(_follow(runs, live, run_id, 1.0, got))
         try:
             await _idle(wake_dir)
-            for sock in wake_dir.glob("*.sock"):
-                sock.unlink()  # every wake to this process is lost from now on
             rings = LIVE_BELL.remote_rings
             await child.publish(run_id, seq, 0, "Hello")
             await child.publish(run_id, seq, 5, " there")
@@ -193,3 +193,32 @@ async def test_a_publish_in_another_process_wakes_an_idle_sse_follow_on_sqlite(
                 finally:
                     await _stop(follower)
     assert waited < 2.0, f"{waited:.1f} s: the follow waited for its poll"
+
+
+async def test_an_sse_follow_whose_wake_is_lost_gets_the_delta_at_its_poll(
+    client: Client, a2a_settings: ApiSettings
+) -> None:
+    settings = a2a_settings.replace(api={"poll_seconds": 0.3})
+    async with serving(client, settings) as live:
+        _sqlite_only(LiveStore(live.parts.ctx))
+        run_id = _begin(live.parts)
+        seq = _next_sequence(RunStore(live.parts.ctx), run_id)
+        async with http(live, token(live, name("alice"), "runs:read", "runs:read-all")) as c:
+            got: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
+
+            async def follow() -> None:
+                async with c.stream("GET", f"/runs/{run_id}/live") as reply:
+                    async for f in frames(reply):
+                        await got.put((f.event, str(f.data.get("text", ""))))
+
+            # Its publisher rings no one: every wake to the API is lost.
+            with publisher(live.settings.database.resolved_url(), wake=False) as child:
+                follower = asyncio.create_task(follow())
+                try:
+                    assert (await asyncio.wait_for(got.get(), 10.0))[0] != "delta"
+                    rings = LIVE_BELL.remote_rings
+                    await child.publish(run_id, seq, 0, "Hello")
+                    assert await asyncio.wait_for(got.get(), 10.0) == ("delta", "Hello")
+                    assert LIVE_BELL.remote_rings == rings, "a wake arrived: not the poll's read"
+                finally:
+                    await _stop(follower)

@@ -5,6 +5,7 @@ import os
 import socket
 import tempfile
 import threading
+import time
 import uuid
 from pathlib import Path
 
@@ -94,3 +95,19 @@ def test_no_wake_in_memory_and_a_deep_database_wakes_in_the_temporary_directory(
     deep, other = (wake_dir(str(tmp_path / ("d" * 120) / n)) for n in ("a.db", "b.db"))
     assert deep is not None and other is not None and deep != other
     assert str(deep).startswith(tempfile.gettempdir()) and len(str(deep)) < 80
+
+
+def test_a_socket_removed_under_a_listener_is_bound_again(tmp_path: Path) -> None:
+    where = wake_dir(str(tmp_path / "agentrt.db"))
+    assert where is not None
+    got, arrived, listeners = _collector()
+    with listeners.following(where):
+        (path,) = where.glob("*.sock")
+        path.unlink()  # as a temporary-file cleaner would
+        deadline = time.monotonic() + 10
+        while not path.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert path.exists(), "the listener did not bind its socket again"
+        assert _other_process_ringer(where).ring("r") == 1
+        assert arrived.wait(5.0)
+    assert got == [digest("r")]
