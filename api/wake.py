@@ -1,6 +1,7 @@
 """Wake-ups for live follows. On PostgreSQL one connection LISTENs to the channels the
 store's triggers NOTIFY on commit (migration 0006), and a follower waits for its key; on
-SQLite (or while that connection is down) a follower polls."""
+SQLite (or while that connection is down) a follower polls, and on SQLite a model worker's
+live output wakes it at once through the wake sockets (store/live_wake.py, `notify_digest`)."""
 
 import asyncio
 import contextlib
@@ -11,6 +12,7 @@ from collections.abc import Callable, Hashable
 from sqlalchemy import Engine
 
 from agentrt.store.engine import is_postgres
+from agentrt.store.live_wake import digest
 
 RUN_CHANNEL, A2A_CHANNEL = "agentrt_run_event", "agentrt_a2a_event"
 # With NOTIFY live a follower still re-reads this often: a safety net, not the mechanism.
@@ -31,6 +33,9 @@ class Waker:
         self._waiters: dict[str, set[asyncio.Event]] = {}
         self._pollers: dict[str, asyncio.Task[None]] = {}
         self._marks: OrderedDict[str, Hashable] = OrderedDict()
+        # The keys waited for, by their digest: how another process's wake (a digest of a
+        # run id, store/live_wake.py) finds its key here.
+        self._by_digest: OrderedDict[bytes, str] = OrderedDict()
 
     def ticket(self, key: str) -> int:
         """Take before reading: a commit after the read, before `wait`, is not missed."""
@@ -57,6 +62,7 @@ class Waker:
                 self._pollers[key] = asyncio.create_task(self._poll(key, probe))
         event = asyncio.Event()
         self._waiters.setdefault(key, set()).add(event)
+        self._remember(key)
         try:
             if self._versions.get(key, 0) != ticket:
                 return True
@@ -98,6 +104,19 @@ class Waker:
             self._versions.popitem(last=False)  # an evicted key only wakes spuriously
         for event in self._waiters.get(key, ()):
             event.set()
+
+    def _remember(self, key: str) -> None:
+        mark = digest(key)
+        self._by_digest[mark] = key
+        self._by_digest.move_to_end(mark)
+        while len(self._by_digest) > _KEYS:
+            self._by_digest.popitem(last=False)
+
+    def notify_digest(self, mark: bytes) -> None:
+        """Another process committed live output of the key with this digest (SQLite)."""
+        key = self._by_digest.get(mark)
+        if key is not None:
+            self.notify(key)
 
     def _wake_all(self) -> None:
         for key in list(self._waiters):

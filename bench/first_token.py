@@ -1,13 +1,17 @@
 """Time to first token through the runtime against a direct call to the same local streaming
-server, in one run (issue 29): `python -m bench.first_token [--runs N] [--postgres]`.
+server, in one run (issue 29): `python -m bench.first_token [--runs N] [--postgres]
+[--remote [--remote-poll SECONDS]]`.
 
 Direct: a streamed POST to the server's /chat/completions, until its first text chunk.
 Through the runtime: `runtime.start` of a run whose model is that server, until the first
 text read by `runtime.follow` (the Python API): a live delta (the store's live table,
 written by the worker's model activity), or the committed turn when that came first.
-Two servers: one that answers at once (target: under 50 ms added) and one whose first
-token takes 300 ms (target: under 1.15x). Each is printed as the ratio of the medians
-with the median of the paired differences beside it."""
+With `--remote` the follow is in another process (bench/first_token_remote.py), as the
+operator API's or a Python client's is: on SQLite the publish reaches it across processes
+(store/live_wake.py), not through the in-process bell. Two servers: one that answers at
+once (target: under 50 ms added) and one whose first token takes 300 ms (target: under
+1.15x). Each is printed as the ratio of the medians with the median of the paired
+differences beside it."""
 
 import argparse
 import asyncio
@@ -18,14 +22,17 @@ import tempfile
 import time
 from contextlib import aclosing
 from pathlib import Path
+from typing import Any
 
 import httpx
+from temporalio.client import Client
 
 from agentrt.contracts.live import LiveDelta
 from agentrt.core.devserver import extra_args
 from agentrt.core.settings import Settings
 from agentrt.store.sealing import Sealer
 from bench.database import bench_database
+from bench.first_token_remote import RemoteFollower
 from bench.first_token_split import Timed, split_lines
 from bench.harness import bench_settings, dev_server, running_worker
 from bench.streaming_server import Step, StreamingServer, streaming
@@ -51,6 +58,7 @@ async def direct(http: httpx.AsyncClient) -> float:
 
 STARTS: list[float] = []  # how long each `runtime.start` took (the begin, before any call)
 TIMED: list[tuple[str, float, float]] = []  # each run's id, wall clock at its start and first text
+REMOTE: list[RemoteFollower] = []  # with --remote: the follower in another process
 
 
 async def through_runtime(bench_runtime: object) -> float:
@@ -61,6 +69,12 @@ async def through_runtime(bench_runtime: object) -> float:
     run_id = await bench_runtime.start("bench-stream", "hi")
     STARTS.append(time.monotonic() - began)
     first = None
+    if REMOTE:
+        first = await REMOTE[0].first_text(run_id) - began
+        view = await bench_runtime.result(run_id)
+        assert view.status.value == "COMPLETED", view
+        TIMED.append((run_id, wall, wall + first))
+        return first
     async with aclosing(bench_runtime.follow(run_id)) as items:
         async for item in items:
             # A fast call may be stored before a poll sees its deltas: its committed turn
@@ -76,9 +90,10 @@ async def through_runtime(bench_runtime: object) -> float:
     return first
 
 
-async def measure(runs: int, postgres_dsn: str | None) -> list[str]:
+async def measure(
+    runs: int, postgres_dsn: str | None, remote: bool = False, poll: float = 0.01
+) -> list[str]:
     keys = f"bench:{Sealer.new_key_b64()}"
-    lines = []
     with (
         tempfile.TemporaryDirectory(prefix="agentrt-ttft-") as tmp,
         bench_database(Path(tmp), postgres_dsn) as url,
@@ -93,15 +108,29 @@ async def measure(runs: int, postgres_dsn: str | None) -> list[str]:
             running_worker(client, settings) as bench,
             httpx.AsyncClient(base_url=base + "/") as http,
         ):
-            await through_runtime(bench.runtime)  # warm: the profile, connections, caches
-            timed: dict[str, list[Timed]] = {}
-            for name, (script, target) in CASES.items():
-                TIMED.clear()
-                pairs = await _pairs(server, script, http, bench, runs)
-                lines.append(_case(name, target, pairs))
-                timed[name] = [Timed(*t, direct=p[0]) for t, p in zip(TIMED, pairs, strict=True)]
-            lines += ["", "Where the time through the runtime goes (medians):", ""]
-            lines += await split_lines(client, timed)
+            if remote:  # the worker has made the schema: the follower opens it as a client
+                REMOTE.append(RemoteFollower(url, keys, poll))
+            try:
+                return await _cases(client, bench, server, http, runs)
+            finally:
+                for follower in REMOTE:
+                    follower.close()
+                REMOTE.clear()
+
+
+async def _cases(
+    client: Client, bench: Any, server: StreamingServer, http: httpx.AsyncClient, runs: int
+) -> list[str]:
+    await through_runtime(bench.runtime)  # warm: the profile, connections, caches
+    lines: list[str] = []
+    timed: dict[str, list[Timed]] = {}
+    for name, (script, target) in CASES.items():
+        TIMED.clear()
+        pairs = await _pairs(server, script, http, bench, runs)
+        lines.append(_case(name, target, pairs))
+        timed[name] = [Timed(*t, direct=p[0]) for t, p in zip(TIMED, pairs, strict=True)]
+    lines += ["", "Where the time through the runtime goes (medians):", ""]
+    lines += await split_lines(client, timed)
     return lines
 
 
@@ -132,10 +161,16 @@ def main() -> int:
     p = argparse.ArgumentParser(prog="python -m bench.first_token", description=__doc__)
     p.add_argument("--runs", type=int, default=15)
     p.add_argument("--postgres", action="store_true")
+    p.add_argument("--remote", action="store_true", help="follow from another process")
+    p.add_argument(
+        "--remote-poll", type=float, default=0.01, help="its poll (0.2: the operator API's)"
+    )
     ns = p.parse_args()
     dsn = os.environ.get("AGENTRT_POSTGRES_DSN", Settings().database.postgres_dsn)
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    lines = asyncio.run(measure(ns.runs, dsn if ns.postgres else None))
+    lines = asyncio.run(measure(ns.runs, dsn if ns.postgres else None, ns.remote, ns.remote_poll))
+    if ns.remote:
+        print(f"(followed from another process, polling every {ns.remote_poll} s)")
     print("| server | direct (median) | through the runtime | ratio | added (median) | target |")
     print("|---|---|---|---|---|---|")
     for line in lines:

@@ -32,8 +32,9 @@ async def follow_store(
 ) -> AsyncIterator[Followed]:
     """Every event and live piece of the run until it ends; a turn's pieces come before its
     event, and none of a turn already committed. A publish in this process wakes it at
-    once (store/live_bell.py); otherwise it finds what changed by its poll."""
-    with LIVE_BELL.subscribe(run_id) as bell:
+    once (store/live_bell.py), and so does one in another process on SQLite (its wake
+    socket, store/live_wake.py); otherwise it finds what changed by its poll."""
+    with LIVE_BELL.subscribe(run_id) as bell, live.following():
         last, live_last = -1, 0
         while True:
             bell.clear()  # before the reads: a publish after them rings again

@@ -80,6 +80,14 @@ class StoreContext:
         bind = self.sessions.kw.get("bind")
         return bind is not None and bind.dialect.name == "postgresql"
 
+    @functools.cached_property
+    def sqlite_file(self) -> str | None:
+        """The SQLite database's file (None in memory, or on PostgreSQL)."""
+        bind = self.sessions.kw.get("bind")
+        if not isinstance(bind, Engine) or bind.dialect.name != "sqlite":
+            return None
+        return bind.url.database
+
 
 def _bind(maker: sessionmaker[Session]) -> Engine:
     bind = maker.kw.get("bind")

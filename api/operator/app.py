@@ -94,8 +94,13 @@ def mount_ops(
         stop = asyncio.Event()
         listener = asyncio.create_task(ops.waker.listen(engine, stop))
         try:
-            # A worker in this process (embedded, tests) wakes its runs' follows at once.
-            with LIVE_BELL.listening(asyncio.get_running_loop(), ops.waker.notify):
+            # A worker in this process (embedded, tests) wakes its runs' follows at once,
+            # and on SQLite so does one in another process (store/live_wake.py).
+            loop = asyncio.get_running_loop()
+            with (
+                LIVE_BELL.listening(loop, ops.waker.notify, ops.waker.notify_digest),
+                ops.live.following(),
+            ):
                 async with a2a.router.lifespan_context(a2a):
                     ops.runtime = a2a.state.a2a.runtime
                     yield
