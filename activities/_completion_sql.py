@@ -6,7 +6,7 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import and_, bindparam, exists, func, or_, select, update
+from sqlalchemy import Table, and_, bindparam, exists, func, or_, select, update
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.sql import Executable
 
@@ -100,7 +100,7 @@ def answered_in_one(
         .returning(RunRow.id)
         .cte("completed_run")
     )
-    table = EventRow.__table__
+    table: Table = EventRow.__table__  # type: ignore[assignment]
     values = select(*(bindparam(f"event_{c}", type_=table.c[c].type) for c in event_columns))
     completed = (
         postgresql.insert(table)
