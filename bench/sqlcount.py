@@ -4,12 +4,12 @@ Store calls run on the worker's store pool (activities/_loop_pool.py) or the act
 executor, each in a copy of the activity's context, so the Temporal activity (a local one
 too: run.begin, fence.stamp) that issued each statement is known.
 
-- statements: what the cursor executed (SQLite's explicit BEGIN IMMEDIATE included);
+- statements: what the cursor executed (a transaction's BEGIN or BEGIN IMMEDIATE included);
 - commits: durable writes, a transaction's COMMIT or a writing statement in autocommit;
 - the tools' own I/O is left out (a demo tool's read or write, the same in the
   hand-written loop): what is counted is the runtime's own work;
-- round trips: on PostgreSQL the statements, plus the BEGIN psycopg sends before a
-  transaction's first statement and the COMMIT or ROLLBACK that ends it (none in
+- round trips: on PostgreSQL the statements (a transaction's BEGIN, sent by the store's
+  engine, included), plus the COMMIT or ROLLBACK that ends a transaction (none in
   autocommit). SQLite sends nothing over a network: there a transaction (BEGIN ...
   COMMIT or ROLLBACK, run in one call sequence under its lock) counts as one;
 - transactions: BEGIN ... COMMIT or ROLLBACK blocks, plus every statement run in
@@ -34,6 +34,7 @@ from typing import Any
 from sqlalchemy import Engine, event
 from temporalio import activity
 
+from agentrt.store.engine import in_autocommit
 from agentrt.workers.tracing import TracedTool
 
 # Set while a tool itself runs (its statements are not the runtime's).
@@ -105,7 +106,7 @@ _WRITES = ("INSERT", "UPDATE", "DELETE", "WITH")
 
 
 def _autocommit(conn: Any) -> bool:
-    return bool(conn.get_execution_options().get("isolation_level") == "AUTOCOMMIT")
+    return in_autocommit(conn)
 
 
 @contextmanager
@@ -124,8 +125,10 @@ def counting(engine: Engine) -> Iterator[SqlTally]:
         tally._note(*names)
 
     def on_begin(conn: Any) -> None:
+        # The BEGIN itself is a statement both engines send (store/engine.py), counted
+        # (and on PostgreSQL its round trip) by on_statement.
         if not _autocommit(conn):
-            tally._note("transactions", *(("round_trips",) if postgres else ()))
+            tally._note("transactions")
 
     def on_commit(conn: Any) -> None:
         if not _autocommit(conn):

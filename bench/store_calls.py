@@ -5,12 +5,13 @@ A model turn's record (one statement of CTEs, autocommit) and a model call's tra
 (one statement, autocommit), each timed by the calling thread's CPU clock (user + system),
 median of five alternating rounds of 400 calls. The variants:
 
+- "autocommit option": the engine before bench/HISTORY.md set 11, autocommit as an
+  `isolation_level` execution option, which SQLAlchemy sets on every checkout and resets on
+  every checkin (four driver calls, each under the connection's lock, per statement);
+  as built, the driver is in autocommit from its connect and a transaction sends its BEGIN
+  (store/engine.py);
 - psycopg's `prepare_threshold` None (never prepare) and 0 (prepare at once), against its
-  default 5;
-- one-statement calls on an engine made in autocommit (`create_engine(isolation_level=
-  "AUTOCOMMIT")`), against the engine's autocommit *option* (store/engine.py), which sets
-  autocommit on every checkout and resets it on every checkin (four psycopg calls, each
-  under the connection's lock, per statement).
+  default 5 (both with autocommit as an option).
 """
 
 import statistics
@@ -41,7 +42,8 @@ ROUNDS, CALLS, RUNS = 5, 400, 20
 def _variants(url: str, ctx: StoreContext) -> tuple[dict[str, StoreContext], list[Engine]]:
     made: list[Engine] = []
     variants = {"as built": ctx}
-    for name, args in (("prepare_threshold=None", {"prepare_threshold": None}),
+    for name, args in (("autocommit option", {}),
+                       ("prepare_threshold=None", {"prepare_threshold": None}),
                        ("prepare_threshold=0", {"prepare_threshold": 0})):  # fmt: skip
         engine = create_engine(url, pool_size=10, max_overflow=10, connect_args=args)
         made.append(engine)
@@ -52,11 +54,6 @@ def _variants(url: str, ctx: StoreContext) -> tuple[dict[str, StoreContext], lis
             read_sessions=sessionmaker(option.execution_options(**{READ_ONLY_OPTION: True})),
             statement_sessions=sessionmaker(option),
         )
-    auto = create_engine(url, isolation_level="AUTOCOMMIT", pool_size=10, max_overflow=10)
-    made.append(auto)
-    variants["autocommit engine"] = replace(
-        ctx, statement_sessions=sessionmaker(auto), read_sessions=sessionmaker(auto)
-    )
     return variants, made
 
 
