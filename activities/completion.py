@@ -5,12 +5,11 @@ itself, on the workflow's terms (contracts.turn.turn_end): the completion costs 
 and no workflow task of its own. It is the one way a run completes (`run.complete`, the
 workflow's own completion step, served runs recorded before 0.3.0 and is retired)."""
 
-import functools
 import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from sqlalchemy import and_, bindparam, func, select, update
+from sqlalchemy.orm import Session
 from sqlalchemy.sql import Executable
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
@@ -23,9 +22,15 @@ from agentrt.activities._common import (
     retried,
     store_work,
 )
+from agentrt.activities._completion_sql import (
+    COMPLETE,
+    COMPLETING,
+    NON_TERMINAL,
+    answered_in_one,
+    complete_with_event,
+)
 from agentrt.activities.ports import FaultHook, no_faults
 from agentrt.contracts.enums import (
-    TERMINAL_STATUSES,
     EventKind,
     Outcome,
     RunStatus,
@@ -44,14 +49,12 @@ from agentrt.contracts.run import (
 from agentrt.store.answer import ResultNotRetainableError, ceiling_of, keep_json, keep_text
 from agentrt.store.context import StoreContext, utcnow
 from agentrt.store.event_rows import event_row, insert_event
-from agentrt.store.rows import MessageRow, RunRow
 from agentrt.store.runs import RunStore
 from agentrt.store.sealed import RUN_ANSWER, RUN_OUTPUT
-from agentrt.store.step_rows import insert_returning, write_parts
+from agentrt.store.step_rows import write_parts
 
 # Between the attempts of a completion retried in place: 0.2 s, doubling.
 COMPLETION_PAUSES = tuple(0.2 * 2**i for i in range(COMPLETION_ATTEMPTS - 1))
-NON_TERMINAL = [s.value for s in RunStatus if s not in TERMINAL_STATUSES]
 
 # Told of what a completion did, for the worker's metrics: a run that ended (outcome,
 # reason), and the answer's turn recorded in the completion's transaction (its payload).
@@ -63,48 +66,8 @@ def untold(*_args: Any) -> None:
     """No metrics."""
 
 
-# The run row (locked) and its answer, in one statement: status, ceiling and message body.
-_COMPLETING = (
-    select(RunRow.status, RunRow.snapshot, RunRow.answer_ceiling, MessageRow.body)
-    .outerjoin(
-        MessageRow,
-        and_(MessageRow.run_id == RunRow.id, MessageRow.sequence == bindparam("answer_sequence")),
-    )
-    .where(RunRow.id == bindparam("run_id"))
-    .with_for_update(of=RunRow)
-)
-# The guarded completion itself (parameter names differ from the columns they set).
-_COMPLETE = (
-    update(RunRow)
-    .where(RunRow.id == bindparam("run_id"), RunRow.status.in_(NON_TERMINAL))
-    .values(
-        status=RunStatus.COMPLETED.value,
-        outcome=Outcome.COMPLETED.value,
-        termination_reason=bindparam("reason"),
-        iterations=bindparam("iterations"),
-        truncated=bindparam("truncated"),
-        prompt_tokens=bindparam("prompt_tokens"),
-        completion_tokens=bindparam("completion_tokens"),
-        cost_usd=bindparam("cost_usd"),
-        answer=bindparam("answer"),
-        output=bindparam("output"),
-        finished_at=bindparam("now"),
-        updated_at=bindparam("now"),
-        revision=RunRow.revision + 1,
-    )
-    .execution_options(synchronize_session=False)  # the row is read as columns, not loaded
-)
 # The row read's own columns; the hooks' `applies` scalars follow them, in hook order.
-_PROBED = len(_COMPLETING.selected_columns)
-
-
-@functools.cache
-def _complete_with_event(event_columns: tuple[str, ...]) -> Executable:
-    """PostgreSQL: the guarded completion and its run_completed event as one statement
-    (bind names of the event prefixed `event_`)."""
-    event = insert_returning("event", event_columns, "event_").cte("completed_event")
-    done = _COMPLETE.returning(RunRow.id).cte("completed_run")
-    return select(func.count()).select_from(done).add_cte(event)
+_PROBED = len(COMPLETING.selected_columns)
 
 
 class AnswerMissingError(Exception):
@@ -120,10 +83,15 @@ class Completion:
         self._ended, self._turned = ended, turned
         probes = [h.applies.label(f"hook_{i}") for i, h in enumerate(ctx.completion_hooks)
                   if h.applies is not None]  # fmt: skip
-        self._completing_row = _COMPLETING.add_columns(*probes) if probes else _COMPLETING
+        self._completing_row = COMPLETING.add_columns(*probes) if probes else COMPLETING
         # Where each hook's `applies` stands in that row (None: the hook always applies).
         at = iter(range(_PROBED, _PROBED + len(probes)))
         self._probe_at = [None if h.applies is None else next(at) for h in ctx.completion_hooks]
+        # The one-statement completion (PostgreSQL): the probes as its guards, and built
+        # once per shape of its rows and answer level.
+        self._probes = [h.applies for h in ctx.completion_hooks if h.applies is not None]
+        self._always = any(h.applies is None for h in ctx.completion_hooks)
+        self._one: dict[tuple[Any, ...], Executable] = {}
 
     @store_work
     def complete(self, req: CompleteRequest, turn: TurnRecord | None = None) -> Transition:
@@ -152,12 +120,19 @@ class Completion:
         return settled
 
     def _transaction(self, req: CompleteRequest, turn: TurnRecord | None) -> Transition:
-        """Answer, totals, COMPLETED and the revision bump in one transaction, row locked."""
+        """Answer, totals, COMPLETED and the revision bump in one transaction, row locked.
+        On PostgreSQL, an answer this activity has just made is tried first as one
+        statement (`_in_one`); what that statement does not cover takes this full way."""
         run_id = req.run_id
-        with self._ctx.sessions.begin() as s:
+        if turn is not None and self._in_one(req, turn):
+            self._ctx.faults("complete.after_commit")
+            return Transition(applied=True, status=RunStatus.COMPLETED)
+        # A Core connection, not an ORM session (store/context.py): a session is made on it
+        # only for a hook that applies.
+        with self._ctx.transaction() as c:
             if turn is not None:
-                write_parts(self._ctx, s, self._runs.turn_parts(run_id, turn))
-            row = s.execute(
+                write_parts(self._ctx, c, self._runs.turn_parts(run_id, turn))
+            row = c.execute(
                 self._completing_row, {"run_id": run_id, "answer_sequence": req.answer_sequence}
             ).first()
             if row is None or row.status not in NON_TERMINAL:
@@ -169,42 +144,87 @@ class Completion:
             message = self._runs.open_body(run_id, req.answer_sequence, row.body)
             # The stored answer follows the ceiling too (metadata / none: the run fails).
             # From the row read (and locked) above: no second read of it.
-            ceiling = ceiling_of(row.snapshot, row.answer_ceiling)
-            kept = keep_text(message.content, ceiling)
-            # A typed answer's object, kept as its text is (the model activity validated it).
-            output = None
-            if req.typed:
-                value = keep_json(answer_json(message.content), ceiling)
-                output = RUN_OUTPUT.seal(self._ctx.sealer, json.dumps(value), run_id)
-            # What the row gets and the run_completed event says, alike.
-            totals: dict[str, Any] = {
-                "reason": req.termination_reason.value,
-                "iterations": req.iterations,
-                "truncated": req.truncated,
-                "prompt_tokens": req.usage.prompt_tokens,
-                "completion_tokens": req.usage.completion_tokens,
-                "cost_usd": req.usage.cost_usd,
-            }
-            sealed = RUN_ANSWER.seal(self._ctx.sealer, kept, run_id)
-            payload = {"status": RunStatus.COMPLETED.value, **totals, "answer": message.content}
-            event = event_row(
-                self._ctx.sealer, run_id, req.sequence, EventKind.RUN_COMPLETED, req.iterations,
-                payload, req.privacy,
-            )  # fmt: skip
-            update = {**totals, "run_id": run_id, "answer": sealed, "output": output,
-                      "now": utcnow()}  # fmt: skip
+            update, event = self._values(
+                req, message.content, ceiling_of(row.snapshot, row.answer_ceiling)
+            )
             if self._ctx.postgres:  # the guarded UPDATE and the event: one statement
                 params = {**update, **{f"event_{k}": v for k, v in event.items()}}
-                s.execute(_complete_with_event(tuple(sorted(event))), params)
+                c.execute(complete_with_event(tuple(sorted(event))), params)
             else:
-                s.execute(_COMPLETE, update)
-                insert_event(s, event)
-            for hook, at in zip(self._ctx.completion_hooks, self._probe_at, strict=True):
-                if at is None or row[at] is not None:
-                    hook.call(s, run_id, message.content)
+                c.execute(COMPLETE, update)
+                insert_event(c, event)
+            hooks = zip(self._ctx.completion_hooks, self._probe_at, strict=True)
+            applying = [hook for hook, at in hooks if at is None or row[at] is not None]
+            if applying:
+                # The session joins the connection's transaction; the block commits it.
+                with Session(bind=c) as s:
+                    for hook in applying:
+                        hook.call(s, run_id, message.content)
             self._ctx.faults("complete.before_commit")
         self._ctx.faults("complete.after_commit")
         return Transition(applied=True, status=RunStatus.COMPLETED)
+
+    def _values(
+        self, req: CompleteRequest, answer: str, ceiling: str
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The guarded UPDATE's parameters and the run_completed event's row, the answer
+        kept at `ceiling` (raises ResultNotRetainableError at metadata / none)."""
+        run_id = req.run_id
+        kept = keep_text(answer, ceiling)
+        # A typed answer's object, kept as its text is (the model activity validated it).
+        output = None
+        if req.typed:
+            value = keep_json(answer_json(answer), ceiling)
+            output = RUN_OUTPUT.seal(self._ctx.sealer, json.dumps(value), run_id)
+        # What the row gets and the run_completed event says, alike.
+        totals: dict[str, Any] = {
+            "reason": req.termination_reason.value,
+            "iterations": req.iterations,
+            "truncated": req.truncated,
+            "prompt_tokens": req.usage.prompt_tokens,
+            "completion_tokens": req.usage.completion_tokens,
+            "cost_usd": req.usage.cost_usd,
+        }
+        sealed = RUN_ANSWER.seal(self._ctx.sealer, kept, run_id)
+        payload = {"status": RunStatus.COMPLETED.value, **totals, "answer": answer}
+        event = event_row(
+            self._ctx.sealer, run_id, req.sequence, EventKind.RUN_COMPLETED, req.iterations,
+            payload, req.privacy,
+        )  # fmt: skip
+        update = {**totals, "run_id": run_id, "answer": sealed, "output": output, "now": utcnow()}
+        return update, event
+
+    def _in_one(self, req: CompleteRequest, turn: TurnRecord) -> bool:
+        """PostgreSQL: the answer's turn and the whole completion as one statement in
+        autocommit (activities/_completion_sql.answered_in_one), for an answer this
+        activity made (`turn`), at the answer level of the snapshot it read with the turn's
+        inputs. True when it completed the run. False when it does not apply (SQLite, no
+        level, a hook that always applies, an answer the level does not keep) or the
+        statement's guards held it back: the turn's rows may then be written, and the full
+        way, which reads the row, decides (it writes them again as duplicates: nothing)."""
+        level = turn.answer_level
+        if not self._ctx.postgres or level is None or self._always:
+            return False
+        try:
+            update, event = self._values(req, turn.message.content, level)
+        except ResultNotRetainableError:
+            return False  # the full way refuses it, with the turn kept as it always was
+        message = self._runs.message_row(req.run_id, turn.sequence, turn.message)
+        llm = self._runs.llm_event_row(req.run_id, turn)
+        params = {
+            **update,
+            **{f"message_{k}": v for k, v in message.items()},
+            **{f"llm_{k}": v for k, v in llm.items()},
+            **{f"event_{k}": v for k, v in event.items()},
+        }
+        shape = (tuple(sorted(message)), tuple(sorted(llm)), tuple(sorted(event)), level)
+        statement = self._one.get(shape)
+        if statement is None:
+            statement = self._one[shape] = answered_in_one(*shape, self._probes)
+        # As in the transaction: a fault here finds nothing of the completion committed.
+        self._ctx.faults("complete.before_commit")
+        with self._ctx.one_statement() as c:
+            return bool(c.execute(statement, params).scalar())
 
     async def on_answer(
         self,

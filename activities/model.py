@@ -203,7 +203,7 @@ class ModelActivities(ActivityGroup):
         # The output guardrails read the whole reply (a long one off the event loop).
         rails = snap.guardrails
         checked = await checked_text(reply.content, rails.output, rails)
-        turn, record = self._made(req, used, reply, checked, duration_ms)
+        turn, record = self._made(req, used, reply, checked, duration_ms, snap.answer_level)
         return turn, record, live is not None and live.published
 
     async def _recorded(self, req: ModelRequest, recorded: Message) -> ModelResult:
@@ -230,6 +230,7 @@ class ModelActivities(ActivityGroup):
         reply: ProviderReply,
         checked: Checked,
         duration_ms: float,
+        answer_level: str,
     ) -> tuple[ModelResult, TurnRecord]:
         """The provider's reply as this run's turn (our call ids, the output guardrail, the
         cost), and the record of it."""
@@ -260,7 +261,9 @@ class ModelActivities(ActivityGroup):
             input_required=reply.input_required and not calls,
             output_invalid=_invalid(req, checked.text, calls),
         )
-        record = TurnRecord(req.sequence, req.round, message, payload, duration_ms, req.privacy)
+        record = TurnRecord(
+            req.sequence, req.round, message, payload, duration_ms, req.privacy, answer_level
+        )
         return turn, record
 
 

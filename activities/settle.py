@@ -8,7 +8,8 @@ from sqlalchemy import select, update
 from temporalio import activity
 
 from agentrt.activities._common import ActivityGroup, store_work
-from agentrt.activities.completion import NON_TERMINAL, Ended, untold
+from agentrt.activities._completion_sql import NON_TERMINAL
+from agentrt.activities.completion import Ended, untold
 from agentrt.activities.fence import void_unclaimed
 from agentrt.contracts.enums import (
     TERMINAL_STATUSES,

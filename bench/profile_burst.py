@@ -1,5 +1,6 @@
 """Bursts of one kind for a profiler to sample (py-spy): `python -m bench.profile_burst
-KIND SECONDS` with KIND agent or storeless; prints this process's pid, then waits for a
+KIND SECONDS [--postgres]` with KIND agent or storeless (or both, comma-separated), on SQLite
+or on PostgreSQL (AGENTRT_POSTGRES_DSN, a fresh schema); prints this process's pid, then waits for a
 3 s (attach the profiler), then bursts of k = 3 runs for SECONDS, and prints the
 CPU per run of this process (worker and client)."""
 
@@ -11,6 +12,7 @@ import time
 from pathlib import Path
 
 from agentrt.core.devserver import extra_args
+from agentrt.core.settings import Settings
 from agentrt.store.sealing import Sealer
 from bench.database import bench_database
 from bench.drive import all_of
@@ -19,10 +21,13 @@ from bench.procstat import cpu_seconds
 from bench.versus import agent_once, loop_once
 
 
-async def main(kinds: list[str], seconds: float, burst: int = 50) -> None:
+async def main(
+    kinds: list[str], seconds: float, burst: int = 50, *, postgres: bool = False
+) -> None:
+    dsn = Settings().database.postgres_dsn if postgres else None
     with (
         tempfile.TemporaryDirectory(prefix="agentrt-prof-") as tmp,
-        bench_database(Path(tmp), None) as url,
+        bench_database(Path(tmp), dsn) as url,
     ):
         settings = bench_settings(
             database_url=url, seal_keys=f"bench:{Sealer.new_key_b64()}", data_dir=Path(tmp)
@@ -46,4 +51,6 @@ async def main(kinds: list[str], seconds: float, burst: int = 50) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1].split(","), float(sys.argv[2])))
+    asyncio.run(
+        main(sys.argv[1].split(","), float(sys.argv[2]), postgres="--postgres" in sys.argv[3:])
+    )

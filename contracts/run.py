@@ -230,6 +230,11 @@ class TurnRecord:
     payload: dict[str, Any]
     duration_ms: float
     privacy: str
+    # The answer level of the run's snapshot, as the model activity read it with the
+    # turn's inputs (a snapshot never changes after begin): with it, an answer is completed
+    # in one statement on PostgreSQL (activities/completion.py). None: the completion reads
+    # the row for it.
+    answer_level: str | None = None
 
 
 class CompleteRequest(AtRunLevel):

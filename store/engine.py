@@ -12,6 +12,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from agentrt.core.private import tighten_sqlite
 
 READ_ONLY_OPTION = "agentrt_read_only"
+# A connection for one statement (or reads) that sends no BEGIN (store engines only).
+AUTOCOMMIT_OPTION = "agentrt_autocommit"
 
 # What SQLAlchemy raises when the database cannot serve a statement: away, refusing,
 # dropping connections (or locked, or not migrated: the first line says which).
@@ -63,9 +65,29 @@ def make_engine(url: str, *, echo: bool = False) -> Engine:
             conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
 
         return engine
-    engine = create_engine(url, echo=echo, pool_size=10, max_overflow=10)
+    # PostgreSQL: every pooled connection is in the driver's autocommit, set once when it
+    # connects, and a transaction's BEGIN is sent here, as SQLite's engine sends its own;
+    # a connection for one statement (AUTOCOMMIT_OPTION) sends none. Autocommit as an
+    # isolation_level *option* instead made SQLAlchemy set it on every checkout and reset
+    # it on every checkin, four driver calls under the connection's lock: about 70 µs of
+    # CPU per store call (bench/store_calls.py; bench/HISTORY.md set 11).
+    engine = create_engine(
+        url, echo=echo, pool_size=10, max_overflow=10, isolation_level="AUTOCOMMIT"
+    )
+
+    @event.listens_for(engine, "begin")
+    def _on_pg_begin(conn: Any) -> None:
+        if not in_autocommit(conn):
+            conn.exec_driver_sql("BEGIN")
+
     _ping_after_idle(engine)
     return engine
+
+
+def in_autocommit(conn: Any) -> bool:
+    """Whether a connection runs its statements in autocommit (one-statement and read
+    connections on PostgreSQL): no BEGIN, no COMMIT."""
+    return bool(conn.get_execution_options().get(AUTOCOMMIT_OPTION, False))
 
 
 # A pooled connection idle longer than this is pinged before it is handed out.
@@ -113,7 +135,7 @@ def make_read_sessionmaker(engine: Engine) -> sessionmaker[Session]:
     transcript here); two statements in one such session would not share a snapshot."""
     options: dict[str, object] = {READ_ONLY_OPTION: True}
     if is_postgres(engine):
-        options["isolation_level"] = "AUTOCOMMIT"
+        options[AUTOCOMMIT_OPTION] = True
     return sessionmaker(engine.execution_options(**options))
 
 
@@ -124,7 +146,7 @@ def make_statement_sessionmaker(engine: Engine) -> sessionmaker[Session] | None:
     sessions; a round trip there is a function call)."""
     if not is_postgres(engine):
         return None
-    return sessionmaker(engine.execution_options(isolation_level="AUTOCOMMIT"))
+    return sessionmaker(engine.execution_options(**{AUTOCOMMIT_OPTION: True}))
 
 
 def is_postgres(engine: Engine) -> bool:

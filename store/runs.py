@@ -102,12 +102,15 @@ class RunStore:
 
     def turn_parts(self, run_id: str, turn: TurnRecord) -> list[Part]:
         """A model turn's rows: its message and its `llm` event."""
-        event = event_row(self._ctx.sealer, run_id, turn.sequence, EventKind.LLM, turn.round,
-                          turn.payload, turn.privacy, turn.duration_ms)  # fmt: skip
         return [
             Part("message", self.message_row(run_id, turn.sequence, turn.message)),
-            Part("event", event),
+            Part("event", self.llm_event_row(run_id, turn)),
         ]
+
+    def llm_event_row(self, run_id: str, turn: TurnRecord) -> dict[str, Any]:
+        """A model turn's `llm` event row."""
+        return event_row(self._ctx.sealer, run_id, turn.sequence, EventKind.LLM, turn.round,
+                         turn.payload, turn.privacy, turn.duration_ms)  # fmt: skip
 
     def message_row(self, run_id: str, sequence: int, message: Message) -> dict[str, Any]:
         """A transcript row's columns, its body sealed."""

@@ -13,6 +13,7 @@ from sqlalchemy.exc import IntegrityError
 from agentrt.activities.fence._sql import clear_part
 from agentrt.contracts.enums import EventKind
 from agentrt.contracts.messages import Message
+from agentrt.store.engine import in_autocommit
 from agentrt.store.event_rows import event_row
 from agentrt.store.rows import EventRow, MessageRow
 from agentrt.store.runs import RunStore
@@ -49,26 +50,19 @@ def _statements(parts: WorkerResources) -> Iterator[list[str]]:
     def on_execute(_c: Any, _cur: Any, statement: str, *_a: Any) -> None:
         sent.append(statement.split(None, 1)[0].upper())
 
-    def autocommit(conn: Any) -> bool:
-        return bool(conn.get_execution_options().get("isolation_level") == "AUTOCOMMIT")
-
-    def on_begin(conn: Any) -> None:
-        if not autocommit(conn):
-            sent.append("BEGIN")
-
+    # A transaction's BEGIN is a statement both engines send (store/engine.py): it is in
+    # `sent` from on_execute.
     def on_commit(conn: Any) -> None:
-        if not autocommit(conn):
+        if not in_autocommit(conn):
             sent.append("COMMIT")
 
     engine = parts.engine
     event.listen(engine, "before_cursor_execute", on_execute)
-    event.listen(engine, "begin", on_begin)
     event.listen(engine, "commit", on_commit)
     try:
         yield sent
     finally:
         event.remove(engine, "before_cursor_execute", on_execute)
-        event.remove(engine, "begin", on_begin)
         event.remove(engine, "commit", on_commit)
 
 

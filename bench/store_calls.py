@@ -1,0 +1,105 @@
+"""CPU per hot store call on PostgreSQL, the engine as built against variants:
+`python -m bench.store_calls` (AGENTRT_POSTGRES_DSN, a fresh schema dropped afterwards).
+
+A model turn's record (one statement of CTEs, autocommit) and a model call's transcript read
+(one statement, autocommit), each timed by the calling thread's CPU clock (user + system),
+median of five alternating rounds of 400 calls. The variants:
+
+- "autocommit option": the engine before bench/HISTORY.md set 11, autocommit as an
+  `isolation_level` execution option, which SQLAlchemy sets on every checkout and resets on
+  every checkin (four driver calls, each under the connection's lock, per statement);
+  as built, the driver is in autocommit from its connect and a transaction sends its BEGIN
+  (store/engine.py);
+- psycopg's `prepare_threshold` None (never prepare) and 0 (prepare at once), against its
+  default 5 (both with autocommit as an option).
+"""
+
+import statistics
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine
+from sqlalchemy.orm import sessionmaker
+
+from agentrt.contracts.messages import Message
+from agentrt.contracts.run import TurnRecord
+from agentrt.core.settings import Settings
+from agentrt.store.context import StoreContext
+from agentrt.store.engine import READ_ONLY_OPTION
+from agentrt.store.open import open_store
+from agentrt.store.runs import RunStore
+from agentrt.store.sealing import Sealer
+from bench.database import bench_database
+
+ROUNDS, CALLS, RUNS = 5, 400, 20
+
+
+def _variants(url: str, ctx: StoreContext) -> tuple[dict[str, StoreContext], list[Engine]]:
+    made: list[Engine] = []
+    variants = {"as built": ctx}
+    for name, args in (("autocommit option", {}),
+                       ("prepare_threshold=None", {"prepare_threshold": None}),
+                       ("prepare_threshold=0", {"prepare_threshold": 0})):  # fmt: skip
+        engine = create_engine(url, pool_size=10, max_overflow=10, connect_args=args)
+        made.append(engine)
+        option = engine.execution_options(isolation_level="AUTOCOMMIT")
+        variants[name] = replace(
+            ctx,
+            sessions=sessionmaker(engine),
+            read_sessions=sessionmaker(option.execution_options(**{READ_ONLY_OPTION: True})),
+            statement_sessions=sessionmaker(option),
+        )
+    return variants, made
+
+
+def _cpu_us(call: Callable[[int], Any]) -> float:
+    for i in range(60):  # warm: statements built and prepared on the pool's connections
+        call(i)
+    start = time.thread_time()
+    for i in range(60, 60 + CALLS):
+        call(i)
+    return (time.thread_time() - start) / CALLS * 1e6
+
+
+def _round(ctx: StoreContext) -> tuple[float, float]:
+    runs = RunStore(ctx)
+    ids = [str(uuid.uuid4()) for _ in range(RUNS)]
+    for run_id in ids:
+        runs.begin(run_id=run_id, profile="p", snapshot="{}", prompt="hi", initiator="t",
+                   privacy="full")  # fmt: skip
+
+    def record(i: int) -> None:
+        message = Message(role="assistant", content="x" * 100)
+        turn = TurnRecord(1 + i // RUNS, 1, message, {"content": "x"}, 1.0, "full")
+        runs.record_turn(ids[i % RUNS], turn)
+
+    return _cpu_us(record), _cpu_us(lambda i: runs.turn_inputs(ids[i % RUNS], 3))
+
+
+def main() -> None:
+    dsn = Settings().database.postgres_dsn
+    with tempfile.TemporaryDirectory() as tmp, bench_database(Path(tmp), dsn) as url:
+        engine, ctx = open_store(url, Sealer.from_b64(f"bench:{Sealer.new_key_b64()}"))
+        variants, made = _variants(url, ctx)
+        try:
+            timed: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
+            for _ in range(ROUNDS):  # alternating, so drift hits every variant alike
+                for name, variant in variants.items():
+                    timed[name].append(_round(variant))
+            for name, rows in timed.items():
+                record = statistics.median(r[0] for r in rows)
+                read = statistics.median(r[1] for r in rows)
+                print(f"{name:24s} turn record {record:5.0f} µs CPU, transcript read "
+                      f"{read:5.0f} µs CPU (median of {ROUNDS})")  # fmt: skip
+        finally:
+            for e in (*made, engine):
+                e.dispose()
+
+
+if __name__ == "__main__":
+    main()
