@@ -7,6 +7,7 @@ one task queue, one worker process and one dev server.
 
 import os
 import sys
+import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
@@ -161,3 +162,20 @@ async def running_worker(
             )
     finally:
         parts.close()
+
+
+@asynccontextmanager
+async def scratch_worker(prefix: str, *, postgres: bool) -> AsyncIterator[tuple[Bench, str]]:
+    """A dev server and a worker on a store of their own: a SQLite file in a temporary
+    folder, or a schema of its own in the PostgreSQL test database; and the store's URL."""
+    from agentrt.core.devserver import extra_args
+    from agentrt.store.sealing import Sealer
+    from bench.database import bench_database
+
+    dsn = Settings().database.postgres_dsn if postgres else None
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp, bench_database(Path(tmp), dsn) as url:
+        settings = bench_settings(
+            database_url=url, seal_keys=f"bench:{Sealer.new_key_b64()}", data_dir=Path(tmp)
+        )
+        async with dev_server(extra_args()) as client, running_worker(client, settings) as b:
+            yield b, url

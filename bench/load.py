@@ -44,7 +44,13 @@ from bench.load_drive import (
     drive,
     starts,
 )
-from bench.load_probe import buckets, histogram_percentile, requests_between, where
+from bench.load_probe import (
+    buckets,
+    histogram_percentile,
+    in_background,
+    requests_between,
+    where,
+)
 from bench.load_starts import apart
 from bench.procstat import cpu_seconds, descendants, rss_bytes
 from bench.report import Report, Table, verdict
@@ -126,13 +132,8 @@ async def _sampled(groups: dict[str, list[int]], peak: dict[str, float]) -> Asyn
                 peak[name] = max(peak.get(name, 0.0), _rss(pids))
             await asyncio.sleep(0.5)
 
-    task = asyncio.create_task(sample())
-    try:
+    async with in_background(sample()):
         yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
 
 
 async def measure(cfg: BenchConfig, make_settings: Callable[[], Settings]) -> Report:

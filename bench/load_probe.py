@@ -7,7 +7,8 @@ import asyncio
 import contextlib
 import re
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
+from typing import Any
 
 import httpx
 
@@ -70,6 +71,18 @@ def requests_between(before: dict[float, float], after: dict[float, float]) -> i
 
 
 @contextlib.asynccontextmanager
+async def in_background(work: Coroutine[Any, Any, None]) -> AsyncIterator[None]:
+    """`work` runs beside the block (a sampler that loops until cancelled), ended with it."""
+    task = asyncio.create_task(work)
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+@contextlib.asynccontextmanager
 async def loop_lag(into: list[float]) -> AsyncIterator[None]:
     """Sample, every LAG_EVERY s, how late this process's event loop wakes a task that
     asked to sleep that long: the wait any ready callback (an answer read) has at that
@@ -81,13 +94,8 @@ async def loop_lag(into: list[float]) -> AsyncIterator[None]:
             await asyncio.sleep(LAG_EVERY)
             into.append(max(0.0, time.perf_counter() - asked - LAG_EVERY))
 
-    task = asyncio.create_task(sample())
-    try:
+    async with in_background(sample()):
         yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
 
 
 def lag_summary(lags: list[float]) -> str:

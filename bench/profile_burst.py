@@ -7,16 +7,10 @@ CPU per run of this process (worker and client)."""
 import asyncio
 import os
 import sys
-import tempfile
 import time
-from pathlib import Path
 
-from agentrt.core.devserver import extra_args
-from agentrt.core.settings import Settings
-from agentrt.store.sealing import Sealer
-from bench.database import bench_database
 from bench.drive import all_of
-from bench.harness import bench_settings, dev_server, running_worker
+from bench.harness import scratch_worker
 from bench.procstat import cpu_seconds
 from bench.versus import agent_once, loop_once
 
@@ -24,30 +18,22 @@ from bench.versus import agent_once, loop_once
 async def main(
     kinds: list[str], seconds: float, burst: int = 50, *, postgres: bool = False
 ) -> None:
-    dsn = Settings().database.postgres_dsn if postgres else None
-    with (
-        tempfile.TemporaryDirectory(prefix="agentrt-prof-") as tmp,
-        bench_database(Path(tmp), dsn) as url,
-    ):
-        settings = bench_settings(
-            database_url=url, seal_keys=f"bench:{Sealer.new_key_b64()}", data_dir=Path(tmp)
-        )
-        async with dev_server(extra_args()) as client, running_worker(client, settings) as b:
-            once = {
-                "agent": lambda: agent_once(b, 3),
-                "storeless": lambda: loop_once(b, 3, stores=False),
-            }
-            for kind in kinds:  # warm up
-                await all_of(once[kind]() for _ in range(10))
-            print(os.getpid(), flush=True)
-            await asyncio.sleep(3)  # the profiler attaches
-            for kind in kinds:
-                runs, me, end = 0, cpu_seconds(os.getpid()), time.monotonic() + seconds
-                while time.monotonic() < end:
-                    await all_of(once[kind]() for _ in range(burst))
-                    runs += burst
-                cpu = (cpu_seconds(os.getpid()) - me) * 1000 / runs
-                print(f"{kind}: {runs} runs, {cpu:.1f} ms CPU per run", flush=True)
+    async with scratch_worker("agentrt-prof-", postgres=postgres) as (b, _):
+        once = {
+            "agent": lambda: agent_once(b, 3),
+            "storeless": lambda: loop_once(b, 3, stores=False),
+        }
+        for kind in kinds:  # warm up
+            await all_of(once[kind]() for _ in range(10))
+        print(os.getpid(), flush=True)
+        await asyncio.sleep(3)  # the profiler attaches
+        for kind in kinds:
+            runs, me, end = 0, cpu_seconds(os.getpid()), time.monotonic() + seconds
+            while time.monotonic() < end:
+                await all_of(once[kind]() for _ in range(burst))
+                runs += burst
+            cpu = (cpu_seconds(os.getpid()) - me) * 1000 / runs
+            print(f"{kind}: {runs} runs, {cpu:.1f} ms CPU per run", flush=True)
 
 
 if __name__ == "__main__":

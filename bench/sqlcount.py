@@ -185,34 +185,20 @@ def report(tally: SqlTally, agent_ids: Sequence[str]) -> str:
 
 
 async def _main(postgres: bool, k: int, runs: int) -> None:
-    import tempfile
-    from pathlib import Path
-
-    from agentrt.core.devserver import extra_args
-    from agentrt.core.settings import Settings
-    from agentrt.store.sealing import Sealer
-    from bench.database import bench_database, describe
-    from bench.harness import bench_settings, dev_server, running_worker
+    from bench.database import describe
+    from bench.harness import scratch_worker
     from bench.versus import agent_once, loop_once
 
-    dsn = Settings().database.postgres_dsn if postgres else None
-    with (
-        tempfile.TemporaryDirectory(prefix="agentrt-sql-") as tmp,
-        bench_database(Path(tmp), dsn) as url,
-    ):
-        settings = bench_settings(
-            database_url=url, seal_keys=f"bench:{Sealer.new_key_b64()}", data_dir=Path(tmp)
-        )
-        async with dev_server(extra_args()) as client, running_worker(client, settings) as b:
-            await agent_once(b, k)  # warm: the first run builds statements and connections
-            await loop_once(b, k, stores=False)
-            ids: list[str] = []
-            with counting(b.parts.engine) as tally:
-                for _ in range(runs):
-                    ids.append((await agent_once(b, k))[1])
-                    await loop_once(b, k, stores=False)
-            print(f"{describe(url)}, k={k}, {runs} agent and {runs} storeless runs")
-            print(report(tally, ids))
+    async with scratch_worker("agentrt-sql-", postgres=postgres) as (b, url):
+        await agent_once(b, k)  # warm: the first run builds statements and connections
+        await loop_once(b, k, stores=False)
+        ids: list[str] = []
+        with counting(b.parts.engine) as tally:
+            for _ in range(runs):
+                ids.append((await agent_once(b, k))[1])
+                await loop_once(b, k, stores=False)
+        print(f"{describe(url)}, k={k}, {runs} agent and {runs} storeless runs")
+        print(report(tally, ids))
 
 
 if __name__ == "__main__":

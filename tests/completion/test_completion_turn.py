@@ -22,6 +22,9 @@ TURN = TurnRecord(
     duration_ms=1.0,
     privacy="full",
 )
+# The answer level the model activity read with the turn's inputs (the snapshot's, "full"
+# in `_run`): on PostgreSQL the completion is then one statement in autocommit.
+LEVELLED = replace(TURN, answer_level="full")
 
 
 def _complete(
@@ -53,7 +56,10 @@ def test_turn_and_completion_are_one_commit(parts: WorkerResources) -> None:
     assert view is not None and view.answer == "the answer"
 
 
-def test_a_failed_completion_takes_the_turn_with_it(parts: WorkerResources) -> None:
+@pytest.mark.parametrize("turn", [TURN, LEVELLED], ids=["full way", "one statement"])
+def test_a_failed_completion_takes_the_turn_with_it(
+    parts: WorkerResources, turn: TurnRecord
+) -> None:
     def fail_before_commit(point: str) -> None:
         if point == "complete.before_commit":
             raise RuntimeError("injected")
@@ -61,7 +67,7 @@ def test_a_failed_completion_takes_the_turn_with_it(parts: WorkerResources) -> N
     run_id = _run(parts)
     store = Completion(replace(parts.ctx, faults=fail_before_commit))
     with pytest.raises(RuntimeError):
-        _complete(store, run_id)
+        _complete(store, run_id, turn)
     runs = RunStore(parts.ctx)
     assert [e.kind for e in runs.events(run_id)] == [EventKind.RUN_STARTED]
     assert [m.role for m in runs.transcript(run_id)] == ["user"]
@@ -77,11 +83,6 @@ def test_a_run_already_ended_keeps_the_turn_and_is_not_completed(parts: WorkerRe
     assert _complete(store, run_id, again) == (False, RunStatus.COMPLETED)
     runs = RunStore(parts.ctx)
     assert [e.sequence for e in runs.events(run_id)] == [0, 1, 2, 3]
-
-
-# The answer level the model activity read with the turn's inputs (the snapshot's, "full"
-# in `_run`): on PostgreSQL the completion is then one statement in autocommit.
-LEVELLED = replace(TURN, answer_level="full")
 
 
 def test_an_answer_with_its_level_completes_in_one_statement(parts: WorkerResources) -> None:
@@ -132,20 +133,3 @@ def test_an_answer_recorded_before_is_the_one_kept(parts: WorkerResources) -> No
     assert _complete(Completion(parts.ctx), run_id, other) == (True, RunStatus.COMPLETED)
     view = RunStore(parts.ctx).get(run_id)
     assert view is not None and view.answer == "the answer"
-
-
-def test_a_failed_one_statement_completion_takes_the_turn_with_it(
-    parts: WorkerResources,
-) -> None:
-    def fail_before_commit(point: str) -> None:
-        if point == "complete.before_commit":
-            raise RuntimeError("injected")
-
-    run_id = _run(parts)
-    store = Completion(replace(parts.ctx, faults=fail_before_commit))
-    with pytest.raises(RuntimeError):
-        _complete(store, run_id, LEVELLED)
-    runs = RunStore(parts.ctx)
-    assert [e.kind for e in runs.events(run_id)] == [EventKind.RUN_STARTED]
-    view = runs.get(run_id)
-    assert view is not None and view.status is RunStatus.RUNNING and view.answer is None

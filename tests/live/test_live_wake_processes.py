@@ -105,13 +105,19 @@ def _next_sequence(runs: RunStore, run_id: str) -> int:
     return max(e.sequence for e in runs.events(run_id, -1)) + 1
 
 
-async def test_a_publish_in_another_process_wakes_a_python_follower_at_once(
-    parts: WorkerResources, settings: Settings
-) -> None:
+def _a_run(parts: WorkerResources) -> tuple[RunStore, LiveStore, Path, str, int]:
+    """A begun run on SQLite (skipped on PostgreSQL): its stores, the wake sockets' folder,
+    its id and the sequence its first live piece takes."""
     runs, live = RunStore(parts.ctx), LiveStore(parts.ctx)
     wake_dir = _sqlite_only(live)
     run_id = _begin(parts)
-    seq = _next_sequence(runs, run_id)
+    return runs, live, wake_dir, run_id, _next_sequence(runs, run_id)
+
+
+async def test_a_publish_in_another_process_wakes_a_python_follower_at_once(
+    parts: WorkerResources, settings: Settings
+) -> None:
+    runs, live, wake_dir, run_id, seq = _a_run(parts)
     got: asyncio.Queue[str] = asyncio.Queue()
     rings = LIVE_BELL.remote_rings
     with publisher(settings.database.resolved_url()) as child:
@@ -134,10 +140,7 @@ async def test_a_publish_in_another_process_wakes_a_python_follower_at_once(
 async def test_a_follower_whose_wake_is_lost_reads_the_same_text_at_its_poll(
     parts: WorkerResources, settings: Settings
 ) -> None:
-    runs, live = RunStore(parts.ctx), LiveStore(parts.ctx)
-    wake_dir = _sqlite_only(live)
-    run_id = _begin(parts)
-    seq = _next_sequence(runs, run_id)
+    runs, live, wake_dir, run_id, seq = _a_run(parts)
     got: asyncio.Queue[str] = asyncio.Queue()
     # Its publisher rings no one: every wake to this process is lost.
     with publisher(settings.database.resolved_url(), wake=False) as child:
