@@ -17,6 +17,7 @@ from agentrt.api.operator.views import RunOut, run_out
 from agentrt.api.wake import Waker
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.views import RunView
+from agentrt.starter._starting_view import starting_view
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.live import LiveStore
 from agentrt.store.principals import PrincipalStore
@@ -83,7 +84,9 @@ class OpsState:
         would tell a client waiting on an accepted start that its run is gone."""
         view = await asyncio.to_thread(self.runs.get, run_id)
         if view is None and self.runtime is not None:
-            view = await self.runtime.starting(run_id)
+            # No row, read just now: ask Temporal alone (`runtime.starting` would read the
+            # row a second time first).
+            view = await starting_view(self.runtime.client, run_id)
         if view is None or (visible_to is not None and view.initiator != visible_to):
             raise not_found(run_id)
         return view
