@@ -163,12 +163,19 @@ class Launcher:
         `cancel`), so it does not start behind the caller's back, and say why. When Temporal
         itself does not answer (the SDK retried the start until the bound), say that."""
         polling: int | None
-        try:
-            polling = await recent_pollers(self._client, queue, self._begin_timeout)
-        except RPCError as err:
-            if connection_lost(err):
-                return lost_while_starting(err, run_id)
-            polling = None
+        for attempt in range(2):
+            try:
+                polling = await recent_pollers(self._client, queue, self._begin_timeout)
+                break
+            except RPCError as err:
+                polling = None
+                if not connection_lost(err):
+                    break
+                if attempt:  # asked twice: Temporal is away
+                    return lost_while_starting(err, run_id)
+                # Once more: a loaded dev server answered one describe CANCELLED ("operation
+                # was canceled") while it served everything else (CI, 2026-12-05).
+                await asyncio.sleep(0.2)
         error = not_begun_error(run_id, queue, polling, self._begin_timeout)
         with contextlib.suppress(RPCError):
             await cancel_workflow(
