@@ -26,22 +26,25 @@ def _describe_failing(
     return recent_pollers
 
 
-async def test_one_cancelled_describe_is_asked_again(
-    client: Client, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("failures", "expected", "text"),
+    [
+        # One failed describe is asked again, and the start says no worker polls.
+        (1, NoWorkerError, "no worker is polling task queue 'tq-none'"),
+        # Two mean Temporal is away.
+        (2, TemporalUnavailableError, "lost the connection to Temporal"),
+    ],
+)
+async def test_a_failed_describe_is_asked_once_more(
+    client: Client,
+    monkeypatch: pytest.MonkeyPatch,
+    failures: int,
+    expected: type[Exception],
+    text: str,
 ) -> None:
     calls: list[int] = []
-    monkeypatch.setattr(_launch, "recent_pollers", _describe_failing(1, calls))
+    monkeypatch.setattr(_launch, "recent_pollers", _describe_failing(failures, calls))
     launcher = Launcher(client, "tq-none", begin_timeout=1.0)
     error = await launcher._not_begun_in_time(str(uuid.uuid4()), "tq-none")
-    assert isinstance(error, NoWorkerError) and len(calls) == 2
-    assert "no worker is polling task queue 'tq-none'" in str(error)
-
-
-async def test_two_failed_describes_mean_temporal_is_away(
-    client: Client, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    calls: list[int] = []
-    monkeypatch.setattr(_launch, "recent_pollers", _describe_failing(2, calls))
-    launcher = Launcher(client, "tq-none", begin_timeout=1.0)
-    error = await launcher._not_begun_in_time(str(uuid.uuid4()), "tq-none")
-    assert isinstance(error, TemporalUnavailableError) and len(calls) == 2
+    assert isinstance(error, expected) and len(calls) == 2
+    assert text in str(error)
