@@ -34,6 +34,7 @@ from typing import Any
 from sqlalchemy import Engine, event
 from temporalio import activity
 
+from agentrt.store import driver
 from agentrt.store.engine import in_autocommit
 from agentrt.workers.tracing import TracedTool
 
@@ -152,9 +153,19 @@ def counting(engine: Engine) -> Iterator[SqlTally]:
         finally:
             _IN_TOOL.reset(token)
 
+    def on_driver(statement: str) -> None:
+        # On the driver's cursor (store/driver.py): one statement in autocommit.
+        names = ["statements", "transactions"]
+        if postgres:
+            names.append("round_trips")
+        if statement.lstrip()[:6].upper().startswith(_WRITES):
+            names.append("commits")
+        tally._note(*names)
+
     TracedTool.__call__ = marked  # type: ignore[method-assign]
     try:
-        yield tally
+        with driver.listen(engine, on_driver):
+            yield tally
     finally:
         TracedTool.__call__ = tool_call  # type: ignore[method-assign]
         for name, fn in listeners.items():

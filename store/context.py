@@ -76,6 +76,12 @@ class StoreContext:
         return self.transaction()
 
     @functools.cached_property
+    def engine(self) -> Engine:
+        """The engine of `sessions`: its pool serves the driver-cursor statements
+        (store/driver.py)."""
+        return _bind(self.sessions)
+
+    @functools.cached_property
     def postgres(self) -> bool:
         bind = self.sessions.kw.get("bind")
         return bind is not None and bind.dialect.name == "postgresql"

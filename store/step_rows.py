@@ -19,12 +19,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, Table, bindparam, func, literal_column, select
+from sqlalchemy import Connection, Select, Table, bindparam, func, literal_column, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 from sqlalchemy.sql import Executable
 from sqlalchemy.sql.dml import ReturningInsert, Update
 
+from agentrt.store import driver
 from agentrt.store.context import StoreContext, insert_ignoring
 from agentrt.store.rows import EventRow, MessageRow, RunRow, ToolResultRow
 
@@ -64,9 +65,9 @@ class Part:
 def write_step(ctx: StoreContext, parts: Sequence[Part]) -> bool:
     """Write the parts, all or none. True when the first part, an insert, added its row
     (the others are written either way, each ignoring a duplicate)."""
-    if ctx.postgres:
-        with ctx.one_statement() as c:
-            return write_parts(ctx, c, parts)
+    if ctx.postgres:  # one statement, on the driver's cursor (store/driver.py)
+        statement, params = _one_statement(ctx, parts)
+        return bool(driver.scalar(ctx.engine, statement, params))
     with ctx.transaction() as c:
         return write_parts(ctx, c, parts)
 
@@ -75,12 +76,8 @@ def write_parts(ctx: StoreContext, s: Session | Connection, parts: Sequence[Part
     """The parts in a session or connection the caller holds (and commits): on PostgreSQL
     one statement, on SQLite one statement each. Returns as write_step does."""
     if ctx.postgres:
-        for part in parts:
-            if part.fault is not None:
-                ctx.faults(part.fault)
-        names = tuple((p.kind, tuple(sorted(p.params)), p.update) for p in parts)
-        params = {f"{p.kind}_{k}": v for p in parts for k, v in p.params.items()}
-        return bool(s.execute(_combined(names), params).scalar())
+        statement, params = _one_statement(ctx, parts)
+        return bool(s.execute(statement, params).scalar())
     added = False
     for i, part in enumerate(parts):
         if part.fault is not None:
@@ -93,6 +90,16 @@ def write_parts(ctx: StoreContext, s: Session | Connection, parts: Sequence[Part
             kind = INSERTS[part.kind]
             s.execute(insert_ignoring(s, kind.table, list(kind.key)), part.params)
     return added
+
+
+def _one_statement(ctx: StoreContext, parts: Sequence[Part]) -> tuple[Select[Any], dict[str, Any]]:
+    """PostgreSQL: the parts' one statement and its params (the parts' faults hit first)."""
+    for part in parts:
+        if part.fault is not None:
+            ctx.faults(part.fault)
+    names = tuple((p.kind, tuple(sorted(p.params)), p.update) for p in parts)
+    params = {f"{p.kind}_{k}": v for p in parts for k, v in p.params.items()}
+    return _combined(names), params
 
 
 @functools.cache
@@ -127,7 +134,9 @@ def insert_returning(
 
 
 @functools.cache
-def _combined(parts: tuple[tuple[str, tuple[str, ...], UpdateBuilder | None], ...]) -> Executable:
+def _combined(
+    parts: tuple[tuple[str, tuple[str, ...], UpdateBuilder | None], ...],
+) -> Select[Any]:
     """PostgreSQL: one SELECT whose CTEs write every part; it counts the first part's new
     rows (RETURNING: psycopg reports no rowcount for ON CONFLICT DO NOTHING)."""
     if len({kind for kind, _, _ in parts}) != len(parts):

@@ -13,6 +13,7 @@ from sqlalchemy.exc import IntegrityError
 from agentrt.activities.fence._sql import clear_part
 from agentrt.contracts.enums import EventKind
 from agentrt.contracts.messages import Message
+from agentrt.store import driver
 from agentrt.store.engine import in_autocommit
 from agentrt.store.event_rows import event_row
 from agentrt.store.rows import EventRow, MessageRow
@@ -60,7 +61,9 @@ def _statements(parts: WorkerResources) -> Iterator[list[str]]:
     event.listen(engine, "before_cursor_execute", on_execute)
     event.listen(engine, "commit", on_commit)
     try:
-        yield sent
+        # The hottest statements go on the driver's cursor, past the engine's events.
+        with driver.listen(engine, lambda sql: on_execute(None, None, sql)):
+            yield sent
     finally:
         event.remove(engine, "before_cursor_execute", on_execute)
         event.remove(engine, "commit", on_commit)

@@ -1,0 +1,122 @@
+"""The hottest statements on the driver's cursor.
+
+A run's most frequent store calls are one statement each: a model call's transcript read
+(store/runs.py, turn_inputs) and a step's rows on PostgreSQL (store/step_rows.py,
+write_step: the begin, every turn and every tool step). Through SQLAlchemy's Connection
+each costs about 120-165 µs of CPU, most of it SQLAlchemy's execution path (the
+connection, its execution context, the result's metadata, the checkin); the same SQL on a
+pooled connection's DB-API cursor costs 55-100 µs (bench/HISTORY.md set 16). Here:
+
+- the statement is the same built SQLAlchemy statement, compiled once per dialect;
+- the connection comes from the engine's own pool (its checkout ping and its bound), in
+  the autocommit both engines give their connections (store/engine.py): one statement,
+  atomic on its own, no BEGIN;
+- a driver error is raised as SQLAlchemy raises it (`DBAPIError.instance`: OperationalError
+  for a database that is away, IntegrityError for a refused row), so every caller and the
+  StoreUnavailable mapping see what they saw before; a dropped connection is invalidated,
+  never handed out again.
+
+SQLAlchemy's engine events do not fire for these statements: whoever counts statements
+(the step-rows tests, bench/sqlcount.py) listens here too (`listen`).
+"""
+
+import functools
+import weakref
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Engine
+from sqlalchemy.engine.interfaces import Dialect
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.sql import ClauseElement
+
+# (engine) -> who is told each SQL text this module sends on it.
+StatementListener = Callable[[str], None]
+_listeners: "weakref.WeakKeyDictionary[Engine, list[StatementListener]]" = (
+    weakref.WeakKeyDictionary()
+)
+
+
+@contextmanager
+def listen(engine: Engine, listener: StatementListener) -> Iterator[None]:
+    """`listener(sql)` for every statement sent here on `engine`, inside the block."""
+    listeners = _listeners.setdefault(engine, [])
+    listeners.append(listener)
+    try:
+        yield
+    finally:
+        listeners.remove(listener)
+
+
+@dataclass(frozen=True)
+class _Compiled:
+    sql: str
+    defaults: dict[str, Any]  # the statement's own bound values (a literal's, say)
+    order: tuple[str, ...] | None  # positional paramstyle (SQLite's `?`): names in order
+
+
+@functools.cache
+def _compiled(statement: ClauseElement, dialect: Dialect) -> _Compiled:
+    """The statement's SQL for `dialect`, built once: the statements passed here are
+    module constants or built once themselves (step_rows._combined)."""
+    compiled = statement.compile(dialect=dialect)
+    binds = getattr(compiled, "bind_names", {})  # BindParameter -> its name in the SQL
+    defaults = {name: bind.effective_value for bind, name in binds.items() if not bind.required}
+    positions = getattr(compiled, "positiontup", None)  # an SQLCompiler's, when positional
+    order = tuple(positions) if positions else None
+    return _Compiled(str(compiled), defaults, order)
+
+
+def rows(engine: Engine, statement: ClauseElement, params: Mapping[str, Any]) -> list[Any]:
+    """Every row the statement returns, as tuples."""
+    found: list[Any] = _run(engine, statement, params, lambda cur: cur.fetchall())
+    return found
+
+
+def scalar(engine: Engine, statement: ClauseElement, params: Mapping[str, Any]) -> Any:
+    """The first column of the statement's first row (None for no row)."""
+
+    def first(cur: Any) -> Any:
+        row = cur.fetchone()
+        return None if row is None else row[0]
+
+    return _run(engine, statement, params, first)
+
+
+def _run(
+    engine: Engine,
+    statement: ClauseElement,
+    params: Mapping[str, Any],
+    fetch: Callable[[Any], Any],
+) -> Any:
+    c = _compiled(statement, engine.dialect)
+    named = {**c.defaults, **params}
+    bound: Mapping[str, Any] | Sequence[Any] = (
+        named if c.order is None else [named[name] for name in c.order]
+    )
+    for listener in _listeners.get(engine, ()):
+        listener(c.sql)
+    conn = engine.raw_connection()  # the pool's checkout events (store/engine.py) run
+    try:
+        cursor = conn.cursor()
+        try:
+            cursor.execute(c.sql, bound)
+            return fetch(cursor)
+        finally:
+            cursor.close()
+    except engine.dialect.loaded_dbapi.Error as exc:
+        dropped = engine.dialect.is_disconnect(exc, conn.dbapi_connection, None)
+        if dropped:
+            conn.invalidate(exc)  # closed, not returned to the pool for the next call
+        raise DBAPIError.instance(
+            c.sql,
+            bound,
+            exc,
+            engine.dialect.loaded_dbapi.Error,
+            dialect=engine.dialect,
+            connection_invalidated=dropped,
+        ) from exc
+    finally:
+        conn.close()  # back to the pool (or gone, if invalidated)

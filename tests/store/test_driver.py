@@ -1,0 +1,87 @@
+"""The hottest statements on the driver's cursor (store/driver.py): the same SQL and values
+as through SQLAlchemy, errors typed as SQLAlchemy types them, a dropped connection never
+handed out again, and every statement seen by whoever listens."""
+
+import time
+import uuid
+
+import pytest
+from sqlalchemy import bindparam, insert, literal, select, text, update
+from sqlalchemy.exc import IntegrityError, OperationalError
+
+from agentrt.activities._common import is_store_unavailable
+from agentrt.store import driver
+from agentrt.store.engine import make_engine
+from agentrt.store.rows import MessageRow, RunRow
+from agentrt.store.runs import RunStore
+from agentrt.workers.compose import WorkerResources
+from tests._db import backend
+
+
+def _run(parts: WorkerResources) -> str:
+    run_id = str(uuid.uuid4())
+    RunStore(parts.ctx).begin(run_id=run_id, profile="p", snapshot="{}", prompt="hi",
+                              initiator="t", privacy="full")  # fmt: skip
+    return run_id
+
+
+def test_a_statement_keeps_its_own_values_and_takes_the_callers(parts: WorkerResources) -> None:
+    """A literal's value and a value set to NULL in the statement travel with it; the
+    caller's params fill the rest (named on PostgreSQL, positional on SQLite)."""
+    run_id = _run(parts)
+    read = select(literal(7).label("seven"), RunRow.profile, RunRow.outcome).where(
+        RunRow.id == bindparam("run_id")
+    )
+    assert driver.rows(parts.engine, read, {"run_id": run_id}) == [(7, "p", None)]
+    set_outcome = (
+        update(RunRow)
+        .where(RunRow.id == bindparam("run_id"))
+        .values(outcome="x", pending_state=None)
+        .returning(RunRow.outcome)
+    )
+    assert driver.scalar(parts.engine, set_outcome, {"run_id": run_id}) == "x"
+    assert driver.scalar(parts.engine, set_outcome, {"run_id": "no such run"}) is None
+
+
+def test_a_refused_row_is_sqlalchemys_integrity_error(parts: WorkerResources) -> None:
+    """A message for a run that does not exist: its foreign key refuses it, raised as
+    SQLAlchemy raises it, and it is not a store outage (the step is not retried as one)."""
+    orphan = insert(MessageRow).values(run_id=bindparam("run_id"), sequence=1, role="user",
+                                       body="x")  # fmt: skip
+    with pytest.raises(IntegrityError) as caught:
+        driver.scalar(parts.engine, orphan, {"run_id": "no such run"})
+    assert not is_store_unavailable(caught.value)
+
+
+def test_listeners_see_each_statement_inside_their_block(parts: WorkerResources) -> None:
+    run_id = _run(parts)
+    seen: list[str] = []
+    with driver.listen(parts.engine, seen.append):
+        RunStore(parts.ctx).turn_inputs(run_id, 1)
+    RunStore(parts.ctx).turn_inputs(run_id, 1)
+    assert len(seen) == 1 and seen[0].lstrip().upper().startswith("SELECT")
+
+
+@pytest.mark.skipif(backend() != "postgres", reason="a connection the server closed")
+def test_a_connection_the_server_closed_is_an_outage_then_replaced(
+    parts: WorkerResources,
+) -> None:
+    """The pooled connection is killed by the server while it sits in the pool (back within
+    the idle ping's second, so not pinged): the statement fails as an outage, typed as
+    SQLAlchemy's, the connection is invalidated, and the next statement works on a new one."""
+    engine = make_engine(parts.engine.url.render_as_string(hide_password=False))
+    pid_of = select(literal(0).label("zero"), text("pg_backend_pid()"))
+    try:
+        (_, pid), = driver.rows(engine, pid_of, {})  # fmt: skip
+        with parts.engine.connect() as c:
+            c.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
+            c.commit()
+        time.sleep(0.1)
+        with pytest.raises(OperationalError) as caught:
+            driver.rows(engine, pid_of, {})
+        assert caught.value.connection_invalidated
+        assert is_store_unavailable(caught.value)
+        (_, again), = driver.rows(engine, pid_of, {})  # fmt: skip
+        assert again != pid
+    finally:
+        engine.dispose()
