@@ -46,6 +46,7 @@ from agentrt.contracts.run import (
     Transition,
     TurnRecord,
 )
+from agentrt.store import driver
 from agentrt.store.answer import ResultNotRetainableError, ceiling_of, keep_json, keep_text
 from agentrt.store.context import StoreContext, utcnow
 from agentrt.store.event_rows import event_row, insert_event
@@ -223,8 +224,7 @@ class Completion:
             statement = self._one[shape] = answered_in_one(*shape, self._probes)
         # As in the transaction: a fault here finds nothing of the completion committed.
         self._ctx.faults("complete.before_commit")
-        with self._ctx.one_statement() as c:
-            return bool(c.execute(statement, params).scalar())
+        return bool(driver.scalar(self._ctx.engine, statement, params))  # store/driver.py
 
     async def on_answer(
         self,

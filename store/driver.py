@@ -9,8 +9,10 @@ pooled connection's DB-API cursor costs 55-100 µs (bench/HISTORY.md set 16). He
 
 - the statement is the same built SQLAlchemy statement, compiled once per dialect;
 - the connection comes from the engine's own pool (its checkout ping and its bound), in
-  the autocommit both engines give their connections (store/engine.py): one statement,
-  atomic on its own, no BEGIN;
+  the autocommit PostgreSQL's engine gives its connections (store/engine.py): one
+  statement, atomic on its own, no BEGIN. SQLite's driver opens a transaction of its own
+  before a write: it is committed here, so a statement that writes lands there too (the
+  store's SQLite writes still take BEGIN IMMEDIATE transactions: store/step_rows.py);
 - a driver error is raised as SQLAlchemy raises it (`DBAPIError.instance`: OperationalError
   for a database that is away, IntegrityError for a refused row), so every caller and the
   StoreUnavailable mapping see what they saw before; a dropped connection is invalidated,
@@ -25,12 +27,12 @@ import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import Engine
 from sqlalchemy.engine.interfaces import Dialect
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.sql import ClauseElement
+from sqlalchemy.sql import ClauseElement, Executable
 
 # (engine) -> who is told each SQL text this module sends on it.
 StatementListener = Callable[[str], None]
@@ -58,10 +60,10 @@ class _Compiled:
 
 
 @functools.cache
-def _compiled(statement: ClauseElement, dialect: Dialect) -> _Compiled:
+def _compiled(statement: Executable, dialect: Dialect) -> _Compiled:
     """The statement's SQL for `dialect`, built once: the statements passed here are
     module constants or built once themselves (step_rows._combined)."""
-    compiled = statement.compile(dialect=dialect)
+    compiled = cast(ClauseElement, statement).compile(dialect=dialect)  # a Core statement
     binds = getattr(compiled, "bind_names", {})  # BindParameter -> its name in the SQL
     defaults = {name: bind.effective_value for bind, name in binds.items() if not bind.required}
     positions = getattr(compiled, "positiontup", None)  # an SQLCompiler's, when positional
@@ -69,13 +71,13 @@ def _compiled(statement: ClauseElement, dialect: Dialect) -> _Compiled:
     return _Compiled(str(compiled), defaults, order)
 
 
-def rows(engine: Engine, statement: ClauseElement, params: Mapping[str, Any]) -> list[Any]:
+def rows(engine: Engine, statement: Executable, params: Mapping[str, Any]) -> list[Any]:
     """Every row the statement returns, as tuples."""
     found: list[Any] = _run(engine, statement, params, lambda cur: cur.fetchall())
     return found
 
 
-def scalar(engine: Engine, statement: ClauseElement, params: Mapping[str, Any]) -> Any:
+def scalar(engine: Engine, statement: Executable, params: Mapping[str, Any]) -> Any:
     """The first column of the statement's first row (None for no row)."""
 
     def first(cur: Any) -> Any:
@@ -85,9 +87,15 @@ def scalar(engine: Engine, statement: ClauseElement, params: Mapping[str, Any]) 
     return _run(engine, statement, params, first)
 
 
+def rowcount(engine: Engine, statement: Executable, params: Mapping[str, Any]) -> int:
+    """How many rows the statement (an UPDATE, a DELETE) matched."""
+    count: int = _run(engine, statement, params, lambda cur: cur.rowcount)
+    return count
+
+
 def _run(
     engine: Engine,
-    statement: ClauseElement,
+    statement: Executable,
     params: Mapping[str, Any],
     fetch: Callable[[Any], Any],
 ) -> Any:
@@ -103,7 +111,8 @@ def _run(
         cursor = conn.cursor()
         try:
             cursor.execute(c.sql, bound)
-            return fetch(cursor)
+            found = fetch(cursor)
+            _commit_if_open(conn.dbapi_connection)
         finally:
             cursor.close()
     except engine.dialect.loaded_dbapi.Error as exc:
@@ -120,3 +129,11 @@ def _run(
         ) from exc
     finally:
         conn.close()  # back to the pool (or gone, if invalidated)
+    return found
+
+
+def _commit_if_open(conn: Any) -> None:
+    """SQLite's driver began a transaction before a write: commit it (PostgreSQL's
+    connections are in autocommit, and a psycopg connection has no `in_transaction`)."""
+    if getattr(conn, "in_transaction", False):
+        conn.commit()

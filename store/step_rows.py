@@ -26,7 +26,7 @@ from sqlalchemy.sql import Executable
 from sqlalchemy.sql.dml import ReturningInsert, Update
 
 from agentrt.store import driver
-from agentrt.store.context import StoreContext, insert_ignoring
+from agentrt.store.context import StoreContext, insert_ignoring, rowcount
 from agentrt.store.rows import EventRow, MessageRow, RunRow, ToolResultRow
 
 # An update part's statement, built from the prefix its bind names carry (`{prefix}run_id`).
@@ -70,6 +70,16 @@ def write_step(ctx: StoreContext, parts: Sequence[Part]) -> bool:
         return bool(driver.scalar(ctx.engine, statement, params))
     with ctx.transaction() as c:
         return write_parts(ctx, c, parts)
+
+
+def one_update(ctx: StoreContext, statement: Executable, params: dict[str, Any]) -> int:
+    """A guarded UPDATE on its own (the fence's stamp and claim): the rows it matched. On
+    PostgreSQL one statement in autocommit on the driver's cursor (store/driver.py); on
+    SQLite in a BEGIN IMMEDIATE transaction, as every write there."""
+    if ctx.postgres:
+        return driver.rowcount(ctx.engine, statement, params)
+    with ctx.transaction() as c:
+        return rowcount(c.execute(statement, params))
 
 
 def write_parts(ctx: StoreContext, s: Session | Connection, parts: Sequence[Part]) -> bool:

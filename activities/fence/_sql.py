@@ -18,7 +18,7 @@ from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.run import FenceRequest, FenceState
 from agentrt.store.context import StoreContext, rowcount, utcnow
 from agentrt.store.rows import RunRow, ToolResultRow
-from agentrt.store.step_rows import Part
+from agentrt.store.step_rows import Part, one_update
 
 # The fence: the call it guards, its tool, the token of the one execution that may claim
 # it, and its state (a PendingState value). Every statement below uses these names.
@@ -66,9 +66,8 @@ def stamp(ctx: StoreContext, req: FenceRequest, key: str) -> str:
     params = {"run_id": req.run_id, "key": key, "call_id": req.call_id, "tool": req.tool,
               "token": req.token, "now": utcnow()}  # fmt: skip
     # On PostgreSQL the common case is one round trip: the statement alone, autocommit.
-    with ctx.one_statement() as s:
-        if rowcount(s.execute(_STAMP, params)):
-            return FenceState.STAMPED
+    if one_update(ctx, _STAMP, params):
+        return FenceState.STAMPED
     # It matched no row: the same guarded UPDATE again, and the reasons, in one
     # transaction (the row may have changed in between).
     with ctx.sessions.begin() as s:
@@ -99,9 +98,8 @@ def stamp(ctx: StoreContext, req: FenceRequest, key: str) -> str:
 def claim(ctx: StoreContext, run_id: str, token: str) -> ErrorType | None:
     """stamped → executing for this token, on a RUNNING run: None when claimed, else why
     not (the run has no row, or the fence is not this token's to claim). Do not write."""
-    with ctx.one_statement() as s:
-        if rowcount(s.execute(_CLAIM, {"run_id": run_id, "token": token, "now": utcnow()})):
-            return None
+    if one_update(ctx, _CLAIM, {"run_id": run_id, "token": token, "now": utcnow()}):
+        return None
     # Refused (rare: a reset, a duplicate, a cancelled run): say whether the run exists.
     with ctx.read_rows() as c:
         found = c.execute(select(RunRow.id).where(RunRow.id == run_id)).first()

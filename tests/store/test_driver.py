@@ -40,6 +40,10 @@ def test_a_statement_keeps_its_own_values_and_takes_the_callers(parts: WorkerRes
         .returning(RunRow.outcome)
     )
     assert driver.scalar(parts.engine, set_outcome, {"run_id": run_id}) == "x"
+    with parts.ctx.reads() as s:  # committed (SQLite's driver had begun a transaction)
+        assert s.scalar(select(RunRow.outcome).where(RunRow.id == run_id)) == "x"
+    assert driver.rowcount(parts.engine, update(RunRow).where(RunRow.id == bindparam("run_id"))
+                           .values(outcome="y"), {"run_id": run_id}) == 1  # fmt: skip
     assert driver.scalar(parts.engine, set_outcome, {"run_id": "no such run"}) is None
 
 
