@@ -33,6 +33,7 @@ from sqlalchemy import Engine
 from sqlalchemy.engine.interfaces import Dialect
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.sql import ClauseElement, Executable
+from sqlalchemy.sql.compiler import SQLCompiler
 
 # (engine) -> who is told each SQL text this module sends on it.
 StatementListener = Callable[[str], None]
@@ -62,13 +63,20 @@ class _Compiled:
 @functools.cache
 def _compiled(statement: Executable, dialect: Dialect) -> _Compiled:
     """The statement's SQL for `dialect`, built once: the statements passed here are
-    module constants or built once themselves (step_rows._combined)."""
-    compiled = cast(ClauseElement, statement).compile(dialect=dialect)  # a Core statement
-    binds = getattr(compiled, "bind_names", {})  # BindParameter -> its name in the SQL
-    defaults = {name: bind.effective_value for bind, name in binds.items() if not bind.required}
-    positions = getattr(compiled, "positiontup", None)  # an SQLCompiler's, when positional
-    order = tuple(positions) if positions else None
-    return _Compiled(str(compiled), defaults, order)
+    module constants or built once themselves (step_rows._combined).
+
+    An IN over a constant list (`status.in_(NON_TERMINAL)`) is an "expanding" parameter
+    that SQLAlchemy renders at each execution, one bind per item: rendered here once, as
+    the list is the statement's own. An IN over a list the caller passes is refused."""
+    compiled = cast(SQLCompiler, cast(ClauseElement, statement).compile(dialect=dialect))
+    required = {name for bind, name in compiled.bind_names.items() if bind.required}
+    if any(bind.expanding and bind.required for bind in compiled.bind_names):
+        raise ValueError("the driver's statements take no IN list from the caller")
+    # Every value the caller passes stands in as None: its bind is the same either way.
+    expanded = compiled.construct_expanded_state(dict.fromkeys(required))
+    defaults = {k: v for k, v in expanded.parameters.items() if k not in required}
+    order = tuple(expanded.positiontup) if expanded.positiontup else None
+    return _Compiled(expanded.statement, defaults, order)
 
 
 def rows(engine: Engine, statement: Executable, params: Mapping[str, Any]) -> list[Any]:

@@ -47,6 +47,20 @@ def test_a_statement_keeps_its_own_values_and_takes_the_callers(parts: WorkerRes
     assert driver.scalar(parts.engine, set_outcome, {"run_id": "no such run"}) is None
 
 
+def test_an_in_over_the_statements_own_list_is_rendered_once(parts: WorkerResources) -> None:
+    """`status IN (...)` over a constant list (the completion's guard): SQLAlchemy expands
+    it at each execution; the driver renders it once. A list the caller passes is refused."""
+    run_id = _run(parts)
+    running = select(RunRow.id).where(
+        RunRow.id == bindparam("run_id"), RunRow.status.in_(["RUNNING", "WAITING_FOR_INPUT"])
+    )
+    assert driver.rows(parts.engine, running, {"run_id": run_id}) == [(run_id,)]
+    assert driver.rows(parts.engine, running, {"run_id": "no such run"}) == []
+    theirs = select(RunRow.id).where(RunRow.id.in_(bindparam("ids", expanding=True)))
+    with pytest.raises(ValueError, match="no IN list"):
+        driver.rows(parts.engine, theirs, {"ids": [run_id]})
+
+
 def test_a_refused_row_is_sqlalchemys_integrity_error(parts: WorkerResources) -> None:
     """A message for a run that does not exist: its foreign key refuses it, raised as
     SQLAlchemy raises it, and it is not a store outage (the step is not retried as one)."""
