@@ -11,7 +11,11 @@ median of five alternating rounds of 400 calls. The variants:
   as built, the driver is in autocommit from its connect and a transaction sends its BEGIN
   (store/engine.py);
 - psycopg's `prepare_threshold` None (never prepare) and 0 (prepare at once), against its
-  default 5 (both with autocommit as an option).
+  default 5 (both with autocommit as an option);
+- "SQLAlchemy Connection": the engine as built, the same two statements through
+  SQLAlchemy's Connection, as before set 16. Since then both calls run on the pooled
+  connection's DB-API cursor (store/driver.py), in every variant: the variants above differ
+  only in their engines' connections (a connection not in autocommit commits each one).
 """
 
 import statistics
@@ -28,15 +32,18 @@ from sqlalchemy.orm import sessionmaker
 
 from agentrt.contracts.messages import Message
 from agentrt.contracts.run import TurnRecord
+from agentrt.contracts.snapshot import RunSnapshot
 from agentrt.core.settings import Settings
 from agentrt.store.context import StoreContext
 from agentrt.store.engine import READ_ONLY_OPTION
 from agentrt.store.open import open_store
-from agentrt.store.runs import RunStore
+from agentrt.store.runs import _TURN_INPUTS, RunStore
 from agentrt.store.sealing import Sealer
+from agentrt.store.step_rows import write_parts
 from bench.database import bench_database
 
 ROUNDS, CALLS, RUNS = 5, 400, 20
+CONNECTION = "SQLAlchemy Connection"
 
 
 def _variants(url: str, ctx: StoreContext) -> tuple[dict[str, StoreContext], list[Engine]]:
@@ -66,7 +73,9 @@ def _cpu_us(call: Callable[[int], Any]) -> float:
     return (time.thread_time() - start) / CALLS * 1e6
 
 
-def _round(ctx: StoreContext) -> tuple[float, float]:
+def _round(ctx: StoreContext, connection: bool = False) -> tuple[float, float]:
+    """A round of both calls; `connection`: the same statements through SQLAlchemy's
+    Connection, as before the driver's cursor (store/driver.py)."""
     runs = RunStore(ctx)
     ids = [str(uuid.uuid4()) for _ in range(RUNS)]
     for run_id in ids:
@@ -76,9 +85,22 @@ def _round(ctx: StoreContext) -> tuple[float, float]:
     def record(i: int) -> None:
         message = Message(role="assistant", content="x" * 100)
         turn = TurnRecord(1 + i // RUNS, 1, message, {"content": "x"}, 1.0, "full")
-        runs.record_turn(ids[i % RUNS], turn)
+        if not connection:
+            runs.record_turn(ids[i % RUNS], turn)
+            return
+        with ctx.one_statement() as c:
+            write_parts(ctx, c, runs.turn_parts(ids[i % RUNS], turn))
 
-    return _cpu_us(record), _cpu_us(lambda i: runs.turn_inputs(ids[i % RUNS], 3))
+    def read(i: int) -> None:
+        if not connection:
+            runs.turn_inputs(ids[i % RUNS], 3)
+            return
+        with ctx.read_rows() as c:
+            rows = c.execute(_TURN_INPUTS, {"run_id": ids[i % RUNS], "upto": 3}).all()
+        RunSnapshot.parse(rows[0][1])
+        [runs.open_body(ids[i % RUNS], seq, body) for seq, body in rows[1:]]
+
+    return _cpu_us(record), _cpu_us(read)
 
 
 def main() -> None:
@@ -88,13 +110,15 @@ def main() -> None:
         variants, made = _variants(url, ctx)
         try:
             timed: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
+            timed[CONNECTION] = []
             for _ in range(ROUNDS):  # alternating, so drift hits every variant alike
                 for name, variant in variants.items():
                     timed[name].append(_round(variant))
+                timed[CONNECTION].append(_round(ctx, connection=True))
             for name, rows in timed.items():
                 record = statistics.median(r[0] for r in rows)
                 read = statistics.median(r[1] for r in rows)
-                print(f"{name:24s} turn record {record:5.0f} µs CPU, transcript read "
+                print(f"{name:22s} turn record {record:5.0f} µs CPU, transcript read "
                       f"{read:5.0f} µs CPU (median of {ROUNDS})")  # fmt: skip
         finally:
             for e in (*made, engine):

@@ -141,7 +141,8 @@ def _run(
 
 
 def _commit_if_open(conn: Any) -> None:
-    """SQLite's driver began a transaction before a write: commit it (PostgreSQL's
-    connections are in autocommit, and a psycopg connection has no `in_transaction`)."""
-    if getattr(conn, "in_transaction", False):
+    """Commit what the driver began: SQLite's before a write (`in_transaction`), and
+    psycopg's on a connection not in autocommit (an engine not built by make_engine):
+    else the pool's reset on checkin would roll the statement back."""
+    if getattr(conn, "in_transaction", False) or getattr(conn, "autocommit", True) is False:
         conn.commit()

@@ -6,7 +6,7 @@ import time
 import uuid
 
 import pytest
-from sqlalchemy import bindparam, insert, literal, select, text, update
+from sqlalchemy import bindparam, create_engine, insert, literal, select, text, update
 from sqlalchemy.exc import IntegrityError, OperationalError
 
 from agentrt.activities._common import is_store_unavailable
@@ -103,3 +103,18 @@ def test_a_connection_the_server_closed_is_an_outage_then_replaced(
         assert again != pid
     finally:
         engine.dispose()
+
+
+@pytest.mark.skipif(backend() != "postgres", reason="a psycopg connection not in autocommit")
+def test_a_write_on_an_engine_not_in_autocommit_is_committed(parts: WorkerResources) -> None:
+    """An engine not built by make_engine: psycopg begins a transaction of its own, which the
+    driver commits (the pool's reset on checkin would roll it back)."""
+    run_id = _run(parts)
+    plain = create_engine(parts.engine.url.render_as_string(hide_password=False))
+    set_outcome = update(RunRow).where(RunRow.id == bindparam("run_id")).values(outcome="z")
+    try:
+        assert driver.rowcount(plain, set_outcome, {"run_id": run_id}) == 1
+    finally:
+        plain.dispose()
+    with parts.ctx.reads() as s:
+        assert s.scalar(select(RunRow.outcome).where(RunRow.id == run_id)) == "z"
