@@ -3,9 +3,10 @@
 A run's most frequent store calls are one statement each: a model call's transcript read
 (store/runs.py, turn_inputs) and a step's rows on PostgreSQL (store/step_rows.py,
 write_step: the begin, every turn and every tool step). Through SQLAlchemy's Connection
-each costs about 120-165 µs of CPU, most of it SQLAlchemy's execution path (the
+each cost about 150-185 µs of CPU, most of it SQLAlchemy's execution path (the
 connection, its execution context, the result's metadata, the checkin); the same SQL on a
-pooled connection's DB-API cursor costs 55-100 µs (bench/HISTORY.md set 16). Here:
+pooled connection's DB-API cursor costs 85-110 µs (bench/store_calls.py; bench/HISTORY.md
+set 16). Here:
 
 - the statement is the same built SQLAlchemy statement, compiled once per dialect;
 - the connection comes from the engine's own pool (its checkout ping and its bound), in
