@@ -61,7 +61,7 @@ class _Compiled:
     order: tuple[str, ...] | None  # positional paramstyle (SQLite's `?`): names in order
 
 
-@functools.cache
+@functools.lru_cache(maxsize=256)  # a worker's statements are a few dozen; tests make more
 def _compiled(statement: Executable, dialect: Dialect) -> _Compiled:
     """The statement's SQL for `dialect`, built once: the statements passed here are
     module constants or built once themselves (step_rows._combined).
