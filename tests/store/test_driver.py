@@ -2,6 +2,7 @@
 as through SQLAlchemy, errors typed as SQLAlchemy types them, a dropped connection never
 handed out again, and every statement seen by whoever listens."""
 
+import logging
 import time
 import uuid
 
@@ -82,11 +83,13 @@ def test_listeners_see_each_statement_inside_their_block(parts: WorkerResources)
 
 @pytest.mark.skipif(backend() != "postgres", reason="a connection the server closed")
 def test_a_connection_the_server_closed_is_an_outage_then_replaced(
-    parts: WorkerResources,
+    parts: WorkerResources, caplog: pytest.LogCaptureFixture
 ) -> None:
     """The pooled connection is killed by the server while it sits in the pool (back within
     the idle ping's second, so not pinged): the statement fails as an outage, typed as
-    SQLAlchemy's, the connection is invalidated, and the next statement works on a new one."""
+    SQLAlchemy's, the connection is invalidated before it goes back (the pool does not try
+    to reset a dead connection and log a traceback for it), and the next statement works on
+    a new one."""
     engine = make_engine(parts.engine.url.render_as_string(hide_password=False))
     pid_of = select(literal(0).label("zero"), text("pg_backend_pid()"))
     try:
@@ -99,6 +102,8 @@ def test_a_connection_the_server_closed_is_an_outage_then_replaced(
             driver.rows(engine, pid_of, {})
         assert caught.value.connection_invalidated
         assert is_store_unavailable(caught.value)
+        logged = [r for r in caplog.records if r.levelno >= logging.ERROR]
+        assert not logged, [r.getMessage() for r in logged]
         (_, again), = driver.rows(engine, pid_of, {})  # fmt: skip
         assert again != pid
     finally:
