@@ -1,5 +1,6 @@
 """CPU per hot store call on PostgreSQL, the engine as built against variants:
-`python -m bench.store_calls` (AGENTRT_POSTGRES_DSN, a fresh schema dropped afterwards).
+`python -m bench.store_calls` (AGENTRT_POSTGRES_DSN, a fresh schema dropped afterwards);
+`--sqlite`: on a SQLite file, the store as built against SQLAlchemy's Connection.
 
 A model turn's record (one statement of CTEs, autocommit) and a model call's transcript read
 (one statement, autocommit), each timed by the calling thread's CPU clock (user + system),
@@ -19,6 +20,7 @@ median of five alternating rounds of 400 calls. The variants:
 """
 
 import statistics
+import sys
 import tempfile
 import time
 import uuid
@@ -88,7 +90,7 @@ def _round(ctx: StoreContext, connection: bool = False) -> tuple[float, float]:
         if not connection:
             runs.record_turn(ids[i % RUNS], turn)
             return
-        with ctx.one_statement() as c:
+        with ctx.one_statement() as c:  # on SQLite, a BEGIN IMMEDIATE transaction
             write_parts(ctx, c, runs.turn_parts(ids[i % RUNS], turn))
 
     def read(i: int) -> None:
@@ -104,10 +106,13 @@ def _round(ctx: StoreContext, connection: bool = False) -> tuple[float, float]:
 
 
 def main() -> None:
-    dsn = Settings().database.postgres_dsn
+    sqlite = "--sqlite" in sys.argv
+    dsn = None if sqlite else Settings().database.postgres_dsn
     with tempfile.TemporaryDirectory() as tmp, bench_database(Path(tmp), dsn) as url:
         engine, ctx = open_store(url, Sealer.from_b64(f"bench:{Sealer.new_key_b64()}"))
-        variants, made = _variants(url, ctx)
+        # SQLite: the store as built against SQLAlchemy's Connection only (the engine
+        # variants are psycopg's).
+        variants, made = ({"as built": ctx}, []) if sqlite else _variants(url, ctx)
         try:
             timed: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
             timed[CONNECTION] = []

@@ -8,7 +8,7 @@ data-modifying CTEs under one SELECT, in autocommit: a single statement is atomi
 own, so all of them land or none does, as in the transaction, for a quarter of the round
 trips. SQLite has no DML in CTEs,
 and a round trip there is a function call: the same rows go in one BEGIN IMMEDIATE
-transaction, as before.
+transaction, on the driver's cursor too (store/driver.py, `transaction`).
 
 Each part's statement is built once per backend and part list, with bind names prefixed by
 the part (`message_run_id`, ...): a column's own name is reserved in its VALUES clause.
@@ -26,7 +26,7 @@ from sqlalchemy.sql import Executable
 from sqlalchemy.sql.dml import ReturningInsert, Update
 
 from agentrt.store import driver
-from agentrt.store.context import StoreContext, insert_ignoring, rowcount
+from agentrt.store.context import StoreContext, insert_ignoring
 from agentrt.store.rows import EventRow, MessageRow, RunRow, ToolResultRow
 
 # An update part's statement, built from the prefix its bind names carry (`{prefix}run_id`).
@@ -68,8 +68,19 @@ def write_step(ctx: StoreContext, parts: Sequence[Part]) -> bool:
     if ctx.postgres:  # one statement, on the driver's cursor (store/driver.py)
         statement, params = _one_statement(ctx, parts)
         return bool(driver.scalar(ctx.engine, statement, params))
-    with ctx.transaction() as c:
-        return write_parts(ctx, c, parts)
+    with driver.transaction(ctx.engine) as cursor:  # BEGIN IMMEDIATE, on the driver's cursor
+        added = False
+        for i, part in enumerate(parts):
+            if part.fault is not None:
+                ctx.faults(part.fault)
+            if part.update is not None:
+                cursor.rowcount(_sqlite_update(part.update), part.params)
+                continue
+            insert = _sqlite_insert(part.kind, tuple(sorted(part.params)), returning=i == 0)
+            found = cursor.scalar(insert, {f"{part.kind}_{k}": v for k, v in part.params.items()})
+            if i == 0:  # only the first part says whether it added its row
+                added = found is not None
+        return added
 
 
 def one_update(ctx: StoreContext, statement: Executable, params: dict[str, Any]) -> int:
@@ -78,8 +89,8 @@ def one_update(ctx: StoreContext, statement: Executable, params: dict[str, Any])
     SQLite in a BEGIN IMMEDIATE transaction, as every write there."""
     if ctx.postgres:
         return driver.rowcount(ctx.engine, statement, params)
-    with ctx.transaction() as c:
-        return rowcount(c.execute(statement, params))
+    with driver.transaction(ctx.engine) as cursor:
+        return cursor.rowcount(statement, params)
 
 
 def write_parts(ctx: StoreContext, s: Session | Connection, parts: Sequence[Part]) -> bool:
@@ -141,6 +152,19 @@ def insert_returning(
         .on_conflict_do_nothing(index_elements=list(kind.key))
         .returning(kind.table.c[kind.key[0]])
     )
+
+
+@functools.cache
+def _sqlite_insert(kind_name: str, columns: tuple[str, ...], *, returning: bool) -> Executable:
+    """SQLite: the part's insert of `columns`, ignoring a duplicate key (returning its key's
+    first column when it added the row), built once; binds as `{kind}_{column}`."""
+    kind = INSERTS[kind_name]
+    insert = (
+        sqlite.insert(kind.table)
+        .values({c: bindparam(f"{kind_name}_{c}") for c in columns})
+        .on_conflict_do_nothing(index_elements=list(kind.key))
+    )
+    return insert.returning(kind.table.c[kind.key[0]]) if returning else insert
 
 
 @functools.cache

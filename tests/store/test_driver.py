@@ -7,13 +7,27 @@ import time
 import uuid
 
 import pytest
-from sqlalchemy import bindparam, create_engine, insert, literal, select, text, update
+from sqlalchemy import (
+    Column,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    bindparam,
+    create_engine,
+    insert,
+    literal,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.exc import IntegrityError, OperationalError
 
 from agentrt.activities._common import is_store_unavailable
 from agentrt.store import driver
+from agentrt.store.context import utcnow
 from agentrt.store.engine import make_engine
-from agentrt.store.rows import MessageRow, RunRow
+from agentrt.store.rows import EventRow, MessageRow, RunRow
 from agentrt.store.runs import RunStore
 from agentrt.workers.compose import WorkerResources
 from tests._db import backend
@@ -123,3 +137,73 @@ def test_a_write_on_an_engine_not_in_autocommit_is_committed(parts: WorkerResour
         plain.dispose()
     with parts.ctx.reads() as s:
         assert s.scalar(select(RunRow.outcome).where(RunRow.id == run_id)) == "z"
+
+
+def test_a_column_left_out_takes_its_python_default(parts: WorkerResources) -> None:
+    """An insert that leaves out a column with a Python-side default (an event's `round`
+    and `payload`): SQLAlchemy fills it at each execution, and so does the driver, where
+    it would otherwise bind NULL."""
+    run_id = _run(parts)
+    add = insert(EventRow).values(run_id=bindparam("r"), sequence=bindparam("s"),
+                                  kind=bindparam("k"), created_at=bindparam("at"))  # fmt: skip
+    driver.scalar(parts.engine, add, {"r": run_id, "s": 99, "k": "llm", "at": utcnow()})
+    with parts.ctx.reads() as s:
+        got = s.execute(
+            select(EventRow.round, EventRow.payload).where(
+                EventRow.run_id == run_id, EventRow.sequence == 99
+            )
+        ).one()
+    assert tuple(got) == (0, "{}")
+
+
+def test_a_default_computed_per_row_is_refused(parts: WorkerResources) -> None:
+    """A callable default would need computing at each execution: refused at compile time,
+    before anything is sent (the table need not exist)."""
+    probe = Table("driver_probe", MetaData(), Column("id", Integer, primary_key=True),
+                  Column("at", String(8), default=lambda: "now"))  # fmt: skip
+    seen: list[str] = []
+    with driver.listen(parts.engine, seen.append), pytest.raises(ValueError, match="computed"):
+        driver.scalar(parts.engine, insert(probe).values(id=bindparam("i")), {"i": 1})
+    assert seen == []
+
+
+def _outcome(parts: WorkerResources, run_id: str) -> str | None:
+    with parts.ctx.reads() as s:
+        return s.scalar(select(RunRow.outcome).where(RunRow.id == run_id))
+
+
+@pytest.mark.skipif(backend() == "postgres", reason="SQLite's write transactions")
+def test_a_transaction_commits_its_statements_together_or_none(parts: WorkerResources) -> None:
+    """SQLite's step writes (store/step_rows.py): BEGIN IMMEDIATE, the statements, COMMIT
+    on one pooled connection; an exception in the block, or a row the database refuses,
+    rolls back every statement of it, and the pool's connection serves the next call."""
+    run_id = _run(parts)
+    set_outcome = (update(RunRow).where(RunRow.id == bindparam("run_id"))
+                   .values(outcome=bindparam("o")))  # fmt: skip
+    seen: list[str] = []
+    with driver.listen(parts.engine, seen.append), driver.transaction(parts.engine) as cursor:
+        assert cursor.rowcount(set_outcome, {"run_id": run_id, "o": "a"}) == 1
+    assert seen[0] == "BEGIN IMMEDIATE" and seen[-1] == "COMMIT" and len(seen) == 3
+    assert _outcome(parts, run_id) == "a"
+
+    class Died(Exception):
+        pass
+
+    with pytest.raises(Died), driver.transaction(parts.engine) as cursor:
+        cursor.rowcount(set_outcome, {"run_id": run_id, "o": "b"})
+        raise Died
+    assert _outcome(parts, run_id) == "a"
+    orphan = insert(MessageRow).values(run_id=bindparam("run_id"), sequence=1, role="user",
+                                       body="x")  # fmt: skip
+    with pytest.raises(IntegrityError), driver.transaction(parts.engine) as cursor:
+        cursor.rowcount(set_outcome, {"run_id": run_id, "o": "c"})
+        cursor.scalar(orphan, {"run_id": "no such run"})
+    assert _outcome(parts, run_id) == "a"
+    assert driver.rowcount(parts.engine, set_outcome, {"run_id": run_id, "o": "d"}) == 1
+    assert _outcome(parts, run_id) == "d"
+
+
+@pytest.mark.skipif(backend() != "postgres", reason="PostgreSQL's writes are one statement")
+def test_a_transaction_on_postgresql_is_refused(parts: WorkerResources) -> None:
+    with pytest.raises(ValueError, match="SQLite"), driver.transaction(parts.engine):
+        pass
