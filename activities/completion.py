@@ -49,10 +49,10 @@ from agentrt.contracts.run import (
 from agentrt.store import driver
 from agentrt.store.answer import ResultNotRetainableError, ceiling_of, keep_json, keep_text
 from agentrt.store.context import StoreContext, utcnow
-from agentrt.store.event_rows import event_row, insert_event
+from agentrt.store.event_rows import event_row
 from agentrt.store.runs import RunStore
 from agentrt.store.sealed import RUN_ANSWER, RUN_OUTPUT
-from agentrt.store.step_rows import write_parts
+from agentrt.store.step_rows import Part, parts_on
 
 # Between the attempts of a completion retried in place: 0.2 s, doubling.
 COMPLETION_PAUSES = tuple(0.2 * 2**i for i in range(COMPLETION_ATTEMPTS - 1))
@@ -129,31 +129,29 @@ class Completion:
             self._ctx.faults("complete.after_commit")
             return Transition(applied=True, status=RunStatus.COMPLETED)
         # A Core connection, not an ORM session (store/context.py): a session is made on it
-        # only for a hook that applies.
-        with self._ctx.transaction() as c:
+        # only for a hook that applies. Its statements go on its connection's cursor
+        # (store/driver.py), in its transaction.
+        with self._ctx.transaction() as c, driver.Cursor.joining(c) as cursor:
             if turn is not None:
-                write_parts(self._ctx, c, self._runs.turn_parts(run_id, turn))
-            row = c.execute(
+                parts_on(self._ctx, cursor, self._runs.turn_parts(run_id, turn))
+            row = cursor.first(
                 self._completing_row, {"run_id": run_id, "answer_sequence": req.answer_sequence}
-            ).first()
-            if row is None or row.status not in NON_TERMINAL:
-                return Transition(
-                    applied=False, status=None if row is None else RunStatus(row.status)
-                )
-            if row.body is None:
+            )
+            if row is None or row[0] not in NON_TERMINAL:
+                return Transition(applied=False, status=None if row is None else RunStatus(row[0]))
+            _, snapshot, answer_ceiling, body = row[:_PROBED]
+            if body is None:
                 raise AnswerMissingError(f"{run_id}/{req.answer_sequence}")
-            message = self._runs.open_body(run_id, req.answer_sequence, row.body)
+            message = self._runs.open_body(run_id, req.answer_sequence, body)
             # The stored answer follows the ceiling too (metadata / none: the run fails).
             # From the row read (and locked) above: no second read of it.
-            update, event = self._values(
-                req, message.content, ceiling_of(row.snapshot, row.answer_ceiling)
-            )
+            update, event = self._values(req, message.content, ceiling_of(snapshot, answer_ceiling))
             if self._ctx.postgres:  # the guarded UPDATE and the event: one statement
                 params = {**update, **{f"event_{k}": v for k, v in event.items()}}
-                c.execute(complete_with_event(tuple(sorted(event))), params)
+                cursor.scalar(complete_with_event(tuple(sorted(event))), params)
             else:
-                c.execute(COMPLETE, update)
-                insert_event(c, event)
+                cursor.rowcount(COMPLETE, update)
+                parts_on(self._ctx, cursor, [Part("event", event)])
             hooks = zip(self._ctx.completion_hooks, self._probe_at, strict=True)
             applying = [hook for hook, at in hooks if at is None or row[at] is not None]
             if applying:

@@ -29,7 +29,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine
+from sqlalchemy import Connection, Engine, create_engine
 from sqlalchemy.orm import sessionmaker
 
 from agentrt.contracts.messages import Message
@@ -41,7 +41,7 @@ from agentrt.store.engine import READ_ONLY_OPTION
 from agentrt.store.open import open_store
 from agentrt.store.runs import _TURN_INPUTS, RunStore
 from agentrt.store.sealing import Sealer
-from agentrt.store.step_rows import write_parts
+from agentrt.store.step_rows import Part, one_statement, sqlite_insert
 from bench.database import bench_database
 
 ROUNDS, CALLS, RUNS = 5, 400, 20
@@ -75,6 +75,19 @@ def _cpu_us(call: Callable[[int], Any]) -> float:
     return (time.thread_time() - start) / CALLS * 1e6
 
 
+def _through(ctx: StoreContext, c: Connection, parts: list[Part]) -> None:
+    """A step's statements executed by SQLAlchemy's Connection: the way before the driver's
+    cursor (store/step_rows.py builds them alike)."""
+    if ctx.postgres:
+        c.execute(*one_statement(ctx, parts))
+        return
+    for i, part in enumerate(parts):
+        insert = sqlite_insert(part.kind, tuple(sorted(part.params)), returning=i == 0)
+        result = c.execute(insert, {f"{part.kind}_{k}": v for k, v in part.params.items()})
+        if i == 0:
+            result.first()  # the RETURNING row: whether it added its row
+
+
 def _round(ctx: StoreContext, connection: bool = False) -> tuple[float, float]:
     """A round of both calls; `connection`: the same statements through SQLAlchemy's
     Connection, as before the driver's cursor (store/driver.py)."""
@@ -91,7 +104,7 @@ def _round(ctx: StoreContext, connection: bool = False) -> tuple[float, float]:
             runs.record_turn(ids[i % RUNS], turn)
             return
         with ctx.one_statement() as c:  # on SQLite, a BEGIN IMMEDIATE transaction
-            write_parts(ctx, c, runs.turn_parts(ids[i % RUNS], turn))
+            _through(ctx, c, runs.turn_parts(ids[i % RUNS], turn))
 
     def read(i: int) -> None:
         if not connection:

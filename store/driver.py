@@ -33,9 +33,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, cast
 
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine
 from sqlalchemy.engine.interfaces import Dialect
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.pool import PoolProxiedConnection
 from sqlalchemy.sql import ClauseElement, Executable
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.schema import ScalarElementColumnDefault
@@ -155,18 +156,28 @@ def transaction(engine: Engine) -> Iterator["Cursor"]:
 
 class Cursor:
     """A pooled connection's cursor (the pool's checkout events, store/engine.py, run): its
-    statements' errors raised as SQLAlchemy raises them, a dropped connection invalidated."""
+    statements' errors raised as SQLAlchemy raises them, a dropped connection invalidated.
+    `joining` a SQLAlchemy Connection instead: its connection, in its transaction."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, joined: PoolProxiedConnection | None = None) -> None:
         self._engine = engine
-        self._conn = engine.raw_connection()
+        self._own = joined is None  # checked out here, so returned (or dropped) here
+        self._conn = engine.raw_connection() if joined is None else joined
         self._dropped = False
         try:
             self._cursor = self._conn.cursor()
         except engine.dialect.loaded_dbapi.Error as exc:
             error = self._error(exc, "", ())
-            self._conn.close()
+            if self._own:
+                self._conn.close()
             raise error from exc
+
+    @classmethod
+    def joining(cls, connection: Connection) -> "Cursor":
+        """Statements inside a SQLAlchemy Connection's transaction: its BEGIN, its COMMIT
+        or ROLLBACK, and its Session for whoever needs one (a completion hook). The
+        Connection's owner ends it, a dropped one included."""
+        return cls(connection.engine, connection.connection)
 
     def __enter__(self) -> "Cursor":
         return self
@@ -176,7 +187,8 @@ class Cursor:
             if not self._dropped:
                 self._cursor.close()
         finally:
-            self._conn.close()  # back to the pool (or gone, if invalidated)
+            if self._own:
+                self._conn.close()  # back to the pool (or gone, if invalidated)
 
     def run(self, statement: Executable, params: Mapping[str, Any], fetch: Fetch) -> Any:
         c = _compiled(statement, self._engine.dialect)
@@ -189,6 +201,11 @@ class Cursor:
         RETURNING statement only once its rows are)."""
         found = self.run(statement, params, lambda cur: cur.fetchall())
         return found[0][0] if found else None
+
+    def first(self, statement: Executable, params: Mapping[str, Any]) -> Sequence[Any] | None:
+        """The statement's first row, as a tuple (None for no row)."""
+        found = self.run(statement, params, lambda cur: cur.fetchall())
+        return tuple(found[0]) if found else None
 
     def rowcount(self, statement: Executable, params: Mapping[str, Any]) -> int:
         count: int = self.run(statement, params, lambda cur: cur.rowcount)
@@ -223,7 +240,7 @@ class Cursor:
     def _error(self, exc: Any, sql: str, bound: Bound) -> DBAPIError:
         dialect = self._engine.dialect
         dropped = dialect.is_disconnect(exc, self._conn.dbapi_connection, None)
-        if dropped and not self._dropped:
+        if dropped and self._own and not self._dropped:
             self._dropped = True
             self._conn.invalidate(exc)  # closed, not returned to the pool for the next call
         error = DBAPIError.instance(

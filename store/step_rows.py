@@ -26,7 +26,7 @@ from sqlalchemy.sql import Executable
 from sqlalchemy.sql.dml import ReturningInsert, Update
 
 from agentrt.store import driver
-from agentrt.store.context import StoreContext, insert_ignoring
+from agentrt.store.context import StoreContext
 from agentrt.store.rows import EventRow, MessageRow, RunRow, ToolResultRow
 
 # An update part's statement, built from the prefix its bind names carry (`{prefix}run_id`).
@@ -66,21 +66,10 @@ def write_step(ctx: StoreContext, parts: Sequence[Part]) -> bool:
     """Write the parts, all or none. True when the first part, an insert, added its row
     (the others are written either way, each ignoring a duplicate)."""
     if ctx.postgres:  # one statement, on the driver's cursor (store/driver.py)
-        statement, params = _one_statement(ctx, parts)
+        statement, params = one_statement(ctx, parts)
         return bool(driver.scalar(ctx.engine, statement, params))
     with driver.transaction(ctx.engine) as cursor:  # BEGIN IMMEDIATE, on the driver's cursor
-        added = False
-        for i, part in enumerate(parts):
-            if part.fault is not None:
-                ctx.faults(part.fault)
-            if part.update is not None:
-                cursor.rowcount(_sqlite_update(part.update), part.params)
-                continue
-            insert = _sqlite_insert(part.kind, tuple(sorted(part.params)), returning=i == 0)
-            found = cursor.scalar(insert, {f"{part.kind}_{k}": v for k, v in part.params.items()})
-            if i == 0:  # only the first part says whether it added its row
-                added = found is not None
-        return added
+        return parts_on(ctx, cursor, parts)
 
 
 def one_update(ctx: StoreContext, statement: Executable, params: dict[str, Any]) -> int:
@@ -94,26 +83,34 @@ def one_update(ctx: StoreContext, statement: Executable, params: dict[str, Any])
 
 
 def write_parts(ctx: StoreContext, s: Session | Connection, parts: Sequence[Part]) -> bool:
-    """The parts in a session or connection the caller holds (and commits): on PostgreSQL
-    one statement, on SQLite one statement each. Returns as write_step does."""
+    """The parts in a session or connection the caller holds (and commits), on its
+    connection's cursor. Returns as write_step does."""
+    connection = s.connection() if isinstance(s, Session) else s
+    with driver.Cursor.joining(connection) as cursor:
+        return parts_on(ctx, cursor, parts)
+
+
+def parts_on(ctx: StoreContext, cursor: driver.Cursor, parts: Sequence[Part]) -> bool:
+    """The parts on a cursor in a transaction (or, on PostgreSQL, in autocommit: it is one
+    statement there); one statement each on SQLite. Returns as write_step does."""
     if ctx.postgres:
-        statement, params = _one_statement(ctx, parts)
-        return bool(s.execute(statement, params).scalar())
+        statement, params = one_statement(ctx, parts)
+        return bool(cursor.scalar(statement, params))
     added = False
     for i, part in enumerate(parts):
         if part.fault is not None:
             ctx.faults(part.fault)
         if part.update is not None:
-            s.execute(_sqlite_update(part.update), part.params)
-        elif i == 0:  # only the first part says whether it added its row
-            added = s.execute(_returning(part.kind), part.params).first() is not None
-        else:
-            kind = INSERTS[part.kind]
-            s.execute(insert_ignoring(s, kind.table, list(kind.key)), part.params)
+            cursor.rowcount(_sqlite_update(part.update), part.params)
+            continue
+        insert = sqlite_insert(part.kind, tuple(sorted(part.params)), returning=i == 0)
+        found = cursor.scalar(insert, {f"{part.kind}_{k}": v for k, v in part.params.items()})
+        if i == 0:  # only the first part says whether it added its row
+            added = found is not None
     return added
 
 
-def _one_statement(ctx: StoreContext, parts: Sequence[Part]) -> tuple[Select[Any], dict[str, Any]]:
+def one_statement(ctx: StoreContext, parts: Sequence[Part]) -> tuple[Select[Any], dict[str, Any]]:
     """PostgreSQL: the parts' one statement and its params (the parts' faults hit first)."""
     for part in parts:
         if part.fault is not None:
@@ -121,18 +118,6 @@ def _one_statement(ctx: StoreContext, parts: Sequence[Part]) -> tuple[Select[Any
     names = tuple((p.kind, tuple(sorted(p.params)), p.update) for p in parts)
     params = {f"{p.kind}_{k}": v for p in parts for k, v in p.params.items()}
     return _combined(names), params
-
-
-@functools.cache
-def _returning(kind_name: str) -> Executable:
-    """SQLite: the part's insert-or-ignore with RETURNING, built once (a statement built
-    anew per call costs its cache key again: store/context.py, insert_ignoring)."""
-    kind = INSERTS[kind_name]
-    return (
-        sqlite.insert(kind.table)
-        .on_conflict_do_nothing(index_elements=list(kind.key))
-        .returning(kind.table.c[kind.key[0]])
-    )
 
 
 @functools.cache
@@ -155,7 +140,7 @@ def insert_returning(
 
 
 @functools.cache
-def _sqlite_insert(kind_name: str, columns: tuple[str, ...], *, returning: bool) -> Executable:
+def sqlite_insert(kind_name: str, columns: tuple[str, ...], *, returning: bool) -> Executable:
     """SQLite: the part's insert of `columns`, ignoring a duplicate key (returning its key's
     first column when it added the row), built once; binds as `{kind}_{column}`."""
     kind = INSERTS[kind_name]

@@ -207,3 +207,28 @@ def test_a_transaction_commits_its_statements_together_or_none(parts: WorkerReso
 def test_a_transaction_on_postgresql_is_refused(parts: WorkerResources) -> None:
     with pytest.raises(ValueError, match="SQLite"), driver.transaction(parts.engine):
         pass
+
+
+def test_a_joined_cursor_is_in_the_connections_transaction(parts: WorkerResources) -> None:
+    """`Cursor.joining` a SQLAlchemy Connection (the completion's full way, whose hooks
+    need a Session): its statements commit and roll back with that Connection's
+    transaction, and the Connection's pooled connection stays its owner's."""
+    run_id = _run(parts)
+    set_outcome = (update(RunRow).where(RunRow.id == bindparam("run_id"))
+                   .values(outcome=bindparam("o")))  # fmt: skip
+    outcome = select(RunRow.outcome).where(RunRow.id == bindparam("run_id"))
+
+    class Died(Exception):
+        pass
+
+    with pytest.raises(Died), parts.ctx.transaction() as c, driver.Cursor.joining(c) as cursor:
+        assert cursor.rowcount(set_outcome, {"run_id": run_id, "o": "j"}) == 1
+        raise Died
+    assert _outcome(parts, run_id) is None
+    with parts.ctx.transaction() as c:
+        with driver.Cursor.joining(c) as cursor:
+            cursor.rowcount(set_outcome, {"run_id": run_id, "o": "k"})
+            assert cursor.first(outcome, {"run_id": run_id}) == ("k",)
+        # The Connection itself sees the cursor's write: one transaction.
+        assert c.execute(select(RunRow.outcome).where(RunRow.id == run_id)).scalar() == "k"
+    assert _outcome(parts, run_id) == "k"
