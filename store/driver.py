@@ -16,7 +16,10 @@ set 16). Here:
 - SQLite's step writes (store/step_rows.py) take their BEGIN IMMEDIATE transaction here
   (`transaction`): a turn's record costs 81 µs of CPU on the cursor against 183 µs
   through SQLAlchemy's Connection (`python -m bench.store_calls --sqlite`);
-- a column the statement leaves out takes its Python-side default, as SQLAlchemy gives it;
+- a column the statement leaves out takes its Python-side default, as SQLAlchemy gives it,
+  and a value goes through its type's bind processor, as SQLAlchemy sends it (SQLite's
+  datetimes as SQLAlchemy's text); rows come back as the driver gives them (no result
+  processing: the callers read text and numbers);
 - a driver error is raised as SQLAlchemy raises it (`DBAPIError.instance`: OperationalError
   for a database that is away, IntegrityError for a refused row), so every caller and the
   StoreUnavailable mapping see what they saw before; a dropped connection is invalidated,
@@ -66,6 +69,7 @@ class _Compiled:
     sql: str
     defaults: dict[str, Any]  # the statement's own bound values (a literal's, say)
     order: tuple[str, ...] | None  # positional paramstyle (SQLite's `?`): names in order
+    processors: tuple[tuple[str, Callable[[Any], Any]], ...]  # the caller's values' (name, fn)
 
 
 @functools.lru_cache(maxsize=256)  # a worker's statements are a few dozen; tests make more
@@ -84,8 +88,23 @@ def _compiled(statement: Executable, dialect: Dialect) -> _Compiled:
     expanded = compiled.construct_expanded_state(dict.fromkeys(required))
     defaults = {k: v for k, v in expanded.parameters.items() if k not in required}
     defaults.update(_column_defaults(compiled))
+    # A value the driver does not take as it is (SQLite's datetimes: SQLAlchemy stores them
+    # as its own text, which every reader and comparison expects) goes through its type's
+    # bind processor, as SQLAlchemy sends it.
+    processors = {}
+    for bind, name in compiled.bind_names.items():
+        process = bind.type.dialect_impl(dialect).bind_processor(dialect)
+        if process is not None:
+            processors[name] = process
+    defaults = {k: _processed(processors, k, v) for k, v in defaults.items()}
+    caller = tuple((name, process) for name, process in processors.items() if name in required)
     order = tuple(expanded.positiontup) if expanded.positiontup else None
-    return _Compiled(expanded.statement, defaults, order)
+    return _Compiled(expanded.statement, defaults, order, caller)
+
+
+def _processed(processors: Mapping[str, Callable[[Any], Any]], name: str, value: Any) -> Any:
+    process = processors.get(name)
+    return value if process is None or value is None else process(value)
 
 
 def _column_defaults(compiled: SQLCompiler) -> dict[str, Any]:
@@ -193,6 +212,9 @@ class Cursor:
     def run(self, statement: Executable, params: Mapping[str, Any], fetch: Fetch) -> Any:
         c = _compiled(statement, self._engine.dialect)
         named = {**c.defaults, **params}
+        for name, process in c.processors:
+            if named.get(name) is not None:
+                named[name] = process(named[name])
         bound = named if c.order is None else [named[name] for name in c.order]
         return self.send(c.sql, bound, fetch)
 

@@ -232,3 +232,22 @@ def test_a_joined_cursor_is_in_the_connections_transaction(parts: WorkerResource
         # The Connection itself sees the cursor's write: one transaction.
         assert c.execute(select(RunRow.outcome).where(RunRow.id == run_id)).scalar() == "k"
     assert _outcome(parts, run_id) == "k"
+
+
+def test_a_value_is_sent_as_sqlalchemy_sends_it(parts: WorkerResources) -> None:
+    """A datetime goes through its type's bind processor: on SQLite stored as the same text
+    SQLAlchemy writes (the sqlite3 module's own adapter writes another, `+00:00` and all,
+    which every comparison with SQLAlchemy's would then mix), on PostgreSQL as psycopg
+    sends it. The same event row written both ways reads back the same, as stored."""
+    run_id = _run(parts)
+    at = utcnow()
+    add = insert(EventRow).values(run_id=bindparam("r"), sequence=bindparam("s"),
+                                  kind=bindparam("k"), created_at=bindparam("at"))  # fmt: skip
+    driver.scalar(parts.engine, add, {"r": run_id, "s": 98, "k": "llm", "at": at})
+    with parts.ctx.transaction() as c:
+        c.execute(add, {"r": run_id, "s": 99, "k": "llm", "at": at})
+    stored = text("SELECT CAST(created_at AS VARCHAR(64)) FROM agent_event "
+                  "WHERE run_id = :r AND sequence IN (98, 99) ORDER BY sequence")  # fmt: skip
+    with parts.engine.connect() as c:
+        by_driver, by_sqlalchemy = c.execute(stored, {"r": run_id}).scalars().all()
+    assert by_driver == by_sqlalchemy
