@@ -2,9 +2,10 @@
 `python -m bench.store_calls` (AGENTRT_POSTGRES_DSN, a fresh schema dropped afterwards);
 `--sqlite`: on a SQLite file, the store as built against SQLAlchemy's Connection.
 
-A model turn's record (one statement of CTEs, autocommit) and a model call's transcript read
-(one statement, autocommit), each timed by the calling thread's CPU clock (user + system),
-median of five alternating rounds of 400 calls. The variants:
+A model turn's record (one statement of CTEs, autocommit), a model call's transcript read
+(one statement, autocommit) and a start's profile-registry read (one statement), each timed
+by the calling thread's CPU clock (user + system), median of five alternating rounds of 400
+calls. The variants:
 
 - "autocommit option": the engine before bench/HISTORY.md set 11, autocommit as an
   `isolation_level` execution option, which SQLAlchemy sets on every checkout and resets on
@@ -29,16 +30,18 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, create_engine
+from sqlalchemy import Connection, Engine, create_engine, select
 from sqlalchemy.orm import sessionmaker
 
 from agentrt.contracts.messages import Message
+from agentrt.contracts.profiles import Profile, RegisteredProfile
 from agentrt.contracts.run import TurnRecord
 from agentrt.contracts.snapshot import RunSnapshot
 from agentrt.core.settings import Settings
-from agentrt.store.context import StoreContext
+from agentrt.store.context import StoreContext, utcnow
 from agentrt.store.engine import READ_ONLY_OPTION
 from agentrt.store.open import open_store
+from agentrt.store.profile_registry import _COLUMNS, ProfileRegistry, ServerRow, _live
 from agentrt.store.runs import _TURN_INPUTS, RunStore
 from agentrt.store.sealing import Sealer
 from agentrt.store.step_rows import Part, one_statement, sqlite_insert
@@ -88,9 +91,10 @@ def _through(ctx: StoreContext, c: Connection, parts: list[Part]) -> None:
             result.first()  # the RETURNING row: whether it added its row
 
 
-def _round(ctx: StoreContext, connection: bool = False) -> tuple[float, float]:
-    """A round of both calls; `connection`: the same statements through SQLAlchemy's
-    Connection, as before the driver's cursor (store/driver.py)."""
+def _round(ctx: StoreContext, connection: bool = False) -> tuple[float, float, float]:
+    """A round of the three calls; `connection`: the same statements through SQLAlchemy's
+    Connection, as before the driver's cursor (store/driver.py); for the registry read,
+    its query built at each call, as before (the profile "p" is registered)."""
     runs = RunStore(ctx)
     ids = [str(uuid.uuid4()) for _ in range(RUNS)]
     for run_id in ids:
@@ -115,7 +119,19 @@ def _round(ctx: StoreContext, connection: bool = False) -> tuple[float, float]:
         RunSnapshot.parse(rows[0][1])
         [runs.open_body(ids[i % RUNS], seq, body) for seq, body in rows[1:]]
 
-    return _cpu_us(record), _cpu_us(read)
+    registry = ProfileRegistry(ctx)
+
+    def lookup(_i: int) -> None:
+        if not connection:
+            registry.get("p")
+            return
+        query = (select(*_COLUMNS).where(ServerRow.name == "p", _live(utcnow()))
+                 .order_by(ServerRow.registered_at.desc()).limit(1))  # fmt: skip
+        with ctx.read_rows() as c:
+            row = c.execute(query).mappings().first()
+        RegisteredProfile.model_validate(dict(row or {}))
+
+    return _cpu_us(record), _cpu_us(read), _cpu_us(lookup)
 
 
 def main() -> None:
@@ -127,7 +143,8 @@ def main() -> None:
         # variants are psycopg's).
         variants, made = ({"as built": ctx}, []) if sqlite else _variants(url, ctx)
         try:
-            timed: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
+            ProfileRegistry(ctx).register([Profile(name="p", instructions="-", model="scripted:p")])
+            timed: dict[str, list[tuple[float, float, float]]] = {name: [] for name in variants}
             timed[CONNECTION] = []
             for _ in range(ROUNDS):  # alternating, so drift hits every variant alike
                 for name, variant in variants.items():
@@ -136,8 +153,10 @@ def main() -> None:
             for name, rows in timed.items():
                 record = statistics.median(r[0] for r in rows)
                 read = statistics.median(r[1] for r in rows)
+                lookup = statistics.median(r[2] for r in rows)
                 print(f"{name:22s} turn record {record:5.0f} µs CPU, transcript read "
-                      f"{read:5.0f} µs CPU (median of {ROUNDS})")  # fmt: skip
+                      f"{read:5.0f} µs, a start's registry read {lookup:5.0f} µs "
+                      f"(median of {ROUNDS})")  # fmt: skip
         finally:
             for e in (*made, engine):
                 e.dispose()
