@@ -22,6 +22,7 @@ from agentrt.contracts.enums import RunStatus, TerminationReason
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.messages import Message, Usage
 from agentrt.contracts.run import CompleteRequest, TurnRecord
+from agentrt.store import driver
 from agentrt.store.a2a.journal import A2AJournal
 from agentrt.store.a2a.purge import purge_runs, purge_terminal_before
 from agentrt.store.a2a.push import A2APushStore
@@ -296,7 +297,9 @@ def test_the_completion_asks_about_a_task_in_its_row_read_alone(parts: WorkerRes
     )  # fmt: skip
     event.listen(parts.engine, "before_cursor_execute", on_execute)
     try:
-        _answer_and_complete(parts, run_id, "no task here")
+        # The completion's statements go on its connection's cursor (store/driver.py).
+        with driver.listen(parts.engine, sent.append):
+            _answer_and_complete(parts, run_id, "no task here")
     finally:
         event.remove(parts.engine, "before_cursor_execute", on_execute)
     assert RunStore(parts.ctx).status(run_id) is RunStatus.COMPLETED
