@@ -123,34 +123,25 @@ def _column_defaults(compiled: SQLCompiler) -> dict[str, Any]:
 
 def rows(engine: Engine, statement: Executable, params: Mapping[str, Any]) -> list[Any]:
     """Every row the statement returns, as tuples."""
-    found: list[Any] = _run(engine, statement, params, lambda cur: cur.fetchall())
+    found: list[Any] = _one(engine, lambda cursor: cursor.rows(statement, params))
     return found
 
 
 def scalar(engine: Engine, statement: Executable, params: Mapping[str, Any]) -> Any:
     """The first column of the statement's first row (None for no row)."""
-
-    def first(cur: Any) -> Any:
-        row = cur.fetchone()
-        return None if row is None else row[0]
-
-    return _run(engine, statement, params, first)
+    return _one(engine, lambda cursor: cursor.scalar(statement, params))
 
 
 def rowcount(engine: Engine, statement: Executable, params: Mapping[str, Any]) -> int:
     """How many rows the statement (an UPDATE, a DELETE) matched."""
-    count: int = _run(engine, statement, params, lambda cur: cur.rowcount)
+    count: int = _one(engine, lambda cursor: cursor.rowcount(statement, params))
     return count
 
 
-def _run(
-    engine: Engine,
-    statement: Executable,
-    params: Mapping[str, Any],
-    fetch: Callable[[Any], Any],
-) -> Any:
+def _one(engine: Engine, call: Callable[["Cursor"], Any]) -> Any:
+    """One statement on a pooled connection, committed if the driver began a transaction."""
     with Cursor(engine) as cursor:
-        found = cursor.run(statement, params, fetch)
+        found = call(cursor)
         cursor.commit_if_open()
     return found
 
@@ -218,15 +209,20 @@ class Cursor:
         bound = named if c.order is None else [named[name] for name in c.order]
         return self.send(c.sql, bound, fetch)
 
+    def rows(self, statement: Executable, params: Mapping[str, Any]) -> list[Any]:
+        """Every row, read to the end (SQLite finishes a RETURNING statement only once its
+        rows are)."""
+        found: list[Any] = self.run(statement, params, lambda cur: cur.fetchall())
+        return found
+
     def scalar(self, statement: Executable, params: Mapping[str, Any]) -> Any:
-        """The first column of the first row; every row is read (SQLite finishes a
-        RETURNING statement only once its rows are)."""
-        found = self.run(statement, params, lambda cur: cur.fetchall())
+        """The first column of the first row (None for no row)."""
+        found = self.rows(statement, params)
         return found[0][0] if found else None
 
     def first(self, statement: Executable, params: Mapping[str, Any]) -> Sequence[Any] | None:
         """The statement's first row, as a tuple (None for no row)."""
-        found = self.run(statement, params, lambda cur: cur.fetchall())
+        found = self.rows(statement, params)
         return tuple(found[0]) if found else None
 
     def rowcount(self, statement: Executable, params: Mapping[str, Any]) -> int:

@@ -39,6 +39,7 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.sql.elements import BindParameter
 
 from agentrt.contracts.profiles import Profile, RegisteredProfile
 from agentrt.store import driver
@@ -85,15 +86,6 @@ _COLUMNS = [
     ServerRow.description,
     ServerRow.digest,
 ]
-
-_NAMES = [c.key for c in _COLUMNS]
-# A profile's latest live registration (`get`).
-_GET = (
-    select(*_COLUMNS)
-    .where(ServerRow.name == bindparam("name"), ServerRow.seen_at > bindparam("live_after"))
-    .order_by(ServerRow.registered_at.desc())
-    .limit(1)
-)
 
 
 class ProfileRegistry:
@@ -157,7 +149,7 @@ class ProfileRegistry:
         (store/driver.py): a tenth or less of the CPU of building the query at each call and
         running it through SQLAlchemy's Connection (`python -m bench.store_calls`)."""
         found = driver.rows(
-            self._ctx.engine, _GET, {"name": name, "live_after": utcnow() - STALE_AFTER}
+            self._ctx.engine, _GET, {"name": name, "live_after": _live_after(utcnow())}
         )
         if not found:
             return None
@@ -181,7 +173,25 @@ class ProfileRegistry:
 
 def _live(now: datetime) -> ColumnElement[bool]:
     """A row whose worker said within STALE_AFTER that it serves the profile."""
-    return ServerRow.seen_at > now - STALE_AFTER
+    return _seen_after(_live_after(now))
+
+
+def _live_after(now: datetime) -> datetime:
+    return now - STALE_AFTER
+
+
+def _seen_after(cutoff: datetime | BindParameter[datetime]) -> ColumnElement[bool]:
+    return ServerRow.seen_at > cutoff
+
+
+_NAMES = [c.key for c in _COLUMNS]
+# A profile's latest live registration (`get`), built once: `live_after` is _live_after(now).
+_GET = (
+    select(*_COLUMNS)
+    .where(ServerRow.name == bindparam("name"), _seen_after(bindparam("live_after")))
+    .order_by(ServerRow.registered_at.desc())
+    .limit(1)
+)
 
 
 def _unseen_since(when: datetime) -> ColumnElement[bool]:
