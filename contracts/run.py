@@ -49,6 +49,10 @@ class Carry(BaseModel):
     inputs: list[str] = Field(default_factory=list)
     answered: list[str] = Field(default_factory=list)
     refused: list[DecisionRefusal] = Field(default_factory=list)
+    # Whether the segment asks Temporal for its patches and records their markers
+    # (workflows/patches.py): a carry written before that module has no such field, and
+    # its segment's history holds markers; the segments since take their patches as given.
+    patch_markers: bool = True
 
 
 class RunRequest(BaseModel):

@@ -198,6 +198,7 @@ WORKFLOW_PASSTHROUGH = (
     "agentrt.workflows.agent_run",
     "agentrt.workflows.cancel",
     "agentrt.workflows.completion",
+    "agentrt.workflows.patches",
     "agentrt.workflows.pauses",
     "agentrt.workflows.pauses_gate",
     "agentrt.workflows.reconciliation",

@@ -10,6 +10,7 @@ from temporalio.exceptions import ApplicationError
 
 from agentrt.workflows._details import Details
 from agentrt.workflows._loop import LoopState
+from agentrt.workflows.patches import Patches
 from agentrt.workflows.pauses_gate import ApprovalGate, InputPause, ReconcileGate
 
 with workflow.unsafe.imports_passed_through():
@@ -22,25 +23,6 @@ with workflow.unsafe.imports_passed_through():
 
 MAX_REFUSALS_KEPT = 20
 STATUS_KEY = SearchAttributeKey.for_keyword(SA_RUN_STATUS)
-# Begin as a local activity, and the model activity completing the run on its answer
-# (the workflow makes no completion step): the only path since the support window starts
-# at 0.3.0 (README, "Support window"). 0.3.0 recorded two markers for it, 0.3.1 and later
-# one (STORE_STEPS_V2, which stands for both: each patch costs a new run a marker and a
-# TemporalChangeVersion upsert).
-STORE_STEPS_V2 = "store-steps-v2"
-STORE_STEPS_V1 = ("local-store-steps", "answer-completes-run")
-
-
-def store_steps_patch() -> None:
-    """The store-step markers, asked for at the run's start as they were then, so every
-    0.3.x history replays; no path depends on them any more. A new run records the one
-    marker it did since 0.3.1. A 0.3.0 history has no STORE_STEPS_V2 marker (patched()
-    answers False on its replay) but the two older ones, acknowledged as deprecated. When
-    the window moves past 0.3.0, the deprecated pair goes and STORE_STEPS_V2 is deprecated."""
-    if workflow.patched(STORE_STEPS_V2):
-        return
-    for patch in STORE_STEPS_V1:
-        workflow.deprecate_patch(patch)
 
 
 @dataclass
@@ -58,6 +40,8 @@ class RunContext:
     finished: bool = False
     details: Details = field(default_factory=Details)  # Temporal Web's current details
     begin_failure: ApplicationError | None = None  # why the run row was never written
+    # Which patches the run asks Temporal about (workflows/patches.py): set as it starts.
+    patches: Patches = field(default_factory=Patches)
     # The completion a model activity made on its answer, and the reason it ended with.
     settled: Transition | None = None
     answer_reason: TerminationReason | None = None

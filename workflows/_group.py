@@ -46,7 +46,7 @@ class Fate(Enum):
 async def run_turn(ctx: RunContext, round_no: int, calls: list[ToolCall]) -> None:
     """Every call of the turn, each recorded at its own sequence, in issue order."""
     limit = ctx.require_plan().max_parallel_tools
-    if len(calls) < 2 or limit < 2 or not workflow.patched(PARALLEL_TOOLS):
+    if len(calls) < 2 or limit < 2 or not ctx.patches.on(PARALLEL_TOOLS):
         for c in calls:
             await steps.tool(ctx, round_no, c)
         return

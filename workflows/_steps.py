@@ -121,7 +121,13 @@ async def tool(ctx: RunContext, round_no: int, c: ToolCall, seq: int | None = No
         asks = plan.on_unknown_outcome == "ask"
         asked = functools.partial(reconciliation.ask, ctx) if asks else None
         await fenced_write(
-            request, plan.timeouts, ctx.check_cancel, task_queue=queue, reconcile=probe, ask=asked
+            request,
+            plan.timeouts,
+            ctx.check_cancel,
+            task_queue=queue,
+            reconcile=probe,
+            ask=asked,
+            patches=ctx.patches,
         )
 
 

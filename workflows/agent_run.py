@@ -13,14 +13,13 @@ from temporalio.common import RawValue
 from temporalio.exceptions import ActivityError, ApplicationError, FailureError
 
 from agentrt.workflows import _steps as steps
-from agentrt.workflows import pauses, reconciliation, segments
+from agentrt.workflows import patches, pauses, reconciliation, segments
 from agentrt.workflows._calls import error_type
 from agentrt.workflows._context import (
     RunContext,
     clear_status,
     set_status,
     started_running,
-    store_steps_patch,
 )
 from agentrt.workflows._group import run_turn
 from agentrt.workflows._loop import Stop, guardrail_stop, needs_approval
@@ -138,7 +137,7 @@ class AgentRunWorkflow:
         if inp.carry is not None:  # a later segment of a long run: it has begun
             segments.resume(ctx, inp.carry)
             return await self._go(inp, None)
-        store_steps_patch()
+        ctx.patches = patches.at_start()
         status_set = started_running()
         try:
             begin = await steps.begin(ctx, inp)

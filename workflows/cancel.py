@@ -60,7 +60,7 @@ async def cancelled(ctx: RunContext) -> RunResult:
         if result.status is RunStatus.COMPLETED:
             return result  # the run's answer completed it first
         raise asyncio.CancelledError()  # the workflow shows Canceled in Temporal Web
-    workflow.deprecate_patch(SIGNAL_CANCEL_CLOSES_CANCELED)
+    ctx.patches.deprecated(SIGNAL_CANCEL_CLOSES_CANCELED)
     # Cancelled by signal: Temporal's cancel follows, and must not cut the settle short.
     settled = await shield_until_done(write_settle(ctx, why, actor=request.by, note=request.reason))
     if completed_first(settled):

@@ -60,7 +60,7 @@ TYPED_OUTPUT = "typed-output"
 def typed_output(ctx: RunContext) -> None:
     """Take the plan's output schema into force (once, as the loop starts)."""
     plan = ctx.require_plan()
-    if plan.output_schema is not None and workflow.patched(TYPED_OUTPUT):
+    if plan.output_schema is not None and ctx.patches.on(TYPED_OUTPUT):
         ctx.output_schema = plan.output_schema
         ctx.output_retries = plan.output_retries
 

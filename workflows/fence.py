@@ -16,6 +16,7 @@ from agentrt.workflows import _options as opt
 from agentrt.workflows._calls import call, call_local, error_type, failure_of
 from agentrt.workflows._loop import Stop
 from agentrt.workflows._refs import PROBE, RESOLVE, STAMP, WRITE
+from agentrt.workflows.patches import Patches
 
 with workflow.unsafe.imports_passed_through():
     from agentrt.contracts.enums import TerminationReason
@@ -62,6 +63,7 @@ async def fenced_write(
     task_queue: str | None = None,
     reconcile: bool = False,
     ask: Ask | None = None,
+    patches: Patches,
 ) -> None:
     """`reconcile`: the tool has a probe (the run plan says so). A write whose outcome
     stays unknown fails the run (`on_unknown_outcome: fail`), or, given `ask` (the profile
@@ -72,7 +74,7 @@ async def fenced_write(
         fence = FenceRequest(
             run_id=request.run_id, call_id=c.call_id, tool=c.name, token=str(workflow.uuid4())
         )
-        stamped = await _stamp(fence)
+        stamped = await _stamp(fence, patches)
         if stamped.state == FenceState.ALREADY_DONE:
             return  # a reset or a replay reached a finished write: never re-executed
         if stamped.state == FenceState.RUN_NOT_RUNNING:
@@ -98,9 +100,9 @@ async def fenced_write(
         if verdict.state == FenceState.INTERRUPTED:
             landed_by = _cannot_land_after(timeouts, failure, scheduled)
             answer: str = UNKNOWN
-            if reconcile and workflow.patched(RECONCILE):
+            if reconcile and patches.on(RECONCILE):
                 answer = await _reconcile(write, timeouts, landed_by, task_queue)
-            if answer == UNKNOWN and ask is not None and workflow.patched(ASK):
+            if answer == UNKNOWN and ask is not None and patches.on(ASK):
                 answer = await ask(write, landed_by)
             if answer == APPLIED:
                 return
@@ -157,12 +159,12 @@ def _attempt_over(failure: ActivityError) -> bool:
     return isinstance(cause, ActivityTimeout) and cause.type == TimeoutType.START_TO_CLOSE
 
 
-async def _stamp(fence: FenceRequest) -> FenceResult:
+async def _stamp(fence: FenceRequest, patches: Patches) -> FenceResult:
     """At most once does not rest on this step's place in history: the stamp refuses a call
     whose step is recorded (the ledger check) and only its own token can claim the fence.
     A local stamp that runs again (its worker died before the task completed, or a reset
     re-ran the task) is answered from the database like any other."""
     summary = f"fence {fence.tool}"
-    if workflow.patched(LOCAL_STAMP):
+    if patches.on(LOCAL_STAMP):
         return await call_local(STAMP, fence, opt.local_store_call(), summary=summary)
     return await call(STAMP, fence, opt.store_call(), summary=summary)

@@ -32,6 +32,7 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
 from agentrt.workflows._context import RunContext
+from agentrt.workflows.patches import Patches
 
 with workflow.unsafe.imports_passed_through():
     from agentrt.contracts.errors import ErrorType
@@ -60,7 +61,7 @@ def due(ctx: RunContext, round_no: int) -> bool:
     # record) would be cut off: the segment waits a round for it, never blocks on it.
     if not workflow.all_handlers_finished():
         return False
-    return workflow.patched(CONTINUE_AS_NEW)
+    return ctx.patches.on(CONTINUE_AS_NEW)
 
 
 def carry(ctx: RunContext) -> Carry:
@@ -77,6 +78,7 @@ def carry(ctx: RunContext) -> Carry:
         inputs=sorted(ctx.input.recorded),
         answered=sorted(ctx.reconcile.answered),
         refused=list(ctx.refused),
+        patch_markers=False,  # the next segment runs on this build: it takes its patches
     )
 
 
@@ -115,6 +117,7 @@ def resume(ctx: RunContext, c: Carry) -> None:
     ctx.input.recorded = set(c.inputs)
     ctx.reconcile.answered = set(c.answered)
     ctx.refused = list(c.refused)
+    ctx.patches = Patches(asked=c.patch_markers)
     st = ctx.state
     st.next_sequence, st.iterations, st.usage = c.next_sequence, c.iterations, c.usage
     ctx.carried_retries = c.output_retries

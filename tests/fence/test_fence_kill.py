@@ -18,9 +18,8 @@ import pytest
 from agentrt.contracts.enums import EventKind, Outcome, PendingState, RunStatus, TerminationReason
 from agentrt.contracts.ids import ACT_FENCE_RESOLVE, ACT_WRITE_EXECUTE, ACT_WRITE_RECONCILE
 from agentrt.store.demo import DemoWorld
-from agentrt.workflows._group import PARALLEL_TOOLS
 from tests.fence._kill import REFUND_CALL, Killer
-from tests.workflows._replay import patches, scheduled
+from tests.workflows._replay import most_scheduled_at_once, scheduled
 
 # After the kill, settling takes a write heartbeat timeout (3 s) or a store-call timeout
 # (10 s), then the dead worker's sticky-queue timeout (10 s): 11-15 s observed.
@@ -154,6 +153,6 @@ async def test_kill_inside_a_group_of_two_writes_applies_each_at_most_once(
         assert view.pending_effect is not None and view.pending_effect.call_id == "r1.3"
         assert refunds == []
     history = await killer.history(killed.run_id)
-    assert patches(history.events).count(PARALLEL_TOOLS) == 1  # the turn ran as a group
+    assert most_scheduled_at_once(history) > 1  # the turn ran as a group
     writes = scheduled(history).count(ACT_WRITE_EXECUTE)
     assert writes == (3 if status is RunStatus.COMPLETED else 1)

@@ -2,6 +2,7 @@
 the markers, the activities it scheduled."""
 
 import json
+from collections import Counter
 from collections.abc import Iterable
 
 from temporalio.api.enums.v1 import EventType
@@ -53,6 +54,17 @@ def scheduled(history: WorkflowHistory | History) -> list[str]:
         for e in history.events
         if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
     ]
+
+
+def most_scheduled_at_once(history: WorkflowHistory | History) -> int:
+    """The most activities one workflow task scheduled: above one, calls ran side by side
+    (a turn run as a group: workflows/_group.py); one, the loop ran them one at a time."""
+    counts = Counter(
+        e.activity_task_scheduled_event_attributes.workflow_task_completed_event_id
+        for e in history.events
+        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+    )
+    return max(counts.values(), default=0)
 
 
 async def fetch(client: Client, run_id: str) -> WorkflowHistory:

@@ -31,9 +31,9 @@ from agentrt import (
 from agentrt.activities.providers.scripted import RuleSet
 from agentrt.contracts.enums import EventKind, ToolEffect
 from agentrt.store.runs import RunStore
-from agentrt.workflows._group import NOT_RUN, PARALLEL_TOOLS
+from agentrt.workflows._group import NOT_RUN
 from tests._rules import Scripted, new_queue, scripted_profile, scripted_worker
-from tests.workflows._replay import assert_replays, fetch, patches
+from tests.workflows._replay import assert_replays, fetch, most_scheduled_at_once, patches
 from tests.workflows._waiting import decide
 
 HOLD = 0.4  # seconds each call stays inside its tool
@@ -162,7 +162,8 @@ async def test_reads_and_idempotent_writes_run_at_once_writes_one_after_another(
     results = [m.content for m in transcript if m.role == "tool"]
     assert results == [f"{x} done" for x in "abcde"]
     history = await fetch(client, done.run_id)
-    assert patches(history.events).count(PARALLEL_TOOLS) == 1
+    assert most_scheduled_at_once(history) == 4  # the group's four slots, taken at once
+    assert patches(history.events) == []  # a run of this build records no patch marker
     await assert_replays(history)
 
 
@@ -177,8 +178,8 @@ async def test_the_profile_limits_how_many_calls_run_at_once(
     assert probe.most == limit
     assert probe.entered == ["a", "b", "c"]  # slots are taken in issue order
     history = await fetch(client, done.run_id)
-    # One at a time is today's loop, command for command: no marker.
-    assert (PARALLEL_TOOLS in patches(history.events)) is (limit > 1)
+    # One at a time is the loop without a group, command for command.
+    assert most_scheduled_at_once(history) == limit
     await assert_replays(history)
 
 
