@@ -21,8 +21,10 @@ A later segment of a long run (workflows/segments.py) has no start marker to pro
 carry says it (`Carry.patch_markers`), written by the segment before it; a carry from a
 build before this one has no such field and reads True.
 
-Ask a patch of a later build through `workflow.patched()` itself, as usual: `Patches`
-takes as given only the patches listed here, the ones every run of this build takes.
+`Patches.on` is for the patches this build already has (PARALLEL_TOOLS, LOCAL_STAMP, ...):
+every run of this build took their new paths. A patch a later build adds must be asked
+through `workflow.patched()` itself: a run of this build still in flight took its old path,
+and only the absence of its marker says so.
 """
 
 from dataclasses import dataclass
