@@ -12,15 +12,8 @@ from temporalio.service import RPCError, RPCStatusCode
 from agentrt.contracts.errors import AgentRuntimeError, ConfigError, TemporalUnavailableError
 from agentrt.core.codec import EncryptionCodec
 from agentrt.core.settings import Settings
-from agentrt.core.temporal_tls import (
-    certificate_hint,
-    handshake_hint,
-    plaintext_hint,
-    reason_text,
-    speaks_tls,
-    temporal_access,
-    wants_client_certificate,
-)
+from agentrt.core.temporal_diagnose import diagnose, reason_text
+from agentrt.core.temporal_tls import temporal_access
 from agentrt.core.tracing import tracing_enabled, tracing_interceptor
 
 # The innermost reason in the Rust bridge's error text, e.g. "Connection refused".
@@ -99,19 +92,11 @@ async def connect(settings: Settings) -> Client:
     except RuntimeError as exc:
         found = _REASON.findall(str(exc))
         reason = reason_text(found[-1] if found else str(exc).splitlines()[0][:200])
-        hint = handshake_hint(str(exc), access)
-        if hint is None and access.uses_tls:
-            if await wants_client_certificate(settings.temporal.address, access):
-                hint = certificate_hint(access)
-        elif hint is None and await speaks_tls(settings.temporal.address):
-            hint = plaintext_hint()
-        if hint is not None:
-            raise TemporalUnavailableError(
-                f"cannot reach Temporal at {settings.temporal.address} ({reason}): {hint}"
-            ) from None
+        address = settings.temporal.address
+        hint = await diagnose(address, access, str(exc))
         raise TemporalUnavailableError(
-            f"cannot reach Temporal at {settings.temporal.address} ({reason}): "
-            "set AGENTRT_TEMPORAL_ADDRESS to a running Temporal frontend"
+            f"cannot reach Temporal at {address} ({reason}): "
+            f"{hint or 'set AGENTRT_TEMPORAL_ADDRESS to a running Temporal frontend'}"
         ) from None
 
 
