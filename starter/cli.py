@@ -24,6 +24,7 @@ from agentrt.contracts.errors import (
 from agentrt.core.exits import exit_now
 from agentrt.core.logs import configure_logging
 from agentrt.core.settings import Settings
+from agentrt.core.settings_api import RemoteSettings
 from agentrt.core.settings_env import refuse_unknown
 from agentrt.core.temporal import call_error
 from agentrt.core.tracing import configure_tracing, shutdown_tracing
@@ -204,7 +205,7 @@ async def _dispatch(
     if args.command in ("run", "start"):
         # Bad input fails before any connection is made; the command sends this request.
         args.request = commands.start_arg(args, settings)
-    remote_settings = remote.RemoteSettings()
+    remote_settings = RemoteSettings()
     api_url = args.api or remote_settings.api_url
     acting = ("approve", "deny", "cancel", "reconcile")
     if not api_url and args.command in acting and args.by is None:

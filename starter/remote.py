@@ -24,7 +24,6 @@ from agentrt.contracts.reconcile_answer import ReconcileAnswer
 from agentrt.contracts.run import PROMPT_CHARS_CEILING
 from agentrt.contracts.start import StartRequest, StartWait
 from agentrt.contracts.views import EventView, RunView
-from agentrt.core.settings_api import RemoteSettings  # its former home
 from agentrt.starter.client import RuntimeClient
 from agentrt.starter.live import follow_api, refusal
 

@@ -8,7 +8,7 @@ from temporalio.api.common.v1 import Payload
 from temporalio.api.history.v1 import History
 from temporalio.client import Client
 
-from agentrt.core.codec import ENCODING
+from agentrt.core.codec import ENCODING, bound_run
 
 # Search attributes are indexed by the server, so they are never encoded (and hold only
 # config: profile and status, no user content).
@@ -44,8 +44,11 @@ def _payloads(msg: Message) -> Iterator[tuple[str, Payload]]:
                 yield from _payloads(item)
 
 
-async def assert_ciphertext_history(client: Client, workflow_id: str, secret: str) -> int:
-    """Every payload in the history is encrypted and `secret` is nowhere in its bytes.
+async def assert_ciphertext_history(
+    client: Client, workflow_id: str, secret: str, *, bound: bool = False
+) -> int:
+    """Every payload in the history is encrypted and `secret` is nowhere in its bytes;
+    with `bound`, each is bound to this run (core/codec.py: envelope v2, associated data).
     Returns how many payloads were checked."""
     fetched = await client.get_workflow_handle(workflow_id).fetch_history()
     raw = History(events=list(fetched.events)).SerializeToString()
@@ -64,6 +67,8 @@ async def assert_ciphertext_history(client: Client, workflow_id: str, secret: st
             assert payload.metadata.get("encoding") == ENCODING, (
                 f"{event.event_type} {name}: encoding {payload.metadata.get('encoding')!r}"
             )
+            if bound:
+                assert bound_run(payload) == workflow_id, (event.event_type, name)
             checked += 1
     assert checked > 0
     start = fetched.events[0].workflow_execution_started_event_attributes.input

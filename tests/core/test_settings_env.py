@@ -17,7 +17,7 @@ from agentrt.core.settings import (
     TemporalSettings,
     env_name,
 )
-from agentrt.starter.remote import RemoteSettings
+from agentrt.core.settings_api import RemoteSettings
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 

@@ -63,7 +63,7 @@ def test_a_misspelt_variable_in_the_dotenv_file_and_in_lower_case_too(
 
 
 def test_every_setting_of_every_process_is_known_and_nothing_else() -> None:
-    environ = {name: "" for name in setting_variables() | DEVELOPMENT_VARIABLES}
+    environ = dict.fromkeys(setting_variables() | DEVELOPMENT_VARIABLES, "")
     refuse_unknown(environ, None)  # raises nothing
     with pytest.raises(ConfigError, match="unknown setting AGENTRT_NO_SUCH_THING in the env"):
         refuse_unknown(environ | {"AGENTRT_NO_SUCH_THING": "1"}, None)
@@ -86,9 +86,7 @@ def test_the_variables_a_servers_or_providers_file_reads_are_known(tmp_path: Pat
         "providers:\n  - {name: local, base_url: 'http://127.0.0.1:1/v1',"
         " api_key_env: AGENTRT_LOCAL_KEY}\n"
     )
-    settings = Settings().replace(
-        worker={"mcp_servers_file": mcp}, providers={"file": providers}
-    )
+    settings = Settings().replace(worker={"mcp_servers_file": mcp}, providers={"file": providers})
     environ = {"AGENTRT_CRM_TOKEN": "t", "AGENTRT_LOCAL_KEY": "k"}
     refuse_unknown(environ, None, settings)
     with pytest.raises(ConfigError, match="AGENTRT_CRM_TOKEN"):
