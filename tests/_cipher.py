@@ -16,7 +16,7 @@ _NOT_ENCODED = {"search_attributes", "indexed_fields"}
 # The SDK's own marker bookkeeping, written by its core below the codec: a local
 # activity's sequence, attempt, id, type and times, and a patch's id. The local activity's
 # result and failure are the application's payloads, and are checked like any other.
-_MARKER_BOOKKEEPING = {
+MARKER_BOOKKEEPING = {
     ("core_local_activity", "data"): {
         "seq", "attempt", "activity_id", "activity_type", "complete_time", "backoff",
         "original_schedule_time", "activation_index",
@@ -25,7 +25,7 @@ _MARKER_BOOKKEEPING = {
 }  # fmt: skip
 
 
-def _payloads(msg: Message) -> Iterator[tuple[str, Payload]]:
+def history_payloads(msg: Message) -> Iterator[tuple[str, Payload]]:
     for field, value in msg.ListFields():
         if field.name in _NOT_ENCODED or field.message_type is None:
             continue
@@ -41,7 +41,7 @@ def _payloads(msg: Message) -> Iterator[tuple[str, Payload]]:
             if isinstance(item, Payload):
                 yield name, item
             else:
-                yield from _payloads(item)
+                yield from history_payloads(item)
 
 
 async def assert_ciphertext_history(
@@ -56,12 +56,12 @@ async def assert_ciphertext_history(
     checked = 0
     for event in fetched.events:
         marker = event.marker_recorded_event_attributes
-        for key, allowed in _MARKER_BOOKKEEPING.items():
+        for key, allowed in MARKER_BOOKKEEPING.items():
             if event.HasField("marker_recorded_event_attributes") and marker.marker_name == key[0]:
                 for p in marker.details[key[1]].payloads:
                     assert set(json.loads(p.data)) <= allowed, p.data
                     p.Clear()  # checked: no content, and the codec never sees it
-        for name, payload in _payloads(event):
+        for name, payload in history_payloads(event):
             if not payload.ByteSize():
                 continue
             assert payload.metadata.get("encoding") == ENCODING, (
