@@ -255,6 +255,10 @@ class RegisteredProfile(BaseModel):
     publish: bool = False
     description: str = ""
     digest: str = ""  # of the whole profile: tells two workers' differing copies apart
+    # The payload key ids its workers decrypt with, active first, comma-separated: "" none,
+    # None not said (a worker of an earlier build). A client refuses a start they could
+    # not read (starter/_starting.py: payload_key_mismatch).
+    payload_keys: str | None = None
 
     @classmethod
     def of(cls, profile: Profile) -> "RegisteredProfile":

@@ -132,8 +132,9 @@ class EncryptionCodec(PayloadCodec, WithSerializationContext):
         return cls(*parse_keys(spec))
 
     @property
-    def key_ids(self) -> frozenset[str]:
-        return frozenset(self._keys)
+    def active_key(self) -> str:
+        """The id of the key new payloads are encrypted with."""
+        return self._active
 
     def with_context(self, context: SerializationContext) -> Self:
         """The codec for one workflow's payloads: what it encodes is bound to that run."""

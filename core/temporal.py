@@ -2,6 +2,7 @@
 
 import dataclasses
 import re
+from collections.abc import Callable
 
 from temporalio.client import Client
 from temporalio.common import HeaderCodecBehavior
@@ -45,17 +46,19 @@ def data_converter(payload_keys: str | None = None) -> DataConverter:
     )
 
 
-def worker_client(client: Client) -> Client:
+def worker_client(client: Client, on_plaintext: Callable[[str], None] | None = None) -> Client:
     """The client a worker polls with: with payload keys, its codec replaces a plaintext
     payload by one no handler can read (the signal or update carrying it is dropped and
     logged) rather than raising, which would fail the workflow task on every retry and
-    leave a forged signal able to stall the run. Without payload keys, `client` itself."""
+    leave a forged signal able to stall the run; `on_plaintext` hears which workflow it
+    came to (workers/plaintext.py). Without payload keys, `client` itself."""
     converter = client.data_converter
     codec = converter.payload_codec
     if not isinstance(codec, EncryptionCodec):
         return client
     config = client.config()
-    config["data_converter"] = dataclasses.replace(converter, payload_codec=codec.refusing())
+    refusing = codec.refusing(on_plaintext)
+    config["data_converter"] = dataclasses.replace(converter, payload_codec=refusing)
     return Client(**config)
 
 
