@@ -102,8 +102,7 @@ SERVE_SETTINGS = help_text(
 )
 
 
-def _main(argv: list[str] | None) -> None:
-    configure_logging(logging.INFO)
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agentrt-api", description=__doc__)
     sub = parser.add_subparsers(dest="command")
     sub.add_parser(
@@ -121,6 +120,12 @@ def _main(argv: list[str] | None) -> None:
     hasher.add_argument("key", help="the API key (its digest goes in AGENTRT_API_KEYS)")
     sub.add_parser("rotate", help="re-seal every sealed column under the active key")
     tokens.add_parser(sub)
+    return parser
+
+
+def _main(argv: list[str] | None) -> None:
+    configure_logging(logging.INFO)
+    parser = build_parser()
     args = parser.parse_args(argv)
     try:
         _dispatch(parser, args)

@@ -70,14 +70,20 @@ def settings_converter(settings: Settings) -> DataConverter:
 
 
 async def connect(settings: Settings) -> Client:
-    """The only way a process (CLI, facade, worker, A2A server, demo) gets a Temporal client.
-    It takes the whole settings object, not an address, so no caller can leave the payload
-    keys behind: with AGENTRT_PAYLOAD_KEYS set, every client encrypts. An unreachable
-    frontend is a TemporalUnavailableError that names the setting to change. With tracing
-    configured, its tracing interceptor also reaches every worker built on it (trace
-    context crosses start → workflow → activities). TLS, mTLS and an API key come from
-    AGENTRT_TEMPORAL_TLS* and AGENTRT_TEMPORAL_API_KEY, checked before connecting
-    (core/temporal_tls.py): a bad one is a ConfigError naming it."""
+    """A Temporal client made from the settings, as every agentrt process makes its own
+    (`agentrt.connect`, public): the address and namespace, TLS, mTLS and the API key
+    (AGENTRT_TEMPORAL_*, checked before connecting: a bad one is a ConfigError naming it),
+    the data converter every agentrt process and payload share (pydantic), and with
+    AGENTRT_PAYLOAD_KEYS the codec that encrypts every payload, binds it to its run and
+    refuses plaintext, headers (the trace context) included. It takes the whole settings
+    object, not an address, so no caller can leave the payload keys behind.
+
+    Give it to your own workers (`Worker(client, ..., plugins=[AgentrtPlugin(settings)])`,
+    or `build_worker(client, settings)`) and clients (`AgentRuntime(client, ...)`,
+    `client.get_workflow_handle(run_id)`). With tracing configured, its tracing interceptor
+    also reaches every worker built on it. A frontend it cannot reach is a
+    TemporalUnavailableError naming the cause and the setting to change
+    (core/temporal_diagnose.py)."""
     converter = settings_converter(settings)
     access = temporal_access(settings.temporal)
     try:
