@@ -22,7 +22,7 @@ from tests._markdown import (
 )
 from tests.test_readme_code import LOADERS, PARSERS
 
-PAGE = '''
+PAGE = """
 # A page
 
 ```python
@@ -58,7 +58,7 @@ profiles:
 ```python
 answer = await __import__("asyncio").sleep(0, result=42)
 ```
-'''
+"""
 
 
 def _page(tmp_path: Path) -> Path:
