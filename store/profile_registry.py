@@ -105,15 +105,14 @@ class ProfileRegistry:
         """Write the worker's registration of every profile, in one transaction; returns the
         worker's id (new unless given; given, its rows are written again). `payload_keys`:
         the key ids it decrypts Temporal payloads with, active first (empty: none)."""
-        keys = None if payload_keys is None else ",".join(payload_keys)
+        keys = None if payload_keys is None else list(payload_keys)
         worker = worker or uuid.uuid4().hex
         now = utcnow()
         with self._ctx.transaction() as conn:
             conn.execute(delete(ServerRow).where(ServerRow.worker == worker))
             conn.execute(delete(ServerRow).where(_unseen_since(now - PURGE_AFTER)))
             for profile in profiles:
-                row: dict[str, Any] = RegisteredProfile.of(profile).model_dump()
-                row["payload_keys"] = keys
+                row: dict[str, Any] = RegisteredProfile.of(profile, keys).model_dump()
                 # A copy a live worker serves already changes nothing a reader sees.
                 served = conn.scalar(
                     select(func.min(ServerRow.changed_at)).where(
