@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from agentrt.contracts.reconcile import Reconciled
     from agentrt.contracts.start import StartRequest
     from agentrt.core.settings import Settings
+    from agentrt.core.temporal import connect
     from agentrt.starter.client import RuntimeClient
     from agentrt.starter.facade import AgentRuntime
     from agentrt.workers.builder import AgentrtPlugin, build_worker
@@ -54,6 +55,7 @@ _EXPORTS: dict[str, str] = {
     "RuntimeClient": "agentrt.starter.client",
     "StartRequest": "agentrt.contracts.start",
     "Settings": "agentrt.core.settings",
+    "connect": "agentrt.core.temporal",
     "Outcome": "agentrt.contracts.enums",
     "RunStatus": "agentrt.contracts.enums",
     "TerminationReason": "agentrt.contracts.enums",
@@ -142,6 +144,7 @@ __all__ = [
     "Usage",
     "WorkersBusyError",
     "build_worker",
+    "connect",
     "tool",
 ]
 

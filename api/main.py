@@ -4,8 +4,10 @@ keys, manage operator tokens."""
 import argparse
 import asyncio
 import logging
+import os
 import sys
 from datetime import timedelta
+from pathlib import Path
 from typing import NoReturn
 
 from pydantic import ValidationError
@@ -17,6 +19,7 @@ from agentrt.contracts.errors import AgentRuntimeError
 from agentrt.core.exits import console_script
 from agentrt.core.logs import configure_logging
 from agentrt.core.settings_doc import help_text
+from agentrt.core.settings_env import refuse_unknown
 from agentrt.store.open import WHICH_SETTING
 
 EXIT_ERROR = 2
@@ -99,8 +102,7 @@ SERVE_SETTINGS = help_text(
 )
 
 
-def _main(argv: list[str] | None) -> None:
-    configure_logging(logging.INFO)
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agentrt-api", description=__doc__)
     sub = parser.add_subparsers(dest="command")
     sub.add_parser(
@@ -118,6 +120,12 @@ def _main(argv: list[str] | None) -> None:
     hasher.add_argument("key", help="the API key (its digest goes in AGENTRT_API_KEYS)")
     sub.add_parser("rotate", help="re-seal every sealed column under the active key")
     tokens.add_parser(sub)
+    return parser
+
+
+def _main(argv: list[str] | None) -> None:
+    configure_logging(logging.INFO)
+    parser = build_parser()
     args = parser.parse_args(argv)
     try:
         _dispatch(parser, args)
@@ -138,6 +146,7 @@ def _fail(message: str) -> NoReturn:
 
 def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     settings = ApiSettings()
+    refuse_unknown(os.environ, Path(".env"), settings)
     configure_logging(logging.INFO, settings.telemetry.log_format)
     if args.command in (None, "serve"):
         _serve(settings)

@@ -1,7 +1,7 @@
 """Agent profiles: what a run may do, written in Python or the worker's YAML file."""
 
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -255,9 +255,15 @@ class RegisteredProfile(BaseModel):
     publish: bool = False
     description: str = ""
     digest: str = ""  # of the whole profile: tells two workers' differing copies apart
+    # The payload key ids its workers decrypt with, active first, comma-separated: "" none,
+    # None not said (a worker of an earlier build). A client refuses a start they could
+    # not read (starter/_starting.py: payload_key_mismatch).
+    payload_keys: str | None = None
 
     @classmethod
-    def of(cls, profile: Profile) -> "RegisteredProfile":
+    def of(cls, profile: Profile, payload_keys: Sequence[str] | None = None) -> "RegisteredProfile":
+        """What a worker with `payload_keys` (their ids, active first) registers of
+        `profile`; None: a worker that does not say."""
         return cls(
             name=profile.name,
             task_queue=profile.task_queue,
@@ -267,4 +273,5 @@ class RegisteredProfile(BaseModel):
             publish=profile.publish,
             description=profile.description,
             digest=hashlib.sha256(profile.model_dump_json().encode()).hexdigest(),
+            payload_keys=None if payload_keys is None else ",".join(payload_keys),
         )

@@ -1,7 +1,9 @@
 """The codec server: Temporal Web (and `temporal --codec-endpoint --codec-auth`) POST
 payloads here to see them decrypted. Decrypting on request is reading every prompt, so each
 request must carry `Authorization: Bearer <token>` (compared in constant time); only a
-loopback-only dev server may run without one (`token=None`). CORS admits only the
+loopback-only dev server may run without one (`token=None`). Encoding is refused to that
+token and to none: only workers and clients, with the encode token of their own
+(AGENTRT_CODEC_ENCODE_TOKEN), may have a payload made that workers accept. CORS admits only the
 configured Web UI origins, and lets their preflights through without a token.
 
 Each request must also name the configured namespace (the `/{namespace}/decode` path the
@@ -32,9 +34,10 @@ from temporalio.api.common.v1 import Payload, Payloads
 from temporalio.converter import PayloadCodec
 
 
-def _authorized(request: Request, token: str | None) -> bool:
+def _presents(request: Request, token: str | None) -> bool:
+    """Whether the request carries `token` as its bearer token (never, for None)."""
     if token is None:
-        return True
+        return False
     scheme, _, presented = request.headers.get("authorization", "").partition(" ")
     # compare_digest on bytes: constant time in the length of the expected token.
     return scheme.lower() == "bearer" and hmac.compare_digest(
@@ -149,21 +152,36 @@ def create_codec_app(
     ui_origins: Iterable[str],
     token: str | None,
     *,
+    encode_token: str | None = None,
     namespace: str = "default",
     allowed_hosts: Iterable[str] = (),
 ) -> Starlette:
-    """`namespace`: the only one served; `allowed_hosts`: Host names besides loopback."""
-    if token is not None and not token.strip():
-        raise ValueError("the codec token is empty")
+    """`token`: what `/decode` needs (None: a loopback dev server, open to decode);
+    `encode_token`: the workers' and clients' own, the only one `/encode` takes (it decodes
+    too; None: nobody encodes here). Encoding makes a payload the workers accept as ours,
+    so the operators' and Temporal Web's token must not: a UI that could encode could
+    forge signals. `namespace`: the only one served; `allowed_hosts`: Host names besides
+    loopback."""
+    for name, value in (("codec token", token), ("codec encode token", encode_token)):
+        if value is not None and not value.strip():
+            raise ValueError(f"the {name} is empty")
+
+    def _refusal(request: Request, encode: bool) -> Response | None:
+        if _presents(request, encode_token):
+            return None
+        if encode:
+            if encode_token is None or _presents(request, token):
+                return _refused(403, "this codec server encodes only for workers and clients")
+        elif token is None or _presents(request, token):
+            return None
+        return JSONResponse(
+            {"error": "a valid bearer token is required"},
+            status_code=401,
+            headers={"WWW-Authenticate": 'Bearer realm="codec"'},
+        )
 
     async def _apply(request: Request, decode: bool) -> Response:
-        if not _authorized(request, token):
-            return JSONResponse(
-                {"error": "a valid bearer token is required"},
-                status_code=401,
-                headers={"WWW-Authenticate": 'Bearer realm="codec"'},
-            )
-        refusal = namespace_refusal(request, namespace)
+        refusal = _refusal(request, encode=not decode) or namespace_refusal(request, namespace)
         if refusal is not None:
             return refusal
         return await apply_codec(codec, await request.body(), decode=decode)

@@ -99,8 +99,15 @@ class CodecSettings(SettingsGroup):
     token: SecretStr | None = Field(
         default=None,
         description=(
-            "bearer token every `/decode` and `/encode` request must carry; "
+            "bearer token every `/decode` request must carry (Temporal Web, operators); "
             "`codec-server` refuses to start without it unless given `--dev-no-token`"
+        ),
+    )
+    encode_token: SecretStr | None = Field(
+        default=None,
+        description=(
+            "bearer token of workers and clients (a `temporal` CLI sending signals): the only "
+            "one `/encode` accepts; it decodes too. Unset: `/encode` is refused to everyone"
         ),
     )
     allowed_hosts: str = setting(

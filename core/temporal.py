@@ -2,6 +2,7 @@
 
 import dataclasses
 import re
+from collections.abc import Callable
 
 from temporalio.client import Client
 from temporalio.common import HeaderCodecBehavior
@@ -12,15 +13,8 @@ from temporalio.service import RPCError, RPCStatusCode
 from agentrt.contracts.errors import AgentRuntimeError, ConfigError, TemporalUnavailableError
 from agentrt.core.codec import EncryptionCodec
 from agentrt.core.settings import Settings
-from agentrt.core.temporal_tls import (
-    certificate_hint,
-    handshake_hint,
-    plaintext_hint,
-    reason_text,
-    speaks_tls,
-    temporal_access,
-    wants_client_certificate,
-)
+from agentrt.core.temporal_diagnose import diagnose, reason_text
+from agentrt.core.temporal_tls import temporal_access
 from agentrt.core.tracing import tracing_enabled, tracing_interceptor
 
 # The innermost reason in the Rust bridge's error text, e.g. "Connection refused".
@@ -52,17 +46,19 @@ def data_converter(payload_keys: str | None = None) -> DataConverter:
     )
 
 
-def worker_client(client: Client) -> Client:
+def worker_client(client: Client, on_plaintext: Callable[[str], None] | None = None) -> Client:
     """The client a worker polls with: with payload keys, its codec replaces a plaintext
     payload by one no handler can read (the signal or update carrying it is dropped and
     logged) rather than raising, which would fail the workflow task on every retry and
-    leave a forged signal able to stall the run. Without payload keys, `client` itself."""
+    leave a forged signal able to stall the run; `on_plaintext` hears which workflow it
+    came to (workers/plaintext.py). Without payload keys, `client` itself."""
     converter = client.data_converter
     codec = converter.payload_codec
     if not isinstance(codec, EncryptionCodec):
         return client
     config = client.config()
-    config["data_converter"] = dataclasses.replace(converter, payload_codec=codec.refusing())
+    refusing = codec.refusing(on_plaintext)
+    config["data_converter"] = dataclasses.replace(converter, payload_codec=refusing)
     return Client(**config)
 
 
@@ -74,14 +70,20 @@ def settings_converter(settings: Settings) -> DataConverter:
 
 
 async def connect(settings: Settings) -> Client:
-    """The only way a process (CLI, facade, worker, A2A server, demo) gets a Temporal client.
-    It takes the whole settings object, not an address, so no caller can leave the payload
-    keys behind: with AGENTRT_PAYLOAD_KEYS set, every client encrypts. An unreachable
-    frontend is a TemporalUnavailableError that names the setting to change. With tracing
-    configured, its tracing interceptor also reaches every worker built on it (trace
-    context crosses start → workflow → activities). TLS, mTLS and an API key come from
-    AGENTRT_TEMPORAL_TLS* and AGENTRT_TEMPORAL_API_KEY, checked before connecting
-    (core/temporal_tls.py): a bad one is a ConfigError naming it."""
+    """A Temporal client made from the settings, as every agentrt process makes its own
+    (`agentrt.connect`, public): the address and namespace, TLS, mTLS and the API key
+    (AGENTRT_TEMPORAL_*, checked before connecting: a bad one is a ConfigError naming it),
+    the data converter every agentrt process and payload share (pydantic), and with
+    AGENTRT_PAYLOAD_KEYS the codec that encrypts every payload, binds it to its run and
+    refuses plaintext, headers (the trace context) included. It takes the whole settings
+    object, not an address, so no caller can leave the payload keys behind.
+
+    Give it to your own workers (`Worker(client, ..., plugins=[AgentrtPlugin(settings)])`,
+    or `build_worker(client, settings)`) and clients (`AgentRuntime(client, ...)`,
+    `client.get_workflow_handle(run_id)`). With tracing configured, its tracing interceptor
+    also reaches every worker built on it. A frontend it cannot reach is a
+    TemporalUnavailableError naming the cause and the setting to change
+    (core/temporal_diagnose.py)."""
     converter = settings_converter(settings)
     access = temporal_access(settings.temporal)
     try:
@@ -99,19 +101,11 @@ async def connect(settings: Settings) -> Client:
     except RuntimeError as exc:
         found = _REASON.findall(str(exc))
         reason = reason_text(found[-1] if found else str(exc).splitlines()[0][:200])
-        hint = handshake_hint(str(exc), access)
-        if hint is None and access.uses_tls:
-            if await wants_client_certificate(settings.temporal.address, access):
-                hint = certificate_hint(access)
-        elif hint is None and await speaks_tls(settings.temporal.address):
-            hint = plaintext_hint()
-        if hint is not None:
-            raise TemporalUnavailableError(
-                f"cannot reach Temporal at {settings.temporal.address} ({reason}): {hint}"
-            ) from None
+        address = settings.temporal.address
+        hint = await diagnose(address, access, str(exc))
         raise TemporalUnavailableError(
-            f"cannot reach Temporal at {settings.temporal.address} ({reason}): "
-            "set AGENTRT_TEMPORAL_ADDRESS to a running Temporal frontend"
+            f"cannot reach Temporal at {address} ({reason}): "
+            f"{hint or 'set AGENTRT_TEMPORAL_ADDRESS to a running Temporal frontend'}"
         ) from None
 
 

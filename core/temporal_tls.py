@@ -1,12 +1,10 @@
 """TLS, mTLS and API keys for the Temporal connection (issue 28): the `AGENTRT_TEMPORAL_TLS*`
 and `AGENTRT_TEMPORAL_API_KEY` settings, read and checked before a connection is tried, so
 a wrong file, a certificate that is not one, a key that is not the certificate's or an
-expired certificate stops the process at start with one line naming the setting. A
-handshake the server refuses is told apart too (`handshake_hint`)."""
+expired certificate stops the process at start with one line naming the setting. Why a
+connection the server refused failed is core/temporal_diagnose.py's."""
 
-import asyncio
 import datetime
-import ssl
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -123,125 +121,3 @@ def temporal_access(t: TemporalSettings) -> TemporalAccess:
         ),
         api_key=api_key,
     )
-
-
-# Words of the TLS library's (rustls) and the transport's failures.
-_WRONG_NAME = ("notvalidforname", "not valid for name")
-_UNTRUSTED = ("unknownissuer", "invalid peer certificate", "invalidcertificate")
-# How a server that wants a client certificate ends the handshake: an alert, or (Python's
-# ssl, some proxies) a bare close, which the client may meet as a broken pipe when it was
-# still writing (seen under load).
-_ENDED = (
-    "certificaterequired",
-    "certificate required",
-    "handshakefailure",
-    "bad certificate",
-    "badcertificate",
-    "unknownca",
-    "unknown ca",
-    "close_notify",
-    "unexpected eof",
-    "unexpected-eof",
-    "connection reset",
-    "broken pipe",
-)
-# What a plaintext client meets at a TLS frontend.
-_BROKE = ("broken pipe", "connection reset", "invalidcontenttype", "frame with invalid size")
-_CERT = f"{_setting('tls_cert')} and {_setting('tls_key')}"
-
-
-def handshake_hint(error_text: str, access: TemporalAccess) -> str | None:
-    """Which setting a failed connection points at, when TLS (or its absence) is why."""
-    low = error_text.lower()
-
-    def said(words: tuple[str, ...]) -> bool:
-        return any(w in low for w in words)
-
-    if not access.uses_tls:
-        if said(_BROKE):
-            return plaintext_hint()
-        return None
-    if said(_WRONG_NAME):
-        return f"its certificate is not for that name: set {_setting('tls_server_name')}"
-    if said(_UNTRUSTED):
-        return f"its certificate is not trusted: set {_setting('tls_ca')} to its CA"
-    if said(_ENDED):
-        return certificate_hint(access)
-    return None
-
-
-def plaintext_hint() -> str:
-    """What to do about a client without TLS at a frontend that speaks it."""
-    return f"if that frontend speaks TLS, set {_setting('tls')} (or its CA, {_CERT})"
-
-
-def certificate_hint(access: TemporalAccess) -> str:
-    """What to do about a server that wants a client certificate (mTLS)."""
-    if access.has_client_cert:
-        return f"it refused the client certificate: is {_CERT} signed by a CA it trusts?"
-    return f"it refused the client certificate: it wants one (mTLS); set {_CERT}"
-
-
-# The HTTP/2 connection preface and an empty SETTINGS frame: a frontend that let the client
-# in answers it at once, so the probe below need not wait out its timeout.
-_H2_HELLO = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
-
-
-_PROBE_SECONDS = 3.0
-
-
-async def speaks_tls(address: str) -> bool:
-    """Whether the frontend at `address` answers a TLS handshake (asked only when a client
-    without TLS failed with no cause named: the transport may read a TLS frontend's alert
-    or close as a cancelled operation). Nothing is verified: this only asks which protocol
-    the other side speaks, and nothing is sent after the handshake."""
-    host, _, port = address.rpartition(":")
-    ctx = ssl.create_default_context()
-    ctx.check_hostname = False
-    ctx.verify_mode = ssl.CERT_NONE
-    try:
-        async with asyncio.timeout(_PROBE_SECONDS):
-            _, writer = await asyncio.open_connection(host, int(port), ssl=ctx)
-            writer.close()
-    except ssl.SSLError as exc:
-        return "alert" in str(exc).lower()  # a TLS server's refusal is still TLS
-    except (OSError, TimeoutError, ValueError):
-        return False
-    return True
-
-
-async def wants_client_certificate(address: str, access: TemporalAccess) -> bool:
-    """Whether the frontend at `address` refuses a client that shows no certificate.
-
-    Asked only after a connection failed with TLS on and the transport's error named no
-    cause: under TLS 1.3 a client finishes its side of the handshake before the server has
-    checked the client's certificate, so the server's refusal may reach the Rust transport
-    as a bare "transport error" or a cancelled operation (seen under load). One handshake of
-    our own, with no certificate, then settles it: the server's alert is read here."""
-    host, _, port = address.rpartition(":")
-    tls = access.tls if isinstance(access.tls, TLSConfig) else None
-    ca = None if tls is None or tls.server_root_ca_cert is None else tls.server_root_ca_cert
-    ctx = ssl.create_default_context(cadata=None if ca is None else ca.decode())
-    ctx.set_alpn_protocols(["h2"])
-    name = (tls.domain if tls is not None else None) or host
-    try:
-        async with asyncio.timeout(_PROBE_SECONDS):
-            reader, writer = await asyncio.open_connection(
-                host, int(port), ssl=ctx, server_hostname=name
-            )
-            try:
-                writer.write(_H2_HELLO)
-                await writer.drain()
-                await reader.read(1)
-            finally:
-                writer.close()
-    except ssl.SSLError as exc:
-        return any(w in str(exc).lower().replace("_", " ") for w in _ENDED)
-    except (OSError, TimeoutError, ValueError):
-        return False
-    return False
-
-
-def reason_text(reason: str) -> str:
-    """rustls's reasons end with a link to its manual, noise in a one-line error."""
-    return reason.split(": https://", 1)[0]

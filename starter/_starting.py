@@ -35,6 +35,7 @@ from agentrt.contracts.errors import (
     UnknownProfileError,
 )
 from agentrt.contracts.ids import SA_PROFILE, SA_RUN_STATUS, WORKFLOW_AGENT_RUN
+from agentrt.contracts.profiles import RegisteredProfile
 from agentrt.contracts.run import RunRequest
 
 PROFILE_KEY = SearchAttributeKey.for_keyword(SA_PROFILE)
@@ -56,6 +57,31 @@ def payload_keys_required(profile: str) -> PayloadKeysRequiredError:
         "history in the clear. Set AGENTRT_PAYLOAD_KEYS (the workers' too), or "
         "AGENTRT_ALLOW_PLAINTEXT_HISTORY=true to accept that"
     )
+
+
+def payload_key_mismatch(
+    registered: RegisteredProfile, client_key: str | None
+) -> PayloadKeysRequiredError | None:
+    """Why the workers serving `registered` could not read what this client sends, or None.
+    Nothing to say when they did not register their keys (an earlier build), or have none:
+    a client that encrypts where workers do not leaves nothing in the clear."""
+    worker_keys = [k for k in (registered.payload_keys or "").split(",") if k]
+    if not worker_keys:
+        return None
+    if client_key is None:
+        return PayloadKeysRequiredError(
+            f"the workers serving profile {registered.name!r} encrypt Temporal payloads "
+            f"(key {worker_keys[0]!r}), and this client has no payload keys: they would refuse "
+            "its start, whose prompt would stay in Temporal in the clear. Set "
+            "AGENTRT_PAYLOAD_KEYS to the workers' keys"
+        )
+    if client_key not in worker_keys:
+        return PayloadKeysRequiredError(
+            f"this client encrypts with payload key {client_key!r}, which the workers serving "
+            f"profile {registered.name!r} do not have (theirs: {', '.join(worker_keys)}): "
+            "give AGENTRT_PAYLOAD_KEYS the same keys on both"
+        )
+    return None
 
 
 def unregistered(profile: str) -> UnknownProfileError:

@@ -4,6 +4,7 @@ here only; typed errors become one line on stderr and exit code 2, never a trace
 import argparse
 import asyncio
 import logging
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -23,6 +24,8 @@ from agentrt.contracts.errors import (
 from agentrt.core.exits import exit_now
 from agentrt.core.logs import configure_logging
 from agentrt.core.settings import Settings
+from agentrt.core.settings_api import RemoteSettings
+from agentrt.core.settings_env import refuse_unknown
 from agentrt.core.temporal import call_error
 from agentrt.core.tracing import configure_tracing, shutdown_tracing
 from agentrt.starter import commands, deployment_cmd, reconcile_cmd, remote
@@ -130,6 +133,10 @@ def _main(argv: Sequence[str] | None) -> int:
         settings = Settings()
     except ValidationError as exc:
         return _fail(err, ConfigError(f"invalid AGENTRT_* settings: {_first_error(exc)}"))
+    try:
+        refuse_unknown(os.environ, Path(".env"), settings)
+    except ConfigError as exc:
+        return _fail(err, exc)
     if settings.telemetry.log_format == "json":  # text: Python's default (warnings, bare) as before
         configure_logging(logging.WARNING, "json")
     try:
@@ -198,7 +205,7 @@ async def _dispatch(
     if args.command in ("run", "start"):
         # Bad input fails before any connection is made; the command sends this request.
         args.request = commands.start_arg(args, settings)
-    remote_settings = remote.RemoteSettings()
+    remote_settings = RemoteSettings()
     api_url = args.api or remote_settings.api_url
     acting = ("approve", "deny", "cancel", "reconcile")
     if not api_url and args.command in acting and args.by is None:

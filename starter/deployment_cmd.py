@@ -89,11 +89,16 @@ async def codec_server(
         codec = EncryptionCodec.from_spec(keys)
     except ValueError as exc:
         raise ConfigError(f"AGENTRT_PAYLOAD_KEYS: {exc}") from None
+    encode = settings.codec.encode_token
+    if encode is not None and not encode.get_secret_value().strip():
+        raise ConfigError("AGENTRT_CODEC_ENCODE_TOKEN is empty")
     app = create_codec_app(
         codec, origins, token, namespace=settings.temporal.namespace,
         allowed_hosts=settings.codec.hosts(),
+        encode_token=None if encode is None else encode.get_secret_value(),
     )  # fmt: skip
     guard = "bearer token required" if token else "NO TOKEN (dev only)"
+    guard += "; encodes for workers and clients" if encode else "; encodes for nobody"
     out.print(f"codec server on http://127.0.0.1:{port} for {', '.join(origins)}; {guard}")
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     await server.serve()

@@ -24,6 +24,7 @@ from agentrt.contracts.reconcile_answer import ReconcileAnswer
 from agentrt.contracts.run import DEFAULT_MAX_PROMPT_CHARS
 from agentrt.contracts.start import StartRequest, StartWait
 from agentrt.contracts.views import RunView
+from agentrt.core.codec import EncryptionCodec
 from agentrt.core.settings import Settings
 from agentrt.starter._connecting import open_deployment
 from agentrt.starter._deciding import (
@@ -34,7 +35,11 @@ from agentrt.starter._deciding import (
 from agentrt.starter._launch import Launcher
 from agentrt.starter._reading import RunReads
 from agentrt.starter._reconciling import send_answer
-from agentrt.starter._starting import payload_keys_required, unregistered
+from agentrt.starter._starting import (
+    payload_key_mismatch,
+    payload_keys_required,
+    unregistered,
+)
 from agentrt.starter._typed import temporal_errors_typed
 from agentrt.store.profile_registry import ProfileRegistry
 from agentrt.store.runs import RunStore
@@ -64,6 +69,8 @@ class AgentRuntime(RunReads):
         than `max_prompt_chars` is refused (PromptTooLongError) before anything is sent."""
         self._client = client
         self._plaintext_refused = plaintext_refused
+        codec = client.data_converter.payload_codec
+        self._payload_key = codec.active_key if isinstance(codec, EncryptionCodec) else None
         self._max_prompt_chars = max_prompt_chars
         self._max_iterations_ceiling = max_iterations_ceiling
         self._runs = runs
@@ -153,6 +160,10 @@ class AgentRuntime(RunReads):
                 raise unregistered(request.profile)
             if registered.privacy != "full":
                 raise payload_keys_required(request.profile)
+        if registered is not None:
+            mismatch = payload_key_mismatch(registered, self._payload_key)
+            if mismatch is not None:  # before anything exists in Temporal
+                raise mismatch
         run_id = str(request.run_id or uuid.uuid4())
         put = self._launcher.accept if wait == "accepted" else self._launcher.launch
         await put(

@@ -8,8 +8,6 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
-from pydantic import Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from agentrt.contracts.approval import ApprovalDecision
 from agentrt.contracts.errors import (
@@ -35,19 +33,6 @@ START_ATTEMPTS = 4
 RETRY_SECONDS = 1.0
 # How long `result` waits for a run the API has never shown before it says there is none.
 UNSEEN_SECONDS = 30.0
-
-
-class RemoteSettings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="AGENTRT_", extra="ignore")
-    api_url: str = Field(
-        default="",
-        description=(
-            "the CLI goes through this operator API instead of Temporal and the database (`--api`)"
-        ),
-    )
-    api_token: SecretStr | None = Field(
-        default=None, description="the CLI's operator token there (`--token`)"
-    )
 
 
 def _view(data: dict[str, Any]) -> RunView:

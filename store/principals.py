@@ -63,7 +63,7 @@ def token_digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def _info(row: TokenRow) -> TokenInfo:
+def token_info(row: TokenRow) -> TokenInfo:
     created = as_utc(row.created_at)
     assert created is not None
     return TokenInfo(
@@ -136,7 +136,7 @@ class PrincipalStore:
         )
         with self._ctx.sessions.begin() as s:
             s.add(row)
-        return _info(row), secret
+        return token_info(row), secret
 
     def authenticate(self, secret: str) -> TokenInfo | None:
         """The active token a presented secret is, or None (unknown, revoked or expired)."""
@@ -146,21 +146,21 @@ class PrincipalStore:
             row = s.scalar(select(TokenRow).where(TokenRow.digest == token_digest(secret)))
         if row is None:
             return None
-        info = _info(row)
+        info = token_info(row)
         return info if info.active(utcnow()) else None
 
     def active(self, token_id: str) -> bool:
         """Whether the token is still usable (not revoked, not expired): open streams ask."""
         with self._ctx.reads() as s:
             row = s.get(TokenRow, token_id)
-        return row is not None and _info(row).active(utcnow())
+        return row is not None and token_info(row).active(utcnow())
 
     def list(self, principal: str | None = None) -> list[TokenInfo]:
         q = select(TokenRow).order_by(TokenRow.created_at, TokenRow.id)
         if principal is not None:
             q = q.where(TokenRow.principal == principal)
         with self._ctx.reads() as s:
-            return [_info(r) for r in s.scalars(q).all()]
+            return [token_info(r) for r in s.scalars(q).all()]
 
     def revoke(self, token_id: str) -> bool:
         """Revoke a token; False if there is no such active token (nothing changes)."""

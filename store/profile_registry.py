@@ -73,6 +73,9 @@ class ServerRow(Base):
     changed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     # When the worker last said it serves the profile; NULL once it withdrew.
     seen_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # The payload key ids the worker decrypts with, active first ("" none; NULL: a row
+    # of a build before 0015, which did not say).
+    payload_keys: Mapped[str | None] = mapped_column(String(500))
 
 
 # What a registration says of a profile (RegisteredProfile's fields).
@@ -85,6 +88,7 @@ _COLUMNS = [
     ServerRow.publish,
     ServerRow.description,
     ServerRow.digest,
+    ServerRow.payload_keys,
 ]
 
 
@@ -92,16 +96,23 @@ class ProfileRegistry:
     def __init__(self, ctx: StoreContext) -> None:
         self._ctx = ctx
 
-    def register(self, profiles: Iterable[Profile], worker: str | None = None) -> str:
+    def register(
+        self,
+        profiles: Iterable[Profile],
+        worker: str | None = None,
+        payload_keys: Iterable[str] | None = None,
+    ) -> str:
         """Write the worker's registration of every profile, in one transaction; returns the
-        worker's id (new unless given; given, its rows are written again)."""
+        worker's id (new unless given; given, its rows are written again). `payload_keys`:
+        the key ids it decrypts Temporal payloads with, active first (empty: none)."""
+        keys = None if payload_keys is None else list(payload_keys)
         worker = worker or uuid.uuid4().hex
         now = utcnow()
         with self._ctx.transaction() as conn:
             conn.execute(delete(ServerRow).where(ServerRow.worker == worker))
             conn.execute(delete(ServerRow).where(_unseen_since(now - PURGE_AFTER)))
             for profile in profiles:
-                row: dict[str, Any] = RegisteredProfile.of(profile).model_dump()
+                row: dict[str, Any] = RegisteredProfile.of(profile, keys).model_dump()
                 # A copy a live worker serves already changes nothing a reader sees.
                 served = conn.scalar(
                     select(func.min(ServerRow.changed_at)).where(
@@ -210,10 +221,12 @@ class Registration:
         registry: ProfileRegistry,
         profiles: Iterable[Profile],
         every: float = HEARTBEAT_SECONDS,
+        payload_keys: Iterable[str] | None = None,
     ) -> None:
         self._registry = registry
         self._profiles = list(profiles)
-        self.worker = registry.register(self._profiles)
+        self._keys = None if payload_keys is None else list(payload_keys)
+        self.worker = registry.register(self._profiles, payload_keys=self._keys)
         self._stop = threading.Event()
         self._thread = threading.Thread(
             target=self._beat, args=(every,), name="agentrt-registration", daemon=True
@@ -224,7 +237,7 @@ class Registration:
         while not self._stop.wait(every):
             try:
                 if not self._registry.heartbeat(self.worker) and self._profiles:
-                    self._registry.register(self._profiles, self.worker)
+                    self._registry.register(self._profiles, self.worker, self._keys)
             except Exception as exc:  # the database is away: again at the next beat
                 log.warning("profile registration not renewed: %s", type(exc).__name__)
 

@@ -154,3 +154,16 @@ class RunQuery:
                     found[run_id] = RunSnapshot.parse(raw).privacy
         unknown = RunSnapshot.parse(None).privacy
         return {run_id: found.get(run_id, unknown) for run_id in run_ids}
+
+    def readers(self, run_ids: list[str]) -> dict[str, tuple[str, str]]:
+        """(initiator, privacy level) of each run that has a row, in one query: what the
+        sign-in codec decides a decode by (api/operator/codec.py). A run without a row is
+        absent from the answer."""
+        found: dict[str, tuple[str, str]] = {}
+        q = select(RunRow.id, RunRow.initiator, RunRow.snapshot)
+        with self._ctx.reads() as s:
+            for i in range(0, len(run_ids), 500):
+                chunk = q.where(RunRow.id.in_(run_ids[i : i + 500]))
+                for run_id, initiator, raw in s.execute(chunk):
+                    found[run_id] = (initiator, RunSnapshot.parse(raw).privacy)
+        return found

@@ -8,7 +8,7 @@ from temporalio.api.common.v1 import Payload
 from temporalio.api.history.v1 import History
 from temporalio.client import Client
 
-from agentrt.core.codec import ENCODING
+from agentrt.core.codec import ENCODING, bound_run
 
 # Search attributes are indexed by the server, so they are never encoded (and hold only
 # config: profile and status, no user content).
@@ -16,7 +16,7 @@ _NOT_ENCODED = {"search_attributes", "indexed_fields"}
 # The SDK's own marker bookkeeping, written by its core below the codec: a local
 # activity's sequence, attempt, id, type and times, and a patch's id. The local activity's
 # result and failure are the application's payloads, and are checked like any other.
-_MARKER_BOOKKEEPING = {
+MARKER_BOOKKEEPING = {
     ("core_local_activity", "data"): {
         "seq", "attempt", "activity_id", "activity_type", "complete_time", "backoff",
         "original_schedule_time", "activation_index",
@@ -25,7 +25,7 @@ _MARKER_BOOKKEEPING = {
 }  # fmt: skip
 
 
-def _payloads(msg: Message) -> Iterator[tuple[str, Payload]]:
+def history_payloads(msg: Message) -> Iterator[tuple[str, Payload]]:
     for field, value in msg.ListFields():
         if field.name in _NOT_ENCODED or field.message_type is None:
             continue
@@ -41,11 +41,14 @@ def _payloads(msg: Message) -> Iterator[tuple[str, Payload]]:
             if isinstance(item, Payload):
                 yield name, item
             else:
-                yield from _payloads(item)
+                yield from history_payloads(item)
 
 
-async def assert_ciphertext_history(client: Client, workflow_id: str, secret: str) -> int:
-    """Every payload in the history is encrypted and `secret` is nowhere in its bytes.
+async def assert_ciphertext_history(
+    client: Client, workflow_id: str, secret: str, *, bound: bool = False
+) -> int:
+    """Every payload in the history is encrypted and `secret` is nowhere in its bytes;
+    with `bound`, each is bound to this run (core/codec.py: envelope v2, associated data).
     Returns how many payloads were checked."""
     fetched = await client.get_workflow_handle(workflow_id).fetch_history()
     raw = History(events=list(fetched.events)).SerializeToString()
@@ -53,17 +56,19 @@ async def assert_ciphertext_history(client: Client, workflow_id: str, secret: st
     checked = 0
     for event in fetched.events:
         marker = event.marker_recorded_event_attributes
-        for key, allowed in _MARKER_BOOKKEEPING.items():
+        for key, allowed in MARKER_BOOKKEEPING.items():
             if event.HasField("marker_recorded_event_attributes") and marker.marker_name == key[0]:
                 for p in marker.details[key[1]].payloads:
                     assert set(json.loads(p.data)) <= allowed, p.data
                     p.Clear()  # checked: no content, and the codec never sees it
-        for name, payload in _payloads(event):
+        for name, payload in history_payloads(event):
             if not payload.ByteSize():
                 continue
             assert payload.metadata.get("encoding") == ENCODING, (
                 f"{event.event_type} {name}: encoding {payload.metadata.get('encoding')!r}"
             )
+            if bound:
+                assert bound_run(payload) == workflow_id, (event.event_type, name)
             checked += 1
     assert checked > 0
     start = fetched.events[0].workflow_execution_started_event_attributes.input

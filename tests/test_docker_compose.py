@@ -5,9 +5,12 @@ schema set up by the admin tools, the search attributes we set are registered, T
 is the version the demo embeds, every service has a healthcheck and no password has a
 default."""
 
+import os
 import re
+import shutil
 import subprocess
 import tomllib
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -16,13 +19,20 @@ import yaml
 from sqlalchemy.engine import make_url
 
 from agentrt.core.devserver import SEARCH_ATTRIBUTES, temporal_cli
+from agentrt.core.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE = ROOT / "docker-compose.yml"
 CONDITIONS = {"service_started", "service_healthy", "service_completed_successfully"}
 _VAR = re.compile(r"\$\{(\w+)(?::?([-?])([^}]*))?\}")
 # What a user puts in .env for the variables compose requires (`${NAME:?message}`).
-REQUIRED = {"POSTGRES_PASSWORD": "from-dot-env"}
+REQUIRED = {
+    "POSTGRES_PASSWORD": "superuser-from-dot-env",
+    "PG_AGENTRT_PASSWORD": "agentrt-from-dot-env",
+    "PG_TEMPORAL_PASSWORD": "temporal-from-dot-env",
+    "AGENTRT_PAYLOAD_KEYS": "p1:" + "A" * 43 + "=",
+}
+INIT_ROLES = ROOT / "deploy" / "postgres" / "init-roles.sh"
 
 
 def interpolate(value: str) -> str:
@@ -102,9 +112,10 @@ def test_worker_points_at_postgres_and_temporal(services: dict[str, dict[str, An
     assert url.drivername == "postgresql+psycopg"
     assert url.host in services and services[url.host]["image"].startswith("postgres")
     pg_env = environment(services[url.host])
-    assert url.username == pg_env["POSTGRES_USER"]
-    assert url.password == pg_env["POSTGRES_PASSWORD"]
-    assert url.database == pg_env["POSTGRES_DB"]
+    # Its own role and database (deploy/postgres/init-roles.sh), never the superuser.
+    assert (url.username, url.database) == ("agentrt", "agentrt")
+    assert url.username != pg_env["POSTGRES_USER"]
+    assert url.password == pg_env["PG_AGENTRT_PASSWORD"] != pg_env["POSTGRES_PASSWORD"]
 
     host, _, port = env["AGENTRT_TEMPORAL_ADDRESS"].partition(":")
     assert host == "temporal" and host in services
@@ -141,8 +152,9 @@ def test_temporal_is_the_official_server_on_postgres(
     pg = services[env["POSTGRES_SEEDS"]]
     assert pg["image"].startswith("postgres:")
     pg_env = environment(pg)
-    assert env["POSTGRES_USER"] == pg_env["POSTGRES_USER"]
-    assert env["POSTGRES_PWD"] == pg_env["POSTGRES_PASSWORD"]
+    # Temporal's own role, neither the superuser nor agentrt's.
+    assert env["POSTGRES_USER"] == "temporal" != pg_env["POSTGRES_USER"]
+    assert env["POSTGRES_PWD"] == pg_env["PG_TEMPORAL_PASSWORD"]
     assert env["DB_PORT"] == "5432"
     # The schema job: the admin tools of the server's own version, before the server.
     schema = services["temporal-schema"]
@@ -365,3 +377,107 @@ def test_dockerignore_keeps_local_state_and_secrets_out_of_the_image() -> None:
         if line.strip() and not line.startswith("#")
     }
     assert {".venv", ".agentrt", ".git", ".env"} <= ignored
+
+
+def test_each_system_has_its_own_database_role_made_by_the_init_script(
+    services: dict[str, dict[str, Any]],
+) -> None:
+    """Issue 41, L11: one PostgreSQL superuser owned both the agentrt and the Temporal
+    databases on cf842b3. The postgres service now runs deploy/postgres/init-roles.sh on
+    its first start, and every service connects as the role of its system."""
+    pg = services["postgres"]
+    assert "./deploy/postgres:/docker-entrypoint-initdb.d:ro" in pg["volumes"]
+    assert "-h 127.0.0.1" in " ".join(pg["healthcheck"]["test"])  # ready after the init
+    users = {
+        "worker": make_url(environment(services["worker"])["AGENTRT_DATABASE_URL"]).username,
+        "api": make_url(environment(services["api"])["AGENTRT_DATABASE_URL"]).username,
+        "migrate": make_url(environment(services["migrate"])["AGENTRT_DATABASE_URL"]).username,
+        "temporal": environment(services["temporal"])["POSTGRES_USER"],
+        "temporal-schema": environment(services["temporal-schema"])["SQL_USER"],
+    }
+    assert users == {"worker": "agentrt", "api": "agentrt", "migrate": "agentrt",
+                     "temporal": "temporal", "temporal-schema": "temporal"}  # fmt: skip
+    passwords = {environment(pg)[n] for n in ("POSTGRES_PASSWORD", "PG_AGENTRT_PASSWORD",
+                                              "PG_TEMPORAL_PASSWORD")}  # fmt: skip
+    assert len(passwords) == 3, "three secrets, none shared"
+    assert "PG_AGENTRT_PASSWORD" in INIT_ROLES.read_text()
+
+
+PG = make_url(Settings().database.postgres_dsn)  # the PostgreSQL the tests use
+
+
+def _psql(sql: str, *, user: str | None = None, database: str | None = None) -> str:
+    """`sql` through psql on the tests' PostgreSQL (trust auth), as `user` in `database`;
+    its output, or the error it gave."""
+    done = subprocess.run(
+        ["psql", "-h", PG.host or "127.0.0.1", "-p", str(PG.port or 5432),
+         "-U", user or PG.username or "postgres", "-d", database or PG.database or "postgres",
+         "-v", "ON_ERROR_STOP=1", "-tAc", sql],
+        capture_output=True, text=True, timeout=30, check=False,
+    )  # fmt: skip
+    return done.stdout.strip() if done.returncode == 0 else f"ERROR: {done.stderr.strip()}"
+
+
+@pytest.mark.skipif(shutil.which("psql") is None, reason="psql is not installed")
+def test_the_init_script_makes_roles_that_reach_only_their_own_databases() -> None:
+    """The script itself, run as the postgres image runs it, against the PostgreSQL the
+    tests use (names of this test only): two roles, not superusers, unable to create
+    databases or roles, each connecting to its own databases and refused the other's."""
+    tag = uuid.uuid4().hex[:8]
+    agentrt, temporal = f"t_agentrt_{tag}", f"t_temporal_{tag}"
+    own = {agentrt: [f"t_agentrt_{tag}"], temporal: [f"t_temporal_{tag}", f"t_vis_{tag}"]}
+    names = {
+        "PG_AGENTRT_ROLE": agentrt, "PG_AGENTRT_DB": own[agentrt][0],
+        "PG_TEMPORAL_ROLE": temporal, "PG_TEMPORAL_DB": own[temporal][0],
+        "PG_VISIBILITY_DB": own[temporal][1],
+    }  # fmt: skip
+    env = {**os.environ, **names, "PG_AGENTRT_PASSWORD": "a-pw", "PG_TEMPORAL_PASSWORD": "t-pw",
+           "POSTGRES_USER": PG.username or "postgres", "PGHOST": PG.host or "127.0.0.1",
+           "PGPORT": str(PG.port or 5432)}  # fmt: skip
+    try:
+        made = subprocess.run(
+            ["sh", str(INIT_ROLES)], env=env, capture_output=True, text=True, timeout=60,
+            check=False,
+        )  # fmt: skip
+        assert made.returncode == 0, made.stderr
+        assert "a-pw" not in made.stdout + made.stderr
+        for role, databases in own.items():
+            flags = _psql(
+                "select rolsuper, rolcreatedb, rolcreaterole from pg_roles "
+                f"where rolname = '{role}'"
+            )
+            assert flags == "f|f|f", (role, flags)
+            for db in databases:  # its own: it connects, and makes tables there
+                made_table = _psql("create table t (i int); select 'made'", user=role, database=db)
+                assert made_table.endswith("made"), (role, db, made_table)
+            for db in [d for r, dbs in own.items() if r != role for d in dbs]:
+                refused = _psql("select 1", user=role, database=db)
+                assert "does not have CONNECT privilege" in refused, (role, db, refused)
+    finally:
+        for db in [d for dbs in own.values() for d in dbs]:
+            _psql(f'drop database if exists "{db}"')
+        for role in own:
+            _psql(f'drop role if exists "{role}"')
+
+
+def test_payload_keys_are_required_and_temporal_web_decodes_through_the_signed_in_codec(
+    services: dict[str, dict[str, Any]],
+) -> None:
+    """Issue 40 (7): on cf842b3 compose set no payload keys and ran no codec, so Temporal
+    held prompts in the clear. Every agentrt process now has the same keys (compose refuses
+    to start without them), and Temporal Web decodes through the API's sign-in codec."""
+    text = COMPOSE.read_text()
+    assert "${AGENTRT_PAYLOAD_KEYS:?" in text
+    keys = {environment(services[n]).get("AGENTRT_PAYLOAD_KEYS") for n in ("worker", "api")}
+    assert keys == {REQUIRED["AGENTRT_PAYLOAD_KEYS"]}
+    ui, api = environment(services["temporal-ui"]), environment(services["api"])
+    api_url = api["AGENTRT_API_PUBLIC_URL"]
+    assert ui["TEMPORAL_CODEC_ENDPOINT"] == f"{api_url}/codec"
+    assert ui["TEMPORAL_CODEC_INCLUDE_CREDENTIALS"] == "true"
+    (ui_port,) = services["temporal-ui"]["ports"]
+    ui_origin = "http://" + ui_port.rsplit(":", 1)[0]
+    assert api["AGENTRT_CODEC_UI_ORIGINS"] == ui_origin
+    # The same site (one host, two ports): the session cookie (SameSite=Strict) reaches
+    # the codec from Temporal Web.
+    assert make_url(api_url.replace("http", "postgresql", 1)).host == "127.0.0.1"
+    assert ui_origin.startswith("http://127.0.0.1:")

@@ -36,6 +36,7 @@ from agentrt.core.temporal import settings_converter, worker_client
 from agentrt.core.tracing import tracing_enabled, tracing_interceptor
 from agentrt.workers.compose import WorkerResources, build
 from agentrt.workers.metrics import ActivityTiming
+from agentrt.workers.plaintext import PlaintextStarts
 from agentrt.workers.pool import BlockingPool, pool
 from agentrt.workers.runner import ContextFreeRunner, ignores_context
 from agentrt.workflows.agent_run import AgentRunWorkflow
@@ -93,7 +94,9 @@ class AgentrtPlugin(SimplePlugin):
             own = client.config()
             own["data_converter"] = self.converter
             client = Client(**own)
-        client = worker_client(client)  # with payload keys: plaintext payloads are refused
+        # With payload keys: plaintext payloads are refused, and a run whose very start was
+        # plaintext is ended with nothing left in Temporal (workers/plaintext.py).
+        client = worker_client(client, PlaintextStarts(client).heard)
         config["client"] = client
         config["workflow_runner"] = sandbox_runner(client.data_converter)
         config["interceptors"] = [

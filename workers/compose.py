@@ -23,6 +23,7 @@ from agentrt.activities.settle import Settle, SettleActivities
 from agentrt.activities.toolbox.box import Toolbox, ToolboxContext
 from agentrt.activities.tools import ToolActivities
 from agentrt.contracts.profiles import Profile
+from agentrt.core.codec import parse_keys
 from agentrt.core.profiles import check_ceiling, checked_profiles, load_profiles
 from agentrt.core.settings import Settings
 from agentrt.store.context import StoreContext
@@ -176,7 +177,9 @@ def _compose(
     check_models(profiles.values(), models.providers)
     check_budgets(profiles.values(), models.prices)
     check_ceiling(profiles.values(), settings.limits.max_iterations_ceiling)
-    resources.registration = Registration(ProfileRegistry(ctx), profiles.values())
+    resources.registration = Registration(
+        ProfileRegistry(ctx), profiles.values(), payload_keys=payload_key_ids(settings)
+    )
     m = resources.metrics
     runs, steps = MeteredRunStore(ctx, m), ToolStepStore(ctx)
     completion = Completion(ctx, ended=run_ended(m), turned=partial(count_turn, m))
@@ -232,3 +235,13 @@ def _compose(
 def wrapped(group: str, tools: Iterable[Tool], calls: CallMetrics) -> list[Tool]:
     """Each tool as the worker registers it: traced, and counted by toolbox and name."""
     return [TracedTool(MeteredTool(group, t, calls)) for t in tools]
+
+
+def payload_key_ids(settings: Settings) -> list[str]:
+    """The ids of the payload keys this worker decrypts with, active first (none: []),
+    which it registers so a client it could not read is refused before it starts a run."""
+    spec = settings.payload_keys_spec()
+    if not spec:
+        return []
+    keys, active = parse_keys(spec)
+    return [active, *(k for k in keys if k != active)]

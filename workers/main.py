@@ -5,9 +5,11 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import os
 import signal
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from pydantic import ValidationError
@@ -22,6 +24,7 @@ from agentrt.core.logs import configure_logging
 from agentrt.core.metrics import install_sdk_metrics, serve_metrics
 from agentrt.core.settings import Settings
 from agentrt.core.settings_doc import help_text
+from agentrt.core.settings_env import refuse_unknown
 from agentrt.core.temporal import connect
 from agentrt.core.tracing import configure_tracing, shutdown_tracing
 from agentrt.store.open import WHICH_SETTING
@@ -173,6 +176,10 @@ def _main(argv: Sequence[str] | None) -> None:
         e = exc.errors()[0]
         where = ".".join(str(p) for p in e["loc"])
         _fail(f"invalid AGENTRT_* settings: {where}: {e['msg']}")
+    try:
+        refuse_unknown(os.environ, Path(".env"), settings)
+    except AgentRuntimeError as exc:
+        _fail(str(exc))
     configure_logging(args.log_level, settings.telemetry.log_format)
     if args.task_queue is not None:
         if not args.task_queue.strip():

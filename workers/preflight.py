@@ -4,7 +4,9 @@ nothing (no migration, no key file, no data directory). Each finding is one line
 It runs every check the worker runs at start, with the worker's own functions, so the two
 cannot disagree (tests/workers/test_check_agrees.py tries each misconfiguration against
 both): the settings, the profiles against the tools of the toolboxes and MCP servers, the
-providers the profiles name and the prices their cost budgets need, the database, Temporal."""
+providers the profiles name and the prices their cost budgets need, the database, Temporal.
+It also says what state the controls a mistake silently turns off are in: payload keys,
+the codec, Temporal TLS, and who may start each profile (workers/preflight_state.py)."""
 
 from collections.abc import Callable
 
@@ -17,10 +19,12 @@ from agentrt.contracts.errors import ConfigError
 from agentrt.contracts.profiles import Profile
 from agentrt.core.profiles import check_ceiling, load_profiles
 from agentrt.core.settings import Settings
-from agentrt.core.temporal import connect
+from agentrt.core.temporal import connect, settings_converter
+from agentrt.core.temporal_tls import temporal_access
 from agentrt.store.open import probe_database
 from agentrt.store.sealing import Sealer
 from agentrt.workers.fleet import served_tool_queues
+from agentrt.workers.preflight_state import codec_line, grant_lines, payload_line, tls_line
 from agentrt.workers.providers import check_budgets, check_models, load_providers
 from agentrt.workers.tool_list import mcp_tools, tool_lines
 from agentrt.workers.toolboxes import load_toolboxes
@@ -44,6 +48,9 @@ async def check(settings: Settings, emit: Callable[[str], None]) -> None:
     else:
         where = settings.seal_key_file().resolve()
         emit(f"seal keys: none yet (the worker creates {where})")
+    settings_converter(settings)  # bad payload keys: the ConfigError naming the setting
+    emit(payload_line(settings))
+    emit(codec_line(settings))
     try:
         settings.providers.answer_levels()
     except ValueError as exc:
@@ -53,7 +60,11 @@ async def check(settings: Settings, emit: Callable[[str], None]) -> None:
     await _tools_and_models(settings, profiles, emit)
     url = settings.database.resolved_url()
     shown = make_url(url).render_as_string(hide_password=True)
-    emit(f"database {shown}: {_DATABASE[probe_database(url)]}")
+    state = probe_database(url)
+    emit(f"database {shown}: {_DATABASE[state]}")
+    for line in grant_lines(settings, profiles.values(), state == "migrated"):
+        emit(line)
+    emit(tls_line(settings.temporal, temporal_access(settings.temporal)))
     client = await connect(settings)
     try:
         await client.workflow_service.describe_namespace(

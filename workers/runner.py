@@ -9,11 +9,12 @@ agent runs that was over a quarter of the worker's Python time (py-spy, issue 12
 
 The answer only selects which converter handles the payload: `DataConverter.with_context`
 returns the converter itself when none of its parts (payload converter, codec, failure
-converter, external storage) takes a context. For such a converter every context selects
-the same converter, so the workflow's own context (and the current workflow as the
-external-store target, which is also the SDK's answer for every command but child
-workflows and external signals) is given without entering the sandbox. With a converter
-that does use contexts, the sandbox answers as before.
+converter, external storage) takes a context, and agentrt's payload codec reads only the
+workflow id of one (`ignores_context`). For such a converter every context a workflow's
+commands are given selects the same handling, so the workflow's own context (and the
+current workflow as the external-store target, which is also the SDK's answer for every
+command but child workflows and external signals) is given without entering the sandbox.
+With a converter that does use contexts, the sandbox answers as before.
 
 Only public names are imported. Temporal SDK 1.35.0 exports WorkflowRunner and
 WorkflowInstance from `temporalio.worker` for custom runners, but types their methods with
@@ -22,6 +23,7 @@ private ones (`temporalio.workflow._Definition`, the activation and completion m
 types them `Any` rather than import the private modules.
 """
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -35,6 +37,8 @@ from temporalio.converter import (
 )
 from temporalio.worker import WorkflowInstance, WorkflowInstanceDetails, WorkflowRunner
 from temporalio.workflow import Info
+
+from agentrt.core.codec import EncryptionCodec
 
 # A context of each kind a workflow's payloads are given; a converter that returns itself
 # for both takes no context at all.
@@ -53,9 +57,17 @@ _PROBES: tuple[SerializationContext, ...] = (
 
 
 def ignores_context(converter: DataConverter) -> bool:
-    """True when no serialization context changes how `converter` handles a payload."""
+    """True when every command of one workflow gets the same handling from `converter`,
+    whatever context the sandbox would name: no part takes a context, or the only one that
+    does is agentrt's payload codec, which reads nothing of it but the workflow id (it binds
+    each payload to its run, core/codec.py). An activity's context names the workflow that
+    scheduled it, so for agentrt's workflows, which start no child workflow and signal no
+    other (tests/workers/test_runner.py checks the workflow code), the workflow's own
+    context is the sandbox's answer for every payload."""
     if converter.external_storage is not None:
         return False
+    if isinstance(converter.payload_codec, EncryptionCodec):
+        converter = dataclasses.replace(converter, payload_codec=None)
     return all(converter.with_context(probe) is converter for probe in _PROBES)
 
 

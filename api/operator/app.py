@@ -17,7 +17,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from agentrt.api.body import read_body, replaying
 from agentrt.api.hosts import HostCheck, allowed_hosts
 from agentrt.api.operator import errors
-from agentrt.api.operator.codec import CODEC_PATH, CodecSessions, codec_app
+from agentrt.api.operator.codec import CODEC_PATH, codec_app
 from agentrt.api.operator.codec import router as codec_router
 from agentrt.api.operator.live_routes import live_router
 from agentrt.api.operator.page import mount_page
@@ -27,6 +27,7 @@ from agentrt.api.operator.starts import starts_router
 from agentrt.api.operator.state import OpsState
 from agentrt.api.settings import ApiSettings
 from agentrt.api.wake import Waker, finish
+from agentrt.store.codec_sessions import CodecSessions
 from agentrt.store.context import StoreContext
 from agentrt.store.live import LiveStore
 from agentrt.store.live_bell import LIVE_BELL
@@ -126,8 +127,9 @@ def mount_ops(
     app.include_router(codec_router)  # POST/DELETE /me/session
     app.include_router(reconcile_router)
     mount_page(app)  # the approvals page at /ui/
-    # Temporal Web's codec, authorised by the page's session cookie.
-    sessions = CodecSessions()
+    # Temporal Web's codec, authorised by the page's session cookie; sessions are rows,
+    # shared by every replica.
+    sessions = CodecSessions(ctx)
     app.state.codec_sessions = sessions
     app.state.codec_secure = settings.api.url().startswith("https://")
     app.router.routes.append(

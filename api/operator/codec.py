@@ -1,6 +1,7 @@
 """Temporal Web's codec, served by the API process and authorised by the operator's session
-(issue 28): an operator signed in to the approvals page opens Temporal Web and reads
-decoded payloads; no token is pasted anywhere, and nobody else can decode.
+(issue 28): an operator signed in to the approvals page opens Temporal Web and reads the
+payloads of the runs they may read, decoded as far as each run's privacy level allows
+(api/operator/codec_access.py, issue 41); no token is pasted anywhere.
 
 Signing in to the approvals page (`POST /me/session`, with the bearer token the page
 already holds) sets an HttpOnly, SameSite=Strict cookie scoped to `/codec`. Temporal Web,
@@ -11,22 +12,19 @@ same-site as the API. The session's token must still be active and hold the
 `payloads:decode` scope, and the request must name this deployment's namespace. Every
 decode, and every refusal, is audited (logger `agentrt.audit`) by principal and namespace.
 
-Sessions live in this process (a restart or another replica asks the page to sign in
-again); one lasts as long as its token, at most SESSION_SECONDS; the page's sign-out
-ends it (`DELETE /codec/session`). Encoding is not served:
-reading needs only decode, and a UI that could encode could forge signals."""
+Sessions live in the database (store/codec_sessions.py), so every API replica knows them
+and a sign-out on one (`DELETE /codec/session`) ends the session on all; one lasts as long
+as its token, at most SESSION_SECONDS. Encoding is not served: reading needs only decode,
+and a UI that could encode could forge signals."""
 
 import asyncio
-import hmac
 import logging
-import secrets
-import time
 from collections.abc import Iterable
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request, Response
+from google.protobuf import json_format
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
@@ -34,52 +32,22 @@ from starlette.requests import Request as StarletteRequest
 from starlette.responses import JSONResponse
 from starlette.responses import Response as StarletteResponse
 from starlette.routing import Route
+from temporalio.api.common.v1 import Payloads
+from temporalio.converter import PayloadCodec
 
+from agentrt.api.grants import Grants
 from agentrt.api.operator import auth
-from agentrt.api.operator.auth import DECODE, Principal
+from agentrt.api.operator.auth import ADMIN, DECODE, Principal
+from agentrt.api.operator.codec_access import decode_for
 from agentrt.api.operator.state import OpsState
-from agentrt.core.codec_server import apply_codec, namespace_refusal
-from agentrt.store.principals import PrincipalStore
+from agentrt.core.codec_server import namespace_refusal
+from agentrt.store.codec_sessions import CodecSessions
+from agentrt.store.principals import PrincipalStore, TokenInfo
 
 COOKIE = "agentrt_codec"
 CODEC_PATH = "/codec"
 SESSION_SECONDS = 8 * 3600
 audit = logging.getLogger("agentrt.audit")
-
-
-@dataclass(frozen=True)
-class Session:
-    principal: Principal
-    expires: float  # time.monotonic()
-
-
-class CodecSessions:
-    """The sessions of this process, by the random id their cookie carries."""
-
-    def __init__(self) -> None:
-        self._by_id: dict[str, Session] = {}
-
-    def open(self, who: Principal, token_expires: datetime | None) -> tuple[str, int]:
-        """A new session for `who`: (its id, its lifetime in seconds)."""
-        seconds = SESSION_SECONDS
-        if token_expires is not None:
-            seconds = min(seconds, int((token_expires - datetime.now(UTC)).total_seconds()))
-        now = time.monotonic()
-        self._by_id = {k: s for k, s in self._by_id.items() if s.expires > now}  # sweep
-        sid = secrets.token_urlsafe(32)
-        self._by_id[sid] = Session(who, now + max(seconds, 0))
-        return sid, max(seconds, 0)
-
-    def get(self, sid: str) -> Principal | None:
-        for key, session in self._by_id.items():
-            # Compared in constant time, as a bearer token is.
-            if hmac.compare_digest(key.encode(), sid.encode()):
-                return session.principal if session.expires > time.monotonic() else None
-        return None
-
-    def close(self, sid: str) -> None:
-        self._by_id.pop(sid, None)
-
 
 router = APIRouter()
 
@@ -87,6 +55,13 @@ router = APIRouter()
 def _sessions(request: Request) -> CodecSessions:
     sessions: CodecSessions = request.app.state.codec_sessions
     return sessions
+
+
+def _lifetime(token: TokenInfo) -> int:
+    seconds = SESSION_SECONDS
+    if token.expires_at is not None:
+        seconds = min(seconds, int((token.expires_at - datetime.now(UTC)).total_seconds()))
+    return max(seconds, 0)
 
 
 @router.post("/me/session", status_code=204, tags=["principals"])
@@ -99,7 +74,10 @@ async def open_session(
     token = next(
         (t for t in await asyncio.to_thread(store.list, who.name) if t.id == who.token_id), None
     )
-    sid, seconds = _sessions(request).open(who, None if token is None else token.expires_at)
+    if token is None:  # revoked between its check and this read
+        return Response(status_code=401)
+    seconds = _lifetime(token)
+    sid = await asyncio.to_thread(_sessions(request).open, token, timedelta(seconds=seconds))
     reply = Response(status_code=204)
     reply.set_cookie(
         COOKIE, sid, max_age=seconds, path=CODEC_PATH, httponly=True, samesite="strict",
@@ -116,18 +94,24 @@ def _refuse(status: int, message: str, namespace: str, who: str) -> StarletteRes
     return JSONResponse({"error": message}, status_code=status)
 
 
+def _principal(token: TokenInfo) -> Principal:
+    grants = Grants.of(token.profiles, everything=ADMIN in token.scopes)
+    return Principal(token.principal, token.scopes, grants, token.id)
+
+
 def codec_app(sessions: CodecSessions, ops: OpsState, origins: Iterable[str]) -> Starlette:
     """The `/codec` sub-app (mounted by api/operator/app.py)."""
 
     async def decode(request: StarletteRequest) -> StarletteResponse:
         asked = request.path_params.get("namespace") or request.headers.get("x-namespace", "")
         sid = request.cookies.get(COOKIE, "")
-        who = sessions.get(sid) if sid else None
-        if who is None:
-            return _refuse(401, "sign in to the approvals page first", asked, "-")
-        if not await asyncio.to_thread(ops.principals.active, who.token_id):
-            sessions.close(sid)
-            return _refuse(401, "the session's token was revoked or expired", asked, who.name)
+        token = await asyncio.to_thread(sessions.token, sid) if sid else None
+        if token is None:
+            why = "sign in to the approvals page first" if not sid else (
+                "the session ended, or its token was revoked or expired: sign in again"
+            )  # fmt: skip
+            return _refuse(401, why, asked, "-")
+        who = _principal(token)
         if not who.has(DECODE):
             return _refuse(403, f"{who.name} lacks the scope {DECODE}", asked, who.name)
         client = ops.require_runtime().client
@@ -138,20 +122,14 @@ def codec_app(sessions: CodecSessions, ops: OpsState, origins: Iterable[str]) ->
         codec = client.data_converter.payload_codec
         if codec is None:
             return _refuse(409, "no payload keys here: nothing is encrypted", asked, who.name)
-        reply = await apply_codec(codec, await request.body())
-        audit.info(
-            "codec decode by %s in %s", who.name, client.namespace,
-            extra={"principal": who.name, "namespace": client.namespace,
-                   "outcome": "decoded" if reply.status_code == 200 else "failed"},
-        )  # fmt: skip
-        return reply
+        return await _decoded(request, who, codec, ops, client.namespace)
 
     async def sign_out(request: StarletteRequest) -> StarletteResponse:
-        """The approvals page's sign-out: the session ends here, whatever the browser keeps.
-        Under /codec, the one path its cookie is sent to."""
+        """The approvals page's sign-out: the session ends on every replica, whatever the
+        browser keeps. Under /codec, the one path its cookie is sent to."""
         sid = request.cookies.get(COOKIE)
         if sid:
-            sessions.close(sid)
+            await asyncio.to_thread(sessions.end, sid)
         reply = StarletteResponse(status_code=204)
         reply.delete_cookie(COOKIE, path=CODEC_PATH)
         return reply
@@ -172,3 +150,27 @@ def codec_app(sessions: CodecSessions, ops: OpsState, origins: Iterable[str]) ->
             )
         ],
     )
+
+
+async def _decoded(
+    request: StarletteRequest, who: Principal, codec: PayloadCodec, ops: OpsState, namespace: str
+) -> StarletteResponse:
+    try:
+        payloads = json_format.Parse(await request.body(), Payloads())
+    except json_format.ParseError:
+        return _refuse(400, "body is not a Payloads JSON object", namespace, who.name)
+    try:
+        shown = await decode_for(who, codec, payloads.payloads, ops.query)
+    except ValueError as exc:
+        audit.info(
+            "codec decode by %s in %s failed", who.name, namespace,
+            extra={"principal": who.name, "namespace": namespace, "outcome": "failed"},
+        )  # fmt: skip
+        return JSONResponse({"error": str(exc)}, status_code=400)
+    audit.info(
+        "codec decode by %s in %s: %s", who.name, namespace, dict(shown.outcomes),
+        extra={"principal": who.name, "namespace": namespace, "runs": sorted(shown.runs),
+               "outcome": "decoded" if shown.runs else "withheld"},
+    )  # fmt: skip
+    body = json_format.MessageToJson(Payloads(payloads=shown.payloads))
+    return StarletteResponse(body, media_type="application/json")

@@ -1,7 +1,9 @@
 #!/bin/sh
-# One-shot, in temporalio/admin-tools: creates Temporal's two databases on the PostgreSQL
-# server (if missing) and brings their schemas to the version this admin-tools image ships,
-# which is the server image's (same tag). Idempotent: a second run finds both at version
+# One-shot, in temporalio/admin-tools: brings the schemas of Temporal's two databases to the
+# version this admin-tools image ships, which is the server image's (same tag). In compose
+# the databases exist already, owned by the temporal role this runs as (made by
+# deploy/postgres/init-roles.sh; the role may not create databases); against a server
+# where SQL_USER may, create-database makes them. Idempotent: a second run finds both at version
 # and changes nothing. The password comes from SQL_PASSWORD (temporal-sql-tool reads it),
 # never from the command line.
 set -eu
@@ -14,7 +16,8 @@ for db in temporal temporal_visibility; do
     *) dir=/etc/temporal/schema/postgresql/v12/visibility/versioned ;;
   esac
   sql() { temporal-sql-tool --plugin postgres12 --ep "$SQL_HOST" -p "$SQL_PORT" -u "$SQL_USER" --db "$db" "$@"; }
-  # create-database fails when it exists already: that is the second start, not an error.
+  # create-database fails when the database exists already (made by init-roles.sh, or on
+  # a second start): not an error.
   sql create-database || echo "database $db exists"
   # setup-schema -v 0.0 only records version 0.0 where no version table exists yet;
   # update-schema then applies every versioned step past the recorded one.

@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from google.protobuf import json_format
 from temporalio.api.common.v1 import Payload, Payloads
 from temporalio.client import Client
+from temporalio.converter import WorkflowSerializationContext
 
 from agentrt.api.settings import ApiSettings
 from agentrt.core.codec import EncryptionCodec
@@ -32,10 +33,25 @@ async def keyed_live(
         yield served
 
 
-async def sealed_body(text: str) -> str:
+async def sealed_body(text: str, run: str = "") -> str:
+    """A Payloads body of one payload sealed as the runtime seals one of `run` (bound to it;
+    "" none)."""
     plain = Payload(metadata={"encoding": b"json/plain"}, data=json.dumps(text).encode())
-    sealed = await EncryptionCodec.from_spec(PAYLOAD_KEYS).encode([plain])
+    codec = EncryptionCodec.from_spec(PAYLOAD_KEYS)
+    if run:
+        codec = codec.with_context(
+            WorkflowSerializationContext(namespace="default", workflow_id=run)
+        )
+    sealed = await codec.encode([plain])
     return json_format.MessageToJson(Payloads(payloads=sealed))
+
+
+async def start_input(plain: Client, run_id: str) -> str:
+    """The run's start input as Temporal holds it (ciphertext), as a Payloads body: what
+    Temporal Web sends the codec."""
+    history = await plain.get_workflow_handle(run_id).fetch_history()
+    started = history.events[0].workflow_execution_started_event_attributes
+    return json_format.MessageToJson(started.input)
 
 
 def opened(reply_json: dict[str, list[dict[str, str]]]) -> object:

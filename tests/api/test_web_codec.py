@@ -70,7 +70,7 @@ async def test_a_signed_in_operator_reads_decoded_payloads_in_temporal_web(
         codec = f"{live.url}/codec"
         secret = token(live, alice, "runs:start", "runs:read", "payloads:decode")
         async with http(live, secret) as as_alice:
-            run_id = (await start(as_alice, "guarded", f"{REFUND} ({marker})"))["run_id"]
+            run_id = (await start(as_alice, "helper", f"{REFUND} ({marker})"))["run_id"]
             await wait_status(as_alice, run_id, "WAITING_FOR_APPROVAL")
 
         operator = await browser.new_context(viewport={"width": 1400, "height": 1500})

@@ -17,8 +17,8 @@ import pytest
 from pydantic_settings import BaseSettings
 
 from agentrt.api.settings import ApiSettings
+from agentrt.core.settings_api import RemoteSettings
 from agentrt.core.settings_doc import rows, table
-from agentrt.starter.remote import RemoteSettings
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"

@@ -17,7 +17,7 @@ from agentrt.core.settings import (
     TemporalSettings,
     env_name,
 )
-from agentrt.starter.remote import RemoteSettings
+from agentrt.core.settings_api import RemoteSettings
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -166,9 +166,11 @@ def test_a_dotenv_file_in_the_working_directory_is_read(
     assert settings.api.port == 9292
 
 
-def test_unknown_variables_are_ignored_as_before(
+def test_unknown_variables_are_ignored_by_the_classes(
     clean_env: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    # The entry points refuse them (tests/core/test_unknown_variables.py); a `Settings()`
+    # built in a user's own code, whose environment is theirs, reads only what it knows.
     clean_env.setenv("AGENTRT_NO_SUCH_SETTING", "1")
     clean_env.setenv("AGENTRT_TEMPORAL_NO_SUCH", "1")
     (tmp_path / ".env").write_text("AGENTRT_ALSO_UNKNOWN=1\n")

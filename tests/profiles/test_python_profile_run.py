@@ -50,7 +50,7 @@ async def test_a_profile_written_in_python_runs_an_agent_end_to_end_with_no_yaml
     # Neither file exists: reading either would have been a ConfigError.
     with resources:
         registered = ProfileRegistry(resources.ctx).get(profile.name)
-        assert registered == RegisteredProfile.of(profile)
+        assert registered == RegisteredProfile.of(profile, payload_keys=[])  # no payload keys
         async with worker:
             # The client's own queue has no worker: the run goes where the worker said.
             runtime = AgentRuntime(client, RunStore(resources.ctx), "nobody-polls-this")

@@ -97,6 +97,6 @@ def test_built_resources_register_their_profiles_and_closing_withdraws_them(
     mine = _profile()
     resources = build(settings, profiles=[mine])
     with resources:
-        assert ProfileRegistry(runs.ctx).get(mine.name) == RegisteredProfile.of(mine)
+        assert ProfileRegistry(runs.ctx).get(mine.name) == RegisteredProfile.of(mine, [])
     # The next test sharing this database does not see this worker's profile.
     assert ProfileRegistry(runs.ctx).get(mine.name) is None

@@ -12,7 +12,8 @@ from temporalio.testing import WorkflowEnvironment
 from agentrt.contracts.errors import TemporalUnavailableError
 from agentrt.core.settings import Settings
 from agentrt.core.temporal import connect
-from agentrt.core.temporal_tls import speaks_tls, temporal_access, wants_client_certificate
+from agentrt.core.temporal_diagnose import probe, speaks_tls
+from agentrt.core.temporal_tls import temporal_access
 from tests._proxy import FlakyProxy
 from tests._tls import SERVER_NAME, Pki, TestCA, mtls_proxy, terminating_context
 
@@ -35,7 +36,7 @@ async def test_a_client_without_a_certificate_is_refused_with_a_clear_error(
         await connect(_through(pki, settings))
     message = str(err.value)
     assert message.startswith(f"cannot reach Temporal at 127.0.0.1:{pki.proxy.port}")
-    assert "it refused the client certificate: it wants one (mTLS)" in message
+    assert "it wants a client certificate (mTLS)" in message
     assert "AGENTRT_TEMPORAL_TLS_CERT" in message and "\n" not in message
     assert pki.proxy.accepted == 0  # nothing reached the frontend
 
@@ -70,7 +71,8 @@ async def test_the_probe_reads_the_refusal_the_transport_may_not_name(
     error" (seen in CI under load). `connect` then asks with a handshake of its own: this
     proves that probe, against the same proxy, whatever the transport happened to say."""
     access = temporal_access(_through(pki, settings).temporal)
-    assert await wants_client_certificate(f"127.0.0.1:{pki.proxy.port}", access)
+    found = await probe(f"127.0.0.1:{pki.proxy.port}", access)
+    assert found.alert == "certificate required" and not found.accepted
     assert pki.proxy.accepted == 0
 
 
@@ -96,7 +98,8 @@ async def test_the_probe_says_no_where_no_certificate_is_wanted(
         server = {"address": f"127.0.0.1:{proxy.port}", "tls_ca": ca.pem}
         open_tls = settings.replace(temporal={**server, "tls_server_name": SERVER_NAME})
         access = temporal_access(open_tls.temporal)
-        assert not await wants_client_certificate(f"127.0.0.1:{proxy.port}", access)
+        found = await probe(f"127.0.0.1:{proxy.port}", access)
+        assert found.alert is None and found.accepted and found.alpn == "h2"
         assert (await connect(open_tls)).namespace  # and a client gets in
     finally:
         proxy.close()

@@ -55,6 +55,11 @@ CASES = {
         "AGENTRT_SERVE names 'toolbox:nobox', a toolbox this worker lacks",
     ),
     "nothing to poll": ({"AGENTRT_SERVE": "tools"}, "leaves this worker nothing to poll"),
+    "misspelt variable": (
+        {"AGENTRT_PAYLOAD_KEY": "p1:" + "A" * 44},
+        "unknown setting AGENTRT_PAYLOAD_KEY in the environment (did you mean "
+        "AGENTRT_PAYLOAD_KEYS?)",
+    ),
     "misspelt rules file key": (
         {"RULES": "rules:\n  - {name: r, reply: {txt: hi}}\n"},
         "unknown key txt (did you mean text?)",
