@@ -19,6 +19,7 @@ from agentrt.contracts.enums import (
     TerminationReason,
 )
 from agentrt.contracts.ids import ACT_RUN_FAIL
+from agentrt.contracts.provider_errors import known_detail
 from agentrt.contracts.redaction import redact_text
 from agentrt.contracts.run import FailRequest, Transition
 from agentrt.store.context import StoreContext, rowcount, utcnow
@@ -106,7 +107,10 @@ def _extra(req: FailRequest, cancelled: bool) -> dict[str, Any] | None:
         budget = req.budget
         extra = {"budget": None if budget is None else budget.model_dump(mode="json")}
     if req.error_detail and not cancelled:
-        extra = {**(extra or {}), "error": redact_text(req.error_detail, MAX_DETAIL_CHARS)}
+        # The provider's failure in the known shapes only, at every privacy level: its
+        # text (a header, a reason) is the provider's and may carry anything.
+        shown = known_detail(req.error_detail)
+        extra = {**(extra or {}), "error": redact_text(shown, MAX_DETAIL_CHARS)}
     return extra
 
 

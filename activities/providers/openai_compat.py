@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 
 from agentrt.activities.ports import Emit
 from agentrt.activities.providers._http_errors import malformed_reply, status_error, transport_error
+from agentrt.contracts.provider_errors import malformed_at
 from agentrt.activities.providers._wire_names import WireNames
 from agentrt.activities.providers.openai_stream import Folded, StreamCut, data_lines
 from agentrt.contracts.messages import (
@@ -163,9 +164,9 @@ def parse_reply(payload: Any, names: WireNames | None = None) -> ProviderReply:
 
 
 def _where(exc: ValidationError) -> str:
-    """Where the reply was malformed, by location only: pydantic's messages quote input."""
-    locs = {".".join(str(p) for p in e["loc"]) or "body" for e in exc.errors()}
-    return "invalid " + ", ".join(sorted(locs)[:3])
+    """Where the reply was malformed, by its top-level field only: pydantic's messages
+    quote input, and a deeper location holds the reply's own keys (the provider's text)."""
+    return malformed_at([str(e["loc"][0]) if e["loc"] else "body" for e in exc.errors()])
 
 
 class OpenAICompatProvider:
