@@ -21,6 +21,7 @@ from agentrt.store.a2a.view import (
     status,
     status_update,
 )
+from agentrt.store.answer import keep_json
 from agentrt.store.context import StoreContext, as_utc, dumps, utcnow
 from agentrt.store.sealed import TASK_ARTIFACTS, TASK_HISTORY, TASK_STATUS_MESSAGE, SealedColumn
 from agentrt.store.sealing import Sealer
@@ -267,10 +268,13 @@ class A2AStore:
 
 
 def _kept_message(message: dict[str, Any], level: str) -> dict[str, Any]:
-    """A client message as the history keeps it: text parts at the answer level."""
+    """A client message as the history keeps it: text parts at the answer level, and its
+    metadata, keys and all, redacted at `redacted` as the text is."""
     kept = dict(message)
     kept["parts"] = [
         {**p, "text": keep_text(str(p["text"]), level)} if "text" in p else p
         for p in message.get("parts", [])
     ]
+    if "metadata" in kept and level != "full":
+        kept["metadata"] = keep_json(kept["metadata"], level)
     return kept
