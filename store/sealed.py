@@ -69,6 +69,12 @@ PUSH_TOKEN = SealedColumn(
 PUSH_AUTH_CREDENTIALS = SealedColumn(
     A2APushConfigRow, "auth_credentials", ("task_id", "id"), lambda r: within(r.task_id, r.id)
 )
+# A webhook's URL is a credential as often as not (a secret path, `?token=`): sealed since
+# migration 0015, which sealed the ones stored before.
+PUSH_URL = SealedColumn(
+    A2APushConfigRow, "url", ("task_id", "id"), lambda r: within(r.task_id, r.id),
+    sealed_since="0015",
+)  # fmt: skip
 
 COLUMNS = (
     RUN_ANSWER,
@@ -84,4 +90,5 @@ COLUMNS = (
     TASK_EVENT_PAYLOAD,
     PUSH_TOKEN,
     PUSH_AUTH_CREDENTIALS,
+    PUSH_URL,
 )
