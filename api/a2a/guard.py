@@ -2,8 +2,9 @@
 
 A request without a valid key gets 401 before its body is read. One that declares a
 Content-Type other than JSON (`application/json`, `application/a2a+json`, any `+json`) gets
-415, an oversized one 413, each (401 too) in the error shape of its binding (JSON-RPC, or
-google.rpc.Status under the REST prefix). None reaches the handler, so none changes
+415, an oversized one 413, one holding too much structure for the SDK's parse on the
+event loop 400 (api/a2a/shape.py), each (401 too) in the error shape of its binding
+(JSON-RPC, or google.rpc.Status under the REST prefix). None reaches the handler, so none changes
 anything. A body with no Content-Type at all is still parsed (and a bad one is -32700).
 """
 
@@ -12,11 +13,13 @@ from typing import Any
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from agentrt.api.a2a.shape import shape_problem
 from agentrt.api.body import read_body, replaying
 from agentrt.api.settings import identify
 
 CALLER_KEY = "agentrt.caller"
 BEARER = b'Bearer realm="a2a"'
+COMPLEX = "BODY_TOO_COMPLEX"
 # (HTTP status, google.rpc status, ErrorInfo reason, message) of each refusal here.
 UNAUTHORIZED = (401, "UNAUTHENTICATED", "UNAUTHENTICATED",
                 "Unauthorized: a valid bearer API key is required")  # fmt: skip
@@ -117,6 +120,9 @@ class Guard:
         if not scope["path"].startswith(self._rest) and not _utf8(body):
             # JSON is UTF-8: the SDK would answer an InternalError (and log a traceback).
             await _reply(send, 200, _rpc_error(-32700, "Parse error: the body is not UTF-8"), [])
+            return
+        if (problem := shape_problem(body)) is not None:
+            await self._refuse(scope, send, (400, "INVALID_ARGUMENT", COMPLEX, problem), [])
             return
         scope = {**scope, CALLER_KEY: caller}
         await self._app(scope, replaying(body, receive), send)
