@@ -4,7 +4,7 @@ unit's workflow side is workflows/cancel.py; a failure's, workflows/completion.p
 
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 from temporalio import activity
 
 from agentrt.activities._common import ActivityGroup, store_work
@@ -24,7 +24,7 @@ from agentrt.contracts.redaction import redact_text
 from agentrt.contracts.run import FailRequest, Transition
 from agentrt.store.context import StoreContext, rowcount, utcnow
 from agentrt.store.event_rows import event_row, insert_event
-from agentrt.store.rows import RunRow
+from agentrt.store.rows import LiveRow, RunRow
 from agentrt.store.transitions import progress
 
 MAX_DETAIL_CHARS = 500
@@ -96,6 +96,10 @@ class Settle:
                 req.privacy,
             )  # fmt: skip
             insert_event(s, event)
+            # A failed call's live output (withdrawn, but its rows kept for followers to see
+            # the withdrawal) is pruned with the settle: the run makes no further call that
+            # would, and followers read the run's end in its event.
+            s.execute(delete(LiveRow).where(LiveRow.run_id == req.run_id))
         return Transition(applied=True, status=status)
 
 
