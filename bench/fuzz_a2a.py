@@ -252,6 +252,10 @@ class HttpSurface:
     def close(self) -> None:
         self._http.close()
 
+    def rebase(self) -> None:
+        """Take the rows as they are now as the baseline (after a change made on purpose)."""
+        self._quiesce()
+
     def _quiesce(self) -> None:
         """After an accepted case, wait until its run stops writing (waiting or ended)."""
         last, deadline = snapshot(self._engine), time.monotonic() + 8

@@ -122,4 +122,10 @@ def configure_logging(level: str | int = "INFO", fmt: Literal["text", "json"] = 
     root.setLevel(level)
 
 
-__all__ = ["JsonFormatter", "UrlsWithoutSecrets", "configure_logging", "run_fields", "withhold_urls"]
+__all__ = [
+    "JsonFormatter",
+    "UrlsWithoutSecrets",
+    "configure_logging",
+    "run_fields",
+    "withhold_urls",
+]

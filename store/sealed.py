@@ -60,7 +60,9 @@ TOOL_RESULT_CONTENT = SealedColumn(
 TASK_ARTIFACTS = SealedColumn(A2ATaskRow, "artifacts", ("id",), lambda r: r.id)
 TASK_STATUS_MESSAGE = SealedColumn(A2ATaskRow, "status_message", ("id",), lambda r: r.id)
 TASK_HISTORY = SealedColumn(A2ATaskRow, "history", ("id",), lambda r: r.id)
-TASK_FIRST_MESSAGE_DIGEST = SealedColumn(A2ATaskRow, "first_message_digest", ("id",), lambda r: r.id)
+TASK_FIRST_MESSAGE_DIGEST = SealedColumn(
+    A2ATaskRow, "first_message_digest", ("id",), lambda r: r.id
+)
 TASK_EVENT_PAYLOAD = SealedColumn(
     A2AEventRow, "payload", ("id",), lambda r: within(r.task_id, r.sequence)
 )

@@ -17,7 +17,6 @@ from pydantic import BaseModel, ValidationError
 
 from agentrt.activities.ports import Emit
 from agentrt.activities.providers._http_errors import malformed_reply, status_error, transport_error
-from agentrt.contracts.provider_errors import malformed_at
 from agentrt.activities.providers._wire_names import WireNames
 from agentrt.activities.providers.openai_stream import Folded, StreamCut, data_lines
 from agentrt.contracts.messages import (
@@ -28,6 +27,7 @@ from agentrt.contracts.messages import (
     ToolSpec,
     Usage,
 )
+from agentrt.contracts.provider_errors import malformed_at
 
 PROVIDER_NAME = "openai"
 DEFAULT_TIMEOUT_SECONDS = 60.0  # under the model activity's default start-to-close (120 s)

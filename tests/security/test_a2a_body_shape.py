@@ -17,7 +17,6 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import httpx
-import pytest
 import pytest_asyncio
 from temporalio.client import Client
 
@@ -47,8 +46,9 @@ def _message(parts: list[dict[str, Any]], metadata: Any = None) -> dict[str, Any
 # Shapes near the body limit that each held the loop for seconds in the SDK's parse.
 SHAPES: dict[str, Callable[[], dict[str, Any]]] = {
     "60,000 one-letter parts": lambda: _message([{"text": "a"}] * 60_000),
-    "metadata of 60,000 keys": lambda: _message([{"text": "hi"}],
-                                                {f"k{i}": i for i in range(60_000)}),  # fmt: skip
+    "metadata of 60,000 keys": lambda: _message(
+        [{"text": "hi"}], {f"k{i}": i for i in range(60_000)}
+    ),
     "metadata of 120,000 numbers": lambda: _message([{"text": "hi"}], {"l": list(range(120_000))}),
     "metadata of nested arrays": lambda: _message([{"text": "hi"}], {"l": [[1, 2, 3]] * 60_000}),
     "metadata nested 900 deep": lambda: _message(
@@ -89,7 +89,9 @@ async def test_large_structured_bodies_never_hold_the_apis_event_loop_100ms(
     bodies = {name: json.dumps(make()).encode() for name, make in SHAPES.items()}
     rpcs = {name: b'{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": ' + body + b"}"
             for name, body in bodies.items()}  # fmt: skip
-    assert all(len(b) <= BODY_LIMIT for b in bodies.values()), {k: len(b) for k, b in bodies.items()}
+    assert all(len(b) <= BODY_LIMIT for b in bodies.values()), {
+        k: len(b) for k, b in bodies.items()
+    }
     lags: list[float] = []
     stop = asyncio.Event()
 

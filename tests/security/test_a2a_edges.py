@@ -58,8 +58,10 @@ async def test_the_rest_binding_answers_401_and_413_in_its_own_error_format(live
             for _ in range(70):
                 yield b"x" * 1000
 
-        chunked = await http.post(live.url + "/rest/message:send", content=chunks(),
-                                  headers={**live.headers(), "Content-Type": "application/json"})  # fmt: skip
+        json_headers = {**live.headers(), "Content-Type": "application/json"}
+        chunked = await http.post(
+            live.url + "/rest/message:send", content=chunks(), headers=json_headers
+        )
         _rest_error(chunked, 413, "INVALID_ARGUMENT", "PAYLOAD_TOO_LARGE")
         # The JSON-RPC binding keeps its own shape for the same refusals.
         rpc = await http.post(live.url + "/", json={"jsonrpc": "2.0", "id": 1}, headers=VERSION)
@@ -84,15 +86,17 @@ async def test_a_reused_first_message_id_that_asks_something_else_is_refused(liv
     first = await live.rpc("SendMessage", _params(_first("order 4?", mid, ctx), hook))
     task_id = first["result"]["task"]["id"]
     # A true resend, asking for the answer another way, gets the first task.
-    same = await live.rpc("SendMessage", _params(_first("order 4?", mid, ctx), hook,
-                                                 returnImmediately=False, historyLength=1))  # fmt: skip
+    again = _params(_first("order 4?", mid, ctx), hook, returnImmediately=False, historyLength=1)
+    same = await live.rpc("SendMessage", again)
     assert same["result"]["task"]["id"] == task_id
     without_context = await live.rpc("SendMessage", _params(_first("order 4?", mid, ""), hook))
     assert without_context["result"]["task"]["id"] == task_id
     for changed in (
         _params(_first("order 5?", mid, ctx), hook),  # another text
-        _params({**_first("order 4?", mid, ctx),
-                 "parts": [{"text": "order 4?"}, {"text": "and 5"}]}, hook),  # another part
+        _params(
+            {**_first("order 4?", mid, ctx), "parts": [{"text": "order 4?"}, {"text": "and 5"}]},
+            hook,
+        ),  # another part
         _params(_first("order 4?", mid, ctx, metadata={"skill": "typed"}), hook),  # metadata
         _params(_first("order 4?", mid, ctx), "http://127.0.0.1:9/other"),  # push config
         _params(_first("order 4?", mid, ctx)),  # no push config

@@ -55,7 +55,7 @@ ALLOWED: dict[str, tuple[str, str]] = {
     "workers/providers.py": ("re", "factory references in the providers file (configuration)"),
     "core/temporal.py": (
         "re",
-        "`(?:message|error): \"([^\"]+)\"` over the Temporal client's own connection error "
+        '`(?:message|error): "([^"]+)"` over the Temporal client\'s own connection error '
         "text: a literal prefix then one negated class, linear",
     ),
 }
@@ -79,9 +79,7 @@ def _reaches(path: Path) -> set[str]:
 
 
 def test_every_module_that_reaches_a_backtracking_engine_is_allowed_and_says_why() -> None:
-    found = {
-        str(p.relative_to(ROOT)): reached for p in _modules() if (reached := _reaches(p))
-    }
+    found = {str(p.relative_to(ROOT)): reached for p in _modules() if (reached := _reaches(p))}
     assert len(found) > 5, "the scan found almost nothing: is it reading the package?"
     unexplained = {m: sorted(r) for m, r in found.items() if m not in ALLOWED}
     assert not unexplained, (

@@ -20,7 +20,9 @@ async def test_a_run_whose_every_call_failed_keeps_no_live_rows(serve_streaming:
             run_id = (await start(c, "streamer", "Say it"))["run_id"]
             ended = await wait_status(c, run_id, "FAILED", "COMPLETED", seconds=90)
         with live.parts.ctx.sessions() as s:
-            left = s.scalar(select(func.count()).select_from(LiveRow).where(LiveRow.run_id == run_id))
+            left = s.scalar(
+                select(func.count()).select_from(LiveRow).where(LiveRow.run_id == run_id)
+            )
     assert ended["status"] == "FAILED" and ended["termination_reason"] == "provider_failed", ended
     assert len(server.bodies) >= 2  # the call was retried, each attempt streaming text
     assert left == 0

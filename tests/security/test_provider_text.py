@@ -29,7 +29,7 @@ from agentrt.contracts.run import FailRequest
 from agentrt.store.runs import RunStore
 from agentrt.workers.compose import WorkerResources
 from tests.activities.test_openai_provider import Canned, FakeServer, simple_request
-from tests.activities.test_openai_provider import server as server  # noqa: PLC0414 (fixture)
+from tests.activities.test_openai_provider import server as server
 
 CANARY = "sk-canary-0a1b2c3d4e5f6a7b8c9d"  # what a hostile provider echoes: a key
 LEVELS = ["full", "redacted", "metadata", "none"]

@@ -91,7 +91,9 @@ def test_the_filter_cuts_every_url_in_an_http_clients_record_to_its_origin() -> 
     )  # fmt: skip
     UrlsWithoutSecrets().filter(record)
     shown = record.getMessage()
-    assert shown == 'HTTP Request: POST https://[2001:db8::1]:8443/(path withheld) "HTTP/1.1 200 OK"'
+    assert (
+        shown == 'HTTP Request: POST https://[2001:db8::1]:8443/(path withheld) "HTTP/1.1 200 OK"'
+    )
 
 
 @pytest.fixture

@@ -72,8 +72,12 @@ def test_an_a2a_messages_metadata_is_redacted_in_the_history_at_redacted(
     parts: WorkerResources,
 ) -> None:
     task_id = str(uuid.uuid4())
-    message = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
-               "parts": [{"text": f"mail {EMAIL}"}], "metadata": {EMAIL: KEY, "skill": "p"}}  # fmt: skip
+    message = {
+        "messageId": str(uuid.uuid4()),
+        "role": "ROLE_USER",
+        "parts": [{"text": f"mail {EMAIL}"}],
+        "metadata": {EMAIL: KEY, "skill": "p"},
+    }
     rec = A2AStore(parts.ctx).create(
         task_id=task_id, context_id=str(uuid.uuid4()), workflow_id=str(uuid.uuid4()),
         owner="alice", profile="p", answer_level="redacted", message=message,
