@@ -92,7 +92,8 @@ def canonical(value: Any) -> Any:
     return ("?", repr(value))
 
 
-LinearValidator = validators.extend(
+# `extend` has no annotations in jsonschema's stubs; the class it makes is a Validator.
+LinearValidator: Any = validators.extend(  # type: ignore[no-untyped-call]
     jsonschema.Draft202012Validator,
     {"pattern": _pattern, "patternProperties": _pattern_properties, "uniqueItems": _unique_items},
 )
