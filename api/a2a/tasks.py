@@ -5,8 +5,6 @@ from the task view (a2a_task) or the journal, written from committed state.
 """
 
 import asyncio
-import hashlib
-import json
 import time
 import uuid
 
@@ -26,6 +24,7 @@ from temporalio.service import RPCError
 
 from agentrt.api.a2a.convert import message_dict, message_text
 from agentrt.api.a2a.errors import ProfileNotGrantedError, ResultNotRetainableError
+from agentrt.api.a2a.first_message import first_request_digest, resent
 from agentrt.api.a2a.ids import CONTEXT_ID, MESSAGE_ID, TASK_ID, checked_id
 from agentrt.api.grants import Grants, refusal
 from agentrt.api.settings import ApiSettings
@@ -127,7 +126,7 @@ class TaskService:
         if first_id is not None:
             known = await asyncio.to_thread(self._store.first, owner, first_id)
             if known is not None:
-                return _resent(known, params, digest), True
+                return resent(known, params, digest), True
         text = _checked_parts(message, self._settings)
         profile = await self._profile(params)
         if not self._grants.get(owner, Grants()).allows(profile):
@@ -147,7 +146,7 @@ class TaskService:
             )  # fmt: skip
         except FirstMessageTaken as taken:
             # A concurrent resend inserted first: its run, not ours (if it asked the same).
-            return _resent(taken.task, params, digest), True
+            return resent(taken.task, params, digest), True
         try:
             await self._runtime.submit(start, initiator=f"a2a:{owner}", a2a_task_id=task_id)
         except UnknownProfileError:
@@ -216,40 +215,6 @@ class TaskService:
             raise TaskNotCancelableError(message=f"Task {task_id} has no run to cancel") from None
         done = await self.wait(task_id, owner, since=rec.journal_head, cap=30.0)
         return done
-
-
-def first_request_digest(params: SendMessageRequest) -> str:
-    """SHA-256 of what a first message asks: its role, parts, metadata, extensions and
-    references, the request's metadata and its push config as sent. Not its messageId (the
-    key), contextId (checked apart: the task may have been given one) or how the answer
-    is wanted (blocking, history length, output modes): a true resend may differ in those."""
-    message = Message()
-    message.CopyFrom(params.message)
-    message.message_id, message.context_id = "", ""
-    asked = SendMessageRequest(message=message, metadata=params.metadata)
-    if params.configuration.HasField("task_push_notification_config"):
-        asked.configuration.task_push_notification_config.CopyFrom(
-            params.configuration.task_push_notification_config
-        )
-    canonical = json.dumps(MessageToDict(asked), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()
-
-
-def _resent(known: TaskRecord, params: SendMessageRequest, digest: str) -> TaskRecord:
-    """The task a first message made, for a true resend of it; InvalidParamsError for a
-    message that reuses its messageId to ask something else (a task made before digests
-    were kept cannot tell: it is returned, as before)."""
-    message_id = params.message.message_id
-    context = params.message.context_id
-    if (known.first_digest is not None and known.first_digest != digest) or (
-        context and context != known.context_id
-    ):
-        raise InvalidParamsError(
-            message=f"messageId {message_id!r} already created task {known.id} with another "
-            "message (its text, parts, metadata, push config or contextId differ): "
-            "a new message needs a new messageId"
-        )
-    return known
 
 
 def _holds(rec: TaskRecord, message_id: str) -> bool:
