@@ -34,6 +34,7 @@ from agentrt.contracts.messages import (
     ToolCall,
     Usage,
 )
+from agentrt.contracts.messages import bounded_arguments as bounded
 from agentrt.contracts.output import feedback, parse_output
 from agentrt.contracts.pricing import PriceTable
 from agentrt.contracts.run import (
@@ -243,7 +244,7 @@ class ModelActivities(ActivityGroup):
         usage = reply.usage.model_copy(update={"cost_usd": self._cost(used, reply.usage)})
         # Call ids are ours: unique per run and stable, so idempotency keys derive from them.
         calls = [
-            ToolCall(call_id=f"r{req.round}.{i}", name=c.name, arguments=c.arguments)
+            ToolCall(call_id=f"r{req.round}.{i}", name=c.name, arguments=bounded(c.arguments))
             for i, c in enumerate(reply.tool_calls if req.offer_tools else [], start=1)
         ]
         message = Message(role="assistant", content=checked.text, tool_calls=calls)

@@ -20,6 +20,7 @@ from agentrt.activities.providers._http_errors import malformed_reply, status_er
 from agentrt.activities.providers._wire_names import WireNames
 from agentrt.activities.providers.openai_stream import Folded, StreamCut, data_lines
 from agentrt.contracts.messages import (
+    INVALID_ARGUMENTS_KEY,
     Message,
     ProviderReply,
     ProviderRequest,
@@ -33,7 +34,6 @@ PROVIDER_NAME = "openai"
 DEFAULT_TIMEOUT_SECONDS = 60.0  # under the model activity's default start-to-close (120 s)
 # The marker key for arguments that were not a JSON object. The leading underscores keep
 # it out of any sane tool schema, so a schema-validating tool refuses the call.
-INVALID_ARGUMENTS_KEY = "__invalid_json__"
 MAX_RAW_ARGUMENTS_CHARS = 500
 
 
@@ -78,7 +78,7 @@ def parse_arguments(raw: str | dict[str, Any] | None) -> dict[str, Any]:
         return {}  # a call without parameters
     try:
         parsed = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested past the parser's depth: no object either
         parsed = None
     if isinstance(parsed, dict):
         return parsed
