@@ -50,8 +50,8 @@ ALLOWED: dict[str, tuple[str, str]] = {
         "tool names and call ids (ours or the profile's) against one anchored character "
         "class of at most 64; a substitution of one class: linear",
     ),
-    "activities/toolbox/box.py": ("re", "toolbox names from configuration and code"),
-    "activities/toolbox/decorator.py": ("re", "tool names from code"),
+    "activities/toolbox/box.py": ("re", "toolbox names from configuration and code, anchored"),
+    "activities/toolbox/decorator.py": ("re", "tool names from the code that declares them"),
     "workers/providers.py": ("re", "factory references in the providers file (configuration)"),
     "core/temporal.py": (
         "re",

@@ -3,7 +3,11 @@
 A resend of a first message (same caller, same messageId) gets the first task back; one
 whose parts, metadata or push config differ is refused, where before the difference was
 dropped in silence. Tasks stored before this revision have none: a resend of theirs is
-answered with the task, as before."""
+answered with the task, as before.
+
+A plain ADD / DROP COLUMN, not a batch: on SQLite a batch rebuilds the table, and dropping
+the old a2a_task (foreign keys on) would cascade to every task's journal and push configs.
+"""
 
 import sqlalchemy as sa
 from alembic import op
@@ -13,10 +17,8 @@ branch_labels = depends_on = None
 
 
 def upgrade() -> None:
-    with op.batch_alter_table("a2a_task", schema=None) as batch_op:
-        batch_op.add_column(sa.Column("first_message_digest", sa.Text(), nullable=True))
+    op.add_column("a2a_task", sa.Column("first_message_digest", sa.Text(), nullable=True))
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("a2a_task", schema=None) as batch_op:
-        batch_op.drop_column("first_message_digest")
+    op.drop_column("a2a_task", "first_message_digest")
