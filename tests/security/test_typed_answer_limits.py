@@ -35,6 +35,7 @@ from agentrt.starter.facade import AgentRuntime
 from agentrt.store.runs import RunStore
 from agentrt.workers.compose import build
 from agentrt.workers.main import make_worker
+from tests.security._loop_lag import held, ticking
 
 BACKTRACKING = "^(a|aa)+$"  # exponential in a backtracking engine on "a" * n + "!"
 SCHEMA = {
@@ -83,9 +84,14 @@ def test_a_schema_pattern_that_backtracks_runs_in_linear_time() -> None:
 
 def test_unique_items_over_many_objects_takes_linear_time() -> None:
     """jsonschema compared every pair of items that do not sort (objects): quadratic."""
-    items = ",".join(f'{{"n": {i}}}' for i in range(20_000))
-    took = _seconds(lambda: parse_output(f"[{items}]", {"uniqueItems": True}))
-    assert took < 2.0, f"{took:.2f}s for 20,000 objects"
+    def objects(n: int) -> str:
+        return "[" + ",".join(f'{{"n": {i}}}' for i in range(n)) + "]"
+
+    # 5,000 objects were 12.5 million comparisons in Python before: many seconds.
+    first = _seconds(lambda: parse_output(objects(5_000), {"uniqueItems": True}))
+    assert first < 2.0, f"{first:.2f}s for 5,000 objects"
+    second = _seconds(lambda: parse_output(objects(20_000), {"uniqueItems": True}))
+    assert second < 8 * first + 0.5, f"{first:.3f}s → {second:.3f}s"
     assert parse_output('[{"a": 1}, {"a": 1.0}]', {"uniqueItems": True})[1] is not None
     assert parse_output('[{"a": 1}, {"a": true}]', {"uniqueItems": True})[1] is None
 
@@ -197,25 +203,15 @@ async def test_an_answer_nested_1000_levels_fails_the_run_invalid_output(echo: E
 async def test_adversarial_answers_never_hold_the_workers_event_loop_100ms(echo: Echo) -> None:
     """A ticker on the worker's own event loop records the longest gap between its 10 ms
     sleeps while runs answer with text built against the old fence pattern (near the
-    prompt cap) and against the schema's backtracking pattern. Before: tens of seconds."""
+    prompt cap) and against the schema's backtracking pattern, against the same number of
+    runs with answers quick to check (tests/security/_loop_lag.py). Before: tens of
+    seconds."""
     await echo.runtime.run("typed-echo", 'echo {"code": "aa"}')  # warm up, not measured
-    lags: list[float] = []
-    stop = asyncio.Event()
-
-    async def ticker() -> None:
-        last = time.perf_counter()
-        while not stop.is_set():
-            await asyncio.sleep(0.01)
-            now = time.perf_counter()
-            lags.append(now - last - 0.01)
-            last = now
-
-    ticking = asyncio.create_task(ticker())
-    try:
+    async with ticking() as quiet:  # as many runs, with answers that are quick to check
+        for answer in ('{"code": 7}', '{"code": "b"}'):
+            await _failed_invalid(echo, "typed-echo", answer)
+    async with ticking() as loud:
         await _failed_invalid(echo, "typed-echo", FENCES["fence then line breaks"](99_000))
         await _failed_invalid(echo, "typed-echo", '{"code": "' + "a" * 44 + '!"}')
-    finally:
-        stop.set()
-        await ticking
-    assert len(lags) > 5
-    assert max(lags) < 0.1, f"the event loop was held for {max(lags) * 1000:.0f} ms"
+    problem = held(loud, quiet)
+    assert problem is None, problem
