@@ -84,6 +84,7 @@ def test_a_schema_pattern_that_backtracks_runs_in_linear_time() -> None:
 
 def test_unique_items_over_many_objects_takes_linear_time() -> None:
     """jsonschema compared every pair of items that do not sort (objects): quadratic."""
+
     def objects(n: int) -> str:
         return "[" + ",".join(f'{{"n": {i}}}' for i in range(n)) + "]"
 
