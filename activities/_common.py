@@ -15,6 +15,7 @@ from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 from agentrt.activities._loop_pool import LoopPool
 from agentrt.activities.ports import FaultHook, ToolContext, no_faults, no_heartbeat
 from agentrt.contracts.errors import NON_RETRYABLE, ErrorType
+from agentrt.contracts.provider_errors import known_detail
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -163,6 +164,15 @@ _EXPECTED = frozenset({ErrorType.PROVIDER_REJECTED.value, ErrorType.UNKNOWN_PROV
 _DETERMINISTIC = frozenset(e.value for e in NON_RETRYABLE)
 
 
+_PROVIDER = frozenset({ErrorType.PROVIDER_REJECTED.value, ErrorType.PROVIDER_UNAVAILABLE.value})
+
+
+def shown_detail(exc: ApplicationError) -> str:
+    """What a log line may say of a failure: a provider's only in the known shapes
+    (contracts/provider_errors.py), since its text may be the provider's own."""
+    return known_detail(exc.message) if exc.type in _PROVIDER else exc.message
+
+
 def expected_failure(exc: BaseException, where: str) -> BaseException:
     """`exc` as it should leave an activity: an expected ApplicationError is logged here as
     one line and made BENIGN (the SDK then logs no traceback); anything else as it is.
@@ -175,7 +185,7 @@ def expected_failure(exc: BaseException, where: str) -> BaseException:
         return exc
     expected = exc.type in _EXPECTED
     if expected:
-        activity.logger.warning("%s: %s (%s)", where, exc.message, exc.type)
+        activity.logger.warning("%s: %s (%s)", where, shown_detail(exc), exc.type)
     was_benign = exc.category is ApplicationErrorCategory.BENIGN
     benign = expected or was_benign
     final = exc.non_retryable or exc.type in _DETERMINISTIC

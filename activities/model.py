@@ -5,7 +5,7 @@ a task and a round trip."""
 
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
 from temporalio import activity
@@ -18,9 +18,10 @@ from agentrt.activities._common import (
     fault,
     heartbeats,
     is_store_unavailable,
+    offload,
 )
 from agentrt.activities.completion import Completion
-from agentrt.activities.guardrails import Checked
+from agentrt.activities.guardrails import INLINE_CHARS, Checked
 from agentrt.activities.guardrails import checked as checked_text
 from agentrt.activities.live import Publisher, live_mode
 from agentrt.activities.ports import FaultHook, ModelProvider, StreamingProvider, no_faults, streams
@@ -33,6 +34,7 @@ from agentrt.contracts.messages import (
     ToolCall,
     Usage,
 )
+from agentrt.contracts.messages import bounded_arguments as bounded
 from agentrt.contracts.output import feedback, parse_output
 from agentrt.contracts.pricing import PriceTable
 from agentrt.contracts.run import (
@@ -138,7 +140,7 @@ class ModelActivities(ActivityGroup):
             text = recorded.content if recorded is not None else ""
         schema = req.answer.output_schema
         assert schema is not None  # turn_end says INVALID only for a typed answer
-        _, error = parse_output(text, schema)
+        _, error = await checked_output(text, schema)
         note = Message(role="user", content=feedback(error or "invalid"))
         row = self._runs.message_row(req.run_id, req.answer.sequence, note)
         await db(write_step, self._runs.ctx, [Part("message", row)])
@@ -203,7 +205,10 @@ class ModelActivities(ActivityGroup):
         # The output guardrails read the whole reply (a long one off the event loop).
         rails = snap.guardrails
         checked = await checked_text(reply.content, rails.output, rails)
-        turn, record = self._made(req, used, reply, checked, duration_ms, snap.answer_level)
+        invalid = await _invalid(req, checked.text, reply.tool_calls if req.offer_tools else [])
+        turn, record = self._made(
+            req, used, reply, checked, (duration_ms, invalid), snap.answer_level
+        )
         return turn, record, live is not None and live.published
 
     async def _recorded(self, req: ModelRequest, recorded: Message) -> ModelResult:
@@ -220,7 +225,7 @@ class ModelActivities(ActivityGroup):
             finish_reason=str(seen.get("finish_reason", "stop")),
             guardrail=str(seen.get("guardrail", "ALLOW")),
             input_required=bool(seen.get("input_required", False)),
-            output_invalid=_invalid(req, recorded.content, recorded.tool_calls),
+            output_invalid=await _invalid(req, recorded.content, recorded.tool_calls),
         )
 
     def _made(
@@ -229,15 +234,17 @@ class ModelActivities(ActivityGroup):
         used: str,
         reply: ProviderReply,
         checked: Checked,
-        duration_ms: float,
+        took: tuple[float, bool],
         answer_level: str,
     ) -> tuple[ModelResult, TurnRecord]:
         """The provider's reply as this run's turn (our call ids, the output guardrail, the
-        cost), and the record of it."""
+        cost), and the record of it. `took`: the call's duration (ms) and whether the reply
+        fails the output schema."""
+        duration_ms, invalid = took
         usage = reply.usage.model_copy(update={"cost_usd": self._cost(used, reply.usage)})
         # Call ids are ours: unique per run and stable, so idempotency keys derive from them.
         calls = [
-            ToolCall(call_id=f"r{req.round}.{i}", name=c.name, arguments=c.arguments)
+            ToolCall(call_id=f"r{req.round}.{i}", name=c.name, arguments=bounded(c.arguments))
             for i, c in enumerate(reply.tool_calls if req.offer_tools else [], start=1)
         ]
         message = Message(role="assistant", content=checked.text, tool_calls=calls)
@@ -259,7 +266,7 @@ class ModelActivities(ActivityGroup):
             finish_reason=reply.finish_reason,
             guardrail=checked.verdict.name,
             input_required=reply.input_required and not calls,
-            output_invalid=_invalid(req, checked.text, calls),
+            output_invalid=invalid,
         )
         record = TurnRecord(
             req.sequence, req.round, message, payload, duration_ms, req.privacy, answer_level
@@ -273,10 +280,18 @@ async def _withdrawn(live: Publisher | None) -> None:
         await live.withdraw()
 
 
-def _invalid(req: ModelRequest, text: str, calls: list[ToolCall]) -> bool:
+async def _invalid(req: ModelRequest, text: str, calls: Sequence[object]) -> bool:
     """Whether a tool-less reply fails the run's output schema (none: never)."""
     schema = req.answer.output_schema
-    return schema is not None and not calls and parse_output(text, schema)[1] is not None
+    return schema is not None and not calls and (await checked_output(text, schema))[1] is not None
+
+
+async def checked_output(text: str, schema: dict[str, Any]) -> tuple[Any, str | None]:
+    """`parse_output`, off the event loop for a long answer (linear in it, but validating a
+    long one in Python is not free) and on it for a short one, as the guardrails are."""
+    if len(text) <= INLINE_CHARS:
+        return parse_output(text, schema)
+    return await offload(parse_output, text, schema)
 
 
 def _float_or_none(value: object) -> float | None:

@@ -4,7 +4,7 @@ unit's workflow side is workflows/cancel.py; a failure's, workflows/completion.p
 
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 from temporalio import activity
 
 from agentrt.activities._common import ActivityGroup, store_work
@@ -19,11 +19,12 @@ from agentrt.contracts.enums import (
     TerminationReason,
 )
 from agentrt.contracts.ids import ACT_RUN_FAIL
+from agentrt.contracts.provider_errors import known_detail
 from agentrt.contracts.redaction import redact_text
 from agentrt.contracts.run import FailRequest, Transition
 from agentrt.store.context import StoreContext, rowcount, utcnow
 from agentrt.store.event_rows import event_row, insert_event
-from agentrt.store.rows import RunRow
+from agentrt.store.rows import LiveRow, RunRow
 from agentrt.store.transitions import progress
 
 MAX_DETAIL_CHARS = 500
@@ -95,6 +96,10 @@ class Settle:
                 req.privacy,
             )  # fmt: skip
             insert_event(s, event)
+            # A failed call's live output (withdrawn, but its rows kept for followers to see
+            # the withdrawal) is pruned with the settle: the run makes no further call that
+            # would, and followers read the run's end in its event.
+            s.execute(delete(LiveRow).where(LiveRow.run_id == req.run_id))
         return Transition(applied=True, status=status)
 
 
@@ -106,7 +111,10 @@ def _extra(req: FailRequest, cancelled: bool) -> dict[str, Any] | None:
         budget = req.budget
         extra = {"budget": None if budget is None else budget.model_dump(mode="json")}
     if req.error_detail and not cancelled:
-        extra = {**(extra or {}), "error": redact_text(req.error_detail, MAX_DETAIL_CHARS)}
+        # The provider's failure in the known shapes only, at every privacy level: its
+        # text (a header, a reason) is the provider's and may carry anything.
+        shown = known_detail(req.error_detail)
+        extra = {**(extra or {}), "error": redact_text(shown, MAX_DETAIL_CHARS)}
     return extra
 
 

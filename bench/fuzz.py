@@ -15,50 +15,58 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
+from typing import Any
 
-import httpx
 import uvicorn
 from temporalio.client import Client
 
 from agentrt.api.app import create_app
 from agentrt.api.settings import ApiSettings
 from agentrt.core.devserver import extra_args
+from agentrt.core.temporal import data_converter
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.principals import PrincipalStore
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer
 from agentrt.workers.compose import WorkerResources, build
 from agentrt.workers.main import make_worker
-from bench.a2a_fixtures import fixture_groups
+from bench.a2a_fixtures import fixture_groups, fixture_profiles
 from bench.database import bench_database
 from bench.fuzz_a2a import a2a_surfaces
+from bench.fuzz_answers import input_surface, reconcile_surface
+from bench.fuzz_codec import codec_surface, sealed_payloads, signed_in
 from bench.fuzz_core import LogTrap, Tally
 from bench.fuzz_limits import caps_surface, patterns_surface
 from bench.fuzz_local import files_surface, tools_surface
+from bench.fuzz_setup import input_task_maker, known_tasks, reconcile_runs, waiting_runs
 from bench.fuzz_temporal import cli_argvs, cli_surface, decisions_surface
+from bench.fuzz_typed import typed_surface
 from bench.harness import dev_server
 from bench.report import Table
 
 KEYS = {"alice": "alice-fuzz-key-5d1e", "bob": "bob-fuzz-key-09aa"}
-# Share of --cases for each tally; "files", "tools" and "decisions" each feed two tallies
-# (rules and profiles; typed tools and MCP; signal and update), so the shares sum to 1.
+# Share of --cases for each tally; "files", "tools", "decisions" and "typed" each feed two
+# tallies (rules and profiles; typed tools and MCP; signal and update; schemas and
+# answers), so the shares sum to 1.
 SHARES = {
-    "files": 0.13, "tools": 0.14, "rpc": 0.17, "rest": 0.11, "decisions": 0.03, "cli": 0.04,
-    "patterns": 0.05, "caps": 0.03,
+    "files": 0.11, "tools": 0.12, "rpc": 0.15, "rest": 0.09, "decisions": 0.03, "cli": 0.03,
+    "patterns": 0.04, "caps": 0.03, "typed": 0.04, "reconcile": 0.02, "input": 0.02,
+    "codec": 0.02,
 }  # fmt: skip
 # The input caps of the fuzzed deployment (issue 25): below the body limit, so both act.
 CAPS = {"max_prompt_chars": 4_000, "max_part_chars": 2_000}
 
 
-def api_settings(url: str, keys: str, data: Path) -> ApiSettings:
+def api_settings(url: str, keys: str, data: Path, payload_keys: str) -> ApiSettings:
     # Every fixture profile by name: the fuzz starts what it likes (grants: tests/security).
+    # Payload keys: the session codec has payloads to decode.
     groups = fixture_groups(KEYS, blocking_cap_seconds=5.0, max_body_bytes=64_000)
     return ApiSettings().replace(
         database={"url": url, "data_dir": data},
-        privacy={"seal_keys": keys},
+        privacy={"seal_keys": keys, "payload_keys": payload_keys},
         **groups,
         push={"backoff_seconds": 0.2, "max_attempts": 1},
         temporal={"task_queue": f"fuzz-{uuid.uuid4().hex[:8]}"},
@@ -92,45 +100,6 @@ async def serve(
             sock.close()
 
 
-async def known_tasks(url: str) -> list[str]:
-    """A completed task, one waiting for input, one waiting for approval."""
-    ids = []
-    async with httpx.AsyncClient(timeout=60) as http:
-        for text in ("hello", "which order", "refund order 1042"):
-            message = {
-                "messageId": str(uuid.uuid4()),
-                "role": "ROLE_USER",
-                "parts": [{"text": text}],
-            }
-            reply = await http.post(
-                url + "/",
-                json={"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
-                      "params": {"message": message}},
-                headers={"Authorization": f"Bearer {KEYS['alice']}", "A2A-Version": "1.0"},
-            )  # fmt: skip
-            ids.append(reply.json()["result"]["task"]["id"])
-    return ids
-
-
-async def waiting_runs(runtime: AgentRuntime, n: int, profile: str = "helper") -> dict[str, str]:
-    """n runs waiting for approval: run id -> the digest of the pending turn."""
-    out: dict[str, str] = {}
-    for i in range(n):
-        run_id = await runtime.start(profile, f"refund order 10{i:02d}", initiator="fuzz")
-        for _ in range(400):
-            try:
-                view = await runtime.status(run_id)
-            except Exception:  # no row until the worker begins the run
-                view = None
-            if view is not None and view.pending_approval is not None:
-                out[run_id] = view.pending_approval.turn_digest
-                break
-            await asyncio.sleep(0.05)
-        else:
-            raise RuntimeError(f"run {run_id} never waited for approval")
-    return out
-
-
 @contextmanager
 def cli_environment(settings: ApiSettings, address: str) -> Iterator[None]:
     env = {
@@ -140,6 +109,7 @@ def cli_environment(settings: ApiSettings, address: str) -> Iterator[None]:
         "AGENTRT_TASK_QUEUE": settings.temporal.task_queue,
         "AGENTRT_PROFILES_FILE": str(settings.worker.profiles_file),
         "AGENTRT_DATA_DIR": str(settings.database.data_dir),
+        "AGENTRT_PAYLOAD_KEYS": settings.payload_keys_spec() or "",
     }
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
@@ -157,6 +127,9 @@ def _progress(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
+Count = Callable[[str], int]
+
+
 async def run(total: int, seed_value: int | None) -> list[Tally]:
     def n(surface: str) -> int:
         return max(1, round(total * SHARES[surface]))
@@ -165,51 +138,108 @@ async def run(total: int, seed_value: int | None) -> list[Tally]:
     with tempfile.TemporaryDirectory(prefix="agentrt-fuzz-") as tmp, LogTrap() as trap:
         work = Path(tmp)
         with bench_database(work, None) as url:
-            settings = api_settings(url, f"fuzz:{Sealer.new_key_b64()}", work)
+            keys = f"fuzz:{Sealer.new_key_b64()}"
+            settings = api_settings(url, keys, work, f"p1:{Sealer.new_key_b64()}")
             parts = build(settings)
-            _progress("fuzz: files and tool arguments")
-            tallies += await asyncio.to_thread(
-                files_surface, settings.providers.rules_file, settings.worker.profiles_file,
-                n("files"), seed_value, trap,
-            )  # fmt: skip
-            tallies += await asyncio.to_thread(
-                tools_surface, parts.engine, parts.ctx, n("tools"), seed_value, trap
-            )
-            _progress("fuzz: redaction and guardrail patterns")
-            tallies += await asyncio.to_thread(patterns_surface, n("patterns"), seed_value, trap)
-            async with dev_server(extra_args()) as client, serve(client, settings, parts) as base:
-                runtime = AgentRuntime(client, RunStore(parts.ctx), settings.temporal.task_queue)
-                ids = await known_tasks(base)
-                runs = await waiting_runs(runtime, 3)
-                _progress("fuzz: A2A JSON-RPC and REST")
-                tallies += await asyncio.to_thread(
-                    a2a_surfaces, base, parts.engine, ids, KEYS, n, seed_value, trap
+            tallies += await _local(settings, parts, n, seed_value, trap)
+            async with dev_server(extra_args()) as plain:
+                # Every payload encrypted, as a deployment with payload keys has it.
+                client = await Client.connect(
+                    plain.service_client.config.target_host,
+                    data_converter=data_converter(settings.payload_keys_spec()),
                 )
-                _progress("fuzz: input caps (operator API, A2A)")
-                ops = PrincipalStore(parts.ctx).create("fuzz-ops", ["runs:start", "runs:read"])[1]
-                caps = (
-                    CAPS["max_prompt_chars"],
-                    CAPS["max_part_chars"],
-                    settings.api.max_body_bytes,
-                )
-                tallies += await asyncio.to_thread(
-                    caps_surface, base, parts.engine, KEYS["alice"], ops, caps,
-                    n("caps"), seed_value, trap,
-                )  # fmt: skip
-                _progress("fuzz: approval decisions (signal, update)")
-                loop = asyncio.get_running_loop()
-                tallies += await asyncio.to_thread(
-                    decisions_surface, client, loop, parts.engine, runs,
-                    n("decisions"), seed_value, trap,
-                )  # fmt: skip
-                _progress("fuzz: CLI arguments")
-                address = client.service_client.config.target_host
-                with cli_environment(settings, address):
-                    tallies += await asyncio.to_thread(
-                        cli_surface, parts.engine, cli_argvs(list(runs), ids[:1]),
-                        n("cli"), seed_value, trap,
-                    )  # fmt: skip
+                async with serve(client, settings, parts) as base:
+                    tallies += await _served(client, settings, parts, base, n, seed_value, trap)
             parts.close()
+    return tallies
+
+
+async def _local(
+    settings: ApiSettings, parts: WorkerResources, n: Count, seed_value: int | None,
+    trap: LogTrap,
+) -> list[Tally]:  # fmt: skip
+    """The in-process surfaces: files, tool arguments, patterns, typed answers."""
+    _progress("fuzz: files and tool arguments")
+    tallies = await asyncio.to_thread(
+        files_surface, settings.providers.rules_file, settings.worker.profiles_file,
+        n("files"), seed_value, trap,
+    )  # fmt: skip
+    tallies += await asyncio.to_thread(
+        tools_surface, parts.engine, parts.ctx, n("tools"), seed_value, trap
+    )
+    _progress("fuzz: redaction and guardrail patterns")
+    tallies += await asyncio.to_thread(patterns_surface, n("patterns"), seed_value, trap)
+    _progress("fuzz: typed answers and output schemas")
+    tallies += await asyncio.to_thread(typed_surface, n("typed"), seed_value, trap)
+    return tallies
+
+
+async def _served(
+    client: Client, settings: ApiSettings, parts: WorkerResources, base: str, n: Count,
+    seed_value: int | None, trap: LogTrap,
+) -> list[Tally]:  # fmt: skip
+    """The surfaces over HTTP and through Temporal, against the live server."""
+    runtime = AgentRuntime(client, RunStore(parts.ctx), settings.temporal.task_queue)
+    ids = await known_tasks(base, KEYS["alice"])
+    runs = await waiting_runs(runtime, 3)
+    _progress("fuzz: A2A JSON-RPC and REST")
+    tallies = await asyncio.to_thread(
+        a2a_surfaces, base, parts.engine, ids, KEYS, n, seed_value, trap
+    )
+    _progress("fuzz: input caps (operator API, A2A)")
+    principals = PrincipalStore(parts.ctx)
+    ops = principals.create("fuzz-ops", ["runs:start", "runs:read"],
+                            profiles=fixture_profiles())[1]  # fmt: skip
+    caps = (CAPS["max_prompt_chars"], CAPS["max_part_chars"], settings.api.max_body_bytes)
+    tallies += await asyncio.to_thread(
+        caps_surface, base, parts.engine, KEYS["alice"], ops, caps, n("caps"), seed_value, trap,
+    )  # fmt: skip
+    _progress("fuzz: approval decisions (signal, update)")
+    loop = asyncio.get_running_loop()
+    tallies += await asyncio.to_thread(
+        decisions_surface, client, loop, parts.engine, runs, n("decisions"), seed_value, trap,
+    )  # fmt: skip
+    _progress("fuzz: CLI arguments")
+    with cli_environment(settings, client.service_client.config.target_host):
+        tallies += await asyncio.to_thread(
+            cli_surface, parts.engine, cli_argvs(list(runs), ids[:1]), n("cli"), seed_value, trap,
+        )  # fmt: skip
+    tallies += await _answers(client, settings, parts, base, n, seed_value, trap)
+    return tallies
+
+
+async def _answers(
+    client: Client, settings: ApiSettings, parts: WorkerResources, base: str, n: Count,
+    seed_value: int | None, trap: LogTrap,
+) -> list[Tally]:  # fmt: skip
+    """Answers that move a waiting run (reconcile, input) and the session codec."""
+    principals = PrincipalStore(parts.ctx)
+    reconciler = principals.create("fuzz-reconciler", ["runs:read-all", "runs:reconcile"])[1]
+    reader = principals.create("fuzz-reader", ["runs:read"])[1]
+    _progress("fuzz: reconcile answers")
+    async with reconcile_runs(client, settings, base, reconciler) as waiting:
+        tallies = await asyncio.to_thread(
+            reconcile_surface, base, parts.engine, waiting, [reconciler, reconciler, reader, ""],
+            n("reconcile"), seed_value, trap,
+        )  # fmt: skip
+    _progress("fuzz: input answers (A2A follow-ups)")
+    new_task, state_of = input_task_maker(base, KEYS["alice"], parts, asyncio.get_running_loop())
+    tallies += await asyncio.to_thread(
+        input_surface, base, parts.engine, KEYS["alice"], new_task, state_of,
+        n("input"), seed_value, trap,
+    )  # fmt: skip
+    _progress("fuzz: session codec")
+    decoder = principals.create("fuzz-decoder", ["runs:read-all", "payloads:decode"])[1]
+    sessions = {
+        "decode": await asyncio.to_thread(signed_in, base, decoder),
+        "read-only": await asyncio.to_thread(signed_in, base, reader),
+    }
+    values: list[Any] = ["hi", {"a": [1, 2]}, None]
+    sealed = await asyncio.to_thread(sealed_payloads, settings.payload_keys_spec() or "", values)
+    tallies += await asyncio.to_thread(
+        codec_surface, base, parts.engine, sessions, sealed, client.namespace,
+        n("codec"), seed_value, trap,
+    )  # fmt: skip
     return tallies
 
 

@@ -24,7 +24,7 @@ from a2a.types.a2a_pb2 import SendMessageRequest, TaskPushNotificationConfig
 from hypothesis import strategies as st
 from sqlalchemy import Engine
 
-from bench.fuzz_core import Finding, LogTrap, Tally, Verdict, changed, drive, snapshot
+from bench.fuzz_core import Finding, LogTrap, Tally, Verdict, changed, drive, quiesce, snapshot
 from bench.fuzz_local import JSON
 
 STREAMING = {"SendStreamingMessage", "SubscribeToTask"}
@@ -252,16 +252,13 @@ class HttpSurface:
     def close(self) -> None:
         self._http.close()
 
+    def rebase(self) -> None:
+        """Take the rows as they are now as the baseline (after a change made on purpose)."""
+        self._quiesce()
+
     def _quiesce(self) -> None:
         """After an accepted case, wait until its run stops writing (waiting or ended)."""
-        last, deadline = snapshot(self._engine), time.monotonic() + 8
-        while time.monotonic() < deadline:
-            time.sleep(0.15)
-            now = snapshot(self._engine)
-            if now == last:
-                break
-            last = now
-        self._state = last
+        self._state = quiesce(self._engine)
 
     def check(self, req: Request) -> Verdict:
         method, path, headers, body = req

@@ -12,11 +12,14 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
-from sqlalchemy import Engine, inspect, select, text
+from sqlalchemy import Engine, func, inspect, select, text
+
+from agentrt.store.rows import RunRow
 
 Verdict = Literal["accepted", "rejected"]
 MAX_KEPT = 20
@@ -157,16 +160,34 @@ def _show(case: Any) -> str:
     return repr(case)[:400]
 
 
-def quiesce(engine: Engine, seconds: float = 8.0) -> dict[str, str]:
-    """The snapshot once the rows stop moving (a run started by an accepted case has
-    reached a wait or its end), or after `seconds`."""
+# A run in these is still moving on its own: its next rows are coming.
+MOVING = ("STARTING", "RUNNING")
+STEADY_POLLS = 3  # the rows unchanged this many polls in a row (0.45 s)
+
+
+def quiesce(engine: Engine, seconds: float = 20.0) -> dict[str, str]:
+    """The snapshot once the rows stop moving (every run started by an accepted case has
+    reached a wait or its end, and its task's projection has caught up), or after
+    `seconds`. Steady means: no run STARTING or RUNNING, and the rows unchanged for
+    STEADY_POLLS polls in a row (a loaded machine pauses a run longer than one poll)."""
     import time
 
-    last, deadline = snapshot(engine), time.monotonic() + seconds
+    last, deadline, steady = snapshot(engine), time.monotonic() + seconds, 0
     while time.monotonic() < deadline:
         time.sleep(0.15)
         now = snapshot(engine)
-        if now == last:
+        steady = steady + 1 if now == last and not _moving(engine) else 0
+        if steady >= STEADY_POLLS:
             break
         last = now
     return last
+
+
+def _moving(engine: Engine) -> bool:
+    """Whether a run is STARTING or RUNNING and was written lately (a run some earlier job
+    left RUNNING with no worker, in a database the suite shares, is not waited for)."""
+    lately = datetime.now(UTC) - timedelta(seconds=10)
+    q = select(func.count()).select_from(RunRow)
+    q = q.where(RunRow.status.in_(MOVING), RunRow.updated_at > lately)
+    with engine.connect() as conn:
+        return bool(conn.execute(q).scalar_one())

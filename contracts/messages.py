@@ -4,7 +4,22 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from agentrt.contracts.output import MAX_DEPTH, depth
+
 Role = Literal["system", "user", "assistant", "tool"]
+# The arguments of a call the model wrote that are no usable JSON object: the tool layer
+# answers the model "invalid arguments", and the model can correct itself next round.
+INVALID_ARGUMENTS_KEY = "__invalid_json__"
+
+
+def bounded_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
+    """A call's arguments, or the invalid-arguments marker when they nest deeper than
+    MAX_DEPTH. Past that, the model activity's result could not be encoded for Temporal
+    (pydantic stops at 255 levels) or decoded by the workflow, which would fail its task
+    for ever; and nothing a tool takes is that deep."""
+    if depth(arguments) <= MAX_DEPTH:
+        return arguments
+    return {INVALID_ARGUMENTS_KEY: f"the arguments nest deeper than {MAX_DEPTH} levels"}
 
 
 class ToolCall(BaseModel):

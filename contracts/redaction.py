@@ -4,6 +4,8 @@ Every pattern is compiled by RE2 (contracts/linear.py): redaction runs over user
 model text and tool results, so its time must be linear in the text whatever the text.
 """
 
+from typing import Any
+
 from agentrt.contracts.linear import linear
 
 _SECRETS = [  # (pattern, ignore case)
@@ -40,6 +42,36 @@ def redact_text(text: str, max_chars: int | None = MAX_REDACTED) -> str:
 
 def has_secret(text: str) -> bool:
     return _ANY.search(text)
+
+
+# How deep redact_tree goes: below this a subtree is replaced, not walked (a typed answer
+# is bounded at 64 already; tool arguments nested deeper are withheld at `redacted`).
+MAX_TREE_DEPTH = 64
+TOO_DEEP = "[REDACTED: nested too deep]"
+
+
+def redact_tree(value: Any, max_chars: int | None = MAX_REDACTED, _depth: int = 0) -> Any:
+    """A JSON value with every string redacted, dictionary keys included: a key is text
+    the model or the user wrote as much as a value is (`{"bob@example.com": 1}`). Two keys
+    that redact alike are told apart by a suffix, so none overwrites another."""
+    if isinstance(value, str):
+        return redact_text(value, max_chars)
+    if not isinstance(value, dict | list):
+        return value
+    if _depth >= MAX_TREE_DEPTH:
+        return TOO_DEEP
+    if isinstance(value, list):
+        return [redact_tree(v, max_chars, _depth + 1) for v in value]
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        shown = redact_text(key, max_chars) if isinstance(key, str) else key
+        if shown in out:
+            n = 2
+            while f"{shown} ({n})" in out:
+                n += 1
+            shown = f"{shown} ({n})"
+        out[shown] = redact_tree(item, max_chars, _depth + 1)
+    return out
 
 
 # RE2's `\s` (ASCII only, no vertical tab): the only characters no secret pattern can

@@ -117,7 +117,7 @@ async def apply_codec(codec: PayloadCodec, body: bytes, *, decode: bool = True) 
     """The codec's answer to a Payloads JSON body: decoded (or encoded), or a 400."""
     try:
         payloads = json_format.Parse(body, Payloads())
-    except json_format.ParseError:
+    except (json_format.ParseError, ValueError):  # ValueError: a body that is not UTF-8
         return JSONResponse({"error": "body is not a Payloads JSON object"}, status_code=400)
     try:
         if decode:

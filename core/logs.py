@@ -10,6 +10,7 @@ import sys
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+import httpx
 from temporalio import activity, workflow
 
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
@@ -48,6 +49,41 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(line, default=str, ensure_ascii=False)
 
 
+class UrlsWithoutSecrets(logging.Filter):
+    """The HTTP client's request lines (`httpx` logs `HTTP Request: POST <url> "200 OK"` at
+    INFO) with each URL cut to its origin: a webhook's path and query are the client's
+    (a Slack-style secret path, `?token=`), and a log is no place for a credential."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple) and any(_is_url(a) for a in record.args):
+            record.args = tuple(_origin(a) if _is_url(a) else a for a in record.args)
+        return True
+
+
+def _is_url(value: object) -> bool:
+    return isinstance(value, httpx.URL) or (
+        isinstance(value, str) and value.startswith(("http://", "https://"))
+    )
+
+
+def _origin(value: object) -> str:
+    url = value if isinstance(value, httpx.URL) else httpx.URL(str(value))
+    port = f":{url.port}" if url.port is not None else ""
+    host = f"[{url.host}]" if ":" in url.host else url.host
+    return f"{url.scheme}://{host}{port}/(path withheld)"
+
+
+HTTP_CLIENT_LOGGERS = ("httpx", "httpcore")
+
+
+def withhold_urls() -> None:
+    """Idempotent: the filter on the HTTP client's loggers, for every handler."""
+    for name in HTTP_CLIENT_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, UrlsWithoutSecrets) for f in logger.filters):
+            logger.addFilter(UrlsWithoutSecrets())
+
+
 class _Stderr(logging.StreamHandler):  # type: ignore[type-arg]
     """Writes to whatever sys.stderr is at the time (as logging's last resort does)."""
 
@@ -67,6 +103,7 @@ def configure_logging(level: str | int = "INFO", fmt: Literal["text", "json"] = 
     """One handler on stderr in the chosen format. Text, like logging.basicConfig, leaves
     a root logger that already has handlers (an embedding application's) alone; JSON
     replaces only a handler of ours."""
+    withhold_urls()
     root = logging.getLogger()
     ours = [h for h in root.handlers if isinstance(h, _Stderr)]
     if fmt == "text" and len(ours) < len(root.handlers):
@@ -85,4 +122,10 @@ def configure_logging(level: str | int = "INFO", fmt: Literal["text", "json"] = 
     root.setLevel(level)
 
 
-__all__ = ["JsonFormatter", "configure_logging", "run_fields"]
+__all__ = [
+    "JsonFormatter",
+    "UrlsWithoutSecrets",
+    "configure_logging",
+    "run_fields",
+    "withhold_urls",
+]

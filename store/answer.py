@@ -7,7 +7,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from agentrt.contracts.profiles import stricter
-from agentrt.contracts.redaction import redact_text
+from agentrt.contracts.redaction import redact_text, redact_tree
 from agentrt.contracts.snapshot import RunSnapshot
 from agentrt.store.rows import RunRow
 
@@ -27,18 +27,13 @@ def keep_text(text: str, level: str) -> str:
 
 def keep_json(value: Any, level: str) -> Any:
     """What of a typed answer's object may be stored at an answer level, as `keep_text`
-    keeps its text: whole, or each string redacted; refuses metadata / none."""
+    keeps its text: whole, or each string (object keys too) redacted; refuses metadata /
+    none."""
     if level == "full":
         return value
     if level != "redacted":
         raise ResultNotRetainableError(level)
-    if isinstance(value, str):
-        return redact_text(value, max_chars=None)
-    if isinstance(value, list):
-        return [keep_json(v, level) for v in value]
-    if isinstance(value, dict):
-        return {k: keep_json(v, level) for k, v in value.items()}
-    return value
+    return redact_tree(value, max_chars=None)
 
 
 def answer_ceiling(s: Session, run_id: str) -> str:

@@ -2,19 +2,9 @@
 
 from typing import Any
 
-from agentrt.contracts.redaction import redact_text
+from agentrt.contracts.redaction import redact_tree
 
 CONTENT_KEYS = frozenset({"content", "arguments", "result", "tool_calls", "prompt", "answer"})
-
-
-def _redact_tree(value: Any) -> Any:
-    if isinstance(value, str):
-        return redact_text(value)
-    if isinstance(value, dict):
-        return {k: _redact_tree(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_redact_tree(v) for v in value]
-    return value
 
 
 def _size(value: Any) -> int:
@@ -30,7 +20,8 @@ def filter_payload(payload: dict[str, Any], level: str) -> dict[str, Any]:
     if level == "full":
         return payload
     if level == "redacted":
-        return {k: (_redact_tree(v) if k in CONTENT_KEYS else v) for k, v in payload.items()}
+        # Keys too: a tool's argument names are the model's text (redact_tree).
+        return {k: (redact_tree(v) if k in CONTENT_KEYS else v) for k, v in payload.items()}
     kept: dict[str, Any] = {}
     for key, value in payload.items():
         if key in CONTENT_KEYS:

@@ -60,6 +60,9 @@ TOOL_RESULT_CONTENT = SealedColumn(
 TASK_ARTIFACTS = SealedColumn(A2ATaskRow, "artifacts", ("id",), lambda r: r.id)
 TASK_STATUS_MESSAGE = SealedColumn(A2ATaskRow, "status_message", ("id",), lambda r: r.id)
 TASK_HISTORY = SealedColumn(A2ATaskRow, "history", ("id",), lambda r: r.id)
+TASK_FIRST_MESSAGE_DIGEST = SealedColumn(
+    A2ATaskRow, "first_message_digest", ("id",), lambda r: r.id
+)
 TASK_EVENT_PAYLOAD = SealedColumn(
     A2AEventRow, "payload", ("id",), lambda r: within(r.task_id, r.sequence)
 )
@@ -69,6 +72,12 @@ PUSH_TOKEN = SealedColumn(
 PUSH_AUTH_CREDENTIALS = SealedColumn(
     A2APushConfigRow, "auth_credentials", ("task_id", "id"), lambda r: within(r.task_id, r.id)
 )
+# A webhook's URL is a credential as often as not (a secret path, `?token=`): sealed since
+# migration 0015, which sealed the ones stored before.
+PUSH_URL = SealedColumn(
+    A2APushConfigRow, "url", ("task_id", "id"), lambda r: within(r.task_id, r.id),
+    sealed_since="0015",
+)  # fmt: skip
 
 COLUMNS = (
     RUN_ANSWER,
@@ -81,7 +90,9 @@ COLUMNS = (
     TASK_ARTIFACTS,
     TASK_STATUS_MESSAGE,
     TASK_HISTORY,
+    TASK_FIRST_MESSAGE_DIGEST,
     TASK_EVENT_PAYLOAD,
     PUSH_TOKEN,
     PUSH_AUTH_CREDENTIALS,
+    PUSH_URL,
 )

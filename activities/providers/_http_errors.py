@@ -1,13 +1,13 @@
 """HTTP failures of a model provider → ApplicationError for Temporal.
 
 The provider never retries: it classifies, and Temporal's retry policy decides. Messages
-carry the status, a fixed category, the provider's error code when it is a known one and
-its request id: never the body of the answer, which may echo the request or the API key.
+carry the status, a fixed category and the provider's error code when it is a known one
+(contracts/provider_errors.py): never the body of the answer, which may echo the request
+or the API key, nor a header (a request id is the provider's text too).
 """
 
 import json
 import math
-import re
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
@@ -16,59 +16,13 @@ import httpx
 from temporalio.exceptions import ApplicationError
 
 from agentrt.contracts.errors import ErrorType
+from agentrt.contracts.provider_errors import KNOWN_CODES, category
 
 # Statuses a later attempt can succeed on: timeout, conflict, rate limit, server trouble.
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
 # A server asking for hours would park the activity past any sane run timeout; waiting
 # at most this long and being told again costs one request.
 MAX_RETRY_DELAY = timedelta(minutes=5)
-_SAFE_TOKEN = re.compile(r"[^A-Za-z0-9_.:\-]")
-_CATEGORIES = {
-    400: "bad request",
-    401: "unauthorized: check the API key",
-    403: "forbidden",
-    404: "not found: check the model and base URL",
-    408: "timeout",
-    409: "conflict",
-    413: "request too large",
-    422: "unprocessable request",
-    429: "rate limited",
-    529: "overloaded",  # Anthropic's: retryable like any 5xx
-}
-# Error codes of OpenAI-compatible APIs (OpenAI, Anthropic's, LiteLLM's): kept verbatim.
-KNOWN_CODES = frozenset(
-    {
-        "invalid_api_key",
-        "invalid_request",
-        "invalid_request_error",
-        "authentication_error",
-        "permission_error",
-        "not_found_error",
-        "model_not_found",
-        "context_length_exceeded",
-        "insufficient_quota",
-        "rate_limit_exceeded",
-        "rate_limit_error",
-        "requests",
-        "tokens",
-        "server_error",
-        "api_error",
-        "overloaded_error",
-        "content_filter",
-        # Google's canonical statuses (Gemini's `error.status`).
-        "INVALID_ARGUMENT",
-        "FAILED_PRECONDITION",
-        "UNAUTHENTICATED",
-        "PERMISSION_DENIED",
-        "NOT_FOUND",
-        "RESOURCE_EXHAUSTED",
-        "INTERNAL",
-        "UNAVAILABLE",
-        "DEADLINE_EXCEEDED",
-    }
-)
-# Where providers put their request id: OpenAI and most proxies, Anthropic.
-_REQUEST_ID_HEADERS = ("x-request-id", "request-id")
 
 
 def is_retryable_status(status: int) -> bool:
@@ -108,18 +62,6 @@ def _seconds_until(value: str, now: datetime) -> float | None:
     return (when - now).total_seconds()
 
 
-def _token(value: object, limit: int = 64) -> str:
-    """A short identifier safe to put in a message (request ids)."""
-    return _SAFE_TOKEN.sub("", str(value))[:limit]
-
-
-def category(status: int) -> str:
-    """A fixed name for a status: what the operator needs to act, and nothing the body says."""
-    if status in _CATEGORIES:
-        return _CATEGORIES[status]
-    return "server error" if status >= 500 else "rejected"
-
-
 def _error_code(content: bytes) -> str:
     """The provider's machine-readable error code, only when it is one of the known
     vocabulary (never free text a provider may have filled with the request)."""
@@ -142,9 +84,9 @@ def status_error(
 ) -> ApplicationError:
     """A non-2xx answer: retryable (with the server's delay) or a deterministic rejection.
 
-    The message is the status, a fixed category, a known error code and the request id:
-    never the body, whose text may echo the request (the prompt) or part of the API key
-    ("Incorrect API key provided: sk-abc…"). It becomes a Temporal failure message, a
+    The message is the status, a fixed category and a known error code: never the body,
+    whose text may echo the request (the prompt) or part of the API key ("Incorrect API
+    key provided: sk-abc…"), nor the request id header. It becomes a Temporal failure message, a
     WARNING log line and the run_failed event's `error`. `sent` is kept for callers; there
     is nothing of the body left to mask it in."""
     del sent
@@ -159,10 +101,6 @@ def classify(
     detail = f"HTTP {status} from provider {provider} ({category(status)})"
     if code := _error_code(content):
         detail += f" [{code}]"
-    for name in _REQUEST_ID_HEADERS:
-        if request_id := headers.get(name):
-            detail += f"; request id {_token(request_id, 128)}"
-            break
     if is_retryable_status(status):
         return ApplicationError(
             detail,

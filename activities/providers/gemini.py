@@ -20,6 +20,7 @@ status would be; a stream that ends without a finish reason was cut, and is retr
 
 import base64
 import json
+import warnings
 
 import httpx
 from google import genai
@@ -30,12 +31,22 @@ from agentrt.activities.providers import _native
 from agentrt.activities.providers._http_errors import classify, malformed_reply
 from agentrt.activities.providers._native import Names
 from agentrt.contracts.messages import Message, ProviderReply, ProviderRequest, ToolCall, Usage
+from agentrt.contracts.provider_errors import REFUSALS, block_reason
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
 API_VERSION = "v1beta"
 # The stops that are a refusal: the same request would be refused again.
-_REFUSALS = frozenset({"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII",
-                       "LANGUAGE", "IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT"})  # fmt: skip
+_REFUSALS = REFUSALS - {"refusal"}
+
+
+def quiet_sdk_warnings() -> None:
+    """The SDK warns, on stderr, with an enum value it does not know: the provider's text
+    (a block or finish reason of a hostile endpoint can be anything). Never shown. Set
+    when a provider is built too: a warnings context the import ran in may have ended."""
+    warnings.filterwarnings("ignore", category=UserWarning, module=r"google\.genai\._common")
+
+
+quiet_sdk_warnings()
 _FINISH = {"STOP": "stop", "MAX_TOKENS": "length"}
 # Gemini 3 wants each replayed function call to carry the thought signature it came with.
 # The transcript keeps calls provider-neutral and has none, so replayed calls carry the
@@ -111,7 +122,9 @@ def parse_reply(
 ) -> ProviderReply:
     feedback = response.prompt_feedback
     if feedback is not None and feedback.block_reason is not None:
-        raise _native.refused(provider, f"prompt blocked: {feedback.block_reason.value}")
+        # The reason is the provider's text (the SDK keeps a value it does not know): only
+        # a known one is named.
+        raise _native.refused(provider, block_reason(str(feedback.block_reason.value)))
     if not response.candidates:
         raise malformed_reply(provider, "no candidates")
     candidate = response.candidates[0]
@@ -155,6 +168,7 @@ class GeminiProvider:
         timeout: float = _native.DEFAULT_TIMEOUT_SECONDS,
         name: str = "gemini",
     ) -> None:
+        quiet_sdk_warnings()
         self._name = name
         self._max_output_tokens = max_output_tokens
         # One pooled client per provider, reused across turns and runs; ours, so the SDK

@@ -20,6 +20,7 @@ from agentrt.activities.providers._http_errors import malformed_reply, status_er
 from agentrt.activities.providers._wire_names import WireNames
 from agentrt.activities.providers.openai_stream import Folded, StreamCut, data_lines
 from agentrt.contracts.messages import (
+    INVALID_ARGUMENTS_KEY,
     Message,
     ProviderReply,
     ProviderRequest,
@@ -27,12 +28,12 @@ from agentrt.contracts.messages import (
     ToolSpec,
     Usage,
 )
+from agentrt.contracts.provider_errors import malformed_at
 
 PROVIDER_NAME = "openai"
 DEFAULT_TIMEOUT_SECONDS = 60.0  # under the model activity's default start-to-close (120 s)
 # The marker key for arguments that were not a JSON object. The leading underscores keep
 # it out of any sane tool schema, so a schema-validating tool refuses the call.
-INVALID_ARGUMENTS_KEY = "__invalid_json__"
 MAX_RAW_ARGUMENTS_CHARS = 500
 
 
@@ -77,7 +78,7 @@ def parse_arguments(raw: str | dict[str, Any] | None) -> dict[str, Any]:
         return {}  # a call without parameters
     try:
         parsed = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested past the parser's depth: no object either
         parsed = None
     if isinstance(parsed, dict):
         return parsed
@@ -163,9 +164,9 @@ def parse_reply(payload: Any, names: WireNames | None = None) -> ProviderReply:
 
 
 def _where(exc: ValidationError) -> str:
-    """Where the reply was malformed, by location only: pydantic's messages quote input."""
-    locs = {".".join(str(p) for p in e["loc"]) or "body" for e in exc.errors()}
-    return "invalid " + ", ".join(sorted(locs)[:3])
+    """Where the reply was malformed, by its top-level field only: pydantic's messages
+    quote input, and a deeper location holds the reply's own keys (the provider's text)."""
+    return malformed_at([str(e["loc"][0]) if e["loc"] else "body" for e in exc.errors()])
 
 
 class OpenAICompatProvider:

@@ -19,6 +19,7 @@ import httpx
 from agentrt.api.a2a.outbound import Refused, Resolver, check_url, pinned, resolve, system_resolver
 from agentrt.api.a2a.push import policy
 from agentrt.api.settings import ApiSettings
+from agentrt.core.logs import withhold_urls
 from agentrt.store.a2a.journal import A2AJournal
 from agentrt.store.a2a.push import A2APushStore, PushConfig
 from agentrt.store.engine import DATABASE_ERRORS, database_reason
@@ -40,6 +41,7 @@ class PushDelivery:
         journal: A2AJournal,
         resolver: Resolver = system_resolver,
     ) -> None:
+        withhold_urls()  # httpx logs every request's URL at INFO: a webhook's path and token
         self._settings = settings
         self._push = push
         self._journal = journal

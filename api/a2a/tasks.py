@@ -24,6 +24,7 @@ from temporalio.service import RPCError
 
 from agentrt.api.a2a.convert import message_dict, message_text
 from agentrt.api.a2a.errors import ProfileNotGrantedError, ResultNotRetainableError
+from agentrt.api.a2a.first_message import first_request_digest, resent
 from agentrt.api.a2a.ids import CONTEXT_ID, MESSAGE_ID, TASK_ID, checked_id
 from agentrt.api.grants import Grants, refusal
 from agentrt.api.settings import ApiSettings
@@ -121,10 +122,11 @@ class TaskService:
         message = params.message
         checked_id(message.context_id, "contextId", CONTEXT_ID)
         first_id = checked_id(message.message_id, "messageId", MESSAGE_ID) or None
+        digest = first_request_digest(params)
         if first_id is not None:
             known = await asyncio.to_thread(self._store.first, owner, first_id)
             if known is not None:
-                return known, True
+                return resent(known, params, digest), True
         text = _checked_parts(message, self._settings)
         profile = await self._profile(params)
         if not self._grants.get(owner, Grants()).allows(profile):
@@ -139,11 +141,12 @@ class TaskService:
                 lambda: self._store.create(
                     task_id=task_id, context_id=context_id, workflow_id=run_id, owner=owner,
                     profile=profile.name, answer_level=profile.answer_level, message=stored,
-                    push=push, first_message_id=first_id,
+                    push=push, first_message_id=first_id, first_digest=digest,
                 )
             )  # fmt: skip
         except FirstMessageTaken as taken:
-            return taken.task, True  # a concurrent resend inserted first: its run, not ours
+            # A concurrent resend inserted first: its run, not ours (if it asked the same).
+            return resent(taken.task, params, digest), True
         try:
             await self._runtime.submit(start, initiator=f"a2a:{owner}", a2a_task_id=task_id)
         except UnknownProfileError:

@@ -26,6 +26,7 @@ from agentrt.api.operator.routes import router
 from agentrt.api.operator.starts import starts_router
 from agentrt.api.operator.state import OpsState
 from agentrt.api.settings import ApiSettings
+from agentrt.api.text_check import body_problem, url_problem
 from agentrt.api.wake import Waker, finish
 from agentrt.store.codec_sessions import CodecSessions
 from agentrt.store.context import StoreContext
@@ -40,8 +41,9 @@ OPS_PREFIXES = ("/runs", "/inbox", "/me")
 
 
 class BodyLimit:
-    """413 with a typed JSON error for an oversized operator request; nothing reaches the
-    route, so nothing changes."""
+    """413 with a typed JSON error for an oversized operator request, and 400 for one whose
+    path, query or body holds text the store cannot take (api/text_check.py); nothing
+    reaches the route, so nothing changes."""
 
     def __init__(self, app: ASGIApp, max_body: int) -> None:
         self._app, self._max = app, max_body
@@ -50,6 +52,9 @@ class BodyLimit:
         path = scope.get("path", "") if scope["type"] == "http" else ""
         if not path.startswith(OPS_PREFIXES):
             await self._app(scope, receive, send)
+            return
+        if (problem := url_problem(scope)) is not None:
+            await _refused(send, 400, "invalid_request", problem)
             return
         declared = dict(scope.get("headers", [])).get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self._max:
@@ -61,13 +66,20 @@ class BodyLimit:
         if not isinstance(body, bytes):
             await _too_large(send)
             return
+        if (problem := await body_problem(body)) is not None:
+            await _refused(send, 400, "invalid_request", problem)
+            return
         await self._app(scope, replaying(body, receive), send)
 
 
 async def _too_large(send: Send) -> None:
-    raw = json.dumps({"error": {"type": "payload_too_large", "message": "body too large"}})
+    await _refused(send, 413, "payload_too_large", "body too large")
+
+
+async def _refused(send: Send, status: int, type_: str, message: str) -> None:
+    raw = json.dumps({"error": {"type": type_, "message": message}})
     headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(raw))]
-    await send({"type": "http.response.start", "status": 413, "headers": headers})
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": raw.encode()})
 
 

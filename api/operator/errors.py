@@ -8,6 +8,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
+from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException
 from temporalio.service import RPCError
 
@@ -149,6 +150,14 @@ async def _database(_request: Request, exc: Exception) -> JSONResponse:
     return _unavailable("store_unavailable", _OUTAGE_MESSAGE["store_unavailable"])
 
 
+async def _refused_by_database(_request: Request, exc: Exception) -> JSONResponse:
+    """The database refused the statement itself (bad data, a constraint): a defect or
+    input a check missed. A 500 naming no statement; the log line names the error's kind
+    and the driver's first line, never the SQL or its parameters (no traceback either)."""
+    logger.error("store_error: %s", database_reason(exc))
+    return error_json(500, "store_error", "the database refused this request")
+
+
 def install(app: FastAPI) -> None:
     app.add_exception_handler(OpsError, _ops)
     app.add_exception_handler(RequestValidationError, _invalid)
@@ -157,6 +166,7 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(RPCError, _temporal)
     for away in DATABASE_ERRORS:
         app.add_exception_handler(away, _database)
+    app.add_exception_handler(SQLAlchemyError, _refused_by_database)
 
 
 # Shown in the OpenAPI document for every route that can refuse.

@@ -2,7 +2,7 @@
 
 A config has a journal cursor (`delivered_through`); the delivery loop takes a short lease
 on a config, delivers the next journal event, and records the attempt; the cursor moves on
-when the event was delivered or given up. Credentials are sealed.
+when the event was delivered or given up. Credentials and the URL are sealed.
 """
 
 from collections.abc import Mapping
@@ -14,7 +14,13 @@ from sqlalchemy.orm import Session
 
 from agentrt.store.a2a.rows import A2APushConfigRow, A2APushDeliveryRow, A2ATaskRow
 from agentrt.store.context import StoreContext, as_utc, utcnow
-from agentrt.store.sealed import PUSH_AUTH_CREDENTIALS, PUSH_TOKEN, SealedColumn, within
+from agentrt.store.sealed import (
+    PUSH_AUTH_CREDENTIALS,
+    PUSH_TOKEN,
+    PUSH_URL,
+    SealedColumn,
+    within,
+)
 
 
 @dataclass(frozen=True)
@@ -71,7 +77,7 @@ class A2APushStore:
             dead_reason=r.dead_reason,
             task_id=r.task_id,
             id=r.id,
-            url=r.url,
+            url=PUSH_URL.open(self._ctx.sealer, r.url, key),
             token=self._open(PUSH_TOKEN, key, r.token),
             auth_scheme=r.auth_scheme,
             auth_credentials=self._open(PUSH_AUTH_CREDENTIALS, key, r.auth_credentials),
@@ -122,7 +128,7 @@ class A2APushStore:
                     A2APushDeliveryRow.status == "dead",
                 )
             )
-        row.url = spec.url
+        row.url = PUSH_URL.seal(self._ctx.sealer, spec.url, key)
         row.token = self._seal(PUSH_TOKEN, key, spec.token)
         row.auth_scheme = spec.auth_scheme
         row.auth_credentials = self._seal(PUSH_AUTH_CREDENTIALS, key, spec.auth_credentials)

@@ -43,6 +43,9 @@ class A2ATaskRow(Base):
     # The messageId of the message that created the task (None for tasks stored before
     # migration 0011, and for tasks made outside the A2A server).
     first_message_id: Mapped[str | None] = mapped_column(String(200))
+    # Sealed: a digest of what that first message asked (its parts, metadata, push config),
+    # so a resend that asks something else under the same messageId is told so (0016).
+    first_message_digest: Mapped[str | None] = mapped_column(Text)
     profile: Mapped[str] = mapped_column(String(100))
     answer_level: Mapped[str] = mapped_column(String(16))
     state: Mapped[str] = mapped_column(String(40))

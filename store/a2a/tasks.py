@@ -21,8 +21,15 @@ from agentrt.store.a2a.view import (
     status,
     status_update,
 )
+from agentrt.store.answer import keep_json
 from agentrt.store.context import StoreContext, as_utc, dumps, utcnow
-from agentrt.store.sealed import TASK_ARTIFACTS, TASK_HISTORY, TASK_STATUS_MESSAGE, SealedColumn
+from agentrt.store.sealed import (
+    TASK_ARTIFACTS,
+    TASK_FIRST_MESSAGE_DIGEST,
+    TASK_HISTORY,
+    TASK_STATUS_MESSAGE,
+    SealedColumn,
+)
 from agentrt.store.sealing import Sealer
 
 
@@ -41,6 +48,9 @@ class TaskRecord:
     history: list[dict[str, Any]]
     metadata: dict[str, Any]
     journal_head: int
+    # The digest of the request that created the task (None: made before migration 0016,
+    # or outside the A2A server).
+    first_digest: str | None = None
 
 
 @dataclass(frozen=True)
@@ -107,6 +117,9 @@ class A2AStore:
             history=unseal(sealer, TASK_HISTORY, row.id, row.history, []),
             metadata=dict(json.loads(row.task_metadata or "{}")),
             journal_head=row.journal_head,
+            first_digest=None
+            if row.first_message_digest is None
+            else TASK_FIRST_MESSAGE_DIGEST.open(sealer, row.first_message_digest, row.id),
         )
 
     # --- writes ----------------------------------------------------------------------------
@@ -123,6 +136,7 @@ class A2AStore:
         message: dict[str, Any],
         push: PushSpec | None = None,
         first_message_id: str | None = None,
+        first_digest: str | None = None,
     ) -> TaskRecord:
         """Insert a SUBMITTED task with the client's message, and journal it (sequence 0);
         with `push`, its push config too, in the same transaction (both or neither).
@@ -137,6 +151,9 @@ class A2AStore:
             run_id=None,
             owner=owner,
             first_message_id=first_message_id,
+            first_message_digest=None
+            if first_digest is None
+            else TASK_FIRST_MESSAGE_DIGEST.seal(self._ctx.sealer, first_digest, task_id),
             profile=profile,
             answer_level=answer_level,
             state=SUBMITTED,
@@ -267,10 +284,13 @@ class A2AStore:
 
 
 def _kept_message(message: dict[str, Any], level: str) -> dict[str, Any]:
-    """A client message as the history keeps it: text parts at the answer level."""
+    """A client message as the history keeps it: text parts at the answer level, and its
+    metadata, keys and all, redacted at `redacted` as the text is."""
     kept = dict(message)
     kept["parts"] = [
         {**p, "text": keep_text(str(p["text"]), level)} if "text" in p else p
         for p in message.get("parts", [])
     ]
+    if "metadata" in kept and level != "full":
+        kept["metadata"] = keep_json(kept["metadata"], level)
     return kept
