@@ -73,10 +73,10 @@ PUSH_AUTH_CREDENTIALS = SealedColumn(
     A2APushConfigRow, "auth_credentials", ("task_id", "id"), lambda r: within(r.task_id, r.id)
 )
 # A webhook's URL is a credential as often as not (a secret path, `?token=`): sealed since
-# migration 0015, which sealed the ones stored before.
+# migration 0016, which sealed the ones stored before.
 PUSH_URL = SealedColumn(
     A2APushConfigRow, "url", ("task_id", "id"), lambda r: within(r.task_id, r.id),
-    sealed_since="0015",
+    sealed_since="0016",
 )  # fmt: skip
 
 COLUMNS = (

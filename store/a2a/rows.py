@@ -44,7 +44,7 @@ class A2ATaskRow(Base):
     # migration 0011, and for tasks made outside the A2A server).
     first_message_id: Mapped[str | None] = mapped_column(String(200))
     # Sealed: a digest of what that first message asked (its parts, metadata, push config),
-    # so a resend that asks something else under the same messageId is told so (0016).
+    # so a resend that asks something else under the same messageId is told so (0017).
     first_message_digest: Mapped[str | None] = mapped_column(Text)
     profile: Mapped[str] = mapped_column(String(100))
     answer_level: Mapped[str] = mapped_column(String(16))

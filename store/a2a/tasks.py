@@ -48,7 +48,7 @@ class TaskRecord:
     history: list[dict[str, Any]]
     metadata: dict[str, Any]
     journal_head: int
-    # The digest of the request that created the task (None: made before migration 0016,
+    # The digest of the request that created the task (None: made before migration 0017,
     # or outside the A2A server).
     first_digest: str | None = None
 

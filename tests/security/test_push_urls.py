@@ -4,7 +4,7 @@ is never logged and is sealed at rest.
 Before, httpx logged `HTTP Request: POST <the whole URL>` at INFO on every delivery, and
 `a2a_push_config.url` was stored in the clear beside its sealed token. Now the HTTP
 client's request lines carry the URL's origin only (core/logs.py), and the URL is sealed
-(store/sealed.PUSH_URL): migration 0015 seals the rows stored before, rotation re-seals
+(store/sealed.PUSH_URL): migration 0016 seals the rows stored before, rotation re-seals
 them and seals one an older API process wrote in the clear."""
 
 # The live-server fixtures of tests/api/conftest.py are imported, then named as parameters.
@@ -123,12 +123,12 @@ def _insert_plain_config(engine: object, task_id: str, url: str, history: str = 
         )
 
 
-def test_migration_0015_seals_the_urls_stored_before_and_they_read_back(own_db: str) -> None:
+def test_migration_0016_seals_the_urls_stored_before_and_they_read_back(own_db: str) -> None:
     sealer = Sealer({"k": b"m" * 32}, "k")
     engine = make_engine(own_db)
     task_id, url = str(uuid.uuid4()), _secret_url("https://hooks.example.com")
     try:
-        migrate.upgrade(engine, "0014")  # the schema before: URLs in the clear
+        migrate.upgrade(engine, "0015")  # the schema before: URLs in the clear
         _insert_plain_config(engine, task_id, url)
         migrate.upgrade(engine, "head", sealer=sealer)
         with engine.connect() as conn:
@@ -140,7 +140,7 @@ def test_migration_0015_seals_the_urls_stored_before_and_they_read_back(own_db: 
             assert cfg.url == url
         finally:
             store[0].dispose()
-        migrate.downgrade(engine, "0014", sealer=sealer)  # and back, for the older code
+        migrate.downgrade(engine, "0015", sealer=sealer)  # and back, for the older code
         with engine.connect() as conn:
             assert conn.execute(text("SELECT url FROM a2a_push_config")).scalar_one() == url
     finally:
@@ -153,7 +153,7 @@ def test_rotation_seals_a_url_an_older_api_wrote_in_the_clear(own_db: str) -> No
     task_id, url = str(uuid.uuid4()), _secret_url("https://hooks.example.com")
     try:
         history = ctx.sealer.seal("[]", table="a2a_task", column="history", row=task_id)
-        _insert_plain_config(engine, task_id, url, history)  # as an API before 0015 did
+        _insert_plain_config(engine, task_id, url, history)  # as an API before 0016 did
         both = replace(ctx, sealer=Sealer({"new": new, "old": old}, "new"))
         assert rotate(both)["a2a_push_config.url"] == 1
         with engine.connect() as conn:

@@ -35,8 +35,8 @@ def test_values_sealed_before_the_registry_still_open() -> None:
         ("agent_event", "payload"),  # as migration 0008 seals the rows it finds
         ("agent_live", "text"),  # since migration 0013
         ("agent_run", "output"),  # a typed answer's object (0014), sealed from the start
-        ("a2a_push_config", "url"),  # as migration 0015 seals the rows it finds
-        ("a2a_task", "first_message_digest"),  # since 0016, sealed from the start
+        ("a2a_push_config", "url"),  # as migration 0016 seals the rows it finds
+        ("a2a_task", "first_message_digest"),  # since 0017, sealed from the start
     }  # fmt: skip
     assert {(s.table, s.column) for s in COLUMNS} == written
     for spec in COLUMNS:

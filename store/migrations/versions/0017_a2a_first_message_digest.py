@@ -12,7 +12,7 @@ the old a2a_task (foreign keys on) would cascade to every task's journal and pus
 import sqlalchemy as sa
 from alembic import op
 
-revision, down_revision = "0016", "0015"
+revision, down_revision = "0017", "0016"
 branch_labels = depends_on = None
 
 

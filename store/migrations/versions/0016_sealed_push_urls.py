@@ -14,7 +14,7 @@ from alembic import op
 
 from agentrt.store.sealing import PREFIX, Sealer
 
-revision, down_revision = "0015", "0014"
+revision, down_revision = "0016", "0015"
 branch_labels = depends_on = None
 
 BATCH = 500
