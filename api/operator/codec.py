@@ -157,7 +157,7 @@ async def _decoded(
 ) -> StarletteResponse:
     try:
         payloads = json_format.Parse(await request.body(), Payloads())
-    except json_format.ParseError:
+    except (json_format.ParseError, ValueError):  # ValueError: a body that is not UTF-8
         return _refuse(400, "body is not a Payloads JSON object", namespace, who.name)
     try:
         shown = await decode_for(who, codec, payloads.payloads, ops.query)
