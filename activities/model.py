@@ -33,7 +33,8 @@ from agentrt.contracts.messages import (
     ToolCall,
     Usage,
 )
-from agentrt.contracts.output import feedback, parse_output
+from agentrt.contracts.enums import EventKind
+from agentrt.contracts.output import feedback, output_checks, parse_output, why_invalid
 from agentrt.contracts.pricing import PriceTable
 from agentrt.contracts.run import (
     ModelRequest,
@@ -44,6 +45,7 @@ from agentrt.contracts.snapshot import RunSnapshot
 from agentrt.contracts.turn import TurnEnd, turn_end
 from agentrt.store.live import LiveStore
 from agentrt.store.runs import RunStore
+from agentrt.store.event_rows import event_row
 from agentrt.store.step_rows import Part, write_step
 
 log = logging.getLogger(__name__)
@@ -127,7 +129,8 @@ class ModelActivities(ActivityGroup):
 
     async def _record_invalid(self, req: ModelRequest, turn: TurnRecord | None) -> None:
         """An answer that failed the output schema, then the user turn telling the model
-        why, at the completion's sequence (the workflow takes it). Two steps, each
+        why with its `output_invalid` event, at the completion's sequence (the workflow
+        takes it). Two steps, each
         idempotent (a step writes one row of a kind): a retry that finds the answer
         recorded (`turn` None) writes the note from it."""
         if turn is not None:
@@ -138,10 +141,22 @@ class ModelActivities(ActivityGroup):
             text = recorded.content if recorded is not None else ""
         schema = req.answer.output_schema
         assert schema is not None  # turn_end says INVALID only for a typed answer
-        _, error = parse_output(text, schema)
-        note = Message(role="user", content=feedback(error or "invalid"))
+        checks = output_checks(text, schema)
+        error = why_invalid(checks) if checks else "invalid"
+        note = Message(role="user", content=feedback(error))
         row = self._runs.message_row(req.run_id, req.answer.sequence, note)
-        await db(write_step, self._runs.ctx, [Part("message", row)])
+        # The same why, as the run's event at that sequence (the run's failure points to
+        # it): the validator's words are `content`, which the privacy level filters; the
+        # schema's rules and paths are the profile's, kept at every level.
+        payload = {
+            "content": error,
+            "checks": [{"rule": c.rule, "schema_path": c.schema_path} for c in checks],
+        }
+        event = event_row(
+            self._runs.ctx.sealer, req.run_id, req.answer.sequence, EventKind.OUTPUT_INVALID,
+            req.round, payload, req.privacy,
+        )  # fmt: skip
+        await db(write_step, self._runs.ctx, [Part("message", row), Part("event", event)])
 
     def _publisher(self, req: ModelRequest, snap: RunSnapshot) -> Publisher | None:
         if self._live is None:

@@ -6,6 +6,7 @@ The check is pure and deterministic: the model activity runs it on the answer it
 
 import json
 import re
+from dataclasses import dataclass
 from typing import Any
 
 import jsonschema
@@ -30,20 +31,50 @@ def answer_json(text: str) -> Any:
     return json.loads(fenced.group(1) if fenced else text)
 
 
-def parse_output(text: str, schema: dict[str, Any]) -> tuple[Any, str | None]:
-    """The answer's object and None, or None and why it is not valid (for the model)."""
+@dataclass(frozen=True)
+class OutputCheck:
+    """One way an answer failed the output schema: the schema's rule (`type`, `required`,
+    ...; `json` when it is not JSON at all) and where in the schema it is
+    (`properties/amount/type`): both the profile's words, never the model's. `message` is
+    the validator's sentence, which quotes the answer (model text)."""
+
+    rule: str
+    schema_path: str
+    message: str
+
+
+def output_checks(text: str, schema: dict[str, Any]) -> list[OutputCheck]:
+    """Every check the answer fails, in the order of the answer's paths (none: valid)."""
     try:
         value = answer_json(text)
     except ValueError as exc:
-        return None, f"the answer is not JSON: {exc}"
+        return [OutputCheck("json", "", f"the answer is not JSON: {exc}")]
     errors = sorted(
         jsonschema.Draft202012Validator(schema).iter_errors(value), key=lambda e: list(e.path)
     )
-    if not errors:
-        return value, None
-    lines = [f"at {'/'.join(str(p) for p in e.absolute_path) or '(root)'}: {e.message}"
-             for e in errors]  # fmt: skip
-    return None, "; ".join(lines)[:_MAX_ERROR_CHARS]
+    return [
+        OutputCheck(
+            str(e.validator),
+            "/".join(str(p) for p in e.absolute_schema_path),
+            f"at {'/'.join(str(p) for p in e.absolute_path) or '(root)'}: {e.message}",
+        )
+        for e in errors
+    ]
+
+
+def why_invalid(checks: list[OutputCheck]) -> str:
+    """The checks as one bounded text (what the model is told, and the event's `content`)."""
+    if len(checks) == 1 and checks[0].rule == "json":
+        return checks[0].message[:_MAX_ERROR_CHARS]
+    return "; ".join(c.message for c in checks)[:_MAX_ERROR_CHARS]
+
+
+def parse_output(text: str, schema: dict[str, Any]) -> tuple[Any, str | None]:
+    """The answer's object and None, or None and why it is not valid (for the model)."""
+    checks = output_checks(text, schema)
+    if checks:
+        return None, why_invalid(checks)
+    return answer_json(text), None
 
 
 def feedback(error: str) -> str:

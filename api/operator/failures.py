@@ -23,8 +23,10 @@ REASONS: dict[TerminationReason, tuple[str, str]] = {
     ),
     R.INVALID_OUTPUT: (
         "The model's answer did not match the profile's output schema, after every retry.",
-        "Read the last validation error in the run's events; loosen the schema, raise"
-        " output_retries, or make the instructions ask for the shape plainly.",
+        "Read the run's last output_invalid event ('Answer rejected' on the timeline): it"
+        " names each schema rule the answer broke, with the validator's words at privacy"
+        " full or redacted. Then loosen the schema, raise output_retries, or make the"
+        " instructions ask for the shape plainly.",
     ),
     R.COMPLETION_FAILED: (
         "The run's answer could not be recorded.",

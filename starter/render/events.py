@@ -41,6 +41,14 @@ def _summary(e: EventView) -> str:
             verdict = "approval" if p.get("approved") else "denial"
             who = str(p.get("decided_by")).removeprefix(UNAUTHENTICATED)
             return f"{verdict} by {who} refused: {p.get('attestation')} attestation"
+        case EventKind.OUTPUT_INVALID:
+            rules = ", ".join(
+                f"{c.get('rule')} at {c.get('schema_path') or '(root)'}"
+                for c in p.get("checks") or []
+                if isinstance(c, dict)
+            )
+            why = p.get("content") or f"{p.get('content_size', 0)} characters withheld"
+            return f"answer rejected ({rules or 'invalid'}): {shorten(why, 200)}"
         case EventKind.CANCEL:
             return f"cancelled by {p.get('by')}" + (f": {p['note']}" if p.get("note") else "")
         case EventKind.RUN_COMPLETED:
