@@ -24,6 +24,7 @@ from agentrt.activities.guardrails import Checked
 from agentrt.activities.guardrails import checked as checked_text
 from agentrt.activities.live import Publisher, live_mode
 from agentrt.activities.ports import FaultHook, ModelProvider, StreamingProvider, no_faults, streams
+from agentrt.contracts.enums import EventKind
 from agentrt.contracts.errors import ErrorType, RunNotFoundError
 from agentrt.contracts.ids import ACT_MODEL_COMPLETE
 from agentrt.contracts.messages import (
@@ -33,7 +34,6 @@ from agentrt.contracts.messages import (
     ToolCall,
     Usage,
 )
-from agentrt.contracts.enums import EventKind
 from agentrt.contracts.output import feedback, output_checks, parse_output, why_invalid
 from agentrt.contracts.pricing import PriceTable
 from agentrt.contracts.run import (
@@ -43,9 +43,9 @@ from agentrt.contracts.run import (
 )
 from agentrt.contracts.snapshot import RunSnapshot
 from agentrt.contracts.turn import TurnEnd, turn_end
+from agentrt.store.event_rows import event_row
 from agentrt.store.live import LiveStore
 from agentrt.store.runs import RunStore
-from agentrt.store.event_rows import event_row
 from agentrt.store.step_rows import Part, write_step
 
 log = logging.getLogger(__name__)

@@ -141,6 +141,7 @@ async def test_the_rejection_event_keeps_no_model_text_below_redacted(
         assert marker not in str(kept) and "content" not in kept
         assert kept["content_size"] == len(words) and kept["content_withheld"] is True
 
+
 @pytest.mark.parametrize("valid", [True, False], ids=["valid", "invalid"])
 async def test_past_the_iteration_cap_the_synthesised_answer_is_typed_too(
     client: Client, settings: Settings, tmp_path: Path, server: FakeServer, valid: bool
