@@ -123,9 +123,10 @@ async def test_a_worker_starts_with_its_mcp_server_down_and_serves_it_once_it_is
     # background: the AgentrtTaskQueueNoPoller alert's input.
     polled = f'agentrt_task_queue_pollers{{kind="workflow",task_queue="{queue}"}} 1.0'
     deadline = time.monotonic() + 45
-    while polled not in httpx.get(f"http://127.0.0.1:{metrics_port}/metrics", timeout=5).text:
-        assert time.monotonic() < deadline, worker.log_tail()
-        await asyncio.sleep(0.5)
+    async with httpx.AsyncClient(timeout=5) as http:
+        while polled not in (await http.get(f"http://127.0.0.1:{metrics_port}/metrics")).text:
+            assert time.monotonic() < deadline, worker.log_tail()
+            await asyncio.sleep(0.5)
 
 
 async def test_an_unknown_tool_of_a_server_that_is_up_is_still_refused(tmp_path: Path) -> None:
