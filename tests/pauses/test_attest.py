@@ -21,6 +21,7 @@ def test_only_the_seal_of_this_very_decision_authenticates() -> None:
     assert authenticated(sealer, RUN, _decision(seal))
     assert audit(sealer, RUN, _decision(seal)) == {
         "approved": True, "decided_by": "bob", "authenticated": True, "turn_digest": "d" * 64,
+        "reason": None,
     }  # fmt: skip
     assert not authenticated(sealer, OTHER, _decision(seal))  # copied to another run
     assert not authenticated(sealer, RUN, _decision(seal, by="mallory"))  # another name

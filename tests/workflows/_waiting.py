@@ -34,5 +34,6 @@ async def decide(runtime: AgentRuntime, view: RunView, *, approved: bool, by: st
     """Approve or deny the turn `view` is waiting on, by that turn's digest."""
     assert view.pending_approval is not None
     await runtime.approve(
-        view.run_id, approved=approved, decided_by=by, turn_digest=view.pending_approval.turn_digest
-    )
+        view.run_id, approved=approved, decided_by=by, turn_digest=view.pending_approval.turn_digest,
+        reason=None if approved else "not this one",
+    )  # fmt: skip
