@@ -57,9 +57,9 @@ async def test_the_status_filter_offers_every_status_and_lists_a_starting_run(
             assert accepted.status_code == 202, accepted.text
             await sign_in(page, live, secret)
             await page.click('#nav a[href="#/runs"]')
-            options = page.locator("#f-status option")
-            offered = [await options.nth(i).get_attribute("value") or await options.nth(
-                i).inner_text() for i in range(await options.count())]  # fmt: skip
+            offered = await page.locator("#f-status option").evaluate_all(
+                "options => options.map((o) => o.value)"
+            )
             assert offered == ["", *(s.value for s in RunStatus)]
             await _filter(page, "STARTING")
             row = page.locator(f'#runs-body tr[data-run="{body["run_id"]}"]')
@@ -81,27 +81,28 @@ async def test_a_run_awaiting_an_answer_filters_shows_its_spend_and_reads_as_wor
 ) -> None:
     async with awaiting(make_live) as (live, client, run_id, run):
         # Its progress so far, not 0/0 (the wait records it).
-        assert run["iterations"] == 2 and run["prompt_tokens"] > 0, run
+        assert run["iterations"] == 1 and run["prompt_tokens"] > 0, run
+        call = run["pending_write"]["call_id"]
         reader = token(live, name("rhea"), "runs:read-all")
         await sign_in(page, live, reader)
         await _filter(page, "AWAITING_RECONCILIATION")
         row = page.locator(f'#runs-body tr[data-run="{run_id}"]')
         await expect(row).to_have_attribute("data-status", "AWAITING_RECONCILIATION")
         await row.locator("a").click()
-        await expect(page.locator(".fact-rounds")).to_have_text("2")
+        await expect(page.locator(".fact-rounds")).to_have_text("1")
         await expect(page.locator(".fact-tokens")).to_have_text(
             f"{run['prompt_tokens']} prompt + {run['completion_tokens']} completion"
         )
         asked = page.locator('#events li[data-kind="reconcile_requested"]')
         await expect(asked.locator(".kind")).to_have_text("Waiting for an answer on a write")
         await expect(asked.locator(".write-call")).to_contain_text(
-            "issue_refund (call r2.1) was interrupted"
+            f"issue_refund (call {call}) was interrupted"
         )
         answer = answer_of(run, "not_applied", then="retry", reason="no row on the ledger")
         await answered(client, run_id, answer, "COMPLETED")
         said = page.locator('#events li[data-kind="reconciled"]')
         await expect(said.locator(".answer")).to_have_text(
-            "issue_refund (call r2.1): not applied; run it again under the same idempotency key"
+            f"issue_refund (call {call}): not applied; run it again under the same idempotency key"
         )
         await expect(said.locator(".reason")).to_have_text("Reason: no row on the ledger")
         await expect(said).to_contain_text("answered by ops-")
@@ -132,6 +133,8 @@ async def test_a_waiting_run_shows_its_spend_and_a_denial_its_reason(
                 f"{prompt} prompt + {completion} completion"
             )
             await expect(page.locator(".fact-cost")).to_have_text(f"${waiting['cost_usd']:.6f}")
+            # The follow has caught up (each event it shows re-renders the pending card).
+            await expect(page.locator('#events li[data-kind="approval_requested"]')).to_be_visible()
             await page.screenshot(path=shot("run-waiting.png"), full_page=True)
             # The page refuses a denial without a reason itself, as the API does.
             await page.locator("#run-pending button.deny").click()
