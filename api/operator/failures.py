@@ -102,6 +102,7 @@ CODES: dict[ErrorType, str] = {
     E.ALREADY_DECIDED: "The turn was already decided.",
     E.SELF_APPROVAL: "The initiator tried to approve their own run (four-eyes).",
     E.INVALID_REQUEST: "A request to the run was malformed.",
+    E.REASON_REQUIRED: "A denial came without a reason.",
     E.UNATTESTED_DECISION: "A decision came without a valid attestation.",
     E.PROMPT_TOO_LONG: "The prompt is over the deployment's cap.",
     E.ALREADY_SETTLED: "The run had already ended when its completion was recorded.",
