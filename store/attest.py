@@ -48,7 +48,7 @@ def audit(sealer: Sealer, run_id: str, decision: ApprovalDecision) -> dict[str, 
         "decided_by": decision.decided_by if ok else UNAUTHENTICATED + decision.decided_by,
         "authenticated": ok,
         "turn_digest": decision.turn_digest,
-        "reason": decision.reason,
+        **({"reason": decision.reason} if decision.reason else {}),
     }
 
 
