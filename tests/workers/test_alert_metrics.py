@@ -11,6 +11,7 @@ server with a database of the test's own, so every count is exact:
 - the task queue pollers, as Temporal lists them: the worker's own queue polled, a routed
   tool queue nobody polls at 0."""
 
+import asyncio
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -136,7 +137,12 @@ async def test_the_pollers_gauge_reads_who_polls_each_queue(
     assert watched == sorted([Watched(profile.task_queue, "workflow"), Watched(tools, "activity")])
     pollers = QueuePollers(client, lambda: watched)
     async with scripted_worker(client, own, tmp_path, profile, [_box(Reconciled.unknown)], RULES):
-        counts = await pollers.refresh()
+        # Temporal lists the worker once its first poll reached the server: wait for that.
+        for _ in range(100):
+            counts = await pollers.refresh()
+            if counts[Watched(profile.task_queue, "workflow")]:
+                break
+            await asyncio.sleep(0.1)
     assert counts == {Watched(profile.task_queue, "workflow"): 1, Watched(tools, "activity"): 0}
     samples = {
         (s.labels["task_queue"], s.labels["kind"]): s.value
