@@ -35,6 +35,7 @@ logger = logging.getLogger("agentrt.metrics")
 NAME = "agentrt_task_queue_pollers"
 RECENT = timedelta(seconds=120)
 EVERY = 15.0
+RPC_TIMEOUT = timedelta(seconds=5)  # a Temporal that hangs costs a pass, not the watch
 _TYPES = {
     "workflow": TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
     "activity": TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
@@ -62,7 +63,8 @@ async def recent_pollers(
             namespace=client.namespace,
             task_queue=TaskQueue(name=watched.task_queue),
             task_queue_type=_TYPES[watched.kind],
-        )
+        ),
+        timeout=RPC_TIMEOUT,
     )
     since = (now or datetime.now(UTC)) - within
     return sum(
@@ -81,6 +83,7 @@ class QueuePollers(Collector):
         self._counts: dict[Watched, int] = {}
         self._at = 0.0  # monotonic time of the last pass
         self._fresh_for = 3 * EVERY  # a value older than three passes is not served
+        self._unread = False  # the last pass could not read a queue (logged once)
 
     async def refresh(self) -> dict[Watched, int]:
         """One pass over the queues; what it found (a queue Temporal did not answer for is
@@ -91,19 +94,29 @@ class QueuePollers(Collector):
             logger.warning("task queue pollers not read: %s", type(exc).__name__)
             watched = sorted(self._counts)
         counts: dict[Watched, int] = {}
+        unread: list[str] = []
         for w in watched:
             try:
                 counts[w] = await recent_pollers(self._client, w)
             except RPCError as exc:
-                logger.warning("pollers of task queue %r not read: %s", w.task_queue, exc.status)
+                unread.append(f"{w.task_queue} ({exc.status.name if exc.status else 'error'})")
+            except RuntimeError:  # the SDK's bridge could not connect at all
+                unread.append(f"{w.task_queue} (unreachable)")
+        if unread and not self._unread:  # once per outage, not every pass
+            logger.warning("task queue pollers not read from Temporal: %s", ", ".join(unread))
+        self._unread = bool(unread)
         self._counts, self._at = counts, time.monotonic()
         return counts
 
     async def run(self, every: float = EVERY) -> None:
-        """`refresh` every `every` seconds, until cancelled."""
+        """`refresh` every `every` seconds, until cancelled. A pass that fails in a way
+        nobody foresaw is logged; the next one is tried all the same."""
         self._fresh_for = 3 * every
         while True:
-            await self.refresh()
+            try:
+                await self.refresh()
+            except Exception:
+                logger.exception("task queue pollers: the pass failed")
             await asyncio.sleep(every)
 
     @contextlib.asynccontextmanager

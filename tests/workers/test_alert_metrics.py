@@ -12,6 +12,7 @@ server with a database of the test's own, so every count is exact:
   tool queue nobody polls at 0."""
 
 import asyncio
+import logging
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -31,6 +32,7 @@ from agentrt import (
     ToolContext,
     tool,
 )
+from agentrt.core.devserver import free_port
 from agentrt.core.queue_pollers import QueuePollers, Watched
 from agentrt.store.run_query import RunQuery
 from agentrt.workers.fleet import watched_queues
@@ -150,3 +152,19 @@ async def test_the_pollers_gauge_reads_who_polls_each_queue(
         for s in family.samples
     }
     assert samples == {(profile.task_queue, "workflow"): 1.0, (tools, "activity"): 0.0}
+
+
+async def test_a_temporal_that_does_not_answer_leaves_no_sample_and_one_line(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """No sample, not a 0: the no-poller alert must not fire because Temporal itself is
+    away (its own alerts say that); the outage is one log line, not one per pass."""
+    away = await Client.connect(f"127.0.0.1:{free_port()}", lazy=True)
+    pollers = QueuePollers(away, lambda: [Watched("q", "workflow")])
+    with caplog.at_level(logging.WARNING, logger="agentrt.metrics"):
+        assert await pollers.refresh() == {}
+        assert await pollers.refresh() == {}
+    [family] = pollers.collect()
+    assert family.samples == []
+    lines = [r.getMessage() for r in caplog.records if "pollers not read" in r.getMessage()]
+    assert len(lines) == 1 and "q (" in lines[0]
