@@ -174,8 +174,9 @@ def shown_detail(exc: ApplicationError) -> str:
 
 
 def expected_failure(exc: BaseException, where: str) -> BaseException:
-    """`exc` as it should leave an activity: an expected ApplicationError is logged here as
-    one line and made BENIGN (the SDK then logs no traceback); anything else as it is.
+    """`exc` as it should leave an activity: an expected ApplicationError (a rejection, or a
+    provider away that the policy retries) is logged here as one line and made BENIGN (the
+    SDK then logs no traceback); anything else as it is.
 
     A failure of a deterministic type (`NON_RETRYABLE`) always leaves non-retryable: the
     retry policies do not list those types (they would cost every scheduled activity's
@@ -184,11 +185,16 @@ def expected_failure(exc: BaseException, where: str) -> BaseException:
     if not isinstance(exc, ApplicationError):
         return exc
     expected = exc.type in _EXPECTED
+    final = exc.non_retryable or exc.type in _DETERMINISTIC
+    # A provider that is away (a 529, a 503, a reset) is retried by the activity's policy:
+    # one line per attempt saying which, never a traceback (issue 40: 50 lines each).
+    retried = exc.type == ErrorType.PROVIDER_UNAVAILABLE.value and not final
     if expected:
         activity.logger.warning("%s: %s (%s)", where, shown_detail(exc), exc.type)
+    elif retried:
+        activity.logger.warning("%s: %s (%s); %s", where, shown_detail(exc), exc.type, _attempt())
     was_benign = exc.category is ApplicationErrorCategory.BENIGN
-    benign = expected or was_benign
-    final = exc.non_retryable or exc.type in _DETERMINISTIC
+    benign = expected or retried or was_benign
     if benign == was_benign and final == exc.non_retryable:
         return exc
     return ApplicationError(
@@ -198,6 +204,18 @@ def expected_failure(exc: BaseException, where: str) -> BaseException:
         non_retryable=final,
         next_retry_delay=exc.next_retry_delay,
         category=ApplicationErrorCategory.BENIGN if benign else exc.category,
+    )
+
+
+def _attempt() -> str:
+    """`attempt 2 of 5, retried` (or `..., the last`) by the activity's retry policy."""
+    info = activity.info()
+    policy = info.retry_policy
+    most = policy.maximum_attempts if policy is not None else 0
+    if most <= 0:
+        return f"attempt {info.attempt}, retried"
+    return f"attempt {info.attempt} of {most}" + (
+        ", retried" if info.attempt < most else ", the last"
     )
 
 

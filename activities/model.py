@@ -25,6 +25,7 @@ from agentrt.activities.guardrails import INLINE_CHARS, Checked
 from agentrt.activities.guardrails import checked as checked_text
 from agentrt.activities.live import Publisher, live_mode
 from agentrt.activities.ports import FaultHook, ModelProvider, StreamingProvider, no_faults, streams
+from agentrt.contracts.enums import EventKind
 from agentrt.contracts.errors import ErrorType, RunNotFoundError
 from agentrt.contracts.ids import ACT_MODEL_COMPLETE
 from agentrt.contracts.messages import (
@@ -35,7 +36,7 @@ from agentrt.contracts.messages import (
     Usage,
 )
 from agentrt.contracts.messages import bounded_arguments as bounded
-from agentrt.contracts.output import feedback, parse_output
+from agentrt.contracts.output import OutputCheck, feedback, output_checks, parse_output, why_invalid
 from agentrt.contracts.pricing import PriceTable
 from agentrt.contracts.run import (
     ModelRequest,
@@ -44,6 +45,7 @@ from agentrt.contracts.run import (
 )
 from agentrt.contracts.snapshot import RunSnapshot
 from agentrt.contracts.turn import TurnEnd, turn_end
+from agentrt.store.event_rows import event_row
 from agentrt.store.live import LiveStore
 from agentrt.store.runs import RunStore
 from agentrt.store.step_rows import Part, write_step
@@ -129,7 +131,8 @@ class ModelActivities(ActivityGroup):
 
     async def _record_invalid(self, req: ModelRequest, turn: TurnRecord | None) -> None:
         """An answer that failed the output schema, then the user turn telling the model
-        why, at the completion's sequence (the workflow takes it). Two steps, each
+        why with its `output_invalid` event, at the completion's sequence (the workflow
+        takes it). Two steps, each
         idempotent (a step writes one row of a kind): a retry that finds the answer
         recorded (`turn` None) writes the note from it."""
         if turn is not None:
@@ -140,10 +143,22 @@ class ModelActivities(ActivityGroup):
             text = recorded.content if recorded is not None else ""
         schema = req.answer.output_schema
         assert schema is not None  # turn_end says INVALID only for a typed answer
-        _, error = await checked_output(text, schema)
-        note = Message(role="user", content=feedback(error or "invalid"))
+        checks = await failed_checks(text, schema)
+        error = why_invalid(checks) if checks else "invalid"
+        note = Message(role="user", content=feedback(error))
         row = self._runs.message_row(req.run_id, req.answer.sequence, note)
-        await db(write_step, self._runs.ctx, [Part("message", row)])
+        # The same why, as the run's event at that sequence (the run's failure points to
+        # it): the validator's words are `content`, which the privacy level filters; the
+        # schema's rules and paths are the profile's, kept at every level.
+        payload = {
+            "content": error,
+            "checks": [{"rule": c.rule, "schema_path": c.schema_path} for c in checks],
+        }
+        event = event_row(
+            self._runs.ctx.sealer, req.run_id, req.answer.sequence, EventKind.OUTPUT_INVALID,
+            req.round, payload, req.privacy,
+        )  # fmt: skip
+        await db(write_step, self._runs.ctx, [Part("message", row), Part("event", event)])
 
     def _publisher(self, req: ModelRequest, snap: RunSnapshot) -> Publisher | None:
         if self._live is None:
@@ -292,6 +307,13 @@ async def checked_output(text: str, schema: dict[str, Any]) -> tuple[Any, str | 
     if len(text) <= INLINE_CHARS:
         return parse_output(text, schema)
     return await offload(parse_output, text, schema)
+
+
+async def failed_checks(text: str, schema: dict[str, Any]) -> list[OutputCheck]:
+    """`output_checks`, off the event loop for a long answer, as `checked_output`."""
+    if len(text) <= INLINE_CHARS:
+        return output_checks(text, schema)
+    return await offload(output_checks, text, schema)
 
 
 def _float_or_none(value: object) -> float | None:

@@ -65,8 +65,7 @@ class Settle:
                     outcome=outcome.value,
                     termination_reason=req.reason.value,
                     error_type=req.error_type,
-                    cost_usd=usage.cost_usd,
-                    **progress(req.iterations, usage),
+                    **progress(req.iterations, usage),  # the final sums, the cost with them
                     finished_at=now,
                     updated_at=now,
                     revision=RunRow.revision + 1,

@@ -25,6 +25,7 @@ from agentrt.activities.ports import (
     no_faults,
 )
 from agentrt.activities.registry import ToolRegistry
+from agentrt.activities.tool_failures import failure_text
 from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.ids import ACT_TOOL_EXECUTE, ACT_TOOL_REFUSE
 from agentrt.contracts.messages import ToolCall
@@ -61,9 +62,15 @@ async def call_tool(tool: Tool, call: ToolCall, ctx: ToolContext) -> tuple[str, 
 
 
 async def invoke(
-    tool: Tool, call: ToolCall, ctx: ToolContext, faults: FaultHook = no_faults
+    tool: Tool,
+    call: ToolCall,
+    ctx: ToolContext,
+    faults: FaultHook = no_faults,
+    privacy: str = "metadata",
 ) -> tuple[str, bool]:
-    """Run a tool fail-soft: (content, is_error). Exception text never reaches the model."""
+    """Run a tool fail-soft: (content, is_error). Exception text never reaches the model;
+    the operator reads its type, its redacted message (at privacy `full` and `redacted`)
+    and the tool's frame in one log line (activities/tool_failures.py)."""
     try:
         await fault(faults, "tool.invoke")
         return await call_tool(tool, call, ctx)
@@ -72,7 +79,7 @@ async def invoke(
             "tool %s failed in run %s: %s",
             call.name,
             ctx.run_id,
-            type(exc).__name__,
+            failure_text(exc, call.arguments, privacy),
             exc_info=activity.logger.isEnabledFor(logging.DEBUG),  # the trace only when asked
         )
         return GENERIC_TOOL_ERROR, True
@@ -108,9 +115,8 @@ class ToolActivities(ActivityGroup):
                                    key=key, extra={"replayed": True})  # fmt: skip
                 return ToolCallResult(call_id=call.call_id, is_error=prior.is_error, replayed=True)
         started = time.monotonic()
-        content, is_error = await invoke(
-            tool, call, tool_context(req.run_id, call.call_id, req.idempotency_key), self._faults
-        )
+        ctx = tool_context(req.run_id, call.call_id, req.idempotency_key)
+        content, is_error = await invoke(tool, call, ctx, self._faults, req.privacy)
         await self._record(req, req.effect.value, content, is_error, key=key,
                            duration_ms=(time.monotonic() - started) * 1000)  # fmt: skip
         await fault(self._faults, "tool.after_record")

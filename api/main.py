@@ -48,8 +48,10 @@ async def _serve_until_stopped(settings: ApiSettings) -> None:
             install_sdk_metrics(settings)
             client = await connect(settings)
             app = create_app(settings, client=client)
-            registry.watch(app.state.a2a.ctx)
+            ctx = app.state.a2a.ctx
+            registry.watch(ctx)
             registry.instrument(app)
+            pollers = registry.watch_queues(client, ctx, settings.temporal.task_queue)
             config = uvicorn.Config(
                 app,
                 host=settings.api.host,
@@ -57,7 +59,8 @@ async def _serve_until_stopped(settings: ApiSettings) -> None:
                 log_config=None,
                 timeout_graceful_shutdown=settings.api.shutdown_seconds,
             )
-            await uvicorn.Server(config).serve()
+            async with pollers.running():
+                await uvicorn.Server(config).serve()
     finally:
         shutdown_tracing(tracer)
 

@@ -68,6 +68,15 @@ class DecisionRefusal(BaseModel):
     at: datetime
 
 
+def reason_missing(approved: bool, reason: str | None) -> bool:
+    """A denial must say why (the model is told it, the audit keeps it): True for a denial
+    whose reason is absent or blank."""
+    return not approved and not (reason or "").strip()
+
+
+REASON_REQUIRED = "a denial needs a reason: it is kept in the run's audit and the model is told it"
+
+
 def refusal_sentence(
     refusal: str | None,
     *,
@@ -97,6 +106,10 @@ def refusal_sentence(
                 f"the decision by {decided_by} on {turn} of run {run_id} carries no valid "
                 "attestation, and its profile counts only attested decisions: decide through "
                 "the operator API or `agentrt approve` (the run still waits)"
+            )
+        case "ReasonRequired":
+            return f"the denial by {decided_by} of {turn} of run {run_id} gives no reason; " + (
+                "deny again with one (the run still waits)"
             )
         case "RunNotAwaitingApproval":
             return (

@@ -85,6 +85,9 @@ class EventKind(StrEnum):
     DECISION_REFUSED = "decision_refused"  # a decision without a valid attestation
     RECONCILE_REQUESTED = "reconcile_requested"  # the run waits for a person's answer
     RECONCILED = "reconciled"  # a person's answer on an interrupted write, naming them
+    # An answer that failed the profile's output schema: why (each check the schema's rule
+    # and path; the validator's words, which quote the answer, at full and redacted only).
+    OUTPUT_INVALID = "output_invalid"
     INPUT_REQUESTED = "input_requested"
     INPUT = "input"
     CANCEL = "cancel"

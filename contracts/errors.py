@@ -27,6 +27,7 @@ class ErrorType(StrEnum):
     ALREADY_DECIDED = "AlreadyDecided"
     SELF_APPROVAL = "SelfApproval"  # the workflow's own failure when its run settled FAILED
     INVALID_REQUEST = "InvalidRequest"  # a signal or update payload that is not the type
+    REASON_REQUIRED = "ReasonRequired"  # a denial without a reason (every path refuses it)
     # No valid attestation (store/attest.py) on a decision a profile requires one for.
     UNATTESTED_DECISION = "UnattestedDecision"
     # Refused answers on an interrupted write (update validator, facade, operator API).
@@ -145,6 +146,13 @@ class PromptTooLongError(InvalidRequestError):
     """A prompt or message part is longer than the configured cap; nothing was created."""
 
     code = "prompt_too_long"
+
+
+class ReasonRequiredError(InvalidRequestError):
+    """A denial came without a reason: every path refuses it (the operator API, the CLI, the
+    clients, the run's own `approve` signal and `decide` update); nothing changed."""
+
+    code = "reason_required"
 
 
 class RunIdTakenError(InvalidRequestError):

@@ -13,6 +13,7 @@ pattern RE2 refuses, or a `$ref` that is not local, fails the profile at load.""
 import itertools
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import jsonschema
@@ -98,24 +99,61 @@ def depth(value: Any) -> int:
     return deepest
 
 
-def parse_output(text: str, schema: dict[str, Any]) -> tuple[Any, str | None]:
-    """The answer's object and None, or None and why it is not valid (for the model)."""
+@dataclass(frozen=True)
+class OutputCheck:
+    """One way an answer failed the output schema: the schema's rule (`type`, `required`,
+    ...; `json` when it is not JSON at all) and where in the schema it is
+    (`properties/amount/type`): both the profile's words, never the model's. `message` is
+    the validator's sentence, which quotes the answer (model text)."""
+
+    rule: str
+    schema_path: str
+    message: str
+
+
+def output_checks(text: str, schema: dict[str, Any]) -> list[OutputCheck]:
+    """Every check the answer fails (at most _MAX_ERRORS), in the order of the answer's
+    paths (none: valid)."""
+    return _checked(text, schema)[1]
+
+
+def _checked(text: str, schema: dict[str, Any]) -> tuple[Any, list[OutputCheck]]:
     try:
         value = answer_json(text)
     except ValueError as exc:
-        return None, f"the answer is not JSON: {exc}"
+        return None, [OutputCheck("json", "", f"the answer is not JSON: {exc}")]
     try:
         errors = list(itertools.islice(_errors(schema, value), _MAX_ERRORS))
     except (RecursionError, referencing.exceptions.Unresolvable):
         # A schema the load-time checks could not see through (a reference under a
         # subschema's own $id that does not resolve): no answer can pass it.
-        return None, "the answer could not be checked against the schema"
-    if not errors:
-        return value, None
+        return None, [
+            OutputCheck("schema", "", "the answer could not be checked against the schema")
+        ]
     errors.sort(key=lambda e: [str(p) for p in e.path])
-    lines = [f"at {'/'.join(str(p) for p in e.absolute_path) or '(root)'}: {e.message}"
-             for e in errors]  # fmt: skip
-    return None, "; ".join(lines)[:_MAX_ERROR_CHARS]
+    return value, [
+        OutputCheck(
+            str(e.validator),
+            "/".join(str(p) for p in e.absolute_schema_path),
+            f"at {'/'.join(str(p) for p in e.absolute_path) or '(root)'}: {e.message}",
+        )
+        for e in errors
+    ]
+
+
+def why_invalid(checks: list[OutputCheck]) -> str:
+    """The checks as one bounded text (what the model is told, and the event's `content`)."""
+    if len(checks) == 1 and checks[0].rule in ("json", "schema"):
+        return checks[0].message[:_MAX_ERROR_CHARS]
+    return "; ".join(c.message for c in checks)[:_MAX_ERROR_CHARS]
+
+
+def parse_output(text: str, schema: dict[str, Any]) -> tuple[Any, str | None]:
+    """The answer's object and None, or None and why it is not valid (for the model)."""
+    value, checks = _checked(text, schema)
+    if checks:
+        return None, why_invalid(checks)
+    return value, None
 
 
 def _errors(schema: dict[str, Any], value: Any) -> Iterator[jsonschema.ValidationError]:

@@ -18,7 +18,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from agentrt.contracts.pauses import PauseRequest
+from agentrt.contracts.pauses import PauseRequest, ProgressPauseRequest
 from agentrt.contracts.reconcile import MAX_RESULT_CHARS
 from agentrt.contracts.run import ToolCallRequest
 
@@ -66,7 +66,10 @@ class ReconcileOutcome(BaseModel):
     then: Then | None = None
 
 
-class AwaitReconcileRequest(PauseRequest):
+class AwaitReconcileRequest(ProgressPauseRequest):
+    """Progress is carried from this build on (a request of an earlier build has none, and
+    the transition then leaves the row's progress as it is)."""
+
     round: int
     call_id: str
     tool: str

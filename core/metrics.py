@@ -16,7 +16,7 @@ from prometheus_client import CollectorRegistry, start_http_server
 from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
 
 from agentrt.contracts.errors import ConfigError
-from agentrt.core.read_gauges import ReadGauge, store_gauges, waiting_gauge
+from agentrt.core.read_gauges import ReadGauge, StoreReads, store_gauges, waiting_gauge
 from agentrt.core.settings import Settings
 
 logger = logging.getLogger("agentrt.metrics")
@@ -82,6 +82,7 @@ def install_sdk_metrics(settings: Settings) -> Runtime | None:
 
 __all__ = [
     "ReadGauge",
+    "StoreReads",
     "install_sdk_metrics",
     "new_registry",
     "serve_metrics",

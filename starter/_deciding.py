@@ -8,9 +8,11 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from agentrt.contracts.approval import (
+    REASON_REQUIRED,
     ApprovalDecision,
     CancelRequest,
     DecideResult,
+    reason_missing,
     refusal_sentence,
 )
 from agentrt.contracts.errors import (
@@ -18,6 +20,7 @@ from agentrt.contracts.errors import (
     ApprovalError,
     ErrorType,
     InvalidRequestError,
+    ReasonRequiredError,
     RunNotAwaitingApprovalError,
     SelfApprovalError,
     StaleTurnError,
@@ -34,6 +37,10 @@ _REFUSALS: dict[str, type[ApprovalError]] = {
     ErrorType.SELF_APPROVAL: SelfApprovalError,
     ErrorType.UNATTESTED_DECISION: UnattestedDecisionError,
 }
+# A refusal that is the request's fault, not the run's state: raised as its own class.
+_INVALID: dict[str, type[InvalidRequestError]] = {
+    ErrorType.REASON_REQUIRED: ReasonRequiredError,
+}
 
 
 def checked_decision(
@@ -46,7 +53,10 @@ def checked_decision(
     attest_with: tuple[Sealer, str] | None = None,
 ) -> ApprovalDecision:
     """The decision, attested (store/attest.py) with `attest_with` (the seal key and the
-    run) when it brings no attestation of its own."""
+    run) when it brings no attestation of its own. A denial without a reason is refused
+    (ReasonRequiredError) before anything is sent."""
+    if reason_missing(approved, reason):
+        raise ReasonRequiredError(REASON_REQUIRED)
     if attestation is None and attest_with is not None and decided_by and turn_digest:
         sealer, run_id = attest_with
         attestation = attest(
@@ -99,9 +109,11 @@ def decision_update_id(decision: ApprovalDecision, sealer: Sealer, run_id: str) 
 
 def refusal_error(
     cause: BaseException, run_id: str, decision: ApprovalDecision, pending_digest: str | None
-) -> ApprovalError:
+) -> ApprovalError | InvalidRequestError:
     """The typed error of a decision the run refused (the `decide` update's failure)."""
     kind = cause.type if isinstance(cause, ApplicationError) else None
+    if kind in _INVALID:
+        return _INVALID[kind](REASON_REQUIRED)
     return _REFUSALS.get(kind or "", ApprovalError)(
         refusal_sentence(
             kind or type(cause).__name__,

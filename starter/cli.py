@@ -15,10 +15,12 @@ from sqlalchemy.exc import SQLAlchemyError
 from temporalio.client import WorkflowFailureError
 from temporalio.service import RPCError
 
+from agentrt.contracts.approval import REASON_REQUIRED, reason_missing
 from agentrt.contracts.errors import (
     AgentRuntimeError,
     ConfigError,
     InvalidRequestError,
+    ReasonRequiredError,
     StoreUnavailableError,
 )
 from agentrt.core.exits import exit_now
@@ -80,7 +82,10 @@ def build_parser() -> argparse.ArgumentParser:
         d.add_argument("run_id", metavar="RUN_ID", help="the waiting run's uuid")
         d.add_argument("--by", default=None, metavar="NAME", help="who decides (not with --api)")
         d.add_argument("--digest", default=None, metavar="D", help="turn digest (default: current)")
-        d.add_argument("--reason", default=None, metavar="R", help="why, kept in the audit")
+        needed = " (required to deny)" if name == "deny" else ""
+        d.add_argument(
+            "--reason", default=None, metavar="R", help=f"why, kept in the audit{needed}"
+        )
 
     cancel = sub.add_parser("cancel", help="cancel a run")
     cancel.add_argument("run_id", metavar="RUN_ID", help="the run's uuid")
@@ -202,6 +207,8 @@ async def _dispatch(
         )
     if getattr(args, "run_id", None) is not None:
         commands.run_id_arg(args.run_id)  # bad input fails before any connection is made
+    if args.command == "deny" and reason_missing(False, args.reason):
+        raise ReasonRequiredError(f"{REASON_REQUIRED} (--reason R)")
     if args.command in ("run", "start"):
         # Bad input fails before any connection is made; the command sends this request.
         args.request = commands.start_arg(args, settings)

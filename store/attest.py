@@ -40,13 +40,15 @@ def authenticated(sealer: Sealer, run_id: str, decision: ApprovalDecision) -> bo
 
 
 def audit(sealer: Sealer, run_id: str, decision: ApprovalDecision) -> dict[str, object]:
-    """The APPROVAL event's payload: who decided (labelled when unauthenticated), and what."""
+    """The APPROVAL event's payload: who decided (labelled when unauthenticated), what, and
+    why (the decider's reason: required to deny, optional to approve)."""
     ok = authenticated(sealer, run_id, decision)
     return {
         "approved": decision.approved,
         "decided_by": decision.decided_by if ok else UNAUTHENTICATED + decision.decided_by,
         "authenticated": ok,
         "turn_digest": decision.turn_digest,
+        **({"reason": decision.reason} if decision.reason else {}),
     }
 
 

@@ -4,9 +4,10 @@ from prometheus_client import CollectorRegistry
 from sqlalchemy import func, select, text
 
 from agentrt.contracts.enums import RunStatus
-from agentrt.core.read_gauges import store_gauges
+from agentrt.core.read_gauges import StoreReads, store_gauges
 from agentrt.store.context import StoreContext, utcnow
 from agentrt.store.rows import RunRow
+from agentrt.store.run_query import OUTCOME_UNKNOWN
 
 
 def count_with_status(ctx: StoreContext, status: RunStatus) -> int:
@@ -16,13 +17,22 @@ def count_with_status(ctx: StoreContext, status: RunStatus) -> int:
         return int(s.scalar(query) or 0)
 
 
-def oldest_waiting_seconds(ctx: StoreContext) -> float:
-    """How long the longest-waiting run has waited for a decision (0 when none waits): the
-    age an on-call engineer alerts on, where a count alone cannot tell stuck from busy."""
+def count_outcome_unknown(ctx: StoreContext) -> int:
+    """Runs that failed with a write's outcome unknown and still need an operator: the rule
+    GET /attention lists them by (store/run_query.py). A write its probe reconciled (applied
+    or not) never makes one: its run goes on."""
     with ctx.reads() as s:
-        query = select(func.min(RunRow.waiting_since)).where(
-            RunRow.status == RunStatus.WAITING_FOR_APPROVAL.value
-        )
+        return int(s.scalar(select(func.count()).select_from(RunRow).where(OUTCOME_UNKNOWN)) or 0)
+
+
+def oldest_waiting_seconds(
+    ctx: StoreContext, status: RunStatus = RunStatus.WAITING_FOR_APPROVAL
+) -> float:
+    """How long the longest-waiting run in `status` (a wait: for approval, or for an answer
+    on a write) has waited (0 when none): the age an on-call engineer alerts on, where a
+    count alone cannot tell stuck from busy."""
+    with ctx.reads() as s:
+        query = select(func.min(RunRow.waiting_since)).where(RunRow.status == status.value)
         since = s.scalar(query)
     if since is None:
         return 0.0
@@ -41,10 +51,15 @@ def store_answers(ctx: StoreContext) -> bool:
 def watch_store(registry: CollectorRegistry, ctx: StoreContext) -> None:
     """The store-read gauges (core.metrics.store_gauges) over this store: the workers and
     the API serve the same ones."""
+    reconciling = RunStatus.AWAITING_RECONCILIATION
     store_gauges(
         registry,
-        lambda: count_with_status(ctx, RunStatus.WAITING_FOR_APPROVAL),
-        lambda: oldest_waiting_seconds(ctx),
-        lambda: store_answers(ctx),
-        lambda: count_with_status(ctx, RunStatus.AWAITING_RECONCILIATION),
+        StoreReads(
+            count_waiting=lambda: count_with_status(ctx, RunStatus.WAITING_FOR_APPROVAL),
+            oldest_waiting=lambda: oldest_waiting_seconds(ctx),
+            answers=lambda: store_answers(ctx),
+            count_reconciling=lambda: count_with_status(ctx, reconciling),
+            oldest_reconciling=lambda: oldest_waiting_seconds(ctx, reconciling),
+            count_outcome_unknown=lambda: count_outcome_unknown(ctx),
+        ),
     )

@@ -52,6 +52,8 @@ HEARTBEAT_SECONDS = 20.0
 # Three missed stamps: a worker busy or briefly cut off from the database keeps routing.
 STALE_AFTER = timedelta(seconds=3 * HEARTBEAT_SECONDS)
 PURGE_AFTER = timedelta(days=7)
+# A registration's queue is watched for pollers this long after its worker was last seen.
+QUEUES_SEEN_WITHIN = timedelta(days=1)
 
 
 class ServerRow(Base):
@@ -180,6 +182,15 @@ class ProfileRegistry:
             rows = conn.execute(query).mappings().all()
         latest = {row["name"]: RegisteredProfile.model_validate(dict(row)) for row in rows}
         return dict(sorted(latest.items()))
+
+    def task_queues(self, within: timedelta = QUEUES_SEEN_WITHIN) -> set[str | None]:
+        """The task queues of the profiles workers registered and did not withdraw, seen
+        within `within` (None: the client's default queue). A worker that died without
+        withdrawing leaves its queue here, so the queue is watched for pollers (core/
+        queue_pollers.py) until a day after it was last seen."""
+        query = select(ServerRow.task_queue).distinct().where(_seen_after(utcnow() - within))
+        with self._ctx.read_rows() as conn:
+            return {row[0] for row in conn.execute(query)}
 
 
 def _live(now: datetime) -> ColumnElement[bool]:

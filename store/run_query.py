@@ -22,12 +22,14 @@ from agentrt.store.runs import RunStore
 # (`on_unknown_outcome: ask`: POST /runs/{id}/reconcile answers it).
 Attention = Literal["outcome_unknown", "awaiting_reconciliation"]
 
-_OUTCOME_UNKNOWN = and_(
+# store/gauges.py counts the same runs (agentrt_runs_outcome_unknown, which the page alert
+# AgentrtWriteOutcomeUnknown reads): a run this rule stops naming leaves the alert too.
+OUTCOME_UNKNOWN = and_(
     RunRow.status == RunStatus.FAILED.value,
     RunRow.termination_reason == TerminationReason.INTERRUPTED_WRITE.value,
 )
 _AWAITING = RunRow.status == RunStatus.AWAITING_RECONCILIATION.value
-_NEEDS_ATTENTION = or_(_OUTCOME_UNKNOWN, _AWAITING)
+_NEEDS_ATTENTION = or_(OUTCOME_UNKNOWN, _AWAITING)
 
 
 def attention(view: RunView) -> Attention | None:

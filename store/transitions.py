@@ -53,11 +53,12 @@ def guarded_move(
     return Transition(applied=False, status=None if current is None else RunStatus(current))
 
 
-def progress(iterations: int, usage: Usage) -> dict[str, int]:
-    """The run row's progress columns: its iterations and token sums (a waiting run's so
-    far; the settle writes the final sums)."""
+def progress(iterations: int, usage: Usage) -> dict[str, Any]:
+    """The run row's progress columns: its iterations, token sums and cost (None: a call's
+    cost is unknown) so far, what a waiting run shows (the settle writes the final sums)."""
     return {
         "iterations": iterations,
         "prompt_tokens": usage.prompt_tokens,
         "completion_tokens": usage.completion_tokens,
+        "cost_usd": usage.cost_usd,
     }

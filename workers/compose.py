@@ -75,6 +75,7 @@ class WorkerResources:
     model_activities: list[Callable[..., Any]] = field(default_factory=list)
     tool_activities: list[Callable[..., Any]] = field(default_factory=list)
     provider_names: list[str] = field(default_factory=list)
+    profile_names: list[str] = field(default_factory=list)  # the profiles this worker serves
     # The profiles this worker serves, registered for clients to route by until close().
     registration: Registration | None = None
 
@@ -229,6 +230,7 @@ def _compose(
     resources.model_activities = model.activities()
     resources.tool_activities = [*tool.activities(), *write.activities(), *probes.activities()]
     resources.provider_names = sorted(models.providers)
+    resources.profile_names = sorted(profiles)
     resources.activities = [act for group in groups for act in group.activities()]
 
 

@@ -13,6 +13,7 @@ from temporalio.worker import Worker
 from agentrt.activities.registry import model_queue_name
 from agentrt.activities.retention import RetentionActivities
 from agentrt.contracts.errors import ConfigError
+from agentrt.core.queue_pollers import Watched
 from agentrt.core.settings import Settings
 from agentrt.core.temporal import worker_client
 from agentrt.store.retention import RetentionStore
@@ -90,6 +91,23 @@ def served_tool_queues(
             "AGENTRT_MODEL_TASK_QUEUE / AGENTRT_TOOL_TASK_QUEUE for the routed roles)"
         )
     return list(dict.fromkeys(tool_queues))
+
+
+def watched_queues(settings: Settings, providers: Sequence[str]) -> list[Watched]:
+    """The task queues a worker depends on being polled (agentrt_task_queue_pollers): its
+    workflow queue, and the queues its runs' model and tool calls are routed to (a routed
+    queue nobody polls leaves those calls waiting). Only a worker that runs workflows
+    routes calls; one that serves routed queues alone watches nothing."""
+    if "workflows" not in settings.worker.serves():
+        return []
+    watched = [Watched(settings.temporal.task_queue, "workflow")]
+    prefix = settings.worker.model_task_queue.strip()
+    if prefix:
+        watched += [Watched(model_queue_name(prefix, p), "activity") for p in providers]
+    if tool_queue := settings.worker.tool_task_queue.strip():
+        watched.append(Watched(tool_queue, "activity"))
+    watched += [Watched(q, "activity") for q in settings.worker.toolbox_queue_map().values()]
+    return sorted(set(watched))
 
 
 def maintenance_worker(client: Client, resources: WorkerResources, settings: Settings) -> Worker:

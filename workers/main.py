@@ -22,6 +22,7 @@ from agentrt.contracts.errors import AgentRuntimeError
 from agentrt.core.exits import console_script, exit_now
 from agentrt.core.logs import configure_logging
 from agentrt.core.metrics import install_sdk_metrics, serve_metrics
+from agentrt.core.queue_pollers import watch_queues
 from agentrt.core.settings import Settings
 from agentrt.core.settings_doc import help_text
 from agentrt.core.settings_env import refuse_unknown
@@ -30,7 +31,8 @@ from agentrt.core.tracing import configure_tracing, shutdown_tracing
 from agentrt.store.open import WHICH_SETTING
 from agentrt.workers.builder import make_worker, sandbox_runner
 from agentrt.workers.compose import build
-from agentrt.workers.fleet import fleet_workers, queues_of
+from agentrt.workers.fleet import fleet_workers, queues_of, watched_queues
+from agentrt.workers.loaded import log_loaded
 from agentrt.workers.metrics import WorkerMetrics, mcp_gauge
 from agentrt.workers.preflight import check
 from agentrt.workers.tool_list import list_tools
@@ -94,10 +96,16 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
             mcp_gauge(metrics.registry, servers.status)
             with build(settings, toolboxes=boxes, metrics=metrics, pending=down) as resources:
                 servers.retry(resources.add_tools)
+                assert resources.registry is not None
+                log_loaded(resources.registry, servers.status(), down,
+                           resources.provider_names, resources.profile_names)  # fmt: skip
+                watched = watched_queues(settings, resources.provider_names)
+                pollers = watch_queues(metrics.registry, client, lambda: watched)
                 async with contextlib.AsyncExitStack() as running:
                     workers = fleet_workers(client, resources, settings)
                     for w in workers:
                         await running.enter_async_context(w)
+                    await running.enter_async_context(pollers.running())
                     logger.info(
                         "worker polling %s on %s%s",
                         ", ".join(queues_of(workers)),

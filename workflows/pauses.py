@@ -22,7 +22,13 @@ from agentrt.workflows.a2a import project
 
 with workflow.unsafe.imports_passed_through():
     from agentrt.contracts.a2a import InputMessage
-    from agentrt.contracts.approval import ApprovalDecision, DecideResult, PendingApproval
+    from agentrt.contracts.approval import (
+        REASON_REQUIRED,
+        ApprovalDecision,
+        DecideResult,
+        PendingApproval,
+        reason_missing,
+    )
     from agentrt.contracts.enums import RunStatus, TerminationReason
     from agentrt.contracts.errors import ErrorType
     from agentrt.contracts.ids import (
@@ -52,6 +58,10 @@ AWAIT_INPUT = ActivityRef[AwaitInputRequest, Transition](ACT_RUN_AWAIT_INPUT, Tr
 ADD_INPUT = ActivityRef[AddInputRequest, Transition](ACT_RUN_ADD_INPUT, Transition)
 
 
+# A denial by signal without a reason is refused from this build on (workflow.patched: a
+# run of an earlier build accepted one, and its replay must too).
+DENY_NEEDS_REASON = "deny-needs-reason"
+
 # --- the handlers -------------------------------------------------------------------------
 
 
@@ -70,6 +80,14 @@ def decide_by_signal(ctx: RunContext, raw: RawValue) -> None:
             "decision refused: the signal's payload is not a decision (%s)", why
         )
         return
+    # A denial without a reason is refused, as on every other path. Asked through a patch,
+    # and only of such a denial: a run of an earlier build took it (its history holds no
+    # marker), and replays as it did.
+    if reason_missing(decision.approved, decision.reason) and workflow.patched(DENY_NEEDS_REASON):
+        refusal = ErrorType.REASON_REQUIRED.value
+        ctx.note_refusal(ctx.gate.refusal(decision, refusal, run_id=ctx.run_id, at=workflow.now()))
+        workflow.logger.warning("decision by signal refused: %s", refusal)
+        return
     refused = ctx.gate.take(decision, run_id=ctx.run_id, at=workflow.now())
     if refused is None:
         return
@@ -84,6 +102,9 @@ def check_decision(ctx: RunContext, decision: ApprovalDecision) -> None:
             "decision refused: the payload is not a decision",
             type=ErrorType.INVALID_REQUEST.value,
         )
+    if reason_missing(decision.approved, decision.reason):
+        # A validator runs on a new update only, never in replay: no patch is needed.
+        raise ApplicationError(REASON_REQUIRED, type=ErrorType.REASON_REQUIRED.value)
     refusal = ctx.gate.check(decision)
     if refusal is not None:
         raise ApplicationError(f"decision refused: {refusal}", type=refusal)

@@ -89,6 +89,7 @@ async def ask(ctx: RunContext, write: ToolCallRequest, cannot_land_after: dateti
     request = AwaitReconcileRequest(
         run_id=ctx.run_id, sequence=ctx.state.take_sequence(), privacy=plan.privacy,
         round=write.round, call_id=c.call_id, tool=c.name,
+        iterations=ctx.state.iterations, usage=ctx.state.usage,
     )  # fmt: skip
     try:
         entered = await call(

@@ -36,6 +36,7 @@ from agentrt.activities.fence._sql import void_unclaimed
 from agentrt.activities.fence.reconcile import ReconcileActivities
 from agentrt.activities.ports import FaultHook, no_faults
 from agentrt.activities.registry import ToolRegistry
+from agentrt.activities.tool_failures import failure_text
 from agentrt.activities.tools import call_tool
 from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.errors import ErrorType
@@ -215,12 +216,14 @@ class WriteActivities(ActivityGroup):
 def _fatal(
     req: ToolCallRequest, exc: Exception, what: str, message: str, error: ErrorType
 ) -> ApplicationError:
-    """The non-retryable error a failed write step ends in, its cause logged by class only
-    (the exception's text may carry SQL or hosts)."""
-    activity.logger.warning(
-        "%s %s in run %s failed: %s", what, req.call.name, req.run_id, type(exc).__name__
-    )
-    return fatal(message, error)
+    """The non-retryable error a failed write step ends in. The tool's own failure is
+    expected (the tool's, not ours): one line as activities/tool_failures.py says (type,
+    redacted message, the tool's frame), and BENIGN, so the SDK adds no traceback. The
+    audit's is logged by class only (a store error's text may carry SQL or hosts)."""
+    tools = error is ErrorType.WRITE_FAILED
+    cause = failure_text(exc, req.call.arguments, req.privacy) if tools else type(exc).__name__
+    activity.logger.warning("%s %s in run %s failed: %s", what, req.call.name, req.run_id, cause)
+    return fatal(message, error, expected=tools)
 
 
 # The outcome is known once the effect returned: a store that is briefly away (a dropped

@@ -32,7 +32,7 @@ from agentrt.store.context import StoreContext, utcnow
 from agentrt.store.event_rows import event_row, insert_event
 from agentrt.store.step_rows import write_parts
 from agentrt.store.tool_steps import ToolStepStore
-from agentrt.store.transitions import guarded_move
+from agentrt.store.transitions import guarded_move, progress
 
 _UNKNOWN = PendingState.OUTCOME_UNKNOWN.value
 WAITING = RunStatus.AWAITING_RECONCILIATION
@@ -54,9 +54,12 @@ class AnswerActivities(ActivityGroup):
         ctx = self._ctx
         with ctx.sessions.begin() as s:
             guard = (_sql.CALL_ID == req.call_id, _sql.STATE == _UNKNOWN)
+            # The run's progress so far, shown while it waits (an earlier build's request
+            # carries none: the row keeps what it has).
+            shown = progress(req.iterations, req.usage) if "usage" in req.model_fields_set else {}
             moved = guarded_move(
                 s, req.run_id, guard, frm=RunStatus.RUNNING, to=WAITING, sequence=req.sequence,
-                waiting_since=utcnow(),
+                waiting_since=utcnow(), **shown,
             )  # fmt: skip
             if not moved.applied:
                 return Transition(applied=moved.status is WAITING, status=moved.status)

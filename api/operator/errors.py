@@ -100,6 +100,7 @@ _STATUS: dict[str, int] = {
     "prompt_too_long": 413,
     "unknown_fields": 422,
     "invalid_request": 400,
+    "reason_required": 400,
     "run_not_begun": 409,
     "run_not_found": 404,
 }

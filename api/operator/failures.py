@@ -23,8 +23,10 @@ REASONS: dict[TerminationReason, tuple[str, str]] = {
     ),
     R.INVALID_OUTPUT: (
         "The model's answer did not match the profile's output schema, after every retry.",
-        "Read the last validation error in the run's events; loosen the schema, raise"
-        " output_retries, or make the instructions ask for the shape plainly.",
+        "Read the run's last output_invalid event ('Answer rejected' on the timeline): it"
+        " names each schema rule the answer broke, with the validator's words at privacy"
+        " full or redacted. Then loosen the schema, raise output_retries, or make the"
+        " instructions ask for the shape plainly.",
     ),
     R.COMPLETION_FAILED: (
         "The run's answer could not be recorded.",
@@ -100,6 +102,7 @@ CODES: dict[ErrorType, str] = {
     E.ALREADY_DECIDED: "The turn was already decided.",
     E.SELF_APPROVAL: "The initiator tried to approve their own run (four-eyes).",
     E.INVALID_REQUEST: "A request to the run was malformed.",
+    E.REASON_REQUIRED: "A denial came without a reason.",
     E.UNATTESTED_DECISION: "A decision came without a valid attestation.",
     E.PROMPT_TOO_LONG: "The prompt is over the deployment's cap.",
     E.ALREADY_SETTLED: "The run had already ended when its completion was recorded.",

@@ -31,11 +31,13 @@ from agentrt.api.operator.views import (
     event_out,
 )
 from agentrt.api.wake import MAX_SEQUENCE
+from agentrt.contracts.approval import REASON_REQUIRED, reason_missing
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import (
     AlreadyDecidedError,
     ApprovalError,
     InvalidRequestError,
+    ReasonRequiredError,
     RunNotAwaitingApprovalError,
     RunNotFoundError,
     SelfApprovalError,
@@ -158,9 +160,12 @@ async def decide(
     state: State,
     who: Annotated[Principal, Depends(auth.require(auth.DECIDE))],
 ) -> DecisionOut:
-    """Approve or deny the pending turn named by its digest, as the authenticated principal."""
-    view = await state.visible(run_id_of(run_id), who.visible_to)
+    """Approve or deny the pending turn named by its digest, as the authenticated principal.
+    A denial needs a reason (400 `reason_required`), as on every other path."""
     approved = body.verdict == "approve"
+    if reason_missing(approved, body.reason):
+        raise bad_request(ReasonRequiredError.code, REASON_REQUIRED)
+    view = await state.visible(run_id_of(run_id), who.visible_to)
     if view.status is not RunStatus.WAITING_FOR_APPROVAL:
         raise conflict("not_awaiting_approval", f"run {view.run_id} is {view.status.value}")
     seal = attest(
@@ -177,7 +182,7 @@ async def decide(
     except ApprovalError as exc:
         raise _refusal(exc) from None
     except InvalidRequestError as exc:
-        raise bad_request("invalid_request", str(exc)) from None
+        raise bad_request(exc.code, str(exc)) from None
     return DecisionOut(
         decided_by=who.name, verdict=body.verdict, turn_digest=body.turn_digest,
         run=await state.out(after),

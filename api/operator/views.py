@@ -75,7 +75,11 @@ class RunOut(RunHead):
     truncated: bool
     prompt_tokens: int
     completion_tokens: int
-    cost_usd: float | None = Field(default=None, description="null: running, or a price unknown")
+    cost_usd: float | None = Field(
+        default=None,
+        description="the cost so far while the run waits (each pause records its rounds, "
+        "tokens and cost), the total once it ended; null: a price unknown, or running",
+    )
     answer: str | None = None
     output: Any = Field(
         default=None, description="a typed answer's validated object (profile output_schema)"

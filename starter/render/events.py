@@ -35,12 +35,29 @@ def _summary(e: EventView) -> str:
             verdict = "approved" if p.get("approved") else "denied"
             who = str(p.get("decided_by"))
             if p.get("authenticated") is False and who.startswith(UNAUTHENTICATED):
-                return f"{verdict} by {who.removeprefix(UNAUTHENTICATED)} (unauthenticated)"
-            return f"{verdict} by {who}"
+                who = f"{who.removeprefix(UNAUTHENTICATED)} (unauthenticated)"
+            return f"{verdict} by {who}" + (f": {p['reason']}" if p.get("reason") else "")
+        case EventKind.RECONCILE_REQUESTED:
+            return f"{p.get('tool')} ({p.get('call_id')}) interrupted: waiting for an answer"
+        case EventKind.RECONCILED:
+            then = f", then {p['then']}" if p.get("then") else ""
+            why = f": {p['reason']}" if p.get("reason") else ""
+            return (
+                f"{p.get('tool')} ({p.get('call_id')}) answered {p.get('answer')}{then} "
+                f"by {p.get('answered_by')}{why}"
+            )
         case EventKind.DECISION_REFUSED:
             verdict = "approval" if p.get("approved") else "denial"
             who = str(p.get("decided_by")).removeprefix(UNAUTHENTICATED)
             return f"{verdict} by {who} refused: {p.get('attestation')} attestation"
+        case EventKind.OUTPUT_INVALID:
+            rules = ", ".join(
+                f"{c.get('rule')} at {c.get('schema_path') or '(root)'}"
+                for c in p.get("checks") or []
+                if isinstance(c, dict)
+            )
+            why = p.get("content") or f"{p.get('content_size', 0)} characters withheld"
+            return f"answer rejected ({rules or 'invalid'}): {shorten(why, 200)}"
         case EventKind.CANCEL:
             return f"cancelled by {p.get('by')}" + (f": {p['note']}" if p.get("note") else "")
         case EventKind.RUN_COMPLETED:

@@ -277,3 +277,18 @@ def count_dead(ctx: StoreContext) -> int:
             )
             or 0
         )
+
+
+def last_dead_at(ctx: StoreContext) -> float:
+    """When the newest dead letter was given up, in Unix seconds (0 when there is none): the
+    gauge an alert on new dead letters reads (a purge removes old ones, so unlike the count
+    it never looks like a new one)."""
+    with ctx.sessions() as s:
+        newest = as_utc(
+            s.scalar(
+                select(func.max(A2APushDeliveryRow.next_attempt_at)).where(
+                    A2APushDeliveryRow.status == "dead"
+                )
+            )
+        )
+    return 0.0 if newest is None else newest.timestamp()

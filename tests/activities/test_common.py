@@ -3,11 +3,13 @@ types, so a deterministic type must leave non-retryable whoever raised it."""
 
 import asyncio
 import dataclasses
+import logging
 import time
 from datetime import timedelta
 
 import pytest
 from temporalio import activity
+from temporalio.common import RetryPolicy
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 from temporalio.testing import ActivityEnvironment
 
@@ -39,10 +41,39 @@ async def test_a_provider_rejection_leaves_benign_and_non_retryable() -> None:
     assert out.category is ApplicationErrorCategory.BENIGN and out.non_retryable
 
 
+async def test_a_provider_away_leaves_benign_and_retryable_in_one_line_per_attempt(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A 529 the policy retries: the SDK would log each attempt with a traceback; here it is
+    one line naming the attempt, and BENIGN (no traceback), still retryable."""
+    env = ActivityEnvironment()
+    env.info = dataclasses.replace(
+        env.info, attempt=2, retry_policy=RetryPolicy(maximum_attempts=5)
+    )
+    raised = ApplicationError(
+        "HTTP 529 from provider p (overloaded)", type=ErrorType.PROVIDER_UNAVAILABLE.value
+    )
+
+    @activity.defn(name="probe")
+    async def probe() -> BaseException:
+        return expected_failure(raised, "run r round 1: p:m")
+
+    with caplog.at_level(logging.WARNING):
+        out = await env.run(probe)
+    assert isinstance(out, ApplicationError) and out is not raised
+    assert out.category is ApplicationErrorCategory.BENIGN and not out.non_retryable
+    assert (out.type, out.message) == (raised.type, raised.message)
+    [line] = caplog.records
+    assert line.getMessage().startswith(
+        "run r round 1: p:m: HTTP 529 from provider p (overloaded) (ProviderUnavailable); "
+        "attempt 2 of 5, retried"
+    )
+    assert not line.exc_info
+
+
 @pytest.mark.parametrize(
     "raised",
     [
-        ApplicationError("503", type=ErrorType.PROVIDER_UNAVAILABLE.value),
         ApplicationError("away", type=ErrorType.STORE_UNAVAILABLE.value),
         ApplicationError("untyped"),
         RuntimeError("not an ApplicationError"),

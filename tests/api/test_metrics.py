@@ -1,6 +1,7 @@
 """`agentrt-api serve` with AGENTRT_METRICS_PORT: the waiting gauge, counted in the store at
-each scrape, goes 1 → 0 across an approval made while the API process runs, and its
-requests are counted by route template."""
+each scrape, goes 1 → 0 across an approval made while the API process runs, its requests
+are counted by route template, it reports the pollers of the task queue it starts runs on
+(the test's worker polls it) and the time of the newest push dead letter (none: 0)."""
 
 import asyncio
 import json
@@ -27,6 +28,7 @@ from tests.workers.test_telemetry_process import free_port
 from tests.workflows._waiting import until_status
 
 GAUGE = "agentrt_runs_waiting_for_approval "
+POLLERS = "agentrt_task_queue_pollers{"
 
 
 def _spawn(env: dict[str, str], cwd: Path) -> subprocess.Popen[bytes]:
@@ -37,7 +39,7 @@ def _spawn(env: dict[str, str], cwd: Path) -> subprocess.Popen[bytes]:
         )  # fmt: skip
 
 
-async def _gauge(port: int, proc: subprocess.Popen[bytes]) -> float:
+async def _gauge(port: int, proc: subprocess.Popen[bytes], gauge: str = GAUGE) -> float:
     async with httpx.AsyncClient(timeout=5) as http:
         for _ in range(200):
             assert proc.poll() is None, "the API process exited"
@@ -46,7 +48,7 @@ async def _gauge(port: int, proc: subprocess.Popen[bytes]) -> float:
             except httpx.TransportError:
                 await asyncio.sleep(0.1)
                 continue
-            lines = [ln for ln in text.splitlines() if ln.startswith(GAUGE)]
+            lines = [ln for ln in text.splitlines() if ln.startswith(gauge)]
             if lines:
                 return float(lines[0].split()[1])
             await asyncio.sleep(0.1)
@@ -68,6 +70,7 @@ async def test_the_api_serves_the_waiting_gauge(
             AGENTRT_SEAL_KEYS=settings.read_seal_keys(),
             AGENTRT_TEMPORAL_ADDRESS=temporal_env.client.service_client.config.target_host,
             AGENTRT_PROFILES_FILE=str(settings.worker.profiles_file),
+            AGENTRT_TASK_QUEUE=own.temporal.task_queue,
             AGENTRT_API_PORT=str(api_port),
             AGENTRT_METRICS_PORT=str(metrics_port),
             AGENTRT_LOG_FORMAT="json",
@@ -80,6 +83,11 @@ async def test_the_api_serves_the_waiting_gauge(
                 proc = _spawn(env, tmp_path)
                 try:
                     assert await _gauge(metrics_port, proc) == 1
+                    queue = own.temporal.task_queue
+                    polled = f'{POLLERS}kind="workflow",task_queue="{queue}"}} '
+                    assert await _gauge(metrics_port, proc, polled) == 1
+                    dead = "agentrt_push_last_dead_letter_timestamp_seconds "
+                    assert await _gauge(metrics_port, proc, dead) == 0
                     assert waiting.pending_approval is not None
                     await runtime.approve(
                         run_id, approved=True, decided_by="bob",

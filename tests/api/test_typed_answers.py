@@ -36,6 +36,14 @@ async def test_a_typed_answer_is_retried_with_its_error_then_returned_through_py
     assert feedback.role == "user"
     assert "does not match the required output schema" in feedback.content
     assert "total_cents: 'lots' is not of type 'integer'" in feedback.content
+    # And the run's event at the note's sequence says the same, for the operator.
+    [rejected] = [
+        e for e in await live.runtime.events(run_id) if e.kind is EventKind.OUTPUT_INVALID
+    ]
+    assert rejected.payload == {
+        "content": "at total_cents: 'lots' is not of type 'integer'",
+        "checks": [{"rule": "type", "schema_path": "properties/total_cents/type"}],
+    }
     # Its history replays; a run of this build takes the typed-output path with no marker.
     history = await fetch(client, run_id)
     await assert_replays(history)
@@ -57,6 +65,18 @@ async def test_a_model_that_never_answers_valid_json_fails_the_run_typed(live: L
     assert len(llm) == 2  # the answer and one retry (output_retries: 1)
     [failed] = [e for e in events if e.kind is EventKind.RUN_FAILED]
     assert failed.payload["error_type"] == ErrorType.INVALID_OUTPUT.value
+    # Each rejected answer is an event saying why; the run's failure, in words, points to
+    # the last one: what it says is there.
+    rejected = [e for e in events if e.kind is EventKind.OUTPUT_INVALID]
+    assert [e.sequence for e in rejected] == [llm[0].sequence + 1, llm[1].sequence + 1]
+    for e in rejected:
+        assert e.payload["checks"] == [{"rule": "json", "schema_path": ""}]
+        assert e.payload["content"].startswith("the answer is not JSON")
+    async with http(live, token(live, name("alice"), "runs:read", "runs:read-all")) as api:
+        body = (await api.get(f"/runs/{run_id}")).json()
+        shown = (await api.get(f"/runs/{run_id}/events")).json()["events"]
+    assert "output_invalid event" in body["failure"]["action"]
+    assert [e["kind"] for e in shown].count("output_invalid") == 2
 
 
 async def test_an_a2a_task_of_a_typed_profile_carries_the_object_as_a_data_part(

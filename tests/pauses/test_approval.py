@@ -140,7 +140,9 @@ async def test_decisions_are_checked_against_the_pending_turn(
     # Two approvers at once: exactly one wins, the other gets a typed error.
     results = await asyncio.gather(
         runtime.approve(waiting.run_id, approved=True, decided_by="bob", turn_digest=digest),
-        runtime.approve(waiting.run_id, approved=False, decided_by="carol", turn_digest=digest),
+        runtime.approve(
+            waiting.run_id, approved=False, decided_by="carol", turn_digest=digest, reason="no"
+        ),
         return_exceptions=True,
     )
     errors = [r for r in results if isinstance(r, Exception)]
@@ -235,7 +237,9 @@ async def test_four_eyes_refuses_the_initiators_approval_but_not_a_denial(
     digest = pending_digest(waiting)
     with pytest.raises(SelfApprovalError):
         await runtime.approve(waiting.run_id, approved=True, decided_by="alice", turn_digest=digest)
-    await runtime.approve(waiting.run_id, approved=False, decided_by="alice", turn_digest=digest)
+    await runtime.approve(
+        waiting.run_id, approved=False, decided_by="alice", turn_digest=digest, reason="mine"
+    )
     assert (await runtime.result(waiting.run_id)).status is RunStatus.COMPLETED
 
 

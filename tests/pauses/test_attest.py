@@ -29,5 +29,8 @@ def test_only_the_seal_of_this_very_decision_authenticates() -> None:
     assert not authenticated(sealer, RUN, _decision("junk"))
     other_key = Sealer.from_b64("other:" + "b" * 43 + "=")
     assert not authenticated(other_key, RUN, _decision(seal))
+    denied = ApprovalDecision(approved=False, decided_by="bob", turn_digest="d" * 64,
+                              reason="over the limit")  # fmt: skip
+    assert audit(sealer, RUN, denied)["reason"] == "over the limit"  # the decider's why
     unauth = audit(sealer, RUN, _decision(None))
     assert unauth["decided_by"] == "unauthenticated:bob" and unauth["authenticated"] is False

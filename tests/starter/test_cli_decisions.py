@@ -59,8 +59,15 @@ async def test_deny_with_a_reason_and_a_stale_digest(
     parts: WorkerResources,
     run_id: str,
 ) -> None:
-    code, _, err = await agentrt(capsys, "deny", run_id, "--by", "bob", "--digest", "0" * 64)
+    code, _, err = await agentrt(capsys, "deny", run_id, "--by", "bob", "--digest", "0" * 64,
+                                 "--reason", "stale")  # fmt: skip
     assert_clean_error(code, err)
+    assert (await runtime.status(run_id)).status is RunStatus.WAITING_FOR_APPROVAL
+    # A denial without a reason is refused before anything is sent (issue 40 item 6).
+    for blank in ((), ("--reason", "  ")):
+        code, _, err = await agentrt(capsys, "deny", run_id, "--by", "bob", *blank)
+        assert_clean_error(code, err)
+        assert "a denial needs a reason" in err and "--reason" in err
     assert (await runtime.status(run_id)).status is RunStatus.WAITING_FOR_APPROVAL
     code, _, err = await agentrt(capsys, "deny", run_id, "--by", "bob", "--reason", "too much")
     assert code == 0, err

@@ -1,7 +1,8 @@
 """Errors an operator can act on (issue 9 item 9), with a real worker process: an unknown
 profile and a provider's rejection are one log line each, without a traceback, and the
 rejection keeps a bounded, redacted excerpt of the provider's own reason (a local HTTP
-server answering 400 with a LiteLLM-style JSON error)."""
+server answering 400 with a LiteLLM-style JSON error); a provider overloaded (529) that
+the policy retries is one line per attempt, naming it (issue 40 item 4)."""
 
 import asyncio
 import os
@@ -21,7 +22,7 @@ from agentrt.starter.facade import AgentRuntime
 from agentrt.starter.render import event_text
 from agentrt.store.runs import RunStore
 from agentrt.workers.compose import WorkerResources
-from tests.activities.test_openai_provider import Canned, FakeServer
+from tests.activities.test_openai_provider import Canned, FakeServer, completion
 from tests.workers.test_worker_process import _env, _spawn
 
 KEY = "sk-live-0123456789abcdefghij"
@@ -73,6 +74,13 @@ async def test_expected_failures_are_one_line_and_keep_the_status_not_the_body(
         reason = failed.payload["error"]
         assert reason == "HTTP 400 from provider proxy (bad request) [invalid_request_error]"
         assert reason in event_text(failed).plain
+        # A provider overloaded twice (Anthropic's 529), then answering: retried by the
+        # policy, one line per failed attempt, no traceback (issue 40 item 4).
+        overloaded = Canned(529, {"error": {"type": "overloaded_error"}},
+                            headers={"retry-after-ms": "50"})  # fmt: skip
+        proxy.replies += [overloaded, overloaded, Canned(200, completion({"content": "Hi."}))]
+        view = await runtime.run("proxied", "hello again")
+        assert view.status is RunStatus.COMPLETED and view.answer == "Hi."
         await asyncio.sleep(1.0)  # let the worker flush its log lines
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
@@ -91,3 +99,7 @@ async def test_expected_failures_are_one_line_and_keep_the_status_not_the_body(
     assert "Invalid model name" not in text and "sk-live" not in text
     rejected = [ln for ln in text.splitlines() if "HTTP 400 from provider proxy" in ln]
     assert len(rejected) == 1, text
+    retried = [ln for ln in text.splitlines() if "HTTP 529 from provider proxy" in ln]
+    assert len(retried) == 2, text
+    assert "attempt 1 of 5, retried" in retried[0] and "attempt 2 of 5, retried" in retried[1]
+    assert "[overloaded_error]" in retried[0]

@@ -2,7 +2,8 @@
 starts while its MCP server (a real one, the `mcp` SDK over HTTP on 127.0.0.1) is down; a
 run that calls the server's tool meanwhile gets a refusal as its result, not a crash; the
 gauge says the server is down; then the server comes up and the next run uses its tool,
-with no worker restart."""
+with no worker restart. The worker says at start what it loaded (issue 40 item 4) and
+reports who polls its queue (the pollers gauge)."""
 
 import asyncio
 import time
@@ -93,6 +94,11 @@ async def test_a_worker_starts_with_its_mcp_server_down_and_serves_it_once_it_is
         assert worker.alive() and time.monotonic() < deadline, worker.log_tail()
         await asyncio.sleep(0.2)
     runtime = AgentRuntime(client, RunStore(parts.ctx), queue)
+    # What it loaded, said at start: one line each (issue 40 item 4).
+    started = worker.log.read_text()
+    assert "loaded toolboxes: demo (lookup_order, set_record, issue_refund)" in started, started
+    assert "MCP servers: crm DOWN, retried in the background (" in started
+    assert "model providers: scripted" in started and "profiles served: stock" in started
 
     status, call = await _lookup(runtime)  # the server is down: the tool is not offered
     assert worker.alive(), worker.log_tail()
@@ -113,6 +119,14 @@ async def test_a_worker_starts_with_its_mcp_server_down_and_serves_it_once_it_is
     assert status is RunStatus.COMPLETED
     assert not call["is_error"] and call["result"] == "item widget: in stock"
     assert worker.alive() and "MCP server crm is up: " in worker.log.read_text()
+    # The worker reports who polls its task queue (itself), read from Temporal in the
+    # background: the AgentrtTaskQueueNoPoller alert's input.
+    polled = f'agentrt_task_queue_pollers{{kind="workflow",task_queue="{queue}"}} 1.0'
+    deadline = time.monotonic() + 45
+    async with httpx.AsyncClient(timeout=5) as http:
+        while polled not in (await http.get(f"http://127.0.0.1:{metrics_port}/metrics")).text:
+            assert time.monotonic() < deadline, worker.log_tail()
+            await asyncio.sleep(0.5)
 
 
 async def test_an_unknown_tool_of_a_server_that_is_up_is_still_refused(tmp_path: Path) -> None:

@@ -110,6 +110,8 @@ async def test_scraped_values_follow_the_runs(client: Client, own_settings: Sett
     assert total(after, "agentrt_runs_ended_total") == 3
     assert value(after, "agentrt_writes_fenced_total") == 3  # every refund claimed its fence
     assert value(after, "agentrt_writes_outcome_unknown_total") == 1
+    assert value(after, "agentrt_runs_outcome_unknown") == 1  # the failed run, unresolved
+    assert value(after, "agentrt_oldest_awaiting_reconciliation_seconds") == 0
     # Tokens and cost: what the runs themselves recorded, by provider and model.
     labels = {"provider": "scripted", "model": "demo"}
     prompt = sum(v.prompt_tokens for v in views)

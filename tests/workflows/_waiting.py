@@ -33,6 +33,8 @@ def pending_digest(view: RunView) -> str:
 async def decide(runtime: AgentRuntime, view: RunView, *, approved: bool, by: str = "bob") -> None:
     """Approve or deny the turn `view` is waiting on, by that turn's digest."""
     assert view.pending_approval is not None
+    digest = view.pending_approval.turn_digest
+    reason = None if approved else "not this one"  # a denial needs one
     await runtime.approve(
-        view.run_id, approved=approved, decided_by=by, turn_digest=view.pending_approval.turn_digest
+        view.run_id, approved=approved, decided_by=by, turn_digest=digest, reason=reason
     )

@@ -29,7 +29,8 @@ function renderRun(run) {
     ["started", timeEl(run.created_at)]];
   if (run.termination_reason) rows.push(["reason", run.termination_reason]);
   if (run.finished_at) rows.push(["finished", timeEl(run.finished_at)]);
-  if (run.status === "COMPLETED" || run.status === "FAILED" || run.status === "CANCELLED") {
+  // The spend so far while it waits (each pause records it), the total once it ended.
+  if (run.status !== "RUNNING" && run.status !== "STARTING") {
     rows.push(["cost", money(run.cost_usd)]);
   }
   if (run.attention) rows.push(["attention", run.attention]);

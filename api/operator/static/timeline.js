@@ -12,6 +12,9 @@ const LABELS = {
   approval_requested: "Waiting for approval",
   approval: "Decision",
   decision_refused: "Decision refused",
+  reconcile_requested: "Waiting for an answer on a write",
+  reconciled: "Write answered",
+  output_invalid: "Answer rejected",
   input_requested: "Asked the user",
   input: "User input",
   cancel: "Cancelled",
@@ -70,7 +73,36 @@ const BODIES = {
   },
   approval(p) {
     const verdict = p.approved ? "Approved" : "Denied";
-    return [el("div", `${verdict} by ${decider(p)}`, `verdict ${p.approved ? "ok" : "no"}`)];
+    const out = [el("div", `${verdict} by ${decider(p)}`, `verdict ${p.approved ? "ok" : "no"}`)];
+    if (p.reason) out.push(el("div", `Reason: ${p.reason}`, "text reason"));
+    return out;
+  },
+  write_interrupted(p) {
+    return [el("div", `${p.tool ?? "a write"} (call ${p.call_id ?? "?"}): its outcome is ` +
+      "unknown", "write-call")];
+  },
+  reconcile_requested(p) {
+    return [el("div", `${p.tool} (call ${p.call_id}) was interrupted and its probe could not ` +
+      "say what happened: a person answers what the target system shows.", "write-call")];
+  },
+  reconciled(p) {
+    const said = {
+      applied: "applied",
+      not_applied: p.then === "error" ? "not applied; the model is told it failed"
+        : "not applied; run it again under the same idempotency key",
+      give_up: "given up; the run fails",
+    }[p.answer] || String(p.answer);
+    const who = p.authenticated === false ? `${p.answered_by} (unauthenticated)` : p.answered_by;
+    const out = [el("div", `${p.tool} (call ${p.call_id}): ${said}`, "verdict answer"),
+      el("div", `answered by ${who ?? "?"}` + (p.fence ? ` · fence ${p.fence}` : ""), "muted")];
+    if (p.reason) out.push(el("div", `Reason: ${p.reason}`, "text reason"));
+    return out;
+  },
+  output_invalid(p, privacy) {
+    const checks = (p.checks || []).map((c) =>
+      c.rule === "json" ? "not JSON" : `${c.rule} at ${c.schema_path || "(root)"}`);
+    return [el("div", `failed the output schema: ${checks.join("; ") || "invalid"}`, "checks"),
+      content(p, "content", privacy, "the validator's words", "why")];
   },
   decision_refused(p) {
     const what = p.approved ? "An approval" : "A denial";
@@ -109,8 +141,21 @@ export function renderEvent(e, privacy) {
   item.append(head);
   const body = BODIES[e.kind];
   if (body) item.append(...body(e.payload, privacy));
-  else if (Object.keys(e.payload).length) item.append(folded("details", e.payload, "payload"));
+  else if (Object.keys(e.payload).length) item.append(facts(e.payload));
   return item;
+}
+
+// An event of a kind this page has no words for: its fields as a list an operator reads,
+// a nested value folded (never one line of raw JSON).
+function facts(payload) {
+  const list = el("dl", null, "payload facts");
+  for (const [key, value] of Object.entries(payload)) {
+    const dd = el("dd");
+    if (value !== null && typeof value === "object") dd.append(folded("show", value));
+    else dd.textContent = String(value);
+    list.append(el("dt", key.replaceAll("_", " ")), dd);
+  }
+  return list;
 }
 
 // A failed (or cancelled) run's reason in words and what to do about it (RunOut.failure).
