@@ -52,7 +52,18 @@ class ErrorType(StrEnum):
     RECONCILE_TIMEOUT = "ReconcileTimeout"  # nobody answered within reconcile_timeout_seconds
     RESUME_REFUSED = "ResumeRefused"
     SUSPEND_REFUSED = "SuspendRefused"
-    WRITE_NEVER_STARTED = "WriteNeverStarted"
+    WRITE_NEVER_STARTED = "WriteNeverStarted"  # runs before the separate bounds (fence-bounds)
+    # The write was scheduled MAX_UNCLAIMED_SCHEDULES times and no worker ever claimed it:
+    # nothing ran (workflows/fence_bounds.py).
+    WRITE_NEVER_CLAIMED = "WriteNeverClaimed"
+    # The write was interrupted and found not applied (by its probe or a person) more often
+    # than MAX_REEXECUTIONS allows: it never ran to the end, and nothing of it applied.
+    WRITE_REEXECUTIONS_SPENT = "WriteReexecutionsSpent"
+    # Four-eyes on a person's answer (workflows/pauses_gate.py ReconcileGate): the run's
+    # initiator may not answer "not applied", and the approver of the write may not
+    # release its re-execution.
+    SELF_RECONCILIATION = "SelfReconciliation"
+    APPROVER_RECONCILIATION = "ApproverReconciliation"
 
 
 # Deterministic failures: retrying cannot help.

@@ -166,9 +166,32 @@ _UNKNOWN = PendingState.OUTCOME_UNKNOWN.value
 def void_unknown(ctx: StoreContext, run_id: str, token: str, key: str) -> bool:
     """A reconcile probe answered "not applied": the interrupted write's fence (this token,
     outcome_unknown, its run RUNNING, no step recorded for the call) is emptied, so the
-    write may be stamped afresh. False when it matched nothing: leave the run as it is."""
+    write may be stamped afresh. True too when it is void already: this very step
+    committed the void, then its worker died before reporting, and the step is retried
+    (`voided_before`). False otherwise: leave the run as it is."""
     with ctx.sessions.begin() as s:
-        return void_in(s, run_id, token, key)
+        return void_in(s, run_id, token, key) or voided_before(s, run_id, token, key)
+
+
+def was_voided(ctx: StoreContext, run_id: str, token: str, key: str) -> bool:
+    """`voided_before`, read on its own: a retried reconcile step asks it before its probe,
+    so a void on record is acted on whatever the probe would say now."""
+    with ctx.sessions.begin() as s:
+        return voided_before(s, run_id, token, key)
+
+
+def voided_before(s: Session, run_id: str, token: str, key: str) -> bool:
+    """Whether the interrupted write's fence of `token` was voided already: its run still
+    RUNNING, the fence no longer holding the token, and no step recorded for the call.
+    Nothing else takes a claimed fence away without its step: the clear follows the record
+    (in its statement), the settle voids only a stamped fence and ends the run, the stamp
+    replaces only a stamped one, and a person's answer is asked only after the probe
+    reported. So the void of `void_in` did it: this step's own, or a person's "not
+    applied, retry" on the same write."""
+    row = s.execute(select(RunRow.status, TOKEN).where(RunRow.id == run_id)).first()
+    if row is None or row[0] != _RUNNING or row[1] == token:
+        return False
+    return not s.scalar(select(_RECORDED), {"key": key})
 
 
 def void_in(s: Session, run_id: str, token: str, key: str) -> bool:
