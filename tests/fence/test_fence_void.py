@@ -56,14 +56,23 @@ def test_a_void_retried_after_it_committed_is_a_void_again(
     assert stamp(fence, run_id, token()) == "stamped"
 
 
-def test_a_write_whose_step_is_recorded_is_never_taken_for_void(
+def test_an_empty_fence_that_never_held_the_token_is_not_void(
+    fence: StoreContext,  # noqa: F811
+    run_id: str,  # noqa: F811
+) -> None:
+    assert not _was_voided(fence, run_id, token())
+    assert not _void(fence, run_id, token())
+
+
+def test_a_void_superseded_or_recorded_is_never_taken_for_this_one(
     fence: StoreContext,  # noqa: F811
     parts: WorkerResources,
     run_id: str,  # noqa: F811
 ) -> None:
     tok = _interrupted(fence, run_id)
     assert _void(fence, run_id, tok)
-    again = claimed(fence, run_id)  # the re-execution, recorded
+    again = claimed(fence, run_id)  # the re-execution: its stamp replaces the mark
+    assert not _was_voided(fence, run_id, tok)
     record(parts, run_id, again)
     assert not _void(fence, run_id, tok)
     assert not _was_voided(fence, run_id, tok)
