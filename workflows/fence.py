@@ -150,10 +150,12 @@ def _check_bounds(schedules: Schedules) -> None:
 
 class _Bound:
     """When an interrupted attempt can no longer land: by the tool's own attempt bound if
-    it declares one (the worker cuts its call there), else the profile's `write_seconds`."""
+    it declares one (the worker cuts its call there), else the profile's `write_seconds`
+    (what every run recorded before tool bounds waited: unchanged)."""
 
     def __init__(self, timeouts: Timeouts, attempt_seconds: float | None) -> None:
         self._timeouts = timeouts
+        self._bounded = attempt_seconds is not None
         self._lands_within = (
             timedelta(seconds=timeouts.write_seconds)
             if attempt_seconds is None
@@ -165,13 +167,19 @@ class _Bound:
         returned; or it timed out start-to-close); otherwise (a heartbeat timeout: its
         worker went silent, and may only have lost its connection) once its bound has
         passed. It started no later than now, and no later than its schedule-to-start
-        bound, so its bound ends by the earlier of the two plus the bound."""
+        bound, so its bound ends by the earlier of the two plus the bound. A bounded
+        tool's attempt that timed out on its heartbeat started no later than one heartbeat
+        timeout before now, too (the server times it out a heartbeat timeout after its
+        start or its last heartbeat, whichever is later)."""
         if _attempt_over(failure):
             return workflow.now()
         latest_start = min(
             workflow.now(),
             scheduled + timedelta(seconds=self._timeouts.schedule_to_start_seconds),
         )
+        if self._bounded and _timed_out(failure, TimeoutType.HEARTBEAT):
+            silent = timedelta(seconds=self._timeouts.write_heartbeat_seconds)
+            latest_start = min(latest_start, workflow.now() - silent)
         return latest_start + self._lands_within
 
 
@@ -199,10 +207,14 @@ async def _reconcile(
 
 
 def _attempt_over(failure: ActivityError) -> bool:
-    cause = failure_of(failure)
-    if isinstance(cause, ApplicationError):
+    if isinstance(failure_of(failure), ApplicationError):
         return True  # raised by the attempt's own code: it has returned
-    return isinstance(cause, ActivityTimeout) and cause.type == TimeoutType.START_TO_CLOSE
+    return _timed_out(failure, TimeoutType.START_TO_CLOSE)
+
+
+def _timed_out(failure: ActivityError, how: TimeoutType) -> bool:
+    cause = failure_of(failure)
+    return isinstance(cause, ActivityTimeout) and cause.type == how
 
 
 async def _stamp(fence: FenceRequest, patches: Patches) -> FenceResult:
