@@ -13,7 +13,7 @@ from temporalio.testing import ActivityEnvironment
 
 from agentrt import ToolContext, ToolEffect, tool
 from agentrt.activities.fence import WriteActivities, _sql
-from agentrt.activities.ports import ToolInputError, ToolResultError
+from agentrt.activities.ports import ToolInputError, ToolResultError, attempt_bound_of
 from agentrt.activities.registry import ToolRegistry
 from agentrt.activities.toolbox.decorator import FunctionTool
 from agentrt.activities.tools import GENERIC_TOOL_ERROR, ToolActivities
@@ -252,3 +252,19 @@ async def test_a_user_write_with_an_unusable_result_is_recorded_and_one_that_rai
     run_id, failed = await write("failing_write")
     assert isinstance(failed, ApplicationError) and failed.type == ErrorType.WRITE_FAILED.value
     assert ran[-1] == run_id and len(ran) == 2
+
+
+def test_a_write_declares_its_attempt_bound_and_only_a_write_may() -> None:
+    @tool(attempt_seconds=1)
+    def book(amount: int) -> str:
+        """Book (not idempotent)."""
+        return "booked"
+
+    assert book.attempt_seconds == 1.0
+    assert attempt_bound_of(book) == 1.0
+    assert attempt_bound_of(tool(name="plain")(lambda: "x")) is None  # none: write_seconds
+    for bad in (0, -1, float("nan"), 3601, True, "1"):
+        with pytest.raises(ValueError, match="attempt_seconds"):
+            tool(name="bad", attempt_seconds=bad)(lambda: "x")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="only a non-idempotent write"):
+        tool(name="read", effect=ToolEffect.READ_ONLY, attempt_seconds=1)(lambda: "x")

@@ -4,7 +4,9 @@ server and database; the bounds themselves: test_fence_bounds.py). Issue 40: a w
 its fifth schedule, the two counted together. Now each bound ends a run in its own reason,
 and a write within both goes on."""
 
+import asyncio
 import threading
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,7 @@ from agentrt import (
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.ids import ACT_WRITE_EXECUTE, ACT_WRITE_RECONCILE
 from agentrt.contracts.views import RunView
+from agentrt.workflows.fence import WRITE_HEADROOM_SECONDS
 from agentrt.workflows.fence_bounds import (
     FENCE_BOUNDS,
     MAX_REEXECUTIONS,
@@ -133,4 +136,41 @@ async def test_never_claimed_schedules_past_their_bound_end_in_their_own_reason(
     history = await fetch(client, view.run_id)
     assert ACT_WRITE_RECONCILE not in scheduled(history)
     assert patches(history.events) == []  # both rules stop here: nothing asked
+    await assert_replays(history)
+
+
+async def test_an_async_write_past_its_own_attempt_bound_is_cut_there_and_reconciled(
+    client: Client, settings: Settings, tmp_path: Path
+) -> None:
+    """A tool that declares a 1 s bound and hangs on its first call: the write activity cuts
+    the call at its bound (not the profile's 60 s write_seconds), its probe finds nothing,
+    and the write runs again, once."""
+    applied: dict[str, str] = {}
+    calls: list[str] = []
+
+    def probe(key: str, arguments: dict[str, Any]) -> Reconciled:
+        return Reconciled.applied(applied[key]) if key in applied else Reconciled.not_applied()
+
+    @tool(reconcile=probe, attempt_seconds=1)
+    async def pay(invoice: str, ctx: ToolContext) -> str:
+        """Pay an invoice (not idempotent)."""
+        calls.append(ctx.idempotency_key)
+        if len(calls) == 1:
+            await asyncio.Event().wait()  # hangs: only the bound ends it
+        applied[ctx.idempotency_key] = f"paid {invoice}"
+        return applied[ctx.idempotency_key]
+
+    profile = scripted_profile("payer", "You pay invoices.", "payments", new_queue())
+    box = Toolbox("payments", [pay])
+    async with scripted_worker(client, settings, tmp_path, profile, [box], RULES) as w:
+        view = await w.runtime.run(w.profile, PROMPT)
+    assert view.status is RunStatus.COMPLETED and view.answer == "Paid.", view
+    assert len(calls) == 2 and len(set(calls)) == 1 and len(applied) == 1
+    history = await fetch(client, view.run_id)
+    timeouts = [
+        e.activity_task_scheduled_event_attributes.start_to_close_timeout.ToTimedelta()
+        for e in history.events
+        if e.activity_task_scheduled_event_attributes.activity_type.name == ACT_WRITE_EXECUTE
+    ]
+    assert timeouts == [timedelta(seconds=1 + WRITE_HEADROOM_SECONDS)] * 2
     await assert_replays(history)

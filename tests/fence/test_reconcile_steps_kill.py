@@ -10,12 +10,15 @@ The refund declares its own attempt bound (1 s: bench/bounded_tools.py), so each
 reconciliation waits that bound, not the profile's `write_seconds` (8 s here)."""
 
 import time
+from datetime import timedelta
 
 import pytest
+from temporalio.api.enums.v1 import EventType
 
 from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
 from agentrt.contracts.ids import ACT_WRITE_EXECUTE, ACT_WRITE_RECONCILE
 from agentrt.store.demo import DemoWorld
+from agentrt.workflows.fence import LANDING_MARGIN_SECONDS
 from bench import bounded_tools
 from tests.fence._kill import REFUND_CALL, Killer
 from tests.workflows._replay import assert_replays, scheduled
@@ -71,4 +74,12 @@ async def test_a_kill_at_every_step_of_reconciliation_ends_in_exactly_one_write(
     # One write, and one more for each time the probe found it not applied.
     assert activities.count(ACT_WRITE_EXECUTE) == 1 + points.count(CLAIM)
     assert activities.count(ACT_WRITE_RECONCILE) == len([p for p in points if p in (CLAIM, EFFECT)])
+    # Each wait before a probe followed the tool's bound, not the profile's write_seconds.
+    waits = [
+        e.timer_started_event_attributes.start_to_fire_timeout.ToTimedelta()
+        for e in history.events
+        if e.event_type == EventType.EVENT_TYPE_TIMER_STARTED
+    ]
+    bound = timedelta(seconds=bounded_tools.ATTEMPT_SECONDS + LANDING_MARGIN_SECONDS)
+    assert all(w <= bound for w in waits), waits
     await assert_replays(history)
