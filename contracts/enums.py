@@ -87,6 +87,7 @@ class EventKind(StrEnum):
     RECONCILED = "reconciled"  # a person's answer on an interrupted write, naming them
     INPUT_REQUESTED = "input_requested"
     INPUT = "input"
+    INPUT_REFUSED = "input_refused"  # a follow-up without a valid attestation of its sender
     CANCEL = "cancel"
     RUN_COMPLETED = "run_completed"
     RUN_FAILED = "run_failed"

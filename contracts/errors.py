@@ -34,6 +34,8 @@ class ErrorType(StrEnum):
     STALE_RECONCILIATION = "StaleReconciliation"  # names another call or fence
     ALREADY_RECONCILED = "AlreadyReconciled"
     UNATTESTED_RECONCILIATION = "UnattestedReconciliation"
+    # A follow-up message without a valid attestation of its sender (store/attest.py).
+    UNATTESTED_INPUT = "UnattestedInput"
     PROMPT_TOO_LONG = "PromptTooLong"  # the begin activity's own check of the prompt cap
     # The begin activity's own check of AGENTRT_MAX_ITERATIONS_CEILING (a start that came
     # around the clients, or a client whose ceiling is above the worker's).

@@ -1,14 +1,17 @@
-"""Which decisions an authenticated principal made. The operator API (or a client holding
-the seal key, e.g. `AgentRuntime.approve`) seals (run, principal, verdict, digest) under
-the store's key and sends it with the decision; the resume activity opens it before the
-decision counts. Anyone who can only reach Temporal (Temporal Web, the stock CLI) cannot
-produce one: their decision is refused (a DECISION_REFUSED event), or, where a profile has
-`unattested_decisions: allow`, recorded with its decider labelled unauthenticated. The
-workflow never sees the key: it acts on the activity's verdict."""
+"""Which decisions, answers and inputs an authenticated principal made. The operator API (or
+a client holding the seal key, e.g. `AgentRuntime.approve`) seals (run, principal, verdict,
+digest) under the store's key and sends it with the decision; the resume activity opens it
+before the decision counts. Anyone who can only reach Temporal (Temporal Web, the stock CLI)
+cannot produce one: their decision is refused (a DECISION_REFUSED event), or, where a
+profile has `unattested_decisions: allow`, recorded with its decider labelled
+unauthenticated. A person's answer on an interrupted write and a follow-up message are
+attested likewise (a MAC of who said what on which run) and count only attested, whatever
+the profile says. The workflow never sees the key: it acts on the activity's verdict."""
 
 import hmac
 import json
 
+from agentrt.contracts.a2a import InputMessage
 from agentrt.contracts.approval import ApprovalDecision
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.reconcile_answer import ReconcileAnswer
@@ -72,3 +75,27 @@ def answer_authenticated(sealer: Sealer, run_id: str, answer: ReconcileAnswer) -
         return False
     expected = attest_answer(sealer, run_id, answer)
     return hmac.compare_digest(answer.attestation.encode(), expected.encode())
+
+
+def attest_input(sealer: Sealer, run_id: str, message: InputMessage) -> str:
+    """The attestation of a follow-up message: a MAC, under the seal key, of who sent which
+    text as which message to which run. The A2A API makes it for the task's owner."""
+    return sealer.mac("input\x1f" + message.claim(run_id))
+
+
+def input_authenticated(sealer: Sealer, run_id: str, message: InputMessage) -> bool:
+    if not message.attestation:
+        return False
+    expected = attest_input(sealer, run_id, message)
+    return hmac.compare_digest(message.attestation.encode(), expected.encode())
+
+
+def input_refusal(message: InputMessage) -> dict[str, object]:
+    """The INPUT_REFUSED event's payload: which message was refused and why, its sender
+    labelled (never its text: it counts for nothing)."""
+    return {
+        "refusal": ErrorType.UNATTESTED_INPUT.value,
+        "message_id": message.message_id,
+        "sent_by": UNAUTHENTICATED + message.sent_by,
+        "attestation": "invalid" if message.attestation else "missing",
+    }

@@ -119,6 +119,10 @@ class InputPause:
     waiting: bool = False
     message: InputMessage | None = None  # taken, not yet recorded
     recorded: set[str] = field(default_factory=set)  # message ids on record
+    # Taken messages the recording activity then refused (no valid attestation of their
+    # sender), the last few, by identity: a `submit_input` waiting on its own message
+    # learns it was refused, and the pause takes another.
+    rejected: list[InputMessage] = field(default_factory=list)
 
     def open(self) -> None:
         self.waiting, self.message = True, None
@@ -138,6 +142,15 @@ class InputPause:
             return False
         self.message = message
         return True
+
+    def reject(self, message: InputMessage) -> None:
+        """The taken message did not count: the pause takes another, as if it never came."""
+        if self.message is message:
+            self.message = None
+        self.rejected = [*self.rejected, message][-REJECTED_KEPT:]
+
+    def was_rejected(self, message: InputMessage) -> bool:
+        return any(r is message for r in self.rejected)
 
     def close(self, recorded: InputMessage | None = None) -> None:
         """The pause is over: `recorded`, if given, is on record."""

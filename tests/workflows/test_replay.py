@@ -17,11 +17,10 @@ import pytest
 from temporalio.client import Client, WorkflowHistory
 from temporalio.worker import Worker
 
-from agentrt.contracts.a2a import InputMessage
 from agentrt.contracts.approval import ApprovalDecision
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import UnknownProfileError
-from agentrt.contracts.ids import SIGNAL_APPROVE, UPDATE_SUBMIT_INPUT
+from agentrt.contracts.ids import SIGNAL_APPROVE
 from agentrt.starter.facade import AgentRuntime
 from agentrt.workers.compose import WorkerResources
 from tests.workflows._reconciled import MakeRuntime, reconciled_runs
@@ -101,9 +100,7 @@ async def _a2a_follow_up(runtime: AgentRuntime, client: Client, parts: WorkerRes
     task_id, run_id = await new_a2a_task(parts, owner="replay")
     await start_for_task(runtime, task_id, run_id)
     await until_status(runtime, run_id, RunStatus.WAITING_FOR_INPUT)
-    await client.get_workflow_handle(run_id).execute_update(
-        UPDATE_SUBMIT_INPUT, InputMessage(message_id="m2", text="order 1042", sent_by="replay")
-    )
+    await runtime.submit_input(run_id, message_id="m2", text="order 1042", sent_by="replay")
     done = await runtime.result(run_id)
     assert done.status is RunStatus.COMPLETED and done.answer == "Thanks: order noted, all is well."
     return run_id
