@@ -253,6 +253,19 @@ class UnattestedReconciliationError(ReconcileError):
     code = "unattested_reconciliation"
 
 
+class SelfReconciliationError(ReconcileError):
+    """Four-eyes: the run's initiator may not answer "not applied" on their own run."""
+
+    code = "self_reconciliation"
+
+
+class ApproverReconciliationError(ReconcileError):
+    """Four-eyes: the person who approved the write may not release its re-execution (a
+    "not applied, retry" answer); someone else must."""
+
+    code = "approver_reconciliation"
+
+
 def by_code(code: str) -> type[AgentRuntimeError]:
     """The error class whose `code` is `code`; the base class for a code none has."""
     pending: list[type[AgentRuntimeError]] = [AgentRuntimeError]

@@ -9,10 +9,12 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from agentrt.contracts.errors import (
     AlreadyReconciledError,
+    ApproverReconciliationError,
     ErrorType,
     InvalidRequestError,
     ReconcileError,
     RunNotAwaitingReconciliationError,
+    SelfReconciliationError,
     StaleReconciliationError,
     UnattestedReconciliationError,
 )
@@ -26,6 +28,8 @@ _REFUSALS: dict[str, type[ReconcileError]] = {
     ErrorType.STALE_RECONCILIATION: StaleReconciliationError,
     ErrorType.ALREADY_RECONCILED: AlreadyReconciledError,
     ErrorType.UNATTESTED_RECONCILIATION: UnattestedReconciliationError,
+    ErrorType.SELF_RECONCILIATION: SelfReconciliationError,
+    ErrorType.APPROVER_RECONCILIATION: ApproverReconciliationError,
 }
 
 

@@ -182,6 +182,8 @@ async def await_decision(ctx: RunContext, round_no: int, calls: list[ToolCall]) 
         ctx.note_refusal(ctx.gate.refusal(decision, refusal, run_id=ctx.run_id, at=workflow.now()))
         workflow.logger.warning("decision refused: %s", refusal)
     ctx.recorded.add(decision.turn_digest)
+    if decision.approved:
+        ctx.gate.approvers[round_no] = decision.decided_by
     ctx.details.decided(decision, round_no)
     ctx.gate.close_turn()
     set_status(RunStatus.RUNNING)

@@ -120,6 +120,13 @@ CODES: dict[ErrorType, str] = {
     E.UNATTESTED_RECONCILIATION: "An answer on a write came without a valid attestation.",
     E.STALE_RECONCILIATION: "An answer named a write or fence the run no longer waits on.",
     E.ALREADY_RECONCILED: "The write was already answered for.",
+    E.SELF_RECONCILIATION: "The initiator answered not applied on their own run (four-eyes).",
+    E.APPROVER_RECONCILIATION: "The write's approver tried to release it again (four-eyes).",
+    E.UNATTESTED_INPUT: "A follow-up message came without a valid attestation of its sender.",
+    E.WRITE_NEVER_CLAIMED: "The write was scheduled again and again and no worker ever started it:"
+    " nothing ran.",
+    E.WRITE_REEXECUTIONS_SPENT: "The write was interrupted and found not applied each time, past"
+    " its bound of re-executions: nothing of it applied.",
     E.ITERATIONS_OVER_CEILING: (
         "The run asked for more rounds than this worker's AGENTRT_MAX_ITERATIONS_CEILING allows."
     ),

@@ -11,19 +11,25 @@ from pydantic import BaseModel, Field
 
 from agentrt.api.operator import auth
 from agentrt.api.operator.auth import Principal
-from agentrt.api.operator.errors import RESPONSES, bad_request, conflict, not_found
+from agentrt.api.operator.errors import RESPONSES, OpsError, bad_request, conflict, not_found
 from agentrt.api.operator.routes import State, run_id_of
 from agentrt.api.operator.views import RunOut
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import (
+    ApproverReconciliationError,
     InvalidRequestError,
     ReconcileError,
     RunNotFoundError,
+    SelfReconciliationError,
 )
 from agentrt.contracts.reconcile import MAX_RESULT_CHARS
 from agentrt.contracts.reconcile_answer import Answer, Then
 
 router = APIRouter(responses=RESPONSES)
+FOUR_EYES = {
+    SelfReconciliationError.code: "four-eyes: the initiator may not answer not_applied",
+    ApproverReconciliationError.code: "four-eyes: the write's approver may not retry it",
+}
 
 
 class ReconcileIn(BaseModel):
@@ -63,6 +69,8 @@ async def reconcile(
         )
     except RunNotFoundError:
         raise not_found(view.run_id) from None
+    except (SelfReconciliationError, ApproverReconciliationError) as exc:
+        raise OpsError(403, exc.code, FOUR_EYES[exc.code]) from None
     except ReconcileError as exc:
         raise conflict(exc.code, str(exc)) from None
     except InvalidRequestError as exc:
