@@ -85,6 +85,8 @@ class EventKind(StrEnum):
     DECISION_REFUSED = "decision_refused"  # a decision without a valid attestation
     RECONCILE_REQUESTED = "reconcile_requested"  # the run waits for a person's answer
     RECONCILED = "reconciled"  # a person's answer on an interrupted write, naming them
+    # An operator's word on the unknown write of a run that ended (store/resolution.py).
+    WRITE_RESOLVED = "write_resolved"
     INPUT_REQUESTED = "input_requested"
     INPUT = "input"
     INPUT_REFUSED = "input_refused"  # a follow-up without a valid attestation of its sender

@@ -266,6 +266,31 @@ class ApproverReconciliationError(ReconcileError):
     code = "approver_reconciliation"
 
 
+class ResolutionError(AgentRuntimeError):
+    """A resolution of an ended run's unknown write was refused; nothing changed."""
+
+    code = "resolution_refused"
+
+
+class NothingToResolveError(ResolutionError):
+    """The run has not ended, or holds no write whose outcome is unknown (never did, or it
+    was resolved already)."""
+
+    code = "nothing_to_resolve"
+
+
+class StaleResolutionError(ResolutionError):
+    """The resolution names a call or fence other than the run's unknown write."""
+
+    code = "stale_resolution"
+
+
+class UnattestedResolutionError(ResolutionError):
+    """The resolution carries no valid attestation of the principal who made it."""
+
+    code = "unattested_resolution"
+
+
 def by_code(code: str) -> type[AgentRuntimeError]:
     """The error class whose `code` is `code`; the base class for a code none has."""
     pending: list[type[AgentRuntimeError]] = [AgentRuntimeError]

@@ -19,8 +19,8 @@ from agentrt.contracts.errors import (
     UnattestedReconciliationError,
 )
 from agentrt.contracts.ids import UPDATE_RECONCILE
-from agentrt.contracts.reconcile_answer import ReconcileAnswer, ReconcileOutcome
-from agentrt.store.attest import attest_answer
+from agentrt.contracts.reconcile_answer import ReconcileAnswer, ReconcileOutcome, WriteResolution
+from agentrt.store.attest import attest_answer, attest_resolution
 from agentrt.store.sealing import Sealer
 
 _REFUSALS: dict[str, type[ReconcileError]] = {
@@ -46,6 +46,21 @@ def checked_answer(
         sealer, run_id = attest_with
         answer.attestation = attest_answer(sealer, run_id, answer)
     return answer
+
+
+def checked_resolution(
+    attest_with: tuple[Sealer, str] | None = None, **fields: object
+) -> WriteResolution:
+    """An operator's resolution of an ended run's unknown write, attested with
+    `attest_with` (the seal key and the run) when it brings no attestation of its own."""
+    try:
+        resolution = WriteResolution.model_validate(fields)
+    except ValidationError as exc:
+        raise InvalidRequestError(f"invalid resolution: {exc.errors()[0]['msg']}") from None
+    if resolution.attestation is None and attest_with is not None:
+        sealer, run_id = attest_with
+        resolution.attestation = attest_resolution(sealer, run_id, resolution)
+    return resolution
 
 
 def answer_update_id(answer: ReconcileAnswer, sealer: Sealer, run_id: str) -> str:

@@ -20,7 +20,7 @@ from agentrt.contracts.errors import (
 )
 from agentrt.contracts.ids import DEFAULT_TASK_QUEUE, QUERY_REFUSED_DECISIONS
 from agentrt.contracts.profiles import MAX_ITERATIONS_CEILING, RegisteredProfile
-from agentrt.contracts.reconcile_answer import ReconcileAnswer
+from agentrt.contracts.reconcile_answer import ReconcileAnswer, WriteResolution
 from agentrt.contracts.run import DEFAULT_MAX_PROMPT_CHARS
 from agentrt.contracts.start import StartRequest, StartWait
 from agentrt.contracts.views import RunView
@@ -38,6 +38,7 @@ from agentrt.starter._reconciling import send_answer
 from agentrt.starter._starting import payload_keys_required, unregistered
 from agentrt.starter._typed import temporal_errors_typed
 from agentrt.store.profile_registry import ProfileRegistry
+from agentrt.store.resolution import resolve_write
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer
 
@@ -211,6 +212,13 @@ class AgentRuntime(RunReads):
         if view.status is not RunStatus.AWAITING_RECONCILIATION:
             raise RunNotAwaitingReconciliationError(f"run {run_id} is {view.status.value}")
         await send_answer(self._client, run_id, answer, self._runs.sealer)
+        return await self.status(run_id)
+
+    @temporal_errors_typed
+    async def _resolve(self, run_id: str, resolution: WriteResolution) -> RunView:
+        """Raises a typed ResolutionError (or RunNotFoundError), changing nothing."""
+        await self.status(run_id)  # RunNotFoundError for a run that does not exist
+        await asyncio.to_thread(resolve_write, self._runs.ctx, run_id, resolution)
         return await self.status(run_id)
 
     async def submit_input(self, run_id: str, *, message_id: str, text: str, sent_by: str) -> None:

@@ -14,7 +14,7 @@ import json
 from agentrt.contracts.a2a import InputMessage
 from agentrt.contracts.approval import ApprovalDecision
 from agentrt.contracts.errors import ErrorType
-from agentrt.contracts.reconcile_answer import ReconcileAnswer
+from agentrt.contracts.reconcile_answer import ReconcileAnswer, WriteResolution
 from agentrt.store.sealing import Sealer, SealError
 
 UNAUTHENTICATED = "unauthenticated:"
@@ -99,3 +99,15 @@ def input_refusal(message: InputMessage) -> dict[str, object]:
         "sent_by": UNAUTHENTICATED + message.sent_by,
         "attestation": "invalid" if message.attestation else "missing",
     }
+
+
+def attest_resolution(sealer: Sealer, run_id: str, resolution: WriteResolution) -> str:
+    """The attestation of an operator's resolution of an ended run's unknown write."""
+    return sealer.mac("resolve\x1f" + resolution.claim(run_id))
+
+
+def resolution_authenticated(sealer: Sealer, run_id: str, resolution: WriteResolution) -> bool:
+    if not resolution.attestation:
+        return False
+    expected = attest_resolution(sealer, run_id, resolution)
+    return hmac.compare_digest(resolution.attestation.encode(), expected.encode())

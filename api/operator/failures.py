@@ -19,7 +19,9 @@ REASONS: dict[TerminationReason, tuple[str, str]] = {
     ),
     R.INTERRUPTED_WRITE: (
         "A write was interrupted: it may or may not have happened in the target system.",
-        "Ask the target system about the call's idempotency key before retrying anything.",
+        "Ask the target system about the call's idempotency key before retrying anything,"
+        " then record what it showed: `agentrt reconcile RUN_ID applied|not-applied --reason`"
+        " (POST /runs/{id}/resolution, scope runs:resolve).",
     ),
     R.INVALID_OUTPUT: (
         "The model's answer did not match the profile's output schema, after every retry.",

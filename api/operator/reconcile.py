@@ -19,11 +19,12 @@ from agentrt.contracts.errors import (
     ApproverReconciliationError,
     InvalidRequestError,
     ReconcileError,
+    ResolutionError,
     RunNotFoundError,
     SelfReconciliationError,
 )
 from agentrt.contracts.reconcile import MAX_RESULT_CHARS
-from agentrt.contracts.reconcile_answer import Answer, Then
+from agentrt.contracts.reconcile_answer import Answer, Resolved, Then
 
 router = APIRouter(responses=RESPONSES)
 FOUR_EYES = {
@@ -76,3 +77,39 @@ async def reconcile(
     except InvalidRequestError as exc:
         raise bad_request("invalid_request", str(exc)) from None
     return ReconcileOut(answered_by=who.name, answer=body.answer, run=await state.out(after))
+
+
+class ResolutionIn(BaseModel):
+    call_id: str = Field(min_length=1, max_length=200, description="the ended run's write")
+    fence: str = Field(min_length=1, max_length=64, description="the write's fence")
+    outcome: Resolved = Field(description="what the target system shows")
+    note: str = Field(min_length=1, max_length=2000, description="what was checked (audited)")
+
+
+class ResolutionOut(BaseModel):
+    resolved_by: str
+    outcome: Resolved
+    run: RunOut
+
+
+@router.post("/runs/{run_id}/resolution", response_model=ResolutionOut, tags=["approvals"])
+async def resolution(
+    run_id: str,
+    body: ResolutionIn,
+    state: State,
+    who: Annotated[Principal, Depends(auth.require(auth.RESOLVE))],
+) -> ResolutionOut:
+    """Record what the target system shows of the write of a run that ended with its outcome
+    unknown, as the authenticated principal."""
+    view = await state.visible(run_id_of(run_id), who.visible_to)
+    try:
+        after = await state.require_runtime().resolve(
+            view.run_id, resolved_by=who.name, **body.model_dump()
+        )
+    except RunNotFoundError:
+        raise not_found(view.run_id) from None
+    except ResolutionError as exc:
+        raise conflict(exc.code, str(exc)) from None
+    except InvalidRequestError as exc:
+        raise bad_request("invalid_request", str(exc)) from None
+    return ResolutionOut(resolved_by=who.name, outcome=body.outcome, run=await state.out(after))
