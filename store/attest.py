@@ -10,6 +10,7 @@ the profile says. The workflow never sees the key: it acts on the activity's ver
 
 import hmac
 import json
+from typing import Protocol
 
 from agentrt.contracts.a2a import InputMessage
 from agentrt.contracts.approval import ApprovalDecision
@@ -64,30 +65,44 @@ def refusal(decision: ApprovalDecision) -> dict[str, object]:
     }
 
 
+class Claimed(Protocol):
+    """A statement attested by a MAC of its claim: an answer, a follow-up, a resolution."""
+
+    attestation: str | None
+
+    def claim(self, run_id: str) -> str: ...
+
+
+def _attest(sealer: Sealer, kind: str, run_id: str, said: Claimed) -> str:
+    """A MAC, under the seal key, of the statement's claim, prefixed by its kind (an
+    answer's attestation never passes for a resolution's)."""
+    return sealer.mac(f"{kind}\x1f{said.claim(run_id)}")
+
+
+def _opens(sealer: Sealer, kind: str, run_id: str, said: Claimed) -> bool:
+    if not said.attestation:
+        return False
+    expected = _attest(sealer, kind, run_id, said)
+    return hmac.compare_digest(said.attestation.encode(), expected.encode())
+
+
 def attest_answer(sealer: Sealer, run_id: str, answer: ReconcileAnswer) -> str:
-    """The attestation of a person's answer on an interrupted write: a MAC, under the seal
-    key, of who answered what on which fence of which run."""
-    return sealer.mac("reconcile\x1f" + answer.claim(run_id))
+    """A person's answer on an interrupted write: who answered what on which fence."""
+    return _attest(sealer, "reconcile", run_id, answer)
 
 
 def answer_authenticated(sealer: Sealer, run_id: str, answer: ReconcileAnswer) -> bool:
-    if not answer.attestation:
-        return False
-    expected = attest_answer(sealer, run_id, answer)
-    return hmac.compare_digest(answer.attestation.encode(), expected.encode())
+    return _opens(sealer, "reconcile", run_id, answer)
 
 
 def attest_input(sealer: Sealer, run_id: str, message: InputMessage) -> str:
-    """The attestation of a follow-up message: a MAC, under the seal key, of who sent which
-    text as which message to which run. The A2A API makes it for the task's owner."""
-    return sealer.mac("input\x1f" + message.claim(run_id))
+    """A follow-up message: who sent which text as which message. The A2A API makes it for
+    the task's owner."""
+    return _attest(sealer, "input", run_id, message)
 
 
 def input_authenticated(sealer: Sealer, run_id: str, message: InputMessage) -> bool:
-    if not message.attestation:
-        return False
-    expected = attest_input(sealer, run_id, message)
-    return hmac.compare_digest(message.attestation.encode(), expected.encode())
+    return _opens(sealer, "input", run_id, message)
 
 
 def input_refusal(message: InputMessage) -> dict[str, object]:
@@ -102,12 +117,10 @@ def input_refusal(message: InputMessage) -> dict[str, object]:
 
 
 def attest_resolution(sealer: Sealer, run_id: str, resolution: WriteResolution) -> str:
-    """The attestation of an operator's resolution of an ended run's unknown write."""
-    return sealer.mac("resolve\x1f" + resolution.claim(run_id))
+    """An operator's resolution of an ended run's unknown write: who said which outcome,
+    with which note, on which fence."""
+    return _attest(sealer, "resolve", run_id, resolution)
 
 
 def resolution_authenticated(sealer: Sealer, run_id: str, resolution: WriteResolution) -> bool:
-    if not resolution.attestation:
-        return False
-    expected = attest_resolution(sealer, run_id, resolution)
-    return hmac.compare_digest(resolution.attestation.encode(), expected.encode())
+    return _opens(sealer, "resolve", run_id, resolution)

@@ -16,6 +16,7 @@ from agentrt.api.operator.routes import State, run_id_of
 from agentrt.api.operator.views import RunOut
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import (
+    AgentRuntimeError,
     ApproverReconciliationError,
     InvalidRequestError,
     ReconcileError,
@@ -68,14 +69,8 @@ async def reconcile(
         after = await state.require_runtime().reconcile(
             view.run_id, answered_by=who.name, **body.model_dump()
         )
-    except RunNotFoundError:
-        raise not_found(view.run_id) from None
-    except (SelfReconciliationError, ApproverReconciliationError) as exc:
-        raise OpsError(403, exc.code, FOUR_EYES[exc.code]) from None
-    except ReconcileError as exc:
-        raise conflict(exc.code, str(exc)) from None
-    except InvalidRequestError as exc:
-        raise bad_request("invalid_request", str(exc)) from None
+    except AgentRuntimeError as exc:
+        raise _refused(exc, view.run_id) from None
     return ReconcileOut(answered_by=who.name, answer=body.answer, run=await state.out(after))
 
 
@@ -106,10 +101,20 @@ async def resolution(
         after = await state.require_runtime().resolve(
             view.run_id, resolved_by=who.name, **body.model_dump()
         )
-    except RunNotFoundError:
-        raise not_found(view.run_id) from None
-    except ResolutionError as exc:
-        raise conflict(exc.code, str(exc)) from None
-    except InvalidRequestError as exc:
-        raise bad_request("invalid_request", str(exc)) from None
+    except AgentRuntimeError as exc:
+        raise _refused(exc, view.run_id) from None
     return ResolutionOut(resolved_by=who.name, outcome=body.outcome, run=await state.out(after))
+
+
+def _refused(exc: AgentRuntimeError, run_id: str) -> Exception:
+    """The typed error an answer's or a resolution's refusal is, in the API's terms; any
+    other error as it is."""
+    if isinstance(exc, RunNotFoundError):
+        return not_found(run_id)
+    if isinstance(exc, SelfReconciliationError | ApproverReconciliationError):
+        return OpsError(403, exc.code, FOUR_EYES[exc.code])
+    if isinstance(exc, ReconcileError | ResolutionError):
+        return conflict(exc.code, str(exc))
+    if isinstance(exc, InvalidRequestError):
+        return bad_request("invalid_request", str(exc))
+    return exc
