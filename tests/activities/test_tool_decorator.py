@@ -17,7 +17,7 @@ from agentrt.activities.ports import ToolInputError, ToolResultError, attempt_bo
 from agentrt.activities.registry import ToolRegistry
 from agentrt.activities.toolbox.decorator import FunctionTool
 from agentrt.activities.tools import GENERIC_TOOL_ERROR, ToolActivities
-from agentrt.contracts.errors import ErrorType
+from agentrt.contracts.errors import ConfigError, ErrorType
 from agentrt.contracts.ids import idempotency_key
 from agentrt.contracts.run import FenceRequest
 from agentrt.store.runs import RunStore
@@ -268,3 +268,10 @@ def test_a_write_declares_its_attempt_bound_and_only_a_write_may() -> None:
             tool(name="bad", attempt_seconds=bad)(lambda: "x")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="only a non-idempotent write"):
         tool(name="read", effect=ToolEffect.READ_ONLY, attempt_seconds=1)(lambda: "x")
+
+
+def test_a_tool_class_with_a_bad_attempt_bound_is_a_config_error_at_start() -> None:
+    odd = tool(name="odd")(lambda: "x")
+    odd.attempt_seconds = 7200.0  # as a tool class's attribute would say, unchecked
+    with pytest.raises(ConfigError, match="attempt_seconds"):
+        ToolRegistry([odd])
