@@ -6,7 +6,8 @@ that refused it (e.g. the run was cancelled first).
 
 Where the profile requires attested decisions, the resume refuses one whose attestation
 does not open (a DECISION_REFUSED event; the run keeps waiting): the workflow holds no key
-to check it (store/attest.py)."""
+to check it (store/attest.py). A follow-up message always needs one (an INPUT_REFUSED
+event otherwise; the run keeps waiting)."""
 
 from collections.abc import Callable
 from typing import Any
@@ -164,8 +165,18 @@ def await_input(ctx: StoreContext, req: AwaitInputRequest) -> Transition:
 
 
 def add_input(ctx: StoreContext, req: AddInputRequest) -> Transition:
-    """WAITING_FOR_INPUT → RUNNING with the follow-up appended to the transcript."""
+    """WAITING_FOR_INPUT → RUNNING with the follow-up appended to the transcript. A message
+    whose attestation is missing or does not open as exactly this message (its sender, id,
+    text and run) is refused instead: an INPUT_REFUSED event, the run not moved."""
     to, message = RunStatus.RUNNING, req.message
+    if not attest.input_authenticated(ctx.sealer, req.run_id, message):
+        with ctx.sessions.begin() as s:
+            _event(ctx, s, req, EventKind.INPUT_REFUSED, req.round, attest.input_refusal(message))
+        return Transition(
+            applied=False,
+            status=RunStatus.WAITING_FOR_INPUT,
+            refusal=ErrorType.UNATTESTED_INPUT.value,
+        )
     with ctx.sessions.begin() as s:
         moved = move(
             s, req.run_id, frm=RunStatus.WAITING_FOR_INPUT, to=to, sequence=req.sequence,

@@ -117,6 +117,18 @@ def probe_of(tool: object) -> Probe | None:
     return found if callable(found) else None
 
 
+def attempt_bound_of(tool: object) -> float | None:
+    """The tool's own bound on one attempt of a write, in seconds, if it declares one (its
+    `attempt_seconds` attribute: `@tool(attempt_seconds=...)`, an MCP servers-file entry).
+    Declaring one promises that an attempt has no effect past it: the write activity cuts
+    an async call there, and a sync tool must itself return by then (its client's
+    timeout). An interrupted write's probe is asked once the bound has passed."""
+    found = getattr(tool, "attempt_seconds", None)
+    if isinstance(found, bool) or not isinstance(found, int | float) or not found > 0:
+        return None
+    return float(found)
+
+
 FaultHook = Callable[[str], None]
 
 

@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 
 from agentrt.activities.ports import Tool
 from agentrt.contracts.errors import ConfigError
+from agentrt.contracts.plan import checked_attempt_seconds
 from agentrt.contracts.profiles import Profile
 
 LOOSE = "(ungrouped)"  # the group of tools given without a toolbox
@@ -55,6 +56,10 @@ class ToolRegistry:
         name = getattr(spec, "name", None)
         if not isinstance(name, str) or not callable(tool):
             raise ConfigError(f"toolbox {group!r} holds {tool!r}, which is not a tool")
+        try:  # a declared attempt bound (a class attribute is checked nowhere else)
+            checked_attempt_seconds(getattr(tool, "attempt_seconds", None), name)
+        except ValueError as exc:
+            raise ConfigError(f"toolbox {group!r}: {exc}") from None
         if name in self._tools:
             where = (
                 f"both toolboxes {self._owner[name]!r} and {group!r}"

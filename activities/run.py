@@ -8,8 +8,9 @@ from temporalio import activity
 
 from agentrt.activities._common import ActivityGroup, db, fatal
 from agentrt.activities.guardrails import checked as checked_text
-from agentrt.activities.ports import probe_of
+from agentrt.activities.ports import attempt_bound_of, probe_of
 from agentrt.activities.registry import ProfileCatalog, Routes, ToolRegistry
+from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.ids import ACT_RUN_BEGIN
 from agentrt.contracts.plan import RunPlan, ToolPlan
@@ -85,6 +86,9 @@ class RunActivities(ActivityGroup):
                     requires_approval=bound,
                     task_queue=queue,
                     reconcile=probe_of(tool) is not None,
+                    attempt_seconds=attempt_bound_of(tool)
+                    if tool.effect is ToolEffect.NON_IDEMPOTENT_WRITE
+                    else None,
                 )
             )
             specs.append(tool.spec.model_dump())

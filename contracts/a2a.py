@@ -1,5 +1,7 @@
 """Payloads between the agent run and its A2A task (the remote view of a run)."""
 
+import hashlib
+
 from pydantic import BaseModel, Field
 
 from agentrt.contracts.profiles import PrivacyLevel
@@ -21,10 +23,21 @@ class ProjectResult(BaseModel):
 
 
 class InputMessage(BaseModel):
-    """A follow-up user message for a run waiting for input (A2A INPUT_REQUIRED)."""
+    """A follow-up user message for a run waiting for input (A2A INPUT_REQUIRED).
+
+    It moves the run only with an attestation of its sender (store/attest.py), made by the
+    A2A API for the authenticated owner of the task (or a client holding the seal key):
+    one sent straight to the `submit_input` update without it is refused."""
 
     message_id: str = Field(min_length=1, max_length=200)
     # The configured cap (AGENTRT_MAX_PROMPT_CHARS) is checked before; this is its ceiling
     # (contracts/run.PROMPT_CHARS_CEILING, which imports this module).
     text: str = Field(min_length=1, max_length=1_000_000)
     sent_by: str = Field(default="anonymous", max_length=200)
+    attestation: str | None = Field(default=None, max_length=4000)
+
+    def claim(self, run_id: str) -> str:
+        """What the attestation seals: who sent which text, as which message, to which run
+        (the text by its digest: the claim stays short whatever the text's length)."""
+        digest = hashlib.sha256(self.text.encode("utf-8", "surrogatepass")).hexdigest()
+        return "\x1f".join((run_id, self.sent_by, self.message_id, digest))

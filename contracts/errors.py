@@ -35,6 +35,8 @@ class ErrorType(StrEnum):
     STALE_RECONCILIATION = "StaleReconciliation"  # names another call or fence
     ALREADY_RECONCILED = "AlreadyReconciled"
     UNATTESTED_RECONCILIATION = "UnattestedReconciliation"
+    # A follow-up message without a valid attestation of its sender (store/attest.py).
+    UNATTESTED_INPUT = "UnattestedInput"
     PROMPT_TOO_LONG = "PromptTooLong"  # the begin activity's own check of the prompt cap
     # The begin activity's own check of AGENTRT_MAX_ITERATIONS_CEILING (a start that came
     # around the clients, or a client whose ceiling is above the worker's).
@@ -53,7 +55,18 @@ class ErrorType(StrEnum):
     RECONCILE_TIMEOUT = "ReconcileTimeout"  # nobody answered within reconcile_timeout_seconds
     RESUME_REFUSED = "ResumeRefused"
     SUSPEND_REFUSED = "SuspendRefused"
-    WRITE_NEVER_STARTED = "WriteNeverStarted"
+    WRITE_NEVER_STARTED = "WriteNeverStarted"  # runs before the separate bounds (fence-bounds)
+    # The write was scheduled MAX_UNCLAIMED_SCHEDULES times and no worker ever claimed it:
+    # nothing ran (workflows/fence_bounds.py).
+    WRITE_NEVER_CLAIMED = "WriteNeverClaimed"
+    # The write was interrupted and found not applied (by its probe or a person) more often
+    # than MAX_REEXECUTIONS allows: it never ran to the end, and nothing of it applied.
+    WRITE_REEXECUTIONS_SPENT = "WriteReexecutionsSpent"
+    # Four-eyes on a person's answer (workflows/pauses_gate.py ReconcileGate): the run's
+    # initiator may not answer "not applied", and the approver of the write may not
+    # release its re-execution.
+    SELF_RECONCILIATION = "SelfReconciliation"
+    APPROVER_RECONCILIATION = "ApproverReconciliation"
 
 
 # Deterministic failures: retrying cannot help.
@@ -246,6 +259,44 @@ class UnattestedReconciliationError(ReconcileError):
     """The answer carries no valid attestation of the principal who gave it."""
 
     code = "unattested_reconciliation"
+
+
+class SelfReconciliationError(ReconcileError):
+    """Four-eyes: the run's initiator may not answer "not applied" on their own run."""
+
+    code = "self_reconciliation"
+
+
+class ApproverReconciliationError(ReconcileError):
+    """Four-eyes: the person who approved the write may not release its re-execution (a
+    "not applied, retry" answer); someone else must."""
+
+    code = "approver_reconciliation"
+
+
+class ResolutionError(AgentRuntimeError):
+    """A resolution of an ended run's unknown write was refused; nothing changed."""
+
+    code = "resolution_refused"
+
+
+class NothingToResolveError(ResolutionError):
+    """The run has not ended, or holds no write whose outcome is unknown (never did, or it
+    was resolved already)."""
+
+    code = "nothing_to_resolve"
+
+
+class StaleResolutionError(ResolutionError):
+    """The resolution names a call or fence other than the run's unknown write."""
+
+    code = "stale_resolution"
+
+
+class UnattestedResolutionError(ResolutionError):
+    """The resolution carries no valid attestation of the principal who made it."""
+
+    code = "unattested_resolution"
 
 
 def by_code(code: str) -> type[AgentRuntimeError]:

@@ -15,6 +15,24 @@ from agentrt.contracts.profiles import (
     UnknownOutcome,
 )
 
+# The longest attempt bound a tool may declare (seconds), as a profile's write_seconds.
+MAX_ATTEMPT_SECONDS = 3600.0
+
+
+def checked_attempt_seconds(value: object, tool: str) -> float | None:
+    """A tool's declared attempt bound, checked where the tool is made: None (none
+    declared), or a number of seconds in (0, MAX_ATTEMPT_SECONDS]; anything else is a
+    ValueError naming the tool."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"tool {tool!r}: attempt_seconds must be a number of seconds")
+    if not 0 < value <= MAX_ATTEMPT_SECONDS:  # NaN fails this too
+        raise ValueError(
+            f"tool {tool!r}: attempt_seconds must be above 0 and at most {MAX_ATTEMPT_SECONDS:g}"
+        )
+    return float(value)
+
 
 class ToolPlan(BaseModel):
     name: str
@@ -24,6 +42,11 @@ class ToolPlan(BaseModel):
     # The tool has a reconcile probe: an interrupted write is asked about, not just failed.
     # Plans recorded before probes read False: those runs fail as they always did.
     reconcile: bool = False
+    # The tool's own bound on one attempt of a write, in seconds (`@tool(attempt_seconds=)`,
+    # or the MCP servers file's `attempt_seconds`): its write's time bound, and how long an
+    # interrupted attempt may still land. None (every plan recorded before it): the
+    # profile's `write_seconds`, the safe default.
+    attempt_seconds: float | None = None
 
 
 class RunPlan(BaseModel):

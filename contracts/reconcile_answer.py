@@ -23,6 +23,7 @@ from agentrt.contracts.reconcile import MAX_RESULT_CHARS
 from agentrt.contracts.run import ToolCallRequest
 
 Answer = Literal["applied", "not_applied", "give_up"]
+Resolved = Literal["applied", "not_applied"]
 Then = Literal["retry", "error"]
 NOT_APPLIED_NOTE = "The write was not applied (checked by an operator)."
 
@@ -80,3 +81,25 @@ class ReconciledRequest(PauseRequest):
 
     write: ToolCallRequest
     answer: ReconcileAnswer
+
+
+class WriteResolution(BaseModel):
+    """An operator's word on a write whose run has ENDED with its outcome unknown (FAILED
+    interrupted_write, its fence kept as evidence): what the target system showed. Nothing
+    runs again (the run is terminal); the fence is emptied in one guarded UPDATE with a
+    WRITE_RESOLVED event naming the principal, and the run leaves "Needs attention"
+    (store/resolution.py). Attested like an answer (store/attest.py)."""
+
+    call_id: str = Field(min_length=1, max_length=200)
+    fence: str = Field(min_length=1, max_length=64)
+    outcome: Resolved
+    # Audited: what the operator checked and where (a ticket, the target's record).
+    note: str = Field(min_length=1, max_length=2000)
+    resolved_by: str = Field(min_length=1, max_length=200)
+    attestation: str | None = Field(default=None, max_length=4000)
+
+    def claim(self, run_id: str) -> str:
+        """What the attestation seals: who said which outcome, on which fence of which run,
+        with which note (by its digest)."""
+        note = hashlib.sha256(self.note.encode("utf-8", "surrogatepass")).hexdigest()
+        return "\x1f".join((run_id, self.resolved_by, self.call_id, self.fence, self.outcome, note))

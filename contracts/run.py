@@ -170,6 +170,9 @@ class ToolCallRequest(AtRunLevel):
     effect: ToolEffect
     idempotency_key: str
     fence_token: str | None = None
+    # A write's tool's own attempt bound (ToolPlan.attempt_seconds), as the workflow's plan
+    # holds it: the write activity cuts the tool's call there.
+    attempt_seconds: float | None = None
 
 
 class ToolCallResult(BaseModel):

@@ -2,23 +2,27 @@
 `reconcile` update as Temporal is sent it, and the typed error for an answer the run
 refused (contracts/reconcile_answer.py says what each answer does)."""
 
-from pydantic import ValidationError
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
 from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from agentrt.contracts.errors import (
     AlreadyReconciledError,
+    ApproverReconciliationError,
     ErrorType,
     InvalidRequestError,
     ReconcileError,
     RunNotAwaitingReconciliationError,
+    SelfReconciliationError,
     StaleReconciliationError,
     UnattestedReconciliationError,
 )
 from agentrt.contracts.ids import UPDATE_RECONCILE
-from agentrt.contracts.reconcile_answer import ReconcileAnswer, ReconcileOutcome
-from agentrt.store.attest import attest_answer
+from agentrt.contracts.reconcile_answer import ReconcileAnswer, ReconcileOutcome, WriteResolution
+from agentrt.store.attest import attest_answer, attest_resolution
 from agentrt.store.sealing import Sealer
 
 _REFUSALS: dict[str, type[ReconcileError]] = {
@@ -26,6 +30,8 @@ _REFUSALS: dict[str, type[ReconcileError]] = {
     ErrorType.STALE_RECONCILIATION: StaleReconciliationError,
     ErrorType.ALREADY_RECONCILED: AlreadyReconciledError,
     ErrorType.UNATTESTED_RECONCILIATION: UnattestedReconciliationError,
+    ErrorType.SELF_RECONCILIATION: SelfReconciliationError,
+    ErrorType.APPROVER_RECONCILIATION: ApproverReconciliationError,
 }
 
 
@@ -34,14 +40,30 @@ def checked_answer(
 ) -> ReconcileAnswer:
     """The answer, attested with `attest_with` (the seal key and the run) when it brings no
     attestation of its own."""
-    try:
-        answer = ReconcileAnswer.model_validate(fields)
-    except ValidationError as exc:
-        raise InvalidRequestError(f"invalid answer: {exc.errors()[0]['msg']}") from None
+    answer = _checked(ReconcileAnswer, "answer", fields)
     if answer.attestation is None and attest_with is not None:
-        sealer, run_id = attest_with
-        answer.attestation = attest_answer(sealer, run_id, answer)
+        answer.attestation = attest_answer(attest_with[0], attest_with[1], answer)
     return answer
+
+
+def checked_resolution(
+    attest_with: tuple[Sealer, str] | None = None, **fields: object
+) -> WriteResolution:
+    """An operator's resolution of an ended run's unknown write, attested likewise."""
+    resolution = _checked(WriteResolution, "resolution", fields)
+    if resolution.attestation is None and attest_with is not None:
+        resolution.attestation = attest_resolution(attest_with[0], attest_with[1], resolution)
+    return resolution
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _checked(model: type[M], what: str, fields: dict[str, object]) -> M:
+    try:
+        return model.model_validate(fields)
+    except ValidationError as exc:
+        raise InvalidRequestError(f"invalid {what}: {exc.errors()[0]['msg']}") from None
 
 
 def answer_update_id(answer: ReconcileAnswer, sealer: Sealer, run_id: str) -> str:

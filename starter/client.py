@@ -13,11 +13,17 @@ from collections.abc import AsyncIterator
 from agentrt.contracts.approval import ApprovalDecision
 from agentrt.contracts.live import LiveDelta
 from agentrt.contracts.profiles import MAX_ITERATIONS_CEILING
-from agentrt.contracts.reconcile_answer import Answer, ReconcileAnswer, Then
+from agentrt.contracts.reconcile_answer import (
+    Answer,
+    ReconcileAnswer,
+    Resolved,
+    Then,
+    WriteResolution,
+)
 from agentrt.contracts.start import StartRequest, StartWait
 from agentrt.contracts.views import EventView, RunView
 from agentrt.starter._deciding import checked_decision
-from agentrt.starter._reconciling import checked_answer
+from agentrt.starter._reconciling import checked_answer, checked_resolution
 from agentrt.store.sealing import Sealer
 
 
@@ -134,6 +140,33 @@ class RuntimeClient(ABC):
     @abstractmethod
     async def _reconcile(self, run_id: str, answer: ReconcileAnswer) -> RunView:
         """Send the checked `answer`; the run once it is on record."""
+
+    async def resolve(
+        self,
+        run_id: str,
+        *,
+        call_id: str,
+        fence: str,
+        outcome: Resolved,
+        resolved_by: str,
+        note: str,
+    ) -> RunView:
+        """Record what the target system showed of the write of a run that ENDED with its
+        outcome unknown (FAILED interrupted_write: the run view's pending write, its
+        `call_id` and `fence`): `applied` or `not_applied`, with `note` (audited: what was
+        checked, where). Nothing runs again; the run leaves "Needs attention". Refused with
+        a typed ResolutionError, changing nothing: the run has no such write
+        (NothingToResolveError), or another one (StaleResolutionError)."""
+        key = self._attestation_key()
+        checked = checked_resolution(
+            (key, run_id) if key is not None else None,
+            call_id=call_id, fence=fence, outcome=outcome, resolved_by=resolved_by, note=note,
+        )  # fmt: skip
+        return await self._resolve(run_id, checked)
+
+    @abstractmethod
+    async def _resolve(self, run_id: str, resolution: WriteResolution) -> RunView:
+        """Record the checked `resolution`; the run as it is then."""
 
     @abstractmethod
     async def cancel(self, run_id: str, *, by: str, reason: str | None = None) -> None:

@@ -20,7 +20,7 @@ from agentrt.contracts.errors import (
 )
 from agentrt.contracts.ids import DEFAULT_TASK_QUEUE, QUERY_REFUSED_DECISIONS
 from agentrt.contracts.profiles import MAX_ITERATIONS_CEILING, RegisteredProfile
-from agentrt.contracts.reconcile_answer import ReconcileAnswer
+from agentrt.contracts.reconcile_answer import ReconcileAnswer, WriteResolution
 from agentrt.contracts.run import DEFAULT_MAX_PROMPT_CHARS
 from agentrt.contracts.start import StartRequest, StartWait
 from agentrt.contracts.views import RunView
@@ -32,6 +32,7 @@ from agentrt.starter._deciding import (
     checked_cancel,
     send_decision,
 )
+from agentrt.starter._inputs import attested_input, send_input
 from agentrt.starter._launch import Launcher
 from agentrt.starter._reading import RunReads
 from agentrt.starter._reconciling import send_answer
@@ -42,6 +43,7 @@ from agentrt.starter._starting import (
 )
 from agentrt.starter._typed import temporal_errors_typed
 from agentrt.store.profile_registry import ProfileRegistry
+from agentrt.store.resolution import resolve_write
 from agentrt.store.runs import RunStore
 from agentrt.store.sealing import Sealer
 
@@ -222,6 +224,23 @@ class AgentRuntime(RunReads):
             raise RunNotAwaitingReconciliationError(f"run {run_id} is {view.status.value}")
         await send_answer(self._client, run_id, answer, self._runs.sealer)
         return await self.status(run_id)
+
+    @temporal_errors_typed
+    async def _resolve(self, run_id: str, resolution: WriteResolution) -> RunView:
+        """Raises a typed ResolutionError (or RunNotFoundError), changing nothing."""
+        await self.status(run_id)  # RunNotFoundError for a run that does not exist
+        await asyncio.to_thread(resolve_write, self._runs.ctx, run_id, resolution)
+        return await self.status(run_id)
+
+    async def submit_input(self, run_id: str, *, message_id: str, text: str, sent_by: str) -> None:
+        """A follow-up message for a run waiting for input (WAITING_FOR_INPUT), attested for
+        `sent_by` with this client's seal key: a run takes no message without it. Returns
+        once it is on record; Temporal's refusal (WorkflowUpdateFailedError) and a missing
+        run (RPCError) are raised as they are (the A2A API maps them: api/a2a/tasks.py)."""
+        message = attested_input(
+            self._runs.sealer, run_id, message_id=message_id, text=text, sent_by=sent_by
+        )
+        await send_input(self._client, run_id, message, self._runs.sealer)
 
     @temporal_errors_typed
     async def refused_decisions(self, run_id: str) -> list[DecisionRefusal]:

@@ -20,7 +20,7 @@ from agentrt.contracts.errors import (
 )
 from agentrt.contracts.live import LiveDelta
 from agentrt.contracts.profiles import ITERATIONS_CEILING_LIMIT
-from agentrt.contracts.reconcile_answer import ReconcileAnswer
+from agentrt.contracts.reconcile_answer import ReconcileAnswer, WriteResolution
 from agentrt.contracts.run import PROMPT_CHARS_CEILING
 from agentrt.contracts.start import StartRequest, StartWait
 from agentrt.contracts.views import EventView, RunView
@@ -151,6 +151,13 @@ class ApiRuntime(RuntimeClient):
                                           "reason"})  # fmt: skip
         done = await self._call("POST", f"/runs/{run_id}/reconcile", json=body)
         self.acted_as = str(done["answered_by"])
+        return _view(done["run"])
+
+    async def _resolve(self, run_id: str, resolution: WriteResolution) -> RunView:
+        # The token's principal resolves: the API attests it, so `resolved_by` is not sent.
+        body = resolution.model_dump(include={"call_id", "fence", "outcome", "note"})
+        done = await self._call("POST", f"/runs/{run_id}/resolution", json=body)
+        self.acted_as = str(done["resolved_by"])
         return _view(done["run"])
 
     async def cancel(self, run_id: str, *, by: str, reason: str | None = None) -> None:

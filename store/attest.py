@@ -1,17 +1,21 @@
-"""Which decisions an authenticated principal made. The operator API (or a client holding
-the seal key, e.g. `AgentRuntime.approve`) seals (run, principal, verdict, digest) under
-the store's key and sends it with the decision; the resume activity opens it before the
-decision counts. Anyone who can only reach Temporal (Temporal Web, the stock CLI) cannot
-produce one: their decision is refused (a DECISION_REFUSED event), or, where a profile has
-`unattested_decisions: allow`, recorded with its decider labelled unauthenticated. The
-workflow never sees the key: it acts on the activity's verdict."""
+"""Which decisions, answers and inputs an authenticated principal made. The operator API (or
+a client holding the seal key, e.g. `AgentRuntime.approve`) seals (run, principal, verdict,
+digest) under the store's key and sends it with the decision; the resume activity opens it
+before the decision counts. Anyone who can only reach Temporal (Temporal Web, the stock CLI)
+cannot produce one: their decision is refused (a DECISION_REFUSED event), or, where a
+profile has `unattested_decisions: allow`, recorded with its decider labelled
+unauthenticated. A person's answer on an interrupted write and a follow-up message are
+attested likewise (a MAC of who said what on which run) and count only attested, whatever
+the profile says. The workflow never sees the key: it acts on the activity's verdict."""
 
 import hmac
 import json
+from typing import Protocol
 
+from agentrt.contracts.a2a import InputMessage
 from agentrt.contracts.approval import ApprovalDecision
 from agentrt.contracts.errors import ErrorType
-from agentrt.contracts.reconcile_answer import ReconcileAnswer
+from agentrt.contracts.reconcile_answer import ReconcileAnswer, WriteResolution
 from agentrt.store.sealing import Sealer, SealError
 
 UNAUTHENTICATED = "unauthenticated:"
@@ -63,14 +67,62 @@ def refusal(decision: ApprovalDecision) -> dict[str, object]:
     }
 
 
+class Claimed(Protocol):
+    """A statement attested by a MAC of its claim: an answer, a follow-up, a resolution."""
+
+    attestation: str | None
+
+    def claim(self, run_id: str) -> str: ...
+
+
+def _attest(sealer: Sealer, kind: str, run_id: str, said: Claimed) -> str:
+    """A MAC, under the seal key, of the statement's claim, prefixed by its kind (an
+    answer's attestation never passes for a resolution's)."""
+    return sealer.mac(f"{kind}\x1f{said.claim(run_id)}")
+
+
+def _opens(sealer: Sealer, kind: str, run_id: str, said: Claimed) -> bool:
+    if not said.attestation:
+        return False
+    expected = _attest(sealer, kind, run_id, said)
+    return hmac.compare_digest(said.attestation.encode(), expected.encode())
+
+
 def attest_answer(sealer: Sealer, run_id: str, answer: ReconcileAnswer) -> str:
-    """The attestation of a person's answer on an interrupted write: a MAC, under the seal
-    key, of who answered what on which fence of which run."""
-    return sealer.mac("reconcile\x1f" + answer.claim(run_id))
+    """A person's answer on an interrupted write: who answered what on which fence."""
+    return _attest(sealer, "reconcile", run_id, answer)
 
 
 def answer_authenticated(sealer: Sealer, run_id: str, answer: ReconcileAnswer) -> bool:
-    if not answer.attestation:
-        return False
-    expected = attest_answer(sealer, run_id, answer)
-    return hmac.compare_digest(answer.attestation.encode(), expected.encode())
+    return _opens(sealer, "reconcile", run_id, answer)
+
+
+def attest_input(sealer: Sealer, run_id: str, message: InputMessage) -> str:
+    """A follow-up message: who sent which text as which message. The A2A API makes it for
+    the task's owner."""
+    return _attest(sealer, "input", run_id, message)
+
+
+def input_authenticated(sealer: Sealer, run_id: str, message: InputMessage) -> bool:
+    return _opens(sealer, "input", run_id, message)
+
+
+def input_refusal(message: InputMessage) -> dict[str, object]:
+    """The INPUT_REFUSED event's payload: which message was refused and why, its sender
+    labelled (never its text: it counts for nothing)."""
+    return {
+        "refusal": ErrorType.UNATTESTED_INPUT.value,
+        "message_id": message.message_id,
+        "sent_by": UNAUTHENTICATED + message.sent_by,
+        "attestation": "invalid" if message.attestation else "missing",
+    }
+
+
+def attest_resolution(sealer: Sealer, run_id: str, resolution: WriteResolution) -> str:
+    """An operator's resolution of an ended run's unknown write: who said which outcome,
+    with which note, on which fence."""
+    return _attest(sealer, "resolve", run_id, resolution)
+
+
+def resolution_authenticated(sealer: Sealer, run_id: str, resolution: WriteResolution) -> bool:
+    return _opens(sealer, "resolve", run_id, resolution)

@@ -23,6 +23,7 @@ SCOPES = frozenset(
         "runs:cancel",
         "payloads:decode",
         "runs:reconcile",
+        "runs:resolve",
         "admin",
     }
 )

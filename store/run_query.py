@@ -18,8 +18,9 @@ from agentrt.store.run_view import run_view
 from agentrt.store.runs import RunStore
 
 # Why a run needs an operator: it failed with a write's outcome unknown (its fence holds
-# the call: GET /runs/{id} shows it), or it waits for an operator's answer on such a write
-# (`on_unknown_outcome: ask`: POST /runs/{id}/reconcile answers it).
+# the call: GET /runs/{id} shows it; POST /runs/{id}/resolution records what the target
+# system showed, and empties it: store/resolution.py), or it waits for an operator's answer
+# on such a write (`on_unknown_outcome: ask`: POST /runs/{id}/reconcile answers it).
 Attention = Literal["outcome_unknown", "awaiting_reconciliation"]
 
 # store/gauges.py counts the same runs (agentrt_runs_outcome_unknown, which the page alert
@@ -27,6 +28,7 @@ Attention = Literal["outcome_unknown", "awaiting_reconciliation"]
 OUTCOME_UNKNOWN = and_(
     RunRow.status == RunStatus.FAILED.value,
     RunRow.termination_reason == TerminationReason.INTERRUPTED_WRITE.value,
+    RunRow.pending_call_id.is_not(None),
 )
 _AWAITING = RunRow.status == RunStatus.AWAITING_RECONCILIATION.value
 _NEEDS_ATTENTION = or_(OUTCOME_UNKNOWN, _AWAITING)
@@ -39,6 +41,7 @@ def attention(view: RunView) -> Attention | None:
     if (
         view.status is RunStatus.FAILED
         and view.termination_reason is TerminationReason.INTERRUPTED_WRITE
+        and view.pending_effect is not None
     ):
         return "outcome_unknown"
     return None

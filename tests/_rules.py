@@ -2,7 +2,7 @@
 a profile that runs on it, and a worker in this process that serves only that profile."""
 
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -74,14 +74,16 @@ async def scripted_worker(
     profile: Profile,
     boxes: list[Toolbox],
     rules: RuleSet,
+    faults: Callable[[str], None] | None = None,
 ) -> AsyncIterator[Scripted]:
     """A worker in this process on `profile`'s task queue, serving it alone with `boxes`
-    and the scripted model following `rules`; none of the suite's profile files is read."""
+    and the scripted model following `rules` (and `faults`, the test's fault hook); none
+    of the suite's profile files is read."""
     queue = profile.task_queue
     assert queue is not None, "a scripted profile names its own task queue"
     worker, resources = build_worker(
         client, profiles_in_code(settings, queue, tmp_path), toolboxes=boxes,
-        providers={"scripted": ScriptedProvider(rules)}, profiles=[profile],
+        providers={"scripted": ScriptedProvider(rules)}, profiles=[profile], faults=faults,
     )  # fmt: skip
     with resources:
         async with worker:

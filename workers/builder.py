@@ -207,6 +207,7 @@ WORKFLOW_PASSTHROUGH = (
     "agentrt.workflows.reconciliation",
     "agentrt.workflows.segments",
     "agentrt.workflows.fence",
+    "agentrt.workflows.fence_bounds",
 )
 
 

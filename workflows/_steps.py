@@ -128,6 +128,7 @@ async def tool(ctx: RunContext, round_no: int, c: ToolCall, seq: int | None = No
             reconcile=probe,
             ask=asked,
             patches=ctx.patches,
+            attempt_seconds=tool_plan.attempt_seconds if tool_plan is not None else None,
         )
 
 

@@ -16,6 +16,7 @@ from agentrt.workflows import _options as opt
 from agentrt.workflows._calls import call, call_local, error_type, failure_of
 from agentrt.workflows._loop import Stop
 from agentrt.workflows._refs import PROBE, RESOLVE, STAMP, WRITE
+from agentrt.workflows.fence_bounds import FENCE_BOUNDS, Schedules
 from agentrt.workflows.patches import Patches
 
 with workflow.unsafe.imports_passed_through():
@@ -25,8 +26,6 @@ with workflow.unsafe.imports_passed_through():
     from agentrt.contracts.reconcile import APPLIED, NOT_APPLIED, UNKNOWN, Verdict
     from agentrt.contracts.run import FenceRequest, FenceResult, FenceState, ToolCallRequest
 
-# How often a write that no worker ever claimed may be scheduled again (fresh fence each).
-MAX_WRITE_SCHEDULES = 5
 # The stamp runs as a local activity, inside the workflow task that schedules the write:
 # no activity task and no workflow task of its own. Runs recorded before this patch
 # (0.3.x) scheduled it as an activity and replay so. Asked at a run's first write only, so
@@ -39,15 +38,29 @@ RECONCILE = "fence-reconcile"
 # in such a profile, so runs recorded before it, and "fail" runs, replay as they were.
 ASK = "fence-ask"
 
+# A tool's own attempt bound (ToolPlan.attempt_seconds): its write's start-to-close is the
+# bound and this headroom (the claim, the record and the record's retries, about 6 s).
+WRITE_HEADROOM_SECONDS = 10.0
+# The worker cuts a bounded tool's call at its bound, counted from the attempt's start as
+# the worker saw it: a moment after the start Temporal records. This covers that moment.
+LANDING_MARGIN_SECONDS = 2.0
+
+INTERRUPTED = TerminationReason.INTERRUPTED_WRITE
+
 # Waits for a person's answer on an interrupted write (workflows/reconciliation.py), given
 # the request and when its attempt can no longer land.
 Ask = Callable[[ToolCallRequest, datetime], Awaitable[Verdict]]
 
 
-def write_call(t: Timeouts) -> ActivityConfig:
-    """A non-idempotent write: one attempt, and a cancel waits for it to finish."""
+def write_call(t: Timeouts, attempt_seconds: float | None = None) -> ActivityConfig:
+    """A non-idempotent write: one attempt, and a cancel waits for it to finish. A tool's
+    own attempt bound, if it declares one, sets the attempt's time bound in place of the
+    profile's `write_seconds`."""
+    seconds = t.write_seconds if attempt_seconds is None else attempt_seconds
+    if attempt_seconds is not None:
+        seconds += WRITE_HEADROOM_SECONDS
     return {
-        "start_to_close_timeout": timedelta(seconds=t.write_seconds),
+        "start_to_close_timeout": timedelta(seconds=seconds),
         "schedule_to_start_timeout": timedelta(seconds=t.schedule_to_start_seconds),
         "heartbeat_timeout": timedelta(seconds=t.write_heartbeat_seconds),
         "retry_policy": RetryPolicy(maximum_attempts=1),
@@ -64,30 +77,36 @@ async def fenced_write(
     reconcile: bool = False,
     ask: Ask | None = None,
     patches: Patches,
+    attempt_seconds: float | None = None,
 ) -> None:
     """`reconcile`: the tool has a probe (the run plan says so). A write whose outcome
     stays unknown fails the run (`on_unknown_outcome: fail`), or, given `ask` (the profile
-    says "ask"), waits for a person's answer."""
+    says "ask"), waits for a person's answer. `attempt_seconds`: the tool's own bound on an
+    attempt (the plan's), in place of the profile's `write_seconds`."""
     c = request.call
-    for _ in range(MAX_WRITE_SCHEDULES):
+    bound = _Bound(timeouts, attempt_seconds)
+    schedules = Schedules()
+    while True:
         check_cancel()  # a cancel that lands before the stamp: the write never runs
         fence = FenceRequest(
             run_id=request.run_id, call_id=c.call_id, tool=c.name, token=str(workflow.uuid4())
         )
         stamped = await _stamp(fence, patches)
+        schedules.scheduled += 1
         if stamped.state == FenceState.ALREADY_DONE:
             return  # a reset or a replay reached a finished write: never re-executed
         if stamped.state == FenceState.RUN_NOT_RUNNING:
             raise Stop(TerminationReason.INTERNAL_ERROR, error_type=ErrorType.RUN_NOT_RUNNING)
         if stamped.state != FenceState.STAMPED:
-            raise Stop(TerminationReason.INTERRUPTED_WRITE, error_type=ErrorType.FENCE_REJECTED)
+            raise Stop(INTERRUPTED, error_type=ErrorType.FENCE_REJECTED)
         scheduled = workflow.now()
-        write = request.model_copy(update={"fence_token": fence.token})
+        update = {"fence_token": fence.token, "attempt_seconds": attempt_seconds}
+        write = request.model_copy(update=update)
         try:
             await call(
                 WRITE,
                 write,
-                opt.on_queue(write_call(timeouts), task_queue),
+                opt.on_queue(write_call(timeouts, attempt_seconds), task_queue),
                 summary=f"write {c.name}",
             )
             return
@@ -98,7 +117,7 @@ async def fenced_write(
         if verdict.state == FenceState.ALREADY_DONE:
             return
         if verdict.state == FenceState.INTERRUPTED:
-            landed_by = _cannot_land_after(timeouts, failure, scheduled)
+            landed_by = bound.cannot_land_after(failure, scheduled)
             answer: str = UNKNOWN
             if reconcile and patches.on(RECONCILE):
                 answer = await _reconcile(write, timeouts, landed_by, task_queue)
@@ -106,27 +125,62 @@ async def fenced_write(
                 answer = await ask(write, landed_by)
             if answer == APPLIED:
                 return
-            if answer == NOT_APPLIED:
-                continue  # a fresh fence; the same idempotency key
-            raise Stop(TerminationReason.INTERRUPTED_WRITE, error_type=ErrorType.OUTCOME_UNKNOWN)
-        # NEVER_CLAIMED: nothing happened; schedule again under a fresh fence.
-        await workflow.sleep(timedelta(seconds=1))
-    raise Stop(TerminationReason.INTERNAL_ERROR, error_type=ErrorType.WRITE_NEVER_STARTED)
+            if answer != NOT_APPLIED:
+                raise Stop(INTERRUPTED, error_type=ErrorType.OUTCOME_UNKNOWN)
+            schedules.not_applied += 1  # runs again: a fresh fence, the same idempotency key
+        else:
+            # NEVER_CLAIMED: nothing happened; schedule again under a fresh fence.
+            schedules.unclaimed += 1
+            await workflow.sleep(timedelta(seconds=1))
+        _check_bounds(schedules)
 
 
-def _cannot_land_after(timeouts: Timeouts, failure: ActivityError, scheduled: datetime) -> datetime:
-    """When the interrupted attempt can no longer land: now if it is known over (it
-    reported its own failure: its code returned; or it timed out start-to-close);
-    otherwise (a heartbeat timeout: its worker went silent, and may only have lost its
-    connection) once its start-to-close bound has passed. It started no later than now,
-    and no later than its schedule-to-start bound, so its bound ends by the earlier of the
-    two plus start-to-close."""
-    if _attempt_over(failure):
-        return workflow.now()
-    latest_start = min(
-        workflow.now(), scheduled + timedelta(seconds=timeouts.schedule_to_start_seconds)
-    )
-    return latest_start + timedelta(seconds=timeouts.write_seconds)
+def _check_bounds(schedules: Schedules) -> None:
+    """Raise the Stop that ends the write's schedules, if a bound is reached. Where the
+    separate bounds and the combined one of earlier builds agree, no patch is asked
+    (workflows/fence_bounds.py)."""
+    separate = schedules.stop()
+    if schedules.parting() and not workflow.patched(FENCE_BOUNDS):
+        if schedules.stop_before():  # a run of an earlier build, replayed: its old end
+            raise Stop(TerminationReason.INTERNAL_ERROR, error_type=ErrorType.WRITE_NEVER_STARTED)
+        return
+    if separate is not None:
+        raise Stop(TerminationReason.TOOL_FAILED, error_type=separate)
+
+
+class _Bound:
+    """When an interrupted attempt can no longer land: by the tool's own attempt bound if
+    it declares one (the worker cuts its call there), else the profile's `write_seconds`
+    (what every run recorded before tool bounds waited: unchanged)."""
+
+    def __init__(self, timeouts: Timeouts, attempt_seconds: float | None) -> None:
+        self._timeouts = timeouts
+        self._bounded = attempt_seconds is not None
+        self._lands_within = (
+            timedelta(seconds=timeouts.write_seconds)
+            if attempt_seconds is None
+            else timedelta(seconds=attempt_seconds + LANDING_MARGIN_SECONDS)
+        )
+
+    def cannot_land_after(self, failure: ActivityError, scheduled: datetime) -> datetime:
+        """Now if the attempt is known over (it reported its own failure: its code
+        returned; or it timed out start-to-close); otherwise (a heartbeat timeout: its
+        worker went silent, and may only have lost its connection) once its bound has
+        passed. It started no later than now, and no later than its schedule-to-start
+        bound, so its bound ends by the earlier of the two plus the bound. A bounded
+        tool's attempt that timed out on its heartbeat started no later than one heartbeat
+        timeout before now, too (the server times it out a heartbeat timeout after its
+        start or its last heartbeat, whichever is later)."""
+        if _attempt_over(failure):
+            return workflow.now()
+        latest_start = min(
+            workflow.now(),
+            scheduled + timedelta(seconds=self._timeouts.schedule_to_start_seconds),
+        )
+        if self._bounded and _timed_out(failure, TimeoutType.HEARTBEAT):
+            silent = timedelta(seconds=self._timeouts.write_heartbeat_seconds)
+            latest_start = min(latest_start, workflow.now() - silent)
+        return latest_start + self._lands_within
 
 
 async def _reconcile(
@@ -153,10 +207,14 @@ async def _reconcile(
 
 
 def _attempt_over(failure: ActivityError) -> bool:
-    cause = failure_of(failure)
-    if isinstance(cause, ApplicationError):
+    if isinstance(failure_of(failure), ApplicationError):
         return True  # raised by the attempt's own code: it has returned
-    return isinstance(cause, ActivityTimeout) and cause.type == TimeoutType.START_TO_CLOSE
+    return _timed_out(failure, TimeoutType.START_TO_CLOSE)
+
+
+def _timed_out(failure: ActivityError, how: TimeoutType) -> bool:
+    cause = failure_of(failure)
+    return isinstance(cause, ActivityTimeout) and cause.type == how
 
 
 async def _stamp(fence: FenceRequest, patches: Patches) -> FenceResult:

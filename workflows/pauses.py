@@ -149,15 +149,25 @@ def check_input(ctx: RunContext, message: InputMessage) -> None:
         raise ApplicationError(
             "run is not waiting for input", type=ErrorType.NOT_AWAITING_INPUT.value
         )
+    if not message.attestation:  # none at all: refused here, leaving no trace in history
+        raise ApplicationError(_UNATTESTED, type=ErrorType.UNATTESTED_INPUT.value)
+
+
+_UNATTESTED = "input refused: no valid attestation of its sender"
 
 
 async def submit_input(ctx: RunContext, message: InputMessage) -> None:
-    """The `submit_input` update: answers once the message is on record."""
+    """The `submit_input` update: answers once the message is on record, or refused by the
+    recording activity (its attestation does not open)."""
     if not ctx.input.take(message):
         raise ApplicationError(
             "run is not waiting for input", type=ErrorType.NOT_AWAITING_INPUT.value
         )
-    await workflow.wait_condition(lambda: not ctx.input.waiting or ctx.finished)
+    await workflow.wait_condition(
+        lambda: not ctx.input.waiting or ctx.finished or ctx.input.was_rejected(message)
+    )
+    if ctx.input.was_rejected(message):
+        raise ApplicationError(_UNATTESTED, type=ErrorType.UNATTESTED_INPUT.value)
     if message.message_id not in ctx.input.recorded:
         raise ApplicationError(
             "the run ended before the input was recorded",
@@ -193,6 +203,8 @@ async def await_decision(ctx: RunContext, round_no: int, calls: list[ToolCall]) 
         ctx.note_refusal(ctx.gate.refusal(decision, refusal, run_id=ctx.run_id, at=workflow.now()))
         workflow.logger.warning("decision refused: %s", refusal)
     ctx.recorded.add(decision.turn_digest)
+    if decision.approved:
+        ctx.gate.approvers[round_no] = decision.decided_by
     ctx.details.decided(decision, round_no)
     ctx.gate.close_turn()
     set_status(RunStatus.RUNNING)
@@ -318,17 +330,27 @@ async def await_input(ctx: RunContext, round_no: int) -> None:
     set_status(RunStatus.WAITING_FOR_INPUT)
     ctx.details.waiting_for_input(round_no)
     await project(ctx)
-    await workflow.wait_condition(lambda: ctx.input.message is not None or ctx.cancel_requested())
-    ctx.check_cancel()
-    message = ctx.input.message
-    assert message is not None
-    added = await call(
-        ADD_INPUT,
-        AddInputRequest(round=round_no, message=message, **_pause(ctx, plan)),
-        opt.store_call(),
-        summary="record input",
-        fails_as=TerminationReason.INTERNAL_ERROR,
-    )
+    while True:
+        await workflow.wait_condition(
+            lambda: ctx.input.message is not None or ctx.cancel_requested()
+        )
+        ctx.check_cancel()
+        message = ctx.input.message
+        assert message is not None
+        added = await call(
+            ADD_INPUT,
+            AddInputRequest(round=round_no, message=message, **_pause(ctx, plan)),
+            opt.store_call(),
+            summary="record input",
+            fails_as=TerminationReason.INTERNAL_ERROR,
+        )
+        if added.applied or added.refusal is None:
+            break
+        # Refused (its attestation does not open): the run waits on for another message.
+        # Only runs that met such a message take this path: recorded histories' commands
+        # are unchanged.
+        ctx.input.reject(message)
+        workflow.logger.warning("input refused: %s", added.refusal)
     ctx.input.close(recorded=message if added.applied else None)
     if not added.applied:
         raise Stop(TerminationReason.INTERNAL_ERROR, error_type=ErrorType.INPUT_REFUSED)

@@ -38,6 +38,9 @@ class ApprovalGate:
     decision: ApprovalDecision | None = None
     decided: set[str] = field(default_factory=set)
     closed: bool = False  # the run ended: no decision is accepted any more
+    # Who approved each round's turn (its calls), by round: a re-execution of one of its
+    # writes after a person's "not applied" needs another person, under four-eyes.
+    approvers: dict[int, str] = field(default_factory=dict)
     # Accepted decisions the resume activity then refused (no valid attestation), the last
     # few, by identity: a `decide` update waiting on its own decision learns it was refused.
     rejected: list[ApprovalDecision] = field(default_factory=list)
@@ -119,6 +122,10 @@ class InputPause:
     waiting: bool = False
     message: InputMessage | None = None  # taken, not yet recorded
     recorded: set[str] = field(default_factory=set)  # message ids on record
+    # Taken messages the recording activity then refused (no valid attestation of their
+    # sender), the last few, by identity: a `submit_input` waiting on its own message
+    # learns it was refused, and the pause takes another.
+    rejected: list[InputMessage] = field(default_factory=list)
 
     def open(self) -> None:
         self.waiting, self.message = True, None
@@ -139,6 +146,15 @@ class InputPause:
         self.message = message
         return True
 
+    def reject(self, message: InputMessage) -> None:
+        """The taken message did not count: the pause takes another, as if it never came."""
+        if self.message is message:
+            self.message = None
+        self.rejected = [*self.rejected, message][-REJECTED_KEPT:]
+
+    def was_rejected(self, message: InputMessage) -> bool:
+        return any(r is message for r in self.rejected)
+
     def close(self, recorded: InputMessage | None = None) -> None:
         """The pause is over: `recorded`, if given, is on record."""
         self.waiting, self.message = False, None
@@ -158,9 +174,13 @@ class ReconcileGate:
     closed: bool = False  # the run ended: no answer is taken any more
     # Answers taken that the recording activity then refused (no valid attestation).
     rejected: list[ReconcileAnswer] = field(default_factory=list)
+    # Four-eyes (the profile's): the run's initiator, and who approved the waited write.
+    four_eyes: bool = False
+    initiator: str = ""
+    approver: str | None = None
 
-    def open(self, call_id: str, fence: str) -> None:
-        self.call_id, self.fence, self.answer = call_id, fence, None
+    def open(self, call_id: str, fence: str, approver: str | None = None) -> None:
+        self.call_id, self.fence, self.answer, self.approver = call_id, fence, None, approver
 
     def check(self, a: ReconcileAnswer) -> str | None:
         """None if the answer may be taken, else the refusal (an ErrorType value)."""
@@ -170,6 +190,19 @@ class ReconcileGate:
             return ErrorType.NOT_AWAITING_RECONCILIATION.value
         if a.call_id != self.call_id or a.fence != self.fence:
             return ErrorType.STALE_RECONCILIATION.value
+        return self.four_eyes_refusal(a)
+
+    def four_eyes_refusal(self, a: ReconcileAnswer) -> str | None:
+        """Under four-eyes, "not applied" lets the write run again (or gives the model an
+        error in its place): the run's initiator may not say it, and a re-execution needs
+        someone other than the person who approved the write. "Applied" and "give up"
+        run nothing: anyone may say them, as anyone may deny."""
+        if not self.four_eyes or a.answer != "not_applied":
+            return None
+        if a.answered_by == self.initiator:
+            return ErrorType.SELF_RECONCILIATION.value
+        if a.then == "retry" and self.approver is not None and a.answered_by == self.approver:
+            return ErrorType.APPROVER_RECONCILIATION.value
         return None
 
     def take(self, a: ReconcileAnswer) -> bool:

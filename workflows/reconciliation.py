@@ -85,7 +85,8 @@ async def ask(ctx: RunContext, write: ToolCallRequest, cannot_land_after: dateti
     plan = ctx.require_plan()
     gate, c = ctx.reconcile, write.call
     assert write.fence_token is not None
-    gate.open(c.call_id, fence_id(write.fence_token))
+    gate.four_eyes, gate.initiator = ctx.gate.four_eyes, ctx.gate.initiator
+    gate.open(c.call_id, fence_id(write.fence_token), ctx.gate.approvers.get(write.round))
     request = AwaitReconcileRequest(
         run_id=ctx.run_id, sequence=ctx.state.take_sequence(), privacy=plan.privacy,
         round=write.round, call_id=c.call_id, tool=c.name,

@@ -92,6 +92,7 @@ class FenceActivities(ActivityGroup):
     @store_work
     def resolve(self, req: FenceRequest) -> FenceResult:
         state = _sql.resolve(self._ctx, req, idempotency_key(req.run_id, req.call_id))
+        self._faults("fence.after_resolve")
         if state == FenceState.INTERRUPTED:
             self._interrupted()
             activity.logger.warning(
@@ -144,6 +145,7 @@ class WriteActivities(ActivityGroup):
         token = req.fence_token
         if token is None:
             raise fatal("a non-idempotent write needs a fence token", ErrorType.FENCE_REJECTED)
+        began = time.monotonic()  # a bounded tool's bound counts from here
         # Heartbeats from the start: a dead worker is noticed within the heartbeat timeout,
         # claimed or not, and resolved from the database.
         async with heartbeating():
@@ -155,7 +157,7 @@ class WriteActivities(ActivityGroup):
             # Once claimed, the write finishes and is recorded even if the run is cancelled
             # meanwhile: the effect is shielded from the activity's cancellation.
             return await shield_until_done(
-                self._claimed(req, token),
+                self._claimed(req, token, began),
                 on_cancel=lambda: activity.logger.info(
                     "run %s cancelled during a claimed write: finishing it", req.run_id
                 ),
@@ -168,7 +170,7 @@ class WriteActivities(ActivityGroup):
             self._claimed_count()
         return refused
 
-    async def _claimed(self, req: ToolCallRequest, token: str) -> ToolCallResult:
+    async def _claimed(self, req: ToolCallRequest, token: str, began: float) -> ToolCallResult:
         await fault(self._faults, "write.after_claim")
         call = req.call
         tool = self._registry.get(call.name)
@@ -178,10 +180,14 @@ class WriteActivities(ActivityGroup):
         else:
             ctx = tool_context(req.run_id, call.call_id, req.idempotency_key)
             try:
+                # The tool's own attempt bound, as the run's plan holds it: the workflow
+                # asks its probe once that has passed, so the call must not go on past it.
+                left = _left(req.attempt_seconds, began)
                 # Bad arguments are refused before any effect, by contract; an unusable result
                 # comes after a known one; ToolNotApplied and ToolFailedAfterApplying are the
                 # tool's own word on the outcome: all are recorded as plain errors.
-                content, is_error = await call_tool(tool, call, ctx)
+                async with asyncio.timeout(left):
+                    content, is_error = await call_tool(tool, call, ctx)
             except Exception as exc:
                 failed = "the write failed; its outcome is unknown"
                 raise _fatal(req, exc, "write", failed, ErrorType.WRITE_FAILED) from None
@@ -211,6 +217,17 @@ class WriteActivities(ActivityGroup):
             unrecorded = "the write ran but its step could not be recorded"
             raise _fatal(req, exc, "audit of write", unrecorded, ErrorType.AUDIT_FAILED) from None
         return ToolCallResult(call_id=call.call_id, is_error=is_error)
+
+
+def _left(attempt_seconds: float | None, began: float) -> float | None:
+    """What is left of a bounded attempt (None: no bound). None left raises TimeoutError
+    before the call: nothing of it runs."""
+    if attempt_seconds is None:
+        return None
+    left = attempt_seconds - (time.monotonic() - began)
+    if left <= 0:
+        raise TimeoutError("the attempt's bound passed before the call")
+    return left
 
 
 def _fatal(

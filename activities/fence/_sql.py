@@ -4,7 +4,9 @@ States of the fence (four columns of the run row, named once below): empty (no w
 flight) → stamped (token issued) → executing (claimed by the write activity) → empty again
 when its step is recorded (the clear, in the record's own statement), or outcome_unknown
 when the write was interrupted after its claim. A stamped fence nobody claimed is emptied
-by `resolve`, or by `void_unclaimed` when its run settles.
+by `resolve`, or by `void_unclaimed` when its run settles. An outcome_unknown fence found
+"not applied" is voided (`void_in`): emptied but for its token, so a retried reconcile
+step knows the void for its own (`voided_before`).
 """
 
 from typing import Any
@@ -166,9 +168,35 @@ _UNKNOWN = PendingState.OUTCOME_UNKNOWN.value
 def void_unknown(ctx: StoreContext, run_id: str, token: str, key: str) -> bool:
     """A reconcile probe answered "not applied": the interrupted write's fence (this token,
     outcome_unknown, its run RUNNING, no step recorded for the call) is emptied, so the
-    write may be stamped afresh. False when it matched nothing: leave the run as it is."""
+    write may be stamped afresh. True too when it is void already: this very step
+    committed the void, then its worker died before reporting, and the step is retried
+    (`voided_before`). False otherwise: leave the run as it is."""
     with ctx.sessions.begin() as s:
-        return void_in(s, run_id, token, key)
+        return void_in(s, run_id, token, key) or voided_before(s, run_id, token, key)
+
+
+def was_voided(ctx: StoreContext, run_id: str, token: str, key: str) -> bool:
+    """`voided_before`, read on its own: a retried reconcile step asks it before its probe,
+    so a void on record is acted on whatever the probe would say now."""
+    with ctx.sessions.begin() as s:
+        return voided_before(s, run_id, token, key)
+
+
+def voided_before(s: Session, run_id: str, token: str, key: str) -> bool:
+    """Whether the interrupted write's fence of `token` was voided already: its run still
+    RUNNING, the fence empty but for the voided token (`void_in` leaves it, and nothing
+    else writes a token without a call), and no step recorded for the call. A later stamp
+    replaces the token: a void that is not the fence's last answers False."""
+    row = s.execute(select(RunRow.status, CALL_ID, TOKEN).where(RunRow.id == run_id)).first()
+    if row is None or row[0] != _RUNNING or row[1] is not None or row[2] != token:
+        return False
+    return not s.scalar(select(_RECORDED), {"key": key})
+
+
+# A void empties the fence but keeps the voided token, with no call: the mark by which a
+# retried step knows the void is its own (`voided_before`). A fence with no call is empty
+# to every other statement here (the stamp, the claim, the views read the call).
+_VOID = {CALL_ID: None, TOOL: None, STATE: None}
 
 
 def void_in(s: Session, run_id: str, token: str, key: str) -> bool:
@@ -178,7 +206,7 @@ def void_in(s: Session, run_id: str, token: str, key: str) -> bool:
         update(RunRow)
         .where(RunRow.id == run_id, TOKEN == token, STATE == _UNKNOWN,
                RunRow.status == _RUNNING, ~_RECORDED)
-        .values({**EMPTY, RunRow.updated_at: utcnow(), RunRow.revision: RunRow.revision + 1})
+        .values({**_VOID, RunRow.updated_at: utcnow(), RunRow.revision: RunRow.revision + 1})
         .execution_options(synchronize_session=False),
         {"key": key},
     )  # fmt: skip

@@ -6,7 +6,9 @@ the activity is retried) and acts on the answer in the store:
 - applied: the step is recorded with the probe's result and the fence cleared, in one
   transaction (the write's own record, so the run reads as if the write had reported);
 - not applied: the fence (outcome_unknown, its token) is emptied, so the workflow can
-  stamp the write afresh under the same idempotency key;
+  stamp the write afresh under the same idempotency key. A retry of this step after its
+  void committed (its worker died before reporting) finds the fence void already and
+  answers "not applied" again (_sql.voided_before), never "unknown";
 - unknown (or no probe on this worker): nothing changes; the run ends as without a probe.
 """
 
@@ -77,6 +79,11 @@ class ReconcileActivities(ActivityGroup):
             # own step stands; only its fence may be left to clear.
             await db(_sql.clear, self._ctx, req.run_id, token)
             return APPLIED
+        if await db(_sql.was_voided, self._ctx, req.run_id, token, req.idempotency_key):
+            # Voided by an earlier attempt of this step: the probe's answer then stands,
+            # whatever it would say now (a target that went away must not undo it).
+            activity.logger.warning("run %s: write %s already void", req.run_id, call.call_id)
+            return NOT_APPLIED
         tool = self._registry.get(call.name)
         probe = probe_of(tool) if tool is not None else None
         if probe is None:
@@ -99,9 +106,11 @@ class ReconcileActivities(ActivityGroup):
         )
         if answer.verdict == APPLIED:
             await db(self._record, req, token, bounded(answer.result or ""))
+            await fault(self._faults, "reconcile.after_record")
             return APPLIED
         if answer.verdict == NOT_APPLIED:
             voided = await db(_sql.void_unknown, self._ctx, req.run_id, token, req.idempotency_key)
+            await fault(self._faults, "reconcile.after_void")
             return NOT_APPLIED if voided else UNKNOWN
         return UNKNOWN
 

@@ -44,6 +44,9 @@ class TypedTool(ABC, Generic[A]):
     # The write's reconcile probe (activities/ports.Probe); None: an interrupted write of
     # this tool ends its run with the outcome unknown.
     reconcile: Probe | None = None
+    # A write's own bound on one attempt, in seconds (activities/ports.attempt_bound_of);
+    # None: the profile's write_seconds.
+    attempt_seconds: float | None = None
 
     @cached_property
     def spec(self) -> ToolSpec:

@@ -12,6 +12,11 @@ and anything else is a ToolResultError, an error result (the effect, if any, hap
 `@tool(reconcile=probe)` gives a write a reconcile probe: `probe(key, arguments)`, sync or
 async, asks the target system what became of the call with that idempotency key and those
 arguments (a dict, as the model sent them) and returns a `Reconciled`.
+
+`@tool(attempt_seconds=1.0)` declares a write's own bound on one attempt: the attempt is
+cut there (an async function's call is cancelled; a sync one must itself return by then,
+e.g. by its client's timeout), and an interrupted attempt's probe is asked once the bound
+has passed, not after the profile's `write_seconds` (activities/ports.attempt_bound_of).
 """
 
 import asyncio
@@ -31,6 +36,7 @@ from pydantic_core import PydanticSerializationError, to_jsonable_python
 from agentrt.activities.ports import ToolContext, ToolResultError
 from agentrt.activities.toolbox.base import TypedTool
 from agentrt.contracts.enums import ToolEffect
+from agentrt.contracts.plan import checked_attempt_seconds
 from agentrt.contracts.reconcile import Reconciled
 
 # A `@tool` probe: (idempotency key, arguments) -> Reconciled, sync or async.
@@ -55,11 +61,16 @@ class FunctionTool(TypedTool[BaseModel]):
         description: str,
         effect: ToolEffect | None,
         reconcile: ProbeFunction | None = None,
+        attempt_seconds: float | None = None,
     ) -> None:
         if not NAME.match(name):
             raise ValueError(f"tool name {name!r} must match {NAME.pattern}")
         if reconcile is not None and not callable(reconcile):
             raise TypeError(f"tool {name!r}: reconcile must be a function (key, arguments)")
+        self.attempt_seconds = checked_attempt_seconds(attempt_seconds, name)
+        declared = ToolEffect.resolve(effect.value if effect is not None else None)
+        if self.attempt_seconds is not None and declared is not ToolEffect.NON_IDEMPOTENT_WRITE:
+            raise ValueError(f"tool {name!r}: only a non-idempotent write takes attempt_seconds")
         self.fn = fn
         self.name = name
         self.description = description
@@ -157,6 +168,7 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     reconcile: ProbeFunction | None = None,
+    attempt_seconds: float | None = None,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
@@ -168,14 +180,15 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     reconcile: ProbeFunction | None = None,
+    attempt_seconds: float | None = None,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """`@tool` or `@tool(effect=ToolEffect.READ_ONLY, name=..., description=...)`, and for a
-    write `reconcile=probe` (see the module's docstring)."""
+    write `reconcile=probe` and `attempt_seconds=` (see the module's docstring)."""
 
     def make(f: Callable[..., Any]) -> FunctionTool:
         tool_name = name or f.__name__
         text = description or inspect.getdoc(f) or tool_name
         return FunctionTool(f, name=tool_name, description=text, effect=effect,
-                            reconcile=reconcile)  # fmt: skip
+                            reconcile=reconcile, attempt_seconds=attempt_seconds)  # fmt: skip
 
     return make if fn is None else make(fn)

@@ -138,8 +138,10 @@ class McpTool:
         *,
         not_applied_on_error: bool = False,
         probe: McpProbe | None = None,
+        attempt_seconds: float | None = None,
     ) -> None:
         self._conn = conn
+        self.attempt_seconds = attempt_seconds  # the servers file's bound on one attempt
         self._remote = spec.name
         self._schema = dict(spec.input_schema)
         self._effect = effect
@@ -247,6 +249,12 @@ def tools_of(
     if unknown:
         raise ConfigError(f"MCP server {server.name!r}: the file names unknown tool(s): {unknown}")
     effects = {s.name: effect_of(s, server) for s in specs}
+    for bounded in server.attempt_seconds:
+        if effects[bounded] is not ToolEffect.NON_IDEMPOTENT_WRITE:
+            raise ConfigError(
+                f"MCP server {server.name!r}: attempt_seconds {bounded!r}: only a "
+                f"non-idempotent write takes an attempt bound (it is {effects[bounded].value})"
+            )
     for write, read in server.reconcile.items():
         if effects[write] is not ToolEffect.NON_IDEMPOTENT_WRITE:
             raise ConfigError(
@@ -267,6 +275,7 @@ def tools_of(
             probe=McpProbe(conn, by_name[server.reconcile[s.name]])
             if s.name in server.reconcile
             else None,
+            attempt_seconds=server.attempt_seconds.get(s.name),
         )
         for s in specs
     ]

@@ -16,12 +16,18 @@ servers:
     timeout_seconds: 20
     errors_not_applied: [refund]     # or true: an error answer of these writes changed nothing
     reconcile: {refund: refund_status}   # write tool -> its probe, a read tool of this server
+    attempt_seconds: {refund: 5}     # a write's own attempt bound (see below)
 
 A non-idempotent write that answers with an error (an `isError` result, or a protocol
 error) leaves its outcome unknown unless `errors_not_applied` says that, on this server,
 such an error means nothing changed. A probe (activities/toolbox/mcp.py McpProbe) is
 called with `idempotency_key` (and the write's `arguments`, if its schema takes them) and
 answers `{"status": "applied" | "not_applied" | "unknown", "result": "..."}`.
+
+`attempt_seconds` declares, per non-idempotent write, that the server applies nothing of a
+call past that many seconds after it was sent (its own deadline): the write activity cuts
+the call there, and an interrupted write's probe is asked once the bound has passed rather
+than after the profile's `write_seconds` (activities/ports.attempt_bound_of).
 """
 
 import os
@@ -34,6 +40,7 @@ from pydantic import Field, model_validator
 
 from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.errors import ConfigError
+from agentrt.contracts.plan import MAX_ATTEMPT_SECONDS
 from agentrt.contracts.strict import Strict
 from agentrt.core.yaml_file import load_yaml
 
@@ -47,6 +54,9 @@ class _Server(Strict):
     timeout_seconds: float = Field(default=30.0, gt=0, le=3600)
     errors_not_applied: bool | list[str] = False
     reconcile: dict[str, str] = Field(default_factory=dict)
+    attempt_seconds: dict[str, Annotated[float, Field(gt=0, le=MAX_ATTEMPT_SECONDS)]] = Field(
+        default_factory=dict
+    )
 
     def error_not_applied(self, tool: str) -> bool:
         """Whether an error answer of `tool` means, by this file, that nothing changed."""
@@ -57,7 +67,10 @@ class _Server(Strict):
     def named_tools(self) -> set[str]:
         """Every tool this entry names, each to be checked against the server's list."""
         listed = [] if isinstance(self.errors_not_applied, bool) else self.errors_not_applied
-        return {*self.effects, *listed, *self.reconcile, *self.reconcile.values()}
+        return {
+            *self.effects, *listed, *self.reconcile, *self.reconcile.values(),
+            *self.attempt_seconds,
+        }  # fmt: skip
 
     @abstractmethod  # pydantic's model metaclass is an ABCMeta
     def resolved(self, environ: Mapping[str, str]) -> dict[str, str]:

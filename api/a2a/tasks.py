@@ -36,7 +36,6 @@ from agentrt.contracts.errors import (
     RunNotFoundError,
     UnknownProfileError,
 )
-from agentrt.contracts.ids import UPDATE_SUBMIT_INPUT
 from agentrt.contracts.profiles import RegisteredProfile
 from agentrt.contracts.run import prompt_over_cap
 from agentrt.contracts.start import StartRequest
@@ -47,6 +46,7 @@ from agentrt.store.a2a.view import INPUT_REQUIRED, INTERRUPTED, RETAINABLE_LEVEL
 from agentrt.store.profile_registry import ProfileRegistry
 
 MESSAGE_TEXT = "the message text"  # what a prompt-cap refusal calls the text
+SENDER = "agentrt"  # the metadata key of a follow-up's sender in the task's history
 
 
 class TaskService:
@@ -177,11 +177,16 @@ class TaskService:
             raise UnsupportedOperationError(message="The task is not waiting for input")
         text = _follow_up_text(message, self._settings)
         try:
-            follow = InputMessage(message_id=message.message_id, text=text, sent_by=owner)
+            InputMessage(message_id=message.message_id, text=text, sent_by=owner)
         except ValidationError:
             raise InvalidParamsError(message="The message is too long") from None
         stored = message_dict(message)
         stored.update(taskId=rec.id, contextId=rec.context_id)
+        # The history says who sent it, as the run records it: the authenticated owner
+        # (the API attests the message for them; the run takes none it did not attest).
+        meta = stored.get("metadata")
+        stored["metadata"] = {**(meta if isinstance(meta, dict) else {}), SENDER: {
+            "sentBy": owner, "attested": True}}  # fmt: skip
         added = await asyncio.to_thread(
             lambda: self._store.add_client_message(rec.id, owner, stored, when_state=INPUT_REQUIRED)
         )
@@ -189,12 +194,11 @@ class TaskService:
             raise UnsupportedOperationError(message="The task is not waiting for input")
         if not added[1]:
             return added[0], True  # the same message raced in a moment before: a repeat
-        handle = self._client.get_workflow_handle(rec.workflow_id)
         try:
-            await handle.execute_update(
-                UPDATE_SUBMIT_INPUT, follow, id=f"input-{message.message_id}"[:200]
+            await self._runtime.submit_input(
+                rec.workflow_id, message_id=message.message_id, text=text, sent_by=owner
             )
-        except (WorkflowUpdateFailedError, RPCError):
+        except (WorkflowUpdateFailedError, RPCError, InvalidRequestError):
             await asyncio.to_thread(self._store.remove_client_message, rec.id, message.message_id)
             raise UnsupportedOperationError(message="The task is not waiting for input") from None
         return rec, False

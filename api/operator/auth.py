@@ -17,10 +17,11 @@ from agentrt.store.principals import PrincipalStore
 READ, READ_ALL, START = "runs:read", "runs:read-all", "runs:start"
 DECIDE, CANCEL, ADMIN = "runs:decide", "runs:cancel", "admin"
 DECODE = "payloads:decode"  # Temporal Web's codec on this API (api/operator/codec.py)
-# Record what the target system shows of a write whose outcome is unknown.
-RECONCILE = "runs:reconcile"
+# Record what the target system shows of a write whose outcome is unknown: for a run that
+# waits for the answer, and for a run that ended without one.
+RECONCILE, RESOLVE = "runs:reconcile", "runs:resolve"
 
-SCOPES = (READ, READ_ALL, START, DECIDE, CANCEL, RECONCILE, DECODE, ADMIN)
+SCOPES = (READ, READ_ALL, START, DECIDE, CANCEL, RECONCILE, RESOLVE, DECODE, ADMIN)
 
 _bearer = HTTPBearer(auto_error=False, description="An operator API token (agentrt-api token)")
 

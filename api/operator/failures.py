@@ -19,7 +19,9 @@ REASONS: dict[TerminationReason, tuple[str, str]] = {
     ),
     R.INTERRUPTED_WRITE: (
         "A write was interrupted: it may or may not have happened in the target system.",
-        "Ask the target system about the call's idempotency key before retrying anything.",
+        "Ask the target system about the call's idempotency key before retrying anything,"
+        " then record what it showed: `agentrt reconcile RUN_ID applied|not-applied --reason`"
+        " (POST /runs/{id}/resolution, scope runs:resolve).",
     ),
     R.INVALID_OUTPUT: (
         "The model's answer did not match the profile's output schema, after every retry.",
@@ -123,6 +125,13 @@ CODES: dict[ErrorType, str] = {
     E.UNATTESTED_RECONCILIATION: "An answer on a write came without a valid attestation.",
     E.STALE_RECONCILIATION: "An answer named a write or fence the run no longer waits on.",
     E.ALREADY_RECONCILED: "The write was already answered for.",
+    E.SELF_RECONCILIATION: "The initiator answered not applied on their own run (four-eyes).",
+    E.APPROVER_RECONCILIATION: "The write's approver tried to release it again (four-eyes).",
+    E.UNATTESTED_INPUT: "A follow-up message came without a valid attestation of its sender.",
+    E.WRITE_NEVER_CLAIMED: "The write was scheduled again and again and no worker ever started it:"
+    " nothing ran.",
+    E.WRITE_REEXECUTIONS_SPENT: "The write was interrupted and found not applied each time, past"
+    " its bound of re-executions: nothing of it applied.",
     E.ITERATIONS_OVER_CEILING: (
         "The run asked for more rounds than this worker's AGENTRT_MAX_ITERATIONS_CEILING allows."
     ),

@@ -11,19 +11,27 @@ from pydantic import BaseModel, Field
 
 from agentrt.api.operator import auth
 from agentrt.api.operator.auth import Principal
-from agentrt.api.operator.errors import RESPONSES, bad_request, conflict, not_found
+from agentrt.api.operator.errors import RESPONSES, OpsError, bad_request, conflict, not_found
 from agentrt.api.operator.routes import State, run_id_of
 from agentrt.api.operator.views import RunOut
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import (
+    AgentRuntimeError,
+    ApproverReconciliationError,
     InvalidRequestError,
     ReconcileError,
+    ResolutionError,
     RunNotFoundError,
+    SelfReconciliationError,
 )
 from agentrt.contracts.reconcile import MAX_RESULT_CHARS
-from agentrt.contracts.reconcile_answer import Answer, Then
+from agentrt.contracts.reconcile_answer import Answer, Resolved, Then
 
 router = APIRouter(responses=RESPONSES)
+FOUR_EYES = {
+    SelfReconciliationError.code: "four-eyes: the initiator may not answer not_applied",
+    ApproverReconciliationError.code: "four-eyes: the write's approver may not retry it",
+}
 
 
 class ReconcileIn(BaseModel):
@@ -61,10 +69,52 @@ async def reconcile(
         after = await state.require_runtime().reconcile(
             view.run_id, answered_by=who.name, **body.model_dump()
         )
-    except RunNotFoundError:
-        raise not_found(view.run_id) from None
-    except ReconcileError as exc:
-        raise conflict(exc.code, str(exc)) from None
-    except InvalidRequestError as exc:
-        raise bad_request("invalid_request", str(exc)) from None
+    except AgentRuntimeError as exc:
+        raise _refused(exc, view.run_id) from None
     return ReconcileOut(answered_by=who.name, answer=body.answer, run=await state.out(after))
+
+
+class ResolutionIn(BaseModel):
+    call_id: str = Field(min_length=1, max_length=200, description="the ended run's write")
+    fence: str = Field(min_length=1, max_length=64, description="the write's fence")
+    outcome: Resolved = Field(description="what the target system shows")
+    note: str = Field(min_length=1, max_length=2000, description="what was checked (audited)")
+
+
+class ResolutionOut(BaseModel):
+    resolved_by: str
+    outcome: Resolved
+    run: RunOut
+
+
+@router.post("/runs/{run_id}/resolution", response_model=ResolutionOut, tags=["approvals"])
+async def resolution(
+    run_id: str,
+    body: ResolutionIn,
+    state: State,
+    who: Annotated[Principal, Depends(auth.require(auth.RESOLVE))],
+) -> ResolutionOut:
+    """Record what the target system shows of the write of a run that ended with its outcome
+    unknown, as the authenticated principal."""
+    view = await state.visible(run_id_of(run_id), who.visible_to)
+    try:
+        after = await state.require_runtime().resolve(
+            view.run_id, resolved_by=who.name, **body.model_dump()
+        )
+    except AgentRuntimeError as exc:
+        raise _refused(exc, view.run_id) from None
+    return ResolutionOut(resolved_by=who.name, outcome=body.outcome, run=await state.out(after))
+
+
+def _refused(exc: AgentRuntimeError, run_id: str) -> Exception:
+    """The typed error an answer's or a resolution's refusal is, in the API's terms; any
+    other error as it is."""
+    if isinstance(exc, RunNotFoundError):
+        return not_found(run_id)
+    if isinstance(exc, SelfReconciliationError | ApproverReconciliationError):
+        return OpsError(403, exc.code, FOUR_EYES[exc.code])
+    if isinstance(exc, ReconcileError | ResolutionError):
+        return conflict(exc.code, str(exc))
+    if isinstance(exc, InvalidRequestError):
+        return bad_request("invalid_request", str(exc))
+    return exc

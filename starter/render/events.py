@@ -58,6 +58,14 @@ def _summary(e: EventView) -> str:
             )
             why = p.get("content") or f"{p.get('content_size', 0)} characters withheld"
             return f"answer rejected ({rules or 'invalid'}): {shorten(why, 200)}"
+        case EventKind.WRITE_RESOLVED:
+            note = f": {shorten(p['note'], 60)}" if p.get("note") else ""
+            what = f"{p.get('tool')} ({p.get('call_id')}) {p.get('outcome')}"
+            return f"{what}, by {p.get('resolved_by')}{note}"
+        case EventKind.INPUT_REFUSED:
+            who = str(p.get("sent_by")).removeprefix(UNAUTHENTICATED)
+            why = f"{p.get('attestation')} attestation"
+            return f"input {p.get('message_id')} from {who} refused: {why}"
         case EventKind.CANCEL:
             return f"cancelled by {p.get('by')}" + (f": {p['note']}" if p.get("note") else "")
         case EventKind.RUN_COMPLETED:

@@ -13,11 +13,11 @@ from temporalio.testing import ActivityEnvironment
 
 from agentrt import ToolContext, ToolEffect, tool
 from agentrt.activities.fence import WriteActivities, _sql
-from agentrt.activities.ports import ToolInputError, ToolResultError
+from agentrt.activities.ports import ToolInputError, ToolResultError, attempt_bound_of
 from agentrt.activities.registry import ToolRegistry
 from agentrt.activities.toolbox.decorator import FunctionTool
 from agentrt.activities.tools import GENERIC_TOOL_ERROR, ToolActivities
-from agentrt.contracts.errors import ErrorType
+from agentrt.contracts.errors import ConfigError, ErrorType
 from agentrt.contracts.ids import idempotency_key
 from agentrt.contracts.run import FenceRequest
 from agentrt.store.runs import RunStore
@@ -252,3 +252,26 @@ async def test_a_user_write_with_an_unusable_result_is_recorded_and_one_that_rai
     run_id, failed = await write("failing_write")
     assert isinstance(failed, ApplicationError) and failed.type == ErrorType.WRITE_FAILED.value
     assert ran[-1] == run_id and len(ran) == 2
+
+
+def test_a_write_declares_its_attempt_bound_and_only_a_write_may() -> None:
+    @tool(attempt_seconds=1)
+    def book(amount: int) -> str:
+        """Book (not idempotent)."""
+        return "booked"
+
+    assert book.attempt_seconds == 1.0
+    assert attempt_bound_of(book) == 1.0
+    assert attempt_bound_of(tool(name="plain")(lambda: "x")) is None  # none: write_seconds
+    for bad in (0, -1, float("nan"), 3601, True, "1"):
+        with pytest.raises(ValueError, match="attempt_seconds"):
+            tool(name="bad", attempt_seconds=bad)(lambda: "x")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="only a non-idempotent write"):
+        tool(name="read", effect=ToolEffect.READ_ONLY, attempt_seconds=1)(lambda: "x")
+
+
+def test_a_tool_class_with_a_bad_attempt_bound_is_a_config_error_at_start() -> None:
+    odd = tool(name="odd")(lambda: "x")
+    odd.attempt_seconds = 7200.0  # as a tool class's attribute would say, unchecked
+    with pytest.raises(ConfigError, match="attempt_seconds"):
+        ToolRegistry([odd])

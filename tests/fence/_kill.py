@@ -39,25 +39,40 @@ class Killer:
     markers: Path  # where the blocked worker drops its marker file
 
     async def kill_at(
-        self, point: str, prompt: str = PROMPT, profile: str = "fast-writes"
+        self,
+        point: str,
+        prompt: str = PROMPT,
+        profile: str = "fast-writes",
+        env: dict[str, str] | None = None,
     ) -> Killed:
         """Start `prompt` in `profile` (short write timeouts) on a worker that blocks at
         `point`, and SIGKILL that worker's process group once it is there."""
-        faulty = self.pool.spawn(
-            worker_env(
-                self.settings,
-                temporal_address=self.address,
-                task_queue=self.task_queue,
-                block_at=point,
-                marker_dir=self.markers,
-            )
-        )
+        faulty = self._armed(point, env)
         started = time.monotonic()
         run_id = await self.runtime.start(profile, prompt)
         await wait_for_marker(self.markers / point, faulty, within=30.0)
         reached = time.monotonic()
         faulty.kill()
         return Killed(run_id, started, reached, time.monotonic())
+
+    async def kill_next_at(self, point: str, env: dict[str, str] | None = None) -> None:
+        """A successor that takes the run over and blocks at `point` (a later step of the
+        same write: its reconciliation, its re-execution), SIGKILLed there in turn."""
+        marker = self.markers / point
+        marker.unlink(missing_ok=True)  # a point reached before, by the worker killed last
+        faulty = self._armed(point, env)
+        await wait_for_marker(marker, faulty, within=90.0)
+        faulty.kill()
+
+    def _armed(self, point: str, env: dict[str, str] | None) -> WorkerProcess:
+        armed = worker_env(
+            self.settings,
+            temporal_address=self.address,
+            task_queue=self.task_queue,
+            block_at=point,
+            marker_dir=self.markers,
+        )
+        return self.pool.spawn({**armed, **(env or {})})
 
     def fresh(self, **extra_env: str) -> WorkerProcess:
         """A worker with no fault point armed (and `extra_env` set)."""

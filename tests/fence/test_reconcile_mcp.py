@@ -6,6 +6,7 @@ import sys
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +19,12 @@ from agentrt.activities.toolbox.mcp import flatten, open_mcp_toolboxes
 from agentrt.activities.toolbox.mcp_config import load_mcp_config
 from agentrt.contracts.enums import EventKind, PendingState
 from agentrt.contracts.errors import ConfigError
+from agentrt.contracts.ids import ACT_WRITE_EXECUTE
 from agentrt.contracts.views import EventView, RunView
+from agentrt.workflows.fence import WRITE_HEADROOM_SECONDS
 from tests._rules import Scripted, new_queue, one_call, scripted_profile, scripted_worker
 from tests.fence.mcp_ledger import rows
+from tests.workflows._replay import fetch
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES = one_call(
@@ -40,13 +44,17 @@ def _server(ledger: Path, mode: str, **extra: Any) -> dict[str, Any]:
     }
 
 
+def _file(tmp_path: Path, server: dict[str, Any]) -> Path:
+    path = tmp_path / f"mcp-{uuid.uuid4().hex[:6]}.yaml"
+    path.write_text(yaml.safe_dump({"servers": [server]}))
+    return path
+
+
 @asynccontextmanager
 async def _runtime(
     client: Client, settings: Settings, tmp_path: Path, server: dict[str, Any]
 ) -> AsyncIterator[Scripted]:
-    path = tmp_path / f"mcp-{uuid.uuid4().hex[:6]}.yaml"
-    path.write_text(yaml.safe_dump({"servers": [server]}))
-    boxes, close = await open_mcp_toolboxes(load_mcp_config(path, {}))
+    boxes, close = await open_mcp_toolboxes(load_mcp_config(_file(tmp_path, server), {}))
     profile = scripted_profile("refunder", "You refund.", "shop", new_queue())
     try:
         toolboxes = [Toolbox(name, tools) for name, tools in boxes]
@@ -131,6 +139,8 @@ async def test_an_mcp_error_means_not_applied_only_where_the_servers_file_says_s
         ({"errors_not_applied": ["nope"]}, r"unknown tool\(s\): \['nope'\]"),
         ({"reconcile": {"refund_status": "refund_status"}}, "only a non-idempotent write"),
         ({"reconcile": {"refund": "refund"}}, "its probe 'refund' must be READ_ONLY"),
+        ({"attempt_seconds": {"nope": 2}}, r"unknown tool\(s\): \['nope'\]"),
+        ({"attempt_seconds": {"refund_status": 2}}, "only a non-idempotent write takes"),
     ],
 )
 async def test_a_bad_probe_entry_is_a_config_error_at_start(
@@ -153,3 +163,26 @@ async def test_the_probe_is_named_on_the_tool_spec(tmp_path: Path) -> None:
     assert tools["shop.refund"].spec.reconcile == "shop.refund_status"
     assert tools["shop.refund_status"].spec.reconcile is None
     assert "reconcile" not in tools["shop.refund"].spec.model_dump()  # never sent to a model
+
+
+async def test_a_write_declares_its_attempt_bound_in_the_servers_file(
+    client: Client, settings: Settings, tmp_path: Path
+) -> None:
+    """The bound reaches the run's plan, and with it the write's time bound: the bound and
+    the headroom (workflows/fence.py), not the profile's write_seconds (60 s)."""
+    ledger = tmp_path / "ledger.jsonl"
+    server = _server(ledger, "ok", attempt_seconds={"refund": 2}, **PROBED)
+    async with _runtime(client, settings, tmp_path, server) as w:
+        view = await w.runtime.run(w.profile, "Please refund o-9")
+        history = await fetch(client, view.run_id)
+    assert view.status is RunStatus.COMPLETED and len(rows(ledger)) == 1
+    [write] = [
+        e.activity_task_scheduled_event_attributes
+        for e in history.events
+        if e.activity_task_scheduled_event_attributes.activity_type.name == ACT_WRITE_EXECUTE
+    ]
+    assert write.start_to_close_timeout.ToTimedelta() == timedelta(
+        seconds=2 + WRITE_HEADROOM_SECONDS
+    )
+    with pytest.raises(ConfigError, match="greater than 0"):  # a positive bound
+        load_mcp_config(_file(tmp_path, {**server, "attempt_seconds": {"refund": 0}}), {})

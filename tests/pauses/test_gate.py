@@ -5,7 +5,9 @@ from datetime import UTC, datetime
 
 from agentrt.contracts.a2a import InputMessage
 from agentrt.contracts.approval import ApprovalDecision, PendingApproval
-from agentrt.workflows.pauses_gate import ApprovalGate, InputPause, Refusal
+from agentrt.contracts.errors import ErrorType
+from agentrt.contracts.reconcile_answer import ReconcileAnswer
+from agentrt.workflows.pauses_gate import ApprovalGate, InputPause, ReconcileGate, Refusal
 
 
 def _pending(digest: str = "a" * 64) -> PendingApproval:
@@ -50,3 +52,26 @@ def test_the_input_pause_takes_one_message_per_pause_and_records_it_on_close() -
     assert pause.recorded == {"m1"} and not pause.accepts()
     # A message arriving after the pause closed is not taken (the handler refuses it).
     assert not pause.take(InputMessage(message_id="m3", text="late")) and pause.message is None
+
+
+def test_four_eyes_binds_the_answers_that_run_a_write_again() -> None:
+    gate = ReconcileGate(four_eyes=True, initiator="alice")
+    gate.open("r1.1", "f1", approver="bob")
+
+    def answer(by: str, what: str, then: str = "retry") -> ReconcileAnswer:
+        result = "done" if what == "applied" else None
+        return ReconcileAnswer.model_validate(
+            {"call_id": "r1.1", "fence": "f1", "answer": what, "then": then,
+             "answered_by": by, "result": result}
+        )  # fmt: skip
+
+    assert gate.check(answer("alice", "not_applied")) == ErrorType.SELF_RECONCILIATION
+    assert gate.check(answer("alice", "not_applied", "error")) == ErrorType.SELF_RECONCILIATION
+    assert gate.check(answer("bob", "not_applied")) == ErrorType.APPROVER_RECONCILIATION
+    assert gate.check(answer("bob", "not_applied", "error")) is None  # runs nothing again
+    assert gate.check(answer("carol", "not_applied")) is None
+    for by in ("alice", "bob"):
+        assert gate.check(answer(by, "applied")) is None
+        assert gate.check(answer(by, "give_up")) is None
+    gate.four_eyes = False
+    assert gate.check(answer("alice", "not_applied")) is None

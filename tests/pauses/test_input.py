@@ -7,11 +7,11 @@ import uuid
 from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 
-from agentrt.contracts.a2a import InputMessage
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.ids import UPDATE_SUBMIT_INPUT
 from agentrt.core.settings import Settings
+from agentrt.starter._inputs import attested_input
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.runs import RunStore
 from agentrt.workers.compose import WorkerResources
@@ -35,7 +35,8 @@ async def test_two_follow_ups_in_one_pause_record_one_and_refuse_the_other(
     sent = [
         asyncio.create_task(
             handle.execute_update(
-                UPDATE_SUBMIT_INPUT, InputMessage(message_id=m, text="order 1042", sent_by="t")
+                UPDATE_SUBMIT_INPUT,
+                attested_input(runs.sealer, run_id, message_id=m, text="order 1042", sent_by="t"),
             )
         )
         for m in ("m2", "m3")

@@ -14,6 +14,7 @@ from agentrt.contracts.enums import PendingState, RunStatus, TerminationReason
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.context import StoreContext
 from agentrt.store.demo import DemoWorld
+from agentrt.workflows.fence_bounds import FENCE_BOUNDS
 from tests.conftest import FailTimes, FaultHook, UnknownOutcome
 from tests.workflows._waiting import until_status
 
@@ -50,15 +51,45 @@ PROBED: dict[str, tuple[str, str]] = {
 }
 
 
+# The one path that records a patch marker: a refund scheduled past the combined bound of
+# earlier builds (five schedules), behind `fence-bounds` (workflows/fence_bounds.py).
+MARKED = {"fence_bounds": [FENCE_BOUNDS]}
+
+
 async def reconciled_runs(make_runtime: MakeRuntime, ctx: StoreContext) -> dict[str, str]:
-    """Every path of PROBED and ANSWERS, at once (each on its own worker and fault hook, all
-    on the store `ctx`): their run ids, by path."""
-    names = [*PROBED, *ANSWERS]
+    """Every path of PROBED and ANSWERS, and the refund past five schedules, at once (each
+    on its own worker and fault hook, all on the store `ctx`): their run ids, by path."""
+    names = [*PROBED, *ANSWERS, "fence_bounds"]
     ids = await asyncio.gather(
         *(_probed(make_runtime, ctx, name) for name in PROBED),
         *(_answered(make_runtime, ctx, name) for name in ANSWERS),
+        _past_five(make_runtime, ctx),
     )
     return dict(zip(names, ids, strict=True))
+
+
+class ClaimedThriceUnclaimedTwice:
+    """The refund interrupted after its claim at its first, third and fifth schedules (the
+    probe finds it not applied: it runs again), never claimed at its second and fourth."""
+
+    def __init__(self) -> None:
+        self.schedules = 0
+
+    def __call__(self, point: str) -> None:
+        if point == "write.before_claim":
+            self.schedules += 1
+            if self.schedules in (2, 4):
+                raise RuntimeError("the worker stopped before the claim")
+        if point == "write.after_claim" and self.schedules in (1, 3, 5):
+            raise RuntimeError("interrupted after the claim")
+
+
+async def _past_five(make_runtime: MakeRuntime, ctx: StoreContext) -> str:
+    async with make_runtime(ClaimedThriceUnclaimedTwice()) as runtime:
+        done = await runtime.run(PROBE_PROFILE, PROMPT)
+    assert done.status is RunStatus.COMPLETED, ("fence_bounds", done)
+    assert DemoWorld(ctx).ledger_count(run_id=done.run_id) == 1
+    return done.run_id
 
 
 async def _probed(make_runtime: MakeRuntime, ctx: StoreContext, name: str) -> str:

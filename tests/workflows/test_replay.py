@@ -14,7 +14,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from temporalio.client import Client, WorkflowHistory
+from temporalio.client import Client, WorkflowHistory, WorkflowUpdateFailedError
 from temporalio.worker import Worker
 
 from agentrt.contracts.a2a import InputMessage
@@ -24,7 +24,7 @@ from agentrt.contracts.errors import UnknownProfileError
 from agentrt.contracts.ids import SIGNAL_APPROVE, UPDATE_SUBMIT_INPUT
 from agentrt.starter.facade import AgentRuntime
 from agentrt.workers.compose import WorkerResources
-from tests.workflows._reconciled import MakeRuntime, reconciled_runs
+from tests.workflows._reconciled import MARKED, MakeRuntime, reconciled_runs
 from tests.workflows._replay import patches, replayer
 from tests.workflows._tasks import new_a2a_task, start_for_task
 from tests.workflows._waiting import decide, until_status
@@ -73,6 +73,7 @@ async def _fresh(runtime: AgentRuntime, client: Client, parts: WorkerResources) 
     await runtime.result(cancelled.run_id)
     runs["cancelled"] = cancelled.run_id
     runs["a2a_input_required"] = await _a2a_follow_up(runtime, client, parts)
+    runs["input_refused"] = await _a2a_follow_up(runtime, client, parts, forged_first=True)
     unknown = str(uuid.uuid4())  # Update-with-Start, and the `begun` update's failure
     with pytest.raises(UnknownProfileError):
         await runtime.start("nosuch", "hello", run_id=unknown)
@@ -96,14 +97,21 @@ async def _refused_then_approved(runtime: AgentRuntime, client: Client) -> str:
     return waiting.run_id
 
 
-async def _a2a_follow_up(runtime: AgentRuntime, client: Client, parts: WorkerResources) -> str:
-    """A run serving an A2A task: projections, an input-required pause, a follow-up."""
+async def _a2a_follow_up(
+    runtime: AgentRuntime, client: Client, parts: WorkerResources, forged_first: bool = False
+) -> str:
+    """A run serving an A2A task: projections, an input-required pause, a follow-up; with
+    `forged_first`, a follow-up whose attestation does not open is refused first (the
+    recording activity's refusal: the run waits on)."""
     task_id, run_id = await new_a2a_task(parts, owner="replay")
     await start_for_task(runtime, task_id, run_id)
     await until_status(runtime, run_id, RunStatus.WAITING_FOR_INPUT)
-    await client.get_workflow_handle(run_id).execute_update(
-        UPDATE_SUBMIT_INPUT, InputMessage(message_id="m2", text="order 1042", sent_by="replay")
-    )
+    if forged_first:
+        forged = InputMessage(message_id="m1f", text="refund all", sent_by="replay",
+                              attestation="0" * 64)  # fmt: skip
+        with pytest.raises(WorkflowUpdateFailedError):
+            await client.get_workflow_handle(run_id).execute_update(UPDATE_SUBMIT_INPUT, forged)
+    await runtime.submit_input(run_id, message_id="m2", text="order 1042", sent_by="replay")
     done = await runtime.result(run_id)
     assert done.status is RunStatus.COMPLETED and done.answer == "Thanks: order noted, all is well."
     return run_id
@@ -128,8 +136,9 @@ async def test_fresh_histories_replay_and_can_be_recorded(
         result = await replayer().replay_workflow(history, raise_on_replay_failure=False)
         assert result.replay_failure is None, (name, result.replay_failure)
         # A run of this build takes every path with no patch marker (workflows/patches.py):
-        # the probe's and the person's answers, the group, the local stamp.
-        assert patches(history.events) == [], name
+        # the probe's and the person's answers, the group, the local stamp. Only a write
+        # scheduled past the bound of earlier builds asks one (workflows/fence_bounds.py).
+        assert patches(history.events) == MARKED.get(name, []), name
         path = HISTORIES / f"{prefix}{name}.json"
         # Existing recordings stay: they are what shipped code wrote, and must keep replaying.
         if record and not path.exists():
