@@ -15,6 +15,7 @@ from collections.abc import Iterator
 import pytest
 from google.genai import types
 from temporalio.exceptions import ApplicationError
+from temporalio.testing import ActivityEnvironment
 
 from agentrt.activities._common import expected_failure
 from agentrt.activities.providers._native import Names
@@ -122,7 +123,8 @@ def test_the_warning_line_of_a_provider_failure_says_only_a_known_shape(
     caplog.set_level(logging.INFO)
     for kind in (ErrorType.PROVIDER_REJECTED, ErrorType.PROVIDER_UNAVAILABLE):
         exc = ApplicationError(f"HTTP 400 from provider p (bad request) {CANARY}", type=kind.value)
-        expected_failure(exc, "run r round 1: p:m")
+        # In an activity, as it always runs: a retried kind's line names its attempt.
+        ActivityEnvironment().run(expected_failure, exc, "run r round 1: p:m")
     logged = "\n".join(r.getMessage() for r in caplog.records)
     assert CANARY not in logged
     assert WITHHELD in logged  # the rejection's one line, with its text withheld
