@@ -75,6 +75,11 @@ TASK_DONE = (EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED,)
 TASK_ENDED = (*TASK_DONE, EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED)
 
 
+def has(kind: EventType.ValueType) -> Callable[[Sequence[HistoryEvent]], bool]:
+    """A history predicate: an event of `kind` is recorded."""
+    return lambda events: any(e.event_type == kind for e in events)
+
+
 def taken_after(
     mark: EventType.ValueType, ends: Sequence[EventType.ValueType] = TASK_DONE
 ) -> Callable[[Sequence[HistoryEvent]], bool]:
@@ -115,6 +120,16 @@ async def until_admitted(client: Client, run_id: str, update_id: str, within: fl
         return True
 
     await until(admitted, f"admitted update {update_id} of {run_id}", within)
+
+
+async def until_closed(client: Client, run_id: str, within: float = 30.0) -> None:
+    """Until the run's workflow has closed, however it ended: nothing of it runs after."""
+    handle = client.get_workflow_handle(run_id)
+
+    async def closed() -> bool:
+        return (await handle.describe()).close_time is not None
+
+    await until(closed, f"closed workflow {run_id}", within)
 
 
 class Calls:
