@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from playwright.async_api import Browser, Page, async_playwright
+from playwright.async_api import Browser, Page, async_playwright, expect
 from temporalio.client import Client
 
 from agentrt.core.devserver import free_port, start_dev_server, wait_for_port
@@ -60,6 +60,9 @@ async def page(browser: Browser, request: pytest.FixtureRequest) -> AsyncIterato
     context = await browser.new_context(viewport={"width": width, "height": height})
     p = await context.new_page()
     p.set_default_timeout(15_000)
+    # `expect` waits for what the page shows; its bound, as the page's (5 s by default),
+    # only says when to give up, which a loaded machine (the suite runs in parallel) needs.
+    expect.set_options(timeout=15_000)
     try:
         yield p
     finally:

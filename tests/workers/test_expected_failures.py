@@ -23,6 +23,7 @@ from agentrt.store.runs import RunStore
 from agentrt.workers.compose import WorkerResources
 from tests.activities.test_openai_provider import Canned, FakeServer
 from tests.workers.test_worker_process import _env, _spawn
+from tests.workflows._waiting import until
 
 KEY = "sk-live-0123456789abcdefghij"
 LITELLM_400 = {
@@ -73,7 +74,12 @@ async def test_expected_failures_are_one_line_and_keep_the_status_not_the_body(
         reason = failed.payload["error"]
         assert reason == "HTTP 400 from provider proxy (bad request) [invalid_request_error]"
         assert reason in event_text(failed).plain
-        await asyncio.sleep(1.0)  # let the worker flush its log lines
+
+        async def logged() -> bool:  # both failures' lines are out before the worker stops
+            out = log.read_text()
+            return "unknown agent profile 'nosuch'" in out and "HTTP 400 from provider" in out
+
+        await until(logged, "the worker's log lines of both failures")
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         try:
