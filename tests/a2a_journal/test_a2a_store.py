@@ -257,8 +257,10 @@ def test_rotation_reseals_every_sealed_column_under_the_active_key(own_db: str) 
 
 def _until_blocked_by(session: Session, within: float = 30.0) -> None:
     """Until another PostgreSQL backend waits on a lock this session's transaction holds."""
+    # pg_locks, not pg_stat_activity: that one is read once per transaction (a snapshot).
     blocked = text(
-        "SELECT count(*) FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))"
+        "SELECT count(*) FROM pg_locks"
+        " WHERE NOT granted AND pg_backend_pid() = ANY(pg_blocking_pids(pid))"
     )
     deadline = time.monotonic() + within
     while not session.execute(blocked).scalar():
