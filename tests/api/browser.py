@@ -35,6 +35,9 @@ ARGS = [
 ]
 
 
+PAGE_WAIT_MS = 30_000
+
+
 def shot(name: str) -> Path:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     return SCREENSHOTS / name
@@ -59,10 +62,10 @@ async def page(browser: Browser, request: pytest.FixtureRequest) -> AsyncIterato
     width, height = getattr(request.module, "VIEWPORT", (1100, 800))
     context = await browser.new_context(viewport={"width": width, "height": height})
     p = await context.new_page()
-    p.set_default_timeout(15_000)
-    # `expect` waits for what the page shows; its bound, as the page's (5 s by default),
-    # only says when to give up, which a loaded machine (the suite runs in parallel) needs.
-    expect.set_options(timeout=15_000)
+    # Both bounds only say when to give up waiting for what the page shows (a passing test
+    # goes on as soon as it shows): generous, for a machine the parallel suite loads.
+    p.set_default_timeout(PAGE_WAIT_MS)
+    expect.set_options(timeout=PAGE_WAIT_MS)
     try:
         yield p
     finally:
