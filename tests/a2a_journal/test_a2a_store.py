@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import delete, event, select, update
+from sqlalchemy import delete, event, select, text, update
+from sqlalchemy.orm import Session
 from temporalio.exceptions import ApplicationError
 
 from agentrt.activities.a2a import project
@@ -254,6 +255,19 @@ def test_rotation_reseals_every_sealed_column_under_the_active_key(own_db: str) 
         engine.dispose()
 
 
+def _until_blocked_by(session: Session, within: float = 30.0) -> None:
+    """Until another PostgreSQL backend waits on a lock this session's transaction holds."""
+    # pg_locks, not pg_stat_activity: that one is read once per transaction (a snapshot).
+    blocked = text(
+        "SELECT count(*) FROM pg_locks"
+        " WHERE NOT granted AND pg_backend_pid() = ANY(pg_blocking_pids(pid))"
+    )
+    deadline = time.monotonic() + within
+    while not session.execute(blocked).scalar():
+        assert time.monotonic() < deadline, "nothing ever waited on this transaction's locks"
+        time.sleep(0.01)
+
+
 @pytest.mark.skipif(backend() != "postgres", reason="row locks: SQLite takes the database lock")
 def test_a_purge_waits_for_a_projection_in_flight_instead_of_deadlocking(
     parts: WorkerResources,
@@ -274,7 +288,9 @@ def test_a_purge_waits_for_a_projection_in_flight_instead_of_deadlocking(
         s.execute(select(RunRow.id).where(RunRow.id == run_id).with_for_update())
         purger = threading.Thread(target=purge)
         purger.start()
-        time.sleep(0.5)  # the purge is now waiting on whichever row it locks first
+        # The purge is now waiting on whichever row it locks first: on a lock this
+        # transaction holds.
+        _until_blocked_by(s)
         s.execute(select(A2ATaskRow.id).where(A2ATaskRow.id == task_id).with_for_update())
     purger.join(timeout=30)
     assert not errors, errors

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from playwright.async_api import Browser, Page, async_playwright
+from playwright.async_api import Browser, Page, async_playwright, expect
 from temporalio.client import Client
 
 from agentrt.core.devserver import free_port, start_dev_server, wait_for_port
@@ -33,6 +33,9 @@ ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
+
+
+PAGE_WAIT_MS = 30_000
 
 
 def shot(name: str) -> Path:
@@ -59,7 +62,10 @@ async def page(browser: Browser, request: pytest.FixtureRequest) -> AsyncIterato
     width, height = getattr(request.module, "VIEWPORT", (1100, 800))
     context = await browser.new_context(viewport={"width": width, "height": height})
     p = await context.new_page()
-    p.set_default_timeout(15_000)
+    # Both bounds only say when to give up waiting for what the page shows (a passing test
+    # goes on as soon as it shows): generous, for a machine the parallel suite loads.
+    p.set_default_timeout(PAGE_WAIT_MS)
+    expect.set_options(timeout=PAGE_WAIT_MS)
     try:
         yield p
     finally:

@@ -166,7 +166,8 @@ async def test_subscribing_to_an_input_required_task_stays_open_until_it_is_term
 
     watcher = asyncio.create_task(subscribe())
     await asyncio.wait_for(snapshot.wait(), 30)
-    await asyncio.sleep(1.0)  # main closed the stream here, right after the snapshot
+    # main closed the stream right after the snapshot: then it would hold the snapshot's
+    # INPUT_REQUIRED alone, never the COMPLETED that the answer below leads to.
     assert not watcher.done(), f"the stream closed at {states}"
     async with live.client() as sdk:
         await sdk.send_message(_message("order 1042", first.id)).__anext__()

@@ -74,10 +74,12 @@ async def test_four_eyes_by_principal_then_approve_audited_with_the_principal(li
 async def test_inbox_shows_arguments_at_full_privacy_oldest_first_and_deny(live: Live) -> None:
     alice, bob = name("alice"), name("bob")
     async with http(live, token(live, alice, "runs:start", "runs:read", "runs:decide")) as c:
+        # The inbox is oldest first by the time a run began to wait: the second starts once
+        # the first waits (started together, either may get there first).
         first = (await start(c, "helper", REFUND))["run_id"]
+        await wait_status(c, first, "WAITING_FOR_APPROVAL")
         second = (await start(c, "helper", REFUND))["run_id"]
-        for run_id in (first, second):
-            await wait_status(c, run_id, "WAITING_FOR_APPROVAL")
+        await wait_status(c, second, "WAITING_FOR_APPROVAL")
         inbox = (await c.get("/inbox")).json()
         assert [r["run_id"] for r in inbox] == [first, second]  # only hers, oldest first
         call = inbox[0]["pending_approval"]["calls"][0]

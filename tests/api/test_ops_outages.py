@@ -14,6 +14,7 @@ import pytest_asyncio
 from sqlalchemy.engine import make_url
 from temporalio.client import Client
 
+from agentrt.api.a2a.delivery import PushDelivery
 from agentrt.api.metrics import ApiMetrics
 from agentrt.api.settings import ApiSettings
 from agentrt.starter import remote
@@ -32,6 +33,7 @@ from tests.api.ops_helpers import (
     token,
     wait_status,
 )
+from tests.workflows._waiting import until, watch
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -130,6 +132,7 @@ async def test_a_read_with_the_database_gone_is_503_store_unavailable(
     a2a_parts: WorkerResources,
     proxy_to: list[FlakyProxy],
     caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     url = make_url(a2a_settings.database.resolved_url())
     database = _proxy(proxy_to, url.host or "127.0.0.1", url.port or 5432)
@@ -143,7 +146,18 @@ async def test_a_read_with_the_database_gone_is_503_store_unavailable(
             database.cut()
             async with http(live, secret) as api:
                 reply = await api.get("/runs")
-            await asyncio.sleep(1.0)  # push delivery polls the database every 50 ms
+            # Push delivery noticed (one line), then went on failing round after round: each
+            # of those rounds would have said it again.
+            ticks = watch(monkeypatch, PushDelivery, "tick")
+
+            async def paused() -> bool:
+                return any(
+                    r.getMessage().startswith("push delivery paused") for r in caplog.records
+                )
+
+            await until(paused, "push delivery paused")
+            mark = len(ticks.raised)
+            await ticks.until(lambda c: len(c.raised) >= mark + 2, "two more failed rounds")
             # What the AgentrtStoreUnavailable alert reads, and the 503 by route template.
             down = await asyncio.to_thread(metrics.registry.get_sample_value, "agentrt_store_up")
     assert down == 0

@@ -7,11 +7,14 @@ import uuid
 import pytest
 from temporalio.client import Client
 
+from agentrt.contracts.errors import RunIdTakenError
 from agentrt.contracts.ids import WORKFLOW_AGENT_RUN
 from agentrt.contracts.run import RunRequest
+from agentrt.starter.facade import AgentRuntime
 from agentrt.workers.main import make_worker
 from tests.api.conftest import Live
 from tests.api.ops_helpers import LOOKUP, REFUND, error_type, http, name, start, token, wait_status
+from tests.workflows._waiting import watch
 
 
 async def test_openapi_document_lists_every_operator_route(live: Live) -> None:
@@ -81,7 +84,7 @@ async def test_a_start_with_its_own_run_id_is_safe_to_retry(live: Live) -> None:
 
 
 async def test_a_repeated_start_temporal_accepted_before_its_row_is_written_gets_its_run(
-    live: Live, client: Client
+    live: Live, client: Client, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The start's answer was lost after Temporal accepted it: the retry meets a workflow of
     that id whose row no worker has written yet. It waits for the row, then answers 200."""
@@ -96,8 +99,11 @@ async def test_a_repeated_start_temporal_accepted_before_its_row_is_written_gets
     )
     body = {"profile": "helper", "prompt": LOOKUP, "run_id": run_id}
     async with http(live, token(live, alice, "runs:start", "runs:read")) as api:
+        submits = watch(monkeypatch, AgentRuntime, "submit")
         retry = asyncio.create_task(api.post("/runs", json=body))
-        await asyncio.sleep(1.0)
+        # Temporal said the run id is taken: the API now waits for the row.
+        await submits.until(lambda c: bool(c.raised), "the start turned away by Temporal")
+        assert type(submits.raised[0]) is RunIdTakenError
         assert not retry.done()  # waiting for the row
         settings = live.settings.replace(temporal={"task_queue": lonely})
         async with make_worker(client, live.parts, settings):

@@ -15,6 +15,8 @@ from temporalio import workflow
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
+from agentrt.api.operator import starts
+from agentrt.api.operator.feeds import TokenChecks
 from agentrt.api.operator.starts import respond_async
 from agentrt.api.settings import ApiSettings
 from agentrt.contracts.enums import RunStatus
@@ -35,6 +37,7 @@ from tests.api.ops_helpers import (
     token,
     wait_status,
 )
+from tests.workflows._waiting import watch
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ASYNC = {"Prefer": "respond-async"}
@@ -155,7 +158,10 @@ async def test_an_accepted_start_answers_202_starting_and_begins_when_a_worker_c
             others = (await eve.get("/runs", params={"status": "STARTING"})).json()["runs"]
             resent = await api.post("/runs", json=body, headers=ASYNC)
             stolen = await eve.post("/runs", json=body, headers=ASYNC)
-            await asyncio.sleep(3)  # past the start bound: an accepted start is not withdrawn
+            # Past the start bound: a start sent after it, waiting for a worker, has been
+            # withdrawn (503), so the accepted one would have been too, were it ever to be.
+            later = await api.post("/runs", json={"profile": "helper", "prompt": LOOKUP})
+            assert (later.status_code, error_type(later)) == (503, "no_worker"), later.text
             still = await api.get(f"/runs/{body['run_id']}")
             async with _worker(client, live, lonely):
                 done = await wait_status(api, body["run_id"], "COMPLETED")
@@ -177,7 +183,10 @@ async def test_an_accepted_start_answers_202_starting_and_begins_when_a_worker_c
 
 
 async def test_a_follow_of_an_accepted_start_waits_for_it_to_begin_and_sees_it_end(
-    client: Client, a2a_settings: ApiSettings, a2a_parts: WorkerResources
+    client: Client,
+    a2a_settings: ApiSettings,
+    a2a_parts: WorkerResources,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """No row yet (STARTING, no worker): the follow stays open, not `end` at once; once a
     worker comes, it sees every event of the run, then `end` with its terminal status."""
@@ -196,8 +205,11 @@ async def test_a_follow_of_an_accepted_start_waits_for_it_to_begin_and_sees_it_e
                     async for f in frames(reply):
                         seen.append(f)
 
+            checks = watch(monkeypatch, TokenChecks, "active")
             follower = asyncio.create_task(follow())
-            await asyncio.sleep(3)  # past a wake and a token recheck: still following
+            # Past a wake and a token recheck (due a second after the stream began): still
+            # following.
+            await checks.until(lambda c: True in c.returned, "the stream rechecked its token")
             assert not follower.done() and seen == [], seen
             async with _worker(client, live, lonely):
                 await asyncio.wait_for(follower, 60)
@@ -273,8 +285,10 @@ async def test_the_http_clients_result_ends_for_a_withdrawn_run_and_an_unknown_o
         secret = token(live, name("ops"), "runs:start", "runs:read")
         async with remote.api_session(live.url, secret) as api:
             run_id = await api.start("helper", LOOKUP, wait="accepted")
+            reads = watch(monkeypatch, remote.ApiRuntime, "status")
             waiting = asyncio.create_task(api.result(run_id))
-            await asyncio.sleep(0.6)  # it has seen the run STARTING
+            await reads.until(lambda c: bool(c.returned), "the run seen STARTING")
+            assert reads.returned[0].status is RunStatus.STARTING
             assert not waiting.done()
             await client.get_workflow_handle(run_id).terminate(reason="test over")
             with pytest.raises(RunNotFoundError, match="404 run_not_found"):
@@ -360,12 +374,18 @@ async def test_a_start_not_granted_is_refused_before_its_run_id_is_looked_up(
 
 
 async def test_a_start_sent_again_while_temporal_holds_its_run_unbegun_answers_200_starting(
-    client: Client, a2a_settings: ApiSettings, a2a_parts: WorkerResources
+    client: Client,
+    a2a_settings: ApiSettings,
+    a2a_parts: WorkerResources,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The first send's answer was lost (its API process killed after Temporal took the
     run): Temporal holds the run, no worker has begun it, nothing withdrew it. The same
     start sent again, begun, answers 200 with that run as it stands (STARTING), as the
     retry contract says, not 409 `run_id_taken`; another principal's send of the id is."""
+    # Each begun send waits this long for the row no worker writes here; how long is not
+    # what this tests (10 s by default: 20 s of this test's 21).
+    monkeypatch.setattr(starts, "BEGIN_WAIT_SECONDS", 2.0)
     async with lonely_api(client, a2a_settings, a2a_parts) as (live, lonely):
         alice = name("alice")
         starter = token(live, alice, "runs:start", "runs:read")

@@ -8,9 +8,12 @@ from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
+from temporalio.client import Client
+
 from agentrt.contracts.enums import EventKind, RunStatus, TerminationReason
 from agentrt.store.a2a.journal import A2AJournal
 from tests.api.conftest import Live, user_message
+from tests.workflows._waiting import until_closed
 
 
 async def _wait(live: Live, task_id: str, done: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
@@ -69,6 +72,7 @@ async def test_a_ceiling_tightening_during_the_run_fails_the_task_without_conten
 
 async def test_a_failing_completion_transaction_leaves_the_task_failed_never_completed_empty(
     make_live: Callable[[Callable[[str], None]], AbstractAsyncContextManager[Live]],
+    client: Client,
 ) -> None:
     def broken(point: str) -> None:
         if point == "complete.before_commit":
@@ -80,7 +84,10 @@ async def test_a_failing_completion_transaction_leaves_the_task_failed_never_com
         assert task["status"]["state"] == "TASK_STATE_FAILED"
         assert "artifacts" not in task
         assert task["metadata"] == {"reason": "COMPLETION_FAILED"}
-        await asyncio.sleep(0.3)
+        # Its run is over (the workflow closed): nothing can journal anything after it.
+        record = live.store.get(task["id"], None)
+        assert record is not None
+        await until_closed(client, record.workflow_id)
         events = A2AJournal(live.parts.ctx).events_after(task["id"], -1)
         assert "TASK_STATE_COMPLETED" not in [e.state for e in events]
         assert [e.kind for e in events if e.kind == "artifact"] == []

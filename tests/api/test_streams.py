@@ -60,14 +60,19 @@ async def test_a_client_that_disconnects_mid_run_resumes_without_missing_an_even
     view = await live.runtime.status(rec.workflow_id)
     assert view.pending_approval is not None
 
+    subscribed = asyncio.Event()
+
     async def resume() -> list[dict[str, Any]]:
         params = {"id": task_id}
-        return [
-            e async for e in _sse(live, "SubscribeToTask", params, **{"Last-Event-ID": str(last)})
-        ]
+        got = []
+        async for e in _sse(live, "SubscribeToTask", params, **{"Last-Event-ID": str(last)}):
+            got.append(e)
+            subscribed.set()
+        return got
 
     resumed_task = asyncio.create_task(resume())
-    await asyncio.sleep(0.3)  # the subscription is live before the run goes on
+    # The subscription is live (its snapshot arrived) before the run goes on.
+    await asyncio.wait_for(subscribed.wait(), 30)
     await live.runtime.approve(
         rec.workflow_id,
         approved=True,

@@ -24,6 +24,7 @@ from agentrt.store.profile_registry import ProfileRegistry
 from agentrt.store.runs import RunStore
 from agentrt.workers.compose import WorkerResources
 from agentrt.workers.main import make_worker
+from tests.workflows._waiting import CANCEL_REQUESTED, has, until_history
 
 
 def _service(
@@ -81,7 +82,8 @@ async def test_cancel_of_a_task_whose_run_has_not_begun_closes_it_canceled(
         task_queue=queue,
     )
     cancel = asyncio.create_task(service.cancel(task_id, owner))
-    await asyncio.sleep(1.0)
+    # The cancel is at the server before any worker polls.
+    await until_history(client, run_id, has(CANCEL_REQUESTED), "the cancel request")
     worker: Worker = make_worker(
         client, a2a_parts, a2a_settings.replace(temporal={"task_queue": queue})
     )

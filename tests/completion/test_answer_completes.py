@@ -18,6 +18,7 @@ from agentrt.contracts.run import ModelResult, RunResult
 from agentrt.core.temporal import data_converter
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.runs import RunStore
+from tests.workflows._waiting import CANCEL_REQUESTED, taken_after, until_history
 from tests.workflows.test_failures import MakeRuntime
 
 PROMPT = "what about my order?"
@@ -107,7 +108,8 @@ async def test_a_cancel_that_loses_the_race_to_the_answer_leaves_the_run_complet
         handle = client.get_workflow_handle(run_id, result_type=RunResult)
         await handle.signal(SIGNAL_CANCEL, CancelRequest(by="late-operator", reason="too late"))
         await handle.cancel()
-        await asyncio.sleep(0.5)  # let the workflow take the cancel before the result lands
+        # The workflow takes the cancel before the result lands.
+        await until_history(client, run_id, taken_after(CANCEL_REQUESTED), "the cancel taken")
         hold.release.set()
         result = await asyncio.wait_for(handle.result(), WITHIN)
         view = await runtime.status(run_id)

@@ -20,13 +20,14 @@ from agentrt.contracts.ids import QUERY_PENDING_APPROVAL, SIGNAL_APPROVE
 from agentrt.contracts.views import RunView
 from agentrt.core.settings import Settings
 from agentrt.core.temporal import data_converter
+from agentrt.starter import _deciding
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.demo import DemoWorld
 from agentrt.store.runs import RunStore
 from agentrt.workers.compose import WorkerResources
 from agentrt.workers.main import make_worker
 from agentrt.workflows._loop import turn_digest
-from tests.workflows._waiting import decide, pending_digest, until_status
+from tests.workflows._waiting import decide, pending_digest, until_admitted, until_status, watch
 
 REFUND = "Please refund order 1042"
 
@@ -244,7 +245,7 @@ async def test_four_eyes_refuses_the_initiators_approval_but_not_a_denial(
 
 
 async def test_two_decisions_queued_while_no_worker_polls_have_one_winner(
-    client: Client, parts: WorkerResources, settings: Settings
+    client: Client, parts: WorkerResources, settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     queue = f"tq-{uuid.uuid4().hex[:10]}"
     worker_settings = settings.replace(temporal={"task_queue": queue})
@@ -252,6 +253,7 @@ async def test_two_decisions_queued_while_no_worker_polls_have_one_winner(
     async with make_worker(client, parts, worker_settings):
         waiting = await runtime.run("support", REFUND)
     digest = pending_digest(waiting)
+    sent = watch(monkeypatch, _deciding, "decision_update_id")  # each send's update id
     # No worker is polling: both updates wait at the server and reach the next worker
     # close together (possibly in one activation, where both validators pass before
     # either handler runs: the handler refuses the second).
@@ -261,7 +263,9 @@ async def test_two_decisions_queued_while_no_worker_polls_have_one_winner(
         )
         for who in ("bob", "carol")
     ]
-    await asyncio.sleep(0.5)
+    await sent.until(lambda c: len(c.returned) >= 2, "both decisions sent")
+    for update_id in sent.returned:
+        await until_admitted(client, waiting.run_id, update_id)
     async with make_worker(client, parts, worker_settings):
         results = await asyncio.gather(*decisions, return_exceptions=True)
         done = await runtime.result(waiting.run_id)

@@ -17,7 +17,7 @@ from agentrt.store.runs import RunStore
 from agentrt.workers.compose import WorkerResources
 from agentrt.workers.main import make_worker
 from tests.workflows._tasks import new_a2a_task, start_for_task
-from tests.workflows._waiting import until_status
+from tests.workflows._waiting import until_admitted, until_status
 
 
 async def test_two_follow_ups_in_one_pause_record_one_and_refuse_the_other(
@@ -37,11 +37,15 @@ async def test_two_follow_ups_in_one_pause_record_one_and_refuse_the_other(
             handle.execute_update(
                 UPDATE_SUBMIT_INPUT,
                 attested_input(runs.sealer, run_id, message_id=m, text="order 1042", sent_by="t"),
+                id=f"input-{m}",
             )
         )
         for m in ("m2", "m3")
     ]
-    await asyncio.sleep(1.0)
+    # Both are held by the server (admitted) before a worker polls again; with none
+    # polling, neither can have an answer.
+    for m in ("m2", "m3"):
+        await until_admitted(client, run_id, f"input-{m}")
     assert not any(t.done() for t in sent)
     async with make_worker(client, parts, served):
         outcomes = await asyncio.wait_for(asyncio.gather(*sent, return_exceptions=True), 60)

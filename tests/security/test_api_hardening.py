@@ -39,6 +39,7 @@ from tests.api.conftest import (  # noqa: F401  (fixtures)
     live,
 )
 from tests.api.ops_helpers import REFUND, frames, http, name, start, token, wait_status
+from tests.workflows._waiting import until
 
 SSE = {"Accept": "text/event-stream"}
 TOO_BIG = str(2**64)
@@ -86,9 +87,11 @@ def test_an_a2a_resume_position_beyond_the_sequence_range_is_invalid_params() ->
 # --- open streams of a token that stops being valid --------------------------------------
 
 
-async def _follow_until_closed(live: Live, secret: str, run_id: str, within: float) -> list[str]:
-    """The events of a follow stream until the server closes it; fails after `within`."""
-    seen: list[str] = []
+async def _follow_until_closed(
+    live: Live, secret: str, run_id: str, within: float, seen: list[str]
+) -> list[str]:
+    """The events of a follow stream (into `seen` as they come) until the server closes
+    it; fails after `within`."""
 
     async def read() -> None:
         async with http(live, secret) as c:
@@ -122,8 +125,13 @@ async def test_a_revoked_or_expired_tokens_open_follow_stream_closes_within_seco
     store = PrincipalStore(live.parts.ctx)
     info, follower = store.create(name("watcher"), ["runs:read-all"])
     try:
-        reading = asyncio.create_task(_follow_until_closed(live, follower, run_id, 20.0))
-        await asyncio.sleep(1.0)  # the stream is open and has sent what there is
+        seen: list[str] = []
+        reading = asyncio.create_task(_follow_until_closed(live, follower, run_id, 20.0, seen))
+
+        async def sent_all() -> bool:  # the run waits: its last event asks for approval
+            return "approval_requested" in seen
+
+        await until(sent_all, "the stream sent what there is")
         assert not reading.done()
         ended_at = time.monotonic()
         if how == "revoked":
@@ -135,7 +143,7 @@ async def test_a_revoked_or_expired_tokens_open_follow_stream_closes_within_seco
                     .where(TokenRow.id == info.id)
                     .values(expires_at=utcnow() - timedelta(seconds=1))
                 )
-        seen = await reading
+        await reading
         assert time.monotonic() - ended_at < 5.0
         assert seen[-1] == "error" and "end" not in seen
     finally:

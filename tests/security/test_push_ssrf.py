@@ -27,11 +27,12 @@ from agentrt.api.a2a.delivery import PushDelivery
 from agentrt.api.metrics import ApiMetrics
 from agentrt.api.settings import ApiSettings
 from agentrt.store.a2a.journal import A2AJournal
-from agentrt.store.a2a.push import A2APushStore, Delivery
+from agentrt.store.a2a.push import A2APushStore, Delivery, PushConfig
 from agentrt.store.a2a.tasks import A2AStore
 from agentrt.workers.compose import WorkerResources
 from tests._asgi import on_localhost
 from tests.api.conftest import _serve, a2a_parts, a2a_settings, user_message  # noqa: F401
+from tests.workflows._waiting import Calls, watch
 
 
 @dataclass
@@ -134,6 +135,14 @@ async def _until(check: Callable[[], bool], within: float = 15.0) -> None:
             return
         await asyncio.sleep(0.05)
     raise AssertionError("not within the time")
+
+
+async def _later_rounds(claims: Calls, rounds: int = 2) -> list[PushConfig]:
+    """What the delivery loop claims in its next `rounds` rounds: whatever a test says must
+    not be delivered again would have been claimed in one of them."""
+    mark = len(claims.returned)
+    await claims.until(lambda c: len(c.returned) >= mark + rounds, f"{rounds} more rounds")
+    return [cfg for batch in claims.returned[mark:] for cfg in batch]
 
 
 def _deliveries(parts: WorkerResources, task_id: str) -> list[Delivery]:
@@ -278,6 +287,7 @@ async def test_a_redirect_is_not_followed_and_retries_end_in_a_counted_dead_lett
     a2a_settings: ApiSettings,  # noqa: F811
     a2a_parts: WorkerResources,  # noqa: F811
     make_task: MakeTask,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     settings = _settings(a2a_settings, allowed_networks="127.0.0.0/8", backoff_seconds=0.2)
     metrics = ApiMetrics()
@@ -292,8 +302,11 @@ async def test_a_redirect_is_not_followed_and_retries_end_in_a_counted_dead_lett
     async with receiving(Receiver()) as inner, receiving(Receiver(status=307)) as outer:
         outer.location = inner.url
         task_id = make_task("alice", outer.url)
+        claims = watch(monkeypatch, A2APushStore, "claim")
         async with delivering(settings, a2a_parts):
             await _until(lambda: _dead(a2a_parts, task_id))
+            # A dead letter is not tried again: the rounds after it do not claim it.
+            assert [c for c in await _later_rounds(claims) if c.task_id == task_id] == []
         assert inner.calls == []  # never followed
         assert len(outer.calls) == 3  # push_max_attempts, then given up
         [d] = _deliveries(a2a_parts, task_id)
@@ -301,8 +314,6 @@ async def test_a_redirect_is_not_followed_and_retries_end_in_a_counted_dead_lett
         gaps = [b[2] - a[2] for a, b in zip(outer.calls, outer.calls[1:], strict=False)]
         assert gaps[0] >= 0.2 and gaps[1] >= 0.4  # the backoff doubles
         assert dead_letters() == before + 1
-        await asyncio.sleep(0.3)
-        assert len(outer.calls) == 3  # a dead letter is not tried again
 
 
 async def test_a_url_the_http_client_refuses_is_one_dead_letter_and_one_log_line(
@@ -310,15 +321,18 @@ async def test_a_url_the_http_client_refuses_is_one_dead_letter_and_one_log_line
     a2a_parts: WorkerResources,  # noqa: F811
     make_task: MakeTask,
     caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """urllib parses it, httpx does not (a malformed IDNA label): before, every delivery
     round failed on it with a traceback, 30 s apart, forever."""
     settings = _settings(a2a_settings, allowed_networks="127.0.0.0/8")
     task_id = make_task("alice", "http://xn--zz.com/hook")
     caplog.set_level(logging.INFO, logger="agentrt")
+    claims = watch(monkeypatch, A2APushStore, "claim")
     async with delivering(settings, a2a_parts):
         await _until(lambda: _dead(a2a_parts, task_id), within=5.0)
-        await asyncio.sleep(0.3)
+        # Rounds after the dead letter, each of which would have logged it again.
+        assert [c for c in await _later_rounds(claims) if c.task_id == task_id] == []
     mine = [r for r in caplog.records if task_id in r.getMessage()]
     assert [r.levelno for r in mine] == [logging.WARNING]
     assert all(r.exc_info is None for r in caplog.records)
@@ -329,6 +343,7 @@ async def test_a_clients_slow_webhooks_do_not_delay_another_clients_push(
     a2a_settings: ApiSettings,  # noqa: F811
     a2a_parts: WorkerResources,  # noqa: F811
     make_task: MakeTask,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """30 webhooks of alice that hold every request open, and one fast webhook of bob: bob's
     push arrives within a bound (it took 13-45 s behind alice's before: a delivery round
@@ -342,12 +357,15 @@ async def test_a_clients_slow_webhooks_do_not_delay_another_clients_push(
             make_task("alice", slow.url)
         bobs = make_task("bob", fast.url)
         began = time.monotonic()
+        claims = watch(monkeypatch, A2APushStore, "claim")
         async with delivering(settings, a2a_parts):
             await _until(lambda: bool(fast.calls), within=20.0)
             took = fast.calls[0][2] - began
             assert fast.calls[0][1]["statusUpdate"]["taskId"] == bobs
-            assert took < 3.0, took
+            # Sooner than any of alice's POSTs could time out: no round waited for one.
+            assert took < settings.push.timeout_seconds, took
             # alice has push_client_concurrency (4) requests open at once, no more
             await _until(lambda: len(slow.calls) >= 4, within=5.0)
-            await asyncio.sleep(0.5)
+            # The rounds after claim none of hers while her four are open.
+            assert [c for c in await _later_rounds(claims) if c.owner == "alice"] == []
             assert len(slow.calls) == 4

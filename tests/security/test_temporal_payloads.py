@@ -21,6 +21,7 @@ import pytest_asyncio
 from google.protobuf import json_format
 from pydantic import SecretStr
 from temporalio.api.common.v1 import Payload, Payloads
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
@@ -46,7 +47,7 @@ from tests.starter.test_embedded import (
     start_demo,
     wait_until,
 )
-from tests.workflows._waiting import until_status
+from tests.workflows._waiting import TASK_ENDED, taken_after, until_history, until_status
 
 KEYS = "k1:" + base64.b64encode(b"p" * 32).decode()
 REFUND = "Please refund order 1042"
@@ -162,7 +163,9 @@ async def test_a_plaintext_approve_sent_with_the_stock_cli_is_refused_by_a_keyed
         capture_output=True, text=True, timeout=30, check=False,
     )  # fmt: skip
     assert updated.returncode != 0, updated.stdout
-    await asyncio.sleep(1.5)  # the worker has had the signal (a workflow task) by now
+    # The worker has had the signal: a workflow task after it ended, whatever its decoding.
+    signalled = taken_after(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED, TASK_ENDED)
+    await until_history(keyed.client, waiting.run_id, signalled, "the signal taken")
     assert (await keyed.runtime.status(waiting.run_id)).status is RunStatus.WAITING_FOR_APPROVAL
     assert DemoWorld(keyed.parts.ctx).ledger_count(run_id=waiting.run_id) == 0
     # The run is not stalled: an encrypted decision still goes through.

@@ -17,15 +17,18 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
+from agentrt.contracts.errors import RunNotBegunError
 from agentrt.contracts.ids import WORKFLOW_AGENT_RUN
 from agentrt.contracts.run import RunRequest
 from agentrt.core.devserver import free_port
 from agentrt.core.settings import Settings
 from agentrt.starter.cli import main
+from agentrt.starter.facade import AgentRuntime
 from agentrt.workers.compose import WorkerResources
 from agentrt.workers.main import make_worker
 from tests._proxy import FlakyProxy
 from tests.conftest import TEST_SEAL_KEYS
+from tests.workflows._waiting import Calls, watch
 
 WorkerFactory = Callable[[], Worker]
 
@@ -125,9 +128,18 @@ async def test_start_then_follow_events_then_status(capsys: pytest.CaptureFixtur
     assert events[-1]["kind"] == "run_completed"
 
 
+def unbegun_reads(calls: Calls) -> int:
+    """How many of the watched `AgentRuntime.status` reads found a run that Temporal holds
+    and no worker has begun (an error that says it may yet begin)."""
+    return sum(isinstance(e, RunNotBegunError) and e.pending for e in calls.raised)
+
+
 @pytest.mark.usefixtures("cli_env")
 async def test_follow_waits_for_a_run_that_no_worker_has_begun_yet(
-    capsys: pytest.CaptureFixture[str], worker_factory: WorkerFactory, client: Client
+    capsys: pytest.CaptureFixture[str],
+    worker_factory: WorkerFactory,
+    client: Client,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # `agentrt start` waits for the run to begin; another starter (`temporal workflow
     # start`, an older client) may leave one that no worker has begun yet.
@@ -138,9 +150,12 @@ async def test_follow_waits_for_a_run_that_no_worker_has_begun_yet(
         id=run_id,
         task_queue=os.environ["AGENTRT_TASK_QUEUE"],
     )
+    polls = watch(monkeypatch, AgentRuntime, "status")
     follow = asyncio.create_task(agentrt(capsys, "events", run_id, "--follow"))
-    await asyncio.sleep(1.0)
-    assert not follow.done()  # the run exists in Temporal only: follow waits, no error
+    # The run exists in Temporal only: the follow reads it as not begun, and reads again
+    # rather than ending or failing.
+    await polls.until(lambda c: unbegun_reads(c) >= 2, "the follow read the run twice")
+    assert not follow.done()
     async with worker_factory():
         code, out, err = await asyncio.wait_for(follow, 30)
     assert code == 0, err

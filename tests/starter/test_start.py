@@ -31,7 +31,7 @@ from tests.starter.test_cli import (  # noqa: F401
     worker_factory,
 )
 from tests.workflows._raw import start_raw
-from tests.workflows._waiting import until_status
+from tests.workflows._waiting import CANCEL_REQUESTED, taken_after, until_history, until_status
 
 
 async def _close_status(client: Client, run_id: str) -> WorkflowExecutionStatus | None:
@@ -161,7 +161,8 @@ async def test_a_cancel_while_the_run_begins_waits_for_the_row_then_settles_it(
         start = asyncio.create_task(runtime.start("auto", REFUND, run_id=run_id))
         assert await asyncio.to_thread(gate.reached.wait, 30)
         await runtime.cancel(run_id, by="ops")
-        await asyncio.sleep(0.5)  # the cancel request reaches the workflow mid-begin
+        # The workflow has taken the cancel request mid-begin.
+        await until_history(client, run_id, taken_after(CANCEL_REQUESTED), "the cancel taken")
         gate.release.set()
         assert await asyncio.wait_for(start, 30) == run_id
         assert await _close_status(client, run_id) is WorkflowExecutionStatus.CANCELED

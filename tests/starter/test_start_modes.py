@@ -27,7 +27,7 @@ from tests.starter.test_cli import (  # noqa: F401
     cli_env,
     worker_factory,
 )
-from tests.workflows._waiting import until_status
+from tests.workflows._waiting import Calls, until_status, watch
 
 
 async def test_a_start_sent_again_answers_its_withdrawal_even_while_the_first_waits(
@@ -86,7 +86,10 @@ async def test_an_accepted_start_returns_without_a_worker_and_begins_when_one_co
     assert await runtime.starting(run_id) == status
     assert await runtime.events(run_id) == []
     assert await runtime.refused_decisions(run_id) == []  # no query to a run no worker has
-    await asyncio.sleep(2.5)  # past the begin bound: an accepted start is not withdrawn
+    # Past the begin bound: a start sent after it with the same bound and no worker has been
+    # withdrawn, so the accepted one would have been too, were it ever to be.
+    with pytest.raises(NoWorkerError):
+        await runtime.start("support", REFUND, initiator="erin")
     assert await runtime.withdrawal(run_id) is None
     assert (await runtime.status(run_id)).status is RunStatus.STARTING
     async with worker_factory():
@@ -96,9 +99,15 @@ async def test_an_accepted_start_returns_without_a_worker_and_begins_when_one_co
         await until_status(runtime, run_id, RunStatus.CANCELLED)
 
 
+def starting_reads(calls: Calls) -> int:
+    """How many watched `AgentRuntime.status` reads found the run STARTING."""
+    return sum(v.status is RunStatus.STARTING for v in calls.returned)
+
+
 async def test_a_follow_of_an_accepted_start_waits_for_it_to_begin_then_sees_it_end(
     accepted: Accepted,
     worker_factory: WorkerFactory,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     runtime, run_id = accepted.runtime, accepted.run_id
     seen: list[int] = []
@@ -108,8 +117,10 @@ async def test_a_follow_of_an_accepted_start_waits_for_it_to_begin_then_sees_it_
             if isinstance(item, EventView):
                 seen.append(item.sequence)
 
+    polls = watch(monkeypatch, AgentRuntime, "status")
     follower = asyncio.create_task(follow())
-    await asyncio.sleep(1.5)  # no worker: the follow neither ends nor fails
+    # No worker: the follow reads the run STARTING, and again, neither ending nor failing.
+    await polls.until(lambda c: starting_reads(c) >= 2, "the follow read the run twice")
     assert not follower.done() and seen == []
     async with worker_factory():
         await until_status(runtime, run_id, RunStatus.WAITING_FOR_APPROVAL)

@@ -111,7 +111,15 @@ def test_a_connection_the_server_closed_is_an_outage_then_replaced(
         with parts.engine.connect() as c:
             c.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
             c.commit()
-        time.sleep(0.1)
+            # The signal is sent; the backend is gone once the server no longer lists it
+            # (a transaction per look: the statistics views are read once per transaction).
+            alive = text("SELECT count(*) FROM pg_stat_activity WHERE pid = :pid")
+            deadline = time.monotonic() + 30
+            while c.execute(alive, {"pid": pid}).scalar():
+                c.commit()
+                assert time.monotonic() < deadline, "the terminated backend never went"
+                time.sleep(0.01)
+            c.commit()
         with pytest.raises(OperationalError) as caught:
             driver.rows(engine, pid_of, {})
         assert caught.value.connection_invalidated

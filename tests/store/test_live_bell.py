@@ -40,7 +40,7 @@ async def test_a_publish_wakes_a_follower_in_this_process_at_once(
             # As the model activity publishes: from a worker thread.
             await asyncio.to_thread(live.publish, run_id, [Piece(seq, 1, "delta", offset, text)])
             assert await asyncio.wait_for(got.get(), 5.0) == text
-            assert time.monotonic() - began < 2.0
+            assert time.monotonic() - began < POLL / 3  # woken, not at its poll
     finally:
         follower.cancel()
 

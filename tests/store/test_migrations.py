@@ -46,8 +46,9 @@ import sys, time
 from pathlib import Path
 from agentrt.store import migrate
 from agentrt.store.engine import make_engine
-url, go = sys.argv[1], Path(sys.argv[2])
+url, go, ready = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
 engine = make_engine(url)
+ready.touch()  # imported everything: spinning from here
 while not go.exists():  # both processes start the upgrade at the same instant
     time.sleep(0.001)
 migrate.upgrade(engine)
@@ -66,14 +67,19 @@ def test_two_processes_upgrading_a_fresh_database_at_once_both_succeed(
         go = tmp_path / "go"
         procs = [
             subprocess.Popen(
-                [sys.executable, "-c", _UPGRADE, url, str(go)],
+                [sys.executable, "-c", _UPGRADE, url, str(go), str(tmp_path / f"ready-{n}")],
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
             )
-            for _ in range(2)
+            for n in range(2)
         ]
-        time.sleep(1.5)  # both interpreters have imported everything and are spinning
+        # Both interpreters have imported everything and are spinning.
+        deadline = time.monotonic() + 60
+        while not all((tmp_path / f"ready-{n}").exists() for n in range(2)):
+            assert all(p.poll() is None for p in procs), "an upgrade process exited early"
+            assert time.monotonic() < deadline, "the upgrade processes never got ready"
+            time.sleep(0.01)
         go.touch()
         results = [p.communicate(timeout=120) for p in procs]
         for proc, (_out, err) in zip(procs, results, strict=True):

@@ -3,7 +3,6 @@ the lock (on SQLite, a BEGIN IMMEDIATE; on PostgreSQL, a row lock), and reads th
 committed state; every write still locks up front."""
 
 import sqlite3
-import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -23,8 +22,6 @@ from agentrt.workers.compose import WorkerResources
 from tests._db import backend
 
 SNAPSHOT = '{"plan": {"privacy": "full", "answer_level": "full"}}'
-# A read that waited for the writer would wait for the busy timeout (30 s) or the commit.
-AT_ONCE = 3.0
 
 
 def _begun(parts: WorkerResources) -> str:
@@ -57,10 +54,11 @@ def _reads(parts: WorkerResources, run_id: str, secret: str, token_id: str) -> d
         "oldest": lambda: oldest_waiting_seconds(parts.ctx),
     }
     got: dict[str, Any] = {}
+    # Each read returns while the writer still holds its lock (it commits only after them):
+    # a read that waited for the writer would instead fail at the busy timeout (SQLite) or
+    # never return (the test's timeout), so returning at all is the proof, not a time.
     for name, read in every.items():
-        began = time.monotonic()
         got[name] = read()
-        assert time.monotonic() - began < AT_ONCE, f"{name} waited for the writer"
     return got
 
 

@@ -24,6 +24,7 @@ from agentrt.store.runs import RunStore
 from agentrt.workers.compose import WorkerResources
 from tests.activities.test_openai_provider import Canned, FakeServer, completion
 from tests.workers.test_worker_process import _env, _spawn
+from tests.workflows._waiting import until
 
 KEY = "sk-live-0123456789abcdefghij"
 LITELLM_400 = {
@@ -81,7 +82,16 @@ async def test_expected_failures_are_one_line_and_keep_the_status_not_the_body(
         proxy.replies += [overloaded, overloaded, Canned(200, completion({"content": "Hi."}))]
         view = await runtime.run("proxied", "hello again")
         assert view.status is RunStatus.COMPLETED and view.answer == "Hi."
-        await asyncio.sleep(1.0)  # let the worker flush its log lines
+
+        async def logged() -> bool:  # every failure's lines are out before the worker stops
+            out = log.read_text()
+            return (
+                "unknown agent profile 'nosuch'" in out
+                and "HTTP 400 from provider" in out
+                and out.count("(ProviderUnavailable); attempt") >= 2
+            )
+
+        await until(logged, "the worker's log lines of every failure")
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         try:

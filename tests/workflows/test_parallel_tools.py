@@ -34,7 +34,7 @@ from agentrt.store.runs import RunStore
 from agentrt.workflows._group import NOT_RUN
 from tests._rules import Scripted, new_queue, scripted_profile, scripted_worker
 from tests.workflows._replay import assert_replays, fetch, most_scheduled_at_once, patches
-from tests.workflows._waiting import decide
+from tests.workflows._waiting import CANCEL_REQUESTED, decide, taken_after, until_history
 
 HOLD = 0.4  # seconds each call stays inside its tool
 
@@ -199,7 +199,8 @@ async def test_a_cancel_mid_group_lets_started_calls_settle_and_records_the_rest
         run_id = await runtime.start(name, "three reads please")
         await _until(lambda: probe.entered == ["a", "b"], "a and b inside their tools")
         await runtime.cancel(run_id, by="ops", reason="enough")
-        await asyncio.sleep(1.0)  # the cancel is in: c must not start, a and b still run
+        # The cancel is in (the workflow has taken it): c must not start, a and b still run.
+        await until_history(client, run_id, taken_after(CANCEL_REQUESTED), "the cancel taken")
         assert probe.entered == ["a", "b"]
         assert (await runtime.status(run_id)).status is RunStatus.RUNNING
         probe.gate.set()

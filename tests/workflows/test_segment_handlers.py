@@ -38,7 +38,7 @@ from agentrt.workers.compose import WorkerResources
 from agentrt.workers.main import make_worker
 from tests._built import built
 from tests.conftest import UnknownOutcome
-from tests.workflows._waiting import until_status
+from tests.workflows._waiting import until_admitted, until_status
 from tests.workflows.test_long_runs import CEILING, PRICES, segments
 
 SEGMENT_ROUNDS = 2
@@ -191,7 +191,8 @@ async def test_an_update_and_a_signal_at_the_segment_boundary_are_not_lost(
                     UPDATE_BEGUN, id="begun-at-the-boundary", result_type=BegunResult
                 )
             )
-            await asyncio.sleep(1.0)
+            # Held by the server, with no workflow worker to answer it.
+            await until_admitted(client, run_id, "begun-at-the-boundary")
             assert not update.done()
             # The tool call completes: its completion joins them in one workflow task.
             hold.release.set()
