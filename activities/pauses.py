@@ -37,7 +37,7 @@ from agentrt.contracts.run import Transition
 from agentrt.store.db.context import StoreContext, as_utc, utcnow
 from agentrt.store.db.tables import RunRow
 from agentrt.store.runs.record import RunStore
-from agentrt.store.runs.transitions import move, progress
+from agentrt.store.runs.transitions import RunColumns, move, progress
 from agentrt.store.security import attest
 from agentrt.store.security.sealed import RUN_PENDING_APPROVAL
 from agentrt.store.steps.events import event_row, insert_event
@@ -98,11 +98,13 @@ def suspend(ctx: StoreContext, req: SuspendRequest) -> Transition:
     sealed = RUN_PENDING_APPROVAL.seal(ctx.sealer, pending.model_dump_json(), req.run_id)
     to = RunStatus.WAITING_FOR_APPROVAL
     with ctx.sessions.begin() as s:
-        moved = move(
-            s, req.run_id, frm=RunStatus.RUNNING, to=to, sequence=req.sequence,
-            outcome=Outcome.AWAITING_APPROVAL.value, pending_approval=sealed,
-            waiting_since=utcnow(), **progress(req.iterations, req.usage),
-        )  # fmt: skip
+        waiting: RunColumns = {
+            "outcome": Outcome.AWAITING_APPROVAL.value,
+            "pending_approval": sealed,
+            "waiting_since": utcnow(),
+            **progress(req.iterations, req.usage),
+        }
+        moved = move(s, req.run_id, frm=RunStatus.RUNNING, to=to, sequence=req.sequence, **waiting)
         if not moved.applied:
             return _moved(moved, to)
         ctx.faults("suspend.before_commit")
@@ -153,11 +155,12 @@ def await_input(ctx: StoreContext, req: AwaitInputRequest) -> Transition:
     """RUNNING → WAITING_FOR_INPUT: the model asked the user for more information."""
     to = RunStatus.WAITING_FOR_INPUT
     with ctx.sessions.begin() as s:
-        moved = move(
-            s, req.run_id, frm=RunStatus.RUNNING, to=to, sequence=req.sequence,
-            outcome=Outcome.AWAITING_INPUT.value, waiting_since=utcnow(),
+        waiting: RunColumns = {
+            "outcome": Outcome.AWAITING_INPUT.value,
+            "waiting_since": utcnow(),
             **progress(req.iterations, req.usage),
-        )  # fmt: skip
+        }
+        moved = move(s, req.run_id, frm=RunStatus.RUNNING, to=to, sequence=req.sequence, **waiting)
         if not moved.applied:
             return _moved(moved, to)
         _event(ctx, s, req, EventKind.INPUT_REQUESTED, req.round, {})

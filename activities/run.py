@@ -1,9 +1,6 @@
 """The run's begin: resolve the profile into the run plan and insert the run. (Its end:
 activities/completion.py and activities/settle.py.)"""
 
-import json
-from typing import Any
-
 from temporalio import activity
 
 from agentrt.activities._common import ActivityGroup, db, fatal
@@ -13,6 +10,7 @@ from agentrt.activities.registry import ProfileCatalog, Routes, ToolRegistry
 from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.ids import ACT_RUN_BEGIN
+from agentrt.contracts.messages import ToolSpec
 from agentrt.contracts.plan import RunPlan, ToolPlan
 from agentrt.contracts.profiles import (
     DEFAULT_SEGMENT_ROUNDS,
@@ -26,7 +24,8 @@ from agentrt.contracts.run import (
     BeginResult,
     prompt_over_cap,
 )
-from agentrt.store.runs.record import RunStore
+from agentrt.contracts.snapshot import SnapshotRecord
+from agentrt.store.runs.record import NewRun, RunStore
 
 
 class RunActivities(ActivityGroup):
@@ -73,7 +72,7 @@ class RunActivities(ActivityGroup):
                 f"unknown agent profile {req.profile!r}", ErrorType.UNKNOWN_PROFILE, expected=True
             )
         plans: list[ToolPlan] = []
-        specs: list[dict[str, Any]] = []
+        specs: list[ToolSpec] = []
         for name in profile.tools:
             tool = self._tools.get(name)
             assert tool is not None  # the catalogue checked this at start-up
@@ -91,7 +90,7 @@ class RunActivities(ActivityGroup):
                     else None,
                 )
             )
-            specs.append(tool.spec.model_dump())
+            specs.append(tool.spec)
         # A long prompt is read off the event loop: the worker's other runs go on meanwhile.
         checked = await checked_text(req.prompt, profile.guardrails.input, profile.guardrails)
         plan = RunPlan(
@@ -117,19 +116,16 @@ class RunActivities(ActivityGroup):
             output_retries=profile.output_retries,
             segment_rounds=self._segment_rounds,
         )
-        snapshot = {
-            "instructions": profile.instructions,
-            "tools": specs,
-            "guardrails": profile.guardrails.model_dump(),
-            "plan": plan.model_dump(mode="json"),
-        }
-        await db(
-            self._runs.begin,
+        snapshot = SnapshotRecord(
+            instructions=profile.instructions, tools=specs, guardrails=profile.guardrails, plan=plan
+        )
+        new = NewRun(
             run_id=req.run_id,
             profile=profile.name,
-            snapshot=json.dumps(snapshot),
+            snapshot=snapshot,
             prompt=checked.text,
             initiator=req.initiator,
             privacy=profile.privacy,
         )
+        await db(self._runs.begin, new)
         return BeginResult(plan=plan, next_sequence=1, guardrail=checked.verdict.name)

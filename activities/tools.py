@@ -30,7 +30,7 @@ from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.ids import ACT_TOOL_EXECUTE, ACT_TOOL_REFUSE
 from agentrt.contracts.messages import ToolCall
 from agentrt.contracts.run import RefuseRequest, ToolCallRequest, ToolCallResult
-from agentrt.store.steps.tools import ToolStepStore
+from agentrt.store.steps.tools import ToolStep, ToolStepStore
 
 GENERIC_TOOL_ERROR = "The tool failed. The error was logged; try another approach."
 MAX_RESULT_CHARS = 50_000
@@ -139,9 +139,9 @@ class ToolActivities(ActivityGroup):
         duration_ms: float | None = None,
         extra: dict[str, Any] | None = None,
     ) -> None:
-        await db(
-            self._steps.record, run_id=req.run_id, sequence=req.sequence, round=req.round,
-            call=req.call, effect=effect, content=content, is_error=is_error,
-            privacy=req.privacy, idempotency_key=key,
-            duration_ms=duration_ms, extra=extra,
+        step = ToolStep(
+            run_id=req.run_id, sequence=req.sequence, round=req.round, call=req.call,
+            effect=effect, content=content, is_error=is_error, privacy=req.privacy,
+            idempotency_key=key, duration_ms=duration_ms, extra=extra,
         )  # fmt: skip
+        await db(self._steps.record, step)

@@ -18,22 +18,37 @@ from pathlib import Path
 from agentrt.activities.completion import Completion
 from agentrt.contracts.enums import TerminationReason
 from agentrt.contracts.messages import Message, Usage
+from agentrt.contracts.plan import RunPlan
+from agentrt.contracts.profiles import Timeouts
 from agentrt.contracts.run import CompleteRequest, TurnRecord
+from agentrt.contracts.snapshot import SnapshotRecord
 from agentrt.core.settings import Settings
 from agentrt.store.db.open import open_store
 from agentrt.store.db.sealing import Sealer
-from agentrt.store.runs.record import RunStore
+from agentrt.store.runs.record import NewRun, RunStore
 from bench.database import bench_database
 
 ROUNDS, RUNS = 5, 300
-SNAPSHOT = '{"plan": {"privacy": "full", "answer_level": "full"}}'
+# A plan at `full`, as a profile's: the completion keeps the answer at the run's level.
+SNAPSHOT = SnapshotRecord(
+    plan=RunPlan(profile="p", model="", max_iterations=8, tools=[], privacy="full",
+                 timeouts=Timeouts())
+)  # fmt: skip
 
 
 def _round(runs: RunStore, completion: Completion) -> float:
     ids = [str(uuid.uuid4()) for _ in range(RUNS)]
     for run_id in ids:
-        runs.begin(run_id=run_id, profile="p", snapshot=SNAPSHOT, prompt="hi", initiator="t",
-                   privacy="full")  # fmt: skip
+        runs.begin(
+            NewRun(
+                run_id=run_id,
+                profile="p",
+                snapshot=SNAPSHOT,
+                prompt="hi",
+                initiator="t",
+                privacy="full",
+            )
+        )
     start = time.thread_time()
     for run_id in ids:
         answer = Message(role="assistant", content="the answer " * 10)

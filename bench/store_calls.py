@@ -36,14 +36,14 @@ from sqlalchemy.orm import sessionmaker
 from agentrt.contracts.messages import Message
 from agentrt.contracts.profiles import Profile, RegisteredProfile
 from agentrt.contracts.run import TurnRecord
-from agentrt.contracts.snapshot import RunSnapshot
+from agentrt.contracts.snapshot import RunSnapshot, SnapshotRecord
 from agentrt.core.settings import Settings
 from agentrt.store.db.context import StoreContext, utcnow
 from agentrt.store.db.engine import READ_ONLY_OPTION
 from agentrt.store.db.open import open_store
 from agentrt.store.db.sealing import Sealer
 from agentrt.store.ops.registry import _COLUMNS, ProfileRegistry, ServerRow, _live
-from agentrt.store.runs.record import _TURN_INPUTS, RunStore
+from agentrt.store.runs.record import _TURN_INPUTS, NewRun, RunStore
 from agentrt.store.steps.write import Part, one_statement, sqlite_insert
 from bench.database import bench_database
 
@@ -98,8 +98,16 @@ def _round(ctx: StoreContext, connection: bool = False) -> tuple[float, float, f
     runs = RunStore(ctx)
     ids = [str(uuid.uuid4()) for _ in range(RUNS)]
     for run_id in ids:
-        runs.begin(run_id=run_id, profile="p", snapshot="{}", prompt="hi", initiator="t",
-                   privacy="full")  # fmt: skip
+        runs.begin(
+            NewRun(
+                run_id=run_id,
+                profile="p",
+                snapshot=SnapshotRecord(),
+                prompt="hi",
+                initiator="t",
+                privacy="full",
+            )
+        )
 
     def record(i: int) -> None:
         message = Message(role="assistant", content="x" * 100)

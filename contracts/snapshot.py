@@ -9,6 +9,7 @@ the fields added since, and each default below is what that version meant.
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentrt.contracts.messages import ToolSpec
+from agentrt.contracts.plan import RunPlan
 from agentrt.contracts.profiles import Budget, GuardrailConfig, PrivacyLevel
 
 # A row whose snapshot holds no plan (or an unreadable one) is shown at this level: fail closed.
@@ -73,3 +74,16 @@ class RunSnapshot(BaseModel):
             return cls.model_validate_json(raw)
         except ValidationError:
             return cls()
+
+
+class SnapshotRecord(BaseModel):
+    """The snapshot as `run.begin` writes it: the profile as resolved, with its full plan.
+    `RunSnapshot` reads it back (leniently: a row may hold an earlier version's). No plan
+    (a bare record) reads as `UNKNOWN_PLAN_LEVEL`, as a row with none always did."""
+
+    model_config = ConfigDict(frozen=True)
+
+    instructions: str = ""
+    tools: list[ToolSpec] = Field(default_factory=list)
+    guardrails: GuardrailConfig = Field(default_factory=GuardrailConfig)
+    plan: RunPlan | None = None

@@ -23,7 +23,7 @@ from agentrt.contracts.enums import Outcome, TerminationReason
 from agentrt.contracts.run import TurnRecord
 from agentrt.core.metrics import new_registry
 from agentrt.store.db.context import StoreContext, utcnow
-from agentrt.store.runs.record import RunStore
+from agentrt.store.runs.record import NewRun, RunStore
 from agentrt.workers.around import AroundActivities
 
 # Approvals take seconds to days.
@@ -196,10 +196,10 @@ class MeteredRunStore(RunStore):
         super().__init__(ctx)
         self._metrics = metrics
 
-    def begin(self, *, profile: str, **kwargs: Any) -> bool:
-        created = super().begin(profile=profile, **kwargs)
+    def begin(self, new: NewRun) -> bool:
+        created = super().begin(new)
         if created:  # a retried begin finds its row: one run, counted once
-            self._metrics.runs_started.labels(profile=profile).inc()
+            self._metrics.runs_started.labels(profile=new.profile).inc()
         return created
 
     def record_turn(self, run_id: str, turn: TurnRecord) -> None:

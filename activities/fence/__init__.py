@@ -54,7 +54,7 @@ from agentrt.contracts.run import (
     ToolCallResult,
 )
 from agentrt.store.db.context import StoreContext
-from agentrt.store.steps.tools import ToolStepStore
+from agentrt.store.steps.tools import ToolStep, ToolStepStore
 
 __all__ = ["FenceActivities", "ReconcileActivities", "WriteActivities", "void_unclaimed"]
 
@@ -192,23 +192,22 @@ class WriteActivities(ActivityGroup):
                 failed = "the write failed; its outcome is unknown"
                 raise _fatal(req, exc, "write", failed, ErrorType.WRITE_FAILED) from None
         await fault(self._faults, "write.after_effect")
-        duration_ms = (time.monotonic() - started) * 1000
+        step = ToolStep(
+            run_id=req.run_id,
+            sequence=req.sequence,
+            round=req.round,
+            call=call,
+            effect=ToolEffect.NON_IDEMPOTENT_WRITE.value,
+            content=content,
+            is_error=is_error,
+            privacy=req.privacy,  # the run's level, as the workflow's plan holds it
+            idempotency_key=req.idempotency_key,
+            duration_ms=(time.monotonic() - started) * 1000,
+        )
+        clear = _sql.clear_part(req.run_id, token)
         try:
             await retried(
-                lambda: self._hop(
-                    self._steps.record,
-                    run_id=req.run_id,
-                    sequence=req.sequence,
-                    round=req.round,
-                    call=call,
-                    effect=ToolEffect.NON_IDEMPOTENT_WRITE.value,
-                    content=content,
-                    is_error=is_error,
-                    privacy=req.privacy,  # the run's level, as the workflow's plan holds it
-                    idempotency_key=req.idempotency_key,
-                    duration_ms=duration_ms,
-                    also=[_sql.clear_part(req.run_id, token)],
-                ),
+                lambda: self._hop(self._steps.record, step, [clear]),
                 RECORD_PAUSES,
                 is_store_unavailable,
                 "recording a write",

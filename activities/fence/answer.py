@@ -28,10 +28,10 @@ from agentrt.contracts.reconcile_answer import (
 )
 from agentrt.contracts.run import Transition
 from agentrt.store.db.context import StoreContext, utcnow
-from agentrt.store.runs.transitions import guarded_move, progress
+from agentrt.store.runs.transitions import RunColumns, guarded_move, progress
 from agentrt.store.security import attest
 from agentrt.store.steps.events import event_row, insert_event
-from agentrt.store.steps.tools import ToolStepStore
+from agentrt.store.steps.tools import ToolStep, ToolStepStore
 from agentrt.store.steps.write import write_parts
 
 _UNKNOWN = PendingState.OUTCOME_UNKNOWN.value
@@ -56,10 +56,12 @@ class AnswerActivities(ActivityGroup):
             guard = (_sql.CALL_ID == req.call_id, _sql.STATE == _UNKNOWN)
             # The run's progress so far, shown while it waits (an earlier build's request
             # carries none: the row keeps what it has).
-            shown = progress(req.iterations, req.usage) if "usage" in req.model_fields_set else {}
+            shown: RunColumns = {"waiting_since": utcnow()}
+            if "usage" in req.model_fields_set:
+                shown.update(progress(req.iterations, req.usage))
             moved = guarded_move(
                 s, req.run_id, guard, frm=RunStatus.RUNNING, to=WAITING, sequence=req.sequence,
-                waiting_since=utcnow(), **shown,
+                **shown,
             )  # fmt: skip
             if not moved.applied:
                 return Transition(applied=moved.status is WAITING, status=moved.status)
@@ -111,13 +113,13 @@ class AnswerActivities(ActivityGroup):
             elif answer.answer != "give_up":
                 applied = answer.answer == "applied"
                 content = answer.result or NOT_APPLIED_NOTE
-                parts = self._steps.parts(
+                parts = self._steps.parts(ToolStep(
                     run_id=req.run_id, sequence=write.sequence, round=write.round,
                     call=write.call, effect=ToolEffect.NON_IDEMPOTENT_WRITE.value,
                     content=content, is_error=not applied, privacy=write.privacy,
                     idempotency_key=write.idempotency_key,
                     extra={"reconciled": True, "answered_by": answer.answered_by},
-                )  # fmt: skip
+                ))  # fmt: skip
                 write_parts(ctx, s, [*parts, _sql.clear_part(req.run_id, token)])
         self._answered(answer.answer)
         return Transition(applied=True, status=to)

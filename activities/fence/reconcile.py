@@ -35,7 +35,7 @@ from agentrt.contracts.ids import ACT_WRITE_RECONCILE
 from agentrt.contracts.reconcile import APPLIED, NOT_APPLIED, UNKNOWN, ReconcileResult, Verdict
 from agentrt.contracts.run import ToolCallRequest
 from agentrt.store.db.context import StoreContext
-from agentrt.store.steps.tools import ToolStepStore
+from agentrt.store.steps.tools import ToolStep, ToolStepStore
 
 
 def uncounted(verdict: str) -> None:
@@ -117,7 +117,7 @@ class ReconcileActivities(ActivityGroup):
     def _record(self, req: ToolCallRequest, token: str, content: str) -> None:
         """The write's step, as its own record would have been, and the fence cleared, in
         one transaction (insert-or-ignore: a retry after a commit changes nothing)."""
-        self._steps.record(
+        step = ToolStep(
             run_id=req.run_id,
             sequence=req.sequence,
             round=req.round,
@@ -128,5 +128,6 @@ class ReconcileActivities(ActivityGroup):
             privacy=req.privacy,
             idempotency_key=req.idempotency_key,
             extra={"reconciled": True},
-            also=[_sql.clear_part(req.run_id, token, fault="reconcile.before_clear")],
         )
+        clear = _sql.clear_part(req.run_id, token, fault="reconcile.before_clear")
+        self._steps.record(step, also=[clear])

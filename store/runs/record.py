@@ -1,6 +1,7 @@
 """Run rows, the transcript and the event log: inserts are idempotent on their unique keys."""
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import bindparam, literal, select, union_all
@@ -10,7 +11,7 @@ from agentrt.contracts.errors import RunNotFoundError
 from agentrt.contracts.messages import Message
 from agentrt.contracts.profiles import stricter
 from agentrt.contracts.run import TurnRecord
-from agentrt.contracts.snapshot import RunSnapshot
+from agentrt.contracts.snapshot import RunSnapshot, SnapshotRecord
 from agentrt.contracts.views import EventView, RunView
 from agentrt.store.db import driver
 from agentrt.store.db.context import StoreContext, as_utc, insert_ignoring, utcnow
@@ -39,6 +40,19 @@ _TURN_INPUTS = union_all(
 ).order_by("sequence")
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NewRun:
+    """A run to insert: its profile as resolved (`snapshot`), the user's prompt (checked by
+    the input guardrails) and who started it, recorded at the run's privacy level."""
+
+    run_id: str
+    profile: str
+    snapshot: SnapshotRecord
+    prompt: str
+    initiator: str
+    privacy: str
+
+
 class RunStore:
     def __init__(self, ctx: StoreContext) -> None:
         self._ctx = ctx
@@ -55,22 +69,14 @@ class RunStore:
 
     # --- writes -------------------------------------------------------------------------
 
-    def begin(
-        self,
-        *,
-        run_id: str,
-        profile: str,
-        snapshot: str,
-        prompt: str,
-        initiator: str,
-        privacy: str,
-    ) -> bool:
+    def begin(self, new: NewRun) -> bool:
         """Insert the run, its first event and the user's message. Idempotent on the uuid.
 
         Returns True when this call created the run.
         """
         self._ctx.faults("begin.before_write")
         now = utcnow()
+        run_id, profile, prompt = new.run_id, new.profile, new.prompt
         run = {
             "id": run_id,
             "profile": profile,
@@ -79,14 +85,16 @@ class RunStore:
             "truncated": False,
             "prompt_tokens": 0,
             "completion_tokens": 0,
-            "snapshot": snapshot,
-            "initiator": initiator,
+            "snapshot": new.snapshot.model_dump_json(),
+            "initiator": new.initiator,
             "created_at": now,
             "updated_at": now,
             "revision": 0,
         }
-        started = {"profile": profile, "initiator": initiator, "prompt": prompt}
-        first = event_row(self._ctx.sealer, run_id, 0, EventKind.RUN_STARTED, 0, started, privacy)
+        started = {"profile": profile, "initiator": new.initiator, "prompt": prompt}
+        first = event_row(
+            self._ctx.sealer, run_id, 0, EventKind.RUN_STARTED, 0, started, new.privacy
+        )
         created = write_step(
             self._ctx,
             [

@@ -1,7 +1,8 @@
 """The one shape of a status change: a guarded conditional UPDATE of the run row."""
 
 from collections.abc import Sequence
-from typing import Any
+from datetime import datetime
+from typing import TypedDict, Unpack
 
 from sqlalchemy import ColumnElement, select, update
 from sqlalchemy.orm import Session
@@ -13,8 +14,27 @@ from agentrt.store.db.context import rowcount, utcnow
 from agentrt.store.db.tables import EventRow, RunRow
 
 
+class RunColumns(TypedDict, total=False):
+    """What a status change may set on the run row besides its status, its stamp and its
+    revision: a pause's outcome and pending turn, the wait's start, the progress so far."""
+
+    iterations: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float | None
+    outcome: str | None
+    pending_approval: str | None  # sealed (store/security/sealed.py, PENDING_APPROVAL)
+    waiting_since: datetime | None
+
+
 def move(
-    s: Session, run_id: str, *, frm: RunStatus, to: RunStatus, sequence: int, **values: Any
+    s: Session,
+    run_id: str,
+    *,
+    frm: RunStatus,
+    to: RunStatus,
+    sequence: int,
+    **values: Unpack[RunColumns],
 ) -> Transition:
     """`guarded_move` with no more conditions than the status."""
     return guarded_move(s, run_id, (), frm=frm, to=to, sequence=sequence, **values)
@@ -28,7 +48,7 @@ def guarded_move(
     frm: RunStatus,
     to: RunStatus,
     sequence: int,
-    **values: Any,
+    **values: Unpack[RunColumns],
 ) -> Transition:
     """`frm → to` in one conditional UPDATE with a revision bump, where the row also meets
     `guard` (e.g. the fence a person's answer names).
@@ -53,7 +73,7 @@ def guarded_move(
     return Transition(applied=False, status=None if current is None else RunStatus(current))
 
 
-def progress(iterations: int, usage: Usage) -> dict[str, Any]:
+def progress(iterations: int, usage: Usage) -> RunColumns:
     """The run row's progress columns: its iterations, token sums and cost (None: a call's
     cost is unknown) so far, what a waiting run shows (the settle writes the final sums)."""
     return {

@@ -23,6 +23,25 @@ _RESULT = select(ToolResultRow.content, ToolResultRow.is_error).where(
 )
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolStep:
+    """A tool step to record: the call's result at the run's sequence and round, with its
+    effect class, at the run's privacy level; `idempotency_key` adds the dedup ledger row
+    (an idempotent or fenced write), `extra` adds keys to the `tool` event's payload."""
+
+    run_id: str
+    sequence: int
+    round: int
+    call: ToolCall
+    effect: str
+    content: str
+    is_error: bool
+    privacy: str
+    idempotency_key: str | None = None
+    duration_ms: float | None = None
+    extra: dict[str, Any] | None = None
+
+
 @dataclass(frozen=True)
 class StoredResult:
     content: str
@@ -56,50 +75,39 @@ class ToolStepStore:
             "created_at": utcnow(),
         }
 
-    def record(self, *, also: Sequence[Part] = (), **step: Any) -> None:
-        """Record a tool step (`parts`' arguments): result message + event (+ ledger row
-        with a key), and `also` (a fenced write's fence clear), all or none."""
-        write_step(self._ctx, [*self.parts(**step), *also])
+    def record(self, step: "ToolStep", also: Sequence[Part] = ()) -> None:
+        """Record a tool step: result message + event (+ ledger row with a key), and `also`
+        (a fenced write's fence clear), all or none."""
+        write_step(self._ctx, [*self.parts(step), *also])
 
-    def parts(
-        self,
-        *,
-        run_id: str,
-        sequence: int,
-        round: int,
-        call: ToolCall,
-        effect: str,
-        content: str,
-        is_error: bool,
-        privacy: str,
-        idempotency_key: str | None,
-        duration_ms: float | None = None,
-        extra: dict[str, Any] | None = None,
-    ) -> list[Part]:
+    def parts(self, step: "ToolStep") -> list[Part]:
         """A tool step's rows, for `record` or a caller's own transaction
-        (store/step_rows.write_parts)."""
+        (store/steps/write.write_parts)."""
+        call = step.call
         message = Message(
             role="tool",
-            content=content,
+            content=step.content,
             tool_call_id=call.call_id,
             tool_name=call.name,
-            is_error=is_error,
+            is_error=step.is_error,
         )
         payload: dict[str, Any] = {
             "call_id": call.call_id,
             "tool": call.name,
-            "effect": effect,
+            "effect": step.effect,
             "arguments": call.arguments,
-            "result": content,
-            "is_error": is_error,
-            **(extra or {}),
+            "result": step.content,
+            "is_error": step.is_error,
+            **(step.extra or {}),
         }
+        sealer = self._ctx.sealer
         parts = [
-            Part("message", message_row(self._ctx.sealer, run_id, sequence, message)),
-            Part("event", event_row(self._ctx.sealer, run_id, sequence, EventKind.TOOL, round,
-                                    payload, privacy, duration_ms)),
+            Part("message", message_row(sealer, step.run_id, step.sequence, message)),
+            Part("event", event_row(sealer, step.run_id, step.sequence, EventKind.TOOL,
+                                    step.round, payload, step.privacy, step.duration_ms)),
         ]  # fmt: skip
-        if idempotency_key is not None:
-            ledger = self._ledger(idempotency_key, run_id, call, effect, content, is_error)
+        key = step.idempotency_key
+        if key is not None:
+            ledger = self._ledger(key, step.run_id, call, step.effect, step.content, step.is_error)
             parts.append(Part("ledger", ledger))
         return parts

@@ -33,11 +33,12 @@ from agentrt.store.db.context import utcnow
 from agentrt.store.db.open import open_store
 from agentrt.store.db.sealing import Sealer, SealError
 from agentrt.store.db.tables import RunRow
-from agentrt.store.runs.record import RunStore
+from agentrt.store.runs.record import NewRun, RunStore
 from agentrt.store.security.rotate import rotate
 from agentrt.workers.compose import WorkerResources
 from tests._db import backend, scratch_database
 from tests._settle import settle_failed
+from tests._snapshots import recorded
 
 
 def _message(text: str) -> dict[str, Any]:
@@ -58,14 +59,16 @@ def _task(
         answer_level=level,
         message=_message("hello, my mail is a@b.io"),
     )
-    snapshot = {"plan": {"answer_level": level, "privacy": "full"}}
+    snapshot = recorded("full", answer_level=level)
     RunStore(parts.ctx).begin(
-        run_id=run_id,
-        profile="p",
-        snapshot=json.dumps(snapshot),
-        prompt="hello",
-        initiator=owner,
-        privacy="full",
+        NewRun(
+            run_id=run_id,
+            profile="p",
+            snapshot=snapshot,
+            prompt="hello",
+            initiator=owner,
+            privacy="full",
+        ),
     )
     return task_id, run_id
 
@@ -308,9 +311,15 @@ def test_the_completion_asks_about_a_task_in_its_row_read_alone(parts: WorkerRes
 
     run_id = str(uuid.uuid4())
     RunStore(parts.ctx).begin(
-        run_id=run_id, profile="p", snapshot=json.dumps({"plan": {"answer_level": "full"}}),
-        prompt="hello", initiator="t", privacy="full",
-    )  # fmt: skip
+        NewRun(
+            run_id=run_id,
+            profile="p",
+            snapshot=recorded("metadata", answer_level="full"),  # privacy as an unknown plan reads
+            prompt="hello",
+            initiator="t",
+            privacy="full",
+        ),
+    )
     event.listen(parts.engine, "before_cursor_execute", on_execute)
     try:
         # The completion's statements go on its connection's cursor (store/db/driver.py).

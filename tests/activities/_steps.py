@@ -9,16 +9,24 @@ from agentrt.contracts.ids import idempotency_key
 from agentrt.contracts.messages import ToolCall
 from agentrt.contracts.profiles import PrivacyLevel
 from agentrt.contracts.run import ToolCallRequest
-from agentrt.store.runs.record import RunStore
+from agentrt.store.runs.record import NewRun, RunStore
 from agentrt.workers.compose import WorkerResources
+from tests._snapshots import recorded
 
 
 def begin_run(parts: WorkerResources) -> str:
     """A new running run, recorded at `full`."""
     run_id = str(uuid.uuid4())
-    snapshot = '{"plan": {"privacy": "full"}, "tools": [], "instructions": ""}'
+    snapshot = recorded("full")
     RunStore(parts.ctx).begin(
-        run_id=run_id, profile="auto", snapshot=snapshot, prompt="p", initiator="t", privacy="full"
+        NewRun(
+            run_id=run_id,
+            profile="auto",
+            snapshot=snapshot,
+            prompt="p",
+            initiator="t",
+            privacy="full",
+        )
     )
     return run_id
 

@@ -19,10 +19,11 @@ from agentrt.contracts.run import TurnRecord
 from agentrt.contracts.views import EventView
 from agentrt.store.db.tables import RunRow
 from agentrt.store.live.table import LiveStore
-from agentrt.store.runs.record import RunStore
+from agentrt.store.runs.record import NewRun, RunStore
 from agentrt.workers.compose import WorkerResources
+from tests._snapshots import recorded
 
-SNAPSHOT = '{"plan": {"privacy": "full", "answer_level": "full"}}'
+SNAPSHOT = recorded("full")
 FOLLOWERS = 40
 
 
@@ -43,9 +44,15 @@ class CountingRuns(RunStore):
 def _begun(runs: RunStore) -> str:
     run_id = str(uuid.uuid4())
     assert runs.begin(
-        run_id=run_id, profile="p", snapshot=SNAPSHOT, prompt="hi", initiator="t",
-        privacy="full",
-    )  # fmt: skip
+        NewRun(
+            run_id=run_id,
+            profile="p",
+            snapshot=SNAPSHOT,
+            prompt="hi",
+            initiator="t",
+            privacy="full",
+        ),
+    )
     return run_id
 
 

@@ -20,10 +20,11 @@ from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.ids import idempotency_key
 from agentrt.contracts.messages import ToolCall, Usage
 from agentrt.contracts.run import FailRequest, FenceRequest, FenceState
+from agentrt.contracts.snapshot import SnapshotRecord
 from agentrt.store.db.context import StoreContext
 from agentrt.store.db.tables import EventRow, RunRow, ToolResultRow
-from agentrt.store.runs.record import RunStore
-from agentrt.store.steps.tools import ToolStepStore
+from agentrt.store.runs.record import NewRun, RunStore
+from agentrt.store.steps.tools import ToolStep, ToolStepStore
 from agentrt.workers.compose import WorkerResources
 from tests._db import backend
 from tests.store.test_step_rows import _count, _run, _statements
@@ -42,7 +43,16 @@ def fence(parts: WorkerResources) -> StoreContext:
 @pytest.fixture
 def run_id(runs: RunStore) -> str:
     rid = str(uuid.uuid4())
-    runs.begin(run_id=rid, profile="auto", snapshot="{}", prompt="p", initiator="t", privacy="full")
+    runs.begin(
+        NewRun(
+            run_id=rid,
+            profile="auto",
+            snapshot=SnapshotRecord(),
+            prompt="p",
+            initiator="t",
+            privacy="full",
+        )
+    )
     return rid
 
 
@@ -118,7 +128,7 @@ def record(
     key: str | None = None,
 ) -> None:
     """What the write activity does after the effect: step, ledger and fence clear at once."""
-    ToolStepStore(parts.ctx).record(
+    step = ToolStep(
         run_id=run_id,
         sequence=1,
         round=1,
@@ -128,8 +138,8 @@ def record(
         is_error=False,
         privacy="full",
         idempotency_key=key if key is not None else idempotency_key(run_id, call.call_id),
-        also=[_sql.clear_part(run_id, tok)],
     )
+    ToolStepStore(parts.ctx).record(step, also=[_sql.clear_part(run_id, tok)])
 
 
 def race(*fns: Callable[[], T]) -> list[T]:
@@ -323,7 +333,14 @@ def test_claim_racing_resolve_never_yields_never_claimed_for_a_claimed_write(
     for _ in range(10):
         rid = str(uuid.uuid4())
         runs.begin(
-            run_id=rid, profile="auto", snapshot="{}", prompt="p", initiator="t", privacy="full"
+            NewRun(
+                run_id=rid,
+                profile="auto",
+                snapshot=SnapshotRecord(),
+                prompt="p",
+                initiator="t",
+                privacy="full",
+            )
         )
         tok = stamped(fence, rid)
         claimed, verdict = race(

@@ -16,7 +16,7 @@ from agentrt.activities.registry import ToolRegistry
 from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.run import ToolCallRequest
-from agentrt.store.steps.tools import ToolStepStore
+from agentrt.store.steps.tools import ToolStep, ToolStepStore
 from agentrt.workers.compose import WorkerResources
 from tests.activities._steps import begin_run, tool_request
 
@@ -48,11 +48,11 @@ async def _reconciled(parts: WorkerResources, tools: list[Any], req: ToolCallReq
 
 async def test_a_write_recorded_after_all_is_told_applied(parts: WorkerResources) -> None:
     req = _request(parts)
-    ToolStepStore(parts.ctx).record(
+    ToolStepStore(parts.ctx).record(ToolStep(
         run_id=req.run_id, sequence=req.sequence, round=req.round, call=req.call,
         effect=ToolEffect.NON_IDEMPOTENT_WRITE.value, content="paid inv-7", is_error=False,
         privacy=req.privacy, idempotency_key=req.idempotency_key,
-    )  # fmt: skip
+    ))  # fmt: skip
     assert await _reconciled(parts, [pay], req) == "applied"  # the probe was never asked
 
 

@@ -9,7 +9,8 @@ from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason
 from agentrt.contracts.messages import ToolCall
 from agentrt.contracts.pauses import ResumeRequest, SuspendRequest
 from agentrt.contracts.run import Transition
-from agentrt.store.runs.record import RunStore
+from agentrt.contracts.snapshot import SnapshotRecord
+from agentrt.store.runs.record import NewRun, RunStore
 from agentrt.store.security.attest import attest
 from agentrt.workers.compose import WorkerResources
 from tests._settle import settle_failed
@@ -18,7 +19,14 @@ from tests._settle import settle_failed
 def _run(parts: WorkerResources) -> str:
     run_id = str(uuid.uuid4())
     RunStore(parts.ctx).begin(
-        run_id=run_id, profile="p", snapshot="{}", prompt="hi", initiator="t", privacy="full"
+        NewRun(
+            run_id=run_id,
+            profile="p",
+            snapshot=SnapshotRecord(),
+            prompt="hi",
+            initiator="t",
+            privacy="full",
+        )
     )
     return run_id
 

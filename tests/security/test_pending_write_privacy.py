@@ -4,19 +4,19 @@ only their size, in the store's run view (the Python API and the CLI read it) an
 operator API's body. A run's fence and transcript are written here as the runtime writes
 them, on the suite's real database."""
 
-import json
 import uuid
 
 import pytest
 from sqlalchemy import update
 
 from agentrt.api.operator.views import run_out
-from agentrt.contracts.enums import PendingState
+from agentrt.contracts.enums import PendingState, ToolEffect
 from agentrt.contracts.ids import idempotency_key
 from agentrt.contracts.messages import Message, ToolCall
 from agentrt.store.db.tables import RunRow
-from agentrt.store.runs.record import RunStore
+from agentrt.store.runs.record import NewRun, RunStore
 from agentrt.workers.compose import WorkerResources
+from tests._snapshots import recorded
 
 CANARY = "canary-7f3e9d"
 SECRET = "sk-proj-" + "A" * 24
@@ -25,12 +25,17 @@ ARGS = {"order_id": CANARY, "memo": f"mail {CANARY}@example.com key {SECRET}", "
 
 def _run_with_write(parts: WorkerResources, privacy: str, state: PendingState) -> str:
     runs, run_id, call_id = RunStore(parts.ctx), str(uuid.uuid4()), f"call-{CANARY}"
-    plan = {"privacy": privacy, "tools": [{"name": "issue_refund",
-                                            "effect": "NON_IDEMPOTENT_WRITE"}]}  # fmt: skip
+    plan = recorded(privacy, tools={"issue_refund": ToolEffect.NON_IDEMPOTENT_WRITE})
     runs.begin(
-        run_id=run_id, profile="p", snapshot=json.dumps({"plan": plan}), prompt="refund",
-        initiator="alice", privacy=privacy,
-    )  # fmt: skip
+        NewRun(
+            run_id=run_id,
+            profile="p",
+            snapshot=plan,
+            prompt="refund",
+            initiator="alice",
+            privacy=privacy,
+        ),
+    )
     turn = Message(role="assistant", tool_calls=[ToolCall(call_id=call_id, name="issue_refund",
                                                           arguments=ARGS)])  # fmt: skip
     with parts.ctx.sessions.begin() as s:

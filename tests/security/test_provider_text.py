@@ -27,7 +27,8 @@ from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.messages import Message, ProviderRequest, Usage
 from agentrt.contracts.provider_errors import WITHHELD, known_detail
 from agentrt.contracts.run import FailRequest
-from agentrt.store.runs.record import RunStore
+from agentrt.contracts.snapshot import SnapshotRecord
+from agentrt.store.runs.record import NewRun, RunStore
 from agentrt.workers.compose import WorkerResources
 from tests.activities.test_openai_provider import Canned, FakeServer, simple_request
 from tests.activities.test_openai_provider import server as server
@@ -105,8 +106,16 @@ def test_run_failed_error_keeps_only_a_known_shape_at_every_privacy_level(
          "HTTP 429 from provider openai (rate limited) [rate_limit_exceeded]"),
     ]:  # fmt: skip
         run_id = str(uuid.uuid4())
-        runs.begin(run_id=run_id, profile="p", snapshot="{}", prompt="hi", initiator="t",
-                   privacy=privacy)  # fmt: skip
+        runs.begin(
+            NewRun(
+                run_id=run_id,
+                profile="p",
+                snapshot=SnapshotRecord(),
+                prompt="hi",
+                initiator="t",
+                privacy=privacy,
+            )
+        )
         Settle(parts.ctx).settle(FailRequest(
             run_id=run_id, sequence=1, reason=TerminationReason.PROVIDER_FAILED,
             status=RunStatus.FAILED, outcome=Outcome.FAILED, iterations=1, usage=Usage(),

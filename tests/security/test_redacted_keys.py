@@ -11,14 +11,15 @@ from agentrt.contracts.redaction import TOO_DEEP, redact_tree
 from agentrt.contracts.run import TurnRecord
 from agentrt.store.a2a.tasks import A2AStore
 from agentrt.store.runs.answer import keep_json
-from agentrt.store.runs.record import RunStore
+from agentrt.store.runs.record import NewRun, RunStore
 from agentrt.store.steps.privacy import filter_payload
-from agentrt.store.steps.tools import ToolStepStore
+from agentrt.store.steps.tools import ToolStep, ToolStepStore
 from agentrt.workers.compose import WorkerResources
+from tests._snapshots import recorded
 
 EMAIL = "bob.canary@example.com"
 KEY = "sk-proj-CANARYabcdefghijklmnop"
-SNAPSHOT = '{"plan": {"privacy": "redacted", "answer_level": "redacted"}}'
+SNAPSHOT = recorded("redacted", answer_level="redacted")
 
 
 def _leaks(value: object) -> list[str]:
@@ -41,16 +42,24 @@ def test_redact_tree_masks_keys_and_keeps_colliding_keys_apart() -> None:
 def test_an_events_tool_arguments_are_redacted_keys_and_all(parts: WorkerResources) -> None:
     run_id = str(uuid.uuid4())
     runs = RunStore(parts.ctx)
-    runs.begin(run_id=run_id, profile="p", snapshot=SNAPSHOT, prompt="hi", initiator="t",
-               privacy="redacted")  # fmt: skip
+    runs.begin(
+        NewRun(
+            run_id=run_id,
+            profile="p",
+            snapshot=SNAPSHOT,
+            prompt="hi",
+            initiator="t",
+            privacy="redacted",
+        )
+    )
     call = ToolCall(call_id="c1", name="send_mail", arguments={EMAIL: {KEY: "x"}, "n": 1})
     turn = Message(role="assistant", content="sending", tool_calls=[call])
     runs.record_turn(run_id, TurnRecord(1, 1, turn, {"content": turn.content,
                      "tool_calls": [call.model_dump()]}, 1.0, "redacted"))  # fmt: skip
-    ToolStepStore(parts.ctx).record(
+    ToolStepStore(parts.ctx).record(ToolStep(
         run_id=run_id, sequence=2, round=1, call=call, effect="read",
         content="sent", is_error=False, privacy="redacted", idempotency_key=None,
-    )  # fmt: skip
+    ))  # fmt: skip
     events = runs.events(run_id)
     assert len(events) == 3
     for event in events:

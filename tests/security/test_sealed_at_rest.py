@@ -35,13 +35,14 @@ from agentrt.store.db.engine import make_engine
 from agentrt.store.db.open import open_store
 from agentrt.store.db.sealing import Sealer
 from agentrt.store.db.tables import EventRow
-from agentrt.store.runs.record import RunStore
+from agentrt.store.runs.record import NewRun, RunStore
 from agentrt.store.security.rotate import rotate
-from agentrt.store.steps.tools import ToolStepStore
+from agentrt.store.steps.tools import ToolStep, ToolStepStore
 from agentrt.workers.compose import WorkerResources
 from tests._db import scratch_database
+from tests._snapshots import recorded
 
-SNAPSHOT = '{"plan": {"privacy": "full", "answer_level": "full"}}'
+SNAPSHOT = recorded("full")
 LEVELS = ("full", "redacted", "metadata", "none")
 
 
@@ -62,16 +63,24 @@ def _a_run_with_every_event(parts: WorkerResources, privacy: str) -> tuple[str, 
     run_id = str(uuid.uuid4())
     ctx = parts.ctx
     runs = RunStore(ctx)
-    runs.begin(run_id=run_id, profile="p", snapshot=SNAPSHOT, prompt=f"hi {c['prompt']}",
-               initiator="t", privacy=privacy)  # fmt: skip
+    runs.begin(
+        NewRun(
+            run_id=run_id,
+            profile="p",
+            snapshot=SNAPSHOT,
+            prompt=f"hi {c['prompt']}",
+            initiator="t",
+            privacy=privacy,
+        )
+    )
     call = ToolCall(call_id="c1", name="lookup_order", arguments={"order_id": c["args"]})
     turn = Message(role="assistant", content=f"ok {c['model']}", tool_calls=[call])
     runs.record_turn(run_id, TurnRecord(1, 1, turn, {"content": turn.content,
                      "tool_calls": [call.model_dump()]}, 1.0, privacy))  # fmt: skip
-    ToolStepStore(ctx).record(
+    ToolStepStore(ctx).record(ToolStep(
         run_id=run_id, sequence=2, round=1, call=call, effect="read",
         content=f"result {c['result']}", is_error=False, privacy=privacy, idempotency_key=None,
-    )  # fmt: skip
+    ))  # fmt: skip
     pending_call = ToolCall(call_id="c2", name="issue_refund", arguments={"memo": c["pending"]})
     pending = PendingApproval(turn_digest="d" * 16, round=2, calls=[pending_call],
                               requested_at=datetime.now(UTC))  # fmt: skip
@@ -140,7 +149,7 @@ def test_migration_0008_seals_the_event_rows_stored_before_and_they_read_back(
                     "updated_at, revision) VALUES (:id, 'p', 'RUNNING', 0, false, 0, 0, :snap, "
                     "'t', :now, :now, 0)"
                 ),
-                {"id": run_id, "snap": SNAPSHOT, "now": datetime.now(UTC)},
+                {"id": run_id, "snap": SNAPSHOT.model_dump_json(), "now": datetime.now(UTC)},
             )
             for seq, payload in enumerate(before):
                 conn.execute(
@@ -228,8 +237,16 @@ def test_an_a2a_tasks_projected_note_is_a_keyed_digest_not_a_hash_of_the_questio
         message={"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"text": "hi"}]},
     )  # fmt: skip
     runs = RunStore(parts.ctx)
-    runs.begin(run_id=run_id, profile="p", snapshot=SNAPSHOT, prompt="hi", initiator="alice",
-               privacy="full")  # fmt: skip
+    runs.begin(
+        NewRun(
+            run_id=run_id,
+            profile="p",
+            snapshot=SNAPSHOT,
+            prompt="hi",
+            initiator="alice",
+            privacy="full",
+        )
+    )
     runs.record_turn(
         run_id, TurnRecord(1, 1, Message(role="assistant", content=question), {}, 1.0, "full")
     )

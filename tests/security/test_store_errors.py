@@ -12,9 +12,10 @@ from temporalio.exceptions import ApplicationError
 
 from agentrt.activities._common import db
 from agentrt.contracts.errors import ErrorType
+from agentrt.contracts.snapshot import SnapshotRecord
 from agentrt.store.db.context import StoreContext
 from agentrt.store.db.engine import make_engine, make_sessionmaker
-from agentrt.store.runs.record import RunStore
+from agentrt.store.runs.record import NewRun, RunStore
 from agentrt.workers.compose import WorkerResources
 from tests._db import backend
 
@@ -25,8 +26,16 @@ async def test_a_store_failure_on_the_drivers_cursor_says_nothing_but_unavailabl
     parts: WorkerResources, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     run_id = str(uuid.uuid4())
-    RunStore(parts.ctx).begin(run_id=run_id, profile="p", snapshot="{}", prompt=CANARY,
-                              initiator="t", privacy="full")  # fmt: skip
+    RunStore(parts.ctx).begin(
+        NewRun(
+            run_id=run_id,
+            profile="p",
+            snapshot=SnapshotRecord(),
+            prompt=CANARY,
+            initiator="t",
+            privacy="full",
+        )
+    )
     if backend() == "postgres":  # its pooled connection killed by the server
         url = parts.engine.url.render_as_string(hide_password=False)
         engine = make_engine(url)

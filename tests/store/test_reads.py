@@ -16,20 +16,27 @@ from agentrt.store.db.tables import RunRow
 from agentrt.store.live.table import LiveStore
 from agentrt.store.ops.gauges import count_with_status, oldest_waiting_seconds
 from agentrt.store.runs.query import RunQuery
-from agentrt.store.runs.record import RunStore
+from agentrt.store.runs.record import NewRun, RunStore
 from agentrt.store.security.principals import PrincipalStore
 from agentrt.workers.compose import WorkerResources
 from tests._db import backend
+from tests._snapshots import recorded
 
-SNAPSHOT = '{"plan": {"privacy": "full", "answer_level": "full"}}'
+SNAPSHOT = recorded("full")
 
 
 def _begun(parts: WorkerResources) -> str:
     run_id = str(uuid.uuid4())
     assert RunStore(parts.ctx).begin(
-        run_id=run_id, profile="p", snapshot=SNAPSHOT, prompt="hi", initiator="reader",
-        privacy="full",
-    )  # fmt: skip
+        NewRun(
+            run_id=run_id,
+            profile="p",
+            snapshot=SNAPSHOT,
+            prompt="hi",
+            initiator="reader",
+            privacy="full",
+        ),
+    )
     return run_id
 
 

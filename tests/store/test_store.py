@@ -18,23 +18,26 @@ from agentrt.store.db.engine import PING_IDLE_SECONDS, make_engine
 from agentrt.store.db.open import open_store
 from agentrt.store.db.sealing import Sealer, SealError
 from agentrt.store.db.tables import MessageRow
-from agentrt.store.runs.record import RunStore
+from agentrt.store.runs.record import NewRun, RunStore
 from agentrt.workers.compose import WorkerResources
 from tests._db import backend
+from tests._snapshots import recorded
 
-SNAPSHOT = '{"plan": {"privacy": "full", "answer_level": "full"}}'
+SNAPSHOT = recorded("full")
 
 
 def _begin(parts: WorkerResources, privacy: str = "full") -> str:
     run_id = str(uuid.uuid4())
     runs = RunStore(parts.ctx)
     assert runs.begin(
-        run_id=run_id,
-        profile="p",
-        snapshot=SNAPSHOT,
-        prompt="hello mail a@b.io",
-        initiator="t",
-        privacy=privacy,
+        NewRun(
+            run_id=run_id,
+            profile="p",
+            snapshot=SNAPSHOT,
+            prompt="hello mail a@b.io",
+            initiator="t",
+            privacy=privacy,
+        ),
     )
     return run_id
 
@@ -57,7 +60,14 @@ def test_begin_is_idempotent_on_the_uuid(parts: WorkerResources) -> None:
     run_id = _begin(parts)
     runs = RunStore(parts.ctx)
     assert not runs.begin(
-        run_id=run_id, profile="p", snapshot=SNAPSHOT, prompt="hello", initiator="t", privacy="full"
+        NewRun(
+            run_id=run_id,
+            profile="p",
+            snapshot=SNAPSHOT,
+            prompt="hello",
+            initiator="t",
+            privacy="full",
+        )
     )
     assert [e.sequence for e in runs.events(run_id)] == [0]
     assert len(runs.transcript(run_id)) == 1
