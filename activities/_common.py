@@ -103,7 +103,7 @@ async def _off_loop(call: Callable[[], T]) -> T:
     pool = _pool.get()
     if pool is None:
         return await asyncio.to_thread(call)
-    if isinstance(pool, LoopPool):  # the worker's store pool: no concurrent Future
+    if isinstance(pool, LoopPool):  # the fast paths' store pool: no concurrent Future
         return await pool.call(call)
     run = contextvars.copy_context().run
     return await asyncio.get_running_loop().run_in_executor(pool, run, call)

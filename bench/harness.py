@@ -127,7 +127,7 @@ def bench_worker(client: Client, parts: WorkerResources, settings: Settings) -> 
         client,
         task_queue=settings.temporal.task_queue,
         workflows=[AgentRunWorkflow, BareWorkflow, TimerWorkflow, LoopWorkflow],
-        workflow_runner=sandbox_runner(client.data_converter),
+        workflow_runner=sandbox_runner(client.data_converter, fast=settings.worker.fast_paths),
         activities=[
             *parts.activities,
             bare.noop,

@@ -1,6 +1,6 @@
 """Counting database round trips per activity type, from SQLAlchemy engine events.
 
-Store calls run on the worker's store pool (activities/_loop_pool.py) or the activity
+Store calls run on the worker's store pool (workers/pool.py) or the activity
 executor, each in a copy of the activity's context, so the Temporal activity (a local one
 too: run.begin, fence.stamp) that issued each statement is known.
 

@@ -117,6 +117,10 @@ class WorkerSettings(SettingsGroup):
         0, "per-queue worker concurrency of tool calls", shown="`AGENTRT_MAX_CONCURRENT_ACTIVITIES`"
     )
     graceful_shutdown_seconds: float = Field(default=30.0, description="drain time on SIGTERM")
+    # The measured performance code (workers/fastpath.py); false runs the stock pieces.
+    fast_paths: bool = Field(
+        default=True, description="the store pool and workflow runner's fast paths"
+    )
     # Routing (README "Operating"): model calls of provider P run on "<model_task_queue>-P",
     # tool calls on tool_task_queue, a toolbox's tools on its own queue (box=queue,...).
     model_task_queue: str = Field(default="", description="model calls on `<queue>-<provider>`")

@@ -35,10 +35,10 @@ from agentrt.core.settings import Settings
 from agentrt.core.temporal import settings_converter, worker_client
 from agentrt.core.tracing import tracing_enabled, tracing_interceptor
 from agentrt.workers.compose import WorkerResources, build
+from agentrt.workers.fastpath import workflow_runner
 from agentrt.workers.metrics import ActivityTiming
 from agentrt.workers.plaintext import PlaintextStarts
 from agentrt.workers.pool import BlockingPool, pool
-from agentrt.workers.runner import ContextFreeRunner, ignores_context
 from agentrt.workflows.agent_run import AgentRunWorkflow
 
 
@@ -69,6 +69,7 @@ class AgentrtPlugin(SimplePlugin):
         resources: WorkerResources | None = None,
     ) -> None:
         self.converter = settings_converter(settings)  # a bad AGENTRT_PAYLOAD_KEYS: first
+        self.settings = settings
         self.owned = resources is None
         self.resources = resources or build(
             settings, toolboxes=toolboxes, providers=providers, faults=faults, profiles=profiles
@@ -98,7 +99,8 @@ class AgentrtPlugin(SimplePlugin):
         # plaintext is ended with nothing left in Temporal (workers/plaintext.py).
         client = worker_client(client, PlaintextStarts(client).heard)
         config["client"] = client
-        config["workflow_runner"] = sandbox_runner(client.data_converter)
+        fast = self.settings.worker.fast_paths
+        config["workflow_runner"] = sandbox_runner(client.data_converter, fast=fast)
         config["interceptors"] = [
             *config.get("interceptors", []),
             *worker_interceptors(client, self.resources),
@@ -111,7 +113,8 @@ class AgentrtPlugin(SimplePlugin):
 
     def configure_replayer(self, config: ReplayerConfig) -> ReplayerConfig:
         config = super().configure_replayer(config)
-        config["workflow_runner"] = sandbox_runner(config.get("data_converter"))
+        fast = self.settings.worker.fast_paths
+        config["workflow_runner"] = sandbox_runner(config.get("data_converter"), fast=fast)
         return config
 
     async def run_worker(self, worker: Worker, next: Callable[[Worker], Awaitable[None]]) -> None:
@@ -211,17 +214,15 @@ WORKFLOW_PASSTHROUGH = (
 )
 
 
-def sandbox_runner(converter: DataConverter | None = None) -> WorkflowRunner:
+def sandbox_runner(converter: DataConverter | None = None, *, fast: bool = True) -> WorkflowRunner:
     """Pure wire types and the workflow's helpers are shared with the sandbox, so one class
     object crosses it and no run re-imports them (see WORKFLOW_PASSTHROUGH). Given the
-    worker's data converter, and when that converter takes no serialization context, the
-    SDK's per-payload context questions are answered outside the sandbox (workers.runner)."""
+    worker's data converter, and with the fast paths on, the SDK's per-payload context
+    questions are answered outside the sandbox where that changes nothing (workers.fastpath)."""
     sandbox = SandboxedWorkflowRunner(
         restrictions=SandboxRestrictions.default.with_passthrough_modules(*WORKFLOW_PASSTHROUGH)
     )
-    if converter is not None and ignores_context(converter):
-        return ContextFreeRunner(sandbox)
-    return sandbox
+    return workflow_runner(fast, sandbox, converter)
 
 
 def deployment_config(settings: Settings) -> WorkerDeploymentConfig | None:

@@ -1,7 +1,7 @@
 """Composition root: settings → engine, store, providers, toolboxes → activity objects."""
 
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
@@ -9,7 +9,6 @@ from typing import Any
 from sqlalchemy import Engine
 
 from agentrt.activities._common import ActivityGroup
-from agentrt.activities._loop_pool import LoopPool
 from agentrt.activities.a2a import A2AActivities, completion_hook
 from agentrt.activities.completion import Completion
 from agentrt.activities.fence import FenceActivities, ReconcileActivities, WriteActivities
@@ -34,6 +33,7 @@ from agentrt.store.ops.gauges import watch_store
 from agentrt.store.ops.registry import ProfileRegistry, Registration
 from agentrt.store.steps.tools import ToolStepStore
 from agentrt.workers.call_metrics import MeteredTool, fallback_counter, metered_providers
+from agentrt.workers.fastpath import store_pool
 from agentrt.workers.faults import fault_hook
 from agentrt.workers.metrics import (
     CallMetrics,
@@ -68,7 +68,7 @@ class WorkerResources:
     executor: ThreadPoolExecutor | None = None  # where sync tools run
     # Where the async activities' store calls run (workers/pool.py): no more threads than
     # the store has pooled connections, so a burst never opens and closes connections.
-    store_executor: LoopPool | None = None
+    store_executor: Executor | None = None
     registry: ToolRegistry | None = None
     metrics: WorkerMetrics = field(default_factory=WorkerMetrics.create)  # serve .registry
     # For workers that serve only model or tool queues (workers/fleet.py).
@@ -135,7 +135,8 @@ def build(
     ctx = replace(ctx, completion_hooks=(*ctx.completion_hooks, completion_hook(sealer)))
     # Sync tools run here, as many at once as the worker runs activities.
     pool = ThreadPoolExecutor(settings.worker.max_concurrent_activities, TOOL_THREAD_PREFIX)
-    store = LoopPool(
+    store = store_pool(
+        settings.worker.fast_paths,
         min(settings.worker.max_concurrent_activities, pooled_connections(engine)),
         STORE_THREAD_PREFIX,
     )

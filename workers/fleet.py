@@ -122,7 +122,7 @@ def maintenance_worker(client: Client, resources: WorkerResources, settings: Set
         workflows=[RetentionWorkflow],
         activities=retention.activities(),
         interceptors=[BlockingPool(pool(resources))],  # its store calls: on the bounded pool
-        workflow_runner=sandbox_runner(client.data_converter),
+        workflow_runner=sandbox_runner(client.data_converter, fast=settings.worker.fast_paths),
         max_concurrent_activities=4,
         graceful_shutdown_timeout=timedelta(seconds=settings.worker.graceful_shutdown_seconds),
     )

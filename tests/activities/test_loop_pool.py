@@ -77,3 +77,36 @@ async def test_shutdown_cancels_what_is_queued() -> None:
         await queued
     with pytest.raises(RuntimeError):
         pool.call(lambda: None)
+
+
+def test_it_is_built_on_the_public_executor_interface_alone() -> None:
+    """Issue 42: no ThreadPoolExecutor internals (its work queue, its shutdown lock, its
+    thread count adjuster): an Executor of its own, so a Python release that renames them
+    cannot break the worker's store calls."""
+    from concurrent.futures import Executor, ThreadPoolExecutor
+    from pathlib import Path
+
+    import agentrt.activities._loop_pool as module
+
+    assert issubclass(LoopPool, Executor) and not issubclass(LoopPool, ThreadPoolExecutor)
+    source = Path(module.__file__).read_text()
+    for internal in ("_work_queue", "_shutdown_lock", "_adjust_thread_count", "_broken"):
+        assert internal not in source
+
+
+async def test_no_more_threads_than_its_bound_and_submit_is_cancelled_by_shutdown() -> None:
+    gate = threading.Event()
+    pool = LoopPool(2, "lp")
+    busy = [pool.call(gate.wait) for _ in range(4)]
+    queued = pool.submit(lambda: "never")
+    await asyncio.sleep(0.05)
+    assert pool.bound == 2
+    assert sum(t.name.startswith("lp_") for t in threading.enumerate()) <= 2
+    stopping = asyncio.get_running_loop().run_in_executor(
+        None, lambda: pool.shutdown(wait=True, cancel_futures=True)
+    )
+    await asyncio.sleep(0.05)
+    gate.set()
+    await stopping
+    assert [await b for b in busy[:2]] == [True, True]
+    assert queued.cancelled()

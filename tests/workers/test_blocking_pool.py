@@ -11,6 +11,7 @@ from temporalio.client import Client
 
 from agentrt import AgentRuntime, RunStatus, Settings, build_worker
 from agentrt.activities._common import blocking_pool, db, offload
+from agentrt.activities._loop_pool import LoopPool
 from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import STORE_THREAD_PREFIX, TOOL_THREAD_PREFIX, pooled_connections
 
@@ -32,7 +33,8 @@ async def test_every_store_call_of_a_run_runs_on_the_workers_bounded_pool(
         assert resources.executor is not None and resources.store_executor is not None
         assert resources.executor._max_workers == 3  # the worker's limit, not the CPU count
         bound = min(3, pooled_connections(resources.engine))
-        assert resources.store_executor._max_workers == bound
+        assert isinstance(resources.store_executor, LoopPool)  # the fast paths are on
+        assert resources.store_executor.bound == bound
         async with worker:
             done = await AgentRuntime(client, RunStore(resources.ctx), s.temporal.task_queue).run(
                 "auto", "Please refund order 1042"
