@@ -5,7 +5,7 @@ its own), chains it to an asyncio Future and copies the outcome across: about ha
 store call's cost on the event loop (bench/HISTORY.md set 10), and an agent run makes about
 fifteen store calls. Here a work item carries the asyncio Future itself and the pool thread
 settles it with one `call_soon_threadsafe`: the worker's CPU per run against the storeless
-loop is 1.27x with it, 1.39x with a ThreadPoolExecutor (bench/HISTORY.md set 19).
+loop is 1.27x with it, 1.35x with a ThreadPoolExecutor (bench/HISTORY.md set 19).
 
 Built on the public `Executor` interface and a queue of its own (no ThreadPoolExecutor
 internals): threads start as calls need them, up to the bound, and `submit` still works.

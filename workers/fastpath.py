@@ -1,14 +1,15 @@
 """The fast paths: performance code that changes how a worker does its work, never what it
 does, behind one switch (`worker.fast_paths`, AGENTRT_FAST_PATHS; on by default).
 
-Each piece is kept for a gain the bench measured above its noise, and touches no private
-attribute of the standard library or SQLAlchemy (bench/HISTORY.md set 19: the `loop`
-section, SQLite, alternating; worker CPU per run against the storeless loop):
+Each piece is kept for a gain the bench measured, and touches no private attribute of the
+standard library or SQLAlchemy (bench/HISTORY.md set 19: the `loop` section on SQLite,
+alternating, medians of three; worker CPU per run against the storeless loop):
 
 - the store pool hands each call's result straight back to the event loop
-  (activities/_loop_pool.py): 1.27x with it, 1.39x with a ThreadPoolExecutor;
+  (activities/_loop_pool.py): 1.27x with both pieces, 1.35x with a ThreadPoolExecutor;
 - the workflow runner answers the SDK's per-payload context questions outside the sandbox
-  when the converter has no use for the answer (workers/runner.py): 1.46x without it.
+  when the converter has no use for the answer (workers/runner.py): 1.35x without it;
+- both off: 1.44x (1.41-1.47) against 1.30x (1.21-1.46) on, runs/s 0.86x against 1.01x.
 
 Off, a worker runs the stock pieces: a ThreadPoolExecutor and the SDK's sandbox runner.
 Both ways give the same rows, histories and replays (tests/workers/test_fastpath.py).
