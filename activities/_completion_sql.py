@@ -12,8 +12,8 @@ from sqlalchemy.sql import Executable
 
 from agentrt.contracts.enums import TERMINAL_STATUSES, Outcome, RunStatus
 from agentrt.contracts.profiles import LEVEL_RANK
-from agentrt.store.rows import EventRow, MessageRow, RunRow
-from agentrt.store.step_rows import insert_returning
+from agentrt.store.db.tables import EventRow, MessageRow, RunRow
+from agentrt.store.steps.write import insert_returning
 
 NON_TERMINAL = [s.value for s in RunStatus if s not in TERMINAL_STATUSES]
 

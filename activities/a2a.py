@@ -28,7 +28,6 @@ from agentrt.contracts.ids import ACT_A2A_PROJECT
 from agentrt.contracts.messages import Message
 from agentrt.contracts.profiles import stricter
 from agentrt.store.a2a.journal import append_event
-from agentrt.store.a2a.rows import A2ATaskRow
 from agentrt.store.a2a.tasks import seal, unseal
 from agentrt.store.a2a.view import (
     COMPLETED,
@@ -43,10 +42,12 @@ from agentrt.store.a2a.view import (
     status_update,
     text_artifact,
 )
-from agentrt.store.answer import answer_ceiling
-from agentrt.store.context import CompletionHook, StoreContext, dumps, utcnow
-from agentrt.store.rows import MessageRow, RunRow
-from agentrt.store.sealed import (
+from agentrt.store.db.a2a_tables import A2ATaskRow
+from agentrt.store.db.context import CompletionHook, StoreContext, dumps, utcnow
+from agentrt.store.db.sealing import Sealer
+from agentrt.store.db.tables import MessageRow, RunRow
+from agentrt.store.runs.answer import answer_ceiling
+from agentrt.store.security.sealed import (
     MESSAGE_BODY,
     RUN_ANSWER,
     RUN_OUTPUT,
@@ -54,7 +55,6 @@ from agentrt.store.sealed import (
     TASK_HISTORY,
     TASK_STATUS_MESSAGE,
 )
-from agentrt.store.sealing import Sealer
 
 logger = logging.getLogger(__name__)
 

@@ -46,13 +46,13 @@ from agentrt.contracts.run import (
     Transition,
     TurnRecord,
 )
-from agentrt.store import driver
-from agentrt.store.answer import ResultNotRetainableError, ceiling_of, keep_json, keep_text
-from agentrt.store.context import StoreContext, utcnow
-from agentrt.store.event_rows import event_row
-from agentrt.store.runs import RunStore
-from agentrt.store.sealed import RUN_ANSWER, RUN_OUTPUT
-from agentrt.store.step_rows import Part, parts_on
+from agentrt.store.db import driver
+from agentrt.store.db.context import StoreContext, utcnow
+from agentrt.store.runs.answer import ResultNotRetainableError, ceiling_of, keep_json, keep_text
+from agentrt.store.runs.record import RunStore
+from agentrt.store.security.sealed import RUN_ANSWER, RUN_OUTPUT
+from agentrt.store.steps.events import event_row
+from agentrt.store.steps.write import Part, parts_on
 
 # Between the attempts of a completion retried in place: 0.2 s, doubling.
 COMPLETION_PAUSES = tuple(0.2 * 2**i for i in range(COMPLETION_ATTEMPTS - 1))
@@ -128,9 +128,9 @@ class Completion:
         if turn is not None and self._in_one(req, turn):
             self._ctx.faults("complete.after_commit")
             return Transition(applied=True, status=RunStatus.COMPLETED)
-        # A Core connection, not an ORM session (store/context.py): a session is made on it
+        # A Core connection, not an ORM session (store/db/context.py): a session is made on it
         # only for a hook that applies. Its statements go on its connection's cursor
-        # (store/driver.py), in its transaction.
+        # (store/db/driver.py), in its transaction.
         with self._ctx.transaction() as c, driver.Cursor.joining(c) as cursor:
             if turn is not None:
                 parts_on(self._ctx, cursor, self._runs.turn_parts(run_id, turn))
@@ -222,7 +222,7 @@ class Completion:
             statement = self._one[shape] = answered_in_one(*shape, self._probes)
         # As in the transaction: a fault here finds nothing of the completion committed.
         self._ctx.faults("complete.before_commit")
-        return bool(driver.scalar(self._ctx.engine, statement, params))  # store/driver.py
+        return bool(driver.scalar(self._ctx.engine, statement, params))  # store/db/driver.py
 
     async def on_answer(
         self,

@@ -1,6 +1,6 @@
 """A model call's live output: the publisher the model activity hands a streaming provider.
 
-Deltas go to the live table (store/live.py) in small batches: the first at once, the next
+Deltas go to the live table (store/live/table.py) in small batches: the first at once, the next
 ones as each write returns, so a fast stream costs a write per round trip, not per token.
 The table is beside the run, not in Temporal: no history event, Update, query or signal per
 delta or per subscriber. Live output is best effort: a failed write stops this call's
@@ -19,7 +19,7 @@ from typing import Literal
 from agentrt.activities._common import db
 from agentrt.contracts.profiles import GuardrailConfig
 from agentrt.contracts.redaction import StreamRedactor
-from agentrt.store.live import LiveStore, Piece
+from agentrt.store.live.table import LiveStore, Piece
 
 log = logging.getLogger(__name__)
 

@@ -45,10 +45,10 @@ from agentrt.contracts.run import (
 )
 from agentrt.contracts.snapshot import RunSnapshot
 from agentrt.contracts.turn import TurnEnd, turn_end
-from agentrt.store.event_rows import event_row
-from agentrt.store.live import LiveStore
-from agentrt.store.runs import RunStore
-from agentrt.store.step_rows import Part, write_step
+from agentrt.store.live.table import LiveStore
+from agentrt.store.runs.record import RunStore
+from agentrt.store.steps.events import event_row
+from agentrt.store.steps.write import Part, write_step
 
 log = logging.getLogger(__name__)
 

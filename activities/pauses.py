@@ -6,7 +6,7 @@ that refused it (e.g. the run was cancelled first).
 
 Where the profile requires attested decisions, the resume refuses one whose attestation
 does not open (a DECISION_REFUSED event; the run keeps waiting): the workflow holds no key
-to check it (store/attest.py). A follow-up message always needs one (an INPUT_REFUSED
+to check it (store/security/attest.py). A follow-up message always needs one (an INPUT_REFUSED
 event otherwise; the run keeps waiting)."""
 
 from collections.abc import Callable
@@ -34,13 +34,13 @@ from agentrt.contracts.pauses import (
     SuspendRequest,
 )
 from agentrt.contracts.run import Transition
-from agentrt.store import attest
-from agentrt.store.context import StoreContext, as_utc, utcnow
-from agentrt.store.event_rows import event_row, insert_event
-from agentrt.store.rows import RunRow
-from agentrt.store.runs import RunStore
-from agentrt.store.sealed import RUN_PENDING_APPROVAL
-from agentrt.store.transitions import move, progress
+from agentrt.store.db.context import StoreContext, as_utc, utcnow
+from agentrt.store.db.tables import RunRow
+from agentrt.store.runs.record import RunStore
+from agentrt.store.runs.transitions import move, progress
+from agentrt.store.security import attest
+from agentrt.store.security.sealed import RUN_PENDING_APPROVAL
+from agentrt.store.steps.events import event_row, insert_event
 
 
 class PauseActivities(ActivityGroup):

@@ -20,7 +20,7 @@ from agentrt.contracts.retention import (
     RetentionPolicy,
     RunIds,
 )
-from agentrt.store.retention import RetentionStore
+from agentrt.store.ops.retention import RetentionStore
 
 RETENTION_ACTOR = "retention"
 

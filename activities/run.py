@@ -26,7 +26,7 @@ from agentrt.contracts.run import (
     BeginResult,
     prompt_over_cap,
 )
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
 
 
 class RunActivities(ActivityGroup):

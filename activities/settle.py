@@ -22,10 +22,10 @@ from agentrt.contracts.ids import ACT_RUN_FAIL
 from agentrt.contracts.provider_errors import known_detail
 from agentrt.contracts.redaction import redact_text
 from agentrt.contracts.run import FailRequest, Transition
-from agentrt.store.context import StoreContext, rowcount, utcnow
-from agentrt.store.event_rows import event_row, insert_event
-from agentrt.store.rows import LiveRow, RunRow
-from agentrt.store.transitions import progress
+from agentrt.store.db.context import StoreContext, rowcount, utcnow
+from agentrt.store.db.tables import LiveRow, RunRow
+from agentrt.store.runs.transitions import progress
+from agentrt.store.steps.events import event_row, insert_event
 
 MAX_DETAIL_CHARS = 500
 

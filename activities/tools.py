@@ -30,7 +30,7 @@ from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.ids import ACT_TOOL_EXECUTE, ACT_TOOL_REFUSE
 from agentrt.contracts.messages import ToolCall
 from agentrt.contracts.run import RefuseRequest, ToolCallRequest, ToolCallResult
-from agentrt.store.tool_steps import ToolStepStore
+from agentrt.store.steps.tools import ToolStepStore
 
 GENERIC_TOOL_ERROR = "The tool failed. The error was logged; try another approach."
 MAX_RESULT_CHARS = 50_000

@@ -24,11 +24,11 @@ from agentrt.starter.facade import AgentRuntime
 from agentrt.store.a2a.journal import A2AJournal
 from agentrt.store.a2a.push import A2APushStore
 from agentrt.store.a2a.tasks import A2AStore
-from agentrt.store.context import StoreContext
-from agentrt.store.open import open_store
-from agentrt.store.profile_registry import ProfileRegistry
-from agentrt.store.runs import RunStore
-from agentrt.store.sealing import Sealer
+from agentrt.store.db.context import StoreContext
+from agentrt.store.db.open import open_store
+from agentrt.store.db.sealing import Sealer
+from agentrt.store.ops.registry import ProfileRegistry
+from agentrt.store.runs.record import RunStore
 
 
 @dataclass

@@ -20,7 +20,7 @@ from agentrt.core.exits import console_script
 from agentrt.core.logs import configure_logging
 from agentrt.core.settings_doc import help_text
 from agentrt.core.settings_env import refuse_unknown
-from agentrt.store.open import WHICH_SETTING
+from agentrt.store.db.open import WHICH_SETTING
 
 EXIT_ERROR = 2
 
@@ -68,9 +68,9 @@ async def _serve_until_stopped(settings: ApiSettings) -> None:
 def _purge(settings: ApiSettings, run_ids: list[str], older_than_days: float | None) -> int:
     from agentrt.contracts.errors import ConfigError
     from agentrt.store.a2a.purge import purge_runs, purge_terminal_before
-    from agentrt.store.context import utcnow
-    from agentrt.store.open import open_store
-    from agentrt.store.sealing import Sealer
+    from agentrt.store.db.context import utcnow
+    from agentrt.store.db.open import open_store
+    from agentrt.store.db.sealing import Sealer
 
     try:
         sealer = Sealer.from_b64(settings.read_seal_keys())
@@ -161,7 +161,7 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None
     elif args.command == "hash-key":
         sys.stdout.write(key_digest(args.key) + "\n")
     elif args.command == "rotate":
-        from agentrt.store.rotate import main as rotate_main
+        from agentrt.store.security.rotate import main as rotate_main
 
         rotate_main([])
     elif args.command == "token":

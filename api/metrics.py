@@ -20,9 +20,9 @@ from agentrt.core.metrics import new_registry
 from agentrt.core.queue_pollers import QueuePollers, Watched, watch_queues
 from agentrt.core.read_gauges import ReadGauge
 from agentrt.store.a2a.push import count_dead, last_dead_at
-from agentrt.store.context import StoreContext
-from agentrt.store.gauges import watch_store
-from agentrt.store.profile_registry import ProfileRegistry
+from agentrt.store.db.context import StoreContext
+from agentrt.store.ops.gauges import watch_store
+from agentrt.store.ops.registry import ProfileRegistry
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """Wake-ups for live follows. On PostgreSQL one connection LISTENs to the channels the
 store's triggers NOTIFY on commit (migration 0006), and a follower waits for its key; on
 SQLite (or while that connection is down) a follower polls, and on SQLite a model worker's
-live output wakes it at once through the wake sockets (store/live_wake.py, `notify_digest`)."""
+live output wakes it at once through the wake sockets (store/live/wake.py, `notify_digest`)."""
 
 import asyncio
 import contextlib
@@ -11,8 +11,8 @@ from collections.abc import Callable, Hashable
 
 from sqlalchemy import Engine
 
-from agentrt.store.engine import is_postgres
-from agentrt.store.live_wake import digest
+from agentrt.store.db.engine import is_postgres
+from agentrt.store.live.wake import digest
 
 RUN_CHANNEL, A2A_CHANNEL = "agentrt_run_event", "agentrt_a2a_event"
 # With NOTIFY live a follower still re-reads this often: a safety net, not the mechanism.
@@ -34,7 +34,7 @@ class Waker:
         self._pollers: dict[str, asyncio.Task[None]] = {}
         self._marks: OrderedDict[str, Hashable] = OrderedDict()
         # The keys waited for, by their digest: how another process's wake (a digest of a
-        # run id, store/live_wake.py) finds its key here.
+        # run id, store/live/wake.py) finds its key here.
         self._by_digest: OrderedDict[bytes, str] = OrderedDict()
 
     def ticket(self, key: str) -> int:

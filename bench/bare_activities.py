@@ -4,7 +4,7 @@ import asyncio
 
 from temporalio import activity
 
-from agentrt.store.context import StoreContext
+from agentrt.store.db.context import StoreContext
 from agentrt.store.demo import DemoWorld
 from bench.bare_workflow import ACT_DB_WRITE, ACT_NOOP
 

@@ -29,10 +29,10 @@ from agentrt.core.devserver import free_port, start_dev_server, wait_for_port
 from agentrt.core.settings import DEFAULT_POSTGRES_DSN, Settings
 from agentrt.core.temporal import data_converter
 from agentrt.starter.facade import AgentRuntime
-from agentrt.store.context import StoreContext
-from agentrt.store.rows import RunRow
-from agentrt.store.runs import RunStore
-from agentrt.store.sealing import Sealer
+from agentrt.store.db.context import StoreContext
+from agentrt.store.db.sealing import Sealer
+from agentrt.store.db.tables import RunRow
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import build
 from bench.database import bench_database
 from bench.drive import all_of

@@ -28,9 +28,9 @@ from agentrt.contracts.errors import RunNotFoundError
 from agentrt.core.devserver import extra_args
 from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
-from agentrt.store.open import open_store
-from agentrt.store.runs import RunStore
-from agentrt.store.sealing import Sealer
+from agentrt.store.db.open import open_store
+from agentrt.store.db.sealing import Sealer
+from agentrt.store.runs.record import RunStore
 from bench.database import bench_database
 from bench.harness import bench_settings, dev_server
 

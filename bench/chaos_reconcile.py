@@ -29,11 +29,11 @@ from agentrt.contracts.enums import RunStatus
 from agentrt.core.devserver import extra_args
 from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
-from agentrt.store.context import StoreContext
+from agentrt.store.db.context import StoreContext
+from agentrt.store.db.open import open_store
+from agentrt.store.db.sealing import Sealer
 from agentrt.store.demo import DemoWorld
-from agentrt.store.open import open_store
-from agentrt.store.runs import RunStore
-from agentrt.store.sealing import Sealer
+from agentrt.store.runs.record import RunStore
 from bench import bounded_tools
 from bench.chaos import pct, worker_env
 from bench.database import bench_database

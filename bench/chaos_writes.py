@@ -27,12 +27,12 @@ from agentrt.contracts.enums import EventKind, RunStatus
 from agentrt.core.devserver import extra_args
 from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
-from agentrt.store.context import StoreContext
-from agentrt.store.open import open_store
-from agentrt.store.profile_registry import ProfileRegistry
-from agentrt.store.rows import DemoLedgerRow
-from agentrt.store.runs import RunStore
-from agentrt.store.sealing import Sealer
+from agentrt.store.db.context import StoreContext
+from agentrt.store.db.open import open_store
+from agentrt.store.db.sealing import Sealer
+from agentrt.store.db.tables import DemoLedgerRow
+from agentrt.store.ops.registry import ProfileRegistry
+from agentrt.store.runs.record import RunStore
 from bench.chaos import Fleet, worker_env
 from bench.database import bench_database
 from bench.harness import bench_settings, dev_server

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from agentrt.core.devserver import extra_args, temporal_cli
 from agentrt.core.settings import Settings
-from agentrt.store.sealing import Sealer
+from agentrt.store.db.sealing import Sealer
 from bench import load, memory, parallel, tuning
 from bench.config import BenchConfig, tiny
 from bench.database import bench_database, describe

@@ -20,9 +20,9 @@ from agentrt.contracts.enums import TerminationReason
 from agentrt.contracts.messages import Message, Usage
 from agentrt.contracts.run import CompleteRequest, TurnRecord
 from agentrt.core.settings import Settings
-from agentrt.store.open import open_store
-from agentrt.store.runs import RunStore
-from agentrt.store.sealing import Sealer
+from agentrt.store.db.open import open_store
+from agentrt.store.db.sealing import Sealer
+from agentrt.store.runs.record import RunStore
 from bench.database import bench_database
 
 ROUNDS, RUNS = 5, 300

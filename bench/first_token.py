@@ -8,7 +8,7 @@ text read by `runtime.follow` (the Python API): a live delta (the store's live t
 written by the worker's model activity), or the committed turn when that came first.
 With `--remote` the follow is in another process (bench/first_token_remote.py), as the
 operator API's or a Python client's is: on SQLite the publish reaches it across processes
-(store/live_wake.py), not through the in-process bell. Two servers: one that answers at
+(store/live/wake.py), not through the in-process bell. Two servers: one that answers at
 once (target: under 50 ms added) and one whose first token takes 300 ms (target: under
 1.15x). Each is printed as the ratio of the medians with the median of the paired
 differences beside it."""
@@ -30,7 +30,7 @@ from temporalio.client import Client
 from agentrt.contracts.live import LiveDelta
 from agentrt.core.devserver import extra_args
 from agentrt.core.settings import Settings
-from agentrt.store.sealing import Sealer
+from agentrt.store.db.sealing import Sealer
 from bench.database import bench_database
 from bench.first_token_remote import RemoteFollower
 from bench.first_token_split import Timed, split_lines

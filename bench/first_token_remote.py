@@ -18,10 +18,10 @@ from pathlib import Path
 
 from agentrt.contracts.live import LiveDelta
 from agentrt.starter.live import follow_store
-from agentrt.store.live import LiveStore
-from agentrt.store.open import open_store
-from agentrt.store.runs import RunStore
-from agentrt.store.sealing import Sealer
+from agentrt.store.db.open import open_store
+from agentrt.store.db.sealing import Sealer
+from agentrt.store.live.table import LiveStore
+from agentrt.store.runs.record import RunStore
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -28,9 +28,9 @@ from agentrt.api.settings import ApiSettings
 from agentrt.core.devserver import extra_args
 from agentrt.core.temporal import data_converter
 from agentrt.starter.facade import AgentRuntime
-from agentrt.store.principals import PrincipalStore
-from agentrt.store.runs import RunStore
-from agentrt.store.sealing import Sealer
+from agentrt.store.db.sealing import Sealer
+from agentrt.store.runs.record import RunStore
+from agentrt.store.security.principals import PrincipalStore
 from agentrt.workers.compose import WorkerResources, build
 from agentrt.workers.main import make_worker
 from bench.a2a_fixtures import fixture_groups, fixture_profiles

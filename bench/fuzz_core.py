@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 from sqlalchemy import Engine, func, inspect, select, text
 
-from agentrt.store.rows import RunRow
+from agentrt.store.db.tables import RunRow
 
 Verdict = Literal["accepted", "rejected"]
 MAX_KEPT = 20

@@ -32,7 +32,7 @@ from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.errors import ConfigError, RulesFileError
 from agentrt.contracts.messages import Message, ProviderRequest, ToolSpec
 from agentrt.core.profiles import load_profiles
-from agentrt.store.context import StoreContext
+from agentrt.store.db.context import StoreContext
 from agentrt.store.demo import DemoWorld
 from bench.fuzz_core import Finding, LogTrap, Tally, Verdict, changed, drive, snapshot
 

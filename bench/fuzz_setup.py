@@ -14,7 +14,7 @@ from temporalio.client import Client
 from agentrt.api.settings import ApiSettings
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.a2a.tasks import A2AStore
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import WorkerResources, build
 from agentrt.workers.main import make_worker
 

@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from agentrt.contracts.output import parse_output
 from agentrt.contracts.profiles import Profile
-from agentrt.store.answer import keep_json
+from agentrt.store.runs.answer import keep_json
 from bench.fuzz_core import Finding, LogTrap, Tally, Verdict, drive
 from bench.fuzz_limits import PATTERN_PIECES, patterns
 from bench.fuzz_local import JSON

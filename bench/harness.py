@@ -28,7 +28,7 @@ from agentrt.core.devserver import temporal_cli
 from agentrt.core.settings import Settings
 from agentrt.core.temporal import data_converter
 from agentrt.starter.facade import AgentRuntime
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.builder import sandbox_runner, worker_interceptors
 from agentrt.workers.compose import WorkerResources, build
 from agentrt.workflows.agent_run import AgentRunWorkflow
@@ -169,7 +169,7 @@ async def scratch_worker(prefix: str, *, postgres: bool) -> AsyncIterator[tuple[
     """A dev server and a worker on a store of their own: a SQLite file in a temporary
     folder, or a schema of its own in the PostgreSQL test database; and the store's URL."""
     from agentrt.core.devserver import extra_args
-    from agentrt.store.sealing import Sealer
+    from agentrt.store.db.sealing import Sealer
     from bench.database import bench_database
 
     dsn = Settings().database.postgres_dsn if postgres else None

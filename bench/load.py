@@ -22,9 +22,9 @@ import httpx
 
 from agentrt.core.devserver import extra_args, free_port
 from agentrt.core.settings import Settings
-from agentrt.store.open import open_store
-from agentrt.store.principals import PrincipalStore
-from agentrt.store.sealing import Sealer
+from agentrt.store.db.open import open_store
+from agentrt.store.db.sealing import Sealer
+from agentrt.store.security.principals import PrincipalStore
 from bench.capacity import until_polled
 from bench.chaos import worker_env
 from bench.config import BenchConfig

@@ -15,8 +15,8 @@ from typing import Any
 import httpx
 from sqlalchemy import func, select
 
-from agentrt.store.context import StoreContext
-from agentrt.store.rows import DemoLedgerRow
+from agentrt.store.db.context import StoreContext
+from agentrt.store.db.tables import DemoLedgerRow
 from bench.load_drive import Tally
 
 

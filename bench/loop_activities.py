@@ -14,7 +14,7 @@ import asyncio
 from sqlalchemy import Column, Engine, Integer, MetaData, String, Table, Text, func, insert, select
 from temporalio import activity
 
-from agentrt.store.context import StoreContext
+from agentrt.store.db.context import StoreContext
 from agentrt.store.demo import DemoWorld
 from bench.loop_workflow import (
     ACT_LOOP_MODEL,

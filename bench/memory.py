@@ -21,11 +21,11 @@ from agentrt.contracts.enums import RunStatus
 from agentrt.core.devserver import extra_args
 from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
-from agentrt.store.context import StoreContext
-from agentrt.store.engine import make_engine, make_sessionmaker
-from agentrt.store.rows import RunRow
-from agentrt.store.runs import RunStore
-from agentrt.store.sealing import Sealer
+from agentrt.store.db.context import StoreContext
+from agentrt.store.db.engine import make_engine, make_sessionmaker
+from agentrt.store.db.sealing import Sealer
+from agentrt.store.db.tables import RunRow
+from agentrt.store.runs.record import RunStore
 from bench.config import BenchConfig
 from bench.drive import BenchError, all_of
 from bench.harness import dev_server

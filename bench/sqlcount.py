@@ -34,8 +34,8 @@ from typing import Any
 from sqlalchemy import Engine, event
 from temporalio import activity
 
-from agentrt.store import driver
-from agentrt.store.engine import in_autocommit
+from agentrt.store.db import driver
+from agentrt.store.db.engine import in_autocommit
 from agentrt.workers.tracing import TracedTool
 
 # Set while a tool itself runs (its statements are not the runtime's).
@@ -126,7 +126,7 @@ def counting(engine: Engine) -> Iterator[SqlTally]:
         tally._note(*names)
 
     def on_begin(conn: Any) -> None:
-        # The BEGIN itself is a statement both engines send (store/engine.py), counted
+        # The BEGIN itself is a statement both engines send (store/db/engine.py), counted
         # (and on PostgreSQL its round trip) by on_statement.
         if not _autocommit(conn):
             tally._note("transactions")
@@ -156,7 +156,7 @@ def counting(engine: Engine) -> Iterator[SqlTally]:
     in_transaction = threading.local()  # the store's threads send statements at once
 
     def on_driver(statement: str) -> None:
-        # On the driver's cursor (store/driver.py): one statement in autocommit, or on
+        # On the driver's cursor (store/db/driver.py): one statement in autocommit, or on
         # SQLite a BEGIN IMMEDIATE ... COMMIT, counted as SQLAlchemy's events count them.
         word = statement.lstrip()[:8].upper()
         if word.startswith("BEGIN"):

@@ -11,12 +11,12 @@ calls. The variants:
   `isolation_level` execution option, which SQLAlchemy sets on every checkout and resets on
   every checkin (four driver calls, each under the connection's lock, per statement);
   as built, the driver is in autocommit from its connect and a transaction sends its BEGIN
-  (store/engine.py);
+  (store/db/engine.py);
 - psycopg's `prepare_threshold` None (never prepare) and 0 (prepare at once), against its
   default 5 (both with autocommit as an option);
 - "SQLAlchemy Connection": the engine as built, the same two statements through
   SQLAlchemy's Connection, as before set 16. Since then both calls run on the pooled
-  connection's DB-API cursor (store/driver.py), in every variant: the variants above differ
+  connection's DB-API cursor (store/db/driver.py), in every variant: the variants above differ
   only in their engines' connections (a connection not in autocommit commits each one).
 """
 
@@ -38,13 +38,13 @@ from agentrt.contracts.profiles import Profile, RegisteredProfile
 from agentrt.contracts.run import TurnRecord
 from agentrt.contracts.snapshot import RunSnapshot
 from agentrt.core.settings import Settings
-from agentrt.store.context import StoreContext, utcnow
-from agentrt.store.engine import READ_ONLY_OPTION
-from agentrt.store.open import open_store
-from agentrt.store.profile_registry import _COLUMNS, ProfileRegistry, ServerRow, _live
-from agentrt.store.runs import _TURN_INPUTS, RunStore
-from agentrt.store.sealing import Sealer
-from agentrt.store.step_rows import Part, one_statement, sqlite_insert
+from agentrt.store.db.context import StoreContext, utcnow
+from agentrt.store.db.engine import READ_ONLY_OPTION
+from agentrt.store.db.open import open_store
+from agentrt.store.db.sealing import Sealer
+from agentrt.store.ops.registry import _COLUMNS, ProfileRegistry, ServerRow, _live
+from agentrt.store.runs.record import _TURN_INPUTS, RunStore
+from agentrt.store.steps.write import Part, one_statement, sqlite_insert
 from bench.database import bench_database
 
 ROUNDS, CALLS, RUNS = 5, 400, 20
@@ -80,7 +80,7 @@ def _cpu_us(call: Callable[[int], Any]) -> float:
 
 def _through(ctx: StoreContext, c: Connection, parts: list[Part]) -> None:
     """A step's statements executed by SQLAlchemy's Connection: the way before the driver's
-    cursor (store/step_rows.py builds them alike)."""
+    cursor (store/steps/write.py builds them alike)."""
     if ctx.postgres:
         c.execute(*one_statement(ctx, parts))
         return
@@ -93,7 +93,7 @@ def _through(ctx: StoreContext, c: Connection, parts: list[Part]) -> None:
 
 def _round(ctx: StoreContext, connection: bool = False) -> tuple[float, float, float]:
     """A round of the three calls; `connection`: the same statements through SQLAlchemy's
-    Connection, as before the driver's cursor (store/driver.py); for the registry read,
+    Connection, as before the driver's cursor (store/db/driver.py); for the registry read,
     its query built at each call, as before (the profile "p" is registered)."""
     runs = RunStore(ctx)
     ids = [str(uuid.uuid4()) for _ in range(RUNS)]

@@ -25,7 +25,7 @@ class ProjectResult(BaseModel):
 class InputMessage(BaseModel):
     """A follow-up user message for a run waiting for input (A2A INPUT_REQUIRED).
 
-    It moves the run only with an attestation of its sender (store/attest.py), made by the
+    It moves the run only with an attestation of its sender (store/security/attest.py), made by the
     A2A API for the authenticated owner of the task (or a client holding the seal key):
     one sent straight to the `submit_input` update without it is refused."""
 

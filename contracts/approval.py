@@ -36,7 +36,7 @@ class ApprovalDecision(BaseModel):
     turn_digest: str = Field(min_length=1, max_length=128)
     reason: str | None = Field(default=None, max_length=2000)
     # Sealed by the operator API (or a client holding the seal key) for its decider
-    # (store/attest.py); absent on the stock signal/update path, which a profile counts
+    # (store/security/attest.py); absent on the stock signal/update path, which a profile counts
     # only with `unattested_decisions: allow` (its decider then labelled unauthenticated).
     attestation: str | None = Field(default=None, max_length=2000)
 

@@ -88,7 +88,7 @@ class EventKind(StrEnum):
     # An answer that failed the profile's output schema: why (each check the schema's rule
     # and path; the validator's words, which quote the answer, at full and redacted only).
     OUTPUT_INVALID = "output_invalid"
-    # An operator's word on the unknown write of a run that ended (store/resolution.py).
+    # An operator's word on the unknown write of a run that ended (store/runs/resolution.py).
     WRITE_RESOLVED = "write_resolved"
     INPUT_REQUESTED = "input_requested"
     INPUT = "input"

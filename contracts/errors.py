@@ -28,14 +28,14 @@ class ErrorType(StrEnum):
     SELF_APPROVAL = "SelfApproval"  # the workflow's own failure when its run settled FAILED
     INVALID_REQUEST = "InvalidRequest"  # a signal or update payload that is not the type
     REASON_REQUIRED = "ReasonRequired"  # a denial without a reason (every path refuses it)
-    # No valid attestation (store/attest.py) on a decision a profile requires one for.
+    # No valid attestation (store/security/attest.py) on a decision a profile requires one for.
     UNATTESTED_DECISION = "UnattestedDecision"
     # Refused answers on an interrupted write (update validator, facade, operator API).
     NOT_AWAITING_RECONCILIATION = "RunNotAwaitingReconciliation"
     STALE_RECONCILIATION = "StaleReconciliation"  # names another call or fence
     ALREADY_RECONCILED = "AlreadyReconciled"
     UNATTESTED_RECONCILIATION = "UnattestedReconciliation"
-    # A follow-up message without a valid attestation of its sender (store/attest.py).
+    # A follow-up message without a valid attestation of its sender (store/security/attest.py).
     UNATTESTED_INPUT = "UnattestedInput"
     PROMPT_TOO_LONG = "PromptTooLong"  # the begin activity's own check of the prompt cap
     # The begin activity's own check of AGENTRT_MAX_ITERATIONS_CEILING (a start that came

@@ -240,7 +240,7 @@ def clamp_iterations(
 
 
 class RegisteredProfile(BaseModel):
-    """What a worker registers of a profile it serves (store/profile_registry.py), for the
+    """What a worker registers of a profile it serves (store/ops/registry.py), for the
     clients and the API: where its runs start, which start they refuse without payload
     keys, what a grant must name, what the Agent Card offers. The worker's own profile
     stays the authority on the run: it still refuses a profile it does not serve."""

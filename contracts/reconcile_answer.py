@@ -43,7 +43,7 @@ class ReconcileAnswer(BaseModel):
     then: Then = "retry"  # what `not_applied` does
     answered_by: str = Field(min_length=1, max_length=200)
     reason: str | None = Field(default=None, max_length=2000)
-    # Made by the operator API (or a client holding the seal key): store/attest.py.
+    # Made by the operator API (or a client holding the seal key): store/security/attest.py.
     attestation: str | None = Field(default=None, max_length=4000)
 
     @model_validator(mode="after")
@@ -88,7 +88,7 @@ class WriteResolution(BaseModel):
     interrupted_write, its fence kept as evidence): what the target system showed. Nothing
     runs again (the run is terminal); the fence is emptied in one guarded UPDATE with a
     WRITE_RESOLVED event naming the principal, and the run leaves "Needs attention"
-    (store/resolution.py). Attested like an answer (store/attest.py)."""
+    (store/runs/resolution.py). Attested like an answer (store/security/attest.py)."""
 
     call_id: str = Field(min_length=1, max_length=200)
     fence: str = Field(min_length=1, max_length=64)

@@ -12,7 +12,7 @@ from agentrt.contracts.enums import EventKind, Outcome, PendingState, RunStatus,
 
 class PendingEffectView(BaseModel):
     """A write in flight or interrupted (the run's fence): what an operator needs to check
-    the target system. `arguments` are kept at the run's privacy level (store/pending.py):
+    the target system. `arguments` are kept at the run's privacy level (store/runs/pending.py):
     verbatim at full, redacted at redacted, withheld (only `arguments_size`) below."""
 
     call_id: str
@@ -20,7 +20,7 @@ class PendingEffectView(BaseModel):
     state: PendingState
     idempotency_key: str = ""
     effect: str | None = None  # as the run's plan recorded it
-    since: datetime | None = None  # the fence's last change (see store/pending.py)
+    since: datetime | None = None  # the fence's last change (see store/runs/pending.py)
     privacy: str = "metadata"  # the level `arguments` are shown at
     arguments: dict[str, Any] | None = None
     arguments_size: int | None = None

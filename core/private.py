@@ -9,7 +9,7 @@ from pathlib import Path
 DIR_MODE = 0o700
 FILE_MODE = 0o600
 # A SQLite database file's companions: SQLite's own (made with the database file's mode)
-# and the lock of store/migrate.py.
+# and the lock of store/db/migrate.py.
 SQLITE_SUFFIXES = ("", "-wal", "-shm", "-journal", ".migrate-lock")
 
 

@@ -1,5 +1,5 @@
 """Gauges read at scrape time (a COUNT in the store, its oldest wait, whether it answers),
-apart from core/metrics.py so that the store's own gauges (store/gauges.py) can use them
+apart from core/metrics.py so that the store's own gauges (store/ops/gauges.py) can use them
 without importing the Temporal SDK that the metrics ports need."""
 
 import logging

@@ -10,9 +10,9 @@ from temporalio.client import Client
 from agentrt.contracts.errors import ConfigError
 from agentrt.core.settings import Settings
 from agentrt.core.temporal import connect
-from agentrt.store.context import StoreContext
-from agentrt.store.open import open_store
-from agentrt.store.sealing import Sealer
+from agentrt.store.db.context import StoreContext
+from agentrt.store.db.open import open_store
+from agentrt.store.db.sealing import Sealer
 
 
 async def open_deployment(

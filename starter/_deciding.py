@@ -27,8 +27,8 @@ from agentrt.contracts.errors import (
     UnattestedDecisionError,
 )
 from agentrt.contracts.ids import SIGNAL_CANCEL, UPDATE_DECIDE
-from agentrt.store.attest import attest
-from agentrt.store.sealing import Sealer
+from agentrt.store.db.sealing import Sealer
+from agentrt.store.security.attest import attest
 
 _REFUSALS: dict[str, type[ApprovalError]] = {
     ErrorType.NOT_AWAITING_APPROVAL: RunNotAwaitingApprovalError,
@@ -52,7 +52,7 @@ def checked_decision(
     attestation: str | None,
     attest_with: tuple[Sealer, str] | None = None,
 ) -> ApprovalDecision:
-    """The decision, attested (store/attest.py) with `attest_with` (the seal key and the
+    """The decision, attested (store/security/attest.py) with `attest_with` (the seal key and the
     run) when it brings no attestation of its own. A denial without a reason is refused
     (ReasonRequiredError) before anything is sent."""
     if reason_missing(approved, reason):

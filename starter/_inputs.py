@@ -1,5 +1,5 @@
 """A follow-up message for a run waiting for input, for `AgentRuntime.submit_input` (the A2A
-API's follow-ups): checked, attested for its sender (store/attest.py) and sent as the
+API's follow-ups): checked, attested for its sender (store/security/attest.py) and sent as the
 `submit_input` update. Temporal's errors are the caller's to map (api/a2a/tasks.py)."""
 
 from pydantic import ValidationError
@@ -8,8 +8,8 @@ from temporalio.client import Client
 from agentrt.contracts.a2a import InputMessage
 from agentrt.contracts.errors import InvalidRequestError
 from agentrt.contracts.ids import UPDATE_SUBMIT_INPUT
-from agentrt.store.attest import attest_input
-from agentrt.store.sealing import Sealer
+from agentrt.store.db.sealing import Sealer
+from agentrt.store.security.attest import attest_input
 
 
 def attested_input(

@@ -19,9 +19,9 @@ from agentrt.starter._starting_view import starting_view
 from agentrt.starter._typed import temporal_errors_typed
 from agentrt.starter.client import RuntimeClient
 from agentrt.starter.live import follow_store
-from agentrt.store.live import LiveStore
-from agentrt.store.run_query import RunQuery
-from agentrt.store.runs import RunStore
+from agentrt.store.live.table import LiveStore
+from agentrt.store.runs.query import RunQuery
+from agentrt.store.runs.record import RunStore
 
 # `wait` returns a run paused for a person: a decision, or an answer on a write.
 _PAUSED = (RunStatus.WAITING_FOR_APPROVAL, RunStatus.AWAITING_RECONCILIATION)

@@ -22,8 +22,8 @@ from agentrt.contracts.errors import (
 )
 from agentrt.contracts.ids import UPDATE_RECONCILE
 from agentrt.contracts.reconcile_answer import ReconcileAnswer, ReconcileOutcome, WriteResolution
-from agentrt.store.attest import attest_answer, attest_resolution
-from agentrt.store.sealing import Sealer
+from agentrt.store.db.sealing import Sealer
+from agentrt.store.security.attest import attest_answer, attest_resolution
 
 _REFUSALS: dict[str, type[ReconcileError]] = {
     ErrorType.NOT_AWAITING_RECONCILIATION: RunNotAwaitingReconciliationError,

@@ -31,7 +31,7 @@ from agentrt.core.settings_env import refuse_unknown
 from agentrt.core.temporal import call_error
 from agentrt.core.tracing import configure_tracing, shutdown_tracing
 from agentrt.starter import commands, deployment_cmd, reconcile_cmd, remote
-from agentrt.store.sealing import SealError
+from agentrt.store.db.sealing import SealError
 
 EXIT_ERROR, EXIT_INTERRUPTED = 2, 130
 

@@ -24,7 +24,7 @@ from agentrt.contracts.start import StartRequest, StartWait
 from agentrt.contracts.views import EventView, RunView
 from agentrt.starter._deciding import checked_decision
 from agentrt.starter._reconciling import checked_answer, checked_resolution
-from agentrt.store.sealing import Sealer
+from agentrt.store.db.sealing import Sealer
 
 
 class RuntimeClient(ABC):
@@ -97,7 +97,7 @@ class RuntimeClient(ABC):
     ) -> RunView:
         """Approve (or, with `approved=False`, deny) the pending turn `turn_digest`. An
         invalid decision is refused (InvalidRequestError) before anything is sent; a client
-        holding the store's seal key attests `decided_by` itself (store/attest.py) unless
+        holding the store's seal key attests `decided_by` itself (store/security/attest.py) unless
         given an attestation. Returns the run once the decision is on record."""
         key = self._attestation_key()
         decision = checked_decision(

@@ -16,8 +16,8 @@ from agentrt.core.settings import Settings
 from agentrt.core.temporal import connect
 from agentrt.starter import schedules
 from agentrt.starter.commands import EXIT_OK
-from agentrt.store.open import WHICH_SETTING, open_store
-from agentrt.store.sealing import Sealer
+from agentrt.store.db.open import WHICH_SETTING, open_store
+from agentrt.store.db.sealing import Sealer
 
 
 async def apply_schedules(settings: Settings, out: Console) -> int:

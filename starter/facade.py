@@ -42,10 +42,10 @@ from agentrt.starter._starting import (
     unregistered,
 )
 from agentrt.starter._typed import temporal_errors_typed
-from agentrt.store.profile_registry import ProfileRegistry
-from agentrt.store.resolution import resolve_write
-from agentrt.store.runs import RunStore
-from agentrt.store.sealing import Sealer
+from agentrt.store.db.sealing import Sealer
+from agentrt.store.ops.registry import ProfileRegistry
+from agentrt.store.runs.record import RunStore
+from agentrt.store.runs.resolution import resolve_write
 
 DEFAULT_BEGIN_TIMEOUT = 30.0  # seconds; a polling worker begins a run within moments
 

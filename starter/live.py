@@ -20,9 +20,9 @@ from agentrt.contracts.live import LiveDelta
 from agentrt.contracts.views import EventView, RunView
 from agentrt.starter import render
 from agentrt.starter.client import RuntimeClient
-from agentrt.store.live import LiveStore
-from agentrt.store.live_bell import LIVE_BELL
-from agentrt.store.runs import RunStore
+from agentrt.store.live.bell import LIVE_BELL
+from agentrt.store.live.table import LiveStore
+from agentrt.store.runs.record import RunStore
 
 Followed = EventView | LiveDelta
 
@@ -32,8 +32,8 @@ async def follow_store(
 ) -> AsyncIterator[Followed]:
     """Every event and live piece of the run until it ends; a turn's pieces come before its
     event, and none of a turn already committed. A publish in this process wakes it at
-    once (store/live_bell.py), and so does one in another process on SQLite (its wake
-    socket, store/live_wake.py); otherwise it finds what changed by its poll."""
+    once (store/live/bell.py), and so does one in another process on SQLite (its wake
+    socket, store/live/wake.py); otherwise it finds what changed by its poll."""
     with LIVE_BELL.subscribe(run_id) as bell, live.following():
         last, live_last = -1, 0
         while True:

@@ -6,8 +6,8 @@ from typing import Any, Protocol
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from agentrt.store.context import utcnow
-from agentrt.store.rows import DemoLedgerRow, DemoRecordRow
+from agentrt.store.db.context import utcnow
+from agentrt.store.db.tables import DemoLedgerRow, DemoRecordRow
 
 
 class Database(Protocol):

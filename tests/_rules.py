@@ -11,7 +11,7 @@ from temporalio.client import Client
 
 from agentrt import AgentRuntime, Profile, Settings, Toolbox, build_worker
 from agentrt.activities.providers.scripted import RuleSet, ScriptedProvider
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.metrics import WorkerMetrics
 from tests.conftest import profiles_in_code
 

@@ -6,7 +6,7 @@ from typing import TypedDict, Unpack
 from agentrt.activities.settle import Settle
 from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason
 from agentrt.contracts.run import FailRequest, Transition
-from agentrt.store.context import StoreContext
+from agentrt.store.db.context import StoreContext
 
 
 class Ending(TypedDict, total=False):

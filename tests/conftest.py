@@ -27,7 +27,7 @@ from agentrt.core.devserver import extra_args, temporal_cli
 from agentrt.core.settings import Settings
 from agentrt.core.temporal import data_converter
 from agentrt.starter.facade import AgentRuntime
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import WorkerResources, build
 from agentrt.workers.main import make_worker
 from tests._built import built

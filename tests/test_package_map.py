@@ -67,3 +67,33 @@ def test_the_typed_view_shows_the_same_files() -> None:
     for name, folder in MAPPED.items():
         if name != "agentrt":
             assert (view / name.removeprefix("agentrt.")).resolve() == ROOT / folder, name
+
+
+# What store/__init__.py says each part of the store owns; a module goes in the part whose
+# rows or job it owns, never flat beside them (the import contract orders the parts).
+STORE_PARTS = {"a2a", "db", "live", "migrations", "ops", "runs", "security", "steps"}
+
+
+def test_the_store_is_grouped_by_what_each_part_owns() -> None:
+    store = ROOT / "store"
+    folders = {p.name for p in store.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    assert folders == STORE_PARTS
+    flat = sorted(p.name for p in store.glob("*.py"))
+    assert flat == ["__init__.py", "demo.py"]
+    documented = (store / "__init__.py").read_text()
+    for part in STORE_PARTS - {"migrations"}:
+        assert f"`{part}`" in documented, part
+        assert (store / part / "__init__.py").read_text().startswith('"""'), part
+
+
+def test_the_migrations_are_where_alembic_and_the_store_look() -> None:
+    """alembic.ini (the CLI) and store.db.migrate (every process) name one folder."""
+    from alembic.script import ScriptDirectory
+
+    from agentrt.store.db import migrate
+
+    ini = (ROOT / "alembic.ini").read_text()
+    assert "\nscript_location = store/migrations\n" in ini
+    scripts = ScriptDirectory.from_config(migrate._config())
+    assert Path(scripts.dir) == ROOT / "store" / "migrations"
+    assert migrate.head() == ScriptDirectory(str(ROOT / "store" / "migrations")).get_current_head()

@@ -26,13 +26,13 @@ from agentrt.contracts.profiles import Profile
 from agentrt.core.codec import parse_keys
 from agentrt.core.profiles import check_ceiling, checked_profiles, load_profiles
 from agentrt.core.settings import Settings
-from agentrt.store.context import StoreContext
-from agentrt.store.gauges import watch_store
-from agentrt.store.live import LiveStore
-from agentrt.store.open import open_store
-from agentrt.store.profile_registry import ProfileRegistry, Registration
-from agentrt.store.sealing import Sealer
-from agentrt.store.tool_steps import ToolStepStore
+from agentrt.store.db.context import StoreContext
+from agentrt.store.db.open import open_store
+from agentrt.store.db.sealing import Sealer
+from agentrt.store.live.table import LiveStore
+from agentrt.store.ops.gauges import watch_store
+from agentrt.store.ops.registry import ProfileRegistry, Registration
+from agentrt.store.steps.tools import ToolStepStore
 from agentrt.workers.call_metrics import MeteredTool, fallback_counter, metered_providers
 from agentrt.workers.faults import fault_hook
 from agentrt.workers.metrics import (

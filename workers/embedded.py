@@ -26,7 +26,7 @@ from agentrt.core.private import private_dir
 from agentrt.core.settings import Settings
 from agentrt.starter import render
 from agentrt.starter.facade import AgentRuntime
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.workers._demo_server import connect_when_ready, dev_server
 from agentrt.workers.builder import build_worker
 

@@ -16,7 +16,7 @@ from agentrt.contracts.errors import ConfigError
 from agentrt.core.queue_pollers import Watched
 from agentrt.core.settings import Settings
 from agentrt.core.temporal import worker_client
-from agentrt.store.retention import RetentionStore
+from agentrt.store.ops.retention import RetentionStore
 from agentrt.workers.builder import deployment_config, make_worker, sandbox_runner
 from agentrt.workers.compose import WorkerResources
 from agentrt.workers.executions import TemporalExecutions

@@ -28,7 +28,7 @@ from agentrt.core.settings_doc import help_text
 from agentrt.core.settings_env import refuse_unknown
 from agentrt.core.temporal import connect
 from agentrt.core.tracing import configure_tracing, shutdown_tracing
-from agentrt.store.open import WHICH_SETTING
+from agentrt.store.db.open import WHICH_SETTING
 from agentrt.workers.builder import make_worker, sandbox_runner
 from agentrt.workers.compose import build
 from agentrt.workers.fleet import fleet_workers, queues_of, watched_queues

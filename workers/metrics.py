@@ -22,8 +22,8 @@ from temporalio.worker import ExecuteActivityInput
 from agentrt.contracts.enums import Outcome, TerminationReason
 from agentrt.contracts.run import TurnRecord
 from agentrt.core.metrics import new_registry
-from agentrt.store.context import StoreContext, utcnow
-from agentrt.store.runs import RunStore
+from agentrt.store.db.context import StoreContext, utcnow
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.around import AroundActivities
 
 # Approvals take seconds to days.

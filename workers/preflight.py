@@ -21,8 +21,8 @@ from agentrt.core.profiles import check_ceiling, load_profiles
 from agentrt.core.settings import Settings
 from agentrt.core.temporal import connect, settings_converter
 from agentrt.core.temporal_tls import temporal_access
-from agentrt.store.open import probe_database
-from agentrt.store.sealing import Sealer
+from agentrt.store.db.open import probe_database
+from agentrt.store.db.sealing import Sealer
 from agentrt.workers.fleet import served_tool_queues
 from agentrt.workers.preflight_state import codec_line, grant_lines, payload_line, tls_line
 from agentrt.workers.providers import check_budgets, check_models, load_providers

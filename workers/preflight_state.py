@@ -17,10 +17,10 @@ from agentrt.core.settings_api import ApiServerSettings
 from agentrt.core.settings_doc import variable
 from agentrt.core.settings_process import TemporalSettings
 from agentrt.core.temporal_tls import TemporalAccess
-from agentrt.store.context import utcnow
-from agentrt.store.open import open_store
-from agentrt.store.principals import PrincipalStore, TokenInfo
-from agentrt.store.sealing import Sealer
+from agentrt.store.db.context import utcnow
+from agentrt.store.db.open import open_store
+from agentrt.store.db.sealing import Sealer
+from agentrt.store.security.principals import PrincipalStore, TokenInfo
 
 Emit = Callable[[str], None]
 

@@ -53,8 +53,8 @@ from agentrt.contracts.run import (
     ToolCallRequest,
     ToolCallResult,
 )
-from agentrt.store.context import StoreContext
-from agentrt.store.tool_steps import ToolStepStore
+from agentrt.store.db.context import StoreContext
+from agentrt.store.steps.tools import ToolStepStore
 
 __all__ = ["FenceActivities", "ReconcileActivities", "WriteActivities", "void_unclaimed"]
 

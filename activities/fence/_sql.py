@@ -18,9 +18,9 @@ from sqlalchemy.sql.dml import Update
 from agentrt.contracts.enums import PendingState, RunStatus
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.run import FenceRequest, FenceState
-from agentrt.store.context import StoreContext, rowcount, utcnow
-from agentrt.store.rows import RunRow, ToolResultRow
-from agentrt.store.step_rows import Part, one_update
+from agentrt.store.db.context import StoreContext, rowcount, utcnow
+from agentrt.store.db.tables import RunRow, ToolResultRow
+from agentrt.store.steps.write import Part, one_update
 
 # The fence: the call it guards, its tool, the token of the one execution that may claim
 # it, and its state (a PendingState value). Every statement below uses these names.
@@ -149,7 +149,7 @@ def _clear(prefix: str) -> Update:
 
 
 def clear_part(run_id: str, token: str, fault: str = "record.before_clear") -> Part:
-    """The fence clear as a part of the write's recorded step (store/step_rows.py): the
+    """The fence clear as a part of the write's recorded step (store/steps/write.py): the
     step and the clear land together, in one statement on PostgreSQL."""
     return Part("clear", {"run_id": run_id, "token": token, "now": utcnow()}, fault, _clear)
 

@@ -10,7 +10,7 @@ naming the principal, and what the answer does to the fence:
 - not applied, then retry: the fence emptied, so the workflow stamps the write afresh
   under the same idempotency key;
 - give up: the fence stays as evidence; the workflow then ends the run FAILED.
-An answer without a valid attestation (store/attest.py) is refused and the run waits on."""
+An answer without a valid attestation (store/security/attest.py) is refused and the run waits on."""
 
 from collections.abc import Callable
 
@@ -27,12 +27,12 @@ from agentrt.contracts.reconcile_answer import (
     ReconciledRequest,
 )
 from agentrt.contracts.run import Transition
-from agentrt.store import attest
-from agentrt.store.context import StoreContext, utcnow
-from agentrt.store.event_rows import event_row, insert_event
-from agentrt.store.step_rows import write_parts
-from agentrt.store.tool_steps import ToolStepStore
-from agentrt.store.transitions import guarded_move, progress
+from agentrt.store.db.context import StoreContext, utcnow
+from agentrt.store.runs.transitions import guarded_move, progress
+from agentrt.store.security import attest
+from agentrt.store.steps.events import event_row, insert_event
+from agentrt.store.steps.tools import ToolStepStore
+from agentrt.store.steps.write import write_parts
 
 _UNKNOWN = PendingState.OUTCOME_UNKNOWN.value
 WAITING = RunStatus.AWAITING_RECONCILIATION

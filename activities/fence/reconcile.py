@@ -34,8 +34,8 @@ from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.ids import ACT_WRITE_RECONCILE
 from agentrt.contracts.reconcile import APPLIED, NOT_APPLIED, UNKNOWN, ReconcileResult, Verdict
 from agentrt.contracts.run import ToolCallRequest
-from agentrt.store.context import StoreContext
-from agentrt.store.tool_steps import ToolStepStore
+from agentrt.store.db.context import StoreContext
+from agentrt.store.steps.tools import ToolStepStore
 
 
 def uncounted(verdict: str) -> None:

@@ -21,8 +21,8 @@ from agentrt.api.a2a.card import REST_PREFIX, agent_card, with_last_modified, wi
 from agentrt.api.a2a.guard import CALLER_KEY, Guard
 from agentrt.api.a2a.handler import CALLER, A2AHandler
 from agentrt.api.settings import ApiSettings
-from agentrt.store.context import utcnow
-from agentrt.store.profile_registry import ProfileRegistry
+from agentrt.store.db.context import utcnow
+from agentrt.store.ops.registry import ProfileRegistry
 
 
 class CallerContextBuilder(DefaultServerCallContextBuilder):

@@ -1,5 +1,5 @@
 """The Agent Card: published profiles as skills, the bearer scheme, our JSON-RPC interface.
-The skills are the profiles the workers registered (store/profile_registry.py), read for
+The skills are the profiles the workers registered (store/ops/registry.py), read for
 each request, so a worker started after the API shows its skills."""
 
 import asyncio
@@ -25,7 +25,7 @@ from starlette.routing import BaseRoute, Route
 from agentrt.api.settings import ApiSettings
 from agentrt.contracts.profiles import RegisteredProfile
 from agentrt.store.a2a.view import RETAINABLE_LEVELS
-from agentrt.store.profile_registry import ProfileRegistry
+from agentrt.store.ops.registry import ProfileRegistry
 
 logger = logging.getLogger(__name__)
 

@@ -22,7 +22,7 @@ from agentrt.api.settings import ApiSettings
 from agentrt.core.logs import withhold_urls
 from agentrt.store.a2a.journal import A2AJournal
 from agentrt.store.a2a.push import A2APushStore, PushConfig
-from agentrt.store.engine import DATABASE_ERRORS, database_reason
+from agentrt.store.db.engine import DATABASE_ERRORS, database_reason
 
 logger = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from a2a.utils.errors import (
 )
 from sqlalchemy.exc import SQLAlchemyError
 
-from agentrt.store.engine import database_reason
+from agentrt.store.db.engine import database_reason
 
 logger = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ refuses a NUL outright, and a refused statement must never be what the client se
 
 from a2a.utils.errors import InvalidParamsError
 
-from agentrt.store.a2a.rows import A2APushConfigRow, A2ATaskRow
+from agentrt.store.db.a2a_tables import A2APushConfigRow, A2ATaskRow
 
 
 def _length(column: object) -> int:

@@ -10,7 +10,7 @@ from agentrt.api.a2a.outbound import Policy, Refused, check_url
 from agentrt.api.settings import ApiSettings
 from agentrt.contracts.errors import ConfigError
 from agentrt.store.a2a.push import PushConfig, PushSpec
-from agentrt.store.a2a.rows import A2APushConfigRow
+from agentrt.store.db.a2a_tables import A2APushConfigRow
 
 AUTH_SCHEME = A2APushConfigRow.__table__.c.auth_scheme.type.length  # type: ignore[attr-defined]
 MAX_SECRET = 4096  # a notification token or credentials: sealed text, but bounded

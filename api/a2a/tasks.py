@@ -43,7 +43,7 @@ from agentrt.starter.facade import AgentRuntime
 from agentrt.store.a2a.push import PushSpec
 from agentrt.store.a2a.tasks import A2AStore, FirstMessageTaken, TaskRecord
 from agentrt.store.a2a.view import INPUT_REQUIRED, INTERRUPTED, RETAINABLE_LEVELS, TERMINAL
-from agentrt.store.profile_registry import ProfileRegistry
+from agentrt.store.ops.registry import ProfileRegistry
 
 MESSAGE_TEXT = "the message text"  # what a prompt-cap refusal calls the text
 SENDER = "agentrt"  # the metadata key of a follow-up's sender in the task's history

@@ -28,14 +28,14 @@ from agentrt.api.operator.state import OpsState
 from agentrt.api.settings import ApiSettings
 from agentrt.api.text_check import body_problem, url_problem
 from agentrt.api.wake import Waker, finish
-from agentrt.store.codec_sessions import CodecSessions
-from agentrt.store.context import StoreContext
-from agentrt.store.live import LiveStore
-from agentrt.store.live_bell import LIVE_BELL
-from agentrt.store.principals import PrincipalStore
-from agentrt.store.profile_registry import ProfileRegistry
-from agentrt.store.run_query import RunQuery
-from agentrt.store.runs import RunStore
+from agentrt.store.db.context import StoreContext
+from agentrt.store.live.bell import LIVE_BELL
+from agentrt.store.live.table import LiveStore
+from agentrt.store.ops.registry import ProfileRegistry
+from agentrt.store.runs.query import RunQuery
+from agentrt.store.runs.record import RunStore
+from agentrt.store.security.codec_sessions import CodecSessions
+from agentrt.store.security.principals import PrincipalStore
 
 OPS_PREFIXES = ("/runs", "/inbox", "/me")
 
@@ -108,7 +108,7 @@ def mount_ops(
         listener = asyncio.create_task(ops.waker.listen(engine, stop))
         try:
             # A worker in this process (embedded, tests) wakes its runs' follows at once,
-            # and on SQLite so does one in another process (store/live_wake.py).
+            # and on SQLite so does one in another process (store/live/wake.py).
             loop = asyncio.get_running_loop()
             with (
                 LIVE_BELL.listening(loop, ops.waker.notify, ops.waker.notify_digest),

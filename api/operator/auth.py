@@ -12,7 +12,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from agentrt.api.grants import Grants
 from agentrt.api.operator.errors import forbidden, unauthorized
-from agentrt.store.principals import PrincipalStore
+from agentrt.store.security.principals import PrincipalStore
 
 READ, READ_ALL, START = "runs:read", "runs:read-all", "runs:start"
 DECIDE, CANCEL, ADMIN = "runs:decide", "runs:cancel", "admin"

@@ -12,7 +12,7 @@ same-site as the API. The session's token must still be active and hold the
 `payloads:decode` scope, and the request must name this deployment's namespace. Every
 decode, and every refusal, is audited (logger `agentrt.audit`) by principal and namespace.
 
-Sessions live in the database (store/codec_sessions.py), so every API replica knows them
+Sessions live in the database (store/security/codec_sessions.py), so every API replica knows them
 and a sign-out on one (`DELETE /codec/session`) ends the session on all; one lasts as long
 as its token, at most SESSION_SECONDS. Encoding is not served: reading needs only decode,
 and a UI that could encode could forge signals."""
@@ -41,8 +41,8 @@ from agentrt.api.operator.auth import ADMIN, DECODE, Principal
 from agentrt.api.operator.codec_access import decode_for
 from agentrt.api.operator.state import OpsState
 from agentrt.core.codec_server import namespace_refusal
-from agentrt.store.codec_sessions import CodecSessions
-from agentrt.store.principals import PrincipalStore, TokenInfo
+from agentrt.store.security.codec_sessions import CodecSessions
+from agentrt.store.security.principals import PrincipalStore, TokenInfo
 
 COOKIE = "agentrt_codec"
 CODEC_PATH = "/codec"

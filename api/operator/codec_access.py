@@ -28,7 +28,7 @@ from agentrt.api.operator.auth import Principal
 from agentrt.contracts.redaction import redact_text
 from agentrt.core.codec import ENCODING, PlaintextPayloadError, bound_run
 from agentrt.core.codec_server import temporal_marker
-from agentrt.store.run_query import RunQuery
+from agentrt.store.runs.query import RunQuery
 
 JSON = b"json/plain"
 NOT_YOURS = "withheld: not a run you may read"

@@ -15,7 +15,7 @@ from temporalio.service import RPCError
 from agentrt.contracts.errors import AgentRuntimeError, UnknownFieldsError
 from agentrt.contracts.strict import UNKNOWN_KEYS
 from agentrt.core.temporal import connection_lost
-from agentrt.store.engine import DATABASE_ERRORS, database_reason
+from agentrt.store.db.engine import DATABASE_ERRORS, database_reason
 
 logger = logging.getLogger("agentrt.api")
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from agentrt.api.wake import Waker
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.views import EventView
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
 
 BUFFER = 1000  # events kept per followed run
 BATCH = 500  # events per read

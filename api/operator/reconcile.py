@@ -1,6 +1,6 @@
 """`POST /runs/{id}/reconcile`: the authenticated principal says what the target system
 shows of the write a run waits on (AWAITING_RECONCILIATION; contracts/reconcile_answer.py
-says what each answer does). The API attests the principal (store/attest.py), so nothing in
+says what each answer does). The API attests the principal (store/security/attest.py), so nothing in
 the body names who answers; the workflow takes one answer per wait and refuses a stale or
 second one (409)."""
 

@@ -45,8 +45,8 @@ from agentrt.contracts.errors import (
 )
 from agentrt.contracts.views import RunView
 from agentrt.starter._starting_view import starting_runs
-from agentrt.store.attest import attest
-from agentrt.store.run_query import BadCursorError
+from agentrt.store.runs.query import BadCursorError
+from agentrt.store.security.attest import attest
 
 router = APIRouter(responses=RESPONSES)
 CANCEL_WAIT_SECONDS = 10.0

@@ -7,7 +7,7 @@ revoked or expired, the stream ends with `event: error` (type `unauthorized`).
 `GET /runs/{id}/live` is the same follow with the live output between the events: `delta`
 (text of the turn `sequence` as it is written) and `retract` (drop the turn's text shown so
 far: a retried or fallen-back call) frames, read from the live table the model worker
-writes (store/live.py), never through Temporal. Its ids are `<sequence>:<live id>`, both
+writes (store/live/table.py), never through Temporal. Its ids are `<sequence>:<live id>`, both
 resume points. A delta of a turn already committed is not sent: the event has the text."""
 
 import asyncio

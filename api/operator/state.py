@@ -19,13 +19,13 @@ from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.views import RunView
 from agentrt.starter._starting_view import starting_view
 from agentrt.starter.facade import AgentRuntime
-from agentrt.store.live import LiveStore
-from agentrt.store.principals import PrincipalStore
-from agentrt.store.profile_registry import ProfileRegistry
-from agentrt.store.run_context import pending_contexts
-from agentrt.store.run_query import RunQuery
-from agentrt.store.runs import RunStore
-from agentrt.store.sealing import Sealer
+from agentrt.store.db.sealing import Sealer
+from agentrt.store.live.table import LiveStore
+from agentrt.store.ops.registry import ProfileRegistry
+from agentrt.store.runs.pending_context import pending_contexts
+from agentrt.store.runs.query import RunQuery
+from agentrt.store.runs.record import RunStore
+from agentrt.store.security.principals import PrincipalStore
 
 # A token's answer is reused this long by its other streams (each stream asks every 1 s:
 # api/operator/sse.py); the two together bound how long a revoked token's stream lives.

@@ -6,10 +6,10 @@ from datetime import timedelta
 
 from agentrt.api.settings import ApiSettings
 from agentrt.contracts.errors import AgentRuntimeError
-from agentrt.store.context import utcnow
-from agentrt.store.open import open_store
-from agentrt.store.principals import SCOPES, PrincipalStore
-from agentrt.store.sealing import Sealer
+from agentrt.store.db.context import utcnow
+from agentrt.store.db.open import open_store
+from agentrt.store.db.sealing import Sealer
+from agentrt.store.security.principals import SCOPES, PrincipalStore
 
 
 def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:

@@ -11,9 +11,9 @@ from agentrt.api.operator.failures import FailureOut, failure
 from agentrt.contracts.enums import EventKind, PendingState
 from agentrt.contracts.strict import Strict
 from agentrt.contracts.views import EventView, RunHead, RunView
-from agentrt.store.privacy import filter_payload
-from agentrt.store.run_context import PendingContext
-from agentrt.store.run_query import Attention, attention
+from agentrt.store.runs.pending_context import PendingContext
+from agentrt.store.runs.query import Attention, attention
+from agentrt.store.steps.privacy import filter_payload
 
 
 class DecisionIn(Strict):
@@ -163,7 +163,7 @@ def run_out(view: RunView, privacy: str, context: PendingContext | None = None) 
         )  # fmt: skip
     write = None
     if view.pending_effect is not None:
-        # Kept at the run's privacy level by the store (store/pending.py). Should the level
+        # Kept at the run's privacy level by the store (store/runs/pending.py). Should the level
         # this body is shown at ever differ from that one, the arguments are withheld.
         pe = view.pending_effect
         write = PendingWriteOut(**pe.model_dump(exclude={"privacy"}))

@@ -8,7 +8,7 @@ from rich.text import Text
 from agentrt.contracts.enums import EventKind
 from agentrt.contracts.views import EventView
 from agentrt.starter.render.text import call_text, cost_text, shorten, spend_text
-from agentrt.store.attest import UNAUTHENTICATED
+from agentrt.store.security.attest import UNAUTHENTICATED
 
 
 def _summary(e: EventView) -> str:

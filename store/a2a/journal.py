@@ -7,11 +7,11 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from agentrt.store.a2a.rows import A2AEventRow, A2ATaskRow
-from agentrt.store.context import StoreContext, dumps, insert_ignoring, utcnow
-from agentrt.store.rows import in_sequence
-from agentrt.store.sealed import TASK_EVENT_PAYLOAD, within
-from agentrt.store.sealing import Sealer
+from agentrt.store.db.a2a_tables import A2AEventRow, A2ATaskRow
+from agentrt.store.db.context import StoreContext, dumps, insert_ignoring, utcnow
+from agentrt.store.db.sealing import Sealer
+from agentrt.store.db.tables import in_sequence
+from agentrt.store.security.sealed import TASK_EVENT_PAYLOAD, within
 
 
 @dataclass(frozen=True)

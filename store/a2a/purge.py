@@ -7,9 +7,9 @@ from datetime import datetime
 from sqlalchemy import delete, exists, select
 
 from agentrt.contracts.enums import TERMINAL_STATUSES
-from agentrt.store.a2a.rows import A2ATaskRow
-from agentrt.store.context import StoreContext, rowcount
-from agentrt.store.rows import RunRow
+from agentrt.store.db.a2a_tables import A2ATaskRow
+from agentrt.store.db.context import StoreContext, rowcount
+from agentrt.store.db.tables import RunRow
 
 BATCH = 500
 

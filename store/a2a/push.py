@@ -12,9 +12,9 @@ from datetime import datetime, timedelta
 from sqlalchemy import delete, func, or_, select
 from sqlalchemy.orm import Session
 
-from agentrt.store.a2a.rows import A2APushConfigRow, A2APushDeliveryRow, A2ATaskRow
-from agentrt.store.context import StoreContext, as_utc, utcnow
-from agentrt.store.sealed import (
+from agentrt.store.db.a2a_tables import A2APushConfigRow, A2APushDeliveryRow, A2ATaskRow
+from agentrt.store.db.context import StoreContext, as_utc, utcnow
+from agentrt.store.security.sealed import (
     PUSH_AUTH_CREDENTIALS,
     PUSH_TOKEN,
     PUSH_URL,

@@ -14,23 +14,23 @@ from sqlalchemy.orm import Session
 
 from agentrt.store.a2a.journal import append_event
 from agentrt.store.a2a.push import A2APushStore, PushSpec
-from agentrt.store.a2a.rows import A2ATaskRow
 from agentrt.store.a2a.view import (
     SUBMITTED,
     keep_text,
     status,
     status_update,
 )
-from agentrt.store.answer import keep_json
-from agentrt.store.context import StoreContext, as_utc, dumps, utcnow
-from agentrt.store.sealed import (
+from agentrt.store.db.a2a_tables import A2ATaskRow
+from agentrt.store.db.context import StoreContext, as_utc, dumps, utcnow
+from agentrt.store.db.sealing import Sealer
+from agentrt.store.runs.answer import keep_json
+from agentrt.store.security.sealed import (
     TASK_ARTIFACTS,
     TASK_FIRST_MESSAGE_DIGEST,
     TASK_HISTORY,
     TASK_STATUS_MESSAGE,
     SealedColumn,
 )
-from agentrt.store.sealing import Sealer
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from agentrt.contracts.enums import RunStatus, TerminationReason
-from agentrt.store.answer import keep_text
+from agentrt.store.runs.answer import keep_text
 
 SUBMITTED = "TASK_STATE_SUBMITTED"
 WORKING = "TASK_STATE_WORKING"
@@ -26,7 +26,7 @@ CANCELED_NOTE = "The task was canceled."
 RETAINABLE_LEVELS = frozenset({"full", "redacted"})
 
 
-__all__ = ["keep_text"]  # (defined in store.answer)
+__all__ = ["keep_text"]  # (defined in store.runs.answer)
 
 
 def iso(ts: datetime) -> str:

@@ -1,11 +1,11 @@
-"""Alembic environment. The connection or URL is handed in by store.migrate, or read from
+"""Alembic environment. The connection or URL is handed in by store.db.migrate, or read from
 settings when run as `alembic upgrade head` (an entry point)."""
 
 from alembic import context
 from sqlalchemy import Connection
 
-from agentrt.store.engine import make_engine
-from agentrt.store.rows import Base
+from agentrt.store.db.engine import make_engine
+from agentrt.store.db.tables import Base
 
 config = context.config
 target_metadata = Base.metadata

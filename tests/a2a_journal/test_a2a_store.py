@@ -23,18 +23,18 @@ from agentrt.contracts.enums import RunStatus, TerminationReason
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.messages import Message, Usage
 from agentrt.contracts.run import CompleteRequest, TurnRecord
-from agentrt.store import driver
 from agentrt.store.a2a.journal import A2AJournal
 from agentrt.store.a2a.purge import purge_runs, purge_terminal_before
 from agentrt.store.a2a.push import A2APushStore
-from agentrt.store.a2a.rows import A2AEventRow, A2ATaskRow
 from agentrt.store.a2a.tasks import A2AStore
-from agentrt.store.context import utcnow
-from agentrt.store.open import open_store
-from agentrt.store.rotate import rotate
-from agentrt.store.rows import RunRow
-from agentrt.store.runs import RunStore
-from agentrt.store.sealing import Sealer, SealError
+from agentrt.store.db import driver
+from agentrt.store.db.a2a_tables import A2AEventRow, A2ATaskRow
+from agentrt.store.db.context import utcnow
+from agentrt.store.db.open import open_store
+from agentrt.store.db.sealing import Sealer, SealError
+from agentrt.store.db.tables import RunRow
+from agentrt.store.runs.record import RunStore
+from agentrt.store.security.rotate import rotate
 from agentrt.workers.compose import WorkerResources
 from tests._db import backend, scratch_database
 from tests._settle import settle_failed
@@ -313,7 +313,7 @@ def test_the_completion_asks_about_a_task_in_its_row_read_alone(parts: WorkerRes
     )  # fmt: skip
     event.listen(parts.engine, "before_cursor_execute", on_execute)
     try:
-        # The completion's statements go on its connection's cursor (store/driver.py).
+        # The completion's statements go on its connection's cursor (store/db/driver.py).
         with driver.listen(parts.engine, sent.append):
             _answer_and_complete(parts, run_id, "no task here")
     finally:

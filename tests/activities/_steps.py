@@ -9,7 +9,7 @@ from agentrt.contracts.ids import idempotency_key
 from agentrt.contracts.messages import ToolCall
 from agentrt.contracts.profiles import PrivacyLevel
 from agentrt.contracts.run import ToolCallRequest
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import WorkerResources
 
 

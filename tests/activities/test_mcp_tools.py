@@ -22,8 +22,8 @@ from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.errors import ConfigError, ErrorType
 from agentrt.contracts.ids import idempotency_key
 from agentrt.contracts.run import FenceRequest, FenceState
-from agentrt.store.runs import RunStore
-from agentrt.store.tool_steps import ToolStepStore
+from agentrt.store.runs.record import RunStore
+from agentrt.store.steps.tools import ToolStepStore
 from agentrt.workers.compose import WorkerResources
 from tests.activities._steps import begin_run, tool_request
 from tests.activities.mcp_servers import HttpMcpServer, start_http_server, stdio_server, writes

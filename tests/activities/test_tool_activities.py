@@ -12,8 +12,8 @@ from agentrt.contracts.enums import EventKind, ToolEffect
 from agentrt.contracts.messages import ToolCall
 from agentrt.contracts.run import ToolCallRequest
 from agentrt.store.demo import DemoWorld
-from agentrt.store.runs import RunStore
-from agentrt.store.tool_steps import ToolStepStore
+from agentrt.store.runs.record import RunStore
+from agentrt.store.steps.tools import ToolStepStore
 from agentrt.workers.compose import WorkerResources
 from tests.activities._steps import begin_run, tool_request
 

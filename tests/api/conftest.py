@@ -22,7 +22,7 @@ from agentrt.api.settings import ApiSettings
 from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.a2a.tasks import A2AStore
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import WorkerResources
 from agentrt.workers.main import make_worker
 from bench.a2a_fixtures import fixture_groups

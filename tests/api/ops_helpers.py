@@ -16,8 +16,8 @@ from temporalio.client import Client
 
 from agentrt.api.settings import ApiSettings
 from agentrt.core.profiles import load_profiles
-from agentrt.store.principals import PrincipalStore
-from agentrt.store.profile_registry import ProfileRegistry
+from agentrt.store.ops.registry import ProfileRegistry
+from agentrt.store.security.principals import PrincipalStore
 from agentrt.workers.compose import WorkerResources
 from tests.api.conftest import Live, _serve
 from tests.conftest import TEST_SEAL_KEYS

@@ -17,9 +17,9 @@ from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.messages import Message
 from agentrt.contracts.run import TurnRecord
 from agentrt.contracts.views import EventView
-from agentrt.store.live import LiveStore
-from agentrt.store.rows import RunRow
-from agentrt.store.runs import RunStore
+from agentrt.store.db.tables import RunRow
+from agentrt.store.live.table import LiveStore
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import WorkerResources
 
 SNAPSHOT = '{"plan": {"privacy": "full", "answer_level": "full"}}'

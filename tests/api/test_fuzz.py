@@ -9,7 +9,7 @@ import httpx
 from temporalio.testing import WorkflowEnvironment
 
 from agentrt.api.settings import ApiSettings
-from agentrt.store.principals import PrincipalStore
+from agentrt.store.security.principals import PrincipalStore
 from agentrt.workers.compose import WorkerResources
 from bench.fuzz_a2a import a2a_surfaces
 from bench.fuzz_answers import input_surface, reconcile_surface

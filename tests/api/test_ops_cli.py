@@ -10,7 +10,7 @@ import pytest
 from agentrt.api.main import main as api_main
 from agentrt.starter.cli import main as cli_main
 from agentrt.store.demo import DemoWorld
-from agentrt.store.principals import PrincipalStore, TokenRow, token_digest
+from agentrt.store.security.principals import PrincipalStore, TokenRow, token_digest
 from tests.api.conftest import Live
 from tests.api.ops_helpers import REFUND, admin_env, name, token
 

@@ -4,8 +4,8 @@ from datetime import timedelta
 
 from sqlalchemy import update
 
-from agentrt.store.context import utcnow
-from agentrt.store.principals import PrincipalStore, TokenRow
+from agentrt.store.db.context import utcnow
+from agentrt.store.security.principals import PrincipalStore, TokenRow
 from tests.api.conftest import Live
 from tests.api.ops_helpers import (
     LOOKUP,

@@ -16,7 +16,7 @@ from agentrt.contracts.views import EventView
 from agentrt.core.metrics import new_registry
 from agentrt.starter.cli import main as cli_main
 from agentrt.store.demo import DemoWorld
-from agentrt.store.gauges import watch_store
+from agentrt.store.ops.gauges import watch_store
 from agentrt.workflows._context import STATUS_KEY
 from tests.api._reconcile import MakeLive, answer_of, answered, awaiting
 from tests.api.ops_helpers import error_type, http, name, token, wait_status

@@ -20,8 +20,8 @@ from agentrt.core.profiles import load_profiles
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.a2a.tasks import A2AStore
 from agentrt.store.a2a.view import CANCELED
-from agentrt.store.profile_registry import ProfileRegistry
-from agentrt.store.runs import RunStore
+from agentrt.store.ops.registry import ProfileRegistry
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import WorkerResources
 from agentrt.workers.main import make_worker
 from tests.workflows._waiting import CANCEL_REQUESTED, has, until_history

@@ -8,7 +8,7 @@ from temporalio.client import Client
 
 from agentrt.contracts.enums import EventKind, RunStatus, TerminationReason
 from agentrt.contracts.errors import ErrorType
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
 from tests.api.conftest import Live, user_message
 from tests.api.ops_helpers import http, name, start, token, wait_status
 from tests.security.test_temporal_payloads import _history_text

@@ -17,7 +17,7 @@ from agentrt.contracts.ids import SIGNAL_CANCEL
 from agentrt.contracts.run import ModelResult, RunResult
 from agentrt.core.temporal import data_converter
 from agentrt.starter.facade import AgentRuntime
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
 from tests.workflows._waiting import CANCEL_REQUESTED, taken_after, until_history
 from tests.workflows.test_failures import MakeRuntime
 

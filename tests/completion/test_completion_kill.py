@@ -13,7 +13,7 @@ from temporalio.testing import WorkflowEnvironment
 from agentrt.contracts.enums import EventKind, RunStatus
 from agentrt.contracts.ids import ACT_FENCE_STAMP, ACT_RUN_BEGIN
 from agentrt.starter.facade import AgentRuntime
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
 from tests.workers._proc import Arm
 
 # The killed worker's workflow task times out (10 s) before another worker takes it.

@@ -9,7 +9,7 @@ from agentrt.contracts.enums import RunStatus, TerminationReason
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.messages import Message, Usage
 from agentrt.contracts.run import CompleteRequest, TurnRecord
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import WorkerResources
 from tests._settle import settle_failed
 from tests.store.test_store import _answer, _begin

@@ -10,7 +10,7 @@ from agentrt.activities.completion import Completion
 from agentrt.contracts.enums import EventKind, RunStatus, TerminationReason
 from agentrt.contracts.messages import Message, Usage
 from agentrt.contracts.run import CompleteRequest, TurnRecord
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import WorkerResources
 from tests.store.test_step_rows import _run, _statements
 

@@ -15,7 +15,7 @@ from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.messages import ProviderReply, ProviderRequest, Usage
 from agentrt.contracts.profiles import Budget
 from agentrt.contracts.run import AnswerTerms, ModelRequest
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import WorkerResources
 from tests.store.test_step_rows import _run  # recorded at `full`, answers kept in full
 

@@ -7,7 +7,7 @@ from pydantic import BaseModel, ValidationError
 
 from agentrt.contracts.output import parse_output
 from agentrt.contracts.profiles import Profile
-from agentrt.store.answer import ResultNotRetainableError, keep_json
+from agentrt.store.runs.answer import ResultNotRetainableError, keep_json
 
 SCHEMA = {
     "type": "object",

@@ -8,7 +8,7 @@ from agentrt.contracts.messages import ToolSpec
 from agentrt.contracts.plan import RunPlan
 from agentrt.contracts.profiles import Budget, GuardrailConfig, Timeouts
 from agentrt.contracts.snapshot import RunSnapshot
-from agentrt.store.answer import ceiling_of
+from agentrt.store.runs.answer import ceiling_of
 
 
 def _begun() -> str:

@@ -31,7 +31,7 @@ from agentrt import AgentRuntime, RunStatus, Settings, ToolEffect
 from agentrt.contracts.enums import EventKind
 from agentrt.contracts.ids import idempotency_key
 from agentrt.contracts.views import RunView
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
 from tests.workers._proc import WorkerPool, WorkerProcess, worker_env
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "agentrt-example-toolbox"

@@ -31,8 +31,8 @@ from agentrt.contracts.messages import ToolCall
 from agentrt.contracts.run import FenceRequest, FenceState, ToolCallRequest
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.demo import DemoWorld
-from agentrt.store.runs import RunStore
-from agentrt.store.tool_steps import ToolStepStore
+from agentrt.store.runs.record import RunStore
+from agentrt.store.steps.tools import ToolStepStore
 from agentrt.workers.compose import WorkerResources
 from tests.fence._history import stamp_markers, stamp_state
 from tests.store.test_step_rows import _run

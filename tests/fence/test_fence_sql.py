@@ -20,10 +20,10 @@ from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.ids import idempotency_key
 from agentrt.contracts.messages import ToolCall, Usage
 from agentrt.contracts.run import FailRequest, FenceRequest, FenceState
-from agentrt.store.context import StoreContext
-from agentrt.store.rows import EventRow, RunRow, ToolResultRow
-from agentrt.store.runs import RunStore
-from agentrt.store.tool_steps import ToolStepStore
+from agentrt.store.db.context import StoreContext
+from agentrt.store.db.tables import EventRow, RunRow, ToolResultRow
+from agentrt.store.runs.record import RunStore
+from agentrt.store.steps.tools import ToolStepStore
 from agentrt.workers.compose import WorkerResources
 from tests._db import backend
 from tests.store.test_step_rows import _count, _run, _statements

@@ -7,8 +7,8 @@ SIGKILLed there: test_reconcile_kill.py."""
 from agentrt.activities.fence import _sql
 from agentrt.contracts.enums import PendingState, RunStatus
 from agentrt.contracts.ids import idempotency_key
-from agentrt.store.context import StoreContext
-from agentrt.store.runs import RunStore
+from agentrt.store.db.context import StoreContext
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import WorkerResources
 from tests.fence.test_fence_sql import (  # noqa: F401 (fixtures)
     CALL,

@@ -28,7 +28,7 @@ from agentrt import (
 from agentrt.contracts.enums import EventKind, PendingState
 from agentrt.contracts.ids import ACT_WRITE_EXECUTE, ACT_WRITE_RECONCILE
 from agentrt.contracts.views import EventView, RunView
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.metrics import WorkerMetrics
 from tests._rules import new_queue, one_call, scripted_profile, scripted_worker
 from tests.workflows._replay import assert_replays, fetch, scheduled

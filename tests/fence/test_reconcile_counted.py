@@ -16,7 +16,7 @@ from agentrt.activities.registry import ToolRegistry
 from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.run import ToolCallRequest
-from agentrt.store.tool_steps import ToolStepStore
+from agentrt.store.steps.tools import ToolStepStore
 from agentrt.workers.compose import WorkerResources
 from tests.activities._steps import begin_run, tool_request
 

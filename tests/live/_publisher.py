@@ -2,15 +2,15 @@
 (tests/live/test_live_wake_processes.py):
 `python -m tests.live._publisher URL SEAL_KEYS [--no-wake]`, then one JSON line per
 publish on stdin (`{"run_id", "sequence", "offset", "text"}`); it answers `published`
-once each has committed (and rung: store/live.py; with `--no-wake`, not rung: a
+once each has committed (and rung: store/live/table.py; with `--no-wake`, not rung: a
 publisher whose wakes are all lost)."""
 
 import json
 import sys
 
-from agentrt.store.live import LiveStore, Piece
-from agentrt.store.open import open_store
-from agentrt.store.sealing import Sealer
+from agentrt.store.db.open import open_store
+from agentrt.store.db.sealing import Sealer
+from agentrt.store.live.table import LiveStore, Piece
 
 
 def main() -> None:

@@ -1,5 +1,5 @@
 """A model worker in the operator API's process wakes that process's SSE follows when it
-publishes (store/live_bell.py through api/wake.py): the first delta does not wait for the
+publishes (store/live/bell.py through api/wake.py): the first delta does not wait for the
 follow's poll. The poll and the token recheck (which also ends a wait) are 30 s here, so
 only the wake (or, on PostgreSQL, the NOTIFY of the live table) can bring the delta within
 the bound."""

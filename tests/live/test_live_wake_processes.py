@@ -1,6 +1,6 @@
 """Across processes on SQLite: a live publish in one process (here a child standing for the
 model worker, tests/live/_publisher.py) wakes the run's followers in another at once
-through the wake sockets (store/live_wake.py), and a follower whose wake is lost still
+through the wake sockets (store/live/wake.py), and a follower whose wake is lost still
 reads the same text from the store at its poll. PostgreSQL wakes through NOTIFY instead:
 these tests are SQLite's."""
 
@@ -23,9 +23,9 @@ from agentrt.api.settings import ApiSettings
 from agentrt.contracts.live import LiveDelta
 from agentrt.core.settings import Settings
 from agentrt.starter.live import follow_store
-from agentrt.store.live import LiveStore
-from agentrt.store.live_bell import LIVE_BELL
-from agentrt.store.runs import RunStore
+from agentrt.store.live.bell import LIVE_BELL
+from agentrt.store.live.table import LiveStore
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import WorkerResources
 from tests.api.conftest import serving
 from tests.api.ops_helpers import frames, http, name, token

@@ -23,7 +23,7 @@ from agentrt.core.temporal import data_converter
 from agentrt.starter import _deciding
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.demo import DemoWorld
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import WorkerResources
 from agentrt.workers.main import make_worker
 from agentrt.workflows._loop import turn_digest

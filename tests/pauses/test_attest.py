@@ -2,8 +2,8 @@
 authenticated; anything else is recorded as an unauthenticated decider."""
 
 from agentrt.contracts.approval import ApprovalDecision
-from agentrt.store.attest import attest, audit, authenticated
-from agentrt.store.sealing import Sealer
+from agentrt.store.db.sealing import Sealer
+from agentrt.store.security.attest import attest, audit, authenticated
 from tests.conftest import TEST_SEAL_KEYS
 
 RUN, OTHER = "11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222"

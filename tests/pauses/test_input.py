@@ -13,7 +13,7 @@ from agentrt.contracts.ids import UPDATE_SUBMIT_INPUT
 from agentrt.core.settings import Settings
 from agentrt.starter._inputs import attested_input
 from agentrt.starter.facade import AgentRuntime
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import WorkerResources
 from agentrt.workers.main import make_worker
 from tests.workflows._tasks import new_a2a_task, start_for_task

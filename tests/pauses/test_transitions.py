@@ -9,8 +9,8 @@ from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason
 from agentrt.contracts.messages import ToolCall
 from agentrt.contracts.pauses import ResumeRequest, SuspendRequest
 from agentrt.contracts.run import Transition
-from agentrt.store.attest import attest
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
+from agentrt.store.security.attest import attest
 from agentrt.workers.compose import WorkerResources
 from tests._settle import settle_failed
 

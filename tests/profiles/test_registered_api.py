@@ -15,8 +15,8 @@ from temporalio.client import Client
 
 from agentrt import Profile
 from agentrt.api.settings import ApiSettings
-from agentrt.store.principals import PrincipalStore
-from agentrt.store.profile_registry import ProfileRegistry
+from agentrt.store.ops.registry import ProfileRegistry
+from agentrt.store.security.principals import PrincipalStore
 from agentrt.workers.compose import build
 from tests._db import scratch_database
 from tests.api.conftest import Live, _serve, a2a_settings  # noqa: F401  (fixture)

@@ -10,14 +10,14 @@ from sqlalchemy import select, update
 
 from agentrt import Settings
 from agentrt.contracts.profiles import Profile, RegisteredProfile
-from agentrt.store.context import as_utc
-from agentrt.store.profile_registry import (
+from agentrt.store.db.context import as_utc
+from agentrt.store.ops.registry import (
     STALE_AFTER,
     ProfileRegistry,
     Registration,
     ServerRow,
 )
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import build
 
 

@@ -16,7 +16,7 @@ from agentrt import AgentRuntime, Profile, RunStatus, Settings, build_worker
 from agentrt.activities.providers.openai_compat import OpenAICompatProvider
 from agentrt.contracts.enums import EventKind, TerminationReason
 from agentrt.contracts.views import EventView
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
 from tests.activities import test_openai_provider as openai_tests
 from tests.activities.test_openai_provider import Canned, FakeServer, completion, tool_call
 

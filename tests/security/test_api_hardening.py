@@ -25,10 +25,10 @@ from temporalio.client import Client
 from agentrt.api.settings import ApiSettings
 from agentrt.core.devserver import free_port, start_dev_server, wait_for_port
 from agentrt.core.settings import Settings
-from agentrt.store.context import utcnow
-from agentrt.store.open import open_store
-from agentrt.store.principals import PrincipalStore, TokenRow
-from agentrt.store.sealing import Sealer
+from agentrt.store.db.context import utcnow
+from agentrt.store.db.open import open_store
+from agentrt.store.db.sealing import Sealer
+from agentrt.store.security.principals import PrincipalStore, TokenRow
 from agentrt.workers.compose import WorkerResources
 from tests.api.conftest import (  # noqa: F401  (fixtures)
     KEYS,

@@ -44,8 +44,8 @@ from temporalio.testing import WorkflowEnvironment
 from agentrt.api.settings import ApiSettings, key_digest
 from agentrt.core.temporal import connect
 from agentrt.starter.cli import main as cli_main
-from agentrt.store.principals import PrincipalStore
-from agentrt.store.rows import RunRow
+from agentrt.store.db.tables import RunRow
+from agentrt.store.security.principals import PrincipalStore
 from tests._db import scratch_database
 from tests.api.conftest import Live, serving, user_message
 from tests.conftest import TEST_SEAL_KEYS

@@ -19,7 +19,7 @@ from temporalio.testing import WorkflowEnvironment
 from agentrt.api.operator.codec import COOKIE
 from agentrt.api.settings import ApiSettings
 from agentrt.core.temporal import data_converter
-from agentrt.store.principals import PrincipalStore
+from agentrt.store.security.principals import PrincipalStore
 from agentrt.workers.compose import WorkerResources
 from tests.api.codec_helpers import PAYLOAD_KEYS, keyed_live, opened, sealed_body
 from tests.api.conftest import (  # noqa: F401  (fixtures)

@@ -15,9 +15,9 @@ from agentrt.contracts.enums import EventKind, RunStatus
 from agentrt.contracts.errors import ErrorType, UnattestedDecisionError
 from agentrt.contracts.ids import SIGNAL_APPROVE, UPDATE_DECIDE
 from agentrt.starter.facade import AgentRuntime
-from agentrt.store.attest import attest
 from agentrt.store.demo import DemoWorld
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
+from agentrt.store.security.attest import attest
 from agentrt.workers.compose import WorkerResources
 from tests.workflows._waiting import pending_digest, until_status
 

@@ -7,7 +7,7 @@ removes them: the run makes no further call, and followers read its end in its e
 
 from sqlalchemy import func, select
 
-from agentrt.store.rows import LiveRow
+from agentrt.store.db.tables import LiveRow
 from bench.streaming_server import DROP
 from tests.api.conftest import a2a_settings  # noqa: F401  (fixture)
 from tests.api.ops_helpers import http, name, start, token, wait_status

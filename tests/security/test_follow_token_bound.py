@@ -12,7 +12,7 @@ recheck, some stream took the stale answer after its revocation and lived ~3 s."
 import asyncio
 import time
 
-from agentrt.store.principals import PrincipalStore
+from agentrt.store.security.principals import PrincipalStore
 from tests.api.conftest import (  # noqa: F401  (fixtures)
     Live,
     a2a_parts,

@@ -18,7 +18,7 @@ from agentrt.contracts.plan import RunPlan, ToolPlan
 from agentrt.contracts.profiles import Timeouts
 from agentrt.contracts.run import Carry, RunRequest
 from agentrt.store.demo import DemoWorld
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import WorkerResources
 
 

@@ -21,8 +21,8 @@ from temporalio.service import RPCError, RPCStatusCode
 from agentrt.api.main import main as api_main
 from agentrt.api.settings import ApiSettings
 from agentrt.core.profiles import load_profiles
-from agentrt.store.principals import PrincipalStore
-from agentrt.store.rows import RunRow
+from agentrt.store.db.tables import RunRow
+from agentrt.store.security.principals import PrincipalStore
 from agentrt.workers.compose import WorkerResources
 from bench.a2a_fixtures import FIXTURES
 from tests._built import built

@@ -17,7 +17,7 @@ from agentrt.contracts.enums import EventKind, RunStatus
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.ids import UPDATE_SUBMIT_INPUT
 from agentrt.starter._inputs import attested_input
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
 from tests.api.conftest import (  # noqa: F401 (fixtures)
     Live,
     a2a_parts,

@@ -26,7 +26,7 @@ from agentrt.core.settings import Settings
 from agentrt.starter.cli import main as cli_main
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.a2a.view import INPUT_REQUIRED
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import build
 from agentrt.workers.main import make_worker
 from bench.a2a_fixtures import fixture_groups

@@ -25,7 +25,7 @@ from agentrt.contracts.redaction import EMAIL, SECRET_PATTERNS, has_secret, reda
 from agentrt.core.profiles import load_profiles
 from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import build
 from agentrt.workers.main import make_worker
 from bench.fuzz_core import LogTrap

@@ -14,8 +14,8 @@ from agentrt.api.operator.views import run_out
 from agentrt.contracts.enums import PendingState
 from agentrt.contracts.ids import idempotency_key
 from agentrt.contracts.messages import Message, ToolCall
-from agentrt.store.rows import RunRow
-from agentrt.store.runs import RunStore
+from agentrt.store.db.tables import RunRow
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import WorkerResources
 
 CANARY = "canary-7f3e9d"

@@ -27,7 +27,7 @@ from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.messages import Message, ProviderRequest, Usage
 from agentrt.contracts.provider_errors import WITHHELD, known_detail
 from agentrt.contracts.run import FailRequest
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import WorkerResources
 from tests.activities.test_openai_provider import Canned, FakeServer, simple_request
 from tests.activities.test_openai_provider import server as server

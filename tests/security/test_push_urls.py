@@ -23,12 +23,12 @@ import pytest
 from sqlalchemy import text
 
 from agentrt.core.logs import UrlsWithoutSecrets, withhold_urls
-from agentrt.store import migrate
 from agentrt.store.a2a.push import A2APushStore
-from agentrt.store.engine import make_engine
-from agentrt.store.open import open_store
-from agentrt.store.rotate import rotate
-from agentrt.store.sealing import Sealer
+from agentrt.store.db import migrate
+from agentrt.store.db.engine import make_engine
+from agentrt.store.db.open import open_store
+from agentrt.store.db.sealing import Sealer
+from agentrt.store.security.rotate import rotate
 from tests._db import scratch_database
 from tests.api.conftest import (  # noqa: F401  (fixtures)
     KEYS,

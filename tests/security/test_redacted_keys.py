@@ -10,10 +10,10 @@ from agentrt.contracts.messages import Message, ToolCall
 from agentrt.contracts.redaction import TOO_DEEP, redact_tree
 from agentrt.contracts.run import TurnRecord
 from agentrt.store.a2a.tasks import A2AStore
-from agentrt.store.answer import keep_json
-from agentrt.store.privacy import filter_payload
-from agentrt.store.runs import RunStore
-from agentrt.store.tool_steps import ToolStepStore
+from agentrt.store.runs.answer import keep_json
+from agentrt.store.runs.record import RunStore
+from agentrt.store.steps.privacy import filter_payload
+from agentrt.store.steps.tools import ToolStepStore
 from agentrt.workers.compose import WorkerResources
 
 EMAIL = "bob.canary@example.com"

@@ -28,16 +28,16 @@ from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationRe
 from agentrt.contracts.messages import Message, ToolCall, Usage
 from agentrt.contracts.pauses import AwaitInputRequest, SuspendRequest
 from agentrt.contracts.run import FailRequest, TurnRecord
-from agentrt.store import migrate
-from agentrt.store.a2a.rows import A2ATaskRow
 from agentrt.store.a2a.tasks import A2AStore
-from agentrt.store.engine import make_engine
-from agentrt.store.open import open_store
-from agentrt.store.rotate import rotate
-from agentrt.store.rows import EventRow
-from agentrt.store.runs import RunStore
-from agentrt.store.sealing import Sealer
-from agentrt.store.tool_steps import ToolStepStore
+from agentrt.store.db import migrate
+from agentrt.store.db.a2a_tables import A2ATaskRow
+from agentrt.store.db.engine import make_engine
+from agentrt.store.db.open import open_store
+from agentrt.store.db.sealing import Sealer
+from agentrt.store.db.tables import EventRow
+from agentrt.store.runs.record import RunStore
+from agentrt.store.security.rotate import rotate
+from agentrt.store.steps.tools import ToolStepStore
 from agentrt.workers.compose import WorkerResources
 from tests._db import scratch_database
 

@@ -1,4 +1,4 @@
-"""A store call on the driver's cursor (store/driver.py) that the database cannot serve
+"""A store call on the driver's cursor (store/db/driver.py) that the database cannot serve
 crosses into Temporal as the text-free StoreUnavailable: no SQL, no host, no stored content,
 no driver message, no chained cause, and a one-line log that names only the error's type."""
 
@@ -12,9 +12,9 @@ from temporalio.exceptions import ApplicationError
 
 from agentrt.activities._common import db
 from agentrt.contracts.errors import ErrorType
-from agentrt.store.context import StoreContext
-from agentrt.store.engine import make_engine, make_sessionmaker
-from agentrt.store.runs import RunStore
+from agentrt.store.db.context import StoreContext
+from agentrt.store.db.engine import make_engine, make_sessionmaker
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import WorkerResources
 from tests._db import backend
 

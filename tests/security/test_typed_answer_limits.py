@@ -32,7 +32,7 @@ from agentrt.contracts.profiles import Profile
 from agentrt.core.profiles import load_profiles
 from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import build
 from agentrt.workers.main import make_worker
 from tests.security._loop_lag import held, ticking

@@ -19,7 +19,7 @@ from agentrt.contracts.errors import (
 from agentrt.contracts.ids import WORKFLOW_AGENT_RUN
 from agentrt.contracts.run import RunRequest
 from agentrt.starter.facade import AgentRuntime
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
 from tests._proxy import FlakyProxy
 from tests.cancel.test_cancel import Gate, MakeRuntime
 from tests.starter.test_cli import (  # noqa: F401

@@ -19,7 +19,7 @@ from agentrt.contracts.errors import (
 )
 from agentrt.contracts.views import EventView
 from agentrt.starter.facade import AgentRuntime
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
 from tests.starter.test_cli import (  # noqa: F401
     REFUND,
     WorkerFactory,

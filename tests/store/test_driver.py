@@ -1,4 +1,4 @@
-"""The hottest statements on the driver's cursor (store/driver.py): the same SQL and values
+"""The hottest statements on the driver's cursor (store/db/driver.py): the same SQL and values
 as through SQLAlchemy, errors typed as SQLAlchemy types them, a dropped connection never
 handed out again, and every statement seen by whoever listens."""
 
@@ -24,11 +24,11 @@ from sqlalchemy import (
 from sqlalchemy.exc import IntegrityError, OperationalError
 
 from agentrt.activities._common import is_store_unavailable
-from agentrt.store import driver
-from agentrt.store.context import utcnow
-from agentrt.store.engine import make_engine
-from agentrt.store.rows import EventRow, MessageRow, RunRow
-from agentrt.store.runs import RunStore
+from agentrt.store.db import driver
+from agentrt.store.db.context import utcnow
+from agentrt.store.db.engine import make_engine
+from agentrt.store.db.tables import EventRow, MessageRow, RunRow
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import WorkerResources
 from tests._db import backend
 
@@ -182,7 +182,7 @@ def _outcome(parts: WorkerResources, run_id: str) -> str | None:
 
 @pytest.mark.skipif(backend() == "postgres", reason="SQLite's write transactions")
 def test_a_transaction_commits_its_statements_together_or_none(parts: WorkerResources) -> None:
-    """SQLite's step writes (store/step_rows.py): BEGIN IMMEDIATE, the statements, COMMIT
+    """SQLite's step writes (store/steps/write.py): BEGIN IMMEDIATE, the statements, COMMIT
     on one pooled connection; an exception in the block, or a row the database refuses,
     rolls back every statement of it, and the pool's connection serves the next call."""
     run_id = _run(parts)

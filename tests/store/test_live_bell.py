@@ -1,4 +1,4 @@
-"""The in-process wake of live followers (store/live_bell.py): a publish of this process
+"""The in-process wake of live followers (store/live/bell.py): a publish of this process
 reaches a follower of the same run at once, not at its next poll, on the real database."""
 
 import asyncio
@@ -9,9 +9,9 @@ from contextlib import aclosing
 
 from agentrt.contracts.live import LiveDelta
 from agentrt.starter.live import follow_store
-from agentrt.store.live import LiveStore, Piece
-from agentrt.store.live_bell import Bell
-from agentrt.store.runs import RunStore
+from agentrt.store.live.bell import Bell
+from agentrt.store.live.table import LiveStore, Piece
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import WorkerResources
 from tests.store.test_store import _begin
 

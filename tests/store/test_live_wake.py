@@ -1,4 +1,4 @@
-"""The wake sockets (store/live_wake.py) on their own: what crosses, who may listen, and
+"""The wake sockets (store/live/wake.py) on their own: what crosses, who may listen, and
 what a process that died leaves behind."""
 
 import os
@@ -9,7 +9,7 @@ import time
 import uuid
 from pathlib import Path
 
-from agentrt.store.live_wake import DIGEST_BYTES, Listeners, Ringer, digest, wake_dir
+from agentrt.store.live.wake import DIGEST_BYTES, Listeners, Ringer, digest, wake_dir
 
 
 def _collector() -> tuple[list[bytes], threading.Event, Listeners]:

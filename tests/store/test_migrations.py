@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import inspect, text
 
-from agentrt.store import migrate
-from agentrt.store.engine import make_engine
+from agentrt.store.db import migrate
+from agentrt.store.db.engine import make_engine
 from tests._db import scratch_database
 
 
@@ -44,8 +44,8 @@ def test_upgrade_downgrade_upgrade(empty_url: str) -> None:
 _UPGRADE = """
 import sys, time
 from pathlib import Path
-from agentrt.store import migrate
-from agentrt.store.engine import make_engine
+from agentrt.store.db import migrate
+from agentrt.store.db.engine import make_engine
 url, go, ready = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
 engine = make_engine(url)
 ready.touch()  # imported everything: spinning from here

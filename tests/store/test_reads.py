@@ -12,12 +12,12 @@ import pytest
 from sqlalchemy import update
 
 from agentrt.contracts.enums import RunStatus
-from agentrt.store.gauges import count_with_status, oldest_waiting_seconds
-from agentrt.store.live import LiveStore
-from agentrt.store.principals import PrincipalStore
-from agentrt.store.rows import RunRow
-from agentrt.store.run_query import RunQuery
-from agentrt.store.runs import RunStore
+from agentrt.store.db.tables import RunRow
+from agentrt.store.live.table import LiveStore
+from agentrt.store.ops.gauges import count_with_status, oldest_waiting_seconds
+from agentrt.store.runs.query import RunQuery
+from agentrt.store.runs.record import RunStore
+from agentrt.store.security.principals import PrincipalStore
 from agentrt.workers.compose import WorkerResources
 from tests._db import backend
 

@@ -1,4 +1,4 @@
-"""The resolution of an ended run's unknown write (store/resolution.py) on the real
+"""The resolution of an ended run's unknown write (store/runs/resolution.py) on the real
 database: attested or refused, one guarded write (two operators racing: one wins), never on
 a run still going or a write that never ran, and its event after the run's last."""
 
@@ -14,12 +14,12 @@ from agentrt.contracts.errors import (
     UnattestedResolutionError,
 )
 from agentrt.contracts.reconcile_answer import WriteResolution, fence_id
-from agentrt.store.attest import attest_resolution
-from agentrt.store.context import StoreContext
-from agentrt.store.resolution import resolve_write
-from agentrt.store.rows import RunRow
-from agentrt.store.run_query import RunQuery
-from agentrt.store.runs import RunStore
+from agentrt.store.db.context import StoreContext
+from agentrt.store.db.tables import RunRow
+from agentrt.store.runs.query import RunQuery
+from agentrt.store.runs.record import RunStore
+from agentrt.store.runs.resolution import resolve_write
+from agentrt.store.security.attest import attest_resolution
 from agentrt.workers.compose import WorkerResources
 from tests.fence.test_fence_sql import claimed, race, resolve, settle, stamped
 

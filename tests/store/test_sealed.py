@@ -3,8 +3,8 @@ column and the row it was sealed for."""
 
 import pytest
 
-from agentrt.store.sealed import COLUMNS, MESSAGE_BODY, RUN_ANSWER, within
-from agentrt.store.sealing import Sealer, SealError
+from agentrt.store.db.sealing import Sealer, SealError
+from agentrt.store.security.sealed import COLUMNS, MESSAGE_BODY, RUN_ANSWER, within
 
 
 def test_every_registered_column_exists_in_its_table() -> None:

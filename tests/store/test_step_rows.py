@@ -13,13 +13,13 @@ from sqlalchemy.exc import IntegrityError
 from agentrt.activities.fence._sql import clear_part
 from agentrt.contracts.enums import EventKind
 from agentrt.contracts.messages import Message
-from agentrt.store import driver
-from agentrt.store.engine import in_autocommit
-from agentrt.store.event_rows import event_row
-from agentrt.store.rows import EventRow, MessageRow
-from agentrt.store.runs import RunStore
-from agentrt.store.sealing import Sealer
-from agentrt.store.step_rows import Part, write_step
+from agentrt.store.db import driver
+from agentrt.store.db.engine import in_autocommit
+from agentrt.store.db.sealing import Sealer
+from agentrt.store.db.tables import EventRow, MessageRow
+from agentrt.store.runs.record import RunStore
+from agentrt.store.steps.events import event_row
+from agentrt.store.steps.write import Part, write_step
 from agentrt.workers.compose import WorkerResources
 from tests._db import backend
 from tests.conftest import TEST_SEAL_KEYS
@@ -51,7 +51,7 @@ def _statements(parts: WorkerResources) -> Iterator[list[str]]:
     def on_execute(_c: Any, _cur: Any, statement: str, *_a: Any) -> None:
         sent.append(statement.split(None, 1)[0].upper())
 
-    # A transaction's BEGIN is a statement both engines send (store/engine.py): it is in
+    # A transaction's BEGIN is a statement both engines send (store/db/engine.py): it is in
     # `sent` from on_execute.
     def on_commit(conn: Any) -> None:
         if not in_autocommit(conn):

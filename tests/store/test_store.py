@@ -13,12 +13,12 @@ from agentrt.contracts.enums import EventKind
 from agentrt.contracts.errors import StoreUnavailableError
 from agentrt.contracts.messages import Message
 from agentrt.contracts.run import TurnRecord
-from agentrt.store import migrate
-from agentrt.store.engine import PING_IDLE_SECONDS, make_engine
-from agentrt.store.open import open_store
-from agentrt.store.rows import MessageRow
-from agentrt.store.runs import RunStore
-from agentrt.store.sealing import Sealer, SealError
+from agentrt.store.db import migrate
+from agentrt.store.db.engine import PING_IDLE_SECONDS, make_engine
+from agentrt.store.db.open import open_store
+from agentrt.store.db.sealing import Sealer, SealError
+from agentrt.store.db.tables import MessageRow
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import WorkerResources
 from tests._db import backend
 

@@ -34,7 +34,7 @@ from agentrt import (
 )
 from agentrt.core.devserver import free_port
 from agentrt.core.queue_pollers import QueuePollers, Watched
-from agentrt.store.run_query import RunQuery
+from agentrt.store.runs.query import RunQuery
 from agentrt.workers.fleet import watched_queues
 from agentrt.workers.metrics import WorkerMetrics
 from tests._db import scratch_database

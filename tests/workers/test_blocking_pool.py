@@ -11,7 +11,7 @@ from temporalio.client import Client
 
 from agentrt import AgentRuntime, RunStatus, Settings, build_worker
 from agentrt.activities._common import blocking_pool, db, offload
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import STORE_THREAD_PREFIX, TOOL_THREAD_PREFIX, pooled_connections
 
 

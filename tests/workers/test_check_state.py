@@ -11,7 +11,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from agentrt.api.settings import key_digest
 from agentrt.core.settings import Settings
-from agentrt.store.principals import PrincipalStore
+from agentrt.store.security.principals import PrincipalStore
 from agentrt.workers.compose import WorkerResources
 from tests._entry import run_module
 from tests._tls import Pki, mtls_proxy

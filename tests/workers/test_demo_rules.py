@@ -12,9 +12,9 @@ from temporalio.client import Client
 from agentrt.contracts.enums import EventKind, RunStatus
 from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
+from agentrt.store.db.tables import DemoLedgerRow
 from agentrt.store.demo import DemoWorld
-from agentrt.store.rows import DemoLedgerRow
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import WorkerResources, build
 from agentrt.workers.main import make_worker
 from tests.starter.test_cli import agentrt, cli_env  # noqa: F401

@@ -20,7 +20,7 @@ from agentrt.contracts.errors import UnknownProfileError
 from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
 from agentrt.starter.render import event_text
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import WorkerResources
 from tests.activities.test_openai_provider import Canned, FakeServer, completion
 from tests.workers.test_worker_process import _env, _spawn

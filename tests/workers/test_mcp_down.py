@@ -25,7 +25,7 @@ from agentrt.contracts.profiles import Profile
 from agentrt.core.devserver import free_port
 from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import WorkerResources
 from tests._entry import run_module
 from tests.activities.mcp_servers import start_http_server

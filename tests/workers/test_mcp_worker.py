@@ -22,7 +22,7 @@ from agentrt.contracts.enums import EventKind, Outcome, PendingState, RunStatus,
 from agentrt.contracts.ids import idempotency_key
 from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import build
 from agentrt.workers.main import make_worker
 from tests.activities.mcp_servers import HttpMcpServer, start_http_server, stdio_server, writes

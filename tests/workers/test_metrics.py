@@ -19,7 +19,7 @@ from agentrt.contracts.errors import ConfigError
 from agentrt.core.metrics import serve_metrics
 from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.builder import make_worker
 from agentrt.workers.compose import build
 from tests._db import scratch_database

@@ -16,7 +16,7 @@ from temporalio.worker import Replayer, Worker
 
 from agentrt import AgentrtPlugin, AgentRuntime, Settings, build_worker
 from agentrt.contracts.enums import EventKind
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import TOOL_THREAD_PREFIX, WorkerResources
 from agentrt.workers.metrics import ActivityTiming
 from agentrt.workers.runner import ContextFreeRunner

@@ -22,8 +22,8 @@ from agentrt.contracts.ids import ACT_MODEL_COMPLETE
 from agentrt.core.profiles import load_profiles
 from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
-from agentrt.store.profile_registry import ProfileRegistry
-from agentrt.store.runs import RunStore
+from agentrt.store.ops.registry import ProfileRegistry
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import build
 from agentrt.workers.fleet import fleet_workers, queues_of
 

@@ -21,8 +21,8 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 from agentrt.contracts.enums import RunStatus
 from agentrt.core.temporal import data_converter
 from agentrt.starter.facade import AgentRuntime
-from agentrt.store.runs import RunStore
-from agentrt.store.sealing import Sealer
+from agentrt.store.db.sealing import Sealer
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.builder import sandbox_runner
 from agentrt.workers.compose import WorkerResources
 from agentrt.workers.runner import ContextFreeRunner, ignores_context

@@ -23,7 +23,7 @@ from agentrt.contracts.enums import RunStatus
 from agentrt.core.devserver import free_port
 from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import WorkerResources
 from tests.workers._proc import WorkerPool, worker_env
 

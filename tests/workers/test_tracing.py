@@ -18,7 +18,7 @@ from agentrt.core.settings import Settings
 from agentrt.core.temporal import connect
 from agentrt.core.tracing import configure_tracing
 from agentrt.starter.facade import AgentRuntime
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.builder import make_worker, worker_interceptors
 from agentrt.workers.compose import WorkerResources
 from agentrt.workers.metrics import ActivityTiming

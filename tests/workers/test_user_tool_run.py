@@ -13,7 +13,7 @@ from agentrt import AgentRuntime, RunStatus, Settings, ToolEffect, build_worker
 from agentrt.contracts.enums import EventKind
 from agentrt.contracts.ids import ACT_WRITE_EXECUTE, idempotency_key
 from agentrt.contracts.views import RunView
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import TOOL_THREAD_PREFIX
 from tests.fence._history import stamp_markers
 from tests.workers import _user_toolbox

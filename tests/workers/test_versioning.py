@@ -14,7 +14,7 @@ from agentrt.contracts.errors import ConfigError
 from agentrt.core.deployments import set_current_version
 from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.builder import deployment_config, make_worker, sandbox_runner
 from agentrt.workers.compose import WorkerResources
 from tests._built import built

@@ -12,7 +12,7 @@ from temporalio.testing import WorkflowEnvironment
 from agentrt.contracts.enums import RunStatus
 from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import WorkerResources
 from tests._entry import assert_one_line, run_module
 from tests.workers._proc import worker_env

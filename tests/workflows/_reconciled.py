@@ -12,7 +12,7 @@ from typing import Any
 
 from agentrt.contracts.enums import PendingState, RunStatus, TerminationReason
 from agentrt.starter.facade import AgentRuntime
-from agentrt.store.context import StoreContext
+from agentrt.store.db.context import StoreContext
 from agentrt.store.demo import DemoWorld
 from agentrt.workflows.fence_bounds import FENCE_BOUNDS
 from tests.conftest import FailTimes, FaultHook, UnknownOutcome

@@ -14,7 +14,7 @@ from temporalio.worker import Worker
 from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
 from agentrt.contracts.errors import InvalidRequestError, RunNotFoundError, UnknownProfileError
 from agentrt.starter.facade import AgentRuntime
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
 from tests.conftest import FailTimes
 
 MakeRuntime = Callable[[Callable[[str], None]], AbstractAsyncContextManager[AgentRuntime]]

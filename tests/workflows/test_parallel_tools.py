@@ -30,7 +30,7 @@ from agentrt import (
 )
 from agentrt.activities.providers.scripted import RuleSet
 from agentrt.contracts.enums import EventKind, ToolEffect
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.workflows._group import NOT_RUN
 from tests._rules import Scripted, new_queue, scripted_profile, scripted_worker
 from tests.workflows._replay import assert_replays, fetch, most_scheduled_at_once, patches

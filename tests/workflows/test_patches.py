@@ -16,7 +16,7 @@ from agentrt.contracts.run import RunRequest, RunResult
 from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.demo import DemoWorld
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.builder import AgentrtPlugin
 from agentrt.workers.compose import WorkerResources
 from agentrt.workflows.agent_run import AgentRunWorkflow

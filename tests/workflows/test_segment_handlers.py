@@ -32,7 +32,7 @@ from agentrt.contracts.run import BegunResult
 from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.demo import DemoWorld
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.builder import AgentrtPlugin
 from agentrt.workers.compose import WorkerResources
 from agentrt.workers.main import make_worker

@@ -18,7 +18,7 @@ from temporalio.client import Client, WorkflowExecutionStatus
 from agentrt.contracts.enums import RunStatus
 from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
-from agentrt.store.runs import RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import build
 from agentrt.workers.main import make_worker
 from tests._db import backend

@@ -4,7 +4,7 @@ A webhook's URL is as often as not a credential (a secret path, `?token=`); befo
 revision it was stored in the clear beside its sealed token and credentials. This revision
 seals the URLs already stored, in place, in batches, with the installation's seal key, as
 0008 did for event payloads (the sealer the store was opened with, else the settings'). The
-binding (table, column, `task_id/id`) is written out here as store/sealed.py has it today.
+binding (table, column, `task_id/id`) is written out here as store/security/sealed.py has it today.
 """
 
 from collections.abc import Callable
@@ -12,7 +12,7 @@ from collections.abc import Callable
 import sqlalchemy as sa
 from alembic import op
 
-from agentrt.store.sealing import PREFIX, Sealer
+from agentrt.store.db.sealing import PREFIX, Sealer
 
 revision, down_revision = "0016", "0015"
 branch_labels = depends_on = None

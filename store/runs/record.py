@@ -1,0 +1,233 @@
+"""Run rows, the transcript and the event log: inserts are idempotent on their unique keys."""
+
+import json
+from typing import Any
+
+from sqlalchemy import bindparam, literal, select, union_all
+
+from agentrt.contracts.enums import EventKind, RunStatus
+from agentrt.contracts.errors import RunNotFoundError
+from agentrt.contracts.messages import Message
+from agentrt.contracts.profiles import stricter
+from agentrt.contracts.run import TurnRecord
+from agentrt.contracts.snapshot import RunSnapshot
+from agentrt.contracts.views import EventView, RunView
+from agentrt.store.db import driver
+from agentrt.store.db.context import StoreContext, as_utc, insert_ignoring, utcnow
+from agentrt.store.db.sealing import Sealer
+from agentrt.store.db.tables import EventRow, MessageRow, RunRow, in_sequence
+from agentrt.store.runs.view import run_view
+from agentrt.store.security.sealed import (
+    EVENT_PAYLOAD,
+    MESSAGE_BODY,
+    within,
+)
+from agentrt.store.steps.events import event_row
+from agentrt.store.steps.messages import message_row
+from agentrt.store.steps.write import Part, write_step
+
+# A model call's inputs in one round trip: the run's snapshot as "sequence -1", then the
+# transcript up to the call's own sequence.
+_SNAPSHOT_AT = -1
+_TURN_INPUTS = union_all(
+    select(literal(_SNAPSHOT_AT).label("sequence"), RunRow.snapshot.label("body")).where(
+        RunRow.id == bindparam("run_id")
+    ),
+    select(MessageRow.sequence, MessageRow.body).where(
+        MessageRow.run_id == bindparam("run_id"), MessageRow.sequence <= bindparam("upto")
+    ),
+).order_by("sequence")
+
+
+class RunStore:
+    def __init__(self, ctx: StoreContext) -> None:
+        self._ctx = ctx
+
+    @property
+    def sealer(self) -> Sealer:
+        """The store's key: a client holding it attests its decisions (store/security/attest.py)."""
+        return self._ctx.sealer
+
+    @property
+    def ctx(self) -> StoreContext:
+        """The store it reads: the facade reads the profile registry through it too."""
+        return self._ctx
+
+    # --- writes -------------------------------------------------------------------------
+
+    def begin(
+        self,
+        *,
+        run_id: str,
+        profile: str,
+        snapshot: str,
+        prompt: str,
+        initiator: str,
+        privacy: str,
+    ) -> bool:
+        """Insert the run, its first event and the user's message. Idempotent on the uuid.
+
+        Returns True when this call created the run.
+        """
+        self._ctx.faults("begin.before_write")
+        now = utcnow()
+        run = {
+            "id": run_id,
+            "profile": profile,
+            "status": RunStatus.RUNNING.value,
+            "iterations": 0,
+            "truncated": False,
+            "prompt_tokens": 0,
+            "completion_tokens": 0,
+            "snapshot": snapshot,
+            "initiator": initiator,
+            "created_at": now,
+            "updated_at": now,
+            "revision": 0,
+        }
+        started = {"profile": profile, "initiator": initiator, "prompt": prompt}
+        first = event_row(self._ctx.sealer, run_id, 0, EventKind.RUN_STARTED, 0, started, privacy)
+        created = write_step(
+            self._ctx,
+            [
+                Part("run", run),
+                Part("message", self.message_row(run_id, 0, Message(role="user", content=prompt))),
+                Part("event", first),
+            ],
+        )
+        self._ctx.faults("begin.after_write")
+        return created
+
+    def record_turn(self, run_id: str, turn: TurnRecord) -> None:
+        """A model turn's rows, all or none (a retried call's duplicate adds nothing)."""
+        write_step(self._ctx, self.turn_parts(run_id, turn))
+
+    def turn_parts(self, run_id: str, turn: TurnRecord) -> list[Part]:
+        """A model turn's rows: its message and its `llm` event."""
+        return [
+            Part("message", self.message_row(run_id, turn.sequence, turn.message)),
+            Part("event", self.llm_event_row(run_id, turn)),
+        ]
+
+    def llm_event_row(self, run_id: str, turn: TurnRecord) -> dict[str, Any]:
+        """A model turn's `llm` event row."""
+        return event_row(self._ctx.sealer, run_id, turn.sequence, EventKind.LLM, turn.round,
+                         turn.payload, turn.privacy, turn.duration_ms)  # fmt: skip
+
+    def message_row(self, run_id: str, sequence: int, message: Message) -> dict[str, Any]:
+        """A transcript row's columns, its body sealed (store/steps/messages.py)."""
+        return message_row(self._ctx.sealer, run_id, sequence, message)
+
+    def append_message(self, s: Any, run_id: str, sequence: int, message: Message) -> None:
+        s.execute(
+            insert_ignoring(s, MessageRow.__table__, ["run_id", "sequence"]),
+            self.message_row(run_id, sequence, message),
+        )
+
+    # --- reads --------------------------------------------------------------------------
+
+    def snapshot(self, run_id: str) -> RunSnapshot:
+        """The profile as resolved at begin, read from the row: for the API's views (and the
+        write activity, until the fence unit takes the plan from its request)."""
+        with self._ctx.reads() as s:
+            raw = s.scalar(select(RunRow.snapshot).where(RunRow.id == run_id))
+        if raw is None:
+            raise RunNotFoundError(run_id)
+        return RunSnapshot.parse(raw)
+
+    def transcript(self, run_id: str, *, upto: int | None = None) -> list[Message]:
+        q = select(MessageRow).where(MessageRow.run_id == run_id).order_by(MessageRow.sequence)
+        if upto is not None:
+            q = q.where(MessageRow.sequence < upto)
+        with self._ctx.reads() as s:
+            rows = s.scalars(q).all()
+        return [self._open_message(r) for r in rows]
+
+    def turn_inputs(
+        self, run_id: str, sequence: int
+    ) -> tuple[RunSnapshot, list[Message], Message | None]:
+        """In one query: the run's snapshot (its instructions, tool specs and guardrails;
+        the plan itself travels in the model request), the transcript before `sequence`,
+        and the message already recorded at `sequence` (a retried model call), if any.
+        Every model call makes it: on the driver's cursor (store/db/driver.py)."""
+        rows = driver.rows(self._ctx.engine, _TURN_INPUTS, {"run_id": run_id, "upto": sequence})
+        if not rows or rows[0][0] != _SNAPSHOT_AT:
+            raise RunNotFoundError(run_id)
+        snapshot = RunSnapshot.parse(rows[0][1])
+        rows = rows[1:]
+        messages = [self.open_body(run_id, seq, body) for seq, body in rows]
+        if rows and rows[-1][0] == sequence:
+            return snapshot, messages[:-1], messages[-1]
+        return snapshot, messages, None
+
+    def _open_message(self, row: MessageRow) -> Message:
+        return self.open_body(row.run_id, row.sequence, row.body)
+
+    def open_body(self, run_id: str, sequence: int, body: str) -> Message:
+        """A stored message body, unsealed."""
+        raw = MESSAGE_BODY.open(self._ctx.sealer, body, within(run_id, sequence))
+        return Message.model_validate_json(raw)
+
+    def status(self, run_id: str) -> RunStatus | None:
+        with self._ctx.reads() as s:
+            raw = s.scalar(select(RunRow.status).where(RunRow.id == run_id))
+        return None if raw is None else RunStatus(raw)
+
+    def get(self, run_id: str) -> RunView | None:
+        with self._ctx.reads() as s:
+            row = s.get(RunRow, run_id)
+        return None if row is None else run_view(self._ctx, row)
+
+    def events(self, run_id: str, after_sequence: int = -1, limit: int = 1000) -> list[EventView]:
+        query = select(EventRow).where(EventRow.run_id == run_id)
+        with self._ctx.reads() as s:
+            rows = s.scalars(in_sequence(query, EventRow.sequence, after_sequence, limit)).all()
+        return [
+            EventView(
+                run_id=r.run_id,
+                sequence=r.sequence,
+                kind=EventKind(r.kind),
+                round=r.round,
+                duration_ms=r.duration_ms,
+                payload=self.open_payload(r.run_id, r.sequence, r.payload),
+                created_at=as_utc(r.created_at) or utcnow(),
+            )
+            for r in rows
+        ]
+
+    def event_payload(self, run_id: str, sequence: int) -> dict[str, Any] | None:
+        with self._ctx.reads() as s:
+            raw = s.scalar(
+                select(EventRow.payload).where(
+                    EventRow.run_id == run_id, EventRow.sequence == sequence
+                )
+            )
+        return None if raw is None else self.open_payload(run_id, sequence, raw)
+
+    def open_payload(self, run_id: str, sequence: int, raw: str) -> dict[str, Any]:
+        """A stored event payload, unsealed: every reader sees the JSON that was written."""
+        return dict(json.loads(EVENT_PAYLOAD.open(self._ctx.sealer, raw, within(run_id, sequence))))
+
+    def inbox(self, limit: int = 50) -> list[RunView]:
+        """Waiting runs, oldest first, each with its pending calls."""
+        with self._ctx.reads() as s:
+            rows = s.scalars(
+                select(RunRow)
+                .where(RunRow.status == RunStatus.WAITING_FOR_APPROVAL.value)
+                .order_by(RunRow.waiting_since, RunRow.created_at)
+                .limit(limit)
+            ).all()
+        return [run_view(self._ctx, r) for r in rows]
+
+    def tighten_ceiling(self, run_id: str, level: str) -> str:
+        """Move the run's answer ceiling to `level` if that is stricter; returns the ceiling
+        now in force. Row-locked, so a concurrent completion reads the settled value."""
+        with self._ctx.sessions.begin() as s:
+            row = s.scalar(select(RunRow).where(RunRow.id == run_id).with_for_update())
+            if row is None:
+                raise RunNotFoundError(run_id)
+            ceiling = stricter(level, row.answer_ceiling)
+            if ceiling != row.answer_ceiling:
+                row.answer_ceiling = ceiling
+                row.updated_at = utcnow()
+            return ceiling

@@ -1,0 +1,171 @@
+"""A step's rows written in one round trip.
+
+Every model and tool step writes two to four rows (the run, a message, an event, the dedup
+ledger, a guarded update: the write fence's clear), and each needs all of them or none. On
+PostgreSQL every statement is a round trip, and a transaction adds two more (BEGIN,
+COMMIT): a model step's two inserts cost four. There the rows go as ONE statement,
+data-modifying CTEs under one SELECT, in autocommit: a single statement is atomic on its
+own, so all of them land or none does, as in the transaction, for a quarter of the round
+trips. SQLite has no DML in CTEs,
+and a round trip there is a function call: the same rows go in one BEGIN IMMEDIATE
+transaction, on the driver's cursor too (store/db/driver.py, `transaction`).
+
+Each part's statement is built once per backend and part list, with bind names prefixed by
+the part (`message_run_id`, ...): a column's own name is reserved in its VALUES clause.
+"""
+
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, Select, Table, bindparam, func, literal_column, select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session
+from sqlalchemy.sql import Executable
+from sqlalchemy.sql.dml import ReturningInsert, Update
+
+from agentrt.store.db import driver
+from agentrt.store.db.context import StoreContext
+from agentrt.store.db.tables import EventRow, MessageRow, RunRow, ToolResultRow
+
+# An update part's statement, built from the prefix its bind names carry (`{prefix}run_id`).
+UpdateBuilder = Callable[[str], Update]
+
+
+@dataclass(frozen=True)
+class _Kind:
+    table: Table
+    key: tuple[str, ...]  # the unique key an insert ignores duplicates on
+
+
+# The insert parts. A part's params are its row's columns.
+INSERTS: dict[str, _Kind] = {
+    "run": _Kind(RunRow.__table__, ("id",)),  # type: ignore[arg-type]
+    "message": _Kind(MessageRow.__table__, ("run_id", "sequence")),  # type: ignore[arg-type]
+    "event": _Kind(EventRow.__table__, ("run_id", "sequence")),  # type: ignore[arg-type]
+    "ledger": _Kind(ToolResultRow.__table__, ("idempotency_key",)),  # type: ignore[arg-type]
+}
+
+
+@dataclass(frozen=True)
+class Part:
+    """One row of a step: an insert (ignoring a duplicate key, `kind` one of INSERTS), or a
+    guarded update whose statement `update` builds (the write fence's clear: its SQL stays
+    with the fence). `fault` names a test fault point hit just before this part is written
+    (on PostgreSQL, before the one statement: either way nothing of the step is committed
+    when it fires)."""
+
+    kind: str
+    params: dict[str, Any]
+    fault: str | None = None
+    update: UpdateBuilder | None = None
+
+
+def write_step(ctx: StoreContext, parts: Sequence[Part]) -> bool:
+    """Write the parts, all or none. True when the first part, an insert, added its row
+    (the others are written either way, each ignoring a duplicate)."""
+    if ctx.postgres:  # one statement, on the driver's cursor (store/db/driver.py)
+        statement, params = one_statement(ctx, parts)
+        return bool(driver.scalar(ctx.engine, statement, params))
+    with driver.transaction(ctx.engine) as cursor:  # BEGIN IMMEDIATE, on the driver's cursor
+        return parts_on(ctx, cursor, parts)
+
+
+def one_update(ctx: StoreContext, statement: Executable, params: dict[str, Any]) -> int:
+    """A guarded UPDATE on its own (the fence's stamp and claim): the rows it matched. On
+    PostgreSQL one statement in autocommit on the driver's cursor (store/db/driver.py); on
+    SQLite in a BEGIN IMMEDIATE transaction, as every write there."""
+    if ctx.postgres:
+        return driver.rowcount(ctx.engine, statement, params)
+    with driver.transaction(ctx.engine) as cursor:
+        return cursor.rowcount(statement, params)
+
+
+def write_parts(ctx: StoreContext, s: Session | Connection, parts: Sequence[Part]) -> bool:
+    """The parts in a session or connection the caller holds (and commits), on its
+    connection's cursor. Returns as write_step does."""
+    connection = s.connection() if isinstance(s, Session) else s
+    with driver.Cursor.joining(connection) as cursor:
+        return parts_on(ctx, cursor, parts)
+
+
+def parts_on(ctx: StoreContext, cursor: driver.Cursor, parts: Sequence[Part]) -> bool:
+    """The parts on a cursor in a transaction (or, on PostgreSQL, in autocommit: it is one
+    statement there); one statement each on SQLite. Returns as write_step does."""
+    if ctx.postgres:
+        statement, params = one_statement(ctx, parts)
+        return bool(cursor.scalar(statement, params))
+    added = False
+    for i, part in enumerate(parts):
+        if part.fault is not None:
+            ctx.faults(part.fault)
+        if part.update is not None:
+            cursor.rowcount(_sqlite_update(part.update), part.params)
+            continue
+        insert = sqlite_insert(part.kind, tuple(sorted(part.params)), returning=i == 0)
+        found = cursor.scalar(insert, {f"{part.kind}_{k}": v for k, v in part.params.items()})
+        if i == 0:  # only the first part says whether it added its row
+            added = found is not None
+    return added
+
+
+def one_statement(ctx: StoreContext, parts: Sequence[Part]) -> tuple[Select[Any], dict[str, Any]]:
+    """PostgreSQL: the parts' one statement and its params (the parts' faults hit first)."""
+    for part in parts:
+        if part.fault is not None:
+            ctx.faults(part.fault)
+    names = tuple((p.kind, tuple(sorted(p.params)), p.update) for p in parts)
+    params = {f"{p.kind}_{k}": v for p in parts for k, v in p.params.items()}
+    return _combined(names), params
+
+
+@functools.cache
+def _sqlite_update(build: UpdateBuilder) -> Executable:
+    return build("").execution_options(synchronize_session=False)
+
+
+def insert_returning(
+    kind_name: str, columns: Sequence[str], prefix: str
+) -> ReturningInsert[tuple[Any]]:
+    """PostgreSQL: the part's insert, ignoring a duplicate key, returning its key's first
+    column for each row it added. Binds each column as `{prefix}{column}`."""
+    kind = INSERTS[kind_name]
+    return (
+        postgresql.insert(kind.table)
+        .values({c: bindparam(f"{prefix}{c}") for c in columns})
+        .on_conflict_do_nothing(index_elements=list(kind.key))
+        .returning(kind.table.c[kind.key[0]])
+    )
+
+
+@functools.cache
+def sqlite_insert(kind_name: str, columns: tuple[str, ...], *, returning: bool) -> Executable:
+    """SQLite: the part's insert of `columns`, ignoring a duplicate key (returning its key's
+    first column when it added the row), built once; binds as `{kind}_{column}`."""
+    kind = INSERTS[kind_name]
+    insert = (
+        sqlite.insert(kind.table)
+        .values({c: bindparam(f"{kind_name}_{c}") for c in columns})
+        .on_conflict_do_nothing(index_elements=list(kind.key))
+    )
+    return insert.returning(kind.table.c[kind.key[0]]) if returning else insert
+
+
+@functools.cache
+def _combined(
+    parts: tuple[tuple[str, tuple[str, ...], UpdateBuilder | None], ...],
+) -> Select[Any]:
+    """PostgreSQL: one SELECT whose CTEs write every part; it counts the first part's new
+    rows (RETURNING: psycopg reports no rowcount for ON CONFLICT DO NOTHING)."""
+    if len({kind for kind, _, _ in parts}) != len(parts):
+        raise ValueError("a step writes each kind of row once")
+    ctes = []
+    for i, (kind, columns, build) in enumerate(parts):
+        name = f"{kind}_{i}"
+        if build is not None:  # a data-modifying CTE needs a RETURNING to be one
+            ctes.append(build(f"{kind}_").returning(literal_column("1")).cte(name))
+        else:
+            ctes.append(insert_returning(kind, columns, f"{kind}_").cte(name))
+    counted = select(func.count()).select_from(ctes[0])
+    return counted.add_cte(*ctes[1:]) if len(ctes) > 1 else counted
