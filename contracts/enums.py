@@ -33,7 +33,6 @@ class TerminationReason(StrEnum):
     INTERRUPTED_WRITE = "interrupted_write"
     COMPLETION_FAILED = "completion_failed"
     PROVIDER_FAILED = "provider_failed"
-    UNKNOWN_PROFILE = "unknown_profile"
     INTERNAL_ERROR = "internal_error"
     CANCELLED = "cancelled"
     POLICY_DENIED = "policy_denied"
@@ -79,7 +78,6 @@ class EventKind(StrEnum):
     RUN_STARTED = "run_started"
     LLM = "llm"
     TOOL = "tool"
-    WRITE_INTERRUPTED = "write_interrupted"
     APPROVAL_REQUESTED = "approval_requested"
     APPROVAL = "approval"
     DECISION_REFUSED = "decision_refused"  # a decision without a valid attestation
