@@ -14,6 +14,7 @@ no row; within it the run starts.
 
 import time
 import uuid
+from contextlib import closing
 from typing import Any
 
 import httpx
@@ -181,9 +182,7 @@ def caps_surface(
 ) -> list[Tally]:
     surface = CapsSurface(base_url, engine, a2a_key, ops_token)
     tally = Tally("input caps (operator API, A2A)")
-    try:
+    with closing(surface):
         drive(tally, cap_cases(*caps), surface.check,
               cases=cases, seed_value=seed_value, trap=trap)  # fmt: skip
-    finally:
-        surface.close()
     return [tally]

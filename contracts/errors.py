@@ -5,6 +5,8 @@ from typing import ClassVar
 
 
 class ErrorType(StrEnum):
+    """The type of a failure that crosses the Temporal boundary (`ApplicationError.type`)."""
+
     UNKNOWN_PROFILE = "UnknownProfile"
     UNKNOWN_PROVIDER = "UnknownProvider"
     PROVIDER_REJECTED = "ProviderRejected"

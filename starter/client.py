@@ -28,6 +28,8 @@ from agentrt.store.db.sealing import Sealer
 
 
 class RuntimeClient(ABC):
+    """What every agentrt client offers: start, read, decide on and cancel runs."""
+
     @property
     @abstractmethod
     def max_prompt_chars(self) -> int:

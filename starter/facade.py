@@ -51,6 +51,12 @@ DEFAULT_BEGIN_TIMEOUT = 30.0  # seconds; a polling worker begins a run within mo
 
 
 class AgentRuntime(RunReads):
+    """The in-process client: a Temporal client and the deployment's database.
+
+    Make one with `AgentRuntime.connect(settings)` (or `from_env()`) and close it, or use
+    it as an async context manager.
+    """
+
     def __init__(
         self,
         client: Client,

@@ -81,6 +81,7 @@ class AgentrtPlugin(SimplePlugin):
         )
 
     def configure_worker(self, config: WorkerConfig) -> WorkerConfig:
+        """Add agentrt's workflow, activities, client, sandbox, interceptors and executor."""
         config = super().configure_worker(config)
         # A client made for agentrt (core.temporal.connect, or one given this plugin) keeps
         # its converter: it may carry other payload keys than these settings. Any other
@@ -110,11 +111,13 @@ class AgentrtPlugin(SimplePlugin):
         return config
 
     def configure_replayer(self, config: ReplayerConfig) -> ReplayerConfig:
+        """Add the workflow and the sandbox the worker runs it in, to replay histories."""
         config = super().configure_replayer(config)
         config["workflow_runner"] = sandbox_runner(config.get("data_converter"))
         return config
 
     async def run_worker(self, worker: Worker, next: Callable[[Worker], Awaitable[None]]) -> None:
+        """Run the worker; when it stops, close what the plugin opened."""
         try:
             await super().run_worker(worker, next)
         finally:
