@@ -45,6 +45,8 @@ SIGNAL_CANCEL: Final = "cancel"
 UPDATE_DECIDE: Final = "decide"
 UPDATE_SUBMIT_INPUT: Final = "submit_input"
 UPDATE_RECONCILE: Final = "reconcile"  # a person's answer on an interrupted write
+# Any of the three above (contracts/answers.py `PauseAnswer`): the one path they all take.
+UPDATE_ANSWER: Final = "answer"
 UPDATE_BEGUN: Final = "begun"  # answers once the run row exists (or why it never will)
 QUERY_PENDING_APPROVAL: Final = "pending_approval"
 QUERY_REFUSED_DECISIONS: Final = "refused_decisions"

@@ -32,7 +32,6 @@ class RunContext:
     plan: RunPlan | None = None
     state: LoopState = field(default_factory=LoopState)
     gate: ApprovalGate = field(default_factory=ApprovalGate)
-    recorded: set[str] = field(default_factory=set)  # digests whose decision is persisted
     refused: list[DecisionRefusal] = field(default_factory=list)  # the last MAX_REFUSALS_KEPT
     cancel: CancelRequest | None = None
     input: InputPause = field(default_factory=InputPause)

@@ -178,6 +178,7 @@ async def finish(ctx: RunContext, result: RunResult) -> RunResult:
     ctx.finished = True
     ctx.gate.closed = True
     ctx.reconcile.closed = True
+    ctx.input.closed = True
     set_status(result.status)
     await workflow.wait_condition(workflow.all_handlers_finished)
     return result
