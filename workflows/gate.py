@@ -89,7 +89,8 @@ class Gate(Generic[A]):
         if self.taken is a:
             self.taken = None
             self._untook(a)
-        kept: list[A] = [*self.rejected, a]
+        kept = list(self.rejected)
+        kept.append(a)
         self.rejected = kept[-REJECTED_KEPT:]
 
     def was_rejected(self, a: A) -> bool:
