@@ -16,7 +16,8 @@ ACT_RUN_BEGIN: Final = "run.begin"
 # name stays reserved, never to be reused for another activity.
 ACT_RUN_COMPLETE: Final = "run.complete"
 RETIRED_ACTIVITIES: Final = frozenset({ACT_RUN_COMPLETE})
-ACT_RUN_FAIL: Final = "run.fail"
+# Settles a run FAILED or CANCELLED (activities/settle): shipped as "run.fail", frozen.
+ACT_RUN_SETTLE: Final = "run.fail"
 ACT_RUN_SUSPEND: Final = "run.suspend"
 ACT_RUN_RESUME: Final = "run.resume"
 ACT_RUN_AWAIT_INPUT: Final = "run.await_input"

@@ -44,7 +44,7 @@ class RunContext:
     # The completion a model activity made on its answer, and the reason it ended with.
     settled: Transition | None = None
     answer_reason: TerminationReason | None = None
-    # A typed answer's schema in force (workflows/completion.py: typed_output), and how
+    # A typed answer's schema in force (workflows/settle.py: typed_output), and how
     # many invalid answers may still go back to the model.
     output_schema: dict[str, Any] | None = None
     output_retries: int = 0

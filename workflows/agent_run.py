@@ -25,8 +25,14 @@ from agentrt.workflows._context import (
 from agentrt.workflows._group import run_turn
 from agentrt.workflows._loop import Stop, guardrail_stop, needs_approval
 from agentrt.workflows.a2a import project
-from agentrt.workflows.cancel import cancelled, take_cancel
-from agentrt.workflows.completion import complete, invalid_output, stop, typed_output
+from agentrt.workflows.settle import (
+    cancelled,
+    complete,
+    invalid_output,
+    stop,
+    take_cancel,
+    typed_output,
+)
 
 with workflow.unsafe.imports_passed_through():
     from agentrt.contracts.a2a import InputMessage
