@@ -40,7 +40,7 @@ def _sources() -> dict[str, str]:
 
 def _activity_groups() -> list[type[ActivityGroup]]:
     # The two registrations: the run worker's, and the maintenance (retention) worker's.
-    import agentrt.workers.compose  # noqa: F401
+    import agentrt.workers.compose
     import agentrt.workers.fleet  # noqa: F401
 
     found: list[type[ActivityGroup]] = []
