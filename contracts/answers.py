@@ -30,7 +30,6 @@ RunAnswer = Annotated[
     ApprovalDecision | InputMessage | ReconcileAnswer | WriteResolution,
     Field(discriminator="kind"),
 ]
-PAUSE_ANSWERS = (ApprovalDecision, InputMessage, ReconcileAnswer)
 
 
 class Answered(BaseModel):
@@ -38,16 +37,3 @@ class Answered(BaseModel):
 
     run_id: str
     kind: AnswerKind
-
-
-def author(answer: ApprovalDecision | InputMessage | ReconcileAnswer | WriteResolution) -> str:
-    """Who the answer says it is from (each kind names its author its own way)."""
-    match answer:
-        case ApprovalDecision():
-            return answer.decided_by
-        case InputMessage():
-            return answer.sent_by
-        case ReconcileAnswer():
-            return answer.answered_by
-        case WriteResolution():
-            return answer.resolved_by
