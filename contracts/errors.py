@@ -301,6 +301,25 @@ class UnattestedResolutionError(ResolutionError):
     code = "unattested_resolution"
 
 
+class InputError(AgentRuntimeError):
+    """A follow-up message was refused (`RuntimeClient.answer` with an InputMessage); the
+    run still waits, unchanged."""
+
+    code = "input_refused"
+
+
+class RunNotAwaitingInputError(InputError):
+    """The run is not waiting for input (it resumed or ended), or took a message already."""
+
+    code = "not_awaiting_input"
+
+
+class UnattestedInputError(InputError):
+    """The message carries no valid attestation of its sender."""
+
+    code = "unattested_input"
+
+
 def by_code(code: str) -> type[AgentRuntimeError]:
     """The error class whose `code` is `code`; the base class for a code none has."""
     pending: list[type[AgentRuntimeError]] = [AgentRuntimeError]

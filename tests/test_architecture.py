@@ -9,7 +9,7 @@ PAGE = ROOT / "docs" / "architecture.md"
 ROW = re.compile(
     r"^\| (?P<name>[^|]+?) \| `(?P<wf>[^`]+)` \| `(?P<act>[^`]+)` \| `(?P<tests>[^`]+)` \|$"
 )
-GUARANTEES = {"write fence", "completion", "cancel", "approval and input pauses", "A2A journal"}
+GUARANTEES = {"write fence", "settle", "pauses", "A2A journal"}
 
 
 def _section() -> str:

@@ -8,7 +8,7 @@ from alembic import op
 
 def cascades_with(table: str, column: str, parent: str) -> sa.ForeignKeyConstraint:
     """`table.column` refers to `parent.id`, and a row goes when its parent row goes: the
-    foreign key, named as the models' naming convention names it (store/rows.py)."""
+    foreign key, named as the models' naming convention names it (store/db/tables.py)."""
     return sa.ForeignKeyConstraint(
         [column], [f"{parent}.id"], name=op.f(f"fk_{table}_{column}_{parent}"), ondelete="CASCADE"
     )

@@ -26,7 +26,7 @@ from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationRe
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.messages import Message, ProviderRequest, Usage
 from agentrt.contracts.provider_errors import WITHHELD, known_detail
-from agentrt.contracts.run import FailRequest
+from agentrt.contracts.run import SettleRequest
 from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import WorkerResources
 from tests.activities.test_openai_provider import Canned, FakeServer, simple_request
@@ -107,7 +107,7 @@ def test_run_failed_error_keeps_only_a_known_shape_at_every_privacy_level(
         run_id = str(uuid.uuid4())
         runs.begin(run_id=run_id, profile="p", snapshot="{}", prompt="hi", initiator="t",
                    privacy=privacy)  # fmt: skip
-        Settle(parts.ctx).settle(FailRequest(
+        Settle(parts.ctx).settle(SettleRequest(
             run_id=run_id, sequence=1, reason=TerminationReason.PROVIDER_FAILED,
             status=RunStatus.FAILED, outcome=Outcome.FAILED, iterations=1, usage=Usage(),
             error_type=ErrorType.PROVIDER_UNAVAILABLE.value, privacy=privacy,

@@ -11,7 +11,7 @@ from agentrt.contracts.profiles import Budget, Profile, spent_limit
 from agentrt.contracts.run import AnswerTerms, ModelResult
 from agentrt.contracts.turn import turn_end
 from agentrt.workflows._loop import LoopState, Stop
-from agentrt.workflows.completion import turn_stop
+from agentrt.workflows.settle import turn_stop
 
 
 def budget_stop(usage: Usage, budget: Budget | None) -> Stop | None:

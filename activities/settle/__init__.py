@@ -1,6 +1,11 @@
-"""The run's settle to FAILED or CANCELLED: one guarded conditional UPDATE (terminal is
-terminal) and its event, and `run.fail`, the sync activity that makes it. The cancel
-unit's workflow side is workflows/cancel.py; a failure's, workflows/completion.py."""
+"""Settling a run, the activities' side (the workflow's: workflows/settle.py). Every end of
+a run is one guarded conditional UPDATE (terminal is terminal) and its event:
+
+- COMPLETED: the model activity completes the run on its answer, in the transaction that
+  records the answer (`Completion`, activities/settle/completion.py; its statements in
+  activities/settle/_sql.py);
+- FAILED or CANCELLED: `Settle` here, and `run.fail` (its shipped name, frozen), the sync
+  activity that makes it."""
 
 from typing import Any
 
@@ -8,9 +13,9 @@ from sqlalchemy import delete, select, update
 from temporalio import activity
 
 from agentrt.activities._common import ActivityGroup, store_work
-from agentrt.activities._completion_sql import NON_TERMINAL
-from agentrt.activities.completion import Ended, untold
 from agentrt.activities.fence import void_unclaimed
+from agentrt.activities.settle._sql import NON_TERMINAL
+from agentrt.activities.settle.completion import Ended, untold
 from agentrt.contracts.enums import (
     TERMINAL_STATUSES,
     EventKind,
@@ -18,10 +23,10 @@ from agentrt.contracts.enums import (
     RunStatus,
     TerminationReason,
 )
-from agentrt.contracts.ids import ACT_RUN_FAIL
+from agentrt.contracts.ids import ACT_RUN_SETTLE
 from agentrt.contracts.provider_errors import known_detail
 from agentrt.contracts.redaction import redact_text
-from agentrt.contracts.run import FailRequest, Transition
+from agentrt.contracts.run import SettleRequest, Transition
 from agentrt.store.db.context import StoreContext, rowcount, utcnow
 from agentrt.store.db.tables import LiveRow, RunRow
 from agentrt.store.runs.transitions import progress
@@ -37,7 +42,7 @@ class Settle:
         self._ctx, self._ended = ctx, ended
 
     @store_work
-    def settle(self, req: FailRequest) -> Transition:
+    def settle(self, req: SettleRequest) -> Transition:
         """Settle a non-terminal run as FAILED or CANCELLED; a refused settle is reported
         (not applied, and the status the run has)."""
         cancelled = req.status is RunStatus.CANCELLED
@@ -50,7 +55,7 @@ class Settle:
         return settled
 
     def _transaction(
-        self, req: FailRequest, outcome: Outcome, extra: dict[str, Any] | None
+        self, req: SettleRequest, outcome: Outcome, extra: dict[str, Any] | None
     ) -> Transition:
         status, usage = req.status, req.usage
         if status not in TERMINAL_STATUSES or status is RunStatus.COMPLETED:
@@ -102,7 +107,7 @@ class Settle:
         return Transition(applied=True, status=status)
 
 
-def _extra(req: FailRequest, cancelled: bool) -> dict[str, Any] | None:
+def _extra(req: SettleRequest, cancelled: bool) -> dict[str, Any] | None:
     """What the event tells beside the totals: who cancelled, the budget's limits (from the
     plan the request carries), a provider's redacted reason."""
     extra: dict[str, Any] | None = {"by": req.actor, "note": req.note} if cancelled else None
@@ -118,11 +123,12 @@ def _extra(req: FailRequest, cancelled: bool) -> dict[str, Any] | None:
 
 
 class SettleActivities(ActivityGroup):
-    """`run.fail`: a sync activity, its transaction on the worker's activity executor."""
+    """`run.fail` (settle FAILED or CANCELLED): a sync activity, its transaction on the
+    worker's activity executor."""
 
     def __init__(self, settle: Settle) -> None:
         self._settle = settle
 
-    @activity.defn(name=ACT_RUN_FAIL)
-    def fail(self, req: FailRequest) -> Transition:
+    @activity.defn(name=ACT_RUN_SETTLE)
+    def settle(self, req: SettleRequest) -> Transition:
         return self._settle.settle(req)

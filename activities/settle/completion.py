@@ -22,14 +22,14 @@ from agentrt.activities._common import (
     retried,
     store_work,
 )
-from agentrt.activities._completion_sql import (
+from agentrt.activities.ports import FaultHook, no_faults
+from agentrt.activities.settle._sql import (
     COMPLETE,
     COMPLETING,
     NON_TERMINAL,
     answered_in_one,
     complete_with_event,
 )
-from agentrt.activities.ports import FaultHook, no_faults
 from agentrt.contracts.enums import (
     EventKind,
     Outcome,
@@ -195,7 +195,7 @@ class Completion:
 
     def _in_one(self, req: CompleteRequest, turn: TurnRecord) -> bool:
         """PostgreSQL: the answer's turn and the whole completion as one statement in
-        autocommit (activities/_completion_sql.answered_in_one), for an answer this
+        autocommit (activities/settle/_sql.answered_in_one), for an answer this
         activity made (`turn`), at the answer level of the snapshot it read with the turn's
         inputs. True when it completed the run. False when it does not apply (SQLite, no
         level, a hook that always applies, an answer the level does not keep) or the

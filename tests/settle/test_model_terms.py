@@ -8,8 +8,8 @@ import pytest
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from agentrt.activities.completion import Completion
 from agentrt.activities.model import ModelActivities
+from agentrt.activities.settle.completion import Completion
 from agentrt.contracts.enums import EventKind, RunStatus
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.messages import ProviderReply, ProviderRequest, Usage

@@ -1,4 +1,4 @@
-"""The completion's statements (activities/completion.py runs them): the locked read of the
+"""The completion's statements (activities/settle/completion.py runs them): the locked read of the
 run row with its answer, the guarded UPDATE, and on PostgreSQL the whole completion of an
 answer the model activity has just made as ONE statement."""
 

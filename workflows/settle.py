@@ -1,8 +1,20 @@
-"""Ending a run, the workflow's side: the terms each model turn is judged on (the one
-decision, contracts.turn.turn_end, which the model activity applies too: on the answer it
-completes the run, activities/completion.py), or a guarded settle to FAILED. The
-workflow's own outcome mirrors the run's, so Temporal Web tells operators the truth.
-(The settle to CANCELLED: workflows/cancel.py.)"""
+"""Settling a run, the workflow's side: every way a run ends goes through here.
+
+- Completed: the terms each model turn is judged on (the one decision,
+  contracts.turn.turn_end, which the model activity applies too: on the answer it completes
+  the run, activities/settle/completion.py); `complete` ends the run that answered.
+- Failed: `stop`, a guarded settle to FAILED (`run.fail`, activities/settle).
+- Cancelled: a cancel request (the `cancel` signal, from `agentrt cancel` and the facade, or
+  Temporal's own cancel) interrupts the loop at its next await, and `cancelled` settles the
+  run CANCELLED in a guarded write that no further cancellation cuts short.
+
+Terminal is terminal: a settle that finds the run COMPLETED (its answer got there first)
+ends it completed. The workflow's own outcome mirrors the run's, so Temporal Web tells
+operators the truth."""
+
+import asyncio
+from datetime import timedelta
+from typing import Any
 
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
@@ -14,20 +26,22 @@ from agentrt.workflows._loop import Stop, guardrail_stop, may_pause_for_input
 from agentrt.workflows.a2a import project
 
 with workflow.unsafe.imports_passed_through():
+    from agentrt.activities._shield import shield_until_done
+    from agentrt.contracts.approval import CancelRequest
     from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason
     from agentrt.contracts.errors import ErrorType
-    from agentrt.contracts.ids import ACT_RUN_FAIL
+    from agentrt.contracts.ids import ACT_RUN_SETTLE
     from agentrt.contracts.run import (
         AnswerTerms,
-        FailRequest,
         ModelResult,
         RunResult,
+        SettleRequest,
         Transition,
     )
     from agentrt.contracts.turn import TurnEnd
 
-# By name: its module (activities/settle.py) holds the SQL.
-SETTLE = ActivityRef[FailRequest, Transition](ACT_RUN_FAIL, Transition)
+# By its frozen name (`run.fail`): its module (activities/settle) holds the SQL.
+SETTLE = ActivityRef[SettleRequest, Transition](ACT_RUN_SETTLE, Transition)
 
 _FAILED_COMPLETION = {
     ErrorType.RESULT_NOT_RETAINABLE.value: TerminationReason.RESULT_NOT_RETAINABLE,
@@ -153,7 +167,7 @@ async def write_settle(
     st = ctx.state
     return await call(
         SETTLE,
-        FailRequest(
+        SettleRequest(
             run_id=ctx.run_id,
             privacy=ctx.privacy,
             sequence=st.take_sequence(),
@@ -178,6 +192,7 @@ async def finish(ctx: RunContext, result: RunResult) -> RunResult:
     ctx.finished = True
     ctx.gate.closed = True
     ctx.reconcile.closed = True
+    ctx.input.closed = True
     set_status(result.status)
     await workflow.wait_condition(workflow.all_handlers_finished)
     return result
@@ -196,3 +211,65 @@ def result_of(
         truncated=st.truncated,
         usage=st.usage,
     )
+
+
+# --- cancel ------------------------------------------------------------------------------
+
+# A cancel by signal (agentrt cancel, the facade) is followed by Temporal's own cancel
+# request, which alone lets a workflow close CANCELED (a workflow cannot cancel itself).
+# Once a patch; 0.3.x histories carry its marker, so it stays deprecated (README,
+# "Support window").
+SIGNAL_CANCEL_CLOSES_CANCELED = "signal-cancel-closes-canceled"
+NATIVE_CANCEL_GRACE = timedelta(seconds=10)
+
+
+def take_cancel(ctx: RunContext, request: Any, loop: "asyncio.Task[Any] | None") -> None:
+    """The `cancel` signal: the first request of a live run is kept (its `by` and `reason`
+    go into the settle's event) and the loop is cancelled at its next await."""
+    if not isinstance(request, CancelRequest):  # a JSON null arrives as None
+        workflow.logger.warning("cancel refused: the signal's payload is not a request")
+        return
+    if ctx.cancel is not None or ctx.finished:
+        return
+    ctx.cancel = request
+    if loop is not None and not loop.done():
+        loop.cancel()
+
+
+async def cancelled(ctx: RunContext) -> RunResult:
+    """Settle the cancelled run CANCELLED (or COMPLETED, if its answer got there first)."""
+    native = workflow.cancellation_reason()
+    request = ctx.cancel or CancelRequest(by="temporal", reason=native or None)
+    why = Stop(TerminationReason.CANCELLED, status=RunStatus.CANCELLED)
+    if native is not None:
+        # Temporal's own cancel: already delivered, so nothing cuts the settle short.
+        result = await settle(ctx, why, actor=request.by, note=request.reason)
+        if result.status is RunStatus.COMPLETED:
+            return result  # the run's answer completed it first
+        raise asyncio.CancelledError()  # the workflow shows Canceled in Temporal Web
+    ctx.patches.deprecated(SIGNAL_CANCEL_CLOSES_CANCELED)
+    # Cancelled by signal: Temporal's cancel follows, and must not cut the settle short.
+    settled = await shield_until_done(write_settle(ctx, why, actor=request.by, note=request.reason))
+    if completed_first(settled):
+        return await finish(ctx, completed_result(ctx))
+    await _native_cancel(NATIVE_CANCEL_GRACE)
+    await finish(ctx, result_of(ctx, why.status, why.outcome, why.reason))
+    if workflow.cancellation_reason() is not None:
+        raise asyncio.CancelledError()  # the workflow shows Canceled in Temporal Web
+    raise ApplicationError(
+        f"run cancelled by {request.by}", type=ErrorType.RUN_CANCELLED.value, non_retryable=True
+    )
+
+
+async def _native_cancel(within: timedelta) -> None:
+    """Wait (bounded) for Temporal's own cancel request; a raw signal alone never sends one."""
+    try:
+        await workflow.wait_condition(
+            lambda: workflow.cancellation_reason() is not None,
+            timeout=within,
+            timeout_summary="await Temporal's cancel",
+        )
+    except asyncio.CancelledError:
+        pass  # it arrived: the one cancellation it brings is spent here, not on the settle
+    except TimeoutError:
+        workflow.logger.warning("cancel by signal without Temporal's cancel request")

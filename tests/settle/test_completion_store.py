@@ -4,7 +4,7 @@ together under the ceiling, refused without its answer, and terminal is terminal
 import pytest
 from temporalio.exceptions import ApplicationError
 
-from agentrt.activities.completion import AnswerMissingError, Completion
+from agentrt.activities.settle.completion import AnswerMissingError, Completion
 from agentrt.contracts.enums import RunStatus, TerminationReason
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.messages import Message, Usage

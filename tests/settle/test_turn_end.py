@@ -7,7 +7,7 @@ from agentrt.contracts.messages import ToolCall, Usage
 from agentrt.contracts.profiles import Budget
 from agentrt.contracts.run import STOPPING_VERDICTS, AnswerTerms, ModelResult
 from agentrt.contracts.turn import TurnEnd, turn_end
-from agentrt.workflows.completion import turn_stop
+from agentrt.workflows.settle import turn_stop
 
 CALL = ToolCall(call_id="r1.1", name="lookup_order", arguments={})
 

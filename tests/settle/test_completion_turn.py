@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from agentrt.activities.completion import Completion
+from agentrt.activities.settle.completion import Completion
 from agentrt.contracts.enums import EventKind, RunStatus, TerminationReason
 from agentrt.contracts.messages import Message, Usage
 from agentrt.contracts.run import CompleteRequest, TurnRecord
