@@ -73,10 +73,9 @@ async def follow(
     one poll of the store for all of the run's followers in this process."""
     last, live_last, sent_at = after, live_after or 0, time.monotonic()
     checked_at = time.monotonic()
-    # The highest sequence of the events sent (or read before a resume): a turn's deltas
-    # are sent until its `llm` event is. Turns run one at a time, each after every earlier
-    # event has committed, so a turn is committed once an event of its sequence or a later
-    # one was.
+    # The highest sequence of the events sent (or read before a resume point): a delta of
+    # a turn at or below it is not sent, its turn being stored (a model turn begins once
+    # the calls before it have their results), as when the cursor was that sequence.
     committed = -1
     if live_after is not None and after >= 0:
         committed = await asyncio.to_thread(state.runs.sequence_upto, run_id, after)
