@@ -66,6 +66,19 @@ def test_a_step_written_first_but_committed_last_comes_last(parts: WorkerResourc
 
 
 @POSTGRES_ONLY
+def test_events_of_one_transaction_are_numbered_in_sequence_order(
+    parts: WorkerResources,
+) -> None:
+    """A turn's `llm` event and `run_completed`, written in one statement in no set order,
+    read in the order of their sequences."""
+    run_id = begin(parts.ctx, "t")
+    with parts.ctx.sessions.begin() as s:
+        _write_event(parts, s, run_id, 2)
+        _write_event(parts, s, run_id, 1)
+    assert _order(RunStore(parts.ctx), run_id) == [(0, 0), (1, 1), (2, 2)]
+
+
+@POSTGRES_ONLY
 def test_the_position_lock_joins_no_deadlock(parts: WorkerResources) -> None:
     """A transaction that writes an event, then a guarded update of the run row (a
     completion's order), against one that updates the row, then writes an event (a

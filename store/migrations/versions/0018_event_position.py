@@ -34,6 +34,20 @@ _LOCK_CLASS = 40_018
 _NEXT = "(SELECT COALESCE(MAX(e.position), -1) + 1 FROM agent_event e WHERE e.run_id = NEW.run_id)"
 
 
+# PostgreSQL: the run's rows without a position are this transaction's own (another's are
+# not visible before they commit, and have one once they do): all of them are numbered at
+# the first firing, in sequence order, and the later firings find nothing left. A turn's
+# `llm` event and the `run_completed` event written in one statement (data-modifying CTEs,
+# in no set order) so read in the order of their sequences.
+_ALL_OF_THIS_TRANSACTION = (
+    "WITH base AS (SELECT COALESCE(MAX(position), -1) AS p FROM agent_event "
+    "WHERE run_id = NEW.run_id), "
+    "todo AS (SELECT id, row_number() OVER (ORDER BY sequence) AS n FROM agent_event "
+    "WHERE run_id = NEW.run_id AND position IS NULL) "
+    "UPDATE agent_event e SET position = base.p + todo.n FROM base, todo WHERE e.id = todo.id;"
+)
+
+
 def upgrade() -> None:
     op.add_column("agent_event", sa.Column("position", sa.Integer(), nullable=True))
     op.execute("UPDATE agent_event SET position = sequence")
@@ -42,8 +56,7 @@ def upgrade() -> None:
         op.execute(
             f"CREATE FUNCTION {_NAME}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
             f"PERFORM pg_advisory_xact_lock({_LOCK_CLASS}, hashtext(NEW.run_id)); "
-            f"UPDATE agent_event SET position = {_NEXT} WHERE id = NEW.id; "
-            "RETURN NULL; END $$"
+            f"{_ALL_OF_THIS_TRANSACTION} RETURN NULL; END $$"
         )
         op.execute(
             f"CREATE CONSTRAINT TRIGGER {_NAME} AFTER INSERT ON agent_event "
