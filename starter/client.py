@@ -79,8 +79,9 @@ class RuntimeClient(ABC):
         """The run once it has ended (it may wait for a decision meanwhile)."""
 
     @abstractmethod
-    async def events(self, run_id: str, after_sequence: int = -1) -> list[EventView]:
-        """The run's events after `after_sequence`, in order."""
+    async def events(self, run_id: str, after_position: int = -1) -> list[EventView]:
+        """The run's events committed after the one at `after_position` (an EventView's
+        `position`), in commit order: paging by it misses none and repeats none."""
 
     @abstractmethod
     def follow(self, run_id: str) -> AsyncIterator[EventView | LiveDelta]:

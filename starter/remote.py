@@ -140,14 +140,14 @@ class ApiRuntime(RuntimeClient):
                 seen = True
             await asyncio.sleep(self._poll)
 
-    async def events(self, run_id: str, after_sequence: int = -1) -> list[EventView]:
+    async def events(self, run_id: str, after_position: int = -1) -> list[EventView]:
         out: list[EventView] = []
         while True:
             page = await self._call(
-                "GET", f"/runs/{run_id}/events", params={"after": after_sequence, "limit": 1000}
+                "GET", f"/runs/{run_id}/events", params={"after": after_position, "limit": 1000}
             )
             out += [EventView.model_validate(e) for e in page["events"]]
-            after_sequence = int(page["next_after"])
+            after_position = int(page["next_after"])
             if not page["more"]:
                 return out
 

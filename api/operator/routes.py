@@ -119,8 +119,9 @@ async def run_events(
     limit: Annotated[int, Query(ge=1, le=1000)] = 200,
     last_event_id: Annotated[str | None, Header(max_length=20)] = None,
 ) -> Response:
-    """A page of events after `after`; with `Accept: text/event-stream`, a live follow that
-    resumes after `Last-Event-ID`."""
+    """A page of the events committed after position `after`, in commit order; with
+    `Accept: text/event-stream`, a live follow that resumes after `Last-Event-ID` (a
+    position, each frame's `id`)."""
     view = await state.visible(run_id_of(run_id), who.visible_to)
     if "text/event-stream" in request.headers.get("accept", ""):
         start = resume_after(last_event_id, after)
@@ -132,7 +133,7 @@ async def run_events(
     batch = await asyncio.to_thread(state.runs.events, view.run_id, after, limit + 1)
     page = EventPageOut(
         events=[event_out(e) for e in batch[:limit]],
-        next_after=batch[:limit][-1].sequence if batch else after,
+        next_after=batch[:limit][-1].position if batch else after,
         more=len(batch) > limit,
     )
     return JSONResponse(page.model_dump(mode="json"))

@@ -44,7 +44,9 @@ class Gate:
 
 
 async def _cancel_event(runtime: AgentRuntime, run_id: str) -> dict[str, object]:
-    events = await runtime.events(run_id)
+    # By sequence: the call in flight at the cancel may commit its `llm` event after it
+    # (events() gives commit order).
+    events = sorted(await runtime.events(run_id), key=lambda e: e.sequence)
     cancels = [e for e in events if e.kind is EventKind.CANCEL]
     assert len(cancels) == 1 and events[-1].kind is EventKind.CANCEL
     return cancels[0].payload
