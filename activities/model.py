@@ -1,6 +1,6 @@
 """The model activity: reads the transcript from the store, calls the provider, records the
 turn; when the turn is the answer (contracts.turn.turn_end on the workflow's terms), it
-completes the run in the same transaction (activities/completion.py), saving the workflow
+completes the run in the same transaction (activities/settle/completion.py), saving the workflow
 a task and a round trip."""
 
 import logging
@@ -20,11 +20,11 @@ from agentrt.activities._common import (
     is_store_unavailable,
     offload,
 )
-from agentrt.activities.completion import Completion
 from agentrt.activities.guardrails import INLINE_CHARS, Checked
 from agentrt.activities.guardrails import checked as checked_text
 from agentrt.activities.live import Publisher, live_mode
 from agentrt.activities.ports import FaultHook, ModelProvider, StreamingProvider, no_faults, streams
+from agentrt.activities.settle.completion import Completion
 from agentrt.contracts.enums import EventKind
 from agentrt.contracts.errors import ErrorType, RunNotFoundError
 from agentrt.contracts.ids import ACT_MODEL_COMPLETE

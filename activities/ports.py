@@ -16,7 +16,11 @@ from agentrt.contracts.reconcile import Reconciled
 
 
 class ModelProvider(Protocol):
-    async def complete(self, request: ProviderRequest) -> ProviderReply: ...
+    """A model provider: one request in, one reply out, called by the model activity."""
+
+    async def complete(self, request: ProviderRequest) -> ProviderReply:
+        """The model's reply to the request: its text, its tool calls, and its usage."""
+        ...
 
 
 # Called with each piece of the reply's text as the provider receives it.
@@ -28,7 +32,9 @@ class StreamingProvider(ModelProvider, Protocol):
     text as it comes and returns the finished reply, the same `complete` would. Only the
     finished reply is stored and returned to the workflow; the pieces are live output."""
 
-    async def stream(self, request: ProviderRequest, emit: Emit) -> ProviderReply: ...
+    async def stream(self, request: ProviderRequest, emit: Emit) -> ProviderReply:
+        """The reply, as `complete` gives it, after `emit` was called with each piece."""
+        ...
 
 
 def streams(provider: object) -> bool:
@@ -93,13 +99,21 @@ class ToolResultError(Exception):
 
 
 class Tool(Protocol):
-    @property
-    def spec(self) -> ToolSpec: ...
+    """What the runtime calls a tool: a spec for the model, an effect, and the call."""
 
     @property
-    def effect(self) -> ToolEffect: ...
+    def spec(self) -> ToolSpec:
+        """The name, description and argument schema the model is offered."""
+        ...
 
-    async def __call__(self, arguments: dict[str, Any], ctx: ToolContext) -> str: ...
+    @property
+    def effect(self) -> ToolEffect:
+        """What a call does to the world, which decides how the runtime guards it."""
+        ...
+
+    async def __call__(self, arguments: dict[str, Any], ctx: ToolContext) -> str:
+        """Run the call with the model's arguments; its result, as the model will see it."""
+        ...
 
 
 class Probe(Protocol):
@@ -108,7 +122,9 @@ class Probe(Protocol):
     attribute (None: no probe). It must only read; it may raise while the target cannot
     be asked (the activity retries it)."""
 
-    async def __call__(self, arguments: dict[str, Any], ctx: ToolContext) -> Reconciled: ...
+    async def __call__(self, arguments: dict[str, Any], ctx: ToolContext) -> Reconciled:
+        """What became of the call: applied (with its result), not applied, or unknown."""
+        ...
 
 
 def probe_of(tool: object) -> Probe | None:
@@ -139,5 +155,10 @@ def no_faults(_point: str) -> None:
 class ExecutionPort(Protocol):
     """The Temporal side of the retention pass: the worker injects one over its client."""
 
-    async def cancel(self, workflow_id: str, *, by: str, reason: str) -> None: ...
-    async def delete(self, workflow_id: str) -> None: ...
+    async def cancel(self, workflow_id: str, *, by: str, reason: str) -> None:
+        """Cancel the run's workflow, naming who asked and why."""
+        ...
+
+    async def delete(self, workflow_id: str) -> None:
+        """Delete the workflow's execution and its history from Temporal."""
+        ...

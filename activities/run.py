@@ -1,5 +1,5 @@
 """The run's begin: resolve the profile into the run plan and insert the run. (Its end:
-activities/completion.py and activities/settle.py.)"""
+activities/settle/ (completion.py and the settle).)"""
 
 from temporalio import activity
 

@@ -17,12 +17,16 @@ if TYPE_CHECKING:
     )
     from agentrt.activities.toolbox.box import Toolbox, ToolboxContext
     from agentrt.activities.toolbox.decorator import tool
+    from agentrt.contracts.a2a import InputMessage
+    from agentrt.contracts.answers import RunAnswer
+    from agentrt.contracts.approval import ApprovalDecision
     from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason, ToolEffect
     from agentrt.contracts.errors import (
         AgentRuntimeError,
         AlreadyDecidedError,
         ApprovalError,
         ConfigError,
+        InputError,
         InvalidRequestError,
         NoWorkerError,
         PayloadKeysRequiredError,
@@ -42,6 +46,7 @@ if TYPE_CHECKING:
     from agentrt.contracts.messages import ProviderReply, ProviderRequest, Usage
     from agentrt.contracts.profiles import Budget, GuardrailConfig, Profile, Timeouts
     from agentrt.contracts.reconcile import Reconciled
+    from agentrt.contracts.reconcile_answer import ReconcileAnswer, WriteResolution
     from agentrt.contracts.start import StartRequest
     from agentrt.core.settings import Settings
     from agentrt.core.temporal import connect
@@ -88,6 +93,13 @@ _EXPORTS: dict[str, str] = {
     "ToolNotApplied": "agentrt.activities.ports",
     "ToolFailedAfterApplying": "agentrt.activities.ports",
     "Reconciled": "agentrt.contracts.reconcile",
+    # The answers a person gives a run (`RuntimeClient.answer`).
+    "RunAnswer": "agentrt.contracts.answers",
+    "ApprovalDecision": "agentrt.contracts.approval",
+    "InputMessage": "agentrt.contracts.a2a",
+    "ReconcileAnswer": "agentrt.contracts.reconcile_answer",
+    "WriteResolution": "agentrt.contracts.reconcile_answer",
+    "InputError": "agentrt.contracts.errors",
     "Toolbox": "agentrt.activities.toolbox.box",
     "ToolboxContext": "agentrt.activities.toolbox.box",
     "build_worker": "agentrt.workers.builder",
@@ -104,10 +116,13 @@ __all__ = [
     "AgentRuntimeError",
     "AgentrtPlugin",
     "AlreadyDecidedError",
+    "ApprovalDecision",
     "ApprovalError",
     "Budget",
     "ConfigError",
     "GuardrailConfig",
+    "InputError",
+    "InputMessage",
     "InvalidRequestError",
     "ModelProvider",
     "NoWorkerError",
@@ -118,7 +133,9 @@ __all__ = [
     "ProviderConfig",
     "ProviderReply",
     "ProviderRequest",
+    "ReconcileAnswer",
     "Reconciled",
+    "RunAnswer",
     "RunIdTakenError",
     "RunNotAwaitingApprovalError",
     "RunNotBegunError",
@@ -143,6 +160,7 @@ __all__ = [
     "UnknownProfileError",
     "Usage",
     "WorkersBusyError",
+    "WriteResolution",
     "build_worker",
     "connect",
     "tool",

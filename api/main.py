@@ -101,7 +101,7 @@ SERVE_SETTINGS = help_text(
     sorted(
         ((n, g) for n, g in ApiSettings.groups() if n in _SERVED), key=lambda p: _SERVED.index(p[0])
     ),
-    "settings (environment, or a .env file in the working directory; see the README):",
+    "settings (environment, or a .env file in the working directory; see the Settings page):",
 )
 
 

@@ -22,6 +22,7 @@ from bench import load, memory, parallel, tuning
 from bench.config import BenchConfig, tiny
 from bench.database import bench_database, describe
 from bench.harness import RESULTS_DIR, bench_settings, dev_server
+from bench.load_tally import PROMPTS
 from bench.report import Report, Table, ms, times, verdict
 from bench.slow_tools import TOOL_MS
 from bench.suite import SHARED_SECTIONS, run_shared
@@ -95,6 +96,14 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         help="the load section's starts from a client process of their own (split, the "
         "default) or from the one process that also follows and decides (one)",
     )
+    p.add_argument(
+        "--load-profile",
+        choices=tuple(PROMPTS),
+        default=None,
+        help="the load section's runs: one refund that waits for approval (bench-load, the "
+        "default), or that refund beside three reads finishing in the reverse of their "
+        "order, so events commit out of sequence order (bench-load-parallel)",
+    )
     p.add_argument("--out", type=Path, default=RESULTS_DIR / "latest.md")
     return p.parse_args(argv)
 
@@ -109,6 +118,8 @@ def config_from(ns: argparse.Namespace) -> BenchConfig:
         cfg = replace(cfg, load_kill_api=ns.load_kill_api)
     if ns.load_client:
         cfg = replace(cfg, load_client=ns.load_client)
+    if ns.load_profile:
+        cfg = replace(cfg, load_profile=ns.load_profile)
     return cfg
 
 

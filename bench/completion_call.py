@@ -15,7 +15,7 @@ import time
 import uuid
 from pathlib import Path
 
-from agentrt.activities.completion import Completion
+from agentrt.activities.settle.completion import Completion
 from agentrt.contracts.enums import TerminationReason
 from agentrt.contracts.messages import Message, Usage
 from agentrt.contracts.plan import RunPlan

@@ -36,6 +36,9 @@ class BenchConfig:
     load_seconds: float = 600.0  # a level's deadline for every run to end
     load_kill_api: float = 0.0  # > 0: SIGKILL the API this many seconds into each level
     load_client: str = "split"  # "split": the starts from a process of their own; "one"
+    # bench-load: one refund per run; bench-load-parallel: the refund beside three reads
+    # whose events commit out of sequence order (bench/load_profiles.yaml).
+    load_profile: str = "bench-load"
 
 
 def tiny() -> BenchConfig:

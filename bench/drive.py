@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable, Iterable
 
 from temporalio.client import WorkflowFailureError
 
-from agentrt.contracts.enums import RunStatus
+from agentrt.contracts.enums import RunStatus, TerminationReason
 from agentrt.contracts.run import RunResult
 from bench.bare_workflow import ACT_NOOP, WORKFLOW_BARE, WORKFLOW_TIMERS, BareInput, TimerInput
 from bench.harness import Bench
@@ -114,3 +114,37 @@ async def loop_run(bench: Bench, workflow_id: str, loop: LoopInput) -> float:
     if made != loop.tools:
         raise BenchError(f"the loop made {made} tool calls, not {loop.tools}")
     return (time.perf_counter() - start) * 1000
+
+
+# --- the mixed agent run of k tool calls and its hand-written loops (bench/versus.py,
+# bench/sqlcount.py, bench/profile_burst.py, bench/thread_split.py) ---------------------------
+
+MIXED_PROFILE = "bench-mixed"
+
+
+def mixed_prompt(k: int) -> str:
+    return f"bench mixed={k}"
+
+
+async def answered_run(bench: Bench, profile: str, prompt: str, k: int) -> tuple[float, str]:
+    """One agent run that makes k tool calls, then answers: (client-side ms, its run id)."""
+    elapsed, result = await agent_run(bench, profile, prompt)
+    if result.iterations != k + 1 or result.termination_reason is not TerminationReason.ANSWERED:
+        raise BenchError(f"agent run for k={k} took {result.iterations} rounds, not {k + 1}")
+    return elapsed, result.run_id
+
+
+async def agent_once(bench: Bench, k: int) -> tuple[float, str]:
+    """One mixed agent run: k tool calls, the last a non-idempotent write, then its answer."""
+    return await answered_run(bench, MIXED_PROFILE, mixed_prompt(k), k)
+
+
+def loop_workflow_id(run_id: str, *, stores: bool) -> str:
+    return f"bench-{'loop' if stores else 'storeless'}-{run_id}"
+
+
+async def loop_once(bench: Bench, k: int, *, stores: bool = True) -> tuple[float, str]:
+    """One run of the persistent loop, or of the storeless loop (stores=False)."""
+    run_id = str(uuid.uuid4())  # 36 characters, like the agent's run ids (ledger column)
+    loop = LoopInput(run_id=run_id, tools=k, stores=stores)
+    return await loop_run(bench, loop_workflow_id(run_id, stores=stores), loop), run_id

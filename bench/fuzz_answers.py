@@ -16,6 +16,7 @@ place in the pool."""
 import json
 import uuid
 from collections.abc import Callable
+from contextlib import closing
 from typing import Any
 
 from hypothesis import strategies as st
@@ -94,11 +95,9 @@ def reconcile_surface(
         return verdict
 
     tally = Tally("reconcile answers (operator API)")
-    try:
+    with closing(surface):
         drive(tally, reconcile_cases(runs, tokens), check,
               cases=cases, seed_value=seed_value, trap=trap)  # fmt: skip
-    finally:
-        surface.close()
     return [tally]
 
 
@@ -163,10 +162,8 @@ def input_surface(
         return verdict
 
     tally = Tally("input answers (A2A follow-ups)")
-    try:
+    with closing(surface):
         drive(tally, follow_ups(pool_size), check, cases=cases, seed_value=seed_value, trap=trap)
-    finally:
-        surface.close()
     return [tally]
 
 

@@ -11,6 +11,7 @@ a JSON error; decoding writes nothing, so no case may change a row."""
 import asyncio
 import base64
 import json
+from contextlib import closing
 from typing import Any
 
 import httpx
@@ -119,11 +120,9 @@ def codec_surface(
         return "accepted"
 
     tally = Tally("session codec (/codec decode)")
-    try:
+    with closing(http):
         drive(tally, cases(sealed, namespace), check,
               cases=cases_n, seed_value=seed_value, trap=trap)  # fmt: skip
-    finally:
-        http.close()
     return [tally]
 
 

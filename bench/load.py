@@ -29,7 +29,7 @@ from bench.capacity import until_polled
 from bench.chaos import worker_env
 from bench.config import BenchConfig
 from bench.harness import dev_server
-from bench.load_api import Fleet, api_up, fleet
+from bench.load_api import Fleet, api_up, fleet, profile_env
 from bench.load_check import Checked, check
 from bench.load_drive import (
     ACCEPTED,
@@ -141,9 +141,10 @@ async def measure(cfg: BenchConfig, make_settings: Callable[[], Settings]) -> Re
     url = settings.database.resolved_url()
     engine, ctx = open_store(url, Sealer.from_b64(settings.read_seal_keys()))
     principals = PrincipalStore(ctx)
-    _, starter = principals.create("bench-starter", ["runs:start", "runs:read"], profiles=[PROFILE])
+    profile = cfg.load_profile
+    _, starter = principals.create("bench-starter", ["runs:start", "runs:read"], profiles=[profile])
     _, decider = principals.create("bench-decider", ["runs:read-all", "runs:decide"])
-    base = Sizes(cfg.load_runs, cfg.load_starts, cfg.load_followers, cfg.load_decisions)
+    base = Sizes(cfg.load_runs, cfg.load_starts, cfg.load_followers, cfg.load_decisions, profile)
     levels: list[Level] = []
     port, metrics_port = free_port(), free_port()
     api_url = f"http://127.0.0.1:{port}"
@@ -152,6 +153,7 @@ async def measure(cfg: BenchConfig, make_settings: Callable[[], Settings]) -> Re
     try:
         async with dev_server([*extra_args(), "--metrics-port", str(metrics_port)]) as client:
             env = worker_env(settings, client.service_client.config.target_host)
+            env.update(profile_env(profile))
             with fleet(env, cfg.load_workers, port) as procs:
                 groups = procs.groups
                 groups["devserver"] = _devserver_pids()
@@ -187,7 +189,7 @@ async def measure(cfg: BenchConfig, make_settings: Callable[[], Settings]) -> Re
                     levels.append(Level(m, sizes, tally, checked, seconds, peak, cpu, rpc, down))
     finally:
         engine.dispose()
-    return tables(levels, postgres=url.startswith("postgresql"))
+    return tables(levels, postgres=url.startswith("postgresql"), profile=profile)
 
 
 def _ms(xs: list[float], pct: float) -> str:
@@ -200,14 +202,17 @@ def _runs_per_second(t: Tally) -> float:
     return len(t.ended_at) / max(1e-9, max(t.ended_at.values()) - t.began)
 
 
-def tables(levels: list[Level], *, postgres: bool) -> Report:
+def tables(levels: list[Level], *, postgres: bool, profile: str = PROFILE) -> Report:
     report = Report()
     store = "PostgreSQL" if postgres else "SQLite"
+    if profile != PROFILE:
+        store += f", {profile}"
     lat = Table(f"Load: latency per endpoint ({store})",
                 ["level", "endpoint", "n", "p50 ms", "p95 ms", "p99 ms"])  # fmt: skip
     summary = Table(
         f"Load: runs, lost and duplicated items, processes ({store})",
-        ["level", "runs", "runs/s", "ended", "lost", "duplicated", "live then withdrawn",
+        ["level", "runs", "runs/s", "ended", "lost", "duplicated", "late events",
+         "live then withdrawn",
          "API RSS MB", "workers RSS MB", "API CPU %", "workers CPU %", "API SIGKILL", "errors"],
     )  # fmt: skip
     for lv in levels:
@@ -229,7 +234,7 @@ def tables(levels: list[Level], *, postgres: bool) -> Report:
             f"{lv.times}x", str(lv.sizes.runs), f"{_runs_per_second(t):.2f}", ended,
             f"{c.lost} (follow {c.follow_lost}, ledger {c.ledger_lost}, runs {c.runs_unended})",
             f"{c.duplicated} (follow {c.follow_duplicated}, order {c.out_of_order}, "
-            f"ledger {c.ledger_duplicated})", str(c.withdrawn),
+            f"ledger {c.ledger_duplicated})", str(c.late), str(c.withdrawn),
             f"{lv.rss_mb.get('api', 0):.0f}", f"{lv.rss_mb.get('workers', 0):.0f}",
             f"{lv.cpu_pct['api']:.0f}", f"{lv.cpu_pct['workers']:.0f}",
             ", ".join(f"back in {s:.1f}s" for s in lv.api_killed) or "-", errors,
@@ -237,6 +242,7 @@ def tables(levels: list[Level], *, postgres: bool) -> Report:
         report.figures[f"load.{lv.times}x.runs_per_s"] = _runs_per_second(t)
         report.figures[f"load.{lv.times}x.lost"] = c.lost
         report.figures[f"load.{lv.times}x.duplicated"] = c.duplicated
+        report.figures[f"load.{lv.times}x.late_events"] = c.late
         report.figures[f"load.{lv.times}x.withdrawn"] = c.withdrawn
         report.figures[f"load.{lv.times}x.api_kills"] = len(lv.api_killed)
         # Requests that got no answer at all (the API away): what a kill did to the clients.
@@ -246,7 +252,8 @@ def tables(levels: list[Level], *, postgres: bool) -> Report:
     summary.notes.append(
         "lost: events a follower never saw, approved runs without their ledger row, runs "
         "not ended by the deadline; duplicated: events seen twice or out of order, ledger "
-        "rows past one per approved run"
+        "rows past one per approved run; late events: events of the followed runs committed "
+        "after one of a higher sequence (each one a follow by sequence skipped)"
     )
     if any(lv.tally.accepted_refused for lv in levels):
         summary.notes.append(

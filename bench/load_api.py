@@ -18,6 +18,8 @@ import httpx
 from bench.harness import RESULTS_DIR
 
 LOG = RESULTS_DIR / "load.log"
+LOAD_PROFILES = Path(__file__).with_name("load_profiles.yaml")
+REPOSITORY = Path(__file__).resolve().parents[1]
 API_ARGV = [sys.executable, "-c", "from agentrt.api.main import main; main()", "serve"]
 
 
@@ -39,6 +41,18 @@ def stop(procs: list[subprocess.Popen[bytes]]) -> None:
         except subprocess.TimeoutExpired:
             os.killpg(p.pid, signal.SIGKILL)
             p.wait(timeout=10)
+
+
+def profile_env(profile: str) -> dict[str, str]:
+    """What the API's and the workers' environment adds for the load profile: the parallel
+    one is in bench/load_profiles.yaml, its reads in the bench-slow toolbox."""
+    if profile == "bench-load":
+        return {}
+    return {
+        "AGENTRT_PROFILES_FILE": str(LOAD_PROFILES),
+        "AGENTRT_TOOLBOXES": "bench.slow_tools:toolbox",
+        "PYTHONPATH": str(REPOSITORY),
+    }
 
 
 async def api_up(url: str, within: float = 60.0) -> None:

@@ -20,20 +20,23 @@ from agentrt.store.db.tables import DemoLedgerRow
 from bench.load_drive import Tally
 
 
-async def event_ids(c: httpx.AsyncClient, run_id: str) -> tuple[list[int], str]:
-    """The run's events as the API pages them (the truth a follow is checked against), and
-    their payloads as text."""
+async def event_ids(c: httpx.AsyncClient, run_id: str) -> tuple[list[int], str, list[int]]:
+    """The run's events' positions as the API pages them (the truth a follow is checked
+    against: a follow's frame ids are positions, in commit order), their payloads as text,
+    and their sequences."""
     ids: list[int] = []
+    sequences: list[int] = []
     text: list[str] = []
     after = -1
     while True:
         reply = await c.get(f"/runs/{run_id}/events", params={"after": after, "limit": 1000})
         page: dict[str, Any] = reply.json()
-        ids += [e["sequence"] for e in page["events"]]
+        ids += [e["position"] for e in page["events"]]
+        sequences += [e["sequence"] for e in page["events"]]
         text += [json.dumps(e.get("payload")) for e in page["events"]]
         after = page["next_after"]
         if not page["more"]:
-            return ids, "\n".join(text)
+            return ids, "\n".join(text), sequences
 
 
 @dataclass
@@ -47,6 +50,9 @@ class Checked:
     withdrawn: int = 0  # answered live, then withdrawn
     statuses: Counter[str] = field(default_factory=Counter)
     runs_unended: int = 0  # started (2xx) and not terminal by the deadline
+    # Events of the followed runs committed after one of a higher sequence (a follow by
+    # sequence would have skipped each): what the parallel profile is there to produce.
+    late: int = 0
 
     @property
     def lost(self) -> int:
@@ -79,7 +85,11 @@ async def check(c: httpx.AsyncClient, ctx: StoreContext, t: Tally) -> Checked:
         if run_id is None:
             continue
         if run_id not in truth:
-            truth[run_id] = (await event_ids(c, run_id))[0]
+            ids, _, sequences = await event_ids(c, run_id)
+            truth[run_id] = ids
+            out.late += sum(
+                1 for i, s in enumerate(sequences) if s < max(sequences[:i], default=-1)
+            )
         want = truth[run_id]
         out.follow_lost += len(set(want) - set(f.seen))
         out.follow_duplicated += len(f.seen) - len(set(f.seen))

@@ -24,7 +24,6 @@ from bench.load_tally import (
     INBOX,
     NOT_BEGUN_SECONDS,
     PROFILE,
-    PROMPT,
     RECONNECTS,
     RESENT,
     RUN,
@@ -39,9 +38,11 @@ from bench.load_tally import (
 __all__ = ["ACCEPTED", "BEGUN", "DECISION", "INBOX", "PROFILE", "RESENT", "RUN", "Sizes", "Tally"]
 
 
-async def _start(c: httpx.AsyncClient, t: Tally, i: int, answered: Callable[[int], None]) -> None:
+async def _start(
+    c: httpx.AsyncClient, t: Tally, i: int, answered: Callable[[int], None], sizes: Sizes
+) -> None:
     run_id = str(uuid.uuid4())
-    body = {"profile": PROFILE, "prompt": PROMPT, "run_id": run_id}
+    body = {"profile": sizes.profile, "prompt": sizes.prompt, "run_id": run_id}
     refused = 0  # answers of 503: sent again after their Retry-After, START_ATTEMPTS times
     away: float | None = None  # since when the API does not answer at all (killed)
     while refused < START_ATTEMPTS:  # a retry of the same run id is the same start
@@ -114,7 +115,7 @@ async def starts(
 
     async def one(i: int) -> None:
         async with gate:
-            await _start(c, t, i, answered)
+            await _start(c, t, i, answered, sizes)
 
     await asyncio.gather(*(one(i) for i in range(sizes.runs)))
 

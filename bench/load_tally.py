@@ -5,6 +5,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 PROFILE, PROMPT = "bench-load", "bench load"
+# The load profiles (bench/load_profiles.yaml), each with the prompt its rule answers: one
+# refund that waits for approval, alone or beside three reads that finish in the reverse
+# of their order (their events commit out of sequence order; issue 40 item 1).
+PROMPTS = {PROFILE: PROMPT, "bench-load-parallel": "bench load parallel"}
 BEGUN, ACCEPTED = "POST /runs (begun)", "POST /runs (accepted)"
 RESENT = "POST /runs (sent again: 200)"
 INBOX, RUN, DECISION = "GET /inbox", "GET /runs/{id}", "POST /runs/{id}/decision"
@@ -23,9 +27,15 @@ class Sizes:
     starts: int  # starts in flight
     followers: int
     decisions: int  # decisions in flight
+    profile: str = PROFILE  # one of PROMPTS
 
     def times(self, m: int) -> "Sizes":
-        return Sizes(self.runs * m, self.starts * m, self.followers * m, self.decisions * m)
+        return Sizes(self.runs * m, self.starts * m, self.followers * m, self.decisions * m,
+                     self.profile)  # fmt: skip
+
+    @property
+    def prompt(self) -> str:
+        return PROMPTS[self.profile]
 
 
 @dataclass

@@ -7,12 +7,11 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from agentrt.contracts.enums import TerminationReason
 from agentrt.contracts.ids import ACT_TOOL_EXECUTE
 from bench.bare_workflow import ACT_DB_WRITE, ACT_NOOP
 from bench.breakdown import Breakdown
 from bench.config import BenchConfig
-from bench.drive import BenchError, agent_run, bare_run, throughput
+from bench.drive import BenchError, answered_run, bare_run, throughput
 from bench.harness import Bench
 from bench.histories import fetch_facts
 from bench.report import Report, Table, ms, times, verdict
@@ -45,10 +44,7 @@ class OverheadRow:
 
 
 async def _agent(bench: Bench, k: int) -> tuple[float, str]:
-    elapsed, result = await agent_run(bench, PROFILE, prompt(k))
-    if result.iterations != k + 1 or result.termination_reason is not TerminationReason.ANSWERED:
-        raise BenchError(f"agent run for k={k} took {result.iterations} rounds, not {k + 1}")
-    return elapsed, result.run_id
+    return await answered_run(bench, PROFILE, prompt(k), k)
 
 
 async def _throughputs(bench: Bench, k: int, n: int, cfg: BenchConfig) -> tuple[float, ...]:

@@ -9,10 +9,9 @@ import os
 import sys
 import time
 
-from bench.drive import all_of
+from bench.drive import agent_once, all_of, loop_once
 from bench.harness import scratch_worker
 from bench.procstat import cpu_seconds
-from bench.versus import agent_once, loop_once
 
 
 async def main(

@@ -15,7 +15,7 @@ from bench.versus_report import PERSISTENT, STORELESS
 class Limit:
     figure: str
     target: float
-    last_measured: float  # this machine, quick bench (see README "Benchmarks")
+    last_measured: float  # this machine, quick bench (see docs/benchmarks/results.md)
     noise: float  # run-to-run spread of the smoke-size figure on this machine
     higher_is_better: bool = False
 

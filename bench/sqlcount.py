@@ -211,8 +211,8 @@ def report(tally: SqlTally, agent_ids: Sequence[str]) -> str:
 
 async def _main(postgres: bool, k: int, runs: int) -> None:
     from bench.database import describe
+    from bench.drive import agent_once, loop_once
     from bench.harness import scratch_worker
-    from bench.versus import agent_once, loop_once
 
     async with scratch_worker("agentrt-sql-", postgres=postgres) as (b, url):
         await agent_once(b, k)  # warm: the first run builds statements and connections

@@ -125,9 +125,8 @@ def table(results: Mapping[str, tuple[Counter[str], int, float]]) -> str:
 
 
 async def main(postgres: bool, reps: int, burst: int) -> None:
-    from bench.drive import all_of
+    from bench.drive import agent_once, all_of, loop_once
     from bench.harness import scratch_worker
-    from bench.versus import agent_once, loop_once
 
     async with scratch_worker("agentrt-split-", postgres=postgres) as (b, _):
         kinds: dict[str, Callable[[], Awaitable[object]]] = {

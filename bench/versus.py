@@ -12,17 +12,14 @@ import asyncio
 import os
 import sys
 import time
-import uuid
 from collections.abc import Awaitable, Callable
 
-from agentrt.contracts.enums import TerminationReason
 from agentrt.store.demo import DemoWorld
 from bench.breakdown import Breakdown, RunSplit
 from bench.config import BenchConfig
-from bench.drive import BenchError, agent_run, all_of
+from bench.drive import BenchError, agent_once, all_of, loop_once, loop_workflow_id
 from bench.harness import Bench
 from bench.histories import fetch_facts
-from bench.loop_workflow import WORKFLOW_LOOP, LoopInput
 from bench.procstat import (
     cpu_seconds,
     database_cpu,
@@ -34,40 +31,6 @@ from bench.report import Report
 from bench.sqlcount import counting
 from bench.stats import Summary
 from bench.versus_report import SATURATION_K, Burst, IdleRow, Saturation, tables
-
-PROFILE = "bench-mixed"
-
-
-def prompt(k: int) -> str:
-    return f"bench mixed={k}"
-
-
-async def agent_once(bench: Bench, k: int) -> tuple[float, str]:
-    elapsed, result = await agent_run(bench, PROFILE, prompt(k))
-    if result.iterations != k + 1 or result.termination_reason is not TerminationReason.ANSWERED:
-        raise BenchError(f"agent run for k={k} took {result.iterations} rounds, not {k + 1}")
-    return elapsed, result.run_id
-
-
-def loop_workflow_id(run_id: str, *, stores: bool) -> str:
-    return f"bench-{'loop' if stores else 'storeless'}-{run_id}"
-
-
-async def loop_once(bench: Bench, k: int, *, stores: bool = True) -> tuple[float, str]:
-    """One run of the persistent loop, or of the storeless loop (stores=False)."""
-    run_id = str(uuid.uuid4())  # 36 characters, like the agent's run ids (ledger column)
-    start = time.perf_counter()
-    calls = await bench.client.execute_workflow(
-        WORKFLOW_LOOP,
-        LoopInput(run_id=run_id, tools=k, stores=stores),
-        id=loop_workflow_id(run_id, stores=stores),
-        task_queue=bench.task_queue,
-        result_type=int,
-    )
-    elapsed = (time.perf_counter() - start) * 1000
-    if calls != k:
-        raise BenchError(f"loop run made {calls} tool calls, not {k}")
-    return elapsed, run_id
 
 
 async def _check_one_write(bench: Bench, run_id: str) -> None:

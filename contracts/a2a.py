@@ -1,6 +1,7 @@
 """Payloads between the agent run and its A2A task (the remote view of a run)."""
 
 import hashlib
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -29,6 +30,7 @@ class InputMessage(BaseModel):
     A2A API for the authenticated owner of the task (or a client holding the seal key):
     one sent straight to the `submit_input` update without it is refused."""
 
+    kind: Literal["input"] = "input"  # one kind of `PauseAnswer` (contracts/answers.py)
     message_id: str = Field(min_length=1, max_length=200)
     # The configured cap (AGENTRT_MAX_PROMPT_CHARS) is checked before; this is its ceiling
     # (contracts/run.PROMPT_CHARS_CEILING, which imports this module).

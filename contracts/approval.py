@@ -1,6 +1,7 @@
 """Human-in-the-loop payloads: the pending turn, the decision, the cancel."""
 
 from datetime import datetime
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -29,8 +30,10 @@ class PendingApproval(BaseModel):
 
 
 class ApprovalDecision(BaseModel):
-    """Payload of the `approve` signal and of the `decide` update."""
+    """Payload of the `approve` signal and of the `decide` update; one kind of `PauseAnswer`
+    (contracts/answers.py) on the `answer` update."""
 
+    kind: Literal["decision"] = "decision"
     approved: bool
     decided_by: str = Field(min_length=1, max_length=200)
     turn_digest: str = Field(min_length=1, max_length=128)

@@ -4,6 +4,8 @@ from enum import StrEnum
 
 
 class RunStatus(StrEnum):
+    """Where a run is: running, paused for a person, or ended (`terminal`)."""
+
     # Temporal holds the run (an accepted start) but no worker has begun it: there is no
     # row yet, so this status is read from Temporal (api/operator/starting.py), never stored.
     STARTING = "STARTING"
@@ -19,6 +21,7 @@ class RunStatus(StrEnum):
 
     @property
     def terminal(self) -> bool:
+        """Whether the run has ended: completed, failed or cancelled."""
         return self in TERMINAL_STATUSES
 
 
@@ -33,7 +36,6 @@ class TerminationReason(StrEnum):
     INTERRUPTED_WRITE = "interrupted_write"
     COMPLETION_FAILED = "completion_failed"
     PROVIDER_FAILED = "provider_failed"
-    UNKNOWN_PROFILE = "unknown_profile"
     INTERNAL_ERROR = "internal_error"
     CANCELLED = "cancelled"
     POLICY_DENIED = "policy_denied"
@@ -62,6 +64,10 @@ class Outcome(StrEnum):
 
 
 class ToolEffect(StrEnum):
+    """What a tool's call does to the world, which decides how the runtime guards it: a
+    read runs freely, an idempotent write may repeat, a non-idempotent write runs at most
+    once (behind the write fence)."""
+
     READ_ONLY = "READ_ONLY"
     IDEMPOTENT_WRITE = "IDEMPOTENT_WRITE"
     NON_IDEMPOTENT_WRITE = "NON_IDEMPOTENT_WRITE"
@@ -76,10 +82,11 @@ class ToolEffect(StrEnum):
 
 
 class EventKind(StrEnum):
+    """The kind of a run's event (`agent_event.kind`), one per thing that happened."""
+
     RUN_STARTED = "run_started"
     LLM = "llm"
     TOOL = "tool"
-    WRITE_INTERRUPTED = "write_interrupted"
     APPROVAL_REQUESTED = "approval_requested"
     APPROVAL = "approval"
     DECISION_REFUSED = "decision_refused"  # a decision without a valid attestation

@@ -5,6 +5,8 @@ from typing import ClassVar
 
 
 class ErrorType(StrEnum):
+    """The type of a failure that crosses the Temporal boundary (`ApplicationError.type`)."""
+
     UNKNOWN_PROFILE = "UnknownProfile"
     UNKNOWN_PROVIDER = "UnknownProvider"
     PROVIDER_REJECTED = "ProviderRejected"
@@ -297,6 +299,25 @@ class UnattestedResolutionError(ResolutionError):
     """The resolution carries no valid attestation of the principal who made it."""
 
     code = "unattested_resolution"
+
+
+class InputError(AgentRuntimeError):
+    """A follow-up message was refused (`RuntimeClient.answer` with an InputMessage); the
+    run still waits, unchanged."""
+
+    code = "input_refused"
+
+
+class RunNotAwaitingInputError(InputError):
+    """The run is not waiting for input (it resumed or ended), or took a message already."""
+
+    code = "not_awaiting_input"
+
+
+class UnattestedInputError(InputError):
+    """The message carries no valid attestation of its sender."""
+
+    code = "unattested_input"
 
 
 def by_code(code: str) -> type[AgentRuntimeError]:

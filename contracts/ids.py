@@ -16,7 +16,8 @@ ACT_RUN_BEGIN: Final = "run.begin"
 # name stays reserved, never to be reused for another activity.
 ACT_RUN_COMPLETE: Final = "run.complete"
 RETIRED_ACTIVITIES: Final = frozenset({ACT_RUN_COMPLETE})
-ACT_RUN_FAIL: Final = "run.fail"
+# Settles a run FAILED or CANCELLED (activities/settle): shipped as "run.fail", frozen.
+ACT_RUN_SETTLE: Final = "run.fail"
 ACT_RUN_SUSPEND: Final = "run.suspend"
 ACT_RUN_RESUME: Final = "run.resume"
 ACT_RUN_AWAIT_INPUT: Final = "run.await_input"
@@ -45,6 +46,8 @@ SIGNAL_CANCEL: Final = "cancel"
 UPDATE_DECIDE: Final = "decide"
 UPDATE_SUBMIT_INPUT: Final = "submit_input"
 UPDATE_RECONCILE: Final = "reconcile"  # a person's answer on an interrupted write
+# Any of the three above (contracts/answers.py `PauseAnswer`): the one path they all take.
+UPDATE_ANSWER: Final = "answer"
 UPDATE_BEGUN: Final = "begun"  # answers once the run row exists (or why it never will)
 QUERY_PENDING_APPROVAL: Final = "pending_approval"
 QUERY_REFUSED_DECISIONS: Final = "refused_decisions"

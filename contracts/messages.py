@@ -23,12 +23,17 @@ def bounded_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
 
 
 class ToolCall(BaseModel):
+    """A tool call the model asked for: its id, the tool's name and the arguments."""
+
     call_id: str
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
 
 
 class Message(BaseModel):
+    """One message of a conversation with the model: the system prompt, a user's words, the
+    model's turn (with its tool calls), or a tool call's result (`tool_call_id`)."""
+
     role: Role
     content: str = ""
     tool_calls: list[ToolCall] = Field(default_factory=list)
@@ -62,10 +67,12 @@ class Usage(BaseModel):
 
     @classmethod
     def none(cls) -> "Usage":
+        """Zero tokens at a known cost of 0: the start of a run's total."""
         return cls(cost_usd=0.0)
 
     @property
     def total_tokens(self) -> int:
+        """Prompt and completion tokens together."""
         return self.prompt_tokens + self.completion_tokens
 
     def __add__(self, other: "Usage") -> "Usage":
@@ -91,6 +98,8 @@ class ProviderRequest(BaseModel):
 
 
 class ProviderReply(BaseModel):
+    """A model provider's answer to one `ProviderRequest`: text, tool calls, or both."""
+
     content: str = ""
     tool_calls: list[ToolCall] = Field(default_factory=list)
     input_required: bool = False  # the model ends its turn asking the user for more

@@ -26,14 +26,17 @@ class Reconciled(BaseModel):
 
     @classmethod
     def applied(cls, result: str) -> "Reconciled":
+        """The write happened; `result` is what the model is told it returned."""
         return cls(verdict=APPLIED, result=result[:MAX_RESULT_CHARS])
 
     @classmethod
     def not_applied(cls) -> "Reconciled":
+        """The write did not happen: the run may send it again, under the same key."""
         return cls(verdict=NOT_APPLIED)
 
     @classmethod
     def unknown(cls) -> "Reconciled":
+        """The target system cannot say: the run ends as it would without a probe."""
         return cls(verdict=UNKNOWN)
 
 

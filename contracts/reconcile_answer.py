@@ -35,6 +35,7 @@ def fence_id(token: str) -> str:
 
 
 class ReconcileAnswer(BaseModel):
+    kind: Literal["reconcile"] = "reconcile"  # one kind of `PauseAnswer` (contracts/answers.py)
     call_id: str = Field(min_length=1, max_length=200)
     fence: str = Field(min_length=1, max_length=64)
     answer: Answer
@@ -90,6 +91,7 @@ class WriteResolution(BaseModel):
     WRITE_RESOLVED event naming the principal, and the run leaves "Needs attention"
     (store/runs/resolution.py). Attested like an answer (store/security/attest.py)."""
 
+    kind: Literal["resolution"] = "resolution"  # one kind of `RunAnswer` (contracts/answers.py)
     call_id: str = Field(min_length=1, max_length=200)
     fence: str = Field(min_length=1, max_length=64)
     outcome: Resolved

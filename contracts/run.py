@@ -239,7 +239,7 @@ class TurnRecord:
     privacy: str
     # The answer level of the run's snapshot, as the model activity read it with the
     # turn's inputs (a snapshot never changes after begin): with it, an answer is completed
-    # in one statement on PostgreSQL (activities/completion.py). None: the completion reads
+    # in one statement on PostgreSQL (activities/settle/completion.py). None: the completion reads
     # the row for it.
     answer_level: str | None = None
 
@@ -254,7 +254,9 @@ class CompleteRequest(AtRunLevel):
     typed: bool = False  # the answer is a typed one: its object is stored beside it
 
 
-class FailRequest(AtRunLevel):
+class SettleRequest(AtRunLevel):
+    """Settle the run FAILED or CANCELLED (`status`): the `run.fail` activity's request."""
+
     sequence: int
     reason: TerminationReason
     iterations: int = 0

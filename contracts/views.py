@@ -63,6 +63,9 @@ class RunView(RunHead):
 class EventView(BaseModel):
     run_id: str
     sequence: int
+    # The event's place in the order the run's events were committed: what a follow resumes
+    # after (`sequence`, reserved before the write, is not in commit order).
+    position: int = -1
     kind: EventKind
     round: int
     duration_ms: float | None = None

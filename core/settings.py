@@ -91,7 +91,7 @@ class Settings(BaseModel):
         return super().model_copy(update=update)
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
-        """pydantic's copy sets any attribute it is given, unchecked: a flat name from before
+        """Pydantic's copy sets any attribute it is given, unchecked: a flat name from before
         the grouping (`task_queue`) would be set and read by nobody. Only groups pass."""
         unknown = sorted(set(update or {}) - set(type(self).model_fields))
         if unknown:
@@ -115,6 +115,7 @@ class Settings(BaseModel):
             raise ConfigError(f"cannot read the payload key {path.resolve()}: {exc}") from None
 
     def payload_key_file(self) -> Path:
+        """Where `agentrt demo` keeps the payload key it generated: under data_dir."""
         return self.database.data_dir / "payload.key"
 
     def create_payload_key_if_missing(self) -> str:

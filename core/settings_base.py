@@ -6,7 +6,8 @@ The variable names are those of the flat settings before grouping, which deploym
 a group's `env_prefix` names most of them (`AGENTRT_TEMPORAL_` + `address`), and a field
 whose name was not its group's prefix plus its own carries the full old name as its alias
 (`task_queue` in the Temporal group is `AGENTRT_TASK_QUEUE`). `env_name` tells which, and
-the README's "Settings" table lists them all (tests/core/test_settings_env.py keeps both true).
+the docs' Settings page (docs/reference/settings.md) lists them all
+(tests/core/test_settings_env.py keeps both true).
 
 A new field of a group is `AGENTRT_<GROUP PREFIX><FIELD>` without more ado: issue 28's
 Temporal TLS settings went in `TemporalSettings` as `AGENTRT_TEMPORAL_TLS_...`. The groups

@@ -1,9 +1,10 @@
 """The settings' documentation, made from the settings classes themselves: each field's
 `description` is its meaning, its default is rendered from the field (or, where the value
-in code would mislead, from the `shown` text a field declared with `setting` gives). The README's
-Settings table and the console scripts' `--help` are made here, so neither can drift from
-the code (tests/core/test_settings_doc.py compares the README with `table`).
-Rewrite the README's table after changing a setting: `python -m tests.core.test_settings_doc`."""
+in code would mislead, from the `shown` text a field declared with `setting` gives). The docs
+site's Settings table (docs/reference/settings.md) and the console scripts' `--help` are
+made here, so neither can drift from the code (tests/core/test_settings_doc.py compares the
+page with `table`). Rewrite the page's table after changing a setting:
+`python -m tests.core.test_settings_doc`."""
 
 from collections.abc import Iterable
 from enum import Enum
@@ -27,7 +28,7 @@ def variable(group: type[BaseSettings], field: str) -> str:
 
 
 def setting(default: Any, description: str, *, shown: str | None = None, **more: Any) -> Any:
-    """A settings field: `description` is its meaning; `shown`, what the README and `--help`
+    """A settings field: `description` is its meaning; `shown`, what the Settings page and `--help`
     say in place of a default that would mislead as it stands in code (computed from other
     settings, generated, a path under the checkout). `more`: Field's own (ge, le...)."""
     extra: JsonDict | None = {"shown_default": shown} if shown is not None else None
@@ -35,7 +36,7 @@ def setting(default: Any, description: str, *, shown: str | None = None, **more:
 
 
 def shown_default(info: FieldInfo) -> str:
-    """The default as the README shows it: `text` in backquotes, numbers bare, unset."""
+    """The default as the Settings page shows it: `text` in backquotes, numbers bare, unset."""
     extra = info.json_schema_extra
     if isinstance(extra, dict) and isinstance(extra.get("shown_default"), str):
         return str(extra["shown_default"])
@@ -68,7 +69,7 @@ def rows(groups: Groups) -> list[tuple[str, str, str, str]]:
 
 
 def table(groups: Groups) -> str:
-    """The README's Settings table (markdown)."""
+    """The Settings page's table (markdown): docs/reference/settings.md."""
     lines = ["| setting | variable | default | meaning |", "|---|---|---|---|"]
     for setting, var, default, text in rows(groups):
         cells = (c.replace("|", "\\|") for c in (default, text))  # a cell's own bars

@@ -63,6 +63,7 @@ def worker_client(client: Client, on_plaintext: Callable[[str], None] | None = N
 
 
 def settings_converter(settings: Settings) -> DataConverter:
+    """The data converter the settings' payload keys make (a ConfigError naming them)."""
     try:
         return data_converter(settings.payload_keys_spec())
     except ValueError as exc:

@@ -1,6 +1,6 @@
 """Approval decisions and cancel requests for `AgentRuntime`: the checked request, the
-decision and the cancel as Temporal is sent them, and the typed error for a decision the
-run refused."""
+decision's keyed update id (it goes by the one answer path, starter/_answering.py), the
+cancel as Temporal is sent it, and the typed error for a decision the run refused."""
 
 from pydantic import ValidationError
 from temporalio.client import Client, WorkflowUpdateFailedError
@@ -11,7 +11,6 @@ from agentrt.contracts.approval import (
     REASON_REQUIRED,
     ApprovalDecision,
     CancelRequest,
-    DecideResult,
     reason_missing,
     refusal_sentence,
 )
@@ -26,7 +25,8 @@ from agentrt.contracts.errors import (
     StaleTurnError,
     UnattestedDecisionError,
 )
-from agentrt.contracts.ids import SIGNAL_CANCEL, UPDATE_DECIDE
+from agentrt.contracts.ids import SIGNAL_CANCEL
+from agentrt.starter._answering import send_update
 from agentrt.store.db.sealing import Sealer
 from agentrt.store.security.attest import attest
 
@@ -128,16 +128,11 @@ def refusal_error(
 async def send_decision(
     client: Client, run_id: str, decision: ApprovalDecision, sealer: Sealer, pending: str | None
 ) -> None:
-    """Send `decision` as the run's `decide` update (deduped by `decision_update_id`);
-    a refusal raises its typed ApprovalError, naming the `pending` turn digest."""
-    handle = client.get_workflow_handle(run_id)
+    """Send `decision` by the one answer path (starter/_answering.py), deduped by
+    `decision_update_id`; a refusal raises its typed ApprovalError, naming the `pending`
+    turn digest."""
     try:
-        await handle.execute_update(
-            UPDATE_DECIDE,
-            decision,
-            result_type=DecideResult,
-            id=decision_update_id(decision, sealer, run_id),
-        )
+        await send_update(client, run_id, decision, decision_update_id(decision, sealer, run_id))
     except WorkflowUpdateFailedError as err:
         raise refusal_error(err.cause, run_id, decision, pending) from None
     except RPCError as err:

@@ -1,13 +1,22 @@
 """A follow-up message for a run waiting for input, for `AgentRuntime.submit_input` (the A2A
-API's follow-ups): checked, attested for its sender (store/security/attest.py) and sent as the
-`submit_input` update. Temporal's errors are the caller's to map (api/a2a/tasks.py)."""
+API's follow-ups): checked, attested for its sender (store/security/attest.py) and sent by the one
+answer path (starter/_answering.py). `send_input` leaves Temporal's errors to its caller
+to map (api/a2a/tasks.py); `send_input_typed` raises them as typed InputErrors."""
 
 from pydantic import ValidationError
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowUpdateFailedError
+from temporalio.exceptions import ApplicationError
+from temporalio.service import RPCError, RPCStatusCode
 
 from agentrt.contracts.a2a import InputMessage
-from agentrt.contracts.errors import InvalidRequestError
-from agentrt.contracts.ids import UPDATE_SUBMIT_INPUT
+from agentrt.contracts.errors import (
+    ErrorType,
+    InputError,
+    InvalidRequestError,
+    RunNotAwaitingInputError,
+    UnattestedInputError,
+)
+from agentrt.starter._answering import send_update
 from agentrt.store.db.sealing import Sealer
 from agentrt.store.security.attest import attest_input
 
@@ -32,9 +41,30 @@ def input_update_id(message: InputMessage, sealer: Sealer, run_id: str) -> str:
 
 
 async def send_input(client: Client, run_id: str, message: InputMessage, sealer: Sealer) -> None:
-    """Send the attested `message` as the run's `submit_input` update; returns once it is
-    on record. Raises WorkflowUpdateFailedError (refused) or RPCError (no such run)."""
-    handle = client.get_workflow_handle(run_id)
-    await handle.execute_update(
-        UPDATE_SUBMIT_INPUT, message, id=input_update_id(message, sealer, run_id)
-    )
+    """Send the attested `message` by the one answer path (starter/_answering.py); returns
+    once it is on record. Raises WorkflowUpdateFailedError (refused) or RPCError (no such
+    run) as they are (the A2A API maps them: api/a2a/tasks.py)."""
+    await send_update(client, run_id, message, input_update_id(message, sealer, run_id))
+
+
+_REFUSALS: dict[str, type[InputError]] = {
+    ErrorType.NOT_AWAITING_INPUT: RunNotAwaitingInputError,
+    ErrorType.UNATTESTED_INPUT: UnattestedInputError,
+}
+
+
+async def send_input_typed(
+    client: Client, run_id: str, message: InputMessage, sealer: Sealer
+) -> None:
+    """`send_input`, a refusal raised as its typed InputError (`RuntimeClient.answer`)."""
+    try:
+        await send_input(client, run_id, message, sealer)
+    except WorkflowUpdateFailedError as err:
+        cause = err.cause
+        kind = cause.type if isinstance(cause, ApplicationError) else None
+        refused = _REFUSALS.get(kind or "", InputError)
+        raise refused(f"run {run_id}: input refused ({kind or type(cause).__name__})") from None
+    except RPCError as err:
+        if err.status is RPCStatusCode.NOT_FOUND:
+            raise RunNotAwaitingInputError(f"run {run_id} has ended") from None
+        raise

@@ -99,11 +99,12 @@ class RunReads(RuntimeClient):
         return view
 
     @temporal_errors_typed
-    async def events(self, run_id: str, after_sequence: int = -1) -> list[EventView]:
-        """The run's events after `after_sequence`; none yet while it is STARTING."""
+    async def events(self, run_id: str, after_position: int = -1) -> list[EventView]:
+        """The run's events committed after `after_position`; none yet while it is
+        STARTING."""
         if (await self.status(run_id)).status is RunStatus.STARTING:
             return []
-        return await asyncio.to_thread(self._runs.events, run_id, after_sequence)
+        return await asyncio.to_thread(self._runs.events, run_id, after_position)
 
     async def follow(self, run_id: str) -> AsyncIterator[EventView | LiveDelta]:
         """Every event and live piece of the run until it ends. A run Temporal holds that

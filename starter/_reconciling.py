@@ -1,6 +1,6 @@
-"""A person's answer on an interrupted write, for the clients: the checked answer, the
-`reconcile` update as Temporal is sent it, and the typed error for an answer the run
-refused (contracts/reconcile_answer.py says what each answer does)."""
+"""A person's answer on an interrupted write, for the clients: the checked answer, its
+keyed update id (it goes by the one answer path, starter/_answering.py), and the typed
+error for an answer the run refused (contracts/reconcile_answer.py says what each answer does)."""
 
 from typing import TypeVar
 
@@ -20,8 +20,8 @@ from agentrt.contracts.errors import (
     StaleReconciliationError,
     UnattestedReconciliationError,
 )
-from agentrt.contracts.ids import UPDATE_RECONCILE
-from agentrt.contracts.reconcile_answer import ReconcileAnswer, ReconcileOutcome, WriteResolution
+from agentrt.contracts.reconcile_answer import ReconcileAnswer, WriteResolution
+from agentrt.starter._answering import send_update
 from agentrt.store.db.sealing import Sealer
 from agentrt.store.security.attest import attest_answer, attest_resolution
 
@@ -73,18 +73,11 @@ def answer_update_id(answer: ReconcileAnswer, sealer: Sealer, run_id: str) -> st
     return f"reconcile-{answer.fence}-{sealer.mac('id' + answer.claim(run_id))[:32]}"
 
 
-async def send_answer(
-    client: Client, run_id: str, answer: ReconcileAnswer, sealer: Sealer
-) -> ReconcileOutcome:
-    """Send `answer` as the run's `reconcile` update; a refusal raises its typed error."""
-    handle = client.get_workflow_handle(run_id)
+async def send_answer(client: Client, run_id: str, answer: ReconcileAnswer, sealer: Sealer) -> None:
+    """Send `answer` by the one answer path (starter/_answering.py); a refusal raises its
+    typed error."""
     try:
-        done: ReconcileOutcome = await handle.execute_update(
-            UPDATE_RECONCILE,
-            answer,
-            result_type=ReconcileOutcome,
-            id=answer_update_id(answer, sealer, run_id),
-        )
+        await send_update(client, run_id, answer, answer_update_id(answer, sealer, run_id))
     except WorkflowUpdateFailedError as err:
         cause = err.cause
         kind = cause.type if isinstance(cause, ApplicationError) else None
@@ -94,4 +87,3 @@ async def send_answer(
         if err.status is RPCStatusCode.NOT_FOUND:
             raise RunNotAwaitingReconciliationError(f"run {run_id} has ended") from None
         raise
-    return done

@@ -73,7 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     events = sub.add_parser("events", help="print a run's events")
     events.add_argument("run_id", metavar="RUN_ID", help="the run's uuid")
-    events.add_argument("--after", type=int, default=-1, metavar="N", help="after sequence N")
+    events.add_argument(
+        "--after", type=int, default=-1, metavar="N", help="after the event at position N"
+    )
     events.add_argument("--follow", action="store_true", help="poll until the run ends")
     events.add_argument("--json", action="store_true", help="one JSON object per line")
 

@@ -3,31 +3,34 @@ facade) or over HTTP (`ApiRuntime`, the operator API as a token's principal). Co
 drives runs (the CLI's commands, the renderers) is written against it, so either serves.
 Both clients derive from it, so each public signature is written once, here.
 
-Through the API the token's principal acts: `approve`'s `decided_by` and `attestation`
-and `cancel`'s `by` are not sent (the API names the principal), and a start with an
-`initiator` is refused (InvalidRequestError)."""
+Every answer a person gives a run (a decision, a follow-up, an answer on an interrupted
+write, a resolution) goes by one method, `answer`; `approve`, `reconcile` and `resolve`
+are thin wrappers that build the typed answer (contracts/answers.py).
+
+Through the API the token's principal acts: an answer's author (`decided_by`, ...) and
+attestation and `cancel`'s `by` are not sent (the API names the principal), and a start
+with an `initiator` is refused (InvalidRequestError)."""
 
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 
-from agentrt.contracts.approval import ApprovalDecision
+from agentrt.contracts.answers import RunAnswer
+from agentrt.contracts.approval import REASON_REQUIRED, ApprovalDecision, reason_missing
+from agentrt.contracts.errors import ReasonRequiredError
 from agentrt.contracts.live import LiveDelta
 from agentrt.contracts.profiles import MAX_ITERATIONS_CEILING
-from agentrt.contracts.reconcile_answer import (
-    Answer,
-    ReconcileAnswer,
-    Resolved,
-    Then,
-    WriteResolution,
-)
+from agentrt.contracts.reconcile_answer import Answer, Resolved, Then
 from agentrt.contracts.start import StartRequest, StartWait
 from agentrt.contracts.views import EventView, RunView
 from agentrt.starter._deciding import checked_decision
 from agentrt.starter._reconciling import checked_answer, checked_resolution
 from agentrt.store.db.sealing import Sealer
+from agentrt.store.security.attest import attest_statement
 
 
 class RuntimeClient(ABC):
+    """What every agentrt client offers: start, read, decide on and cancel runs."""
+
     @property
     @abstractmethod
     def max_prompt_chars(self) -> int:
@@ -76,14 +79,40 @@ class RuntimeClient(ABC):
         """The run once it has ended (it may wait for a decision meanwhile)."""
 
     @abstractmethod
-    async def events(self, run_id: str, after_sequence: int = -1) -> list[EventView]:
-        """The run's events after `after_sequence`, in order."""
+    async def events(self, run_id: str, after_position: int = -1) -> list[EventView]:
+        """The run's events committed after the one at `after_position` (an EventView's
+        `position`), in commit order: paging by it misses none and repeats none."""
 
     @abstractmethod
     def follow(self, run_id: str) -> AsyncIterator[EventView | LiveDelta]:
         """The run as it happens, until it ends: its committed events and the live output
         of its model calls (`LiveDelta`: text as it is written, or a `retract` of the text
         a retried call had shown), in order (see starter/live.py)."""
+
+    async def answer(self, run_id: str, answer: RunAnswer) -> RunView:
+        """Give the run an answer (contracts/answers.py): an `ApprovalDecision` on its
+        pending turn, an `InputMessage` it waits for, a `ReconcileAnswer` on the write it
+        waits on, or a `WriteResolution` of the unknown write it ended with. The one path
+        of every answer: `approve`, `reconcile`, `resolve` (and the facade's
+        `submit_input`) build one and call this. A denial without a reason is refused
+        (ReasonRequiredError) before anything is sent; a client holding the store's seal
+        key attests the answer's author itself (store/security/attest.py: each kind under its own
+        seal) unless the answer brings an attestation. Through the API the token's
+        principal is the author, whatever the answer names. Returns the run once the
+        answer is on record; a refusal raises the kind's typed error (ApprovalError,
+        InputError, ReconcileError, ResolutionError), changing nothing."""
+        if isinstance(answer, ApprovalDecision) and reason_missing(answer.approved, answer.reason):
+            raise ReasonRequiredError(REASON_REQUIRED)
+        key = self._attestation_key()
+        if key is not None and answer.attestation is None:
+            seal = attest_statement(key, run_id, answer)
+            answer = answer.model_copy(update={"attestation": seal})
+        return await self._answer(run_id, answer)
+
+    @abstractmethod
+    async def _answer(self, run_id: str, answer: RunAnswer) -> RunView:
+        """Send the checked (and, where this client can, attested) `answer`; the run once
+        it is on record."""
 
     async def approve(
         self,
@@ -95,20 +124,14 @@ class RuntimeClient(ABC):
         reason: str | None = None,
         attestation: str | None = None,
     ) -> RunView:
-        """Approve (or, with `approved=False`, deny) the pending turn `turn_digest`. An
-        invalid decision is refused (InvalidRequestError) before anything is sent; a client
-        holding the store's seal key attests `decided_by` itself (store/security/attest.py) unless
-        given an attestation. Returns the run once the decision is on record."""
-        key = self._attestation_key()
+        """Approve (or, with `approved=False`, deny) the pending turn `turn_digest`: `answer`
+        with an `ApprovalDecision`. An invalid decision is refused (InvalidRequestError)
+        before anything is sent."""
         decision = checked_decision(
-            approved=approved,
-            decided_by=decided_by,
-            turn_digest=turn_digest,
-            reason=reason,
+            approved=approved, decided_by=decided_by, turn_digest=turn_digest, reason=reason,
             attestation=attestation,
-            attest_with=(key, run_id) if key is not None else None,
-        )
-        return await self._decide(run_id, decision)
+        )  # fmt: skip
+        return await self.answer(run_id, decision)
 
     async def reconcile(
         self,
@@ -123,23 +146,17 @@ class RuntimeClient(ABC):
         reason: str | None = None,
     ) -> RunView:
         """Say what the target system shows of the write the run waits on
-        (AWAITING_RECONCILIATION): `applied` with `result`, the text the model sees;
-        `not_applied`, `then` retry (a fresh fence, the same idempotency key) or error (the
-        model gets `result`, or a default, as an error); `give_up` (FAILED
-        interrupted_write). `call_id` and `fence` are the run view's pending write's: an
-        answer for another fence is refused (StaleReconciliationError), as is a second one
-        (AlreadyReconciledError). Returns the run once the answer is on record."""
-        key = self._attestation_key()
+        (AWAITING_RECONCILIATION): `answer` with a `ReconcileAnswer`. `applied` with
+        `result`, the text the model sees; `not_applied`, `then` retry (a fresh fence, the
+        same idempotency key) or error (the model gets `result`, or a default, as an
+        error); `give_up` (FAILED interrupted_write). `call_id` and `fence` are the run
+        view's pending write's: an answer for another fence is refused
+        (StaleReconciliationError), as is a second one (AlreadyReconciledError)."""
         checked = checked_answer(
-            (key, run_id) if key is not None else None,
             call_id=call_id, fence=fence, answer=answer, answered_by=answered_by,
             result=result, then=then, reason=reason,
         )  # fmt: skip
-        return await self._reconcile(run_id, checked)
-
-    @abstractmethod
-    async def _reconcile(self, run_id: str, answer: ReconcileAnswer) -> RunView:
-        """Send the checked `answer`; the run once it is on record."""
+        return await self.answer(run_id, checked)
 
     async def resolve(
         self,
@@ -153,20 +170,15 @@ class RuntimeClient(ABC):
     ) -> RunView:
         """Record what the target system showed of the write of a run that ENDED with its
         outcome unknown (FAILED interrupted_write: the run view's pending write, its
-        `call_id` and `fence`): `applied` or `not_applied`, with `note` (audited: what was
-        checked, where). Nothing runs again; the run leaves "Needs attention". Refused with
-        a typed ResolutionError, changing nothing: the run has no such write
-        (NothingToResolveError), or another one (StaleResolutionError)."""
-        key = self._attestation_key()
+        `call_id` and `fence`): `answer` with a `WriteResolution`. `applied` or
+        `not_applied`, with `note` (audited: what was checked, where). Nothing runs again;
+        the run leaves "Needs attention". Refused with a typed ResolutionError, changing
+        nothing: the run has no such write (NothingToResolveError), or another one
+        (StaleResolutionError)."""
         checked = checked_resolution(
-            (key, run_id) if key is not None else None,
-            call_id=call_id, fence=fence, outcome=outcome, resolved_by=resolved_by, note=note,
-        )  # fmt: skip
-        return await self._resolve(run_id, checked)
-
-    @abstractmethod
-    async def _resolve(self, run_id: str, resolution: WriteResolution) -> RunView:
-        """Record the checked `resolution`; the run as it is then."""
+            call_id=call_id, fence=fence, outcome=outcome, resolved_by=resolved_by, note=note
+        )
+        return await self.answer(run_id, checked)
 
     @abstractmethod
     async def cancel(self, run_id: str, *, by: str, reason: str | None = None) -> None:
@@ -184,7 +196,3 @@ class RuntimeClient(ABC):
     def _attestation_key(self) -> Sealer | None:
         """The seal key this client attests its deciders with; None: it attests none."""
         return None
-
-    @abstractmethod
-    async def _decide(self, run_id: str, decision: ApprovalDecision) -> RunView:
-        """Send the checked `decision` on the run's pending turn; the run once on record."""

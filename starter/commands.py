@@ -151,12 +151,12 @@ class Commands:
                     )
                 else:
                     render.print_events(self.out, [e])
-            return batch[-1].sequence if batch else last
+            return batch[-1].position if batch else last
 
         while True:
             # A STARTING run (no worker has begun it yet) has no events: a follow waits.
             try:
-                batch = await self.runtime.events(run_id, after_sequence=last)
+                batch = await self.runtime.events(run_id, after_position=last)
             except RunNotBegunError as exc:
                 # Open but not begun, started by another starter: wait only for those.
                 if not (follow and exc.pending):
@@ -170,7 +170,7 @@ class Commands:
                 continue  # drain what is already written before looking at the status
             if (await self.runtime.status(run_id)).status.terminal:
                 # A settling event commits with the status: one more read is certain to see it.
-                emit(await self.runtime.events(run_id, after_sequence=last))
+                emit(await self.runtime.events(run_id, after_position=last))
                 return EXIT_OK
             await asyncio.sleep(FOLLOW_POLL_SECONDS)
 

@@ -10,6 +10,8 @@ from typing import Self
 from sqlalchemy import Engine
 from temporalio.client import Client
 
+from agentrt.contracts.a2a import InputMessage
+from agentrt.contracts.answers import RunAnswer
 from agentrt.contracts.approval import ApprovalDecision, DecisionRefusal
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import (
@@ -32,7 +34,7 @@ from agentrt.starter._deciding import (
     checked_cancel,
     send_decision,
 )
-from agentrt.starter._inputs import attested_input, send_input
+from agentrt.starter._inputs import attested_input, send_input, send_input_typed
 from agentrt.starter._launch import Launcher
 from agentrt.starter._reading import RunReads
 from agentrt.starter._reconciling import send_answer
@@ -51,6 +53,12 @@ DEFAULT_BEGIN_TIMEOUT = 30.0  # seconds; a polling worker begins a run within mo
 
 
 class AgentRuntime(RunReads):
+    """The in-process client: a Temporal client and the deployment's database.
+
+    Make one with `AgentRuntime.connect(settings)` (or `from_env()`) and close it, or use
+    it as an async context manager.
+    """
+
     def __init__(
         self,
         client: Client,
@@ -205,38 +213,43 @@ class AgentRuntime(RunReads):
         return self._runs.sealer
 
     @temporal_errors_typed
-    async def _decide(self, run_id: str, decision: ApprovalDecision) -> RunView:
-        """Raises a typed ApprovalError (or RunNotFoundError) before anything executes;
-        never raises for the run's outcome."""
+    async def _answer(self, run_id: str, answer: RunAnswer) -> RunView:
+        """Each kind to where it counts: a waiting run's answers by the one `answer` update,
+        a resolution to the store (its run has ended). A typed error (or RunNotFoundError)
+        before anything executes; never one for the run's outcome."""
+        match answer:
+            case ApprovalDecision():
+                await self._decide(run_id, answer)
+            case ReconcileAnswer():
+                await self._reconcile(run_id, answer)
+            case InputMessage():
+                await send_input_typed(self._client, run_id, answer, self._runs.sealer)
+            case WriteResolution():
+                await self.status(run_id)  # RunNotFoundError for a run that does not exist
+                await asyncio.to_thread(resolve_write, self._runs.ctx, run_id, answer)
+        return await self.status(run_id)
+
+    async def _decide(self, run_id: str, decision: ApprovalDecision) -> None:
         view = await self.status(run_id)
         if view.status is not RunStatus.WAITING_FOR_APPROVAL:
             raise RunNotAwaitingApprovalError(f"run {run_id} is {view.status.value}")
         pending = view.pending_approval
         digest = pending.turn_digest if pending is not None else None
         await send_decision(self._client, run_id, decision, self._runs.sealer, digest)
-        return await self.status(run_id)
 
-    @temporal_errors_typed
-    async def _reconcile(self, run_id: str, answer: ReconcileAnswer) -> RunView:
-        """Raises a typed ReconcileError (or RunNotFoundError) before anything executes."""
+    async def _reconcile(self, run_id: str, answer: ReconcileAnswer) -> None:
         view = await self.status(run_id)
         if view.status is not RunStatus.AWAITING_RECONCILIATION:
             raise RunNotAwaitingReconciliationError(f"run {run_id} is {view.status.value}")
         await send_answer(self._client, run_id, answer, self._runs.sealer)
-        return await self.status(run_id)
-
-    @temporal_errors_typed
-    async def _resolve(self, run_id: str, resolution: WriteResolution) -> RunView:
-        """Raises a typed ResolutionError (or RunNotFoundError), changing nothing."""
-        await self.status(run_id)  # RunNotFoundError for a run that does not exist
-        await asyncio.to_thread(resolve_write, self._runs.ctx, run_id, resolution)
-        return await self.status(run_id)
 
     async def submit_input(self, run_id: str, *, message_id: str, text: str, sent_by: str) -> None:
         """A follow-up message for a run waiting for input (WAITING_FOR_INPUT), attested for
-        `sent_by` with this client's seal key: a run takes no message without it. Returns
-        once it is on record; Temporal's refusal (WorkflowUpdateFailedError) and a missing
-        run (RPCError) are raised as they are (the A2A API maps them: api/a2a/tasks.py)."""
+        `sent_by` with this client's seal key: a run takes no message without it. The A2A
+        API's path: the one answer path, as `answer` with an `InputMessage` takes it, but
+        Temporal's refusal (WorkflowUpdateFailedError) and a missing run (RPCError) are
+        raised as they are (the A2A API maps them: api/a2a/tasks.py). Returns once the
+        message is on record."""
         message = attested_input(
             self._runs.sealer, run_id, message_id=message_id, text=text, sent_by=sent_by
         )

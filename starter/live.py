@@ -35,7 +35,10 @@ async def follow_store(
     once (store/live/bell.py), and so does one in another process on SQLite (its wake
     socket, store/live/wake.py); otherwise it finds what changed by its poll."""
     with LIVE_BELL.subscribe(run_id) as bell, live.following():
-        last, live_last = -1, 0
+        # `last` is a position (commit order, migration 0018), not a sequence: a lower
+        # sequence may commit later. `committed`: the highest sequence seen, whose turn's
+        # deltas are done (api/operator/sse.py's follow keeps the same two).
+        last, live_last, committed = -1, 0, -1
         while True:
             bell.clear()  # before the reads: a publish after them rings again
             # Taken before the reads too: a change after them shows as a different mark.
@@ -43,11 +46,11 @@ async def follow_store(
             mark, pieces = await asyncio.to_thread(_marked_read, live, run_id, live_last)
             for d in pieces:
                 live_last = d.id
-                if d.sequence > last:
+                if d.sequence > committed:
                     yield d
             batch = await asyncio.to_thread(runs.events, run_id, last)
             for e in batch:
-                last = e.sequence
+                last, committed = e.position, max(committed, e.sequence)
                 yield e
             if batch or pieces:
                 continue

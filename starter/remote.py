@@ -9,6 +9,8 @@ from typing import Any
 
 import httpx
 
+from agentrt.contracts.a2a import InputMessage
+from agentrt.contracts.answers import RunAnswer
 from agentrt.contracts.approval import ApprovalDecision
 from agentrt.contracts.errors import (
     AgentRuntimeError,
@@ -47,6 +49,24 @@ def _view(data: dict[str, Any]) -> RunView:
     if write is not None:  # the API's name for the run's fenced write
         data["pending_effect"] = {**write, "privacy": data.get("privacy", "metadata")}
     return RunView.model_validate(data)
+
+
+def answer_body(answer: RunAnswer) -> dict[str, Any]:
+    """The answer as `POST /runs/{id}/answers` takes it (api/operator/answers.py): without
+    its author and attestation (the API names and attests the token's principal)."""
+    match answer:
+        case ApprovalDecision():
+            verdict = "approve" if answer.approved else "deny"
+            return {"kind": "decision", "verdict": verdict, "turn_digest": answer.turn_digest,
+                    "reason": answer.reason}  # fmt: skip
+        case ReconcileAnswer():
+            fields = {"kind", "call_id", "fence", "answer", "result", "then", "reason"}
+            return answer.model_dump(include=fields)
+        case WriteResolution():
+            return answer.model_dump(include={"kind", "call_id", "fence", "outcome", "note"})
+        case InputMessage():
+            # A follow-up is the task owner's, through the A2A API that attests it for them.
+            raise InvalidRequestError("a follow-up message goes through the A2A API")
 
 
 class ApiRuntime(RuntimeClient):
@@ -120,44 +140,25 @@ class ApiRuntime(RuntimeClient):
                 seen = True
             await asyncio.sleep(self._poll)
 
-    async def events(self, run_id: str, after_sequence: int = -1) -> list[EventView]:
+    async def events(self, run_id: str, after_position: int = -1) -> list[EventView]:
         out: list[EventView] = []
         while True:
             page = await self._call(
-                "GET", f"/runs/{run_id}/events", params={"after": after_sequence, "limit": 1000}
+                "GET", f"/runs/{run_id}/events", params={"after": after_position, "limit": 1000}
             )
             out += [EventView.model_validate(e) for e in page["events"]]
-            after_sequence = int(page["next_after"])
+            after_position = int(page["next_after"])
             if not page["more"]:
                 return out
 
     def follow(self, run_id: str) -> AsyncIterator[EventView | LiveDelta]:
         return follow_api(self._http, run_id)
 
-    async def _decide(self, run_id: str, decision: ApprovalDecision) -> RunView:
-        # The token's principal decides: the API attests it, so `decided_by` is not sent.
-        body = {
-            "verdict": "approve" if decision.approved else "deny",
-            "turn_digest": decision.turn_digest,
-            "reason": decision.reason,
-        }
-        done = await self._call("POST", f"/runs/{run_id}/decision", json=body)
-        self.acted_as = str(done["decided_by"])
-        return _view(done["run"])
-
-    async def _reconcile(self, run_id: str, answer: ReconcileAnswer) -> RunView:
-        # The token's principal answers: the API attests it, so `answered_by` is not sent.
-        body = answer.model_dump(include={"call_id", "fence", "answer", "result", "then",
-                                          "reason"})  # fmt: skip
-        done = await self._call("POST", f"/runs/{run_id}/reconcile", json=body)
+    async def _answer(self, run_id: str, answer: RunAnswer) -> RunView:
+        # The token's principal answers: the API attests it, so the author is not sent.
+        body = answer_body(answer)
+        done = await self._call("POST", f"/runs/{run_id}/answers", json=body)
         self.acted_as = str(done["answered_by"])
-        return _view(done["run"])
-
-    async def _resolve(self, run_id: str, resolution: WriteResolution) -> RunView:
-        # The token's principal resolves: the API attests it, so `resolved_by` is not sent.
-        body = resolution.model_dump(include={"call_id", "fence", "outcome", "note"})
-        done = await self._call("POST", f"/runs/{run_id}/resolution", json=body)
-        self.acted_as = str(done["resolved_by"])
         return _view(done["run"])
 
     async def cancel(self, run_id: str, *, by: str, reason: str | None = None) -> None:

@@ -1,5 +1,5 @@
 """Every fenced code block of a Markdown file, checked for what it is (issue 40): the README
-today, the docs site's pages later (`markdown_files`). A block's language is the first
+and every page of the docs site (`markdown_files`). A block's language is the first
 word of its info string; `python compile` marks one that is compiled and name-checked but
 not run (a worker that runs until stopped, a tool calling a system of yours).
 
@@ -85,7 +85,7 @@ def code_blocks(path: Path) -> list[CodeBlock]:
 
 
 def markdown_files(root: Path) -> list[Path]:
-    """The manual: the README, and every page under docs/ (the docs site, when there is one)."""
+    """The manual: the README, and every page of the docs site (docs/, mkdocs.yml)."""
     return [root / "README.md", *sorted((root / "docs").rglob("*.md"))]
 
 

@@ -22,7 +22,7 @@ from tests.workers._proc import worker_env
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCKERFILE = ROOT / "examples" / "custom-image" / "Dockerfile"
-CONTEXT = ROOT / "examples"  # the build context the README's `docker build` names
+CONTEXT = ROOT / "examples"  # the build context docs/guides/deployment.md's `docker build` names
 # The settings an image of ours is configured by: the files the worker reads.
 FILE_SETTINGS = {
     env_name(WorkerSettings, "profiles_file"): ("worker", "profiles_file"),

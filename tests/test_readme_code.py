@@ -1,4 +1,4 @@
-"""Issue 40 (5): every code block of the manual (the README; later the docs site's pages,
+"""Issue 40 (5): every code block of the manual (the README and the docs site's pages,
 tests/_markdown.py `markdown_files`) runs in a test, or is checked as what it is: on
 cf842b3 the README's snippets used a `client` they never made. Python blocks run against a
 real dev server and worker unless marked `python compile` (then compiled, every name bound);

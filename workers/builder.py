@@ -82,6 +82,7 @@ class AgentrtPlugin(SimplePlugin):
         )
 
     def configure_worker(self, config: WorkerConfig) -> WorkerConfig:
+        """Add agentrt's workflow, activities, client, sandbox, interceptors and executor."""
         config = super().configure_worker(config)
         # A client made for agentrt (core.temporal.connect, or one given this plugin) keeps
         # its converter: it may carry other payload keys than these settings. Any other
@@ -112,12 +113,14 @@ class AgentrtPlugin(SimplePlugin):
         return config
 
     def configure_replayer(self, config: ReplayerConfig) -> ReplayerConfig:
+        """Add the workflow and the sandbox the worker runs it in, to replay histories."""
         config = super().configure_replayer(config)
         fast = self.settings.worker.fast_paths
         config["workflow_runner"] = sandbox_runner(config.get("data_converter"), fast=fast)
         return config
 
     async def run_worker(self, worker: Worker, next: Callable[[Worker], Awaitable[None]]) -> None:
+        """Run the worker; when it stops, close what the plugin opened."""
         try:
             await super().run_worker(worker, next)
         finally:
@@ -202,13 +205,14 @@ WORKFLOW_PASSTHROUGH = (
     "agentrt.workflows._steps",
     "agentrt.workflows.a2a",
     "agentrt.workflows.agent_run",
-    "agentrt.workflows.cancel",
-    "agentrt.workflows.completion",
+    "agentrt.workflows.answers",
     "agentrt.workflows.patches",
     "agentrt.workflows.pauses",
+    "agentrt.workflows.gate",
     "agentrt.workflows.pauses_gate",
     "agentrt.workflows.reconciliation",
     "agentrt.workflows.segments",
+    "agentrt.workflows.settle",
     "agentrt.workflows.fence",
     "agentrt.workflows.fence_bounds",
 )

@@ -10,7 +10,6 @@ from sqlalchemy import Engine
 
 from agentrt.activities._common import ActivityGroup
 from agentrt.activities.a2a import A2AActivities, completion_hook
-from agentrt.activities.completion import Completion
 from agentrt.activities.fence import FenceActivities, ReconcileActivities, WriteActivities
 from agentrt.activities.fence.answer import AnswerActivities
 from agentrt.activities.model import ModelActivities
@@ -19,6 +18,7 @@ from agentrt.activities.ports import ModelProvider, Tool, no_faults
 from agentrt.activities.registry import ProfileCatalog, Routes, ToolRegistry
 from agentrt.activities.run import RunActivities
 from agentrt.activities.settle import Settle, SettleActivities
+from agentrt.activities.settle.completion import Completion
 from agentrt.activities.toolbox.box import Toolbox, ToolboxContext
 from agentrt.activities.tools import ToolActivities
 from agentrt.contracts.profiles import Profile

@@ -4,7 +4,7 @@ each activity. Never in workflow code, which must stay deterministic.
 
 The store subclasses below are what the composition root injects for the activity ports:
 each calls the real store, then records what the store reported. The completion, the
-settle and the fence (activities/completion.py, settle.py, fence/) hold their SQL themselves
+settle and the fence (activities/settle/, fence/) hold their SQL themselves
 and are told through callbacks or handed their counters' `inc` (workers/compose.py)."""
 
 import time

@@ -79,6 +79,8 @@ ProviderFactory = Callable[[ProviderConfig], ModelProvider]
 
 
 class ProviderEntry(Strict):
+    """One provider of the providers file: an endpoint, a native API, or a factory."""
+
     name: str = Field(pattern=_NAME)
     # The wire format of base_url: "openai" (Chat Completions), or a native API through
     # its vendor's SDK, whose base_url defaults to the vendor's.
@@ -112,17 +114,22 @@ class ProviderEntry(Strict):
 
 
 class ProvidersFile(Strict):
+    """The providers file (AGENTRT_PROVIDERS_FILE): a list of providers."""
+
     providers: list[ProviderEntry] = Field(default_factory=list)
 
 
 @dataclass(frozen=True)
 class LoadedProviders:
+    """The worker's providers by name, with each one's answer level and prices if set."""
+
     providers: dict[str, ModelProvider]
     answer_levels: dict[str, str] = field(default_factory=dict)
     prices: dict[str, PriceTable] = field(default_factory=dict)
 
 
 def read_providers_file(path: Path) -> list[ProviderEntry]:
+    """The file's entries, checked; a ConfigError for a bad file or a name given twice."""
     entries = load_yaml(path, ProvidersFile, "providers file").providers
     names = [e.name for e in entries]
     if dupes := sorted({n for n in names if names.count(n) > 1}):
@@ -136,6 +143,9 @@ def load_providers(
     *,
     environ: Mapping[str, str] | None = None,
 ) -> LoadedProviders:
+    """Every provider the worker has: the scripted model, AGENTRT_OPENAI_API_KEY's, the
+    providers file's, installed plug-ins (entry points) and `extra` from code. A name
+    defined twice, or an entry nothing builds, is a ConfigError."""
     env = os.environ if environ is None else environ
     entries = read_providers_file(settings.providers.file) if settings.providers.file else []
     where = f"providers file {settings.providers.file}"

@@ -32,7 +32,6 @@ class RunContext:
     plan: RunPlan | None = None
     state: LoopState = field(default_factory=LoopState)
     gate: ApprovalGate = field(default_factory=ApprovalGate)
-    recorded: set[str] = field(default_factory=set)  # digests whose decision is persisted
     refused: list[DecisionRefusal] = field(default_factory=list)  # the last MAX_REFUSALS_KEPT
     cancel: CancelRequest | None = None
     input: InputPause = field(default_factory=InputPause)
@@ -45,7 +44,7 @@ class RunContext:
     # The completion a model activity made on its answer, and the reason it ended with.
     settled: Transition | None = None
     answer_reason: TerminationReason | None = None
-    # A typed answer's schema in force (workflows/completion.py: typed_output), and how
+    # A typed answer's schema in force (workflows/settle.py: typed_output), and how
     # many invalid answers may still go back to the model.
     output_schema: dict[str, Any] | None = None
     output_retries: int = 0

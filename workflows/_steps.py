@@ -12,8 +12,8 @@ from agentrt.workflows._calls import call, call_local, error_type, failure_of
 from agentrt.workflows._context import RunContext
 from agentrt.workflows._loop import Route, route
 from agentrt.workflows._refs import BEGIN, MODEL, REFUSE, TOOL
-from agentrt.workflows.completion import answer_terms, turn_stop
 from agentrt.workflows.fence import fenced_write
+from agentrt.workflows.settle import answer_terms, turn_stop
 
 with workflow.unsafe.imports_passed_through():
     from agentrt.activities._shield import shield_until_done

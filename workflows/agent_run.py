@@ -2,8 +2,9 @@
 
 Every I/O is an activity; the transcript lives in the database and activities get
 references (run uuid, round, sequence), so history grows linearly with model calls.
-Handlers (approve, decide, submit_input, cancel) interleave with the loop only at its
-awaits; they touch the approval gate, the pending input and the cancel request.
+Handlers (`answer` and its adapters `decide`, `submit_input`, `reconcile`; `approve`,
+`cancel`) interleave with the loop only at its awaits; they touch the pauses' gates and
+the cancel request.
 """
 
 import asyncio
@@ -13,7 +14,7 @@ from temporalio.common import RawValue
 from temporalio.exceptions import ActivityError, ApplicationError, FailureError
 
 from agentrt.workflows import _steps as steps
-from agentrt.workflows import patches, pauses, reconciliation, segments
+from agentrt.workflows import answers, patches, pauses, segments
 from agentrt.workflows._calls import error_type
 from agentrt.workflows._context import (
     RunContext,
@@ -24,11 +25,18 @@ from agentrt.workflows._context import (
 from agentrt.workflows._group import run_turn
 from agentrt.workflows._loop import Stop, guardrail_stop, needs_approval
 from agentrt.workflows.a2a import project
-from agentrt.workflows.cancel import cancelled, take_cancel
-from agentrt.workflows.completion import complete, invalid_output, stop, typed_output
+from agentrt.workflows.settle import (
+    cancelled,
+    complete,
+    invalid_output,
+    stop,
+    take_cancel,
+    typed_output,
+)
 
 with workflow.unsafe.imports_passed_through():
     from agentrt.contracts.a2a import InputMessage
+    from agentrt.contracts.answers import Answered, PauseAnswer
     from agentrt.contracts.approval import (
         ApprovalDecision,
         CancelRequest,
@@ -43,6 +51,7 @@ with workflow.unsafe.imports_passed_through():
         QUERY_REFUSED_DECISIONS,
         SIGNAL_APPROVE,
         SIGNAL_CANCEL,
+        UPDATE_ANSWER,
         UPDATE_BEGUN,
         UPDATE_DECIDE,
         UPDATE_RECONCILE,
@@ -72,31 +81,52 @@ class AgentRunWorkflow:
         """Fire-and-forget decision (works with the stock CLI); checked like the update."""
         pauses.decide_by_signal(self._ctx, raw)
 
+    @workflow.update(name=UPDATE_ANSWER)
+    async def answer(self, given: PauseAnswer) -> Answered:
+        """Any answer a waiting run takes (a decision, a follow-up, an answer on an
+        interrupted write): the one path (workflows/answers.py)."""
+        taken = await answers.answer(self._ctx, given)
+        return Answered(run_id=self._ctx.run_id, kind=taken.kind)
+
+    @answer.validator
+    def _validate_answer(self, given: PauseAnswer) -> None:
+        answers.check(self._ctx, given)
+
+    # The updates of earlier clients (frozen names): adapters onto the one path, each
+    # expecting its own kind and answering with its own result.
+
     @workflow.update(name=UPDATE_DECIDE)
     async def decide(self, decision: ApprovalDecision) -> DecideResult:
-        return await pauses.decide(self._ctx, decision)
+        await answers.answer(self._ctx, decision)
+        return DecideResult(
+            run_id=self._ctx.run_id, approved=decision.approved, turn_digest=decision.turn_digest
+        )
 
     @decide.validator
     def _validate_decision(self, decision: ApprovalDecision) -> None:
-        pauses.check_decision(self._ctx, decision)
+        answers.check(self._ctx, decision, self._ctx.gate)
 
     @workflow.update(name=UPDATE_SUBMIT_INPUT)
     async def submit_input(self, message: InputMessage) -> None:
         """A follow-up message for a run that asked for more information."""
-        await pauses.submit_input(self._ctx, message)
+        await answers.answer(self._ctx, message)
 
     @submit_input.validator
     def _validate_input(self, message: InputMessage) -> None:
-        pauses.check_input(self._ctx, message)
+        answers.check(self._ctx, message, self._ctx.input)
 
     @workflow.update(name=UPDATE_RECONCILE)
     async def reconcile(self, answer: ReconcileAnswer) -> ReconcileOutcome:
         """A person's answer on the interrupted write the run waits on."""
-        return await reconciliation.answer(self._ctx, answer)
+        await answers.answer(self._ctx, answer)
+        then = answer.then if answer.answer == "not_applied" else None
+        return ReconcileOutcome(
+            run_id=self._ctx.run_id, call_id=answer.call_id, answer=answer.answer, then=then
+        )
 
     @reconcile.validator
-    def _validate_answer(self, answer: ReconcileAnswer) -> None:
-        reconciliation.check_answer(self._ctx, answer)
+    def _validate_reconcile(self, answer: ReconcileAnswer) -> None:
+        answers.check(self._ctx, answer, self._ctx.reconcile)
 
     # ABANDON: every path out of `run` lets it answer first; should one not, the starter
     # gets "workflow completed" rather than the workflow failing its task over it.

@@ -1,9 +1,9 @@
 """The approval and input pauses, the workflow side: suspend before any call of a turn
 that needs approval runs and wait for a decision on record; pause for the remote user's
-follow-up input and record it. A waiting run holds no worker slot. The handlers that feed
-the pauses (the `approve` signal, the `decide` and `submit_input` updates) check and take
-what arrives here; their pure state is in workflows/pauses_gate.py, the transitions in
-activities/pauses.py."""
+follow-up input and record it. A waiting run holds no worker slot. The updates that feed
+the pauses take the one path of workflows/answers.py (the `approve` signal, fire and
+forget, is checked here); their pure state is the one gate's (workflows/gate.py,
+workflows/pauses_gate.py), the transitions are in activities/pauses.py."""
 
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -11,7 +11,7 @@ from typing import TypedDict, TypeVar
 
 from temporalio import workflow
 from temporalio.common import RawValue
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ActivityError
 
 from agentrt.workflows import _options as opt
 from agentrt.workflows._calls import ActivityRef, call, error_type
@@ -21,11 +21,8 @@ from agentrt.workflows._loop import Stop, turn_digest
 from agentrt.workflows.a2a import project
 
 with workflow.unsafe.imports_passed_through():
-    from agentrt.contracts.a2a import InputMessage
     from agentrt.contracts.approval import (
-        REASON_REQUIRED,
         ApprovalDecision,
-        DecideResult,
         PendingApproval,
         reason_missing,
     )
@@ -88,91 +85,11 @@ def decide_by_signal(ctx: RunContext, raw: RawValue) -> None:
         ctx.note_refusal(ctx.gate.refusal(decision, refusal, run_id=ctx.run_id, at=workflow.now()))
         workflow.logger.warning("decision by signal refused: %s", refusal)
         return
-    refused = ctx.gate.take(decision, run_id=ctx.run_id, at=workflow.now())
+    refused = ctx.gate.take_signalled(decision, run_id=ctx.run_id, at=workflow.now())
     if refused is None:
         return
     ctx.note_refusal(refused)
     workflow.logger.warning("decision by signal refused: %s", refused.refusal)
-
-
-def check_decision(ctx: RunContext, decision: ApprovalDecision) -> None:
-    """The `decide` update's validator: a refused decision leaves no trace in history."""
-    if not isinstance(decision, ApprovalDecision):  # a JSON null arrives as None
-        raise ApplicationError(
-            "decision refused: the payload is not a decision",
-            type=ErrorType.INVALID_REQUEST.value,
-        )
-    if reason_missing(decision.approved, decision.reason):
-        # A validator runs on a new update only, never in replay: no patch is needed.
-        raise ApplicationError(REASON_REQUIRED, type=ErrorType.REASON_REQUIRED.value)
-    refusal = ctx.gate.check(decision)
-    if refusal is not None:
-        raise ApplicationError(f"decision refused: {refusal}", type=refusal)
-
-
-async def decide(ctx: RunContext, decision: ApprovalDecision) -> DecideResult:
-    """The `decide` update: answers once the decision is persisted, refused by the resume
-    activity (it has no valid attestation), or the run ended another way."""
-    if not ctx.gate.accept(decision):
-        # A guard: the validator checked just before, and the SDK (1.35) yields nothing
-        # between a validator and its handler, so of two decisions in one activation
-        # the second is refused by its validator. Should anything come to yield in
-        # between (an interceptor, another SDK version), the handler refuses here.
-        refusal = ctx.gate.check(decision) or ErrorType.ALREADY_DECIDED.value
-        raise ApplicationError(f"decision refused: {refusal}", type=refusal)
-    await workflow.wait_condition(
-        lambda: (
-            ctx.gate.was_rejected(decision) or decision.turn_digest in ctx.recorded or ctx.finished
-        )
-    )
-    if ctx.gate.was_rejected(decision):
-        refusal = ErrorType.UNATTESTED_DECISION.value
-        raise ApplicationError(f"decision refused: {refusal}", type=refusal)
-    if decision.turn_digest not in ctx.recorded:
-        # The run ended (cancelled, failed to suspend) before the decision took effect.
-        raise ApplicationError(
-            "the run ended before the decision was recorded",
-            type=ErrorType.NOT_AWAITING_APPROVAL.value,
-        )
-    return DecideResult(
-        run_id=ctx.run_id, approved=decision.approved, turn_digest=decision.turn_digest
-    )
-
-
-def check_input(ctx: RunContext, message: InputMessage) -> None:
-    """The `submit_input` update's validator."""
-    if not isinstance(message, InputMessage):  # a JSON null arrives as None
-        raise ApplicationError(
-            "input refused: the payload is not a message", type=ErrorType.INVALID_REQUEST.value
-        )
-    if not ctx.input.accepts() or ctx.finished:
-        raise ApplicationError(
-            "run is not waiting for input", type=ErrorType.NOT_AWAITING_INPUT.value
-        )
-    if not message.attestation:  # none at all: refused here, leaving no trace in history
-        raise ApplicationError(_UNATTESTED, type=ErrorType.UNATTESTED_INPUT.value)
-
-
-_UNATTESTED = "input refused: no valid attestation of its sender"
-
-
-async def submit_input(ctx: RunContext, message: InputMessage) -> None:
-    """The `submit_input` update: answers once the message is on record, or refused by the
-    recording activity (its attestation does not open)."""
-    if not ctx.input.take(message):
-        raise ApplicationError(
-            "run is not waiting for input", type=ErrorType.NOT_AWAITING_INPUT.value
-        )
-    await workflow.wait_condition(
-        lambda: not ctx.input.waiting or ctx.finished or ctx.input.was_rejected(message)
-    )
-    if ctx.input.was_rejected(message):
-        raise ApplicationError(_UNATTESTED, type=ErrorType.UNATTESTED_INPUT.value)
-    if message.message_id not in ctx.input.recorded:
-        raise ApplicationError(
-            "the run ended before the input was recorded",
-            type=ErrorType.NOT_AWAITING_INPUT.value,
-        )
 
 
 # --- the pauses ---------------------------------------------------------------------------
@@ -202,7 +119,7 @@ async def await_decision(ctx: RunContext, round_no: int, calls: list[ToolCall]) 
         ctx.gate.reject(decision)
         ctx.note_refusal(ctx.gate.refusal(decision, refusal, run_id=ctx.run_id, at=workflow.now()))
         workflow.logger.warning("decision refused: %s", refusal)
-    ctx.recorded.add(decision.turn_digest)
+    ctx.gate.recorded.add(decision.turn_digest)
     if decision.approved:
         ctx.gate.approvers[round_no] = decision.decided_by
     ctx.details.decided(decision, round_no)

@@ -1,23 +1,26 @@
-"""The pauses' pure state: the approval gate (which decisions the workflow accepts), the
-input pause (whether it takes a follow-up message, and which are on record) and the
-reconcile gate (which answer on an interrupted write it takes). Pure,
-unit-testable; the pauses themselves and their handlers are in workflows/pauses.py."""
+"""The pauses' three kinds of the one gate (workflows/gate.py), pure and unit-testable: the
+approval gate (which decisions the workflow accepts), the input pause (whether it takes a
+follow-up message, and which are on record) and the reconcile gate (which answer on an
+interrupted write it takes). The one update path that feeds them is workflows/answers.py;
+the pauses themselves, workflows/pauses.py and workflows/reconciliation.py."""
 
 import hmac
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import ClassVar
 
 from agentrt.contracts.a2a import InputMessage
 from agentrt.contracts.approval import (
+    REASON_REQUIRED,
     ApprovalDecision,
     DecisionRefusal,
     PendingApproval,
+    reason_missing,
     refusal_sentence,
 )
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.reconcile_answer import ReconcileAnswer
-
-REJECTED_KEPT = 20
+from agentrt.workflows.gate import Gate, Refused
 
 
 class Refusal:
@@ -31,52 +34,79 @@ class Refusal:
 
 
 @dataclass
-class ApprovalGate:
+class ApprovalGate(Gate[ApprovalDecision]):
+    """Decisions on a suspended turn: the pending turn, the turns decided and on record,
+    four-eyes."""
+
+    noun: ClassVar[str] = "decision"
+    payload: ClassVar[str] = "a decision"
+    twice: ClassVar[str] = Refusal.ALREADY_DECIDED
+    unattested: ClassVar[str] = Refusal.UNATTESTED
+    ended: ClassVar[Refused] = Refused(
+        ErrorType.NOT_AWAITING_APPROVAL.value, "the run ended before the decision was recorded"
+    )
+
     initiator: str = ""
     four_eyes: bool = False
     pending: PendingApproval | None = None
-    decision: ApprovalDecision | None = None
     decided: set[str] = field(default_factory=set)
-    closed: bool = False  # the run ended: no decision is accepted any more
+    recorded: set[str] = field(default_factory=set)  # digests whose decision is persisted
     # Who approved each round's turn (its calls), by round: a re-execution of one of its
     # writes after a person's "not applied" needs another person, under four-eyes.
     approvers: dict[int, str] = field(default_factory=dict)
-    # Accepted decisions the resume activity then refused (no valid attestation), the last
-    # few, by identity: a `decide` update waiting on its own decision learns it was refused.
-    rejected: list[ApprovalDecision] = field(default_factory=list)
+
+    @property
+    def decision(self) -> ApprovalDecision | None:
+        return self.taken
 
     def open(self, pending: PendingApproval) -> None:
         self.pending = pending
-        self.decision = None
+        self.taken = None
 
-    def check(self, d: ApprovalDecision) -> str | None:
-        """None if the decision may be accepted, else the refusal type. Changes nothing."""
-        if d.turn_digest in self.decided:
+    def check(self, a: ApprovalDecision) -> str | None:
+        if a.turn_digest in self.decided:
             return Refusal.ALREADY_DECIDED
         if self.closed or self.pending is None:
             return Refusal.NOT_AWAITING
         # As bytes: compare_digest raises TypeError on a str with non-ASCII characters, and
         # a decision's digest is whatever the sender typed.
-        if not hmac.compare_digest(d.turn_digest.encode(), self.pending.turn_digest.encode()):
+        if not hmac.compare_digest(a.turn_digest.encode(), self.pending.turn_digest.encode()):
             return Refusal.STALE_TURN
-        if self.decision is not None:
+        if self.taken is not None:
             return Refusal.ALREADY_DECIDED
         # Four-eyes binds approvals only: the initiator may always deny.
-        if self.four_eyes and d.approved and d.decided_by == self.initiator:
+        if self.four_eyes and a.approved and a.decided_by == self.initiator:
             return Refusal.SELF_APPROVAL
         return None
 
-    def accept(self, d: ApprovalDecision) -> bool:
-        if self.check(d) is not None:
-            return False
-        self.decision = d
-        self.decided.add(d.turn_digest)
-        return True
+    def refused(self, a: ApprovalDecision) -> Refused | None:
+        if reason_missing(a.approved, a.reason):
+            # A validator runs on a new update only, never in replay: no patch is needed.
+            return Refused(ErrorType.REASON_REQUIRED.value, REASON_REQUIRED)
+        return super().refused(a)
 
-    def take(self, d: ApprovalDecision, *, run_id: str, at: datetime) -> DecisionRefusal | None:
-        """Accept the decision (None), or describe why it is refused, changing nothing."""
+    def _took(self, a: ApprovalDecision) -> None:
+        self.decided.add(a.turn_digest)
+
+    def _untook(self, a: ApprovalDecision) -> None:
+        self.decided.discard(a.turn_digest)
+
+    def over(self, a: ApprovalDecision) -> bool:
+        return self.on_record(a)
+
+    def on_record(self, a: ApprovalDecision) -> bool:
+        return a.turn_digest in self.recorded
+
+    def accept(self, d: ApprovalDecision) -> bool:
+        return self.take(d)
+
+    def take_signalled(
+        self, d: ApprovalDecision, *, run_id: str, at: datetime
+    ) -> DecisionRefusal | None:
+        """The `approve` signal's take: accept the decision (None), or describe why it is
+        refused, changing nothing."""
         refusal = self.check(d)
-        if refusal is None and self.accept(d):
+        if refusal is None and self.take(d):
             return None
         return self.refusal(d, refusal or Refusal.ALREADY_DECIDED, run_id=run_id, at=at)
 
@@ -96,95 +126,103 @@ class ApprovalGate:
             turn_digest=d.turn_digest, at=at,
         )  # fmt: skip
 
-    def reject(self, d: ApprovalDecision) -> None:
-        """The accepted decision did not count (the activity refused it): the turn is open
-        again for another decision, as if this one had never come."""
-        if self.decision is d:
-            self.decision = None
-            self.decided.discard(d.turn_digest)
-        self.rejected = [*self.rejected, d][-REJECTED_KEPT:]
-
-    def was_rejected(self, d: ApprovalDecision) -> bool:
-        return any(r is d for r in self.rejected)
-
     def close_turn(self) -> None:
         self.pending = None
-        self.decision = None
+        self.taken = None
+
+
+_NOT_WAITING = "run is not waiting for input"
 
 
 @dataclass
-class InputPause:
-    """The pause for the remote user's follow-up: whether the workflow takes a message now,
-    and which messages are on record."""
+class InputPause(Gate[InputMessage]):
+    """The pause for the remote user's follow-up: whether it takes a message now, and which
+    messages are on record. One message per pause: the first one taken is the one recorded."""
+
+    noun: ClassVar[str] = "input"
+    payload: ClassVar[str] = "a message"
+    twice: ClassVar[str] = ErrorType.NOT_AWAITING_INPUT.value
+    unattested: ClassVar[str] = ErrorType.UNATTESTED_INPUT.value
+    ended: ClassVar[Refused] = Refused(
+        ErrorType.NOT_AWAITING_INPUT.value, "the run ended before the input was recorded"
+    )
 
     # Set before the pause commits, like the approval gate: a client that sees the run
     # WAITING_FOR_INPUT in the store and answers at once finds the workflow ready.
     waiting: bool = False
-    message: InputMessage | None = None  # taken, not yet recorded
     recorded: set[str] = field(default_factory=set)  # message ids on record
-    # Taken messages the recording activity then refused (no valid attestation of their
-    # sender), the last few, by identity: a `submit_input` waiting on its own message
-    # learns it was refused, and the pause takes another.
-    rejected: list[InputMessage] = field(default_factory=list)
+
+    @property
+    def message(self) -> InputMessage | None:
+        return self.taken
+
+    @property
+    def unattested_message(self) -> str:
+        return "input refused: no valid attestation of its sender"
 
     def open(self) -> None:
-        self.waiting, self.message = True, None
+        self.waiting, self.taken = True, None
 
     def accepts(self) -> bool:
-        """One message per pause: the first one taken is the one recorded."""
-        return self.waiting and self.message is None
+        return self.waiting and self.taken is None and not self.closed
 
-    def take(self, message: InputMessage) -> bool:
-        """Whether the pause took `message`. The update's validator checks `accepts` first,
-        and the SDK (1.35) runs a validator and its handler in one task with nothing to
-        yield between them, so of two follow-ups in one activation the second is refused by
-        its validator (tests/pauses/test_input.py). This keeps the handler right should
-        anything come to yield in between (an interceptor, another SDK version): it refuses
-        then, rather than overwrite the message already taken."""
+    def check(self, a: InputMessage) -> str | None:
+        return None if self.accepts() else ErrorType.NOT_AWAITING_INPUT.value
+
+    def refused(self, a: InputMessage) -> Refused | None:
         if not self.accepts():
-            return False
-        self.message = message
-        return True
+            return Refused(ErrorType.NOT_AWAITING_INPUT.value, _NOT_WAITING)
+        if not a.attestation:  # none at all: refused here, leaving no trace in history
+            return Refused(self.unattested, self.unattested_message)
+        return None
 
-    def reject(self, message: InputMessage) -> None:
-        """The taken message did not count: the pause takes another, as if it never came."""
-        if self.message is message:
-            self.message = None
-        self.rejected = [*self.rejected, message][-REJECTED_KEPT:]
+    def take_refused(self, a: InputMessage) -> Refused:
+        return Refused(ErrorType.NOT_AWAITING_INPUT.value, _NOT_WAITING)
 
-    def was_rejected(self, message: InputMessage) -> bool:
-        return any(r is message for r in self.rejected)
+    def over(self, a: InputMessage) -> bool:
+        return not self.waiting
+
+    def on_record(self, a: InputMessage) -> bool:
+        return a.message_id in self.recorded
 
     def close(self, recorded: InputMessage | None = None) -> None:
         """The pause is over: `recorded`, if given, is on record."""
-        self.waiting, self.message = False, None
+        self.waiting, self.taken = False, None
         if recorded is not None:
             self.recorded.add(recorded.message_id)
 
 
 @dataclass
-class ReconcileGate:
+class ReconcileGate(Gate[ReconcileAnswer]):
     """The wait for a person's answer on an interrupted write (workflows/reconciliation.py):
-    which call and fence it is for, the answer taken, the fences answered on record."""
+    which call and fence it is for, the fences answered on record, four-eyes."""
+
+    noun: ClassVar[str] = "answer"
+    payload: ClassVar[str] = "an answer"
+    twice: ClassVar[str] = ErrorType.ALREADY_RECONCILED.value
+    unattested: ClassVar[str] = ErrorType.UNATTESTED_RECONCILIATION.value
+    ended: ClassVar[Refused] = Refused(
+        ErrorType.NOT_AWAITING_RECONCILIATION.value,
+        "the run ended before the answer was recorded",
+    )
 
     call_id: str | None = None
     fence: str | None = None
-    answer: ReconcileAnswer | None = None
     answered: set[str] = field(default_factory=set)  # fences whose answer is on record
-    closed: bool = False  # the run ended: no answer is taken any more
-    # Answers taken that the recording activity then refused (no valid attestation).
-    rejected: list[ReconcileAnswer] = field(default_factory=list)
     # Four-eyes (the profile's): the run's initiator, and who approved the waited write.
     four_eyes: bool = False
     initiator: str = ""
     approver: str | None = None
 
+    @property
+    def answer(self) -> ReconcileAnswer | None:
+        return self.taken
+
     def open(self, call_id: str, fence: str, approver: str | None = None) -> None:
-        self.call_id, self.fence, self.answer, self.approver = call_id, fence, None, approver
+        self.call_id, self.fence, self.taken, self.approver = call_id, fence, None, approver
 
     def check(self, a: ReconcileAnswer) -> str | None:
-        """None if the answer may be taken, else the refusal (an ErrorType value)."""
-        if a.fence in self.answered or (a.fence == self.fence and self.answer is not None):
+        if a.fence in self.answered or (a.fence == self.fence and self.taken is not None):
             return ErrorType.ALREADY_RECONCILED.value
         if self.closed or self.call_id is None:
             return ErrorType.NOT_AWAITING_RECONCILIATION.value
@@ -205,23 +243,14 @@ class ReconcileGate:
             return ErrorType.APPROVER_RECONCILIATION.value
         return None
 
-    def take(self, a: ReconcileAnswer) -> bool:
-        if self.check(a) is not None:
-            return False
-        self.answer = a
-        return True
+    def over(self, a: ReconcileAnswer) -> bool:
+        return self.on_record(a)
 
-    def reject(self, a: ReconcileAnswer) -> None:
-        """The taken answer did not count: the wait takes another one."""
-        if self.answer is a:
-            self.answer = None
-        self.rejected = [*self.rejected, a][-REJECTED_KEPT:]
-
-    def was_rejected(self, a: ReconcileAnswer) -> bool:
-        return any(r is a for r in self.rejected)
+    def on_record(self, a: ReconcileAnswer) -> bool:
+        return a.fence in self.answered
 
     def done(self) -> None:
         """The answer is on record: the wait is over."""
         if self.fence is not None:
             self.answered.add(self.fence)
-        self.call_id = self.fence = self.answer = None
+        self.call_id = self.fence = self.taken = None

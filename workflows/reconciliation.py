@@ -3,15 +3,16 @@
 A write whose outcome stays unknown (no probe, or no answer from it: workflows/fence.py)
 puts the run in AWAITING_RECONCILIATION: one guarded transition, then a wait on a
 condition with the profile's `reconcile_timeout_seconds` as its timer. No activity runs
-while it waits, so the run holds no worker. The `reconcile` update brings the answer; the
-workflow takes one per wait (the gate, workflows/pauses_gate.py, refuses a stale or second
-one) and the activity records it in a guarded UPDATE with the audit event naming the
-principal (activities/fence/answer.py). The store's records: activities/fence/answer.py."""
+while it waits, so the run holds no worker. The `reconcile` (or `answer`) update brings
+the answer by the one path of workflows/answers.py; the workflow takes one per wait (the
+reconcile gate, workflows/pauses_gate.py, refuses a stale or second one) and the activity
+records it in a guarded UPDATE with the audit event naming the principal
+(activities/fence/answer.py)."""
 
 from datetime import datetime, timedelta
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ActivityError
 
 from agentrt.workflows import _options as opt
 from agentrt.workflows._calls import call, error_type
@@ -28,50 +29,9 @@ with workflow.unsafe.imports_passed_through():
         AwaitReconcileRequest,
         ReconcileAnswer,
         ReconciledRequest,
-        ReconcileOutcome,
         fence_id,
     )
     from agentrt.contracts.run import ToolCallRequest, Transition
-
-# --- the handler --------------------------------------------------------------------------
-
-
-def check_answer(ctx: RunContext, answer: ReconcileAnswer) -> None:
-    """The `reconcile` update's validator: a refused answer leaves no trace in history."""
-    if not isinstance(answer, ReconcileAnswer):  # a JSON null arrives as None
-        raise ApplicationError(
-            "answer refused: the payload is not an answer", type=ErrorType.INVALID_REQUEST.value
-        )
-    refusal = ctx.reconcile.check(answer)
-    if refusal is not None:
-        raise ApplicationError(f"answer refused: {refusal}", type=refusal)
-
-
-async def answer(ctx: RunContext, given: ReconcileAnswer) -> ReconcileOutcome:
-    """The `reconcile` update: answers once the answer is on record, refused by the
-    recording activity, or the run ended another way."""
-    gate = ctx.reconcile
-    if not gate.take(given):
-        # The validator checked just before; as for decisions (workflows/pauses.py), this
-        # keeps the handler right should anything yield in between.
-        refusal = gate.check(given) or ErrorType.ALREADY_RECONCILED.value
-        raise ApplicationError(f"answer refused: {refusal}", type=refusal)
-    await workflow.wait_condition(
-        lambda: gate.was_rejected(given) or given.fence in gate.answered or ctx.finished
-    )
-    if gate.was_rejected(given):
-        refusal = ErrorType.UNATTESTED_RECONCILIATION.value
-        raise ApplicationError(f"answer refused: {refusal}", type=refusal)
-    if given.fence not in gate.answered:
-        raise ApplicationError(
-            "the run ended before the answer was recorded",
-            type=ErrorType.NOT_AWAITING_RECONCILIATION.value,
-        )
-    then = given.then if given.answer == "not_applied" else None
-    return ReconcileOutcome(
-        run_id=ctx.run_id, call_id=given.call_id, answer=given.answer, then=then
-    )
-
 
 # --- the wait -----------------------------------------------------------------------------
 

@@ -74,7 +74,7 @@ def carry(ctx: RunContext) -> Carry:
         usage=st.usage,
         output_retries=ctx.output_retries,
         decided=sorted(ctx.gate.decided),
-        recorded=sorted(ctx.recorded),
+        recorded=sorted(ctx.gate.recorded),
         inputs=sorted(ctx.input.recorded),
         answered=sorted(ctx.reconcile.answered),
         refused=list(ctx.refused),
@@ -113,7 +113,7 @@ def resume(ctx: RunContext, c: Carry) -> None:
     ctx.segment_first_round = c.iterations + 1
     ctx.gate.four_eyes = c.plan.four_eyes
     ctx.gate.decided = set(c.decided)
-    ctx.recorded = set(c.recorded)
+    ctx.gate.recorded = set(c.recorded)
     ctx.input.recorded = set(c.inputs)
     ctx.reconcile.answered = set(c.answered)
     ctx.refused = list(c.refused)

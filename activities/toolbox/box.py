@@ -41,6 +41,8 @@ class ToolboxContext:
 
 @dataclass(frozen=True)
 class Toolbox:
+    """A named group of tools: a fixed list, a factory called once per worker, or both."""
+
     name: str
     tools: Sequence[Tool] = ()
     factory: Callable[[ToolboxContext], Iterable[Tool]] | None = field(default=None, compare=False)

@@ -107,6 +107,7 @@ class FunctionTool(TypedTool[BaseModel]):
         return self._probe  # the author's function, not the adapter around it
 
     async def run(self, args: BaseModel, ctx: ToolContext) -> str:
+        """Call the function with the validated arguments (and the context, if it asks)."""
         kwargs = {name: getattr(args, name) for name in type(args).model_fields}
         if self._context_param is not None:
             kwargs[self._context_param] = ctx
@@ -123,6 +124,7 @@ class FunctionTool(TypedTool[BaseModel]):
 
 
 def as_text(value: Any) -> str:
+    """A tool's return value as the model reads it: text as it is, anything else as JSON."""
     if isinstance(value, str):
         return value
     try:

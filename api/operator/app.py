@@ -17,11 +17,11 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from agentrt.api.body import read_body, replaying
 from agentrt.api.hosts import HostCheck, allowed_hosts
 from agentrt.api.operator import errors
+from agentrt.api.operator.answers import router as answers_router
 from agentrt.api.operator.codec import CODEC_PATH, codec_app
 from agentrt.api.operator.codec import router as codec_router
 from agentrt.api.operator.live_routes import live_router
 from agentrt.api.operator.page import mount_page
-from agentrt.api.operator.reconcile import router as reconcile_router
 from agentrt.api.operator.routes import router
 from agentrt.api.operator.starts import starts_router
 from agentrt.api.operator.state import OpsState
@@ -137,7 +137,7 @@ def mount_ops(
     app.include_router(router)
     app.include_router(live_router)
     app.include_router(codec_router)  # POST/DELETE /me/session
-    app.include_router(reconcile_router)
+    app.include_router(answers_router)  # POST /runs/{id}/answers, and its aliases
     mount_page(app)  # the approvals page at /ui/
     # Temporal Web's codec, authorised by the page's session cookie; sessions are rows,
     # shared by every replica.

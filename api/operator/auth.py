@@ -48,9 +48,10 @@ class Principal:
         return None if self.has(READ_ALL) else self.name
 
 
-def require(scope: str | None) -> Callable[..., Awaitable[Principal]]:
-    """A dependency: the token's principal, refused unless it holds `scope` (None: any
-    valid token)."""
+def require(scope: str | None, *or_: str) -> Callable[..., Awaitable[Principal]]:
+    """A dependency: the token's principal, refused unless it holds `scope` or one of `or_`
+    (None: any valid token). A route that takes several kinds of request (the answers)
+    asks for any of their scopes here, and for the kind's own once the body names it."""
 
     async def principal(
         request: Request,
@@ -71,8 +72,9 @@ def require(scope: str | None) -> Callable[..., Awaitable[Principal]]:
             raise unauthorized("the token is unknown, revoked or expired")
         grants = Grants.of(token.profiles, everything=ADMIN in token.scopes)
         who = Principal(token.principal, token.scopes, grants, token.id)
-        if scope is not None and not who.has(scope):
-            raise forbidden(f"the token of {who.name} lacks the scope {scope}")
+        if scope is not None and not any(who.has(s) for s in (scope, *or_)):
+            wanted = " or ".join((scope, *or_))
+            raise forbidden(f"the token of {who.name} lacks the scope {wanted}")
         return who
 
     return principal

@@ -38,10 +38,6 @@ REASONS: dict[TerminationReason, tuple[str, str]] = {
         "The model provider failed on every attempt (and any fallback did too).",
         "Check the provider's status and credentials, then start the run again.",
     ),
-    R.UNKNOWN_PROFILE: (
-        "No worker knows the run's agent profile.",
-        "Deploy a worker with that profile, or start the run with a profile that exists.",
-    ),
     R.INTERNAL_ERROR: (
         "The runtime hit an internal error.",
         "Read the worker's logs for this run id, and report it if it repeats.",

@@ -9,8 +9,10 @@ it. The poller never waits for a follower: one that falls behind the buffer (or 
 from before it) reads the store from its own offset until it is back inside the buffer, so
 it loses nothing. The last follower to leave stops the poller.
 
-The buffer holds exactly the events with `floor < sequence <= last`, in order: the poller
-starts from the run's first event, and trimming raises `floor` to the last event dropped."""
+The buffer holds exactly the events with `floor < position <= last`, in commit order (an
+event's `position`, migration 0018: its `sequence` is reserved before it is written, so
+events commit out of sequence order): the poller starts from the run's first event, and
+trimming raises `floor` to the last event dropped."""
 
 import asyncio
 import bisect
@@ -39,7 +41,7 @@ class Feed:
     floor: int = -1
     last: int = -1
     events: list[EventView] = field(default_factory=list)
-    sequences: list[int] = field(default_factory=list)
+    positions: list[int] = field(default_factory=list)
     status: RunStatus | None = None
     ended: bool = False  # terminal (or gone) and every event read
     error: BaseException | None = None
@@ -50,17 +52,17 @@ class Feed:
 
     def add(self, batch: list[EventView]) -> None:
         for e in batch:
-            if e.sequence > self.last:
+            if e.position > self.last:
                 self.events.append(e)
-                self.sequences.append(e.sequence)
-                self.last = e.sequence
+                self.positions.append(e.position)
+                self.last = e.position
         if len(self.events) > BUFFER:
             drop = len(self.events) - BUFFER
-            self.floor = self.sequences[drop - 1]
-            del self.events[:drop], self.sequences[:drop]
+            self.floor = self.positions[drop - 1]
+            del self.events[:drop], self.positions[:drop]
 
-    def after(self, sequence: int) -> list[EventView]:
-        start = bisect.bisect_right(self.sequences, sequence)
+    def after(self, position: int) -> list[EventView]:
+        start = bisect.bisect_right(self.positions, position)
         return self.events[start : start + BATCH]
 
     def tick(self) -> None:
@@ -110,7 +112,7 @@ class Feeds:
                     feed.task.cancel()
 
     async def take(self, feed: Feed, after: int) -> tuple[list[EventView], bool]:
-        """The events after `after` (at most a batch), and whether the feed has ended with
+        """The events after position `after` (at most a batch), and whether the feed has ended with
         none left for this follower. Raises what stopped the poller."""
         if after < feed.floor:  # behind the buffer: its own read, from its own offset
             self.catchups += 1

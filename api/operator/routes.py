@@ -13,7 +13,6 @@ from agentrt.api.operator import auth
 from agentrt.api.operator.auth import Principal
 from agentrt.api.operator.errors import (
     RESPONSES,
-    OpsError,
     bad_request,
     conflict,
     not_found,
@@ -22,8 +21,6 @@ from agentrt.api.operator.sse import follow, resume_after
 from agentrt.api.operator.state import OpsState
 from agentrt.api.operator.views import (
     CancelIn,
-    DecisionIn,
-    DecisionOut,
     EventPageOut,
     MeOut,
     RunOut,
@@ -31,22 +28,10 @@ from agentrt.api.operator.views import (
     event_out,
 )
 from agentrt.api.wake import MAX_SEQUENCE
-from agentrt.contracts.approval import REASON_REQUIRED, reason_missing
 from agentrt.contracts.enums import RunStatus
-from agentrt.contracts.errors import (
-    AlreadyDecidedError,
-    ApprovalError,
-    InvalidRequestError,
-    ReasonRequiredError,
-    RunNotAwaitingApprovalError,
-    RunNotFoundError,
-    SelfApprovalError,
-    StaleTurnError,
-)
 from agentrt.contracts.views import RunView
 from agentrt.starter._starting_view import starting_runs
 from agentrt.store.runs.query import BadCursorError
-from agentrt.store.security.attest import attest
 
 router = APIRouter(responses=RESPONSES)
 CANCEL_WAIT_SECONDS = 10.0
@@ -134,8 +119,9 @@ async def run_events(
     limit: Annotated[int, Query(ge=1, le=1000)] = 200,
     last_event_id: Annotated[str | None, Header(max_length=20)] = None,
 ) -> Response:
-    """A page of events after `after`; with `Accept: text/event-stream`, a live follow that
-    resumes after `Last-Event-ID`."""
+    """A page of the events committed after position `after`, in commit order; with
+    `Accept: text/event-stream`, a live follow that resumes after `Last-Event-ID` (a
+    position, each frame's `id`)."""
     view = await state.visible(run_id_of(run_id), who.visible_to)
     if "text/event-stream" in request.headers.get("accept", ""):
         start = resume_after(last_event_id, after)
@@ -147,58 +133,10 @@ async def run_events(
     batch = await asyncio.to_thread(state.runs.events, view.run_id, after, limit + 1)
     page = EventPageOut(
         events=[event_out(e) for e in batch[:limit]],
-        next_after=batch[:limit][-1].sequence if batch else after,
+        next_after=batch[:limit][-1].position if batch else after,
         more=len(batch) > limit,
     )
     return JSONResponse(page.model_dump(mode="json"))
-
-
-@router.post("/runs/{run_id}/decision", response_model=DecisionOut, tags=["approvals"])
-async def decide(
-    run_id: str,
-    body: DecisionIn,
-    state: State,
-    who: Annotated[Principal, Depends(auth.require(auth.DECIDE))],
-) -> DecisionOut:
-    """Approve or deny the pending turn named by its digest, as the authenticated principal.
-    A denial needs a reason (400 `reason_required`), as on every other path."""
-    approved = body.verdict == "approve"
-    if reason_missing(approved, body.reason):
-        raise bad_request(ReasonRequiredError.code, REASON_REQUIRED)
-    view = await state.visible(run_id_of(run_id), who.visible_to)
-    if view.status is not RunStatus.WAITING_FOR_APPROVAL:
-        raise conflict("not_awaiting_approval", f"run {view.run_id} is {view.status.value}")
-    seal = attest(
-        state.sealer, view.run_id, principal=who.name, approved=approved,
-        turn_digest=body.turn_digest,
-    )  # fmt: skip
-    try:
-        after = await state.require_runtime().approve(
-            view.run_id, approved=approved, decided_by=who.name, turn_digest=body.turn_digest,
-            reason=body.reason, attestation=seal,
-        )  # fmt: skip
-    except RunNotFoundError:
-        raise not_found(view.run_id) from None
-    except ApprovalError as exc:
-        raise _refusal(exc) from None
-    except InvalidRequestError as exc:
-        raise bad_request(exc.code, str(exc)) from None
-    return DecisionOut(
-        decided_by=who.name, verdict=body.verdict, turn_digest=body.turn_digest,
-        run=await state.out(after),
-    )  # fmt: skip
-
-
-def _refusal(exc: ApprovalError) -> OpsError:
-    if isinstance(exc, SelfApprovalError):
-        return OpsError(403, "self_approval", "four-eyes: the initiator may not approve")
-    if isinstance(exc, StaleTurnError):
-        return conflict("stale_turn", "the digest does not name the pending turn")
-    if isinstance(exc, AlreadyDecidedError):
-        return conflict("already_decided", "this turn is already decided")
-    if isinstance(exc, RunNotAwaitingApprovalError):
-        return conflict("not_awaiting_approval", str(exc))
-    return conflict("decision_refused", str(exc))
 
 
 @router.post("/runs/{run_id}/cancel", status_code=202, response_model=RunOut, tags=["runs"])

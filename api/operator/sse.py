@@ -1,5 +1,7 @@
 """`GET /runs/{id}/events` as Server-Sent Events: every event after the resume point, each
-with `id: <sequence>` so a reconnect with `Last-Event-ID` misses nothing; woken by the
+with `id: <position>` (its place in commit order, migration 0018: not its `sequence`, which
+is reserved before the write, so a lower one can commit later) so a reconnect with
+`Last-Event-ID` misses nothing and repeats nothing; woken by the
 store's commits (NOTIFY) on PostgreSQL, polling on SQLite; ends with `event: end` once the
 run is terminal and drained. The token that opened it is checked again every few seconds:
 revoked or expired, the stream ends with `event: error` (type `unauthorized`).
@@ -7,8 +9,10 @@ revoked or expired, the stream ends with `event: error` (type `unauthorized`).
 `GET /runs/{id}/live` is the same follow with the live output between the events: `delta`
 (text of the turn `sequence` as it is written) and `retract` (drop the turn's text shown so
 far: a retried or fallen-back call) frames, read from the live table the model worker
-writes (store/live/table.py), never through Temporal. Its ids are `<sequence>:<live id>`, both
-resume points. A delta of a turn already committed is not sent: the event has the text."""
+writes (store/live/table.py), never through Temporal. Its ids are `<position>:<live id>`, both
+resume points. A delta of a turn already committed is not sent: the event has the text.
+A resume point handed out before positions existed (a sequence) is taken as a position:
+the migration gave every event then stored position = sequence."""
 
 import asyncio
 import json
@@ -27,7 +31,7 @@ KEEPALIVE_SECONDS = 15.0
 # woke it; with the answer shared for TOKEN_CHECK_SECONDS (state.py) by the token's other
 # streams, a revoked token's stream ends within the two together (1.5 s), under 2 s.
 TOKEN_RECHECK_SECONDS = 1.0
-_BAD_ID = "Last-Event-ID must be an event sequence"
+_BAD_ID = "Last-Event-ID must be an event position"
 
 
 def _bounded(raw: str) -> int:
@@ -47,12 +51,12 @@ def resume_after(last_event_id: str | None, after: int) -> int:
 
 
 def resume_live(last_event_id: str | None, after: int, live_after: int) -> tuple[int, int]:
-    """The resume points of a live follow: `<sequence>:<live id>`, else the query's."""
+    """The resume points of a live follow: `<position>:<live id>`, else the query's."""
     if last_event_id is None or last_event_id.strip() == "":
         return after, live_after
     events, sep, live = last_event_id.partition(":")
     if not sep:
-        raise bad_request("bad_last_event_id", "Last-Event-ID must be <sequence>:<live id>")
+        raise bad_request("bad_last_event_id", "Last-Event-ID must be <position>:<live id>")
     return _bounded(events), max(0, _bounded(live))
 
 
@@ -64,22 +68,28 @@ def frame(event: str, data: str, ident: int | str | None = None) -> bytes:
 async def follow(
     state: OpsState, run_id: str, after: int, token_id: str, live_after: int | None = None
 ) -> AsyncIterator[bytes]:
-    """The events after `after`; with `live_after` (a live follow) the live output after
-    that id too. The events come from the run's shared feed (api/operator/feeds.py): one
-    poll of the store for all of the run's followers in this process."""
+    """The events after position `after`; with `live_after` (a live follow) the live output
+    after that id too. The events come from the run's shared feed (api/operator/feeds.py):
+    one poll of the store for all of the run's followers in this process."""
     last, live_last, sent_at = after, live_after or 0, time.monotonic()
     checked_at = time.monotonic()
+    # The highest sequence of the events sent (or read before a resume point): a delta of
+    # a turn at or below it is not sent, its turn being stored (a model turn begins once
+    # the calls before it have their results), as when the cursor was that sequence.
+    committed = -1
+    if live_after is not None and after >= 0:
+        committed = await asyncio.to_thread(state.runs.sequence_upto, run_id, after)
 
     def ident() -> int | str:
         return last if live_after is None else f"{last}:{live_last}"
 
     def event_frames(batch: list[EventView]) -> list[bytes]:
-        nonlocal last
+        nonlocal last, committed
         out = []
         for e in batch:
-            if e.sequence <= last:  # a catch-up read and the buffer may overlap
+            if e.position <= last:  # a catch-up read and the buffer may overlap
                 continue
-            last = e.sequence
+            last, committed = e.position, max(committed, e.sequence)
             out.append(frame(e.kind.value, event_out(e).model_dump_json(), ident()))
         return out
 
@@ -98,7 +108,7 @@ async def follow(
                 # Live first, then events: a turn's deltas always come before its event.
                 for d in await asyncio.to_thread(state.live.read, run_id, live_last, 500):
                     live_last, sent = d.id, True
-                    if d.sequence > last:
+                    if d.sequence > committed:
                         yield frame(d.kind, d.model_dump_json(), ident())
             batch, ended = await state.feeds.take(feed, last)
             for chunk in event_frames(batch):

@@ -112,6 +112,9 @@ class RunPageOut(BaseModel):
 class EventOut(BaseModel):
     run_id: str
     sequence: int
+    position: int = Field(
+        description="the event's place in commit order: the SSE id, and what `after` takes"
+    )
     kind: EventKind
     round: int
     duration_ms: float | None = None
@@ -121,7 +124,7 @@ class EventOut(BaseModel):
 
 class EventPageOut(BaseModel):
     events: list[EventOut]
-    next_after: int = Field(description="pass as `after` for the next page")
+    next_after: int = Field(description="pass as `after` for the next page (a position)")
     more: bool
 
 

@@ -47,9 +47,9 @@ async def watch(
                     if waited > 2:  # a polling worker begins a run within moments
                         spinning.update(f"run {run_id}: no worker has begun it ({waited:.0f}s)")
                 else:
-                    fresh = await runtime.events(run_id, after_sequence=last)
+                    fresh = await runtime.events(run_id, after_position=last)
                     if fresh:
-                        last, count = fresh[-1].sequence, count + len(fresh)
+                        last, count = fresh[-1].position, count + len(fresh)
                         round_ = fresh[-1].round
                     spinning.update(
                         f"run {run_id}: {view.status.value} · round {round_} · {count} event(s)"

@@ -87,9 +87,10 @@ class RunSequenced:
         return (UniqueConstraint("run_id", "sequence", name=name),)
 
 
-def in_sequence(query: S, sequence: InstrumentedAttribute[int], after: int, limit: int) -> S:
+def in_sequence(query: S, sequence: InstrumentedAttribute[Any], after: int, limit: int) -> S:
     """`query`'s rows past `after` in `sequence`, in that order, at most `limit`: the next
-    page of a journal (a run's events, an A2A task's) for a reader that has read `after`."""
+    page of a journal (a run's events by position, an A2A task's by sequence) for a reader
+    that has read `after`."""
     return query.where(sequence > after).order_by(sequence).limit(limit)
 
 
@@ -97,6 +98,10 @@ class EventRow(RunSequenced, Base):
     __tablename__ = "agent_event"
 
     kind: Mapped[str] = mapped_column(String(32))
+    # The run's events in commit order (migration 0018: a trigger sets it as the inserting
+    # transaction commits; NULL only inside that transaction). Followers page by it:
+    # `sequence` is reserved before the write, so events commit out of its order.
+    position: Mapped[int | None] = mapped_column(Integer)
     round: Mapped[int] = mapped_column(Integer, default=0)
     duration_ms: Mapped[float | None] = mapped_column(Float)
     payload: Mapped[str] = mapped_column(Text, default="{}")  # sealed JSON (migration 0008)

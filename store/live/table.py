@@ -109,10 +109,11 @@ class LiveStore:
 
     def mark(self, run_id: str) -> tuple[int | None, int | None, str | None]:
         """What changes whenever a follower of the run has something new to read: its last
-        event, its last live piece and its status, in one statement (api/wake.py polls it
+        event's position (not its highest sequence: an event committed late has a lower
+        one), its last live piece and its status, in one statement (api/wake.py polls it
         for all of a run's followers where no NOTIFY wakes them)."""
         q = select(
-            select(func.max(EventRow.sequence)).where(EventRow.run_id == run_id).scalar_subquery(),
+            select(func.max(EventRow.position)).where(EventRow.run_id == run_id).scalar_subquery(),
             select(func.max(LiveRow.id)).where(LiveRow.run_id == run_id).scalar_subquery(),
             select(RunRow.status).where(RunRow.id == run_id).scalar_subquery(),
         )

@@ -4,7 +4,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import bindparam, literal, select, union_all
+from sqlalchemy import bindparam, func, literal, select, union_all
 
 from agentrt.contracts.enums import EventKind, RunStatus
 from agentrt.contracts.errors import RunNotFoundError
@@ -186,14 +186,18 @@ class RunStore:
             row = s.get(RunRow, run_id)
         return None if row is None else run_view(self._ctx, row)
 
-    def events(self, run_id: str, after_sequence: int = -1, limit: int = 1000) -> list[EventView]:
+    def events(self, run_id: str, after_position: int = -1, limit: int = 1000) -> list[EventView]:
+        """The run's events committed after the one at `after_position`, in commit order: a
+        follower that resumes from the last position it read misses none and repeats none,
+        whatever order their sequences were reserved in (migration 0018)."""
         query = select(EventRow).where(EventRow.run_id == run_id)
         with self._ctx.reads() as s:
-            rows = s.scalars(in_sequence(query, EventRow.sequence, after_sequence, limit)).all()
+            rows = s.scalars(in_sequence(query, EventRow.position, after_position, limit)).all()
         return [
             EventView(
                 run_id=r.run_id,
                 sequence=r.sequence,
+                position=r.position if r.position is not None else r.sequence,
                 kind=EventKind(r.kind),
                 round=r.round,
                 duration_ms=r.duration_ms,
@@ -202,6 +206,16 @@ class RunStore:
             )
             for r in rows
         ]
+
+    def sequence_upto(self, run_id: str, position: int) -> int:
+        """The highest sequence among the run's events up to `position` (-1 for none): a
+        resumed live follow's mark of the turns already committed."""
+        q = select(func.max(EventRow.sequence)).where(
+            EventRow.run_id == run_id, EventRow.position <= position
+        )
+        with self._ctx.reads() as s:
+            found = s.scalar(q)
+        return -1 if found is None else int(found)
 
     def event_payload(self, run_id: str, sequence: int) -> dict[str, Any] | None:
         with self._ctx.reads() as s:

@@ -126,3 +126,25 @@ def attest_resolution(sealer: Sealer, run_id: str, resolution: WriteResolution) 
 
 def resolution_authenticated(sealer: Sealer, run_id: str, resolution: WriteResolution) -> bool:
     return _opens(sealer, "resolve", run_id, resolution)
+
+
+def attest_statement(
+    sealer: Sealer,
+    run_id: str,
+    said: ApprovalDecision | InputMessage | ReconcileAnswer | WriteResolution,
+) -> str:
+    """The attestation of any answer a person gives a run, each kind under its own claim
+    and its own seal (one kind's never passes for another's): the one entry a client
+    holding the seal key attests by (`RuntimeClient.answer`)."""
+    match said:
+        case ApprovalDecision():
+            return attest(
+                sealer, run_id, principal=said.decided_by, approved=said.approved,
+                turn_digest=said.turn_digest,
+            )  # fmt: skip
+        case InputMessage():
+            return attest_input(sealer, run_id, said)
+        case ReconcileAnswer():
+            return attest_answer(sealer, run_id, said)
+        case WriteResolution():
+            return attest_resolution(sealer, run_id, said)

@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 from temporalio.exceptions import ApplicationError
 
 from agentrt.activities.a2a import project
-from agentrt.activities.completion import Completion
+from agentrt.activities.settle.completion import Completion
 from agentrt.contracts.a2a import ProjectRequest
 from agentrt.contracts.enums import RunStatus, TerminationReason
 from agentrt.contracts.errors import ErrorType

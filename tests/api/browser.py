@@ -15,7 +15,7 @@ from temporalio.client import Client
 from agentrt.core.devserver import free_port, start_dev_server, wait_for_port
 
 CHROMIUM = Path("/usr/bin/chromium")
-# The README's screenshots: refreshed when AGENTRT_UPDATE_SCREENSHOTS=1, otherwise the tests
+# The docs' screenshots: refreshed when AGENTRT_UPDATE_SCREENSHOTS=1, otherwise the tests
 # still take them (a page that does not render fails), into a scratch folder, so a test run
 # leaves the checkout clean.
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"

@@ -80,9 +80,9 @@ async def _follow(
             woken = feed.changed
             batch, ended = await feeds.take(feed, last)
             for e in batch:
-                if e.sequence > last:
+                if e.position > last:  # a follower's offset is a position (commit order)
                     seen.append(e.sequence)
-                    last = e.sequence
+                    last = e.position
             if batch:
                 continue
             if ended:

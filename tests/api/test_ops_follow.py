@@ -72,7 +72,7 @@ async def test_follow_then_resume_with_last_event_id_misses_nothing(live: Live) 
         assert rest[-1].event == "end" and rest[-1].data["status"] == "COMPLETED"
         page = (await c.get(f"/runs/{run_id}/events")).json()["events"]
     followed = first + rest[:-1]
-    assert [f.id for f in followed] == [e["sequence"] for e in page]  # none missed or twice
+    assert [f.id for f in followed] == [e["position"] for e in page]  # none missed or twice
     assert [f.data for f in followed] == page
     assert "approval" in [f.event for f in rest] and rest[0].id > last  # type: ignore[operator]
 

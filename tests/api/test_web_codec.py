@@ -31,7 +31,7 @@ async def _codec_settings(page: Page, ui: str, codec: str) -> None:
     """What an operator sets once in Temporal Web's codec settings (no secret in it): the
     endpoint, and "include cross-origin credentials". The stock UI keeps them in its
     localStorage; the standalone UI image takes them from TEMPORAL_CODEC_ENDPOINT and
-    TEMPORAL_CODEC_INCLUDE_CREDENTIALS instead (README)."""
+    TEMPORAL_CODEC_INCLUDE_CREDENTIALS instead (docs/guides/temporal-web.md)."""
     await page.goto(f"{ui}/namespaces/default/workflows")
     await page.evaluate(
         """(codec) => {

@@ -1,9 +1,10 @@
 """Issue 28: every setting is documented, and the documentation is made from the settings
-classes (core/settings_doc.py), so the two cannot drift: the README's Settings table is
+classes (core/settings_doc.py), so the two cannot drift: the Settings page's table
+(docs/reference/settings.md) is
 compared here with the table made from the classes, and each console script's `--help`
 lists its options.
 
-After changing a setting, rewrite the README's table: `python -m tests.core.test_settings_doc`."""
+After changing a setting, rewrite the page's table: `python -m tests.core.test_settings_doc`."""
 
 import contextlib
 import io
@@ -21,7 +22,7 @@ from agentrt.core.settings_api import RemoteSettings
 from agentrt.core.settings_doc import rows, table
 
 ROOT = Path(__file__).resolve().parents[2]
-README = ROOT / "README.md"
+PAGE = ROOT / "docs" / "reference" / "settings.md"
 HEAD = "| setting | variable | default | meaning |\n"
 
 
@@ -31,17 +32,17 @@ def groups() -> list[tuple[str, type[BaseSettings]]]:
     return [*ApiSettings.groups(), ("remote", RemoteSettings)]
 
 
-def _readme_table(text: str) -> tuple[int, int]:
-    start = text.index(HEAD, text.index("### Settings\n"))
+def _page_table(text: str) -> tuple[int, int]:
+    start = text.index(HEAD)
     end = text.index("\n\n", start) + 1
     return start, end
 
 
-def test_the_readme_table_is_the_one_made_from_the_settings_classes() -> None:
-    text = README.read_text()
-    start, end = _readme_table(text)
+def test_the_settings_page_table_is_the_one_made_from_the_settings_classes() -> None:
+    text = PAGE.read_text()
+    start, end = _page_table(text)
     assert text[start:end] == table(groups()), (
-        "README's Settings table differs from the settings classes: "
+        "docs/reference/settings.md's table differs from the settings classes: "
         "run `python -m tests.core.test_settings_doc`"
     )
 
@@ -117,7 +118,7 @@ def test_the_settings_each_process_reads_are_in_its_help() -> None:
         assert var in worker
 
 
-if __name__ == "__main__":  # rewrite the README's table from the settings classes
-    text = README.read_text()
-    start, end = _readme_table(text)
-    README.write_text(text[:start] + table(groups()) + text[end:])
+if __name__ == "__main__":  # rewrite the page's table from the settings classes
+    text = PAGE.read_text()
+    start, end = _page_table(text)
+    PAGE.write_text(text[:start] + table(groups()) + text[end:])

@@ -1,5 +1,6 @@
 """The grouped settings read every variable the flat settings read, with the same meaning:
-deployments set them. And the README's Settings table lists every setting."""
+deployments set them. And the Settings page's table (docs/reference/settings.md) lists every
+setting."""
 
 import re
 from pathlib import Path
@@ -19,7 +20,7 @@ from agentrt.core.settings import (
 )
 from agentrt.core.settings_api import RemoteSettings
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+SETTINGS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "reference" / "settings.md"
 
 # Every field of the flat `Settings`/`ApiSettings` before grouping (issue 26), written out
 # so this cannot pass on an empty list, in two tables: those read as the very string set,
@@ -232,14 +233,12 @@ def test_the_temporal_group_takes_new_fields_under_its_prefix() -> None:
     assert env_name(Extended, "task_queue") == "AGENTRT_TASK_QUEUE"
 
 
-# --- the README's table -------------------------------------------------------------------
+# --- the Settings page's table ------------------------------------------------------------
 
 
-def _readme_rows() -> dict[str, str]:
-    text = README.read_text()
-    section = text[text.index("### Settings\n") :]
-    section = section[: section.index("\n#", 1)]
-    rows = re.findall(r"^\| `([a-z_]+\.[a-z_]+)` \| `(AGENTRT_[A-Z_]+)` \|", section, re.M)
+def _page_rows() -> dict[str, str]:
+    text = SETTINGS_PAGE.read_text()
+    rows = re.findall(r"^\| `([a-z_]+\.[a-z_]+)` \| `(AGENTRT_[A-Z_]+)` \|", text, re.M)
     assert len(rows) == len(dict(rows))  # each setting once
     return dict(rows)
 
@@ -257,8 +256,8 @@ def _documented() -> dict[str, str]:
     return want
 
 
-def test_every_setting_is_in_the_readme_table_under_its_variable() -> None:
-    rows, want = _readme_rows(), _documented()
+def test_every_setting_is_in_the_settings_page_table_under_its_variable() -> None:
+    rows, want = _page_rows(), _documented()
     assert len(want) > 70
     assert {k: rows.get(k) for k in want} == want  # missing or wrong: named here
     assert set(rows) == set(want)  # and no row for a setting that is gone

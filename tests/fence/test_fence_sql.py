@@ -19,7 +19,7 @@ from agentrt.contracts.enums import Outcome, PendingState, RunStatus, Terminatio
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.ids import idempotency_key
 from agentrt.contracts.messages import ToolCall, Usage
-from agentrt.contracts.run import FailRequest, FenceRequest, FenceState
+from agentrt.contracts.run import FenceRequest, FenceState, SettleRequest
 from agentrt.contracts.snapshot import SnapshotRecord
 from agentrt.store.db.context import StoreContext
 from agentrt.store.db.tables import EventRow, RunRow, ToolResultRow
@@ -100,7 +100,7 @@ def pending(runs: RunStore, run_id: str) -> PendingState | None:
 
 
 def settle(parts: WorkerResources, run_id: str, status: RunStatus) -> None:
-    settled = Settle(parts.ctx).settle(FailRequest(
+    settled = Settle(parts.ctx).settle(SettleRequest(
         run_id=run_id,
         sequence=90,
         reason=TerminationReason.CANCELLED

@@ -79,8 +79,13 @@ class Paid:
 
     view: RunView
     messages: list[tuple[str, bool]]  # the tool messages of its transcript
-    steps: list[EventView]  # its TOOL events
+    events: list[EventView]
     metrics: WorkerMetrics  # what its worker recorded
+
+    @property
+    def steps(self) -> list[EventView]:
+        """Its TOOL events."""
+        return [e for e in self.events if e.kind is EventKind.TOOL]
 
 
 async def _pay(
@@ -99,8 +104,8 @@ async def _pay(
     )
     async with scripted_worker(client, settings, tmp_path, profile, [box], RULES) as w:
         view = await w.runtime.run(w.profile, PROMPT)
-        steps = [e for e in w.runs.events(view.run_id) if e.kind is EventKind.TOOL]
-        return Paid(view, _tool_messages(w.runs, view.run_id), steps, w.metrics)
+        events = w.runs.events(view.run_id)
+        return Paid(view, _tool_messages(w.runs, view.run_id), events, w.metrics)
 
 
 def _counted(paid: Paid, sample: str, **labels: str) -> float:

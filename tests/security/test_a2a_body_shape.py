@@ -6,9 +6,6 @@ guard now measures a body's structure first (in a thread when it is large) and r
 past the bounds (api/a2a/shape.py) with a 400 in its binding's format; the server in this
 process, with the production body limit of 1 MB, is measured by a ticker on its own loop."""
 
-# The live-server fixtures of tests/api/conftest.py are imported, then named as parameters.
-# ruff: noqa: F811
-
 import json
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -22,13 +19,7 @@ from agentrt.api.a2a.shape import MAX_DEPTH, MAX_VALUES
 from agentrt.api.a2a.shape import shape_problem as body_shape
 from agentrt.api.settings import ApiSettings
 from agentrt.workers.compose import WorkerResources
-from tests.api.conftest import (  # noqa: F401  (fixtures)
-    KEYS,
-    Live,
-    _serve,
-    a2a_parts,
-    a2a_settings,
-)
+from tests.api.conftest import Live, _serve
 from tests.security._loop_lag import held, ticking
 
 BODY_LIMIT = 1_000_000  # AGENTRT_API_MAX_BODY_BYTES' default

@@ -7,9 +7,6 @@
   is refused (-32602 / REST 400) naming the task; a true resend still gets the first task,
   and nothing is created or changed either way."""
 
-# The live-server fixtures of tests/api/conftest.py are imported, then named as parameters.
-# ruff: noqa: F811
-
 import uuid
 from typing import Any
 
@@ -17,15 +14,7 @@ import httpx
 
 from agentrt.store.a2a.push import A2APushStore
 from agentrt.store.a2a.tasks import A2AStore
-from tests.api.conftest import (  # noqa: F401  (fixtures)
-    KEYS,
-    VERSION,
-    Live,
-    _serve,
-    a2a_parts,
-    a2a_settings,
-    live,
-)
+from tests.api.conftest import VERSION, Live
 
 IMMEDIATE = {"returnImmediately": True}
 

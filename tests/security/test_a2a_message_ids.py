@@ -8,12 +8,7 @@ import uuid
 from typing import Any
 
 from agentrt.store.a2a.tasks import A2AStore
-from tests.api.conftest import (  # noqa: F401
-    Live,
-    a2a_parts,
-    a2a_settings,
-    live,
-)
+from tests.api.conftest import Live
 
 SECRET_TEXT = "alice-private-order-9931"
 
@@ -29,7 +24,7 @@ async def _send(server: Live, message: dict[str, Any], who: str) -> dict[str, An
     return reply
 
 
-async def test_another_callers_message_id_never_returns_their_task(live: Live) -> None:  # noqa: F811
+async def test_another_callers_message_id_never_returns_their_task(live: Live) -> None:
     ctx, mid = str(uuid.uuid4()), str(uuid.uuid4())
     alice = (await _send(live, _message(f"order? {SECRET_TEXT}", mid, ctx), "alice"))["result"]
     # bob replays alice's messageId, twice and concurrently: always his own one task.
@@ -43,7 +38,7 @@ async def test_another_callers_message_id_never_returns_their_task(live: Live) -
     assert A2AStore(live.parts.ctx).page(owner="bob", context_id=ctx).total == 1
 
 
-async def test_a_bad_message_id_is_refused_and_stores_nothing(live: Live) -> None:  # noqa: F811
+async def test_a_bad_message_id_is_refused_and_stores_nothing(live: Live) -> None:
     ctx = str(uuid.uuid4())
     for bad in ("m" * 201, "id\x00nul", "line\nbreak"):
         reply = await _send(live, _message("order 4?", bad, ctx), "alice")

@@ -13,14 +13,7 @@ from temporalio.client import Client
 
 from agentrt.api.settings import ApiSettings
 from tests._db import scratch_database
-from tests.api.conftest import (  # noqa: F401
-    Live,
-    a2a_parts,
-    a2a_settings,
-    live,
-    serving,
-    user_message,
-)
+from tests.api.conftest import Live, serving, user_message
 
 NUL = "ctx\x00id"
 DATABASE_MESSAGE = "the database could not serve this: try again"  # api/a2a/errors.py
@@ -49,7 +42,7 @@ def _no_sql(reply: dict[str, Any]) -> None:
 
 
 async def test_a_nul_or_overlong_context_id_is_invalid_params_and_creates_no_task_or_run(
-    live: Live,  # noqa: F811
+    live: Live,
 ) -> None:
     before = _counts(live.parts.engine)
     for context_id in (NUL, "c" * 65):
@@ -63,7 +56,7 @@ async def test_a_nul_or_overlong_context_id_is_invalid_params_and_creates_no_tas
 
 
 async def test_a_bad_push_config_in_a_send_is_refused_before_any_task_or_run_exists(
-    live: Live,  # noqa: F811
+    live: Live,
 ) -> None:
     """Before, on PostgreSQL, the task and its run were created and then the config's
     insert failed (-32603 with the SQL), so a retrying client got a second run."""
@@ -87,7 +80,7 @@ async def test_a_bad_push_config_in_a_send_is_refused_before_any_task_or_run_exi
 
 
 async def test_nul_or_overlong_ids_in_reads_are_invalid_params(
-    live: Live,  # noqa: F811
+    live: Live,
 ) -> None:
     sent = await live.rpc("SendMessage", {"message": user_message("order 3?")})
     task_id = sent["result"]["task"]["id"]
@@ -104,7 +97,7 @@ async def test_nul_or_overlong_ids_in_reads_are_invalid_params(
 @pytest_asyncio.fixture
 async def own_live(
     client: Client,
-    a2a_settings: ApiSettings,  # noqa: F811
+    a2a_settings: ApiSettings,
     tmp_path: Path,
 ) -> AsyncIterator[Live]:
     """A live server over a database of this test's own (the test breaks it)."""

@@ -4,9 +4,6 @@ open follow stream closes within seconds; the CDN-backed /docs and /redoc are go
 foreign Host header (DNS rebinding) is refused before anything runs; the data directory
 and its files are private (0700 / 0600)."""
 
-# The live-server fixtures of tests/api/conftest.py are imported, then named as parameters.
-# ruff: noqa: F811
-
 import asyncio
 import os
 import stat
@@ -30,14 +27,7 @@ from agentrt.store.db.open import open_store
 from agentrt.store.db.sealing import Sealer
 from agentrt.store.security.principals import PrincipalStore, TokenRow
 from agentrt.workers.compose import WorkerResources
-from tests.api.conftest import (  # noqa: F401  (fixtures)
-    KEYS,
-    Live,
-    _serve,
-    a2a_parts,
-    a2a_settings,
-    live,
-)
+from tests.api.conftest import KEYS, Live, _serve
 from tests.api.ops_helpers import REFUND, frames, http, name, start, token, wait_status
 from tests.workflows._waiting import until
 

@@ -2,16 +2,11 @@
 is 401, a token without runs:read is 403, a limit out of bounds is a typed refusal, and a
 principal without runs:read-all sees only the runs it started."""
 
-from tests.api.conftest import (  # noqa: F401
-    Live,
-    a2a_parts,
-    a2a_settings,
-    live,
-)
+from tests.api.conftest import Live
 from tests.api.ops_helpers import error_type, http, name, token
 
 
-async def test_attention_needs_a_token_with_runs_read(live: Live) -> None:  # noqa: F811
+async def test_attention_needs_a_token_with_runs_read(live: Live) -> None:
     for secret in (None, "agrt_nope_nope", "alice-key-4f1c2a9d"):
         async with http(live, secret) as c:
             reply = await c.get("/attention")

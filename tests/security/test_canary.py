@@ -18,7 +18,7 @@ privacy levels full, redacted, metadata and none. Then it scans:
 
 AGENTRT_PAYLOAD_KEYS is set for these runs (the same keys on the worker, the API, the CLI
 and the client): with payload keys Temporal may hold no canary in the clear. Without them a
-run at privacy `full` has its prompt in its history by design (the README says so); this
+run at privacy `full` has its prompt in its history by design (the Privacy page says so); this
 test does not check that configuration.
 """
 

@@ -4,9 +4,6 @@ standalone codec server alike (protobuf's JSON parser raised UnicodeDecodeError,
 ParseError). It is a 400, "body is not a Payloads JSON object", and nothing is logged
 with a traceback."""
 
-# The live-server fixtures of tests/api/conftest.py are imported, then named as parameters.
-# ruff: noqa: F811
-
 import asyncio
 import logging
 from collections.abc import AsyncIterator
@@ -20,11 +17,7 @@ from agentrt.api.settings import ApiSettings
 from agentrt.workers.compose import WorkerResources
 from bench.fuzz_codec import signed_in
 from tests.api.codec_helpers import keyed_live
-from tests.api.conftest import (  # noqa: F401  (fixtures)
-    Live,
-    a2a_parts,
-    a2a_settings,
-)
+from tests.api.conftest import Live
 from tests.api.ops_helpers import name, token
 from tests.core.test_codec import AUTH, TOKEN, codec_server
 

@@ -13,34 +13,20 @@ from typing import Any
 
 import httpx
 import pytest
-import pytest_asyncio
 from google.protobuf import json_format
 from temporalio.api.common.v1 import Payloads
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from agentrt.api.settings import ApiSettings
 from agentrt.core.codec import RUN
-from agentrt.workers.compose import WorkerResources
-from tests.api.codec_helpers import keyed_live, sealed_body, start_input
-from tests.api.conftest import (  # noqa: F401  (fixtures)
-    Live,
-    a2a_parts,
-    a2a_settings,
-)
+from tests.api.codec_helpers import sealed_body, start_input
+from tests.api.conftest import Live
 from tests.api.ops_helpers import REFUND, http, name, start, token, wait_status
-from tests.security.test_codec_session import NS, UI, signed_in
+from tests.security import test_codec_session as codec_session
+from tests.security.test_codec_session import NS, signed_in
 
-
-@pytest_asyncio.fixture
-async def live(
-    temporal_env: WorkflowEnvironment,
-    a2a_settings: ApiSettings,  # noqa: F811
-    a2a_parts: WorkerResources,  # noqa: F811
-) -> AsyncIterator[Live]:
-    address = temporal_env.client.service_client.config.target_host
-    async with keyed_live(address, a2a_settings, a2a_parts, UI) as served:
-        yield served
+# The API as Temporal Web's codec server: keyed, admitting the Web UI's origin.
+live = codec_session.live
 
 
 def _texts(reply: httpx.Response) -> list[Any]:

@@ -22,12 +22,7 @@ from agentrt.core.temporal import data_converter
 from agentrt.store.security.principals import PrincipalStore
 from agentrt.workers.compose import WorkerResources
 from tests.api.codec_helpers import PAYLOAD_KEYS, keyed_live, opened, sealed_body
-from tests.api.conftest import (  # noqa: F401  (fixtures)
-    Live,
-    _serve,
-    a2a_parts,
-    a2a_settings,
-)
+from tests.api.conftest import Live, _serve
 from tests.api.ops_helpers import REFUND, http, name, start, token, wait_status
 
 UI = "http://127.0.0.1:8233"
@@ -37,8 +32,8 @@ NS = {"X-Namespace": "default", "Content-Type": "application/json"}
 @pytest_asyncio.fixture
 async def live(
     temporal_env: WorkflowEnvironment,
-    a2a_settings: ApiSettings,  # noqa: F811
-    a2a_parts: WorkerResources,  # noqa: F811
+    a2a_settings: ApiSettings,
+    a2a_parts: WorkerResources,
 ) -> AsyncIterator[Live]:
     address = temporal_env.client.service_client.config.target_host
     async with keyed_live(address, a2a_settings, a2a_parts, UI) as served:
@@ -147,7 +142,7 @@ async def test_cors_admits_the_web_ui_origin_with_credentials_only(live: Live) -
 async def test_a_session_holds_on_every_replica_and_a_sign_out_ends_it_on_all(
     live: Live,
     temporal_env: WorkflowEnvironment,
-    a2a_parts: WorkerResources,  # noqa: F811
+    a2a_parts: WorkerResources,
 ) -> None:
     """Two API replicas over one database, as deploy/k8s/api.yaml runs them: a browser
     signs in on one, and its decodes reach either; it signs out on the other, and the

@@ -9,7 +9,6 @@ from sqlalchemy import func, select
 
 from agentrt.store.db.tables import LiveRow
 from bench.streaming_server import DROP
-from tests.api.conftest import a2a_settings  # noqa: F401  (fixture)
 from tests.api.ops_helpers import http, name, start, token, wait_status
 from tests.live.conftest import Serve, serve_streaming  # noqa: F401  (fixture)
 

@@ -6,19 +6,11 @@ The streams of each token follow two runs whose polls wake out of step, and the 
 revoked at phases a fraction of a wake apart: with a 1 s shared answer on top of a 2 s
 recheck, some stream took the stale answer after its revocation and lived ~3 s."""
 
-# The live-server fixtures of tests/api/conftest.py are imported, then named as parameters.
-# ruff: noqa: F811
-
 import asyncio
 import time
 
 from agentrt.store.security.principals import PrincipalStore
-from tests.api.conftest import (  # noqa: F401  (fixtures)
-    Live,
-    a2a_parts,
-    a2a_settings,
-    live,
-)
+from tests.api.conftest import Live
 from tests.api.ops_helpers import REFUND, frames, http, name, start, token, wait_status
 
 SSE = {"Accept": "text/event-stream"}

@@ -12,7 +12,6 @@ from agentrt.contracts.enums import EventKind, RunStatus
 from agentrt.contracts.errors import ApproverReconciliationError, SelfReconciliationError
 from agentrt.store.demo import DemoWorld
 from tests.api._reconcile import ASKED_WITHIN, MakeLive, answer_of
-from tests.api.conftest import a2a_settings, make_live  # noqa: F401
 from tests.api.ops_helpers import REFUND, error_type, http, name, start, token, wait_status
 from tests.conftest import UnknownOutcome
 
@@ -22,7 +21,7 @@ PROFILE = "asker-four-eyes"  # tests/api/fixtures/profiles.yaml
 
 @pytest.mark.timeout(180)
 async def test_neither_initiator_nor_approver_releases_a_re_execution(
-    make_live: MakeLive,  # noqa: F811
+    make_live: MakeLive,
 ) -> None:
     alice, bob, carol = name("alice"), name("bob"), name("carol")
     async with make_live(UnknownOutcome()) as live:
@@ -79,7 +78,7 @@ async def test_neither_initiator_nor_approver_releases_a_re_execution(
 
 @pytest.mark.timeout(180)
 async def test_applied_and_give_up_run_nothing_and_anyone_may_say_them(
-    make_live: MakeLive,  # noqa: F811
+    make_live: MakeLive,
 ) -> None:
     """As anyone may deny: an answer that runs nothing again is the initiator's to give."""
     alice, bob = name("alice"), name("bob")

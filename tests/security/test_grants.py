@@ -3,9 +3,6 @@ name or glob pattern; a start of a profile not granted is refused with nothing c
 profile that writes without approval is covered only by a grant naming it; the shipped
 profiles file has no such profile unless the demo's own file is chosen."""
 
-# The live-server fixtures of tests/api/conftest.py are imported, then named as parameters.
-# ruff: noqa: F811
-
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,14 +24,7 @@ from agentrt.workers.compose import WorkerResources
 from bench.a2a_fixtures import FIXTURES
 from tests._built import built
 from tests._db import scratch_database
-from tests.api.conftest import (  # noqa: F401  (fixtures)
-    Live,
-    _serve,
-    a2a_parts,
-    a2a_settings,
-    live,
-    user_message,
-)
+from tests.api.conftest import Live, _serve, user_message
 from tests.api.ops_helpers import admin_env
 
 WORKERS = Path(__file__).resolve().parents[2] / "workers"

@@ -20,7 +20,7 @@ from agentrt.contracts.enums import RunStatus
 from agentrt.core.settings import ProviderSettings
 from bench.a2a_fixtures import FIXTURES
 from tests._built import built
-from tests.api.conftest import Live, _serve, a2a_settings, user_message  # noqa: F401
+from tests.api.conftest import Live, _serve, user_message
 from tests.api.ops_helpers import ALL_SCOPES, http, name, start, token, wait_status
 
 
@@ -47,7 +47,7 @@ def _rules(tmp: Path) -> Path:
 @pytest.mark.timeout(120)
 async def test_no_prompt_argument_id_or_path_reaches_a_label(
     client: Client,
-    a2a_settings: ApiSettings,  # noqa: F811
+    a2a_settings: ApiSettings,
     tmp_path: Path,
 ) -> None:
     marker = f"mk{uuid.uuid4().hex[:12]}"

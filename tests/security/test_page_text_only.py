@@ -3,13 +3,10 @@ an <img onerror> tag shows as those characters on the inbox card and the run's t
 headless chromium, and no element is made of it. (The strict CSP would also refuse the
 inline handler; this proves the page never parses run data as HTML in the first place.)"""
 
-# The live-server fixtures of tests/api/conftest.py are imported, then named as parameters.
-# ruff: noqa: F811
-
 from playwright.async_api import Page, expect
 
 from tests.api.browser import browser, page
-from tests.api.conftest import Live, a2a_parts, a2a_settings, live  # noqa: F401  (fixtures)
+from tests.api.conftest import Live
 from tests.api.ops_helpers import http, name, token
 from tests.api.test_page_browser import DECIDER
 from tests.api.test_page_timeline_browser import waiting_card

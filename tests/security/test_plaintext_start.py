@@ -5,7 +5,6 @@ a workflow exists (the workers register their payload key ids), and one that com
 them (a plain Temporal client, as the stock CLI is) is ended by the worker and deleted,
 so nothing of it stays in Temporal."""
 
-import asyncio
 import base64
 import uuid
 from collections.abc import AsyncIterator
@@ -28,7 +27,7 @@ from agentrt.starter.facade import AgentRuntime
 from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import WorkerResources, build
 from agentrt.workers.main import make_worker
-from tests.workflows._waiting import until_status
+from tests.workflows._waiting import until_gone, until_status, workflow_gone
 
 KEYS = "w2:" + base64.b64encode(b"2" * 32).decode() + ",w1:" + base64.b64encode(b"1" * 32).decode()
 OTHER = "x9:" + base64.b64encode(b"9" * 32).decode()
@@ -77,16 +76,6 @@ async def _runtime(k: Keyed, keys: str | None) -> AgentRuntime:
     return AgentRuntime(client, RunStore(k.parts.ctx), k.queue)
 
 
-async def _gone(plain: Client, workflow_id: str) -> bool:
-    try:
-        await plain.get_workflow_handle(workflow_id).describe()
-    except RPCError as exc:
-        if exc.status is RPCStatusCode.NOT_FOUND:
-            return True
-        raise
-    return False
-
-
 async def test_a_client_without_the_workers_keys_is_refused_before_a_workflow_exists(
     keyed: Keyed,
 ) -> None:
@@ -99,7 +88,7 @@ async def test_a_client_without_the_workers_keys_is_refused_before_a_workflow_ex
         with pytest.raises(PayloadKeysRequiredError) as err:
             await runtime.start(keyed.profile, "Please refund order 1042", run_id=run_id)
         assert said in str(err.value) and "AGENTRT_PAYLOAD_KEYS" in str(err.value)
-        assert await _gone(keyed.plain, run_id)  # nothing was started in Temporal
+        assert await workflow_gone(keyed.plain, run_id)  # nothing was started in Temporal
     # The workers' older key is still theirs: a client on it starts (and is read).
     older = "w1:" + base64.b64encode(b"1" * 32).decode() + "," + KEYS
     view = await (await _runtime(keyed, older)).run(keyed.profile, "Please refund order 1042")
@@ -114,12 +103,8 @@ async def test_a_plaintext_start_that_came_round_the_client_is_ended_with_nothin
     request = RunRequest(run_id=run_id, profile=keyed.profile, prompt=f"refund 1042 {canary}")
     # A plain client, as the stock CLI: its input is plaintext.
     await keyed.plain.start_workflow(WORKFLOW_AGENT_RUN, request, id=run_id, task_queue=keyed.queue)
-    for _ in range(300):  # the worker's first task refuses the input, then deletes the run
-        if await _gone(keyed.plain, run_id):
-            break
-        await asyncio.sleep(0.2)
-    else:
-        raise AssertionError(f"workflow {run_id} was not deleted")
+    # The worker's first task refuses the input, then deletes the run.
+    await until_gone(keyed.plain, run_id, within=60)
     # Deleted, not merely ended: no execution, no history, no row for the run.
     with pytest.raises(RPCError) as err:
         await keyed.plain.get_workflow_handle(run_id).fetch_history()
@@ -139,4 +124,4 @@ async def test_a_plaintext_signal_to_a_run_that_began_ends_nothing(keyed: Keyed)
         turn_digest=waiting.pending_approval.turn_digest,
     )  # fmt: skip
     done = await until_status(runtime, waiting.run_id, RunStatus.COMPLETED)
-    assert not await _gone(keyed.plain, done.run_id)
+    assert not await workflow_gone(keyed.plain, done.run_id)

@@ -7,9 +7,8 @@ from typing import Any
 from google.protobuf.json_format import MessageToJson
 from temporalio.client import Client
 
-from agentrt import Reconciled, RunStatus, Settings, Timeouts
-from tests._rules import new_queue, scripted_profile, scripted_worker
-from tests.fence.test_reconcile import PROMPT, RULES, Target, _applies_then_raises, _toolbox
+from agentrt import Reconciled, RunStatus, Settings
+from tests.fence.test_reconcile import Target, _applies_then_raises, _pay
 
 SECRET = "hunter2-probe-secret"
 
@@ -23,14 +22,8 @@ async def test_a_failing_probe_leaks_nothing_into_history_or_events(
         target.probes.append(key)
         raise ConnectionError(f"https://payments.internal/?token={SECRET} refused")
 
-    box = _toolbox(target, _applies_then_raises, probe=probe)
-    timeouts = Timeouts(write_seconds=5, write_heartbeat_seconds=3)
-    profile = scripted_profile(
-        "payer", "You pay invoices.", "payments", new_queue(), timeouts=timeouts
-    )
-    async with scripted_worker(client, settings, tmp_path, profile, [box], RULES) as w:
-        view = await w.runtime.run(w.profile, PROMPT)
-        events = w.runs.events(view.run_id)
+    paid = await _pay(client, settings, tmp_path, target, _applies_then_raises, probe)
+    view, events = paid.view, paid.events
     assert view.status is RunStatus.FAILED and len(target.probes) == 5
     history = await client.get_workflow_handle(view.run_id).fetch_history()
     text = "".join(MessageToJson(e) for e in history.events)

@@ -26,7 +26,7 @@ from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationRe
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.messages import Message, ProviderRequest, Usage
 from agentrt.contracts.provider_errors import WITHHELD, known_detail
-from agentrt.contracts.run import FailRequest
+from agentrt.contracts.run import SettleRequest
 from agentrt.contracts.snapshot import SnapshotRecord
 from agentrt.store.runs.record import NewRun, RunStore
 from agentrt.workers.compose import WorkerResources
@@ -116,7 +116,7 @@ def test_run_failed_error_keeps_only_a_known_shape_at_every_privacy_level(
                 privacy=privacy,
             )
         )
-        Settle(parts.ctx).settle(FailRequest(
+        Settle(parts.ctx).settle(SettleRequest(
             run_id=run_id, sequence=1, reason=TerminationReason.PROVIDER_FAILED,
             status=RunStatus.FAILED, outcome=Outcome.FAILED, iterations=1, usage=Usage(),
             error_type=ErrorType.PROVIDER_UNAVAILABLE.value, privacy=privacy,

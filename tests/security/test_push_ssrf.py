@@ -31,7 +31,7 @@ from agentrt.store.a2a.push import A2APushStore, Delivery, PushConfig
 from agentrt.store.a2a.tasks import A2AStore
 from agentrt.workers.compose import WorkerResources
 from tests._asgi import on_localhost
-from tests.api.conftest import _serve, a2a_parts, a2a_settings, user_message  # noqa: F401
+from tests.api.conftest import _serve, user_message
 from tests.workflows._waiting import Calls, watch
 
 
@@ -86,7 +86,7 @@ Resolver = Callable[[str, int], Awaitable[list[str]]]
 
 
 @pytest.fixture
-def make_task(a2a_parts: WorkerResources) -> Iterator[MakeTask]:  # noqa: F811
+def make_task(a2a_parts: WorkerResources) -> Iterator[MakeTask]:
     """Tasks with their first journal event and a config that delivers from the start;
     removed afterwards, so no other test's delivery loop meets their configs."""
     made: list[str] = []
@@ -158,8 +158,8 @@ def _dead(parts: WorkerResources, task_id: str) -> bool:
 
 async def test_loopback_metadata_cgnat_and_multicast_targets_in_any_form_are_refused_at_registration(  # noqa: E501
     client: Client,
-    a2a_settings: ApiSettings,  # noqa: F811
-    a2a_parts: WorkerResources,  # noqa: F811
+    a2a_settings: ApiSettings,
+    a2a_parts: WorkerResources,
 ) -> None:
     settings = _settings(a2a_settings)  # no allow-list: as deployed
     async with receiving(Receiver()) as hook, _serve(client, settings, a2a_parts) as live:
@@ -210,8 +210,8 @@ def _hosts_file_loopback_name() -> str | None:
 
 
 async def test_a_hosts_file_name_of_loopback_gets_no_post_and_becomes_a_dead_letter(
-    a2a_settings: ApiSettings,  # noqa: F811
-    a2a_parts: WorkerResources,  # noqa: F811
+    a2a_settings: ApiSettings,
+    a2a_parts: WorkerResources,
     make_task: MakeTask,
 ) -> None:
     """A config naming this machine (stored before the check, or a name that resolved
@@ -234,8 +234,8 @@ async def test_a_hosts_file_name_of_loopback_gets_no_post_and_becomes_a_dead_let
 
 
 async def test_one_disallowed_address_among_a_names_answers_refuses_the_delivery(
-    a2a_settings: ApiSettings,  # noqa: F811
-    a2a_parts: WorkerResources,  # noqa: F811
+    a2a_settings: ApiSettings,
+    a2a_parts: WorkerResources,
     make_task: MakeTask,
 ) -> None:
     """A name that answers with an allowed address and the metadata address (rebinding)."""
@@ -255,8 +255,8 @@ async def test_one_disallowed_address_among_a_names_answers_refuses_the_delivery
 
 
 async def test_the_post_goes_to_the_checked_address_with_the_urls_own_host_header(
-    a2a_settings: ApiSettings,  # noqa: F811
-    a2a_parts: WorkerResources,  # noqa: F811
+    a2a_settings: ApiSettings,
+    a2a_parts: WorkerResources,
     make_task: MakeTask,
 ) -> None:
     """The name is resolved once, by the loop's resolver, and the connection goes to the
@@ -284,8 +284,8 @@ async def test_the_post_goes_to_the_checked_address_with_the_urls_own_host_heade
 
 
 async def test_a_redirect_is_not_followed_and_retries_end_in_a_counted_dead_letter(
-    a2a_settings: ApiSettings,  # noqa: F811
-    a2a_parts: WorkerResources,  # noqa: F811
+    a2a_settings: ApiSettings,
+    a2a_parts: WorkerResources,
     make_task: MakeTask,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -317,8 +317,8 @@ async def test_a_redirect_is_not_followed_and_retries_end_in_a_counted_dead_lett
 
 
 async def test_a_url_the_http_client_refuses_is_one_dead_letter_and_one_log_line(
-    a2a_settings: ApiSettings,  # noqa: F811
-    a2a_parts: WorkerResources,  # noqa: F811
+    a2a_settings: ApiSettings,
+    a2a_parts: WorkerResources,
     make_task: MakeTask,
     caplog: pytest.LogCaptureFixture,
     monkeypatch: pytest.MonkeyPatch,
@@ -340,8 +340,8 @@ async def test_a_url_the_http_client_refuses_is_one_dead_letter_and_one_log_line
 
 
 async def test_a_clients_slow_webhooks_do_not_delay_another_clients_push(
-    a2a_settings: ApiSettings,  # noqa: F811
-    a2a_parts: WorkerResources,  # noqa: F811
+    a2a_settings: ApiSettings,
+    a2a_parts: WorkerResources,
     make_task: MakeTask,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

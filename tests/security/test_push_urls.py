@@ -7,9 +7,6 @@ client's request lines carry the URL's origin only (core/logs.py), and the URL i
 (store/sealed.PUSH_URL): migration 0016 seals the rows stored before, rotation re-seals
 them and seals one an older API process wrote in the clear."""
 
-# The live-server fixtures of tests/api/conftest.py are imported, then named as parameters.
-# ruff: noqa: F811
-
 import asyncio
 import logging
 import uuid
@@ -30,15 +27,7 @@ from agentrt.store.db.open import open_store
 from agentrt.store.db.sealing import Sealer
 from agentrt.store.security.rotate import rotate
 from tests._db import scratch_database
-from tests.api.conftest import (  # noqa: F401  (fixtures)
-    KEYS,
-    Live,
-    _serve,
-    a2a_parts,
-    a2a_settings,
-    live,
-    user_message,
-)
+from tests.api.conftest import Live, user_message
 from tests.api.test_push import receiving
 
 SECRET_PATH = "T0CANARYpath9f3e"

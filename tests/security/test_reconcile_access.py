@@ -14,7 +14,6 @@ from agentrt.contracts.ids import UPDATE_RECONCILE
 from agentrt.contracts.reconcile_answer import ReconcileAnswer, ReconcileOutcome
 from agentrt.store.demo import DemoWorld
 from tests.api._reconcile import MakeLive, answer_of, awaiting
-from tests.api.conftest import a2a_settings, make_live  # noqa: F401
 from tests.api.ops_helpers import error_type, http, name, token, wait_status
 
 WAITING = RunStatus.AWAITING_RECONCILIATION.value
@@ -22,7 +21,7 @@ WAITING = RunStatus.AWAITING_RECONCILIATION.value
 
 @pytest.mark.timeout(180)
 async def test_an_answer_needs_the_scope_and_sight_of_the_run(
-    make_live: MakeLive,  # noqa: F811
+    make_live: MakeLive,
 ) -> None:
     async with awaiting(make_live) as (live, client, run_id, run):
         body = answer_of(run, "give_up")
@@ -52,7 +51,7 @@ async def test_an_answer_needs_the_scope_and_sight_of_the_run(
 
 @pytest.mark.timeout(180)
 async def test_an_answer_sent_straight_to_temporal_does_not_count(
-    make_live: MakeLive,  # noqa: F811
+    make_live: MakeLive,
 ) -> None:
     async with awaiting(make_live) as (live, client, run_id, run):
         handle = live.runtime.client.get_workflow_handle(run_id)

@@ -27,7 +27,7 @@ from agentrt.contracts.approval import PendingApproval
 from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
 from agentrt.contracts.messages import Message, ToolCall, Usage
 from agentrt.contracts.pauses import AwaitInputRequest, SuspendRequest
-from agentrt.contracts.run import FailRequest, TurnRecord
+from agentrt.contracts.run import SettleRequest, TurnRecord
 from agentrt.store.a2a.tasks import A2AStore
 from agentrt.store.db import migrate
 from agentrt.store.db.a2a_tables import A2ATaskRow
@@ -85,7 +85,7 @@ def _a_run_with_every_event(parts: WorkerResources, privacy: str) -> tuple[str, 
     pending = PendingApproval(turn_digest="d" * 16, round=2, calls=[pending_call],
                               requested_at=datetime.now(UTC))  # fmt: skip
     suspend(ctx, SuspendRequest(run_id=run_id, sequence=3, pending=pending, privacy=privacy))
-    Settle(ctx).settle(FailRequest(
+    Settle(ctx).settle(SettleRequest(
         run_id=run_id, sequence=4, reason=TerminationReason.PROVIDER_FAILED,
         status=RunStatus.FAILED, outcome=Outcome.FAILED, iterations=1, usage=Usage(),
         error_type="ProviderRejected", privacy=privacy, error_detail=f"echo {c['error']}",

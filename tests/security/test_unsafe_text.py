@@ -9,9 +9,6 @@ Both are refused before routing (api/text_check.py): in the path, the query, and
 string and key of a JSON body; nothing is created, and no log line holds SQL or a
 traceback. Run on SQLite and PostgreSQL alike (AGENTRT_TEST_DATABASE=postgres)."""
 
-# The live-server fixtures of tests/api/conftest.py are imported, then named as parameters.
-# ruff: noqa: F811
-
 import json
 import logging
 
@@ -19,14 +16,7 @@ import pytest
 from sqlalchemy.exc import DataError
 
 from agentrt.api.operator.errors import _refused_by_database
-from tests.api.conftest import (  # noqa: F401  (fixtures)
-    KEYS,
-    Live,
-    _serve,
-    a2a_parts,
-    a2a_settings,
-    live,
-)
+from tests.api.conftest import Live
 from tests.api.ops_helpers import http, name, token
 
 JSON = {"Content-Type": "application/json"}

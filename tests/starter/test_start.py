@@ -21,7 +21,7 @@ from agentrt.contracts.run import RunRequest
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.runs.record import RunStore
 from tests._proxy import FlakyProxy
-from tests.cancel.test_cancel import Gate, MakeRuntime
+from tests.settle.test_cancel import Gate, MakeRuntime
 from tests.starter.test_cli import (  # noqa: F401
     REFUND,
     WorkerFactory,

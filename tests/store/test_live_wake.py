@@ -12,6 +12,13 @@ from pathlib import Path
 from agentrt.store.live.wake import DIGEST_BYTES, Listeners, Ringer, digest, wake_dir
 
 
+def _wake_dir(tmp_path: Path) -> Path:
+    """The wake directory of a database file in `tmp_path`."""
+    where = wake_dir(str(tmp_path / "agentrt.db"))
+    assert where is not None
+    return where
+
+
 def _collector() -> tuple[list[bytes], threading.Event, Listeners]:
     got: list[bytes] = []
     arrived = threading.Event()
@@ -24,8 +31,7 @@ def _collector() -> tuple[list[bytes], threading.Event, Listeners]:
 
 
 def test_a_wake_carries_a_digest_of_the_run_and_nothing_else(tmp_path: Path) -> None:
-    where = wake_dir(str(tmp_path / "agentrt.db"))
-    assert where is not None
+    where = _wake_dir(tmp_path)
     run_id = str(uuid.uuid4())
     got, arrived, listeners = _collector()
     with listeners.following(where) as on:
@@ -48,8 +54,7 @@ def _other_process_ringer(where: Path) -> Ringer:
 
 
 def test_anything_but_a_digest_is_ignored(tmp_path: Path) -> None:
-    where = wake_dir(str(tmp_path / "agentrt.db"))
-    assert where is not None
+    where = _wake_dir(tmp_path)
     got, arrived, listeners = _collector()
     with listeners.following(where):
         (path,) = where.glob("*.sock")
@@ -98,8 +103,7 @@ def test_no_wake_in_memory_and_a_deep_database_wakes_in_the_temporary_directory(
 
 
 def test_a_socket_removed_under_a_listener_is_bound_again(tmp_path: Path) -> None:
-    where = wake_dir(str(tmp_path / "agentrt.db"))
-    assert where is not None
+    where = _wake_dir(tmp_path)
     got, arrived, listeners = _collector()
     with listeners.following(where):
         (path,) = where.glob("*.sock")

@@ -80,7 +80,7 @@ def test_events_and_messages_are_written_once_per_sequence(parts: WorkerResource
     runs = RunStore(parts.ctx)
     assert [e.kind for e in runs.events(run_id)] == [EventKind.RUN_STARTED, EventKind.LLM]
     assert [m.role for m in runs.transcript(run_id)] == ["user", "assistant"]
-    assert [e.sequence for e in runs.events(run_id, after_sequence=0)] == [1]
+    assert [e.sequence for e in runs.events(run_id, after_position=0)] == [1]
 
 
 def test_stored_content_is_sealed_and_bound_to_its_row(parts: WorkerResources) -> None:

@@ -5,7 +5,8 @@ test watches. Each is bounded (`within`): past it, the test fails saying what ne
 import asyncio
 import functools
 import inspect
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -122,6 +123,22 @@ async def until_admitted(client: Client, run_id: str, update_id: str, within: fl
     await until(admitted, f"admitted update {update_id} of {run_id}", within)
 
 
+async def workflow_gone(client: Client, workflow_id: str) -> bool:
+    """Whether Temporal holds no workflow of that id: never started, or deleted."""
+    try:
+        await client.get_workflow_handle(workflow_id).describe()
+    except RPCError as err:
+        if err.status is RPCStatusCode.NOT_FOUND:
+            return True
+        raise
+    return False
+
+
+async def until_gone(client: Client, workflow_id: str, within: float = 30.0) -> None:
+    """Until Temporal holds no workflow of that id (it deletes asynchronously)."""
+    await until(lambda: workflow_gone(client, workflow_id), f"{workflow_id} deleted", within)
+
+
 async def until_closed(client: Client, run_id: str, within: float = 30.0) -> None:
     """Until the run's workflow has closed, however it ended: nothing of it runs after."""
     handle = client.get_workflow_handle(run_id)
@@ -141,6 +158,19 @@ class Calls:
         self.returned: list[Any] = []
         self.raised: list[BaseException] = []
 
+    @contextmanager
+    def counting(self) -> Iterator[None]:
+        """Count the call inside as raised if it raises (`returning` counts a return)."""
+        try:
+            yield
+        except BaseException as err:
+            self.raised.append(err)
+            raise
+
+    def returning(self, result: Any) -> Any:
+        self.returned.append(result)
+        return result
+
     async def until(self, what: Callable[["Calls"], bool], said: str, within: float = 30.0) -> None:
         async def found() -> bool:
             return what(self)
@@ -158,26 +188,16 @@ def watch(monkeypatch: pytest.MonkeyPatch, owner: object, name: str) -> Calls:
 
         @functools.wraps(real)
         async def counted_async(*args: Any, **kwargs: Any) -> Any:
-            try:
-                result = await real(*args, **kwargs)
-            except BaseException as err:
-                calls.raised.append(err)
-                raise
-            calls.returned.append(result)
-            return result
+            with calls.counting():
+                return calls.returning(await real(*args, **kwargs))
 
         monkeypatch.setattr(owner, name, counted_async)
     else:
 
         @functools.wraps(real)
         def counted(*args: Any, **kwargs: Any) -> Any:
-            try:
-                result = real(*args, **kwargs)
-            except BaseException as err:
-                calls.raised.append(err)
-                raise
-            calls.returned.append(result)
-            return result
+            with calls.counting():
+                return calls.returning(real(*args, **kwargs))
 
         monkeypatch.setattr(owner, name, counted)
     return calls

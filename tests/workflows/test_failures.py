@@ -1,5 +1,5 @@
 """Failure paths: retries never duplicate events; bad input gets a typed error and changes
-nothing. (A failed completion never COMPLETES: tests/completion/test_completion_failures.py.)"""
+nothing. (A failed completion never COMPLETES: tests/settle/test_completion_failures.py.)"""
 
 import time
 import uuid

@@ -73,12 +73,18 @@ function addEvent(e) {
   const writing = list.querySelector(`li[data-writing="${e.sequence}"]`);
   if (writing) writing.remove();
   if (list.querySelector(`li[data-sequence="${e.sequence}"]`)) return; // a resumed follow
-  list.append(renderEvent(e, privacy));
+  // Events come in commit order; one committed late (a parallel call, a reconciled write)
+  // has a lower sequence than some shown already: it goes in its place in the timeline.
+  const item = renderEvent(e, privacy);
+  const later = [...list.querySelectorAll("li[data-sequence]")].find(
+    (li) => Number(li.dataset.sequence) > e.sequence);
+  if (later) list.insertBefore(item, later);
+  else list.append(item);
 }
 
 // fetch() streaming of the SSE endpoint: EventSource cannot send the Authorization header.
 async function followEvents(runId, signal) {
-  let last = "-1:0"; // `<event sequence>:<live id>`: the live follow's resume point
+  let last = "-1:0"; // `<event position>:<live id>`: the live follow's resume point
   const live = $("live");
   while (!signal.aborted) {
     try {

@@ -8,7 +8,6 @@ const LABELS = {
   run_started: "Prompt",
   llm: "Model",
   tool: "Tool call",
-  write_interrupted: "Write interrupted",
   approval_requested: "Waiting for approval",
   approval: "Decision",
   decision_refused: "Decision refused",
@@ -76,10 +75,6 @@ const BODIES = {
     const out = [el("div", `${verdict} by ${decider(p)}`, `verdict ${p.approved ? "ok" : "no"}`)];
     if (p.reason) out.push(el("div", `Reason: ${p.reason}`, "text reason"));
     return out;
-  },
-  write_interrupted(p) {
-    return [el("div", `${p.tool ?? "a write"} (call ${p.call_id ?? "?"}): its outcome is ` +
-      "unknown", "write-call")];
   },
   reconcile_requested(p) {
     return [el("div", `${p.tool} (call ${p.call_id}) was interrupted and its probe could not ` +

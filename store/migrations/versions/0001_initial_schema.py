@@ -10,6 +10,8 @@ import datetime as _dt
 import sqlalchemy as sa
 from alembic import op
 
+from agentrt.store.migrations._ddl import cascades_with
+
 revision, down_revision = "0001", None
 branch_labels = depends_on = None
 
@@ -76,12 +78,7 @@ def upgrade() -> None:
         sa.Column("duration_ms", sa.Float(), nullable=True),
         sa.Column("payload", sa.Text(), nullable=False),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["run_id"],
-            ["agent_run.id"],
-            name=op.f("fk_agent_event_run_id_agent_run"),
-            ondelete="CASCADE",
-        ),
+        cascades_with("agent_event", "run_id", "agent_run"),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_agent_event")),
         sa.UniqueConstraint("run_id", "sequence", name="uq_agent_event_run_seq"),
     )
@@ -92,12 +89,7 @@ def upgrade() -> None:
         sa.Column("sequence", sa.Integer(), nullable=False),
         sa.Column("role", sa.String(length=16), nullable=False),
         sa.Column("body", sa.Text(), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["run_id"],
-            ["agent_run.id"],
-            name=op.f("fk_agent_message_run_id_agent_run"),
-            ondelete="CASCADE",
-        ),
+        cascades_with("agent_message", "run_id", "agent_run"),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_agent_message")),
         sa.UniqueConstraint("run_id", "sequence", name="uq_agent_message_run_seq"),
     )
@@ -111,12 +103,7 @@ def upgrade() -> None:
         sa.Column("is_error", sa.Boolean(), nullable=False),
         sa.Column("content", sa.Text(), nullable=False),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["run_id"],
-            ["agent_run.id"],
-            name=op.f("fk_tool_result_run_id_agent_run"),
-            ondelete="CASCADE",
-        ),
+        cascades_with("tool_result", "run_id", "agent_run"),
         sa.PrimaryKeyConstraint("idempotency_key", name=op.f("pk_tool_result")),
     )
     with op.batch_alter_table("tool_result", schema=None) as batch_op:

@@ -3,6 +3,8 @@
 import sqlalchemy as sa
 from alembic import op
 
+from agentrt.store.migrations._ddl import cascades_with
+
 revision, down_revision = "0003", "0002"
 branch_labels = depends_on = None
 
@@ -31,12 +33,7 @@ def upgrade() -> None:
         sa.Column("projected_note", sa.String(length=64), nullable=True),
         sa.Column("created_at", TS, nullable=False),
         sa.Column("updated_at", TS, nullable=False),
-        sa.ForeignKeyConstraint(
-            ["run_id"],
-            ["agent_run.id"],
-            name=op.f("fk_a2a_task_run_id_agent_run"),
-            ondelete="CASCADE",
-        ),
+        cascades_with("a2a_task", "run_id", "agent_run"),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_a2a_task")),
         sa.UniqueConstraint("run_id", name=op.f("uq_a2a_task_run_id")),
         sa.UniqueConstraint("workflow_id", name=op.f("uq_a2a_task_workflow_id")),
@@ -59,12 +56,7 @@ def upgrade() -> None:
         sa.Column("state", sa.String(length=40), nullable=False),
         sa.Column("payload", sa.Text(), nullable=False),
         sa.Column("created_at", TS, nullable=False),
-        sa.ForeignKeyConstraint(
-            ["task_id"],
-            ["a2a_task.id"],
-            name=op.f("fk_a2a_event_task_id_a2a_task"),
-            ondelete="CASCADE",
-        ),
+        cascades_with("a2a_event", "task_id", "a2a_task"),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_a2a_event")),
         sa.UniqueConstraint("task_id", "run_revision", "slot", name="uq_a2a_event_task_rev_slot"),
         sa.UniqueConstraint("task_id", "sequence", name="uq_a2a_event_task_seq"),
@@ -81,12 +73,7 @@ def upgrade() -> None:
         sa.Column("delivered_through", sa.Integer(), nullable=False),
         sa.Column("lease_until", TS, nullable=True),
         sa.Column("created_at", TS, nullable=False),
-        sa.ForeignKeyConstraint(
-            ["task_id"],
-            ["a2a_task.id"],
-            name=op.f("fk_a2a_push_config_task_id_a2a_task"),
-            ondelete="CASCADE",
-        ),
+        cascades_with("a2a_push_config", "task_id", "a2a_task"),
         sa.PrimaryKeyConstraint("task_id", "id", name=op.f("pk_a2a_push_config")),
     )
 

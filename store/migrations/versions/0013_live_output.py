@@ -5,6 +5,8 @@ the turn is stored. On PostgreSQL its inserts NOTIFY the run's channel, as agent
 import sqlalchemy as sa
 from alembic import op
 
+from agentrt.store.migrations._ddl import cascades_with
+
 revision, down_revision = "0013", "0012"
 branch_labels = depends_on = None
 
@@ -22,12 +24,7 @@ def upgrade() -> None:
         sa.Column("kind", sa.String(length=16), nullable=False),
         sa.Column("text", sa.Text(), nullable=False),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["run_id"],
-            ["agent_run.id"],
-            name=op.f("fk_agent_live_run_id_agent_run"),
-            ondelete="CASCADE",
-        ),
+        cascades_with("agent_live", "run_id", "agent_run"),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_agent_live")),
         sa.UniqueConstraint(
             "run_id", "sequence", "attempt", "offset", "kind", name="uq_agent_live_piece"

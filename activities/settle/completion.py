@@ -1,0 +1,292 @@
+"""The run's completion: one guarded transaction (the answer and its turn, the totals,
+COMPLETED, the run_completed event and the completion hooks), and the step that makes it
+when a model turn is the answer. The model activity (`model.complete`) runs that step
+itself, on the workflow's terms (contracts.turn.turn_end): the completion costs no activity
+and no workflow task of its own. It is the one way a run completes (`run.complete`, the
+workflow's own completion step, served runs recorded before 0.3.0 and is retired)."""
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from sqlalchemy.orm import Session
+from sqlalchemy.sql import Executable
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from agentrt.activities._common import (
+    db,
+    fatal,
+    fault,
+    is_store_unavailable,
+    retried,
+    store_work,
+)
+from agentrt.activities.ports import FaultHook, no_faults
+from agentrt.activities.settle._sql import (
+    COMPLETE,
+    COMPLETING,
+    NON_TERMINAL,
+    answered_in_one,
+    complete_with_event,
+)
+from agentrt.contracts.enums import (
+    EventKind,
+    Outcome,
+    RunStatus,
+    TerminationReason,
+)
+from agentrt.contracts.errors import ErrorType
+from agentrt.contracts.output import answer_json
+from agentrt.contracts.run import (
+    COMPLETION_ATTEMPTS,
+    CompleteRequest,
+    ModelRequest,
+    ModelResult,
+    Transition,
+    TurnRecord,
+)
+from agentrt.store.db import driver
+from agentrt.store.db.context import StoreContext, utcnow
+from agentrt.store.runs.answer import ResultNotRetainableError, ceiling_of, keep_json, keep_text
+from agentrt.store.runs.record import RunStore
+from agentrt.store.security.sealed import RUN_ANSWER, RUN_OUTPUT
+from agentrt.store.steps.events import event_row
+from agentrt.store.steps.write import Part, parts_on
+
+# Between the attempts of a completion retried in place: 0.2 s, doubling.
+COMPLETION_PAUSES = tuple(0.2 * 2**i for i in range(COMPLETION_ATTEMPTS - 1))
+
+# Told of what a completion did, for the worker's metrics: a run that ended (outcome,
+# reason), and the answer's turn recorded in the completion's transaction (its payload).
+Ended = Callable[[Outcome, TerminationReason], None]
+Turned = Callable[[dict[str, Any]], None]
+
+
+def untold(*_args: Any) -> None:
+    """No metrics."""
+
+
+# The row read's own columns; the hooks' `applies` scalars follow them, in hook order.
+_PROBED = len(COMPLETING.selected_columns)
+
+
+class AnswerMissingError(Exception):
+    """The message the completion points at does not exist: refuse to complete."""
+
+
+class Completion:
+    """The completion transaction, built once per worker (its statements with the
+    completion hooks' probes)."""
+
+    def __init__(self, ctx: StoreContext, *, ended: Ended = untold, turned: Turned = untold):
+        self._ctx, self._runs = ctx, RunStore(ctx)
+        self._ended, self._turned = ended, turned
+        probes = [h.applies.label(f"hook_{i}") for i, h in enumerate(ctx.completion_hooks)
+                  if h.applies is not None]  # fmt: skip
+        self._completing_row = COMPLETING.add_columns(*probes) if probes else COMPLETING
+        # Where each hook's `applies` stands in that row (None: the hook always applies).
+        at = iter(range(_PROBED, _PROBED + len(probes)))
+        self._probe_at = [None if h.applies is None else next(at) for h in ctx.completion_hooks]
+        # The one-statement completion (PostgreSQL): the probes as its guards, and built
+        # once per shape of its rows and answer level.
+        self._probes = [h.applies for h in ctx.completion_hooks if h.applies is not None]
+        self._always = any(h.applies is None for h in ctx.completion_hooks)
+        self._one: dict[tuple[Any, ...], Executable] = {}
+
+    @store_work
+    def complete(self, req: CompleteRequest, turn: TurnRecord | None = None) -> Transition:
+        """Complete the run; a completed run answers "not applied, COMPLETED" (idempotent).
+        Raises when the write fails: a run never says COMPLETED without its answer. With
+        `turn` (the model activity's answer), the answer's turn is recorded first in the
+        same transaction: kept when the run is already terminal, rolled back with a failed
+        completion."""
+        try:
+            settled = self._transaction(req, turn)
+        except ResultNotRetainableError:
+            activity.logger.warning("completion of run %s: result not retainable", req.run_id)
+            raise fatal(
+                "the result may not be kept under the privacy policy",
+                ErrorType.RESULT_NOT_RETAINABLE,
+            ) from None
+        except Exception as exc:
+            # Exception text may hold content: log the type only.
+            activity.logger.warning("completion of run %s failed: %s", req.run_id,
+                                    type(exc).__name__)  # fmt: skip
+            raise
+        if turn is not None:
+            self._turned(turn.payload)
+        if settled.applied:
+            self._ended(Outcome.COMPLETED, req.termination_reason)
+        return settled
+
+    def _transaction(self, req: CompleteRequest, turn: TurnRecord | None) -> Transition:
+        """Answer, totals, COMPLETED and the revision bump in one transaction, row locked.
+        On PostgreSQL, an answer this activity has just made is tried first as one
+        statement (`_in_one`); what that statement does not cover takes this full way."""
+        run_id = req.run_id
+        if turn is not None and self._in_one(req, turn):
+            self._ctx.faults("complete.after_commit")
+            return Transition(applied=True, status=RunStatus.COMPLETED)
+        # A Core connection, not an ORM session (store/db/context.py): a session is made on it
+        # only for a hook that applies. Its statements go on its connection's cursor
+        # (store/db/driver.py), in its transaction.
+        with self._ctx.transaction() as c, driver.Cursor.joining(c) as cursor:
+            if turn is not None:
+                parts_on(self._ctx, cursor, self._runs.turn_parts(run_id, turn))
+            row = cursor.first(
+                self._completing_row, {"run_id": run_id, "answer_sequence": req.answer_sequence}
+            )
+            if row is None or row[0] not in NON_TERMINAL:
+                return Transition(applied=False, status=None if row is None else RunStatus(row[0]))
+            _, snapshot, answer_ceiling, body = row[:_PROBED]
+            if body is None:
+                raise AnswerMissingError(f"{run_id}/{req.answer_sequence}")
+            message = self._runs.open_body(run_id, req.answer_sequence, body)
+            # The stored answer follows the ceiling too (metadata / none: the run fails).
+            # From the row read (and locked) above: no second read of it.
+            update, event = self._values(req, message.content, ceiling_of(snapshot, answer_ceiling))
+            if self._ctx.postgres:  # the guarded UPDATE and the event: one statement
+                params = {**update, **{f"event_{k}": v for k, v in event.items()}}
+                cursor.scalar(complete_with_event(tuple(sorted(event))), params)
+            else:
+                cursor.rowcount(COMPLETE, update)
+                parts_on(self._ctx, cursor, [Part("event", event)])
+            hooks = zip(self._ctx.completion_hooks, self._probe_at, strict=True)
+            applying = [hook for hook, at in hooks if at is None or row[at] is not None]
+            if applying:
+                # The session joins the connection's transaction; the block commits it.
+                with Session(bind=c) as s:
+                    for hook in applying:
+                        hook.call(s, run_id, message.content)
+            self._ctx.faults("complete.before_commit")
+        self._ctx.faults("complete.after_commit")
+        return Transition(applied=True, status=RunStatus.COMPLETED)
+
+    def _values(
+        self, req: CompleteRequest, answer: str, ceiling: str
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The guarded UPDATE's parameters and the run_completed event's row, the answer
+        kept at `ceiling` (raises ResultNotRetainableError at metadata / none)."""
+        run_id = req.run_id
+        kept = keep_text(answer, ceiling)
+        # A typed answer's object, kept as its text is (the model activity validated it).
+        output = None
+        if req.typed:
+            value = keep_json(answer_json(answer), ceiling)
+            output = RUN_OUTPUT.seal(self._ctx.sealer, json.dumps(value), run_id)
+        # What the row gets and the run_completed event says, alike.
+        totals: dict[str, Any] = {
+            "reason": req.termination_reason.value,
+            "iterations": req.iterations,
+            "truncated": req.truncated,
+            "prompt_tokens": req.usage.prompt_tokens,
+            "completion_tokens": req.usage.completion_tokens,
+            "cost_usd": req.usage.cost_usd,
+        }
+        sealed = RUN_ANSWER.seal(self._ctx.sealer, kept, run_id)
+        payload = {"status": RunStatus.COMPLETED.value, **totals, "answer": answer}
+        event = event_row(
+            self._ctx.sealer, run_id, req.sequence, EventKind.RUN_COMPLETED, req.iterations,
+            payload, req.privacy,
+        )  # fmt: skip
+        update = {**totals, "run_id": run_id, "answer": sealed, "output": output, "now": utcnow()}
+        return update, event
+
+    def _in_one(self, req: CompleteRequest, turn: TurnRecord) -> bool:
+        """PostgreSQL: the answer's turn and the whole completion as one statement in
+        autocommit (activities/settle/_sql.answered_in_one), for an answer this
+        activity made (`turn`), at the answer level of the snapshot it read with the turn's
+        inputs. True when it completed the run. False when it does not apply (SQLite, no
+        level, a hook that always applies, an answer the level does not keep) or the
+        statement's guards held it back: the turn's rows may then be written, and the full
+        way, which reads the row, decides (it writes them again as duplicates: nothing)."""
+        level = turn.answer_level
+        if not self._ctx.postgres or level is None or self._always:
+            return False
+        try:
+            update, event = self._values(req, turn.message.content, level)
+        except ResultNotRetainableError:
+            return False  # the full way refuses it, with the turn kept as it always was
+        message = self._runs.message_row(req.run_id, turn.sequence, turn.message)
+        llm = self._runs.llm_event_row(req.run_id, turn)
+        params = {
+            **update,
+            **{f"message_{k}": v for k, v in message.items()},
+            **{f"llm_{k}": v for k, v in llm.items()},
+            **{f"event_{k}": v for k, v in event.items()},
+        }
+        shape = (tuple(sorted(message)), tuple(sorted(llm)), tuple(sorted(event)), level)
+        statement = self._one.get(shape)
+        if statement is None:
+            statement = self._one[shape] = answered_in_one(*shape, self._probes)
+        # As in the transaction: a fault here finds nothing of the completion committed.
+        self._ctx.faults("complete.before_commit")
+        return bool(driver.scalar(self._ctx.engine, statement, params))  # store/db/driver.py
+
+    async def on_answer(
+        self,
+        req: ModelRequest,
+        turn: ModelResult,
+        unrecorded: TurnRecord | None,
+        record: Callable[[TurnRecord], Awaitable[None]],
+        faults: FaultHook = no_faults,
+    ) -> Transition:
+        """Complete the run on the answer `turn` of the model call `req` (in the model
+        activity). A retry (the worker died after the commit) finds the run completed and
+        says so; a failure other than the store's is reported in the result, and the
+        workflow fails the run with it.
+
+        `unrecorded` (the turn, when this call made it) is recorded by the completion's own
+        transaction. Should that fail for another reason than the store, the turn is
+        recorded alone (`record`) before the next attempt, so a run that fails its
+        completion still shows the answer's turn; a store outage rolls both back, and the
+        activity's retry asks the provider again, as after any outage before a turn is
+        recorded."""
+        terms = req.answer
+        request = CompleteRequest(
+            run_id=req.run_id,
+            privacy=req.privacy,
+            sequence=terms.sequence,
+            answer_sequence=req.sequence,
+            # A tool-less call past the iteration cap synthesises the answer: truncated.
+            iterations=req.round if req.offer_tools else req.round - 1,
+            truncated=not req.offer_tools,
+            termination_reason=(
+                TerminationReason.ANSWERED if req.offer_tools else TerminationReason.MAX_ITERATIONS
+            ),
+            usage=terms.usage + turn.usage,
+            typed=terms.output_schema is not None,
+        )
+
+        def retryable(exc: Exception) -> bool:
+            final = isinstance(exc, ApplicationError) and exc.non_retryable
+            return not final and not is_store_unavailable(exc)
+
+        pending = unrecorded
+
+        async def attempt() -> Transition:
+            nonlocal pending
+            if pending is None:
+                return await db(self.complete, request)
+            try:
+                settled = await db(self.complete, request, pending)
+            except Exception as exc:
+                if is_store_unavailable(exc):
+                    raise
+                await record(pending)
+                pending = None
+                raise
+            await fault(faults, "model.after_record")
+            return settled
+
+        try:
+            return await retried(attempt, COMPLETION_PAUSES, retryable, "completing the run")
+        except Exception as exc:
+            if is_store_unavailable(exc):
+                # Retried like any store outage: the retry finds the turn recorded if it was
+                # written alone, and asks the provider again if the completion's transaction,
+                # which held it, was rolled back.
+                raise
+            kind = exc.type if isinstance(exc, ApplicationError) else None
+            return Transition(applied=False, error=kind or type(exc).__name__)
