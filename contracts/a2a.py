@@ -19,6 +19,9 @@ class ProjectRequest(BaseModel):
 
 
 class ProjectResult(BaseModel):
+    """What projecting a run onto its A2A task did: the run revision it reached and the
+    journal events it wrote."""
+
     run_revision: int
     events_written: int = 0
 

@@ -13,10 +13,12 @@ DENIAL_PREFIX = "Denied by "
 
 
 def denial_note(decided_by: str, reason: str | None) -> str:
+    """The error tool result a denied turn's calls get: who denied, and why when said."""
     return f"{DENIAL_PREFIX}{decided_by}" + (f": {reason}" if reason else ".")
 
 
 def is_denial(message: Message) -> bool:
+    """Whether a transcript message is a denial's tool result (`denial_note`)."""
     return message.role == "tool" and message.is_error and message.content.startswith(DENIAL_PREFIX)
 
 

@@ -35,6 +35,12 @@ def fence_id(token: str) -> str:
 
 
 class ReconcileAnswer(BaseModel):
+    """A person's answer on an interrupted write whose outcome is unknown: `applied` (with
+    the result the model sees) or `not_applied` (with `then`: retry the write, or fail the
+    call with `error`), for the pending call and fence it names. Sent by
+    `RuntimeClient.reconcile`; attested for `answered_by`. The run's initiator never
+    answers `not_applied`, nor, where four-eyes is on, the write's approver."""
+
     kind: Literal["reconcile"] = "reconcile"  # one kind of `PauseAnswer` (contracts/answers.py)
     call_id: str = Field(min_length=1, max_length=200)
     fence: str = Field(min_length=1, max_length=64)
