@@ -38,8 +38,9 @@ class ReconcileAnswer(BaseModel):
     """A person's answer on an interrupted write whose outcome is unknown: `applied` (with
     the result the model sees) or `not_applied` (with `then`: retry the write, or fail the
     call with `error`), for the pending call and fence it names. Sent by
-    `RuntimeClient.reconcile`; attested for `answered_by`. The run's initiator never
-    answers `not_applied`, nor, where four-eyes is on, the write's approver."""
+    `RuntimeClient.reconcile`; attested for `answered_by`. Under four-eyes, the run's
+    initiator may not answer `not_applied`, and a retry needs someone other than the
+    write's approver."""
 
     kind: Literal["reconcile"] = "reconcile"  # one kind of `PauseAnswer` (contracts/answers.py)
     call_id: str = Field(min_length=1, max_length=200)
