@@ -73,7 +73,7 @@ async function showAttention() {
     const row = line(run, `${run.status} (${run.attention})`);
     if (run.finished_at) row.append(" · ", timeEl(run.finished_at));
     box.append(row);
-    if (run.pending_write) box.append(renderWrite(run));
+    if (run.pending_write) box.append(renderWrite(run, () => showAttention()));
   });
 }
 
