@@ -75,7 +75,9 @@ async def invoke(
         await fault(faults, "tool.invoke")
         return await call_tool(tool, call, ctx)
     except Exception as exc:
-        activity.logger.warning(
+        # INFO (issue 40 item 4): a tool failing is the tool's expected behaviour, not the
+        # runtime's fault; the model is told and goes on. One line, no traceback.
+        activity.logger.info(
             "tool %s failed in run %s: %s",
             call.name,
             ctx.run_id,

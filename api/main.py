@@ -1,5 +1,5 @@
-"""`agentrt-api`: serve the A2A server and operator API (default), purge runs, rotate seal
-keys, manage operator tokens."""
+"""`agentrt-api`: serve the A2A server and operator API (default), check what it would
+start with (--check), purge runs, rotate seal keys, manage operator tokens."""
 
 import argparse
 import asyncio
@@ -65,6 +65,16 @@ async def _serve_until_stopped(settings: ApiSettings) -> None:
         shutdown_tracing(tracer)
 
 
+def _check(settings: ApiSettings) -> None:
+    from agentrt.api.preflight import check
+
+    def say(line: str) -> None:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+    asyncio.run(check(settings, say))
+
+
 def _purge(settings: ApiSettings, run_ids: list[str], older_than_days: float | None) -> int:
     from agentrt.contracts.errors import ConfigError
     from agentrt.store.a2a.purge import purge_runs, purge_terminal_before
@@ -107,6 +117,14 @@ SERVE_SETTINGS = help_text(
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agentrt-api", description=__doc__)
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="check what `serve` would start with (seal keys, A2A keys and grants, operator "
+        "tokens, payload keys, the codec, the database, TLS to Temporal and the namespace), "
+        "print one line each and exit: 0 when it would start, 2 with the reason when it "
+        "would refuse; starts no server and changes nothing",
+    )
     sub = parser.add_subparsers(dest="command")
     sub.add_parser(
         "serve",
@@ -151,7 +169,11 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None
     settings = ApiSettings()
     refuse_unknown(os.environ, Path(".env"), settings)
     configure_logging(logging.INFO, settings.telemetry.log_format)
-    if args.command in (None, "serve"):
+    if args.check:
+        if args.command not in (None, "serve"):
+            parser.error("--check checks what `serve` would start with: name no other command")
+        _check(settings)
+    elif args.command in (None, "serve"):
         _serve(settings)
     elif args.command == "purge":
         if not args.run_ids and args.older_than_days is None:

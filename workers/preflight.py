@@ -11,20 +11,19 @@ the codec, Temporal TLS, and who may start each profile (workers/preflight_state
 from collections.abc import Callable
 
 from sqlalchemy.engine import make_url
-from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
-from temporalio.service import RPCError, RPCStatusCode
 
 from agentrt.activities.toolbox.mcp_config import HttpServer, load_mcp_config
 from agentrt.contracts.errors import ConfigError
 from agentrt.contracts.profiles import Profile
 from agentrt.core.profiles import check_ceiling, load_profiles
 from agentrt.core.settings import Settings
-from agentrt.core.temporal import connect, settings_converter
+from agentrt.core.settings_state import codec_line, payload_line, temporal_line, tls_line
+from agentrt.core.temporal import settings_converter
 from agentrt.core.temporal_tls import temporal_access
 from agentrt.store.db.open import probe_database
 from agentrt.store.db.sealing import Sealer
 from agentrt.workers.fleet import served_tool_queues
-from agentrt.workers.preflight_state import codec_line, grant_lines, payload_line, tls_line
+from agentrt.workers.preflight_state import grant_lines
 from agentrt.workers.providers import check_budgets, check_models, load_providers
 from agentrt.workers.tool_list import mcp_tools, tool_lines
 from agentrt.workers.toolboxes import load_toolboxes
@@ -65,22 +64,7 @@ async def check(settings: Settings, emit: Callable[[str], None]) -> None:
     for line in grant_lines(settings, profiles.values(), state == "migrated"):
         emit(line)
     emit(tls_line(settings.temporal, temporal_access(settings.temporal)))
-    client = await connect(settings)
-    try:
-        await client.workflow_service.describe_namespace(
-            DescribeNamespaceRequest(namespace=settings.temporal.namespace)
-        )
-    except RPCError as exc:
-        if exc.status is not RPCStatusCode.NOT_FOUND:
-            raise
-        raise ConfigError(
-            f"Temporal at {settings.temporal.address} has no namespace "
-            f"{settings.temporal.namespace!r}: set AGENTRT_TEMPORAL_NAMESPACE"
-        ) from None
-    emit(
-        f"temporal: {settings.temporal.address} namespace {settings.temporal.namespace}, "
-        f"task queue {settings.temporal.task_queue}"
-    )
+    emit(await temporal_line(settings))
 
 
 async def _tools_and_models(

@@ -12,6 +12,7 @@ A write interrupted after its claim is reconciled through its probe, if it has o
 import asyncio
 import contextvars
 import functools
+import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor
@@ -235,10 +236,12 @@ def _fatal(
     """The non-retryable error a failed write step ends in. The tool's own failure is
     expected (the tool's, not ours): one line as activities/tool_failures.py says (type,
     redacted message, the tool's frame), and BENIGN, so the SDK adds no traceback. The
-    audit's is logged by class only (a store error's text may carry SQL or hosts)."""
+    audit's is logged by class only (a store error's text may carry SQL or hosts), at
+    WARNING: that one is ours; the tool's own failure is INFO (issue 40 item 4)."""
     tools = error is ErrorType.WRITE_FAILED
     cause = failure_text(exc, req.call.arguments, req.privacy) if tools else type(exc).__name__
-    activity.logger.warning("%s %s in run %s failed: %s", what, req.call.name, req.run_id, cause)
+    level = logging.INFO if tools else logging.WARNING
+    activity.logger.log(level, "%s %s in run %s failed: %s", what, req.call.name, req.run_id, cause)
     return fatal(message, error, expected=tools)
 
 

@@ -256,6 +256,9 @@ def test_claim_refused_on_a_run_not_running_even_with_its_fence(
         )
     assert not claim(fence, run_id, tok)
     assert pending(runs, run_id) is PendingState.STAMPED
+    # Ended, so no later test's inbox (the session's database) lists a run waiting with no
+    # pending turn.
+    settle(parts, run_id, RunStatus.CANCELLED)
 
 
 def test_a_claimed_fence_outlives_the_settle(

@@ -2,6 +2,7 @@
 import { json, explain, may } from "./api.js";
 import { el, effectBadge, notice, pretty, timeEl, textOrWithheld } from "./dom.js";
 import { reconcileForm } from "./reconcile.js";
+import { resolveForm } from "./resolve.js";
 
 // What the decider reads the calls against: the prompt and what the model said before them.
 export function renderContext(run) {
@@ -36,8 +37,9 @@ export function renderArguments(run, args, size) {
 }
 
 // A write the run's fence holds (in flight, or interrupted with its outcome unknown): what
-// an operator needs to ask the target system what became of it.
-export function renderWrite(run) {
+// an operator needs to ask the target system what became of it. `after` runs once an
+// operator resolved it (the caller re-reads what it shows).
+export function renderWrite(run, after) {
   const w = run.pending_write;
   const card = el("div", null, "card write");
   const title = w.state === "outcome_unknown"
@@ -60,6 +62,11 @@ export function renderWrite(run) {
   if (run.attention === "outcome_unknown") {
     card.append(el("p", "Check the target system for this idempotency key before retrying " +
       "the request: the run failed, and the write may or may not have happened.", "muted"));
+    if (may("runs:resolve")) card.append(resolveForm(run, after));
+    else {
+      card.append(el("p", "Once checked, someone with the runs:resolve scope records what " +
+        "the target system showed.", "muted resolve-denied"));
+    }
   }
   return card;
 }

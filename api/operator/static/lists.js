@@ -29,7 +29,15 @@ async function listRuns(list, path, emptyId, fill) {
   $(emptyId).hidden = runs.length > 0;
   for (const run of runs) {
     const box = card(run);
-    fill(run, box);
+    try {
+      fill(run, box);
+    } catch (err) {
+      // One run the page cannot draw (a shape it does not expect) costs its own card, not
+      // the list: a TypeError on the first run once left the whole inbox, and the
+      // attention list after it, empty.
+      box.append(el("p", `This run could not be shown here (${err.message}): open it.`,
+        "muted unshown"));
+    }
     list.append(box);
   }
   return true;
@@ -47,6 +55,10 @@ export async function showInbox(stop) {
   const listed = await listRuns($("inbox-list"), "/inbox?limit=200", "inbox-empty",
     (run, box) => {
       const p = run.pending_approval;
+      if (!p) {  // waiting, with no turn recorded to decide: nothing to approve from here
+        box.append(line(run, "waiting for approval; no pending turn is recorded"));
+        return;
+      }
       box.append(line(run, `round ${p.round} · waiting since `, timeEl(p.requested_at)));
       box.append(renderContext(run), renderCalls(run),
         renderActions(run, () => showInbox(stop)));
@@ -61,7 +73,7 @@ async function showAttention() {
     const row = line(run, `${run.status} (${run.attention})`);
     if (run.finished_at) row.append(" · ", timeEl(run.finished_at));
     box.append(row);
-    if (run.pending_write) box.append(renderWrite(run));
+    if (run.pending_write) box.append(renderWrite(run, () => showAttention()));
   });
 }
 

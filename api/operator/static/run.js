@@ -56,7 +56,7 @@ function renderRun(run) {
       renderActions(run, () => refreshRun(run.run_id)));
     pending.append(card);
   }
-  if (run.pending_write) pending.append(renderWrite(run));
+  if (run.pending_write) pending.append(renderWrite(run, () => refreshRun(run.run_id)));
 }
 
 async function refreshRun(runId) {
