@@ -13,14 +13,15 @@ from sqlalchemy import update
 from agentrt.contracts.enums import RunStatus
 from agentrt.store.a2a.purge import purge_runs
 from agentrt.store.db.tables import RunRow
-from agentrt.store.runs.record import RunStore
+from agentrt.store.runs.record import NewRun, RunStore
+from tests._snapshots import recorded
 from tests.api.browser import browser, page
 from tests.api.conftest import Live
 from tests.api.ops_helpers import REFUND, http, name, start, token, wait_status
 from tests.api.test_page_browser import DECIDER, sign_in
 
 __all__ = ["browser", "page"]  # fixtures
-SNAPSHOT = '{"plan": {"privacy": "full", "answer_level": "full"}}'
+SNAPSHOT = recorded("full")
 
 
 def _waiting_without_a_turn(live: Live) -> str:
@@ -28,8 +29,8 @@ def _waiting_without_a_turn(live: Live) -> str:
     run_id = str(uuid.uuid4())
     runs = RunStore(live.parts.ctx)
     assert runs.begin(
-        run_id=run_id, profile="p", snapshot=SNAPSHOT, prompt="hi", initiator="odd",
-        privacy="full",
+        NewRun(run_id=run_id, profile="p", snapshot=SNAPSHOT, prompt="hi", initiator="odd",
+               privacy="full")
     )  # fmt: skip
     with live.parts.ctx.transaction() as s:
         s.execute(
