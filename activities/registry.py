@@ -28,9 +28,11 @@ class ToolRegistry:
         self._tools: dict[str, Tool] = {}
         self._owner: dict[str, str] = {}
         self._groups: dict[str, list[str]] = {}
-        # Groups pending at start: a tool named in them that no tool answers to is left out
-        # of a run's plan (not offered), never refused: its server may still be down.
-        self.late = frozenset(pending)
+        # Groups whose tools are not known yet (an MCP server not listed yet, or down): a
+        # tool named in them that no tool answers to is left out of a run's plan (not
+        # offered), never refused. A group leaves once `add_group` gives its tools.
+        self.late = set(pending)
+        self.ever_late = bool(self.late)  # resolve profiles at each run's start
         for group, members in [(LOOSE, tools), *(groups or {}).items()]:
             for tool in members:
                 self._add(group, tool)
@@ -46,6 +48,7 @@ class ToolRegistry:
             raise ConfigError(f"toolbox {group!r} names tools other toolboxes have: {clash}")
         for tool in members:
             self._add(group, tool)
+        self.late.discard(group)
 
     def pending(self, name: str) -> bool:
         """Whether `name`, a toolbox or a `<toolbox>.<tool>`, is of a group pending at start."""
@@ -104,9 +107,15 @@ class ProfileCatalog:
 
     def get(self, name: str) -> Profile | None:
         raw = self._raw.get(name)
-        if raw is not None and self._registry.late:
+        if raw is not None and self._registry.ever_late:
             return resolve(raw, self._registry)  # a few list operations: cheap
         return self._profiles.get(name)
+
+    def check(self) -> None:
+        """Resolve every profile again, once toolboxes pending at construction have listed
+        their tools: a tool a listed toolbox lacks is now a ConfigError, as at start."""
+        for profile in self._raw.values():
+            resolve(profile, self._registry)
 
     def names(self) -> list[str]:
         return sorted(self._profiles)

@@ -47,7 +47,10 @@ if TYPE_CHECKING:
     from agentrt.core.temporal import connect
     from agentrt.starter.client import RuntimeClient
     from agentrt.starter.facade import AgentRuntime
-    from agentrt.workers.builder import AgentrtPlugin, build_worker
+    from agentrt.activities.toolbox.mcp_config import McpServer
+    from agentrt.contracts.errors import SchemaBehindError
+    from agentrt.workers.builder import build_worker
+    from agentrt.workers.plugin import AgentrtPlugin
     from agentrt.workers.providers import ProviderConfig
 
 _EXPORTS: dict[str, str] = {
@@ -91,7 +94,9 @@ _EXPORTS: dict[str, str] = {
     "Toolbox": "agentrt.activities.toolbox.box",
     "ToolboxContext": "agentrt.activities.toolbox.box",
     "build_worker": "agentrt.workers.builder",
-    "AgentrtPlugin": "agentrt.workers.builder",
+    "AgentrtPlugin": "agentrt.workers.plugin",
+    "McpServer": "agentrt.activities.toolbox.mcp_config",
+    "SchemaBehindError": "agentrt.contracts.errors",
     "ModelProvider": "agentrt.activities.ports",
     "ProviderRequest": "agentrt.contracts.messages",
     "ProviderReply": "agentrt.contracts.messages",
@@ -109,6 +114,7 @@ __all__ = [
     "ConfigError",
     "GuardrailConfig",
     "InvalidRequestError",
+    "McpServer",
     "ModelProvider",
     "NoWorkerError",
     "Outcome",
@@ -125,6 +131,7 @@ __all__ = [
     "RunNotFoundError",
     "RunStatus",
     "RuntimeClient",
+    "SchemaBehindError",
     "SelfApprovalError",
     "Settings",
     "StaleTurnError",

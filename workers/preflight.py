@@ -14,7 +14,7 @@ from sqlalchemy.engine import make_url
 from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
 from temporalio.service import RPCError, RPCStatusCode
 
-from agentrt.activities.toolbox.mcp_config import HttpServer, load_mcp_config
+from agentrt.activities.toolbox.mcp_config import load_mcp_config
 from agentrt.contracts.errors import ConfigError
 from agentrt.contracts.profiles import Profile
 from agentrt.core.profiles import check_ceiling, load_profiles
@@ -93,7 +93,7 @@ async def _tools_and_models(
     mcp = load_mcp_config(file) if file else None
     servers, sources, down = await mcp_tools(mcp)
     for server in mcp.servers if mcp is not None else []:
-        where = server.url if isinstance(server, HttpServer) else server.command
+        where = server.where
         count = len(dict(servers).get(server.name, []))
         state = f"{count} tools" if server.name not in down else (
             f"DOWN ({down[server.name]}): the worker starts without its tools and lists it "
