@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     )
     from agentrt.activities.toolbox.box import Toolbox, ToolboxContext
     from agentrt.activities.toolbox.decorator import tool
+    from agentrt.activities.toolbox.mcp_config import McpServer
     from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason, ToolEffect
     from agentrt.contracts.errors import (
         AgentRuntimeError,
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
         RunNotAwaitingApprovalError,
         RunNotBegunError,
         RunNotFoundError,
+        SchemaBehindError,
         SelfApprovalError,
         StaleTurnError,
         StoreUnavailableError,
@@ -47,8 +49,6 @@ if TYPE_CHECKING:
     from agentrt.core.temporal import connect
     from agentrt.starter.client import RuntimeClient
     from agentrt.starter.facade import AgentRuntime
-    from agentrt.activities.toolbox.mcp_config import McpServer
-    from agentrt.contracts.errors import SchemaBehindError
     from agentrt.workers.builder import build_worker
     from agentrt.workers.plugin import AgentrtPlugin
     from agentrt.workers.providers import ProviderConfig

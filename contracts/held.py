@@ -44,8 +44,8 @@ def split_held(data: Mapping[str, Any]) -> tuple[dict[str, Any], tuple[object, .
         if isinstance(item, ToolSource):
             kind, name = item.profile_entry()
             (tools if kind == "tool" else toolboxes).append(name)
-        elif (name := _named_tool(item)) is not None:
-            tools.append(name)
+        elif (named := _named_tool(item)) is not None:
+            tools.append(named)
         else:
             raise ValueError(
                 f"tools holds {type(item).__name__!r}, which is not a tool name, a @tool "

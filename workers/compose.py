@@ -41,6 +41,7 @@ from agentrt.store.sealing import Sealer
 from agentrt.store.tool_steps import ToolStepStore
 from agentrt.workers.call_metrics import MeteredTool, fallback_counter, metered_providers
 from agentrt.workers.faults import fault_hook
+from agentrt.workers.held import held_by, merged_servers, on_pool, worker_seal_keys
 from agentrt.workers.metrics import (
     CallMetrics,
     MeteredRunStore,
@@ -48,7 +49,6 @@ from agentrt.workers.metrics import (
     count_turn,
     run_ended,
 )
-from agentrt.workers.held import held_by, merged_servers, on_pool, worker_seal_keys
 from agentrt.workers.providers import check_budgets, check_models, load_providers
 from agentrt.workers.toolboxes import load_toolboxes
 from agentrt.workers.tracing import TracedTool, traced_providers

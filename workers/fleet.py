@@ -71,8 +71,7 @@ def routed_worker(
         activities=routed.activities,
         activity_executor=resources.executor,  # sync activities, as on the workflow queue
         interceptors=[BlockingPool(pool(resources))],  # and the async ones' store calls
-        max_concurrent_activities=routed.concurrency
-        or settings.worker.max_concurrent_activities,
+        max_concurrent_activities=routed.concurrency or settings.worker.max_concurrent_activities,
         max_task_queue_activities_per_second=routed.rate,
         graceful_shutdown_timeout=timedelta(seconds=settings.worker.graceful_shutdown_seconds),
         deployment_config=deployment_config(settings),

@@ -26,8 +26,9 @@ from agentrt.workers.runner import ContextFreeRunner, ignores_context
 # - agentrt.contracts: pure wire types (pydantic models, enums, constants). No I/O at
 #   import, no module-level mutable state; the workflow only builds new instances.
 # - agentrt.workflows, the workflow classes and their helper modules: pure functions and
-#   dataclass/exception definitions over contracts, plus calls into temporalio.workflow (itself passed through;
-#   it acts on the current run's event loop, never on module state). At module level they
+#   dataclass/exception definitions over contracts, plus calls into temporalio.workflow
+#   (itself passed through; it acts on the current run's event loop, never on module
+#   state). At module level they
 #   hold only constants and read-only lookup tables (checked: nothing assigns to or
 #   mutates them), so sharing them between runs shares nothing a run changes. They do no
 #   I/O at import. The bans that keep their code deterministic (datetime.now, uuid4,

@@ -239,9 +239,7 @@ async def open_mcp_toolboxes(
     return boxes, close
 
 
-def tools_of(
-    conn: McpConnection, server: McpServer, specs: list[McpToolSpec]
-) -> list[Tool]:
+def tools_of(conn: McpConnection, server: McpServer, specs: list[McpToolSpec]) -> list[Tool]:
     """The server's tools as configured; a name the entry gives that the server lacks, or
     a probe that is no read of a non-idempotent write, is a ConfigError."""
     by_name = {s.name: s for s in specs}

@@ -87,7 +87,7 @@ class McpServer(Strict):
     def _one_transport(self) -> "McpServer":
         if (self.command is None) == (self.url is None):
             raise ValueError("an MCP server has either a command (stdio) or a url (http)")
-        transport = "stdio" if self.command is not None else "http"
+        transport: Literal["stdio", "http"] = "stdio" if self.command is not None else "http"
         if self.transport not in (None, transport):
             raise ValueError(f"transport {self.transport} with a {transport} server's fields")
         other = _HTTP_ONLY if transport == "stdio" else _STDIO_ONLY
