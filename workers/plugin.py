@@ -206,6 +206,18 @@ class AgentrtPlugin(SimplePlugin):
             async with pollers.running():
                 yield
 
+    def close(self) -> None:
+        """Close what the plugin made, should no worker run it (`with plugin:` does); a
+        worker's run closes it itself. Nothing when it was given `resources`."""
+        if self.owned:
+            self.resources.close()
+
+    def __enter__(self) -> "AgentrtPlugin":
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
     def queues(self) -> list[str]:
         """The task queues this plugin's workers poll, beside the one it is given."""
         rest = self.routed if self.own_queue is None else self.routed[1:]
