@@ -190,8 +190,9 @@ class AgentrtPlugin(SimplePlugin):
         on the worker's own client; none without `fleet`."""
         if not self.fleet:
             return []
-        out = [maintenance_worker(client, self.resources, self.settings)]
-        out = out if self.workflows_served else []
+        out = []
+        if self.workflows_served:  # one per client: the SDK refuses two on one queue
+            out.append(maintenance_worker(client, self.resources, self.settings))
         rest = self.routed if self.own_queue is None else self.routed[1:]
         out += [routed_worker(client, self.settings, self.resources, r) for r in rest]
         return out
