@@ -51,6 +51,8 @@ if TYPE_CHECKING:
     from agentrt.starter.facade import AgentRuntime
     from agentrt.workers.builder import build_worker
     from agentrt.workers.plugin import AgentrtPlugin
+    from agentrt.workflows.child import run_agent
+    from agentrt.contracts.run import RunResult
     from agentrt.workers.providers import ProviderConfig
 
 _EXPORTS: dict[str, str] = {
@@ -97,6 +99,8 @@ _EXPORTS: dict[str, str] = {
     "AgentrtPlugin": "agentrt.workers.plugin",
     "McpServer": "agentrt.activities.toolbox.mcp_config",
     "SchemaBehindError": "agentrt.contracts.errors",
+    "run_agent": "agentrt.workflows.child",
+    "RunResult": "agentrt.contracts.run",
     "ModelProvider": "agentrt.activities.ports",
     "ProviderRequest": "agentrt.contracts.messages",
     "ProviderReply": "agentrt.contracts.messages",
@@ -129,6 +133,7 @@ __all__ = [
     "RunNotAwaitingApprovalError",
     "RunNotBegunError",
     "RunNotFoundError",
+    "RunResult",
     "RunStatus",
     "RuntimeClient",
     "SchemaBehindError",
@@ -152,6 +157,7 @@ __all__ = [
     "WorkersBusyError",
     "build_worker",
     "connect",
+    "run_agent",
     "tool",
 ]
 

@@ -38,11 +38,13 @@ STICKY_SCHEDULE_TO_START = timedelta(seconds=3)
 
 
 def stock_worker(client: Client, plugin: AgentrtPlugin) -> Worker:
-    """The worker `agentrt-worker` runs: the plugin, on the settings' task queue."""
+    """The worker `agentrt-worker` runs: the plugin (the client's, or given here), on the
+    settings' task queue."""
+    on_client = any(p is plugin for p in client.config().get("plugins", []))
     return Worker(
         client,
         task_queue=plugin.settings.temporal.task_queue,
-        plugins=[plugin],
+        plugins=[] if on_client else [plugin],
         sticky_queue_schedule_to_start_timeout=STICKY_SCHEDULE_TO_START,
     )
 

@@ -2,8 +2,10 @@
 
     plugin = AgentrtPlugin(settings, profiles=[...])
     client = await Client.connect(address, tls=..., plugins=[plugin])
-    worker = Worker(client, task_queue=settings.temporal.task_queue, plugins=[plugin])
+    worker = Worker(client, task_queue=settings.temporal.task_queue)  # the client's plugin
     await worker.run()
+
+(or the plugin given to the Worker alone, `Worker(client, ..., plugins=[plugin])`).
 
 `agentrt-worker` is exactly that (workers/main.py).
 """
@@ -124,6 +126,11 @@ class AgentrtPlugin(SimplePlugin):
         return self.owned and bool(self.settings.telemetry.otlp_endpoint.strip())
 
     def _worker_client(self, client: Client) -> Client:
+        # The worker's client, and the one its siblings poll with, without this plugin:
+        # given to the client, the SDK applies it to every Worker made on that client, and
+        # the routed queues' and retention workers must not get the agent-run workflow.
+        own = client.config()
+        own["plugins"] = [p for p in own.get("plugins", []) if p is not self]
         # A client made for agentrt (core.temporal.connect, or one given this plugin) keeps
         # its converter: it may carry other payload keys than these settings. Any other
         # client cannot read agentrt's payloads; its worker polls with the settings' one.
@@ -132,9 +139,8 @@ class AgentrtPlugin(SimplePlugin):
         if client.data_converter.payload_converter_class is not (
             pydantic_data_converter.payload_converter_class
         ):
-            own = client.config()
             own["data_converter"] = self.converter
-            client = Client(**own)
+        client = Client(**own)
         # With payload keys: plaintext payloads are refused, and a run whose very start was
         # plaintext is ended with nothing left in Temporal (workers/plaintext.py).
         return worker_client(client, PlaintextStarts(client).heard)
