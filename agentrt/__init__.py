@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from agentrt.contracts.messages import ProviderReply, ProviderRequest, Usage
     from agentrt.contracts.profiles import Budget, GuardrailConfig, Profile, Timeouts
     from agentrt.contracts.reconcile import Reconciled
+    from agentrt.contracts.run import RunResult
     from agentrt.contracts.start import StartRequest
     from agentrt.core.settings import Settings
     from agentrt.core.temporal import connect
@@ -51,9 +52,8 @@ if TYPE_CHECKING:
     from agentrt.starter.facade import AgentRuntime
     from agentrt.workers.builder import build_worker
     from agentrt.workers.plugin import AgentrtPlugin
-    from agentrt.workflows.child import run_agent
-    from agentrt.contracts.run import RunResult
     from agentrt.workers.providers import ProviderConfig
+    from agentrt.workflows.child import run_agent
 
 _EXPORTS: dict[str, str] = {
     "AgentRuntime": "agentrt.starter.facade",

@@ -34,7 +34,7 @@ async def run_agent(
         initiator=initiator,
         max_iterations=max_iterations,
     )
-    return await workflow.execute_child_workflow(
+    result: RunResult = await workflow.execute_child_workflow(
         WORKFLOW_AGENT_RUN,
         request,
         id=run_id,
@@ -43,3 +43,4 @@ async def run_agent(
         parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
         static_summary=f"agent run ({profile})",
     )
+    return result
