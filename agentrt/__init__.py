@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from agentrt.activities.toolbox.box import Toolbox, ToolboxContext
     from agentrt.activities.toolbox.decorator import tool
     from agentrt.activities.toolbox.mcp_config import McpServer
+    from agentrt.child import run_agent
     from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason, ToolEffect
     from agentrt.contracts.errors import (
         AgentRuntimeError,
@@ -53,7 +54,6 @@ if TYPE_CHECKING:
     from agentrt.workers.builder import build_worker
     from agentrt.workers.plugin import AgentrtPlugin
     from agentrt.workers.providers import ProviderConfig
-    from agentrt.workflows.child import run_agent
 
 _EXPORTS: dict[str, str] = {
     "AgentRuntime": "agentrt.starter.facade",
@@ -99,7 +99,7 @@ _EXPORTS: dict[str, str] = {
     "AgentrtPlugin": "agentrt.workers.plugin",
     "McpServer": "agentrt.activities.toolbox.mcp_config",
     "SchemaBehindError": "agentrt.contracts.errors",
-    "run_agent": "agentrt.workflows.child",
+    "run_agent": "agentrt.child",
     "RunResult": "agentrt.contracts.run",
     "ModelProvider": "agentrt.activities.ports",
     "ProviderRequest": "agentrt.contracts.messages",

@@ -17,9 +17,8 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
-from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Connection, Engine, text
+from sqlalchemy import Connection, Engine, inspect, text
 
 from agentrt.core.private import FILE_MODE
 from agentrt.store.sealing import Sealer
@@ -46,8 +45,10 @@ def behind(engine: Engine) -> str | None:
     it is at head or newer (a later release migrated it: its changes are additive, so an
     older worker of a rolling upgrade keeps running). Reads only; changes nothing."""
     scripts = ScriptDirectory.from_config(_config())
-    with engine.connect() as conn:
-        current = MigrationContext.configure(conn).get_current_heads()
+    with engine.connect() as conn:  # read as alembic keeps it (no MigrationContext: it logs)
+        if not inspect(conn).has_table("alembic_version"):
+            return "it has no agentrt schema"
+        current = [r[0] for r in conn.execute(text("SELECT version_num FROM alembic_version"))]
     if not current:
         return "it has no agentrt schema"
     known = {rev.revision for rev in scripts.walk_revisions()}

@@ -39,20 +39,16 @@ async def serve(settings: Settings, stop: asyncio.Event) -> None:
     plugin = AgentrtPlugin(settings)
     client = await connect(settings, plugins=[plugin])
     worker = stock_worker(client, plugin)
-    async with worker:
-        logger.info(
-            "worker polling %s on %s%s",
-            ", ".join([worker.task_queue, *plugin.queues()]),
-            settings.temporal.address,
-            _version_note(settings),
-        )
-        await stop.wait()
-        logger.info("draining")
-
-
-def _version_note(settings: Settings) -> str:
-    version = settings.temporal.deployment_version()
-    return "" if version is None else f" as {version[0]} build {version[1]}"
+    running = asyncio.ensure_future(worker.run())
+    stopping = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({running, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        if not running.done():
+            logger.info("draining")
+            await worker.shutdown()
+        await running  # the worker's own failure (a schema behind, a port taken) is raised
+    finally:
+        stopping.cancel()
 
 
 EXIT_ERROR = 2
@@ -121,6 +117,9 @@ def _main(argv: Sequence[str] | None) -> None:
     except AgentRuntimeError as exc:
         _fail(str(exc))
     configure_logging(args.log_level, settings.telemetry.log_format)
+    # The SDK's own start and shutdown lines: this worker says "polling" and "draining"
+    # itself, and a start it refuses is one line on stderr.
+    logging.getLogger("temporalio.worker").setLevel(max(logging.WARNING, logging.root.level))
     if args.task_queue is not None:
         if not args.task_queue.strip():
             _fail("--task-queue must not be empty")

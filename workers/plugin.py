@@ -104,7 +104,11 @@ class AgentrtPlugin(SimplePlugin):
     def configure_worker(self, config: WorkerConfig) -> WorkerConfig:
         config = super().configure_worker(config)
         config["client"] = client = self._worker_client(config["client"])
-        config["workflow_runner"] = sandbox_runner(client.data_converter)
+        # The context-free shortcut holds only for workflows that command no other workflow
+        # (workers/runner.py): a worker that also hosts the user's (one may run an agent as
+        # a child, agentrt.run_agent) keeps the sandbox's own answers.
+        ours = all(w is AgentRunWorkflow for w in config.get("workflows", []))
+        config["workflow_runner"] = sandbox_runner(client.data_converter if ours else None)
         config["interceptors"] = [
             *config.get("interceptors", []),
             *worker_interceptors(client, self.resources, will_trace=self._traces()),
@@ -165,14 +169,26 @@ class AgentrtPlugin(SimplePlugin):
         return config
 
     async def run_worker(self, worker: Worker, next: Callable[[Worker], Awaitable[None]]) -> None:
-        async with self.running(worker.client):
+        async with contextlib.AsyncExitStack() as stack:
+            try:
+                await stack.enter_async_context(self.running(worker))
+            except BaseException:
+                # SDK 1.35: shutdown() (and `async with worker`'s exit) waits for a run that
+                # began; one that never began would leave it waiting forever. Request the
+                # shutdown first, so the run begins and ends at once, then raise.
+                stopping = asyncio.ensure_future(worker.shutdown())
+                with contextlib.suppress(Exception):
+                    await next(worker)
+                await stopping
+                raise
             await next(worker)
 
     @contextlib.asynccontextmanager
-    async def running(self, client: Client) -> AsyncIterator[list[Worker]]:
+    async def running(self, worker: Worker) -> AsyncIterator[list[Worker]]:
         """What the worker holds while it runs, opened in order and closed in reverse:
         tracing, the store and registration, the MCP servers, the metrics port and the
         workers beside it (yielded)."""
+        client = worker.client
         tracer = None
         if self._traces() and not tracing_enabled():
             tracer = configure_tracing(self.settings, "agentrt-worker")
@@ -189,7 +205,14 @@ class AgentrtPlugin(SimplePlugin):
             beside = self._beside(client)
             for sibling in beside:
                 await stack.enter_async_context(sibling)
+            polled = ", ".join([worker.task_queue, *(w.task_queue for w in beside)])
+            address = client.service_client.config.target_host
+            logger.info("worker polling %s on %s%s", polled, address, self._version())
             yield beside
+
+    def _version(self) -> str:
+        version = self.settings.temporal.deployment_version()
+        return "" if version is None else f" as {version[0]} build {version[1]}"
 
     def _beside(self, client: Client) -> list[Worker]:
         """The retention pass's worker (with the workflows) and the routed queues' workers,

@@ -94,10 +94,10 @@ class McpServer(Strict):
         stray = [f for f in other if getattr(self, f)]
         if stray:
             raise ValueError(f"a {transport} server takes no {', '.join(stray)}")
-        both = sorted(set(self.env) & set(self.env_from_env))
-        both += sorted(set(self.headers) & set(self.headers_from_env))
-        if both:
-            raise ValueError(f"set both directly and from the environment: {', '.join(both)}")
+        for given, read in (("env", "env_from_env"), ("headers", "headers_from_env")):
+            both = sorted(set(getattr(self, given)) & set(getattr(self, read)))
+            if both:
+                raise ValueError(f"set in both {given} and {read}: {', '.join(both)}")
         self.transport = transport
         return self
 
