@@ -28,11 +28,11 @@ class ToolRegistry:
         self._tools: dict[str, Tool] = {}
         self._owner: dict[str, str] = {}
         self._groups: dict[str, list[str]] = {}
-        # Groups whose tools are not known yet (an MCP server not listed yet, or down): a
-        # tool named in them that no tool answers to is left out of a run's plan (not
-        # offered), never refused. A group leaves once `add_group` gives its tools.
-        self.late = set(pending)
-        self.ever_late = bool(self.late)  # resolve profiles at each run's start
+        # Groups whose tools were not known at construction (MCP servers, listed when the
+        # worker runs, and retried while down): a tool named in them that no tool answers
+        # to is left out of a run's plan (not offered), never refused at a run's start.
+        self.late = frozenset(pending)
+        self.listed: set[str] = set()  # late groups whose tools `add_group` gave
         for group, members in [(LOOSE, tools), *(groups or {}).items()]:
             for tool in members:
                 self._add(group, tool)
@@ -48,7 +48,7 @@ class ToolRegistry:
             raise ConfigError(f"toolbox {group!r} names tools other toolboxes have: {clash}")
         for tool in members:
             self._add(group, tool)
-        self.late.discard(group)
+        self.listed.add(group)
 
     def pending(self, name: str) -> bool:
         """Whether `name`, a toolbox or a `<toolbox>.<tool>`, is of a group pending at start."""
@@ -107,15 +107,24 @@ class ProfileCatalog:
 
     def get(self, name: str) -> Profile | None:
         raw = self._raw.get(name)
-        if raw is not None and self._registry.ever_late:
+        if raw is not None and self._registry.late:
             return resolve(raw, self._registry)  # a few list operations: cheap
         return self._profiles.get(name)
 
     def check(self) -> None:
-        """Resolve every profile again, once toolboxes pending at construction have listed
-        their tools: a tool a listed toolbox lacks is now a ConfigError, as at start."""
+        """At the worker's start, once the late toolboxes that answered have listed their
+        tools: a tool one of them lacks is a ConfigError, as for any toolbox."""
+        reg = self._registry
         for profile in self._raw.values():
-            resolve(profile, self._registry)
+            lacking = [
+                t for t in profile.tools
+                if reg.get(t) is None and t.partition(".")[0] in reg.listed
+            ]  # fmt: skip
+            if lacking:
+                raise ConfigError(
+                    f"profile {profile.name!r} names unknown tools: {lacking}"
+                    f" (loaded toolboxes: {reg.groups() or 'none'})"
+                )
 
     def names(self) -> list[str]:
         return sorted(self._profiles)

@@ -197,10 +197,10 @@ class AgentrtPlugin(SimplePlugin):
             if self.owned:
                 stack.push_async_callback(asyncio.to_thread, self.resources.close)
                 await asyncio.to_thread(self.resources.open)
-            mcp = ServedMcp(self.settings, self.resources)
-            stack.push_async_callback(mcp.close)
-            await mcp.open()
-            if self.owned:
+            if self.owned:  # given resources, the caller opened (or chose) their servers
+                mcp = ServedMcp(self.settings, self.resources)
+                stack.push_async_callback(mcp.close)
+                await mcp.open()
                 await stack.enter_async_context(self._metrics(client, mcp))
             beside = self._beside(client)
             for sibling in beside:

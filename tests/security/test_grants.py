@@ -26,7 +26,7 @@ from agentrt.store.rows import RunRow
 from agentrt.workers.compose import WorkerResources
 from bench.a2a_fixtures import FIXTURES
 from tests._built import built
-from tests._db import scratch_database
+from tests._db import migrated, scratch_database
 from tests.api.conftest import (  # noqa: F401  (fixtures)
     Live,
     _serve,
@@ -99,6 +99,7 @@ def autonomous_settings(
     # test's API reads it (the suite's Agent Card lists exactly its fixtures' skills).
     db = tmp_path_factory.mktemp("grants-db") / "agentrt.db"
     with scratch_database("grants", db) as url:
+        migrated(url)  # as `agentrt migrate` does: no worker migrates
         yield a2a_settings.replace(worker={"profiles_file": path}, database={"url": url})
 
 
