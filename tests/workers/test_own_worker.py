@@ -17,6 +17,7 @@ from temporalio.testing import WorkflowEnvironment
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.ids import ACT_MODEL_COMPLETE
 from agentrt.core.settings import Settings
+from agentrt.store.sealing import Sealer
 from tests._markdown import code_blocks, python_path, run_python, write_module
 from tests._tls import Pki, mtls_proxy
 from tests.conftest import TEST_SEAL_KEYS
@@ -31,7 +32,11 @@ def pki(temporal_env: WorkflowEnvironment, tmp_path: Path) -> Iterator[Pki]:
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.parametrize(
+    "payload_keys", [None, "k1:" + Sealer.new_key_b64()], ids=["clear", "keys"]
+)
 async def test_the_own_worker_page_runs_over_mtls_with_mcp_and_routed_model_calls(
+    payload_keys: str | None,
     pki: Pki,
     settings: Settings,
     temporal_env: WorkflowEnvironment,
@@ -46,6 +51,8 @@ async def test_the_own_worker_page_runs_over_mtls_with_mcp_and_routed_model_call
         AGENTRT_MODEL_TASK_QUEUE=models,
         AGENTRT_RETENTION_TASK_QUEUE=f"maint-{uuid.uuid4().hex[:8]}",
     )
+    if payload_keys is not None:  # every payload encrypted and bound to its run, the
+        env["AGENTRT_PAYLOAD_KEYS"] = payload_keys  # child's input to the child's id
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     monkeypatch.chdir(tmp_path)
