@@ -28,9 +28,11 @@ class ToolRegistry:
         self._tools: dict[str, Tool] = {}
         self._owner: dict[str, str] = {}
         self._groups: dict[str, list[str]] = {}
-        # Groups pending at start: a tool named in them that no tool answers to is left out
-        # of a run's plan (not offered), never refused: its server may still be down.
+        # Groups whose tools were not known at construction (MCP servers, listed when the
+        # worker runs, and retried while down): a tool named in them that no tool answers
+        # to is left out of a run's plan (not offered), never refused at a run's start.
         self.late = frozenset(pending)
+        self.listed: set[str] = set()  # late groups whose tools `add_group` gave
         for group, members in [(LOOSE, tools), *(groups or {}).items()]:
             for tool in members:
                 self._add(group, tool)
@@ -46,6 +48,7 @@ class ToolRegistry:
             raise ConfigError(f"toolbox {group!r} names tools other toolboxes have: {clash}")
         for tool in members:
             self._add(group, tool)
+        self.listed.add(group)
 
     def pending(self, name: str) -> bool:
         """Whether `name`, a toolbox or a `<toolbox>.<tool>`, is of a group pending at start."""
@@ -107,6 +110,21 @@ class ProfileCatalog:
         if raw is not None and self._registry.late:
             return resolve(raw, self._registry)  # a few list operations: cheap
         return self._profiles.get(name)
+
+    def check(self) -> None:
+        """At the worker's start, once the late toolboxes that answered have listed their
+        tools: a tool one of them lacks is a ConfigError, as for any toolbox."""
+        reg = self._registry
+        for profile in self._raw.values():
+            lacking = [
+                t for t in profile.tools
+                if reg.get(t) is None and t.partition(".")[0] in reg.listed
+            ]  # fmt: skip
+            if lacking:
+                raise ConfigError(
+                    f"profile {profile.name!r} names unknown tools: {lacking}"
+                    f" (loaded toolboxes: {reg.groups() or 'none'})"
+                )
 
     def names(self) -> list[str]:
         return sorted(self._profiles)

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     )
     from agentrt.activities.toolbox.box import Toolbox, ToolboxContext
     from agentrt.activities.toolbox.decorator import tool
+    from agentrt.activities.toolbox.mcp_config import McpServer
+    from agentrt.child import run_agent
     from agentrt.contracts.a2a import InputMessage
     from agentrt.contracts.answers import RunAnswer
     from agentrt.contracts.approval import ApprovalDecision
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
         RunNotAwaitingApprovalError,
         RunNotBegunError,
         RunNotFoundError,
+        SchemaBehindError,
         SelfApprovalError,
         StaleTurnError,
         StoreUnavailableError,
@@ -47,12 +50,14 @@ if TYPE_CHECKING:
     from agentrt.contracts.profiles import Budget, GuardrailConfig, Profile, Timeouts
     from agentrt.contracts.reconcile import Reconciled
     from agentrt.contracts.reconcile_answer import ReconcileAnswer, WriteResolution
+    from agentrt.contracts.run import RunResult
     from agentrt.contracts.start import StartRequest
     from agentrt.core.settings import Settings
     from agentrt.core.temporal import connect
     from agentrt.starter.client import RuntimeClient
     from agentrt.starter.facade import AgentRuntime
-    from agentrt.workers.builder import AgentrtPlugin, build_worker
+    from agentrt.workers.builder import build_worker
+    from agentrt.workers.plugin import AgentrtPlugin
     from agentrt.workers.providers import ProviderConfig
 
 _EXPORTS: dict[str, str] = {
@@ -103,7 +108,11 @@ _EXPORTS: dict[str, str] = {
     "Toolbox": "agentrt.activities.toolbox.box",
     "ToolboxContext": "agentrt.activities.toolbox.box",
     "build_worker": "agentrt.workers.builder",
-    "AgentrtPlugin": "agentrt.workers.builder",
+    "AgentrtPlugin": "agentrt.workers.plugin",
+    "McpServer": "agentrt.activities.toolbox.mcp_config",
+    "SchemaBehindError": "agentrt.contracts.errors",
+    "run_agent": "agentrt.child",
+    "RunResult": "agentrt.contracts.run",
     "ModelProvider": "agentrt.activities.ports",
     "ProviderRequest": "agentrt.contracts.messages",
     "ProviderReply": "agentrt.contracts.messages",
@@ -124,6 +133,7 @@ __all__ = [
     "InputError",
     "InputMessage",
     "InvalidRequestError",
+    "McpServer",
     "ModelProvider",
     "NoWorkerError",
     "Outcome",
@@ -140,8 +150,10 @@ __all__ = [
     "RunNotAwaitingApprovalError",
     "RunNotBegunError",
     "RunNotFoundError",
+    "RunResult",
     "RunStatus",
     "RuntimeClient",
+    "SchemaBehindError",
     "SelfApprovalError",
     "Settings",
     "StaleTurnError",
@@ -163,6 +175,7 @@ __all__ = [
     "WriteResolution",
     "build_worker",
     "connect",
+    "run_agent",
     "tool",
 ]
 

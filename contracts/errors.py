@@ -182,6 +182,13 @@ class StoreUnavailableError(AgentRuntimeError):
     code = "store_unavailable"
 
 
+class SchemaBehindError(StoreUnavailableError):
+    """The database's schema is older than this release's (or absent): a worker never
+    migrates by itself. Run `agentrt migrate` (the deployment's migrate step) first."""
+
+    code = "schema_behind"
+
+
 class TemporalUnavailableError(AgentRuntimeError):
     """The Temporal frontend could not be reached."""
 

@@ -4,9 +4,18 @@ import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
+    field_validator,
+    model_validator,
+)
 
 from agentrt.contracts.enums import ToolEffect
+from agentrt.contracts.held import holds_objects, split_held
 from agentrt.contracts.messages import Usage
 from agentrt.contracts.output import check_schema
 from agentrt.contracts.strict import Strict, unknown_keys
@@ -101,11 +110,19 @@ def spent_limit(usage: Usage, budget: Budget | None) -> str | None:
 
 
 class Profile(BaseModel):
-    """An agent profile: what a run of it may do. Written in Python
-    (`Profile(name="support", model="openai:gpt-4o", toolboxes=["billing"])`, handed to
-    `build_worker(..., profiles=[...])`) or in the worker's YAML file, which loads onto this
-    type (core/profiles.py). A key this type does not know is an error naming the key and
-    the profile: a misspelt `aproval:` must not leave approval at its default."""
+    """An agent profile: what a run of it may do.
+
+    Written in Python, handed to `AgentrtPlugin(settings, profiles=[...])`:
+
+        Profile(name="support", model="openai:gpt-4o",
+                tools=[refund, billing_toolbox, McpServer(name="crm", url=...)])
+
+    or in the worker's YAML file, which loads onto this type (core/profiles.py) and names
+    its tools and toolboxes. `tools` takes names and, in Python, the objects themselves (a
+    `@tool` function, a plain function, a `Toolbox`, an `McpServer`: contracts/held.py):
+    the profile keeps their names, and the worker serving it loads the objects. A key this
+    type does not know is an error naming the key and the profile: a misspelt `aproval:`
+    must not leave approval at its default."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -114,6 +131,8 @@ class Profile(BaseModel):
     model: str = Field(description="provider:model, e.g. scripted:demo")
     fallback_model: str | None = None  # used when the model's provider fails
     tools: list[str] = Field(default_factory=list)
+    # The objects `tools` was given (not part of the profile's data: never serialized).
+    _held: tuple[object, ...] = PrivateAttr(default=())
     # Every tool of each, after `tools`. An MCP server (AGENTRT_MCP_SERVERS_FILE) is a
     # toolbox of its name.
     toolboxes: list[str] = Field(default_factory=list)
@@ -150,6 +169,21 @@ class Profile(BaseModel):
     # back to the model with the error up to `output_retries` times, then the run fails.
     output_schema: dict[str, Any] | None = None
     output_retries: int = Field(default=DEFAULT_OUTPUT_RETRIES, ge=0, le=MAX_OUTPUT_RETRIES)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _objects(cls, data: Any, handler: ModelWrapValidatorHandler["Profile"]) -> "Profile":
+        """Tool objects in `tools` become names; the objects are kept beside (`held`)."""
+        if not holds_objects(data):
+            return handler(data)
+        names, held = split_held(data)
+        profile = handler(names)
+        profile._held = held
+        return profile
+
+    def held(self) -> tuple[object, ...]:
+        """The tool objects this profile was given in `tools` (none from YAML)."""
+        return self._held
 
     @model_validator(mode="before")
     @classmethod

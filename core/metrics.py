@@ -61,6 +61,30 @@ def _stop(server: WSGIServer, thread: threading.Thread) -> None:
     thread.join(timeout=5)
 
 
+_RUNTIMES: dict[str, Runtime] = {}
+
+
+def temporal_runtime(settings: Settings) -> Runtime | None:
+    """A Temporal Runtime whose Prometheus exporter listens on
+    AGENTRT_TEMPORAL_METRICS_PORT (None when it is not set), for a client to connect with:
+    every worker on that client reports there. One per address in a process (its
+    exporter holds the port)."""
+    if settings.telemetry.temporal_metrics_port is None:
+        return None
+    address = f"{settings.telemetry.metrics_host}:{settings.telemetry.temporal_metrics_port}"
+    if address not in _RUNTIMES:
+        try:
+            runtime = Runtime(telemetry=TelemetryConfig(metrics=PrometheusConfig(address)))
+        except ValueError as exc:
+            raise ConfigError(
+                f"AGENTRT_TEMPORAL_METRICS_PORT: the Temporal SDK cannot serve metrics on "
+                f"{address} ({str(exc).splitlines()[0]}); choose a free port, or unset it"
+            ) from None
+        logger.info("Temporal SDK metrics on http://%s/metrics", address)
+        _RUNTIMES[address] = runtime
+    return _RUNTIMES[address]
+
+
 def install_sdk_metrics(settings: Settings) -> Runtime | None:
     """Make the default Temporal Runtime one whose Prometheus exporter listens on
     AGENTRT_TEMPORAL_METRICS_PORT, before any client connects (every client and worker of
@@ -87,5 +111,6 @@ __all__ = [
     "new_registry",
     "serve_metrics",
     "store_gauges",
+    "temporal_runtime",
     "waiting_gauge",
 ]

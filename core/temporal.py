@@ -2,9 +2,10 @@
 
 import dataclasses
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from temporalio.client import Client
+from temporalio.client import Plugin as ClientPlugin
 from temporalio.common import HeaderCodecBehavior
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.converter import DataConverter, DefaultFailureConverterWithEncodedAttributes
@@ -70,7 +71,7 @@ def settings_converter(settings: Settings) -> DataConverter:
         raise ConfigError(f"AGENTRT_PAYLOAD_KEYS: {exc}") from None
 
 
-async def connect(settings: Settings) -> Client:
+async def connect(settings: Settings, *, plugins: Sequence[ClientPlugin] = ()) -> Client:
     """A Temporal client made from the settings, as every agentrt process makes its own
     (`agentrt.connect`, public): the address and namespace, TLS, mTLS and the API key
     (AGENTRT_TEMPORAL_*, checked before connecting: a bad one is a ConfigError naming it),
@@ -80,7 +81,8 @@ async def connect(settings: Settings) -> Client:
     object, not an address, so no caller can leave the payload keys behind.
 
     Give it to your own workers (`Worker(client, ..., plugins=[AgentrtPlugin(settings)])`,
-    or `build_worker(client, settings)`) and clients (`AgentRuntime(client, ...)`,
+    or `build_worker(client, settings)`; `plugins` are the client's, e.g. that plugin, which
+    also brings the SDK's metrics runtime) and clients (`AgentRuntime(client, ...)`,
     `client.get_workflow_handle(run_id)`). With tracing configured, its tracing interceptor
     also reaches every worker built on it. A frontend it cannot reach is a
     TemporalUnavailableError naming the cause and the setting to change
@@ -98,6 +100,7 @@ async def connect(settings: Settings) -> Client:
             interceptors=[tracing_interceptor()] if tracing_enabled() else [],
             # Headers (the trace context) are payloads too: encrypted like the rest.
             header_codec_behavior=HeaderCodecBehavior.CODEC,
+            plugins=plugins,
         )
     except RuntimeError as exc:
         found = _REASON.findall(str(exc))

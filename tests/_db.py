@@ -33,3 +33,15 @@ def scratch_database(prefix: str, sqlite_file: Path) -> Iterator[str]:
         with admin.begin() as conn:
             conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
         admin.dispose()
+
+
+def migrated(url: str) -> None:
+    """The schema at head, as `agentrt migrate` makes it (workers only check it)."""
+    from agentrt.store.db import migrate
+    from agentrt.store.db.engine import make_engine
+
+    engine = make_engine(url)
+    try:
+        migrate.upgrade(engine)
+    finally:
+        engine.dispose()

@@ -31,7 +31,7 @@ from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import WorkerResources, build
 from agentrt.workers.main import make_worker
 from tests._built import built
-from tests._db import scratch_database
+from tests._db import migrated, scratch_database
 
 TEST_SEAL_KEYS = "test:" + base64.b64encode(b"k" * 32).decode()
 
@@ -63,7 +63,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(scope="session")
 def database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The suite's database, migrated as a deployment does (`agentrt migrate`): no worker
+    migrates by itself."""
     with scratch_database("t", tmp_path_factory.mktemp("db") / "agentrt.db") as url:
+        migrated(url)
         yield url
 
 

@@ -1,4 +1,9 @@
-"""Composition root: settings → engine, store, providers, toolboxes → activity objects."""
+"""Composition root: settings → engine, store, providers, toolboxes → activity objects.
+
+`compose` makes every object and opens nothing (the engine connects on first use, the
+pools start threads on first use); `WorkerResources.open` is the worker's start: the
+database reached and its schema checked (never migrated), the profiles registered.
+`build` is both, for the embedded demo and tests that drive a store without a worker."""
 
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Executor, ThreadPoolExecutor
@@ -15,18 +20,19 @@ from agentrt.activities.fence.answer import AnswerActivities
 from agentrt.activities.model import ModelActivities
 from agentrt.activities.pauses import PauseActivities
 from agentrt.activities.ports import ModelProvider, Tool, no_faults
-from agentrt.activities.registry import ProfileCatalog, Routes, ToolRegistry
+from agentrt.activities.registry import LOOSE, ProfileCatalog, Routes, ToolRegistry
 from agentrt.activities.run import RunActivities
 from agentrt.activities.settle import Settle, SettleActivities
 from agentrt.activities.settle.completion import Completion
 from agentrt.activities.toolbox.box import Toolbox, ToolboxContext
+from agentrt.activities.toolbox.mcp_config import McpServer, load_mcp_config
 from agentrt.activities.tools import ToolActivities
 from agentrt.contracts.profiles import Profile
 from agentrt.core.codec import parse_keys
 from agentrt.core.profiles import check_ceiling, checked_profiles, load_profiles
 from agentrt.core.settings import Settings
 from agentrt.store.db.context import StoreContext
-from agentrt.store.db.open import open_store
+from agentrt.store.db.open import check_worker_store, store_context
 from agentrt.store.db.sealing import Sealer
 from agentrt.store.live.table import LiveStore
 from agentrt.store.ops.gauges import watch_store
@@ -35,6 +41,7 @@ from agentrt.store.steps.tools import ToolStepStore
 from agentrt.workers.call_metrics import MeteredTool, fallback_counter, metered_providers
 from agentrt.workers.fastpath import store_pool
 from agentrt.workers.faults import fault_hook
+from agentrt.workers.held import held_by, merged_servers, on_pool, worker_seal_keys
 from agentrt.workers.metrics import (
     CallMetrics,
     MeteredRunStore,
@@ -76,8 +83,24 @@ class WorkerResources:
     tool_activities: list[Callable[..., Any]] = field(default_factory=list)
     provider_names: list[str] = field(default_factory=list)
     profile_names: list[str] = field(default_factory=list)  # the profiles this worker serves
-    # The profiles this worker serves, registered for clients to route by until close().
+    # The profiles this worker serves, registered for clients to route by from open() until
+    # close(); the catalog resolves their tools.
     registration: Registration | None = None
+    catalog: ProfileCatalog | None = None
+    served: list[Profile] = field(default_factory=list)
+    # The MCP servers of the servers file and the profiles: toolboxes pending until the
+    # worker runs and lists them (workers/plugin.py).
+    mcp_servers: list[McpServer] = field(default_factory=list)
+    payload_keys: list[str] = field(default_factory=list)
+
+    def open(self) -> None:
+        """The worker's start (blocking I/O): the database reached, its schema at head
+        (SchemaBehindError names `agentrt migrate` otherwise), the profiles registered."""
+        check_worker_store(self.engine)
+        if self.registration is None:
+            self.registration = Registration(
+                ProfileRegistry(self.ctx), self.served, payload_keys=self.payload_keys
+            )
 
     def close(self) -> None:
         if self.registration is not None:
@@ -110,19 +133,45 @@ def build(
     profiles: Iterable[Profile] | None = None,
     pending: Iterable[str] = (),
 ) -> WorkerResources:
-    """Open the store and compose every activity. Toolboxes come from the entry points,
-    AGENTRT_TOOLBOXES and `toolboxes`; a bad one is a ConfigError before anything opens.
-    The worker serves `profiles` when given (written in Python), else those of
-    AGENTRT_PROFILES_FILE, and registers them in the database for clients to route by.
-    The activities record into `metrics` (new ones by default: `resources.metrics`).
-    `pending` names toolboxes whose tools come later (MCP servers down at start):
-    `resources.registry.add_group` adds them."""
-    boxes = load_toolboxes(settings, toolboxes)
+    """`compose`, then `open`: the resources of a worker that is starting now."""
+    resources = compose(
+        settings, toolboxes=toolboxes, providers=providers, faults=faults, metrics=metrics,
+        profiles=profiles, pending=pending,
+    )  # fmt: skip
+    try:
+        resources.open()
+    except BaseException:
+        resources.close()
+        raise
+    return resources
+
+
+def compose(
+    settings: Settings,
+    *,
+    toolboxes: Iterable[Toolbox] = (),
+    providers: Mapping[str, ModelProvider] | None = None,
+    faults: Callable[[str], None] | None = None,
+    metrics: WorkerMetrics | None = None,
+    profiles: Iterable[Profile] | None = None,
+    pending: Iterable[str] = (),
+) -> WorkerResources:
+    """Every activity, over a store that is not reached yet. Toolboxes come from the entry
+    points, AGENTRT_TOOLBOXES, `toolboxes` and the profiles' own; a bad one is a
+    ConfigError here. The worker serves `profiles` when given (written in Python), else
+    those of AGENTRT_PROFILES_FILE. The activities record into `metrics` (new ones by
+    default: `resources.metrics`). `pending` names toolboxes whose tools come later (MCP
+    servers, listed when the worker runs): `resources.add_tools` adds them."""
     served = (
         load_profiles(settings.worker.profiles_file)
         if profiles is None
         else checked_profiles(profiles, "the worker builder's profiles")
     )
+    held = held_by(served.values())
+    file = settings.worker.mcp_servers_file
+    listed = load_mcp_config(file).servers if file else []
+    servers = merged_servers(listed, held.mcp_servers, "servers file and the profiles")
+    boxes = load_toolboxes(settings, [*toolboxes, *held.toolboxes])
     if faults is None and (settings.faults.block_at or settings.faults.fail_at):
         faults = fault_hook(
             block_at=settings.faults.block_at,
@@ -130,8 +179,8 @@ def build(
             marker_dir=settings.faults.marker_dir,
         )
     hook = faults or no_faults
-    sealer = Sealer.from_b64(settings.create_seal_key_if_missing())
-    engine, ctx = open_store(settings.database.resolved_url(), sealer, faults=hook)
+    sealer = Sealer.from_b64(worker_seal_keys(settings))
+    engine, ctx = store_context(settings.database.resolved_url(), sealer, faults=hook)
     ctx = replace(ctx, completion_hooks=(*ctx.completion_hooks, completion_hook(sealer)))
     # Sync tools run here, as many at once as the worker runs activities.
     pool = ThreadPoolExecutor(settings.worker.max_concurrent_activities, TOOL_THREAD_PREFIX)
@@ -141,11 +190,13 @@ def build(
         STORE_THREAD_PREFIX,
     )
     resources = WorkerResources(engine, ctx, executor=pool, store_executor=store)
+    resources.mcp_servers = servers
     if metrics is not None:
         resources.metrics = metrics
     watch_store(resources.metrics.registry, ctx)
     try:
-        _compose(resources, settings, boxes, served, providers, hook, set(pending))
+        _compose(resources, settings, boxes, served, providers, hook,
+                 {*pending, *(s.name for s in servers)}, held.tools)  # fmt: skip
     except BaseException:
         resources.close()
         raise
@@ -160,6 +211,7 @@ def _compose(
     providers: Mapping[str, ModelProvider] | None,
     hook: Callable[[str], None],
     pending: set[str],
+    loose: list[Tool],
 ) -> None:
     ctx, pool = resources.ctx, resources.executor
     assert pool is not None
@@ -171,6 +223,7 @@ def _compose(
     )
     calls = resources.metrics.calls
     registry = ToolRegistry(
+        wrapped(LOOSE, [on_pool(t, pool) for t in loose], calls),
         groups={box.name: wrapped(box.name, box.build(tool_ctx), calls) for box in boxes},
         pending=pending,
     )
@@ -179,9 +232,9 @@ def _compose(
     check_models(profiles.values(), models.providers)
     check_budgets(profiles.values(), models.prices)
     check_ceiling(profiles.values(), settings.limits.max_iterations_ceiling)
-    resources.registration = Registration(
-        ProfileRegistry(ctx), profiles.values(), payload_keys=payload_key_ids(settings)
-    )
+    resources.catalog = catalog
+    resources.served = list(profiles.values())
+    resources.payload_keys = payload_key_ids(settings)
     m = resources.metrics
     runs, steps = MeteredRunStore(ctx, m), ToolStepStore(ctx)
     completion = Completion(ctx, ended=run_ended(m), turned=partial(count_turn, m))

@@ -26,6 +26,8 @@ from agentrt.core.private import private_dir
 from agentrt.core.settings import Settings
 from agentrt.starter import render
 from agentrt.starter.facade import AgentRuntime
+from agentrt.store.db.open import open_store
+from agentrt.store.db.sealing import Sealer
 from agentrt.store.runs.record import RunStore
 from agentrt.workers._demo_server import connect_when_ready, dev_server
 from agentrt.workers.builder import build_worker
@@ -148,6 +150,9 @@ async def demo_session(
 ) -> None:
     """Against the Temporal at `settings.temporal.address`: a worker and the demo run."""
     client = await connect_when_ready(settings)
+    # The demo is a whole deployment in one process: its migrate step first, as
+    # `agentrt migrate` (a worker only checks the schema).
+    await asyncio.to_thread(prepare_data, settings)
     worker, resources = build_worker(client, settings)
     with resources:
         async with worker:
@@ -174,6 +179,13 @@ async def demo_session(
                 )
                 await asyncio.Event().wait()  # until a signal cancels us
             out.print("Stopping the worker and the dev server…", markup=False, highlight=False)
+
+
+def prepare_data(settings: Settings) -> None:
+    """The schema at head and the seal key, as `agentrt migrate` makes them."""
+    sealer = Sealer.from_b64(settings.create_seal_key_if_missing())
+    engine, _ = open_store(settings.database.resolved_url(), sealer)
+    engine.dispose()
 
 
 async def _drive(

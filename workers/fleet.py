@@ -1,9 +1,10 @@
-"""The Temporal Workers one process runs, by AGENTRT_SERVE: the workflow queue (agent runs
-and their store activities), and the routed queues of model and tool calls, each with its
-own concurrency. A provider's request-rate limit is set on its model queue
+"""The Temporal Workers that run beside the one given the plugin, by AGENTRT_SERVE: the
+retention pass's queue (with the workflows), and the routed queues of model and tool calls,
+each with its own concurrency. A provider's request-rate limit is set on its model queue
 (`max_task_queue_activities_per_second`): the server enforces it across every worker."""
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -17,33 +18,38 @@ from agentrt.core.queue_pollers import Watched
 from agentrt.core.settings import Settings
 from agentrt.core.temporal import worker_client
 from agentrt.store.ops.retention import RetentionStore
-from agentrt.workers.builder import deployment_config, make_worker, sandbox_runner
 from agentrt.workers.compose import WorkerResources
 from agentrt.workers.executions import TemporalExecutions
 from agentrt.workers.pool import BlockingPool, pool
+from agentrt.workers.worker_config import deployment_config, sandbox_runner
 from agentrt.workflows.retention import RetentionWorkflow
 
 
-def fleet_workers(client: Client, resources: WorkerResources, settings: Settings) -> list[Worker]:
-    """Every worker this process runs; a role with nothing to serve is a ConfigError."""
+@dataclass(frozen=True)
+class RoutedQueue:
+    """A queue of routed model or tool calls, and how its worker polls it."""
+
+    task_queue: str
+    activities: list[Callable[..., Any]]
+    concurrency: int
+    rate: float | None = None
+
+
+def routed_queues(settings: Settings, resources: WorkerResources) -> list[RoutedQueue]:
+    """Every routed queue this process serves by AGENTRT_SERVE; a role with nothing to
+    serve is a ConfigError (served_tool_queues)."""
     roles = settings.worker.serves()
-    workers: list[Worker] = []
-    if "workflows" in roles:
-        workers.append(make_worker(client, resources, settings))
-        workers.append(maintenance_worker(client, resources, settings))
+    out: list[RoutedQueue] = []
     prefix = settings.worker.model_task_queue.strip()
     if "models" in roles and prefix:
         limits = settings.worker.rate_limits()
         for provider in resources.provider_names:
-            workers.append(
-                _activity_worker(
-                    client,
-                    settings,
+            out.append(
+                RoutedQueue(
                     model_queue_name(prefix, provider),
-                    resources,
                     resources.model_activities,
                     settings.worker.model_concurrency,
-                    rate=limits.get(provider),
+                    limits.get(provider),
                 )
             )
     registry = resources.registry
@@ -51,19 +57,25 @@ def fleet_workers(client: Client, resources: WorkerResources, settings: Settings
     def has_box(box: str) -> bool:
         return registry is not None and registry.group(box) is not None
 
-    tool_queues = served_tool_queues(settings, has_box, resources.provider_names)
-    for queue in tool_queues:
-        workers.append(
-            _activity_worker(
-                client,
-                settings,
-                queue,
-                resources,
-                resources.tool_activities,
-                settings.worker.tool_concurrency,
-            )
-        )
-    return workers
+    for queue in served_tool_queues(settings, has_box, resources.provider_names):
+        out.append(RoutedQueue(queue, resources.tool_activities, settings.worker.tool_concurrency))
+    return out
+
+
+def routed_worker(
+    client: Client, settings: Settings, resources: WorkerResources, routed: RoutedQueue
+) -> Worker:
+    return Worker(
+        client,
+        task_queue=routed.task_queue,
+        activities=routed.activities,
+        activity_executor=resources.executor,  # sync activities, as on the workflow queue
+        interceptors=[BlockingPool(pool(resources))],  # and the async ones' store calls
+        max_concurrent_activities=routed.concurrency or settings.worker.max_concurrent_activities,
+        max_task_queue_activities_per_second=routed.rate,
+        graceful_shutdown_timeout=timedelta(seconds=settings.worker.graceful_shutdown_seconds),
+        deployment_config=deployment_config(settings),
+    )
 
 
 def served_tool_queues(
@@ -130,26 +142,3 @@ def maintenance_worker(client: Client, resources: WorkerResources, settings: Set
 
 def queues_of(workers: list[Worker]) -> list[str]:
     return [w.task_queue for w in workers]
-
-
-def _activity_worker(
-    client: Client,
-    settings: Settings,
-    queue: str,
-    resources: WorkerResources,
-    activities: list[Callable[..., Any]],
-    concurrency: int,
-    *,
-    rate: float | None = None,
-) -> Worker:
-    return Worker(
-        client,
-        task_queue=queue,
-        activities=activities,
-        activity_executor=resources.executor,  # sync activities, as on the workflow queue
-        interceptors=[BlockingPool(pool(resources))],  # and the async ones' store calls
-        max_concurrent_activities=concurrency or settings.worker.max_concurrent_activities,
-        max_task_queue_activities_per_second=rate,
-        graceful_shutdown_timeout=timedelta(seconds=settings.worker.graceful_shutdown_seconds),
-        deployment_config=deployment_config(settings),
-    )

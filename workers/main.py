@@ -3,125 +3,52 @@ then stops polling and lets in-flight activities finish (graceful drain)."""
 
 import argparse
 import asyncio
-import contextlib
 import logging
 import os
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import NoReturn
 
 from pydantic import ValidationError
 from sqlalchemy.exc import SQLAlchemyError
 
-from agentrt.activities.ports import Tool
-from agentrt.activities.toolbox.box import Toolbox
-from agentrt.activities.toolbox.mcp_config import McpConfig, load_mcp_config
+from agentrt.activities.toolbox.mcp_config import load_mcp_config
 from agentrt.contracts.errors import AgentRuntimeError
 from agentrt.core.exits import console_script, exit_now
 from agentrt.core.logs import configure_logging
-from agentrt.core.metrics import install_sdk_metrics, serve_metrics
-from agentrt.core.queue_pollers import watch_queues
 from agentrt.core.settings import Settings
 from agentrt.core.settings_doc import help_text
 from agentrt.core.settings_env import refuse_unknown
 from agentrt.core.temporal import connect
-from agentrt.core.tracing import configure_tracing, shutdown_tracing
 from agentrt.store.db.open import WHICH_SETTING
-from agentrt.workers.builder import make_worker, sandbox_runner
-from agentrt.workers.compose import build
-from agentrt.workers.fleet import fleet_workers, queues_of, watched_queues
-from agentrt.workers.loaded import log_loaded
-from agentrt.workers.metrics import WorkerMetrics, mcp_gauge
+from agentrt.workers.builder import make_worker, sandbox_runner, stock_worker
+from agentrt.workers.plugin import AgentrtPlugin
 from agentrt.workers.preflight import check
 from agentrt.workers.tool_list import list_tools
-
-if TYPE_CHECKING:
-    from agentrt.activities.toolbox.mcp_servers import McpServers
 
 __all__ = ["main", "make_worker", "sandbox_runner", "serve"]  # make_worker: its former home
 
 logger = logging.getLogger("workers")
 
 
-class _NoServers:
-    def boxes(self) -> list[tuple[str, list[Tool]]]:
-        return []
-
-    def down(self) -> dict[str, str]:
-        return {}
-
-    def status(self) -> dict[str, bool]:
-        return {}
-
-    def retry(self, on_up: Callable[[str, list[Tool]], None]) -> None:
-        pass
-
-    async def close(self) -> None:
-        pass
-
-
-async def open_mcp(settings: Settings, config: McpConfig | None) -> "McpServers | _NoServers":
-    """The MCP servers, each listed once: one that is down is retried once the worker runs.
-    The mcp SDK (with its HTTP server stack) is ~30 MB of worker RSS: imported only when MCP
-    servers are configured."""
-    if config is None:
-        return _NoServers()
-    from agentrt.activities.toolbox.mcp_servers import McpServers
-
-    servers = McpServers(config, retry_max_seconds=settings.worker.mcp_retry_max_seconds)
-    try:
-        return await servers.open()
-    except BaseException:
-        await servers.close()
-        raise
-
-
 async def serve(settings: Settings, stop: asyncio.Event) -> None:
-    # Config files first (no I/O), then the metrics ports (a taken one is an error before
-    # anything connects), then Temporal: a worker that cannot poll must not migrate the
-    # database on its way out. Then the MCP servers, the store and the toolboxes.
-    mcp_file = settings.worker.mcp_servers_file
-    mcp = load_mcp_config(mcp_file) if mcp_file else None
-    metrics = WorkerMetrics.create()
-    tracer = configure_tracing(settings, "agentrt-worker")
-    with serve_metrics(settings, metrics.registry):
-        install_sdk_metrics(settings)
-        client = await connect(settings)
-        servers = await open_mcp(settings, mcp)
-        try:
-            boxes = [Toolbox(name, tools) for name, tools in servers.boxes()]
-            down = servers.down()
-            mcp_gauge(metrics.registry, servers.status)
-            with build(settings, toolboxes=boxes, metrics=metrics, pending=down) as resources:
-                servers.retry(resources.add_tools)
-                assert resources.registry is not None
-                log_loaded(resources.registry, servers.status(), down,
-                           resources.provider_names, resources.profile_names)  # fmt: skip
-                watched = watched_queues(settings, resources.provider_names)
-                pollers = watch_queues(metrics.registry, client, lambda: watched)
-                async with contextlib.AsyncExitStack() as running:
-                    workers = fleet_workers(client, resources, settings)
-                    for w in workers:
-                        await running.enter_async_context(w)
-                    await running.enter_async_context(pollers.running())
-                    logger.info(
-                        "worker polling %s on %s%s",
-                        ", ".join(queues_of(workers)),
-                        settings.temporal.address,
-                        _version_note(settings),
-                    )
-                    await stop.wait()
-                    logger.info("draining")
-        finally:
-            await servers.close()
-            shutdown_tracing(tracer)
-
-
-def _version_note(settings: Settings) -> str:
-    version = settings.temporal.deployment_version()
-    return "" if version is None else f" as {version[0]} build {version[1]}"
+    """The stock worker: the plugin (its configuration read, nothing opened), a client
+    given it, and one Worker; the plugin opens the rest when the worker runs."""
+    plugin = AgentrtPlugin(settings)
+    client = await connect(settings, plugins=[plugin])
+    worker = stock_worker(client, plugin)
+    running = asyncio.ensure_future(worker.run())
+    stopping = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({running, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        if not running.done():
+            logger.info("draining")
+            await worker.shutdown()
+        await running  # the worker's own failure (a schema behind, a port taken) is raised
+    finally:
+        stopping.cancel()
 
 
 EXIT_ERROR = 2
@@ -134,8 +61,9 @@ SETTINGS_HELP = help_text(
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="agentrt-worker",
-        description="Run an agentrt worker: it migrates the store, polls its task queue for "
-        "agent runs and, on SIGTERM or SIGINT, stops polling and drains in-flight work.",
+        description="Run an agentrt worker: it polls its task queue for agent runs (and the "
+        "routed queues AGENTRT_SERVE names) and, on SIGTERM or SIGINT, stops polling and "
+        "drains in-flight work. It never migrates the database: run `agentrt migrate` first.",
         epilog=SETTINGS_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -189,6 +117,9 @@ def _main(argv: Sequence[str] | None) -> None:
     except AgentRuntimeError as exc:
         _fail(str(exc))
     configure_logging(args.log_level, settings.telemetry.log_format)
+    # The SDK's own start and shutdown lines: this worker says "polling" and "draining"
+    # itself, and a start it refuses is one line on stderr.
+    logging.getLogger("temporalio.worker").setLevel(max(logging.WARNING, logging.root.level))
     if args.task_queue is not None:
         if not args.task_queue.strip():
             _fail("--task-queue must not be empty")
@@ -224,7 +155,7 @@ def _main(argv: Sequence[str] | None) -> None:
         asyncio.run(_check() if args.check else _list_tools() if args.list_tools else _run())
     except AgentRuntimeError as exc:
         _fail(str(exc))
-    except SQLAlchemyError as exc:  # e.g. a migration the database refuses
+    except SQLAlchemyError as exc:  # e.g. a database that refuses the worker
         _fail(f"database error: {str(exc).splitlines()[0]}; {WHICH_SETTING}")
     if args.check or args.list_tools:
         exit_now(0)

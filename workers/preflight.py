@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from sqlalchemy.engine import make_url
 
-from agentrt.activities.toolbox.mcp_config import HttpServer, load_mcp_config
+from agentrt.activities.toolbox.mcp_config import load_mcp_config
 from agentrt.contracts.errors import ConfigError
 from agentrt.contracts.profiles import Profile
 from agentrt.core.profiles import check_ceiling, load_profiles
@@ -20,19 +20,15 @@ from agentrt.core.settings import Settings
 from agentrt.core.settings_state import codec_line, payload_line, temporal_line, tls_line
 from agentrt.core.temporal import settings_converter
 from agentrt.core.temporal_tls import temporal_access
-from agentrt.store.db.open import probe_database
+from agentrt.store.db.engine import make_engine
+from agentrt.store.db.open import check_worker_store
 from agentrt.store.db.sealing import Sealer
 from agentrt.workers.fleet import served_tool_queues
+from agentrt.workers.held import worker_seal_keys
 from agentrt.workers.preflight_state import grant_lines
 from agentrt.workers.providers import check_budgets, check_models, load_providers
 from agentrt.workers.tool_list import mcp_tools, tool_lines
 from agentrt.workers.toolboxes import load_toolboxes
-
-_DATABASE = {
-    "migrated": "schema present",
-    "empty": "reachable, no schema yet (the worker migrates it at start)",
-    "absent": "no file yet (the worker creates it at start)",
-}
 
 
 async def check(settings: Settings, emit: Callable[[str], None]) -> None:
@@ -45,8 +41,7 @@ async def check(settings: Settings, emit: Callable[[str], None]) -> None:
             raise ConfigError(f"AGENTRT_SEAL_KEYS: {exc}") from None
         emit(f"seal keys: active key {sealer.active!r}")
     else:
-        where = settings.seal_key_file().resolve()
-        emit(f"seal keys: none yet (the worker creates {where})")
+        worker_seal_keys(settings)  # the worker's own ConfigError, naming `agentrt migrate`
     settings_converter(settings)  # bad payload keys: the ConfigError naming the setting
     emit(payload_line(settings))
     emit(codec_line(settings))
@@ -59,9 +54,13 @@ async def check(settings: Settings, emit: Callable[[str], None]) -> None:
     await _tools_and_models(settings, profiles, emit)
     url = settings.database.resolved_url()
     shown = make_url(url).render_as_string(hide_password=True)
-    state = probe_database(url)
-    emit(f"database {shown}: {_DATABASE[state]}")
-    for line in grant_lines(settings, profiles.values(), state == "migrated"):
+    engine = make_engine(url)
+    try:
+        check_worker_store(engine)  # the worker's start check: absent or behind is refused
+    finally:
+        engine.dispose()
+    emit(f"database {shown}: schema at head")
+    for line in grant_lines(settings, profiles.values(), True):
         emit(line)
     emit(tls_line(settings.temporal, temporal_access(settings.temporal)))
     emit(await temporal_line(settings))
@@ -77,7 +76,7 @@ async def _tools_and_models(
     mcp = load_mcp_config(file) if file else None
     servers, sources, down = await mcp_tools(mcp)
     for server in mcp.servers if mcp is not None else []:
-        where = server.url if isinstance(server, HttpServer) else server.command
+        where = server.where
         count = len(dict(servers).get(server.name, []))
         state = f"{count} tools" if server.name not in down else (
             f"DOWN ({down[server.name]}): the worker starts without its tools and lists it "

@@ -24,7 +24,7 @@ from agentrt.activities.ports import Tool
 from agentrt.activities.registry import ProfileCatalog, ToolRegistry
 from agentrt.activities.toolbox.base import TypedTool
 from agentrt.activities.toolbox.box import Toolbox, ToolboxContext
-from agentrt.activities.toolbox.mcp_config import HttpServer, McpConfig, StdioServer
+from agentrt.activities.toolbox.mcp_config import McpConfig, McpServer
 from agentrt.contracts.profiles import Profile
 from agentrt.core.profiles import load_profiles
 from agentrt.core.settings import Settings
@@ -50,7 +50,7 @@ def python_source(tool: Tool) -> str:
     return "declared"  # a tool class of its own answers `effect` itself
 
 
-def mcp_source(server: StdioServer | HttpServer, tool: str, annotated: bool) -> str:
+def mcp_source(server: McpServer, tool: str, annotated: bool) -> str:
     """The same order as the worker's effect_of (activities/toolbox/mcp.py)."""
     if tool in server.effects:
         return "override"

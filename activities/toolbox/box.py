@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from agentrt.activities.ports import Tool
 from agentrt.activities.toolbox.decorator import FunctionTool
 from agentrt.contracts.errors import ConfigError
+from agentrt.contracts.held import EntryKind
 from agentrt.core.settings import Settings
 
 NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
@@ -50,6 +51,10 @@ class Toolbox:
     def __post_init__(self) -> None:
         if not NAME.match(self.name):
             raise ValueError(f"toolbox name {self.name!r} must match {NAME.pattern}")
+
+    def profile_entry(self) -> tuple[EntryKind, str]:
+        """Held by a profile (`Profile(tools=[box])`): every tool of it, by its name."""
+        return "toolbox", self.name
 
     def build(self, ctx: ToolboxContext) -> list[Tool]:
         """The toolbox's tools for one worker; `@tool` functions run on its pool."""

@@ -28,7 +28,7 @@ from mcp.types import CallToolResult, TextContent
 from mcp.types import Tool as McpToolSpec
 
 from agentrt.activities.ports import Tool, ToolContext, ToolFailure, ToolInputError
-from agentrt.activities.toolbox.mcp_config import HttpServer, McpConfig, StdioServer
+from agentrt.activities.toolbox.mcp_config import McpConfig, McpServer
 from agentrt.activities.toolbox.mcp_session import McpConnection, SentAndLost
 from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.errors import ConfigError
@@ -49,7 +49,7 @@ _JSON_TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
-def effect_of(spec: McpToolSpec, server: StdioServer | HttpServer) -> ToolEffect:
+def effect_of(spec: McpToolSpec, server: McpServer) -> ToolEffect:
     override = server.effects.get(spec.name)
     if override is not None:
         return override
@@ -239,9 +239,7 @@ async def open_mcp_toolboxes(
     return boxes, close
 
 
-def tools_of(
-    conn: McpConnection, server: StdioServer | HttpServer, specs: list[McpToolSpec]
-) -> list[Tool]:
+def tools_of(conn: McpConnection, server: McpServer, specs: list[McpToolSpec]) -> list[Tool]:
     """The server's tools as configured; a name the entry gives that the server lacks, or
     a probe that is no read of a non-idempotent write, is a ConfigError."""
     by_name = {s.name: s for s in specs}

@@ -31,32 +31,84 @@ than after the profile's `write_seconds` (activities/ports.attempt_bound_of).
 """
 
 import os
-from abc import abstractmethod
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, SecretStr, model_validator
 
 from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.errors import ConfigError
+from agentrt.contracts.held import EntryKind
 from agentrt.contracts.plan import MAX_ATTEMPT_SECONDS
 from agentrt.contracts.strict import Strict
 from agentrt.core.yaml_file import load_yaml
 
 SERVER_NAME = r"^[A-Za-z][A-Za-z0-9_-]{0,63}$"  # no '.': it separates server and tool
+_STDIO_ONLY = ("args", "env", "env_from_env", "cwd")
+_HTTP_ONLY = ("headers", "headers_from_env")
 
 
-class _Server(Strict):
+class McpServer(Strict):
+    """An MCP server, a toolbox of its name (its tools are `<name>.<tool>`): a stdio child
+    (`command`) or a streamable-HTTP endpoint (`url`). Written in Python and held by a
+    profile, `Profile(tools=[McpServer(name="crm", url="https://crm.internal/mcp",
+    headers_from_env={"Authorization": "CRM_AUTHORIZATION"})])`, or as an entry of the
+    servers file (AGENTRT_MCP_SERVERS_FILE), which loads onto this type.
+
+    Secrets stay out of the definition: `headers_from_env` and `env_from_env` name
+    variables of the worker's environment, read when it starts (one not set is a
+    ConfigError then); `headers` takes secret values given in code (never shown)."""
+
     name: str = Field(pattern=SERVER_NAME)
-    trust_annotations: bool = True
-    effects: dict[str, ToolEffect] = Field(default_factory=dict)
+    # Inferred from `command` / `url`; the file may say it (and must then agree).
+    transport: Literal["stdio", "http"] | None = None
+    command: str | None = Field(default=None, min_length=1)
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    # The child's variables taken from this process's environment (a token, say), so no
+    # secret need be written in the file: child variable -> variable here. The child
+    # inherits nothing else but the MCP SDK's default few (PATH, HOME, ...).
+    env_from_env: dict[str, str] = Field(default_factory=dict)
+    cwd: Path | None = None
+    url: str | None = Field(default=None, pattern=r"^https?://")
+    headers: dict[str, SecretStr] = Field(default_factory=dict)
+    headers_from_env: dict[str, str] = Field(default_factory=dict)  # header -> env var name
+    trust_annotations: bool = True  # false: every tool a non-idempotent write
+    effects: dict[str, ToolEffect] = Field(default_factory=dict)  # wins over annotations
     timeout_seconds: float = Field(default=30.0, gt=0, le=3600)
     errors_not_applied: bool | list[str] = False
-    reconcile: dict[str, str] = Field(default_factory=dict)
+    reconcile: dict[str, str] = Field(default_factory=dict)  # write tool -> its probe
     attempt_seconds: dict[str, Annotated[float, Field(gt=0, le=MAX_ATTEMPT_SECONDS)]] = Field(
         default_factory=dict
     )
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> "McpServer":
+        if (self.command is None) == (self.url is None):
+            raise ValueError("an MCP server has either a command (stdio) or a url (http)")
+        transport: Literal["stdio", "http"] = "stdio" if self.command is not None else "http"
+        if self.transport not in (None, transport):
+            raise ValueError(f"transport {self.transport} with a {transport} server's fields")
+        other = _HTTP_ONLY if transport == "stdio" else _STDIO_ONLY
+        stray = [f for f in other if getattr(self, f)]
+        if stray:
+            raise ValueError(f"a {transport} server takes no {', '.join(stray)}")
+        for given, read in (("env", "env_from_env"), ("headers", "headers_from_env")):
+            both = sorted(set(getattr(self, given)) & set(getattr(self, read)))
+            if both:
+                raise ValueError(f"set in both {given} and {read}: {', '.join(both)}")
+        self.transport = transport
+        return self
+
+    def profile_entry(self) -> tuple[EntryKind, str]:
+        """Held by a profile: the toolbox of its name."""
+        return "toolbox", self.name
+
+    @property
+    def where(self) -> str:
+        """Its command or URL, for the worker's `--check` lines."""
+        return self.command or self.url or ""
 
     def error_not_applied(self, tool: str) -> bool:
         """Whether an error answer of `tool` means, by this file, that nothing changed."""
@@ -72,10 +124,14 @@ class _Server(Strict):
             *self.attempt_seconds,
         }  # fmt: skip
 
-    @abstractmethod  # pydantic's model metaclass is an ABCMeta
     def resolved(self, environ: Mapping[str, str]) -> dict[str, str]:
-        """What this server takes from the environment: a stdio child's whole environment,
-        an HTTP server's headers. A variable that is not set is a ConfigError."""
+        """What this server takes from the environment: a stdio child's whole environment
+        (`env` and `env_from_env`), an HTTP server's headers (`headers` and
+        `headers_from_env`). A variable that is not set is a ConfigError."""
+        if self.transport == "stdio":
+            return {**self.env, **_from_env(self.name, "child", self.env_from_env, environ)}
+        given = {k: v.get_secret_value() for k, v in self.headers.items()}
+        return {**given, **_from_env(self.name, "header", self.headers_from_env, environ)}
 
 
 def _from_env(
@@ -91,44 +147,8 @@ def _from_env(
     return {k: environ[v] for k, v in wanted.items()}
 
 
-class StdioServer(_Server):
-    transport: Literal["stdio"]
-    command: str = Field(min_length=1)
-    args: list[str] = Field(default_factory=list)
-    env: dict[str, str] = Field(default_factory=dict)
-    # The child's variables taken from this process's environment (a token, say), so no
-    # secret need be written in the file: child variable -> variable here. The child
-    # inherits nothing else but the MCP SDK's default few (PATH, HOME, ...).
-    env_from_env: dict[str, str] = Field(default_factory=dict)
-    cwd: Path | None = None
-
-    @model_validator(mode="after")
-    def _one_source(self) -> "StdioServer":
-        both = sorted(set(self.env) & set(self.env_from_env))
-        if both:
-            raise ValueError(f"set in both env and env_from_env: {', '.join(both)}")
-        return self
-
-    def resolved(self, environ: Mapping[str, str]) -> dict[str, str]:
-        """The child's environment: `env`, and `env_from_env` read from `environ`."""
-        return {**self.env, **_from_env(self.name, "child", self.env_from_env, environ)}
-
-
-class HttpServer(_Server):
-    transport: Literal["http"]
-    url: str = Field(pattern=r"^https?://")
-    headers_from_env: dict[str, str] = Field(default_factory=dict)
-
-    def resolved(self, environ: Mapping[str, str]) -> dict[str, str]:
-        """Header values read from the environment."""
-        return _from_env(self.name, "header", self.headers_from_env, environ)
-
-
-ServerConfig = Annotated[StdioServer | HttpServer, Field(discriminator="transport")]
-
-
 class McpConfig(Strict):
-    servers: list[ServerConfig] = Field(default_factory=list)
+    servers: list[McpServer] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _unique(self) -> "McpConfig":

@@ -19,7 +19,7 @@ from mcp.types import Tool as McpToolSpec
 
 from agentrt.activities.ports import Tool
 from agentrt.activities.toolbox.mcp import tools_of
-from agentrt.activities.toolbox.mcp_config import HttpServer, McpConfig, StdioServer
+from agentrt.activities.toolbox.mcp_config import McpConfig, McpServer
 from agentrt.activities.toolbox.mcp_session import McpConnection
 from agentrt.contracts.errors import ConfigError
 
@@ -30,7 +30,7 @@ FIRST_RETRY_SECONDS = 0.5
 
 @dataclass
 class ServerState:
-    server: StdioServer | HttpServer
+    server: McpServer
     conn: McpConnection
     tools: list[Tool] = field(default_factory=list)
     specs: list[McpToolSpec] = field(default_factory=list)

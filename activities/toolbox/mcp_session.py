@@ -24,7 +24,7 @@ from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT, CallToolResult
 from mcp.types import Tool as McpToolSpec
 
 from agentrt.activities.ports import ToolFailure
-from agentrt.activities.toolbox.mcp_config import HttpServer, StdioServer
+from agentrt.activities.toolbox.mcp_config import McpServer
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ class SentAndLost(Exception):
 
 
 class McpConnection:
-    def __init__(self, server: StdioServer | HttpServer, resolved: dict[str, str]) -> None:
+    def __init__(self, server: McpServer, resolved: dict[str, str]) -> None:
         """`resolved`: what the config takes from the environment, read at start: the HTTP
         headers, or the stdio child's whole environment."""
         self.server = server
@@ -87,7 +87,7 @@ class McpConnection:
 
     def _transport(self, stack: AsyncExitStack) -> Any:
         s = self.server
-        if isinstance(s, StdioServer):
+        if s.command is not None:  # stdio (McpServer has a command or a url)
             params = StdioServerParameters(
                 command=s.command, args=s.args, env=self._resolved, cwd=s.cwd
             )
@@ -95,6 +95,7 @@ class McpConnection:
         # The MCP layer times each call (timeout_seconds); a server may hold a stream open.
         http = httpx2.AsyncClient(headers=self._resolved, timeout=httpx2.Timeout(30.0, read=300.0))
         stack.push_async_callback(http.aclose)
+        assert s.url is not None
         return streamable_http_client(s.url, http_client=http)
 
     async def _drop(self) -> None:

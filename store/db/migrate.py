@@ -18,7 +18,7 @@ from pathlib import Path
 from alembic import command
 from alembic.config import Config
 from alembic.script import ScriptDirectory
-from sqlalchemy import Connection, Engine, text
+from sqlalchemy import Connection, Engine, inspect, text
 
 from agentrt.core.private import FILE_MODE
 from agentrt.store.db.sealing import Sealer
@@ -39,6 +39,26 @@ def head() -> str:
     found = ScriptDirectory.from_config(_config()).get_current_head()
     assert found is not None
     return found
+
+
+def behind(engine: Engine) -> str | None:
+    """Why the database's schema is older than these migration scripts' head, or None when
+    it is at head or newer (a later release migrated it: its changes are additive, so an
+    older worker of a rolling upgrade keeps running). Reads only; changes nothing."""
+    scripts = ScriptDirectory.from_config(_config())
+    with engine.connect() as conn:  # read as alembic keeps it (no MigrationContext: it logs)
+        if not inspect(conn).has_table("alembic_version"):
+            return "it has no agentrt schema"
+        current = [r[0] for r in conn.execute(text("SELECT version_num FROM alembic_version"))]
+    if not current:
+        return "it has no agentrt schema"
+    known = {rev.revision for rev in scripts.walk_revisions()}
+    if any(rev not in known for rev in current):
+        return None  # a revision these scripts do not know: a newer release's
+    head = scripts.get_current_head()
+    if head in current:
+        return None
+    return f"its schema is at revision {', '.join(sorted(current))}, this release's is {head}"
 
 
 @contextlib.contextmanager

@@ -9,7 +9,7 @@ from sqlalchemy import Engine, inspect, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 
-from agentrt.contracts.errors import StoreUnavailableError
+from agentrt.contracts.errors import SchemaBehindError, StoreUnavailableError
 from agentrt.store.db import migrate
 from agentrt.store.db.context import StoreContext, no_faults
 from agentrt.store.db.engine import (
@@ -21,6 +21,7 @@ from agentrt.store.db.engine import (
 from agentrt.store.db.sealing import Sealer
 
 WHICH_SETTING = "set AGENTRT_DATABASE_URL (or AGENTRT_DATA_DIR for the default SQLite file)"
+MIGRATE_COMMAND = "agentrt migrate"
 
 
 def open_store(
@@ -37,7 +38,7 @@ def open_store(
     """
     if not run_migrations:
         _require_sqlite_file(url)
-    engine = make_engine(url)
+    engine, ctx = store_context(url, sealer, faults=faults)
     shown = engine.url.render_as_string(hide_password=True)
     migrated = _reach(engine)
     if run_migrations:
@@ -46,8 +47,18 @@ def open_store(
         engine.dispose()
         raise StoreUnavailableError(
             f"the database at {shown} has no agentrt schema: {WHICH_SETTING} to the "
-            "worker's database, or create the schema with `agentrt migrate`"
+            f"worker's database, or create the schema with `{MIGRATE_COMMAND}`"
         )
+    return engine, ctx
+
+
+def store_context(
+    url: str, sealer: Sealer, *, faults: Callable[[str], None] | None = None
+) -> tuple[Engine, StoreContext]:
+    """The engine and the context every store module shares, without connecting: the
+    engine's pool opens its first connection when something uses it (a worker's store is
+    made when its plugin is, and reached when it runs: `check_worker_store`)."""
+    engine = make_engine(url)
     ctx = StoreContext(
         make_sessionmaker(engine),
         sealer,
@@ -56,6 +67,33 @@ def open_store(
         statement_sessions=make_statement_sessionmaker(engine),
     )
     return engine, ctx
+
+
+def check_worker_store(engine: Engine) -> None:
+    """A worker's start: the database exists, answers, and its schema is at head. Creates
+    nothing (SQLite would otherwise make an empty file) and migrates nothing."""
+    path = _sqlite_file(engine.url.render_as_string(hide_password=False))
+    if path is not None and not path.is_file():
+        raise SchemaBehindError(
+            f"no database at {path.resolve()}: run `{MIGRATE_COMMAND}` with the worker's "
+            f"settings first (a worker never creates or migrates its database), or "
+            f"{WHICH_SETTING}"
+        )
+    _reach(engine)
+    require_schema(engine)
+
+
+def require_schema(engine: Engine) -> None:
+    """A worker's start check: the schema is at this release's head (or newer). A worker
+    never migrates by itself; behind is a SchemaBehindError naming the command."""
+    reason = migrate.behind(engine)
+    if reason is None:
+        return
+    shown = engine.url.render_as_string(hide_password=True)
+    raise SchemaBehindError(
+        f"the database at {shown} is behind this release ({reason}): run "
+        f"`{MIGRATE_COMMAND}` with the worker's settings first (a worker never migrates)"
+    )
 
 
 def probe_database(url: str) -> Literal["migrated", "empty", "absent"]:

@@ -23,7 +23,7 @@ from agentrt.starter.facade import AgentRuntime
 from agentrt.store.runs.record import RunStore
 from agentrt.workers.builder import make_worker
 from agentrt.workers.compose import build
-from tests._db import scratch_database
+from tests._db import migrated, scratch_database
 from tests.workers.test_telemetry_process import free_port
 from tests.workflows._waiting import until_status
 
@@ -60,6 +60,7 @@ async def test_the_api_serves_the_waiting_gauge(
     client: Client, temporal_env: WorkflowEnvironment, settings: Settings, tmp_path: Path
 ) -> None:
     with scratch_database("am", tmp_path / "api-metrics.db") as url:
+        migrated(url)  # as `agentrt migrate` does: no worker migrates
         own = settings.replace(
             database={"url": url}, temporal={"task_queue": f"tq-{uuid.uuid4().hex[:10]}"}
         )

@@ -18,6 +18,7 @@ from agentrt.store.ops.registry import ProfileRegistry
 from agentrt.store.runs.record import RunStore
 from tests._rules import one_call, scripted_profile
 from tests.workers import _user_toolbox
+from tests.workflows._waiting import until
 
 # The scripted model, written in Python too.
 RULES = one_call(
@@ -49,9 +50,16 @@ async def test_a_profile_written_in_python_runs_an_agent_end_to_end_with_no_yaml
     )
     # Neither file exists: reading either would have been a ConfigError.
     with resources:
-        registered = ProfileRegistry(resources.ctx).get(profile.name)
-        assert registered == RegisteredProfile.of(profile, payload_keys=[])  # no payload keys
+        registry = ProfileRegistry(resources.ctx)
+        assert registry.get(profile.name) is None  # the plugin holds nothing until it runs
         async with worker:
+
+            async def registered() -> bool:  # the worker's run registers it, then polls
+                return registry.get(profile.name) is not None
+
+            await until(registered, "the profile registered")
+            expected = RegisteredProfile.of(profile, payload_keys=[])  # no payload keys
+            assert registry.get(profile.name) == expected
             # The client's own queue has no worker: the run goes where the worker said.
             runtime = AgentRuntime(client, RunStore(resources.ctx), "nobody-polls-this")
             assert await runtime.task_queue_of(profile.name) == queue

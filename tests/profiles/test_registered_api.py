@@ -18,7 +18,7 @@ from agentrt.api.settings import ApiSettings
 from agentrt.store.ops.registry import ProfileRegistry
 from agentrt.store.security.principals import PrincipalStore
 from agentrt.workers.compose import build
-from tests._db import scratch_database
+from tests._db import migrated, scratch_database
 from tests.api.conftest import Live, _serve, a2a_settings  # noqa: F401  (fixture)
 
 # ruff: noqa: F811
@@ -29,6 +29,7 @@ def own_settings(
     a2a_settings: ApiSettings, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[ApiSettings]:
     with scratch_database("reg", tmp_path_factory.mktemp("reg") / "agentrt.db") as url:
+        migrated(url)  # as `agentrt migrate` does: no worker migrates
         yield a2a_settings.replace(database={"url": url})
 
 

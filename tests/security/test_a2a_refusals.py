@@ -12,7 +12,7 @@ from sqlalchemy import Engine, text
 from temporalio.client import Client
 
 from agentrt.api.settings import ApiSettings
-from tests._db import scratch_database
+from tests._db import migrated, scratch_database
 from tests.api.conftest import Live, serving, user_message
 
 NUL = "ctx\x00id"
@@ -102,6 +102,7 @@ async def own_live(
 ) -> AsyncIterator[Live]:
     """A live server over a database of this test's own (the test breaks it)."""
     with scratch_database("refusal", tmp_path / "refusal.db") as url:
+        migrated(url)  # as `agentrt migrate` does: no worker migrates
         settings = a2a_settings.replace(database={"url": url})
         async with serving(client, settings) as served:
             yield served

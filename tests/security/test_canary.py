@@ -46,7 +46,7 @@ from agentrt.core.temporal import connect
 from agentrt.starter.cli import main as cli_main
 from agentrt.store.db.tables import RunRow
 from agentrt.store.security.principals import PrincipalStore
-from tests._db import scratch_database
+from tests._db import migrated, scratch_database
 from tests.api.conftest import Live, serving, user_message
 from tests.conftest import TEST_SEAL_KEYS
 
@@ -161,6 +161,7 @@ async def live(
     (tmp_path / "profiles.yaml").write_text(PROFILES)
     (tmp_path / "rules.yaml").write_text(RULES)
     with scratch_database("canary", tmp_path / "canary.db") as url:
+        migrated(url)  # as `agentrt migrate` does: no worker migrates
         settings = ApiSettings().replace(
             database={"url": url, "data_dir": tmp_path / "data"},
             privacy={"seal_keys": TEST_SEAL_KEYS, "payload_keys": PAYLOAD_KEYS},

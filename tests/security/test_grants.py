@@ -23,7 +23,7 @@ from agentrt.store.security.principals import PrincipalStore
 from agentrt.workers.compose import WorkerResources
 from bench.a2a_fixtures import FIXTURES
 from tests._built import built
-from tests._db import scratch_database
+from tests._db import migrated, scratch_database
 from tests.api.conftest import Live, _serve, user_message
 from tests.api.ops_helpers import admin_env
 
@@ -89,6 +89,7 @@ def autonomous_settings(
     # test's API reads it (the suite's Agent Card lists exactly its fixtures' skills).
     db = tmp_path_factory.mktemp("grants-db") / "agentrt.db"
     with scratch_database("grants", db) as url:
+        migrated(url)  # as `agentrt migrate` does: no worker migrates
         yield a2a_settings.replace(worker={"profiles_file": path}, database={"url": url})
 
 

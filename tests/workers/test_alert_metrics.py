@@ -37,7 +37,7 @@ from agentrt.core.queue_pollers import QueuePollers, Watched
 from agentrt.store.runs.query import RunQuery
 from agentrt.workers.fleet import watched_queues
 from agentrt.workers.metrics import WorkerMetrics
-from tests._db import scratch_database
+from tests._db import migrated, scratch_database
 from tests._rules import new_queue, one_call, scripted_profile, scripted_worker
 
 RULES = one_call("pay", "pay", {"invoice": "inv-9"}, "Paid.", "I only pay invoices.")
@@ -46,6 +46,7 @@ RULES = one_call("pay", "pay", {"invoice": "inv-9"}, "Paid.", "I only pay invoic
 @pytest.fixture
 def own(settings: Settings, tmp_path: Path) -> Iterator[Settings]:
     with scratch_database("al", tmp_path / "alerts.db") as url:
+        migrated(url)  # as `agentrt migrate` does: no worker migrates
         yield settings.replace(database={"url": url})
 
 

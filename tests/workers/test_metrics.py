@@ -22,7 +22,7 @@ from agentrt.starter.facade import AgentRuntime
 from agentrt.store.runs.record import RunStore
 from agentrt.workers.builder import make_worker
 from agentrt.workers.compose import build
-from tests._db import scratch_database
+from tests._db import migrated, scratch_database
 from tests.conftest import UnknownOutcome
 from tests.workflows._waiting import until_status
 
@@ -56,6 +56,7 @@ def total(samples: Samples, name: str, **labels: str) -> float:
 def own_settings(settings: Settings, tmp_path: Path) -> Iterator[Settings]:
     (tmp_path / "providers.yaml").write_text(PRICES)
     with scratch_database("m", tmp_path / "metrics.db") as url:
+        migrated(url)  # as `agentrt migrate` does: no worker migrates
         yield settings.replace(
             database={"url": url},
             telemetry={"metrics_port": 0},

@@ -6,7 +6,7 @@ import logging
 import threading
 import uuid
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import asynccontextmanager
 
 import pytest
 from temporalio.api.enums.v1 import EventType, RateLimitSource, TaskQueueType
@@ -24,8 +24,7 @@ from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.ops.registry import ProfileRegistry
 from agentrt.store.runs.record import RunStore
-from agentrt.workers.compose import build
-from agentrt.workers.fleet import fleet_workers, queues_of
+from agentrt.workers.plugin import AgentrtPlugin
 
 
 class Points:
@@ -42,15 +41,12 @@ class Points:
 
 @asynccontextmanager
 async def _serving(client: Client, settings: Settings, points: Points) -> AsyncIterator[list[str]]:
-    resources = build(settings, faults=points)
-    try:
-        async with AsyncExitStack() as stack:
-            workers = fleet_workers(client, resources, settings)
-            for w in workers:
-                await stack.enter_async_context(w)
-            yield queues_of(workers)
-    finally:
-        resources.close()
+    """A user's own worker: one Worker given only the plugin. The plugin runs the routed
+    queues' and the retention pass's workers beside it, by AGENTRT_SERVE."""
+    plugin = AgentrtPlugin(settings, faults=points)
+    worker = Worker(client, task_queue=settings.temporal.task_queue, plugins=[plugin])
+    async with worker:
+        yield [worker.task_queue, *plugin.queues()]
 
 
 def _fleet(settings: Settings, tag: str, **worker: str) -> Settings:

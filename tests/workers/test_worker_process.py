@@ -7,6 +7,7 @@ import sys
 import uuid
 from pathlib import Path
 
+import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from agentrt.contracts.enums import RunStatus
@@ -87,14 +88,25 @@ def test_help_prints_usage_and_touches_nothing(settings: Settings, tmp_path: Pat
     assert list(tmp_path.iterdir()) == []  # no data dir, no key, no database
 
 
+@pytest.mark.usefixtures("parts")  # the suite's database, migrated
 def test_temporal_down_is_one_line_and_nothing_is_migrated(
     settings: Settings, tmp_path: Path
 ) -> None:
     dead = "127.0.0.1:1"
     for args in ((), ("--check",)):
-        done = _worker(_fresh_env(settings, tmp_path / "data", dead), tmp_path, *args)
+        done = _worker(_env(settings, dead, "q"), tmp_path, *args)
         _one_line(done, f"cannot reach Temporal at {dead}", "AGENTRT_TEMPORAL_ADDRESS")
-        assert not (tmp_path / "data").exists()  # Temporal first: no key, no database
+
+
+def test_a_first_start_is_refused_until_agentrt_migrate_and_creates_nothing(
+    temporal_env: WorkflowEnvironment, settings: Settings, tmp_path: Path
+) -> None:
+    """Issue 42: no worker makes the seal key or the schema; `agentrt migrate` does."""
+    address = temporal_env.client.service_client.config.target_host
+    for args in ((), ("--check",)):
+        done = _worker(_fresh_env(settings, tmp_path / "data", address), tmp_path, *args)
+        _one_line(done, "no seal key", "`agentrt migrate`")
+        assert not (tmp_path / "data").exists()
 
 
 def test_a_database_that_is_down_at_start_is_a_clear_error(
@@ -113,16 +125,8 @@ def test_check_reports_what_the_worker_would_meet_and_changes_nothing(
     address = temporal_env.client.service_client.config.target_host
     done = _worker(_env(settings, address, "q"), tmp_path, "--check")
     assert done.returncode == 0, done.stderr
-    assert "database " in done.stdout and ": schema present" in done.stdout
+    assert "database " in done.stdout and ": schema at head" in done.stdout
     assert f"temporal: {address} namespace default, task queue q" in done.stdout
-    # A first start: the key and the database are announced, not made.
-    done = _worker(_fresh_env(settings, tmp_path / "data", address), tmp_path, "--check")
-    assert done.returncode == 0, done.stderr
-    assert f"seal keys: none yet (the worker creates {tmp_path / 'data' / 'seal.key'})" in (
-        done.stdout
-    )
-    assert "no file yet" in done.stdout
-    assert not (tmp_path / "data").exists()
     env = _env(settings, address, "q", AGENTRT_TEMPORAL_NAMESPACE="no-such-namespace")
     _one_line(_worker(env, tmp_path, "--check"), "no-such-namespace", "AGENTRT_TEMPORAL_NAMESPACE")
 
