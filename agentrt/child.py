@@ -1,6 +1,8 @@
-"""An agent run as one step of a workflow of yours: the agent-run workflow as a child, so
-the run is the same durable run with every guarantee (its fence, approval, budget,
-store rows and operator views) as one a client starts. Call it from workflow code:
+"""An agent run as one step of a workflow of yours.
+
+The agent-run workflow runs as a child, so the run is the same durable run with every
+guarantee (its fence, approval, budget, store rows and operator views) as one a client
+starts. Call it from workflow code:
 
     result = await run_agent("support", "Refund order 1042", task_queue="agentrt")
 

@@ -56,6 +56,8 @@ class Carry(BaseModel):
 
 
 class RunRequest(BaseModel):
+    """The agent-run workflow's input: which profile to run on which prompt."""
+
     run_id: str
     profile: str
     prompt: str
@@ -82,6 +84,8 @@ class RunResult(BaseModel):
 
 
 class BeginRequest(BaseModel):
+    """The begin activity's input: the run to insert and who started it."""
+
     run_id: str
     profile: str
     prompt: str
@@ -91,6 +95,8 @@ class BeginRequest(BaseModel):
 
 
 class BeginResult(BaseModel):
+    """What the begin recorded: the run's plan and the next event sequence."""
+
     plan: RunPlan
     next_sequence: int
     guardrail: str = "ALLOW"  # the input guardrail chain's verdict on the prompt
@@ -148,6 +154,8 @@ class ModelRequest(AtRunLevel):
 
 
 class ModelResult(BaseModel):
+    """A model call's outcome as the workflow sees it: the calls to make, usage, verdict."""
+
     tool_calls: list[ToolCall] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)
     finish_reason: str = "stop"
@@ -161,6 +169,8 @@ class ModelResult(BaseModel):
 
 
 class ToolCallRequest(AtRunLevel):
+    """One tool call to run, recorded at the run's privacy level."""
+
     # Required here: the workflow always sends its plan's level, and the tool and write
     # activities record at it (they never read the run's snapshot for it).
     privacy: PrivacyLevel
@@ -176,12 +186,16 @@ class ToolCallRequest(AtRunLevel):
 
 
 class ToolCallResult(BaseModel):
+    """A tool call's outcome: whether it failed, and whether a retry found it done."""
+
     call_id: str
     is_error: bool = False
     replayed: bool = False
 
 
 class RefuseRequest(AtRunLevel):
+    """A call refused before it ran (a denial, a guardrail): its error result to record."""
+
     round: int
     sequence: int
     call: ToolCall
@@ -204,6 +218,8 @@ class Transition(BaseModel):
 
 
 class FenceRequest(BaseModel):
+    """A non-idempotent write's fence to claim, stamp or clear, by its token."""
+
     run_id: str
     call_id: str
     tool: str
@@ -218,6 +234,8 @@ class FenceResult(BaseModel):
 
 
 class FenceState:
+    """What claiming a fence found: stamped now, already done, run not running, or busy."""
+
     STAMPED = "stamped"
     ALREADY_DONE = "already_done"
     RUN_NOT_RUNNING = "run_not_running"
@@ -245,6 +263,8 @@ class TurnRecord:
 
 
 class CompleteRequest(AtRunLevel):
+    """The completion transaction's input: the answer, totals and COMPLETED in one write."""
+
     sequence: int
     answer_sequence: int
     iterations: int

@@ -1,4 +1,6 @@
-"""`AgentrtPlugin`: the whole agentrt worker as one Temporal plugin. A user's own worker:
+"""`AgentrtPlugin`: the whole agentrt worker as one Temporal plugin.
+
+A user's own worker:
 
     plugin = AgentrtPlugin(settings, profiles=[...])
     client = await Client.connect(address, tls=..., plugins=[plugin])
@@ -42,7 +44,9 @@ logger = logging.getLogger("workers")
 
 
 class AgentrtPlugin(SimplePlugin):
-    """Everything an agentrt worker is, for any `temporalio` Worker (and Client):
+    """Everything an agentrt worker is, for any `temporalio` Worker (and Client).
+
+    It holds:
 
     - the agent-run workflow and its activities, the data converter and payload codec
       (also for a client or replayer given the plugin), the sandbox passthrough (by
@@ -96,12 +100,14 @@ class AgentrtPlugin(SimplePlugin):
     async def connect_service_client(
         self, config: ConnectConfig, next: Callable[[ConnectConfig], Awaitable[ServiceClient]]
     ) -> ServiceClient:
+        """Give the connection the SDK metrics runtime the settings ask for."""
         # The SDK's own metrics (AGENTRT_TEMPORAL_METRICS_PORT) are the connection's runtime.
         if config.runtime is None:
             config.runtime = temporal_runtime(self.settings)
         return await next(config)
 
     def configure_worker(self, config: WorkerConfig) -> WorkerConfig:
+        """Add agentrt's workflow, activities, client, sandbox, interceptors and executor."""
         config = super().configure_worker(config)
         config["client"] = client = self._worker_client(config["client"])
         # The context-free shortcut holds only for workflows that command no other workflow
@@ -166,6 +172,7 @@ class AgentrtPlugin(SimplePlugin):
             config["deployment_config"] = deployment_config(self.settings)
 
     def configure_replayer(self, config: ReplayerConfig) -> ReplayerConfig:
+        """Add the workflow and the sandbox the worker runs it in, to replay histories."""
         config = super().configure_replayer(config)
         config["workflow_runner"] = sandbox_runner(
             config.get("data_converter"), fast=self.settings.worker.fast_paths
@@ -173,6 +180,7 @@ class AgentrtPlugin(SimplePlugin):
         return config
 
     async def run_worker(self, worker: Worker, next: Callable[[Worker], Awaitable[None]]) -> None:
+        """Open what the worker needs, run it beside its sibling workers, close it all after."""
         async with contextlib.AsyncExitStack() as stack:
             try:
                 await stack.enter_async_context(self.running(worker))

@@ -148,6 +148,8 @@ def _from_env(
 
 
 class McpConfig(Strict):
+    """The servers file: its MCP servers, each name once."""
+
     servers: list[McpServer] = Field(default_factory=list)
 
     @model_validator(mode="after")
