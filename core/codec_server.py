@@ -166,22 +166,10 @@ def create_codec_app(
         if value is not None and not value.strip():
             raise ValueError(f"the {name} is empty")
 
-    def _refusal(request: Request, encode: bool) -> Response | None:
-        if _presents(request, encode_token):
-            return None
-        if encode:
-            if encode_token is None or _presents(request, token):
-                return _refused(403, "this codec server encodes only for workers and clients")
-        elif token is None or _presents(request, token):
-            return None
-        return JSONResponse(
-            {"error": "a valid bearer token is required"},
-            status_code=401,
-            headers={"WWW-Authenticate": 'Bearer realm="codec"'},
-        )
-
     async def _apply(request: Request, decode: bool) -> Response:
-        refusal = _refusal(request, encode=not decode) or namespace_refusal(request, namespace)
+        refusal = _token_refusal(
+            request, token, encode_token, encode=not decode
+        ) or namespace_refusal(request, namespace)
         if refusal is not None:
             return refusal
         return await apply_codec(codec, await request.body(), decode=decode)
@@ -200,18 +188,40 @@ def create_codec_app(
             Route("/{namespace}/decode", decode, methods=["POST"]),
             Route("/{namespace}/encode", encode, methods=["POST"]),
         ],
-        middleware=[
-            # Outermost: a rebinding page's preflight is refused too.
-            Middleware(HostCheck, allowed=[*LOOPBACK_HOSTS, *allowed_hosts]),
-            Middleware(
-                CORSMiddleware,
-                allow_origins=list(ui_origins),
-                allow_methods=["POST"],
-                allow_headers=["content-type", "x-namespace", "authorization"],
-                allow_credentials=True,
-            ),
-        ],
+        middleware=_middleware(ui_origins, allowed_hosts),
     )
+
+
+def _token_refusal(
+    request: Request, token: str | None, encode_token: str | None, *, encode: bool
+) -> Response | None:
+    """Why `request` may not encode (or decode): None when its bearer token allows it."""
+    if _presents(request, encode_token):
+        return None
+    if encode:
+        if encode_token is None or _presents(request, token):
+            return _refused(403, "this codec server encodes only for workers and clients")
+    elif token is None or _presents(request, token):
+        return None
+    return JSONResponse(
+        {"error": "a valid bearer token is required"},
+        status_code=401,
+        headers={"WWW-Authenticate": 'Bearer realm="codec"'},
+    )
+
+
+def _middleware(ui_origins: Iterable[str], allowed_hosts: Iterable[str]) -> list[Middleware]:
+    return [
+        # Outermost: a rebinding page's preflight is refused too.
+        Middleware(HostCheck, allowed=[*LOOPBACK_HOSTS, *allowed_hosts]),
+        Middleware(
+            CORSMiddleware,
+            allow_origins=list(ui_origins),
+            allow_methods=["POST"],
+            allow_headers=["content-type", "x-namespace", "authorization"],
+            allow_credentials=True,
+        ),
+    ]
 
 
 def ui_origins(ui_port: int) -> list[str]:

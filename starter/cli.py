@@ -7,6 +7,7 @@ import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TypeAlias
 
 from pydantic import ValidationError
 from rich.console import Console
@@ -34,6 +35,8 @@ from agentrt.starter import commands, deployment_cmd, reconcile_cmd, remote
 from agentrt.store.db.sealing import SealError
 
 EXIT_ERROR, EXIT_INTERRUPTED = 2, 130
+# What `add_subparsers` returns: each command adds its own parser to it.
+_Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -47,7 +50,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--token", default=None, help="operator API token (default: AGENTRT_API_TOKEN)")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    # The order here is the order `agentrt --help` lists the commands in.
+    _add_run_and_start(sub)
+    _add_status_and_events(sub)
+    _add_decisions(sub)
+    _add_cancel(sub)
+    reconcile_cmd.add_parser(sub)
+    inbox = sub.add_parser("inbox", help="runs waiting for approval, oldest first")
+    inbox.add_argument("--json", action="store_true", help="print the inbox as JSON")
+    _add_demo(sub)
+    _add_operations(sub)
+    return p
 
+
+def _add_run_and_start(sub: _Commands) -> None:
     run = sub.add_parser("run", help="start a run and wait for its outcome")
     start = sub.add_parser("start", help="start a run and print its uuid")
     for cmd in (run, start):
@@ -67,6 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="do not print the model's text as it is written (on a terminal it is)",
     )
 
+
+def _add_status_and_events(sub: _Commands) -> None:
     status = sub.add_parser("status", help="show a run")
     status.add_argument("run_id", metavar="RUN_ID", help="the run's uuid")
     status.add_argument("--json", action="store_true", help="print the run as JSON")
@@ -79,6 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
     events.add_argument("--follow", action="store_true", help="poll until the run ends")
     events.add_argument("--json", action="store_true", help="one JSON object per line")
 
+
+def _add_decisions(sub: _Commands) -> None:
     for name, verb in (("approve", "approve"), ("deny", "deny")):
         d = sub.add_parser(name, help=f"{verb} the pending turn of a waiting run")
         d.add_argument("run_id", metavar="RUN_ID", help="the waiting run's uuid")
@@ -89,16 +109,15 @@ def build_parser() -> argparse.ArgumentParser:
             "--reason", default=None, metavar="R", help=f"why, kept in the audit{needed}"
         )
 
+
+def _add_cancel(sub: _Commands) -> None:
     cancel = sub.add_parser("cancel", help="cancel a run")
     cancel.add_argument("run_id", metavar="RUN_ID", help="the run's uuid")
     cancel.add_argument("--by", default=None, metavar="NAME", help="who cancels (not with --api)")
     cancel.add_argument("--reason", default=None, metavar="R", help="why, kept in its events")
 
-    reconcile_cmd.add_parser(sub)
 
-    inbox = sub.add_parser("inbox", help="runs waiting for approval, oldest first")
-    inbox.add_argument("--json", action="store_true", help="print the inbox as JSON")
-
+def _add_demo(sub: _Commands) -> None:
     demo = sub.add_parser("demo", help="embedded Temporal dev server + worker + a demo run")
     demo.add_argument("--data-dir", type=Path, default=None, help="default: AGENTRT_DATA_DIR")
     demo.add_argument("--port", type=int, default=None, help="Temporal gRPC port (7233)")
@@ -106,6 +125,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--interactive", action="store_true", help="ask before approving")
     demo.add_argument("--keep-running", action="store_true", help="stay up until Ctrl-C")
 
+
+def _add_operations(sub: _Commands) -> None:
+    """The deployment's own chores: schema, schedules, the codec server."""
     sub.add_parser("migrate", help="bring the database schema to head")
     schedules = sub.add_parser("schedules", help="Temporal Schedules of the deployment")
     schedules_sub = schedules.add_subparsers(dest="schedules_command", required=True)
@@ -121,7 +143,6 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="serve without AGENTRT_CODEC_TOKEN (loopback-only development)",
     )
-    return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -88,31 +88,15 @@ async def fenced_write(
     schedules = Schedules()
     while True:
         check_cancel()  # a cancel that lands before the stamp: the write never runs
-        fence = FenceRequest(
-            run_id=request.run_id, call_id=c.call_id, tool=c.name, token=str(workflow.uuid4())
-        )
-        stamped = await _stamp(fence, patches)
-        schedules.scheduled += 1
-        if stamped.state == FenceState.ALREADY_DONE:
+        fence = await _claim(request, patches, schedules)
+        if fence is None:
             return  # a reset or a replay reached a finished write: never re-executed
-        if stamped.state == FenceState.RUN_NOT_RUNNING:
-            raise Stop(TerminationReason.INTERNAL_ERROR, error_type=ErrorType.RUN_NOT_RUNNING)
-        if stamped.state != FenceState.STAMPED:
-            raise Stop(INTERRUPTED, error_type=ErrorType.FENCE_REJECTED)
         scheduled = workflow.now()
         update = {"fence_token": fence.token, "attempt_seconds": attempt_seconds}
         write = request.model_copy(update=update)
-        try:
-            await call(
-                WRITE,
-                write,
-                opt.on_queue(write_call(timeouts, attempt_seconds), task_queue),
-                summary=f"write {c.name}",
-            )
+        failure = await _write(write, timeouts, attempt_seconds, task_queue)
+        if failure is None:
             return
-        except ActivityError as err:
-            workflow.logger.warning("write %s failed: %s", c.call_id, error_type(err))
-            failure = err
         verdict = await call(RESOLVE, fence, opt.store_call(), summary=f"resolve {c.name}")
         if verdict.state == FenceState.ALREADY_DONE:
             return
@@ -133,6 +117,47 @@ async def fenced_write(
             schedules.unclaimed += 1
             await workflow.sleep(timedelta(seconds=1))
         _check_bounds(schedules)
+
+
+async def _claim(
+    request: ToolCallRequest, patches: Patches, schedules: Schedules
+) -> FenceRequest | None:
+    """Stamp a fresh fence for the next attempt of the write: the fence, or None when the
+    write already finished. Stops the run when the fence cannot be stamped."""
+    c = request.call
+    fence = FenceRequest(
+        run_id=request.run_id, call_id=c.call_id, tool=c.name, token=str(workflow.uuid4())
+    )
+    stamped = await _stamp(fence, patches)
+    schedules.scheduled += 1
+    if stamped.state == FenceState.ALREADY_DONE:
+        return None
+    if stamped.state == FenceState.RUN_NOT_RUNNING:
+        raise Stop(TerminationReason.INTERNAL_ERROR, error_type=ErrorType.RUN_NOT_RUNNING)
+    if stamped.state != FenceState.STAMPED:
+        raise Stop(INTERRUPTED, error_type=ErrorType.FENCE_REJECTED)
+    return fence
+
+
+async def _write(
+    write: ToolCallRequest,
+    timeouts: Timeouts,
+    attempt_seconds: float | None,
+    task_queue: str | None,
+) -> ActivityError | None:
+    """Schedule the stamped write once: None when it finished, else how it failed."""
+    c = write.call
+    try:
+        await call(
+            WRITE,
+            write,
+            opt.on_queue(write_call(timeouts, attempt_seconds), task_queue),
+            summary=f"write {c.name}",
+        )
+        return None
+    except ActivityError as err:
+        workflow.logger.warning("write %s failed: %s", c.call_id, error_type(err))
+        return err
 
 
 def _check_bounds(schedules: Schedules) -> None:

@@ -44,29 +44,7 @@ async def ask(ctx: RunContext, write: ToolCallRequest, cannot_land_after: dateti
     the timeout or a wait that cannot be entered stop the run."""
     plan = ctx.require_plan()
     gate, c = ctx.reconcile, write.call
-    assert write.fence_token is not None
-    gate.four_eyes, gate.initiator = ctx.gate.four_eyes, ctx.gate.initiator
-    gate.open(c.call_id, fence_id(write.fence_token), ctx.gate.approvers.get(write.round))
-    request = AwaitReconcileRequest(
-        run_id=ctx.run_id, sequence=ctx.state.take_sequence(), privacy=plan.privacy,
-        round=write.round, call_id=c.call_id, tool=c.name,
-        iterations=ctx.state.iterations, usage=ctx.state.usage,
-    )  # fmt: skip
-    try:
-        entered = await call(
-            AWAIT_ANSWER, request, opt.bounded_store_call(),
-            summary=f"await reconciliation of {c.name}",
-            outage_seconds=plan.timeouts.store_outage_seconds,
-        )  # fmt: skip
-    except ActivityError as err:
-        workflow.logger.warning("cannot wait for an answer: %s", error_type(err))
-        entered = Transition(applied=False)
-    if not entered.applied:
-        gate.closed = True
-        raise Stop(TerminationReason.INTERRUPTED_WRITE, error_type=ErrorType.OUTCOME_UNKNOWN)
-    set_status(RunStatus.AWAITING_RECONCILIATION)
-    ctx.details.awaiting_reconciliation(plan, c.name, c.call_id)
-    await project(ctx)
+    await _enter_wait(ctx, write)
     deadline = workflow.now() + timedelta(seconds=plan.reconcile_timeout_seconds)
     while True:
         given = await _answer(ctx, deadline)
@@ -97,6 +75,36 @@ async def ask(ctx: RunContext, write: ToolCallRequest, cannot_land_after: dateti
             await workflow.sleep(wait, summary=f"until write {c.name} cannot land")
         return NOT_APPLIED
     return APPLIED
+
+
+async def _enter_wait(ctx: RunContext, write: ToolCallRequest) -> None:
+    """Open the reconcile gate on `write` and put the run in AWAITING_RECONCILIATION (one
+    guarded transition); a wait that cannot be entered stops the run."""
+    plan = ctx.require_plan()
+    gate, c = ctx.reconcile, write.call
+    assert write.fence_token is not None
+    gate.four_eyes, gate.initiator = ctx.gate.four_eyes, ctx.gate.initiator
+    gate.open(c.call_id, fence_id(write.fence_token), ctx.gate.approvers.get(write.round))
+    request = AwaitReconcileRequest(
+        run_id=ctx.run_id, sequence=ctx.state.take_sequence(), privacy=plan.privacy,
+        round=write.round, call_id=c.call_id, tool=c.name,
+        iterations=ctx.state.iterations, usage=ctx.state.usage,
+    )  # fmt: skip
+    try:
+        entered = await call(
+            AWAIT_ANSWER, request, opt.bounded_store_call(),
+            summary=f"await reconciliation of {c.name}",
+            outage_seconds=plan.timeouts.store_outage_seconds,
+        )  # fmt: skip
+    except ActivityError as err:
+        workflow.logger.warning("cannot wait for an answer: %s", error_type(err))
+        entered = Transition(applied=False)
+    if not entered.applied:
+        gate.closed = True
+        raise Stop(TerminationReason.INTERRUPTED_WRITE, error_type=ErrorType.OUTCOME_UNKNOWN)
+    set_status(RunStatus.AWAITING_RECONCILIATION)
+    ctx.details.awaiting_reconciliation(plan, c.name, c.call_id)
+    await project(ctx)
 
 
 async def _answer(ctx: RunContext, deadline: datetime) -> ReconcileAnswer:

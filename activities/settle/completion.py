@@ -243,26 +243,7 @@ class Completion:
         completion still shows the answer's turn; a store outage rolls both back, and the
         activity's retry asks the provider again, as after any outage before a turn is
         recorded."""
-        terms = req.answer
-        request = CompleteRequest(
-            run_id=req.run_id,
-            privacy=req.privacy,
-            sequence=terms.sequence,
-            answer_sequence=req.sequence,
-            # A tool-less call past the iteration cap synthesises the answer: truncated.
-            iterations=req.round if req.offer_tools else req.round - 1,
-            truncated=not req.offer_tools,
-            termination_reason=(
-                TerminationReason.ANSWERED if req.offer_tools else TerminationReason.MAX_ITERATIONS
-            ),
-            usage=terms.usage + turn.usage,
-            typed=terms.output_schema is not None,
-        )
-
-        def retryable(exc: Exception) -> bool:
-            final = isinstance(exc, ApplicationError) and exc.non_retryable
-            return not final and not is_store_unavailable(exc)
-
+        request = _completion_of(req, turn)
         pending = unrecorded
 
         async def attempt() -> Transition:
@@ -281,7 +262,7 @@ class Completion:
             return settled
 
         try:
-            return await retried(attempt, COMPLETION_PAUSES, retryable, "completing the run")
+            return await retried(attempt, COMPLETION_PAUSES, _retryable, "completing the run")
         except Exception as exc:
             if is_store_unavailable(exc):
                 # Retried like any store outage: the retry finds the turn recorded if it was
@@ -290,3 +271,30 @@ class Completion:
                 raise
             kind = exc.type if isinstance(exc, ApplicationError) else None
             return Transition(applied=False, error=kind or type(exc).__name__)
+
+
+def _completion_of(req: ModelRequest, turn: ModelResult) -> CompleteRequest:
+    """The completion that the answer `turn` of the model call `req` makes, on the terms
+    the workflow sent with the call."""
+    terms = req.answer
+    return CompleteRequest(
+        run_id=req.run_id,
+        privacy=req.privacy,
+        sequence=terms.sequence,
+        answer_sequence=req.sequence,
+        # A tool-less call past the iteration cap synthesises the answer: truncated.
+        iterations=req.round if req.offer_tools else req.round - 1,
+        truncated=not req.offer_tools,
+        termination_reason=(
+            TerminationReason.ANSWERED if req.offer_tools else TerminationReason.MAX_ITERATIONS
+        ),
+        usage=terms.usage + turn.usage,
+        typed=terms.output_schema is not None,
+    )
+
+
+def _retryable(exc: Exception) -> bool:
+    """Retried in place: anything but a final error or a store outage (the activity's own
+    retry takes that)."""
+    final = isinstance(exc, ApplicationError) and exc.non_retryable
+    return not final and not is_store_unavailable(exc)

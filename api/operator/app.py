@@ -6,7 +6,8 @@
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
 
 from fastapi import FastAPI
 from sqlalchemy import Engine
@@ -101,6 +102,30 @@ def mount_ops(
         profiles=profiles,
         live=LiveStore(ctx),
     )
+    app = FastAPI(
+        title="agentrt operator API",
+        version="1",
+        description="Start, follow, approve and cancel agent runs as an authenticated principal.",
+        lifespan=_lifespan(a2a, engine, ops),
+        # FastAPI's /docs and /redoc load their scripts from a CDN with no integrity check:
+        # off. /openapi.json stays (the schema, no scripts).
+        docs_url=None,
+        redoc_url=None,
+    )
+    errors.install(app)
+    _mount_routes(app, a2a, settings, ctx, ops)
+    app.state.ops = ops
+    app.state.a2a = a2a.state.a2a
+    a2a.state.a2a.handler.waker = ops.waker  # the A2A streams wake on journal commits too
+    app.add_middleware(BodyLimit, max_body=settings.api.max_body_bytes)
+    app.add_middleware(HostCheck, allowed=allowed_hosts(settings))  # outermost: first
+    return app
+
+
+def _lifespan(
+    a2a: Starlette, engine: Engine, ops: OpsState
+) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
+    """The waker's listener and the live bell for the app's life, around `a2a`'s own."""
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -122,17 +147,13 @@ def mount_ops(
             ops.start_lane.shutdown(wait=False)
             await finish(listener, within=5.0)
 
-    app = FastAPI(
-        title="agentrt operator API",
-        version="1",
-        description="Start, follow, approve and cancel agent runs as an authenticated principal.",
-        lifespan=lifespan,
-        # FastAPI's /docs and /redoc load their scripts from a CDN with no integrity check:
-        # off. /openapi.json stays (the schema, no scripts).
-        docs_url=None,
-        redoc_url=None,
-    )
-    errors.install(app)
+    return lifespan
+
+
+def _mount_routes(
+    app: FastAPI, a2a: Starlette, settings: ApiSettings, ctx: StoreContext, ops: OpsState
+) -> None:
+    """The operator routers, the page, the codec, then `a2a` for every other path."""
     app.include_router(starts_router)  # POST /runs
     app.include_router(router)
     app.include_router(live_router)
@@ -148,9 +169,3 @@ def mount_ops(
         Mount(CODEC_PATH, app=codec_app(sessions, ops, settings.codec.origins()))
     )
     app.router.routes.append(Mount("/", app=a2a))
-    app.state.ops = ops
-    app.state.a2a = a2a.state.a2a
-    a2a.state.a2a.handler.waker = ops.waker  # the A2A streams wake on journal commits too
-    app.add_middleware(BodyLimit, max_body=settings.api.max_body_bytes)
-    app.add_middleware(HostCheck, allowed=allowed_hosts(settings))  # outermost: first
-    return app

@@ -18,6 +18,7 @@ import asyncio
 import json
 import time
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 
 from agentrt.api.operator.errors import bad_request
 from agentrt.api.operator.feeds import changed
@@ -65,34 +66,41 @@ def frame(event: str, data: str, ident: int | str | None = None) -> bytes:
     return f"{head}event: {event}\ndata: {data}\n\n".encode()
 
 
+@dataclass
+class _Cursor:
+    """Where a follow stands: the position of the last event sent, the id of the last live
+    frame read (a live follow), and the highest sequence of the events sent (or read before
+    a resume point): a delta of a turn at or below it is not sent, its turn being stored (a
+    model turn begins once the calls before it have their results), as when the cursor was
+    that sequence."""
+
+    last: int
+    live_last: int | None
+    committed: int = -1
+
+    def ident(self) -> int | str:
+        return self.last if self.live_last is None else f"{self.last}:{self.live_last}"
+
+    def event_frames(self, batch: list[EventView]) -> list[bytes]:
+        out = []
+        for e in batch:
+            if e.position <= self.last:  # a catch-up read and the buffer may overlap
+                continue
+            self.last, self.committed = e.position, max(self.committed, e.sequence)
+            out.append(frame(e.kind.value, event_out(e).model_dump_json(), self.ident()))
+        return out
+
+
 async def follow(
     state: OpsState, run_id: str, after: int, token_id: str, live_after: int | None = None
 ) -> AsyncIterator[bytes]:
     """The events after position `after`; with `live_after` (a live follow) the live output
     after that id too. The events come from the run's shared feed (api/operator/feeds.py):
     one poll of the store for all of the run's followers in this process."""
-    last, live_last, sent_at = after, live_after or 0, time.monotonic()
-    checked_at = time.monotonic()
-    # The highest sequence of the events sent (or read before a resume point): a delta of
-    # a turn at or below it is not sent, its turn being stored (a model turn begins once
-    # the calls before it have their results), as when the cursor was that sequence.
-    committed = -1
+    at = _Cursor(after, live_after)
+    sent_at = checked_at = time.monotonic()
     if live_after is not None and after >= 0:
-        committed = await asyncio.to_thread(state.runs.sequence_upto, run_id, after)
-
-    def ident() -> int | str:
-        return last if live_after is None else f"{last}:{live_last}"
-
-    def event_frames(batch: list[EventView]) -> list[bytes]:
-        nonlocal last, committed
-        out = []
-        for e in batch:
-            if e.position <= last:  # a catch-up read and the buffer may overlap
-                continue
-            last, committed = e.position, max(committed, e.sequence)
-            out.append(frame(e.kind.value, event_out(e).model_dump_json(), ident()))
-        return out
-
+        at.committed = await asyncio.to_thread(state.runs.sequence_upto, run_id, after)
     yield b"retry: 1000\n\n"
     async with state.feeds.join(run_id) as feed:
         while True:
@@ -104,20 +112,20 @@ async def follow(
                 checked_at = time.monotonic()
             woken = feed.changed  # before reading: a tick after the read is not missed
             sent = False
-            if live_after is not None:
+            if at.live_last is not None:
                 # Live first, then events: a turn's deltas always come before its event.
-                for d in await asyncio.to_thread(state.live.read, run_id, live_last, 500):
-                    live_last, sent = d.id, True
-                    if d.sequence > committed:
-                        yield frame(d.kind, d.model_dump_json(), ident())
-            batch, ended = await state.feeds.take(feed, last)
-            for chunk in event_frames(batch):
+                for d in await asyncio.to_thread(state.live.read, run_id, at.live_last, 500):
+                    at.live_last, sent = d.id, True
+                    if d.sequence > at.committed:
+                        yield frame(d.kind, d.model_dump_json(), at.ident())
+            batch, ended = await state.feeds.take(feed, at.last)
+            for chunk in at.event_frames(batch):
                 yield chunk
             if batch or sent:
                 sent_at = time.monotonic()
                 continue
             if ended:
-                end = {"status": feed.status.value if feed.status else None, "last": last}
+                end = {"status": feed.status.value if feed.status else None, "last": at.last}
                 yield frame("end", json.dumps(end))
                 return
             if time.monotonic() - sent_at > KEEPALIVE_SECONDS:

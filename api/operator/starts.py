@@ -93,13 +93,7 @@ async def start_run(
     # threads, not one each (under load each hop waits its turn for a thread and the GIL).
     profile, earlier = await state.on_start_lane(_reads, who, body, state)
     timing.mark("reads")
-    if profile is None:
-        raise bad_request(
-            "unknown_profile",
-            f"unknown agent profile {body.profile!r}: no worker has registered it",
-        )
-    if not who.grants.allows(profile):
-        raise not_granted(refusal(who.name, profile))  # before any write
+    profile = _startable(profile, who, body)
     if accepted:
         response.headers["Preference-Applied"] = RESPOND_ASYNC
     runtime = state.require_runtime()
@@ -116,35 +110,62 @@ async def start_run(
         )
         timing.mark("temporal")
     except RunIdTakenError as exc:
-        # Temporal holds a run of that id, not withdrawn, and its row is not written yet:
-        # a start of the same request that Temporal accepted while its answer was lost.
-        # A begun start waits for its row as the first send would have; then, or at once
-        # for an accepted start, the run as Temporal holds it (STARTING): the first send's
-        # process may be gone (its API killed), and no worker may have begun the run yet.
         assert wanted is not None
         response.status_code = 200
-        earlier = None
-        if not accepted:
-            earlier = await state.wait_for(wanted, lambda v: True, BEGIN_WAIT_SECONDS)
-        if earlier is None:
-            earlier = await runtime.starting(wanted)
-        if earlier is None:  # begun meanwhile (its row), or not held open at all
-            wait = BEGIN_WAIT_SECONDS if accepted else 0.0
-            earlier = await state.wait_for(wanted, lambda v: True, wait)
+        earlier = await _taken_run(state, wanted, accepted)
         if earlier is None:
             raise conflict("run_id_taken", str(exc)) from None
         return await _repeat(state, who, body, earlier)
     if accepted:
         response.status_code = 202
-        # What a GET reads from Temporal until a worker begins it, without asking it again.
-        starting = RunView(
-            run_id=run_id, profile=body.profile, status=RunStatus.STARTING,
-            created_at=datetime.now(UTC), initiator=who.name,
-        )  # fmt: skip
-        # Its level as its workers registered it (the entry read above), with no thread hop.
-        return StartedOut(run_id=run_id, run=run_out(starting, profile.privacy))
+        return _accepted_out(run_id, body, who, profile)
     view = await state.wait_for(run_id, lambda v: True, BEGIN_WAIT_SECONDS)
     return StartedOut(run_id=run_id, run=await state.out(view) if view else None)
+
+
+def _startable(
+    profile: RegisteredProfile | None, who: Principal, body: StartRequest
+) -> RegisteredProfile:
+    """The profile to start, refused before any write when no worker registered it or the
+    principal was not granted it."""
+    if profile is None:
+        raise bad_request(
+            "unknown_profile",
+            f"unknown agent profile {body.profile!r}: no worker has registered it",
+        )
+    if not who.grants.allows(profile):
+        raise not_granted(refusal(who.name, profile))  # before any write
+    return profile
+
+
+async def _taken_run(state: OpsState, wanted: str, accepted: bool) -> RunView | None:
+    """The run of a start whose run id Temporal already holds, not withdrawn, with its row
+    not written yet: a start of the same request that Temporal accepted while its answer
+    was lost. A begun start waits for its row as the first send would have; then, or at
+    once for an accepted start, the run as Temporal holds it (STARTING): the first send's
+    process may be gone (its API killed), and no worker may have begun the run yet. None
+    when there is no such run to answer with."""
+    earlier = None
+    if not accepted:
+        earlier = await state.wait_for(wanted, lambda v: True, BEGIN_WAIT_SECONDS)
+    if earlier is None:
+        earlier = await state.require_runtime().starting(wanted)
+    if earlier is None:  # begun meanwhile (its row), or not held open at all
+        wait = BEGIN_WAIT_SECONDS if accepted else 0.0
+        earlier = await state.wait_for(wanted, lambda v: True, wait)
+    return earlier
+
+
+def _accepted_out(
+    run_id: str, body: StartRequest, who: Principal, profile: RegisteredProfile
+) -> StartedOut:
+    # What a GET reads from Temporal until a worker begins it, without asking it again.
+    starting = RunView(
+        run_id=run_id, profile=body.profile, status=RunStatus.STARTING,
+        created_at=datetime.now(UTC), initiator=who.name,
+    )  # fmt: skip
+    # Its level as its workers registered it (the entry read above), with no thread hop.
+    return StartedOut(run_id=run_id, run=run_out(starting, profile.privacy))
 
 
 def _reads(
