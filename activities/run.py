@@ -15,6 +15,7 @@ from agentrt.contracts.plan import RunPlan, ToolPlan
 from agentrt.contracts.profiles import (
     DEFAULT_SEGMENT_ROUNDS,
     MAX_ITERATIONS_CEILING,
+    Profile,
     clamp_iterations,
     over_ceiling,
 )
@@ -51,46 +52,8 @@ class RunActivities(ActivityGroup):
     @activity.defn(name=ACT_RUN_BEGIN)
     async def begin(self, req: BeginRequest) -> BeginResult:
         """Resolve the profile and insert the run. Idempotent on the run uuid."""
-        # The clients refuse a prompt over the cap; a start that bypassed them (a stock
-        # Temporal client) is refused here, before any row is written.
-        too_long = prompt_over_cap(req.prompt, self._max_prompt_chars)
-        if too_long is not None:
-            activity.logger.warning("run %s not begun: %s", req.run_id, too_long)
-            raise fatal(too_long, ErrorType.PROMPT_TOO_LONG, expected=True)
-        over = (
-            None if req.max_iterations is None else over_ceiling(req.max_iterations, self._ceiling)
-        )
-        if over is not None:
-            activity.logger.warning("run %s not begun: %s", req.run_id, over)
-            raise fatal(over, ErrorType.ITERATIONS_OVER_CEILING, expected=True)
-        profile = self._profiles.get(req.profile)
-        if profile is None:
-            activity.logger.warning(
-                "run %s not begun: unknown agent profile %r", req.run_id, req.profile
-            )
-            raise fatal(
-                f"unknown agent profile {req.profile!r}", ErrorType.UNKNOWN_PROFILE, expected=True
-            )
-        plans: list[ToolPlan] = []
-        specs: list[ToolSpec] = []
-        for name in profile.tools:
-            tool = self._tools.get(name)
-            assert tool is not None  # the catalogue checked this at start-up
-            bound = profile.approval_binds(tool.effect)
-            queue = self._routes.tool(self._tools.owner(name))
-            plans.append(
-                ToolPlan(
-                    name=name,
-                    effect=tool.effect,
-                    requires_approval=bound,
-                    task_queue=queue,
-                    reconcile=probe_of(tool) is not None,
-                    attempt_seconds=attempt_bound_of(tool)
-                    if tool.effect is ToolEffect.NON_IDEMPOTENT_WRITE
-                    else None,
-                )
-            )
-            specs.append(tool.spec)
+        profile = self._refusal_checked(req)
+        plans, specs = self._tool_plans(profile)
         # A long prompt is read off the event loop: the worker's other runs go on meanwhile.
         checked = await checked_text(req.prompt, profile.guardrails.input, profile.guardrails)
         plan = RunPlan(
@@ -129,3 +92,51 @@ class RunActivities(ActivityGroup):
         )
         await db(self._runs.begin, new)
         return BeginResult(plan=plan, next_sequence=1, guardrail=checked.verdict.name)
+
+    def _refusal_checked(self, req: BeginRequest) -> Profile:
+        """The run's profile, or a typed refusal before any row is written."""
+        # The clients refuse a prompt over the cap; a start that bypassed them (a stock
+        # Temporal client) is refused here, before any row is written.
+        too_long = prompt_over_cap(req.prompt, self._max_prompt_chars)
+        if too_long is not None:
+            activity.logger.warning("run %s not begun: %s", req.run_id, too_long)
+            raise fatal(too_long, ErrorType.PROMPT_TOO_LONG, expected=True)
+        over = (
+            None if req.max_iterations is None else over_ceiling(req.max_iterations, self._ceiling)
+        )
+        if over is not None:
+            activity.logger.warning("run %s not begun: %s", req.run_id, over)
+            raise fatal(over, ErrorType.ITERATIONS_OVER_CEILING, expected=True)
+        profile = self._profiles.get(req.profile)
+        if profile is None:
+            activity.logger.warning(
+                "run %s not begun: unknown agent profile %r", req.run_id, req.profile
+            )
+            raise fatal(
+                f"unknown agent profile {req.profile!r}", ErrorType.UNKNOWN_PROFILE, expected=True
+            )
+        return profile
+
+    def _tool_plans(self, profile: Profile) -> tuple[list[ToolPlan], list[ToolSpec]]:
+        """Each tool's plan (effect, approval, queue, probe, attempt bound) and its spec."""
+        plans: list[ToolPlan] = []
+        specs: list[ToolSpec] = []
+        for name in profile.tools:
+            tool = self._tools.get(name)
+            assert tool is not None  # the catalogue checked this at start-up
+            bound = profile.approval_binds(tool.effect)
+            queue = self._routes.tool(self._tools.owner(name))
+            plans.append(
+                ToolPlan(
+                    name=name,
+                    effect=tool.effect,
+                    requires_approval=bound,
+                    task_queue=queue,
+                    reconcile=probe_of(tool) is not None,
+                    attempt_seconds=attempt_bound_of(tool)
+                    if tool.effect is ToolEffect.NON_IDEMPOTENT_WRITE
+                    else None,
+                )
+            )
+            specs.append(tool.spec)
+        return plans, specs

@@ -215,18 +215,8 @@ def _compose(
 ) -> None:
     ctx, pool = resources.ctx, resources.executor
     assert pool is not None
-    tool_ctx = ToolboxContext(
-        settings=settings,
-        executor=pool,
-        sessions=ctx.sessions,
-        read_sessions=ctx.read_sessions or ctx.sessions,
-    )
     calls = resources.metrics.calls
-    registry = ToolRegistry(
-        wrapped(LOOSE, [on_pool(t, pool) for t in loose], calls),
-        groups={box.name: wrapped(box.name, box.build(tool_ctx), calls) for box in boxes},
-        pending=pending,
-    )
+    registry = _registry(resources, settings, boxes, pending, loose)
     catalog = ProfileCatalog(profiles, registry)
     models = load_providers(settings, extra=providers)
     check_models(profiles.values(), models.providers)
@@ -238,11 +228,6 @@ def _compose(
     m = resources.metrics
     runs, steps = MeteredRunStore(ctx, m), ToolStepStore(ctx)
     completion = Completion(ctx, ended=run_ended(m), turned=partial(count_turn, m))
-    routes = Routes(
-        settings.worker.model_task_queue.strip(),
-        settings.worker.tool_task_queue.strip(),
-        settings.worker.toolbox_queue_map(),
-    )
     model = ModelActivities(
         providers=traced_providers(metered_providers(models.providers, calls)),
         runs=runs,
@@ -261,15 +246,7 @@ def _compose(
         answered=lambda verdict: m.writes_reconciled.labels(verdict).inc(),
     )  # fmt: skip
     groups: list[ActivityGroup] = [
-        RunActivities(
-            runs=runs,
-            profiles=catalog,
-            tools=registry,
-            routes=routes,
-            max_prompt_chars=settings.limits.max_prompt_chars,
-            max_iterations_ceiling=settings.limits.max_iterations_ceiling,
-            segment_rounds=settings.limits.segment_rounds,
-        ),
+        _run_activities(settings, runs, catalog, registry),
         SettleActivities(Settle(ctx, ended=run_ended(m))),
         model,
         tool,
@@ -280,12 +257,66 @@ def _compose(
         AnswerActivities(ctx, answered=lambda answer: m.writes_answered.labels(answer).inc()),
         A2AActivities(ctx),
     ]
-    resources.registry = registry
-    resources.model_activities = model.activities()
-    resources.tool_activities = [*tool.activities(), *write.activities(), *probes.activities()]
+    _record(resources, registry, model, [tool, write, probes], groups)
     resources.provider_names = sorted(models.providers)
     resources.profile_names = sorted(profiles)
+
+
+def _run_activities(
+    settings: Settings, runs: MeteredRunStore, catalog: ProfileCatalog, registry: ToolRegistry
+) -> RunActivities:
+    """The begin: resolves a profile, routes its calls to their queues and inserts the run."""
+    routes = Routes(
+        settings.worker.model_task_queue.strip(),
+        settings.worker.tool_task_queue.strip(),
+        settings.worker.toolbox_queue_map(),
+    )
+    return RunActivities(
+        runs=runs,
+        profiles=catalog,
+        tools=registry,
+        routes=routes,
+        max_prompt_chars=settings.limits.max_prompt_chars,
+        max_iterations_ceiling=settings.limits.max_iterations_ceiling,
+        segment_rounds=settings.limits.segment_rounds,
+    )
+
+
+def _record(
+    resources: WorkerResources,
+    registry: ToolRegistry,
+    model: ModelActivities,
+    tools: list[ActivityGroup],
+    groups: list[ActivityGroup],
+) -> None:
+    """What the worker registers: every activity, and the model and tool ones by queue."""
+    resources.registry = registry
+    resources.model_activities = model.activities()
+    resources.tool_activities = [act for group in tools for act in group.activities()]
     resources.activities = [act for group in groups for act in group.activities()]
+
+
+def _registry(
+    resources: WorkerResources,
+    settings: Settings,
+    boxes: list[Toolbox],
+    pending: set[str],
+    loose: list[Tool],
+) -> ToolRegistry:
+    """Every tool the worker serves: the loose ones and each toolbox's, built on the pool."""
+    ctx, pool, calls = resources.ctx, resources.executor, resources.metrics.calls
+    assert pool is not None
+    tool_ctx = ToolboxContext(
+        settings=settings,
+        executor=pool,
+        sessions=ctx.sessions,
+        read_sessions=ctx.read_sessions or ctx.sessions,
+    )
+    return ToolRegistry(
+        wrapped(LOOSE, [on_pool(t, pool) for t in loose], calls),
+        groups={box.name: wrapped(box.name, box.build(tool_ctx), calls) for box in boxes},
+        pending=pending,
+    )
 
 
 def wrapped(group: str, tools: Iterable[Tool], calls: CallMetrics) -> list[Tool]:

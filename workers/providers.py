@@ -137,6 +137,24 @@ def read_providers_file(path: Path) -> list[ProviderEntry]:
     return entries
 
 
+class _Built:
+    """The providers built so far, each name once, with where it came from."""
+
+    def __init__(self) -> None:
+        self.providers: dict[str, ModelProvider] = {}
+        self.origin: dict[str, str] = {}
+
+    def claim(self, name: str, source: str) -> None:
+        if name in self.origin:
+            raise ConfigError(
+                f"provider {name!r} is defined twice: {self.origin[name]} and {source}"
+            )
+
+    def add(self, name: str, provider: ModelProvider, source: str) -> None:
+        self.claim(name, source)
+        self.providers[name], self.origin[name] = provider, source
+
+
 def load_providers(
     settings: Settings,
     extra: Mapping[str, ModelProvider] | None = None,
@@ -150,17 +168,40 @@ def load_providers(
     entries = read_providers_file(settings.providers.file) if settings.providers.file else []
     where = f"providers file {settings.providers.file}"
     extra = dict(extra or {})
-    built: dict[str, ModelProvider] = {}
-    origin: dict[str, str] = {}
+    built = _Built()
+    _add_built_in(built, settings, extra)
+    _add_file_entries(built, settings, entries, env, where)
+    options = {
+        e.name: e.options
+        for e in entries
+        if e.base_url is None and e.factory is None and e.api == "openai"
+    }
+    for point in plugin_entry_points():
+        source = f"entry point {point.value}"
+        built.claim(point.name, source)  # before the factory runs: a clash builds nothing
+        built.add(
+            point.name, _construct(point, options.pop(point.name, {}), settings, source), source
+        )
+    for name, provider in extra.items():  # scripted names in `extra` were not built
+        built.add(name, provider, "code")
+    for name, opts in options.items():
+        if name not in built.providers:
+            raise ConfigError(
+                f"{where}: provider {name!r} has no base_url or factory, and no provider of "
+                "that name is installed (entry point), built in or passed in code"
+            )
+        if opts:
+            raise ConfigError(f"{where}: provider {name!r} is not a plug-in; it takes no options")
+    return LoadedProviders(
+        providers=built.providers,
+        answer_levels=_answer_levels(settings, entries),
+        prices={e.name: e.prices for e in entries if e.prices is not None},
+    )
 
-    def claim(name: str, source: str) -> None:
-        if name in origin:
-            raise ConfigError(f"provider {name!r} is defined twice: {origin[name]} and {source}")
 
-    def add(name: str, provider: ModelProvider, source: str) -> None:
-        claim(name, source)
-        built[name], origin[name] = provider, source
-
+def _add_built_in(built: _Built, settings: Settings, extra: Mapping[str, ModelProvider]) -> None:
+    """The scripted model under each of its names (unless code passes one), and the
+    provider AGENTRT_OPENAI_API_KEY makes."""
     scripted_names = [
         n.strip() for n in settings.providers.scripted_providers.split(",") if n.strip()
     ]
@@ -170,50 +211,38 @@ def load_providers(
             settings.providers.rules_file, pace=None if pace_ms is None else pace_ms / 1000
         )
         for name in missing:
-            add(name, scripted, "AGENTRT_SCRIPTED_PROVIDERS")
+            built.add(name, scripted, "AGENTRT_SCRIPTED_PROVIDERS")
     if settings.providers.openai_api_key is not None:
         legacy = settings.providers.openai_api_key.get_secret_value()
         if not legacy.strip():
             raise ConfigError("AGENTRT_OPENAI_API_KEY is set but empty")
         base_url = settings.providers.openai_base_url
-        add("openai", OpenAICompatProvider(api_key=legacy, base_url=base_url),
-            "AGENTRT_OPENAI_API_KEY")  # fmt: skip
+        built.add("openai", OpenAICompatProvider(api_key=legacy, base_url=base_url),
+                  "AGENTRT_OPENAI_API_KEY")  # fmt: skip
+
+
+def _add_file_entries(
+    built: _Built,
+    settings: Settings,
+    entries: list[ProviderEntry],
+    env: Mapping[str, str],
+    where: str,
+) -> None:
+    """The providers file's entries that build a provider here: native APIs, OpenAI-
+    compatible servers and factories (a plug-in's options are checked by the caller)."""
     for e in entries:
         if e.api != "openai":
             secret = _api_key(e, env, where) or ""  # never None: the entry requires a variable
-            add(e.name, native_provider(e.api, e.name, secret, e.base_url, e.timeout_seconds,
-                                        e.options), where)  # fmt: skip
+            built.add(e.name, native_provider(e.api, e.name, secret, e.base_url,
+                      e.timeout_seconds, e.options), where)  # fmt: skip
         elif e.base_url is not None:
             key = _api_key(e, env, where)
-            add(e.name, OpenAICompatProvider(api_key=key, base_url=e.base_url,
-                timeout=e.timeout_seconds, name=e.name), where)  # fmt: skip
+            built.add(e.name, OpenAICompatProvider(api_key=key, base_url=e.base_url,
+                      timeout=e.timeout_seconds, name=e.name), where)  # fmt: skip
         elif e.factory is not None:
             point = EntryPoint(name=e.name, value=e.factory, group=ENTRY_POINT_GROUP)
-            add(e.name, _construct(point, e.options, settings, f"factory {e.factory}"), where)
-    options = {
-        e.name: e.options
-        for e in entries
-        if e.base_url is None and e.factory is None and e.api == "openai"
-    }
-    for point in plugin_entry_points():
-        source = f"entry point {point.value}"
-        claim(point.name, source)  # before the factory runs: a clash builds nothing
-        add(point.name, _construct(point, options.pop(point.name, {}), settings, source), source)
-    for name, provider in extra.items():  # scripted names in `extra` were not built
-        add(name, provider, "code")
-    for name, opts in options.items():
-        if name not in built:
-            raise ConfigError(
-                f"{where}: provider {name!r} has no base_url or factory, and no provider of "
-                "that name is installed (entry point), built in or passed in code"
-            )
-        if opts:
-            raise ConfigError(f"{where}: provider {name!r} is not a plug-in; it takes no options")
-    return LoadedProviders(
-        providers=built,
-        answer_levels=_answer_levels(settings, entries),
-        prices={e.name: e.prices for e in entries if e.prices is not None},
-    )
+            built.add(e.name, _construct(point, e.options, settings, f"factory {e.factory}"),
+                      where)  # fmt: skip
 
 
 def plugin_entry_points() -> list[EntryPoint]:
