@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from agentrt import AgentRuntime, RunStatus, Settings, ToolEffect
@@ -33,6 +34,7 @@ from agentrt.contracts.ids import idempotency_key
 from agentrt.contracts.views import RunView
 from agentrt.store.runs.record import RunStore
 from tests.workers._proc import WorkerPool, WorkerProcess, worker_env
+from tests.workflows._waiting import until_polled
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "agentrt-example-toolbox"
 DIST = "agentrt-example-toolbox"
@@ -97,9 +99,14 @@ class Shop:
 
     worker: WorkerProcess
     runtime: AgentRuntime
+    queue: str
+    client: Client
 
     async def start(self) -> tuple[str, RunView]:
         """Start the shop run; return it once it first settles (at its first approval)."""
+        # Once the worker serves (it starts its MCP server first; on a loaded machine that
+        # took longer than a start waits for a worker).
+        await until_polled(self.client, self.queue)
         run_id = await self.runtime.start("shop", PROMPT, initiator="alice")
         try:
             return run_id, await _settled(self.runtime, self.worker, run_id)
@@ -116,7 +123,8 @@ def shop(
     settings: Settings,
 ) -> Shop:
     worker, queue = _spawn(pool, example_env, settings, temporal_env)
-    return Shop(worker, AgentRuntime(temporal_env.client, runs, queue))
+    client = temporal_env.client
+    return Shop(worker, AgentRuntime(client, runs, queue), queue, client)
 
 
 async def _settled(

@@ -59,9 +59,12 @@ async def test_fifty_subscribers_do_not_delay_an_approval(live: Live, client: Cl
             done = await asyncio.wait_for(asyncio.gather(*followers), 30)
             settled = time.monotonic() - began
     # At once: as fast as with no subscriber, give or take the noise of a shared machine
-    # (observed: 0.07-0.55 s with them, 0.1 s without).
+    # (observed: 0.07-0.55 s with them, 0.1 s without on a quiet one). The bound scales
+    # with the same approval alone, measured just before: at a load average of 20 that one
+    # took 1.16 s and the approval beside the subscribers 3.5 s, the machine's pace, not
+    # theirs; 50 subscribers served one after another would take many times more.
     why = f"{decided:.2f} s beside {SUBSCRIBERS} subscribers, {alone:.2f} s alone"
-    assert decided < min(2.0, alone + 1.0), why
+    assert decided < min(3 * alone + 1.0, 6.0), why
     assert settled < 10.0
     for got in done:
         assert got[-1].event == "end" and got[-1].data["status"] == "COMPLETED"

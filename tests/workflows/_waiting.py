@@ -11,10 +11,14 @@ from typing import Any
 
 import pytest
 from temporalio.api.common.v1 import WorkflowExecution
-from temporalio.api.enums.v1 import EventType, UpdateWorkflowExecutionLifecycleStage
+from temporalio.api.enums.v1 import EventType, TaskQueueType, UpdateWorkflowExecutionLifecycleStage
 from temporalio.api.history.v1 import HistoryEvent
+from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.update.v1 import UpdateRef, WaitPolicy
-from temporalio.api.workflowservice.v1 import PollWorkflowExecutionUpdateRequest
+from temporalio.api.workflowservice.v1 import (
+    DescribeTaskQueueRequest,
+    PollWorkflowExecutionUpdateRequest,
+)
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
@@ -32,6 +36,22 @@ async def until(found: Callable[[], Awaitable[bool]], what: str, within: float =
         if asyncio.get_running_loop().time() > deadline:
             raise AssertionError(f"never {what} within {within:g}s")
         await asyncio.sleep(POLL)
+
+
+async def until_polled(client: Client, queue: str, within: float = 60.0) -> None:
+    """Until Temporal lists a poller of `queue`'s workflow tasks: the worker is serving."""
+
+    async def polled() -> bool:
+        described = await client.workflow_service.describe_task_queue(
+            DescribeTaskQueueRequest(
+                namespace=client.namespace,
+                task_queue=TaskQueue(name=queue),
+                task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+            )
+        )
+        return len(described.pollers) > 0
+
+    await until(polled, f"polled queue {queue}", within)
 
 
 async def until_status(

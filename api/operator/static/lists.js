@@ -114,31 +114,37 @@ function row(run) {
   return tr;
 }
 
+// Each showing of the list is a generation: a page fetched for an earlier one (the filter
+// changed, the route was shown twice) is dropped, never appended beside the newer one's.
+let runsShown = 0;
+
 export async function showRuns(stop, filters) {
   stop();
   show("runs");
+  const generation = ++runsShown;
   $("f-status").value = filters.get("status") || "";
   $("f-profile").value = filters.get("profile") || "";
   $("f-attention").checked = filters.get("attention") === "1";
   const body = $("runs-body");
   body.replaceChildren();
   $("runs-more").hidden = true;
-  await morePage(filters, null);
+  await morePage(filters, null, generation);
 }
 
-async function morePage(filters, cursor) {
+async function morePage(filters, cursor, generation) {
   let page;
   try {
     page = await json(query(filters, cursor));
   } catch (err) {
-    notice(explain(err));
+    if (generation === runsShown) notice(explain(err));
     return;
   }
+  if (generation !== runsShown) return;
   $("runs-body").append(...page.runs.map(row));
   $("runs-empty").hidden = $("runs-body").children.length > 0;
   const more = $("runs-more");
   more.hidden = !page.next_cursor;
-  more.onclick = () => morePage(filters, page.next_cursor);
+  more.onclick = () => morePage(filters, page.next_cursor, generation);
 }
 
 // The filter form writes the hash; the router reads it back (one path for links and form).
