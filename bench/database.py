@@ -1,5 +1,5 @@
 """The benchmark's own database: a SQLite file in the work directory, or a fresh schema in
-PostgreSQL that is dropped afterwards."""
+PostgreSQL that is dropped afterwards; and the runs a round begins in it."""
 
 import uuid
 from collections.abc import Iterator
@@ -7,6 +7,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from sqlalchemy import create_engine, text
+
+from agentrt.contracts.snapshot import SnapshotRecord
+from agentrt.store.runs.record import NewRun, RunStore
 
 
 @contextmanager
@@ -29,3 +32,12 @@ def bench_database(work_dir: Path, postgres_dsn: str | None = None) -> Iterator[
 
 def describe(url: str) -> str:
     return "PostgreSQL" if url.startswith("postgresql") else "SQLite (file)"
+
+
+def begin_runs(runs: RunStore, count: int, snapshot: SnapshotRecord) -> list[str]:
+    """`count` new RUNNING runs on the profile "p" (untimed set-up for a round): their ids."""
+    ids = [str(uuid.uuid4()) for _ in range(count)]
+    for run_id in ids:
+        runs.begin(NewRun(run_id=run_id, profile="p", snapshot=snapshot, prompt="hi",
+                          initiator="t", privacy="full"))  # fmt: skip
+    return ids
