@@ -17,7 +17,15 @@ def bench_database(work_dir: Path, postgres_dsn: str | None = None) -> Iterator[
     if postgres_dsn is None:
         yield f"sqlite:///{work_dir / 'agentrt.db'}"
         return
-    schema = f"bench_{uuid.uuid4().hex[:12]}"
+    with fresh_schema(postgres_dsn, "bench") as url:
+        yield url
+
+
+@contextmanager
+def fresh_schema(postgres_dsn: str, prefix: str) -> Iterator[str]:
+    """The URL of a new, empty PostgreSQL schema named from `prefix`, dropped afterwards
+    (the tests' own databases too: tests/_db.py)."""
+    schema = f"{prefix}_{uuid.uuid4().hex[:12]}"
     admin = create_engine(postgres_dsn)
     try:
         with admin.begin() as conn:
