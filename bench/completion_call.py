@@ -12,7 +12,6 @@ import statistics
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
 
 from agentrt.activities.settle.completion import Completion
@@ -25,8 +24,8 @@ from agentrt.contracts.snapshot import SnapshotRecord
 from agentrt.core.settings import Settings
 from agentrt.store.db.open import open_store
 from agentrt.store.db.sealing import Sealer
-from agentrt.store.runs.record import NewRun, RunStore
-from bench.database import bench_database
+from agentrt.store.runs.record import RunStore
+from bench.database import begin_runs, bench_database
 
 ROUNDS, RUNS = 5, 300
 # A plan at `full`, as a profile's: the completion keeps the answer at the run's level.
@@ -37,18 +36,7 @@ SNAPSHOT = SnapshotRecord(
 
 
 def _round(runs: RunStore, completion: Completion) -> float:
-    ids = [str(uuid.uuid4()) for _ in range(RUNS)]
-    for run_id in ids:
-        runs.begin(
-            NewRun(
-                run_id=run_id,
-                profile="p",
-                snapshot=SNAPSHOT,
-                prompt="hi",
-                initiator="t",
-                privacy="full",
-            )
-        )
+    ids = begin_runs(runs, RUNS, SNAPSHOT)
     start = time.thread_time()
     for run_id in ids:
         answer = Message(role="assistant", content="the answer " * 10)

@@ -1,5 +1,5 @@
 """The benchmark's own database: a SQLite file in the work directory, or a fresh schema in
-PostgreSQL that is dropped afterwards."""
+PostgreSQL that is dropped afterwards; and the runs a round begins in it."""
 
 import uuid
 from collections.abc import Iterator
@@ -8,8 +8,10 @@ from pathlib import Path
 
 from sqlalchemy import create_engine, text
 
+from agentrt.contracts.snapshot import SnapshotRecord
 from agentrt.store.db import migrate
 from agentrt.store.db.engine import make_engine
+from agentrt.store.runs.record import NewRun, RunStore
 
 
 @contextmanager
@@ -22,7 +24,16 @@ def bench_database(work_dir: Path, postgres_dsn: str | None = None) -> Iterator[
         _migrated(url)
         yield url
         return
-    schema = f"bench_{uuid.uuid4().hex[:12]}"
+    with fresh_schema(postgres_dsn, "bench") as url:
+        _migrated(url)
+        yield url
+
+
+@contextmanager
+def fresh_schema(postgres_dsn: str, prefix: str) -> Iterator[str]:
+    """The URL of a new, empty PostgreSQL schema named from `prefix`, dropped afterwards
+    (the tests' own databases too: tests/_db.py)."""
+    schema = f"{prefix}_{uuid.uuid4().hex[:12]}"
     admin = create_engine(postgres_dsn)
     try:
         with admin.begin() as conn:
@@ -47,3 +58,12 @@ def _migrated(url: str) -> None:
 
 def describe(url: str) -> str:
     return "PostgreSQL" if url.startswith("postgresql") else "SQLite (file)"
+
+
+def begin_runs(runs: RunStore, count: int, snapshot: SnapshotRecord) -> list[str]:
+    """`count` new RUNNING runs on the profile "p" (untimed set-up for a round): their ids."""
+    ids = [str(uuid.uuid4()) for _ in range(count)]
+    for run_id in ids:
+        runs.begin(NewRun(run_id=run_id, profile="p", snapshot=snapshot, prompt="hi",
+                          initiator="t", privacy="full"))  # fmt: skip
+    return ids

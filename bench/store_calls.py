@@ -24,7 +24,6 @@ import statistics
 import sys
 import tempfile
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -43,9 +42,9 @@ from agentrt.store.db.engine import READ_ONLY_OPTION
 from agentrt.store.db.open import open_store
 from agentrt.store.db.sealing import Sealer
 from agentrt.store.ops.registry import _COLUMNS, ProfileRegistry, ServerRow, _live
-from agentrt.store.runs.record import _TURN_INPUTS, NewRun, RunStore
+from agentrt.store.runs.record import _TURN_INPUTS, RunStore
 from agentrt.store.steps.write import Part, one_statement, sqlite_insert
-from bench.database import bench_database
+from bench.database import begin_runs, bench_database
 
 ROUNDS, CALLS, RUNS = 5, 400, 20
 CONNECTION = "SQLAlchemy Connection"
@@ -96,18 +95,7 @@ def _round(ctx: StoreContext, connection: bool = False) -> tuple[float, float, f
     Connection, as before the driver's cursor (store/db/driver.py); for the registry read,
     its query built at each call, as before (the profile "p" is registered)."""
     runs = RunStore(ctx)
-    ids = [str(uuid.uuid4()) for _ in range(RUNS)]
-    for run_id in ids:
-        runs.begin(
-            NewRun(
-                run_id=run_id,
-                profile="p",
-                snapshot=SnapshotRecord(),
-                prompt="hi",
-                initiator="t",
-                privacy="full",
-            )
-        )
+    ids = begin_runs(runs, RUNS, SnapshotRecord())
 
     def record(i: int) -> None:
         message = Message(role="assistant", content="x" * 100)

@@ -1,14 +1,12 @@
 """A database of a test's own: a fresh PostgreSQL schema or a fresh SQLite file."""
 
 import os
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from sqlalchemy import create_engine, text
-
 from agentrt.core.settings import DEFAULT_POSTGRES_DSN
+from bench.database import fresh_schema
 
 
 def backend() -> str:
@@ -21,18 +19,8 @@ def scratch_database(prefix: str, sqlite_file: Path) -> Iterator[str]:
     if backend() != "postgres":
         yield f"sqlite:///{sqlite_file}"
         return
-    base = os.environ.get("AGENTRT_POSTGRES_DSN", DEFAULT_POSTGRES_DSN)
-    schema = f"{prefix}_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(base)
-    with admin.begin() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    sep = "&" if "?" in base else "?"
-    try:
-        yield f"{base}{sep}options=-csearch_path%3D{schema}"
-    finally:
-        with admin.begin() as conn:
-            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
+    with fresh_schema(os.environ.get("AGENTRT_POSTGRES_DSN", DEFAULT_POSTGRES_DSN), prefix) as url:
+        yield url
 
 
 def migrated(url: str) -> None:

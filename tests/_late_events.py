@@ -3,15 +3,13 @@ paths (a begin, a tool step, a settle's guarded move and event), as the worker w
 them: sequence 2 commits before sequence 1, as a parallel call or a reconciled write's
 `tool` event does. Followers must see every event once, in commit order (migration 0018)."""
 
-import uuid
-
 from agentrt.contracts.enums import EventKind, RunStatus
 from agentrt.contracts.messages import ToolCall
 from agentrt.store.db.context import StoreContext
-from agentrt.store.runs.record import NewRun, RunStore
 from agentrt.store.runs.transitions import move
 from agentrt.store.steps.events import event_row, insert_event
 from agentrt.store.steps.tools import ToolStep, ToolStepStore
+from tests._runs import begin_run
 from tests._snapshots import recorded
 
 SNAPSHOT = recorded("full")
@@ -21,11 +19,8 @@ COMMITTED = [0, 2, 1, 3]
 
 def begin(ctx: StoreContext, initiator: str, profile: str = "helper") -> str:
     """A RUNNING run with its `run_started` event (sequence 0, position 0)."""
-    run_id = str(uuid.uuid4())
-    new = NewRun(run_id=run_id, profile=profile, snapshot=SNAPSHOT, prompt="late events",
-                 initiator=initiator, privacy="full")  # fmt: skip
-    RunStore(ctx).begin(new)
-    return run_id
+    return begin_run(ctx, profile=profile, snapshot=SNAPSHOT, prompt="late events",
+                     initiator=initiator)  # fmt: skip
 
 
 def tool_step(ctx: StoreContext, run_id: str, sequence: int) -> None:

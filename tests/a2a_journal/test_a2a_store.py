@@ -33,10 +33,11 @@ from agentrt.store.db.context import utcnow
 from agentrt.store.db.open import open_store
 from agentrt.store.db.sealing import Sealer, SealError
 from agentrt.store.db.tables import RunRow
-from agentrt.store.runs.record import NewRun, RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.store.security.rotate import rotate
 from agentrt.workers.compose import WorkerResources
 from tests._db import backend, scratch_database
+from tests._runs import begin_run
 from tests._settle import settle_failed
 from tests._snapshots import recorded
 
@@ -60,16 +61,7 @@ def _task(
         message=_message("hello, my mail is a@b.io"),
     )
     snapshot = recorded("full", answer_level=level)
-    RunStore(parts.ctx).begin(
-        NewRun(
-            run_id=run_id,
-            profile="p",
-            snapshot=snapshot,
-            prompt="hello",
-            initiator=owner,
-            privacy="full",
-        ),
-    )
+    begin_run(parts.ctx, run_id, snapshot=snapshot, prompt="hello", initiator=owner)
     return task_id, run_id
 
 
@@ -309,17 +301,9 @@ def test_the_completion_asks_about_a_task_in_its_row_read_alone(parts: WorkerRes
     def on_execute(_c: Any, _cur: Any, statement: str, *_a: Any) -> None:
         sent.append(statement)
 
-    run_id = str(uuid.uuid4())
-    RunStore(parts.ctx).begin(
-        NewRun(
-            run_id=run_id,
-            profile="p",
-            snapshot=recorded("metadata", answer_level="full"),  # privacy as an unknown plan reads
-            prompt="hello",
-            initiator="t",
-            privacy="full",
-        ),
-    )
+    # The plan's privacy as an unknown plan reads it.
+    snapshot = recorded("metadata", answer_level="full")
+    run_id = begin_run(parts.ctx, snapshot=snapshot, prompt="hello")
     event.listen(parts.engine, "before_cursor_execute", on_execute)
     try:
         # The completion's statements go on its connection's cursor (store/db/driver.py).

@@ -1,7 +1,6 @@
 """A running run to call tools in, and a tool call's request: for the tool and write
 activities' tests, called outside any workflow."""
 
-import uuid
 from typing import Any
 
 from agentrt.contracts.enums import ToolEffect
@@ -9,26 +8,14 @@ from agentrt.contracts.ids import idempotency_key
 from agentrt.contracts.messages import ToolCall
 from agentrt.contracts.profiles import PrivacyLevel
 from agentrt.contracts.run import ToolCallRequest
-from agentrt.store.runs.record import NewRun, RunStore
 from agentrt.workers.compose import WorkerResources
+from tests._runs import begin_run as begin_stored
 from tests._snapshots import recorded
 
 
 def begin_run(parts: WorkerResources) -> str:
     """A new running run, recorded at `full`."""
-    run_id = str(uuid.uuid4())
-    snapshot = recorded("full")
-    RunStore(parts.ctx).begin(
-        NewRun(
-            run_id=run_id,
-            profile="auto",
-            snapshot=snapshot,
-            prompt="p",
-            initiator="t",
-            privacy="full",
-        )
-    )
-    return run_id
+    return begin_stored(parts.ctx, profile="auto", snapshot=recorded("full"), prompt="p")
 
 
 def tool_request(

@@ -26,6 +26,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 REFUND = "Please refund order 1042"
 LOOKUP = "What about order 7?"
+DECIDER = ("runs:start", "runs:read", "runs:decide")
 ALL_SCOPES = ("runs:start", "runs:read", "runs:read-all", "runs:decide", "runs:cancel")
 
 
@@ -88,6 +89,35 @@ async def wait_status(
             return body
         await asyncio.sleep(0.05)
     raise AssertionError(f"run {run_id} never reached {statuses}: {reply.text}")
+
+
+@dataclass
+class Waiting:
+    """A refund run waiting for approval, started by `who` with `secret` over `api`."""
+
+    api: httpx.AsyncClient
+    who: str
+    secret: str
+    run_id: str
+    view: dict[str, Any]  # the run as GET /runs/{id} showed it waiting
+
+    @property
+    def digest(self) -> str:
+        return str(self.view["pending_approval"]["turn_digest"])
+
+
+@asynccontextmanager
+async def waiting_refund(
+    live: Live, prefix: str, scopes: tuple[str, ...] = DECIDER
+) -> AsyncIterator[Waiting]:
+    """A new principal (named from `prefix`, granted `scopes`) starts a refund on the
+    `helper` profile; yields once it waits for approval, its HTTP client still open."""
+    who = name(prefix)
+    secret = token(live, who, *scopes)
+    async with http(live, secret) as api:
+        run_id = (await start(api, "helper", REFUND))["run_id"]
+        view = await wait_status(api, run_id, "WAITING_FOR_APPROVAL")
+        yield Waiting(api, who, secret, run_id, view)
 
 
 @dataclass

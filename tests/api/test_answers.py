@@ -7,18 +7,12 @@ tests/security/test_answer_update.py."""
 from agentrt.contracts.approval import ApprovalDecision
 from agentrt.starter import remote
 from tests.api.conftest import Live
-from tests.api.ops_helpers import REFUND, error_type, http, name, start, token, wait_status
-
-DECIDER = ("runs:start", "runs:read", "runs:decide")
+from tests.api.ops_helpers import error_type, http, wait_status, waiting_refund
 
 
 async def test_a_decision_through_the_answers_route_is_the_principals(live: Live) -> None:
-    who = name("ada")
-    secret = token(live, who, *DECIDER)
-    async with http(live, secret) as api:
-        run_id = (await start(api, "helper", REFUND))["run_id"]
-        waiting = await wait_status(api, run_id, "WAITING_FOR_APPROVAL")
-        digest = waiting["pending_approval"]["turn_digest"]
+    async with waiting_refund(live, "ada") as run:
+        api, who, secret, run_id, digest = run.api, run.who, run.secret, run.run_id, run.digest
         # No kind, or one that is none: refused, typed, and the run waits on.
         for kind in ({}, {"kind": "verdict"}):
             body = {**kind, "verdict": "approve", "turn_digest": digest}
@@ -51,15 +45,10 @@ async def test_a_decision_through_the_answers_route_is_the_principals(live: Live
 
 
 async def test_the_answers_route_answers_with_its_kind_and_author(live: Live) -> None:
-    who = name("ben")
-    secret = token(live, who, *DECIDER)
-    async with http(live, secret) as api:
-        run_id = (await start(api, "helper", REFUND))["run_id"]
-        waiting = await wait_status(api, run_id, "WAITING_FOR_APPROVAL")
-        body = {
-            "kind": "decision", "verdict": "deny", "reason": "not today",
-            "turn_digest": waiting["pending_approval"]["turn_digest"],
-        }  # fmt: skip
+    async with waiting_refund(live, "ben") as run:
+        api, who, run_id = run.api, run.who, run.run_id
+        body = {"kind": "decision", "verdict": "deny", "reason": "not today",
+                "turn_digest": run.digest}  # fmt: skip
         reply = await api.post(f"/runs/{run_id}/answers", json=body)
         assert reply.status_code == 200, reply.text
         out = reply.json()

@@ -17,19 +17,13 @@ from agentrt.contracts.errors import ReasonRequiredError
 from agentrt.contracts.ids import SIGNAL_APPROVE, UPDATE_DECIDE
 from agentrt.starter import remote
 from tests.api.conftest import Live
-from tests.api.ops_helpers import REFUND, error_type, http, name, start, token, wait_status
+from tests.api.ops_helpers import error_type, wait_status, waiting_refund
 from tests.workflows._replay import assert_replays, fetch
-
-DECIDER = ("runs:start", "runs:read", "runs:decide")
 
 
 async def test_a_denial_without_a_reason_is_refused_on_every_path(live: Live) -> None:
-    who = name("dora")
-    secret = token(live, who, *DECIDER)
-    async with http(live, secret) as api:
-        run_id = (await start(api, "helper", REFUND))["run_id"]
-        waiting = await wait_status(api, run_id, "WAITING_FOR_APPROVAL")
-        digest = waiting["pending_approval"]["turn_digest"]
+    async with waiting_refund(live, "dora") as run:
+        api, who, secret, run_id, digest = run.api, run.who, run.secret, run.run_id, run.digest
         # The operator API: 400, typed, for an absent, empty or blank reason.
         for extra in ({}, {"reason": None}, {"reason": ""}, {"reason": " \n "}):
             body = {"verdict": "deny", "turn_digest": digest, **extra}

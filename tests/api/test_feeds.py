@@ -19,8 +19,9 @@ from agentrt.contracts.run import TurnRecord
 from agentrt.contracts.views import EventView
 from agentrt.store.db.tables import RunRow
 from agentrt.store.live.table import LiveStore
-from agentrt.store.runs.record import NewRun, RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import WorkerResources
+from tests._runs import new_run
 from tests._snapshots import recorded
 
 SNAPSHOT = recorded("full")
@@ -43,16 +44,7 @@ class CountingRuns(RunStore):
 
 def _begun(runs: RunStore) -> str:
     run_id = str(uuid.uuid4())
-    assert runs.begin(
-        NewRun(
-            run_id=run_id,
-            profile="p",
-            snapshot=SNAPSHOT,
-            prompt="hi",
-            initiator="t",
-            privacy="full",
-        ),
-    )
+    assert runs.begin(new_run(run_id, snapshot=SNAPSHOT))
     return run_id
 
 

@@ -15,6 +15,7 @@ import pytest
 
 from agentrt.contracts.views import EventView
 from agentrt.starter.remote import api_session
+from agentrt.store.db.context import StoreContext
 from tests._late_events import COMMITTED, begin, settle, tool_step
 from tests.api.conftest import Live
 from tests.api.ops_helpers import Frame, frames, http, name, token
@@ -33,6 +34,17 @@ async def _rest(items: AsyncIterator[T]) -> list[T]:
         return [item async for item in items]
 
     return await asyncio.wait_for(drain(), 30)
+
+
+async def _late_steps(ctx: StoreContext, run_id: str, followed: AsyncIterator[T]) -> list[T]:
+    """All `followed` yields while the run's steps commit out of order (2 before 1, then the
+    settle at 3), each step written only once the follower has seen the one before."""
+    seen = [await _next(followed)]
+    await asyncio.to_thread(tool_step, ctx, run_id, 2)
+    seen.append(await _next(followed))
+    await asyncio.to_thread(tool_step, ctx, run_id, 1)
+    await asyncio.to_thread(settle, ctx, run_id, 3)
+    return seen + await _rest(followed)
 
 
 def _sequences(got: list[Frame]) -> list[int]:
@@ -75,13 +87,7 @@ async def test_an_sse_follower_and_a_resumed_one_see_a_late_event_once(
 async def test_a_follow_in_process_sees_a_late_event_once(live: Live) -> None:
     ctx = live.parts.ctx
     run_id = begin(ctx, name("mia"))
-    followed = aiter(live.runtime.follow(run_id))
-    seen = [await _next(followed)]
-    await asyncio.to_thread(tool_step, ctx, run_id, 2)
-    seen.append(await _next(followed))
-    await asyncio.to_thread(tool_step, ctx, run_id, 1)
-    await asyncio.to_thread(settle, ctx, run_id, 3)
-    seen += await _rest(followed)
+    seen = await _late_steps(ctx, run_id, aiter(live.runtime.follow(run_id)))
     assert all(isinstance(e, EventView) for e in seen)
     assert [e.sequence for e in seen if isinstance(e, EventView)] == COMMITTED
     assert [e.position for e in seen if isinstance(e, EventView)] == [0, 1, 2, 3]
@@ -91,13 +97,7 @@ async def test_a_follow_through_the_api_sees_a_late_event_once(live: Live) -> No
     who, ctx = name("nils"), live.parts.ctx
     run_id = begin(ctx, who)
     async with api_session(live.url, token(live, who, "runs:read")) as remote:
-        followed = aiter(remote.follow(run_id))
-        seen = [await _next(followed)]
-        await asyncio.to_thread(tool_step, ctx, run_id, 2)
-        seen.append(await _next(followed))
-        await asyncio.to_thread(tool_step, ctx, run_id, 1)
-        await asyncio.to_thread(settle, ctx, run_id, 3)
-        seen += await _rest(followed)
+        seen = await _late_steps(ctx, run_id, aiter(remote.follow(run_id)))
         events = [e for e in seen if isinstance(e, EventView)]
         assert [e.sequence for e in events] == COMMITTED
         # The one-shot read pages by position too (its `next_after`).

@@ -5,15 +5,11 @@ in every inbox on SQLite; drawing its card threw a TypeError, and neither the in
 cards nor the attention list after it were ever drawn. Now that run gets a card saying so
 and the rest of the page is drawn."""
 
-import uuid
-
 from playwright.async_api import Page, expect
-from sqlalchemy import update
 
 from agentrt.contracts.enums import RunStatus
 from agentrt.store.a2a.purge import purge_runs
-from agentrt.store.db.tables import RunRow
-from agentrt.store.runs.record import NewRun, RunStore
+from tests._runs import begin_run
 from tests._snapshots import recorded
 from tests.api.browser import browser, page
 from tests.api.conftest import Live
@@ -26,19 +22,8 @@ SNAPSHOT = recorded("full")
 
 def _waiting_without_a_turn(live: Live) -> str:
     """A row WAITING_FOR_APPROVAL with no pending approval and no waiting_since."""
-    run_id = str(uuid.uuid4())
-    runs = RunStore(live.parts.ctx)
-    assert runs.begin(
-        NewRun(run_id=run_id, profile="p", snapshot=SNAPSHOT, prompt="hi", initiator="odd",
-               privacy="full")
-    )  # fmt: skip
-    with live.parts.ctx.transaction() as s:
-        s.execute(
-            update(RunRow)
-            .where(RunRow.id == run_id)
-            .values(status=RunStatus.WAITING_FOR_APPROVAL.value)
-        )
-    return run_id
+    return begin_run(live.parts.ctx, snapshot=SNAPSHOT, initiator="odd",
+                     status=RunStatus.WAITING_FOR_APPROVAL)  # fmt: skip
 
 
 async def test_a_run_the_page_cannot_draw_costs_its_own_card_not_the_inbox(

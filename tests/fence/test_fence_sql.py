@@ -20,13 +20,13 @@ from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.ids import idempotency_key
 from agentrt.contracts.messages import ToolCall, Usage
 from agentrt.contracts.run import FenceRequest, FenceState, SettleRequest
-from agentrt.contracts.snapshot import SnapshotRecord
 from agentrt.store.db.context import StoreContext
 from agentrt.store.db.tables import EventRow, RunRow, ToolResultRow
-from agentrt.store.runs.record import NewRun, RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.store.steps.tools import ToolStep, ToolStepStore
 from agentrt.workers.compose import WorkerResources
 from tests._db import backend
+from tests._runs import begin_run
 from tests.store.test_step_rows import _count, _run, _statements
 
 T = TypeVar("T")
@@ -41,19 +41,8 @@ def fence(parts: WorkerResources) -> StoreContext:
 
 
 @pytest.fixture
-def run_id(runs: RunStore) -> str:
-    rid = str(uuid.uuid4())
-    runs.begin(
-        NewRun(
-            run_id=rid,
-            profile="auto",
-            snapshot=SnapshotRecord(),
-            prompt="p",
-            initiator="t",
-            privacy="full",
-        )
-    )
-    return rid
+def run_id(fence: StoreContext) -> str:
+    return begin_run(fence, profile="auto", prompt="p")
 
 
 def token() -> str:
@@ -334,17 +323,7 @@ def test_claim_racing_resolve_never_yields_never_claimed_for_a_claimed_write(
     and a won claim is always reported as interrupted, never as safe to re-run."""
     # Which side wins is up to the scheduler; in practice both do over ten passes.
     for _ in range(10):
-        rid = str(uuid.uuid4())
-        runs.begin(
-            NewRun(
-                run_id=rid,
-                profile="auto",
-                snapshot=SnapshotRecord(),
-                prompt="p",
-                initiator="t",
-                privacy="full",
-            )
-        )
+        rid = begin_run(fence, profile="auto", prompt="p")
         tok = stamped(fence, rid)
         claimed, verdict = race(
             lambda: claim(fence, rid, tok),  # noqa: B023 (joined in this pass)

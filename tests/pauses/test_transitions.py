@@ -1,6 +1,5 @@
 """The pauses' guarded transitions (activities/pauses.py), on the real database."""
 
-import uuid
 from datetime import UTC, datetime
 
 from agentrt.activities.pauses import resume, suspend
@@ -9,26 +8,15 @@ from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason
 from agentrt.contracts.messages import ToolCall
 from agentrt.contracts.pauses import ResumeRequest, SuspendRequest
 from agentrt.contracts.run import Transition
-from agentrt.contracts.snapshot import SnapshotRecord
-from agentrt.store.runs.record import NewRun, RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.store.security.attest import attest
 from agentrt.workers.compose import WorkerResources
+from tests._runs import begin_run
 from tests._settle import settle_failed
 
 
 def _run(parts: WorkerResources) -> str:
-    run_id = str(uuid.uuid4())
-    RunStore(parts.ctx).begin(
-        NewRun(
-            run_id=run_id,
-            profile="p",
-            snapshot=SnapshotRecord(),
-            prompt="hi",
-            initiator="t",
-            privacy="full",
-        )
-    )
-    return run_id
+    return begin_run(parts.ctx)
 
 
 def _pending() -> PendingApproval:

@@ -26,16 +26,12 @@ from tests.api.conftest import (  # noqa: F401  (fixtures)
     a2a_settings,
     live,
 )
-from tests.api.ops_helpers import REFUND, error_type, http, name, start, token, wait_status
+from tests.api.ops_helpers import error_type, http, name, token, waiting_refund
 
 
 async def test_the_answers_route_asks_for_the_kinds_own_scope(live: Live) -> None:  # noqa: F811
-    owner = name("olga")
-    owner_secret = token(live, owner, "runs:start", "runs:read", "runs:read-all")
-    async with http(live, owner_secret) as api:
-        run_id = (await start(api, "helper", REFUND))["run_id"]
-        waiting = await wait_status(api, run_id, "WAITING_FOR_APPROVAL")
-    digest = waiting["pending_approval"]["turn_digest"]
+    async with waiting_refund(live, "olga", ("runs:start", "runs:read", "runs:read-all")) as run:
+        owner_secret, run_id, digest = run.secret, run.run_id, run.digest
     decision = {"kind": "decision", "verdict": "approve", "turn_digest": digest}
     reconcile = {"kind": "reconcile", "call_id": "c", "fence": "f", "answer": "give_up"}
     resolution = {"kind": "resolution", "call_id": "c", "fence": "f", "outcome": "applied",
@@ -63,12 +59,8 @@ async def test_the_answers_route_asks_for_the_kinds_own_scope(live: Live) -> Non
 
 
 async def test_the_answer_update_counts_only_attested_answers(live: Live) -> None:  # noqa: F811
-    who = name("ivy")
-    secret = token(live, who, "runs:start", "runs:read")
-    async with http(live, secret) as api:
-        run_id = (await start(api, "helper", REFUND))["run_id"]
-        waiting = await wait_status(api, run_id, "WAITING_FOR_APPROVAL")
-    digest = waiting["pending_approval"]["turn_digest"]
+    async with waiting_refund(live, "ivy", ("runs:start", "runs:read")) as run:
+        who, secret, run_id, digest = run.who, run.secret, run.run_id, run.digest
     handle = live.runtime.client.get_workflow_handle(run_id)
     bare = ApprovalDecision(approved=True, decided_by=who, turn_digest=digest)
     for forged in (bare, bare.model_copy(update={"attestation": "0" * 64})):

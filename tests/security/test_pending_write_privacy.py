@@ -14,8 +14,9 @@ from agentrt.contracts.enums import PendingState, ToolEffect
 from agentrt.contracts.ids import idempotency_key
 from agentrt.contracts.messages import Message, ToolCall
 from agentrt.store.db.tables import RunRow
-from agentrt.store.runs.record import NewRun, RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import WorkerResources
+from tests._runs import begin_run
 from tests._snapshots import recorded
 
 CANARY = "canary-7f3e9d"
@@ -26,16 +27,7 @@ ARGS = {"order_id": CANARY, "memo": f"mail {CANARY}@example.com key {SECRET}", "
 def _run_with_write(parts: WorkerResources, privacy: str, state: PendingState) -> str:
     runs, run_id, call_id = RunStore(parts.ctx), str(uuid.uuid4()), f"call-{CANARY}"
     plan = recorded(privacy, tools={"issue_refund": ToolEffect.NON_IDEMPOTENT_WRITE})
-    runs.begin(
-        NewRun(
-            run_id=run_id,
-            profile="p",
-            snapshot=plan,
-            prompt="refund",
-            initiator="alice",
-            privacy=privacy,
-        ),
-    )
+    begin_run(parts.ctx, run_id, snapshot=plan, prompt="refund", initiator="alice", privacy=privacy)
     turn = Message(role="assistant", tool_calls=[ToolCall(call_id=call_id, name="issue_refund",
                                                           arguments=ARGS)])  # fmt: skip
     with parts.ctx.sessions.begin() as s:

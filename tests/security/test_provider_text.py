@@ -8,7 +8,6 @@ WARNING line. Now a failure says only the fixed vocabulary of contracts/provider
 and what is kept or logged of it is checked against that vocabulary at the sink."""
 
 import logging
-import uuid
 import warnings
 from collections.abc import Iterator
 
@@ -27,9 +26,9 @@ from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.messages import Message, ProviderRequest, Usage
 from agentrt.contracts.provider_errors import WITHHELD, known_detail
 from agentrt.contracts.run import SettleRequest
-from agentrt.contracts.snapshot import SnapshotRecord
-from agentrt.store.runs.record import NewRun, RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import WorkerResources
+from tests._runs import begin_run
 from tests.activities.test_openai_provider import Canned, FakeServer, simple_request
 from tests.activities.test_openai_provider import server as server
 
@@ -105,17 +104,7 @@ def test_run_failed_error_keeps_only_a_known_shape_at_every_privacy_level(
         ("HTTP 429 from provider openai (rate limited) [rate_limit_exceeded]",
          "HTTP 429 from provider openai (rate limited) [rate_limit_exceeded]"),
     ]:  # fmt: skip
-        run_id = str(uuid.uuid4())
-        runs.begin(
-            NewRun(
-                run_id=run_id,
-                profile="p",
-                snapshot=SnapshotRecord(),
-                prompt="hi",
-                initiator="t",
-                privacy=privacy,
-            )
-        )
+        run_id = begin_run(parts.ctx, privacy=privacy)
         Settle(parts.ctx).settle(SettleRequest(
             run_id=run_id, sequence=1, reason=TerminationReason.PROVIDER_FAILED,
             status=RunStatus.FAILED, outcome=Outcome.FAILED, iterations=1, usage=Usage(),

@@ -11,10 +11,11 @@ from agentrt.contracts.redaction import TOO_DEEP, redact_tree
 from agentrt.contracts.run import TurnRecord
 from agentrt.store.a2a.tasks import A2AStore
 from agentrt.store.runs.answer import keep_json
-from agentrt.store.runs.record import NewRun, RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.store.steps.privacy import filter_payload
 from agentrt.store.steps.tools import ToolStep, ToolStepStore
 from agentrt.workers.compose import WorkerResources
+from tests._runs import begin_run
 from tests._snapshots import recorded
 
 EMAIL = "bob.canary@example.com"
@@ -40,18 +41,8 @@ def test_redact_tree_masks_keys_and_keeps_colliding_keys_apart() -> None:
 
 
 def test_an_events_tool_arguments_are_redacted_keys_and_all(parts: WorkerResources) -> None:
-    run_id = str(uuid.uuid4())
     runs = RunStore(parts.ctx)
-    runs.begin(
-        NewRun(
-            run_id=run_id,
-            profile="p",
-            snapshot=SNAPSHOT,
-            prompt="hi",
-            initiator="t",
-            privacy="redacted",
-        )
-    )
+    run_id = begin_run(parts.ctx, snapshot=SNAPSHOT, privacy="redacted")
     call = ToolCall(call_id="c1", name="send_mail", arguments={EMAIL: {KEY: "x"}, "n": 1})
     turn = Message(role="assistant", content="sending", tool_calls=[call])
     runs.record_turn(run_id, TurnRecord(1, 1, turn, {"content": turn.content,

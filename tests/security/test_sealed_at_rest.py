@@ -35,11 +35,12 @@ from agentrt.store.db.engine import make_engine
 from agentrt.store.db.open import open_store
 from agentrt.store.db.sealing import Sealer
 from agentrt.store.db.tables import EventRow
-from agentrt.store.runs.record import NewRun, RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.store.security.rotate import rotate
 from agentrt.store.steps.tools import ToolStep, ToolStepStore
 from agentrt.workers.compose import WorkerResources
 from tests._db import scratch_database
+from tests._runs import begin_run
 from tests._snapshots import recorded
 
 SNAPSHOT = recorded("full")
@@ -60,19 +61,9 @@ def _a_run_with_every_event(parts: WorkerResources, privacy: str) -> tuple[str, 
     """A run whose events carry a canary in each content field: the prompt, the model's
     text, a tool's arguments and result, a pending approval's call, a failure's detail."""
     c = {k: _canary(k) for k in ("prompt", "model", "args", "result", "pending", "error")}
-    run_id = str(uuid.uuid4())
     ctx = parts.ctx
     runs = RunStore(ctx)
-    runs.begin(
-        NewRun(
-            run_id=run_id,
-            profile="p",
-            snapshot=SNAPSHOT,
-            prompt=f"hi {c['prompt']}",
-            initiator="t",
-            privacy=privacy,
-        )
-    )
+    run_id = begin_run(ctx, snapshot=SNAPSHOT, prompt=f"hi {c['prompt']}", privacy=privacy)
     call = ToolCall(call_id="c1", name="lookup_order", arguments={"order_id": c["args"]})
     turn = Message(role="assistant", content=f"ok {c['model']}", tool_calls=[call])
     runs.record_turn(run_id, TurnRecord(1, 1, turn, {"content": turn.content,
@@ -237,16 +228,7 @@ def test_an_a2a_tasks_projected_note_is_a_keyed_digest_not_a_hash_of_the_questio
         message={"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"text": "hi"}]},
     )  # fmt: skip
     runs = RunStore(parts.ctx)
-    runs.begin(
-        NewRun(
-            run_id=run_id,
-            profile="p",
-            snapshot=SNAPSHOT,
-            prompt="hi",
-            initiator="alice",
-            privacy="full",
-        )
-    )
+    begin_run(parts.ctx, run_id, snapshot=SNAPSHOT, initiator="alice")
     runs.record_turn(
         run_id, TurnRecord(1, 1, Message(role="assistant", content=question), {}, 1.0, "full")
     )

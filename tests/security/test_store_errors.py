@@ -3,7 +3,6 @@ crosses into Temporal as the text-free StoreUnavailable: no SQL, no host, no sto
 no driver message, no chained cause, and a one-line log that names only the error's type."""
 
 import logging
-import uuid
 from pathlib import Path
 
 import pytest
@@ -12,12 +11,12 @@ from temporalio.exceptions import ApplicationError
 
 from agentrt.activities._common import db
 from agentrt.contracts.errors import ErrorType
-from agentrt.contracts.snapshot import SnapshotRecord
 from agentrt.store.db.context import StoreContext
 from agentrt.store.db.engine import make_engine, make_sessionmaker
-from agentrt.store.runs.record import NewRun, RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import WorkerResources
 from tests._db import backend
+from tests._runs import begin_run
 
 CANARY = "canary-prompt-7d1f"
 
@@ -25,17 +24,7 @@ CANARY = "canary-prompt-7d1f"
 async def test_a_store_failure_on_the_drivers_cursor_says_nothing_but_unavailable(
     parts: WorkerResources, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    run_id = str(uuid.uuid4())
-    RunStore(parts.ctx).begin(
-        NewRun(
-            run_id=run_id,
-            profile="p",
-            snapshot=SnapshotRecord(),
-            prompt=CANARY,
-            initiator="t",
-            privacy="full",
-        )
-    )
+    run_id = begin_run(parts.ctx, prompt=CANARY)
     if backend() == "postgres":  # its pooled connection killed by the server
         url = parts.engine.url.render_as_string(hide_password=False)
         engine = make_engine(url)

@@ -4,7 +4,6 @@ handed out again, and every statement seen by whoever listens."""
 
 import logging
 import time
-import uuid
 
 import pytest
 from sqlalchemy import (
@@ -24,29 +23,18 @@ from sqlalchemy import (
 from sqlalchemy.exc import IntegrityError, OperationalError
 
 from agentrt.activities._common import is_store_unavailable
-from agentrt.contracts.snapshot import SnapshotRecord
 from agentrt.store.db import driver
 from agentrt.store.db.context import utcnow
 from agentrt.store.db.engine import make_engine
 from agentrt.store.db.tables import EventRow, MessageRow, RunRow
-from agentrt.store.runs.record import NewRun, RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import WorkerResources
 from tests._db import backend
+from tests._runs import begin_run
 
 
 def _run(parts: WorkerResources) -> str:
-    run_id = str(uuid.uuid4())
-    RunStore(parts.ctx).begin(
-        NewRun(
-            run_id=run_id,
-            profile="p",
-            snapshot=SnapshotRecord(),
-            prompt="hi",
-            initiator="t",
-            privacy="full",
-        )
-    )
-    return run_id
+    return begin_run(parts.ctx)
 
 
 def test_a_statement_keeps_its_own_values_and_takes_the_callers(parts: WorkerResources) -> None:

@@ -3,7 +3,6 @@ the lock (on SQLite, a BEGIN IMMEDIATE; on PostgreSQL, a row lock), and reads th
 committed state; every write still locks up front."""
 
 import sqlite3
-import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -16,28 +15,18 @@ from agentrt.store.db.tables import RunRow
 from agentrt.store.live.table import LiveStore
 from agentrt.store.ops.gauges import count_with_status, oldest_waiting_seconds
 from agentrt.store.runs.query import RunQuery
-from agentrt.store.runs.record import NewRun, RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.store.security.principals import PrincipalStore
 from agentrt.workers.compose import WorkerResources
 from tests._db import backend
+from tests._runs import begin_run
 from tests._snapshots import recorded
 
 SNAPSHOT = recorded("full")
 
 
 def _begun(parts: WorkerResources) -> str:
-    run_id = str(uuid.uuid4())
-    assert RunStore(parts.ctx).begin(
-        NewRun(
-            run_id=run_id,
-            profile="p",
-            snapshot=SNAPSHOT,
-            prompt="hi",
-            initiator="reader",
-            privacy="full",
-        ),
-    )
-    return run_id
+    return begin_run(parts.ctx, snapshot=SNAPSHOT, initiator="reader")
 
 
 def _reads(parts: WorkerResources, run_id: str, secret: str, token_id: str) -> dict[str, Any]:

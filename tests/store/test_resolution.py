@@ -14,30 +14,20 @@ from agentrt.contracts.errors import (
     UnattestedResolutionError,
 )
 from agentrt.contracts.reconcile_answer import WriteResolution, fence_id
-from agentrt.contracts.snapshot import SnapshotRecord
 from agentrt.store.db.context import StoreContext
 from agentrt.store.db.tables import RunRow
 from agentrt.store.runs.query import RunQuery
-from agentrt.store.runs.record import NewRun, RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.store.runs.resolution import resolve_write
 from agentrt.store.security.attest import attest_resolution
 from agentrt.workers.compose import WorkerResources
+from tests._runs import begin_run
 from tests.fence.test_fence_sql import claimed, race, resolve, settle, stamped
 
 
 def _interrupted(ctx: StoreContext, runs: RunStore, parts: WorkerResources) -> tuple[str, str]:
     """A run that failed with its write's outcome unknown: (run id, fence token)."""
-    run_id = str(uuid.uuid4())
-    runs.begin(
-        NewRun(
-            run_id=run_id,
-            profile="auto",
-            snapshot=SnapshotRecord(),
-            prompt="p",
-            initiator="t",
-            privacy="full",
-        )
-    )
+    run_id = begin_run(ctx, profile="auto", prompt="p")
     tok = claimed(ctx, run_id)
     resolve(ctx, run_id, tok)
     return run_id, tok
@@ -104,19 +94,10 @@ def test_a_write_that_never_ran_and_a_run_without_one_have_nothing_to_resolve(
     parts: WorkerResources, runs: RunStore
 ) -> None:
     ctx = parts.ctx
-    run_id = str(uuid.uuid4())
-    runs.begin(
-        NewRun(
-            run_id=run_id,
-            profile="auto",
-            snapshot=SnapshotRecord(),
-            prompt="p",
-            initiator="t",
-            privacy="full",
-        )
-    )
+    run_id = begin_run(ctx, profile="auto", prompt="p")
     tok = stamped(ctx, run_id)
-    with ctx.sessions.begin() as s:  # a stamped fence on an ended run (the settle voids it)
+    # A stamped fence on an ended run (the settle voids it).
+    with ctx.sessions.begin() as s:
         s.query(RunRow).filter(RunRow.id == run_id).update({RunRow.status: "FAILED"})
     with pytest.raises(NothingToResolveError):
         resolve_write(ctx, run_id, _resolution(ctx, run_id, tok))

@@ -17,28 +17,18 @@ from agentrt.store.db import driver
 from agentrt.store.db.engine import in_autocommit
 from agentrt.store.db.sealing import Sealer
 from agentrt.store.db.tables import EventRow, MessageRow
-from agentrt.store.runs.record import NewRun, RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.store.steps.events import event_row
 from agentrt.store.steps.write import Part, write_step
 from agentrt.workers.compose import WorkerResources
 from tests._db import backend
+from tests._runs import begin_run
 from tests._snapshots import recorded
 from tests.conftest import TEST_SEAL_KEYS
 
 
 def _run(parts: WorkerResources) -> str:
-    run_id = str(uuid.uuid4())
-    assert RunStore(parts.ctx).begin(
-        NewRun(
-            run_id=run_id,
-            profile="p",
-            snapshot=recorded("full"),
-            prompt="hi",
-            initiator="t",
-            privacy="full",
-        ),
-    )
-    return run_id
+    return begin_run(parts.ctx, snapshot=recorded("full"))
 
 
 def _count(parts: WorkerResources, table: Any, run_id: str) -> int:

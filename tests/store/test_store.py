@@ -2,7 +2,6 @@
 
 import base64
 import time
-import uuid
 
 import pytest
 from alembic.script import ScriptDirectory
@@ -18,28 +17,17 @@ from agentrt.store.db.engine import PING_IDLE_SECONDS, make_engine
 from agentrt.store.db.open import open_store
 from agentrt.store.db.sealing import Sealer, SealError
 from agentrt.store.db.tables import MessageRow
-from agentrt.store.runs.record import NewRun, RunStore
+from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import WorkerResources
 from tests._db import backend
+from tests._runs import begin_run, new_run
 from tests._snapshots import recorded
 
 SNAPSHOT = recorded("full")
 
 
 def _begin(parts: WorkerResources, privacy: str = "full") -> str:
-    run_id = str(uuid.uuid4())
-    runs = RunStore(parts.ctx)
-    assert runs.begin(
-        NewRun(
-            run_id=run_id,
-            profile="p",
-            snapshot=SNAPSHOT,
-            prompt="hello mail a@b.io",
-            initiator="t",
-            privacy=privacy,
-        ),
-    )
-    return run_id
+    return begin_run(parts.ctx, snapshot=SNAPSHOT, prompt="hello mail a@b.io", privacy=privacy)
 
 
 def _answer(parts: WorkerResources, run_id: str, seq: int = 1) -> None:
@@ -59,16 +47,7 @@ def _answer(parts: WorkerResources, run_id: str, seq: int = 1) -> None:
 def test_begin_is_idempotent_on_the_uuid(parts: WorkerResources) -> None:
     run_id = _begin(parts)
     runs = RunStore(parts.ctx)
-    assert not runs.begin(
-        NewRun(
-            run_id=run_id,
-            profile="p",
-            snapshot=SNAPSHOT,
-            prompt="hello",
-            initiator="t",
-            privacy="full",
-        )
-    )
+    assert not runs.begin(new_run(run_id, snapshot=SNAPSHOT, prompt="hello"))
     assert [e.sequence for e in runs.events(run_id)] == [0]
     assert len(runs.transcript(run_id)) == 1
 
