@@ -39,9 +39,7 @@ def fresh_schema(postgres_dsn: str, prefix: str) -> Iterator[str]:
         with admin.begin() as conn:
             conn.execute(text(f'CREATE SCHEMA "{schema}"'))
         sep = "&" if "?" in postgres_dsn else "?"
-        url = f"{postgres_dsn}{sep}options=-csearch_path%3D{schema}"
-        _migrated(url)
-        yield url
+        yield f"{postgres_dsn}{sep}options=-csearch_path%3D{schema}"
     finally:
         with admin.begin() as conn:
             conn.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
