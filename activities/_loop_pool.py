@@ -9,7 +9,7 @@ loop is 1.27x with it, 1.35x with a ThreadPoolExecutor (bench/HISTORY.md set 19)
 
 Built on the public `Executor` interface and a queue of its own (no ThreadPoolExecutor
 internals): threads start as calls need them, up to the bound, and `submit` still works.
-One of the fast paths (core/fastpath.py): with them off the worker's store pool is a plain
+One of the fast paths (workers/fastpath.py): with them off the worker's store pool is a plain
 ThreadPoolExecutor."""
 
 import asyncio

@@ -5,6 +5,7 @@ queued never runs, a shutdown cancels what is queued, and no more threads than i
 import asyncio
 import contextvars
 import threading
+from concurrent.futures import Future
 
 import pytest
 from temporalio.exceptions import ApplicationError
@@ -14,6 +15,31 @@ from agentrt.activities._loop_pool import LoopPool
 from agentrt.contracts.errors import ErrorType
 
 where: contextvars.ContextVar[str] = contextvars.ContextVar("where", default="unset")
+
+
+class Gate:
+    """Calls that hold a pool thread until opened, each saying when a thread took it."""
+
+    def __init__(self) -> None:
+        self.open = threading.Event()
+        self._taken = threading.Semaphore(0)
+
+    def hold(self) -> bool:
+        self._taken.release()
+        return self.open.wait()
+
+    async def taken(self, count: int = 1) -> None:
+        """Until `count` held calls run on pool threads."""
+        for _ in range(count):
+            assert await asyncio.to_thread(self._taken.acquire, timeout=30), "never taken"
+
+
+async def until_cancelled(future: "asyncio.Future[str] | Future[str]") -> None:
+    """Until the pool's shutdown has cancelled `future` (it does so from its own thread)."""
+    deadline = asyncio.get_running_loop().time() + 30
+    while not future.cancelled():
+        assert asyncio.get_running_loop().time() < deadline, "never cancelled"
+        await asyncio.sleep(0.01)  # a poll of the future, not a wait in place of one
 
 
 async def test_results_errors_and_the_callers_context_come_back() -> None:
@@ -48,29 +74,29 @@ async def test_offload_and_db_use_it_and_keep_the_store_guard() -> None:
 
 async def test_a_call_cancelled_while_queued_never_runs() -> None:
     ran: list[str] = []
-    gate = threading.Event()
+    gate = Gate()
     with LoopPool(1, "lp") as pool:
-        blocker = pool.call(gate.wait)
+        blocker = pool.call(gate.hold)
         queued = pool.call(lambda: ran.append("queued"))
-        await asyncio.sleep(0.05)
+        await gate.taken()  # the one thread holds the blocker: `queued` waits in the queue
         queued.cancel()
-        gate.set()
+        gate.open.set()
         assert await blocker is True
         await pool.call(lambda: None)  # the queue has drained past the cancelled call
     assert ran == []
 
 
 async def test_shutdown_cancels_what_is_queued() -> None:
-    gate = threading.Event()
+    gate = Gate()
     pool = LoopPool(1, "lp")
-    blocker = pool.call(gate.wait)
+    blocker = pool.call(gate.hold)
     queued = pool.call(lambda: "never")
-    await asyncio.sleep(0.05)
+    await gate.taken()
     stopping = asyncio.get_running_loop().run_in_executor(
         None, lambda: pool.shutdown(wait=True, cancel_futures=True)
     )
-    await asyncio.sleep(0.05)
-    gate.set()
+    await until_cancelled(queued)  # the shutdown emptied the queue before the gate opens
+    gate.open.set()
     await stopping
     assert await blocker is True
     with pytest.raises(asyncio.CancelledError):
@@ -95,18 +121,18 @@ def test_it_is_built_on_the_public_executor_interface_alone() -> None:
 
 
 async def test_no_more_threads_than_its_bound_and_submit_is_cancelled_by_shutdown() -> None:
-    gate = threading.Event()
+    gate = Gate()
     pool = LoopPool(2, "lp")
-    busy = [pool.call(gate.wait) for _ in range(4)]
+    busy = [pool.call(gate.hold) for _ in range(4)]
     queued = pool.submit(lambda: "never")
-    await asyncio.sleep(0.05)
+    await gate.taken(2)  # both threads hold a call; the other two and `queued` wait
     assert pool.bound == 2
     assert sum(t.name.startswith("lp_") for t in threading.enumerate()) <= 2
     stopping = asyncio.get_running_loop().run_in_executor(
         None, lambda: pool.shutdown(wait=True, cancel_futures=True)
     )
-    await asyncio.sleep(0.05)
-    gate.set()
+    await until_cancelled(queued)
+    gate.open.set()
     await stopping
     assert [await b for b in busy[:2]] == [True, True]
     assert queued.cancelled()
