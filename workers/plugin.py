@@ -206,10 +206,9 @@ class AgentrtPlugin(SimplePlugin):
             tracer = configure_tracing(self.settings, "agentrt-worker")
         async with contextlib.AsyncExitStack() as stack:
             stack.callback(shutdown_tracing, tracer)
-            if self.owned:
+            if self.owned:  # given resources, the caller opened them and chose their servers
                 stack.push_async_callback(asyncio.to_thread, self.resources.close)
                 await asyncio.to_thread(self.resources.open)
-            if self.owned:  # given resources, the caller opened (or chose) their servers
                 mcp = ServedMcp(self.settings, self.resources)
                 stack.push_async_callback(mcp.close)
                 await mcp.open()

@@ -29,7 +29,7 @@ branch_labels = depends_on = None
 _NAME = "agentrt_event_position"
 _INDEX = "uq_agent_event_run_position"
 # The advisory lock's first key: a class of its own (two-key locks never meet the one-key
-# lock the migrations take, store/migrate.py).
+# lock the migrations take, store/db/migrate.py).
 _LOCK_CLASS = 40_018
 _NEXT = "(SELECT COALESCE(MAX(e.position), -1) + 1 FROM agent_event e WHERE e.run_id = NEW.run_id)"
 
