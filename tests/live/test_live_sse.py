@@ -2,6 +2,7 @@
 call is still running, resumes from `Last-Event-ID` without repeats, and follows the run's
 privacy level; the committed event still carries the whole turn."""
 
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -23,10 +24,18 @@ def _text(got: list[Frame]) -> str:
     return text
 
 
-async def _follow(c: httpx.AsyncClient, run_id: str, **headers: str) -> list[Frame]:
+async def _follow(
+    c: httpx.AsyncClient,
+    run_id: str,
+    *,
+    opened: Callable[[], None] | None = None,
+    headers: dict[str, str] | None = None,
+) -> list[Frame]:
     got: list[Frame] = []
     async with c.stream("GET", f"/runs/{run_id}/live", headers=headers) as reply:
         assert reply.status_code == 200, await reply.aread()
+        if opened is not None:
+            opened()  # the follow is attached: what the run streams from here reaches it
         async for f in frames(reply):
             got.append(f)
     return got
@@ -52,7 +61,7 @@ async def test_tokens_reach_an_sse_client_while_the_call_runs_and_resume(
             assert run["status"] == "RUNNING"
             assert "llm" not in [f.event for f in first]
             server.gate.set()
-            rest = await _follow(c, run_id, **{"Last-Event-ID": first[-1].raw_id or ""})
+            rest = await _follow(c, run_id, headers={"Last-Event-ID": first[-1].raw_id or ""})
     assert rest[-1].event == "end" and rest[-1].data["status"] == "COMPLETED"
     assert _text(first + rest) == "Hello from the stream."
     assert _text(rest) == "the stream."  # nothing from before the resume point again
@@ -69,12 +78,14 @@ async def test_redacted_runs_stream_no_secret_and_metadata_runs_no_text(
     serve_streaming: Serve,
 ) -> None:
     secret = "sk-abcdefghijklmnopqrstuvwx"
-    script = ["Your key is sk-abcdefgh", "ijklmnop", "qrstuvwx and", " that is all.", 0.3]
-    async with serve_streaming(script) as (live, _server):
+    # Held at the gate until the follower is attached: a call that ended before it came
+    # would show it no deltas at all, only the committed turn (CI, on a loaded machine).
+    script = [GATE, "Your key is sk-abcdefgh", "ijklmnop", "qrstuvwx and", " that is all.", 0.3]
+    async with serve_streaming(script) as (live, server):
         who = name("alice")
         async with http(live, token(live, who, "runs:start", "runs:read")) as c:
             redacted = (await start(c, "streamer-redacted", "key?"))["run_id"]
-            got = await _follow(c, redacted)
+            got = await _follow(c, redacted, opened=server.gate.set)
             quiet = (await start(c, "streamer-metadata", "key?"))["run_id"]
             silent = await _follow(c, quiet)
     deltas = "".join(f.data["text"] for f in got if f.event == "delta")

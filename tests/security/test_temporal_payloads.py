@@ -108,6 +108,29 @@ def _history_text(history_dict: dict[str, object]) -> str:
     return json.dumps(strip(history_dict), ensure_ascii=False)
 
 
+def _carried_text(history_dict: dict[str, object]) -> str:
+    """What the history carries of a run's data: every payload's data decoded and every
+    failure's message, one per line. A number searched for here is not met by chance in an
+    event's time, id or task token (a time's nanoseconds hold any four digits now and then)."""
+    found: list[str] = []
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            if "metadata" in node and isinstance(node.get("data"), str):
+                found.append(base64.b64decode(node["data"]).decode("utf-8", "replace"))
+            if isinstance(node.get("message"), str):
+                found.append(node["message"])
+            for key, value in node.items():
+                if key != "searchAttributes":
+                    walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(history_dict)
+    return "\n".join(found)
+
+
 def _failures(node: object) -> Iterator[dict[str, object]]:
     if isinstance(node, dict):
         if "message" in node and ("applicationFailureInfo" in node or "stackTrace" in node):
