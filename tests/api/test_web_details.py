@@ -48,8 +48,11 @@ async def test_temporal_web_shows_what_a_run_waits_for_and_who_decided(
             page = await context.new_page()
             page.set_default_timeout(20_000)
             try:
-                await page.goto(f"{ui}/namespaces/default/workflows/{run_id}")
-                await page.get_by_role("tab", name="User Metadata").click()
+                # Straight to the tab's own address: on a loaded machine the UI can hold a
+                # tab behind its loading state past any click timeout (a CI run did).
+                execution = (await handle.describe()).run_id
+                at = f"{ui}/namespaces/default/workflows/{run_id}/{execution}"
+                await page.goto(f"{at}/user-metadata")
                 # The UI renders the markdown of the details in a sandboxed frame.
                 shown = page.frame_locator("#user-metadata-current-details").get_by_text(details)
                 await expect(shown).to_be_visible(timeout=20_000)
@@ -71,8 +74,7 @@ async def test_temporal_web_shows_what_a_run_waits_for_and_who_decided(
                     and e.user_metadata.HasField("summary")
                 ]
                 assert f"record decision: approve by {bob}" in summaries
-                await page.goto(f"{ui}/namespaces/default/workflows/{run_id}")
-                await page.get_by_role("tab", name="Event History").click()
+                await page.goto(f"{at}/history")
                 await page.get_by_role("button", name="Compact").click()
                 step = page.get_by_text(f"record decision: approve by {bob}").first
                 await expect(step).to_be_visible(timeout=20_000)
