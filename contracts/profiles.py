@@ -136,6 +136,9 @@ class Profile(BaseModel):
     # Every tool of each, after `tools`. An MCP server (AGENTRT_MCP_SERVERS_FILE) is a
     # toolbox of its name.
     toolboxes: list[str] = Field(default_factory=list)
+    # Profiles this one may delegate to: each is offered to its model as a tool, and a call
+    # runs it as a child run (contracts/agents.py). Checked when the profiles load.
+    agents: list[str] = Field(default_factory=list)
     max_iterations: int = DEFAULT_MAX_ITERATIONS
     privacy: PrivacyLevel = "full"
     approval: Literal["writes", "none", "all"] = "writes"
@@ -246,7 +249,7 @@ class Profile(BaseModel):
         profile alone (approval `none` with any tool), failing closed: the API, which
         decides grants by it, sees no tool effects (a read-only profile declares
         `approval: writes`, which asks for nothing when no tool writes)."""
-        return self.approval == "none" and bool(self.tools or self.toolboxes)
+        return self.approval == "none" and bool(self.tools or self.toolboxes or self.agents)
 
 
 def _keys(value: object) -> Iterable[object]:
