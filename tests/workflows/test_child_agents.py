@@ -4,6 +4,7 @@ boundary: a worker in this process, the real Temporal dev server and database, t
 scripted model and the demo toolbox. SIGKILL mid-delegation: tests/fence/test_child_kill.py;
 the load checks: tests/profiles/test_child_agents_load.py."""
 
+import asyncio
 import json
 import uuid
 from collections.abc import AsyncIterator
@@ -11,7 +12,9 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from temporalio.api.common.v1 import WorkflowExecution
 from temporalio.api.enums.v1 import EventType
+from temporalio.api.workflowservice.v1 import ResetWorkflowExecutionRequest
 from temporalio.client import Client
 
 from agentrt import AgentRuntime, Profile, Settings, build_worker
@@ -19,10 +22,12 @@ from agentrt.activities.providers.scripted import RuleSet, ScriptedProvider
 from agentrt.contracts.agents import child_run_id
 from agentrt.contracts.enums import EventKind, RunStatus, ToolEffect
 from agentrt.contracts.errors import ErrorType
+from agentrt.contracts.ids import ACT_CHILD_AWAIT
 from agentrt.contracts.views import EventView
+from agentrt.store.demo import DemoWorld
 from agentrt.store.runs.record import RunStore
 from tests.conftest import profiles_in_code
-from tests.workflows._replay import assert_replays, fetch
+from tests.workflows._replay import assert_replays, fetch, scheduled
 from tests.workflows._waiting import decide, until_status
 
 REFUND = {"name": "issue_refund", "arguments": {"order_id": "1042", "amount_cents": 300}}
@@ -259,3 +264,61 @@ async def test_a_cancel_of_the_parent_reaches_the_child(
         assert delegation.payload["is_error"] is True
         assert delegation.payload["child_status"] == RunStatus.CANCELLED.value
         assert view.children == [kid]
+
+
+async def test_a_parent_reset_before_the_delegation_awaits_its_first_child(
+    client: Client, settings: Settings, tmp_path: Path
+) -> None:
+    """A reset of the parent to the workflow task that started the child re-runs the start:
+    the child's id (derived from the parent's run and call) exists, so the start is refused
+    (REJECT_DUPLICATE) and the parent awaits that child's end (`child.await`) instead of
+    starting a second one. One child, one refund, the parent completed as before."""
+    parent, child = _name("team"), _name("support")
+    profiles = [
+        _profile(parent, agents=[child], approval="none"),
+        _profile(child, tools=["issue_refund"], approval="none"),
+    ]
+    rules = [
+        _delegating("team refund", (child, "child refund order 1042")),
+        _child("child refund", REFUND, answer="Refunded 1042 (child)."),
+    ]
+    async with team(client, settings, tmp_path, profiles, rules) as t:
+        run_id = await t.runtime.start(parent, "team refund please")
+        view = await t.runtime.result(run_id)
+        assert view.status is RunStatus.COMPLETED, view
+        kid = child_run_id(run_id, "r1.1")
+        handle = client.get_workflow_handle(run_id)
+        first = await handle.fetch_history()
+        [start] = [e for e in first.events if e.event_type == _STARTED]
+        at = start.start_child_workflow_execution_initiated_event_attributes
+        new_run = await _reset(client, run_id, at.workflow_task_completed_event_id)
+        await handle_result(client, run_id, new_run)
+        redone = await client.get_workflow_handle(run_id, run_id=new_run).fetch_history()
+        refused = EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_FAILED
+        assert [e.event_type for e in redone.events].count(refused) == 1
+        assert ACT_CHILD_AWAIT in scheduled(redone)
+        after = await t.runtime.status(run_id)
+        assert after.status is RunStatus.COMPLETED and after.children == [kid]
+        assert DemoWorld(t.runs.ctx).ledger_count(run_id=kid) == 1
+        [delegation] = _tool_events(t, run_id)
+        assert delegation.payload["result"] == "Refunded 1042 (child)."
+
+
+_STARTED = EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED
+
+
+async def _reset(client: Client, workflow_id: str, event_id: int) -> str:
+    resp = await client.workflow_service.reset_workflow_execution(
+        ResetWorkflowExecutionRequest(
+            namespace=client.namespace,
+            workflow_execution=WorkflowExecution(workflow_id=workflow_id),
+            reason="test: a parent reset to before its delegation",
+            workflow_task_finish_event_id=event_id,
+            request_id=str(uuid.uuid4()),
+        )
+    )
+    return resp.run_id
+
+
+async def handle_result(client: Client, workflow_id: str, run_id: str) -> None:
+    await asyncio.wait_for(client.get_workflow_handle(workflow_id, run_id=run_id).result(), 60)
