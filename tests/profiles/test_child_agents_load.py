@@ -16,7 +16,7 @@ from agentrt.core.profiles import checked_profiles, load_profiles
 
 
 def _p(name: str, **more: object) -> Profile:
-    return Profile(name=name, model="scripted:demo", **more)  # type: ignore[arg-type]
+    return Profile(name=name, model="scripted:demo", **more)
 
 
 def _set(*profiles: Profile) -> dict[str, Profile]:
@@ -95,7 +95,8 @@ def test_the_delegation_effect_is_the_strongest_of_the_tree() -> None:
     assert catalog.agent_effect("leaf", registry) is ToolEffect.IDEMPOTENT_WRITE
     assert catalog.agent_effect("idle", registry) is ToolEffect.READ_ONLY
     # A tool no registry knows fails closed, as an undeclared effect does.
-    unknown = delegation_effect("x", _set(_p("x", tools=["gone"])), lambda _: ToolEffect.resolve(None))
+    undeclared = ToolEffect.resolve(None)
+    unknown = delegation_effect("x", _set(_p("x", tools=["gone"])), lambda _: undeclared)
     assert unknown is ToolEffect.NON_IDEMPOTENT_WRITE
 
 

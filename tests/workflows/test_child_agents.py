@@ -7,91 +7,32 @@ the load checks: tests/profiles/test_child_agents_load.py."""
 import asyncio
 import json
 import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from temporalio.api.common.v1 import WorkflowExecution
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.workflowservice.v1 import ResetWorkflowExecutionRequest
 from temporalio.client import Client
 
-from agentrt import AgentRuntime, Profile, Settings, build_worker
-from agentrt.activities.providers.scripted import RuleSet, ScriptedProvider
+from agentrt import Settings
 from agentrt.contracts.agents import child_run_id
 from agentrt.contracts.enums import EventKind, RunStatus, ToolEffect
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.ids import ACT_CHILD_AWAIT
-from agentrt.contracts.views import EventView
 from agentrt.store.demo import DemoWorld
-from agentrt.store.runs.record import RunStore
-from tests.conftest import profiles_in_code
 from tests.workflows._replay import assert_replays, fetch, scheduled
+from tests.workflows._team import (
+    REFUND,
+    TYPED,
+    child_rule,
+    delegating,
+    name,
+    profile,
+    team,
+    tool_events,
+)
 from tests.workflows._waiting import decide, until_status
-
-REFUND = {"name": "issue_refund", "arguments": {"order_id": "1042", "amount_cents": 300}}
-TYPED = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
-
-
-def _name(base: str) -> str:
-    return f"{base}_{uuid.uuid4().hex[:6]}"
-
-
-def _delegating(word: str, *calls: tuple[str, str], answer: str = "Team done.") -> dict[str, Any]:
-    """A parent's rule: on `word`, call each (agent, prompt) in one turn, then answer."""
-    tool_calls = [{"name": a, "arguments": {"prompt": p}} for a, p in calls]
-    return {
-        "name": word,
-        "match": {"contains": word},
-        "steps": [{"tool_calls": tool_calls}, {"text": answer}],
-    }
-
-
-def _child(word: str, *first: dict[str, Any], answer: str) -> dict[str, Any]:
-    """A child's rule: on `word`, make the `first` calls (if any), then answer."""
-    steps = [{"tool_calls": list(first)}] if first else []
-    return {"name": word, "match": {"contains": word}, "steps": [*steps, {"text": answer}]}
-
-
-class Team(NamedTuple):
-    runtime: AgentRuntime
-    runs: RunStore
-    client: Client
-
-
-@asynccontextmanager
-async def team(
-    client: Client,
-    settings: Settings,
-    tmp_path: Path,
-    profiles: list[Profile],
-    rules: list[dict[str, Any]],
-    **limits: int,
-) -> AsyncIterator[Team]:
-    """A worker in this process serving `profiles` (each on one queue of the test's own)
-    on the scripted model following `rules`."""
-    queue = f"tq-{uuid.uuid4().hex[:10]}"
-    served = [p.model_copy(update={"task_queue": queue}) for p in profiles]
-    ruleset = RuleSet.model_validate({"default_reply": "Nothing to do.", "rules": rules})
-    local = profiles_in_code(settings, queue, tmp_path).replace(limits=limits)
-    worker, resources = build_worker(
-        client, local, providers={"scripted": ScriptedProvider(ruleset)}, profiles=served
-    )
-    with resources:
-        async with worker:
-            runs = RunStore(resources.ctx)
-            yield Team(AgentRuntime(client, runs, queue), runs, client)
-
-
-def _profile(name: str, **more: Any) -> Profile:
-    return Profile(name=name, model="scripted:demo", **more)
-
-
-def _tool_events(t: Team, run_id: str) -> list[EventView]:
-    """The run's tool events in call order (parallel calls commit in any order)."""
-    tools = [e for e in t.runs.events(run_id) if e.kind is EventKind.TOOL]
-    return sorted(tools, key=lambda e: e.sequence)
 
 
 async def test_a_child_write_approved_in_the_child_answers_the_parent_call(
@@ -102,14 +43,14 @@ async def test_a_child_write_approved_in_the_child_answers_the_parent_call(
     result. The delegation's effect is the child's strongest (a non-idempotent write), the
     child's events and row name the parent, the parent's view lists the child, and the
     parent's history holds one child workflow and replays."""
-    parent, child = _name("team"), _name("support")
+    parent, child = name("team"), name("support")
     profiles = [
-        _profile(parent, agents=[child], approval="none"),
-        _profile(child, tools=["lookup_order", "issue_refund"], description="Refunds orders."),
+        profile(parent, agents=[child], approval="none"),
+        profile(child, tools=["lookup_order", "issue_refund"], description="Refunds orders."),
     ]
     rules = [
-        _delegating("team refund", (child, "child refund order 1042")),
-        _child("child refund", REFUND, answer="Refunded 1042 (child)."),
+        delegating("team refund", (child, "child refund order 1042")),
+        child_rule("child refund", REFUND, answer="Refunded 1042 (child)."),
     ]
     async with team(client, settings, tmp_path, profiles, rules) as t:
         run_id = await t.runtime.start(parent, "team refund please")
@@ -123,7 +64,7 @@ async def test_a_child_write_approved_in_the_child_answers_the_parent_call(
         assert view.children == [kid]
         child_view = await t.runtime.result(kid)
         assert child_view.status is RunStatus.COMPLETED
-        [delegation] = _tool_events(t, run_id)
+        [delegation] = tool_events(t, run_id)
         assert delegation.payload["result"] == "Refunded 1042 (child)."
         assert delegation.payload["is_error"] is False
         assert delegation.payload["child_run_id"] == kid
@@ -131,7 +72,7 @@ async def test_a_child_write_approved_in_the_child_answers_the_parent_call(
         started = t.runs.events(kid)[0]
         assert started.kind is EventKind.RUN_STARTED
         assert started.payload["parent_run_id"] == run_id
-        refunds = [e for e in _tool_events(t, kid) if e.payload["tool"] == "issue_refund"]
+        refunds = [e for e in tool_events(t, kid) if e.payload["tool"] == "issue_refund"]
         assert len(refunds) == 1 and refunds[0].payload["is_error"] is False
         history = await fetch(client, run_id)
         assert _child_starts(history.events) == 1
@@ -149,16 +90,16 @@ async def test_the_parent_approval_rules_apply_to_a_delegation_that_writes(
     """A parent with `approval: writes` pauses before the delegation to a child that can
     write (its effect NON_IDEMPOTENT_WRITE), and starts no child before the decision; a
     child that only reads is a read (no pause)."""
-    parent, writer, reader = _name("team"), _name("writer"), _name("reader")
+    parent, writer, reader = name("team"), name("writer"), name("reader")
     profiles = [
-        _profile(parent, agents=[writer, reader]),
-        _profile(writer, tools=["issue_refund"]),
-        _profile(reader, tools=["lookup_order"], approval="none"),
+        profile(parent, agents=[writer, reader]),
+        profile(writer, tools=["issue_refund"]),
+        profile(reader, tools=["lookup_order"], approval="none"),
     ]
     rules = [
-        _delegating("ask writer", (writer, "writer job")),
-        _delegating("ask reader", (reader, "reader job"), answer="Read."),
-        _child("reader job", answer="Order 1042 is shipped."),
+        delegating("ask writer", (writer, "writer job")),
+        delegating("ask reader", (reader, "reader job"), answer="Read."),
+        child_rule("reader job", answer="Order 1042 is shipped."),
     ]
     async with team(client, settings, tmp_path, profiles, rules) as t:
         run_id = await t.runtime.start(parent, "ask writer")
@@ -169,7 +110,7 @@ async def test_the_parent_approval_rules_apply_to_a_delegation_that_writes(
         read_id = await t.runtime.start(parent, "ask reader")
         read = await t.runtime.result(read_id)
         assert read.status is RunStatus.COMPLETED
-        [call] = _tool_events(t, read_id)
+        [call] = tool_events(t, read_id)
         assert call.payload["effect"] == ToolEffect.READ_ONLY.value
         assert call.payload["result"] == "Order 1042 is shipped."
 
@@ -180,22 +121,22 @@ async def test_a_failed_child_fails_the_call_not_the_parent_and_a_typed_one_answ
     """Two children in one turn: one whose answer breaks its output schema (the child run
     FAILS invalid_output) and one with a valid typed answer. The parent completes; the
     failed call is an error result typed ChildFailed, the typed one is the child's JSON."""
-    parent, bad, good = _name("team"), _name("bad"), _name("good")
+    parent, bad, good = name("team"), name("bad"), name("good")
     profiles = [
-        _profile(parent, agents=[bad, good], approval="none"),
-        _profile(bad, output_schema=TYPED, output_retries=0),
-        _profile(good, output_schema=TYPED),
+        profile(parent, agents=[bad, good], approval="none"),
+        profile(bad, output_schema=TYPED, output_retries=0),
+        profile(good, output_schema=TYPED),
     ]
     rules = [
-        _delegating("two jobs", (bad, "bad job"), (good, "good job")),
-        _child("bad job", answer="not json at all"),
-        _child("good job", answer='{{"n": 3}}'),  # braces doubled: {...} is a placeholder
+        delegating("two jobs", (bad, "bad job"), (good, "good job")),
+        child_rule("bad job", answer="not json at all"),
+        child_rule("good job", answer='{{"n": 3}}'),  # braces doubled: {...} is a placeholder
     ]
     async with team(client, settings, tmp_path, profiles, rules) as t:
         run_id = await t.runtime.start(parent, "two jobs")
         view = await t.runtime.result(run_id)
         assert view.status is RunStatus.COMPLETED, view
-        failed, typed = _tool_events(t, run_id)
+        failed, typed = tool_events(t, run_id)
         assert failed.payload["is_error"] is True
         assert failed.payload["error_type"] == ErrorType.CHILD_FAILED.value
         assert "did not answer" in failed.payload["result"]
@@ -211,46 +152,46 @@ async def test_depth_and_fan_out_bounds_refuse_the_call_with_a_typed_error(
     second child in one turn is refused (ChildFanOutExceeded), and the child's own
     delegation (depth 2) is refused (ChildDepthExceeded); no run starts for either, and
     both runs complete."""
-    top, mid, leaf = _name("top"), _name("mid"), _name("leaf")
+    top, mid, leaf = name("top"), name("mid"), name("leaf")
     profiles = [
-        _profile(top, agents=[mid], approval="none"),
-        _profile(mid, agents=[leaf], approval="none"),
-        _profile(leaf),
+        profile(top, agents=[mid], approval="none"),
+        profile(mid, agents=[leaf], approval="none"),
+        profile(leaf),
     ]
     rules = [
-        _delegating("fan twice", (mid, "mid job one"), (mid, "mid job two")),
-        _delegating("mid job", (leaf, "leaf job"), answer="Mid done."),
+        delegating("fan twice", (mid, "mid job one"), (mid, "mid job two")),
+        delegating("mid job", (leaf, "leaf job"), answer="Mid done."),
     ]
     limits = {"max_agent_depth": 1, "max_children_per_run": 1}
     async with team(client, settings, tmp_path, profiles, rules, **limits) as t:
         run_id = await t.runtime.start(top, "fan twice")
         view = await t.runtime.result(run_id)
         assert view.status is RunStatus.COMPLETED, view
-        started, refused = _tool_events(t, run_id)
+        started, refused = tool_events(t, run_id)
         assert refused.payload["error_type"] == ErrorType.CHILD_FAN_OUT_EXCEEDED.value
         assert refused.payload["is_error"] is True
         assert view.children == [started.payload["child_run_id"]]
         mid_id = started.payload["child_run_id"]
         assert started.payload["result"] == "Mid done."
-        [deep] = _tool_events(t, mid_id)
+        [deep] = tool_events(t, mid_id)
         assert deep.payload["error_type"] == ErrorType.CHILD_DEPTH_EXCEEDED.value
         assert (await t.runtime.status(mid_id)).children == []
         assert t.runs.get(child_run_id(mid_id, "r1.1")) is None
 
 
-async def test_a_cancel_of_the_parent_reaches_the_child(
+async def test_a_cancel_of_the_parent_reaches_thechild_rule(
     client: Client, settings: Settings, tmp_path: Path
 ) -> None:
     """The parent waits on a child paused for approval; cancelling the parent cancels the
     child (no write), records the call's end, and settles the parent CANCELLED."""
-    parent, child = _name("team"), _name("support")
+    parent, child = name("team"), name("support")
     profiles = [
-        _profile(parent, agents=[child], approval="none"),
-        _profile(child, tools=["issue_refund"]),
+        profile(parent, agents=[child], approval="none"),
+        profile(child, tools=["issue_refund"]),
     ]
     rules = [
-        _delegating("team refund", (child, "child refund order 1042")),
-        _child("child refund", REFUND, answer="Refunded."),
+        delegating("team refund", (child, "child refund order 1042")),
+        child_rule("child refund", REFUND, answer="Refunded."),
     ]
     async with team(client, settings, tmp_path, profiles, rules) as t:
         run_id = await t.runtime.start(parent, "team refund please")
@@ -259,28 +200,28 @@ async def test_a_cancel_of_the_parent_reaches_the_child(
         await t.runtime.cancel(run_id, by="bob", reason="changed my mind")
         view = await until_status(t.runtime, run_id, RunStatus.CANCELLED, within=60)
         assert (await t.runtime.status(kid)).status is RunStatus.CANCELLED
-        assert not [e for e in _tool_events(t, kid) if e.payload.get("is_error") is False]
-        [delegation] = _tool_events(t, run_id)  # recorded before the parent settled
+        assert not [e for e in tool_events(t, kid) if e.payload.get("is_error") is False]
+        [delegation] = tool_events(t, run_id)  # recorded before the parent settled
         assert delegation.payload["is_error"] is True
         assert delegation.payload["child_status"] == RunStatus.CANCELLED.value
         assert view.children == [kid]
 
 
-async def test_a_parent_reset_before_the_delegation_awaits_its_first_child(
+async def test_a_parent_reset_before_the_delegation_awaits_its_firstchild_rule(
     client: Client, settings: Settings, tmp_path: Path
 ) -> None:
     """A reset of the parent to the workflow task that started the child re-runs the start:
     the child's id (derived from the parent's run and call) exists, so the start is refused
     (REJECT_DUPLICATE) and the parent awaits that child's end (`child.await`) instead of
     starting a second one. One child, one refund, the parent completed as before."""
-    parent, child = _name("team"), _name("support")
+    parent, child = name("team"), name("support")
     profiles = [
-        _profile(parent, agents=[child], approval="none"),
-        _profile(child, tools=["issue_refund"], approval="none"),
+        profile(parent, agents=[child], approval="none"),
+        profile(child, tools=["issue_refund"], approval="none"),
     ]
     rules = [
-        _delegating("team refund", (child, "child refund order 1042")),
-        _child("child refund", REFUND, answer="Refunded 1042 (child)."),
+        delegating("team refund", (child, "child refund order 1042")),
+        child_rule("child refund", REFUND, answer="Refunded 1042 (child)."),
     ]
     async with team(client, settings, tmp_path, profiles, rules) as t:
         run_id = await t.runtime.start(parent, "team refund please")
@@ -300,7 +241,7 @@ async def test_a_parent_reset_before_the_delegation_awaits_its_first_child(
         after = await t.runtime.status(run_id)
         assert after.status is RunStatus.COMPLETED and after.children == [kid]
         assert DemoWorld(t.runs.ctx).ledger_count(run_id=kid) == 1
-        [delegation] = _tool_events(t, run_id)
+        [delegation] = tool_events(t, run_id)
         assert delegation.payload["result"] == "Refunded 1042 (child)."
 
 
