@@ -309,6 +309,10 @@ class RegisteredProfile(BaseModel):
             writes_unapproved=profile.writes_unapproved,
             publish=profile.publish,
             description=profile.description,
-            digest=hashlib.sha256(profile.model_dump_json().encode()).hexdigest(),
+            # Without `agents` when it has none: the digest of a profile written before child
+            # agents stays what its workers registered (no false mismatch in a rolling deploy).
+            digest=hashlib.sha256(
+                profile.model_dump_json(exclude=None if profile.agents else {"agents"}).encode()
+            ).hexdigest(),
             payload_keys=None if payload_keys is None else ",".join(payload_keys),
         )
