@@ -79,3 +79,23 @@ def tool_events(t: Team, run_id: str) -> list[EventView]:
     """The run's tool events in call order (parallel calls commit in any order)."""
     tools = [e for e in t.runs.events(run_id) if e.kind is EventKind.TOOL]
     return sorted(tools, key=lambda e: e.sequence)
+
+
+REFUNDED = "Refunded 1042 (child)."
+
+
+def refund_team(approval: str) -> tuple[str, list[Profile], list[dict[str, Any]]]:
+    """(parent, profiles, rules): a parent with no approvals of its own whose prompt "team
+    refund" delegates to a child that refunds order 1042 (its refund under `approval`) and
+    answers REFUNDED."""
+    parent, child = name("team"), name("support")
+    profiles = [
+        profile(parent, agents=[child], approval="none"),
+        profile(child, tools=["lookup_order", "issue_refund"], approval=approval,
+                description="Refunds orders."),
+    ]  # fmt: skip
+    rules = [
+        delegating("team refund", (child, "child refund order 1042")),
+        child_rule("child refund", REFUND, answer=REFUNDED),
+    ]
+    return parent, profiles, rules

@@ -23,12 +23,12 @@ from agentrt.contracts.ids import ACT_CHILD_AWAIT
 from agentrt.store.demo import DemoWorld
 from tests.workflows._replay import assert_replays, fetch, scheduled
 from tests.workflows._team import (
-    REFUND,
     TYPED,
     child_rule,
     delegating,
     name,
     profile,
+    refund_team,
     team,
     tool_events,
 )
@@ -43,15 +43,7 @@ async def test_a_child_write_approved_in_the_child_answers_the_parent_call(
     result. The delegation's effect is the child's strongest (a non-idempotent write), the
     child's events and row name the parent, the parent's view lists the child, and the
     parent's history holds one child workflow and replays."""
-    parent, child = name("team"), name("support")
-    profiles = [
-        profile(parent, agents=[child], approval="none"),
-        profile(child, tools=["lookup_order", "issue_refund"], description="Refunds orders."),
-    ]
-    rules = [
-        delegating("team refund", (child, "child refund order 1042")),
-        child_rule("child refund", REFUND, answer="Refunded 1042 (child)."),
-    ]
+    parent, profiles, rules = refund_team(approval="writes")
     async with team(client, settings, tmp_path, profiles, rules) as t:
         run_id = await t.runtime.start(parent, "team refund please")
         kid = child_run_id(run_id, "r1.1")
@@ -184,15 +176,7 @@ async def test_a_cancel_of_the_parent_reaches_thechild_rule(
 ) -> None:
     """The parent waits on a child paused for approval; cancelling the parent cancels the
     child (no write), records the call's end, and settles the parent CANCELLED."""
-    parent, child = name("team"), name("support")
-    profiles = [
-        profile(parent, agents=[child], approval="none"),
-        profile(child, tools=["issue_refund"]),
-    ]
-    rules = [
-        delegating("team refund", (child, "child refund order 1042")),
-        child_rule("child refund", REFUND, answer="Refunded."),
-    ]
+    parent, profiles, rules = refund_team(approval="writes")
     async with team(client, settings, tmp_path, profiles, rules) as t:
         run_id = await t.runtime.start(parent, "team refund please")
         kid = child_run_id(run_id, "r1.1")
@@ -214,15 +198,7 @@ async def test_a_parent_reset_before_the_delegation_awaits_its_firstchild_rule(
     the child's id (derived from the parent's run and call) exists, so the start is refused
     (REJECT_DUPLICATE) and the parent awaits that child's end (`child.await`) instead of
     starting a second one. One child, one refund, the parent completed as before."""
-    parent, child = name("team"), name("support")
-    profiles = [
-        profile(parent, agents=[child], approval="none"),
-        profile(child, tools=["issue_refund"], approval="none"),
-    ]
-    rules = [
-        delegating("team refund", (child, "child refund order 1042")),
-        child_rule("child refund", REFUND, answer="Refunded 1042 (child)."),
-    ]
+    parent, profiles, rules = refund_team(approval="none")
     async with team(client, settings, tmp_path, profiles, rules) as t:
         run_id = await t.runtime.start(parent, "team refund please")
         view = await t.runtime.result(run_id)
