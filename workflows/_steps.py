@@ -44,11 +44,20 @@ async def begin(ctx: RunContext, inp: RunRequest) -> BeginResult:
         initiator=inp.initiator,
         max_iterations=inp.max_iterations,
         workflow_run_id=workflow.info().run_id,
-        parent_run_id=inp.parent_run_id,
+        parent_run_id=parent_of(inp),
     )
     return await shield_until_done(
         call_local(BEGIN, request, opt.local_store_call(), summary=f"begin {inp.profile}")
     )
+
+
+def parent_of(inp: RunRequest) -> str | None:
+    """The run's parent: only the one Temporal says started it as a child workflow. A start
+    that names a parent it does not have (a stock client's) is a root run."""
+    parent = workflow.info().parent
+    if inp.parent_run_id is None or parent is None or parent.workflow_id != inp.parent_run_id:
+        return None
+    return inp.parent_run_id
 
 
 async def model(
