@@ -10,6 +10,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import pytest
 from temporalio.api.common.v1 import WorkflowExecution
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.workflowservice.v1 import ResetWorkflowExecutionRequest
@@ -18,7 +19,7 @@ from temporalio.client import Client
 from agentrt import Settings
 from agentrt.contracts.agents import child_run_id
 from agentrt.contracts.enums import EventKind, RunStatus, ToolEffect
-from agentrt.contracts.errors import ErrorType
+from agentrt.contracts.errors import ErrorType, SelfApprovalError
 from agentrt.contracts.ids import ACT_CHILD_AWAIT
 from agentrt.store.demo import DemoWorld
 from tests.workflows._replay import assert_replays, fetch, scheduled
@@ -239,3 +240,22 @@ async def _reset(client: Client, workflow_id: str, event_id: int) -> str:
 
 async def handle_result(client: Client, workflow_id: str, run_id: str) -> None:
     await asyncio.wait_for(client.get_workflow_handle(workflow_id, run_id=run_id).result(), 60)
+
+
+async def test_four_eyes_holds_across_the_boundary(
+    client: Client, settings: Settings, tmp_path: Path
+) -> None:
+    """A four-eyes child started by a delegation has the parent's initiator: the person who
+    started the parent cannot approve the child's write; another person can."""
+    parent, profiles, rules = refund_team(approval="writes")
+    profiles[1] = profiles[1].model_copy(update={"four_eyes": True})
+    async with team(client, settings, tmp_path, profiles, rules) as t:
+        run_id = await t.runtime.start(parent, "team refund please", initiator="alice")
+        kid = child_run_id(run_id, "r1.1")
+        waiting = await until_status(t.runtime, kid, RunStatus.WAITING_FOR_APPROVAL)
+        assert waiting.initiator == "alice"
+        with pytest.raises(SelfApprovalError):
+            await decide(t.runtime, waiting, approved=True, by="alice")
+        await decide(t.runtime, waiting, approved=True, by="bob")
+        assert (await t.runtime.result(run_id)).status is RunStatus.COMPLETED
+        assert DemoWorld(t.runs.ctx).ledger_count(run_id=kid) == 1
