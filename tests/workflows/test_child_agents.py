@@ -1,8 +1,11 @@
 """Child agents (issue 43 item 1, workflows/children.py): a profile's `agents` are tools to
 its model, and a call runs the child as a Temporal child workflow. Seen at the real
 boundary: a worker in this process, the real Temporal dev server and database, the
-scripted model and the demo toolbox. SIGKILL mid-delegation: tests/fence/test_child_kill.py;
-the load checks: tests/profiles/test_child_agents_load.py."""
+scripted model and the demo toolbox: the child's own approval and four-eyes, the parent's
+approval rules on the delegation, a failed child, the depth and fan-out bounds, a cancel,
+and a reset parent that finds its first child. SIGKILL mid-delegation:
+tests/fence/test_child_kill.py; the load checks: tests/profiles/test_child_agents_load.py;
+the views: tests/api/test_child_views.py; a forged parent: tests/security/test_forged_parent.py."""
 
 import asyncio
 import json
