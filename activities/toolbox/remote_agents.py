@@ -1,0 +1,114 @@
+"""The worker's remote agents, each a toolbox that may be down, as its MCP servers are
+(activities/toolbox/mcp_servers.py): one whose card cannot be fetched at start does not
+stop the worker; its tools are not offered until it answers, and a task fetches its card
+again with backoff and hands its skills to the worker once it does (`on_up`).
+
+A card that is not the pinned one is no outage: the agent stays down, with the two
+digests in its `reason`, until an operator pins the new digest and restarts the worker.
+A skill the file declares that the card lacks is a ConfigError at start."""
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from agentrt.activities.ports import Tool, ToolFailure
+from agentrt.activities.toolbox.remote_agent import RemoteConnection, remote_tools
+from agentrt.activities.toolbox.remote_config import RemoteAgent
+from agentrt.contracts.errors import ConfigError
+from agentrt.core.outbound import Policy
+
+logger = logging.getLogger("agentrt.remote")
+
+FIRST_RETRY_SECONDS = 0.5
+
+
+@dataclass
+class AgentState:
+    conn: RemoteConnection
+    tools: list[Tool]
+    reason: str | None = "not fetched yet"  # None: up
+    stuck: bool = False  # a card that is not the pinned one: no use fetching it again
+
+    @property
+    def up(self) -> bool:
+        return self.reason is None
+
+
+class RemoteAgents:
+    """`await open()` fetches each card once, `retry(on_up)` keeps fetching the down
+    ones, `close()` ends both."""
+
+    def __init__(
+        self,
+        agents: Sequence[RemoteAgent],
+        policy: Policy,
+        *,
+        retry_max_seconds: float = 30.0,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self._states = {
+            a.name: AgentState(RemoteConnection(a, a.token(environ), policy), []) for a in agents
+        }
+        self._retry_max = retry_max_seconds
+        self._task: asyncio.Task[None] | None = None
+
+    async def open(self) -> "RemoteAgents":
+        for state in self._states.values():
+            await self._fetch(state, at_start=True)
+        return self
+
+    async def _fetch(self, state: AgentState, *, at_start: bool) -> bool:
+        name = state.conn.name
+        try:
+            card = await state.conn.card()
+            state.tools = list(remote_tools(state.conn, card))
+        except ToolFailure as exc:
+            state.reason, state.stuck = str(exc), exc.reason == "card_changed"
+            log = logger.error if state.stuck else logger.warning
+            if at_start or state.stuck:
+                log("remote agent %s is down: %s", name, state.reason)
+            return False
+        except ValueError as exc:  # the file names a skill the card lacks
+            if at_start:
+                raise ConfigError(str(exc)) from None
+            state.reason, state.stuck = str(exc), True
+            logger.error("remote agent %s answered, but %s; it stays down", name, exc)
+            return False
+        state.reason = None
+        logger.info("remote agent %s is up: %d skills", name, len(state.tools))
+        return True
+
+    def boxes(self) -> list[tuple[str, list[Tool]]]:
+        """(agent, its tools) of each agent that is up."""
+        return [(n, s.tools) for n, s in self._states.items() if s.up]
+
+    def down(self) -> dict[str, str]:
+        return {n: s.reason for n, s in self._states.items() if s.reason is not None}
+
+    def retry(self, on_up: Callable[[str, list[Tool]], None]) -> None:
+        """Fetch each down agent's card again, waiting 0.5 s, then twice as long each
+        time up to `retry_max_seconds`; `on_up(agent, tools)` when one answers."""
+        if self._task is None and self.down():
+            self._task = asyncio.create_task(self._retry(on_up), name="remote-agents-retry")
+
+    async def _retry(self, on_up: Callable[[str, list[Tool]], None]) -> None:
+        wait = FIRST_RETRY_SECONDS
+        while pending := [s for s in self._states.values() if not s.up and not s.stuck]:
+            await asyncio.sleep(wait)
+            wait = min(wait * 2, self._retry_max)
+            for state in pending:
+                if not await self._fetch(state, at_start=False):
+                    continue
+                try:
+                    on_up(state.conn.name, state.tools)
+                except ConfigError as exc:  # a tool name another toolbox has
+                    state.reason, state.stuck = str(exc), True
+                    logger.error("remote agent %s answered, but %s", state.conn.name, exc)
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+        for state in self._states.values():
+            await state.conn.close()
