@@ -109,9 +109,9 @@ class RemoteConnection:
         except CardRefused as exc:
             raise ToolFailure(str(exc), reason="card_changed") from None
         except (NotSent, httpx.HTTPError, ValueError) as exc:
+            why = str(exc) if isinstance(exc, NotSent) else type(exc).__name__  # no URL, no token
             raise ToolFailure(
-                f"the remote agent {self.name!r} cannot be reached ({type(exc).__name__})",
-                reason="remote_down",
+                f"the remote agent {self.name!r} cannot be reached ({why})", reason="remote_down"
             ) from None
         return card
 

@@ -156,3 +156,33 @@ async def test_a_remote_that_is_down_degrades_its_tools_not_the_worker(sides: Si
 
 async def _digest_unused() -> str:
     return "sha256:" + "1" * 64
+
+
+async def test_a_resend_is_the_same_message_and_the_probe_finds_its_task(sides: Sides) -> None:
+    """The call's messageId is derived from the idempotency key: sent again (as after an
+    unknown outcome), agentrt's server answers with the first task; the probe asks the
+    remote for the task of that message."""
+    from agentrt.activities.ports import ToolContext
+    from agentrt.activities.toolbox.remote_agent import RemoteConnection, remote_tools
+    from agentrt.activities.toolbox.remote_config import RemoteAgent
+    from agentrt.activities.toolbox.remote_http import remote_policy
+    from tests.activities._remote import TOKEN
+
+    agent = RemoteAgent(name="partner", url=sides.remote.url,
+                        pinned_card_digest=await sides.remote.digest())  # fmt: skip
+    conn = RemoteConnection(agent, TOKEN, remote_policy("127.0.0.0/8", ""))
+    try:
+        (tool,) = remote_tools(conn, await conn.card())
+        ctx = ToolContext(run_id="r-1", call_id="c-1", idempotency_key=f"k-{uuid.uuid4()}")
+        args = {"message": "quote for order 1042"}
+        first = await tool(args, ctx)
+        again = await tool(args, ctx)
+        assert first == again and "4999" in first
+        assert sides.remote.tasks() == 1
+        found = await tool.reconcile(args, ctx)
+        assert found.verdict == "applied" and found.result == first
+        other = ToolContext(run_id="r-1", call_id="c-2", idempotency_key=f"k-{uuid.uuid4()}")
+        assert (await tool.reconcile(args, other)).verdict == "not_applied"
+        assert sides.remote.tasks() == 1  # the probe only reads
+    finally:
+        await conn.close()
