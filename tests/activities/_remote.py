@@ -87,7 +87,8 @@ async def _card_served(url: str, proc: subprocess.Popen[bytes], log: Path) -> No
     async with httpx.AsyncClient(timeout=5) as http:
         for _ in range(600):
             if proc.poll() is not None:
-                raise AssertionError(f"the remote API exited:\n{log.read_text()[-3000:]}")
+                text = await asyncio.to_thread(log.read_text)
+                raise AssertionError(f"the remote API exited:\n{text[-3000:]}")
             try:
                 reply = await http.get(f"{url}/{CARD_PATH}")
                 if reply.status_code == 200 and any(
@@ -98,6 +99,15 @@ async def _card_served(url: str, proc: subprocess.Popen[bytes], log: Path) -> No
                 pass
             await asyncio.sleep(0.1)
     raise AssertionError("the remote API never served its card")
+
+
+def _spawn_api(env: dict[str, str], cwd: Path, log: Path) -> subprocess.Popen[bytes]:
+    with log.open("wb") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "agentrt.api.main", "serve"],
+            env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+            start_new_session=True,
+        )  # fmt: skip
 
 
 @asynccontextmanager
@@ -120,13 +130,8 @@ async def remote_agentrt(
         log = workdir / "remote-api.log"
         with build(own) as parts:
             async with make_worker(client, parts, own):
-                with log.open("wb") as out:
-                    proc = subprocess.Popen(
-                        [sys.executable, "-m", "agentrt.api.main", "serve"],
-                        env=_api_env(settings, url, port, queue, address),
-                        cwd=workdir, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
-                        start_new_session=True,
-                    )  # fmt: skip
+                env = _api_env(settings, url, port, queue, address)
+                proc = await asyncio.to_thread(_spawn_api, env, workdir, log)
                 remote = Remote(base, proc, parts, log)
                 try:
                     await _card_served(base, proc, log)

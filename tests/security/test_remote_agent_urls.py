@@ -35,8 +35,9 @@ async def listener(reply: bytes) -> AsyncIterator[Listener]:
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         head = (await reader.readuntil(b"\r\n\r\n")).decode()
-        host = [ln.split(":", 1)[1].strip() for ln in head.split("\r\n") if ln.lower().startswith("host:")]
-        seen.hosts.extend(host)
+        lines = head.split("\r\n")
+        hosts = [ln.split(":", 1)[1] for ln in lines if ln.lower().startswith("host:")]
+        seen.hosts.extend(h.strip() for h in hosts)
         writer.write(reply)
         await writer.drain()
         writer.close()
