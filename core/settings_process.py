@@ -151,7 +151,7 @@ class WorkerSettings(SettingsGroup):
     remote_agents_allowed_networks: str = Field(
         default="",
         description="CIDRs remote A2A agents may be reached at besides global unicast "
-        "addresses (see Remote agents)",
+        "addresses (see Remote agents as tools)",
     )
     remote_agents_allowed_hosts: str = Field(
         default="",
