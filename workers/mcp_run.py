@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry
 
-from agentrt.contracts.errors import ConfigError
 from agentrt.core.settings import Settings
 from agentrt.workers.compose import WorkerResources
 from agentrt.workers.loaded import log_loaded
@@ -60,27 +59,19 @@ class ServedMcp:
     async def _open_agents(self) -> None:
         """Fetch each remote agent's card (activities/toolbox/remote_agents.py); hand the
         skills of those up (and pinned) to the registry."""
-        resources, worker = self._resources, self._settings.worker
+        resources = self._resources
         if not resources.remote_agents:
             return
-        from agentrt.activities.toolbox.remote_agents import RemoteAgents
-        from agentrt.activities.toolbox.remote_http import remote_policy
+        from agentrt.activities.toolbox.remote_agents import opened_agents
 
-        try:
-            policy = remote_policy(
-                worker.remote_agents_allowed_networks, worker.remote_agents_allowed_hosts
-            )
-        except ValueError as exc:
-            raise ConfigError(f"AGENTRT_REMOTE_AGENTS_ALLOWED_NETWORKS / _HOSTS: {exc}") from None
-        agents = RemoteAgents(
-            resources.remote_agents, policy, retry_max_seconds=worker.mcp_retry_max_seconds
-        )
+        agents = opened_agents(resources.remote_agents, self._settings)
         self._agents = agents
         await agents.open()
         for name, tools in agents.boxes():
             resources.add_tools(name, tools)
 
     def status(self) -> dict[str, bool]:
+        """Each MCP server (the `agentrt_mcp_server_up` gauge and the loaded line)."""
         return {} if self._servers is None else self._servers.status()
 
     def down(self) -> dict[str, str]:

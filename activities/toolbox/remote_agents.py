@@ -17,10 +17,24 @@ from agentrt.activities.toolbox.remote_agent import RemoteConnection, remote_too
 from agentrt.activities.toolbox.remote_config import RemoteAgent
 from agentrt.contracts.errors import ConfigError
 from agentrt.core.outbound import Policy
+from agentrt.core.settings import Settings
 
 logger = logging.getLogger("agentrt.remote")
 
 FIRST_RETRY_SECONDS = 0.5
+
+
+def opened_agents(agents: Sequence[RemoteAgent], settings: Settings) -> "RemoteAgents":
+    """The worker's remote agents under its allow-list settings (a malformed one is a
+    ConfigError), not opened yet."""
+    worker = settings.worker
+    try:
+        policy = Policy.parse(
+            worker.remote_agents_allowed_networks, worker.remote_agents_allowed_hosts
+        )
+    except ValueError as exc:
+        raise ConfigError(f"AGENTRT_REMOTE_AGENTS_ALLOWED_NETWORKS / _HOSTS: {exc}") from None
+    return RemoteAgents(agents, policy, retry_max_seconds=worker.mcp_retry_max_seconds)
 
 
 @dataclass
@@ -85,6 +99,10 @@ class RemoteAgents:
 
     def down(self) -> dict[str, str]:
         return {n: s.reason for n, s in self._states.items() if s.reason is not None}
+
+    def status(self) -> dict[str, bool]:
+        """Each agent: whether its card was fetched and is the pinned one."""
+        return {n: s.up for n, s in self._states.items()}
 
     def retry(self, on_up: Callable[[str, list[Tool]], None]) -> None:
         """Fetch each down agent's card again, waiting 0.5 s, then twice as long each

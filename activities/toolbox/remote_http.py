@@ -104,8 +104,3 @@ async def fetch_card(agent: RemoteAgent, http: httpx.AsyncClient) -> tuple[Agent
             "reviews it and pins the new digest"
         )
     return parse_agent_card(data), digest
-
-
-def remote_policy(networks: str, hosts: str) -> Policy:
-    """The allow-list of the worker's settings; a malformed one is a ValueError."""
-    return Policy.parse(networks, hosts)

@@ -165,12 +165,12 @@ async def test_a_resend_is_the_same_message_and_the_probe_finds_its_task(sides: 
     from agentrt.activities.ports import ToolContext
     from agentrt.activities.toolbox.remote_agent import RemoteConnection, remote_tools
     from agentrt.activities.toolbox.remote_config import RemoteAgent
-    from agentrt.activities.toolbox.remote_http import remote_policy
+    from agentrt.core.outbound import Policy
     from tests.activities._remote import TOKEN
 
     agent = RemoteAgent(name="partner", url=sides.remote.url,
                         pinned_card_digest=await sides.remote.digest())  # fmt: skip
-    conn = RemoteConnection(agent, TOKEN, remote_policy("127.0.0.0/8", ""))
+    conn = RemoteConnection(agent, TOKEN, Policy.parse("127.0.0.0/8", ""))
     try:
         (tool,) = remote_tools(conn, await conn.card())
         ctx = ToolContext(run_id="r-1", call_id="c-1", idempotency_key=f"k-{uuid.uuid4()}")
@@ -186,3 +186,27 @@ async def test_a_resend_is_the_same_message_and_the_probe_finds_its_task(sides: 
         assert sides.remote.tasks() == 1  # the probe only reads
     finally:
         await conn.close()
+
+
+async def test_list_tools_shows_the_remote_skills_and_the_digest_to_pin(sides: Sides) -> None:
+    """`agentrt-worker --list-tools` fetches the card as the worker does: the skill with its
+    effect and probe; with a stale pin, the agent down with the digest an operator pins."""
+    import asyncio
+
+    from tests._entry import run_module
+
+    digest = await sides.remote.digest()
+    for pin in (digest, "sha256:" + "0" * 64):
+        path = servers_file(sides.workdir / f"list-{pin[-4:]}.yaml", sides.remote.url, pin)
+        env = caller_env(sides.settings, sides.address, sides.queue, path)
+        done = await asyncio.to_thread(
+            run_module, "agentrt.workers", ("--list-tools",), env=env, cwd=sides.workdir
+        )
+        assert done.returncode == 0, done.stderr
+        if pin == digest:
+            (line,) = [ln for ln in done.stdout.splitlines() if ln.startswith("partner.quoter")]
+            assert "NON_IDEMPOTENT_WRITE" in line and "declared" in line, line
+            assert "partner.quoter:task-of-message" in line and "delegator: yes" in line, line
+        else:
+            assert "(remote agent partner is down:" in done.stdout, done.stdout
+            assert f"now {digest}" in done.stdout, done.stdout

@@ -15,7 +15,6 @@ import pytest
 from agentrt.activities.ports import ToolFailure
 from agentrt.activities.toolbox.remote_agent import RemoteConnection
 from agentrt.activities.toolbox.remote_config import RemoteAgent
-from agentrt.activities.toolbox.remote_http import remote_policy
 from agentrt.contracts.errors import ConfigError
 from agentrt.core.outbound import Policy
 
@@ -105,7 +104,7 @@ async def test_the_connection_goes_to_the_checked_address_with_the_original_host
             asked.append(host)
             return ["127.0.0.1"]
 
-        policy = remote_policy("127.0.0.0/8", "")
+        policy = Policy.parse("127.0.0.0/8", "")
         transport = remote_http.PinnedTransport(policy, resolver=resolver)
         async with httpx.AsyncClient(transport=transport) as http:
             reply = await http.get(f"http://partner.example:{seen.port}/x")
@@ -117,7 +116,7 @@ async def test_the_connection_goes_to_the_checked_address_with_the_original_host
 async def test_no_redirect_is_followed() -> None:
     moved = b"HTTP/1.1 302 Found\r\nLocation: http://169.254.169.254/\r\nContent-Length: 0\r\n\r\n"
     async with listener(moved) as seen:
-        reason = await _card(f"http://127.0.0.1:{seen.port}/", remote_policy("127.0.0.0/8", ""))
+        reason = await _card(f"http://127.0.0.1:{seen.port}/", Policy.parse("127.0.0.0/8", ""))
         assert "cannot be reached" in reason
         assert len(seen.hosts) == 1  # the card's request only: the redirect was not followed
 
