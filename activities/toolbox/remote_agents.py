@@ -7,12 +7,12 @@ A card that is not the pinned one is no outage: the agent stays down, with the t
 digests in its `reason`, until an operator pins the new digest and restarts the worker.
 A skill the file declares that the card lacks is a ConfigError at start."""
 
-import asyncio
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from agentrt.activities.ports import Tool, ToolFailure
+from agentrt.activities.toolbox.late import LateSources
 from agentrt.activities.toolbox.remote_agent import RemoteConnection, remote_tools
 from agentrt.activities.toolbox.remote_config import RemoteAgent
 from agentrt.contracts.errors import ConfigError
@@ -20,8 +20,6 @@ from agentrt.core.outbound import Policy
 from agentrt.core.settings import Settings
 
 logger = logging.getLogger("agentrt.remote")
-
-FIRST_RETRY_SECONDS = 0.5
 
 
 def opened_agents(agents: Sequence[RemoteAgent], settings: Settings) -> "RemoteAgents":
@@ -44,14 +42,12 @@ class AgentState:
     reason: str | None = "not fetched yet"  # None: up
     stuck: bool = False  # a card that is not the pinned one: no use fetching it again
 
-    @property
-    def up(self) -> bool:
-        return self.reason is None
 
-
-class RemoteAgents:
+class RemoteAgents(LateSources[AgentState]):
     """`await open()` fetches each card once, `retry(on_up)` keeps fetching the down
     ones, `close()` ends both."""
+
+    what = "remote agent"
 
     def __init__(
         self,
@@ -61,18 +57,13 @@ class RemoteAgents:
         retry_max_seconds: float = 30.0,
         environ: Mapping[str, str] | None = None,
     ) -> None:
-        self._states = {
+        states = {
             a.name: AgentState(RemoteConnection(a, a.token(environ), policy), []) for a in agents
         }
-        self._retry_max = retry_max_seconds
-        self._task: asyncio.Task[None] | None = None
+        super().__init__(states, retry_max_seconds)
+        self._logger = logger
 
-    async def open(self) -> "RemoteAgents":
-        for state in self._states.values():
-            await self._fetch(state, at_start=True)
-        return self
-
-    async def _fetch(self, state: AgentState, *, at_start: bool) -> bool:
+    async def _list(self, state: AgentState, *, at_start: bool) -> bool:
         name = state.conn.name
         try:
             card = await state.conn.card()
@@ -93,40 +84,5 @@ class RemoteAgents:
         logger.info("remote agent %s is up: %d skills", name, len(state.tools))
         return True
 
-    def boxes(self) -> list[tuple[str, list[Tool]]]:
-        """(agent, its tools) of each agent that is up."""
-        return [(n, s.tools) for n, s in self._states.items() if s.up]
-
-    def down(self) -> dict[str, str]:
-        return {n: s.reason for n, s in self._states.items() if s.reason is not None}
-
-    def status(self) -> dict[str, bool]:
-        """Each agent: whether its card was fetched and is the pinned one."""
-        return {n: s.up for n, s in self._states.items()}
-
-    def retry(self, on_up: Callable[[str, list[Tool]], None]) -> None:
-        """Fetch each down agent's card again, waiting 0.5 s, then twice as long each
-        time up to `retry_max_seconds`; `on_up(agent, tools)` when one answers."""
-        if self._task is None and self.down():
-            self._task = asyncio.create_task(self._retry(on_up), name="remote-agents-retry")
-
-    async def _retry(self, on_up: Callable[[str, list[Tool]], None]) -> None:
-        wait = FIRST_RETRY_SECONDS
-        while pending := [s for s in self._states.values() if not s.up and not s.stuck]:
-            await asyncio.sleep(wait)
-            wait = min(wait * 2, self._retry_max)
-            for state in pending:
-                if not await self._fetch(state, at_start=False):
-                    continue
-                try:
-                    on_up(state.conn.name, state.tools)
-                except ConfigError as exc:  # a tool name another toolbox has
-                    state.reason, state.stuck = str(exc), True
-                    logger.error("remote agent %s answered, but %s", state.conn.name, exc)
-
-    async def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
-        for state in self._states.values():
-            await state.conn.close()
+    async def _close(self, state: AgentState) -> None:
+        await state.conn.close()
