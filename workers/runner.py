@@ -10,11 +10,11 @@ agent runs that was over a quarter of the worker's Python time (py-spy, issue 12
 The answer only selects which converter handles the payload: `DataConverter.with_context`
 returns the converter itself when none of its parts (payload converter, codec, failure
 converter, external storage) takes a context, and agentrt's payload codec reads only the
-workflow id of one (`ignores_context`). For such a converter every context a workflow's
-commands are given selects the same handling, so the workflow's own context (and the
-current workflow as the external-store target, which is also the SDK's answer for every
-command but child workflows and external signals) is given without entering the sandbox.
-With a converter that does use contexts, the sandbox answers as before.
+workflow id of one (`ignores_context`). For such a converter every command of the
+workflow's own (its activities, its completion) gets the workflow's own context, given
+without entering the sandbox. A command for another workflow (a child agent's start and
+result, a signal) is bound to that workflow: the sandbox answers those, as without this
+runner. With a converter that does use contexts, the sandbox answers everything.
 
 Only public names are imported. Temporal SDK 1.35.0 exports WorkflowRunner and
 WorkflowInstance from `temporalio.worker` for custom runners, but types their methods with
@@ -27,6 +27,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
+from temporalio.api.enums.v1 import CommandType
 from temporalio.converter import (
     ActivitySerializationContext,
     DataConverter,
@@ -39,6 +40,24 @@ from temporalio.worker import WorkflowInstance, WorkflowInstanceDetails, Workflo
 from temporalio.workflow import Info
 
 from agentrt.core.codec import EncryptionCodec
+
+# Commands (and their resolutions) whose payloads belong to another workflow or a Nexus
+# operation: a child's input and result are bound to the child, a signal's to its target.
+# For these the sandbox answers, as without this runner (tests/workflows/test_child_agents.py
+# runs a delegation under payload keys).
+_FOR_ANOTHER = frozenset(
+    {
+        CommandType.COMMAND_TYPE_START_CHILD_WORKFLOW_EXECUTION,
+        CommandType.COMMAND_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION,
+        CommandType.COMMAND_TYPE_REQUEST_CANCEL_EXTERNAL_WORKFLOW_EXECUTION,
+        CommandType.COMMAND_TYPE_SCHEDULE_NEXUS_OPERATION,
+    }
+)
+
+
+def _for_another(command_info: object) -> bool:
+    return getattr(command_info, "command_type", None) in _FOR_ANOTHER
+
 
 # A context of each kind a workflow's payloads are given; a converter that returns itself
 # for both takes no context at all.
@@ -61,9 +80,8 @@ def ignores_context(converter: DataConverter) -> bool:
     whatever context the sandbox would name: no part takes a context, or the only one that
     does is agentrt's payload codec, which reads nothing of it but the workflow id (it binds
     each payload to its run, core/codec.py). An activity's context names the workflow that
-    scheduled it, so for agentrt's workflows, which start no child workflow and signal no
-    other (tests/workers/test_runner.py checks the workflow code), the workflow's own
-    context is the sandbox's answer for every payload."""
+    scheduled it, so the workflow's own context is the sandbox's answer for every payload
+    but those of commands for another workflow, which `_ContextFree` leaves to it."""
     if converter.external_storage is not None:
         return False
     if isinstance(converter.payload_codec, EncryptionCodec):
@@ -91,10 +109,14 @@ class _ContextFree(WorkflowInstance):
     def activate(self, act: Any) -> Any:  # SDK 1.35.0: bridge.proto messages (private)
         return self._inner.activate(act)
 
-    def get_serialization_context(self, command_info: object) -> SerializationContext | None:
+    def get_serialization_context(self, command_info: Any) -> SerializationContext | None:
+        if _for_another(command_info):
+            return self._inner.get_serialization_context(command_info)
         return self._context
 
-    def get_external_store_context(self, command_info: object) -> StorageDriverStoreContext:
+    def get_external_store_context(self, command_info: Any) -> StorageDriverStoreContext:
+        if _for_another(command_info):
+            return self._inner.get_external_store_context(command_info)
         return self._store
 
     def get_info(self) -> Info:

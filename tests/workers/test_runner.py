@@ -4,7 +4,6 @@ data converter that takes no context; a converter that does keeps the sandbox's 
 import dataclasses
 import uuid
 from collections.abc import Sequence
-from pathlib import Path
 
 from temporalio.api.common.v1 import Payload
 from temporalio.client import Client
@@ -57,20 +56,6 @@ def test_agentrt_converters_take_no_context_so_the_runner_answers_outside_the_sa
         runner = sandbox_runner(converter)
         assert isinstance(runner, ContextFreeRunner)
         assert isinstance(runner.inner, SandboxedWorkflowRunner)
-
-
-def test_the_workflows_start_no_child_and_signal_no_other_workflow() -> None:
-    """What lets the runner answer every command with the workflow's own context while the
-    payload codec binds payloads to their run: no command of an agentrt workflow is for
-    another workflow. A workflow that starts a child or signals another must make the
-    runner ask the sandbox for those commands first (workers/runner.py ignores_context)."""
-    root = Path(__file__).resolve().parents[2] / "workflows"
-    other_workflows = ("child_workflow", "external_workflow", "continue_as_new_to_other")
-    sources = {p.name: p.read_text() for p in root.rglob("*.py")}
-    assert len(sources) > 5
-    for name, text in sources.items():
-        for word in other_workflows:
-            assert word not in text, f"workflows/{name} uses {word}"
 
 
 def test_a_converter_that_takes_context_keeps_the_plain_sandbox() -> None:
