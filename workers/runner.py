@@ -38,7 +38,12 @@ from temporalio.converter import (
 from temporalio.worker import WorkflowInstance, WorkflowInstanceDetails, WorkflowRunner
 from temporalio.workflow import Info
 
+from agentrt.contracts.ids import WORKFLOW_SCHEDULED_FIRE
 from agentrt.core.codec import EncryptionCodec
+
+# The agentrt workflows that start another workflow (a fire starts its run as a child):
+# the sandbox answers their context questions, so the child's input is bound to the child.
+COMMANDS_OTHERS = frozenset({WORKFLOW_SCHEDULED_FIRE})
 
 # A context of each kind a workflow's payloads are given; a converter that returns itself
 # for both takes no context at all.
@@ -114,7 +119,10 @@ class ContextFreeRunner(WorkflowRunner):
         self.inner.prepare_workflow(defn)
 
     def create_instance(self, det: WorkflowInstanceDetails) -> WorkflowInstance:
-        return _ContextFree(self.inner.create_instance(det), det.info)
+        instance = self.inner.create_instance(det)
+        if det.info.workflow_type in COMMANDS_OTHERS:
+            return instance
+        return _ContextFree(instance, det.info)
 
     def set_worker_level_failure_exception_types(
         self, types: Sequence[type[BaseException]]
