@@ -129,7 +129,9 @@ class RunSchedules:
             raise
         return await self.get(request.name)
 
-    async def _ours(self, name: str) -> tuple[ScheduleHandle, ScheduleDescription, Mapping[str, Any]]:
+    async def _ours(
+        self, name: str
+    ) -> tuple[ScheduleHandle, ScheduleDescription, Mapping[str, Any]]:
         """The schedule `name`, described, with its memo; not ours or missing: not found."""
         handle = self._client.get_schedule_handle(name)
         try:
