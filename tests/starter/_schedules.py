@@ -1,0 +1,61 @@
+"""Helpers of the schedule tests: a schedule's name of this test only, and waits on what a
+schedule did (its fires, their runs), each a poll with a deadline, never a fixed sleep."""
+
+import asyncio
+import uuid
+from collections.abc import Awaitable, Callable
+
+from temporalio.client import Client
+from temporalio.service import RPCError, RPCStatusCode
+
+from agentrt.contracts.schedules import ScheduleView
+from agentrt.contracts.views import RunView
+from agentrt.starter.facade import AgentRuntime
+
+LOOKUP = "What about order 7?"  # the scripted model answers it with a read, no approval
+
+
+def schedule_name(prefix: str = "s") -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:10]}"
+
+
+async def fired(
+    get: Callable[[str], Awaitable[ScheduleView]], name: str, count: int, within: float = 60
+) -> list[str]:
+    """The run ids of the schedule's first `count` fires, once it has fired that often."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    while True:
+        view = await get(name)
+        if len(view.recent_runs) >= count:
+            return view.recent_runs[:count]
+        if loop.time() > deadline:
+            raise AssertionError(f"schedule {name} fired {len(view.recent_runs)} of {count}")
+        await asyncio.sleep(0.1)
+
+
+async def run_ended(runtime: AgentRuntime, run_id: str, within: float = 60) -> RunView:
+    """The run, once it ended (its workflow may not exist yet when its fire is recorded)."""
+    client: Client = runtime.client
+    async with asyncio.timeout(within):
+        while True:
+            try:
+                await client.get_workflow_handle(run_id).describe()
+                break
+            except RPCError as err:
+                if err.status is not RPCStatusCode.NOT_FOUND:
+                    raise
+            await asyncio.sleep(0.1)
+        return await runtime.result(run_id)
+
+
+async def listed(
+    list_: Callable[[], Awaitable[list[ScheduleView]]], name: str, within: float = 30
+) -> ScheduleView:
+    """The schedule as the list shows it, once Temporal's visibility has it."""
+    async with asyncio.timeout(within):
+        while True:
+            for view in await list_():
+                if view.name == name:
+                    return view
+            await asyncio.sleep(0.1)
