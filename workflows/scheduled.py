@@ -67,7 +67,9 @@ class ScheduledFireWorkflow:
                 result_type=RunResult,
                 parent_close_policy=ParentClosePolicy.ABANDON,
                 id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
-                static_summary=f"scheduled run ({fire.profile}) of {fire.schedule_id}",
+                # No static summary: it would be encoded in this fire's context, the one
+                # payload of the run not bound to the run (tests/security/
+                # test_scheduled_payloads.py).
                 memo={INITIATOR_MEMO: fire.initiator},
                 # STARTING: the run upserts RUNNING once it begins, as an accepted start's.
                 search_attributes=TypedSearchAttributes(

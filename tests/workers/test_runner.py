@@ -65,7 +65,7 @@ def test_the_workflows_start_no_child_and_signal_no_other_workflow() -> None:
     another workflow. A workflow that starts a child or signals another must make the
     runner ask the sandbox for those commands first (workers/runner.py ignores_context):
     the one that does, a schedule's fire, is named in COMMANDS_OTHERS and gets the plain
-    sandbox (test_a_fire_gets_the_plain_sandbox)."""
+    sandbox (tests/security/test_scheduled_payloads.py proves its run is bound to itself)."""
     root = Path(__file__).resolve().parents[2] / "workflows"
     other_workflows = ("child_workflow", "external_workflow", "continue_as_new_to_other")
     sources = {p.name: p.read_text() for p in root.rglob("*.py") if p.name != "scheduled.py"}
