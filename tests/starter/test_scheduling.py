@@ -5,9 +5,13 @@ and its creator), pause, resume, backfill, delete, and bad input that creates no
 
 import asyncio
 import json
+import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from temporalio.api.common.v1 import WorkflowExecution
+from temporalio.api.enums.v1 import EventType
+from temporalio.api.workflowservice.v1 import ResetWorkflowExecutionRequest
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
@@ -19,9 +23,11 @@ from agentrt.contracts.errors import (
     UnknownProfileError,
 )
 from agentrt.contracts.ids import SCHEDULE_RETENTION
-from agentrt.contracts.schedules import ScheduleRequest, fire_run_id
+from agentrt.contracts.schedules import ScheduleRequest, fire_run_id, initiator_of
 from agentrt.starter.facade import AgentRuntime
 from agentrt.starter.scheduling import RunSchedules
+from agentrt.store.runs.query import RunQuery
+from agentrt.store.runs.record import RunStore
 from tests.starter._schedules import LOOKUP, fired, listed, run_ended, schedule_name
 from tests.starter.test_cli import agentrt, assert_clean_error, cli_env  # noqa: F401
 
@@ -67,6 +73,50 @@ async def test_a_trigger_fires_one_run_named_by_the_schedule_and_its_creator(
     finally:
         await schedules.delete(name)
     assert await absent(client, name)
+
+
+async def reset_to_first_task(client: Client, workflow_id: str) -> str:
+    """Reset the workflow so its first task (the fire's start of its run) runs again."""
+    handle = client.get_workflow_handle(workflow_id)
+    events = (await handle.fetch_history()).events
+    done = EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED
+    first = next(e.event_id for e in events if e.event_type == done)
+    desc = await handle.describe()
+    reply = await client.workflow_service.reset_workflow_execution(
+        ResetWorkflowExecutionRequest(
+            namespace=client.namespace,
+            workflow_execution=WorkflowExecution(workflow_id=workflow_id, run_id=desc.run_id),
+            reason="test: a fire run again",
+            workflow_task_finish_event_id=first,
+            request_id=str(uuid.uuid4()),
+        )
+    )
+    return reply.run_id
+
+
+@pytest.mark.usefixtures("worker")
+async def test_a_fire_run_again_attaches_to_its_run_and_starts_no_second(
+    runtime: AgentRuntime, client: Client, runs: RunStore
+) -> None:
+    """A retried fire (here: its workflow reset to the task that started its run, the
+    strongest retry there is) names the same run id, finds the run and starts none."""
+    schedules = RunSchedules(runtime)
+    name = schedule_name("reset")
+    await schedules.create(request(name, paused=True), created_by="alice")
+    try:
+        await schedules.trigger(name)
+        [run_id] = await fired(schedules.get, name, 1)
+        await run_ended(runtime, run_id)
+        desc = await client.get_schedule_handle(name).describe()
+        fire_id = desc.info.recent_actions[0].action.workflow_id
+        assert (await client.get_workflow_handle(fire_id).result())["attached"] is False
+        again = await reset_to_first_task(client, fire_id)
+        result = await client.get_workflow_handle(fire_id, run_id=again).result()
+        assert result == {"run_id": run_id, "attached": True, "status": None}
+    finally:
+        await schedules.delete(name)
+    stored = RunQuery(runs.ctx).page(visible_to=None, initiator=initiator_of(name, "alice"))
+    assert [r.run_id for r in stored.runs] == [run_id]
 
 
 @pytest.mark.usefixtures("worker")
