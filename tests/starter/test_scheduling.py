@@ -204,7 +204,9 @@ async def test_the_cli_creates_lists_triggers_pauses_resumes_and_deletes(
     assert name in out and "every 1h" in out and "paused" in out and "by dana" in out
     try:
         async with asyncio.timeout(30):  # the list reads Temporal's visibility
-            while name not in (await agentrt(capsys, "schedules", "list"))[1]:
+            while True:
+                if name in (await agentrt(capsys, "schedules", "list"))[1]:
+                    break
                 await asyncio.sleep(0.1)
         assert (await agentrt(capsys, "schedules", "trigger", name))[0] == 0
         [run_id] = await fired(RunSchedules(runtime).get, name, 1)
