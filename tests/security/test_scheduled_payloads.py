@@ -9,7 +9,7 @@ from agentrt.contracts.enums import RunStatus
 from agentrt.starter.scheduling import RunSchedules
 from tests._cipher import assert_ciphertext_history
 from tests.security.test_payload_binding import Keyed, keyed  # noqa: F401
-from tests.starter._schedules import LOOKUP, fired, run_ended, schedule_name
+from tests.starter._schedules import LOOKUP, fire_ids, fired, run_ended, schedule_name
 from tests.starter.test_scheduling import request
 
 
@@ -28,8 +28,7 @@ async def test_a_fired_run_under_payload_keys_is_sealed_and_bound_to_itself(
         run = await run_ended(keyed.runtime, run_id)
         assert run.status is RunStatus.COMPLETED
         assert await assert_ciphertext_history(keyed.plain, run_id, canary, bound=True) >= 5
-        desc = await keyed.plain.get_schedule_handle(name).describe()
-        fire_id = desc.info.recent_actions[0].action.workflow_id
+        [fire_id] = await fire_ids(keyed.plain, name)
         await keyed.client.get_workflow_handle(fire_id).result()  # ended: its history whole
         await assert_ciphertext_history(keyed.plain, fire_id, canary)
     finally:

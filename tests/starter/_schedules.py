@@ -5,7 +5,7 @@ import asyncio
 import uuid
 from collections.abc import Awaitable, Callable
 
-from temporalio.client import Client
+from temporalio.client import Client, ScheduleActionExecutionStartWorkflow
 from temporalio.service import RPCError, RPCStatusCode
 
 from agentrt.contracts.schedules import ScheduleView
@@ -59,3 +59,13 @@ async def listed(
                 if view.name == name:
                     return view
             await asyncio.sleep(0.1)
+
+
+async def fire_ids(client: Client, name: str) -> list[str]:
+    """The workflow ids of the schedule's recent fires, oldest first."""
+    desc = await client.get_schedule_handle(name).describe()
+    out = []
+    for action in desc.info.recent_actions:
+        assert isinstance(action.action, ScheduleActionExecutionStartWorkflow)
+        out.append(action.action.workflow_id)
+    return out

@@ -28,7 +28,14 @@ from agentrt.starter.facade import AgentRuntime
 from agentrt.starter.scheduling import RunSchedules
 from agentrt.store.runs.query import RunQuery
 from agentrt.store.runs.record import RunStore
-from tests.starter._schedules import LOOKUP, fired, listed, run_ended, schedule_name
+from tests.starter._schedules import (
+    LOOKUP,
+    fire_ids,
+    fired,
+    listed,
+    run_ended,
+    schedule_name,
+)
 from tests.starter.test_cli import agentrt, assert_clean_error, cli_env  # noqa: F401
 
 
@@ -67,7 +74,7 @@ async def test_a_trigger_fires_one_run_named_by_the_schedule_and_its_creator(
         desc = await client.get_schedule_handle(name).describe()
         [action] = desc.info.recent_actions
         assert run_id == fire_run_id(name, action.scheduled_at)
-        fire = client.get_workflow_handle(action.action.workflow_id)
+        fire = client.get_workflow_handle((await fire_ids(client, name))[0])
         assert (await fire.result())["run_id"] == run_id
         assert (await listed(schedules.list, name)).created_by == "alice"
     finally:
@@ -107,8 +114,7 @@ async def test_a_fire_run_again_attaches_to_its_run_and_starts_no_second(
         await schedules.trigger(name)
         [run_id] = await fired(schedules.get, name, 1)
         await run_ended(runtime, run_id)
-        desc = await client.get_schedule_handle(name).describe()
-        fire_id = desc.info.recent_actions[0].action.workflow_id
+        [fire_id] = await fire_ids(client, name)
         assert (await client.get_workflow_handle(fire_id).result())["attached"] is False
         again = await reset_to_first_task(client, fire_id)
         result = await client.get_workflow_handle(fire_id, run_id=again).result()
@@ -173,7 +179,7 @@ async def test_bad_input_is_a_typed_error_and_creates_nothing(
         ({"colour": "red"}, "unknown field colour"),
     ):
         with pytest.raises(InvalidRequestError, match=wanted):
-            request(fields.pop("name", name), **fields)  # type: ignore[arg-type]
+            request(str(fields.pop("name", name)), **fields)
     await schedules.create(request(name), created_by="alice")
     try:
         with pytest.raises(ScheduleExistsError):

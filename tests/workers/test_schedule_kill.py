@@ -16,7 +16,7 @@ from agentrt.starter.facade import AgentRuntime
 from agentrt.starter.scheduling import RunSchedules
 from agentrt.store.runs.query import RunQuery
 from agentrt.store.runs.record import RunStore
-from tests.starter._schedules import fired, run_ended, schedule_name
+from tests.starter._schedules import fire_ids, fired, run_ended, schedule_name
 from tests.starter.test_scheduling import request
 from tests.workers._proc import Arm, WorkerPool, WorkerProcess
 
@@ -36,8 +36,7 @@ async def registered(runtime: AgentRuntime, profile: str, worker: WorkerProcess)
 async def fire_closed(client: Client, name: str, count: int) -> str:
     """The `count`th fire's workflow id, once that fire has ended (so the next trigger is
     not skipped by the overlap policy while it waits on its run)."""
-    desc = await client.get_schedule_handle(name).describe()
-    fire_id = desc.info.recent_actions[count - 1].action.workflow_id
+    fire_id = (await fire_ids(client, name))[count - 1]
     await client.get_workflow_handle(fire_id).result()
     return fire_id
 
