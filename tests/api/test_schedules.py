@@ -1,0 +1,125 @@
+"""`/schedules` on the operator API (api/operator/schedules.py) against a live server, its
+worker, the real dev server and database: create, list, show, pause, resume, trigger (one
+run, whose initiator names the schedule and the token's principal), backfill, delete, and
+bad input that creates nothing."""
+
+import asyncio
+from typing import Any
+
+import httpx
+from temporalio.client import Client
+from temporalio.service import RPCError, RPCStatusCode
+
+from tests.api.conftest import Live
+from tests.api.ops_helpers import error_type, http, name, token, wait_status
+from tests.starter._schedules import LOOKUP, schedule_name
+
+# runs:read-all: a fire's run names the schedule as its initiator, not the token's
+# principal, so runs:read alone (one's own runs) does not show it.
+MANAGER = ("schedules:manage", "runs:start", "runs:read-all")
+
+
+async def listed(api: httpx.AsyncClient, schedule: str, within: float = 30) -> dict[str, Any]:
+    """The schedule as GET /schedules shows it, once Temporal's visibility has it."""
+    async with asyncio.timeout(within):
+        while True:
+            reply = await api.get("/schedules")
+            assert reply.status_code == 200, reply.text
+            for view in reply.json()["schedules"]:
+                if view["name"] == schedule:
+                    found: dict[str, Any] = view
+                    return found
+            await asyncio.sleep(0.1)
+
+
+async def first_run(api: httpx.AsyncClient, schedule: str, within: float = 60) -> str:
+    """The run id of the schedule's first fire, once it fired."""
+    async with asyncio.timeout(within):
+        while True:
+            reply = await api.get(f"/schedules/{schedule}")
+            assert reply.status_code == 200, reply.text
+            if reply.json()["recent_runs"]:
+                run_id: str = reply.json()["recent_runs"][0]
+                return run_id
+            await asyncio.sleep(0.1)
+
+
+async def absent(client: Client, schedule: str) -> bool:
+    try:
+        await client.get_schedule_handle(schedule).describe()
+    except RPCError as err:
+        return err.status is RPCStatusCode.NOT_FOUND
+    return False
+
+
+def body(schedule: str, **fields: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": schedule, "profile": "helper", "prompt": LOOKUP}
+    out.update(fields)
+    if "cron" not in out and "every" not in out:
+        out["every"] = "1h"
+    return out
+
+
+async def test_create_list_trigger_pause_resume_delete(live: Live, client: Client) -> None:
+    who = name("sched")
+    schedule = schedule_name("api")
+    async with http(live, token(live, who, *MANAGER)) as api:
+        reply = await api.post("/schedules", json=body(schedule, paused=True))
+        assert reply.status_code == 201, reply.text
+        made = reply.json()
+        assert made["created_by"] == who and made["paused"] and made["overlap"] == "skip"
+        assert "prompt" not in made  # a list never shows a schedule's prompt
+        try:
+            assert (await listed(api, schedule))["spec"] == "every 1h"
+            reply = await api.post(f"/schedules/{schedule}/trigger")
+            assert reply.status_code == 202, reply.text
+            run_id = await first_run(api, schedule)
+            run = await wait_status(api, run_id, "COMPLETED", seconds=60)
+            assert run["initiator"] == f"schedule:{schedule} by {who}"
+            reply = await api.post(f"/schedules/{schedule}/resume")
+            assert reply.status_code == 200 and not reply.json()["paused"], reply.text
+            assert reply.json()["next_fires"]
+            reply = await api.post(f"/schedules/{schedule}/pause")
+            assert reply.json()["paused"] and reply.json()["note"] == f"paused by {who}"
+            assert (await api.get(f"/schedules/{schedule}")).json()["recent_runs"] == [run_id]
+        finally:
+            reply = await api.delete(f"/schedules/{schedule}")
+        assert reply.status_code == 204, reply.text
+        assert await absent(client, schedule)
+        reply = await api.get(f"/schedules/{schedule}")
+        assert reply.status_code == 404 and error_type(reply) == "schedule_not_found"
+
+
+async def test_bad_input_is_a_typed_refusal_and_creates_nothing(live: Live, client: Client) -> None:
+    schedule = schedule_name("bad")
+    async with http(live, token(live, name("sched"), *MANAGER)) as api:
+        for fields, status, kind, wanted in (
+            ({"cron": "61 * * * *"}, 400, "invalid_request", "Minute is not in range"),
+            ({"cron": "whenever"}, 400, "invalid_request", "5-7 fields"),
+            ({"every": "soon"}, 400, "invalid_request", "not an interval"),
+            ({"profile": "nobody"}, 400, "unknown_profile", "'nobody'"),
+            ({"colour": "red"}, 422, "unknown_fields", "colour"),
+            ({"overlap": "twice"}, 400, "invalid_request", "overlap"),
+        ):
+            reply = await api.post("/schedules", json=body(schedule, **fields))
+            assert reply.status_code == status, (fields, reply.text)
+            assert error_type(reply) == kind and wanted in reply.json()["error"]["message"]
+            assert await absent(client, schedule)
+        reply = await api.post("/schedules", content=b"not json")
+        assert reply.status_code == 400 and error_type(reply) == "invalid_request"
+        reply = await api.post(f"/schedules/{schedule}/trigger")
+        assert reply.status_code == 404 and error_type(reply) == "schedule_not_found"
+        reply = await api.post("/schedules/has%20space/trigger")  # no such name can exist
+        assert reply.status_code == 404
+        made = await api.post("/schedules", json=body(schedule))
+        assert made.status_code == 201, made.text
+        try:
+            again = await api.post("/schedules", json=body(schedule, prompt="another"))
+            assert again.status_code == 409 and error_type(again) == "schedule_exists"
+            reply = await api.post(
+                f"/schedules/{schedule}/backfill",
+                json={"start": "2026-01-02T00:00:00Z", "end": "2026-01-01T00:00:00Z"},
+            )
+            assert reply.status_code == 400 and error_type(reply) == "invalid_request"
+        finally:
+            await api.delete(f"/schedules/{schedule}")
