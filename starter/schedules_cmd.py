@@ -12,7 +12,10 @@ from rich.console import Console
 from agentrt.contracts.errors import InvalidRequestError
 from agentrt.contracts.schedules import ScheduleRequest, ScheduleView
 from agentrt.core.settings import Settings
+from agentrt.core.settings_api import RemoteSettings
 from agentrt.starter.commands import EXIT_OK, name_arg, session
+from agentrt.starter.remote import api_session
+from agentrt.starter.remote_schedules import ApiSchedules
 from agentrt.starter.scheduling import RunSchedules
 
 OVERLAPS = ("skip", "buffer_one", "buffer_all", "cancel_other", "terminate_other", "allow_all")
@@ -77,35 +80,60 @@ def time_arg(raw: str, option: str) -> datetime:
 
 
 async def run(args: argparse.Namespace, settings: Settings, out: Console) -> int:
+    """One `schedules` verb, through the operator API with --api (or AGENTRT_API_URL) as
+    the token's principal, else with the deployment's own client as --initiator/--by."""
     verb = args.schedules_command
     request = create_arg(args, settings) if verb == "create" else None  # before connecting
+    span = None
     if verb == "backfill":
         span = (time_arg(args.start, "--start"), time_arg(args.end, "--end"))
+    remote_settings = RemoteSettings()
+    api_url = args.api or remote_settings.api_url
+    if api_url:
+        token = args.token or (
+            remote_settings.api_token.get_secret_value() if remote_settings.api_token else None
+        )
+        async with api_session(api_url, token) as api:
+            return await _act(ApiSchedules(api), args, request, span, _who(args), out)
     default_who(args)
-    who = getattr(args, "initiator", None) or getattr(args, "by", None)
-    who = "" if who is None else name_arg(who, "--initiator / --by")
     async with session(settings) as (runtime, _client):
-        schedules = RunSchedules(runtime)
-        if request is not None:
-            _print(out, await schedules.create(request, created_by=who), as_json=False)
-        elif verb == "list":
-            for view in await schedules.list():
-                _print(out, view, as_json=args.json)
-        elif verb == "show":
-            _print(out, await schedules.get(args.name), as_json=args.json)
-        elif verb in ("pause", "resume"):
-            act = schedules.pause if verb == "pause" else schedules.resume
-            await act(args.name, by=who)
-            _say(out, f"schedule {args.name} {verb}d")
-        elif verb == "trigger":
-            await schedules.trigger(args.name)
-            _say(out, f"schedule {args.name} triggered")
-        elif verb == "backfill":
-            await schedules.backfill(args.name, *span)
-            _say(out, f"schedule {args.name} backfilled from {span[0]} to {span[1]}")
-        elif verb == "delete":
-            await schedules.delete(args.name)
-            _say(out, f"schedule {args.name} deleted; its runs go on")
+        return await _act(RunSchedules(runtime), args, request, span, _who(args), out)
+
+
+def _who(args: argparse.Namespace) -> str:
+    who = getattr(args, "initiator", None) or getattr(args, "by", None)
+    return "" if who is None else name_arg(who, "--initiator / --by")
+
+
+async def _act(
+    schedules: RunSchedules | ApiSchedules,
+    args: argparse.Namespace,
+    request: ScheduleRequest | None,
+    span: tuple[datetime, datetime] | None,
+    who: str,
+    out: Console,
+) -> int:
+    verb = args.schedules_command
+    if request is not None:
+        _print(out, await schedules.create(request, created_by=who), as_json=False)
+    elif verb == "list":
+        for view in await schedules.list():
+            _print(out, view, as_json=args.json)
+    elif verb == "show":
+        _print(out, await schedules.get(args.name), as_json=args.json)
+    elif verb in ("pause", "resume"):
+        act = schedules.pause if verb == "pause" else schedules.resume
+        await act(args.name, by=who)
+        _say(out, f"schedule {args.name} {verb}d")
+    elif verb == "trigger":
+        await schedules.trigger(args.name)
+        _say(out, f"schedule {args.name} triggered")
+    elif verb == "backfill" and span is not None:
+        await schedules.backfill(args.name, *span)
+        _say(out, f"schedule {args.name} backfilled from {span[0]} to {span[1]}")
+    elif verb == "delete":
+        await schedules.delete(args.name)
+        _say(out, f"schedule {args.name} deleted; its runs go on")
     return EXIT_OK
 
 

@@ -4,14 +4,17 @@ run, whose initiator names the schedule and the token's principal), backfill, de
 bad input that creates nothing."""
 
 import asyncio
+import json
 from typing import Any
 
 import httpx
+import pytest
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
 from tests.api.conftest import Live
 from tests.api.ops_helpers import error_type, http, name, token, wait_status
+from tests.api.test_ops_cli import _agentrt, no_backends  # noqa: F401
 from tests.starter._schedules import LOOKUP, schedule_name
 
 # runs:read-all: a fire's run names the schedule as its initiator, not the token's
@@ -123,3 +126,40 @@ async def test_bad_input_is_a_typed_refusal_and_creates_nothing(live: Live, clie
             assert reply.status_code == 400 and error_type(reply) == "invalid_request"
         finally:
             await api.delete(f"/schedules/{schedule}")
+
+
+@pytest.mark.usefixtures("no_backends")
+async def test_the_cli_through_the_api_acts_as_the_tokens_principal(
+    live: Live, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`agentrt --api URL schedules ...` with nothing but the API reachable: the token's
+    principal creates (no --initiator), and each verb reaches the same routes."""
+    who = name("cli")
+    schedule = schedule_name("apicli")
+    api = ["--api", live.url, "--token", token(live, who, *MANAGER), "schedules"]
+    code, _, err = await _agentrt(
+        capsys, *api, "create", schedule, "helper", LOOKUP, "--every", "1h", "--initiator", "x"
+    )
+    assert code == 2 and "token's principal" in err and await absent(live.runtime.client, schedule)
+    code, out, err = await _agentrt(
+        capsys, *api, "create", schedule, "helper", LOOKUP, "--every", "1h", "--paused"
+    )
+    assert code == 0, err
+    assert f"by {who}" in out and "paused" in out
+    try:
+        assert (await _agentrt(capsys, *api, "trigger", schedule))[0] == 0
+        async with http(live, token(live, name("r"), *MANAGER)) as reader:
+            run_id = await first_run(reader, schedule)
+            run = await wait_status(reader, run_id, "COMPLETED", seconds=60)
+        assert run["initiator"] == f"schedule:{schedule} by {who}"
+        assert (await _agentrt(capsys, *api, "resume", schedule))[0] == 0
+        code, out, _ = await _agentrt(capsys, *api, "show", schedule, "--json")
+        assert json.loads(out)["paused"] is False and json.loads(out)["recent_runs"] == [run_id]
+        code, _, err = await _agentrt(capsys, *api, "create", schedule, "helper", LOOKUP,
+                                      "--cron", "61 * * * *")  # fmt: skip
+        assert code == 2 and "Minute is not in range" in err
+    finally:
+        code, out, err = await _agentrt(capsys, *api, "delete", schedule)
+    assert code == 0 and "deleted" in out, err
+    code, _, err = await _agentrt(capsys, *api, "show", schedule)
+    assert code == 2 and "no schedule of runs" in err
