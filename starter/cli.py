@@ -45,8 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--api",
         default=None,
         metavar="URL",
-        help="run, start, status, events, inbox, approve, deny, cancel and reconcile through "
-        "the operator API at URL, as the principal of --token (default: AGENTRT_API_URL)",
+        help="run, start, status, events, inbox, approve, deny, cancel, reconcile and the "
+        "schedules of runs through the operator API at URL, as the principal of --token "
+        "(default: AGENTRT_API_URL)",
     )
     p.add_argument("--token", default=None, help="operator API token (default: AGENTRT_API_TOKEN)")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
