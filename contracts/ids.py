@@ -59,6 +59,8 @@ QUERY_REFUSED_DECISIONS: Final = "refused_decisions"
 # Search attribute keys (never user content).
 SA_RUN_STATUS: Final = "AgentRunStatus"
 SA_PROFILE: Final = "AgentProfile"
+# The memo key naming who started a run (its STARTING view reads it before a row exists).
+MEMO_INITIATOR: Final = "initiator"
 # Temporal's own, set on every workflow a Schedule starts (a trigger and a backfill too).
 SA_SCHEDULED_START_TIME: Final = "TemporalScheduledStartTime"
 

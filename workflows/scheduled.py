@@ -20,12 +20,14 @@ from temporalio.common import (
 from temporalio.exceptions import ApplicationError, ChildWorkflowError, WorkflowAlreadyStartedError
 from temporalio.workflow import ParentClosePolicy
 
+from agentrt.workflows._context import STATUS_KEY
+
 with workflow.unsafe.imports_passed_through():
     from agentrt.contracts.enums import RunStatus
     from agentrt.contracts.errors import ErrorType
     from agentrt.contracts.ids import (
+        MEMO_INITIATOR,
         SA_PROFILE,
-        SA_RUN_STATUS,
         SA_SCHEDULED_START_TIME,
         WORKFLOW_AGENT_RUN,
         WORKFLOW_SCHEDULED_FIRE,
@@ -35,8 +37,6 @@ with workflow.unsafe.imports_passed_through():
 
 SCHEDULED_AT = SearchAttributeKey.for_datetime(SA_SCHEDULED_START_TIME)
 PROFILE_KEY = SearchAttributeKey.for_keyword(SA_PROFILE)
-STATUS_KEY = SearchAttributeKey.for_keyword(SA_RUN_STATUS)
-INITIATOR_MEMO = "initiator"  # as a client's start sets it (starter/_starting.py)
 
 
 @workflow.defn(name=WORKFLOW_SCHEDULED_FIRE)
@@ -70,7 +70,7 @@ class ScheduledFireWorkflow:
                 # No static summary: it would be encoded in this fire's context, the one
                 # payload of the run not bound to the run (tests/security/
                 # test_scheduled_payloads.py).
-                memo={INITIATOR_MEMO: fire.initiator},
+                memo={MEMO_INITIATOR: fire.initiator},
                 # STARTING: the run upserts RUNNING once it begins, as an accepted start's.
                 search_attributes=TypedSearchAttributes(
                     [

@@ -10,12 +10,11 @@ from typing import Any
 import httpx
 import pytest
 from temporalio.client import Client
-from temporalio.service import RPCError, RPCStatusCode
 
 from tests.api.conftest import Live
 from tests.api.ops_helpers import error_type, http, name, token, wait_status
 from tests.api.test_ops_cli import _agentrt, no_backends  # noqa: F401
-from tests.starter._schedules import LOOKUP, schedule_name
+from tests.starter._schedules import LOOKUP, absent, schedule_name
 
 # runs:read-all: a fire's run names the schedule as its initiator, not the token's
 # principal, so runs:read alone (one's own runs) does not show it.
@@ -45,14 +44,6 @@ async def first_run(api: httpx.AsyncClient, schedule: str, within: float = 60) -
                 run_id: str = reply.json()["recent_runs"][0]
                 return run_id
             await asyncio.sleep(0.1)
-
-
-async def absent(client: Client, schedule: str) -> bool:
-    try:
-        await client.get_schedule_handle(schedule).describe()
-    except RPCError as err:
-        return err.status is RPCStatusCode.NOT_FOUND
-    return False
 
 
 def body(schedule: str, **fields: Any) -> dict[str, Any]:

@@ -15,8 +15,8 @@ from agentrt.core.settings import Settings
 from agentrt.starter import schedules
 from tests.api.conftest import Live
 from tests.api.ops_helpers import error_type, http, name, token
-from tests.api.test_schedules import MANAGER, absent, body, listed
-from tests.starter._schedules import schedule_name
+from tests.api.test_schedules import MANAGER, body, listed
+from tests.starter._schedules import absent, schedule_name
 
 
 async def test_scopes_decide_who_reads_and_who_changes(live: Live, client: Client) -> None:

@@ -69,3 +69,12 @@ async def fire_ids(client: Client, name: str) -> list[str]:
         assert isinstance(action.action, ScheduleActionExecutionStartWorkflow)
         out.append(action.action.workflow_id)
     return out
+
+
+async def absent(client: Client, name: str) -> bool:
+    """Whether Temporal holds no schedule `name` (bad input left nothing behind)."""
+    try:
+        await client.get_schedule_handle(name).describe()
+    except RPCError as err:
+        return err.status is RPCStatusCode.NOT_FOUND
+    return False

@@ -13,7 +13,6 @@ from temporalio.api.common.v1 import WorkflowExecution
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.workflowservice.v1 import ResetWorkflowExecutionRequest
 from temporalio.client import Client
-from temporalio.service import RPCError, RPCStatusCode
 
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import (
@@ -30,6 +29,7 @@ from agentrt.store.runs.query import RunQuery
 from agentrt.store.runs.record import RunStore
 from tests.starter._schedules import (
     LOOKUP,
+    absent,
     fire_ids,
     fired,
     listed,
@@ -45,14 +45,6 @@ def request(name: str, **fields: object) -> ScheduleRequest:
     if "cron" not in given and "every" not in given:
         given["every"] = "1h"
     return ScheduleRequest.checked(10_000, given)
-
-
-async def absent(client: Client, name: str) -> bool:
-    try:
-        await client.get_schedule_handle(name).describe()
-    except RPCError as err:
-        return err.status is RPCStatusCode.NOT_FOUND
-    return False
 
 
 @pytest.mark.usefixtures("worker")
