@@ -17,7 +17,12 @@ from temporalio.common import (
     TypedSearchAttributes,
     WorkflowIDReusePolicy,
 )
-from temporalio.exceptions import ApplicationError, ChildWorkflowError, WorkflowAlreadyStartedError
+from temporalio.exceptions import (
+    ApplicationError,
+    CancelledError,
+    ChildWorkflowError,
+    WorkflowAlreadyStartedError,
+)
 from temporalio.workflow import ParentClosePolicy
 
 from agentrt.workflows._context import STATUS_KEY
@@ -84,6 +89,20 @@ class ScheduledFireWorkflow:
             return FireResult(run_id=run_id, attached=True)
         try:
             result = await handle
-        except ChildWorkflowError:  # the run failed to begin or its workflow failed
-            return FireResult(run_id=run_id, status=None)
+        except ChildWorkflowError as err:  # the run failed or was cancelled (or never began)
+            return FireResult(run_id=run_id, status=_ended(err))
         return FireResult(run_id=run_id, status=result.status)
+
+
+_ENDED: dict[str, RunStatus] = {
+    ErrorType.RUN_CANCELLED.value: RunStatus.CANCELLED,
+    ErrorType.RUN_FAILED.value: RunStatus.FAILED,
+}
+
+
+def _ended(err: ChildWorkflowError) -> RunStatus | None:
+    """How a run whose workflow did not complete ended, by the type of its failure."""
+    cause = err.cause
+    if isinstance(cause, CancelledError):  # a cancelled run closes CANCELED
+        return RunStatus.CANCELLED
+    return _ENDED.get(cause.type or "") if isinstance(cause, ApplicationError) else None

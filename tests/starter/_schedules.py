@@ -34,18 +34,23 @@ async def fired(
         await asyncio.sleep(0.1)
 
 
-async def run_ended(runtime: AgentRuntime, run_id: str, within: float = 60) -> RunView:
-    """The run, once it ended (its workflow may not exist yet when its fire is recorded)."""
-    client: Client = runtime.client
+async def run_exists(client: Client, run_id: str, within: float = 60) -> bool:
+    """True once the run's workflow exists (a fire is recorded a moment before its run)."""
     async with asyncio.timeout(within):
         while True:
             try:
                 await client.get_workflow_handle(run_id).describe()
-                break
+                return True
             except RPCError as err:
                 if err.status is not RPCStatusCode.NOT_FOUND:
                     raise
             await asyncio.sleep(0.1)
+
+
+async def run_ended(runtime: AgentRuntime, run_id: str, within: float = 60) -> RunView:
+    """The run, once it ended."""
+    async with asyncio.timeout(within):
+        await run_exists(runtime.client, run_id)
         return await runtime.result(run_id)
 
 

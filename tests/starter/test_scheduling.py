@@ -34,6 +34,7 @@ from tests.starter._schedules import (
     fired,
     listed,
     run_ended,
+    run_exists,
     schedule_name,
 )
 from tests.starter.test_cli import agentrt, assert_clean_error, cli_env  # noqa: F401
@@ -232,3 +233,56 @@ async def test_the_cli_creates_lists_triggers_pauses_resumes_and_deletes(
     assert_clean_error(code, err, "unknown agent profile 'nobody'")
     code, _, err = await agentrt(capsys, "schedules", "show", name)
     assert_clean_error(code, err, "no schedule of runs")
+
+
+async def skipped(client: Client, name: str, count: int, within: float = 30) -> None:
+    """Until Temporal counts `count` fires of the schedule skipped for overlap."""
+    async with asyncio.timeout(within):
+        while True:
+            desc = await client.get_schedule_handle(name).describe()
+            if desc.info.num_actions_skipped_overlap >= count:
+                return
+            await asyncio.sleep(0.1)
+
+
+@pytest.mark.usefixtures("worker")
+async def test_overlap_skip_by_default_starts_no_run_while_the_last_waits(
+    runtime: AgentRuntime, client: Client, runs: RunStore
+) -> None:
+    """The fire waits for its run, so a fire due while the run waits for approval is
+    skipped (the default policy): no second run until the first ends."""
+    schedules = RunSchedules(runtime)
+    name = schedule_name("overlap")
+    await schedules.create(
+        request(name, prompt="Please refund order 1042", paused=True), created_by="alice"
+    )
+    try:
+        await schedules.trigger(name)
+        [run_id] = await fired(schedules.get, name, 1)
+        waiting = await runtime.wait(run_id) if await run_exists(client, run_id) else None
+        assert waiting is not None and waiting.status is RunStatus.WAITING_FOR_APPROVAL
+        await schedules.trigger(name)
+        await skipped(client, name, 1)
+        assert (await schedules.get(name)).recent_runs == [run_id]
+        await runtime.cancel(run_id, by="alice", reason="test over")
+        [fire_id] = await fire_ids(client, name)
+        result = await client.get_workflow_handle(fire_id).result()
+        assert result["status"] == "CANCELLED"
+    finally:
+        await schedules.delete(name)
+    stored = RunQuery(runs.ctx).page(visible_to=None, initiator=initiator_of(name, "alice"))
+    assert [r.run_id for r in stored.runs] == [run_id]
+
+
+@pytest.mark.usefixtures("worker")
+async def test_an_interval_fires_on_its_own(runtime: AgentRuntime) -> None:
+    schedules = RunSchedules(runtime)
+    name = schedule_name("every")
+    await schedules.create(request(name, every="2s"), created_by="alice")
+    try:
+        run_ids = await fired(schedules.get, name, 2)
+    finally:
+        await schedules.delete(name)
+    ended = [await run_ended(runtime, r) for r in run_ids]
+    assert [r.status for r in ended] == [RunStatus.COMPLETED] * 2
+    assert len(set(run_ids)) == 2
