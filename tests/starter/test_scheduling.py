@@ -233,6 +233,14 @@ async def test_the_cli_creates_lists_triggers_pauses_resumes_and_deletes(
     assert_clean_error(code, err, "unknown agent profile 'nobody'")
     code, _, err = await agentrt(capsys, "schedules", "show", name)
     assert_clean_error(code, err, "no schedule of runs")
+    code, _, err = await agentrt(
+        capsys, "schedules", "backfill", name, "--start", "yesterday", "--end", "2026-01-01T00:00Z"
+    )
+    assert_clean_error(code, err, "--start 'yesterday' is not an ISO 8601 time")
+    code, _, err = await agentrt(
+        capsys, "schedules", "backfill", name, "--start", "2026-01-01", "--end", "2026-01-02Z"
+    )
+    assert_clean_error(code, err, "names no time zone")
 
 
 async def skipped(client: Client, name: str, count: int, within: float = 30) -> None:
