@@ -154,3 +154,15 @@ async def test_the_cli_through_the_api_acts_as_the_tokens_principal(
     assert code == 0 and "deleted" in out, err
     code, _, err = await _agentrt(capsys, *api, "show", schedule)
     assert code == 2 and "no schedule of runs" in err
+
+
+async def test_the_openapi_document_lists_the_schedule_routes(live: Live) -> None:
+    async with http(live, None) as api:
+        doc = (await api.get("/openapi.json")).json()
+    paths = doc["paths"]
+    assert {"get", "post"} <= set(paths["/schedules"])
+    assert {"get", "delete"} <= set(paths["/schedules/{name}"])
+    for verb in ("pause", "resume", "trigger", "backfill"):
+        assert "post" in paths[f"/schedules/{{name}}/{verb}"]
+    create = paths["/schedules"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    assert create["additionalProperties"] is False and "prompt" in create["properties"]
