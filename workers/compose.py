@@ -9,12 +9,13 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from sqlalchemy import Engine
 
 from agentrt.activities._common import ActivityGroup
 from agentrt.activities.a2a import A2AActivities, completion_hook
+from agentrt.activities.children import ChildActivities
 from agentrt.activities.fence import FenceActivities, ReconcileActivities, WriteActivities
 from agentrt.activities.fence.answer import AnswerActivities
 from agentrt.activities.model import ModelActivities
@@ -123,21 +124,20 @@ class WorkerResources:
         self.close()
 
 
-def build(
-    settings: Settings,
-    *,
-    toolboxes: Iterable[Toolbox] = (),
-    providers: Mapping[str, ModelProvider] | None = None,
-    faults: Callable[[str], None] | None = None,
-    metrics: WorkerMetrics | None = None,
-    profiles: Iterable[Profile] | None = None,
-    pending: Iterable[str] = (),
-) -> WorkerResources:
+class ComposeOptions(TypedDict, total=False):
+    """`compose`'s keyword arguments, which `build` passes on."""
+
+    toolboxes: Iterable[Toolbox]
+    providers: Mapping[str, ModelProvider] | None
+    faults: Callable[[str], None] | None
+    metrics: WorkerMetrics | None
+    profiles: Iterable[Profile] | None
+    pending: Iterable[str]
+
+
+def build(settings: Settings, **options: Unpack[ComposeOptions]) -> WorkerResources:
     """`compose`, then `open`: the resources of a worker that is starting now."""
-    resources = compose(
-        settings, toolboxes=toolboxes, providers=providers, faults=faults, metrics=metrics,
-        profiles=profiles, pending=pending,
-    )  # fmt: skip
+    resources = compose(settings, **options)
     try:
         resources.open()
     except BaseException:
@@ -256,6 +256,7 @@ def _compose(
         PauseActivities(ctx, approval_wait=m.approval_wait.observe),
         AnswerActivities(ctx, answered=lambda answer: m.writes_answered.labels(answer).inc()),
         A2AActivities(ctx),
+        ChildActivities(runs=runs, steps=steps, faults=hook),
     ]
     _record(resources, registry, model, [tool, write, probes], groups)
     resources.provider_names = sorted(models.providers)
@@ -279,6 +280,8 @@ def _run_activities(
         max_prompt_chars=settings.limits.max_prompt_chars,
         max_iterations_ceiling=settings.limits.max_iterations_ceiling,
         segment_rounds=settings.limits.segment_rounds,
+        max_agent_depth=settings.limits.max_agent_depth,
+        max_children=settings.limits.max_children_per_run,
     )
 
 
