@@ -9,6 +9,10 @@ WORKFLOW_AGENT_RUN: Final = "AgentRun"
 WORKFLOW_RETENTION: Final = "Retention"
 SCHEDULE_RETENTION: Final = "agentrt-retention"
 DEFAULT_MAINTENANCE_QUEUE: Final = "agentrt-maintenance"
+# Scheduled runs (issue 44): a Temporal Schedule of runs starts one of these per fire, on
+# the run's queue; it starts the run as its child under a run id derived from the schedule
+# and the fire's scheduled time (contracts/schedules.py `fire_run_id`).
+WORKFLOW_SCHEDULED_FIRE: Final = "ScheduledFire"
 
 # Activities. One name per I/O point of the loop; never rename once shipped.
 ACT_RUN_BEGIN: Final = "run.begin"
@@ -59,6 +63,10 @@ QUERY_REFUSED_DECISIONS: Final = "refused_decisions"
 # Search attribute keys (never user content).
 SA_RUN_STATUS: Final = "AgentRunStatus"
 SA_PROFILE: Final = "AgentProfile"
+# The memo key naming who started a run (its STARTING view reads it before a row exists).
+MEMO_INITIATOR: Final = "initiator"
+# Temporal's own, set on every workflow a Schedule starts (a trigger and a backfill too).
+SA_SCHEDULED_START_TIME: Final = "TemporalScheduledStartTime"
 
 
 def idempotency_key(run_id: str, call_id: str) -> str:

@@ -31,7 +31,7 @@ from agentrt.core.settings_api import RemoteSettings
 from agentrt.core.settings_env import refuse_unknown
 from agentrt.core.temporal import call_error
 from agentrt.core.tracing import configure_tracing, shutdown_tracing
-from agentrt.starter import commands, deployment_cmd, reconcile_cmd, remote
+from agentrt.starter import commands, deployment_cmd, reconcile_cmd, remote, schedules_cmd
 from agentrt.store.db.sealing import SealError
 
 EXIT_ERROR, EXIT_INTERRUPTED = 2, 130
@@ -45,8 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--api",
         default=None,
         metavar="URL",
-        help="run, start, status, events, inbox, approve, deny, cancel and reconcile through "
-        "the operator API at URL, as the principal of --token (default: AGENTRT_API_URL)",
+        help="run, start, status, events, inbox, approve, deny, cancel, reconcile and the "
+        "schedules of runs through the operator API at URL, as the principal of --token "
+        "(default: AGENTRT_API_URL)",
     )
     p.add_argument("--token", default=None, help="operator API token (default: AGENTRT_API_TOKEN)")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -129,11 +130,14 @@ def _add_demo(sub: _Commands) -> None:
 def _add_operations(sub: _Commands) -> None:
     """The deployment's own chores: schema, schedules, the codec server."""
     sub.add_parser("migrate", help="bring the database schema to head")
-    schedules = sub.add_parser("schedules", help="Temporal Schedules of the deployment")
+    schedules = sub.add_parser(
+        "schedules", help="schedules of runs, and the deployment's retention schedule"
+    )
     schedules_sub = schedules.add_subparsers(dest="schedules_command", required=True)
     schedules_sub.add_parser(
         "apply", help="create or update the retention schedule (AGENTRT_RETENTION_*)"
     )
+    schedules_cmd.add_parsers(schedules_sub)  # schedules of runs
     codec = sub.add_parser(
         "codec-server", help="serve /decode for Temporal Web (needs AGENTRT_PAYLOAD_KEYS)"
     )
@@ -222,8 +226,10 @@ async def _dispatch(
         return await embedded.run_demo(settings, opts, out, err)
     if args.command == "migrate":
         return deployment_cmd.migrate(settings, out)
-    if args.command == "schedules":
+    if args.command == "schedules" and args.schedules_command == "apply":
         return await deployment_cmd.apply_schedules(settings, out)
+    if args.command == "schedules":
+        return await schedules_cmd.run(args, settings, out)
     if args.command == "codec-server":
         return await deployment_cmd.codec_server(
             settings, args.port, out, dev_no_token=args.dev_no_token

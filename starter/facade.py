@@ -163,17 +163,7 @@ class AgentRuntime(RunReads):
         `initiator` ("anonymous" when None); returns its uuid once the run exists, or with
         `wait="accepted"` once Temporal holds it (STARTING until a worker begins it).
         `registered`: the profile's registry entry, when the caller has just read it."""
-        if registered is None or registered.name != request.profile:
-            registered = await asyncio.to_thread(self._profiles.get, request.profile)
-        if self._plaintext_refused:
-            if registered is None:
-                raise unregistered(request.profile)
-            if registered.privacy != "full":
-                raise payload_keys_required(request.profile)
-        if registered is not None:
-            mismatch = payload_key_mismatch(registered, self._payload_key)
-            if mismatch is not None:  # before anything exists in Temporal
-                raise mismatch
+        registered = await self.startable(request.profile, registered, must_exist=False)
         run_id = str(request.run_id or uuid.uuid4())
         put = self._launcher.accept if wait == "accepted" else self._launcher.launch
         await put(
@@ -181,6 +171,29 @@ class AgentRuntime(RunReads):
             self._launcher.task_queue_of(registered),
         )
         return run_id
+
+    async def startable(
+        self, profile: str, registered: RegisteredProfile | None = None, *, must_exist: bool = True
+    ) -> RegisteredProfile | None:
+        """`profile` as its workers registered it, refused (before anything exists in
+        Temporal) when this client could not start it: payload keys, and, with
+        `must_exist` (a schedule) or plaintext refused, a profile no worker registered."""
+        if registered is None or registered.name != profile:
+            registered = await asyncio.to_thread(self._profiles.get, profile)
+        if registered is None:
+            if must_exist or self._plaintext_refused:
+                raise unregistered(profile)
+            return None
+        if self._plaintext_refused and registered.privacy != "full":
+            raise payload_keys_required(profile)
+        mismatch = payload_key_mismatch(registered, self._payload_key)
+        if mismatch is not None:
+            raise mismatch
+        return registered
+
+    def queue_of(self, registered: RegisteredProfile | None) -> str:
+        """The task queue a run of `registered` starts on (its own, else this client's)."""
+        return self._launcher.task_queue_of(registered)
 
     async def withdrawal(self, run_id: str) -> NoWorkerError | None:
         """The error a start of `run_id` was withdrawn with (NoWorkerError or

@@ -85,8 +85,13 @@ class ApiRuntime(RuntimeClient):
                 f"cannot reach the API at {self._http.base_url}: {exc}"
             ) from None
         if reply.is_success:
-            return reply.json()
+            return reply.json() if reply.content else None  # 204: no body
         raise refusal(reply)
+
+    async def call(self, method: str, path: str, **kw: Any) -> Any:
+        """One call of the operator API as the token's principal: its JSON body (None for
+        none), or its refusal as the typed error (schedules of runs use it)."""
+        return await self._call(method, path, **kw)
 
     @property
     def max_prompt_chars(self) -> int:

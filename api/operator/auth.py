@@ -21,7 +21,15 @@ DECODE = "payloads:decode"  # Temporal Web's codec on this API (api/operator/cod
 # waits for the answer, and for a run that ended without one.
 RECONCILE, RESOLVE = "runs:reconcile", "runs:resolve"
 
-SCOPES = (READ, READ_ALL, START, DECIDE, CANCEL, RECONCILE, RESOLVE, DECODE, ADMIN)
+# Schedules of runs (api/operator/schedules.py): read them, or create, pause, resume,
+# trigger, backfill and delete them (manage includes read). A schedule that starts runs
+# also needs runs:start and a grant of its profile.
+SCHEDULES_READ, SCHEDULES_MANAGE = "schedules:read", "schedules:manage"
+
+SCOPES = (
+    READ, READ_ALL, START, DECIDE, CANCEL, RECONCILE, RESOLVE, DECODE,
+    SCHEDULES_READ, SCHEDULES_MANAGE, ADMIN,
+)  # fmt: skip
 
 _bearer = HTTPBearer(auto_error=False, description="An operator API token (agentrt-api token)")
 
@@ -36,6 +44,8 @@ class Principal:
     def has(self, scope: str) -> bool:
         if scope == READ and READ_ALL in self.scopes:
             return True  # reading every run includes reading one's own
+        if scope == SCHEDULES_READ and SCHEDULES_MANAGE in self.scopes:
+            return True
         return ADMIN in self.scopes or scope in self.scopes
 
     def effective(self) -> list[str]:

@@ -103,6 +103,8 @@ _STATUS: dict[str, int] = {
     "reason_required": 400,
     "run_not_begun": 409,
     "run_not_found": 404,
+    "schedule_exists": 409,
+    "schedule_not_found": 404,
 }
 _RETRY_LATER = {"Retry-After": "1"}
 # Workers that poll but began no run within the start bound are saturated: a new start

@@ -8,7 +8,7 @@ withdrawal stands, never the run as live (starter/_withdrawal.py)."""
 
 import json
 from datetime import UTC, datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, Request
 from fastapi.responses import Response
@@ -42,16 +42,22 @@ def respond_async(prefer: str | None) -> bool:
     return False
 
 
-async def _start_body(request: Request, state: State) -> StartRequest:
-    """The body of `POST /runs`, validated once, with this deployment's prompt cap, which
-    FastAPI's own body validation cannot be given. Refusals are the runtime's typed errors
-    (400 invalid_request, 413 prompt_too_long)."""
+async def json_body(request: Request) -> dict[str, Any]:
+    """The request's body as a JSON object, or 400 invalid_request."""
     try:
         data = json.loads(await request.body())
     except ValueError:
         raise bad_request("invalid_request", "the body is not JSON") from None
     if not isinstance(data, dict):
         raise bad_request("invalid_request", "the body must be a JSON object")
+    return data
+
+
+async def _start_body(request: Request, state: State) -> StartRequest:
+    """The body of `POST /runs`, validated once, with this deployment's prompt cap, which
+    FastAPI's own body validation cannot be given. Refusals are the runtime's typed errors
+    (400 invalid_request, 413 prompt_too_long)."""
+    data = await json_body(request)
     runtime = state.require_runtime()
     return StartRequest.checked(
         runtime.max_prompt_chars, data, max_iterations_ceiling=runtime.max_iterations_ceiling
