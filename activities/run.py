@@ -7,6 +7,7 @@ from agentrt.activities._common import ActivityGroup, db, fatal
 from agentrt.activities.guardrails import checked as checked_text
 from agentrt.activities.ports import attempt_bound_of, probe_of
 from agentrt.activities.registry import ProfileCatalog, Routes, ToolRegistry
+from agentrt.contracts.budget import output_bound
 from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.ids import ACT_RUN_BEGIN
@@ -78,6 +79,7 @@ class RunActivities(ActivityGroup):
             output_schema=profile.output_schema,
             output_retries=profile.output_retries,
             segment_rounds=self._segment_rounds,
+            max_output_tokens=output_bound(profile),
         )
         snapshot = SnapshotRecord(
             instructions=profile.instructions, tools=specs, guardrails=profile.guardrails, plan=plan

@@ -6,6 +6,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from agentrt.contracts.approval import DecisionRefusal
+from agentrt.contracts.budget import Allowance
 from agentrt.contracts.enums import (
     Outcome,
     RunStatus,
@@ -137,6 +138,10 @@ class AnswerTerms(BaseModel):
     budget: Budget | None
     # The plan's: an answer that is not JSON valid against it is no answer (TurnEnd.INVALID).
     output_schema: dict[str, Any] | None = None
+    # The room the run's ledger reserved for this call (contracts/budget.py): the activity
+    # calls the provider only if the call's worst case fits. None: no check (a run
+    # without a budget, or one that began before reservations).
+    allowance: Allowance | None = None
 
 
 class ModelRequest(AtRunLevel):
@@ -151,6 +156,8 @@ class ModelRequest(AtRunLevel):
     model: str
     fallback_model: str | None
     answer: AnswerTerms
+    # The reply's bound, sent to the provider (RunPlan.max_output_tokens); None: its own.
+    max_tokens: int | None = None
 
 
 class ModelResult(BaseModel):
@@ -166,6 +173,10 @@ class ModelResult(BaseModel):
     # The answer failed the output schema: the activity recorded why, for the model, at the
     # completion's sequence (AnswerTerms.sequence). Why stays in the store, not in history.
     output_invalid: bool = False
+    # The call's worst case (contracts/budget.py), when its request had an allowance; with
+    # `over_budget` it did not fit, and no provider was called (usage 0).
+    reserved: Usage | None = None
+    over_budget: bool = False
 
 
 class ToolCallRequest(AtRunLevel):
@@ -288,6 +299,10 @@ class SettleRequest(AtRunLevel):
     note: str | None = None
     error_detail: str | None = None  # a provider's (redacted) reason, shown in the event
     budget: Budget | None  # the plan's: a budget_exhausted event shows the limits
+    # A budget_exhausted run stopped before a model call: that call's worst case (None:
+    # unknown, the room was already 0) and the room its budget had left.
+    worst_case: Usage | None = None
+    room: Allowance | None = None
 
 
 ModelResult.model_rebuild()

@@ -36,7 +36,7 @@ def turn_end(terms: AnswerTerms, turn: ModelResult) -> TurnEnd:
     """How the turn `turn` ends a run whose spend before it and plan are `terms`."""
     if turn.guardrail in STOPPING_VERDICTS:
         return TurnEnd.GUARDRAIL
-    if spent_limit(terms.usage + turn.usage, terms.budget) is not None:
+    if turn.over_budget or spent_limit(terms.usage + turn.usage, terms.budget) is not None:
         return TurnEnd.BUDGET
     if turn.tool_calls:
         return TurnEnd.TOOLS

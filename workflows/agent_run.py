@@ -223,6 +223,7 @@ class AgentRunWorkflow:
     async def _loop(self, plan: RunPlan) -> TerminationReason:
         ctx, st = self._ctx, self._ctx.state
         typed_output(ctx)
+        steps.start_budget(ctx)
         if ctx.carried_retries is not None:
             ctx.output_retries = ctx.carried_retries
         for round_no in range(st.iterations + 1, plan.max_iterations + 1):

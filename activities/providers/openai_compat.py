@@ -128,6 +128,8 @@ def request_body(request: ProviderRequest, names: WireNames | None = None) -> di
     }
     if request.tools:
         body["tools"] = [_wire_tool(t, names) for t in request.tools]
+    if request.max_tokens is not None:  # the bound a budget's worst case counts on
+        body["max_tokens"] = request.max_tokens
     if request.output_schema is not None:
         # Structured output: the API holds the answer to the schema (not `strict`, which
         # accepts only a subset of JSON Schema); the activity validates it either way.
