@@ -30,10 +30,10 @@ def reservation(
     refs = [req.model, *([req.fallback_model] if req.fallback_model else [])]
     bound = request.max_tokens
     if bound is None:
-        return None, ModelResult(over_budget=True)
+        return None, ModelResult(over_budget=True, usage=Usage.none())
     worst = worst_case(request, bound, [price_of(prices, r) for r in refs])
     if not fits(worst, room):
-        return worst, ModelResult(over_budget=True, reserved=worst)
+        return worst, ModelResult(over_budget=True, usage=Usage.none(), reserved=worst)
     return worst, None
 
 

@@ -82,9 +82,11 @@ async def model(
         fails_as=TerminationReason.PROVIDER_FAILED,
         outage_seconds=plan.timeouts.store_outage_seconds,
     )
-    ctx.spend(hold, turn.usage)
     if turn.over_budget:  # its worst case did not fit: no provider was called
+        if hold is not None:
+            ctx.ledger.release(hold)
         raise over_budget(turn.reserved, hold.amount if hold is not None else None)
+    ctx.spend(hold, turn.usage)
     # The completion the activity made on the answer, if it made one: committed (or its
     # failure reported), so the run ends with it.
     ctx.settled = turn.settled

@@ -1,0 +1,127 @@
+"""The budget ledger (workflows/budget.py) and a model call's worst case
+(contracts/budget.py): pure state transitions, without Temporal."""
+
+import pytest
+
+from agentrt.contracts.budget import (
+    DEFAULT_MAX_OUTPUT_TOKENS,
+    Allowance,
+    fits,
+    output_bound,
+    prompt_tokens_bound,
+    worst_case,
+)
+from agentrt.contracts.messages import Message, ProviderRequest, ToolSpec, Usage
+from agentrt.contracts.pricing import Price
+from agentrt.contracts.profiles import Budget, Profile
+from agentrt.workflows.budget import Ledger, LedgerError
+
+
+def test_a_reservation_that_fits_is_taken_and_one_that_does_not_changes_nothing() -> None:
+    ledger = Ledger(Budget(max_tokens=100, max_cost_usd=1.0))
+    held = ledger.reserve(Allowance(tokens=60, cost_usd=0.5))
+    assert held is not None
+    assert ledger.room() == Allowance(tokens=40, cost_usd=0.5)
+    assert ledger.reserve(Allowance(tokens=41, cost_usd=0.1)) is None  # tokens do not fit
+    assert ledger.reserve(Allowance(tokens=1, cost_usd=0.51)) is None  # cost does not fit
+    assert ledger.room() == Allowance(tokens=40, cost_usd=0.5)  # the refusals took nothing
+    assert len(ledger.outstanding) == 1
+
+
+def test_settle_spends_the_actual_and_frees_the_rest_of_the_reservation() -> None:
+    ledger = Ledger(Budget(max_tokens=100))
+    held = ledger.reserve(Allowance(tokens=60))
+    assert held is not None
+    spent = ledger.settle(held, Usage(prompt_tokens=20, completion_tokens=5, cost_usd=0.0))
+    assert spent.total_tokens == 25 and ledger.spent == spent
+    assert ledger.outstanding == {} and ledger.room() == Allowance(tokens=75)
+    with pytest.raises(LedgerError):
+        ledger.settle(held, Usage())  # settled once only
+    with pytest.raises(LedgerError):
+        ledger.release(held)
+
+
+def test_release_gives_the_whole_reservation_back_unspent() -> None:
+    ledger = Ledger(Budget(max_tokens=100))
+    held = ledger.reserve_rest()
+    assert held is not None and held.amount == Allowance(tokens=100)
+    assert ledger.room() == Allowance(tokens=0) and ledger.reserve_rest() is None
+    ledger.release(held)
+    assert ledger.room() == Allowance(tokens=100) and ledger.spent.total_tokens == 0
+
+
+def test_parallel_reservations_together_never_pass_the_ceiling() -> None:
+    """Three calls in parallel (children, say) each reserve their worst case from the
+    same room: the first two fit, the third waits for room or is refused, and however
+    they settle the spend stays at most the ceiling."""
+    ledger = Ledger(Budget(max_tokens=1000, max_cost_usd=0.30))
+    worst = Allowance(tokens=400, cost_usd=0.12)
+    a, b = ledger.reserve(worst), ledger.reserve(worst)
+    assert a is not None and b is not None and a.id != b.id
+    assert ledger.reserved().total_tokens == 800
+    assert ledger.reserved().cost_usd == pytest.approx(0.24)
+    assert ledger.reserve(worst) is None  # 200 tokens and USD 0.06 left: not for a third
+    ledger.settle(a, Usage(prompt_tokens=100, completion_tokens=50, cost_usd=0.05))
+    c = ledger.reserve(worst)  # a's unused reservation came back
+    assert c is not None
+    for held in (b, c):  # each spends its whole worst case
+        ledger.settle(held, Usage(prompt_tokens=400, cost_usd=0.12))
+    assert ledger.spent.total_tokens == 950 <= 1000
+    assert ledger.spent.cost_usd is not None and ledger.spent.cost_usd <= 0.30
+
+
+def test_an_unbounded_amount_never_fits_a_limit_and_no_budget_fits_anything() -> None:
+    limited = Ledger(Budget(max_cost_usd=1.0))
+    assert limited.reserve(Allowance(tokens=10)) is None  # no cost bound against a cost limit
+    assert limited.reserve(Allowance(tokens=10, cost_usd=0.5)) is not None  # tokens unlimited
+    free = Ledger(None)
+    held = free.reserve(Allowance())
+    assert held is not None and free.room() == Allowance()
+    assert free.settle(held, Usage(prompt_tokens=10**9)).total_tokens == 10**9
+    assert free.reserve_rest() is not None
+
+
+def test_an_unknown_spent_cost_leaves_no_cost_room() -> None:
+    ledger = Ledger(Budget(max_tokens=100, max_cost_usd=1.0), spent=Usage(prompt_tokens=5))
+    assert ledger.room() == Allowance(tokens=95, cost_usd=0.0)
+    assert ledger.reserve_rest() is None
+    assert ledger.record(Usage(prompt_tokens=5)).total_tokens == 10  # unreserved spend
+
+
+def _request(text: str, tools: bool) -> ProviderRequest:
+    spec = ToolSpec(name="t", description="d", parameters={"type": "object"})
+    return ProviderRequest(
+        model="m",
+        messages=[Message(role="system", content="I"), Message(role="user", content=text)],
+        tools=[spec] if tools else None,
+        max_tokens=50,
+    )
+
+
+def test_the_prompt_bound_is_at_least_its_utf8_bytes_and_grows_with_it() -> None:
+    short, long = _request("hi", False), _request("é" * 1000, False)
+    assert prompt_tokens_bound(long) >= 2000 + prompt_tokens_bound(short) - 10
+    assert prompt_tokens_bound(_request("hi", True)) > prompt_tokens_bound(short) + 512
+
+
+def test_worst_case_counts_the_reply_bound_at_the_dearer_price() -> None:
+    request = _request("hello", False)
+    cheap, dear = Price(input=1, output=2), Price(input=10, output=30)
+    worst = worst_case(request, 50, [cheap, dear])
+    assert worst.prompt_tokens == prompt_tokens_bound(request) and worst.completion_tokens == 50
+    assert worst.cost_usd == pytest.approx(dear.cost(worst))
+    assert worst_case(request, 50, [cheap, None]).cost_usd is None  # a fallback unpriced
+    assert fits(worst, Allowance(tokens=worst.total_tokens))
+    assert not fits(worst, Allowance(tokens=worst.total_tokens - 1))
+    assert fits(worst, Allowance(cost_usd=worst.cost_usd))
+    assert not fits(worst.model_copy(update={"cost_usd": None}), Allowance(cost_usd=1e9))
+
+
+def test_a_budget_gives_every_request_a_reply_bound() -> None:
+    assert output_bound(Profile(name="p", model="scripted:demo")) is None
+    budgeted = Profile(name="p", model="scripted:demo", budget=Budget(max_tokens=10))
+    assert output_bound(budgeted) == DEFAULT_MAX_OUTPUT_TOKENS
+    own = Profile(
+        name="p", model="scripted:demo", budget=Budget(max_tokens=10), max_output_tokens=7
+    )
+    assert output_bound(own) == 7
