@@ -33,6 +33,7 @@ from agentrt.activities.providers._native import (
     DEFAULT_MAX_TOKENS,
     DEFAULT_TIMEOUT_SECONDS,
     Names,
+    bounded,
     refused,
     system_text,
     unreachable,
@@ -145,7 +146,7 @@ class AnthropicProvider:
 
     def _bound(self, request: ProviderRequest) -> int:
         """The request's reply bound (a budget's worst case counts on it), at most ours."""
-        return min(request.max_tokens or self._max_tokens, self._max_tokens)
+        return bounded(request, self._max_tokens) or self._max_tokens
 
     async def complete(self, request: ProviderRequest) -> ProviderReply:
         names = Names(request)
