@@ -13,13 +13,14 @@ from agentrt.contracts.run import AnswerTerms, ModelRequest
 PRICES = {"priced": PriceTable(default=Price(input=1000, output=1000))}
 
 
-def _req(
-    room: Allowance | None, model: str = "priced:m", fallback: str | None = None
-) -> ModelRequest:
-    terms = AnswerTerms(sequence=2, usage=Usage.none(), pause_for_input=False, budget=None,
-                        allowance=room)  # fmt: skip
-    return ModelRequest(run_id="r", privacy="full", round=1, sequence=1, offer_tools=False,
-                        model=model, fallback_model=fallback, answer=terms, max_tokens=50)  # fmt: skip
+def _req(room: Allowance | None, fallback: str | None = None) -> ModelRequest:
+    terms = AnswerTerms(
+        sequence=2, usage=Usage.none(), pause_for_input=False, budget=None, allowance=room
+    )
+    return ModelRequest(
+        run_id="r", privacy="full", round=1, sequence=1, offer_tools=False,
+        model="priced:m", fallback_model=fallback, answer=terms, max_tokens=50,
+    )  # fmt: skip
 
 
 def _request(max_tokens: int | None = 50) -> ProviderRequest:
