@@ -20,6 +20,7 @@ from agentrt.contracts.enums import EventKind, RunStatus, TerminationReason, Too
 from agentrt.contracts.views import EventView, RunView
 from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
+from agentrt.starter.render.events import event_text
 from agentrt.workers.compose import WorkerResources, build
 from tests._built import serving_runtime
 from tests.workflows._replay import replayer
@@ -127,6 +128,9 @@ async def _stopped_before_the_call(rt: AgentRuntime, name: str) -> tuple[RunView
     assert tokens(failed) == tokens(first) == view.prompt_tokens + view.completion_tokens
     # The event shows why: the next call's worst case against the room the budget had left.
     assert failed["reserved"]["tokens"] > 8000
+    # And the CLI shows it: each call's reservation, and the stop's worst case and room.
+    lines = [event_text(e).plain for e in events]
+    assert "reserved" in lines[1] and "room left" in lines[-1], lines
     history = await rt._client.get_workflow_handle(view.run_id).fetch_history()
     result = await replayer().replay_workflow(history, raise_on_replay_failure=False)
     assert result.replay_failure is None, result.replay_failure
