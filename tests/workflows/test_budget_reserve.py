@@ -12,18 +12,18 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-import yaml
 from temporalio.client import Client
 
 from agentrt import Toolbox, tool
 from agentrt.contracts.enums import EventKind, RunStatus, TerminationReason, ToolEffect
-from agentrt.contracts.views import EventView, RunView
+from agentrt.contracts.views import RunView
 from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
 from agentrt.starter.render.events import event_text
 from agentrt.workers.compose import WorkerResources, build
 from tests._built import serving_runtime
 from tests.workflows._replay import replayer
+from tests.workflows.test_models import llm_events, scripted_settings, tokens
 from tests.workflows.test_replay import HISTORIES
 
 PER_TOKEN = 0.001  # the `priced` provider: USD 1000 per 1M tokens, in and out
@@ -66,44 +66,24 @@ class World:
 @pytest.fixture(scope="module")
 def world(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     d = tmp_path_factory.mktemp("budget")
-    (d / "rules.yaml").write_text(yaml.safe_dump(RULES))
-    (d / "profiles.yaml").write_text(yaml.safe_dump({"profiles": PROFILES}))
-    (d / "providers.yaml").write_text(yaml.safe_dump({"providers": [
-        {"name": "priced", "prices": {"default": {"input": 1000, "output": 1000}}},
-    ]}))  # fmt: skip
-    mine = settings.replace(
-        providers={
-            "rules_file": d / "rules.yaml",
-            "file": d / "providers.yaml",
-            "scripted_providers": "scripted,priced,unpriced",
-        },
-        worker={"profiles_file": d / "profiles.yaml"},
-    )
+    mine = scripted_settings(settings, d, RULES, PROFILES, [])
     parts = build(mine, toolboxes=[Toolbox("reports", [fetch_report])])
     yield World(parts, mine)
     parts.close()
 
 
 @pytest_asyncio.fixture
-async def rt(client: Client, world: World) -> AsyncIterator[AgentRuntime]:
-    async with serving_runtime(client, world.parts, world.settings) as runtime:
-        yield runtime
+async def runtime(client: Client, world: World) -> AsyncIterator[AgentRuntime]:
+    async with serving_runtime(client, world.parts, world.settings) as served:
+        yield served
 
 
-def calls(events: list[EventView]) -> list[dict[str, Any]]:
-    return [e.payload for e in events if e.kind is EventKind.LLM]
-
-
-def tokens(p: dict[str, Any]) -> int:
-    return int(p["prompt_tokens"]) + int(p["completion_tokens"])
-
-
-async def test_every_call_spends_at_most_what_it_reserved(rt: AgentRuntime) -> None:
+async def test_every_call_spends_at_most_what_it_reserved(runtime: AgentRuntime) -> None:
     """The worst case is real: the request carries the reply bound, and each call's usage
     stays within its reservation. Unbounded, this conversation spends past both ceilings."""
-    done = await rt.run("roomy", "Fetch the report")
+    done = await runtime.run("roomy", "Fetch the report")
     assert done.status is RunStatus.COMPLETED and done.answer == "Done."
-    made = calls(await rt.events(done.run_id))
+    made = llm_events(await runtime.events(done.run_id))
     assert len(made) == 2
     for c in made:
         assert tokens(c) <= c["reserved_tokens"]
@@ -114,15 +94,17 @@ async def test_every_call_spends_at_most_what_it_reserved(rt: AgentRuntime) -> N
     assert tokens(first) * PER_TOKEN < CEILING_USD < (tokens(first) + tokens(second)) * PER_TOKEN
 
 
-async def _stopped_before_the_call(rt: AgentRuntime, name: str) -> tuple[RunView, dict[str, Any]]:
-    view = await rt.run(name, "Fetch the report")
+async def _stopped_before_the_call(
+    runtime: AgentRuntime, name: str
+) -> tuple[RunView, dict[str, Any]]:
+    view = await runtime.run(name, "Fetch the report")
     assert view.status is RunStatus.FAILED
     assert view.termination_reason is TerminationReason.BUDGET_EXHAUSTED
-    events = await rt.events(view.run_id)
+    events = await runtime.events(view.run_id)
     # Round 1's call and its tool ran; round 2's call was never made.
     assert [e.kind for e in events] == [EventKind.RUN_STARTED, EventKind.LLM, EventKind.TOOL,
                                         EventKind.RUN_FAILED]  # fmt: skip
-    (first,) = calls(events)
+    (first,) = llm_events(events)
     failed = events[-1].payload
     assert failed["reason"] == "budget_exhausted" and failed["error_type"] == "BudgetExhausted"
     assert tokens(failed) == tokens(first) == view.prompt_tokens + view.completion_tokens
@@ -131,7 +113,7 @@ async def _stopped_before_the_call(rt: AgentRuntime, name: str) -> tuple[RunView
     # And the CLI shows it: each call's reservation, and the stop's worst case and room.
     lines = [event_text(e).plain for e in events]
     assert "reserved" in lines[1] and "room left" in lines[-1], lines
-    history = await rt._client.get_workflow_handle(view.run_id).fetch_history()
+    history = await runtime._client.get_workflow_handle(view.run_id).fetch_history()
     result = await replayer().replay_workflow(history, raise_on_replay_failure=False)
     assert result.replay_failure is None, result.replay_failure
     path = HISTORIES / f"next-{name}_reserved_stop.json"
@@ -142,9 +124,9 @@ async def _stopped_before_the_call(rt: AgentRuntime, name: str) -> tuple[RunView
 
 
 async def test_a_token_ceiling_stops_the_run_before_a_call_that_could_pass_it(
-    rt: AgentRuntime,
+    runtime: AgentRuntime,
 ) -> None:
-    view, failed = await _stopped_before_the_call(rt, "tight")
+    view, failed = await _stopped_before_the_call(runtime, "tight")
     assert view.prompt_tokens + view.completion_tokens <= CEILING_TOKENS
     assert failed["budget"] == {"max_tokens": CEILING_TOKENS, "max_cost_usd": None}
     room = failed["room"]["tokens"]
@@ -152,9 +134,9 @@ async def test_a_token_ceiling_stops_the_run_before_a_call_that_could_pass_it(
 
 
 async def test_a_cost_ceiling_stops_the_run_before_a_call_that_could_pass_it(
-    rt: AgentRuntime,
+    runtime: AgentRuntime,
 ) -> None:
-    view, failed = await _stopped_before_the_call(rt, "tight-cost")
+    view, failed = await _stopped_before_the_call(runtime, "tight-cost")
     assert view.cost_usd is not None and view.cost_usd <= CEILING_USD
     assert failed["budget"] == {"max_tokens": None, "max_cost_usd": CEILING_USD}
     assert failed["reserved"]["cost_usd"] > failed["room"]["cost_usd"]

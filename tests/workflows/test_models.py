@@ -5,6 +5,7 @@ the run (unknown price → NULL), and token and cost budgets ending FAILED budge
 import threading
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -63,22 +64,20 @@ class World:
     cloud: FakeServer
 
 
-@pytest.fixture(scope="module")
-def world(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    local, cloud = FakeServer(), FakeServer()
-    for s in (local, cloud):
-        threading.Thread(target=s.httpd.serve_forever, daemon=True).start()
-    d = tmp_path_factory.mktemp("models")
-    (d / "rules.yaml").write_text(yaml.safe_dump(RULES))
-    (d / "profiles.yaml").write_text(yaml.safe_dump({"profiles": PROFILES}))
-    (d / "providers.yaml").write_text(yaml.safe_dump({"providers": [
-        {"name": "local", "base_url": local.base_url, "api_key_env": "AGENTRT_T_LOCAL_KEY",
-         "prices": {"default": {"input": 0, "output": 0}}},
-        {"name": "openai", "base_url": cloud.base_url, "api_key_env": "AGENTRT_T_CLOUD_KEY",
-         "prices": {"models": {"gpt-test": {"input": 2.5, "output": 10}}}},
-        {"name": "priced", "prices": {"default": {"input": 1000, "output": 1000}}},
-    ]}))  # fmt: skip
-    mine = settings.replace(
+def scripted_settings(
+    settings: Settings,
+    d: Path,
+    rules: dict[str, Any],
+    profiles: list[dict[str, Any]],
+    providers: list[dict[str, Any]],
+) -> Settings:
+    """The suite's settings with these rules, profiles and providers (files in `d`), and
+    the scripted model as `scripted`, `priced` (USD 1000 per 1M tokens) and `unpriced`."""
+    priced = {"name": "priced", "prices": {"default": {"input": 1000, "output": 1000}}}
+    (d / "rules.yaml").write_text(yaml.safe_dump(rules))
+    (d / "profiles.yaml").write_text(yaml.safe_dump({"profiles": profiles}))
+    (d / "providers.yaml").write_text(yaml.safe_dump({"providers": [*providers, priced]}))
+    return settings.replace(
         providers={
             "rules_file": d / "rules.yaml",
             "file": d / "providers.yaml",
@@ -86,6 +85,19 @@ def world(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Itera
         },
         worker={"profiles_file": d / "profiles.yaml"},
     )
+
+
+@pytest.fixture(scope="module")
+def world(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    local, cloud = FakeServer(), FakeServer()
+    for s in (local, cloud):
+        threading.Thread(target=s.httpd.serve_forever, daemon=True).start()
+    mine = scripted_settings(settings, tmp_path_factory.mktemp("models"), RULES, PROFILES, [
+        {"name": "local", "base_url": local.base_url, "api_key_env": "AGENTRT_T_LOCAL_KEY",
+         "prices": {"default": {"input": 0, "output": 0}}},
+        {"name": "openai", "base_url": cloud.base_url, "api_key_env": "AGENTRT_T_CLOUD_KEY",
+         "prices": {"models": {"gpt-test": {"input": 2.5, "output": 10}}}},
+    ])  # fmt: skip
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("AGENTRT_T_LOCAL_KEY", "local-secret")
         mp.setenv("AGENTRT_T_CLOUD_KEY", "cloud-secret")
