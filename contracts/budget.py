@@ -12,11 +12,11 @@ price (the dearer of the model and its fallback). If it does not fit, no provide
 called and the run ends FAILED `budget_exhausted`, its spend at most its ceiling.
 """
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from agentrt.contracts.messages import ProviderRequest, Usage
 from agentrt.contracts.pricing import Price
-from agentrt.contracts.profiles import Profile
+from agentrt.contracts.profiles import Budget, Profile
 
 # The output bound a budgeted run's requests carry when its profile sets none.
 DEFAULT_MAX_OUTPUT_TOKENS = 4096
@@ -33,6 +33,17 @@ class Allowance(BaseModel):
 
     tokens: int | None = None
     cost_usd: float | None = None
+
+
+class BudgetState(BaseModel):
+    """A run's ledger as its workflow holds it (the `budget` query): the limits, the spend,
+    the reservations outstanding (a model call in flight holds the room it was given) and
+    the room left. No budget: every dimension unlimited (None), the spend still summed."""
+
+    budget: Budget | None = None
+    spent: Usage = Field(default_factory=Usage.none)
+    reserved: Allowance = Field(default_factory=Allowance)
+    room: Allowance = Field(default_factory=Allowance)
 
 
 def prompt_tokens_bound(request: ProviderRequest) -> int:

@@ -45,8 +45,10 @@ with workflow.unsafe.imports_passed_through():
         PendingApproval,
         denial_note,
     )
+    from agentrt.contracts.budget import BudgetState
     from agentrt.contracts.enums import RunStatus, TerminationReason
     from agentrt.contracts.ids import (
+        QUERY_BUDGET,
         QUERY_PENDING_APPROVAL,
         QUERY_REFUSED_DECISIONS,
         SIGNAL_APPROVE,
@@ -155,6 +157,11 @@ class AgentRunWorkflow:
     @workflow.query(name=QUERY_REFUSED_DECISIONS)
     def refused_decisions(self) -> list[DecisionRefusal]:
         return list(self._ctx.refused)
+
+    @workflow.query(name=QUERY_BUDGET)
+    def budget(self) -> BudgetState:
+        """Spent, reserved (a model call in flight holds its room) and the room left."""
+        return self._ctx.ledger.state()
 
     # --- the run --------------------------------------------------------------------------
 

@@ -27,7 +27,7 @@ no cost room is left (fails closed).
 
 from dataclasses import dataclass, field
 
-from agentrt.contracts.budget import Allowance
+from agentrt.contracts.budget import Allowance, BudgetState
 from agentrt.contracts.messages import Usage
 from agentrt.contracts.profiles import Budget
 
@@ -73,6 +73,14 @@ class Ledger:
             left = 0.0 if spent_cost is None else budget.max_cost_usd - spent_cost
             cost = max(0.0, left - (held.cost_usd or 0.0))
         return Allowance(tokens=tokens, cost_usd=cost)
+
+    def state(self) -> BudgetState:
+        """The ledger as the `budget` query shows it."""
+        held = self.reserved()
+        reserved = Allowance(tokens=held.total_tokens, cost_usd=held.cost_usd)
+        return BudgetState(
+            budget=self.budget, spent=self.spent, reserved=reserved, room=self.room()
+        )
 
     def reserve(self, amount: Allowance) -> Reservation | None:
         """Claim `amount` if it fits in the room left, else None (nothing changes). An

@@ -15,6 +15,7 @@ import pytest_asyncio
 from temporalio.client import Client
 
 from agentrt import Toolbox, tool
+from agentrt.contracts.budget import Allowance, BudgetState
 from agentrt.contracts.enums import EventKind, RunStatus, TerminationReason, ToolEffect
 from agentrt.contracts.views import RunView
 from agentrt.core.settings import Settings
@@ -23,6 +24,7 @@ from agentrt.starter.render.events import event_text
 from agentrt.workers.compose import WorkerResources, build
 from tests._built import serving_runtime
 from tests.workflows._replay import replayer
+from tests.workflows._waiting import until
 from tests.workflows.test_models import llm_events, scripted_settings, tokens
 from tests.workflows.test_replay import HISTORIES
 
@@ -30,11 +32,15 @@ PER_TOKEN = 0.001  # the `priced` provider: USD 1000 per 1M tokens, in and out
 REPORT = "r" * 8000  # the tool result: 2000 prompt tokens to the scripted model
 CEILING_TOKENS = 1500  # the first call's worst case fits; the second's (past 8000) cannot
 CEILING_USD = 1.5
+# Streamed a word every PACE_MS: the answering call stays in flight long enough for the
+# budget query to see its reservation.
+ANSWER = "Done: the report is fetched, read and summed up."
+PACE_MS = 200
 RULES = {
     "default_reply": "No rule.",
     "rules": [{"name": "report", "match": {"contains": "report"}, "steps": [
         {"tool_calls": [{"name": "fetch_report", "arguments": {}}]},
-        {"text": "Done."},
+        {"text": ANSWER},
     ]}],
 }  # fmt: skip
 
@@ -67,6 +73,7 @@ class World:
 def world(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     d = tmp_path_factory.mktemp("budget")
     mine = scripted_settings(settings, d, RULES, PROFILES, [])
+    mine = mine.replace(providers={"scripted_pace_ms": PACE_MS})
     parts = build(mine, toolboxes=[Toolbox("reports", [fetch_report])])
     yield World(parts, mine)
     parts.close()
@@ -82,7 +89,7 @@ async def test_every_call_spends_at_most_what_it_reserved(runtime: AgentRuntime)
     """The worst case is real: the request carries the reply bound, and each call's usage
     stays within its reservation. Unbounded, this conversation spends past both ceilings."""
     done = await runtime.run("roomy", "Fetch the report")
-    assert done.status is RunStatus.COMPLETED and done.answer == "Done."
+    assert done.status is RunStatus.COMPLETED and done.answer == ANSWER
     made = llm_events(await runtime.events(done.run_id))
     assert len(made) == 2
     for c in made:
@@ -141,3 +148,30 @@ async def test_a_cost_ceiling_stops_the_run_before_a_call_that_could_pass_it(
     assert failed["budget"] == {"max_tokens": None, "max_cost_usd": CEILING_USD}
     assert failed["reserved"]["cost_usd"] > failed["room"]["cost_usd"]
     assert failed["room"]["cost_usd"] == pytest.approx(CEILING_USD - view.cost_usd)
+
+
+async def test_the_budget_query_shows_the_call_in_flight_reserved_then_the_spend(
+    runtime: AgentRuntime,
+) -> None:
+    """`AgentRuntime.budget` (and GET /runs/{id}/budget): while a model call is in flight
+    its reservation holds the room left; once the run ended, nothing is reserved and the
+    spend is the run's."""
+    run_id = await runtime.start("roomy", "Fetch the report")
+
+    seen: list[BudgetState] = []
+
+    async def in_flight() -> bool:  # the workflow's ledger, until a call holds room
+        seen.append(await runtime.budget(run_id))
+        return bool(seen[-1].reserved.tokens)
+
+    await until(in_flight, "a model call holding its reservation")
+    state = seen[-1]
+    assert state.budget is not None and state.budget.max_tokens == 10**6
+    assert state.reserved.tokens == 10**6 - state.spent.total_tokens  # all the room left
+    assert state.room.tokens == 0
+    done = await runtime.result(run_id)
+    assert done.status is RunStatus.COMPLETED
+    after = await runtime.budget(run_id)
+    assert after.reserved == Allowance(tokens=0, cost_usd=0.0)
+    assert after.spent.total_tokens == done.prompt_tokens + done.completion_tokens
+    assert after.room.tokens == 10**6 - after.spent.total_tokens
