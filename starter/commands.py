@@ -140,6 +140,14 @@ class Commands:
             render.print_run(self.out, view)
         return EXIT_OK
 
+    async def budget(self, raw_id: str, as_json: bool) -> int:
+        state = await self.runtime.budget(run_id_arg(raw_id))
+        if as_json:
+            self.out.print_json(state.model_dump_json())
+        else:
+            render.print_budget(self.out, state)
+        return EXIT_OK
+
     async def events(self, raw_id: str, after: int, follow: bool, as_json: bool) -> int:
         run_id, last = run_id_arg(raw_id), after
 

@@ -11,6 +11,7 @@ from agentrt.contracts.errors import RunIdTakenError
 from agentrt.contracts.ids import WORKFLOW_AGENT_RUN
 from agentrt.contracts.run import RunRequest
 from agentrt.starter.facade import AgentRuntime
+from agentrt.starter.remote import ApiRuntime
 from agentrt.workers.main import make_worker
 from tests.api.conftest import Live
 from tests.api.ops_helpers import LOOKUP, REFUND, error_type, http, name, start, token, wait_status
@@ -210,7 +211,9 @@ async def test_a_runs_budget_shows_its_spend_and_nothing_reserved_once_it_ended(
         run_id = (await start(client, "helper", LOOKUP))["run_id"]
         done = await wait_status(client, run_id, "COMPLETED")
         reply = await client.get(f"/runs/{run_id}/budget")
+        through_client = await ApiRuntime(client).budget(run_id)  # the CLI's --api client
     assert reply.status_code == 200, reply.text
+    assert through_client.model_dump(mode="json") == reply.json()
     body = reply.json()
     assert body["budget"] is None and body["room"] == {"tokens": None, "cost_usd": None}
     spent = body["spent"]
