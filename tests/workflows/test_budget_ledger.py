@@ -11,9 +11,13 @@ from agentrt.contracts.budget import (
     prompt_tokens_bound,
     worst_case,
 )
+from agentrt.contracts.enums import TerminationReason
 from agentrt.contracts.messages import Message, ProviderRequest, ToolSpec, Usage
 from agentrt.contracts.pricing import Price
 from agentrt.contracts.profiles import Budget, Profile
+from agentrt.workflows import _steps as steps
+from agentrt.workflows._context import RunContext
+from agentrt.workflows._loop import Stop
 from agentrt.workflows.budget import Ledger, LedgerError
 
 
@@ -125,3 +129,21 @@ def test_a_budget_gives_every_request_a_reply_bound() -> None:
         name="p", model="scripted:demo", budget=Budget(max_tokens=10), max_output_tokens=7
     )
     assert output_bound(own) == 7
+
+
+def test_a_model_call_with_no_room_left_stops_the_run_before_it_is_scheduled() -> None:
+    """A child's reservation holds all the room: the parent's next model call is not
+    made (the run stops budget_exhausted); once the child settles, the call gets the rest,
+    and the run's totals have the child's spend."""
+    ctx = RunContext(reserving=True, ledger=Ledger(Budget(max_tokens=100)))
+    child = ctx.ledger.reserve(Allowance(tokens=100))
+    assert child is not None
+    with pytest.raises(Stop) as stopped:
+        steps.reserve(ctx)
+    assert stopped.value.reason is TerminationReason.BUDGET_EXHAUSTED
+    assert stopped.value.room == Allowance(tokens=0) and stopped.value.worst_case is None
+    ctx.spend(child, Usage(prompt_tokens=30, cost_usd=0.0))
+    hold = steps.reserve(ctx)
+    assert hold is not None and hold.amount == Allowance(tokens=70)
+    assert ctx.state.usage.total_tokens == 30
+    assert steps.reserve(RunContext(reserving=False)) is None  # a run that does not reserve
