@@ -3,7 +3,7 @@ every provider sends (ProviderRequest.max_tokens): without Temporal."""
 
 from agentrt.activities.model_budget import reservation, reserved_fields
 from agentrt.activities.providers._native import bounded
-from agentrt.activities.providers.openai_compat import request_body
+from agentrt.activities.providers.openai_compat import bound_key, request_body
 from agentrt.activities.providers.scripted import RuleSet, ScriptedProvider
 from agentrt.contracts.budget import Allowance, prompt_tokens_bound
 from agentrt.contracts.messages import Message, ProviderRequest, Usage
@@ -55,6 +55,13 @@ def test_a_cost_room_fails_closed_without_a_price_or_a_reply_bound() -> None:
 def test_providers_send_the_reply_bound() -> None:
     assert request_body(_request(50))["max_tokens"] == 50
     assert "max_tokens" not in request_body(_request(None))
+    # OpenAI's own API: the name its reasoning models take too; other servers: the older one.
+    assert bound_key("https://api.openai.com/v1") == "max_completion_tokens"
+    assert bound_key("http://127.0.0.1:11434/v1") == "max_tokens"
+    assert request_body(_request(50), None, "max_completion_tokens") == {
+        "model": "m", "messages": [{"role": "user", "content": "hello"}],
+        "max_completion_tokens": 50,
+    }  # fmt: skip
     assert bounded(_request(50), 4096) == 50  # the request's, under the provider's own
     assert bounded(_request(8000), 4096) == 4096  # never above the provider's own
     assert bounded(_request(None), 4096) == 4096 and bounded(_request(None), None) is None

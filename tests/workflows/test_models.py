@@ -53,6 +53,9 @@ PROFILES = [
     profile("unpriced", "unpriced:demo"),
     profile("token-budget", "unpriced:demo", budget={"max_tokens": 11}),
     profile("cost-budget", "priced:demo", budget={"max_cost_usd": 0.015}),
+    profile(
+        "local-budget", "local:llama3", tools=[], budget={"max_tokens": 10**5}, max_output_tokens=64
+    ),
 ]
 
 
@@ -209,3 +212,17 @@ async def test_cost_budget_below_the_first_calls_worst_case_makes_no_call(
     assert failed["room"] == {"tokens": None, "cost_usd": 0.015}
     assert failed["reserved"]["cost_usd"] > 0.015
     assert events[-1].payload["budget"] == {"max_tokens": None, "max_cost_usd": 0.015}
+
+
+async def test_a_budgeted_request_carries_its_reply_bound_over_http(
+    rt: AgentRuntime, world: World
+) -> None:
+    """The worst case a budget reserves is real: the endpoint is told the reply bound
+    (and a run without a budget sends none)."""
+    world.local.replies.append(Canned(body=completion({"content": "Bounded."})))
+    done = await rt.run("local-budget", "Hi")
+    assert (done.status, done.answer) == (RunStatus.COMPLETED, "Bounded.")
+    assert world.local.seen[-1].body["max_tokens"] == 64
+    (call,) = llm_events(await rt.events(done.run_id))
+    assert tokens(call) <= call["reserved_tokens"]
+    assert all("max_tokens" not in s.body for s in world.cloud.seen)
