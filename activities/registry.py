@@ -4,6 +4,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from agentrt.activities.ports import Tool
+from agentrt.contracts.agents import check_agents, delegation_effect
+from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.errors import ConfigError
 from agentrt.contracts.plan import checked_attempt_seconds
 from agentrt.contracts.profiles import Profile
@@ -104,6 +106,8 @@ class ProfileCatalog:
         self._registry = registry
         self._raw = dict(profiles)
         self._profiles = {name: resolve(p, registry) for name, p in profiles.items()}
+        # Children: each known, none a tool's name, no cycle (the name and closest valid).
+        check_agents(self._profiles, registry.names())
 
     def get(self, name: str) -> Profile | None:
         raw = self._raw.get(name)
@@ -128,6 +132,17 @@ class ProfileCatalog:
 
     def names(self) -> list[str]:
         return sorted(self._profiles)
+
+    def agent_effect(self, name: str, registry: ToolRegistry) -> ToolEffect:
+        """The effect class of a delegation to the child `name`: the strongest among its
+        tools and its own children's (contracts/agents.py)."""
+        resolved = {n: p for n in self._raw if (p := self.get(n)) is not None}
+        return delegation_effect(name, resolved, lambda t: _effect(registry, t))
+
+
+def _effect(registry: ToolRegistry, name: str) -> ToolEffect:
+    tool = registry.get(name)
+    return ToolEffect.resolve(None) if tool is None else tool.effect
 
 
 def resolve(profile: Profile, registry: ToolRegistry) -> Profile:

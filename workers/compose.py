@@ -15,6 +15,7 @@ from sqlalchemy import Engine
 
 from agentrt.activities._common import ActivityGroup
 from agentrt.activities.a2a import A2AActivities, completion_hook
+from agentrt.activities.children import ChildActivities
 from agentrt.activities.fence import FenceActivities, ReconcileActivities, WriteActivities
 from agentrt.activities.fence.answer import AnswerActivities
 from agentrt.activities.model import ModelActivities
@@ -256,6 +257,7 @@ def _compose(
         PauseActivities(ctx, approval_wait=m.approval_wait.observe),
         AnswerActivities(ctx, answered=lambda answer: m.writes_answered.labels(answer).inc()),
         A2AActivities(ctx),
+        ChildActivities(runs=runs, steps=steps, faults=hook),
     ]
     _record(resources, registry, model, [tool, write, probes], groups)
     resources.provider_names = sorted(models.providers)
@@ -279,6 +281,8 @@ def _run_activities(
         max_prompt_chars=settings.limits.max_prompt_chars,
         max_iterations_ceiling=settings.limits.max_iterations_ceiling,
         segment_rounds=settings.limits.segment_rounds,
+        max_agent_depth=settings.limits.max_agent_depth,
+        max_children=settings.limits.max_children_per_run,
     )
 
 

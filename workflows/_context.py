@@ -59,6 +59,10 @@ class RunContext:
     # model calls reserve their worst case first (a run with a budget, on this build).
     ledger: Ledger = field(default_factory=Ledger)
     reserving: bool = False
+    # The tree of runs (workflows/children.py): this run's depth (0: a client's run) and
+    # how many child runs it started.
+    depth: int = 0
+    children: int = 0
 
     def require_plan(self) -> RunPlan:
         assert self.plan is not None, "the run has not begun"
