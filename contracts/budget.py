@@ -12,6 +12,8 @@ price (the dearer of the model and its fallback). If it does not fit, no provide
 called and the run ends FAILED `budget_exhausted`, its spend at most its ceiling.
 """
 
+from typing import TypeVar
+
 from pydantic import BaseModel, Field
 
 from agentrt.contracts.messages import ProviderRequest, Usage
@@ -75,8 +77,48 @@ def fits(worst: Usage, room: Allowance) -> bool:
     return True
 
 
-def output_bound(profile: Profile) -> int | None:
-    """The reply bound a run of `profile` sends with each request (RunPlan.max_output_tokens)."""
+def output_bound(profile: Profile, budget: Budget | None) -> int | None:
+    """The reply bound a run of `profile` under `budget` (its own, or the one its parent
+    granted) sends with each request (RunPlan.max_output_tokens)."""
     if profile.max_output_tokens is not None:
         return profile.max_output_tokens
-    return DEFAULT_MAX_OUTPUT_TOKENS if profile.budget is not None else None
+    return DEFAULT_MAX_OUTPUT_TOKENS if budget is not None else None
+
+
+# --- a child's share of its parent's budget ---------------------------------------------
+
+
+def share_of(room: Allowance, parts: int) -> Allowance | None:
+    """`room` split evenly in `parts`; None when a limited side has nothing to give."""
+    tokens = None if room.tokens is None else room.tokens // parts
+    cost = None if room.cost_usd is None else room.cost_usd / parts
+    if tokens == 0 or cost == 0.0:
+        return None
+    return Allowance(tokens=tokens, cost_usd=cost)
+
+
+def as_budget(amount: Allowance) -> Budget | None:
+    """A reservation as the budget of the run it is for (None: it limits nothing)."""
+    if amount.tokens is None and amount.cost_usd is None:
+        return None
+    return Budget(max_tokens=amount.tokens, max_cost_usd=amount.cost_usd)
+
+
+def capped(own: Budget | None, cap: Budget | None) -> Budget | None:
+    """A run's budget: its profile's, within the one its parent granted (the lower limit
+    on each side). A cap only ever tightens."""
+    if cap is None or own is None:
+        return cap or own
+    return Budget(
+        max_tokens=_lower(own.max_tokens, cap.max_tokens),
+        max_cost_usd=_lower(own.max_cost_usd, cap.max_cost_usd),
+    )
+
+
+_N = TypeVar("_N", int, float)
+
+
+def _lower(a: _N | None, b: _N | None) -> _N | None:
+    if a is None or b is None:
+        return b if a is None else a
+    return min(a, b)

@@ -70,6 +70,9 @@ class RunRequest(BaseModel):
     # in its tree it is (a client's run is 0).
     parent_run_id: str | None = None
     depth: int = 0
+    # A child run's share of its parent's budget (the parent's reservation for it): its own
+    # budget is kept within it (contracts/budget.py `capped`). None: no cap.
+    budget: Budget | None = None
     # Set on a run's later segments (continued as new): the run exists, nothing begins.
     carry: Carry | None = None
 
@@ -99,6 +102,7 @@ class BeginRequest(BaseModel):
     max_iterations: int | None = None
     workflow_run_id: str = ""
     parent_run_id: str | None = None  # a child run's parent (contracts/agents.py)
+    budget_cap: Budget | None = None  # RunRequest.budget: a child's share of its parent's
 
 
 class BeginResult(BaseModel):

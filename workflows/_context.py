@@ -59,6 +59,8 @@ class RunContext:
     # model calls reserve their worst case first (a run with a budget, on this build).
     ledger: Ledger = field(default_factory=Ledger)
     reserving: bool = False
+    # The turn's delegations that have yet to take their share of the budget (_group.py).
+    delegations_left: int = 0
     # The tree of runs (workflows/children.py): this run's depth (0: a client's run) and
     # how many child runs it started.
     depth: int = 0

@@ -46,6 +46,7 @@ async def begin(ctx: RunContext, inp: RunRequest) -> BeginResult:
         initiator=inp.initiator,
         max_iterations=inp.max_iterations,
         workflow_run_id=workflow.info().run_id,
+        budget_cap=inp.budget,
         parent_run_id=parent_of(inp),
     )
     return await shield_until_done(

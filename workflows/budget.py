@@ -127,3 +127,8 @@ class Ledger:
     def _end(self, reservation: Reservation) -> None:
         if self.outstanding.pop(reservation.id, None) is None:
             raise LedgerError(f"reservation {reservation.id} is not outstanding")
+
+
+def spent_all(amount: Allowance) -> Usage:
+    """A reservation spent in full: what a call whose spend is unknown is counted as."""
+    return Usage(prompt_tokens=amount.tokens or 0, cost_usd=amount.cost_usd or 0.0)

@@ -6,9 +6,12 @@ import pytest
 from agentrt.contracts.budget import (
     DEFAULT_MAX_OUTPUT_TOKENS,
     Allowance,
+    as_budget,
+    capped,
     fits,
     output_bound,
     prompt_tokens_bound,
+    share_of,
     worst_case,
 )
 from agentrt.contracts.enums import TerminationReason
@@ -16,6 +19,7 @@ from agentrt.contracts.messages import Message, ProviderRequest, ToolSpec, Usage
 from agentrt.contracts.pricing import Price
 from agentrt.contracts.profiles import Budget, Profile
 from agentrt.workflows import _steps as steps
+from agentrt.workflows import children
 from agentrt.workflows._context import RunContext
 from agentrt.workflows._loop import Stop
 from agentrt.workflows.budget import Ledger, LedgerError
@@ -122,13 +126,13 @@ def test_worst_case_counts_the_reply_bound_at_the_dearer_price() -> None:
 
 
 def test_a_budget_gives_every_request_a_reply_bound() -> None:
-    assert output_bound(Profile(name="p", model="scripted:demo")) is None
+    assert output_bound(Profile(name="p", model="scripted:demo"), None) is None
     budgeted = Profile(name="p", model="scripted:demo", budget=Budget(max_tokens=10))
-    assert output_bound(budgeted) == DEFAULT_MAX_OUTPUT_TOKENS
+    assert output_bound(budgeted, budgeted.budget) == DEFAULT_MAX_OUTPUT_TOKENS
     own = Profile(
         name="p", model="scripted:demo", budget=Budget(max_tokens=10), max_output_tokens=7
     )
-    assert output_bound(own) == 7
+    assert output_bound(own, own.budget) == 7
 
 
 def test_a_model_call_with_no_room_left_stops_the_run_before_it_is_scheduled() -> None:
@@ -147,3 +151,31 @@ def test_a_model_call_with_no_room_left_stops_the_run_before_it_is_scheduled() -
     assert hold is not None and hold.amount == Allowance(tokens=70)
     assert ctx.state.usage.total_tokens == 30
     assert steps.reserve(RunContext(reserving=False)) is None  # a run that does not reserve
+
+
+def test_a_childs_share_is_an_even_part_of_the_room_and_none_when_there_is_none() -> None:
+    """Three children in a turn: each reserves a quarter of the room then left (the last
+    quarter for the parent's own next call); with no room, the call is refused (False)."""
+    ctx = RunContext(reserving=True, ledger=Ledger(Budget(max_tokens=1000, max_cost_usd=1.0)))
+    ctx.delegations_left = 3
+    holds = [children._share(ctx) for _ in range(3)]
+    amounts = [h.amount for h in holds if h]
+    assert amounts[0] == Allowance(tokens=250, cost_usd=0.25)
+    assert [a.tokens for a in amounts] == [250, 250, 250]  # 750, then 500, then 250 split
+    assert ctx.ledger.room() == Allowance(tokens=250, cost_usd=0.25)
+    full = RunContext(reserving=True, ledger=Ledger(Budget(max_tokens=10)))
+    assert full.ledger.reserve(Allowance(tokens=10)) is not None
+    assert children._share(full) is False
+    assert children._share(RunContext()) is None  # a run that does not reserve
+
+
+def test_a_share_caps_the_childs_own_budget_and_only_tightens() -> None:
+    assert share_of(Allowance(tokens=3), 4) is None  # nothing to give on a limited side
+    assert share_of(Allowance(), 4) == Allowance()
+    assert as_budget(Allowance()) is None
+    cap = as_budget(Allowance(tokens=500, cost_usd=None))
+    assert cap == Budget(max_tokens=500)
+    own = Budget(max_tokens=800, max_cost_usd=0.2)
+    assert capped(own, cap) == Budget(max_tokens=500, max_cost_usd=0.2)
+    assert capped(Budget(max_tokens=100), cap) == Budget(max_tokens=100)
+    assert capped(None, cap) == cap and capped(own, None) == own
