@@ -14,11 +14,12 @@ together: each takes its own amount, and together they never exceed the room.
   the model activity as its `Allowance`; the activity calls the provider only if the
   call's worst case (contracts/budget.py) fits in it, then the reservation settles to the
   call's usage.
-- A delegated child run or a remote agent call reserves from its parent's ledger:
-  `reserve(Allowance(tokens=..., cost_usd=...))` before it starts (None: do not start it;
-  the run ends `budget_exhausted`), the child's budget being the reservation's amount, and
-  `RunContext.spend(reservation, actual)` once it ended, which settles it here and adds the
-  actual spend to the run's totals.
+- A delegated child run reserves from its parent's ledger (workflows/children.py `_share`),
+  as a remote agent call is to: `reserve(Allowance(tokens=..., cost_usd=...))` before it
+  starts (None: it does not start; the call is refused `BudgetExhausted`), the child's
+  budget being capped by the reservation's amount, and `RunContext.spend(reservation,
+  actual)` once it ended, which settles it here and adds the actual spend to the run's
+  totals (a budgeted parent's totals are its team's).
 
 A run without a budget has an unlimited ledger: every reservation fits, and settling still
 adds up the spend. Cost follows contracts/messages.Usage: once a spend's cost is unknown,

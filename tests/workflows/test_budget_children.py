@@ -14,6 +14,7 @@ from agentrt import Settings
 from agentrt.contracts.agents import child_run_id
 from agentrt.contracts.budget import Budget
 from agentrt.contracts.enums import EventKind, RunStatus, TerminationReason
+from agentrt.contracts.views import RunView
 from tests.workflows._replay import assert_replays, fetch
 from tests.workflows._team import Team, child_rule, delegating, name, profile, team
 
@@ -35,6 +36,14 @@ def _team(ceiling: int) -> tuple[str, str, list[Any], list[dict[str, Any]]]:
     return parent, child, profiles, rules
 
 
+async def _lead(t: Team, parent: str) -> tuple[str, RunView, list[RunView]]:
+    """The parent's run of "three lookups", completed, and its three children's ends."""
+    run_id = await t.runtime.start(parent, "three lookups")
+    view = await t.runtime.result(run_id)
+    assert view.status is RunStatus.COMPLETED, view
+    return run_id, view, [await t.runtime.result(child_run_id(run_id, c)) for c in CALLS]
+
+
 def _spent(t: Team, run_id: str) -> int:
     """The tokens of the run's own model calls, from its events."""
     return sum(
@@ -50,14 +59,11 @@ async def test_three_children_run_within_their_shares_and_the_team_within_the_ce
     ceiling = 20_000
     parent, _, profiles, rules = _team(ceiling)
     async with team(client, settings, tmp_path, profiles, rules) as t:
-        run_id = await t.runtime.start(parent, "three lookups")
-        view = await t.runtime.result(run_id)
-        assert view.status is RunStatus.COMPLETED, view
-        kids = [child_run_id(run_id, c) for c in CALLS]
+        run_id, view, ends = await _lead(t, parent)
+        kids = [end.run_id for end in ends]
         shares = []
-        for kid in kids:
-            kid_view = await t.runtime.result(kid)
-            assert kid_view.status is RunStatus.COMPLETED, kid_view
+        for kid, end in zip(kids, ends, strict=True):
+            assert end.status is RunStatus.COMPLETED, end
             state = await t.runtime.budget(kid)
             assert state.budget is not None and state.budget.max_tokens is not None
             shares.append(state.budget.max_tokens)  # its share of the parent's room
@@ -78,11 +84,9 @@ async def test_shares_too_small_for_a_childs_call_stop_each_child_before_it(
     ceiling = 3_000
     parent, _, profiles, rules = _team(ceiling)
     async with team(client, settings, tmp_path, profiles, rules) as t:
-        run_id = await t.runtime.start(parent, "three lookups")
-        view = await t.runtime.result(run_id)
-        assert view.status is RunStatus.COMPLETED, view
-        for kid in (child_run_id(run_id, c) for c in CALLS):
-            kid_view = await t.runtime.result(kid)
+        run_id, view, ends = await _lead(t, parent)
+        for kid_view in ends:
+            kid = kid_view.run_id
             assert kid_view.status is RunStatus.FAILED, kid_view
             assert kid_view.termination_reason is TerminationReason.BUDGET_EXHAUSTED
             assert kid_view.prompt_tokens + kid_view.completion_tokens == 0
