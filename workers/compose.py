@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from sqlalchemy import Engine
 
@@ -124,21 +124,20 @@ class WorkerResources:
         self.close()
 
 
-def build(
-    settings: Settings,
-    *,
-    toolboxes: Iterable[Toolbox] = (),
-    providers: Mapping[str, ModelProvider] | None = None,
-    faults: Callable[[str], None] | None = None,
-    metrics: WorkerMetrics | None = None,
-    profiles: Iterable[Profile] | None = None,
-    pending: Iterable[str] = (),
-) -> WorkerResources:
+class ComposeOptions(TypedDict, total=False):
+    """`compose`'s keyword arguments, which `build` passes on."""
+
+    toolboxes: Iterable[Toolbox]
+    providers: Mapping[str, ModelProvider] | None
+    faults: Callable[[str], None] | None
+    metrics: WorkerMetrics | None
+    profiles: Iterable[Profile] | None
+    pending: Iterable[str]
+
+
+def build(settings: Settings, **options: Unpack[ComposeOptions]) -> WorkerResources:
     """`compose`, then `open`: the resources of a worker that is starting now."""
-    resources = compose(
-        settings, toolboxes=toolboxes, providers=providers, faults=faults, metrics=metrics,
-        profiles=profiles, pending=pending,
-    )  # fmt: skip
+    resources = compose(settings, **options)
     try:
         resources.open()
     except BaseException:

@@ -11,7 +11,7 @@ from prometheus_client import CollectorRegistry
 
 from agentrt.core.settings import Settings
 from agentrt.workers.compose import WorkerResources
-from agentrt.workers.loaded import log_loaded
+from agentrt.workers.loaded import loaded_lines, log_loaded
 from agentrt.workers.metrics import mcp_gauge
 
 if TYPE_CHECKING:
@@ -47,8 +47,9 @@ class ServedMcp:
                 resources.catalog.check()
             servers.retry(resources.add_tools)
         if resources.registry is not None:
-            log_loaded(resources.registry, self.status(), self.down(),
-                       resources.provider_names, resources.profile_names)  # fmt: skip
+            loaded = loaded_lines(resources.registry, self.status(), self.down(),
+                                  resources.provider_names, resources.profile_names)  # fmt: skip
+            log_loaded(loaded)
 
     def status(self) -> dict[str, bool]:
         return {} if self._servers is None else self._servers.status()

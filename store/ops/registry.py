@@ -42,7 +42,6 @@ from sqlalchemy.orm import Mapped, mapped_column
 from sqlalchemy.sql.elements import BindParameter
 
 from agentrt.contracts.profiles import Profile, RegisteredProfile
-from agentrt.store.db import driver
 from agentrt.store.db.context import StoreContext, as_utc, rowcount, utcnow
 from agentrt.store.db.tables import Base
 
@@ -158,12 +157,9 @@ class ProfileRegistry:
 
     def get(self, name: str) -> RegisteredProfile | None:
         """The profile as a live worker registered it last; None if none serves it. On the
-        path of every start: one statement built once, on the driver's cursor
-        (store/db/driver.py): a tenth or less of the CPU of building the query at each call and
-        running it through SQLAlchemy's Connection (`python -m bench.store_calls`)."""
-        found = driver.rows(
-            self._ctx.engine, _GET, {"name": name, "live_after": _live_after(utcnow())}
-        )
+        path of every start: one statement built once (`python -m bench.store_calls`)."""
+        with self._ctx.read_rows() as conn:
+            found = conn.execute(_GET, {"name": name, "live_after": _live_after(utcnow())}).all()
         if not found:
             return None
         return RegisteredProfile.model_validate(dict(zip(_NAMES, found[0], strict=True)))

@@ -13,7 +13,6 @@ from agentrt.contracts.profiles import stricter
 from agentrt.contracts.run import TurnRecord
 from agentrt.contracts.snapshot import RunSnapshot, SnapshotRecord
 from agentrt.contracts.views import EventView, RunView
-from agentrt.store.db import driver
 from agentrt.store.db.context import StoreContext, as_utc, insert_ignoring, utcnow
 from agentrt.store.db.sealing import Sealer
 from agentrt.store.db.tables import EventRow, MessageRow, RunRow, in_sequence
@@ -167,8 +166,9 @@ class RunStore:
         """In one query: the run's snapshot (its instructions, tool specs and guardrails;
         the plan itself travels in the model request), the transcript before `sequence`,
         and the message already recorded at `sequence` (a retried model call), if any.
-        Every model call makes it: on the driver's cursor (store/db/driver.py)."""
-        rows = driver.rows(self._ctx.engine, _TURN_INPUTS, {"run_id": run_id, "upto": sequence})
+        Every model call makes it: a built statement and plain rows (no ORM objects)."""
+        with self._ctx.read_rows() as c:
+            rows = c.execute(_TURN_INPUTS, {"run_id": run_id, "upto": sequence}).all()
         if not rows or rows[0][0] != _SNAPSHOT_AT:
             raise RunNotFoundError(run_id)
         snapshot = RunSnapshot.parse(rows[0][1])
