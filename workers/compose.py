@@ -27,6 +27,7 @@ from agentrt.activities.settle import Settle, SettleActivities
 from agentrt.activities.settle.completion import Completion
 from agentrt.activities.toolbox.box import Toolbox, ToolboxContext
 from agentrt.activities.toolbox.mcp_config import McpServer, load_mcp_config
+from agentrt.activities.toolbox.remote_config import RemoteAgent
 from agentrt.activities.tools import ToolActivities
 from agentrt.contracts.profiles import Profile
 from agentrt.core.codec import parse_keys
@@ -92,6 +93,8 @@ class WorkerResources:
     # The MCP servers of the servers file and the profiles: toolboxes pending until the
     # worker runs and lists them (workers/plugin.py).
     mcp_servers: list[McpServer] = field(default_factory=list)
+    # The remote A2A agents, pending alike until their cards are fetched.
+    remote_agents: list[RemoteAgent] = field(default_factory=list)
     payload_keys: list[str] = field(default_factory=list)
 
     def open(self) -> None:
@@ -169,8 +172,10 @@ def compose(
     )
     held = held_by(served.values())
     file = settings.worker.mcp_servers_file
-    listed = load_mcp_config(file).servers if file else []
-    servers = merged_servers(listed, held.mcp_servers, "servers file and the profiles")
+    listed = load_mcp_config(file) if file else None
+    where = "servers file and the profiles"
+    servers = merged_servers(listed.servers if listed else [], held.mcp_servers, where)
+    agents = merged_servers(listed.remote_agents if listed else [], held.remote_agents, where)
     boxes = load_toolboxes(settings, [*toolboxes, *held.toolboxes])
     if faults is None and (settings.faults.block_at or settings.faults.fail_at):
         faults = fault_hook(
@@ -191,12 +196,13 @@ def compose(
     )
     resources = WorkerResources(engine, ctx, executor=pool, store_executor=store)
     resources.mcp_servers = servers
+    resources.remote_agents = agents
     if metrics is not None:
         resources.metrics = metrics
     watch_store(resources.metrics.registry, ctx)
+    late = {*pending, *(s.name for s in servers), *(a.name for a in agents)}
     try:
-        _compose(resources, settings, boxes, served, providers, hook,
-                 {*pending, *(s.name for s in servers)}, held.tools)  # fmt: skip
+        _compose(resources, settings, boxes, served, providers, hook, late, held.tools)
     except BaseException:
         resources.close()
         raise
