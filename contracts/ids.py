@@ -59,6 +59,7 @@ UPDATE_ANSWER: Final = "answer"
 UPDATE_BEGUN: Final = "begun"  # answers once the run row exists (or why it never will)
 QUERY_PENDING_APPROVAL: Final = "pending_approval"
 QUERY_REFUSED_DECISIONS: Final = "refused_decisions"
+QUERY_BUDGET: Final = "budget"  # the ledger: spent, reserved, room (contracts/budget.py)
 
 # Search attribute keys (never user content).
 SA_RUN_STATUS: Final = "AgentRunStatus"

@@ -51,6 +51,8 @@ DEFAULT_MAX_PARALLEL_TOOLS = 4
 MAX_PARALLEL_TOOLS_CEILING = 32
 DEFAULT_OUTPUT_RETRIES = 2
 MAX_OUTPUT_RETRIES = 10
+# The largest reply bound a profile may set (max_output_tokens).
+MAX_OUTPUT_TOKENS_CEILING = 1_000_000
 
 
 class Timeouts(BaseModel):
@@ -81,7 +83,8 @@ class GuardrailConfig(BaseModel):
 
 
 class Budget(Strict):
-    """A run's spending limits, checked by the workflow after every model call (see
+    """A run's spending limits: each model call's worst case is reserved before it is made
+    (contracts/budget.py, workflows/budget.py) and the spend checked after it (see
     contracts/turn.py). A limit must be positive; 0 is a configuration error."""
 
     max_tokens: int | None = Field(default=None, gt=0, description="prompt + completion")
@@ -154,6 +157,10 @@ class Profile(BaseModel):
     description: str = ""  # the skill's description in the Agent Card
     answer_level: PrivacyLevel = "full"  # the answer ceiling: what of a result may be kept
     budget: Budget | None = None
+    # The bound on each model reply, in tokens, sent with every request; None: the
+    # provider's own, or with a budget contracts/budget.py's DEFAULT_MAX_OUTPUT_TOKENS (a
+    # budget reserves each call's worst case, which needs a bound).
+    max_output_tokens: int | None = Field(default=None, gt=0, le=MAX_OUTPUT_TOKENS_CEILING)
     # The queue its runs' workflows are started on (the worker registers it; clients route
     # by the registration); None: the client's AGENTRT_TASK_QUEUE.
     task_queue: str | None = Field(default=None, min_length=1)

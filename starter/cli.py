@@ -45,8 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--api",
         default=None,
         metavar="URL",
-        help="run, start, status, events, inbox, approve, deny, cancel, reconcile and the "
-        "schedules of runs through the operator API at URL, as the principal of --token "
+        help="run, start, status, budget, events, inbox, approve, deny, cancel, reconcile and "
+        "the schedules of runs through the operator API at URL, as the principal of --token "
         "(default: AGENTRT_API_URL)",
     )
     p.add_argument("--token", default=None, help="operator API token (default: AGENTRT_API_TOKEN)")
@@ -89,6 +89,10 @@ def _add_status_and_events(sub: _Commands) -> None:
     status = sub.add_parser("status", help="show a run")
     status.add_argument("run_id", metavar="RUN_ID", help="the run's uuid")
     status.add_argument("--json", action="store_true", help="print the run as JSON")
+
+    budget = sub.add_parser("budget", help="show a run's budget: spent, reserved, room left")
+    budget.add_argument("run_id", metavar="RUN_ID", help="the run's uuid")
+    budget.add_argument("--json", action="store_true", help="print it as JSON")
 
     events = sub.add_parser("events", help="print a run's events")
     events.add_argument("run_id", metavar="RUN_ID", help="the run's uuid")
@@ -266,6 +270,8 @@ async def _run(args: argparse.Namespace, cmd: commands.Commands) -> int:
             return commands.EXIT_OK
         case "status":
             return await cmd.status(args.run_id, args.json)
+        case "budget":
+            return await cmd.budget(args.run_id, args.json)
         case "events":
             return await cmd.events(args.run_id, args.after, args.follow, args.json)
         case "approve" | "deny":

@@ -12,6 +12,7 @@ import httpx
 from agentrt.contracts.a2a import InputMessage
 from agentrt.contracts.answers import RunAnswer
 from agentrt.contracts.approval import ApprovalDecision
+from agentrt.contracts.budget import BudgetState
 from agentrt.contracts.errors import (
     AgentRuntimeError,
     ConfigError,
@@ -144,6 +145,9 @@ class ApiRuntime(RuntimeClient):
                     return view
                 seen = True
             await asyncio.sleep(self._poll)
+
+    async def budget(self, run_id: str) -> BudgetState:
+        return BudgetState.model_validate(await self._call("GET", f"/runs/{run_id}/budget"))
 
     async def events(self, run_id: str, after_position: int = -1) -> list[EventView]:
         out: list[EventView] = []
