@@ -4,9 +4,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from agentrt.activities.ports import Tool
+from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.errors import ConfigError
 from agentrt.contracts.plan import checked_attempt_seconds
-from agentrt.contracts.profiles import Profile
+from agentrt.contracts.profiles import Profile, Reach
 
 LOOSE = "(ungrouped)"  # the group of tools given without a toolbox
 
@@ -128,6 +129,22 @@ class ProfileCatalog:
 
     def names(self) -> list[str]:
         return sorted(self._profiles)
+
+    def reach(self, name: str) -> Reach | None:
+        """What the tools of profile `name` may do, the strongest of their effects; None
+        while a toolbox it names is not listed yet (its effects are not known)."""
+        raw = self._raw.get(name)
+        if raw is None or any(
+            self._registry.pending(b) and b not in self._registry.listed
+            for b in [*raw.toolboxes, *(t.partition(".")[0] for t in raw.tools)]
+        ):
+            return None
+        resolved = self.get(name)
+        assert resolved is not None
+        effects = {tool.effect for t in resolved.tools if (tool := self._registry.get(t))}
+        if ToolEffect.NON_IDEMPOTENT_WRITE in effects:
+            return "writes"
+        return "idempotent" if ToolEffect.IDEMPOTENT_WRITE in effects else "read_only"
 
 
 def resolve(profile: Profile, registry: ToolRegistry) -> Profile:

@@ -98,9 +98,12 @@ class WorkerResources:
         (SchemaBehindError names `agentrt migrate` otherwise), the profiles registered."""
         check_worker_store(self.engine)
         if self.registration is None:
+            catalog = self.catalog
+            reach = {p.name: catalog.reach(p.name) for p in self.served} if catalog else None
             self.registration = Registration(
-                ProfileRegistry(self.ctx), self.served, payload_keys=self.payload_keys
-            )
+                ProfileRegistry(self.ctx), self.served, payload_keys=self.payload_keys,
+                reach=reach,
+            )  # fmt: skip
 
     def close(self) -> None:
         if self.registration is not None:
