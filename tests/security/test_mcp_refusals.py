@@ -14,8 +14,8 @@ from mcp.types import INVALID_PARAMS
 from temporalio.client import Client as TemporalClient
 
 from agentrt.api.mcp.errors import FORBIDDEN
-from agentrt.api.settings import ApiSettings
 from agentrt.api.mcp.tools import STATUS_TOOL
+from agentrt.api.settings import ApiSettings
 from agentrt.store.security.principals import PrincipalStore
 from tests.api.conftest import Live, serving
 from tests.api.mcp_helpers import mcp_client, said
