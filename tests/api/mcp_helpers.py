@@ -16,11 +16,13 @@ from tests.api.conftest import Live
 
 
 @asynccontextmanager
-async def mcp_client(live: Live, secret: str) -> AsyncIterator[Client]:
+async def mcp_client(live: Live, secret: str, mode: str = "auto") -> AsyncIterator[Client]:
+    """`mode`: "auto" speaks 2026-07-28 to this server (per-request envelopes, no
+    session); "legacy" the initialize handshake and a session (2025-11-25)."""
     headers = {"Authorization": f"Bearer {secret}"}
     async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=120)) as http:
         transport = streamable_http_client(live.url + "/mcp", http_client=http)
-        async with Client(transport, cache=None) as client:
+        async with Client(transport, cache=None, mode=mode) as client:
             yield client
 
 

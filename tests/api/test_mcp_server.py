@@ -3,7 +3,12 @@ the real API process, a real worker and Temporal: tools follow the token's grant
 what their profile may do; a call starts a run as the token's principal and answers it,
 or its status while it waits for approval; a retried call names the same run."""
 
+import json
 import uuid
+from typing import Any
+
+import httpx
+import pytest
 
 from agentrt.api.mcp.tools import STATUS_TOOL
 from tests.api.conftest import Live
@@ -11,6 +16,18 @@ from tests.api.mcp_helpers import mcp_client, said, status_until, text
 from tests.api.ops_helpers import DECIDER, REFUND, http, name, token
 
 IDEMPOTENCY = "agentrt/idempotency_key"
+ACCEPT = {"Accept": "application/json, text/event-stream"}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "resender", "version": "1"},
+    },
+}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
 
 async def test_tools_are_the_published_profiles_the_token_may_start(live: Live) -> None:
@@ -63,10 +80,12 @@ async def test_typed_profile_answers_structured_content(live: Live) -> None:
     ]
 
 
-async def test_write_waits_for_approval_then_the_status_tool_answers(live: Live) -> None:
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_write_waits_for_approval_then_the_status_tool_answers(live: Live, mode: str) -> None:
     who = name("mcp-refund")
     secret = token(live, who, *DECIDER, profiles=["helper"])
-    async with mcp_client(live, secret) as client:
+    async with mcp_client(live, secret, mode) as client:
+        assert client.protocol_version == ("2026-07-28" if mode == "auto" else "2025-11-25")
         first = await client.call_tool("helper", {"prompt": REFUND})
         status = said(first)
         assert not first.is_error and status["status"] == "WAITING_FOR_APPROVAL"
@@ -88,13 +107,14 @@ async def test_write_waits_for_approval_then_the_status_tool_answers(live: Live)
     assert said(done)["answer"] == text(done)
 
 
-async def test_a_retried_call_returns_the_same_run(live: Live) -> None:
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_a_retried_call_returns_the_same_run(live: Live, mode: str) -> None:
     who = name("mcp-retry")
     secret = token(live, who, "runs:start", "runs:read", profiles=["helper"])
     key = {IDEMPOTENCY: f"order-1042-{uuid.uuid4().hex}"}
-    async with mcp_client(live, secret) as client:
+    async with mcp_client(live, secret, mode) as client:
         first = said(await client.call_tool("helper", {"prompt": REFUND}, meta=key))
-    async with mcp_client(live, secret) as again:  # a new session: the key alone names it
+    async with mcp_client(live, secret, mode) as again:  # a new connection: the key names it
         second = said(await again.call_tool("helper", {"prompt": REFUND}, meta=key))
         other = said(await again.call_tool("helper", {"prompt": REFUND}))
     assert first["run_id"] == second["run_id"] != other["run_id"]
@@ -102,3 +122,32 @@ async def test_a_retried_call_returns_the_same_run(live: Live) -> None:
     async with http(live, secret) as api:
         runs = (await api.get("/runs")).json()["runs"]
     assert sorted(r["run_id"] for r in runs) == sorted({first["run_id"], other["run_id"]})
+
+
+async def test_a_call_sent_twice_in_a_session_under_one_request_id_is_one_run(live: Live) -> None:
+    """Without an idempotency key, the session and the JSON-RPC request id name the run: a
+    message delivered twice (a client resending after a lost answer) starts one run."""
+    who = name("mcp-resend")
+    secret = token(live, who, "runs:start", "runs:read", profiles=["helper"])
+    headers = {"Authorization": f"Bearer {secret}", **ACCEPT}
+    call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+            "params": {"name": "helper", "arguments": {"prompt": REFUND}}}  # fmt: skip
+    async with httpx.AsyncClient(base_url=live.url, headers=headers, timeout=60) as raw:
+        opened = await raw.post("/mcp", json=INITIALIZE)
+        assert opened.status_code == 200, opened.text
+        session = {"Mcp-Session-Id": opened.headers["mcp-session-id"],
+                   "Mcp-Protocol-Version": "2025-11-25"}  # fmt: skip
+        await raw.post("/mcp", json=INITIALIZED, headers=session)
+        answers = [_sse_result(await raw.post("/mcp", json=call, headers=session)) for _ in "ab"]
+    assert answers[0]["run_id"] == answers[1]["run_id"]
+    async with http(live, secret) as api:
+        runs = (await api.get("/runs")).json()["runs"]
+    assert [r["run_id"] for r in runs] == [answers[0]["run_id"]]
+
+
+def _sse_result(reply: httpx.Response) -> dict[str, Any]:
+    assert reply.status_code == 200, reply.text
+    data = [line[6:] for line in reply.text.splitlines() if line.startswith("data: ")]
+    message = json.loads(data[-1])
+    structured: dict[str, Any] = message["result"]["structuredContent"]
+    return structured
