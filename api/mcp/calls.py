@@ -7,7 +7,7 @@ start of `POST /runs` (api/operator/starts.py `begin`), then watched for a bound
   answers a repeat with the run it started, never a second run.
 - The answer: once the run completes within the wait, its answer as text, and a typed
   answer's object as `structuredContent`. A run still working, or waiting for a person
-  (approval, input, an answer on a write), answers its status: the run id, what it waits
+  (approval, an answer on a write), answers its status: the run id, what it waits
   for, where to approve, and `agentrt_run_status` to ask again."""
 
 import uuid

@@ -151,3 +151,12 @@ def _sse_result(reply: httpx.Response) -> dict[str, Any]:
     message = json.loads(data[-1])
     structured: dict[str, Any] = message["result"]["structuredContent"]
     return structured
+
+
+async def test_a_models_question_is_the_answer_of_a_call(live: Live) -> None:
+    """Only a run serving an A2A task pauses for input (workflows/_loop.py); a run started
+    over MCP, as one started by POST /runs, answers with the model's question."""
+    secret = token(live, name("mcp-ask"), "runs:start", "runs:read", profiles=["helper"])
+    async with mcp_client(live, secret) as client:
+        asked = await client.call_tool("helper", {"prompt": "which order is mine?"})
+    assert not asked.is_error and text(asked) == "Which order number do you mean?"
