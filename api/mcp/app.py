@@ -79,7 +79,8 @@ class McpEndpoint:
         if who is None:
             await _unauthorized(send)
             return
-        scope.setdefault("state", {})[_PRINCIPAL] = who
+        # A dict of this request's own: the server's may be shared between requests.
+        scope["state"] = {**scope.get("state", {}), _PRINCIPAL: who}
         # The SDK binds a session to its creator's identity: the token's, not only its name.
         access = AccessToken(
             token="-", client_id=who.name, subject=who.token_id, scopes=sorted(who.scopes)
