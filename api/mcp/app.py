@@ -30,12 +30,14 @@ from starlette.types import Receive, Scope, Send
 
 from agentrt.api.grants import Grants, refusal
 from agentrt.api.mcp import calls
-from agentrt.api.mcp.errors import mcp_error, refused
+from agentrt.api.mcp.errors import logger, mcp_error, refused
 from agentrt.api.mcp.tools import STATUS_TOOL, offered, output_schema, profile_tool, status_tool
-from agentrt.api.operator.auth import ADMIN, START, Principal
+from agentrt.api.operator.auth import START, Principal, principal_of
+from agentrt.api.operator.errors import OUTAGE_MESSAGE
 from agentrt.api.operator.state import OpsState
 from agentrt.api.settings import ApiSettings
 from agentrt.contracts.profiles import RegisteredProfile
+from agentrt.store.db.engine import DATABASE_ERRORS, database_reason
 
 MCP_PATH = "/mcp"
 _PRINCIPAL = "agentrt_principal"
@@ -75,9 +77,14 @@ class McpEndpoint:
         scheme, _, secret = header.partition(" ")
         who = None
         if scheme.lower() == "bearer" and secret.strip():
-            who = await self._principal(secret.strip())
+            try:
+                who = await self._principal(secret.strip())
+            except DATABASE_ERRORS as exc:  # the token cannot be checked now: try again
+                logger.warning("store_unavailable: %s", database_reason(exc))
+                await _refused(send, 503, "store_unavailable", OUTAGE_MESSAGE["store_unavailable"])
+                return
         if who is None:
-            await _unauthorized(send)
+            await _refused(send, 401, "unauthorized", "a valid bearer operator token is required")
             return
         # A dict of this request's own: the server's may be shared between requests.
         scope["state"] = {**scope.get("state", {}), _PRINCIPAL: who}
@@ -90,10 +97,7 @@ class McpEndpoint:
 
     async def _principal(self, secret: str) -> Principal | None:
         token = await self._ops.on_start_lane(self._ops.principals.authenticate, secret)
-        if token is None:
-            return None
-        grants = Grants.of(token.profiles, everything=ADMIN in token.scopes)
-        return Principal(token.principal, token.scopes, grants, token.id)
+        return None if token is None else principal_of(token)
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any], _params: PaginatedRequestParams | None
@@ -153,14 +157,13 @@ def _who(ctx: ServerRequestContext[Any]) -> Principal:
     return who
 
 
-async def _unauthorized(send: Send) -> None:
-    raw = json.dumps(
-        {"error": {"type": "unauthorized", "message": "a valid bearer operator token is required"}}
-    ).encode()
-    headers = [
-        (b"content-type", b"application/json"),
-        (b"content-length", b"%d" % len(raw)),
-        (b"www-authenticate", b'Bearer realm="agentrt"'),
-    ]
-    await send({"type": "http.response.start", "status": 401, "headers": headers})
+async def _refused(send: Send, status: int, type_: str, message: str) -> None:
+    """A refusal before the MCP layer, in the operator API's error shape."""
+    raw = json.dumps({"error": {"type": type_, "message": message}}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(raw))]
+    if status == 401:
+        headers.append((b"www-authenticate", b'Bearer realm="agentrt"'))
+    elif status == 503:
+        headers.append((b"retry-after", b"1"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": raw})
