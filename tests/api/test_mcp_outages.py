@@ -7,13 +7,16 @@ import asyncio
 import uuid
 from collections.abc import Iterator
 
+import httpx
 import pytest
 from mcp.shared.exceptions import MCPError
+from sqlalchemy.engine import make_url
 from temporalio.client import Client
 
 from agentrt.api.mcp.errors import UNAVAILABLE
 from agentrt.api.settings import ApiSettings
 from agentrt.workers.compose import WorkerResources
+from tests._db import backend
 from tests._proxy import FlakyProxy
 from tests.api.conftest import _serve
 from tests.api.mcp_helpers import mcp_client, text
@@ -74,3 +77,35 @@ async def test_temporal_cut_is_unavailable_then_the_retry_is_one_run(
     assert str(proxy.port) not in error.message and "127.0.0.1" not in error.message
     assert done.structured_content == {"order_id": "1042", "total_cents": 4999}, text(done)
     assert [r["status"] for r in runs] == ["COMPLETED"]
+
+
+@pytest.mark.skipif(
+    backend() != "postgres", reason="SQLite is a file opened in-process: nothing to cut"
+)
+async def test_a_token_that_cannot_be_checked_is_503_naming_no_address(
+    client: Client, a2a_settings: ApiSettings, a2a_parts: WorkerResources
+) -> None:
+    url = make_url(a2a_settings.database.resolved_url())
+    database = FlakyProxy(url.host or "127.0.0.1", url.port or 5432)
+    database.start()
+    try:
+        through = url.set(host="127.0.0.1", port=database.port)
+        settings = a2a_settings.replace(
+            database={"url": through.render_as_string(hide_password=False)}
+        )
+        async with _serve(client, settings, a2a_parts) as live:
+            secret = token(live, name("mcp-db"), "runs:start", profiles=["typed"])  # not proxied
+            database.cut()
+            async with httpx.AsyncClient(timeout=60) as raw:
+                reply = await raw.post(
+                    live.url + "/mcp",
+                    json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                    headers={"Authorization": f"Bearer {secret}",
+                             "Accept": "application/json, text/event-stream"},
+                )  # fmt: skip
+    finally:
+        database.close()
+    assert reply.status_code == 503, reply.text
+    assert reply.json()["error"]["type"] == "store_unavailable"
+    assert reply.headers["retry-after"] == "1"
+    assert str(database.port) not in reply.text and "Traceback" not in reply.text
