@@ -118,6 +118,10 @@ class WorkerResources:
         wrapped as the ones registered at start, then offered to runs that begin from now."""
         assert self.registry is not None
         self.registry.add_group(group, wrapped(group, tools, self.metrics.calls))
+        if self.registration is not None and self.catalog is not None:
+            # Its tools' effects are known now: what the profiles may do, registered again.
+            catalog = self.catalog
+            self.registration.renew({p.name: catalog.reach(p.name) for p in self.served})
 
     def __enter__(self) -> "WorkerResources":
         return self

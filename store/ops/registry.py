@@ -253,16 +253,37 @@ class Registration:
         self._reach = dict(reach or {})
         self.worker = registry.register(self._profiles, payload_keys=self._keys, reach=self._reach)
         self._stop = threading.Event()
+        self._due = threading.Event()  # set by `renew` and `close`: the thread acts now
+        self._lock = threading.Lock()
+        self._unwritten = False  # a renewed reach not written yet
         self._thread = threading.Thread(
             target=self._beat, args=(every,), name="agentrt-registration", daemon=True
         )
         self._thread.start()
 
+    def renew(self, reach: Mapping[str, Reach | None]) -> None:
+        """What the profiles' tools may do is known better now (an MCP server listed its
+        tools after the start): registered again at once, by the thread (the caller may
+        be an event loop). The same reach again changes nothing."""
+        with self._lock:
+            if dict(reach) == self._reach:
+                return
+            self._reach, self._unwritten = dict(reach), True
+        self._due.set()
+
     def _beat(self, every: float) -> None:
-        while not self._stop.wait(every):
+        while True:
+            self._due.wait(every)
+            if self._stop.is_set():
+                return
+            self._due.clear()
+            with self._lock:
+                reach, renewed = dict(self._reach), self._unwritten
             try:
-                if not self._registry.heartbeat(self.worker) and self._profiles:
-                    self._registry.register(self._profiles, self.worker, self._keys, self._reach)
+                if renewed or (not self._registry.heartbeat(self.worker) and self._profiles):
+                    self._registry.register(self._profiles, self.worker, self._keys, reach)
+                    with self._lock:
+                        self._unwritten = self._reach != reach  # renewed again meanwhile
             except Exception as exc:  # the database is away: again at the next beat
                 log.warning("profile registration not renewed: %s", type(exc).__name__)
 
@@ -271,6 +292,7 @@ class Registration:
         if self._stop.is_set():
             return
         self._stop.set()
+        self._due.set()
         self._thread.join()
         try:
             self._registry.withdraw(self.worker)

@@ -19,10 +19,12 @@ from agentrt.activities.providers.scripted import ScriptedProvider
 from agentrt.activities.toolbox.mcp_config import McpServer
 from agentrt.api.mcp.calls import derived_run_id
 from agentrt.contracts.ids import idempotency_key
+from agentrt.store.ops.registry import ProfileRegistry
 from agentrt.store.runs.record import RunStore
 from tests._rules import new_queue, one_call
 from tests.api.conftest import Live
 from tests.api.ops_helpers import DECIDER, REFUND, http, name, token, wait_status
+from tests.workflows._waiting import until
 
 
 async def test_a_run_calls_a_published_profile_through_the_mcp_server(
@@ -50,6 +52,15 @@ async def test_a_run_calls_a_published_profile_through_the_mcp_server(
     with resources:
         async with worker:
             runtime = AgentRuntime(client, RunStore(resources.ctx), queue)
+            registry = ProfileRegistry(resources.ctx)
+
+            async def registered_as_a_write() -> bool:
+                # At the start the `self` server had not listed its tools; once it has,
+                # the orchestrator registers what they do (helper: a non-idempotent write).
+                found = registry.get(orchestrator.name)
+                return found is not None and found.reach == "writes"
+
+            await until(registered_as_a_write, "the orchestrator's reach")
             outer = await runtime.run(orchestrator.name, "please delegate", initiator="ops")
             # The MCP tool is a non-idempotent write (its annotations): the outer run waits.
             assert outer.status is RunStatus.WAITING_FOR_APPROVAL

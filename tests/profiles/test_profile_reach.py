@@ -9,8 +9,9 @@ from agentrt.activities.registry import ProfileCatalog, ToolRegistry
 from agentrt.activities.toolbox.decorator import tool
 from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.profiles import Profile, RegisteredProfile
-from agentrt.store.ops.registry import ProfileRegistry
+from agentrt.store.ops.registry import ProfileRegistry, Registration
 from agentrt.store.runs.record import RunStore
+from tests.workflows._waiting import until
 
 
 @tool(effect=ToolEffect.READ_ONLY)
@@ -64,3 +65,23 @@ def test_the_registry_keeps_reach_and_output_schema(runs: RunStore) -> None:
         assert other.reach is None and other.output_schema is None
     finally:
         registry.withdraw(worker)
+
+
+async def test_a_renewed_reach_is_registered_at_once(runs: RunStore) -> None:
+    """A worker registers before its MCP servers list their tools (their reach unknown);
+    once they have, the registration is written again without waiting for a beat."""
+    registry = ProfileRegistry(runs.ctx)
+    profile = _profile([])
+    registration = Registration(registry, [profile], every=3600.0, reach={profile.name: None})
+    try:
+        assert (got := registry.get(profile.name)) is not None and got.reach is None
+        registration.renew({profile.name: "idempotent"})
+
+        async def renewed() -> bool:
+            found = registry.get(profile.name)
+            return found is not None and found.reach == "idempotent"
+
+        await until(renewed, "the renewed reach registered")
+    finally:
+        registration.close()
+    assert registry.get(profile.name) is None  # withdrawn, as ever
