@@ -4,6 +4,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from agentrt.activities.ports import Tool
+from agentrt.contracts.agents import check_agents, delegation_effect
 from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.errors import ConfigError
 from agentrt.contracts.plan import checked_attempt_seconds
@@ -105,6 +106,8 @@ class ProfileCatalog:
         self._registry = registry
         self._raw = dict(profiles)
         self._profiles = {name: resolve(p, registry) for name, p in profiles.items()}
+        # Children: each known, none a tool's name, no cycle (the name and closest valid).
+        check_agents(self._profiles, registry.names())
 
     def get(self, name: str) -> Profile | None:
         raw = self._raw.get(name)
@@ -131,20 +134,45 @@ class ProfileCatalog:
         return sorted(self._profiles)
 
     def reach(self, name: str) -> Reach | None:
-        """What the tools of profile `name` may do, the strongest of their effects; None
-        while a toolbox it names is not listed yet (its effects are not known)."""
-        raw = self._raw.get(name)
-        if raw is None or any(
-            self._registry.pending(b) and b not in self._registry.listed
-            for b in [*raw.toolboxes, *(t.partition(".")[0] for t in raw.tools)]
-        ):
+        """What a run of profile `name` may do, the strongest effect of its tools and of
+        the agents it delegates to (as a delegation to it is classed); None while a
+        toolbox of any of them has not listed its tools (their effects are not known)."""
+        if name not in self._raw or self._unlisted(name):
             return None
-        resolved = self.get(name)
-        assert resolved is not None
-        effects = {tool.effect for t in resolved.tools if (tool := self._registry.get(t))}
-        if ToolEffect.NON_IDEMPOTENT_WRITE in effects:
-            return "writes"
-        return "idempotent" if ToolEffect.IDEMPOTENT_WRITE in effects else "read_only"
+        return _REACH[self.agent_effect(name, self._registry)]
+
+    def _unlisted(self, name: str) -> bool:
+        seen: set[str] = set()
+        pending = [name]
+        while pending:
+            current = pending.pop()
+            raw = self._raw.get(current)
+            if current in seen or raw is None:
+                continue
+            seen.add(current)
+            boxes = [*raw.toolboxes, *(t.partition(".")[0] for t in raw.tools)]
+            if any(self._registry.pending(b) and b not in self._registry.listed for b in boxes):
+                return True
+            pending.extend(raw.agents)
+        return False
+
+    def agent_effect(self, name: str, registry: ToolRegistry) -> ToolEffect:
+        """The effect class of a delegation to the child `name`: the strongest among its
+        tools and its own children's (contracts/agents.py)."""
+        resolved = {n: p for n in self._raw if (p := self.get(n)) is not None}
+        return delegation_effect(name, resolved, lambda t: _effect(registry, t))
+
+
+_REACH: dict[ToolEffect, Reach] = {
+    ToolEffect.READ_ONLY: "read_only",
+    ToolEffect.IDEMPOTENT_WRITE: "idempotent",
+    ToolEffect.NON_IDEMPOTENT_WRITE: "writes",
+}
+
+
+def _effect(registry: ToolRegistry, name: str) -> ToolEffect:
+    tool = registry.get(name)
+    return ToolEffect.resolve(None) if tool is None else tool.effect
 
 
 def resolve(profile: Profile, registry: ToolRegistry) -> Profile:

@@ -7,11 +7,17 @@ from agentrt.activities._common import ActivityGroup, db, fatal
 from agentrt.activities.guardrails import checked as checked_text
 from agentrt.activities.ports import attempt_bound_of, probe_of
 from agentrt.activities.registry import ProfileCatalog, Routes, ToolRegistry
+from agentrt.contracts.agents import agent_spec
 from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.ids import ACT_RUN_BEGIN
 from agentrt.contracts.messages import ToolSpec
-from agentrt.contracts.plan import RunPlan, ToolPlan
+from agentrt.contracts.plan import (
+    DEFAULT_MAX_AGENT_DEPTH,
+    DEFAULT_MAX_CHILDREN,
+    RunPlan,
+    ToolPlan,
+)
 from agentrt.contracts.profiles import (
     DEFAULT_SEGMENT_ROUNDS,
     MAX_ITERATIONS_CEILING,
@@ -40,7 +46,10 @@ class RunActivities(ActivityGroup):
         max_prompt_chars: int = DEFAULT_MAX_PROMPT_CHARS,
         max_iterations_ceiling: int = MAX_ITERATIONS_CEILING,
         segment_rounds: int = DEFAULT_SEGMENT_ROUNDS,
+        max_agent_depth: int = DEFAULT_MAX_AGENT_DEPTH,
+        max_children: int = DEFAULT_MAX_CHILDREN,
     ) -> None:
+        self._tree = (max_agent_depth, max_children)
         self._routes = routes or Routes()
         self._max_prompt_chars = max_prompt_chars
         self._ceiling = max_iterations_ceiling
@@ -78,6 +87,8 @@ class RunActivities(ActivityGroup):
             output_schema=profile.output_schema,
             output_retries=profile.output_retries,
             segment_rounds=self._segment_rounds,
+            max_agent_depth=self._tree[0],
+            max_children=self._tree[1],
         )
         snapshot = SnapshotRecord(
             instructions=profile.instructions, tools=specs, guardrails=profile.guardrails, plan=plan
@@ -89,6 +100,7 @@ class RunActivities(ActivityGroup):
             prompt=checked.text,
             initiator=req.initiator,
             privacy=profile.privacy,
+            parent_run_id=req.parent_run_id,
         )
         await db(self._runs.begin, new)
         return BeginResult(plan=plan, next_sequence=1, guardrail=checked.verdict.name)
@@ -139,4 +151,18 @@ class RunActivities(ActivityGroup):
                 )
             )
             specs.append(tool.spec)
+        for name in profile.agents:  # each child agent, as a tool (contracts/agents.py)
+            child = self._profiles.get(name)
+            assert child is not None  # the profiles' load checked this (check_agents)
+            effect = self._profiles.agent_effect(name, self._tools)
+            plans.append(
+                ToolPlan(
+                    name=name,
+                    effect=effect,
+                    requires_approval=profile.approval_binds(effect),
+                    task_queue=child.task_queue,
+                    agent=name,
+                )
+            )
+            specs.append(agent_spec(child))
         return plans, specs

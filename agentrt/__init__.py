@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from agentrt.activities.toolbox.box import Toolbox, ToolboxContext
     from agentrt.activities.toolbox.decorator import tool
     from agentrt.activities.toolbox.mcp_config import McpServer
+    from agentrt.activities.toolbox.remote_config import RemoteAgent, RemoteSkill
     from agentrt.child import run_agent
     from agentrt.contracts.a2a import InputMessage
     from agentrt.contracts.answers import RunAnswer
@@ -110,6 +111,8 @@ _EXPORTS: dict[str, str] = {
     "build_worker": "agentrt.workers.builder",
     "AgentrtPlugin": "agentrt.workers.plugin",
     "McpServer": "agentrt.activities.toolbox.mcp_config",
+    "RemoteAgent": "agentrt.activities.toolbox.remote_config",
+    "RemoteSkill": "agentrt.activities.toolbox.remote_config",
     "SchemaBehindError": "agentrt.contracts.errors",
     "run_agent": "agentrt.child",
     "RunResult": "agentrt.contracts.run",
@@ -145,6 +148,8 @@ __all__ = [
     "ProviderRequest",
     "ReconcileAnswer",
     "Reconciled",
+    "RemoteAgent",
+    "RemoteSkill",
     "RunAnswer",
     "RunIdTakenError",
     "RunNotAwaitingApprovalError",

@@ -21,11 +21,11 @@ def bench_database(work_dir: Path, postgres_dsn: str | None = None) -> Iterator[
     own on `postgres_dsn`, dropped after."""
     if postgres_dsn is None:
         url = f"sqlite:///{work_dir / 'agentrt.db'}"
-        _migrated(url)
+        migrated(url)
         yield url
         return
     with fresh_schema(postgres_dsn, "bench") as url:
-        _migrated(url)
+        migrated(url)
         yield url
 
 
@@ -46,7 +46,8 @@ def fresh_schema(postgres_dsn: str, prefix: str) -> Iterator[str]:
         admin.dispose()
 
 
-def _migrated(url: str) -> None:
+def migrated(url: str) -> None:
+    """The schema at head, as `agentrt migrate` makes it (workers only check it)."""
     engine = make_engine(url)
     try:
         migrate.upgrade(engine)

@@ -34,7 +34,6 @@ from typing import Any
 from sqlalchemy import Engine, event
 from temporalio import activity
 
-from agentrt.store.db import driver
 from agentrt.store.db.engine import in_autocommit
 from agentrt.workers.tracing import TracedTool
 
@@ -153,33 +152,9 @@ def counting(engine: Engine) -> Iterator[SqlTally]:
         finally:
             _IN_TOOL.reset(token)
 
-    in_transaction = threading.local()  # the store's threads send statements at once
-
-    def on_driver(statement: str) -> None:
-        # On the driver's cursor (store/db/driver.py): one statement in autocommit, or on
-        # SQLite a BEGIN IMMEDIATE ... COMMIT, counted as SQLAlchemy's events count them.
-        word = statement.lstrip()[:8].upper()
-        if word.startswith("BEGIN"):
-            in_transaction.on = True
-            tally._note("statements", "transactions")
-            return
-        if word.startswith(("COMMIT", "ROLLBACK")):
-            in_transaction.on = False
-            tally._note(*(("commits", "round_trips") if word[0] == "C" else ("round_trips",)))
-            return
-        names = ["statements"]
-        if postgres:
-            names.append("round_trips")
-        if not getattr(in_transaction, "on", False):
-            names.append("transactions")
-            if word[:6].startswith(_WRITES):
-                names.append("commits")
-        tally._note(*names)
-
     TracedTool.__call__ = marked  # type: ignore[method-assign]
     try:
-        with driver.listen(engine, on_driver):
-            yield tally
+        yield tally
     finally:
         TracedTool.__call__ = tool_call  # type: ignore[method-assign]
         for name, fn in listeners.items():

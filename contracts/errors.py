@@ -69,6 +69,11 @@ class ErrorType(StrEnum):
     # release its re-execution.
     SELF_RECONCILIATION = "SelfReconciliation"
     APPROVER_RECONCILIATION = "ApproverReconciliation"
+    # A delegation to a child agent (contracts/agents.py), refused or failed: the call's
+    # result says so to the model; the parent run goes on.
+    CHILD_DEPTH_EXCEEDED = "ChildDepthExceeded"  # past AGENTRT_MAX_AGENT_DEPTH
+    CHILD_FAN_OUT_EXCEEDED = "ChildFanOutExceeded"  # past AGENTRT_MAX_CHILDREN_PER_RUN
+    CHILD_FAILED = "ChildFailed"  # the child run ended other than COMPLETED
 
 
 # Deterministic failures: retrying cannot help.

@@ -1,7 +1,7 @@
 """What a profile written in Python may hold in `tools` besides names: a tool (a `@tool`
 function, or any object with a `spec` that names it), a plain function (the worker makes
 it a `@tool`, a non-idempotent write, fail closed), or a tool source that names a whole
-toolbox (a `Toolbox`, an `McpServer`: each answers `profile_entry()`).
+toolbox (a `Toolbox`, an `McpServer`, a `RemoteAgent`: each answers `profile_entry()`).
 
 The profile keeps names, which is what its runs and its registration carry; the objects
 stay beside it (`Profile.held()`) for the worker that serves it to load. A profile loaded
@@ -49,7 +49,7 @@ def split_held(data: Mapping[str, Any]) -> tuple[dict[str, Any], tuple[object, .
         else:
             raise ValueError(
                 f"tools holds {type(item).__name__!r}, which is not a tool name, a @tool "
-                "function, a function, a Toolbox or an McpServer"
+                "function, a function, a Toolbox, an McpServer or a RemoteAgent"
             )
         held.append(item)
     out = dict(data)

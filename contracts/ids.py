@@ -35,6 +35,10 @@ ACT_WRITE_RECONCILE: Final = "write.reconcile"
 # (RUNNING -> AWAITING_RECONCILIATION), then records their answer (-> RUNNING).
 ACT_RUN_AWAIT_RECONCILE: Final = "run.await_reconciliation"
 ACT_RUN_RECONCILED: Final = "run.reconciled"
+# A delegation to a child agent (workflows/children.py): its result recorded as the
+# parent's tool result, and a child started before (a reset parent) awaited.
+ACT_CHILD_RECORD: Final = "child.record"
+ACT_CHILD_AWAIT: Final = "child.await"
 ACT_RETENTION_STALE: Final = "retention.stale_waiting"
 ACT_RETENTION_CANCEL: Final = "retention.cancel"
 ACT_RETENTION_UNSETTLED: Final = "retention.unsettled"

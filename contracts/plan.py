@@ -15,6 +15,14 @@ from agentrt.contracts.profiles import (
     UnknownOutcome,
 )
 
+# Bounds on a tree of runs (AGENTRT_MAX_AGENT_DEPTH, AGENTRT_MAX_CHILDREN_PER_RUN): a run
+# started by a client is at depth 0, its children at 1; a delegation that would start a run
+# deeper than the bound, or more children than the bound in one run, is refused.
+DEFAULT_MAX_AGENT_DEPTH = 3
+DEFAULT_MAX_CHILDREN = 8
+MAX_AGENT_DEPTH_LIMIT = 10
+MAX_CHILDREN_LIMIT = 100
+
 # The longest attempt bound a tool may declare (seconds), as a profile's write_seconds.
 MAX_ATTEMPT_SECONDS = 3600.0
 
@@ -47,6 +55,9 @@ class ToolPlan(BaseModel):
     # interrupted attempt may still land. None (every plan recorded before it): the
     # profile's `write_seconds`, the safe default.
     attempt_seconds: float | None = None
+    # A child agent (a profile of `Profile.agents`): a call runs it as a child run; its
+    # effect is the strongest of the child's tools. None: a tool (every earlier plan).
+    agent: str | None = None
 
 
 class RunPlan(BaseModel):
@@ -75,6 +86,9 @@ class RunPlan(BaseModel):
     # Rounds per history segment: past them the run continues as new (workflows/
     # segments.py). Plans recorded before it existed read None: one segment, as ever.
     segment_rounds: int | None = None
+    # Bounds on delegations (contracts/agents.py), as the installation set them at begin.
+    max_agent_depth: int = DEFAULT_MAX_AGENT_DEPTH
+    max_children: int = DEFAULT_MAX_CHILDREN
 
     def tool(self, name: str) -> ToolPlan | None:
         return next((t for t in self.tools if t.name == name), None)

@@ -139,6 +139,9 @@ class Profile(BaseModel):
     # Every tool of each, after `tools`. An MCP server (AGENTRT_MCP_SERVERS_FILE) is a
     # toolbox of its name.
     toolboxes: list[str] = Field(default_factory=list)
+    # Profiles this one may delegate to: each is offered to its model as a tool, and a call
+    # runs it as a child run (contracts/agents.py). Checked when the profiles load.
+    agents: list[str] = Field(default_factory=list)
     max_iterations: int = DEFAULT_MAX_ITERATIONS
     privacy: PrivacyLevel = "full"
     approval: Literal["writes", "none", "all"] = "writes"
@@ -249,7 +252,7 @@ class Profile(BaseModel):
         profile alone (approval `none` with any tool), failing closed: the API, which
         decides grants by it, sees no tool effects (a read-only profile declares
         `approval: writes`, which asks for nothing when no tool writes)."""
-        return self.approval == "none" and bool(self.tools or self.toolboxes)
+        return self.approval == "none" and bool(self.tools or self.toolboxes or self.agents)
 
 
 def _keys(value: object) -> Iterable[object]:
@@ -327,7 +330,11 @@ class RegisteredProfile(BaseModel):
             writes_unapproved=profile.writes_unapproved,
             publish=profile.publish,
             description=profile.description,
-            digest=hashlib.sha256(profile.model_dump_json().encode()).hexdigest(),
+            # Without `agents` when it has none: the digest of a profile written before child
+            # agents stays what its workers registered (no false mismatch in a rolling deploy).
+            digest=hashlib.sha256(
+                profile.model_dump_json(exclude=None if profile.agents else {"agents"}).encode()
+            ).hexdigest(),
             payload_keys=None if payload_keys is None else ",".join(payload_keys),
             reach=reach,
             output_schema=profile.output_schema,

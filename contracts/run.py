@@ -53,6 +53,7 @@ class Carry(BaseModel):
     # (workflows/patches.py): a carry written before that module has no such field, and
     # its segment's history holds markers; the segments since take their patches as given.
     patch_markers: bool = True
+    children: int = 0  # child runs this run started (contracts/agents.py: the fan-out bound)
 
 
 class RunRequest(BaseModel):
@@ -64,6 +65,10 @@ class RunRequest(BaseModel):
     max_iterations: int | None = None
     initiator: str = "anonymous"
     a2a_task_id: str | None = None  # set when the run serves an A2A task
+    # Set on a child run (contracts/agents.py): the run that delegated to it, and how deep
+    # in its tree it is (a client's run is 0).
+    parent_run_id: str | None = None
+    depth: int = 0
     # Set on a run's later segments (continued as new): the run exists, nothing begins.
     carry: Carry | None = None
 
@@ -92,6 +97,7 @@ class BeginRequest(BaseModel):
     initiator: str
     max_iterations: int | None = None
     workflow_run_id: str = ""
+    parent_run_id: str | None = None  # a child run's parent (contracts/agents.py)
 
 
 class BeginResult(BaseModel):

@@ -58,6 +58,10 @@ class RunView(RunHead):
     initiator: str = "anonymous"
     # The failure code beside the reason: an ErrorType value, or a Python error's name.
     error_type: str | None = None
+    # The tree of runs (contracts/agents.py): the run that delegated to this one, and the
+    # child runs this one started, oldest first (filled by a single run's read).
+    parent_run_id: str | None = None
+    children: list[str] = Field(default_factory=list)
 
 
 class EventView(BaseModel):

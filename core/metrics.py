@@ -69,19 +69,12 @@ def temporal_runtime(settings: Settings) -> Runtime | None:
     AGENTRT_TEMPORAL_METRICS_PORT (None when it is not set), for a client to connect with:
     every worker on that client reports there. One per address in a process (its
     exporter holds the port)."""
-    if settings.telemetry.temporal_metrics_port is None:
+    address = _sdk_metrics_address(settings)
+    if address is None:
         return None
-    address = f"{settings.telemetry.metrics_host}:{settings.telemetry.temporal_metrics_port}"
     if address not in _RUNTIMES:
-        try:
-            runtime = Runtime(telemetry=TelemetryConfig(metrics=PrometheusConfig(address)))
-        except ValueError as exc:
-            raise ConfigError(
-                f"AGENTRT_TEMPORAL_METRICS_PORT: the Temporal SDK cannot serve metrics on "
-                f"{address} ({str(exc).splitlines()[0]}); choose a free port, or unset it"
-            ) from None
+        _RUNTIMES[address] = _exporting_runtime(address)
         logger.info("Temporal SDK metrics on http://%s/metrics", address)
-        _RUNTIMES[address] = runtime
     return _RUNTIMES[address]
 
 
@@ -89,19 +82,31 @@ def install_sdk_metrics(settings: Settings) -> Runtime | None:
     """Make the default Temporal Runtime one whose Prometheus exporter listens on
     AGENTRT_TEMPORAL_METRICS_PORT, before any client connects (every client and worker of
     the process then reports there). Once per process; None when the port is not set."""
+    address = _sdk_metrics_address(settings)
+    if address is None:
+        return None
+    runtime = _exporting_runtime(address)
+    Runtime.set_default(runtime, error_if_already_set=True)
+    logger.info("Temporal SDK metrics on http://%s/metrics", address)
+    return runtime
+
+
+def _sdk_metrics_address(settings: Settings) -> str | None:
     if settings.telemetry.temporal_metrics_port is None:
         return None
-    address = f"{settings.telemetry.metrics_host}:{settings.telemetry.temporal_metrics_port}"
+    return f"{settings.telemetry.metrics_host}:{settings.telemetry.temporal_metrics_port}"
+
+
+def _exporting_runtime(address: str) -> Runtime:
+    """A Runtime whose Prometheus exporter listens on `address`; a port the SDK cannot
+    take is a ConfigError that says so."""
     try:
-        runtime = Runtime(telemetry=TelemetryConfig(metrics=PrometheusConfig(address)))
+        return Runtime(telemetry=TelemetryConfig(metrics=PrometheusConfig(address)))
     except ValueError as exc:
         raise ConfigError(
             f"AGENTRT_TEMPORAL_METRICS_PORT: the Temporal SDK cannot serve metrics on "
             f"{address} ({str(exc).splitlines()[0]}); choose a free port, or unset it"
         ) from None
-    Runtime.set_default(runtime, error_if_already_set=True)
-    logger.info("Temporal SDK metrics on http://%s/metrics", address)
-    return runtime
 
 
 __all__ = [

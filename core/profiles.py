@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from agentrt.contracts.agents import check_agents
 from agentrt.contracts.errors import ConfigError
 from agentrt.contracts.linear import NotLinearError, linear
 from agentrt.contracts.profiles import Profile, over_ceiling
@@ -25,13 +26,15 @@ def load_profiles(path: Path) -> dict[str, Profile]:
 
 
 def checked_profiles(profiles: Iterable[Profile], where: str) -> dict[str, Profile]:
-    """`profiles` by name: each name once, each guardrail pattern linear-time."""
+    """`profiles` by name: each name once, each guardrail pattern linear-time, each child
+    agent one of them and no cycle among them."""
     out: dict[str, Profile] = {}
     for profile in profiles:
         if profile.name in out:
             raise ConfigError(f"{where} declares the profile {profile.name!r} twice")
         _check_patterns(where, profile)
         out[profile.name] = profile
+    check_agents(out)  # each child known (else the closest name), no cycle
     return out
 
 

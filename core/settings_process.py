@@ -148,6 +148,16 @@ class WorkerSettings(SettingsGroup):
         description="an MCP server down at start is listed again, waiting twice as long "
         "each time up to this; its tools are offered once it answers",
     )
+    remote_agents_allowed_networks: str = Field(
+        default="",
+        description="CIDRs remote A2A agents may be reached at besides global unicast "
+        "addresses (see Remote agents as tools)",
+    )
+    remote_agents_allowed_hosts: str = Field(
+        default="",
+        description="host names remote A2A agents may be reached at besides global unicast "
+        "addresses",
+    )
     toolboxes: str = Field(
         default="",
         description=(

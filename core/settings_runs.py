@@ -9,6 +9,12 @@ from pydantic import Field, SecretStr
 from pydantic_settings import SettingsConfigDict
 
 from agentrt.contracts.ids import DEFAULT_MAINTENANCE_QUEUE
+from agentrt.contracts.plan import (
+    DEFAULT_MAX_AGENT_DEPTH,
+    DEFAULT_MAX_CHILDREN,
+    MAX_AGENT_DEPTH_LIMIT,
+    MAX_CHILDREN_LIMIT,
+)
 from agentrt.contracts.profiles import (
     DEFAULT_SEGMENT_ROUNDS,
     ITERATIONS_CEILING_LIMIT,
@@ -183,4 +189,18 @@ class LimitSettings(SettingsGroup):
             "a run continues as new after this many rounds, so each Temporal history stays "
             "bounded (workers)"
         ),
+    )
+    # A tree of runs (contracts/agents.py): a child run started by a delegation is one
+    # deeper than its parent; a delegation past either bound is refused to the model.
+    max_agent_depth: int = Field(
+        default=DEFAULT_MAX_AGENT_DEPTH,
+        ge=1,
+        le=MAX_AGENT_DEPTH_LIMIT,
+        description="how deep a tree of child agents may grow (a client's run is depth 0)",
+    )
+    max_children_per_run: int = Field(
+        default=DEFAULT_MAX_CHILDREN,
+        ge=1,
+        le=MAX_CHILDREN_LIMIT,
+        description="the most child agent runs one run may start",
     )

@@ -3,7 +3,7 @@ decision's keyed update id (it goes by the one answer path, starter/_answering.p
 cancel as Temporal is sent it, and the typed error for a decision the run refused."""
 
 from pydantic import ValidationError
-from temporalio.client import Client, WorkflowUpdateFailedError
+from temporalio.client import Client
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
@@ -26,7 +26,7 @@ from agentrt.contracts.errors import (
     UnattestedDecisionError,
 )
 from agentrt.contracts.ids import SIGNAL_CANCEL
-from agentrt.starter._answering import send_update
+from agentrt.starter._answering import send_typed
 from agentrt.store.db.sealing import Sealer
 from agentrt.store.security.attest import attest
 
@@ -131,11 +131,11 @@ async def send_decision(
     """Send `decision` by the one answer path (starter/_answering.py), deduped by
     `decision_update_id`; a refusal raises its typed ApprovalError, naming the `pending`
     turn digest."""
-    try:
-        await send_update(client, run_id, decision, decision_update_id(decision, sealer, run_id))
-    except WorkflowUpdateFailedError as err:
-        raise refusal_error(err.cause, run_id, decision, pending) from None
-    except RPCError as err:
-        if err.status is RPCStatusCode.NOT_FOUND:
-            raise RunNotAwaitingApprovalError(f"run {run_id} has ended") from None
-        raise
+    await send_typed(
+        client,
+        run_id,
+        decision,
+        decision_update_id(decision, sealer, run_id),
+        refused=lambda cause: refusal_error(cause, run_id, decision, pending),
+        ended=RunNotAwaitingApprovalError,
+    )

@@ -4,9 +4,7 @@ answer path (starter/_answering.py). `send_input` leaves Temporal's errors to it
 to map (api/a2a/tasks.py); `send_input_typed` raises them as typed InputErrors."""
 
 from pydantic import ValidationError
-from temporalio.client import Client, WorkflowUpdateFailedError
-from temporalio.exceptions import ApplicationError
-from temporalio.service import RPCError, RPCStatusCode
+from temporalio.client import Client
 
 from agentrt.contracts.a2a import InputMessage
 from agentrt.contracts.errors import (
@@ -16,7 +14,7 @@ from agentrt.contracts.errors import (
     RunNotAwaitingInputError,
     UnattestedInputError,
 )
-from agentrt.starter._answering import send_update
+from agentrt.starter._answering import refusal, send_typed, send_update
 from agentrt.store.db.sealing import Sealer
 from agentrt.store.security.attest import attest_input
 
@@ -57,14 +55,11 @@ async def send_input_typed(
     client: Client, run_id: str, message: InputMessage, sealer: Sealer
 ) -> None:
     """`send_input`, a refusal raised as its typed InputError (`RuntimeClient.answer`)."""
-    try:
-        await send_input(client, run_id, message, sealer)
-    except WorkflowUpdateFailedError as err:
-        cause = err.cause
-        kind = cause.type if isinstance(cause, ApplicationError) else None
-        refused = _REFUSALS.get(kind or "", InputError)
-        raise refused(f"run {run_id}: input refused ({kind or type(cause).__name__})") from None
-    except RPCError as err:
-        if err.status is RPCStatusCode.NOT_FOUND:
-            raise RunNotAwaitingInputError(f"run {run_id} has ended") from None
-        raise
+    await send_typed(
+        client,
+        run_id,
+        message,
+        input_update_id(message, sealer, run_id),
+        refused=lambda cause: refusal(cause, _REFUSALS, InputError, f"run {run_id}: input refused"),
+        ended=RunNotAwaitingInputError,
+    )

@@ -93,16 +93,16 @@ class Launcher:
                     rpc_timeout=timedelta(seconds=self._begin_timeout),
                 )
         except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError):
-            retrieve_start_error(start)
+            await retrieve_start_error(start)
             raise await self._not_begun_in_time(request.run_id, queue) from None
         except WorkflowAlreadyStartedError:
-            retrieve_start_error(start)
+            await retrieve_start_error(start)
             self._settle(request.run_id, settled)  # not this one's run: others wait not on it
             raise await self._taken(request.run_id) from None
         except WorkflowUpdateFailedError as err:
             raise begin_error(err.cause, request.profile) from None
         except RPCError as err:
-            retrieve_start_error(start)
+            await retrieve_start_error(start)
             config = start_rpc_error(err)
             if config is not None:
                 raise config from None

@@ -5,9 +5,7 @@ error for an answer the run refused (contracts/reconcile_answer.py says what eac
 from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
-from temporalio.client import Client, WorkflowUpdateFailedError
-from temporalio.exceptions import ApplicationError
-from temporalio.service import RPCError, RPCStatusCode
+from temporalio.client import Client
 
 from agentrt.contracts.errors import (
     AlreadyReconciledError,
@@ -21,7 +19,7 @@ from agentrt.contracts.errors import (
     UnattestedReconciliationError,
 )
 from agentrt.contracts.reconcile_answer import ReconcileAnswer, WriteResolution
-from agentrt.starter._answering import send_update
+from agentrt.starter._answering import refusal, send_typed
 from agentrt.store.db.sealing import Sealer
 from agentrt.store.security.attest import attest_answer, attest_resolution
 
@@ -76,14 +74,13 @@ def answer_update_id(answer: ReconcileAnswer, sealer: Sealer, run_id: str) -> st
 async def send_answer(client: Client, run_id: str, answer: ReconcileAnswer, sealer: Sealer) -> None:
     """Send `answer` by the one answer path (starter/_answering.py); a refusal raises its
     typed error."""
-    try:
-        await send_update(client, run_id, answer, answer_update_id(answer, sealer, run_id))
-    except WorkflowUpdateFailedError as err:
-        cause = err.cause
-        kind = cause.type if isinstance(cause, ApplicationError) else None
-        refused = _REFUSALS.get(kind or "", ReconcileError)
-        raise refused(f"run {run_id}: answer refused ({kind or type(cause).__name__})") from None
-    except RPCError as err:
-        if err.status is RPCStatusCode.NOT_FOUND:
-            raise RunNotAwaitingReconciliationError(f"run {run_id} has ended") from None
-        raise
+    await send_typed(
+        client,
+        run_id,
+        answer,
+        answer_update_id(answer, sealer, run_id),
+        refused=lambda cause: refusal(
+            cause, _REFUSALS, ReconcileError, f"run {run_id}: answer refused"
+        ),
+        ended=RunNotAwaitingReconciliationError,
+    )

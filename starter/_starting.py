@@ -139,12 +139,18 @@ def begin_error(cause: BaseException, profile: str) -> AgentRuntimeError:
     return AgentRuntimeError(message)
 
 
-def retrieve_start_error(start: WithStartWorkflowOperation[Any, Any]) -> None:
-    """Mark the operation's start future as seen: the SDK sets the timeout on it too, and
-    asyncio would log an unretrieved exception with a traceback."""
-    future = getattr(start, "_workflow_handle", None)
-    if isinstance(future, asyncio.Future) and future.done() and not future.cancelled():
-        future.exception()
+async def retrieve_start_error(start: WithStartWorkflowOperation[Any, Any]) -> None:
+    """Read the operation's start outcome, so asyncio does not log an unretrieved exception
+    with a traceback: the SDK sets the call's error on the start's future too. After the
+    update-with-start call raised, that future is already done (the SDK settles it before it
+    re-raises), so this takes one loop turn; the bound only keeps a changed SDK from holding
+    us. Through the public `workflow_handle()`, in a task of its own, so a CancelledError the
+    future may hold never reads as this caller's own cancellation."""
+    task = asyncio.ensure_future(start.workflow_handle())
+    done, _ = await asyncio.wait({task}, timeout=1.0)
+    if task in done and not task.cancelled():
+        task.exception()
+    task.cancel()
 
 
 def start_rpc_error(err: RPCError) -> ConfigError | None:

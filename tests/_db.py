@@ -6,7 +6,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from agentrt.core.settings import DEFAULT_POSTGRES_DSN
-from bench.database import fresh_schema
+from bench.database import fresh_schema, migrated
+
+__all__ = ["backend", "migrated", "scratch_database"]
 
 
 def backend() -> str:
@@ -21,15 +23,3 @@ def scratch_database(prefix: str, sqlite_file: Path) -> Iterator[str]:
         return
     with fresh_schema(os.environ.get("AGENTRT_POSTGRES_DSN", DEFAULT_POSTGRES_DSN), prefix) as url:
         yield url
-
-
-def migrated(url: str) -> None:
-    """The schema at head, as `agentrt migrate` makes it (workers only check it)."""
-    from agentrt.store.db import migrate
-    from agentrt.store.db.engine import make_engine
-
-    engine = make_engine(url)
-    try:
-        migrate.upgrade(engine)
-    finally:
-        engine.dispose()

@@ -229,6 +229,8 @@ def yaml_kind(data: Any) -> str | None:
         for key in ("profiles", "providers", "servers", "rules"):
             if key in data:
                 return key
+        if "remote_agents" in data:  # the servers file's other section
+            return "servers"
     if isinstance(data, list) and data and isinstance(data[0], dict):
         if "model" in data[0]:
             return "profiles"

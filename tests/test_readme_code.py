@@ -89,7 +89,7 @@ def test_data_blocks_parse_and_load_as_the_file_they_are(
     path = tmp_path / f"{kind}.yaml"
     path.write_text(yaml.safe_dump(as_file(data, kind)))
     # The variables a servers or providers file reads its secrets from, as a deployment sets.
-    for name in ("AGENTRT_FILES_TOKEN", "CRM_AUTHORIZATION", "OPENAI_API_KEY"):
+    for name in ("AGENTRT_FILES_TOKEN", "CRM_AUTHORIZATION", "OPENAI_API_KEY", "PARTNER_TOKEN"):
         monkeypatch.setenv(name, "set")
     LOADERS[kind](path)
 

@@ -7,7 +7,9 @@ message is never read, only that there was one."""
 
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import Any, cast
+from typing import Any, TypeVar, cast
+
+from prometheus_client import Counter, Histogram
 
 from agentrt.activities.ports import (
     Emit,
@@ -23,40 +25,50 @@ from agentrt.contracts.reconcile import Reconciled
 from agentrt.workers.metrics import CallMetrics
 from agentrt.workers.wrapped import WrappedTool
 
+T = TypeVar("T")
 
-class MeteredProvider:
-    def __init__(self, name: str, inner: ModelProvider, metrics: CallMetrics) -> None:
-        self._name, self._inner, self._metrics = name, inner, metrics
+
+class CallTally:
+    """A call counted and timed by its result (ok, error) under fixed labels; the labelled
+    children are made once per result: `labels()` validates and locks on every call."""
+
+    def __init__(self, calls: Counter, seconds: Histogram, **labels: str) -> None:
+        self._calls, self._seconds, self._labels = calls, seconds, labels
         self._children: dict[str, tuple[Any, Any]] = {}  # result -> (count, time)
 
-    @property
-    def streaming(self) -> bool:
-        return streams(self._inner)
-
-    async def complete(self, request: ProviderRequest) -> ProviderReply:
-        return await self._timed(self._inner.complete(request))
-
-    async def stream(self, request: ProviderRequest, emit: Emit) -> ProviderReply:
-        return await self._timed(cast(StreamingProvider, self._inner).stream(request, emit))
-
-    async def _timed(self, call: Awaitable[ProviderReply]) -> ProviderReply:
+    async def timed(self, call: Awaitable[T]) -> T:
         started, result = time.monotonic(), "error"
         try:
-            reply = await call
+            found = await call
             result = "ok"
-            return reply
+            return found
         finally:
             count, took = self._children.get(result) or self._child(result)
             count.inc()
             took.observe(time.monotonic() - started)
 
     def _child(self, result: str) -> tuple[Any, Any]:
-        """The labelled children, made once: `labels()` validates and locks on every call."""
-        m, name = self._metrics, self._name
-        child = (m.model_calls.labels(provider=name, result=result),
-                 m.model_seconds.labels(provider=name, result=result))  # fmt: skip
+        labels = {**self._labels, "result": result}
+        child = self._calls.labels(**labels), self._seconds.labels(**labels)
         self._children[result] = child
         return child
+
+
+class MeteredProvider:
+    def __init__(self, name: str, inner: ModelProvider, metrics: CallMetrics) -> None:
+        self._inner = inner
+        self._tally = CallTally(metrics.model_calls, metrics.model_seconds, provider=name)
+
+    @property
+    def streaming(self) -> bool:
+        return streams(self._inner)
+
+    async def complete(self, request: ProviderRequest) -> ProviderReply:
+        return await self._tally.timed(self._inner.complete(request))
+
+    async def stream(self, request: ProviderRequest, emit: Emit) -> ProviderReply:
+        stream = cast(StreamingProvider, self._inner).stream(request, emit)
+        return await self._tally.timed(stream)
 
 
 def metered_providers(
@@ -87,28 +99,13 @@ class MeteredTool(WrappedTool):
     def __init__(self, box: str, inner: Tool, metrics: CallMetrics) -> None:
         super().__init__(inner)
         self._box, self._metrics = box, metrics
-        self._children: dict[str, tuple[Any, Any]] = {}  # result -> (count, time)
+        tool = inner.spec.name
+        self._tally = CallTally(metrics.tool_calls, metrics.tool_seconds, toolbox=box, tool=tool)
         probe = probe_of(inner)
         self.reconcile = None if probe is None else self._probe
 
     async def __call__(self, arguments: dict[str, Any], ctx: ToolContext) -> str:
-        started, result = time.monotonic(), "error"
-        try:
-            content = await self._inner(arguments, ctx)
-            result = "ok"
-            return content
-        finally:
-            count, took = self._children.get(result) or self._child(result)
-            count.inc()
-            took.observe(time.monotonic() - started)
-
-    def _child(self, result: str) -> tuple[Any, Any]:
-        """The labelled children, made once: `labels()` validates and locks on every call."""
-        labels = {"toolbox": self._box, "tool": self._inner.spec.name, "result": result}
-        child = (self._metrics.tool_calls.labels(**labels),
-                 self._metrics.tool_seconds.labels(**labels))  # fmt: skip
-        self._children[result] = child
-        return child
+        return await self._tally.timed(self._inner(arguments, ctx))
 
     async def _probe(self, arguments: dict[str, Any], ctx: ToolContext) -> Reconciled:
         probe = probe_of(self._inner)

@@ -9,12 +9,13 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from sqlalchemy import Engine
 
 from agentrt.activities._common import ActivityGroup
 from agentrt.activities.a2a import A2AActivities, completion_hook
+from agentrt.activities.children import ChildActivities
 from agentrt.activities.fence import FenceActivities, ReconcileActivities, WriteActivities
 from agentrt.activities.fence.answer import AnswerActivities
 from agentrt.activities.model import ModelActivities
@@ -26,6 +27,7 @@ from agentrt.activities.settle import Settle, SettleActivities
 from agentrt.activities.settle.completion import Completion
 from agentrt.activities.toolbox.box import Toolbox, ToolboxContext
 from agentrt.activities.toolbox.mcp_config import McpServer, load_mcp_config
+from agentrt.activities.toolbox.remote_config import RemoteAgent
 from agentrt.activities.tools import ToolActivities
 from agentrt.contracts.profiles import Profile
 from agentrt.core.codec import parse_keys
@@ -91,6 +93,8 @@ class WorkerResources:
     # The MCP servers of the servers file and the profiles: toolboxes pending until the
     # worker runs and lists them (workers/plugin.py).
     mcp_servers: list[McpServer] = field(default_factory=list)
+    # The remote A2A agents, pending alike until their cards are fetched.
+    remote_agents: list[RemoteAgent] = field(default_factory=list)
     payload_keys: list[str] = field(default_factory=list)
 
     def open(self) -> None:
@@ -130,21 +134,20 @@ class WorkerResources:
         self.close()
 
 
-def build(
-    settings: Settings,
-    *,
-    toolboxes: Iterable[Toolbox] = (),
-    providers: Mapping[str, ModelProvider] | None = None,
-    faults: Callable[[str], None] | None = None,
-    metrics: WorkerMetrics | None = None,
-    profiles: Iterable[Profile] | None = None,
-    pending: Iterable[str] = (),
-) -> WorkerResources:
+class ComposeOptions(TypedDict, total=False):
+    """`compose`'s keyword arguments, which `build` passes on."""
+
+    toolboxes: Iterable[Toolbox]
+    providers: Mapping[str, ModelProvider] | None
+    faults: Callable[[str], None] | None
+    metrics: WorkerMetrics | None
+    profiles: Iterable[Profile] | None
+    pending: Iterable[str]
+
+
+def build(settings: Settings, **options: Unpack[ComposeOptions]) -> WorkerResources:
     """`compose`, then `open`: the resources of a worker that is starting now."""
-    resources = compose(
-        settings, toolboxes=toolboxes, providers=providers, faults=faults, metrics=metrics,
-        profiles=profiles, pending=pending,
-    )  # fmt: skip
+    resources = compose(settings, **options)
     try:
         resources.open()
     except BaseException:
@@ -176,8 +179,10 @@ def compose(
     )
     held = held_by(served.values())
     file = settings.worker.mcp_servers_file
-    listed = load_mcp_config(file).servers if file else []
-    servers = merged_servers(listed, held.mcp_servers, "servers file and the profiles")
+    listed = load_mcp_config(file) if file else None
+    where = "servers file and the profiles"
+    servers = merged_servers(listed.servers if listed else [], held.mcp_servers, where)
+    agents = merged_servers(listed.remote_agents if listed else [], held.remote_agents, where)
     boxes = load_toolboxes(settings, [*toolboxes, *held.toolboxes])
     if faults is None and (settings.faults.block_at or settings.faults.fail_at):
         faults = fault_hook(
@@ -198,12 +203,13 @@ def compose(
     )
     resources = WorkerResources(engine, ctx, executor=pool, store_executor=store)
     resources.mcp_servers = servers
+    resources.remote_agents = agents
     if metrics is not None:
         resources.metrics = metrics
     watch_store(resources.metrics.registry, ctx)
+    late = {*pending, *(s.name for s in servers), *(a.name for a in agents)}
     try:
-        _compose(resources, settings, boxes, served, providers, hook,
-                 {*pending, *(s.name for s in servers)}, held.tools)  # fmt: skip
+        _compose(resources, settings, boxes, served, providers, hook, late, held.tools)
     except BaseException:
         resources.close()
         raise
@@ -263,6 +269,7 @@ def _compose(
         PauseActivities(ctx, approval_wait=m.approval_wait.observe),
         AnswerActivities(ctx, answered=lambda answer: m.writes_answered.labels(answer).inc()),
         A2AActivities(ctx),
+        ChildActivities(runs=runs, steps=steps, faults=hook),
     ]
     _record(resources, registry, model, [tool, write, probes], groups)
     resources.provider_names = sorted(models.providers)
@@ -286,6 +293,8 @@ def _run_activities(
         max_prompt_chars=settings.limits.max_prompt_chars,
         max_iterations_ceiling=settings.limits.max_iterations_ceiling,
         segment_rounds=settings.limits.segment_rounds,
+        max_agent_depth=settings.limits.max_agent_depth,
+        max_children=settings.limits.max_children_per_run,
     )
 
 

@@ -14,6 +14,10 @@ alternating, medians of three; worker CPU per run against the storeless loop):
 Off, a worker runs the stock pieces: a ThreadPoolExecutor and the SDK's sandbox runner.
 Both ways give the same rows, histories and replays (tests/workers/test_fastpath.py).
 
+Measured and removed: the driver's cursor (a `store/db/driver.py` that ran the hottest
+statements past SQLAlchemy's execution path on its compiler internals): no headline
+measure moved beyond the noise (bench/HISTORY.md set 20).
+
 Not behind this switch: the patch probe (workflows/patches.py). It decides which commands a
 run emits, so it is part of the workflow's determinism, not a worker's choice: runs begun
 on a build with it record no patch markers (tests/histories/cf842b3-*, next-input_refused,

@@ -7,15 +7,20 @@ import inspect
 from collections.abc import Iterable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from agentrt.activities.ports import Tool
 from agentrt.activities.toolbox.box import Toolbox
 from agentrt.activities.toolbox.decorator import FunctionTool, tool
 from agentrt.activities.toolbox.mcp_config import McpServer
+from agentrt.activities.toolbox.remote_config import RemoteAgent
 from agentrt.contracts.errors import ConfigError
 from agentrt.contracts.profiles import Profile
 from agentrt.core.settings import Settings
 from agentrt.store.db.open import MIGRATE_COMMAND
+
+S = TypeVar("S", McpServer, RemoteAgent)
+_KIND = {McpServer: "MCP servers", RemoteAgent: "remote agents"}
 
 
 @dataclass
@@ -23,6 +28,7 @@ class Held:
     toolboxes: list[Toolbox] = field(default_factory=list)
     tools: list[Tool] = field(default_factory=list)  # of no toolbox
     mcp_servers: list[McpServer] = field(default_factory=list)
+    remote_agents: list[RemoteAgent] = field(default_factory=list)
 
     @property
     def mcp_names(self) -> list[str]:
@@ -40,6 +46,8 @@ def held_by(profiles: Iterable[Profile]) -> Held:
                     held.toolboxes.append(item)
             elif isinstance(item, McpServer):
                 held.mcp_servers = merged_servers(held.mcp_servers, [item], "profiles")
+            elif isinstance(item, RemoteAgent):
+                held.remote_agents = merged_servers(held.remote_agents, [item], "profiles")
             else:
                 made = as_tool(item)
                 seen = tools.get(made.spec.name)
@@ -63,16 +71,15 @@ def on_pool(item: Tool, pool: Executor) -> Tool:
     return item.on_executor(pool) if isinstance(item, FunctionTool) else item
 
 
-def merged_servers(
-    first: Iterable[McpServer], then: Iterable[McpServer], where: str
-) -> list[McpServer]:
-    """Both lists of MCP servers; one name twice is a ConfigError unless both say the same."""
+def merged_servers(first: Iterable[S], then: Iterable[S], where: str) -> list[S]:
+    """Both lists of MCP servers (or of remote agents); one name twice is a ConfigError
+    unless both say the same."""
     out = {s.name: s for s in first}
     for server in then:
         seen = out.get(server.name)
         if seen is not None and seen != server:
             raise ConfigError(
-                f"two different MCP servers are named {server.name!r} (in the {where})"
+                f"two different {_KIND[type(server)]} are named {server.name!r} (in the {where})"
             )
         out[server.name] = server
     return list(out.values())

@@ -47,12 +47,7 @@ def loaded_lines(
     return lines
 
 
-def log_loaded(
-    registry: ToolRegistry,
-    servers: Mapping[str, bool],
-    down: Mapping[str, str],
-    providers: Sequence[str],
-    profiles: Sequence[str],
-) -> None:
-    for line in loaded_lines(registry, servers, down, providers, profiles):
+def log_loaded(lines: Sequence[str]) -> None:
+    """Each of `loaded_lines` at INFO, a line each: what the worker serves."""
+    for line in lines:
         logger.info("%s", line)

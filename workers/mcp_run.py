@@ -11,11 +11,12 @@ from prometheus_client import CollectorRegistry
 
 from agentrt.core.settings import Settings
 from agentrt.workers.compose import WorkerResources
-from agentrt.workers.loaded import log_loaded
+from agentrt.workers.loaded import loaded_lines, log_loaded
 from agentrt.workers.metrics import mcp_gauge
 
 if TYPE_CHECKING:
     from agentrt.activities.toolbox.mcp_servers import McpServers
+    from agentrt.activities.toolbox.remote_agents import RemoteAgents
 
 logger = logging.getLogger("workers")
 
@@ -25,6 +26,7 @@ class ServedMcp:
         self._settings = settings
         self._resources = resources
         self._servers: McpServers | None = None
+        self._agents: RemoteAgents | None = None
 
     async def open(self) -> None:
         """List every server; hand the tools of those up to the registry, check the
@@ -43,18 +45,39 @@ class ServedMcp:
             await servers.open()
             for name, tools in servers.boxes():
                 resources.add_tools(name, tools)
-            if resources.catalog is not None:
-                resources.catalog.check()
-            servers.retry(resources.add_tools)
+        await self._open_agents()
+        if resources.catalog is not None and (resources.mcp_servers or resources.remote_agents):
+            resources.catalog.check()
+        if self._servers is not None:
+            self._servers.retry(resources.add_tools)
+        if self._agents is not None:
+            self._agents.retry(resources.add_tools)
         if resources.registry is not None:
-            log_loaded(resources.registry, self.status(), self.down(),
-                       resources.provider_names, resources.profile_names)  # fmt: skip
+            loaded = loaded_lines(resources.registry, self.status(), self.down(),
+                                  resources.provider_names, resources.profile_names)  # fmt: skip
+            log_loaded(loaded)
+
+    async def _open_agents(self) -> None:
+        """Fetch each remote agent's card (activities/toolbox/remote_agents.py); hand the
+        skills of those up (and pinned) to the registry."""
+        resources = self._resources
+        if not resources.remote_agents:
+            return
+        from agentrt.activities.toolbox.remote_agents import opened_agents
+
+        agents = opened_agents(resources.remote_agents, self._settings)
+        self._agents = agents
+        await agents.open()
+        for name, tools in agents.boxes():
+            resources.add_tools(name, tools)
 
     def status(self) -> dict[str, bool]:
+        """Each MCP server (the `agentrt_mcp_server_up` gauge and the loaded line)."""
         return {} if self._servers is None else self._servers.status()
 
     def down(self) -> dict[str, str]:
-        return {} if self._servers is None else self._servers.down()
+        down = {} if self._servers is None else self._servers.down()
+        return down | ({} if self._agents is None else self._agents.down())
 
     def gauge(self, registry: CollectorRegistry) -> None:
         """`agentrt_mcp_server_up{server}`, when there are servers."""
@@ -64,3 +87,5 @@ class ServedMcp:
     async def close(self) -> None:
         if self._servers is not None:
             await self._servers.close()
+        if self._agents is not None:
+            await self._agents.close()

@@ -74,7 +74,7 @@ async def _tools_and_models(
     provider, a cost budget with no price: the same)."""
     file = settings.worker.mcp_servers_file
     mcp = load_mcp_config(file) if file else None
-    servers, sources, down = await mcp_tools(mcp)
+    servers, sources, down = await mcp_tools(mcp, settings)
     for server in mcp.servers if mcp is not None else []:
         where = server.where
         count = len(dict(servers).get(server.name, []))

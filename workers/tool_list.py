@@ -119,13 +119,35 @@ def tool_lines(
 
 
 async def mcp_tools(
-    config: McpConfig | None,
+    config: McpConfig | None, settings: Settings | None = None
 ) -> tuple[list[tuple[str, list[Tool]]], Sources, dict[str, str]]:
     """The MCP servers' tools as the worker opens them, where each effect came from (the
     annotations), and each server that is down with why (the worker starts without its
-    tools and offers them once it answers)."""
+    tools and offers them once it answers); with `settings`, the remote agents' too (a
+    card not pinned, or changed, is down with both digests: what an operator pins)."""
     if config is None:
         return [], {}, {}
+    boxes, sources, down = await _mcp_tools(config)
+    if config.remote_agents and settings is not None:
+        from agentrt.activities.toolbox.remote_agents import opened_agents
+
+        agents = opened_agents(config.remote_agents, settings)
+        try:
+            await agents.open()
+            declared = {a.name: a.skills for a in config.remote_agents}
+            for name, tools in agents.boxes():
+                for t in tools:  # an effect the file declares, else the default
+                    skill = t.spec.name.partition(".")[2]
+                    sources[t.spec.name] = "declared" if skill in declared[name] else "default"
+            boxes, down = [*boxes, *agents.boxes()], {**down, **agents.down()}
+        finally:
+            await agents.close()
+    return boxes, sources, down
+
+
+async def _mcp_tools(
+    config: McpConfig,
+) -> tuple[list[tuple[str, list[Tool]]], Sources, dict[str, str]]:
     from agentrt.activities.toolbox.mcp_servers import McpServers
 
     servers = McpServers(config)
@@ -159,7 +181,9 @@ async def list_tools(
 ) -> None:
     profiles = load_profiles(settings.worker.profiles_file)
     boxes = load_toolboxes(settings)
-    servers, sources, down = await mcp_tools(mcp)
+    servers, sources, down = await mcp_tools(mcp, settings)
     render(tool_lines(boxes, servers, sources, profiles, settings, list(down)), emit)
+    agents = {a.name for a in mcp.remote_agents} if mcp is not None else set()
     for name, reason in sorted(down.items()):
-        emit(f"(MCP server {name} is down: {reason}; its tools are listed once it answers)")
+        kind = "remote agent" if name in agents else "MCP server"
+        emit(f"({kind} {name} is down: {reason}; its tools are listed once it answers)")

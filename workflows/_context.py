@@ -53,6 +53,10 @@ class RunContext:
     segment: int = 1
     segment_first_round: int = 1
     carried_retries: int | None = None
+    # The tree of runs (workflows/children.py): this run's depth (0: a client's run) and
+    # how many child runs it started.
+    depth: int = 0
+    children: int = 0
 
     def require_plan(self) -> RunPlan:
         assert self.plan is not None, "the run has not begun"

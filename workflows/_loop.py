@@ -15,12 +15,15 @@ class Route(Enum):
     REFUSE = "refuse"  # not offered to this run: record a refusal, run nothing
     EXECUTE = "execute"  # read-only or idempotent write: normal retries
     FENCED_WRITE = "fenced_write"  # non-idempotent write: fence, claim, one attempt
+    DELEGATE = "delegate"  # a child agent: a child run (workflows/children.py), no fence
 
 
 def route(call: ToolCall, plan: RunPlan) -> tuple[Route, ToolEffect]:
     tool = plan.tool(call.name)
     if tool is None:
         return Route.REFUSE, ToolEffect.resolve(None)
+    if tool.agent is not None:  # the child's own writes go behind the child's own fence
+        return Route.DELEGATE, tool.effect
     if tool.effect is ToolEffect.NON_IDEMPOTENT_WRITE:
         return Route.FENCED_WRITE, tool.effect
     return Route.EXECUTE, tool.effect

@@ -7,7 +7,7 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError, FailureError
 
 from agentrt.workflows import _options as opt
-from agentrt.workflows import reconciliation
+from agentrt.workflows import children, reconciliation
 from agentrt.workflows._calls import call, call_local, error_type, failure_of
 from agentrt.workflows._context import RunContext
 from agentrt.workflows._loop import Route, route
@@ -44,10 +44,20 @@ async def begin(ctx: RunContext, inp: RunRequest) -> BeginResult:
         initiator=inp.initiator,
         max_iterations=inp.max_iterations,
         workflow_run_id=workflow.info().run_id,
+        parent_run_id=parent_of(inp),
     )
     return await shield_until_done(
         call_local(BEGIN, request, opt.local_store_call(), summary=f"begin {inp.profile}")
     )
+
+
+def parent_of(inp: RunRequest) -> str | None:
+    """The run's parent: only the one Temporal says started it as a child workflow. A start
+    that names a parent it does not have (a stock client's) is a root run."""
+    parent = workflow.info().parent
+    if inp.parent_run_id is None or parent is None or parent.workflow_id != inp.parent_run_id:
+        return None
+    return inp.parent_run_id
 
 
 async def model(
@@ -96,6 +106,11 @@ async def tool(ctx: RunContext, round_no: int, c: ToolCall, seq: int | None = No
     if kind is Route.REFUSE:
         await refuse(ctx, round_no, c, f"Tool {c.name!r} is not available to this agent.", seq)
         return
+    tool_plan = plan.tool(c.name)
+    if kind is Route.DELEGATE and tool_plan is not None:
+        seq = ctx.state.take_sequence() if seq is None else seq
+        await children.delegate(ctx, round_no, c, seq, tool_plan)
+        return
     request = ToolCallRequest(
         run_id=ctx.run_id,
         round=round_no,
@@ -105,7 +120,6 @@ async def tool(ctx: RunContext, round_no: int, c: ToolCall, seq: int | None = No
         idempotency_key=idempotency_key(ctx.run_id, c.call_id),
         privacy=plan.privacy,
     )
-    tool_plan = plan.tool(c.name)
     queue = tool_plan.task_queue if tool_plan is not None else None
     if kind is Route.EXECUTE:
         await call(

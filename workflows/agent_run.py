@@ -164,6 +164,8 @@ class AgentRunWorkflow:
         ctx.run_id = inp.run_id
         ctx.task_id = inp.a2a_task_id
         ctx.gate.initiator = inp.initiator
+        # A child's depth in its tree; a start that is no child workflow is a root (0).
+        ctx.depth = inp.depth if inp.carry is not None or steps.parent_of(inp) else 0
         if inp.carry is not None:  # a later segment of a long run: it has begun
             segments.resume(ctx, inp.carry)
             return await self._go(inp, None)

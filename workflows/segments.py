@@ -78,6 +78,7 @@ def carry(ctx: RunContext) -> Carry:
         inputs=sorted(ctx.input.recorded),
         answered=sorted(ctx.reconcile.answered),
         refused=list(ctx.refused),
+        children=ctx.children,
         patch_markers=False,  # the next segment runs on this build: it takes its patches
     )
 
@@ -92,6 +93,8 @@ def continue_as_new(ctx: RunContext, inp: RunRequest) -> NoReturn:
         max_iterations=inp.max_iterations,
         initiator=inp.initiator,
         a2a_task_id=inp.a2a_task_id,
+        parent_run_id=inp.parent_run_id,
+        depth=inp.depth,
         carry=carry(ctx),
     )
     workflow.continue_as_new(nxt)
@@ -121,3 +124,4 @@ def resume(ctx: RunContext, c: Carry) -> None:
     st = ctx.state
     st.next_sequence, st.iterations, st.usage = c.next_sequence, c.iterations, c.usage
     ctx.carried_retries = c.output_retries
+    ctx.children = c.children

@@ -46,13 +46,12 @@ from agentrt.contracts.run import (
     Transition,
     TurnRecord,
 )
-from agentrt.store.db import driver
 from agentrt.store.db.context import StoreContext, utcnow
 from agentrt.store.runs.answer import ResultNotRetainableError, ceiling_of, keep_json, keep_text
 from agentrt.store.runs.record import RunStore
 from agentrt.store.security.sealed import RUN_ANSWER, RUN_OUTPUT
 from agentrt.store.steps.events import event_row
-from agentrt.store.steps.write import Part, parts_on
+from agentrt.store.steps.write import Part, write_parts
 
 # Between the attempts of a completion retried in place: 0.2 s, doubling.
 COMPLETION_PAUSES = tuple(0.2 * 2**i for i in range(COMPLETION_ATTEMPTS - 1))
@@ -129,14 +128,13 @@ class Completion:
             self._ctx.faults("complete.after_commit")
             return Transition(applied=True, status=RunStatus.COMPLETED)
         # A Core connection, not an ORM session (store/db/context.py): a session is made on it
-        # only for a hook that applies. Its statements go on its connection's cursor
-        # (store/db/driver.py), in its transaction.
-        with self._ctx.transaction() as c, driver.Cursor.joining(c) as cursor:
+        # only for a hook that applies.
+        with self._ctx.transaction() as c:
             if turn is not None:
-                parts_on(self._ctx, cursor, self._runs.turn_parts(run_id, turn))
-            row = cursor.first(
+                write_parts(self._ctx, c, self._runs.turn_parts(run_id, turn))
+            row = c.execute(
                 self._completing_row, {"run_id": run_id, "answer_sequence": req.answer_sequence}
-            )
+            ).first()
             if row is None or row[0] not in NON_TERMINAL:
                 return Transition(applied=False, status=None if row is None else RunStatus(row[0]))
             _, snapshot, answer_ceiling, body = row[:_PROBED]
@@ -148,10 +146,10 @@ class Completion:
             update, event = self._values(req, message.content, ceiling_of(snapshot, answer_ceiling))
             if self._ctx.postgres:  # the guarded UPDATE and the event: one statement
                 params = {**update, **{f"event_{k}": v for k, v in event.items()}}
-                cursor.scalar(complete_with_event(tuple(sorted(event))), params)
+                c.execute(complete_with_event(tuple(sorted(event))), params)
             else:
-                cursor.rowcount(COMPLETE, update)
-                parts_on(self._ctx, cursor, [Part("event", event)])
+                c.execute(COMPLETE, update)
+                write_parts(self._ctx, c, [Part("event", event)])
             hooks = zip(self._ctx.completion_hooks, self._probe_at, strict=True)
             applying = [hook for hook, at in hooks if at is None or row[at] is not None]
             if applying:
@@ -222,7 +220,8 @@ class Completion:
             statement = self._one[shape] = answered_in_one(*shape, self._probes)
         # As in the transaction: a fault here finds nothing of the completion committed.
         self._ctx.faults("complete.before_commit")
-        return bool(driver.scalar(self._ctx.engine, statement, params))  # store/db/driver.py
+        with self._ctx.one_statement() as c:
+            return bool(c.execute(statement, params).scalar())
 
     async def on_answer(
         self,

@@ -37,6 +37,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, SecretStr, model_validator
 
+from agentrt.activities.toolbox.remote_config import RemoteAgent
 from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.errors import ConfigError
 from agentrt.contracts.held import EntryKind
@@ -148,13 +149,15 @@ def _from_env(
 
 
 class McpConfig(Strict):
-    """The servers file: its MCP servers, each name once."""
+    """The servers file: its MCP servers and its remote A2A agents (remote_config.py),
+    each name once (each is a toolbox of its name)."""
 
     servers: list[McpServer] = Field(default_factory=list)
+    remote_agents: list[RemoteAgent] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _unique(self) -> "McpConfig":
-        names = [s.name for s in self.servers]
+        names = [s.name for s in self.servers] + [a.name for a in self.remote_agents]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise ValueError(f"duplicate server name(s): {', '.join(dupes)}")
@@ -165,6 +168,9 @@ def load_mcp_config(path: Path, environ: Mapping[str, str] | None = None) -> Mcp
     """Parse and validate the file; resolve every header and child variable so a bad one
     fails here."""
     config = load_yaml(path, McpConfig, "MCP servers file")
+    env = os.environ if environ is None else environ
     for server in config.servers:
-        server.resolved(os.environ if environ is None else environ)
+        server.resolved(env)
+    for agent in config.remote_agents:
+        agent.token(env)
     return config

@@ -9,23 +9,21 @@ file's fault, not an outage. Found on a server that comes up later, it is logged
 server stays down (its `reason` says why).
 """
 
-import asyncio
 import logging
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from mcp.types import Tool as McpToolSpec
 
 from agentrt.activities.ports import Tool
+from agentrt.activities.toolbox.late import LateSources
 from agentrt.activities.toolbox.mcp import tools_of
 from agentrt.activities.toolbox.mcp_config import McpConfig, McpServer
 from agentrt.activities.toolbox.mcp_session import McpConnection
 from agentrt.contracts.errors import ConfigError
 
 logger = logging.getLogger("agentrt.mcp")
-
-FIRST_RETRY_SECONDS = 0.5
 
 
 @dataclass
@@ -42,9 +40,11 @@ class ServerState:
         return self.reason is None
 
 
-class McpServers:
+class McpServers(LateSources[ServerState]):
     """Every server of the servers file: `await open()` lists each once, `retry(on_up)`
     keeps listing the down ones, `close()` ends both."""
+
+    what = "MCP server"
 
     def __init__(
         self,
@@ -54,17 +54,14 @@ class McpServers:
         environ: Mapping[str, str] | None = None,
     ) -> None:
         env = os.environ if environ is None else environ
-        self._states = {
-            s.name: ServerState(s, McpConnection(s, s.resolved(env)))
-            for s in (config.servers if config is not None else [])
-        }
-        self._retry_max = retry_max_seconds
-        self._task: asyncio.Task[None] | None = None
-
-    async def open(self) -> "McpServers":
-        for state in self._states.values():
-            await self._list(state, at_start=True)
-        return self
+        super().__init__(
+            {
+                s.name: ServerState(s, McpConnection(s, s.resolved(env)))
+                for s in (config.servers if config is not None else [])
+            },
+            retry_max_seconds,
+        )
+        self._logger = logger
 
     async def _list(self, state: ServerState, *, at_start: bool) -> bool:
         name = state.server.name
@@ -90,44 +87,8 @@ class McpServers:
             logger.info("MCP server %s is up: %d tools", name, len(tools))
         return True
 
-    def boxes(self) -> list[tuple[str, list[Tool]]]:
-        """(server, its tools) of each server that is up."""
-        return [(n, s.tools) for n, s in self._states.items() if s.up]
-
-    def down(self) -> dict[str, str]:
-        """Each server that is down, with why."""
-        return {n: s.reason for n, s in self._states.items() if s.reason is not None}
-
-    def status(self) -> dict[str, bool]:
-        """Each server: whether it is up (the worker's `agentrt_mcp_server_up` gauge)."""
-        return {n: s.up for n, s in self._states.items()}
-
     def states(self) -> list[ServerState]:
         return list(self._states.values())
 
-    def retry(self, on_up: Callable[[str, list[Tool]], None]) -> None:
-        """List each down server again, waiting 0.5 s, then twice as long each time up to
-        `retry_max_seconds`; call `on_up(server, tools)` when one answers."""
-        if self._task is None and self.down():
-            self._task = asyncio.create_task(self._retry(on_up), name="mcp-retry")
-
-    async def _retry(self, on_up: Callable[[str, list[Tool]], None]) -> None:
-        wait = FIRST_RETRY_SECONDS
-        while pending := [s for s in self._states.values() if not s.up and not s.stuck]:
-            await asyncio.sleep(wait)
-            wait = min(wait * 2, self._retry_max)
-            for state in pending:
-                if not await self._list(state, at_start=False):
-                    continue
-                try:
-                    on_up(state.server.name, state.tools)
-                except ConfigError as exc:  # a tool name another toolbox has: never offered
-                    state.reason, state.stuck = str(exc), True
-                    logger.error("MCP server %s answered, but %s", state.server.name, exc)
-
-    async def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
-        for state in self._states.values():
-            await state.conn.close()
+    async def _close(self, state: ServerState) -> None:
+        await state.conn.close()

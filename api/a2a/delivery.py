@@ -1,7 +1,7 @@
 """Push delivery, in the API process: reads the journal, POSTs each event (a StreamResponse)
 to every config of its task in order, with the configured Authorization header.
 
-Each POST goes to an address checked at that moment (api/a2a/outbound.py), follows no redirect
+Each POST goes to an address checked at that moment (core/outbound.py), follows no redirect
 and has one deadline for the whole attempt. A failure is retried with exponential backoff,
 a bounded number of times; then the config is a dead letter (state in the store, counted
 by agentrt_push_dead_letters_total, one log line). A target refused at delivery, or one
@@ -16,10 +16,10 @@ import logging
 
 import httpx
 
-from agentrt.api.a2a.outbound import Refused, Resolver, check_url, pinned, resolve, system_resolver
 from agentrt.api.a2a.push import policy
 from agentrt.api.settings import ApiSettings
 from agentrt.core.logs import withhold_urls
+from agentrt.core.outbound import Refused, Resolver, check_url, pinned, resolve, system_resolver
 from agentrt.store.a2a.journal import A2AJournal
 from agentrt.store.a2a.push import A2APushStore, PushConfig
 from agentrt.store.db.engine import DATABASE_ERRORS, database_reason

@@ -1,14 +1,14 @@
 """Push-notification configs: everything a client asks for is checked before anything is
 stored (ids, URL, token, authentication), and the proto mapping. Where a push may go is
-api/a2a/outbound.py; delivery is api/a2a/delivery.py."""
+core/outbound.py; delivery is api/a2a/delivery.py."""
 
 from a2a.types import AuthenticationInfo, TaskPushNotificationConfig
 from a2a.utils.errors import InvalidParamsError
 
 from agentrt.api.a2a.ids import CONFIG_ID, checked_id, printable
-from agentrt.api.a2a.outbound import Policy, Refused, check_url
 from agentrt.api.settings import ApiSettings
 from agentrt.contracts.errors import ConfigError
+from agentrt.core.outbound import Policy, Refused, check_url
 from agentrt.store.a2a.push import PushConfig, PushSpec
 from agentrt.store.db.a2a_tables import A2APushConfigRow
 

@@ -97,6 +97,13 @@ class RunOut(RunHead):
     failure: FailureOut | None = Field(
         default=None, description="a failed or cancelled run's reason in words, and what to do"
     )
+    parent_run_id: str | None = Field(
+        default=None, description="a child agent's run: the run that delegated to it"
+    )
+    children: list[str] = Field(
+        default_factory=list,
+        description="the child agent runs this run started, oldest first (GET /runs/{id})",
+    )
 
 
 class StartedOut(BaseModel):

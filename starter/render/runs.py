@@ -54,6 +54,10 @@ def print_run(console: Console, view: RunView) -> None:
     if view.status.terminal:  # the cost is summed when the run settles
         grid.add_row("cost", cost_text(view.cost_usd))
     grid.add_row("initiator", Text(view.initiator))
+    if view.parent_run_id is not None:  # a child agent's run (contracts/agents.py)
+        grid.add_row("parent", view.parent_run_id)
+    if view.children:
+        grid.add_row("children", "\n".join(view.children))
     grid.add_row("created", view.created_at.isoformat(timespec="seconds"))
     if view.finished_at is not None:
         grid.add_row("finished", view.finished_at.isoformat(timespec="seconds"))

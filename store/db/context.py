@@ -77,8 +77,7 @@ class StoreContext:
 
     @functools.cached_property
     def engine(self) -> Engine:
-        """The engine of `sessions`: its pool serves the driver-cursor statements
-        (store/db/driver.py)."""
+        """The engine of `sessions`."""
         return _bind(self.sessions)
 
     @functools.cached_property

@@ -69,6 +69,8 @@ class RunRow(Base):
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     revision: Mapped[int] = mapped_column(Integer, default=0)
+    # A child run's parent (contracts/agents.py; migration 0019): the tree of runs.
+    parent_run_id: Mapped[str | None] = mapped_column(String(36), index=True)
 
 
 class RunSequenced:

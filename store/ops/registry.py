@@ -43,7 +43,6 @@ from sqlalchemy.orm import Mapped, mapped_column
 from sqlalchemy.sql.elements import BindParameter
 
 from agentrt.contracts.profiles import Profile, Reach, RegisteredProfile
-from agentrt.store.db import driver
 from agentrt.store.db.context import StoreContext, as_utc, rowcount, utcnow
 from agentrt.store.db.tables import Base
 
@@ -80,7 +79,7 @@ class ServerRow(Base):
     # of a build before 0015, which did not say).
     payload_keys: Mapped[str | None] = mapped_column(String(500))
     # What its tools may do (RegisteredProfile.reach) and its typed answer's schema, for
-    # the MCP server's tools (NULL: not said, or a row of a build before 0019).
+    # the MCP server's tools (NULL: not said, or a row of a build before 0020).
     reach: Mapped[str | None] = mapped_column(String(16))
     output_schema: Mapped[Any] = mapped_column(JSON)
 
@@ -170,12 +169,9 @@ class ProfileRegistry:
 
     def get(self, name: str) -> RegisteredProfile | None:
         """The profile as a live worker registered it last; None if none serves it. On the
-        path of every start: one statement built once, on the driver's cursor
-        (store/db/driver.py): a tenth or less of the CPU of building the query at each call and
-        running it through SQLAlchemy's Connection (`python -m bench.store_calls`)."""
-        found = driver.rows(
-            self._ctx.engine, _GET, {"name": name, "live_after": _live_after(utcnow())}
-        )
+        path of every start: one statement built once (`python -m bench.store_calls`)."""
+        with self._ctx.read_rows() as conn:
+            found = conn.execute(_GET, {"name": name, "live_after": _live_after(utcnow())}).all()
         if not found:
             return None
         return RegisteredProfile.model_validate(dict(zip(_NAMES, found[0], strict=True)))

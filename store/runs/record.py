@@ -13,7 +13,6 @@ from agentrt.contracts.profiles import stricter
 from agentrt.contracts.run import TurnRecord
 from agentrt.contracts.snapshot import RunSnapshot, SnapshotRecord
 from agentrt.contracts.views import EventView, RunView
-from agentrt.store.db import driver
 from agentrt.store.db.context import StoreContext, as_utc, insert_ignoring, utcnow
 from agentrt.store.db.sealing import Sealer
 from agentrt.store.db.tables import EventRow, MessageRow, RunRow, in_sequence
@@ -39,6 +38,12 @@ _TURN_INPUTS = union_all(
     ),
 ).order_by("sequence")
 
+_CHILDREN = (
+    select(RunRow.id)
+    .where(RunRow.parent_run_id == bindparam("run_id"))
+    .order_by(RunRow.created_at, RunRow.id)
+)
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NewRun:
@@ -51,6 +56,7 @@ class NewRun:
     prompt: str
     initiator: str
     privacy: str
+    parent_run_id: str | None = None  # a child run's parent (contracts/agents.py)
 
 
 class RunStore:
@@ -90,8 +96,11 @@ class RunStore:
             "created_at": now,
             "updated_at": now,
             "revision": 0,
+            "parent_run_id": new.parent_run_id,
         }
         started = {"profile": profile, "initiator": new.initiator, "prompt": prompt}
+        if new.parent_run_id is not None:
+            started["parent_run_id"] = new.parent_run_id
         first = event_row(
             self._ctx.sealer, run_id, 0, EventKind.RUN_STARTED, 0, started, new.privacy
         )
@@ -157,8 +166,9 @@ class RunStore:
         """In one query: the run's snapshot (its instructions, tool specs and guardrails;
         the plan itself travels in the model request), the transcript before `sequence`,
         and the message already recorded at `sequence` (a retried model call), if any.
-        Every model call makes it: on the driver's cursor (store/db/driver.py)."""
-        rows = driver.rows(self._ctx.engine, _TURN_INPUTS, {"run_id": run_id, "upto": sequence})
+        Every model call makes it: a built statement and plain rows (no ORM objects)."""
+        with self._ctx.read_rows() as c:
+            rows = c.execute(_TURN_INPUTS, {"run_id": run_id, "upto": sequence}).all()
         if not rows or rows[0][0] != _SNAPSHOT_AT:
             raise RunNotFoundError(run_id)
         snapshot = RunSnapshot.parse(rows[0][1])
@@ -182,9 +192,13 @@ class RunStore:
         return None if raw is None else RunStatus(raw)
 
     def get(self, run_id: str) -> RunView | None:
+        """The run, with the child runs it started (oldest first)."""
         with self._ctx.reads() as s:
             row = s.get(RunRow, run_id)
-        return None if row is None else run_view(self._ctx, row)
+            children = [] if row is None else list(s.scalars(_CHILDREN, {"run_id": run_id}))
+        if row is None:
+            return None
+        return run_view(self._ctx, row).model_copy(update={"children": children})
 
     def events(self, run_id: str, after_position: int = -1, limit: int = 1000) -> list[EventView]:
         """The run's events committed after the one at `after_position`, in commit order: a

@@ -22,6 +22,7 @@ _AS_STORED = (
     "revision",
     "initiator",
     "error_type",
+    "parent_run_id",
 )
 
 

@@ -8,7 +8,7 @@ data-modifying CTEs under one SELECT, in autocommit: a single statement is atomi
 own, so all of them land or none does, as in the transaction, for a quarter of the round
 trips. SQLite has no DML in CTEs,
 and a round trip there is a function call: the same rows go in one BEGIN IMMEDIATE
-transaction, on the driver's cursor too (store/db/driver.py, `transaction`).
+transaction.
 
 Each part's statement is built once per backend and part list, with bind names prefixed by
 the part (`message_run_id`, ...): a column's own name is reserved in its VALUES clause.
@@ -25,8 +25,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.sql import Executable
 from sqlalchemy.sql.dml import ReturningInsert, Update
 
-from agentrt.store.db import driver
-from agentrt.store.db.context import StoreContext
+from agentrt.store.db.context import StoreContext, rowcount
 from agentrt.store.db.tables import EventRow, MessageRow, RunRow, ToolResultRow
 
 # An update part's statement, built from the prefix its bind names carry (`{prefix}run_id`).
@@ -65,48 +64,40 @@ class Part:
 def write_step(ctx: StoreContext, parts: Sequence[Part]) -> bool:
     """Write the parts, all or none. True when the first part, an insert, added its row
     (the others are written either way, each ignoring a duplicate)."""
-    if ctx.postgres:  # one statement, on the driver's cursor (store/db/driver.py)
+    if ctx.postgres:  # one statement, in autocommit
         statement, params = one_statement(ctx, parts)
-        return bool(driver.scalar(ctx.engine, statement, params))
-    with driver.transaction(ctx.engine) as cursor:  # BEGIN IMMEDIATE, on the driver's cursor
-        return parts_on(ctx, cursor, parts)
+        with ctx.one_statement() as c:
+            return bool(c.execute(statement, params).scalar())
+    with ctx.transaction() as c:  # BEGIN IMMEDIATE
+        return write_parts(ctx, c, parts)
 
 
 def one_update(ctx: StoreContext, statement: Executable, params: dict[str, Any]) -> int:
     """A guarded UPDATE on its own (the fence's stamp and claim): the rows it matched. On
-    PostgreSQL one statement in autocommit on the driver's cursor (store/db/driver.py); on
-    SQLite in a BEGIN IMMEDIATE transaction, as every write there."""
-    if ctx.postgres:
-        return driver.rowcount(ctx.engine, statement, params)
-    with driver.transaction(ctx.engine) as cursor:
-        return cursor.rowcount(statement, params)
+    PostgreSQL one statement in autocommit; on SQLite in a BEGIN IMMEDIATE transaction, as
+    every write there."""
+    with ctx.one_statement() as c:
+        return rowcount(c.execute(statement, params))
 
 
 def write_parts(ctx: StoreContext, s: Session | Connection, parts: Sequence[Part]) -> bool:
-    """The parts in a session or connection the caller holds (and commits), on its
-    connection's cursor. Returns as write_step does."""
+    """The parts in a session or connection the caller holds (and commits): on PostgreSQL
+    one statement, on SQLite one statement each. Returns as write_step does."""
     connection = s.connection() if isinstance(s, Session) else s
-    with driver.Cursor.joining(connection) as cursor:
-        return parts_on(ctx, cursor, parts)
-
-
-def parts_on(ctx: StoreContext, cursor: driver.Cursor, parts: Sequence[Part]) -> bool:
-    """The parts on a cursor in a transaction (or, on PostgreSQL, in autocommit: it is one
-    statement there); one statement each on SQLite. Returns as write_step does."""
     if ctx.postgres:
         statement, params = one_statement(ctx, parts)
-        return bool(cursor.scalar(statement, params))
+        return bool(connection.execute(statement, params).scalar())
     added = False
     for i, part in enumerate(parts):
         if part.fault is not None:
             ctx.faults(part.fault)
         if part.update is not None:
-            cursor.rowcount(_sqlite_update(part.update), part.params)
+            connection.execute(_sqlite_update(part.update), part.params)
             continue
         insert = sqlite_insert(part.kind, tuple(sorted(part.params)), returning=i == 0)
-        found = cursor.scalar(insert, {f"{part.kind}_{k}": v for k, v in part.params.items()})
-        if i == 0:  # only the first part says whether it added its row
-            added = found is not None
+        result = connection.execute(insert, {f"{part.kind}_{k}": v for k, v in part.params.items()})
+        if i == 0:  # only the first part says whether it added its row (RETURNING)
+            added = result.first() is not None
     return added
 
 

@@ -27,7 +27,6 @@ from agentrt.store.a2a.journal import A2AJournal
 from agentrt.store.a2a.purge import purge_runs, purge_terminal_before
 from agentrt.store.a2a.push import A2APushStore
 from agentrt.store.a2a.tasks import A2AStore
-from agentrt.store.db import driver
 from agentrt.store.db.a2a_tables import A2AEventRow, A2ATaskRow
 from agentrt.store.db.context import utcnow
 from agentrt.store.db.open import open_store
@@ -306,9 +305,7 @@ def test_the_completion_asks_about_a_task_in_its_row_read_alone(parts: WorkerRes
     run_id = begin_run(parts.ctx, snapshot=snapshot, prompt="hello")
     event.listen(parts.engine, "before_cursor_execute", on_execute)
     try:
-        # The completion's statements go on its connection's cursor (store/db/driver.py).
-        with driver.listen(parts.engine, sent.append):
-            _answer_and_complete(parts, run_id, "no task here")
+        _answer_and_complete(parts, run_id, "no task here")
     finally:
         event.remove(parts.engine, "before_cursor_execute", on_execute)
     assert RunStore(parts.ctx).status(run_id) is RunStatus.COMPLETED

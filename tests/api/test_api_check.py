@@ -13,6 +13,7 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from agentrt.api.settings import key_digest
+from agentrt.core.devserver import port_is_free
 from agentrt.core.settings import Settings
 from agentrt.store.security.principals import PrincipalStore
 from agentrt.workers.compose import WorkerResources
@@ -36,15 +37,6 @@ def _check(
     }
     env = {k: v for k, v in env.items() if v != "-"}  # "-": left unset
     return run_module("agentrt.api.main", ("--check",), env=env, cwd=cwd)
-
-
-def _port_is_free(port: int) -> bool:
-    with socket.socket() as s:
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-        return True
 
 
 def test_check_prints_the_apis_state_and_starts_nothing(
@@ -79,7 +71,7 @@ def test_check_prints_the_apis_state_and_starts_nothing(
     assert "database " in out and ": schema present" in out
     assert f"temporal TLS: off (plaintext to {address}), no API key" in out
     assert f"temporal: {address} namespace default" in out
-    assert _port_is_free(port)  # the check served nothing (and exited)
+    assert port_is_free(port)  # the check served nothing (and exited)
     assert not (tmp_path / "data").exists()  # no key file, no data directory made
 
 

@@ -89,10 +89,8 @@ async def test_not_applied_retries_the_write_once(make_live: MakeLive) -> None:
     history = await live.runtime.client.get_workflow_handle(run_id).fetch_history()
     assert patches(history.events) == []
     await assert_replays(history)
-    refunds = [
-        e for e in events if e.kind is EventKind.TOOL and e.payload["tool"] == "issue_refund"
-    ]
-    assert len(refunds) == 1 and not refunds[0].payload["is_error"]
+    [refund] = refunds(events)
+    assert not refund.payload["is_error"]
 
 
 @pytest.mark.timeout(180)
@@ -101,9 +99,7 @@ async def test_not_applied_as_an_error_result_to_the_model(make_live: MakeLive) 
         body = answer_of(run, "not_applied", then="error", result="The bank refused it.")
         await answered(client, run_id, body, "COMPLETED", "FAILED")
         events = await live.runtime.events(run_id)
-    refund = next(
-        e for e in events if e.kind is EventKind.TOOL and e.payload["tool"] == "issue_refund"
-    )
+    [refund] = refunds(events)
     assert refund.payload["is_error"] is True
     assert refund.payload["result"] == "The bank refused it."
     assert DemoWorld(live.parts.ctx).ledger_count(run_id=run_id) == 0

@@ -1,5 +1,6 @@
 """A run's worker PROCESS SIGKILLed at a fault point (workers/faults.py), then the run
-settled by a fresh worker: the shared steps of test_fence_kill.py and test_reconcile_kill.py."""
+settled by a fresh worker: the shared steps of test_fence_kill.py and the reconcile kill
+tests (test_reconcile_kill.py, test_reconcile_steps_kill.py)."""
 
 import asyncio
 import time
@@ -8,9 +9,11 @@ from pathlib import Path
 
 from temporalio.client import Client, WorkflowHistory
 
-from agentrt.contracts.views import RunView
+from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
+from agentrt.contracts.views import EventView, RunView
 from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
+from agentrt.store.demo import DemoWorld
 from agentrt.workers.compose import WorkerResources
 from tests.workers._proc import WorkerPool, WorkerProcess, wait_for_marker, worker_env
 from tests.workflows._replay import fetch
@@ -88,3 +91,18 @@ class Killer:
 
     async def history(self, run_id: str) -> WorkflowHistory:
         return await fetch(self.client, run_id)
+
+    async def refunded_once(self, run_id: str, view: RunView, fresh: WorkerProcess) -> EventView:
+        """The run answered with exactly one refund in the ledger and its fence cleared:
+        the refund's tool event, which is no error."""
+        assert DemoWorld(self.parts.ctx).ledger_count(run_id=run_id, call_id=REFUND_CALL) == 1
+        assert view.status is RunStatus.COMPLETED, fresh.log_tail()
+        assert view.outcome is Outcome.COMPLETED
+        assert view.termination_reason is TerminationReason.ANSWERED
+        assert view.pending_effect is None  # the fence is cleared
+        events = await self.runtime.events(run_id)
+        [refund] = [
+            e for e in events if e.kind is EventKind.TOOL and e.payload["tool"] == "issue_refund"
+        ]
+        assert refund.payload["is_error"] is False
+        return refund

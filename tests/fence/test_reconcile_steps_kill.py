@@ -15,12 +15,10 @@ from datetime import timedelta
 import pytest
 from temporalio.api.enums.v1 import EventType
 
-from agentrt.contracts.enums import EventKind, Outcome, RunStatus, TerminationReason
 from agentrt.contracts.ids import ACT_WRITE_EXECUTE, ACT_WRITE_RECONCILE
-from agentrt.store.demo import DemoWorld
 from agentrt.workflows.fence import LANDING_MARGIN_SECONDS
 from bench import bounded_tools
-from tests.fence._kill import REFUND_CALL, Killer
+from tests.fence._kill import Killer
 from tests.workflows._replay import assert_replays, scheduled
 
 CLAIM, EFFECT = "write.after_claim", "write.after_effect"
@@ -57,16 +55,7 @@ async def test_a_kill_at_every_step_of_reconciliation_ends_in_exactly_one_write(
     print(f"\n{case}: COMPLETED {time.monotonic() - killed.started:.1f}s after its start")
 
     run_id = killed.run_id
-    assert DemoWorld(killer.parts.ctx).ledger_count(run_id=run_id, call_id=REFUND_CALL) == 1
-    assert view.status is RunStatus.COMPLETED, fresh.log_tail()
-    assert view.outcome is Outcome.COMPLETED
-    assert view.termination_reason is TerminationReason.ANSWERED
-    assert view.pending_effect is None
-    events = await killer.runtime.events(run_id)
-    [refund] = [
-        e for e in events if e.kind is EventKind.TOOL and e.payload["tool"] == "issue_refund"
-    ]
-    assert refund.payload["is_error"] is False
+    refund = await killer.refunded_once(run_id, view, fresh)
     assert bool(refund.payload.get("reconciled")) is (EFFECT in points)
 
     history = await killer.history(run_id)

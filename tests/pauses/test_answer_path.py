@@ -20,7 +20,7 @@ from agentrt.contracts.approval import ApprovalDecision, DecideResult
 from agentrt.contracts.enums import EventKind, RunStatus
 from agentrt.contracts.errors import InvalidRequestError, StaleTurnError
 from agentrt.contracts.ids import UPDATE_ANSWER, UPDATE_BEGUN, UPDATE_DECIDE
-from agentrt.starter import _answering, _deciding
+from agentrt.starter import _answering
 from agentrt.starter.facade import AgentRuntime
 from agentrt.starter.remote import answer_body
 from agentrt.store.demo import DemoWorld
@@ -39,7 +39,7 @@ async def test_the_answer_method_sends_by_the_answer_update_and_the_run_goes_on(
 ) -> None:
     waiting = await runtime.run("support", REFUND, initiator="alice")
     digest = pending_digest(waiting)
-    sent = watch(monkeypatch, _deciding, "send_update")
+    sent = watch(monkeypatch, _answering, "send_update")
     with pytest.raises(StaleTurnError):  # the gate's refusals, typed, as before
         await runtime.answer(
             waiting.run_id, ApprovalDecision(approved=True, decided_by="bob", turn_digest="f" * 64)

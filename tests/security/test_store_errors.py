@@ -1,6 +1,6 @@
-"""A store call on the driver's cursor (store/db/driver.py) that the database cannot serve
-crosses into Temporal as the text-free StoreUnavailable: no SQL, no host, no stored content,
-no driver message, no chained cause, and a one-line log that names only the error's type."""
+"""A store call that the database cannot serve (a model call's transcript read) crosses
+into Temporal as the text-free StoreUnavailable: no SQL, no host, no stored content, no
+driver message, no chained cause, and a one-line log that names only the error's type."""
 
 import logging
 from pathlib import Path
@@ -21,7 +21,7 @@ from tests._runs import begin_run
 CANARY = "canary-prompt-7d1f"
 
 
-async def test_a_store_failure_on_the_drivers_cursor_says_nothing_but_unavailable(
+async def test_a_store_failure_says_nothing_but_unavailable(
     parts: WorkerResources, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     run_id = begin_run(parts.ctx, prompt=CANARY)

@@ -23,7 +23,7 @@ from agentrt.core.temporal import connect
 from agentrt.core.temporal_diagnose import explain, probe
 from agentrt.core.temporal_tls import temporal_access
 from tests._proxy import FlakyProxy
-from tests._tls import SERVER_NAME, TestCA, terminating_context
+from tests._tls import SERVER_NAME, Pem, TestCA, terminating_context
 
 
 @contextmanager
@@ -61,6 +61,14 @@ async def _refusal(settings: Settings, **temporal: Any) -> str:
     return message
 
 
+async def _mtls_refusal(settings: Settings, address: str, ca: TestCA, client: Pem) -> str:
+    """`_refusal` of the frontend at `address` with `ca` trusted and `client`'s certificate."""
+    return await _refusal(
+        settings, address=address, tls_ca=ca.pem, tls_server_name=SERVER_NAME,
+        tls_cert=client.cert, tls_key=client.key,
+    )  # fmt: skip
+
+
 async def test_a_terminator_without_alpn_h2_is_named(
     temporal_env: WorkflowEnvironment, settings: Settings, tmp_path: Path
 ) -> None:
@@ -69,10 +77,7 @@ async def test_a_terminator_without_alpn_h2_is_named(
     # A terminator that speaks only HTTP/1.1 over ALPN, and one that does no ALPN at all.
     for alpn in (["http/1.1"], []):
         with _frontend(_target(temporal_env), ca, tmp_path, alpn=alpn) as address:
-            message = await _refusal(
-                settings, address=address, tls_ca=ca.pem, tls_server_name=SERVER_NAME,
-                tls_cert=client.cert, tls_key=client.key,
-            )  # fmt: skip
+            message = await _mtls_refusal(settings, address, ca, client)
         assert "its TLS frontend offers no protocol over ALPN" in message, message
         assert "gRPC needs HTTP/2 (ALPN h2)" in message
         assert "client certificate" not in message
@@ -85,10 +90,7 @@ async def test_a_client_certificate_from_an_unknown_ca_is_named(
     ca = TestCA()
     stranger = TestCA("someone else's CA").issue("worker-1", client=True)
     with _frontend(_target(temporal_env), ca, tmp_path, optional=optional) as address:
-        message = await _refusal(
-            settings, address=address, tls_ca=ca.pem, tls_server_name=SERVER_NAME,
-            tls_cert=stranger.cert, tls_key=stranger.key,
-        )  # fmt: skip
+        message = await _mtls_refusal(settings, address, ca, stranger)
     assert "it does not trust the CA that issued the client certificate" in message
     assert "AGENTRT_TEMPORAL_TLS_CERT" in message
 
@@ -100,10 +102,7 @@ async def test_a_client_certificate_the_server_does_not_accept_is_named(
     ca = TestCA()
     wrong_use = ca.issue("worker-1.internal", client=False)
     with _frontend(_target(temporal_env), ca, tmp_path) as address:
-        message = await _refusal(
-            settings, address=address, tls_ca=ca.pem, tls_server_name=SERVER_NAME,
-            tls_cert=wrong_use.cert, tls_key=wrong_use.key,
-        )  # fmt: skip
+        message = await _mtls_refusal(settings, address, ca, wrong_use)
     assert "it did not accept the client certificate in AGENTRT_TEMPORAL_TLS_CERT" in message
     assert "unsupported certificate" in message and "its CA is trusted" in message
 

@@ -13,7 +13,6 @@ from sqlalchemy.exc import IntegrityError
 from agentrt.activities.fence._sql import clear_part
 from agentrt.contracts.enums import EventKind
 from agentrt.contracts.messages import Message
-from agentrt.store.db import driver
 from agentrt.store.db.engine import in_autocommit
 from agentrt.store.db.sealing import Sealer
 from agentrt.store.db.tables import EventRow, MessageRow
@@ -54,9 +53,7 @@ def _statements(parts: WorkerResources) -> Iterator[list[str]]:
     event.listen(engine, "before_cursor_execute", on_execute)
     event.listen(engine, "commit", on_commit)
     try:
-        # The hottest statements go on the driver's cursor, past the engine's events.
-        with driver.listen(engine, lambda sql: on_execute(None, None, sql)):
-            yield sent
+        yield sent
     finally:
         event.remove(engine, "before_cursor_execute", on_execute)
         event.remove(engine, "commit", on_commit)

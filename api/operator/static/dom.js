@@ -10,6 +10,32 @@ export function el(tag, text, cls) {
   return node;
 }
 
+// A <select> of [value, label] pairs, in their order.
+export function choices(cls, pairs) {
+  const select = el("select", null, cls);
+  for (const [value, label] of pairs) {
+    const option = el("option", label);
+    option.value = value;
+    select.append(option);
+  }
+  return select;
+}
+
+// A text field (`tag`: textarea or input) with its hint and its bound.
+export function field(tag, cls, placeholder, maxLength) {
+  const node = el(tag, null, cls);
+  node.placeholder = placeholder;
+  node.maxLength = maxLength;
+  return node;
+}
+
+// A form's submit button and the line under it that says how the submission went.
+export function sendLine(label, cls) {
+  const send = el("button", label, `${cls}-send`);
+  send.type = "submit";
+  return [send, el("p", null, `${cls}-status muted`)];
+}
+
 // A time with its zone: always UTC, labelled, to the second (the title gives the
 // browser's local time with its offset).
 export function when(iso) {

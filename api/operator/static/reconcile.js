@@ -1,8 +1,10 @@
 // The answer form for a write whose outcome is unknown, on a run that waits for a person
 // (AWAITING_RECONCILIATION): POST /runs/{id}/reconcile as the signed-in principal. Self-
 // contained (its own request and messages) so the page around it may change; calls.js calls
-// reconcileForm(run, may) where it shows the pending write. Text only via textContent.
+// reconcileForm(run, may) where it shows the pending write. Text only via textContent
+// (dom.js's helpers).
 import { token } from "./api.js";
+import { choices, el, field, sendLine } from "./dom.js";
 
 const RECONCILE_REFUSALS = {
   already_reconciled: "Another operator answered first: nothing was changed by yours.",
@@ -11,13 +13,6 @@ const RECONCILE_REFUSALS = {
   forbidden: "Your token lacks the runs:reconcile scope.",
   unauthorized: "Your token is unknown, revoked or expired: sign in again.",
 };
-
-function reconcileNode(tag, text, className) {
-  const node = document.createElement(tag);
-  if (text !== undefined && text !== null) node.textContent = String(text);
-  if (className) node.className = className;
-  return node;
-}
 
 async function sendReconcile(runId, body) {
   const reply = await fetch(`/runs/${runId}/reconcile`, {
@@ -40,31 +35,22 @@ async function sendReconcile(runId, body) {
 // applied, then retry or an error result; give up), and a reason.
 export function reconcileForm(run, may) {
   const w = run.pending_write;
-  const box = reconcileNode("form", null, "reconcile");
+  const box = el("form", null, "reconcile");
   box.dataset.fence = w.fence || "";
-  box.append(reconcileNode("h4", "What does the target system show?"));
+  box.append(el("h4", "What does the target system show?"));
   if (!may) {
-    box.append(reconcileNode("p", "You may read this run but not answer for its write " +
+    box.append(el("p", "You may read this run but not answer for its write " +
       "(no runs:reconcile scope).", "muted"));
     return box;
   }
-  const choice = reconcileNode("select", null, "reconcile-answer");
-  for (const [value, label] of [["applied", "Applied"], ["not_applied:retry",
-    "Not applied: retry the write"], ["not_applied:error", "Not applied: tell the model"],
-  ["give_up", "Give up (the run fails)"]]) {
-    const option = reconcileNode("option", label);
-    option.value = value;
-    choice.append(option);
-  }
-  const result = reconcileNode("textarea", null, "reconcile-result");
-  result.placeholder = "applied: the result the model should see; not applied: the error";
-  result.maxLength = 50000;
-  const reason = reconcileNode("input", null, "reconcile-reason");
-  reason.placeholder = "reason (kept in the audit event)";
-  reason.maxLength = 2000;
-  const send = reconcileNode("button", "Record answer", "reconcile-send");
-  send.type = "submit";
-  const status = reconcileNode("p", null, "reconcile-status muted");
+  const choice = choices("reconcile-answer", [
+    ["applied", "Applied"], ["not_applied:retry", "Not applied: retry the write"],
+    ["not_applied:error", "Not applied: tell the model"], ["give_up", "Give up (the run fails)"],
+  ]);
+  const result = field("textarea", "reconcile-result",
+    "applied: the result the model should see; not applied: the error", 50000);
+  const reason = field("input", "reconcile-reason", "reason (kept in the audit event)", 2000);
+  const [send, status] = sendLine("Record answer", "reconcile");
   box.append(choice, result, reason, send, status);
   box.addEventListener("submit", async (event) => {
     event.preventDefault();

@@ -5,7 +5,7 @@
 // calls resolveForm(run, after) where it shows the write, only for a principal whose
 // token holds the scope (the API checks it again). Text only via textContent.
 import { ApiError, explain, json } from "./api.js";
-import { el, notice } from "./dom.js";
+import { choices, el, field, notice, sendLine } from "./dom.js";
 
 const RESOLVE_REFUSALS = {
   nothing_to_resolve: "The write was resolved already (or the run has none): nothing was " +
@@ -26,19 +26,13 @@ export function resolveForm(run, after) {
   const box = el("form", null, "resolve");
   box.dataset.fence = w.fence || "";
   box.append(el("h4", "Resolve: what did the target system show?"));
-  const outcome = el("select", null, "resolve-outcome");
-  for (const [value, label] of [["not_applied", "Not applied: no trace of the write"],
-    ["applied", "Applied: the write happened"]]) {
-    const option = el("option", label);
-    option.value = value;
-    outcome.append(option);
-  }
-  const note = el("textarea", null, "resolve-note");
-  note.placeholder = "what you checked, and where (required; kept in the audit event)";
-  note.maxLength = 2000;
-  const send = el("button", "Record resolution", "resolve-send");
-  send.type = "submit";
-  const status = el("p", null, "resolve-status muted");
+  const outcome = choices("resolve-outcome", [
+    ["not_applied", "Not applied: no trace of the write"],
+    ["applied", "Applied: the write happened"],
+  ]);
+  const note = field("textarea", "resolve-note",
+    "what you checked, and where (required; kept in the audit event)", 2000);
+  const [send, status] = sendLine("Record resolution", "resolve");
   box.append(outcome, note, send, status);
   note.addEventListener("input", () => { if (!send.disabled) status.textContent = ""; });
   box.addEventListener("submit", async (event) => {

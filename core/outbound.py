@@ -1,9 +1,10 @@
-"""Where a push may go. A push URL is checked twice: statically when it is registered (scheme,
-no userinfo, a host the HTTP client accepts, a literal address in any numeric form that
-getaddrinfo would accept), and at every delivery, where its name is resolved (off the event
-loop) and every resolved address is checked; the request then connects to the checked
-address. An address is refused unless it is globally routable unicast, or an allow-list
-setting names its network (or its host name)."""
+"""Where an outbound request may go: an A2A push (api/a2a/delivery.py) or a call to a
+remote agent (activities/toolbox/remote_http.py). A URL is checked twice: statically when
+it is registered (scheme, no userinfo, a host the HTTP client accepts, a literal address in
+any numeric form that getaddrinfo would accept), and at every delivery, where its name is
+resolved (off the event loop) and every resolved address is checked; the request then
+connects to the checked address. An address is refused unless it is globally routable
+unicast, or an allow-list setting names its network (or its host name)."""
 
 import asyncio
 import ipaddress
@@ -29,7 +30,7 @@ MAX_URL = 2048
 
 
 class Refused(Exception):
-    """A push target this server will not send to; str() says why, without the address."""
+    """A target this process will not send to; str() says why, without the address."""
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,7 @@ def _embedded(ip: IP) -> ipaddress.IPv4Address | None:
 
 
 def _kind(ip: IP) -> str | None:
-    """Why an address is no push target, or None for a global unicast address."""
+    """Why an address is no target, or None for a global unicast address."""
     checks = (
         ("unspecified", ip.is_unspecified),
         ("loopback", ip.is_loopback),
@@ -103,9 +104,9 @@ def refusal(ip: IP, policy: Policy) -> str | None:
         return None
     for candidate in (ip, inner):
         if candidate is not None and (kind := _kind(candidate)) is not None:
-            return f"the push URL targets a {kind} address"
+            return f"the URL targets a {kind} address"
     if inner is not None:
-        return "the push URL targets an address with an embedded IPv4 address"
+        return "the URL targets an address with an embedded IPv4 address"
     return None
 
 
@@ -128,7 +129,7 @@ def literal(host: str) -> IP | None:
 def check_url(url: str, policy: Policy) -> Target:
     """The static check, at registration and again before every delivery."""
     if len(url) > MAX_URL or any(ord(c) < 0x21 or ord(c) == 0x7F for c in url):
-        raise Refused("the push URL is too long or holds spaces or control characters")
+        raise Refused("the URL is too long or holds spaces or control characters")
     try:
         parts = urlsplit(url)
         _ = parts.port
@@ -137,13 +138,13 @@ def check_url(url: str, policy: Policy) -> Target:
         httpx.Request("POST", parsed)
         host = parsed.raw_host.decode("ascii").strip("[]")
     except Exception:  # urllib and httpx (IDNA) refuse in many ways: all are "does not parse"
-        raise Refused("the push URL does not parse") from None
+        raise Refused("the URL does not parse") from None
     if parts.scheme not in ("http", "https") or parsed.scheme != parts.scheme:
-        raise Refused("the push URL must be http or https")
+        raise Refused("the URL must be http or https")
     if parts.username is not None or parts.password is not None or "@" in parts.netloc:
-        raise Refused("the push URL may not carry credentials")
+        raise Refused("the URL may not carry credentials")
     if not host:
-        raise Refused("the push URL has no host")
+        raise Refused("the URL has no host")
     name = _name(host)
     ip = literal(host)
     if ip is not None:
@@ -151,7 +152,7 @@ def check_url(url: str, policy: Policy) -> Target:
         if reason is not None:
             raise Refused(reason)
     elif not policy.names(name) and any(name == n or name.endswith("." + n) for n in _NAMES):
-        raise Refused("the push URL names this machine or a metadata service")
+        raise Refused("the URL names this machine or a metadata service")
     port = parsed.port or (443 if parsed.scheme == "https" else 80)
     return Target(parsed, name if ip is None else str(ip), port)
 
@@ -173,10 +174,10 @@ async def resolve(target: Target, policy: Policy, resolver: Resolver) -> list[IP
         try:
             answers = await resolver(target.host, target.port)
         except OSError:
-            raise ConnectionError("the push host does not resolve") from None
+            raise ConnectionError("the host does not resolve") from None
         found = [ipaddress.ip_address(a.split("%", 1)[0]) for a in answers]
     if not found:
-        raise ConnectionError("the push host does not resolve")
+        raise ConnectionError("the host does not resolve")
     if not policy.names(target.host):
         for ip in found:
             reason = refusal(ip, policy)

@@ -6,7 +6,7 @@ text answer)."""
 import sqlalchemy as sa
 from alembic import op
 
-revision, down_revision = "0019", "0018"
+revision, down_revision = "0020", "0019"
 branch_labels = depends_on = None
 
 
