@@ -54,6 +54,15 @@ def test_reach_is_the_strongest_effect_and_unknown_while_a_toolbox_is_pending() 
     assert catalog.reach(waiting.name) == "read_only"
 
 
+def test_reach_counts_the_agents_a_profile_delegates_to() -> None:
+    registry = ToolRegistry([look, pay], pending=["crm"])
+    payer, asker = _profile(["pay"]), _profile(["look"], toolboxes=["crm"])
+    boss, manager = _profile(["look"], agents=[payer.name]), _profile([], agents=[asker.name])
+    catalog = ProfileCatalog({p.name: p for p in (payer, asker, boss, manager)}, registry)
+    assert catalog.reach(boss.name) == "writes"  # its child pays
+    assert catalog.reach(manager.name) is None  # its child's crm server has not listed
+
+
 def test_the_registry_keeps_reach_and_output_schema(runs: RunStore) -> None:
     registry = ProfileRegistry(runs.ctx)
     typed, plain = _profile([], output_schema=SCHEMA), _profile(["pay"])
