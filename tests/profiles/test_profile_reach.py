@@ -6,30 +6,20 @@ nothing (None), which the MCP server reads as a write: fail closed."""
 import uuid
 
 from agentrt.activities.registry import ProfileCatalog, ToolRegistry
-from agentrt.activities.toolbox.decorator import tool
-from agentrt.contracts.enums import ToolEffect
+from agentrt.activities.toolbox.demo import demo_tools
 from agentrt.contracts.profiles import Profile, RegisteredProfile
+from agentrt.store.demo import DemoWorld
 from agentrt.store.ops.registry import ProfileRegistry, Registration
 from agentrt.store.runs.record import RunStore
 from tests.workflows._waiting import until
 
-
-@tool(effect=ToolEffect.READ_ONLY)
-def look(order_id: str) -> str:
-    """Look an order up."""
-    return order_id
+# The demo toolbox: lookup_order reads, set_record is an idempotent write, issue_refund a
+# non-idempotent one (activities/toolbox/demo.py).
+LOOK, TAG, PAY = "lookup_order", "set_record", "issue_refund"
 
 
-@tool(effect=ToolEffect.IDEMPOTENT_WRITE)
-def tag(order_id: str) -> str:
-    """Tag an order (again: the same tag)."""
-    return order_id
-
-
-@tool  # no effect declared: a non-idempotent write
-def pay(order_id: str) -> str:
-    """Pay an order."""
-    return order_id
+def _demo(runs: RunStore, pending: list[str]) -> ToolRegistry:
+    return ToolRegistry(demo_tools(DemoWorld(runs.ctx)), pending=pending)
 
 
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
@@ -40,10 +30,12 @@ def _profile(tools: list[str], **more: object) -> Profile:
                                    "tools": tools, **more})  # fmt: skip
 
 
-def test_reach_is_the_strongest_effect_and_unknown_while_a_toolbox_is_pending() -> None:
-    registry = ToolRegistry([look, tag, pay], pending=["crm"])
-    reads, tags, pays = _profile(["look"]), _profile(["look", "tag"]), _profile(["tag", "pay"])
-    waiting, bare = _profile(["look"], toolboxes=["crm"]), _profile([])
+def test_reach_is_the_strongest_effect_and_unknown_while_a_toolbox_is_pending(
+    runs: RunStore,
+) -> None:
+    registry = _demo(runs, ["crm"])
+    reads, tags, pays = _profile([LOOK]), _profile([LOOK, TAG]), _profile([TAG, PAY])
+    waiting, bare = _profile([LOOK], toolboxes=["crm"]), _profile([])
     catalog = ProfileCatalog({p.name: p for p in (reads, tags, pays, waiting, bare)}, registry)
     assert catalog.reach(reads.name) == "read_only"
     assert catalog.reach(tags.name) == "idempotent"
@@ -54,10 +46,10 @@ def test_reach_is_the_strongest_effect_and_unknown_while_a_toolbox_is_pending() 
     assert catalog.reach(waiting.name) == "read_only"
 
 
-def test_reach_counts_the_agents_a_profile_delegates_to() -> None:
-    registry = ToolRegistry([look, pay], pending=["crm"])
-    payer, asker = _profile(["pay"]), _profile(["look"], toolboxes=["crm"])
-    boss, manager = _profile(["look"], agents=[payer.name]), _profile([], agents=[asker.name])
+def test_reach_counts_the_agents_a_profile_delegates_to(runs: RunStore) -> None:
+    registry = _demo(runs, ["crm"])
+    payer, asker = _profile([PAY]), _profile([LOOK], toolboxes=["crm"])
+    boss, manager = _profile([LOOK], agents=[payer.name]), _profile([], agents=[asker.name])
     catalog = ProfileCatalog({p.name: p for p in (payer, asker, boss, manager)}, registry)
     assert catalog.reach(boss.name) == "writes"  # its child pays
     assert catalog.reach(manager.name) is None  # its child's crm server has not listed
@@ -65,7 +57,7 @@ def test_reach_counts_the_agents_a_profile_delegates_to() -> None:
 
 def test_the_registry_keeps_reach_and_output_schema(runs: RunStore) -> None:
     registry = ProfileRegistry(runs.ctx)
-    typed, plain = _profile([], output_schema=SCHEMA), _profile(["pay"])
+    typed, plain = _profile([], output_schema=SCHEMA), _profile([PAY])
     worker = registry.register([typed, plain], reach={typed.name: "read_only"})
     try:
         got, other = registry.get(typed.name), registry.all()[plain.name]
