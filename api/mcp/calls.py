@@ -39,6 +39,11 @@ _WAITS_FOR = {
     RunStatus.WAITING_FOR_INPUT: "input",
     RunStatus.AWAITING_RECONCILIATION: "an answer on a write whose outcome is unknown",
 }
+# The scope of the person who moves a waiting run on (api/operator/auth.py).
+_WHO_ACTS = {
+    RunStatus.WAITING_FOR_APPROVAL: "runs:decide",
+    RunStatus.AWAITING_RECONCILIATION: "runs:reconcile",
+}
 
 
 def derived_run_id(who: str, profile: str, key: str) -> uuid.UUID:
@@ -139,8 +144,9 @@ async def result(
     text = f"Run {run_id} is {out.status.value}."
     if "waiting_for" in said:
         text += (
-            f" It waits for {said['waiting_for']}: a person with the scope runs:decide acts "
-            f"on it at {said['approve_at']} (or POST {base_url}/runs/{run_id}/answers)."
+            f" It waits for {said['waiting_for']}: a person with the scope "
+            f"{_WHO_ACTS.get(out.status, 'runs:decide')} acts on it at {said['approve_at']} "
+            f"(or POST {base_url}/runs/{run_id}/answers)."
         )
     return _status_result(said, f"{text} {_ask_again(run_id)}")
 

@@ -160,3 +160,12 @@ async def test_a_models_question_is_the_answer_of_a_call(live: Live) -> None:
     async with mcp_client(live, secret) as client:
         asked = await client.call_tool("helper", {"prompt": "which order is mine?"})
     assert not asked.is_error and text(asked) == "Which order number do you mean?"
+
+
+async def test_a_failed_run_is_an_error_result_with_its_failure_code(live: Live) -> None:
+    secret = token(live, name("mcp-fail"), "runs:start", "runs:read", profiles=["typed"])
+    async with mcp_client(live, secret) as client:
+        failed = await client.call_tool("typed", {"prompt": "the typed nonsense of order 1042"})
+    status = said(failed)
+    assert failed.is_error and status["status"] == "FAILED" and status["error_type"]
+    assert f"ended FAILED ({status['error_type']})" in text(failed)
