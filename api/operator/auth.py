@@ -12,7 +12,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from agentrt.api.grants import Grants
 from agentrt.api.operator.errors import forbidden, unauthorized
-from agentrt.store.security.principals import PrincipalStore
+from agentrt.store.security.principals import PrincipalStore, TokenInfo
 
 READ, READ_ALL, START = "runs:read", "runs:read-all", "runs:start"
 DECIDE, CANCEL, ADMIN = "runs:decide", "runs:cancel", "admin"
@@ -58,6 +58,12 @@ class Principal:
         return None if self.has(READ_ALL) else self.name
 
 
+def principal_of(token: TokenInfo) -> Principal:
+    """The principal a valid token names, with its scopes and grants."""
+    grants = Grants.of(token.profiles, everything=ADMIN in token.scopes)
+    return Principal(token.principal, token.scopes, grants, token.id)
+
+
 def require(scope: str | None, *or_: str) -> Callable[..., Awaitable[Principal]]:
     """A dependency: the token's principal, refused unless it holds `scope` or one of `or_`
     (None: any valid token). A route that takes several kinds of request (the answers)
@@ -80,8 +86,7 @@ def require(scope: str | None, *or_: str) -> Callable[..., Awaitable[Principal]]
             token = await asyncio.to_thread(store.authenticate, secret)
         if token is None:
             raise unauthorized("the token is unknown, revoked or expired")
-        grants = Grants.of(token.profiles, everything=ADMIN in token.scopes)
-        who = Principal(token.principal, token.scopes, grants, token.id)
+        who = principal_of(token)
         if scope is not None and not any(who.has(s) for s in (scope, *or_)):
             wanted = " or ".join((scope, *or_))
             raise forbidden(f"the token of {who.name} lacks the scope {wanted}")
