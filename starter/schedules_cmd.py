@@ -33,7 +33,7 @@ def add_parsers(verbs: "argparse._SubParsersAction[argparse.ArgumentParser]") ->
                         help="a fire due while the last run runs (default: skip it)")  # fmt: skip
     create.add_argument("--paused", action="store_true", help="create it paused")
     create.add_argument("--max-iterations", type=int, default=None, metavar="N",
-                        help="rounds before each run must answer (default: the profile's)")  # fmt: skip
+                        help="rounds before each must answer (default: the profile's)")  # fmt: skip
     create.add_argument("--note", default=None, help="shown beside it in Temporal Web")
     create.add_argument("--initiator", default=None, help="who creates it (default: OS user)")
     listing = verbs.add_parser("list", help="the schedules of runs")
