@@ -14,7 +14,7 @@ from agentrt.starter.facade import AgentRuntime
 from agentrt.starter.scheduling import RunSchedules
 from agentrt.workflows.scheduled import ScheduledFireWorkflow
 from tests.starter._schedules import fire_ids, fired, run_ended, schedule_name
-from tests.starter.test_scheduling import request, reset_to_first_task
+from tests.starter.test_scheduling import request, reset_to_first_task, schedules  # noqa: F401
 from tests.workflows._replay import assert_replays, read_recorded, record
 
 FIRES = Path(__file__).resolve().parents[1] / "histories" / "scheduled"
@@ -33,11 +33,11 @@ def test_there_are_recorded_fires() -> None:
     assert {p.stem for p in _recorded()} >= {"next-fire_started", "next-fire_attached"}
 
 
-@pytest.mark.usefixtures("worker")
 async def test_fresh_fires_replay_and_can_be_recorded(
-    runtime: AgentRuntime, client: Client
+    schedules: RunSchedules,  # noqa: F811 (the fixture of test_scheduling.py)
+    runtime: AgentRuntime,
+    client: Client,
 ) -> None:
-    schedules = RunSchedules(runtime)
     name = schedule_name("replay")
     await schedules.create(request(name, paused=True), created_by="alice")
     try:
