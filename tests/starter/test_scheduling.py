@@ -13,6 +13,7 @@ from temporalio.api.common.v1 import WorkflowExecution
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.workflowservice.v1 import ResetWorkflowExecutionRequest
 from temporalio.client import Client
+from temporalio.worker import Worker
 
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import (
@@ -40,6 +41,12 @@ from tests.starter._schedules import (
 from tests.starter.test_cli import agentrt, assert_clean_error, cli_env  # noqa: F401
 
 
+@pytest.fixture
+def schedules(runtime: AgentRuntime, worker: Worker) -> RunSchedules:
+    """The runtime's schedules, with the suite's worker serving their runs."""
+    return RunSchedules(runtime)
+
+
 def request(name: str, **fields: object) -> ScheduleRequest:
     given: dict[str, object] = {"name": name, "profile": "support", "prompt": LOOKUP}
     given.update(fields)
@@ -48,11 +55,9 @@ def request(name: str, **fields: object) -> ScheduleRequest:
     return ScheduleRequest.checked(10_000, given)
 
 
-@pytest.mark.usefixtures("worker")
 async def test_a_trigger_fires_one_run_named_by_the_schedule_and_its_creator(
-    runtime: AgentRuntime, client: Client
+    schedules: RunSchedules, runtime: AgentRuntime, client: Client
 ) -> None:
-    schedules = RunSchedules(runtime)
     name = schedule_name()
     view = await schedules.create(request(name, paused=True), created_by="alice")
     assert (view.profile, view.spec, view.overlap) == ("support", "every 1h", "skip")
@@ -94,13 +99,11 @@ async def reset_to_first_task(client: Client, workflow_id: str) -> str:
     return reply.run_id
 
 
-@pytest.mark.usefixtures("worker")
 async def test_a_fire_run_again_attaches_to_its_run_and_starts_no_second(
-    runtime: AgentRuntime, client: Client, runs: RunStore
+    schedules: RunSchedules, runtime: AgentRuntime, client: Client, runs: RunStore
 ) -> None:
     """A retried fire (here: its workflow reset to the task that started its run, the
     strongest retry there is) names the same run id, finds the run and starts none."""
-    schedules = RunSchedules(runtime)
     name = schedule_name("reset")
     await schedules.create(request(name, paused=True), created_by="alice")
     try:
@@ -118,9 +121,9 @@ async def test_a_fire_run_again_attaches_to_its_run_and_starts_no_second(
     assert [r.run_id for r in stored.runs] == [run_id]
 
 
-@pytest.mark.usefixtures("worker")
-async def test_pause_resume_backfill_and_delete(runtime: AgentRuntime, client: Client) -> None:
-    schedules = RunSchedules(runtime)
+async def test_pause_resume_backfill_and_delete(
+    schedules: RunSchedules, runtime: AgentRuntime, client: Client
+) -> None:
     name = schedule_name()
     await schedules.create(request(name, cron="0 * * * *", overlap="allow_all"), created_by="bo")
     try:
@@ -148,11 +151,9 @@ async def test_pause_resume_backfill_and_delete(runtime: AgentRuntime, client: C
         await schedules.trigger(name)
 
 
-@pytest.mark.usefixtures("worker")
 async def test_bad_input_is_a_typed_error_and_creates_nothing(
-    runtime: AgentRuntime, client: Client
+    schedules: RunSchedules, client: Client
 ) -> None:
-    schedules = RunSchedules(runtime)
     name = schedule_name()
     with pytest.raises(InvalidRequestError, match="Minute is not in range"):
         await schedules.create(request(name, cron="61 * * * *"), created_by="alice")
@@ -253,13 +254,11 @@ async def skipped(client: Client, name: str, count: int, within: float = 30) -> 
             await asyncio.sleep(0.1)
 
 
-@pytest.mark.usefixtures("worker")
 async def test_overlap_skip_by_default_starts_no_run_while_the_last_waits(
-    runtime: AgentRuntime, client: Client, runs: RunStore
+    schedules: RunSchedules, runtime: AgentRuntime, client: Client, runs: RunStore
 ) -> None:
     """The fire waits for its run, so a fire due while the run waits for approval is
     skipped (the default policy): no second run until the first ends."""
-    schedules = RunSchedules(runtime)
     name = schedule_name("overlap")
     await schedules.create(
         request(name, prompt="Please refund order 1042", paused=True), created_by="alice"
@@ -282,9 +281,7 @@ async def test_overlap_skip_by_default_starts_no_run_while_the_last_waits(
     assert [r.run_id for r in stored.runs] == [run_id]
 
 
-@pytest.mark.usefixtures("worker")
-async def test_an_interval_fires_on_its_own(runtime: AgentRuntime) -> None:
-    schedules = RunSchedules(runtime)
+async def test_an_interval_fires_on_its_own(schedules: RunSchedules, runtime: AgentRuntime) -> None:
     name = schedule_name("every")
     await schedules.create(request(name, every="2s"), created_by="alice")
     try:

@@ -4,32 +4,20 @@ fresh ones (a fire that started its run, and one reset that attached to it). A c
 the commands a fire emits fails here and must go behind `workflow.patched()`.
 AGENTRT_RECORD_HISTORIES=1 writes the missing recorded files, as test_replay.py does."""
 
-import asyncio
-import json
 import os
 from pathlib import Path
 
 import pytest
-from temporalio.client import Client, WorkflowHistory
-from temporalio.worker import Replayer
+from temporalio.client import Client
 
-from agentrt.core.temporal import data_converter
 from agentrt.starter.facade import AgentRuntime
 from agentrt.starter.scheduling import RunSchedules
-from agentrt.workers.main import sandbox_runner
 from agentrt.workflows.scheduled import ScheduledFireWorkflow
 from tests.starter._schedules import fire_ids, fired, run_ended, schedule_name
-from tests.starter.test_scheduling import request, reset_to_first_task
+from tests.starter.test_scheduling import request, reset_to_first_task, schedules  # noqa: F401
+from tests.workflows._replay import assert_replays, read_recorded, record
 
 FIRES = Path(__file__).resolve().parents[1] / "histories" / "scheduled"
-
-
-def replayer() -> Replayer:
-    return Replayer(
-        workflows=[ScheduledFireWorkflow],
-        data_converter=data_converter(),
-        workflow_runner=sandbox_runner(),
-    )
 
 
 def _recorded() -> list[Path]:
@@ -38,21 +26,18 @@ def _recorded() -> list[Path]:
 
 @pytest.mark.parametrize("path", _recorded(), ids=lambda p: p.stem)
 async def test_a_recorded_fire_replays(path: Path) -> None:
-    data = json.loads(await asyncio.to_thread(path.read_text))
-    history = WorkflowHistory.from_json(data["workflow_id"], data["history"])
-    result = await replayer().replay_workflow(history, raise_on_replay_failure=False)
-    assert result.replay_failure is None, result.replay_failure
+    await assert_replays(await read_recorded(path), ScheduledFireWorkflow)
 
 
 def test_there_are_recorded_fires() -> None:
     assert {p.stem for p in _recorded()} >= {"next-fire_started", "next-fire_attached"}
 
 
-@pytest.mark.usefixtures("worker")
 async def test_fresh_fires_replay_and_can_be_recorded(
-    runtime: AgentRuntime, client: Client
+    schedules: RunSchedules,  # noqa: F811 (the fixture of test_scheduling.py)
+    runtime: AgentRuntime,
+    client: Client,
 ) -> None:
-    schedules = RunSchedules(runtime)
     name = schedule_name("replay")
     await schedules.create(request(name, paused=True), created_by="alice")
     try:
@@ -65,12 +50,8 @@ async def test_fresh_fires_replay_and_can_be_recorded(
         attached = await client.get_workflow_handle(fire_id, run_id=again).fetch_history()
     finally:
         await schedules.delete(name)
-    record = bool(os.environ.get("AGENTRT_RECORD_HISTORIES", ""))
+    recording = bool(os.environ.get("AGENTRT_RECORD_HISTORIES", ""))
     for path_name, history in (("fire_started", started), ("fire_attached", attached)):
-        result = await replayer().replay_workflow(history, raise_on_replay_failure=False)
-        assert result.replay_failure is None, (path_name, result.replay_failure)
-        path = FIRES / f"next-{path_name}.json"
-        if record and not path.exists():  # recordings stay: they are what shipped code wrote
-            FIRES.mkdir(parents=True, exist_ok=True)
-            body = {"workflow_id": fire_id, "history": json.loads(history.to_json())}
-            path.write_text(json.dumps(body, indent=1))
+        await assert_replays(history, ScheduledFireWorkflow, what=path_name)
+        if recording:
+            record(FIRES / f"next-{path_name}.json", fire_id, history)
