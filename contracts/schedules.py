@@ -6,7 +6,6 @@ A schedule is a Temporal Schedule (visible in Temporal Web) whose action starts 
 `ScheduledFire` workflow (workflows/scheduled.py) with a `FireInput`; the fire starts the
 agent run as its child under `fire_run_id(schedule, scheduled time)`."""
 
-import re
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar, Literal
@@ -16,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from agentrt.contracts import profiles
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import InvalidRequestError, UnknownFieldsError
+from agentrt.contracts.linear import linear
 from agentrt.contracts.start import StartRequest
 from agentrt.contracts.strict import UNKNOWN_KEYS, Strict
 
@@ -30,7 +30,8 @@ MEMO_CREATED_BY, MEMO_PROFILE, MEMO_SPEC = "created_by", "profile", "spec"
 Overlap = Literal[
     "skip", "buffer_one", "buffer_all", "cancel_other", "terminate_other", "allow_all"
 ]
-_EVERY = re.compile(r"^\s*(\d+)\s*([smhd])\s*$")
+_EVERY = linear(r"^\s*(?P<count>[0-9]+)\s*(?P<unit>[smhd])\s*$")
+_NAME = linear(NAME_PATTERN)
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 MAX_EVERY = timedelta(days=366)
 
@@ -45,6 +46,11 @@ def fire_run_id(schedule_id: str, scheduled_at: datetime) -> str:
     return str(uuid.uuid5(FIRE_NAMESPACE, f"{schedule_id}@{at}"))
 
 
+def is_schedule_name(name: str) -> bool:
+    """Whether `name` may name a schedule of runs (NAME_PATTERN, matched in linear time)."""
+    return _NAME.search(name)
+
+
 def initiator_of(schedule_id: str, created_by: str) -> str:
     """Who a fire's run names as its initiator: the schedule, and who made it."""
     return f"schedule:{schedule_id} by {created_by}"
@@ -52,13 +58,13 @@ def initiator_of(schedule_id: str, created_by: str) -> str:
 
 def parse_every(raw: str) -> timedelta:
     """`30s`, `5m`, `2h`, `1d` as a timedelta; anything else is InvalidRequestError."""
-    found = _EVERY.match(raw)
-    if found is None:
+    found = _EVERY.captures(raw)
+    if found is None or found["count"] is None or found["unit"] is None:
         raise InvalidRequestError(
             f"every {raw!r} is not an interval: write a whole number and a unit, "
             "s, m, h or d (30s, 5m, 2h, 1d)"
         )
-    every = timedelta(seconds=int(found.group(1)) * _UNITS[found.group(2)])
+    every = timedelta(seconds=int(found["count"]) * _UNITS[found["unit"]])
     if every < timedelta(seconds=1) or every > MAX_EVERY:
         raise InvalidRequestError(f"every {raw!r} must be between 1s and 366d")
     return every

@@ -131,6 +131,10 @@ CODES: dict[ErrorType, str] = {
     E.ITERATIONS_OVER_CEILING: (
         "The run asked for more rounds than this worker's AGENTRT_MAX_ITERATIONS_CEILING allows."
     ),
+    E.CHILD_DEPTH_EXCEEDED: "A delegation went deeper than AGENTRT_MAX_AGENT_DEPTH allows.",
+    E.CHILD_FAN_OUT_EXCEEDED: "A run called more child agents than AGENTRT_MAX_CHILDREN_PER_RUN"
+    " allows.",
+    E.CHILD_FAILED: "A child agent's run ended without an answer.",
 }
 
 _CODES = {code.value: text for code, text in CODES.items()}

@@ -8,7 +8,6 @@ not read is); what makes runs happen (create, resume, trigger, backfill) also ne
 `runs:start`, so no schedule starts what its principal could not start by hand. Every
 check comes before the one Temporal call: a refusal changes nothing."""
 
-import re
 from datetime import datetime
 from typing import Annotated
 
@@ -25,7 +24,7 @@ from agentrt.api.operator.starts import json_body
 from agentrt.api.operator.state import OpsState
 from agentrt.contracts.errors import InvalidRequestError, ScheduleNotFoundError
 from agentrt.contracts.profiles import RegisteredProfile
-from agentrt.contracts.schedules import NAME_PATTERN, ScheduleRequest, ScheduleView
+from agentrt.contracts.schedules import ScheduleRequest, ScheduleView, is_schedule_name
 from agentrt.starter.scheduling import RunSchedules
 
 schedules_router = APIRouter(responses=RESPONSES, tags=["schedules"])
@@ -64,7 +63,7 @@ async def _granted(state: OpsState, who: Principal, profile: str) -> RegisteredP
 async def _visible(state: OpsState, who: Principal, name: str) -> ScheduleView:
     """The schedule, if `who` may see it: another's profile is not found, as is a name
     that is not a schedule's."""
-    if re.fullmatch(NAME_PATTERN, name) is None:
+    if not is_schedule_name(name):
         raise ScheduleNotFoundError(f"no schedule of runs {name!r}")
     view = await _schedules(state).get(name)
     if not who.grants.everything and await _granted(state, who, view.profile) is None:

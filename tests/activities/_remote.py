@@ -25,7 +25,6 @@ from agentrt.core.settings import Settings
 from agentrt.store.a2a.tasks import A2AStore
 from agentrt.workers.builder import make_worker
 from agentrt.workers.compose import WorkerResources, build
-from tests._db import migrated, scratch_database
 from tests.workers._proc import worker_env
 from tests.workers.test_telemetry_process import free_port
 
@@ -112,32 +111,31 @@ def _spawn_api(env: dict[str, str], cwd: Path, log: Path) -> subprocess.Popen[by
 
 @asynccontextmanager
 async def remote_agentrt(
-    client: Client, address: str, settings: Settings, workdir: Path
+    client: Client, address: str, settings: Settings, workdir: Path, url: str
 ) -> AsyncIterator[Remote]:
-    """The remote: a migrated database of its own, its worker (in this process, on its own
-    queue) and `agentrt-api serve` in another process."""
-    with scratch_database("remote", workdir / "remote.db") as url:
-        migrated(url)
-        queue = f"tq-remote-{uuid.uuid4().hex[:8]}"
-        own = settings.replace(
-            database={"url": url},
-            temporal={"task_queue": queue},
-            worker={"profiles_file": FIXTURES / "remote_profiles.yaml"},
-            providers={"rules_file": FIXTURES / "remote_rules.yaml"},
-        )
-        port = free_port()
-        base = f"http://127.0.0.1:{port}"
-        log = workdir / "remote-api.log"
-        with build(own) as parts:
-            async with make_worker(client, parts, own):
-                env = _api_env(settings, url, port, queue, address)
-                proc = await asyncio.to_thread(_spawn_api, env, workdir, log)
-                remote = Remote(base, proc, parts, log)
-                try:
-                    await _card_served(base, proc, log)
-                    yield remote
-                finally:
-                    remote.stop()
+    """The remote: on the migrated database of its own at `url` (the test module makes it
+    with tests/_db.py, so the second pass's selection sees it), its worker (in this
+    process, on its own queue) and `agentrt-api serve` in another process."""
+    queue = f"tq-remote-{uuid.uuid4().hex[:8]}"
+    own = settings.replace(
+        database={"url": url},
+        temporal={"task_queue": queue},
+        worker={"profiles_file": FIXTURES / "remote_profiles.yaml"},
+        providers={"rules_file": FIXTURES / "remote_rules.yaml"},
+    )
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    log = workdir / "remote-api.log"
+    with build(own) as parts:
+        async with make_worker(client, parts, own):
+            env = _api_env(settings, url, port, queue, address)
+            proc = await asyncio.to_thread(_spawn_api, env, workdir, log)
+            remote = Remote(base, proc, parts, log)
+            try:
+                await _card_served(base, proc, log)
+                yield remote
+            finally:
+                remote.stop()
 
 
 def servers_file(path: Path, url: str, digest: str, schema: bool = True) -> Path:

@@ -26,6 +26,7 @@ from agentrt.contracts.views import EventView
 from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.ops.registry import ProfileRegistry
+from tests._db import migrated, scratch_database
 from tests.activities._remote import Remote, caller_env, remote_agentrt, servers_file
 from tests.workers._proc import WorkerPool, WorkerProcess
 from tests.workers.conftest import pool
@@ -64,8 +65,10 @@ async def sides(
     tmp_path: Path,
 ) -> AsyncIterator[Sides]:
     address = temporal_env.client.service_client.config.target_host
-    async with remote_agentrt(client, address, settings, tmp_path) as remote:
-        yield Sides(remote, pool, settings, address, task_queue, runtime, tmp_path)
+    with scratch_database("remote", tmp_path / "remote.db") as url:
+        migrated(url)
+        async with remote_agentrt(client, address, settings, tmp_path, url) as remote:
+            yield Sides(remote, pool, settings, address, task_queue, runtime, tmp_path)
 
 
 async def _tool_events(runtime: AgentRuntime, run_id: str) -> list[EventView]:

@@ -14,6 +14,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from agentrt.contracts.enums import RunStatus
 from agentrt.core.settings import Settings
+from tests._db import migrated, scratch_database
 from tests.activities._remote import caller_env, remote_agentrt, servers_file
 from tests.fence._kill import Killer
 
@@ -30,18 +31,22 @@ async def test_a_killed_remote_call_makes_one_remote_task(
     tmp_path: Path,
 ) -> None:
     address = temporal_env.client.service_client.config.target_host
-    async with remote_agentrt(client, address, settings, tmp_path) as remote:
-        servers = servers_file(tmp_path / "servers.yaml", remote.url, await remote.digest())
-        env = caller_env(settings, address, killer.task_queue, servers)
-        own = {k: v for k, v in env.items() if k.startswith(("AGENTRT_", "PARTNER"))}
-        own.pop("AGENTRT_FAULT_BLOCK_AT", None)
-        killed = await killer.kill_at(point, "Please get a quote", "delegator-auto", own)
-        fresh = killer.fresh(**own)
-        done = await killer.settle(killed.run_id, fresh, within=90)
-        assert done.status is RunStatus.COMPLETED, (done, fresh.log_tail())
-        assert done.answer == "The partner quoted order 1042."
-        tools = [e for e in await killer.runtime.events(killed.run_id) if e.kind.value == "tool"]
-        assert len(tools) == 1 and "4999" in str(tools[0].payload), tools
-        # After the send, the probe's answer is the step; before it, the resend's result.
-        assert tools[0].payload.get("reconciled", False) is (point == "write.after_effect")
-        assert remote.tasks() == 1, "the remote made a second task"
+    with scratch_database("remote", tmp_path / "remote.db") as url:
+        migrated(url)
+        async with remote_agentrt(client, address, settings, tmp_path, url) as remote:
+            servers = servers_file(tmp_path / "servers.yaml", remote.url, await remote.digest())
+            env = caller_env(settings, address, killer.task_queue, servers)
+            own = {k: v for k, v in env.items() if k.startswith(("AGENTRT_", "PARTNER"))}
+            own.pop("AGENTRT_FAULT_BLOCK_AT", None)
+            killed = await killer.kill_at(point, "Please get a quote", "delegator-auto", own)
+            fresh = killer.fresh(**own)
+            done = await killer.settle(killed.run_id, fresh, within=90)
+            assert done.status is RunStatus.COMPLETED, (done, fresh.log_tail())
+            assert done.answer == "The partner quoted order 1042."
+            tools = [
+                e for e in await killer.runtime.events(killed.run_id) if e.kind.value == "tool"
+            ]
+            assert len(tools) == 1 and "4999" in str(tools[0].payload), tools
+            # After the send, the probe's answer is the step; before it, the resend's result.
+            assert tools[0].payload.get("reconciled", False) is (point == "write.after_effect")
+            assert remote.tasks() == 1, "the remote made a second task"
