@@ -11,8 +11,10 @@ from temporalio.client import Client
 from agentrt import Settings
 from agentrt.contracts.enums import EventKind, RunStatus
 from agentrt.contracts.errors import AgentRuntimeError, ConfigError
+from agentrt.contracts.ids import ACT_POLICY_DECIDE, ACT_RUN_APPROVE_PARTLY
 from agentrt.store.demo import DemoWorld
 from tests.workflows._policy import composed, policies_file, refunder, serving
+from tests.workflows._replay import assert_replays, fetch, scheduled
 from tests.workflows._waiting import pending_digest, until_status
 
 
@@ -72,6 +74,10 @@ async def test_a_large_refund_needs_two_distinct_people(
             ("carol", False),
         ]
         assert world.ledger_count(run_id=done.run_id) == 1
+        # The verdict is in history: a replay on today's code decides the same.
+        history = await fetch(client, done.run_id)
+        await assert_replays(history, what="a two-person policy run")
+        assert {ACT_POLICY_DECIDE, ACT_RUN_APPROVE_PARTLY} <= set(scheduled(history))
 
 
 async def test_a_refund_on_a_blocked_order_is_denied_by_the_policy(
@@ -85,6 +91,7 @@ async def test_a_refund_on_a_blocked_order_is_denied_by_the_policy(
         assert DemoWorld(s.resources.ctx).ledger_count(run_id=done.run_id) == 0
         [tool] = _events(s.runs, done.run_id, EventKind.TOOL)
         assert "Denied by policy refunds@3" in str(tool)
+        await assert_replays(await fetch(client, done.run_id), what="a policy's denial")
 
 
 async def test_a_policy_that_errs_asks_a_person_never_allows(
@@ -110,7 +117,8 @@ def test_a_malformed_policy_stops_the_worker_at_start_with_the_reason(
 ) -> None:
     bad = policies_file(
         tmp_path,
-        "policies:\n- name: refunds\n  version: 3\n  cedar: 'permit(principal, action, resource when {'\n",
+        "policies:\n- name: refunds\n  version: 3\n"
+        "  cedar: 'permit(principal, action, resource when {'\n",
     )
     with pytest.raises(ConfigError) as stopped:
         composed(client, settings, tmp_path, [refunder("pol-bad")], bad)
