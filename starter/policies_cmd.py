@@ -49,14 +49,14 @@ def _policy(args: argparse.Namespace) -> PolicySet:
     return checked(name, version, text)
 
 
-def line(policy: PolicySet, turn: PastTurn) -> str:
+def line(policy: PolicySet, turn: PastTurn, profile: str) -> str:
     """One past turn: what the policy would decide, and what was decided."""
     where = f"{turn.run_id} round {turn.round}"
     if turn.calls is None:
         return f"{where}: arguments not kept (privacy level): cannot judge; was {turn.decided}"
     tools = ", ".join(c.name for c in turn.calls) or "(none)"
     try:
-        v = judge(policy, turn.calls, Asked("", turn.initiator, turn.spend))
+        v = judge(policy, turn.calls, Asked(profile, turn.initiator, turn.spend))
     except PolicyError as exc:
         would = f"error ({exc}): would ask a person"
     else:
@@ -77,7 +77,7 @@ async def dry_run(args: argparse.Namespace, settings: Settings, out: Console) ->
     finally:
         await asyncio.to_thread(engine.dispose)
     for turn in turns:
-        judged = line(policy, turn)
+        judged = line(policy, turn, args.profile)
         out.print(Text(judged.replace(" by :", " by ?:")), soft_wrap=True)
     out.print(Text(f"{len(turns)} approval-bound turn(s) of {args.profile} judged by {policy.ref}"))
     return EXIT_OK
