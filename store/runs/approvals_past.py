@@ -74,16 +74,8 @@ def _turns(runs: RunStore, run_id: str, initiator: str) -> list[PastTurn]:
         if calls is not None and plan is not None:
             bound = {t.name for t in plan.tools if t.requires_approval}
             calls = [c for c in calls if c.name in bound]
-        turns.append(
-            PastTurn(
-                run_id=run_id,
-                round=e.round,
-                initiator=initiator,
-                calls=calls,
-                spend=_spend(events, e.position),
-                decided=_decided(events, e.position),
-            )
-        )
+        spend, decided = _spend(events, e.position), _decided(events, e.position)
+        turns.append(PastTurn(run_id, e.round, initiator, calls, spend, decided))
     return turns
 
 

@@ -20,7 +20,7 @@ async def test_a_waiting_run_shows_the_policy_its_people_and_who_approved_so_far
     client: Client, settings: Settings, tmp_path: Path
 ) -> None:
     async with serving(client, settings, tmp_path, [refunder("pol-view")]) as s:
-        waiting = await s.runtime.run("pol-view", "large refund please", initiator="alice")
+        waiting = await s.refund("pol-view", "large", RunStatus.WAITING_FOR_APPROVAL)
         run_id, digest = waiting.run_id, pending_digest(waiting)
         await s.runtime.approve(run_id, approved=True, decided_by="bob", turn_digest=digest)
 
@@ -39,6 +39,6 @@ async def test_a_waiting_run_shows_the_policy_its_people_and_who_approved_so_far
         assert "approved by bob (partial: the run still waits)" in shown
         assert "approved by carol" in shown
 
-        small = await s.runtime.run("pol-view", "small refund please", initiator="alice")
+        small = await s.refund("pol-view", "small", RunStatus.COMPLETED)
         [approval] = [e for e in s.runs.events(small.run_id, -1) if e.kind is EventKind.APPROVAL]
         assert "approved by policy refunds@3: " in event_text(approval).plain

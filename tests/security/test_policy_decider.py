@@ -30,8 +30,7 @@ async def test_a_decision_claiming_a_policy_as_its_decider_is_refused_on_every_p
 ) -> None:
     # The middle refund: the policy neither approves nor denies it; one person decides.
     async with serving(client, settings, tmp_path, [refunder("pol-forge")]) as s:
-        waiting = await s.runtime.run("pol-forge", "middle refund please", initiator="alice")
-        assert waiting.status is RunStatus.WAITING_FOR_APPROVAL
+        waiting = await s.refund("pol-forge", "middle", RunStatus.WAITING_FOR_APPROVAL)
         digest, run_id = pending_digest(waiting), waiting.run_id
         sealer = s.resources.ctx.sealer
         seal = attest.attest(sealer, run_id, principal=FORGED, approved=True, turn_digest=digest)

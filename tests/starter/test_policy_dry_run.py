@@ -2,7 +2,6 @@
 approval-bound turns (runs decided by a policy and by people), printing what it would
 have decided beside what was decided; a malformed policy is refused with Cedar's reason."""
 
-import asyncio
 import uuid
 from pathlib import Path
 
@@ -11,8 +10,8 @@ from temporalio.client import Client
 
 from agentrt import Settings
 from agentrt.contracts.enums import RunStatus
-from agentrt.starter.cli import main
 from tests.conftest import TEST_SEAL_KEYS
+from tests.starter.test_cli import agentrt
 from tests.workflows._policy import refunder, serving
 from tests.workflows._waiting import pending_digest, until_status
 
@@ -20,13 +19,6 @@ STRICT = """
 permit(principal, action == Action::"deny", resource == Tool::"issue_refund")
   when { context.args.amount_cents > 100 && context.initiator != "boss" };
 """
-
-
-async def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = await asyncio.to_thread(main, list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture
@@ -45,9 +37,8 @@ async def test_a_dry_run_shows_what_a_policy_would_have_decided_on_past_runs(
 ) -> None:
     name = f"pol-dry-{uuid.uuid4().hex[:6]}"
     async with serving(client, settings, tmp_path, [refunder(name)]) as s:
-        small = await s.runtime.run(name, "small refund please", initiator="alice")
-        assert small.status is RunStatus.COMPLETED
-        large = await s.runtime.run(name, "large refund please", initiator="alice")
+        small = await s.refund(name, "small", RunStatus.COMPLETED)
+        large = await s.refund(name, "large", RunStatus.WAITING_FOR_APPROVAL)
         digest = pending_digest(large)
         for person in ("bob", "carol"):
             await s.runtime.approve(large.run_id, approved=True, decided_by=person,
@@ -55,7 +46,7 @@ async def test_a_dry_run_shows_what_a_policy_would_have_decided_on_past_runs(
         await until_status(s.runtime, large.run_id, RunStatus.COMPLETED)
     strict = tmp_path / "strict.cedar"
     strict.write_text(STRICT)
-    code, out, err = await _cli(
+    code, out, err = await agentrt(
         capsys, "policies", "dry-run", "--policy", str(strict), "--profile", name,
         "--name", "refunds@4",
     )  # fmt: skip
@@ -67,7 +58,7 @@ async def test_a_dry_run_shows_what_a_policy_would_have_decided_on_past_runs(
     assert "would deny; was approved by carol" in large_line
     assert "2 approval-bound turn(s)" in out and "refunds@4" in out
 
-    code, out, _ = await _cli(
+    code, out, _ = await agentrt(
         capsys, "policies", "dry-run", "--policy", str(strict), "--profile", name,
         "--limit", "1",
     )  # fmt: skip
@@ -79,5 +70,7 @@ async def test_a_dry_run_of_a_malformed_policy_is_refused_with_the_reason(
 ) -> None:
     bad = tmp_path / "bad.cedar"
     bad.write_text("permit(principal, action, resource when {")
-    code, _, err = await _cli(capsys, "policies", "dry-run", "--policy", str(bad), "--profile", "x")
+    code, _, err = await agentrt(
+        capsys, "policies", "dry-run", "--policy", str(bad), "--profile", "x"
+    )
     assert code != 0 and "approval policy bad@dry-run: " in err and "when" in err

@@ -12,6 +12,8 @@ from temporalio.client import Client
 
 from agentrt import AgentRuntime, Profile, Settings, build_worker
 from agentrt.activities.providers.scripted import RuleSet, ScriptedProvider
+from agentrt.contracts.enums import RunStatus
+from agentrt.contracts.views import RunView
 from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import WorkerResources
 from tests.conftest import profiles_in_code
@@ -66,6 +68,13 @@ class Served(NamedTuple):
     runtime: AgentRuntime
     runs: RunStore
     resources: WorkerResources
+
+    async def refund(self, profile: str, size: str, expect: RunStatus) -> RunView:
+        """Alice asks `profile` for a `size` refund ("small", "large", ...): the run once it
+        settles or waits, which must be `expect`."""
+        view = await self.runtime.run(profile, f"{size} refund please", initiator="alice")
+        assert view.status is expect, (view.status, view.error_type)
+        return view
 
 
 def policies_file(tmp_path: Path, text: str = POLICIES) -> Path:

@@ -26,8 +26,7 @@ async def test_a_small_refund_is_approved_by_the_policy_with_no_person(
     client: Client, settings: Settings, tmp_path: Path
 ) -> None:
     async with serving(client, settings, tmp_path, [refunder("pol-small")]) as s:
-        done = await s.runtime.run("pol-small", "small refund please", initiator="alice")
-        assert done.status is RunStatus.COMPLETED
+        done = await s.refund("pol-small", "small", RunStatus.COMPLETED)
         assert _events(s.runs, done.run_id, EventKind.APPROVAL_REQUESTED) == []
         [approval] = _events(s.runs, done.run_id, EventKind.APPROVAL)
         assert approval["decided_by"] == "policy refunds@3"
@@ -41,8 +40,7 @@ async def test_a_large_refund_needs_two_distinct_people(
 ) -> None:
     profile = refunder("pol-large", four_eyes=True)
     async with serving(client, settings, tmp_path, [profile]) as s:
-        waiting = await s.runtime.run("pol-large", "large refund please", initiator="alice")
-        assert waiting.status is RunStatus.WAITING_FOR_APPROVAL
+        waiting = await s.refund("pol-large", "large", RunStatus.WAITING_FOR_APPROVAL)
         [asked] = _events(s.runs, waiting.run_id, EventKind.POLICY_DECISION)
         assert asked["decided_by"] == "policy refunds@3" and asked["approvers"] == 2
         digest = pending_digest(waiting)
@@ -84,8 +82,7 @@ async def test_a_refund_on_a_blocked_order_is_denied_by_the_policy(
     client: Client, settings: Settings, tmp_path: Path
 ) -> None:
     async with serving(client, settings, tmp_path, [refunder("pol-deny")]) as s:
-        done = await s.runtime.run("pol-deny", "blocked refund please", initiator="alice")
-        assert done.status is RunStatus.COMPLETED
+        done = await s.refund("pol-deny", "blocked", RunStatus.COMPLETED)
         [approval] = _events(s.runs, done.run_id, EventKind.APPROVAL)
         assert approval["decided_by"] == "policy refunds@3" and approval["approved"] is False
         assert DemoWorld(s.resources.ctx).ledger_count(run_id=done.run_id) == 0
@@ -99,8 +96,7 @@ async def test_a_policy_that_errs_asks_a_person_never_allows(
 ) -> None:
     profile = refunder("pol-broken", policy="broken@1")
     async with serving(client, settings, tmp_path, [profile]) as s:
-        waiting = await s.runtime.run("pol-broken", "small refund please", initiator="alice")
-        assert waiting.status is RunStatus.WAITING_FOR_APPROVAL
+        waiting = await s.refund("pol-broken", "small", RunStatus.WAITING_FOR_APPROVAL)
         [asked] = _events(s.runs, waiting.run_id, EventKind.POLICY_DECISION)
         assert asked["errored"] is True and asked["approvers"] == 1
         assert "customer_tier" in asked["reason"]
