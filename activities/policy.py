@@ -63,6 +63,9 @@ def decide(ctx: StoreContext, policy: PolicySet | None, req: PolicyRequest) -> P
     """The verdict, on record in one transaction (a retried attempt writes the same event
     at the same sequence: the insert is idempotent on it)."""
     verdict, decided = _verdict(policy, req)
+    if not decided and req.privacy not in ("full", "redacted"):
+        # Cedar's words may quote an argument's value: kept only where content is.
+        verdict = Verdict("ask", 1, f"policy error (detail withheld at privacy {req.privacy})")
     by = decider(req.policy)
     payload: dict[str, Any]
     decision: ApprovalDecision | None = None

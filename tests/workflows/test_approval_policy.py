@@ -128,3 +128,15 @@ def test_a_profile_naming_a_policy_the_file_lacks_stops_the_worker(
     with pytest.raises(ConfigError, match="approval policy refunds@4 is not in the policies"):
         composed(client, settings, tmp_path, [refunder("pol-missing", "refunds@4")],
                  policies_file(tmp_path))  # fmt: skip
+
+
+async def test_a_policy_errors_words_are_withheld_where_content_is_not_kept(
+    client: Client, settings: Settings, tmp_path: Path
+) -> None:
+    """Cedar's message may quote an argument's value: at privacy metadata it is not kept."""
+    profile = refunder("pol-quiet", policy="broken@1", privacy="metadata")
+    async with serving(client, settings, tmp_path, [profile]) as s:
+        waiting = await s.refund("pol-quiet", "small", RunStatus.WAITING_FOR_APPROVAL)
+        [asked] = _events(s.runs, waiting.run_id, EventKind.POLICY_DECISION)
+        assert asked["errored"] is True and "customer_tier" not in str(asked)
+        assert "withheld at privacy metadata" in asked["reason"]
