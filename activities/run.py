@@ -78,6 +78,7 @@ class RunActivities(ActivityGroup):
             timeouts=profile.timeouts,
             approval_timeout_seconds=profile.approval_timeout_seconds,
             four_eyes=profile.four_eyes,
+            approval_policy=profile.approval_policy,
             unattested_decisions=profile.unattested_decisions,
             answer_level=profile.answer_level,
             fallback_model=profile.fallback_model,

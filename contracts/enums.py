@@ -90,6 +90,9 @@ class EventKind(StrEnum):
     APPROVAL_REQUESTED = "approval_requested"
     APPROVAL = "approval"
     DECISION_REFUSED = "decision_refused"  # a decision without a valid attestation
+    # An approval policy asked people (how many, or a person because it erred); its allow
+    # and deny are APPROVAL events naming `policy <name>@<version>`.
+    POLICY_DECISION = "policy_decision"
     RECONCILE_REQUESTED = "reconcile_requested"  # the run waits for a person's answer
     RECONCILED = "reconciled"  # a person's answer on an interrupted write, naming them
     # An answer that failed the profile's output schema: why (each check the schema's rule

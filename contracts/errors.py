@@ -27,6 +27,8 @@ class ErrorType(StrEnum):
     NOT_AWAITING_APPROVAL = "RunNotAwaitingApproval"
     STALE_TURN = "StaleTurn"
     ALREADY_DECIDED = "AlreadyDecided"
+    SAME_APPROVER = "SameApprover"  # one person twice where a policy asks for N people
+    POLICY_DECIDER = "PolicyDecider"  # a person's decision claiming to be a policy's
     SELF_APPROVAL = "SelfApproval"  # the workflow's own failure when its run settled FAILED
     INVALID_REQUEST = "InvalidRequest"  # a signal or update payload that is not the type
     REASON_REQUIRED = "ReasonRequired"  # a denial without a reason (every path refuses it)

@@ -71,6 +71,9 @@ class RunPlan(BaseModel):
     timeouts: Timeouts
     approval_timeout_seconds: float | None = None
     four_eyes: bool = False
+    # The profile's approval policy (name@version) when the run began: a replay asks the
+    # same set. Plans recorded before it existed read None: a person decides.
+    approval_policy: str | None = None
     # Plans recorded before it existed read "refuse": the safe side for a run deciding now.
     unattested_decisions: Literal["refuse", "allow"] = "refuse"
     answer_level: PrivacyLevel = "full"

@@ -150,6 +150,10 @@ class Profile(BaseModel):
     approval: Literal["writes", "none", "all"] = "writes"
     approval_timeout_seconds: float | None = None  # None: wait for a decision indefinitely
     four_eyes: bool = False  # the run's initiator may not approve it
+    # An approval policy (`name@version`, from the worker's AGENTRT_POLICIES_FILE) decides
+    # each approval-bound turn first: allow, deny, or how many people must approve
+    # (docs/guides/approval-policies.md). None: a person decides every turn.
+    approval_policy: str | None = Field(default=None, max_length=200)
     # A decision counts only with an attestation of its decider (made by the operator API
     # or a client holding the seal key); "allow" also counts the stock CLI's and Temporal
     # Web's, whose decided_by anyone with Temporal access can type.

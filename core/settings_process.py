@@ -139,6 +139,10 @@ class WorkerSettings(SettingsGroup):
         ),
         shown="`workers/profiles.yaml`",
     )
+    policies_file: Path | None = Field(
+        default=None,
+        description="YAML: the approval policies (Cedar) profiles name as `name@version`",
+    )
     mcp_servers_file: Path | None = Field(
         default=None, description="YAML: MCP servers whose tools the worker offers (see Extending)"
     )

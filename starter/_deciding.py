@@ -34,6 +34,8 @@ _REFUSALS: dict[str, type[ApprovalError]] = {
     ErrorType.NOT_AWAITING_APPROVAL: RunNotAwaitingApprovalError,
     ErrorType.STALE_TURN: StaleTurnError,
     ErrorType.ALREADY_DECIDED: AlreadyDecidedError,
+    ErrorType.SAME_APPROVER: AlreadyDecidedError,
+    ErrorType.POLICY_DECIDER: UnattestedDecisionError,
     ErrorType.SELF_APPROVAL: SelfApprovalError,
     ErrorType.UNATTESTED_DECISION: UnattestedDecisionError,
 }

@@ -31,7 +31,14 @@ from agentrt.core.settings_api import RemoteSettings
 from agentrt.core.settings_env import refuse_unknown
 from agentrt.core.temporal import call_error
 from agentrt.core.tracing import configure_tracing, shutdown_tracing
-from agentrt.starter import commands, deployment_cmd, reconcile_cmd, remote, schedules_cmd
+from agentrt.starter import (
+    commands,
+    deployment_cmd,
+    policies_cmd,
+    reconcile_cmd,
+    remote,
+    schedules_cmd,
+)
 from agentrt.store.db.sealing import SealError
 
 EXIT_ERROR, EXIT_INTERRUPTED = 2, 130
@@ -57,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_decisions(sub)
     _add_cancel(sub)
     reconcile_cmd.add_parser(sub)
+    policies_cmd.add_parser(sub)
     inbox = sub.add_parser("inbox", help="runs waiting for approval, oldest first")
     inbox.add_argument("--json", action="store_true", help="print the inbox as JSON")
     _add_demo(sub)
@@ -230,6 +238,8 @@ async def _dispatch(
         return await embedded.run_demo(settings, opts, out, err)
     if args.command == "migrate":
         return deployment_cmd.migrate(settings, out)
+    if args.command == "policies":
+        return await policies_cmd.dry_run(args, settings, out)
     if args.command == "schedules" and args.schedules_command == "apply":
         return await deployment_cmd.apply_schedules(settings, out)
     if args.command == "schedules":

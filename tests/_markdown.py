@@ -224,9 +224,9 @@ def parse_data(block: CodeBlock) -> Any:
 
 
 def yaml_kind(data: Any) -> str | None:
-    """Which deployment file a YAML block is: profiles, providers, servers, rules."""
+    """Which deployment file a YAML block is: profiles, providers, servers, rules, policies."""
     if isinstance(data, dict):
-        for key in ("profiles", "providers", "servers", "rules"):
+        for key in ("profiles", "providers", "servers", "rules", "policies"):
             if key in data:
                 return key
         if "remote_agents" in data:  # the servers file's other section

@@ -17,6 +17,7 @@ from temporalio.worker import Worker
 from agentrt.activities.providers.scripted import load_rules
 from agentrt.activities.toolbox.mcp_config import load_mcp_config
 from agentrt.api.main import build_parser as api_parser
+from agentrt.core.policies import load_policies
 from agentrt.core.profiles import load_profiles
 from agentrt.core.settings import Settings
 from agentrt.core.settings_env import setting_variables
@@ -48,6 +49,7 @@ YOURS = {"crm", "lookup"}
 LOADERS = {
     "profiles": load_profiles,
     "providers": read_providers_file,
+    "policies": load_policies,
     "servers": load_mcp_config,
     "rules": load_rules,
 }

@@ -20,6 +20,7 @@ from agentrt.activities.fence import FenceActivities, ReconcileActivities, Write
 from agentrt.activities.fence.answer import AnswerActivities
 from agentrt.activities.model import ModelActivities
 from agentrt.activities.pauses import PauseActivities
+from agentrt.activities.policy import PolicyActivities
 from agentrt.activities.ports import ModelProvider, Tool, no_faults
 from agentrt.activities.registry import LOOSE, ProfileCatalog, Routes, ToolRegistry
 from agentrt.activities.run import RunActivities
@@ -31,6 +32,7 @@ from agentrt.activities.toolbox.remote_config import RemoteAgent
 from agentrt.activities.tools import ToolActivities
 from agentrt.contracts.profiles import Profile
 from agentrt.core.codec import parse_keys
+from agentrt.core.policies import served_policies
 from agentrt.core.profiles import check_ceiling, checked_profiles, load_profiles
 from agentrt.core.settings import Settings
 from agentrt.store.db.context import StoreContext
@@ -267,6 +269,7 @@ def _compose(
         write,
         probes,
         PauseActivities(ctx, approval_wait=m.approval_wait.observe),
+        PolicyActivities(ctx, served_policies(settings.worker.policies_file, profiles)),
         AnswerActivities(ctx, answered=lambda answer: m.writes_answered.labels(answer).inc()),
         A2AActivities(ctx),
         ChildActivities(runs=runs, steps=steps, faults=hook),

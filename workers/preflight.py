@@ -15,6 +15,7 @@ from sqlalchemy.engine import make_url
 from agentrt.activities.toolbox.mcp_config import load_mcp_config
 from agentrt.contracts.errors import ConfigError
 from agentrt.contracts.profiles import Profile
+from agentrt.core.policies import served_policies
 from agentrt.core.profiles import check_ceiling, load_profiles
 from agentrt.core.settings import Settings
 from agentrt.core.settings_state import codec_line, payload_line, temporal_line, tls_line
@@ -52,6 +53,9 @@ async def check(settings: Settings, emit: Callable[[str], None]) -> None:
     profiles = load_profiles(settings.worker.profiles_file)
     emit(f"profiles: {', '.join(sorted(profiles))} ({settings.worker.profiles_file})")
     await _tools_and_models(settings, profiles, emit)
+    policies = served_policies(settings.worker.policies_file, profiles)  # parsed, as at start
+    if policies:
+        emit(f"approval policies: {', '.join(sorted(policies))}")
     url = settings.database.resolved_url()
     shown = make_url(url).render_as_string(hide_password=True)
     engine = make_engine(url)

@@ -14,6 +14,7 @@ from temporalio.common import RawValue
 from temporalio.exceptions import ActivityError
 
 from agentrt.workflows import _options as opt
+from agentrt.workflows import policy
 from agentrt.workflows._calls import ActivityRef, call, error_type
 from agentrt.workflows._context import RunContext, set_status
 from agentrt.workflows._details import decision_summary
@@ -85,6 +86,8 @@ def decide_by_signal(ctx: RunContext, raw: RawValue) -> None:
         ctx.note_refusal(ctx.gate.refusal(decision, refusal, run_id=ctx.run_id, at=workflow.now()))
         workflow.logger.warning("decision by signal refused: %s", refusal)
         return
+    if policy.refuse_signalled(ctx, decision):
+        return
     refused = ctx.gate.take_signalled(decision, run_id=ctx.run_id, at=workflow.now())
     if refused is None:
         return
@@ -98,8 +101,13 @@ def decide_by_signal(ctx: RunContext, raw: RawValue) -> None:
 async def await_decision(ctx: RunContext, round_no: int, calls: list[ToolCall]) -> ApprovalDecision:
     """Suspend before any call of the turn runs, then wait for a decision on record."""
     plan = ctx.require_plan()
+    digest = turn_digest(calls)
+    verdict = await policy.judged(ctx, round_no, calls, digest)
+    if verdict is not None and verdict.decision is not None:  # the policy decided: on record
+        return _decided(ctx, verdict.decision, round_no)
+    ctx.gate.needed = verdict.approvers if verdict is not None else 1
     pending = PendingApproval(
-        turn_digest=turn_digest(calls), round=round_no, calls=calls, requested_at=workflow.now()
+        turn_digest=digest, round=round_no, calls=calls, requested_at=workflow.now()
     )
     await _suspend(ctx, plan, pending)
     set_status(RunStatus.WAITING_FOR_APPROVAL)
@@ -110,7 +118,14 @@ async def await_decision(ctx: RunContext, round_no: int, calls: list[ToolCall]) 
     deadline = workflow.now() + timedelta(seconds=limit) if limit else None
     while True:
         decision = await _decision(ctx, plan, deadline)
-        refusal = await _record_decision(ctx, plan, round_no, decision)
+        if policy.needs_more(ctx, decision):
+            request = _resume(ctx, plan, round_no, decision)
+            refusal = await policy.record_partly(ctx, request)
+            if refusal is None:
+                ctx.gate.approved_partly(decision)
+                continue
+        else:
+            refusal = await _record_decision(ctx, plan, round_no, decision)
         if refusal is None:
             break
         # Refused by the resume activity (no valid attestation): the turn stays open and
@@ -120,12 +135,17 @@ async def await_decision(ctx: RunContext, round_no: int, calls: list[ToolCall]) 
         ctx.note_refusal(ctx.gate.refusal(decision, refusal, run_id=ctx.run_id, at=workflow.now()))
         workflow.logger.warning("decision refused: %s", refusal)
     ctx.gate.recorded.add(decision.turn_digest)
+    _decided(ctx, decision, round_no)
+    set_status(RunStatus.RUNNING)
+    await project(ctx)
+    return decision
+
+
+def _decided(ctx: RunContext, decision: ApprovalDecision, round_no: int) -> ApprovalDecision:
     if decision.approved:
         ctx.gate.approvers[round_no] = decision.decided_by
     ctx.details.decided(decision, round_no)
     ctx.gate.close_turn()
-    set_status(RunStatus.RUNNING)
-    await project(ctx)
     return decision
 
 
@@ -219,12 +239,7 @@ async def _record_decision(
     try:
         resumed = await call(
             RESUME,
-            ResumeRequest(
-                round=round_no,
-                decision=decision,
-                attested_only=plan.unattested_decisions != "allow",
-                **_pause(ctx, plan),
-            ),
+            _resume(ctx, plan, round_no, decision),
             opt.store_call(),
             summary=decision_summary(decision),
         )
@@ -236,6 +251,15 @@ async def _record_decision(
     if not resumed.applied:
         raise Stop(TerminationReason.INTERNAL_ERROR, error_type=ErrorType.RESUME_REFUSED)
     return None
+
+
+def _resume(
+    ctx: RunContext, plan: RunPlan, round_no: int, decision: ApprovalDecision
+) -> ResumeRequest:
+    attested_only = plan.unattested_decisions != "allow"
+    return ResumeRequest(
+        round=round_no, decision=decision, attested_only=attested_only, **_pause(ctx, plan)
+    )
 
 
 async def await_input(ctx: RunContext, round_no: int) -> None:

@@ -19,8 +19,9 @@ from agentrt.contracts.approval import (
     refusal_sentence,
 )
 from agentrt.contracts.errors import ErrorType
+from agentrt.contracts.policy import is_policy_decider
 from agentrt.contracts.reconcile_answer import ReconcileAnswer
-from agentrt.workflows.gate import Gate, Refused
+from agentrt.workflows.gate import REJECTED_KEPT, Gate, Refused
 
 
 class Refusal:
@@ -30,6 +31,8 @@ class Refusal:
     STALE_TURN = ErrorType.STALE_TURN.value
     ALREADY_DECIDED = ErrorType.ALREADY_DECIDED.value
     SELF_APPROVAL = ErrorType.SELF_APPROVAL.value
+    SAME_APPROVER = ErrorType.SAME_APPROVER.value
+    POLICY_DECIDER = ErrorType.POLICY_DECIDER.value
     UNATTESTED = ErrorType.UNATTESTED_DECISION.value
 
 
@@ -54,6 +57,11 @@ class ApprovalGate(Gate[ApprovalDecision]):
     # Who approved each round's turn (its calls), by round: a re-execution of one of its
     # writes after a person's "not applied" needs another person, under four-eyes.
     approvers: dict[int, str] = field(default_factory=dict)
+    # Where a policy asks for N people: who approved the pending turn so far (each
+    # approval on record), and how many the turn needs; the decisions on record by identity.
+    approved_by: set[str] = field(default_factory=set)
+    needed: int = 1
+    partial: list[ApprovalDecision] = field(default_factory=list)
 
     @property
     def decision(self) -> ApprovalDecision | None:
@@ -77,12 +85,16 @@ class ApprovalGate(Gate[ApprovalDecision]):
         # Four-eyes binds approvals only: the initiator may always deny.
         if self.four_eyes and a.approved and a.decided_by == self.initiator:
             return Refusal.SELF_APPROVAL
+        if a.approved and a.decided_by in self.approved_by:
+            return Refusal.SAME_APPROVER
         return None
 
     def refused(self, a: ApprovalDecision) -> Refused | None:
         if reason_missing(a.approved, a.reason):
             # A validator runs on a new update only, never in replay: no patch is needed.
             return Refused(ErrorType.REASON_REQUIRED.value, REASON_REQUIRED)
+        if is_policy_decider(a.decided_by):  # only the policy activity decides as a policy
+            return Refused(Refusal.POLICY_DECIDER, f"decision refused: {Refusal.POLICY_DECIDER}")
         return super().refused(a)
 
     def _took(self, a: ApprovalDecision) -> None:
@@ -95,7 +107,14 @@ class ApprovalGate(Gate[ApprovalDecision]):
         return self.on_record(a)
 
     def on_record(self, a: ApprovalDecision) -> bool:
-        return a.turn_digest in self.recorded
+        return a.turn_digest in self.recorded or any(p is a for p in self.partial)
+
+    def approved_partly(self, a: ApprovalDecision) -> None:
+        """`a` is on record as one of the people the turn needs: the turn takes the next."""
+        self.approved_by.add(a.decided_by)
+        self.partial = [*self.partial, a][-REJECTED_KEPT:]
+        self.taken = None
+        self.decided.discard(a.turn_digest)
 
     def accept(self, d: ApprovalDecision) -> bool:
         return self.take(d)
@@ -129,6 +148,7 @@ class ApprovalGate(Gate[ApprovalDecision]):
     def close_turn(self) -> None:
         self.pending = None
         self.taken = None
+        self.approved_by, self.needed = set(), 1
 
 
 _NOT_WAITING = "run is not waiting for input"

@@ -98,6 +98,8 @@ CODES: dict[ErrorType, str] = {
     E.NOT_AWAITING_APPROVAL: "A decision arrived when the run was not waiting for one.",
     E.STALE_TURN: "A decision named a turn that is no longer pending.",
     E.ALREADY_DECIDED: "The turn was already decided.",
+    E.SAME_APPROVER: "The same person approved twice where a policy asks for several.",
+    E.POLICY_DECIDER: "A person's decision claimed a policy as its decider.",
     E.SELF_APPROVAL: "The initiator tried to approve their own run (four-eyes).",
     E.INVALID_REQUEST: "A request to the run was malformed.",
     E.REASON_REQUIRED: "A denial came without a reason.",

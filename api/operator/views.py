@@ -67,6 +67,15 @@ class PendingOut(BaseModel):
     prompt: str | None = Field(default=None, description="the user's prompt")
     said: str | None = Field(default=None, description="the model's text before the calls")
     content_withheld: bool = False
+    policy: str | None = Field(
+        default=None, description="the approval policy that asked people (`policy name@version`)"
+    )
+    approvals_needed: int = Field(
+        default=1, description="how many distinct people must approve the turn"
+    )
+    approved_by: list[str] = Field(
+        default_factory=list, description="who approved the turn so far (of approvals_needed)"
+    )
 
 
 class RunOut(RunHead):

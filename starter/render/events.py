@@ -35,6 +35,10 @@ def _summary(e: EventView) -> str:
             return f"{p.get('tool')} ({p.get('call_id')}) interrupted: waiting for an answer"
         case EventKind.RECONCILED:
             return _reconciled(p)
+        case EventKind.POLICY_DECISION:
+            asks = "could not decide" if p.get("errored") else "asks"
+            people = f"{p.get('approvers')} approver(s)"
+            return f"{p.get('decided_by')} {asks}: {people} ({p.get('reason')})"
         case EventKind.DECISION_REFUSED:
             verdict = "approval" if p.get("approved") else "denial"
             who = str(p.get("decided_by")).removeprefix(UNAUTHENTICATED)
@@ -76,7 +80,8 @@ def _approval(p: Payload) -> str:
     who = str(p.get("decided_by"))
     if p.get("authenticated") is False and who.startswith(UNAUTHENTICATED):
         who = f"{who.removeprefix(UNAUTHENTICATED)} (unauthenticated)"
-    return f"{verdict} by {who}" + (f": {p['reason']}" if p.get("reason") else "")
+    part = " (partial: the run still waits)" if p.get("partial") else ""
+    return f"{verdict} by {who}{part}" + (f": {p['reason']}" if p.get("reason") else "")
 
 
 def _reconciled(p: Payload) -> str:

@@ -2,7 +2,7 @@
 the calls, taken from the run's own events, so at the level those were recorded at (the run's
 privacy level: text at full or redacted, only sizes at metadata or none)."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import and_, or_, select
@@ -17,15 +17,23 @@ from agentrt.store.runs.record import RunStore
 class PendingContext:
     started: dict[str, Any]  # the run_started event's payload
     turn: dict[str, Any]  # the payload of the llm event that asked for the calls
+    # The approval policy's ask on the pending turn (its policy_decision event), and who
+    # approved it so far where the policy asks for several people.
+    policy: dict[str, Any] = field(default_factory=dict)
+    approved_by: list[str] = field(default_factory=list)
 
     def texts(self) -> dict[str, Any]:
-        """`PendingOut`'s prompt, said and content_withheld."""
+        """`PendingOut`'s prompt, said and content_withheld; the policy's ask, if any."""
         prompt, said = self.started.get("prompt"), self.turn.get("content")
         withheld = bool(self.started.get("content_withheld") or self.turn.get("content_withheld"))
+        asked = self.policy.get("approvers")
         return {
             "prompt": prompt if isinstance(prompt, str) else None,
             "said": said if isinstance(said, str) else None,
             "content_withheld": withheld,
+            "policy": self.policy.get("decided_by"),
+            "approvals_needed": asked if isinstance(asked, int) else 1,
+            "approved_by": list(self.approved_by),
         }
 
 
@@ -35,10 +43,11 @@ def pending_contexts(ctx: StoreContext, rounds: dict[str, int]) -> dict[str, Pen
     if not rounds:
         return {}
     llm = EventKind.LLM.value
+    kinds = [llm, EventKind.POLICY_DECISION.value, EventKind.APPROVAL.value]
     wanted = [
         and_(
             EventRow.run_id == run_id,
-            or_(EventRow.sequence == 0, and_(EventRow.kind == llm, EventRow.round == rnd)),
+            or_(EventRow.sequence == 0, and_(EventRow.kind.in_(kinds), EventRow.round == rnd)),
         )
         for run_id, rnd in rounds.items()
     ]
@@ -48,12 +57,24 @@ def pending_contexts(ctx: StoreContext, rounds: dict[str, int]) -> dict[str, Pen
     runs = RunStore(ctx)
     started: dict[str, dict[str, Any]] = {}
     turns: dict[str, dict[str, Any]] = {}
+    policies: dict[str, dict[str, Any]] = {}
+    approved: dict[str, list[str]] = {}
     for r in rows:
         payload = runs.open_payload(r.run_id, r.sequence, r.payload)
         if r.kind == EventKind.RUN_STARTED.value:
             started[r.run_id] = payload
         elif r.kind == llm:
             turns[r.run_id] = payload  # the last of the round: the turn that asked
+        elif r.kind == EventKind.POLICY_DECISION.value:
+            policies[r.run_id] = payload
+        elif payload.get("partial"):  # an approval on record while the turn still waits
+            approved.setdefault(r.run_id, []).append(str(payload.get("decided_by")))
     return {
-        run_id: PendingContext(started.get(run_id, {}), turns.get(run_id, {})) for run_id in rounds
+        run_id: PendingContext(
+            started.get(run_id, {}),
+            turns.get(run_id, {}),
+            policies.get(run_id, {}),
+            approved.get(run_id, []),
+        )
+        for run_id in rounds
     }

@@ -15,6 +15,7 @@ from typing import Protocol
 from agentrt.contracts.a2a import InputMessage
 from agentrt.contracts.approval import ApprovalDecision
 from agentrt.contracts.errors import ErrorType
+from agentrt.contracts.policy import is_policy_decider
 from agentrt.contracts.reconcile_answer import ReconcileAnswer, WriteResolution
 from agentrt.store.db.sealing import Sealer, SealError
 
@@ -32,8 +33,10 @@ def attest(sealer: Sealer, run_id: str, *, principal: str, approved: bool, turn_
 
 
 def authenticated(sealer: Sealer, run_id: str, decision: ApprovalDecision) -> bool:
-    """True only if the decision carries an attestation of exactly this decision."""
-    if not decision.attestation:
+    """True only if the decision carries an attestation of exactly this decision. A decider
+    named as a policy never counts here: a policy's decision is recorded by the policy
+    activity itself (`attest_policy`), never through a person's path."""
+    if not decision.attestation or is_policy_decider(decision.decided_by):
         return False
     try:
         opened = sealer.open(decision.attestation, row=run_id, **_WHERE)
@@ -65,6 +68,20 @@ def refusal(decision: ApprovalDecision) -> dict[str, object]:
         "attestation": "invalid" if decision.attestation else "missing",
         "turn_digest": decision.turn_digest,
     }
+
+
+def attest_policy(sealer: Sealer, run_id: str, decision: ApprovalDecision) -> str:
+    """A policy's decision: a MAC under the seal key of the policy claim (its own kind: a
+    person's attestation never passes for a policy's, nor a policy's for a person's)."""
+    claim = _claim(run_id, decision.decided_by, decision.approved, decision.turn_digest)
+    return sealer.mac(f"policy\x1f{claim}")
+
+
+def policy_authenticated(sealer: Sealer, run_id: str, decision: ApprovalDecision) -> bool:
+    if not decision.attestation or not is_policy_decider(decision.decided_by):
+        return False
+    expected = attest_policy(sealer, run_id, decision)
+    return hmac.compare_digest(decision.attestation.encode(), expected.encode())
 
 
 class Claimed(Protocol):

@@ -54,6 +54,23 @@ CASES = {
         {"AGENTRT_SERVE": "toolbox:nobox", "AGENTRT_TOOLBOX_QUEUES": "nobox=q"},
         "AGENTRT_SERVE names 'toolbox:nobox', a toolbox this worker lacks",
     ),
+    # Approval policies (issue 44, item 3): a set Cedar cannot parse, a profile naming one
+    # the file lacks.
+    "malformed approval policy": (
+        {
+            "PROFILES": "profiles:\n  - " + GOOD + ", approval_policy: refunds@3}\n",
+            "POLICIES": "policies:\n  - {name: refunds, version: 3, "
+            "cedar: 'permit(principal, action, resource when {'}\n",
+        },
+        "approval policy refunds@3: unexpected token `when`",
+    ),
+    "profile naming an absent approval policy": (
+        {
+            "PROFILES": "profiles:\n  - " + GOOD + ", approval_policy: refunds@4}\n",
+            "POLICIES": "policies:\n  - {name: refunds, version: 3, cedar: ''}\n",
+        },
+        "profile p: approval policy refunds@4 is not in the policies file",
+    ),
     "nothing to poll": ({"AGENTRT_SERVE": "tools"}, "leaves this worker nothing to poll"),
     "misspelt variable": (
         {"AGENTRT_PAYLOAD_KEY": "p1:" + "A" * 44},

@@ -11,6 +11,7 @@ const LABELS = {
   approval_requested: "Waiting for approval",
   approval: "Decision",
   decision_refused: "Decision refused",
+  policy_decision: "Policy",
   reconcile_requested: "Waiting for an answer on a write",
   reconciled: "Write answered",
   output_invalid: "Answer rejected",
@@ -72,7 +73,9 @@ const BODIES = {
   },
   approval(p) {
     const verdict = p.approved ? "Approved" : "Denied";
-    const out = [el("div", `${verdict} by ${decider(p)}`, `verdict ${p.approved ? "ok" : "no"}`)];
+    const part = p.partial ? " (one of the people the policy asks for; the run still waits)" : "";
+    const out = [el("div", `${verdict} by ${decider(p)}${part}`,
+      `verdict ${p.approved ? "ok" : "no"}`)];
     if (p.reason) out.push(el("div", `Reason: ${p.reason}`, "text reason"));
     return out;
   },
@@ -98,6 +101,12 @@ const BODIES = {
       c.rule === "json" ? "not JSON" : `${c.rule} at ${c.schema_path || "(root)"}`);
     return [el("div", `failed the output schema: ${checks.join("; ") || "invalid"}`, "checks"),
       content(p, "content", privacy, "the validator's words", "why")];
+  },
+  policy_decision(p) {
+    const people = p.approvers === 1 ? "one person" : `${p.approvers} distinct people`;
+    const why = p.errored ? "could not decide; asks a person" : `asks ${people} to approve`;
+    return [el("div", `${p.decided_by ?? "a policy"} ${why}`, "verdict policy"),
+      el("div", `Reason: ${p.reason ?? ""}`, "text reason")];
   },
   decision_refused(p) {
     const what = p.approved ? "An approval" : "A denial";
