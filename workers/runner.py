@@ -14,7 +14,9 @@ workflow id of one (`ignores_context`). For such a converter every context a wor
 commands are given selects the same handling, so the workflow's own context (and the
 current workflow as the external-store target, which is also the SDK's answer for every
 command but child workflows and external signals) is given without entering the sandbox.
-With a converter that does use contexts, the sandbox answers as before.
+A command for another workflow (a child agent's start, issue 43) is the sandbox's to
+answer: its payloads are bound to that workflow's run. With a converter that does use
+contexts, the sandbox answers every question as before.
 
 Only public names are imported. Temporal SDK 1.35.0 exports WorkflowRunner and
 WorkflowInstance from `temporalio.worker` for custom runners, but types their methods with
@@ -27,6 +29,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
+from temporalio.api.enums.v1 import CommandType
 from temporalio.converter import (
     ActivitySerializationContext,
     DataConverter,
@@ -40,6 +43,14 @@ from temporalio.workflow import Info
 
 from agentrt.core.codec import EncryptionCodec
 
+# The commands for another workflow: their payloads are that workflow's (a child agent's
+# start input is bound to the child's run), so the sandbox answers for them.
+_OTHER_WORKFLOW = frozenset(
+    {
+        CommandType.COMMAND_TYPE_START_CHILD_WORKFLOW_EXECUTION,
+        CommandType.COMMAND_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION,
+    }
+)
 # A context of each kind a workflow's payloads are given; a converter that returns itself
 # for both takes no context at all.
 _PROBES: tuple[SerializationContext, ...] = (
@@ -61,9 +72,9 @@ def ignores_context(converter: DataConverter) -> bool:
     whatever context the sandbox would name: no part takes a context, or the only one that
     does is agentrt's payload codec, which reads nothing of it but the workflow id (it binds
     each payload to its run, core/codec.py). An activity's context names the workflow that
-    scheduled it, so for agentrt's workflows, which start no child workflow and signal no
-    other (tests/workers/test_runner.py checks the workflow code), the workflow's own
-    context is the sandbox's answer for every payload."""
+    scheduled it, so the workflow's own context is the sandbox's answer for every payload
+    but those of a command for another workflow (a child's start), which the runner asks
+    the sandbox for (tests/workers/test_runner.py)."""
     if converter.external_storage is not None:
         return False
     if isinstance(converter.payload_codec, EncryptionCodec):
@@ -71,7 +82,7 @@ def ignores_context(converter: DataConverter) -> bool:
     return all(converter.with_context(probe) is converter for probe in _PROBES)
 
 
-class _ContextFree(WorkflowInstance):
+class ContextFreeInstance(WorkflowInstance):
     """A sandboxed instance whose context answers are fixed for the run."""
 
     def __init__(self, inner: WorkflowInstance, info: Info) -> None:
@@ -91,10 +102,14 @@ class _ContextFree(WorkflowInstance):
     def activate(self, act: Any) -> Any:  # SDK 1.35.0: bridge.proto messages (private)
         return self._inner.activate(act)
 
-    def get_serialization_context(self, command_info: object) -> SerializationContext | None:
+    def get_serialization_context(self, command_info: Any) -> SerializationContext | None:
+        if _for_other_workflow(command_info):
+            return self._inner.get_serialization_context(command_info)
         return self._context
 
-    def get_external_store_context(self, command_info: object) -> StorageDriverStoreContext:
+    def get_external_store_context(self, command_info: Any) -> StorageDriverStoreContext:
+        if _for_other_workflow(command_info):
+            return self._inner.get_external_store_context(command_info)
         return self._store
 
     def get_info(self) -> Info:
@@ -102,6 +117,12 @@ class _ContextFree(WorkflowInstance):
 
     def get_thread_id(self) -> int | None:
         return self._inner.get_thread_id()
+
+
+def _for_other_workflow(command_info: Any) -> bool:
+    """Whether the payload is of a command for another workflow (SDK 1.35.0: the command
+    info's type is `_command_aware_visitor.CommandInfo`, private; its field is public)."""
+    return getattr(command_info, "command_type", None) in _OTHER_WORKFLOW
 
 
 class ContextFreeRunner(WorkflowRunner):
@@ -114,7 +135,7 @@ class ContextFreeRunner(WorkflowRunner):
         self.inner.prepare_workflow(defn)
 
     def create_instance(self, det: WorkflowInstanceDetails) -> WorkflowInstance:
-        return _ContextFree(self.inner.create_instance(det), det.info)
+        return ContextFreeInstance(self.inner.create_instance(det), det.info)
 
     def set_worker_level_failure_exception_types(
         self, types: Sequence[type[BaseException]]
