@@ -29,11 +29,12 @@ from agentrt.core.settings import Settings
 from agentrt.store.a2a.tasks import A2AStore
 from agentrt.workers._demo_server import stop_group
 from agentrt.workers.builder import make_worker
-from agentrt.workers.compose import build
+from agentrt.workers.compose import WorkerResources, build
 from agentrt.workers.demo_common import prepare_data
 
 AGENT = "carrier"  # the caller's name for the remote agent: its tools are `carrier.<skill>`
 SKILL = "quote"  # the remote's published profile, a skill of its card
+TOOL = f"{AGENT}.{SKILL}"
 CALLER = "demo-triage"  # the caller's identity at the remote's API
 CARD_SECONDS = 60.0
 QUOTE_SCHEMA = {
@@ -52,6 +53,7 @@ class RemoteSide:
     agent: RemoteAgent
     url: str
     store: A2AStore
+    log: Path  # the remote API's log: its access lines count the requests it answered
 
     def tasks(self) -> int:
         """How many A2A tasks the caller's identity made on the remote."""
@@ -76,7 +78,11 @@ async def remote_side(client: Client, settings: Settings, out: Console) -> Async
     private_dir(home)
     own = settings.replace(
         database={"data_dir": home, "url": ""},
-        temporal={"task_queue": f"{settings.temporal.task_queue}-remote"},
+        # The Temporal the client reaches, whatever the settings say (the bench's own).
+        temporal={
+            "task_queue": f"{settings.temporal.task_queue}-remote",
+            "address": client.service_client.config.target_host,
+        },
     )
     await asyncio.to_thread(prepare_data, own)
     token = secrets.token_urlsafe(24)
@@ -102,9 +108,19 @@ async def remote_side(client: Client, settings: Settings, out: Console) -> Async
                     name=AGENT, url=url, token_file=token_file,
                     pinned_card_digest=digest, skills={SKILL: skill}, timeout_seconds=60,
                 )  # fmt: skip
-                yield RemoteSide(agent, url, A2AStore(resources.ctx))
+                yield RemoteSide(agent, url, A2AStore(resources.ctx), home / "api.log")
             finally:
                 await stop_group(proc)
+
+
+async def offered(resources: WorkerResources, tool: str, within: float = CARD_SECONDS) -> None:
+    """Wait until the caller's worker offers `tool`: a remote agent's skills are listed
+    once the worker runs (its card fetched and checked), not when it is built."""
+    deadline = asyncio.get_running_loop().time() + within
+    while resources.registry is None or resources.registry.get(tool) is None:
+        if asyncio.get_running_loop().time() > deadline:
+            raise RemoteSideError(f"the worker does not offer {tool!r} (is the card pinned?)")
+        await asyncio.sleep(0.05)
 
 
 def _secret_file(path: Path, value: str) -> Path:
@@ -135,6 +151,8 @@ def _api_env(own: Settings, port: int, digest: str) -> dict[str, str]:
     )
     if keys is not None:
         env["AGENTRT_PAYLOAD_KEYS"] = keys.get_secret_value()
+    else:  # as the caller's own Temporal client (the bench's, say): payloads in the clear
+        env["AGENTRT_ALLOW_PLAINTEXT_HISTORY"] = "true"
     return env
 
 
@@ -154,7 +172,8 @@ async def _card_digest(url: str, proc: asyncio.subprocess.Process, log: Path) ->
     async with httpx.AsyncClient(timeout=5) as http:
         while asyncio.get_running_loop().time() < deadline:
             if proc.returncode is not None:
-                raise RemoteSideError(f"the remote agentrt-api exited (log {log})")
+                tail = log.read_text(errors="replace").strip().splitlines()[-3:]
+                raise RemoteSideError(f"the remote agentrt-api exited (log {log}): {tail}")
             with contextlib.suppress(httpx.TransportError):
                 reply = await http.get(f"{url}/{CARD_PATH}")
                 card = reply.json() if reply.status_code == 200 else {}

@@ -20,7 +20,7 @@ from agentrt.starter import render
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.runs.record import RunStore
 from agentrt.workers._demo_server import connect_when_ready
-from agentrt.workers._team_remote import RemoteSide, remote_side
+from agentrt.workers._team_remote import TOOL, RemoteSide, offered, remote_side
 from agentrt.workers.builder import build_worker
 from agentrt.workers.demo_common import (
     DEMO_INITIATOR,
@@ -69,6 +69,7 @@ async def team_session(
         worker, resources = build_worker(client, here, profiles=served)
         with resources:
             async with worker:
+                await offered(resources, TOOL)
                 out.print(
                     f"Worker: polling task queue {here.temporal.task_queue!r} "
                     f"(profiles {', '.join(p.name for p in served)})",
