@@ -32,7 +32,10 @@ from bench.report import Report, Table, ms
 from bench.stats import Summary
 
 TARGET = 1.3
-KINDS = {"inline": ("bench-read", "bench inline read"), "child": ("bench-delegate", "bench delegate read")}  # fmt: skip
+KINDS = {
+    "inline": ("bench-read", "bench inline read"),
+    "child": ("bench-delegate", "bench delegate read"),
+}
 CHILDREN = {"inline": 0, "child": 1}
 
 

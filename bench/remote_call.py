@@ -1,6 +1,6 @@
 """A remote A2A agent's skill called as a tool (issue 43) against a tool called inline,
 runs interleaved one by one, on a worker of their own beside the remote agentrt of the team
-demo (workers/_team_remote.py: `agentrt-api serve` in its own process, its own database
+demo (workers/team_remote.py: `agentrt-api serve` in its own process, its own database
 and worker, on the same dev server).
 
 - `inline`: `lookup_order` (model -> tool -> model).
@@ -29,9 +29,8 @@ from temporalio.client import Client
 from agentrt.activities.toolbox.remote_http import CARD_PATH
 from agentrt.contracts.profiles import Profile
 from agentrt.core.settings import Settings
-from agentrt.starter.facade import AgentRuntime
 from agentrt.store.runs.record import RunStore
-from agentrt.workers._team_remote import TOOL, RemoteSide, offered, remote_side
+from agentrt.workers.team_remote import TOOL, RemoteSide, offered, remote_side
 from agentrt.workers.builder import build_worker
 from bench.config import BenchConfig
 from bench.drive import BenchError, agent_run
@@ -39,7 +38,10 @@ from bench.harness import Bench
 from bench.histories import fetch_facts
 from bench.report import Report, Table, ms
 
-KINDS = {"inline": ("bench-read", "bench inline read"), "remote": ("bench-remote", "bench remote read")}  # fmt: skip
+KINDS = {
+    "inline": ("bench-read", "bench inline read"),
+    "remote": ("bench-remote", "bench remote read"),
+}
 
 
 def _profiles(remote: RemoteSide) -> list[Profile]:

@@ -13,7 +13,16 @@ from bench.config import BenchConfig
 from bench.harness import running_worker
 from bench.report import Report
 
-SHARED_SECTIONS = ("loop", "overhead", "history", "fence", "delegation", "remote", "parallel", "long")
+SHARED_SECTIONS = (
+    "loop",
+    "overhead",
+    "history",
+    "fence",
+    "delegation",
+    "remote",
+    "parallel",
+    "long",
+)
 
 
 def _progress(message: str) -> None:

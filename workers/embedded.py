@@ -28,12 +28,24 @@ from agentrt.workers.builder import build_worker
 from agentrt.workers.demo_common import (
     DEMO_INITIATOR,
     DemoOptions,
-    hold_if_asked,
     decide_pending,
+    hold_if_asked,
     prepare_data,
     web_url,
 )
 from agentrt.workers.team_demo import team_session
+
+__all__ = [
+    "DEFAULT_PORT",
+    "DEFAULT_UI_PORT",
+    "DEMO_PROFILE",
+    "DEMO_PROMPT",
+    "EXIT_INTERRUPTED",
+    "DemoOptions",
+    "choose_port",
+    "demo_session",
+    "run_demo",
+]
 
 DEMO_PROFILE = "support"
 DEMO_PROMPT = "Please refund order 1042, the customer returned it."

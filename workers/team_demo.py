@@ -20,7 +20,7 @@ from agentrt.starter import render
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.runs.record import RunStore
 from agentrt.workers._demo_server import connect_when_ready
-from agentrt.workers._team_remote import TOOL, RemoteSide, offered, remote_side
+from agentrt.workers.team_remote import TOOL, RemoteSide, offered, remote_side
 from agentrt.workers.builder import build_worker
 from agentrt.workers.demo_common import (
     DEMO_INITIATOR,

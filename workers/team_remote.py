@@ -20,9 +20,9 @@ from temporalio.client import Client
 from agentrt.activities.toolbox.remote_config import RemoteAgent, RemoteSkill, card_digest
 from agentrt.activities.toolbox.remote_http import CARD_PATH, canonical
 from agentrt.api.settings import key_digest
+from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.errors import AgentRuntimeError
 from agentrt.contracts.profiles import Profile
-from agentrt.contracts.enums import ToolEffect
 from agentrt.core.devserver import free_port
 from agentrt.core.private import private_dir
 from agentrt.core.settings import Settings
@@ -73,7 +73,9 @@ def quote_profile() -> Profile:
 
 
 @contextlib.asynccontextmanager
-async def remote_side(client: Client, settings: Settings, out: Console) -> AsyncIterator[RemoteSide]:
+async def remote_side(
+    client: Client, settings: Settings, out: Console
+) -> AsyncIterator[RemoteSide]:
     home = settings.database.data_dir / "remote"
     private_dir(home)
     own = settings.replace(
@@ -172,7 +174,8 @@ async def _card_digest(url: str, proc: asyncio.subprocess.Process, log: Path) ->
     async with httpx.AsyncClient(timeout=5) as http:
         while asyncio.get_running_loop().time() < deadline:
             if proc.returncode is not None:
-                tail = log.read_text(errors="replace").strip().splitlines()[-3:]
+                text = await asyncio.to_thread(log.read_text, errors="replace")
+                tail = text.strip().splitlines()[-3:]
                 raise RemoteSideError(f"the remote agentrt-api exited (log {log}): {tail}")
             with contextlib.suppress(httpx.TransportError):
                 reply = await http.get(f"{url}/{CARD_PATH}")
