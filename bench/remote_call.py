@@ -30,8 +30,8 @@ from agentrt.activities.toolbox.remote_http import CARD_PATH
 from agentrt.contracts.profiles import Profile
 from agentrt.core.settings import Settings
 from agentrt.store.runs.record import RunStore
-from agentrt.workers.team_remote import TOOL, RemoteSide, offered, remote_side
 from agentrt.workers.builder import build_worker
+from agentrt.workers.team_remote import TOOL, RemoteSide, offered, remote_side
 from bench.config import BenchConfig
 from bench.drive import BenchError, agent_run
 from bench.harness import Bench

@@ -20,7 +20,6 @@ from agentrt.starter import render
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.runs.record import RunStore
 from agentrt.workers._demo_server import connect_when_ready
-from agentrt.workers.team_remote import TOOL, RemoteSide, offered, remote_side
 from agentrt.workers.builder import build_worker
 from agentrt.workers.demo_common import (
     DEMO_INITIATOR,
@@ -30,6 +29,7 @@ from agentrt.workers.demo_common import (
     prepare_data,
     web_url,
 )
+from agentrt.workers.team_remote import TOOL, RemoteSide, offered, remote_side
 
 TEAM_PROFILE = "triage"
 TEAM_PROMPT = "Triage: order 1042 came back; refund it and get a return-shipping quote."
