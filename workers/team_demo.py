@@ -19,16 +19,9 @@ from agentrt.core.settings import Settings
 from agentrt.starter import render
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.runs.record import RunStore
+from agentrt.workers import demo_common as demo
 from agentrt.workers._demo_server import connect_when_ready
 from agentrt.workers.builder import build_worker
-from agentrt.workers.demo_common import (
-    DEMO_INITIATOR,
-    DemoOptions,
-    decide_pending,
-    hold_if_asked,
-    prepare_data,
-    web_url,
-)
 from agentrt.workers.team_remote import TOOL, RemoteSide, offered, remote_side
 
 TEAM_PROFILE = "triage"
@@ -52,7 +45,7 @@ def triage_profile(remote: RemoteSide) -> Profile:
 
 async def team_session(
     settings: Settings,
-    opts: DemoOptions,
+    opts: demo.DemoOptions,
     ui_port: int,
     out: Console,
     err: Console,
@@ -61,7 +54,7 @@ async def team_session(
     """Against the Temporal at `settings.temporal.address`: the remote agentrt, this
     side's worker (the shipped profiles and `triage`) and one triage run."""
     client = await connect_when_ready(settings)
-    await asyncio.to_thread(prepare_data, settings)
+    await asyncio.to_thread(demo.prepare_data, settings)
     async with remote_side(client, settings, out) as remote:
         # The remote is on loopback: the outbound rules refuse it unless allowed by name.
         here = settings.replace(worker={"remote_agents_allowed_networks": "127.0.0.1/32"})
@@ -78,14 +71,14 @@ async def team_session(
                 )
                 runtime = AgentRuntime(client, RunStore(resources.ctx), here.temporal.task_queue)
                 code.append(await _drive(runtime, remote, opts, ui_port, out))
-                await hold_if_asked(opts, ui_port, out)
+                await demo.hold_if_asked(opts, ui_port, out)
     out.print("Stopped the remote agent; stopping the worker and the dev server…", markup=False)
 
 
 async def _drive(
-    runtime: AgentRuntime, remote: RemoteSide, opts: DemoOptions, ui_port: int, out: Console
+    runtime: AgentRuntime, remote: RemoteSide, opts: demo.DemoOptions, ui_port: int, out: Console
 ) -> int:
-    run_id = await runtime.start(TEAM_PROFILE, TEAM_PROMPT, initiator=DEMO_INITIATOR)
+    run_id = await runtime.start(TEAM_PROFILE, TEAM_PROMPT, initiator=demo.DEMO_INITIATOR)
     out.print(
         Text(f"Run {run_id} started: profile {TEAM_PROFILE!r}, prompt {TEAM_PROMPT!r}"),
         soft_wrap=True,
@@ -107,7 +100,7 @@ async def _drive(
         highlight=False,
     )
     render.print_outcome(out, root)
-    out.print(f"Temporal Web: {web_url(ui_port, run_id)}", markup=False, highlight=False)
+    out.print(f"Temporal Web: {demo.web_url(ui_port, run_id)}", markup=False, highlight=False)
     return 0 if root.status is RunStatus.COMPLETED else 1
 
 
@@ -155,7 +148,7 @@ async def follow_tree(
                 waiting = view.status is RunStatus.WAITING_FOR_APPROVAL
                 if waiting and pending is not None and pending.turn_digest not in seen:
                     seen.add(pending.turn_digest)
-                    await decide_pending(runtime, view, pending, interactive, out)
+                    await demo.decide_pending(runtime, view, pending, interactive, out)
             await asyncio.wait({result}, timeout=POLL_SECONDS)
         return await result
     finally:
