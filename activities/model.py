@@ -23,6 +23,7 @@ from agentrt.activities._common import (
 from agentrt.activities.guardrails import INLINE_CHARS, Checked
 from agentrt.activities.guardrails import checked as checked_text
 from agentrt.activities.live import Publisher, live_mode
+from agentrt.activities.model_budget import reservation, reserved_fields
 from agentrt.activities.ports import FaultHook, ModelProvider, StreamingProvider, no_faults, streams
 from agentrt.activities.settle.completion import Completion
 from agentrt.contracts.enums import EventKind
@@ -189,8 +190,12 @@ class ModelActivities(ActivityGroup):
         messages = [Message(role="system", content=snap.instructions), *transcript]
         request = ProviderRequest(
             model="", messages=messages, tools=(snap.tools or None) if req.offer_tools else None,
-            round=req.round, output_schema=req.answer.output_schema,
+            round=req.round, output_schema=req.answer.output_schema, max_tokens=req.max_tokens,
         )  # fmt: skip
+        # A budget's room: no provider is called for a call whose worst case does not fit.
+        worst, refused = reservation(req, request, self._prices)
+        if refused is not None:
+            return refused, None, False
         started = time.monotonic()
         used = req.model
         await fault(self._faults, "model.before_provider")
@@ -224,6 +229,9 @@ class ModelActivities(ActivityGroup):
         turn, record = self._made(
             req, used, reply, checked, (duration_ms, invalid), snap.answer_level
         )
+        if worst is not None:
+            turn = turn.model_copy(update={"reserved": worst})
+            record.payload.update(reserved_fields(worst))
         return turn, record, live is not None and live.published
 
     async def _recorded(self, req: ModelRequest, recorded: Message) -> ModelResult:
@@ -241,6 +249,7 @@ class ModelActivities(ActivityGroup):
             guardrail=str(seen.get("guardrail", "ALLOW")),
             input_required=bool(seen.get("input_required", False)),
             output_invalid=await _invalid(req, recorded.content, recorded.tool_calls),
+            reserved=_reserved(seen),
         )
 
     def _made(
@@ -314,6 +323,14 @@ async def failed_checks(text: str, schema: dict[str, Any]) -> list[OutputCheck]:
     if len(text) <= INLINE_CHARS:
         return output_checks(text, schema)
     return await offload(output_checks, text, schema)
+
+
+def _reserved(seen: Mapping[str, Any]) -> Usage | None:
+    """The worst case a recorded call reserved (absent: it reserved none)."""
+    tokens = seen.get("reserved_tokens")
+    if not isinstance(tokens, int):
+        return None
+    return Usage(prompt_tokens=tokens, cost_usd=_float_or_none(seen.get("reserved_cost_usd")))
 
 
 def _float_or_none(value: object) -> float | None:

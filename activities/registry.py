@@ -8,7 +8,7 @@ from agentrt.contracts.agents import check_agents, delegation_effect
 from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.errors import ConfigError
 from agentrt.contracts.plan import checked_attempt_seconds
-from agentrt.contracts.profiles import Profile
+from agentrt.contracts.profiles import Profile, Reach
 
 LOOSE = "(ungrouped)"  # the group of tools given without a toolbox
 
@@ -133,11 +133,41 @@ class ProfileCatalog:
     def names(self) -> list[str]:
         return sorted(self._profiles)
 
+    def reach(self, name: str) -> Reach | None:
+        """What a run of profile `name` may do, the strongest effect of its tools and of
+        the agents it delegates to (as a delegation to it is classed); None while a
+        toolbox of any of them has not listed its tools (their effects are not known)."""
+        if name not in self._raw or self._unlisted(name):
+            return None
+        return _REACH[self.agent_effect(name, self._registry)]
+
+    def _unlisted(self, name: str) -> bool:
+        seen: set[str] = set()
+        pending = [name]
+        while pending:
+            current = pending.pop()
+            raw = self._raw.get(current)
+            if current in seen or raw is None:
+                continue
+            seen.add(current)
+            boxes = [*raw.toolboxes, *(t.partition(".")[0] for t in raw.tools)]
+            if any(self._registry.pending(b) and b not in self._registry.listed for b in boxes):
+                return True
+            pending.extend(raw.agents)
+        return False
+
     def agent_effect(self, name: str, registry: ToolRegistry) -> ToolEffect:
         """The effect class of a delegation to the child `name`: the strongest among its
         tools and its own children's (contracts/agents.py)."""
         resolved = {n: p for n in self._raw if (p := self.get(n)) is not None}
         return delegation_effect(name, resolved, lambda t: _effect(registry, t))
+
+
+_REACH: dict[ToolEffect, Reach] = {
+    ToolEffect.READ_ONLY: "read_only",
+    ToolEffect.IDEMPOTENT_WRITE: "idempotent",
+    ToolEffect.NON_IDEMPOTENT_WRITE: "writes",
+}
 
 
 def _effect(registry: ToolRegistry, name: str) -> ToolEffect:

@@ -8,6 +8,7 @@ from agentrt.activities.guardrails import checked as checked_text
 from agentrt.activities.ports import attempt_bound_of, probe_of
 from agentrt.activities.registry import ProfileCatalog, Routes, ToolRegistry
 from agentrt.contracts.agents import agent_spec
+from agentrt.contracts.budget import capped, output_bound
 from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.ids import ACT_RUN_BEGIN
@@ -65,6 +66,7 @@ class RunActivities(ActivityGroup):
         plans, specs = self._tool_plans(profile)
         # A long prompt is read off the event loop: the worker's other runs go on meanwhile.
         checked = await checked_text(req.prompt, profile.guardrails.input, profile.guardrails)
+        budget = capped(profile.budget, req.budget_cap)  # a child's within its share
         plan = RunPlan(
             profile=profile.name,
             model=profile.model,
@@ -79,7 +81,7 @@ class RunActivities(ActivityGroup):
             unattested_decisions=profile.unattested_decisions,
             answer_level=profile.answer_level,
             fallback_model=profile.fallback_model,
-            budget=profile.budget,
+            budget=budget,
             model_task_queue=self._routes.model(profile.model),
             on_unknown_outcome=profile.on_unknown_outcome,
             max_parallel_tools=profile.max_parallel_tools,
@@ -87,6 +89,7 @@ class RunActivities(ActivityGroup):
             output_schema=profile.output_schema,
             output_retries=profile.output_retries,
             segment_rounds=self._segment_rounds,
+            max_output_tokens=output_bound(profile, budget),
             max_agent_depth=self._tree[0],
             max_children=self._tree[1],
         )

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from agentrt.contracts.a2a import InputMessage
     from agentrt.contracts.answers import RunAnswer
     from agentrt.contracts.approval import ApprovalDecision
+    from agentrt.contracts.budget import BudgetState
     from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason, ToolEffect
     from agentrt.contracts.errors import (
         AgentRuntimeError,
@@ -92,6 +93,7 @@ _EXPORTS: dict[str, str] = {
     "UnknownProfileError": "agentrt.contracts.errors",
     "Profile": "agentrt.contracts.profiles",
     "Budget": "agentrt.contracts.profiles",
+    "BudgetState": "agentrt.contracts.budget",
     "GuardrailConfig": "agentrt.contracts.profiles",
     "Timeouts": "agentrt.contracts.profiles",
     "tool": "agentrt.activities.toolbox.decorator",
@@ -131,6 +133,7 @@ __all__ = [
     "ApprovalDecision",
     "ApprovalError",
     "Budget",
+    "BudgetState",
     "ConfigError",
     "GuardrailConfig",
     "InputError",

@@ -1,6 +1,7 @@
 """The web process's one ASGI app, `create_app(settings, client=None)`: the A2A server
-(api/a2a/) with the operator API (api/operator/) mounted in front of it, both over one
-store and one `AgentRuntime`, bound when the app starts."""
+(api/a2a/) with the operator API (api/operator/) mounted in front of it, and the MCP
+server (api/mcp/) at /mcp, all over one store and one `AgentRuntime`, bound when the app
+starts."""
 
 import asyncio
 import contextlib
@@ -9,12 +10,14 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import Engine
 from starlette.applications import Starlette
+from starlette.routing import Route
 from temporalio.client import Client
 
 from agentrt.api.a2a.app import a2a_app
 from agentrt.api.a2a.delivery import PushDelivery
 from agentrt.api.a2a.handler import A2AHandler
 from agentrt.api.a2a.tasks import TaskService
+from agentrt.api.mcp.app import MCP_PATH, McpEndpoint
 from agentrt.api.operator.app import mount_ops
 from agentrt.api.settings import ApiSettings
 from agentrt.api.wake import finish
@@ -72,7 +75,8 @@ def create_app(settings: ApiSettings, client: Client | None = None) -> Starlette
         stop = asyncio.Event()
         state.tasks.append(asyncio.create_task(state.delivery.run(stop)))
         try:
-            yield
+            async with mcp.running():
+                yield
         finally:
             stop.set()
             for task in state.tasks:
@@ -81,7 +85,12 @@ def create_app(settings: ApiSettings, client: Client | None = None) -> Starlette
 
     app = a2a_app(settings, handler, profiles, lifespan)
     app.state.a2a = state
-    return mount_ops(app, settings, engine, ctx, profiles)  # the operator API (/runs, /inbox)
+    outer = mount_ops(app, settings, engine, ctx, profiles)  # the operator API (/runs, /inbox)
+    # The MCP server at /mcp, over the operator API's principals and start path; its
+    # sessions run for the app's life (the lifespan above, entered once the app starts).
+    mcp = outer.state.mcp = McpEndpoint(settings, outer.state.ops)
+    outer.router.routes.insert(0, Route(MCP_PATH, mcp, methods=["GET", "POST", "DELETE"]))
+    return outer
 
 
 class _Unbound:

@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.errors import ConfigError
-from agentrt.contracts.messages import ToolCall, ToolSpec
+from agentrt.contracts.messages import ToolCall, ToolSpec, Usage
 from agentrt.contracts.profiles import PrivacyLevel, Profile
 
 # What a child takes: one prompt, as a client's start gives it.
@@ -145,3 +145,5 @@ class ChildEnd(BaseModel):
 
     status: str | None = None
     error_type: str | None = None
+    # What the child spent, when its workflow said (its result, or its failure's details).
+    usage: Usage | None = None

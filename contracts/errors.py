@@ -181,6 +181,18 @@ class RunIdTakenError(InvalidRequestError):
     code = "run_id_taken"
 
 
+class ScheduleExistsError(InvalidRequestError):
+    """A schedule of runs was created under a name another schedule holds; nothing changed."""
+
+    code = "schedule_exists"
+
+
+class ScheduleNotFoundError(AgentRuntimeError):
+    """No schedule of runs has that name (or it is not visible to the caller)."""
+
+    code = "schedule_not_found"
+
+
 class StoreUnavailableError(AgentRuntimeError):
     """The database could not be reached."""
 

@@ -9,6 +9,10 @@ WORKFLOW_AGENT_RUN: Final = "AgentRun"
 WORKFLOW_RETENTION: Final = "Retention"
 SCHEDULE_RETENTION: Final = "agentrt-retention"
 DEFAULT_MAINTENANCE_QUEUE: Final = "agentrt-maintenance"
+# Scheduled runs (issue 44): a Temporal Schedule of runs starts one of these per fire, on
+# the run's queue; it starts the run as its child under a run id derived from the schedule
+# and the fire's scheduled time (contracts/schedules.py `fire_run_id`).
+WORKFLOW_SCHEDULED_FIRE: Final = "ScheduledFire"
 
 # Activities. One name per I/O point of the loop; never rename once shipped.
 ACT_RUN_BEGIN: Final = "run.begin"
@@ -55,10 +59,15 @@ UPDATE_ANSWER: Final = "answer"
 UPDATE_BEGUN: Final = "begun"  # answers once the run row exists (or why it never will)
 QUERY_PENDING_APPROVAL: Final = "pending_approval"
 QUERY_REFUSED_DECISIONS: Final = "refused_decisions"
+QUERY_BUDGET: Final = "budget"  # the ledger: spent, reserved, room (contracts/budget.py)
 
 # Search attribute keys (never user content).
 SA_RUN_STATUS: Final = "AgentRunStatus"
 SA_PROFILE: Final = "AgentProfile"
+# The memo key naming who started a run (its STARTING view reads it before a row exists).
+MEMO_INITIATOR: Final = "initiator"
+# Temporal's own, set on every workflow a Schedule starts (a trigger and a backfill too).
+SA_SCHEDULED_START_TIME: Final = "TemporalScheduledStartTime"
 
 
 def idempotency_key(run_id: str, call_id: str) -> str:

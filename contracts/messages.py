@@ -95,6 +95,9 @@ class ProviderRequest(BaseModel):
     round: int = 1
     # A typed answer's JSON Schema: a provider with structured output asks for it natively.
     output_schema: dict[str, Any] | None = None
+    # The reply's bound in tokens, sent to the provider: a budget's worst case counts on it
+    # (contracts/budget.py). None: the provider's own (its configured or default bound).
+    max_tokens: int | None = None
 
 
 class ProviderReply(BaseModel):

@@ -86,6 +86,10 @@ class RunPlan(BaseModel):
     # Rounds per history segment: past them the run continues as new (workflows/
     # segments.py). Plans recorded before it existed read None: one segment, as ever.
     segment_rounds: int | None = None
+    # The bound on each reply, in tokens, that every model request carries (the profile's
+    # max_output_tokens; with a budget and none set, contracts/budget.py's default).
+    # Plans recorded before it existed read None: their requests carry none.
+    max_output_tokens: int | None = None
     # Bounds on delegations (contracts/agents.py), as the installation set them at begin.
     max_agent_depth: int = DEFAULT_MAX_AGENT_DEPTH
     max_children: int = DEFAULT_MAX_CHILDREN

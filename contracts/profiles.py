@@ -1,6 +1,7 @@
 """Agent profiles: what a run may do, written in Python or the worker's YAML file."""
 
 import hashlib
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -24,6 +25,8 @@ PrivacyLevel = Literal["full", "redacted", "metadata", "none"]
 # A write with no answer on its outcome: "fail" the run, or "ask" a person (the run waits
 # AWAITING_RECONCILIATION for an operator's answer, up to reconcile_timeout_seconds).
 UnknownOutcome = Literal["fail", "ask"]
+# What a profile's tools may do to the world, the strongest of their effects.
+Reach = Literal["read_only", "idempotent", "writes"]
 DEFAULT_RECONCILE_TIMEOUT_SECONDS = 86_400.0
 
 # Strictness of privacy levels; an answer ceiling only ever moves to the right.
@@ -51,6 +54,8 @@ DEFAULT_MAX_PARALLEL_TOOLS = 4
 MAX_PARALLEL_TOOLS_CEILING = 32
 DEFAULT_OUTPUT_RETRIES = 2
 MAX_OUTPUT_RETRIES = 10
+# The largest reply bound a profile may set (max_output_tokens).
+MAX_OUTPUT_TOKENS_CEILING = 1_000_000
 
 
 class Timeouts(BaseModel):
@@ -81,7 +86,8 @@ class GuardrailConfig(BaseModel):
 
 
 class Budget(Strict):
-    """A run's spending limits, checked by the workflow after every model call (see
+    """A run's spending limits: each model call's worst case is reserved before it is made
+    (contracts/budget.py, workflows/budget.py) and the spend checked after it (see
     contracts/turn.py). A limit must be positive; 0 is a configuration error."""
 
     max_tokens: int | None = Field(default=None, gt=0, description="prompt + completion")
@@ -154,6 +160,10 @@ class Profile(BaseModel):
     description: str = ""  # the skill's description in the Agent Card
     answer_level: PrivacyLevel = "full"  # the answer ceiling: what of a result may be kept
     budget: Budget | None = None
+    # The bound on each model reply, in tokens, sent with every request; None: the
+    # provider's own, or with a budget contracts/budget.py's DEFAULT_MAX_OUTPUT_TOKENS (a
+    # budget reserves each call's worst case, which needs a bound).
+    max_output_tokens: int | None = Field(default=None, gt=0, le=MAX_OUTPUT_TOKENS_CEILING)
     # The queue its runs' workflows are started on (the worker registers it; clients route
     # by the registration); None: the client's AGENTRT_TASK_QUEUE.
     task_queue: str | None = Field(default=None, min_length=1)
@@ -296,11 +306,29 @@ class RegisteredProfile(BaseModel):
     # None not said (a worker of an earlier build). A client refuses a start they could
     # not read (starter/_starting.py: payload_key_mismatch).
     payload_keys: str | None = None
+    # What its runs' tools may do to the world, from their declared effects (the MCP
+    # server's tool annotations say it): "read_only", "idempotent" (writes that may
+    # repeat), "writes" (a non-idempotent write); None: not said (a toolbox not listed
+    # yet, or a worker of an earlier build), read as "writes" (fail closed).
+    reach: Reach | None = None
+    # The typed answer's JSON Schema (Profile.output_schema); None: a text answer.
+    output_schema: dict[str, Any] | None = None
+
+    @field_validator("output_schema", mode="before")
+    @classmethod
+    def _decoded(cls, value: Any) -> Any:
+        return json.loads(value) if isinstance(value, str) else value  # a driver's raw JSON
 
     @classmethod
-    def of(cls, profile: Profile, payload_keys: Sequence[str] | None = None) -> "RegisteredProfile":
+    def of(
+        cls,
+        profile: Profile,
+        payload_keys: Sequence[str] | None = None,
+        reach: "Reach | None" = None,
+    ) -> "RegisteredProfile":
         """What a worker with `payload_keys` (their ids, active first) registers of
-        `profile`; None: a worker that does not say."""
+        `profile`; None: a worker that does not say. `reach`: what its tools may do, as
+        the worker resolved them."""
         return cls(
             name=profile.name,
             task_queue=profile.task_queue,
@@ -315,4 +343,6 @@ class RegisteredProfile(BaseModel):
                 profile.model_dump_json(exclude=None if profile.agents else {"agents"}).encode()
             ).hexdigest(),
             payload_keys=None if payload_keys is None else ",".join(payload_keys),
+            reach=reach,
+            output_schema=profile.output_schema,
         )

@@ -6,6 +6,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from agentrt.contracts.approval import DecisionRefusal
+from agentrt.contracts.budget import Allowance
 from agentrt.contracts.enums import (
     Outcome,
     RunStatus,
@@ -69,6 +70,9 @@ class RunRequest(BaseModel):
     # in its tree it is (a client's run is 0).
     parent_run_id: str | None = None
     depth: int = 0
+    # A child run's share of its parent's budget (the parent's reservation for it): its own
+    # budget is kept within it (contracts/budget.py `capped`). None: no cap.
+    budget: Budget | None = None
     # Set on a run's later segments (continued as new): the run exists, nothing begins.
     carry: Carry | None = None
 
@@ -98,6 +102,7 @@ class BeginRequest(BaseModel):
     max_iterations: int | None = None
     workflow_run_id: str = ""
     parent_run_id: str | None = None  # a child run's parent (contracts/agents.py)
+    budget_cap: Budget | None = None  # RunRequest.budget: a child's share of its parent's
 
 
 class BeginResult(BaseModel):
@@ -143,6 +148,10 @@ class AnswerTerms(BaseModel):
     budget: Budget | None
     # The plan's: an answer that is not JSON valid against it is no answer (TurnEnd.INVALID).
     output_schema: dict[str, Any] | None = None
+    # The room the run's ledger reserved for this call (contracts/budget.py): the activity
+    # calls the provider only if the call's worst case fits. None: no check (a run
+    # without a budget, or one that began before reservations).
+    allowance: Allowance | None = None
 
 
 class ModelRequest(AtRunLevel):
@@ -157,6 +166,8 @@ class ModelRequest(AtRunLevel):
     model: str
     fallback_model: str | None
     answer: AnswerTerms
+    # The reply's bound, sent to the provider (RunPlan.max_output_tokens); None: its own.
+    max_tokens: int | None = None
 
 
 class ModelResult(BaseModel):
@@ -172,6 +183,10 @@ class ModelResult(BaseModel):
     # The answer failed the output schema: the activity recorded why, for the model, at the
     # completion's sequence (AnswerTerms.sequence). Why stays in the store, not in history.
     output_invalid: bool = False
+    # The call's worst case (contracts/budget.py), when its request had an allowance; with
+    # `over_budget` it did not fit, and no provider was called (usage 0).
+    reserved: Usage | None = None
+    over_budget: bool = False
 
 
 class ToolCallRequest(AtRunLevel):
@@ -294,6 +309,10 @@ class SettleRequest(AtRunLevel):
     note: str | None = None
     error_detail: str | None = None  # a provider's (redacted) reason, shown in the event
     budget: Budget | None  # the plan's: a budget_exhausted event shows the limits
+    # A budget_exhausted run stopped before a model call: that call's worst case (None:
+    # unknown, the room was already 0) and the room its budget had left.
+    worst_case: Usage | None = None
+    room: Allowance | None = None
 
 
 ModelResult.model_rebuild()

@@ -7,9 +7,10 @@ Budgets. A budget is spent when a run's total reaches a limit: tokens (prompt + 
 follows every model call, so the reply that spent it is recorded (it was paid for) but
 nothing more happens: none of its tool calls runs, no further model call is made (not even
 the synthesis call after the iteration cap), and the run ends FAILED with reason
-`budget_exhausted`, even when that reply was an answer. A run therefore overshoots a limit
-by at most one model call, which no check made before a call can avoid, since a call's
-usage is known only once it returns.
+`budget_exhausted`, even when that reply was an answer. That check alone would let a run
+overshoot by one call; a run that reserves (contracts/budget.py, workflows/budget.py)
+never makes a call whose worst case does not fit its room, so its spend stays at most its
+ceiling: such a turn comes back `over_budget`, no provider called, and ends it here too.
 
 A cost limit fails closed: once any call's cost is unknown (no price), the run's cost is
 unknown and the cost budget counts as spent. The worker refuses at start a profile with a
@@ -36,7 +37,7 @@ def turn_end(terms: AnswerTerms, turn: ModelResult) -> TurnEnd:
     """How the turn `turn` ends a run whose spend before it and plan are `terms`."""
     if turn.guardrail in STOPPING_VERDICTS:
         return TurnEnd.GUARDRAIL
-    if spent_limit(terms.usage + turn.usage, terms.budget) is not None:
+    if turn.over_budget or spent_limit(terms.usage + turn.usage, terms.budget) is not None:
         return TurnEnd.BUDGET
     if turn.tool_calls:
         return TurnEnd.TOOLS

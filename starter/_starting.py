@@ -34,13 +34,13 @@ from agentrt.contracts.errors import (
     TemporalUnavailableError,
     UnknownProfileError,
 )
-from agentrt.contracts.ids import SA_PROFILE, SA_RUN_STATUS, WORKFLOW_AGENT_RUN
+from agentrt.contracts.ids import MEMO_INITIATOR, SA_PROFILE, SA_RUN_STATUS, WORKFLOW_AGENT_RUN
 from agentrt.contracts.profiles import RegisteredProfile
 from agentrt.contracts.run import RunRequest
 
 PROFILE_KEY = SearchAttributeKey.for_keyword(SA_PROFILE)
 STATUS_KEY = SearchAttributeKey.for_keyword(SA_RUN_STATUS)
-INITIATOR_MEMO = "initiator"
+INITIATOR_MEMO = MEMO_INITIATOR
 
 MISSING_SEARCH_ATTRIBUTES = (
     "the Temporal namespace lacks agentrt's search attributes: register AgentRunStatus and "

@@ -31,7 +31,7 @@ from agentrt.core.settings_api import RemoteSettings
 from agentrt.core.settings_env import refuse_unknown
 from agentrt.core.temporal import call_error
 from agentrt.core.tracing import configure_tracing, shutdown_tracing
-from agentrt.starter import commands, deployment_cmd, reconcile_cmd, remote
+from agentrt.starter import commands, deployment_cmd, reconcile_cmd, remote, schedules_cmd
 from agentrt.store.db.sealing import SealError
 
 EXIT_ERROR, EXIT_INTERRUPTED = 2, 130
@@ -45,8 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--api",
         default=None,
         metavar="URL",
-        help="run, start, status, events, inbox, approve, deny, cancel and reconcile through "
-        "the operator API at URL, as the principal of --token (default: AGENTRT_API_URL)",
+        help="run, start, status, budget, events, inbox, approve, deny, cancel, reconcile and "
+        "the schedules of runs through the operator API at URL, as the principal of --token "
+        "(default: AGENTRT_API_URL)",
     )
     p.add_argument("--token", default=None, help="operator API token (default: AGENTRT_API_TOKEN)")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -88,6 +89,10 @@ def _add_status_and_events(sub: _Commands) -> None:
     status = sub.add_parser("status", help="show a run")
     status.add_argument("run_id", metavar="RUN_ID", help="the run's uuid")
     status.add_argument("--json", action="store_true", help="print the run as JSON")
+
+    budget = sub.add_parser("budget", help="show a run's budget: spent, reserved, room left")
+    budget.add_argument("run_id", metavar="RUN_ID", help="the run's uuid")
+    budget.add_argument("--json", action="store_true", help="print it as JSON")
 
     events = sub.add_parser("events", help="print a run's events")
     events.add_argument("run_id", metavar="RUN_ID", help="the run's uuid")
@@ -134,11 +139,14 @@ def _add_demo(sub: _Commands) -> None:
 def _add_operations(sub: _Commands) -> None:
     """The deployment's own chores: schema, schedules, the codec server."""
     sub.add_parser("migrate", help="bring the database schema to head")
-    schedules = sub.add_parser("schedules", help="Temporal Schedules of the deployment")
+    schedules = sub.add_parser(
+        "schedules", help="schedules of runs, and the deployment's retention schedule"
+    )
     schedules_sub = schedules.add_subparsers(dest="schedules_command", required=True)
     schedules_sub.add_parser(
         "apply", help="create or update the retention schedule (AGENTRT_RETENTION_*)"
     )
+    schedules_cmd.add_parsers(schedules_sub)  # schedules of runs
     codec = sub.add_parser(
         "codec-server", help="serve /decode for Temporal Web (needs AGENTRT_PAYLOAD_KEYS)"
     )
@@ -228,8 +236,10 @@ async def _dispatch(
         return await embedded.run_demo(settings, opts, out, err)
     if args.command == "migrate":
         return deployment_cmd.migrate(settings, out)
-    if args.command == "schedules":
+    if args.command == "schedules" and args.schedules_command == "apply":
         return await deployment_cmd.apply_schedules(settings, out)
+    if args.command == "schedules":
+        return await schedules_cmd.run(args, settings, out)
     if args.command == "codec-server":
         return await deployment_cmd.codec_server(
             settings, args.port, out, dev_no_token=args.dev_no_token
@@ -266,6 +276,8 @@ async def _run(args: argparse.Namespace, cmd: commands.Commands) -> int:
             return commands.EXIT_OK
         case "status":
             return await cmd.status(args.run_id, args.json)
+        case "budget":
+            return await cmd.budget(args.run_id, args.json)
         case "events":
             return await cmd.events(args.run_id, args.after, args.follow, args.json)
         case "approve" | "deny":

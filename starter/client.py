@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator
 
 from agentrt.contracts.answers import RunAnswer
 from agentrt.contracts.approval import REASON_REQUIRED, ApprovalDecision, reason_missing
+from agentrt.contracts.budget import BudgetState
 from agentrt.contracts.errors import ReasonRequiredError
 from agentrt.contracts.live import LiveDelta
 from agentrt.contracts.profiles import MAX_ITERATIONS_CEILING
@@ -82,6 +83,11 @@ class RuntimeClient(ABC):
     async def events(self, run_id: str, after_position: int = -1) -> list[EventView]:
         """The run's events committed after the one at `after_position` (an EventView's
         `position`), in commit order: paging by it misses none and repeats none."""
+
+    @abstractmethod
+    async def budget(self, run_id: str) -> BudgetState:
+        """The run's budget as its workflow holds it: limits, spend, what its calls in
+        flight reserved, and the room left."""
 
     @abstractmethod
     def follow(self, run_id: str) -> AsyncIterator[EventView | LiveDelta]:

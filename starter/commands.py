@@ -5,10 +5,11 @@ import argparse
 import asyncio
 import getpass
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
+from pydantic import BaseModel
 from rich.console import Console
 from temporalio.client import Client
 
@@ -134,10 +135,18 @@ class Commands:
         # STARTING while no worker has begun it; one that failed to begin or was withdrawn
         # (or that another starter left unbegun) is a RunNotBegunError saying so.
         view = await self.runtime.status(run_id_arg(raw_id))
+        return self._shown(view, as_json, lambda: render.print_run(self.out, view))
+
+    async def budget(self, raw_id: str, as_json: bool) -> int:
+        state = await self.runtime.budget(run_id_arg(raw_id))
+        return self._shown(state, as_json, lambda: render.print_budget(self.out, state))
+
+    def _shown(self, value: BaseModel, as_json: bool, as_text: Callable[[], None]) -> int:
+        """`value` as JSON, or as `as_text` prints it."""
         if as_json:
-            self.out.print_json(view.model_dump_json())
+            self.out.print_json(value.model_dump_json())
         else:
-            render.print_run(self.out, view)
+            as_text()
         return EXIT_OK
 
     async def events(self, raw_id: str, after: int, follow: bool, as_json: bool) -> int:

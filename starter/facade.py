@@ -4,6 +4,7 @@ job (starter/_reading.py). It never runs the agent itself."""
 
 import asyncio
 import uuid
+from datetime import timedelta
 from types import TracebackType
 from typing import Self
 
@@ -13,6 +14,7 @@ from temporalio.client import Client
 from agentrt.contracts.a2a import InputMessage
 from agentrt.contracts.answers import RunAnswer
 from agentrt.contracts.approval import ApprovalDecision, DecisionRefusal
+from agentrt.contracts.budget import BudgetState
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import (
     NoWorkerError,
@@ -20,7 +22,7 @@ from agentrt.contracts.errors import (
     RunNotAwaitingReconciliationError,
     RunNotBegunError,
 )
-from agentrt.contracts.ids import DEFAULT_TASK_QUEUE, QUERY_REFUSED_DECISIONS
+from agentrt.contracts.ids import DEFAULT_TASK_QUEUE, QUERY_BUDGET, QUERY_REFUSED_DECISIONS
 from agentrt.contracts.profiles import MAX_ITERATIONS_CEILING, RegisteredProfile
 from agentrt.contracts.reconcile_answer import ReconcileAnswer, WriteResolution
 from agentrt.contracts.run import DEFAULT_MAX_PROMPT_CHARS
@@ -50,6 +52,8 @@ from agentrt.store.runs.record import RunStore
 from agentrt.store.runs.resolution import resolve_write
 
 DEFAULT_BEGIN_TIMEOUT = 30.0  # seconds; a polling worker begins a run within moments
+# How long a budget query waits for a worker to answer (one that ended replays its history).
+BUDGET_QUERY_TIMEOUT = timedelta(seconds=10)
 
 
 class AgentRuntime(RunReads):
@@ -163,17 +167,7 @@ class AgentRuntime(RunReads):
         `initiator` ("anonymous" when None); returns its uuid once the run exists, or with
         `wait="accepted"` once Temporal holds it (STARTING until a worker begins it).
         `registered`: the profile's registry entry, when the caller has just read it."""
-        if registered is None or registered.name != request.profile:
-            registered = await asyncio.to_thread(self._profiles.get, request.profile)
-        if self._plaintext_refused:
-            if registered is None:
-                raise unregistered(request.profile)
-            if registered.privacy != "full":
-                raise payload_keys_required(request.profile)
-        if registered is not None:
-            mismatch = payload_key_mismatch(registered, self._payload_key)
-            if mismatch is not None:  # before anything exists in Temporal
-                raise mismatch
+        registered = await self.startable(request.profile, registered, must_exist=False)
         run_id = str(request.run_id or uuid.uuid4())
         put = self._launcher.accept if wait == "accepted" else self._launcher.launch
         await put(
@@ -181,6 +175,29 @@ class AgentRuntime(RunReads):
             self._launcher.task_queue_of(registered),
         )
         return run_id
+
+    async def startable(
+        self, profile: str, registered: RegisteredProfile | None = None, *, must_exist: bool = True
+    ) -> RegisteredProfile | None:
+        """`profile` as its workers registered it, refused (before anything exists in
+        Temporal) when this client could not start it: payload keys, and, with
+        `must_exist` (a schedule) or plaintext refused, a profile no worker registered."""
+        if registered is None or registered.name != profile:
+            registered = await asyncio.to_thread(self._profiles.get, profile)
+        if registered is None:
+            if must_exist or self._plaintext_refused:
+                raise unregistered(profile)
+            return None
+        if self._plaintext_refused and registered.privacy != "full":
+            raise payload_keys_required(profile)
+        mismatch = payload_key_mismatch(registered, self._payload_key)
+        if mismatch is not None:
+            raise mismatch
+        return registered
+
+    def queue_of(self, registered: RegisteredProfile | None) -> str:
+        """The task queue a run of `registered` starts on (its own, else this client's)."""
+        return self._launcher.task_queue_of(registered)
 
     async def withdrawal(self, run_id: str) -> NoWorkerError | None:
         """The error a start of `run_id` was withdrawn with (NoWorkerError or
@@ -266,6 +283,18 @@ class AgentRuntime(RunReads):
             QUERY_REFUSED_DECISIONS, result_type=list[DecisionRefusal]
         )
         return refused
+
+    @temporal_errors_typed
+    async def budget(self, run_id: str) -> BudgetState:
+        """The run's budget as its workflow holds it: the limits, the spend, what its calls
+        in flight reserved and the room left (a worker answers, replaying a run that ended;
+        a run still STARTING has spent and reserved nothing)."""
+        if (await self.status(run_id)).status is RunStatus.STARTING:
+            return BudgetState()
+        state: BudgetState = await self._client.get_workflow_handle(run_id).query(
+            QUERY_BUDGET, result_type=BudgetState, rpc_timeout=BUDGET_QUERY_TIMEOUT
+        )
+        return state
 
     @temporal_errors_typed
     async def cancel(self, run_id: str, *, by: str, reason: str | None = None) -> None:

@@ -12,6 +12,7 @@ import httpx
 from agentrt.contracts.a2a import InputMessage
 from agentrt.contracts.answers import RunAnswer
 from agentrt.contracts.approval import ApprovalDecision
+from agentrt.contracts.budget import BudgetState
 from agentrt.contracts.errors import (
     AgentRuntimeError,
     ConfigError,
@@ -85,8 +86,13 @@ class ApiRuntime(RuntimeClient):
                 f"cannot reach the API at {self._http.base_url}: {exc}"
             ) from None
         if reply.is_success:
-            return reply.json()
+            return reply.json() if reply.content else None  # 204: no body
         raise refusal(reply)
+
+    async def call(self, method: str, path: str, **kw: Any) -> Any:
+        """One call of the operator API as the token's principal: its JSON body (None for
+        none), or its refusal as the typed error (schedules of runs use it)."""
+        return await self._call(method, path, **kw)
 
     @property
     def max_prompt_chars(self) -> int:
@@ -139,6 +145,9 @@ class ApiRuntime(RuntimeClient):
                     return view
                 seen = True
             await asyncio.sleep(self._poll)
+
+    async def budget(self, run_id: str) -> BudgetState:
+        return BudgetState.model_validate(await self._call("GET", f"/runs/{run_id}/budget"))
 
     async def events(self, run_id: str, after_position: int = -1) -> list[EventView]:
         out: list[EventView] = []

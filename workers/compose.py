@@ -102,9 +102,12 @@ class WorkerResources:
         (SchemaBehindError names `agentrt migrate` otherwise), the profiles registered."""
         check_worker_store(self.engine)
         if self.registration is None:
+            catalog = self.catalog
+            reach = {p.name: catalog.reach(p.name) for p in self.served} if catalog else None
             self.registration = Registration(
-                ProfileRegistry(self.ctx), self.served, payload_keys=self.payload_keys
-            )
+                ProfileRegistry(self.ctx), self.served, payload_keys=self.payload_keys,
+                reach=reach,
+            )  # fmt: skip
 
     def close(self) -> None:
         if self.registration is not None:
@@ -119,6 +122,10 @@ class WorkerResources:
         wrapped as the ones registered at start, then offered to runs that begin from now."""
         assert self.registry is not None
         self.registry.add_group(group, wrapped(group, tools, self.metrics.calls))
+        if self.registration is not None and self.catalog is not None:
+            # Its tools' effects are known now: what the profiles may do, registered again.
+            catalog = self.catalog
+            self.registration.renew({p.name: catalog.reach(p.name) for p in self.served})
 
     def __enter__(self) -> "WorkerResources":
         return self

@@ -39,6 +39,7 @@ from agentrt.workers.metrics import WorkerMetrics
 from agentrt.workers.plaintext import PlaintextStarts
 from agentrt.workers.worker_config import deployment_config, sandbox_runner, worker_interceptors
 from agentrt.workflows.agent_run import AgentRunWorkflow
+from agentrt.workflows.scheduled import ScheduledFireWorkflow
 
 logger = logging.getLogger("workers")
 
@@ -93,7 +94,7 @@ class AgentrtPlugin(SimplePlugin):
         super().__init__(
             "agentrt",
             data_converter=self.converter,  # clients and replayers given the plugin
-            workflows=[AgentRunWorkflow] if self.own_queue is None else None,
+            workflows=[AgentRunWorkflow, ScheduledFireWorkflow] if self.own_queue is None else None,
             activities=self.resources.activities if self.own_queue is None else None,
         )
 
@@ -113,7 +114,9 @@ class AgentrtPlugin(SimplePlugin):
         # The context-free shortcut holds only for workflows that command no other workflow
         # (workers/runner.py): a worker that also hosts the user's (one may run an agent as
         # a child, agentrt.run_agent) keeps the sandbox's own answers.
-        ours = all(w is AgentRunWorkflow for w in config.get("workflows", []))
+        # (A schedule's fire starts its run as a child: the runner asks the sandbox for it.)
+        own = (AgentRunWorkflow, ScheduledFireWorkflow)
+        ours = all(w in own for w in config.get("workflows", []))
         config["workflow_runner"] = sandbox_runner(
             client.data_converter if ours else None, fast=self.settings.worker.fast_paths
         )

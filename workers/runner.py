@@ -10,13 +10,11 @@ agent runs that was over a quarter of the worker's Python time (py-spy, issue 12
 The answer only selects which converter handles the payload: `DataConverter.with_context`
 returns the converter itself when none of its parts (payload converter, codec, failure
 converter, external storage) takes a context, and agentrt's payload codec reads only the
-workflow id of one (`ignores_context`). For such a converter every context a workflow's
-commands are given selects the same handling, so the workflow's own context (and the
-current workflow as the external-store target, which is also the SDK's answer for every
-command but child workflows and external signals) is given without entering the sandbox.
-A command for another workflow (a child agent's start, issue 43) is the sandbox's to
-answer: its payloads are bound to that workflow's run. With a converter that does use
-contexts, the sandbox answers every question as before.
+workflow id of one (`ignores_context`). For such a converter every command of the
+workflow's own (its activities, its completion) gets the workflow's own context, given
+without entering the sandbox. A command for another workflow (a child agent's start and
+result, a signal) is bound to that workflow: the sandbox answers those, as without this
+runner. With a converter that does use contexts, the sandbox answers everything.
 
 Only public names are imported. Temporal SDK 1.35.0 exports WorkflowRunner and
 WorkflowInstance from `temporalio.worker` for custom runners, but types their methods with
@@ -43,14 +41,24 @@ from temporalio.workflow import Info
 
 from agentrt.core.codec import EncryptionCodec
 
-# The commands for another workflow: their payloads are that workflow's (a child agent's
-# start input is bound to the child's run), so the sandbox answers for them.
-_OTHER_WORKFLOW = frozenset(
+# Commands (and their resolutions) whose payloads belong to another workflow or a Nexus
+# operation: a child's input and result are bound to the child, a signal's to its target.
+# For these the sandbox answers, as without this runner (tests/workflows/test_child_agents.py
+# runs a delegation under payload keys).
+_FOR_ANOTHER = frozenset(
     {
         CommandType.COMMAND_TYPE_START_CHILD_WORKFLOW_EXECUTION,
         CommandType.COMMAND_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION,
+        CommandType.COMMAND_TYPE_REQUEST_CANCEL_EXTERNAL_WORKFLOW_EXECUTION,
+        CommandType.COMMAND_TYPE_SCHEDULE_NEXUS_OPERATION,
     }
 )
+
+
+def _for_another(command_info: object) -> bool:
+    return getattr(command_info, "command_type", None) in _FOR_ANOTHER
+
+
 # A context of each kind a workflow's payloads are given; a converter that returns itself
 # for both takes no context at all.
 _PROBES: tuple[SerializationContext, ...] = (
@@ -73,8 +81,7 @@ def ignores_context(converter: DataConverter) -> bool:
     does is agentrt's payload codec, which reads nothing of it but the workflow id (it binds
     each payload to its run, core/codec.py). An activity's context names the workflow that
     scheduled it, so the workflow's own context is the sandbox's answer for every payload
-    but those of a command for another workflow (a child's start), which the runner asks
-    the sandbox for (tests/workers/test_runner.py)."""
+    but those of commands for another workflow, which `_ContextFree` leaves to it."""
     if converter.external_storage is not None:
         return False
     if isinstance(converter.payload_codec, EncryptionCodec):
@@ -82,7 +89,7 @@ def ignores_context(converter: DataConverter) -> bool:
     return all(converter.with_context(probe) is converter for probe in _PROBES)
 
 
-class ContextFreeInstance(WorkflowInstance):
+class _ContextFree(WorkflowInstance):
     """A sandboxed instance whose context answers are fixed for the run."""
 
     def __init__(self, inner: WorkflowInstance, info: Info) -> None:
@@ -103,12 +110,12 @@ class ContextFreeInstance(WorkflowInstance):
         return self._inner.activate(act)
 
     def get_serialization_context(self, command_info: Any) -> SerializationContext | None:
-        if _for_other_workflow(command_info):
+        if _for_another(command_info):
             return self._inner.get_serialization_context(command_info)
         return self._context
 
     def get_external_store_context(self, command_info: Any) -> StorageDriverStoreContext:
-        if _for_other_workflow(command_info):
+        if _for_another(command_info):
             return self._inner.get_external_store_context(command_info)
         return self._store
 
@@ -117,12 +124,6 @@ class ContextFreeInstance(WorkflowInstance):
 
     def get_thread_id(self) -> int | None:
         return self._inner.get_thread_id()
-
-
-def _for_other_workflow(command_info: Any) -> bool:
-    """Whether the payload is of a command for another workflow (SDK 1.35.0: the command
-    info's type is `_command_aware_visitor.CommandInfo`, private; its field is public)."""
-    return getattr(command_info, "command_type", None) in _OTHER_WORKFLOW
 
 
 class ContextFreeRunner(WorkflowRunner):
@@ -135,7 +136,7 @@ class ContextFreeRunner(WorkflowRunner):
         self.inner.prepare_workflow(defn)
 
     def create_instance(self, det: WorkflowInstanceDetails) -> WorkflowInstance:
-        return ContextFreeInstance(self.inner.create_instance(det), det.info)
+        return _ContextFree(self.inner.create_instance(det), det.info)
 
     def set_worker_level_failure_exception_types(
         self, types: Sequence[type[BaseException]]

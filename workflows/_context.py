@@ -10,6 +10,7 @@ from temporalio.exceptions import ApplicationError
 
 from agentrt.workflows._details import Details
 from agentrt.workflows._loop import LoopState
+from agentrt.workflows.budget import Ledger, Reservation
 from agentrt.workflows.patches import Patches
 from agentrt.workflows.pauses_gate import ApprovalGate, InputPause, ReconcileGate
 
@@ -17,6 +18,7 @@ with workflow.unsafe.imports_passed_through():
     from agentrt.contracts.approval import CancelRequest, DecisionRefusal
     from agentrt.contracts.enums import RunStatus, TerminationReason
     from agentrt.contracts.ids import SA_RUN_STATUS
+    from agentrt.contracts.messages import Usage
     from agentrt.contracts.plan import RunPlan
     from agentrt.contracts.profiles import PrivacyLevel
     from agentrt.contracts.run import Transition
@@ -53,6 +55,12 @@ class RunContext:
     segment: int = 1
     segment_first_round: int = 1
     carried_retries: int | None = None
+    # The budget's ledger (workflows/budget.py), opened as the loop starts, and whether its
+    # model calls reserve their worst case first (a run with a budget, on this build).
+    ledger: Ledger = field(default_factory=Ledger)
+    reserving: bool = False
+    # The turn's delegations that have yet to take their share of the budget (_group.py).
+    delegations_left: int = 0
     # The tree of runs (workflows/children.py): this run's depth (0: a client's run) and
     # how many child runs it started.
     depth: int = 0
@@ -66,6 +74,14 @@ class RunContext:
     def privacy(self) -> PrivacyLevel:
         """The run's privacy level, for the activities' requests (once it began)."""
         return self.require_plan().privacy
+
+    def spend(self, reservation: Reservation | None, actual: Usage) -> None:
+        """A spend, into the ledger (settling its reservation, if it took one) and the
+        run's totals: the one way usage is added up once the loop started."""
+        if reservation is None:
+            self.state.usage = self.ledger.record(actual)
+        else:
+            self.state.usage = self.ledger.settle(reservation, actual)
 
     def note_refusal(self, refusal: DecisionRefusal) -> None:
         """Keep a refused decision for its sender (the `refused_decisions` query)."""

@@ -45,7 +45,10 @@ class Fate(Enum):
 
 async def run_turn(ctx: RunContext, round_no: int, calls: list[ToolCall]) -> None:
     """Every call of the turn, each recorded at its own sequence, in issue order."""
-    limit = ctx.require_plan().max_parallel_tools
+    plan = ctx.require_plan()
+    limit = plan.max_parallel_tools
+    # Each child of the turn takes an even share of the budget's room (workflows/children).
+    ctx.delegations_left = sum(route(c, plan)[0] is Route.DELEGATE for c in calls)
     if len(calls) < 2 or limit < 2 or not ctx.patches.on(PARALLEL_TOOLS):
         for c in calls:
             await steps.tool(ctx, round_no, c)

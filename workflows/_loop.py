@@ -5,6 +5,7 @@ import json
 from dataclasses import dataclass, field
 from enum import Enum
 
+from agentrt.contracts.budget import Allowance
 from agentrt.contracts.enums import Outcome, RunStatus, TerminationReason, ToolEffect
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.messages import ToolCall, Usage
@@ -77,6 +78,9 @@ class Stop(Exception):
     error_type: str | None = None
     already_settled: bool = False
     detail: str | None = None  # the provider's reason, for the run_failed event
+    # A budget stop before a model call: its worst case (None: unknown) and the room left.
+    worst_case: Usage | None = None
+    room: Allowance | None = None
 
     @property
     def outcome(self) -> Outcome:

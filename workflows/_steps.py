@@ -10,17 +10,19 @@ from agentrt.workflows import _options as opt
 from agentrt.workflows import children, reconciliation
 from agentrt.workflows._calls import call, call_local, error_type, failure_of
 from agentrt.workflows._context import RunContext
-from agentrt.workflows._loop import Route, route
+from agentrt.workflows._loop import Route, Stop, route
 from agentrt.workflows._refs import BEGIN, MODEL, REFUSE, TOOL
+from agentrt.workflows.budget import Ledger, Reservation
 from agentrt.workflows.fence import fenced_write
 from agentrt.workflows.settle import answer_terms, turn_stop
 
 with workflow.unsafe.imports_passed_through():
     from agentrt.activities._shield import shield_until_done
+    from agentrt.contracts.budget import Allowance
     from agentrt.contracts.enums import TerminationReason
     from agentrt.contracts.errors import ErrorType
     from agentrt.contracts.ids import idempotency_key
-    from agentrt.contracts.messages import ToolCall
+    from agentrt.contracts.messages import ToolCall, Usage
     from agentrt.contracts.run import (
         BeginRequest,
         BeginResult,
@@ -44,6 +46,7 @@ async def begin(ctx: RunContext, inp: RunRequest) -> BeginResult:
         initiator=inp.initiator,
         max_iterations=inp.max_iterations,
         workflow_run_id=workflow.info().run_id,
+        budget_cap=inp.budget,
         parent_run_id=parent_of(inp),
     )
     return await shield_until_done(
@@ -69,6 +72,9 @@ async def model(
     plan = ctx.require_plan()
     ctx.check_cancel()
     terms = answer_terms(ctx, round_no, offer_tools=offer_tools)
+    hold = reserve(ctx)
+    if hold is not None:
+        terms = terms.model_copy(update={"allowance": hold.amount})
     turn = await call(
         MODEL,
         ModelRequest(
@@ -80,13 +86,18 @@ async def model(
             model=plan.model,
             fallback_model=plan.fallback_model,
             answer=terms,
+            max_tokens=plan.max_output_tokens,
         ),
         opt.on_queue(opt.model_call(plan.timeouts), plan.model_task_queue),
         summary=f"model {plan.model} round {round_no}",
         fails_as=TerminationReason.PROVIDER_FAILED,
         outage_seconds=plan.timeouts.store_outage_seconds,
     )
-    ctx.state.usage = ctx.state.usage + turn.usage
+    if turn.over_budget:  # its worst case did not fit: no provider was called
+        if hold is not None:
+            ctx.ledger.release(hold)
+        raise over_budget(turn.reserved, hold.amount if hold is not None else None)
+    ctx.spend(hold, turn.usage)
     # The completion the activity made on the answer, if it made one: committed (or its
     # failure reported), so the run ends with it.
     ctx.settled = turn.settled
@@ -95,6 +106,37 @@ async def model(
     if blocked is not None:
         raise blocked
     return turn, end
+
+
+def start_budget(ctx: RunContext) -> None:
+    """Open the run's ledger as the loop starts (a later segment's, on its carried spend).
+    A run with a budget reserves each model call's worst case first, and a call that does
+    not fit is never scheduled: a change of history, asked of Temporal (not `Patches.on`:
+    a run of the build before this one, on replay, took the old path)."""
+    plan = ctx.require_plan()
+    ctx.ledger = Ledger(budget=plan.budget, spent=ctx.state.usage)
+    ctx.reserving = plan.budget is not None and workflow.patched(BUDGET_RESERVE)
+
+
+def reserve(ctx: RunContext) -> Reservation | None:
+    """A model call's reservation: all the room left, its allowance (the activity makes
+    the call only if its worst case fits). None for a run that does not reserve; a
+    Stop when no room is left (another reservation holds it)."""
+    if not ctx.reserving:
+        return None
+    hold = ctx.ledger.reserve_rest()
+    if hold is None:
+        raise over_budget(None, ctx.ledger.room())
+    return hold
+
+
+def over_budget(worst: Usage | None, room: Allowance | None) -> Stop:
+    return Stop(
+        TerminationReason.BUDGET_EXHAUSTED,
+        error_type=ErrorType.BUDGET_EXHAUSTED,
+        worst_case=worst,
+        room=room,
+    )
 
 
 async def tool(ctx: RunContext, round_no: int, c: ToolCall, seq: int | None = None) -> None:
@@ -163,6 +205,9 @@ async def refuse(
         summary=f"refuse {c.name}",
     )
 
+
+# Runs with a budget reserve before each model call (start_budget).
+BUDGET_RESERVE = "budget-reserve"
 
 # Begin failures whose message is configuration, never content: shown to the starter.
 _SAFE_BEGIN_MESSAGES = frozenset(

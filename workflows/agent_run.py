@@ -45,8 +45,10 @@ with workflow.unsafe.imports_passed_through():
         PendingApproval,
         denial_note,
     )
+    from agentrt.contracts.budget import BudgetState
     from agentrt.contracts.enums import RunStatus, TerminationReason
     from agentrt.contracts.ids import (
+        QUERY_BUDGET,
         QUERY_PENDING_APPROVAL,
         QUERY_REFUSED_DECISIONS,
         SIGNAL_APPROVE,
@@ -156,6 +158,11 @@ class AgentRunWorkflow:
     def refused_decisions(self) -> list[DecisionRefusal]:
         return list(self._ctx.refused)
 
+    @workflow.query(name=QUERY_BUDGET)
+    def budget(self) -> BudgetState:
+        """Spent, reserved (a model call in flight holds its room) and the room left."""
+        return self._ctx.ledger.state()
+
     # --- the run --------------------------------------------------------------------------
 
     @workflow.run
@@ -225,6 +232,7 @@ class AgentRunWorkflow:
     async def _loop(self, plan: RunPlan) -> TerminationReason:
         ctx, st = self._ctx, self._ctx.state
         typed_output(ctx)
+        steps.start_budget(ctx)
         if ctx.carried_retries is not None:
             ctx.output_retries = ctx.carried_retries
         for round_no in range(st.iterations + 1, plan.max_iterations + 1):

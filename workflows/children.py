@@ -20,6 +20,7 @@ this build can hold (ToolPlan.agent), so no earlier run takes it."""
 
 import asyncio
 from datetime import timedelta
+from typing import Literal
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy, WorkflowIDReusePolicy
@@ -35,6 +36,7 @@ from temporalio.workflow import ActivityConfig, ParentClosePolicy
 from agentrt.workflows import _options as opt
 from agentrt.workflows._calls import ActivityRef, call
 from agentrt.workflows._context import RunContext
+from agentrt.workflows.budget import Reservation, spent_all
 
 with workflow.unsafe.imports_passed_through():
     from agentrt.activities._shield import shield_until_done
@@ -45,10 +47,11 @@ with workflow.unsafe.imports_passed_through():
         child_run_id,
         prompt_of,
     )
+    from agentrt.contracts.budget import as_budget, share_of
     from agentrt.contracts.enums import RunStatus
     from agentrt.contracts.errors import ErrorType
     from agentrt.contracts.ids import ACT_CHILD_AWAIT, ACT_CHILD_RECORD, WORKFLOW_AGENT_RUN
-    from agentrt.contracts.messages import ToolCall
+    from agentrt.contracts.messages import ToolCall, Usage
     from agentrt.contracts.plan import ToolPlan
     from agentrt.contracts.run import RunRequest, RunResult, ToolCallResult
 
@@ -72,6 +75,10 @@ async def delegate(ctx: RunContext, round_no: int, c: ToolCall, seq: int, agent:
         kind, why = refused
         await _record(record.model_copy(update={"error_type": kind, "refusal": why}))
         return
+    hold = _share(ctx)
+    if hold is False:
+        await _record(record.model_copy(update=_NO_ROOM))
+        return
     ctx.children += 1
     assert agent.agent is not None
     request = RunRequest(
@@ -81,14 +88,36 @@ async def delegate(ctx: RunContext, round_no: int, c: ToolCall, seq: int, agent:
         initiator=ctx.gate.initiator,  # four-eyes: the parent's initiator may not approve
         parent_run_id=ctx.run_id,
         depth=ctx.depth + 1,
+        budget=None if hold is None else as_budget(hold.amount),
     )
     # Shielded: a cancel of the parent reaches the child as a cancel request (below), and
     # the call records how the child ended before the parent settles.
     end = await shield_until_done(_run_child(ctx, request, agent.task_queue))
+    if hold is not None:  # the child's spend, or (unknown) all it was granted
+        ctx.spend(hold, end.usage or spent_all(hold.amount))
     update = {"child_run_id": request.run_id, "child_status": end.status}
     await _record(record.model_copy(update={**update, "error_type": end.error_type}))
     ctx.check_cancel()
 
+
+def _share(ctx: RunContext) -> Reservation | Literal[False] | None:
+    """A budgeted run's reservation for a child (None: the run does not reserve; False:
+    no room): an even share of the room among the turn's children still to start and the
+    run's own next model call. The child runs within it (RunRequest.budget), and the
+    reservation settles to what the child spent."""
+    if not ctx.reserving:
+        return None
+    parts = max(ctx.delegations_left, 1) + 1
+    ctx.delegations_left = max(ctx.delegations_left - 1, 0)
+    share = share_of(ctx.ledger.room(), parts)
+    hold = None if share is None else ctx.ledger.reserve(share)
+    return False if hold is None else hold
+
+
+_NO_ROOM = {
+    "error_type": ErrorType.BUDGET_EXHAUSTED.value,
+    "refusal": "Refused: the run's budget has no room left for a child agent.",
+}
 
 _OLD_PATH = (ErrorType.INVALID_REQUEST.value, "Child agents are not available to this run.")
 
@@ -143,7 +172,7 @@ async def _run_child(ctx: RunContext, request: RunRequest, queue: str | None) ->
         return ChildEnd(status=RunStatus.CANCELLED.value)
     except ChildWorkflowError as err:
         return child_failure(err)
-    return ChildEnd(status=result.status.value)
+    return ChildEnd(status=result.status.value, usage=result.usage)
 
 
 def child_failure(err: FailureError) -> ChildEnd:
@@ -152,10 +181,21 @@ def child_failure(err: FailureError) -> ChildEnd:
     if isinstance(cause, ApplicationError) and cause.type == ErrorType.RUN_CANCELLED.value:
         return ChildEnd(status=RunStatus.CANCELLED.value)
     if isinstance(cause, ApplicationError):
-        return ChildEnd(error_type=cause.type or "ApplicationError")
+        return ChildEnd(error_type=cause.type or "ApplicationError", usage=_spent(cause))
     if isinstance(cause, CancelledError):
         return ChildEnd(status=RunStatus.CANCELLED.value)
     return ChildEnd(error_type=type(cause).__name__ if cause is not None else "ChildFailed")
+
+
+def _spent(failure: ApplicationError) -> Usage | None:
+    """A failed child's spend, from the result its settle put in the failure's details."""
+    details = failure.details[0] if failure.details else None
+    if not isinstance(details, dict):
+        return None
+    try:
+        return RunResult.model_validate(details).usage
+    except ValueError:
+        return None
 
 
 def _awaiting() -> ActivityConfig:

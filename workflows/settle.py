@@ -181,6 +181,8 @@ async def write_settle(
             note=note,
             error_detail=why.detail,
             budget=ctx.require_plan().budget,
+            worst_case=why.worst_case,
+            room=why.room,
         ),
         opt.settle_call(),
         summary=f"settle {why.status.value}",

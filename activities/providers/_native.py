@@ -53,3 +53,11 @@ def unreachable(provider: str, exc: BaseException) -> ApplicationError:
         f"{provider} unreachable: {type(exc).__name__}",
         type=ErrorType.PROVIDER_UNAVAILABLE.value,
     )
+
+
+def bounded(request: ProviderRequest, configured: int | None) -> int | None:
+    """The reply bound to send: the request's (a budget's worst case counts on it) or the
+    provider's configured one, whichever is lower."""
+    if request.max_tokens is None:
+        return configured
+    return request.max_tokens if configured is None else min(request.max_tokens, configured)

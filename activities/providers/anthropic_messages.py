@@ -33,6 +33,7 @@ from agentrt.activities.providers._native import (
     DEFAULT_MAX_TOKENS,
     DEFAULT_TIMEOUT_SECONDS,
     Names,
+    bounded,
     refused,
     system_text,
     unreachable,
@@ -143,9 +144,13 @@ class AnthropicProvider:
     async def aclose(self) -> None:
         await self._client.close()
 
+    def _bound(self, request: ProviderRequest) -> int:
+        """The request's reply bound (a budget's worst case counts on it), at most ours."""
+        return bounded(request, self._max_tokens) or self._max_tokens
+
     async def complete(self, request: ProviderRequest) -> ProviderReply:
         names = Names(request)
-        body = request_body(request, self._max_tokens, names)
+        body = request_body(request, self._bound(request), names)
         try:
             raw = await self._client.post("/v1/messages", body=body, cast_to=object)
         except anthropic.APIStatusError as exc:
@@ -163,7 +168,7 @@ class AnthropicProvider:
     async def stream(self, request: ProviderRequest, emit: Emit) -> ProviderReply:
         """As `complete`, streamed: the text goes to `emit` as it comes."""
         names = Names(request)
-        body = request_body(request, self._max_tokens, names)
+        body = request_body(request, self._bound(request), names)
         ended = False
         try:
             async with self._client.messages.stream(**body) as events:

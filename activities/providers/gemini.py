@@ -29,7 +29,7 @@ from google.genai import errors, types
 from agentrt.activities.ports import Emit
 from agentrt.activities.providers import _native
 from agentrt.activities.providers._http_errors import classify, malformed_reply
-from agentrt.activities.providers._native import Names
+from agentrt.activities.providers._native import Names, bounded
 from agentrt.contracts.messages import Message, ProviderReply, ProviderRequest, ToolCall, Usage
 from agentrt.contracts.provider_errors import REFUSALS, block_reason
 
@@ -195,7 +195,7 @@ class GeminiProvider:
             response = await self._client.aio.models.generate_content(
                 model=request.model,
                 contents=contents(request, names),
-                config=config(request, names, self._max_output_tokens),
+                config=config(request, names, bounded(request, self._max_output_tokens)),
             )
         except errors.APIError as exc:
             raise self._status(exc) from None
@@ -213,7 +213,7 @@ class GeminiProvider:
             chunks = await self._client.aio.models.generate_content_stream(
                 model=request.model,
                 contents=contents(request, names),
-                config=config(request, names, self._max_output_tokens),
+                config=config(request, names, bounded(request, self._max_output_tokens)),
             )
             async for chunk in chunks:
                 await folded.add(chunk, emit)

@@ -118,7 +118,20 @@ def _wire_tool(spec: ToolSpec, names: WireNames) -> dict[str, Any]:
     return {"type": "function", "function": function}
 
 
-def request_body(request: ProviderRequest, names: WireNames | None = None) -> dict[str, Any]:
+# OpenAI's own API takes the reply bound as `max_completion_tokens` (its reasoning models
+# refuse `max_tokens`); servers that speak its format take `max_tokens`, the older name.
+OPENAI_HOST = "api.openai.com"
+
+
+def bound_key(base_url: str) -> str:
+    """The body's key for the reply bound at `base_url`."""
+    host = httpx.URL(base_url).host
+    return "max_completion_tokens" if host == OPENAI_HOST else "max_tokens"
+
+
+def request_body(
+    request: ProviderRequest, names: WireNames | None = None, bound: str = "max_tokens"
+) -> dict[str, Any]:
     """The /chat/completions body. `tools` is omitted when none are offered: the API
     rejects an empty list, and omission is how the last, tool-less round is asked for."""
     names = names or wire_names(request)
@@ -128,6 +141,8 @@ def request_body(request: ProviderRequest, names: WireNames | None = None) -> di
     }
     if request.tools:
         body["tools"] = [_wire_tool(t, names) for t in request.tools]
+    if request.max_tokens is not None:  # the bound a budget's worst case counts on
+        body[bound] = request.max_tokens
     if request.output_schema is not None:
         # Structured output: the API holds the answer to the schema (not `strict`, which
         # accepts only a subset of JSON Schema); the activity validates it either way.
@@ -179,6 +194,7 @@ class OpenAICompatProvider:
         name: str = PROVIDER_NAME,
     ) -> None:
         self._name = name
+        self._bound = bound_key(base_url)
         self._secrets = [api_key] if api_key else []
         # One pooled client per provider: connections are reused across turns and runs.
         # httpx masks the Authorization header in reprs, so it never shows in a traceback.
@@ -208,7 +224,7 @@ class OpenAICompatProvider:
         names = wire_names(request)
         try:
             response = await self._client.post(
-                "chat/completions", json=request_body(request, names)
+                "chat/completions", json=request_body(request, names, self._bound)
             )
         except httpx.RequestError as exc:
             raise transport_error(exc, self._name) from None
@@ -223,7 +239,7 @@ class OpenAICompatProvider:
     async def stream(self, request: ProviderRequest, emit: Emit) -> ProviderReply:
         """As `complete`, streamed: the text goes to `emit` as it comes."""
         names = wire_names(request)
-        body = request_body(request, names)
+        body = request_body(request, names, self._bound)
         body |= {"stream": True, "stream_options": {"include_usage": True}}
         folded = Folded()
         try:

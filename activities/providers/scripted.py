@@ -266,10 +266,16 @@ class ScriptedProvider:
                 non_retryable=True,
             ) from None
         prompt = sum(_tokens(m.content) for m in request.messages)
+        completion = _tokens(text) + 5 * len(calls)
+        finish = "tool_calls" if calls else "stop"
+        if request.max_tokens is not None and completion > request.max_tokens:
+            # As a provider does at its bound: the reply is cut there, its calls with it.
+            text, calls, finish = text[: request.max_tokens * 4], [], "length"
+            completion = request.max_tokens
         return ProviderReply(
             content=text,
             tool_calls=calls,
-            finish_reason="tool_calls" if calls else "stop",
+            finish_reason=finish,
             input_required=reply.input_required and not calls,
-            usage=Usage(prompt_tokens=prompt, completion_tokens=_tokens(text) + 5 * len(calls)),
+            usage=Usage(prompt_tokens=prompt, completion_tokens=completion),
         )

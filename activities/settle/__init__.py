@@ -24,6 +24,7 @@ from agentrt.contracts.enums import (
     TerminationReason,
 )
 from agentrt.contracts.ids import ACT_RUN_SETTLE
+from agentrt.contracts.messages import Usage
 from agentrt.contracts.provider_errors import known_detail
 from agentrt.contracts.redaction import redact_text
 from agentrt.contracts.run import SettleRequest, Transition
@@ -114,12 +115,21 @@ def _extra(req: SettleRequest, cancelled: bool) -> dict[str, Any] | None:
     if req.reason is TerminationReason.BUDGET_EXHAUSTED:
         budget = req.budget
         extra = {"budget": None if budget is None else budget.model_dump(mode="json")}
+        if req.room is not None:  # stopped before a model call whose worst case had no room
+            worst = req.worst_case
+            extra["room"] = req.room.model_dump(mode="json")
+            extra["reserved"] = None if worst is None else _reserved(worst)
     if req.error_detail and not cancelled:
         # The provider's failure in the known shapes only, at every privacy level: its
         # text (a header, a reason) is the provider's and may carry anything.
         shown = known_detail(req.error_detail)
         extra = {**(extra or {}), "error": redact_text(shown, MAX_DETAIL_CHARS)}
     return extra
+
+
+def _reserved(worst: Usage) -> dict[str, Any]:
+    """The worst case of the call the budget had no room for, as the event shows it."""
+    return {"tokens": worst.total_tokens, "cost_usd": worst.cost_usd}
 
 
 class SettleActivities(ActivityGroup):

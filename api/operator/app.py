@@ -24,6 +24,7 @@ from agentrt.api.operator.codec import router as codec_router
 from agentrt.api.operator.live_routes import live_router
 from agentrt.api.operator.page import mount_page
 from agentrt.api.operator.routes import router
+from agentrt.api.operator.schedules import schedules_router
 from agentrt.api.operator.starts import starts_router
 from agentrt.api.operator.state import OpsState
 from agentrt.api.settings import ApiSettings
@@ -38,7 +39,7 @@ from agentrt.store.runs.record import RunStore
 from agentrt.store.security.codec_sessions import CodecSessions
 from agentrt.store.security.principals import PrincipalStore
 
-OPS_PREFIXES = ("/runs", "/inbox", "/me")
+OPS_PREFIXES = ("/runs", "/inbox", "/me", "/schedules")
 
 
 class BodyLimit:
@@ -159,6 +160,7 @@ def _mount_routes(
     app.include_router(live_router)
     app.include_router(codec_router)  # POST/DELETE /me/session
     app.include_router(answers_router)  # POST /runs/{id}/answers, and its aliases
+    app.include_router(schedules_router)  # /schedules: schedules of runs
     mount_page(app)  # the approvals page at /ui/
     # Temporal Web's codec, authorised by the page's session cookie; sessions are rows,
     # shared by every replica.

@@ -12,7 +12,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from agentrt.api.grants import Grants
 from agentrt.api.operator.errors import forbidden, unauthorized
-from agentrt.store.security.principals import PrincipalStore
+from agentrt.store.security.principals import PrincipalStore, TokenInfo
 
 READ, READ_ALL, START = "runs:read", "runs:read-all", "runs:start"
 DECIDE, CANCEL, ADMIN = "runs:decide", "runs:cancel", "admin"
@@ -21,7 +21,15 @@ DECODE = "payloads:decode"  # Temporal Web's codec on this API (api/operator/cod
 # waits for the answer, and for a run that ended without one.
 RECONCILE, RESOLVE = "runs:reconcile", "runs:resolve"
 
-SCOPES = (READ, READ_ALL, START, DECIDE, CANCEL, RECONCILE, RESOLVE, DECODE, ADMIN)
+# Schedules of runs (api/operator/schedules.py): read them, or create, pause, resume,
+# trigger, backfill and delete them (manage includes read). A schedule that starts runs
+# also needs runs:start and a grant of its profile.
+SCHEDULES_READ, SCHEDULES_MANAGE = "schedules:read", "schedules:manage"
+
+SCOPES = (
+    READ, READ_ALL, START, DECIDE, CANCEL, RECONCILE, RESOLVE, DECODE,
+    SCHEDULES_READ, SCHEDULES_MANAGE, ADMIN,
+)  # fmt: skip
 
 _bearer = HTTPBearer(auto_error=False, description="An operator API token (agentrt-api token)")
 
@@ -36,6 +44,8 @@ class Principal:
     def has(self, scope: str) -> bool:
         if scope == READ and READ_ALL in self.scopes:
             return True  # reading every run includes reading one's own
+        if scope == SCHEDULES_READ and SCHEDULES_MANAGE in self.scopes:
+            return True
         return ADMIN in self.scopes or scope in self.scopes
 
     def effective(self) -> list[str]:
@@ -46,6 +56,12 @@ class Principal:
     def visible_to(self) -> str | None:
         """None: sees every run; else only the runs this principal started."""
         return None if self.has(READ_ALL) else self.name
+
+
+def principal_of(token: TokenInfo) -> Principal:
+    """The principal a valid token names, with its scopes and grants."""
+    grants = Grants.of(token.profiles, everything=ADMIN in token.scopes)
+    return Principal(token.principal, token.scopes, grants, token.id)
 
 
 def require(scope: str | None, *or_: str) -> Callable[..., Awaitable[Principal]]:
@@ -70,8 +86,7 @@ def require(scope: str | None, *or_: str) -> Callable[..., Awaitable[Principal]]
             token = await asyncio.to_thread(store.authenticate, secret)
         if token is None:
             raise unauthorized("the token is unknown, revoked or expired")
-        grants = Grants.of(token.profiles, everything=ADMIN in token.scopes)
-        who = Principal(token.principal, token.scopes, grants, token.id)
+        who = principal_of(token)
         if scope is not None and not any(who.has(s) for s in (scope, *or_)):
             wanted = " or ".join((scope, *or_))
             raise forbidden(f"the token of {who.name} lacks the scope {wanted}")

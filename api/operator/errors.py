@@ -103,6 +103,8 @@ _STATUS: dict[str, int] = {
     "reason_required": 400,
     "run_not_begun": 409,
     "run_not_found": 404,
+    "schedule_exists": 409,
+    "schedule_not_found": 404,
 }
 _RETRY_LATER = {"Retry-After": "1"}
 # Workers that poll but began no run within the start bound are saturated: a new start
@@ -110,7 +112,7 @@ _RETRY_LATER = {"Retry-After": "1"}
 _RETRY_BUSY = {"Retry-After": "5"}
 # The outages' own messages may name a host: the operator reads them in the log, callers
 # of this API (not its operators) read these.
-_OUTAGE_MESSAGE = {
+OUTAGE_MESSAGE = {
     "temporal_unavailable": "Temporal did not answer: try again",
     "store_unavailable": "the database could not serve this: try again",
 }
@@ -126,9 +128,9 @@ async def _runtime(_request: Request, exc: Exception) -> JSONResponse:
         kind = getattr(cls, "code", "")
         if kind not in _STATUS:
             continue
-        if kind in _OUTAGE_MESSAGE:
+        if kind in OUTAGE_MESSAGE:
             logger.warning("%s: %s", kind, exc)
-            return _unavailable(kind, _OUTAGE_MESSAGE[kind])
+            return _unavailable(kind, OUTAGE_MESSAGE[kind])
         status = _STATUS[kind]
         later = _RETRY_BUSY if kind == "busy" else _RETRY_LATER
         return error_json(status, kind, str(exc), later if status == 503 else None)
@@ -140,7 +142,7 @@ async def _temporal(_request: Request, exc: Exception) -> JSONResponse:
     if connection_lost(exc):
         # No address in the text: callers of this API are not its operators.
         logger.warning("temporal_unavailable: %s", exc.message)
-        return _unavailable("temporal_unavailable", _OUTAGE_MESSAGE["temporal_unavailable"])
+        return _unavailable("temporal_unavailable", OUTAGE_MESSAGE["temporal_unavailable"])
     return error_json(502, "temporal_refused", f"Temporal refused the call: {exc.message}")
 
 
@@ -148,7 +150,7 @@ async def _database(_request: Request, exc: Exception) -> JSONResponse:
     """The database could not serve the request (gone, refused, locked, or not migrated):
     a 503 to the caller, the cause in one line of the log for the operator."""
     logger.warning("store_unavailable: %s", database_reason(exc))
-    return _unavailable("store_unavailable", _OUTAGE_MESSAGE["store_unavailable"])
+    return _unavailable("store_unavailable", OUTAGE_MESSAGE["store_unavailable"])
 
 
 async def _refused_by_database(_request: Request, exc: Exception) -> JSONResponse:

@@ -28,6 +28,7 @@ from agentrt.api.operator.views import (
     event_out,
 )
 from agentrt.api.wake import MAX_SEQUENCE
+from agentrt.contracts.budget import BudgetState
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.views import RunView
 from agentrt.starter._starting_view import starting_runs
@@ -102,6 +103,17 @@ async def get_run(
     run_id: str, state: State, who: Annotated[Principal, Depends(auth.require(auth.READ))]
 ) -> RunOut:
     return await state.out(await state.visible(run_id_of(run_id), who.visible_to))
+
+
+@router.get("/runs/{run_id}/budget", response_model=BudgetState, tags=["runs"])
+async def run_budget(
+    run_id: str, state: State, who: Annotated[Principal, Depends(auth.require(auth.READ))]
+) -> BudgetState:
+    """The run's budget as its workflow holds it: the limits, the spend, what its model
+    calls in flight reserved (a call reserves its worst case before it is made) and the
+    room left. Numbers only: the same at every privacy level."""
+    view = await state.visible(run_id_of(run_id), who.visible_to)
+    return await state.require_runtime().budget(view.run_id)
 
 
 @router.get(

@@ -8,7 +8,7 @@ withdrawal stands, never the run as live (starter/_withdrawal.py)."""
 
 import json
 from datetime import UTC, datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, Request
 from fastapi.responses import Response
@@ -42,16 +42,22 @@ def respond_async(prefer: str | None) -> bool:
     return False
 
 
-async def _start_body(request: Request, state: State) -> StartRequest:
-    """The body of `POST /runs`, validated once, with this deployment's prompt cap, which
-    FastAPI's own body validation cannot be given. Refusals are the runtime's typed errors
-    (400 invalid_request, 413 prompt_too_long)."""
+async def json_body(request: Request) -> dict[str, Any]:
+    """The request's body as a JSON object, or 400 invalid_request."""
     try:
         data = json.loads(await request.body())
     except ValueError:
         raise bad_request("invalid_request", "the body is not JSON") from None
     if not isinstance(data, dict):
         raise bad_request("invalid_request", "the body must be a JSON object")
+    return data
+
+
+async def _start_body(request: Request, state: State) -> StartRequest:
+    """The body of `POST /runs`, validated once, with this deployment's prompt cap, which
+    FastAPI's own body validation cannot be given. Refusals are the runtime's typed errors
+    (400 invalid_request, 413 prompt_too_long)."""
+    data = await json_body(request)
     runtime = state.require_runtime()
     return StartRequest.checked(
         runtime.max_prompt_chars, data, max_iterations_ceiling=runtime.max_iterations_ceiling
@@ -89,18 +95,34 @@ async def start_run(
     or the same 503 if that start was withdrawn."""
     accepted = respond_async(prefer)
     timing = Phases(response, getattr(request.state, "token_seconds", None))
+    if accepted:
+        response.headers["Preference-Applied"] = RESPOND_ASYNC
+    status, out = await begin(state, who, body, accepted=accepted, timing=timing)
+    response.status_code = status
+    return out
+
+
+async def begin(
+    state: OpsState,
+    who: Principal,
+    body: StartRequest,
+    *,
+    accepted: bool = False,
+    timing: Phases | None = None,
+) -> tuple[int, StartedOut]:
+    """The start of `POST /runs`, for every front that starts runs as a principal (the
+    MCP server too): the status it answers with (201 started, 200 a repeat, 202 accepted)
+    and the run. Refusals raise before any write."""
     # The profile and, for a run id sent again, its run: one hop to the start path's
     # threads, not one each (under load each hop waits its turn for a thread and the GIL).
     profile, earlier = await state.on_start_lane(_reads, who, body, state)
-    timing.mark("reads")
+    if timing is not None:
+        timing.mark("reads")
     profile = _startable(profile, who, body)
-    if accepted:
-        response.headers["Preference-Applied"] = RESPOND_ASYNC
     runtime = state.require_runtime()
     wanted = None if body.run_id is None else str(body.run_id)
     if earlier is not None:
-        response.status_code = 200
-        return await _repeat(state, who, body, earlier)
+        return 200, await _repeat(state, who, body, earlier)
     try:
         run_id = await runtime.submit(
             body,
@@ -108,19 +130,18 @@ async def start_run(
             wait="accepted" if accepted else "begun",
             registered=profile,  # read just now: not again, on the default executor
         )
-        timing.mark("temporal")
+        if timing is not None:
+            timing.mark("temporal")
     except RunIdTakenError as exc:
         assert wanted is not None
-        response.status_code = 200
         earlier = await _taken_run(state, wanted, accepted)
         if earlier is None:
             raise conflict("run_id_taken", str(exc)) from None
-        return await _repeat(state, who, body, earlier)
+        return 200, await _repeat(state, who, body, earlier)
     if accepted:
-        response.status_code = 202
-        return _accepted_out(run_id, body, who, profile)
+        return 202, _accepted_out(run_id, body, who, profile)
     view = await state.wait_for(run_id, lambda v: True, BEGIN_WAIT_SECONDS)
-    return StartedOut(run_id=run_id, run=await state.out(view) if view else None)
+    return 201, StartedOut(run_id=run_id, run=await state.out(view) if view else None)
 
 
 def _startable(

@@ -6,6 +6,7 @@ the names below, through `render.<name>`."""
 from agentrt.starter.render.events import event_text, print_events
 from agentrt.starter.render.runs import (
     print_attention,
+    print_budget,
     print_inbox,
     print_outcome,
     print_pending,
@@ -31,6 +32,7 @@ __all__ = [
     "effect_text",
     "event_text",
     "print_attention",
+    "print_budget",
     "print_events",
     "print_inbox",
     "print_outcome",

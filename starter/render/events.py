@@ -64,7 +64,10 @@ def _llm(p: Payload) -> str:
     said = shorten(p.get("content") or "", 60)
     wants = ", ".join(call_text(c) for c in calls if isinstance(c, dict))
     tokens = f"[{p.get('prompt_tokens', 0)}→{p.get('completion_tokens', 0)} tok"
-    tokens += f", {cost_text(p['cost_usd'])}]" if "cost_usd" in p else "]"
+    tokens += f", {cost_text(p['cost_usd'])}" if "cost_usd" in p else ""
+    if "reserved_tokens" in p:  # the worst case its budget reserved for it
+        tokens += f"; reserved {_amount(p['reserved_tokens'], p.get('reserved_cost_usd'))}"
+    tokens += "]"
     return " ".join(s for s in (said, f"→ {wants}" if wants else "", tokens) if s)
 
 
@@ -104,7 +107,20 @@ def _failed(p: Payload) -> str:
     if isinstance(budget := p.get("budget"), dict):
         limits = ", ".join(f"{k}={v}" for k, v in budget.items() if v is not None)
         text += f"; budget {limits}"
+    room, worst = p.get("room"), p.get("reserved")
+    if isinstance(room, dict):  # stopped before a call whose worst case had no room
+        needed = "unknown"
+        if isinstance(worst, dict):
+            needed = _amount(worst.get("tokens"), worst.get("cost_usd"))
+        left = _amount(room.get("tokens"), room.get("cost_usd"))
+        text += f"; next call's worst case {needed} > room left {left}"
     return text
+
+
+def _amount(tokens: object, cost: object) -> str:
+    """Tokens and cost of a reservation or a room ("-": no limit on that side)."""
+    shown = f"{tokens} tok" if tokens is not None else "- tok"
+    return shown + (f", {cost_text(cost)}" if isinstance(cost, int | float) else "")
 
 
 def event_text(e: EventView) -> Text:

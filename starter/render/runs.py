@@ -6,6 +6,7 @@ from rich.table import Table
 from rich.text import Text
 
 from agentrt.contracts.approval import PendingApproval
+from agentrt.contracts.budget import Allowance, BudgetState
 from agentrt.contracts.views import PendingEffectView, RunView
 from agentrt.starter.render.text import call_text, cost_text, effect_text, shorten, status_text
 
@@ -122,3 +123,26 @@ def print_inbox(console: Console, views: list[RunView]) -> None:
         )
         table.add_row(*(Text(cell) for cell in (v.run_id, v.profile, since, digest, calls)))
     console.print(table)
+
+
+def print_budget(console: Console, state: BudgetState) -> None:
+    """`budget`: the limits, the spend, what calls in flight reserved, the room left."""
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold")
+    grid.add_column()
+    limits = state.budget
+    grid.add_row("limits", _allowance(Allowance(
+        tokens=limits.max_tokens if limits else None,
+        cost_usd=limits.max_cost_usd if limits else None,
+    )))  # fmt: skip
+    spent = state.spent
+    grid.add_row("spent", f"{spent.total_tokens} tok, {cost_text(spent.cost_usd)}")
+    grid.add_row("reserved", _allowance(state.reserved))
+    grid.add_row("room left", _allowance(state.room))
+    console.print(grid)
+
+
+def _allowance(a: Allowance) -> str:
+    tokens = "no token limit" if a.tokens is None else f"{a.tokens} tok"
+    cost = "no cost limit" if a.cost_usd is None else cost_text(a.cost_usd)
+    return f"{tokens}, {cost}"

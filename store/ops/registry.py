@@ -19,11 +19,12 @@ leaves it too. Rows of workers unseen for PURGE_AFTER are deleted when a worker 
 import logging
 import threading
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import (
+    JSON,
     Boolean,
     ColumnElement,
     DateTime,
@@ -41,7 +42,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, mapped_column
 from sqlalchemy.sql.elements import BindParameter
 
-from agentrt.contracts.profiles import Profile, RegisteredProfile
+from agentrt.contracts.profiles import Profile, Reach, RegisteredProfile
 from agentrt.store.db.context import StoreContext, as_utc, rowcount, utcnow
 from agentrt.store.db.tables import Base
 
@@ -77,6 +78,10 @@ class ServerRow(Base):
     # The payload key ids the worker decrypts with, active first ("" none; NULL: a row
     # of a build before 0015, which did not say).
     payload_keys: Mapped[str | None] = mapped_column(String(500))
+    # What its tools may do (RegisteredProfile.reach) and its typed answer's schema, for
+    # the MCP server's tools (NULL: not said, or a row of a build before 0020).
+    reach: Mapped[str | None] = mapped_column(String(16))
+    output_schema: Mapped[Any] = mapped_column(JSON)
 
 
 # What a registration says of a profile (RegisteredProfile's fields).
@@ -90,6 +95,8 @@ _COLUMNS = [
     ServerRow.description,
     ServerRow.digest,
     ServerRow.payload_keys,
+    ServerRow.reach,
+    ServerRow.output_schema,
 ]
 
 
@@ -102,10 +109,13 @@ class ProfileRegistry:
         profiles: Iterable[Profile],
         worker: str | None = None,
         payload_keys: Iterable[str] | None = None,
+        reach: Mapping[str, Reach | None] | None = None,
     ) -> str:
         """Write the worker's registration of every profile, in one transaction; returns the
         worker's id (new unless given; given, its rows are written again). `payload_keys`:
-        the key ids it decrypts Temporal payloads with, active first (empty: none)."""
+        the key ids it decrypts Temporal payloads with, active first (empty: none);
+        `reach`: what each profile's tools may do, by name (absent: not said)."""
+        reach = reach or {}
         keys = None if payload_keys is None else list(payload_keys)
         worker = worker or uuid.uuid4().hex
         now = utcnow()
@@ -113,7 +123,9 @@ class ProfileRegistry:
             conn.execute(delete(ServerRow).where(ServerRow.worker == worker))
             conn.execute(delete(ServerRow).where(_unseen_since(now - PURGE_AFTER)))
             for profile in profiles:
-                row: dict[str, Any] = RegisteredProfile.of(profile, keys).model_dump()
+                row: dict[str, Any] = RegisteredProfile.of(
+                    profile, keys, reach.get(profile.name)
+                ).model_dump()
                 # A copy a live worker serves already changes nothing a reader sees.
                 served = conn.scalar(
                     select(func.min(ServerRow.changed_at)).where(
@@ -229,22 +241,45 @@ class Registration:
         profiles: Iterable[Profile],
         every: float = HEARTBEAT_SECONDS,
         payload_keys: Iterable[str] | None = None,
+        reach: Mapping[str, Reach | None] | None = None,
     ) -> None:
         self._registry = registry
         self._profiles = list(profiles)
         self._keys = None if payload_keys is None else list(payload_keys)
-        self.worker = registry.register(self._profiles, payload_keys=self._keys)
+        self._reach = dict(reach or {})
+        self.worker = registry.register(self._profiles, payload_keys=self._keys, reach=self._reach)
         self._stop = threading.Event()
+        self._due = threading.Event()  # set by `renew` and `close`: the thread acts now
+        self._lock = threading.Lock()
+        self._unwritten = False  # a renewed reach not written yet
         self._thread = threading.Thread(
             target=self._beat, args=(every,), name="agentrt-registration", daemon=True
         )
         self._thread.start()
 
+    def renew(self, reach: Mapping[str, Reach | None]) -> None:
+        """What the profiles' tools may do is known better now (an MCP server listed its
+        tools after the start): registered again at once, by the thread (the caller may
+        be an event loop). The same reach again changes nothing."""
+        with self._lock:
+            if dict(reach) == self._reach:
+                return
+            self._reach, self._unwritten = dict(reach), True
+        self._due.set()
+
     def _beat(self, every: float) -> None:
-        while not self._stop.wait(every):
+        while True:
+            self._due.wait(every)
+            if self._stop.is_set():
+                return
+            self._due.clear()
+            with self._lock:
+                reach, renewed = dict(self._reach), self._unwritten
             try:
-                if not self._registry.heartbeat(self.worker) and self._profiles:
-                    self._registry.register(self._profiles, self.worker, self._keys)
+                if renewed or (not self._registry.heartbeat(self.worker) and self._profiles):
+                    self._registry.register(self._profiles, self.worker, self._keys, reach)
+                    with self._lock:
+                        self._unwritten = self._reach != reach  # renewed again meanwhile
             except Exception as exc:  # the database is away: again at the next beat
                 log.warning("profile registration not renewed: %s", type(exc).__name__)
 
@@ -253,6 +288,7 @@ class Registration:
         if self._stop.is_set():
             return
         self._stop.set()
+        self._due.set()
         self._thread.join()
         try:
             self._registry.withdraw(self.worker)

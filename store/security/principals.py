@@ -24,6 +24,8 @@ SCOPES = frozenset(
         "payloads:decode",
         "runs:reconcile",
         "runs:resolve",
+        "schedules:read",
+        "schedules:manage",
         "admin",
     }
 )

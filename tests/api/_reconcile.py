@@ -5,11 +5,12 @@ hook raises before the effect and the probe's target stays down: its outcome is 
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any
+from typing import Any, NamedTuple
 
 import httpx
 
 from agentrt.contracts.enums import RunStatus
+from agentrt.contracts.views import EventView
 from tests.api.conftest import Live
 from tests.api.ops_helpers import REFUND, http, name, start, token, wait_status
 from tests.conftest import UnknownOutcome
@@ -49,3 +50,18 @@ async def answered(
     reply = await client.post(f"/runs/{run_id}/reconcile", json=body)
     assert reply.status_code == 200, reply.text
     return await wait_status(client, run_id, *statuses, seconds=30)
+
+
+class Answered(NamedTuple):
+    live: Live
+    run_id: str
+    run: dict[str, Any]  # as the API shows it once it reached one of the statuses asked
+    events: list[EventView]
+
+
+async def answer_taken(make_live: MakeLive, answer: str, *statuses: str, **more: Any) -> Answered:
+    """A run of `awaiting`, answered `answer` (with `more`) over HTTP, once it reached one
+    of `statuses`, and its events."""
+    async with awaiting(make_live) as (live, client, run_id, run):
+        ended = await answered(client, run_id, answer_of(run, answer, **more), *statuses)
+        return Answered(live, run_id, ended, await live.runtime.events(run_id))

@@ -11,6 +11,7 @@ from agentrt.contracts.errors import RunIdTakenError
 from agentrt.contracts.ids import WORKFLOW_AGENT_RUN
 from agentrt.contracts.run import RunRequest
 from agentrt.starter.facade import AgentRuntime
+from agentrt.starter.remote import ApiRuntime
 from agentrt.workers.main import make_worker
 from tests.api.conftest import Live
 from tests.api.ops_helpers import LOOKUP, REFUND, error_type, http, name, start, token, wait_status
@@ -198,3 +199,29 @@ async def test_start_is_one_validated_request_refused_before_anything_is_created
         # The schema's bound is the largest ceiling; the deployment's own is checked above.
         assert schema["schema"]["properties"]["max_iterations"]["maximum"] == 10_000
         assert (await client.get("/runs", params={"initiator": who})).json()["runs"] == []
+
+
+async def test_a_runs_budget_shows_its_spend_and_nothing_reserved_once_it_ended(
+    live: Live,
+) -> None:
+    """GET /runs/{id}/budget: the workflow's ledger (the `budget` query); a run without a
+    budget has no limits, and its spend still adds up. Hidden from other principals."""
+    alice = name("alice")
+    async with http(live, token(live, alice, "runs:start", "runs:read")) as client:
+        run_id = (await start(client, "helper", LOOKUP))["run_id"]
+        done = await wait_status(client, run_id, "COMPLETED")
+        reply = await client.get(f"/runs/{run_id}/budget")
+        through_client = await ApiRuntime(client).budget(run_id)  # the CLI's --api client
+    assert reply.status_code == 200, reply.text
+    assert through_client.model_dump(mode="json") == reply.json()
+    body = reply.json()
+    assert body["budget"] is None and body["room"] == {"tokens": None, "cost_usd": None}
+    spent = body["spent"]
+    assert spent["prompt_tokens"] + spent["completion_tokens"] > 0
+    assert (spent["prompt_tokens"], spent["completion_tokens"]) == (
+        done["prompt_tokens"], done["completion_tokens"],
+    )  # fmt: skip
+    assert body["reserved"] == {"tokens": 0, "cost_usd": 0.0}
+    async with http(live, token(live, name("bob"), "runs:read")) as as_bob:
+        hidden = await as_bob.get(f"/runs/{run_id}/budget")
+    assert hidden.status_code == 404

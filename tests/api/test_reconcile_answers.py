@@ -18,7 +18,7 @@ from agentrt.starter.cli import main as cli_main
 from agentrt.store.demo import DemoWorld
 from agentrt.store.ops.gauges import watch_store
 from agentrt.workflows._context import STATUS_KEY
-from tests.api._reconcile import MakeLive, answer_of, answered, awaiting
+from tests.api._reconcile import MakeLive, answer_of, answer_taken, awaiting
 from tests.api.ops_helpers import error_type, http, name, token, wait_status
 from tests.workflows._replay import assert_replays, patches
 
@@ -79,10 +79,9 @@ async def test_applied_the_run_goes_on_with_the_operators_result(make_live: Make
 
 @pytest.mark.timeout(180)
 async def test_not_applied_retries_the_write_once(make_live: MakeLive) -> None:
-    async with awaiting(make_live) as (live, client, run_id, run):
-        body = answer_of(run, "not_applied", then="retry")
-        done = await answered(client, run_id, body, "COMPLETED")
-        events = await live.runtime.events(run_id)
+    live, run_id, done, events = await answer_taken(
+        make_live, "not_applied", "COMPLETED", then="retry"
+    )
     assert "refunded" in (done["answer"] or "")
     assert DemoWorld(live.parts.ctx).ledger_count(run_id=run_id) == 1
     # A run of this build takes the path with no patch marker; the history replays.
@@ -95,10 +94,9 @@ async def test_not_applied_retries_the_write_once(make_live: MakeLive) -> None:
 
 @pytest.mark.timeout(180)
 async def test_not_applied_as_an_error_result_to_the_model(make_live: MakeLive) -> None:
-    async with awaiting(make_live) as (live, client, run_id, run):
-        body = answer_of(run, "not_applied", then="error", result="The bank refused it.")
-        await answered(client, run_id, body, "COMPLETED", "FAILED")
-        events = await live.runtime.events(run_id)
+    live, run_id, _, events = await answer_taken(
+        make_live, "not_applied", "COMPLETED", "FAILED", then="error", result="The bank refused it."
+    )
     [refund] = refunds(events)
     assert refund.payload["is_error"] is True
     assert refund.payload["result"] == "The bank refused it."
@@ -107,10 +105,9 @@ async def test_not_applied_as_an_error_result_to_the_model(make_live: MakeLive) 
 
 @pytest.mark.timeout(180)
 async def test_give_up_fails_the_run_interrupted_write(make_live: MakeLive) -> None:
-    async with awaiting(make_live) as (live, client, run_id, run):
-        body = answer_of(run, "give_up", reason="cannot tell")
-        failed = await answered(client, run_id, body, "FAILED")
-        events = await live.runtime.events(run_id)
+    live, run_id, failed, events = await answer_taken(
+        make_live, "give_up", "FAILED", reason="cannot tell"
+    )
     assert failed["termination_reason"] == "interrupted_write"
     assert events[-1].payload["error_type"] == ErrorType.RECONCILE_GIVEN_UP.value
     assert failed["pending_write"]["state"] == PendingState.OUTCOME_UNKNOWN.value  # evidence

@@ -35,16 +35,6 @@ CALL = ToolCall(call_id="r1.1", name="issue_refund", arguments={"order_id": "104
 OTHER = ToolCall(call_id="r1.2", name="issue_refund", arguments={"order_id": "1043"})
 
 
-@pytest.fixture
-def fence(parts: WorkerResources) -> StoreContext:
-    return parts.ctx
-
-
-@pytest.fixture
-def run_id(fence: StoreContext) -> str:
-    return begin_run(fence, profile="auto", prompt="p")
-
-
 def token() -> str:
     return str(uuid.uuid4())
 

@@ -10,38 +10,36 @@ from agentrt.contracts.ids import idempotency_key
 from agentrt.store.db.context import StoreContext
 from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import WorkerResources
-from tests.fence.test_fence_sql import (  # noqa: F401 (fixtures)
+from tests.fence.test_fence_sql import (
     CALL,
     claimed,
-    fence,
     pending,
     record,
     resolve,
-    run_id,
     settle,
     stamp,
     token,
 )
 
 
-def _void(fence: StoreContext, run_id: str, tok: str) -> bool:  # noqa: F811
+def _void(fence: StoreContext, run_id: str, tok: str) -> bool:
     return _sql.void_unknown(fence, run_id, tok, idempotency_key(run_id, CALL.call_id))
 
 
-def _was_voided(fence: StoreContext, run_id: str, tok: str) -> bool:  # noqa: F811
+def _was_voided(fence: StoreContext, run_id: str, tok: str) -> bool:
     return _sql.was_voided(fence, run_id, tok, idempotency_key(run_id, CALL.call_id))
 
 
-def _interrupted(fence: StoreContext, run_id: str) -> str:  # noqa: F811
+def _interrupted(fence: StoreContext, run_id: str) -> str:
     tok = claimed(fence, run_id)
     resolve(fence, run_id, tok)
     return tok
 
 
 def test_a_void_retried_after_it_committed_is_a_void_again(
-    fence: StoreContext,  # noqa: F811
+    fence: StoreContext,
     runs: RunStore,
-    run_id: str,  # noqa: F811
+    run_id: str,
 ) -> None:
     tok = _interrupted(fence, run_id)
     assert pending(runs, run_id) is PendingState.OUTCOME_UNKNOWN
@@ -57,17 +55,17 @@ def test_a_void_retried_after_it_committed_is_a_void_again(
 
 
 def test_an_empty_fence_that_never_held_the_token_is_not_void(
-    fence: StoreContext,  # noqa: F811
-    run_id: str,  # noqa: F811
+    fence: StoreContext,
+    run_id: str,
 ) -> None:
     assert not _was_voided(fence, run_id, token())
     assert not _void(fence, run_id, token())
 
 
 def test_a_void_superseded_or_recorded_is_never_taken_for_this_one(
-    fence: StoreContext,  # noqa: F811
+    fence: StoreContext,
     parts: WorkerResources,
-    run_id: str,  # noqa: F811
+    run_id: str,
 ) -> None:
     tok = _interrupted(fence, run_id)
     assert _void(fence, run_id, tok)
@@ -79,10 +77,10 @@ def test_a_void_superseded_or_recorded_is_never_taken_for_this_one(
 
 
 def test_a_fence_kept_as_evidence_on_an_ended_run_is_never_voided(
-    fence: StoreContext,  # noqa: F811
+    fence: StoreContext,
     runs: RunStore,
     parts: WorkerResources,
-    run_id: str,  # noqa: F811
+    run_id: str,
 ) -> None:
     tok = _interrupted(fence, run_id)
     settle(parts, run_id, RunStatus.FAILED)
@@ -92,9 +90,9 @@ def test_a_fence_kept_as_evidence_on_an_ended_run_is_never_voided(
 
 
 def test_a_void_on_a_run_that_ended_after_it_is_not_acted_on(
-    fence: StoreContext,  # noqa: F811
+    fence: StoreContext,
     parts: WorkerResources,
-    run_id: str,  # noqa: F811
+    run_id: str,
 ) -> None:
     """Voided, then the run was cancelled before the step reported: its retry finds the
     run ended and answers nothing the run would act on."""

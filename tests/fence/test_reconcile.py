@@ -18,19 +18,16 @@ from agentrt import (
     RunStatus,
     Settings,
     TerminationReason,
-    Timeouts,
-    Toolbox,
-    ToolContext,
     ToolFailedAfterApplying,
     ToolNotApplied,
-    tool,
 )
 from agentrt.contracts.enums import EventKind, PendingState
 from agentrt.contracts.ids import ACT_WRITE_EXECUTE, ACT_WRITE_RECONCILE
 from agentrt.contracts.views import EventView, RunView
 from agentrt.store.runs.record import RunStore
 from agentrt.workers.metrics import WorkerMetrics
-from tests._rules import new_queue, one_call, scripted_profile, scripted_worker
+from tests._payments import Probe, payer, payments
+from tests._rules import one_call, scripted_worker
 from tests.workflows._replay import assert_replays, fetch, scheduled
 
 PROMPT = "Please pay the invoice"
@@ -58,17 +55,6 @@ class Target:
 Behaviour = Callable[[Target, str, str, int], str]
 
 
-def _toolbox(target: Target, behave: Behaviour, probe: Callable[..., Any] | None) -> Toolbox:
-    """`pay`: a non-idempotent write whose body is `behave(target, key, invoice, attempt)`."""
-
-    @tool(reconcile=probe)
-    def pay(invoice: str, ctx: ToolContext) -> str:
-        """Pay an invoice (not idempotent)."""
-        return behave(target, ctx.idempotency_key, invoice, len(target.calls))
-
-    return Toolbox("payments", [pay])
-
-
 def _tool_messages(runs: RunStore, run_id: str) -> list[tuple[str, bool]]:
     return [(m.content, m.is_error) for m in runs.transcript(run_id) if m.role == "tool"]
 
@@ -94,15 +80,12 @@ async def _pay(
     tmp_path: Path,
     target: Target,
     behave: Behaviour,
-    probe: Callable[..., Any] | None,
+    probe: Probe | None,
 ) -> Paid:
-    """Run PROMPT on a worker whose `pay` is `behave` on `target`, reconciled by `probe`."""
-    box = _toolbox(target, behave, probe=probe)
-    timeouts = Timeouts(write_seconds=5, write_heartbeat_seconds=3)
-    profile = scripted_profile(
-        "payer", "You pay invoices.", "payments", new_queue(), timeouts=timeouts
-    )
-    async with scripted_worker(client, settings, tmp_path, profile, [box], RULES) as w:
+    """Run PROMPT on a worker whose `pay` is `behave(target, key, invoice, attempt)`,
+    reconciled by `probe`."""
+    box = payments(lambda key, invoice: behave(target, key, invoice, len(target.calls)), probe)
+    async with scripted_worker(client, settings, tmp_path, payer(), [box], RULES) as w:
         view = await w.runtime.run(w.profile, PROMPT)
         events = w.runs.events(view.run_id)
         return Paid(view, _tool_messages(w.runs, view.run_id), events, w.metrics)

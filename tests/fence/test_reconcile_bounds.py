@@ -17,7 +17,6 @@ from agentrt import (
     RunStatus,
     Settings,
     TerminationReason,
-    Timeouts,
     Toolbox,
     ToolContext,
     tool,
@@ -31,6 +30,7 @@ from agentrt.workflows.fence_bounds import (
     MAX_REEXECUTIONS,
     MAX_UNCLAIMED_SCHEDULES,
 )
+from tests._payments import payer, payments
 from tests._rules import new_queue, one_call, scripted_profile, scripted_worker
 from tests.workflows._replay import assert_replays, fetch, patches, scheduled
 
@@ -54,17 +54,15 @@ class Payments:
             done = self.applied.get(key)
             return Reconciled.applied(done) if done else Reconciled.not_applied()
 
-        @tool(reconcile=probe)
-        def pay(invoice: str, ctx: ToolContext) -> str:
-            """Pay an invoice (not idempotent)."""
-            with self._lock:
-                self.calls += 1
-                if self.calls <= self.lost:
-                    raise ConnectionError("connection reset before the payment was sent")
-                self.applied[ctx.idempotency_key] = f"paid {invoice}"
-                return self.applied[ctx.idempotency_key]
+        return payments(self._pay, probe)
 
-        return Toolbox("payments", [pay])
+    def _pay(self, key: str, invoice: str) -> str:
+        with self._lock:
+            self.calls += 1
+            if self.calls <= self.lost:
+                raise ConnectionError("connection reset before the payment was sent")
+            self.applied[key] = f"paid {invoice}"
+            return self.applied[key]
 
 
 class Unclaimed:
@@ -83,12 +81,8 @@ class Unclaimed:
 async def _run(
     client: Client, settings: Settings, tmp_path: Path, target: Payments, faults: Unclaimed
 ) -> RunView:
-    profile = scripted_profile(
-        "payer", "You pay invoices.", "payments", new_queue(),
-        timeouts=Timeouts(write_seconds=5, write_heartbeat_seconds=3),
-    )  # fmt: skip
     async with scripted_worker(
-        client, settings, tmp_path, profile, [target.box()], RULES, faults=faults
+        client, settings, tmp_path, payer(), [target.box()], RULES, faults=faults
     ) as w:
         return await w.runtime.run(w.profile, PROMPT)
 

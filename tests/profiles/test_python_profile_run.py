@@ -58,7 +58,8 @@ async def test_a_profile_written_in_python_runs_an_agent_end_to_end_with_no_yaml
                 return registry.get(profile.name) is not None
 
             await until(registered, "the profile registered")
-            expected = RegisteredProfile.of(profile, payload_keys=[])  # no payload keys
+            # No payload keys; its toolbox books entries, a non-idempotent write.
+            expected = RegisteredProfile.of(profile, payload_keys=[], reach="writes")
             assert registry.get(profile.name) == expected
             # The client's own queue has no worker: the run goes where the worker said.
             runtime = AgentRuntime(client, RunStore(resources.ctx), "nobody-polls-this")

@@ -97,6 +97,8 @@ def test_built_resources_register_their_profiles_and_closing_withdraws_them(
     mine = _profile()
     resources = build(settings, profiles=[mine])
     with resources:
-        assert ProfileRegistry(runs.ctx).get(mine.name) == RegisteredProfile.of(mine, [])
+        # No tools: its runs only read (the MCP server's annotations, api/mcp/tools.py).
+        expected = RegisteredProfile.of(mine, [], "read_only")
+        assert ProfileRegistry(runs.ctx).get(mine.name) == expected
     # The next test sharing this database does not see this worker's profile.
     assert ProfileRegistry(runs.ctx).get(mine.name) is None

@@ -61,12 +61,22 @@ async def _refusal(settings: Settings, **temporal: Any) -> str:
     return message
 
 
-async def _mtls_refusal(settings: Settings, address: str, ca: TestCA, client: Pem) -> str:
-    """`_refusal` of the frontend at `address` with `ca` trusted and `client`'s certificate."""
-    return await _refusal(
-        settings, address=address, tls_ca=ca.pem, tls_server_name=SERVER_NAME,
-        tls_cert=client.cert, tls_key=client.key,
-    )  # fmt: skip
+def _mtls(address: str, ca: TestCA, client: Pem) -> dict[str, Any]:
+    """The Temporal settings of a client of the frontend at `address`: `ca` trusted,
+    `client`'s certificate shown."""
+    return {
+        "address": address, "tls_ca": ca.pem, "tls_server_name": SERVER_NAME,
+        "tls_cert": client.cert, "tls_key": client.key,
+    }  # fmt: skip
+
+
+async def _mtls_refusal(
+    settings: Settings, env: WorkflowEnvironment, folder: Path, ca: TestCA, client: Pem,
+    **frontend: Any,
+) -> str:  # fmt: skip
+    """`_refusal` of a `_frontend(**frontend)` with a certificate of `ca` to `client`."""
+    with _frontend(_target(env), ca, folder, **frontend) as address:
+        return await _refusal(settings, **_mtls(address, ca, client))
 
 
 async def test_a_terminator_without_alpn_h2_is_named(
@@ -76,8 +86,7 @@ async def test_a_terminator_without_alpn_h2_is_named(
     client = ca.issue("worker-1", client=True)
     # A terminator that speaks only HTTP/1.1 over ALPN, and one that does no ALPN at all.
     for alpn in (["http/1.1"], []):
-        with _frontend(_target(temporal_env), ca, tmp_path, alpn=alpn) as address:
-            message = await _mtls_refusal(settings, address, ca, client)
+        message = await _mtls_refusal(settings, temporal_env, tmp_path, ca, client, alpn=alpn)
         assert "its TLS frontend offers no protocol over ALPN" in message, message
         assert "gRPC needs HTTP/2 (ALPN h2)" in message
         assert "client certificate" not in message
@@ -89,8 +98,7 @@ async def test_a_client_certificate_from_an_unknown_ca_is_named(
 ) -> None:
     ca = TestCA()
     stranger = TestCA("someone else's CA").issue("worker-1", client=True)
-    with _frontend(_target(temporal_env), ca, tmp_path, optional=optional) as address:
-        message = await _mtls_refusal(settings, address, ca, stranger)
+    message = await _mtls_refusal(settings, temporal_env, tmp_path, ca, stranger, optional=optional)
     assert "it does not trust the CA that issued the client certificate" in message
     assert "AGENTRT_TEMPORAL_TLS_CERT" in message
 
@@ -101,8 +109,7 @@ async def test_a_client_certificate_the_server_does_not_accept_is_named(
     """Its CA is trusted, but it is a server certificate (no clientAuth key usage)."""
     ca = TestCA()
     wrong_use = ca.issue("worker-1.internal", client=False)
-    with _frontend(_target(temporal_env), ca, tmp_path) as address:
-        message = await _mtls_refusal(settings, address, ca, wrong_use)
+    message = await _mtls_refusal(settings, temporal_env, tmp_path, ca, wrong_use)
     assert "it did not accept the client certificate in AGENTRT_TEMPORAL_TLS_CERT" in message
     assert "unsupported certificate" in message and "its CA is trusted" in message
 
@@ -124,10 +131,7 @@ async def test_the_right_settings_get_through_the_same_frontend(
     ca = TestCA()
     client = ca.issue("worker-1", client=True)
     with _frontend(_target(temporal_env), ca, tmp_path) as address:
-        good = settings.replace(
-            temporal={"address": address, "tls_ca": ca.pem, "tls_server_name": SERVER_NAME,
-                      "tls_cert": client.cert, "tls_key": client.key}
-        )  # fmt: skip
+        good = settings.replace(temporal=_mtls(address, ca, client))
         assert (await connect(good)).namespace == "default"
         access = temporal_access(good.temporal)
         found = await probe(address, access)

@@ -327,3 +327,22 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     # --by is required without --api (with --api the token's principal decides)
     assert main(["approve", str(uuid.uuid4())]) == 2
     assert "--by" in capsys.readouterr().err
+
+
+@pytest.mark.usefixtures("cli_env", "worker")
+async def test_budget_shows_a_runs_spend_reserved_and_room(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, err = await agentrt(capsys, "start", "auto", REFUND)
+    assert code == 0, err
+    run_id = out.strip()
+    assert (await agentrt(capsys, "events", run_id, "--follow"))[0] == 0  # until it ends
+    code, out, err = await agentrt(capsys, "budget", run_id, "--json")
+    assert code == 0, err
+    state = json.loads(out)
+    assert state["budget"] is None and state["reserved"] == {"tokens": 0, "cost_usd": 0.0}
+    spent = state["spent"]["prompt_tokens"] + state["spent"]["completion_tokens"]
+    code, out, _ = await agentrt(capsys, "budget", run_id)
+    assert code == 0
+    assert f"spent      {spent} tok" in out and "reserved   0 tok" in out, out
+    assert "room left  no token limit, no cost limit" in out, out

@@ -40,7 +40,8 @@ def _protocol_names(method: str) -> set[str]:
 @pytest.mark.parametrize("client", [AgentRuntime, ApiRuntime])
 def test_each_client_has_every_protocol_method_with_the_same_signature(client: type) -> None:
     assert METHODS == [
-        "answer", "approve", "attention", "cancel", "events", "inbox", "reconcile", "resolve",
+        "answer", "approve", "attention", "budget", "cancel", "events", "inbox", "reconcile",
+        "resolve",
         "result",
         "start", "status", "submit",
     ]  # fmt: skip

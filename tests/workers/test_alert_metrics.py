@@ -27,10 +27,7 @@ from agentrt import (
     RunStatus,
     Settings,
     TerminationReason,
-    Timeouts,
     Toolbox,
-    ToolContext,
-    tool,
 )
 from agentrt.core.devserver import free_port
 from agentrt.core.queue_pollers import QueuePollers, Watched
@@ -38,7 +35,8 @@ from agentrt.store.runs.query import RunQuery
 from agentrt.workers.fleet import watched_queues
 from agentrt.workers.metrics import WorkerMetrics
 from tests._db import migrated, scratch_database
-from tests._rules import new_queue, one_call, scripted_profile, scripted_worker
+from tests._payments import payer, payments
+from tests._rules import one_call, scripted_worker
 
 RULES = one_call("pay", "pay", {"invoice": "inv-9"}, "Paid.", "I only pay invoices.")
 
@@ -60,14 +58,12 @@ def _box(verdict: Callable[[], Reconciled]) -> Toolbox:
         answer = verdict()
         return Reconciled.applied(paid[key]) if answer.verdict == "applied" else answer
 
-    @tool(reconcile=probe)
-    def pay(invoice: str, ctx: ToolContext) -> str:
-        """Pay an invoice (not idempotent)."""
+    def pay(key: str, invoice: str) -> str:
         with lock:
-            paid[ctx.idempotency_key] = f"paid {invoice}"
+            paid[key] = f"paid {invoice}"
         raise RuntimeError("connection reset after the payment was sent")
 
-    return Toolbox("payments", [pay])
+    return payments(pay, probe)
 
 
 def _gauge(metrics: WorkerMetrics, name: str, **labels: str) -> float:
@@ -76,14 +72,11 @@ def _gauge(metrics: WorkerMetrics, name: str, **labels: str) -> float:
     return value
 
 
-TIMEOUTS = Timeouts(write_seconds=5, write_heartbeat_seconds=3)
-
-
 async def test_a_reconciled_write_is_no_unresolved_outcome_and_a_failed_one_is(
     client: Client, own: Settings, tmp_path: Path
 ) -> None:
     applied = Reconciled.applied("")
-    profile = scripted_profile("payer", "Pay.", "payments", new_queue(), timeouts=TIMEOUTS)
+    profile = payer()
     async with scripted_worker(client, own, tmp_path, profile, [_box(lambda: applied)], RULES) as w:
         view = await w.runtime.run(w.profile, "please pay")
         assert view.status is RunStatus.COMPLETED, view
@@ -91,7 +84,7 @@ async def test_a_reconciled_write_is_no_unresolved_outcome_and_a_failed_one_is(
         assert _gauge(w.metrics, "agentrt_writes_reconciled_total", verdict="applied") == 1
         assert _gauge(w.metrics, "agentrt_runs_outcome_unknown") == 0
 
-    profile = scripted_profile("payer", "Pay.", "payments", new_queue(), timeouts=TIMEOUTS)
+    profile = payer()
     unknown = Reconciled.unknown()
     async with scripted_worker(client, own, tmp_path, profile, [_box(lambda: unknown)], RULES) as w:
         view = await w.runtime.run(w.profile, "please pay")
@@ -106,9 +99,7 @@ async def test_a_reconciled_write_is_no_unresolved_outcome_and_a_failed_one_is(
 async def test_a_run_awaiting_an_answer_on_its_write_is_counted_with_its_age(
     client: Client, own: Settings, tmp_path: Path
 ) -> None:
-    profile = scripted_profile(
-        "asker", "Pay.", "payments", new_queue(), timeouts=TIMEOUTS, on_unknown_outcome="ask"
-    )
+    profile = payer(on_unknown_outcome="ask")
     unknown = Reconciled.unknown()
     async with scripted_worker(client, own, tmp_path, profile, [_box(lambda: unknown)], RULES) as w:
         run_id = await w.runtime.start(w.profile, "please pay")
@@ -130,7 +121,7 @@ async def test_the_pollers_gauge_reads_who_polls_each_queue(
 ) -> None:
     """A worker polls its workflow queue; the tool queue its runs are routed to has no
     worker: 1 and 0, as Temporal lists them, by queue and kind."""
-    profile = scripted_profile("payer", "Pay.", "payments", new_queue(), timeouts=TIMEOUTS)
+    profile = payer()
     assert profile.task_queue is not None
     tools = f"tools-{uuid.uuid4().hex[:8]}"
     routed = own.replace(

@@ -21,6 +21,7 @@ from agentrt.workers.compose import TOOL_THREAD_PREFIX, WorkerResources
 from agentrt.workers.metrics import ActivityTiming
 from agentrt.workers.runner import ContextFreeRunner
 from agentrt.workflows.agent_run import AgentRunWorkflow
+from agentrt.workflows.scheduled import ScheduledFireWorkflow
 from tests.workers import _user_toolbox
 from tests.workers.test_user_tool_run import booked_once, booking_waits, bookkeeper_settings
 from tests.workflows.test_replay import HISTORIES
@@ -99,7 +100,8 @@ async def test_a_replayer_with_the_plugin_replays_a_recorded_history(
     history = WorkflowHistory.from_json(data["workflow_id"], data["history"])
     replayer = Replayer(workflows=[], plugins=[AgentrtPlugin(settings, resources=parts)])
     active = replayer.config(active_config=True)
-    assert active.get("workflows") == [AgentRunWorkflow]
+    # A schedule's fire beside the run (workflows/scheduled.py).
+    assert active.get("workflows") == [AgentRunWorkflow, ScheduledFireWorkflow]
     assert isinstance(active.get("workflow_runner"), ContextFreeRunner)
     result = await replayer.replay_workflow(history, raise_on_replay_failure=False)
     assert result.replay_failure is None, result.replay_failure

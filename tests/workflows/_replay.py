@@ -1,9 +1,12 @@
 """A run's history, replayed on today's workflow code, and what it recorded: the patches,
 the markers, the activities it scheduled."""
 
+import asyncio
 import json
 from collections import Counter
 from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
 
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import History, HistoryEvent
@@ -15,18 +18,35 @@ from agentrt.workers.main import sandbox_runner
 from agentrt.workflows.agent_run import AgentRunWorkflow
 
 
-def replayer() -> Replayer:
+def replayer(*workflows: type[Any]) -> Replayer:
+    """A replayer of `workflows` (the agent run's workflow unless named) on the worker's
+    converter and sandbox."""
     return Replayer(
-        workflows=[AgentRunWorkflow],
+        workflows=list(workflows or [AgentRunWorkflow]),
         data_converter=data_converter(),
         workflow_runner=sandbox_runner(),
     )
 
 
-async def assert_replays(history: WorkflowHistory) -> None:
-    """The history replays on today's workflow code (no nondeterminism)."""
-    result = await replayer().replay_workflow(history, raise_on_replay_failure=False)
-    assert result.replay_failure is None, result.replay_failure
+async def assert_replays(history: WorkflowHistory, *workflows: type[Any], what: str = "") -> None:
+    """The history replays on today's code of `workflows` (no nondeterminism)."""
+    result = await replayer(*workflows).replay_workflow(history, raise_on_replay_failure=False)
+    assert result.replay_failure is None, (what, result.replay_failure)
+
+
+async def read_recorded(path: Path) -> WorkflowHistory:
+    """A history recorded by `record` (tests/histories/README.md)."""
+    data = json.loads(await asyncio.to_thread(path.read_text))
+    return WorkflowHistory.from_json(data["workflow_id"], data["history"])
+
+
+def record(path: Path, workflow_id: str, history: WorkflowHistory) -> None:
+    """Write `history` to `path`, unless a recording is there: recordings stay, they are what
+    shipped code wrote and must keep replaying."""
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        body = {"workflow_id": workflow_id, "history": json.loads(history.to_json())}
+        path.write_text(json.dumps(body, indent=1))
 
 
 def markers(events: Iterable[HistoryEvent], name: str) -> list[HistoryEvent]:

@@ -8,6 +8,7 @@ tests/fence/test_child_kill.py; the load checks: tests/profiles/test_child_agent
 the views: tests/api/test_child_views.py; a forged parent: tests/security/test_forged_parent.py."""
 
 import asyncio
+import base64
 import json
 import uuid
 from pathlib import Path
@@ -24,6 +25,8 @@ from agentrt.contracts.agents import child_run_id
 from agentrt.contracts.enums import EventKind, RunStatus, ToolEffect
 from agentrt.contracts.errors import ErrorType, SelfApprovalError
 from agentrt.contracts.ids import ACT_CHILD_AWAIT
+from agentrt.core.codec import bound_run
+from agentrt.core.temporal import data_converter
 from agentrt.store.demo import DemoWorld
 from tests.workflows._replay import assert_replays, fetch, scheduled
 from tests.workflows._team import (
@@ -262,3 +265,42 @@ async def test_four_eyes_holds_across_the_boundary(
         await decide(t.runtime, waiting, approved=True, by="bob")
         assert (await t.runtime.result(run_id)).status is RunStatus.COMPLETED
         assert DemoWorld(t.runs.ctx).ledger_count(run_id=kid) == 1
+
+
+async def test_a_delegation_under_payload_keys_binds_the_childs_input_to_the_child(
+    client: Client, settings: Settings, tmp_path: Path
+) -> None:
+    """With payload keys every payload is bound to its run (core/codec.py): the child's
+    start input is encrypted for the child, not for the parent that wrote the command, so
+    the child's worker reads it and the parent reads the child's result. The worker's
+    runner answers the parent's other commands with the parent's own context
+    (workers/runner.py) and asks the sandbox for the child's."""
+    keys = "k1:" + base64.b64encode(b"k" * 32).decode()
+    keyed = await Client.connect(
+        client.service_client.config.target_host,
+        namespace=client.namespace,
+        data_converter=data_converter(keys),
+    )
+    parent, reader = name("team"), name("reader")
+    profiles = [
+        profile(parent, agents=[reader], approval="none"),
+        profile(reader, tools=["lookup_order"], approval="none"),
+    ]
+    rules = [
+        delegating("ask reader", (reader, "reader job"), answer="Read."),
+        child_rule("reader job", answer="Order 1042 is shipped."),
+    ]
+    async with team(keyed, settings, tmp_path, profiles, rules) as t:
+        run_id = await t.runtime.start(parent, "ask reader")
+        view = await t.runtime.result(run_id)
+        assert view.status is RunStatus.COMPLETED, view
+        [call] = tool_events(t, run_id)
+        assert call.payload["is_error"] is False, call.payload
+        assert call.payload["result"] == "Order 1042 is shipped."
+        kid = call.payload["child_run_id"]
+        raw = await client.get_workflow_handle(kid).fetch_history()
+        [started] = [
+            e for e in raw.events if e.HasField("workflow_execution_started_event_attributes")
+        ]
+        [sealed] = started.workflow_execution_started_event_attributes.input.payloads
+        assert bound_run(sealed) == kid  # encrypted, and for the child

@@ -2,11 +2,10 @@
 servers on 127.0.0.1, each with its key from the environment), costs from a price table on
 the run (unknown price → NULL), and token and cost budgets ending FAILED budget_exhausted."""
 
-import json
-import os
 import threading
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,7 +22,6 @@ from agentrt.workers.compose import WorkerResources, build
 from tests._built import serving_runtime
 from tests.activities.test_openai_provider import Canned, FakeServer, completion, tool_call
 from tests.workflows._replay import replayer
-from tests.workflows.test_replay import HISTORIES
 
 PER_TOKEN = 0.001  # the `priced` provider: USD 1000 per 1M tokens, in and out
 TOOLS = ["lookup_order", "issue_refund"]
@@ -44,8 +42,10 @@ def profile(name: str, model: str, **more: Any) -> dict[str, Any]:
 
 
 # With the scripted model's token count (a token per 4 characters, at least 1; 5 per tool
-# call), round 1 of "spend" uses 8 tokens and round 2 at least 10 more: these budgets let
-# round 1 through and are spent by round 2, whose refund must then never run.
+# call), round 1 of "spend" uses 8 tokens and round 2 at least 10 more: these budgets would
+# let round 1 through and be overshot by round 2 were they checked only after each call.
+# Reserved before each call, they stop the run before round 1 (tests/workflows/
+# test_budget_reserve.py has a run stopped between two calls).
 PROFILES = [
     profile("local-agent", "local:llama3", tools=["lookup_order"]),
     profile("cloud-agent", "openai:gpt-test", tools=[]),
@@ -53,6 +53,9 @@ PROFILES = [
     profile("unpriced", "unpriced:demo"),
     profile("token-budget", "unpriced:demo", budget={"max_tokens": 11}),
     profile("cost-budget", "priced:demo", budget={"max_cost_usd": 0.015}),
+    profile(
+        "local-budget", "local:llama3", tools=[], budget={"max_tokens": 10**5}, max_output_tokens=64
+    ),
 ]
 
 
@@ -64,22 +67,20 @@ class World:
     cloud: FakeServer
 
 
-@pytest.fixture(scope="module")
-def world(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    local, cloud = FakeServer(), FakeServer()
-    for s in (local, cloud):
-        threading.Thread(target=s.httpd.serve_forever, daemon=True).start()
-    d = tmp_path_factory.mktemp("models")
-    (d / "rules.yaml").write_text(yaml.safe_dump(RULES))
-    (d / "profiles.yaml").write_text(yaml.safe_dump({"profiles": PROFILES}))
-    (d / "providers.yaml").write_text(yaml.safe_dump({"providers": [
-        {"name": "local", "base_url": local.base_url, "api_key_env": "AGENTRT_T_LOCAL_KEY",
-         "prices": {"default": {"input": 0, "output": 0}}},
-        {"name": "openai", "base_url": cloud.base_url, "api_key_env": "AGENTRT_T_CLOUD_KEY",
-         "prices": {"models": {"gpt-test": {"input": 2.5, "output": 10}}}},
-        {"name": "priced", "prices": {"default": {"input": 1000, "output": 1000}}},
-    ]}))  # fmt: skip
-    mine = settings.replace(
+def scripted_settings(
+    settings: Settings,
+    d: Path,
+    rules: dict[str, Any],
+    profiles: list[dict[str, Any]],
+    providers: list[dict[str, Any]],
+) -> Settings:
+    """The suite's settings with these rules, profiles and providers (files in `d`), and
+    the scripted model as `scripted`, `priced` (USD 1000 per 1M tokens) and `unpriced`."""
+    priced = {"name": "priced", "prices": {"default": {"input": 1000, "output": 1000}}}
+    (d / "rules.yaml").write_text(yaml.safe_dump(rules))
+    (d / "profiles.yaml").write_text(yaml.safe_dump({"profiles": profiles}))
+    (d / "providers.yaml").write_text(yaml.safe_dump({"providers": [*providers, priced]}))
+    return settings.replace(
         providers={
             "rules_file": d / "rules.yaml",
             "file": d / "providers.yaml",
@@ -87,6 +88,19 @@ def world(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Itera
         },
         worker={"profiles_file": d / "profiles.yaml"},
     )
+
+
+@pytest.fixture(scope="module")
+def world(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    local, cloud = FakeServer(), FakeServer()
+    for s in (local, cloud):
+        threading.Thread(target=s.httpd.serve_forever, daemon=True).start()
+    mine = scripted_settings(settings, tmp_path_factory.mktemp("models"), RULES, PROFILES, [
+        {"name": "local", "base_url": local.base_url, "api_key_env": "AGENTRT_T_LOCAL_KEY",
+         "prices": {"default": {"input": 0, "output": 0}}},
+        {"name": "openai", "base_url": cloud.base_url, "api_key_env": "AGENTRT_T_CLOUD_KEY",
+         "prices": {"models": {"gpt-test": {"input": 2.5, "output": 10}}}},
+    ])  # fmt: skip
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("AGENTRT_T_LOCAL_KEY", "local-secret")
         mp.setenv("AGENTRT_T_CLOUD_KEY", "cloud-secret")
@@ -162,47 +176,53 @@ async def _exhausted(rt: AgentRuntime, world: World, profile: str) -> list[Event
     assert view.outcome is Outcome.FAILED
     assert view.termination_reason is TerminationReason.BUDGET_EXHAUSTED
     events = await rt.events(view.run_id)
-    # Round 1's read ran; round 2's reply spent the budget, so its refund never ran and no
-    # further model call was made.
-    assert [e.kind for e in events] == [EventKind.RUN_STARTED, EventKind.LLM, EventKind.TOOL,
-                                        EventKind.LLM, EventKind.RUN_FAILED]  # fmt: skip
-    assert events[2].payload["tool"] == "lookup_order"
-    assert llm_events(events)[1]["tool_calls"][0]["name"] == "issue_refund"
+    # The check made after a call let round 1 through and round 2 overshoot (round 2's
+    # reply spent it). The reservation made before each call (workflows/budget.py) stops
+    # the run before round 1: its worst case (the prompt's bytes and the reply's bound of
+    # 4096 tokens) is past either ceiling, so no model and no tool is called.
+    assert [e.kind for e in events] == [EventKind.RUN_STARTED, EventKind.RUN_FAILED]
     assert DemoWorld(world.parts.ctx).ledger_count(run_id=view.run_id) == 0
     failed = events[-1].payload
     assert failed["reason"] == "budget_exhausted" and failed["error_type"] == "BudgetExhausted"
-    spent = sum(map(tokens, llm_events(events)))
-    assert tokens(failed) == spent == view.prompt_tokens + view.completion_tokens
-    assert failed["cost_usd"] == view.cost_usd
+    assert tokens(failed) == 0 == view.prompt_tokens + view.completion_tokens
+    assert failed["cost_usd"] == view.cost_usd == 0.0  # nothing spent, at a known cost
+    assert failed["reserved"]["tokens"] > 4096  # the call it did not make
     # The history replays on the current code.
     history = await rt._client.get_workflow_handle(view.run_id).fetch_history()
     result = await replayer().replay_workflow(history, raise_on_replay_failure=False)
     assert result.replay_failure is None, result.replay_failure
-    # AGENTRT_RECORD_HISTORIES=1 records it once for test_replay (existing files stay).
-    path = HISTORIES / f"{profile.replace('-', '_')}_exhausted.json"
-    if os.environ.get("AGENTRT_RECORD_HISTORIES") == "1" and not path.exists():
-        data = {"workflow_id": view.run_id, "history": json.loads(history.to_json())}
-        path.write_text(json.dumps(data, indent=1))
     return events
 
 
-async def test_token_budget_exhausted_fails_the_run_with_no_further_call(
+async def test_token_budget_below_the_first_calls_worst_case_makes_no_call(
     rt: AgentRuntime, world: World
 ) -> None:
     events = await _exhausted(rt, world, "token-budget")
-    first, second = llm_events(events)
-    assert tokens(first) < 11 <= tokens(first) + tokens(second)
     failed = events[-1].payload
     assert failed["budget"] == {"max_tokens": 11, "max_cost_usd": None}
-    assert failed["cost_usd"] is None  # unpriced, and a token budget does not need a price
+    assert failed["room"] == {"tokens": 11, "cost_usd": None}
+    assert failed["reserved"]["cost_usd"] is None  # unpriced, and a token budget needs none
 
 
-async def test_cost_budget_exhausted_fails_the_run_with_no_further_call(
+async def test_cost_budget_below_the_first_calls_worst_case_makes_no_call(
     rt: AgentRuntime, world: World
 ) -> None:
     events = await _exhausted(rt, world, "cost-budget")
-    first, second = llm_events(events)
-    assert first["cost_usd"] < 0.015 <= first["cost_usd"] + second["cost_usd"]
     failed = events[-1].payload
-    assert failed["budget"] == {"max_tokens": None, "max_cost_usd": 0.015}
-    assert failed["cost_usd"] == pytest.approx(first["cost_usd"] + second["cost_usd"])
+    assert failed["room"] == {"tokens": None, "cost_usd": 0.015}
+    assert failed["reserved"]["cost_usd"] > 0.015
+    assert events[-1].payload["budget"] == {"max_tokens": None, "max_cost_usd": 0.015}
+
+
+async def test_a_budgeted_request_carries_its_reply_bound_over_http(
+    rt: AgentRuntime, world: World
+) -> None:
+    """The worst case a budget reserves is real: the endpoint is told the reply bound
+    (and a run without a budget sends none)."""
+    world.local.replies.append(Canned(body=completion({"content": "Bounded."})))
+    done = await rt.run("local-budget", "Hi")
+    assert (done.status, done.answer) == (RunStatus.COMPLETED, "Bounded.")
+    assert world.local.seen[-1].body["max_tokens"] == 64
+    (call,) = llm_events(await rt.events(done.run_id))
+    assert tokens(call) <= call["reserved_tokens"]
+    assert all("max_tokens" not in s.body for s in world.cloud.seen)

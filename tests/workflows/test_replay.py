@@ -8,13 +8,12 @@ behind `workflow.patched()` instead.
 """
 
 import asyncio
-import json
 import os
 import uuid
 from pathlib import Path
 
 import pytest
-from temporalio.client import Client, WorkflowHistory, WorkflowUpdateFailedError
+from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.worker import Worker
 
 from agentrt.contracts.a2a import InputMessage
@@ -25,7 +24,7 @@ from agentrt.contracts.ids import SIGNAL_APPROVE, UPDATE_SUBMIT_INPUT
 from agentrt.starter.facade import AgentRuntime
 from agentrt.workers.compose import WorkerResources
 from tests.workflows._reconciled import MARKED, MakeRuntime, reconciled_runs
-from tests.workflows._replay import patches, replayer
+from tests.workflows._replay import assert_replays, patches, read_recorded, record
 from tests.workflows._tasks import new_a2a_task, start_for_task
 from tests.workflows._waiting import decide, until_status
 
@@ -38,10 +37,7 @@ def _recorded() -> list[Path]:
 
 @pytest.mark.parametrize("path", _recorded(), ids=lambda p: p.stem)
 async def test_recorded_history_replays(path: Path) -> None:
-    data = json.loads(await asyncio.to_thread(path.read_text))
-    history = WorkflowHistory.from_json(data["workflow_id"], data["history"])
-    result = await replayer().replay_workflow(history, raise_on_replay_failure=False)
-    assert result.replay_failure is None, result.replay_failure
+    await assert_replays(await read_recorded(path))
 
 
 def test_there_are_recorded_histories() -> None:
@@ -130,21 +126,13 @@ async def test_fresh_histories_replay_and_can_be_recorded(
     reconciled = await settling
     runs |= reconciled
     release = os.environ.get("AGENTRT_RECORD_HISTORIES", "")
-    record, prefix = bool(release), "" if release in ("", "1") else f"{release}-"
+    recording, prefix = bool(release), "" if release in ("", "1") else f"{release}-"
     for name, run_id in runs.items():
         history = await client.get_workflow_handle(run_id).fetch_history()
-        result = await replayer().replay_workflow(history, raise_on_replay_failure=False)
-        assert result.replay_failure is None, (name, result.replay_failure)
+        await assert_replays(history, what=name)
         # A run of this build takes every path with no patch marker (workflows/patches.py):
         # the probe's and the person's answers, the group, the local stamp. Only a write
         # scheduled past the bound of earlier builds asks one (workflows/fence_bounds.py).
         assert patches(history.events) == MARKED.get(name, []), name
-        path = HISTORIES / f"{prefix}{name}.json"
-        # Existing recordings stay: they are what shipped code wrote, and must keep replaying.
-        if record and not path.exists():
-            HISTORIES.mkdir(exist_ok=True)
-            path.write_text(
-                json.dumps(
-                    {"workflow_id": run_id, "history": json.loads(history.to_json())}, indent=1
-                )
-            )
+        if recording:
+            record(HISTORIES / f"{prefix}{name}.json", run_id, history)

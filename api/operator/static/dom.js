@@ -61,7 +61,9 @@ export function notice(text, ok = false) {
 }
 
 export function show(section) {
-  for (const id of ["signin", "inbox", "runs", "run"]) $(id).hidden = id !== section;
+  for (const id of ["signin", "inbox", "runs", "schedules", "run"]) {
+    $(id).hidden = id !== section;
+  }
 }
 
 // JSON as an operator reads it: indented; a string that holds JSON is unpacked first.

@@ -2,10 +2,11 @@
 // fetched from elsewhere. This module signs in and routes; api.js calls the API, dom.js
 // builds nodes (textContent only, never innerHTML), lists.js the inbox and the runs list,
 // run.js a run's page and timeline.js its events.
-import { api, json, explain, keepToken, session, token } from "./api.js";
+import { api, json, explain, keepToken, may, session, token } from "./api.js";
 import { $, notice, show } from "./dom.js";
 import { filtersOf, showInbox, showRuns, wireFilters } from "./lists.js";
 import { showRun, stopFollow } from "./run.js";
+import { showSchedules } from "./schedules.js";
 import "./live.js"; // the model's text as it is written, on a run's page
 
 async function signIn(secret) {
@@ -20,6 +21,7 @@ async function signIn(secret) {
   }
   $("who").textContent = `${session.me.principal} · ${session.me.may.join(" ")}`;
   $("who").hidden = $("signout").hidden = $("nav").hidden = false;
+  $("nav-schedules").hidden = !may("schedules:read");
   // The session Temporal Web's codec (/codec) is authorised by: an HttpOnly cookie, so
   // nobody pastes a token into Temporal Web. Reading runs here does not depend on it.
   try {
@@ -38,6 +40,7 @@ async function route() {
   const m = hash.match(/^#\/runs\/([0-9a-fA-F-]{36})$/);
   if (m) await showRun(m[1]);
   else if (hash === "#/runs" || hash.startsWith("#/runs?")) await showRuns(stopFollow, filtersOf(hash));
+  else if (hash === "#/schedules") await showSchedules(stopFollow);
   else await showInbox(stopFollow);
 }
 
@@ -59,6 +62,7 @@ async function start() {
     route();
   });
   $("refresh").addEventListener("click", () => { notice(""); showInbox(stopFollow); });
+  $("schedules-refresh").addEventListener("click", () => { notice(""); showSchedules(); });
   wireFilters();
   window.addEventListener("hashchange", () => { notice(""); route(); });
   if (token()) await signIn(token());
