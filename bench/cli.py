@@ -25,10 +25,10 @@ from bench.harness import RESULTS_DIR, bench_settings, dev_server
 from bench.load_tally import PROMPTS
 from bench.report import Report, Table, ms, times, verdict
 from bench.slow_tools import TOOL_MS
-from bench.suite import SHARED_SECTIONS, run_shared
+from bench.suite import ON_SHARED_SERVER, run_shared
 from bench.versus_report import PERSISTENT, STORELESS
 
-DEFAULT_SECTIONS = (*SHARED_SECTIONS, "memory", "devserver")
+DEFAULT_SECTIONS = (*ON_SHARED_SERVER, "memory", "devserver")
 # Asked for by name only: the load section runs the API and workers for minutes per level.
 ALL_SECTIONS = (*DEFAULT_SECTIONS, "load")
 
@@ -160,7 +160,7 @@ async def run(
             return bench_settings(database_url=url, seal_keys=keys, data_dir=work)
 
         report = Report()
-        shared = tuple(s for s in sections if s in SHARED_SECTIONS)
+        shared = tuple(s for s in sections if s in ON_SHARED_SERVER)
         if shared:
             print("tuned dev server (core.devserver.extra_args):", file=sys.stderr, flush=True)
             db_file = work / "temporal-main.db" if cfg.persist else None

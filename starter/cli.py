@@ -137,6 +137,11 @@ def _add_demo(sub: _Commands) -> None:
     demo.add_argument("--ui-port", type=int, default=None, help="Temporal Web UI port (8233)")
     demo.add_argument("--interactive", action="store_true", help="ask before approving")
     demo.add_argument("--keep-running", action="store_true", help="stay up until Ctrl-C")
+    demo.add_argument(
+        "--team",
+        action="store_true",
+        help="a triage agent delegating to a child agent and to a remote A2A agent",
+    )
 
 
 def _add_operations(sub: _Commands) -> None:
@@ -234,6 +239,7 @@ async def _dispatch(
             ui_port=args.ui_port,
             interactive=args.interactive,
             keep_running=args.keep_running,
+            team=args.team,
         )
         return await embedded.run_demo(settings, opts, out, err)
     if args.command == "migrate":

@@ -6,10 +6,6 @@ terminated (killed if it does not exit in time)."""
 import asyncio
 import contextlib
 import signal
-import sys
-import threading
-from dataclasses import dataclass
-from pathlib import Path
 
 from pydantic import SecretStr
 from rich.console import Console
@@ -26,31 +22,35 @@ from agentrt.core.private import private_dir
 from agentrt.core.settings import Settings
 from agentrt.starter import render
 from agentrt.starter.facade import AgentRuntime
-from agentrt.store.db.open import open_store
-from agentrt.store.db.sealing import Sealer
 from agentrt.store.runs.record import RunStore
 from agentrt.workers._demo_server import connect_when_ready, dev_server
 from agentrt.workers.builder import build_worker
+from agentrt.workers.demo_common import (
+    DEMO_INITIATOR,
+    DemoOptions,
+    decide_pending,
+    hold_if_asked,
+    prepare_data,
+    web_url,
+)
+from agentrt.workers.team_demo import team_session
+
+__all__ = [
+    "DEFAULT_PORT",
+    "DEFAULT_UI_PORT",
+    "DEMO_PROFILE",
+    "DEMO_PROMPT",
+    "EXIT_INTERRUPTED",
+    "DemoOptions",
+    "choose_port",
+    "demo_session",
+    "run_demo",
+]
 
 DEMO_PROFILE = "support"
 DEMO_PROMPT = "Please refund order 1042, the customer returned it."
-DEMO_INITIATOR = "demo-user"
-DEMO_APPROVER = "demo-operator"  # not the initiator: four-eyes refuses self-approval
 DEFAULT_PORT, DEFAULT_UI_PORT = 7233, 8233
 EXIT_INTERRUPTED = 130
-
-
-@dataclass(frozen=True)
-class DemoOptions:
-    data_dir: Path
-    port: int | None = None
-    ui_port: int | None = None
-    interactive: bool = False
-    keep_running: bool = False
-
-
-def web_url(ui_port: int, run_id: str, namespace: str = "default") -> str:
-    return f"http://127.0.0.1:{ui_port}/namespaces/{namespace}/workflows/{run_id}"
 
 
 def choose_port(wanted: int | None, default: int, what: str, err: Console) -> int:
@@ -136,7 +136,8 @@ async def _demo(
                 highlight=False,
             )
         await stack.enter_async_context(dev_server(port, ui_port, data_dir, out, codec_url))
-        await demo_session(settings, opts, ui_port, out, err, code)
+        session = team_session if opts.team else demo_session
+        await session(settings, opts, ui_port, out, err, code)
     return code[0]
 
 
@@ -169,23 +170,8 @@ async def demo_session(
                 max_iterations_ceiling=settings.limits.max_iterations_ceiling,
             )
             code.append(await _drive(runtime, opts, ui_port, out, err))
-            if opts.keep_running:
-                out.print(
-                    f"Server and worker stay up: Temporal Web at http://127.0.0.1:{ui_port}"
-                    " — press Ctrl-C to stop.",
-                    markup=False,
-                    highlight=False,
-                    soft_wrap=True,
-                )
-                await asyncio.Event().wait()  # until a signal cancels us
+            await hold_if_asked(opts, ui_port, out)
             out.print("Stopping the worker and the dev server…", markup=False, highlight=False)
-
-
-def prepare_data(settings: Settings) -> None:
-    """The schema at head and the seal key, as `agentrt migrate` makes them."""
-    sealer = Sealer.from_b64(settings.create_seal_key_if_missing())
-    engine, _ = open_store(settings.database.resolved_url(), sealer)
-    engine.dispose()
 
 
 async def _drive(
@@ -198,24 +184,7 @@ async def _drive(
     )
 
     async def decide(view: RunView, pending: PendingApproval) -> None:
-        out.print(Text(f"Run is {view.status.value}: the agent wants to act."), soft_wrap=True)
-        render.print_pending(out, pending, view.call_effects)
-        if opts.interactive:
-            approved = await ask_yes_no("Approve these calls? [y/N] ", out)
-            how = "at the prompt"
-        else:
-            approved, how = True, "automatically (use --interactive to decide yourself)"
-        await runtime.approve(
-            run_id,
-            approved=approved,
-            decided_by=DEMO_APPROVER,
-            turn_digest=pending.turn_digest,
-            reason=f"demo: decided {how.split(' (')[0]}",
-        )
-        verdict = "Approved" if approved else "Denied (the run goes on with a refusal)"
-        out.print(
-            f"{verdict} as {DEMO_APPROVER}, {how}.", markup=False, highlight=False, soft_wrap=True
-        )
+        await decide_pending(runtime, view, pending, opts.interactive, out)
 
     view = await render.watch(runtime, run_id, err, on_waiting=decide)
     out.print("Events:", style="bold")
@@ -225,26 +194,3 @@ async def _drive(
         f"Temporal Web: {web_url(ui_port, run_id)}", markup=False, highlight=False, soft_wrap=True
     )
     return 0 if view.status is RunStatus.COMPLETED else 1
-
-
-async def ask_yes_no(question: str, out: Console) -> bool:
-    """Read one line without blocking the loop. A daemon thread, not the default executor:
-    on Ctrl-C the demo must not wait at exit for a line that never comes."""
-    out.print(question, end="", markup=False, highlight=False)
-    loop = asyncio.get_running_loop()
-    answer: asyncio.Future[str] = loop.create_future()
-
-    def deliver(line: str) -> None:
-        if not answer.done():
-            answer.set_result(line)
-
-    def read() -> None:
-        try:
-            line = sys.stdin.readline()
-        except (OSError, ValueError):
-            line = ""
-        with contextlib.suppress(RuntimeError):  # the loop may be gone already
-            loop.call_soon_threadsafe(deliver, line)
-
-    threading.Thread(target=read, name="demo-prompt", daemon=True).start()
-    return (await answer).strip().lower() in {"y", "yes"}  # EOF or anything else: deny

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 from temporalio.api.enums.v1 import EventType
+from temporalio.client import WorkflowExecutionStatus
 
 from agentrt.contracts.agents import child_run_id
 from agentrt.contracts.enums import EventKind, RunStatus
@@ -60,7 +61,15 @@ SETTLE_WITHIN = 90.0
 POINTS = [
     "write.after_effect",  # inside the child's write: its effect ran, its step not recorded
     "child.before_record",  # the child completed; the parent's record of it not written
+    # The parent recorded the child's start and the child's row is written, its begin not
+    # completed (the process's second begin: the parent's was the first).
+    "begin.after_write#2",
+    # The child began; its first model call has not reached the provider (the process's
+    # second model call, after the parent's first).
+    "model.before_provider#2",
 ]
+# A settled run's status in the database, and its workflow's in Temporal.
+AGREE = {RunStatus.COMPLETED: WorkflowExecutionStatus.COMPLETED}
 
 
 def _team(killer: Killer, tmp_path: Path) -> Killer:
@@ -87,16 +96,31 @@ async def test_kill_mid_delegation_starts_one_child_and_writes_once(
     view = await k.settle(run_id, fresh, SETTLE_WITHIN)
     assert view.status is RunStatus.COMPLETED, fresh.log_tail()
 
+    assert view.answer == "The team refunded it."
+
     runs = RunStore(k.parts.ctx)
     assert runs.get(run_id).children == [kid]  # type: ignore[union-attr]
     child = await k.runtime.result(kid)
-    assert child.status is RunStatus.COMPLETED
+    assert child.status is RunStatus.COMPLETED and child.parent_run_id == run_id
     assert DemoWorld(k.parts.ctx).ledger_count(run_id=kid) == 1  # the refund ran once
     [delegation] = [e for e in runs.events(run_id) if e.kind is EventKind.TOOL]
     assert delegation.payload["child_run_id"] == kid
-    assert delegation.payload["result"] == "Refunded 1042 (child)."
+    # The parent's answer is stored with the child's result, the child's own answer.
+    assert delegation.payload["result"] == "Refunded 1042 (child)." == child.answer
+    await _agree(k, [run_id, kid])
 
     history = await k.history(run_id)
     started = EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED
     assert sum(1 for e in history.events if e.event_type == started) == 1
     await assert_replays(history)
+    await assert_replays(await k.history(kid))
+
+
+async def _agree(k: Killer, run_ids: list[str]) -> None:
+    """Temporal and the database agree on the status of each run of the tree."""
+    runs = RunStore(k.parts.ctx)
+    for run_id in run_ids:
+        row = runs.get(run_id)
+        assert row is not None, run_id
+        described = await k.client.get_workflow_handle(run_id).describe()
+        assert described.status is AGREE[row.status], (run_id, row.status, described.status)
