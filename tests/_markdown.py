@@ -1,6 +1,6 @@
 """Every fenced code block of a Markdown file, checked for what it is (issue 40): the README
 and every page of the docs site (`markdown_files`). A block's language is the first
-word of its info string; `python compile` marks one that is compiled and name-checked but
+word of its info string; `{.python .compile}` (or `python compile`) marks one that is compiled and name-checked but
 not run (a worker that runs until stopped, a tool calling a system of yours).
 
 - `python`: run, as a program with top-level `await`, in a fresh namespace; a block whose
@@ -45,12 +45,22 @@ class CodeBlock:
     text: str
 
     @property
+    def words(self) -> list[str]:
+        """The info string's words: `python compile`, or the attribute form the site's
+        renderer (pymdownx.superfences) takes, `{.python .compile}`: a bare second word
+        there would make it render the block as text and swallow what follows."""
+        info = self.info.strip()
+        if info.startswith("{") and info.endswith("}"):
+            return [w.removeprefix(".") for w in info[1:-1].split()]
+        return info.split()
+
+    @property
     def lang(self) -> str:
-        return self.info.split()[0] if self.info.split() else ""
+        return self.words[0] if self.words else ""
 
     @property
     def flags(self) -> list[str]:
-        return self.info.split()[1:]
+        return self.words[1:]
 
     @property
     def module(self) -> str | None:

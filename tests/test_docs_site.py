@@ -91,6 +91,31 @@ def test_the_site_builds_in_strict_mode_offline(tmp_path: Path) -> None:
     # Pages are generated, not copied: the guarantee pages and the benchmarks are there.
     for page in ("concepts/write-fence", "architecture", "benchmarks/history"):
         assert (site / page / "index.html").is_file(), page
+    # Every section heading of every page renders as one: a fence the renderer does not
+    # take (`python compile` did) turns the rest of the page into text without a warning.
+    swallowed = [
+        f"{md.relative_to(DOCS)}: {count}"
+        for md in DOCS.rglob("*.md")
+        if (count := _headings(md)) > _rendered(site, md)
+    ]
+    assert not swallowed, f"headings not rendered (page: ## headings in its source): {swallowed}"
+
+
+def _headings(md: Path) -> int:
+    """Level-2 headings outside code blocks."""
+    count, fenced = 0, False
+    for line in md.read_text().splitlines():
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not fenced and line.startswith("## "):
+            count += 1
+    return count
+
+
+def _rendered(site: Path, md: Path) -> int:
+    rel = md.relative_to(DOCS).with_suffix("")
+    page = site / (rel.parent if rel.name == "index" else rel) / "index.html"
+    return page.read_text().count("<h2 id=") if page.is_file() else 0
 
 
 def test_a_broken_link_fails_the_build(tmp_path: Path) -> None:

@@ -1,7 +1,7 @@
 """Issue 40 (5): every code block of the manual (the README and the docs site's pages,
 tests/_markdown.py `markdown_files`) runs in a test, or is checked as what it is: on
 cf842b3 the README's snippets used a `client` they never made. Python blocks run against a
-real dev server and worker unless marked `python compile` (then compiled, every name bound);
+real dev server and worker unless marked `{.python .compile}` (then compiled, every name bound);
 shell blocks pass `bash -n`, name only real settings, and their `agentrt*` commands parse;
 YAML blocks load with the worker's own loaders."""
 
