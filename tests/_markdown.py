@@ -1,7 +1,8 @@
 """Every fenced code block of a Markdown file, checked for what it is (issue 40): the README
 and every page of the docs site (`markdown_files`). A block's language is the first
 word of its info string; `{.python .compile}` (or `python compile`) marks one that is
-compiled and name-checked but not run (a worker that runs until stopped, a tool calling a system of yours).
+compiled and name-checked but not run (a worker that runs until stopped, a tool calling a
+system of yours).
 
 - `python`: run, as a program with top-level `await`, in a fresh namespace; a block whose
   first line is `# some/module.py` is that file: written where the next blocks import it
