@@ -3,7 +3,7 @@
 import asyncio
 import json
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -15,6 +15,7 @@ import pytest
 from temporalio.client import Client
 
 from agentrt.api.settings import ApiSettings
+from agentrt.contracts.profiles import Profile
 from agentrt.core.profiles import load_profiles
 from agentrt.store.ops.registry import ProfileRegistry
 from agentrt.store.security.principals import PrincipalStore
@@ -160,4 +161,14 @@ async def lonely_api(
         async with _serve(client, settings, a2a_parts) as live:
             yield live, lonely
     finally:
-        registry.register(served.values())
+        register_as_the_suite(a2a_parts, served.values())
+
+
+def register_as_the_suite(parts: WorkerResources, profiles: Iterable[Profile]) -> str:
+    """Register `profiles` as the suite's worker (`parts`) does: with what each one's tools
+    may do (its reach), which the MCP tools' annotations read; a registration without it
+    reads as "may write" to every later test on this database."""
+    catalog = parts.catalog
+    served = list(profiles)
+    reach = {p.name: catalog.reach(p.name) for p in served} if catalog is not None else None
+    return ProfileRegistry(parts.ctx).register(served, reach=reach)

@@ -24,6 +24,7 @@ from agentrt.store.ops.registry import ProfileRegistry
 from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import WorkerResources
 from agentrt.workers.main import make_worker
+from tests.api.ops_helpers import register_as_the_suite
 from tests.workflows._waiting import CANCEL_REQUESTED, has, until_history
 
 
@@ -32,8 +33,8 @@ def _service(
 ) -> TaskService:
     runtime = AgentRuntime(client, RunStore(parts.ctx), queue)
     # Registered as the A2A tests' worker registers them (a2a_parts).
+    register_as_the_suite(parts, load_profiles(a2a_settings.worker.profiles_file).values())
     registry = ProfileRegistry(parts.ctx)
-    registry.register(load_profiles(a2a_settings.worker.profiles_file).values())
     return TaskService(a2a_settings, A2AStore(parts.ctx), client, runtime, registry)
 
 

@@ -162,9 +162,11 @@ async def test_a_runs_guardrails_over_a_prompt_at_the_cap_never_hold_the_event_l
 ) -> None:
     """A worker in this process runs a run whose prompt is at the cap and made of text the
     old patterns took seconds on, and whose model reply echoes it; a ticker on the same
-    event loop records the longest gap between its 10 ms sleeps. Before, the input and
-    output guardrails held the loop for seconds (and Temporal's own work with it); now
-    they run in a thread, in linear time."""
+    event loop records, for each gap between its 10 ms sleeps, the CPU time the loop's
+    thread spent in it. Before, the input and output guardrails held the loop for seconds
+    of its own CPU (and Temporal's own work with it); now they run in a thread, in linear
+    time. CPU time of the loop's thread, not the wall clock: on a loaded CI machine the
+    process is descheduled for 200 ms now and then, which holds nothing."""
     cap = 100_000  # the default AGENTRT_MAX_PROMPT_CHARS
     prompt = "echo " + _adversarial_prompt(cap - 5)
     assert len(prompt) == cap
@@ -177,11 +179,11 @@ async def test_a_runs_guardrails_over_a_prompt_at_the_cap_never_hold_the_event_l
     stop = asyncio.Event()
 
     async def ticker() -> None:
-        last = time.perf_counter()
+        last = time.thread_time()
         while not stop.is_set():
             await asyncio.sleep(0.01)
-            now = time.perf_counter()
-            lags.append(now - last - 0.01)
+            now = time.thread_time()
+            lags.append(now - last)
             last = now
 
     try:
@@ -201,7 +203,7 @@ async def test_a_runs_guardrails_over_a_prompt_at_the_cap_never_hold_the_event_l
     assert view.answer is not None and len(view.answer) > cap // 2
     assert "x@y.zz" not in view.answer and "***" in view.answer
     assert len(lags) > 5
-    assert max(lags) < 0.1, f"the event loop was held for {max(lags) * 1000:.0f} ms"
+    assert max(lags) < 0.1, f"the event loop's thread worked {max(lags) * 1000:.0f} ms at once"
 
 
 def test_fuzzed_texts_and_profile_patterns_stay_within_a_linear_time_bound() -> None:
