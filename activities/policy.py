@@ -15,6 +15,7 @@ from typing import Any
 from temporalio import activity
 
 from agentrt.activities._common import ActivityGroup, store_work
+from agentrt.activities.registry import ProfileCatalog, ToolRegistry
 from agentrt.contracts.approval import ApprovalDecision
 from agentrt.contracts.enums import EventKind, RunStatus
 from agentrt.contracts.errors import ErrorType
@@ -22,7 +23,14 @@ from agentrt.contracts.ids import ACT_POLICY_DECIDE, ACT_RUN_APPROVE_PARTLY
 from agentrt.contracts.pauses import ResumeRequest
 from agentrt.contracts.policy import PolicyRequest, PolicyVerdict, decider
 from agentrt.contracts.run import Transition
-from agentrt.core.policies import Asked, PolicyError, PolicySet, Verdict, judge
+from agentrt.core.policies import (
+    Asked,
+    PolicyError,
+    PolicySet,
+    Verdict,
+    check_against_tools,
+    judge,
+)
 from agentrt.store.db.context import StoreContext
 from agentrt.store.security import attest
 from agentrt.store.steps.events import event_row, insert_event
@@ -119,3 +127,19 @@ def approve_partly(ctx: StoreContext, req: ResumeRequest) -> Transition:
         )  # fmt: skip
         insert_event(s, row)
     return Transition(applied=True, status=waiting)
+
+
+def check_policies(
+    policies: Mapping[str, PolicySet], catalog: ProfileCatalog, registry: ToolRegistry
+) -> None:
+    """At the worker's start (and `agentrt-worker --check`): each profile's policy over its
+    approval-bound tools as listed then (core/policies.py `check_against_tools`); a
+    ConfigError stops the worker. A toolbox not listed yet is checked by its runs only."""
+    for name in catalog.names():
+        profile = catalog.get(name)
+        policy = policies.get(profile.approval_policy or "") if profile is not None else None
+        if profile is None or policy is None:
+            continue
+        tools = [registry.get(t) for t in profile.tools]
+        bound = [t.spec for t in tools if t is not None and profile.approval_binds(t.effect)]
+        check_against_tools(policy, profile.name, bound)

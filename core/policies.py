@@ -15,7 +15,7 @@ import cedarpy
 import yaml
 
 from agentrt.contracts.errors import ConfigError
-from agentrt.contracts.messages import ToolCall, Usage
+from agentrt.contracts.messages import ToolCall, ToolSpec, Usage
 from agentrt.contracts.policy import ACTION_APPROVE, ACTION_DENY, ASK_ACTIONS, Outcome, parse_ref
 
 
@@ -179,3 +179,59 @@ def judge(policy: PolicySet, calls: list[ToolCall], asked: Asked) -> Verdict:
     asks = [v for v in verdicts if v.outcome == "ask"]
     most = max(asks, key=lambda v: v.approvers, default=Verdict("ask", 1, "no call to judge"))
     return most
+
+
+# What Cedar says when a policy reads an attribute the request lacks, or compares values of
+# the wrong types: with every declared argument present (each of its declared type), either
+# is a fault of the policy, not of a call. Other errors (a `decimal("")` of a sample) depend
+# on the values, so only a real call can show them.
+_LOAD_FAULTS = ("does not have the attribute", "type error")
+_UNKNOWN = object()
+
+
+def _sample(schema: Any) -> Any:
+    """A value of the JSON schema's declared type (every property of an object present),
+    or _UNKNOWN where the schema does not say (then its tool is not checked at load)."""
+    if not isinstance(schema, dict):
+        return _UNKNOWN
+    variants = schema.get("anyOf") or schema.get("oneOf")
+    if isinstance(variants, list):  # Optional[X] as pydantic writes it: X's sample
+        kept = [v for v in variants if not (isinstance(v, dict) and v.get("type") == "null")]
+        return _sample(kept[0]) if len(kept) == 1 else _UNKNOWN
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return schema["enum"][0]
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kinds = [k for k in kind if k != "null"]
+        kind = kinds[0] if len(kinds) == 1 else None
+    if kind == "object":
+        props = schema.get("properties")
+        if not isinstance(props, dict):
+            return _UNKNOWN  # free-form: which attributes it has is not declared
+        values = {str(k): _sample(v) for k, v in props.items()}
+        return _UNKNOWN if any(v is _UNKNOWN for v in values.values()) else values
+    samples = {"string": "", "integer": 0, "number": 0, "boolean": False, "array": []}
+    return samples.get(str(kind), _UNKNOWN)
+
+
+def check_against_tools(policy: PolicySet, profile: str, tools: list[ToolSpec]) -> None:
+    """At start, for a profile naming `policy`: judge a call of each of its approval-bound
+    tools with every declared argument present, a known cost and every action asked. A
+    policy that reads an attribute no such call has, or mismatches its type, is a
+    ConfigError naming the set, the tool and Cedar's reason (the worker does not start).
+    A branch guarded by another principal or tool is not reached here; a run's call that
+    errs there asks a person, as ever."""
+    asked = Asked(profile, "start-check", Usage(cost_usd=0.0))
+    for spec in tools:
+        arguments = _sample(spec.parameters or {"type": "object", "properties": {}})
+        if not isinstance(arguments, dict):
+            continue
+        call = ToolCall(call_id="start-check", name=spec.name, arguments=arguments)
+        try:
+            judge_call(policy, call, asked)
+        except PolicyError as exc:
+            if any(fault in str(exc) for fault in _LOAD_FAULTS):
+                raise ConfigError(
+                    f"approval policy {policy.ref} (profile {profile}, tool {spec.name}):"
+                    f" {exc}; the tool's arguments: {', '.join(arguments) or 'none'}"
+                ) from None

@@ -20,7 +20,7 @@ from agentrt.activities.fence import FenceActivities, ReconcileActivities, Write
 from agentrt.activities.fence.answer import AnswerActivities
 from agentrt.activities.model import ModelActivities
 from agentrt.activities.pauses import PauseActivities
-from agentrt.activities.policy import PolicyActivities
+from agentrt.activities.policy import PolicyActivities, check_policies
 from agentrt.activities.ports import ModelProvider, Tool, no_faults
 from agentrt.activities.registry import LOOSE, ProfileCatalog, Routes, ToolRegistry
 from agentrt.activities.run import RunActivities
@@ -260,6 +260,8 @@ def _compose(
         ctx=ctx, registry=registry, faults=hook,
         answered=lambda verdict: m.writes_reconciled.labels(verdict).inc(),
     )  # fmt: skip
+    policies = served_policies(settings.worker.policies_file, profiles)
+    check_policies(policies, catalog, registry)  # a policy reading no such argument: stop
     groups: list[ActivityGroup] = [
         _run_activities(settings, runs, catalog, registry),
         SettleActivities(Settle(ctx, ended=run_ended(m))),
@@ -269,7 +271,7 @@ def _compose(
         write,
         probes,
         PauseActivities(ctx, approval_wait=m.approval_wait.observe),
-        PolicyActivities(ctx, served_policies(settings.worker.policies_file, profiles)),
+        PolicyActivities(ctx, policies),
         AnswerActivities(ctx, answered=lambda answer: m.writes_answered.labels(answer).inc()),
         A2AActivities(ctx),
         ChildActivities(runs=runs, steps=steps, faults=hook),

@@ -8,14 +8,14 @@ providers the profiles name and the prices their cost budgets need, the database
 It also says what state the controls a mistake silently turns off are in: payload keys,
 the codec, Temporal TLS, and who may start each profile (workers/preflight_state.py)."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from sqlalchemy.engine import make_url
 
 from agentrt.activities.toolbox.mcp_config import load_mcp_config
 from agentrt.contracts.errors import ConfigError
 from agentrt.contracts.profiles import Profile
-from agentrt.core.policies import served_policies
+from agentrt.core.policies import PolicySet, served_policies
 from agentrt.core.profiles import check_ceiling, load_profiles
 from agentrt.core.settings import Settings
 from agentrt.core.settings_state import codec_line, payload_line, temporal_line, tls_line
@@ -52,8 +52,8 @@ async def check(settings: Settings, emit: Callable[[str], None]) -> None:
         raise ConfigError(str(exc)) from None
     profiles = load_profiles(settings.worker.profiles_file)
     emit(f"profiles: {', '.join(sorted(profiles))} ({settings.worker.profiles_file})")
-    await _tools_and_models(settings, profiles, emit)
     policies = served_policies(settings.worker.policies_file, profiles)  # parsed, as at start
+    await _tools_and_models(settings, profiles, policies, emit)
     if policies:
         emit(f"approval policies: {', '.join(sorted(policies))}")
     url = settings.database.resolved_url()
@@ -71,7 +71,10 @@ async def check(settings: Settings, emit: Callable[[str], None]) -> None:
 
 
 async def _tools_and_models(
-    settings: Settings, profiles: dict[str, Profile], emit: Callable[[str], None]
+    settings: Settings,
+    profiles: dict[str, Profile],
+    policies: Mapping[str, PolicySet],
+    emit: Callable[[str], None],
 ) -> None:
     """The tools as the worker loads them (a profile naming an unknown tool or toolbox is
     the worker's ConfigError), then the providers as it builds them (a profile's unknown
@@ -88,7 +91,7 @@ async def _tools_and_models(
         )  # fmt: skip
         emit(f"MCP server {server.name}: {server.transport} {where}, {state}")
     boxes = load_toolboxes(settings)
-    lines = tool_lines(boxes, servers, sources, profiles, settings, list(down))
+    lines = tool_lines(boxes, servers, sources, profiles, settings, list(down), policies)
     for line in lines:
         emit(
             f"tool {line.name}: {line.effect} ({line.source}), toolbox {line.toolbox}, "

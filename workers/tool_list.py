@@ -20,12 +20,14 @@ from dataclasses import dataclass
 from sqlalchemy import create_engine
 from sqlalchemy.orm import sessionmaker
 
+from agentrt.activities.policy import check_policies
 from agentrt.activities.ports import Tool
 from agentrt.activities.registry import ProfileCatalog, ToolRegistry
 from agentrt.activities.toolbox.base import TypedTool
 from agentrt.activities.toolbox.box import Toolbox, ToolboxContext
 from agentrt.activities.toolbox.mcp_config import McpConfig, McpServer
 from agentrt.contracts.profiles import Profile
+from agentrt.core.policies import PolicySet
 from agentrt.core.profiles import load_profiles
 from agentrt.core.settings import Settings
 from agentrt.workers.toolboxes import load_toolboxes
@@ -81,6 +83,7 @@ def tool_lines(
     profiles: Mapping[str, Profile],
     settings: Settings,
     pending: Sequence[str] = (),
+    policies: Mapping[str, PolicySet] | None = None,
 ) -> list[ToolLine]:
     """One line per loaded tool, by name. The profiles are resolved against the tools as
     the worker resolves them: a profile naming a tool nobody loads is the same ConfigError."""
@@ -93,6 +96,7 @@ def tool_lines(
         groups.update(dict(mcp))
         registry = ToolRegistry(groups=groups, pending=pending)
         catalog = ProfileCatalog(profiles, registry)
+        check_policies(policies or {}, catalog, registry)  # as the worker does at start
     finally:
         pool.shutdown(wait=False)
         engine.dispose()

@@ -6,10 +6,10 @@ import pytest
 
 from agentrt.activities.policy import _verdict
 from agentrt.contracts.errors import ConfigError
-from agentrt.contracts.messages import ToolCall, Usage
+from agentrt.contracts.messages import ToolCall, ToolSpec, Usage
 from agentrt.contracts.policy import PolicyRequest
-from agentrt.core.policies import Asked, PolicyError, checked, judge
-from tests.workflows._policy import BROKEN, REFUNDS
+from agentrt.core.policies import Asked, PolicyError, check_against_tools, checked, judge
+from tests.workflows._policy import BROKEN, REFUNDS, UNKNOWN_ARGUMENT
 
 ASKED = Asked(profile="refunds", initiator="alice", spend=Usage.none())
 POLICY = checked("refunds", 3, REFUNDS)
@@ -52,8 +52,9 @@ def test_the_spend_so_far_is_in_the_context() -> None:
 
 
 def test_what_cedar_cannot_judge_is_an_error_never_an_allow() -> None:
-    with pytest.raises(PolicyError, match="customer_tier"):
-        judge(checked("broken", 1, BROKEN), [_refund(300)], ASKED)
+    unpriced = Asked(profile="refunds", initiator="alice", spend=Usage(cost_usd=None))
+    with pytest.raises(PolicyError, match="cost_micros"):  # the run's cost is unknown
+        judge(checked("broken", 1, BROKEN), [_refund(300)], unpriced)
     with pytest.raises(PolicyError, match="not an integer"):
         judge(POLICY, [_refund(12.5)], ASKED)  # Cedar has no floats
     assert judge(POLICY, [_refund(300.0)], ASKED).outcome == "allow"  # an integral float
@@ -74,3 +75,42 @@ def test_a_policy_that_does_not_parse_or_is_badly_named_is_a_config_error() -> N
         checked("x", 1, "permit(")
     with pytest.raises(ConfigError, match="expected name@version"):
         checked("a@b", 1, "")
+
+
+REFUND_SPEC = ToolSpec(
+    name="issue_refund",
+    description="refund",
+    parameters={
+        "type": "object",
+        "properties": {
+            "order_id": {"type": "string"},
+            "amount_cents": {"type": "integer"},
+            "note": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None},
+        },
+        "required": ["order_id", "amount_cents"],
+    },
+)
+
+
+def test_a_policy_reading_an_argument_no_tool_has_is_refused_at_start() -> None:
+    with pytest.raises(ConfigError) as refused:
+        check_against_tools(checked("tiers", 1, UNKNOWN_ARGUMENT), "refunds", [REFUND_SPEC])
+    message = str(refused.value)
+    assert message.startswith("approval policy tiers@1 (profile refunds, tool issue_refund):")
+    assert "customer_tier" in message and "order_id, amount_cents, note" in message
+    mismatched = """permit(principal, action == Action::"approve", resource)
+      when { context.args.order_id < 5 };"""
+    with pytest.raises(ConfigError, match="type error"):
+        check_against_tools(checked("types", 1, mismatched), "refunds", [REFUND_SPEC])
+
+
+def test_a_sound_policy_and_what_only_a_call_can_show_pass_the_start_check() -> None:
+    optional = """permit(principal, action == Action::"approve", resource)
+      when { context.args.note == "ok" && context.spend.cost_micros < 10 };"""
+    for policy in (POLICY, checked("broken", 1, BROKEN), checked("note", 1, optional)):
+        check_against_tools(policy, "refunds", [REFUND_SPEC])  # no error: it starts
+    free_form = ToolSpec(name="issue_refund", description="d", parameters={"type": "object"})
+    # Undeclared arguments: the check cannot know them, so the call decides (a person).
+    check_against_tools(checked("tiers", 1, UNKNOWN_ARGUMENT), "refunds", [free_form])
+    with pytest.raises(PolicyError, match="customer_tier"):
+        judge(checked("tiers", 1, UNKNOWN_ARGUMENT), [_refund(300)], ASKED)

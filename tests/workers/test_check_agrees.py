@@ -55,7 +55,7 @@ CASES = {
         "AGENTRT_SERVE names 'toolbox:nobox', a toolbox this worker lacks",
     ),
     # Approval policies (issue 44, item 3): a set Cedar cannot parse, a profile naming one
-    # the file lacks.
+    # the file lacks, a set reading an argument its tool lacks.
     "malformed approval policy": (
         {
             "PROFILES": "profiles:\n  - " + GOOD + ", approval_policy: refunds@3}\n",
@@ -70,6 +70,14 @@ CASES = {
             "POLICIES": "policies:\n  - {name: refunds, version: 3, cedar: ''}\n",
         },
         "profile p: approval policy refunds@4 is not in the policies file",
+    ),
+    "approval policy reading an argument the tool lacks": (
+        {
+            "PROFILES": "profiles:\n  - " + GOOD + ", approval: all, approval_policy: tiers@1}\n",
+            "POLICIES": "policies:\n  - {name: tiers, version: 1, cedar: 'permit(principal, "
+            'action, resource) when { context.args.customer_tier == "gold" };\'}\n',
+        },
+        "approval policy tiers@1 (profile p, tool lookup_order): error while evaluating",
     ),
     "nothing to poll": ({"AGENTRT_SERVE": "tools"}, "leaves this worker nothing to poll"),
     "misspelt variable": (

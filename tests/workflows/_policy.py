@@ -29,8 +29,15 @@ permit(principal, action == Action::"ask_2", resource == Tool::"issue_refund")
 permit(principal, action == Action::"deny", resource == Tool::"issue_refund")
   when { context.args.order_id == "666" };
 """
-# An attribute no request has: Cedar errs on every refund, and a person decides.
+# Errs on a run's call only: the run's cost is unknown (no price for the scripted model),
+# so `cost_micros` is absent and Cedar cannot judge; a person decides.
 BROKEN = """
+permit(principal, action == Action::"approve", resource)
+  when { context.spend.cost_micros < 1000 };
+"""
+# An argument no refund has: refused when the worker starts (core/policies.py
+# check_against_tools), before any run could reach it.
+UNKNOWN_ARGUMENT = """
 permit(principal, action == Action::"approve", resource)
   when { context.args.customer_tier == "gold" };
 """

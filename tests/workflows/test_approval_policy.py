@@ -13,7 +13,13 @@ from agentrt.contracts.enums import EventKind, RunStatus
 from agentrt.contracts.errors import AgentRuntimeError, ConfigError
 from agentrt.contracts.ids import ACT_POLICY_DECIDE, ACT_RUN_APPROVE_PARTLY
 from agentrt.store.demo import DemoWorld
-from tests.workflows._policy import composed, policies_file, refunder, serving
+from tests.workflows._policy import (
+    UNKNOWN_ARGUMENT,
+    composed,
+    policies_file,
+    refunder,
+    serving,
+)
 from tests.workflows._replay import assert_replays, fetch, scheduled
 from tests.workflows._waiting import pending_digest, until_status
 
@@ -99,7 +105,7 @@ async def test_a_policy_that_errs_asks_a_person_never_allows(
         waiting = await s.refund("pol-broken", "small", RunStatus.WAITING_FOR_APPROVAL)
         [asked] = _events(s.runs, waiting.run_id, EventKind.POLICY_DECISION)
         assert asked["errored"] is True and asked["approvers"] == 1
-        assert "customer_tier" in asked["reason"]
+        assert "cost_micros" in asked["reason"]
         assert DemoWorld(s.resources.ctx).ledger_count(run_id=waiting.run_id) == 0
         digest = pending_digest(waiting)
         await s.runtime.approve(waiting.run_id, approved=True, decided_by="bob", turn_digest=digest)
@@ -122,6 +128,20 @@ def test_a_malformed_policy_stops_the_worker_at_start_with_the_reason(
     assert message.startswith("approval policy refunds@3: ") and "\n" not in message
 
 
+def test_a_policy_reading_an_argument_the_tool_lacks_stops_the_worker_at_start(
+    client: Client, settings: Settings, tmp_path: Path
+) -> None:
+    text = "policies:\n- name: tiers\n  version: 1\n  cedar: |\n" + "".join(
+        f"    {line}\n" for line in UNKNOWN_ARGUMENT.strip().splitlines()
+    )
+    with pytest.raises(ConfigError) as stopped:
+        composed(client, settings, tmp_path, [refunder("pol-tiers", "tiers@1")],
+                 policies_file(tmp_path, text))  # fmt: skip
+    message = str(stopped.value)
+    assert message.startswith("approval policy tiers@1 (profile pol-tiers, tool issue_refund)")
+    assert "customer_tier" in message and "\n" not in message
+
+
 def test_a_profile_naming_a_policy_the_file_lacks_stops_the_worker(
     client: Client, settings: Settings, tmp_path: Path
 ) -> None:
@@ -138,5 +158,5 @@ async def test_a_policy_errors_words_are_withheld_where_content_is_not_kept(
     async with serving(client, settings, tmp_path, [profile]) as s:
         waiting = await s.refund("pol-quiet", "small", RunStatus.WAITING_FOR_APPROVAL)
         [asked] = _events(s.runs, waiting.run_id, EventKind.POLICY_DECISION)
-        assert asked["errored"] is True and "customer_tier" not in str(asked)
+        assert asked["errored"] is True and "cost_micros" not in str(asked)
         assert "withheld at privacy metadata" in asked["reason"]
