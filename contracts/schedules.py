@@ -51,9 +51,26 @@ def is_schedule_name(name: str) -> bool:
     return _NAME.search(name)
 
 
+SCHEDULED_PREFIX = "schedule:"
+
+
 def initiator_of(schedule_id: str, created_by: str) -> str:
     """Who a fire's run names as its initiator: the schedule, and who made it."""
-    return f"schedule:{schedule_id} by {created_by}"
+    return f"{SCHEDULED_PREFIX}{schedule_id} by {created_by}"
+
+
+def sees(visible_to: str | None, initiator: str) -> bool:
+    """Whether a principal that sees only its own runs (`visible_to`; None: sees every run)
+    sees a run started by `initiator`: the runs it started, and the fires of the schedules
+    it made. Unambiguous: a schedule's name and a principal's have no space, and no
+    principal's name holds a ':' (so none is `schedule:...`)."""
+    if visible_to is None or initiator == visible_to:
+        return True
+    name, by, creator = initiator.removeprefix(SCHEDULED_PREFIX).rpartition(" by ")
+    return (
+        initiator.startswith(SCHEDULED_PREFIX) and bool(by) and creator == visible_to
+        and is_schedule_name(name)
+    )  # fmt: skip
 
 
 def parse_every(raw: str) -> timedelta:

@@ -26,6 +26,7 @@ from temporalio.converter import PayloadCodec
 
 from agentrt.api.operator.auth import Principal
 from agentrt.contracts.redaction import redact_text
+from agentrt.contracts.schedules import sees
 from agentrt.core.codec import ENCODING, PlaintextPayloadError, bound_run
 from agentrt.core.codec_server import temporal_marker
 from agentrt.store.runs.query import RunQuery
@@ -104,7 +105,7 @@ def _refusal(who: Principal, run: str | None, readers: dict[str, tuple[str, str]
     if not run:
         return UNBOUND
     found = readers.get(run)
-    if found is None or (who.visible_to is not None and found[0] != who.visible_to):
+    if found is None or not sees(who.visible_to, found[0]):
         return NOT_YOURS  # the same for absent and not visible, as GET /runs/{id}'s 404
     if found[1] not in ("full", "redacted"):
         return f"withheld: privacy level {found[1]}"

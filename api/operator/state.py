@@ -16,6 +16,7 @@ from agentrt.api.operator.feeds import Feeds, TokenChecks
 from agentrt.api.operator.views import RunOut, run_out
 from agentrt.api.wake import Waker
 from agentrt.contracts.enums import RunStatus
+from agentrt.contracts.schedules import sees
 from agentrt.contracts.views import RunView
 from agentrt.starter._starting_view import starting_view
 from agentrt.starter.facade import AgentRuntime
@@ -87,7 +88,7 @@ class OpsState:
             # No row, read just now: ask Temporal alone (`runtime.starting` would read the
             # row a second time first).
             view = await starting_view(self.runtime.client, run_id)
-        if view is None or (visible_to is not None and view.initiator != visible_to):
+        if view is None or not sees(visible_to, view.initiator):
             raise not_found(run_id)
         return view
 

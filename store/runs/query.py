@@ -10,6 +10,7 @@ from typing import Any, Literal
 from sqlalchemy import and_, or_, select
 
 from agentrt.contracts.enums import RunStatus, TerminationReason
+from agentrt.contracts.schedules import SCHEDULED_PREFIX
 from agentrt.contracts.snapshot import RunSnapshot
 from agentrt.contracts.views import RunView
 from agentrt.store.db.context import StoreContext, as_utc
@@ -32,6 +33,18 @@ OUTCOME_UNKNOWN = and_(
 )
 _AWAITING = RunRow.status == RunStatus.AWAITING_RECONCILIATION.value
 _NEEDS_ATTENTION = or_(OUTCOME_UNKNOWN, _AWAITING)
+
+
+def seen_by(principal: str) -> Any:
+    """The runs a principal that sees only its own sees: those it started, and the fires of
+    the schedules it made (contracts/schedules.py `sees`, the same rule for one run)."""
+    return or_(
+        RunRow.initiator == principal,
+        and_(
+            RunRow.initiator.startswith(SCHEDULED_PREFIX, autoescape=True),
+            RunRow.initiator.endswith(f" by {principal}", autoescape=True),
+        ),
+    )
 
 
 def attention(view: RunView) -> Attention | None:
@@ -95,7 +108,7 @@ class RunQuery:
         `needs_attention` keeps the runs `attention` names (the rule GET /attention lists)."""
         filters: list[Any] = []
         if visible_to is not None:
-            filters.append(RunRow.initiator == visible_to)
+            filters.append(seen_by(visible_to))
         if status:
             filters.append(RunRow.status == status)
         if profile:
@@ -129,7 +142,7 @@ class RunQuery:
         """Waiting runs, oldest first (the same order as `RunStore.inbox`)."""
         q = select(RunRow).where(RunRow.status == RunStatus.WAITING_FOR_APPROVAL.value)
         if visible_to is not None:
-            q = q.where(RunRow.initiator == visible_to)
+            q = q.where(seen_by(visible_to))
         with self._ctx.reads() as s:
             rows = s.scalars(q.order_by(RunRow.waiting_since, RunRow.created_at).limit(limit)).all()
         return [run_view(self._runs.ctx, r) for r in rows]
@@ -138,7 +151,7 @@ class RunQuery:
         """Runs that need an operator (see `attention`), the most recently changed first."""
         filters: list[Any] = [_NEEDS_ATTENTION]
         if visible_to is not None:
-            filters.append(RunRow.initiator == visible_to)
+            filters.append(seen_by(visible_to))
         q = select(RunRow).where(*filters).order_by(RunRow.updated_at.desc(), RunRow.id.desc())
         with self._ctx.reads() as s:
             rows = s.scalars(q.limit(limit)).all()
