@@ -32,7 +32,7 @@ from agentrt.activities.toolbox.remote_config import RemoteAgent
 from agentrt.activities.tools import ToolActivities
 from agentrt.contracts.profiles import Profile
 from agentrt.core.codec import parse_keys
-from agentrt.core.policies import served_policies
+from agentrt.core.policies import PolicySet, served_policies
 from agentrt.core.profiles import check_ceiling, checked_profiles, load_profiles
 from agentrt.core.settings import Settings
 from agentrt.store.db.context import StoreContext
@@ -53,7 +53,12 @@ from agentrt.workers.metrics import (
     count_turn,
     run_ended,
 )
-from agentrt.workers.providers import check_budgets, check_models, load_providers
+from agentrt.workers.providers import (
+    LoadedProviders,
+    check_budgets,
+    check_models,
+    load_providers,
+)
 from agentrt.workers.toolboxes import load_toolboxes
 from agentrt.workers.tracing import TracedTool, traced_providers
 
@@ -234,9 +239,7 @@ def _compose(
     registry = _registry(resources, settings, boxes, pending, loose)
     catalog = ProfileCatalog(profiles, registry)
     models = load_providers(settings, extra=providers)
-    check_models(profiles.values(), models.providers)
-    check_budgets(profiles.values(), models.prices)
-    check_ceiling(profiles.values(), settings.limits.max_iterations_ceiling)
+    policies = _checked(settings, profiles, models, catalog, registry)
     resources.catalog = catalog
     resources.served = list(profiles.values())
     resources.payload_keys = payload_key_ids(settings)
@@ -260,8 +263,6 @@ def _compose(
         ctx=ctx, registry=registry, faults=hook,
         answered=lambda verdict: m.writes_reconciled.labels(verdict).inc(),
     )  # fmt: skip
-    policies = served_policies(settings.worker.policies_file, profiles)
-    check_policies(policies, catalog, registry)  # a policy reading no such argument: stop
     groups: list[ActivityGroup] = [
         _run_activities(settings, runs, catalog, registry),
         SettleActivities(Settle(ctx, ended=run_ended(m))),
@@ -279,6 +280,23 @@ def _compose(
     _record(resources, registry, model, [tool, write, probes], groups)
     resources.provider_names = sorted(models.providers)
     resources.profile_names = sorted(profiles)
+
+
+def _checked(
+    settings: Settings,
+    profiles: Mapping[str, Profile],
+    models: LoadedProviders,
+    catalog: ProfileCatalog,
+    registry: ToolRegistry,
+) -> dict[str, PolicySet]:
+    """What the profiles ask of the models and the policies, checked before anything
+    serves (a ConfigError stops the worker); the approval policies the worker serves."""
+    check_models(profiles.values(), models.providers)
+    check_budgets(profiles.values(), models.prices)
+    check_ceiling(profiles.values(), settings.limits.max_iterations_ceiling)
+    policies = served_policies(settings.worker.policies_file, profiles)
+    check_policies(policies, catalog, registry)  # a policy reading no such argument: stop
+    return policies
 
 
 def _run_activities(
