@@ -7,12 +7,12 @@ from collections.abc import Callable, Sequence
 from temporalio.client import Client
 from temporalio.client import Plugin as ClientPlugin
 from temporalio.common import HeaderCodecBehavior
+from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.converter import DataConverter, DefaultFailureConverterWithEncodedAttributes
 from temporalio.service import RPCError, RPCStatusCode
 
 from agentrt.contracts.errors import AgentRuntimeError, ConfigError, TemporalUnavailableError
 from agentrt.core.codec import EncryptionCodec
-from agentrt.core.converter import PYDANTIC
 from agentrt.core.settings import Settings
 from agentrt.core.temporal_diagnose import diagnose, reason_text
 from agentrt.core.temporal_tls import temporal_access
@@ -39,9 +39,9 @@ def data_converter(payload_keys: str | None = None) -> DataConverter:
     plaintext one is refused on arrival (core/codec.py), and a failure's message and stack
     trace travel as an encoded attribute, encrypted too (history shows "Encoded failure")."""
     if not payload_keys:
-        return PYDANTIC
+        return pydantic_data_converter
     return dataclasses.replace(
-        PYDANTIC,
+        pydantic_data_converter,
         payload_codec=EncryptionCodec.from_spec(payload_keys),
         failure_converter_class=DefaultFailureConverterWithEncodedAttributes,
     )

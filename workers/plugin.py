@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mappin
 from datetime import timedelta
 
 from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.plugin import SimplePlugin
 from temporalio.service import ConnectConfig, ServiceClient
 from temporalio.worker import ReplayerConfig, Worker, WorkerConfig
@@ -26,7 +27,6 @@ from temporalio.worker import ReplayerConfig, Worker, WorkerConfig
 from agentrt.activities.ports import ModelProvider
 from agentrt.activities.toolbox.box import Toolbox
 from agentrt.contracts.profiles import Profile
-from agentrt.core.converter import reads_agentrt_payloads
 from agentrt.core.metrics import serve_metrics, temporal_runtime
 from agentrt.core.queue_pollers import watch_queues
 from agentrt.core.settings import Settings
@@ -151,7 +151,9 @@ class AgentrtPlugin(SimplePlugin):
         # client cannot read agentrt's payloads; its worker polls with the settings' one.
         # (SDK 1.35.0: SimplePlugin's data_converter reaches clients and replayers, not a
         # worker's client; the Worker reads its converter from config["client"].)
-        if not reads_agentrt_payloads(client.data_converter):
+        if client.data_converter.payload_converter_class is not (
+            pydantic_data_converter.payload_converter_class
+        ):
             own["data_converter"] = self.converter
         client = Client(**own)
         # With payload keys: plaintext payloads are refused, and a run whose very start was
