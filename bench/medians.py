@@ -60,11 +60,11 @@ def verdict(value: float, target: str) -> str:
     return "" if ok is None else "ok" if ok else "OVER"
 
 
-def _shown(median: float, low: float, high: float, unit: str) -> str:
+def _shown(median: float, low: float, high: float, unit: str) -> tuple[str, str]:
     """The median and the range: a ratio to 3 and 2 decimals, a count as it is."""
     if unit:
-        return f"{median:.3f}x ({low:.2f}-{high:.2f}"
-    return f"{median:g} ({low:g}-{high:g}"
+        return f"{median:.3f}x", f"{low:.2f}-{high:.2f}"
+    return f"{median:g}", f"{low:g}-{high:g}"
 
 
 def aggregate(runs: Sequence[Values]) -> list[str]:
@@ -80,9 +80,9 @@ def aggregate(runs: Sequence[Values]) -> list[str]:
     for measure, got in values.items():
         unit, target = kinds[measure]
         median = statistics.median(got)
+        shown, spread = _shown(median, min(got), max(got), unit)
         line = (
-            f"{measure}: {_shown(median, min(got), max(got), unit)}, n={len(got)}) {target} "
-            f"{verdict(median, target)}"
+            f"{measure}: {shown} ({spread}, n={len(got)}) {target} {verdict(median, target)}"
         ).rstrip()
         if meets(median, target) is not None:
             line += f", met {sum(bool(meets(v, target)) for v in got)}/{len(got)}"
