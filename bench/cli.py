@@ -18,7 +18,7 @@ from pathlib import Path
 from agentrt.core.devserver import extra_args, temporal_cli
 from agentrt.core.settings import Settings
 from agentrt.store.db.sealing import Sealer
-from bench import load, memory, parallel, tuning
+from bench import load, memory, parallel, repeat, tuning
 from bench.config import BenchConfig, tiny
 from bench.database import bench_database, describe
 from bench.harness import RESULTS_DIR, bench_settings, dev_server
@@ -26,7 +26,7 @@ from bench.load_tally import PROMPTS
 from bench.report import Report, Table, ms, times, verdict
 from bench.slow_tools import TOOL_MS
 from bench.suite import ON_SHARED_SERVER, run_shared
-from bench.versus_report import PERSISTENT, STORELESS
+from bench.versus_report import PERSISTENT, SQL_TARGETS, STORELESS
 
 DEFAULT_SECTIONS = (*ON_SHARED_SERVER, "memory", "devserver")
 # Asked for by name only: the load section runs the API and workers for minutes per level.
@@ -103,6 +103,14 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         help="the load section's runs: one refund that waits for approval (bench-load, the "
         "default), or that refund beside three reads finishing in the reverse of their "
         "order, so events commit out of sequence order (bench-load-parallel)",
+    )
+    p.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run the sections N times (a summary file each: OUT-1.md ...), then print each "
+        "headline figure's median, range and how many runs met its target (bench/repeat.py)",
     )
     p.add_argument("--out", type=Path, default=RESULTS_DIR / "latest.md")
     return p.parse_args(argv)
@@ -182,8 +190,20 @@ def _row(table: Table, measure: str, value: str, target: str, ok: bool | None) -
     table.rows.append([measure, value, target, "" if ok is None else verdict(ok)])
 
 
+def _sql_rows(table: Table, f: dict[str, float]) -> None:
+    """Issue 45's targets: the runtime's own SQL statements and commits per agent run."""
+    for key in sorted(k for k in f if k.startswith("loop.k") and k.endswith(".statements")):
+        k = int(key.split(".")[1][1:])
+        bounds = SQL_TARGETS.get(k)
+        for i, what in enumerate(("statements", "commits")):
+            v, bound = f[f"loop.k{k}.{what}"], bounds[i] if bounds else None
+            _row(table, f"SQL {what} per agent run, k={k}", f"{v:g}",
+                 f"<= {bound}" if bound else "-", v <= bound if bound else None)  # fmt: skip
+
+
 def _storeless_rows(table: Table, f: dict[str, float]) -> None:
-    """Issue 26's targets: the agent against the storeless loop (the samples' loop)."""
+    """Issue 26's and 45's targets: the agent against the storeless loop (the samples'
+    loop)."""
     for key in sorted(k for k in f if k.startswith("storeless.k") and k.endswith(".ratio")):
         k = int(key.split(".")[1][1:])
         target = STORELESS.idle.get(k)
@@ -200,9 +220,9 @@ def _storeless_rows(table: Table, f: dict[str, float]) -> None:
 
 
 def headline(report: Report) -> Table:
-    """Every target of issues 12 and 26 next to its measured value."""
+    """Every target of issues 12, 26 and 45 next to its measured value."""
     f = report.figures
-    table = Table("Headline (issue 12 and 26 targets)", ["measure", "value", "target", ""])
+    table = Table("Headline (issue 12, 26 and 45 targets)", ["measure", "value", "target", ""])
     for k, target in PERSISTENT.idle.items():
         if f"loop.k{k}.ratio" in f:
             v = f[f"loop.k{k}.ratio"]
@@ -221,6 +241,7 @@ def headline(report: Report) -> Table:
             _row(table, f"saturation CPU per run agent/loop, {part}", times(v),
                  f"<= {PERSISTENT.cpu}", v <= PERSISTENT.cpu)  # fmt: skip
     _storeless_rows(table, f)
+    _sql_rows(table, f)
     if "memory.agent_mb_at_1000" in f:
         v = f["memory.agent_mb_at_1000"]
         _row(table, "worker RSS, 1000 runs waiting for approval",
@@ -313,11 +334,20 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(f"unknown sections: {', '.join(sorted(unknown))}")
     postgres = ns.postgres or ns.db == "postgres"
     postgres_dsn = Settings().database.postgres_dsn if postgres else None
-    started = time.monotonic()
-    report, database = asyncio.run(run(cfg, sections, postgres_dsn))
-    seconds = time.monotonic() - started
-    for table in [headline(report), *report.tables]:
-        print(table.text(), end="\n\n")
     ns.out.parent.mkdir(parents=True, exist_ok=True)
-    ns.out.write_text(markdown(report, cfg, database, seconds))
-    print(f"wrote {ns.out} ({seconds:.0f} s)")
+
+    def once(out: Path, *, all_tables: bool = True) -> None:
+        started = time.monotonic()
+        report, database = asyncio.run(run(cfg, sections, postgres_dsn))
+        seconds = time.monotonic() - started
+        for table in [headline(report), *report.tables] if all_tables else [headline(report)]:
+            print(table.text(), end="\n\n")
+        out.write_text(markdown(report, cfg, database, seconds))
+        print(f"wrote {out} ({seconds:.0f} s)")
+
+    if ns.repeat <= 1:
+        once(ns.out)
+        return
+    lines = repeat.repeat(ns.repeat, ns.out, lambda out: once(out, all_tables=False))
+    print("\n".join(lines))
+    print(f"wrote {repeat.medians_file(ns.out)}")

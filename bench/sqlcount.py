@@ -84,6 +84,19 @@ class SqlTally:
             out[workflow_id] = [a + b for a, b in zip(out[workflow_id], counts, strict=True)]
         return out
 
+    def per_run(self, workflow_ids: Sequence[str]) -> tuple[float, float]:
+        """(statements, commits) of a run: the medians over these workflows' runs (0, 0 for
+        none: a run whose activities ran no statement of the runtime's own is not in the
+        tally, and counts as 0)."""
+        runs = self.per_workflow()
+        counts = [runs.get(i, [0, 0, 0, 0]) for i in workflow_ids]
+        if not counts:
+            return 0.0, 0.0
+        return (
+            statistics.median(c[0] for c in counts),
+            statistics.median(c[2] for c in counts),
+        )
+
     def per_execution(self, activity_type: str) -> tuple[float, float, float]:
         """(statements, commits, round trips) per execution of one activity type."""
         n = len(self.executions.get(activity_type, ()))

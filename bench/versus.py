@@ -28,7 +28,7 @@ from bench.procstat import (
     total_cpu,
 )
 from bench.report import Report
-from bench.sqlcount import counting
+from bench.sqlcount import SqlTally, counting
 from bench.stats import Summary
 from bench.versus_report import SATURATION_K, Burst, IdleRow, Saturation, tables
 
@@ -39,7 +39,7 @@ async def _check_one_write(bench: Bench, run_id: str) -> None:
         raise BenchError(f"run {run_id} wrote {rows} ledger rows, not 1")
 
 
-async def idle_k(bench: Bench, k: int, cfg: BenchConfig) -> IdleRow:
+async def idle_k(bench: Bench, k: int, cfg: BenchConfig, tally: SqlTally) -> IdleRow:
     for _ in range(cfg.warmup):
         await agent_once(bench, k)
         await loop_once(bench, k)
@@ -85,6 +85,8 @@ async def idle_k(bench: Bench, k: int, cfg: BenchConfig) -> IdleRow:
         splits["loop"],
         splits["storeless"],
         pieces,
+        tally.per_run(workflow_ids["agent"]),
+        tally.per_run(workflow_ids["storeless"]),
     )
 
 
@@ -145,6 +147,6 @@ async def measure(bench: Bench, cfg: BenchConfig) -> Report:
     with counting(bench.parts.engine) as tally:
         for k in cfg.tools:
             print(f"  vs hand-written loops: idle k={k}", file=sys.stderr, flush=True)
-            rows.append(await idle_k(bench, k, cfg))
+            rows.append(await idle_k(bench, k, cfg, tally))
     print(f"  vs hand-written loops: {cfg.burst} started at once", file=sys.stderr, flush=True)
     return tables(rows, await saturation(bench, cfg), cfg, tally)

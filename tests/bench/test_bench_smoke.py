@@ -89,7 +89,19 @@ async def test_benchmark_produces_every_figure(
     assert report.figures["fence.extra_activities"] == 0
     assert report.figures["fence.extra_workflow_tasks"] == 0
     assert all(table.rows for table in report.tables)
+    # Issue 45: the runtime's own SQL statements and commits per agent run, beside the
+    # ratios (tiny: k = 1). The agent's are never none (begin, turns, the write's fence).
+    assert report.figures["loop.k1.statements"] > 0
+    assert 0 < report.figures["loop.k1.commits"] <= report.figures["loop.k1.statements"]
+    for key in ("storeless.k1.statements", "storeless.k1.commits"):
+        assert report.figures[key] >= 0, key
+    idle = report.tables[0]
+    column = idle.headers.index("agent SQL stmts / commits per run")
+    assert idle.headers.index("agent/storeless (p50)") < column
+    statements, commits = report.figures["loop.k1.statements"], report.figures["loop.k1.commits"]
+    assert idle.rows[0][column] == f"{statements:g} / {commits:g}"
     rows = headline(report).rows
+    assert any(r[0] == "SQL statements per agent run, k=1" for r in rows)
     assert any(r[0] == "agent/hand-written loop wall time, k=1" for r in rows)
     assert any(r[0] == "agent/storeless loop wall time, k=1" for r in rows)
     assert "| k |" in report.tables[0].markdown()
