@@ -6,6 +6,9 @@ from typing import Any
 import sqlalchemy as sa
 from alembic import op
 
+from agentrt.store.migrations._columns import at, string
+from agentrt.store.migrations._ddl import primary_key
+
 revision, down_revision = "0012", "0011"
 branch_labels = depends_on = None
 
@@ -29,19 +32,15 @@ def _profile_columns() -> list[sa.Column[Any]]:
     return [sa.Column(name, kind, nullable=nullable) for name, kind, nullable in _PROFILE]
 
 
-def _at(name: str, *, nullable: bool = False) -> sa.Column[Any]:
-    return sa.Column(name, sa.DateTime(timezone=True), nullable=nullable)
-
-
 def upgrade() -> None:
     op.create_table(
         "agent_profile_server",
-        sa.Column("worker", sa.String(length=64), nullable=False),
+        string("worker", 64),
         *_profile_columns(),
-        _at("registered_at"),
-        _at("changed_at"),
-        _at("seen_at", nullable=True),
-        sa.PrimaryKeyConstraint("worker", "name", name=op.f("pk_agent_profile_server")),
+        at("registered_at"),
+        at("changed_at"),
+        at("seen_at", nullable=True),
+        primary_key("agent_profile_server", "worker", "name"),
     )
     op.create_index("ix_agent_profile_server_name", "agent_profile_server", ["name", "seen_at"])
     # Registrations made before this revision name no worker: each worker registers what
@@ -53,8 +52,8 @@ def downgrade() -> None:
     op.create_table(
         "agent_profile",
         *_profile_columns(),
-        _at("changed_at"),
-        sa.PrimaryKeyConstraint("name", name=op.f("pk_agent_profile")),
+        at("changed_at"),
+        primary_key("agent_profile", "name"),
     )
     op.drop_index("ix_agent_profile_server_name", table_name="agent_profile_server")
     op.drop_table("agent_profile_server")

@@ -1,0 +1,40 @@
+"""The columns revisions write, by type, NOT NULL unless said `nullable` (as the models'
+mapped columns are, store/db/tables.py).
+
+Frozen: a revision that imports a name from here relies on it to make the schema it made
+when it shipped, so a change here changes old revisions (tests/store/test_migration_ddl.py
+pins the SQL of each). Add a name rather than change one."""
+
+from typing import Any
+
+import sqlalchemy as sa
+
+
+def string(name: str, length: int, *, nullable: bool = False) -> sa.Column[Any]:
+    """A VARCHAR(`length`) column, NOT NULL unless `nullable`. Frozen (see the module)."""
+    return sa.Column(name, sa.String(length=length), nullable=nullable)
+
+
+def text(name: str, *, nullable: bool = False) -> sa.Column[Any]:
+    """A TEXT column, NOT NULL unless `nullable`. Frozen (see the module)."""
+    return sa.Column(name, sa.Text(), nullable=nullable)
+
+
+def integer(name: str, *, nullable: bool = False) -> sa.Column[Any]:
+    """An INTEGER column, NOT NULL unless `nullable`. Frozen (see the module)."""
+    return sa.Column(name, sa.Integer(), nullable=nullable)
+
+
+def boolean(name: str) -> sa.Column[Any]:
+    """A BOOLEAN NOT NULL column. Frozen (see the module)."""
+    return sa.Column(name, sa.Boolean(), nullable=False)
+
+
+def at(name: str, *, nullable: bool = False) -> sa.Column[Any]:
+    """A time with its time zone, NOT NULL unless `nullable`. Frozen (see the module)."""
+    return sa.Column(name, sa.DateTime(timezone=True), nullable=nullable)
+
+
+def serial(name: str = "id") -> sa.Column[Any]:
+    """An autoincrementing INTEGER key column. Frozen (see the module)."""
+    return sa.Column(name, sa.Integer(), autoincrement=True, nullable=False)
