@@ -11,7 +11,7 @@ statements is sorted, and so are a CREATE TABLE's constraints: a SQLite batch re
 writes them in the order of a set, which differs from one process to the next.
 
 Re-make a snapshot after adding a revision (never after changing a shipped one):
-`python -m tests.store.ddl_snapshot` (SQLite), with AGENTRT_TEST_DATABASE=postgres for
+`python -m tests.store.test_migration_ddl` (SQLite), with AGENTRT_TEST_DATABASE=postgres for
 PostgreSQL."""
 
 from pathlib import Path
@@ -23,16 +23,10 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import event
 
 from agentrt.store.db.engine import make_engine
-from tests._db import backend, scratch_database
 
 SNAPSHOTS = Path(__file__).resolve().parent / "ddl"
 _SCRIPTS = Path(__file__).resolve().parents[2] / "store" / "migrations"
 _READS = ("SELECT", "PRAGMA", "BEGIN", "SHOW")
-
-
-def dialect() -> str:
-    """The dialect of the suite's backend, as the snapshot files are named."""
-    return "postgresql" if backend() == "postgres" else "sqlite"
 
 
 def _statement(sql: str, parameters: Any) -> str:
@@ -84,17 +78,3 @@ def _indexes_sorted(statements: list[str]) -> list[str]:
         run = []
         out.append(statement)
     return out[:-1]
-
-
-def fresh_sql(tmp: Path) -> str:
-    """The revisions' SQL on a new, empty database of the suite's backend."""
-    with scratch_database("ddl", tmp / "ddl.db") as url:
-        return revisions_sql(url)
-
-
-if __name__ == "__main__":
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as work:
-        SNAPSHOTS.mkdir(exist_ok=True)
-        (SNAPSHOTS / f"{dialect()}.txt").write_text(fresh_sql(Path(work)))
