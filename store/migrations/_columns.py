@@ -38,3 +38,19 @@ def at(name: str, *, nullable: bool = False) -> sa.Column[Any]:
 def serial(name: str = "id") -> sa.Column[Any]:
     """An autoincrementing INTEGER key column. Frozen (see the module)."""
     return sa.Column(name, sa.Integer(), autoincrement=True, nullable=False)
+
+
+def registration() -> list[sa.Column[Any]]:
+    """What a worker's registration says of a profile, in their column order, in both
+    tables that held it: agent_profile (0010; 0012 makes it again on the way down) and
+    agent_profile_server (0012, after its `worker`). Frozen (see the module)."""
+    return [
+        string("name", 200),
+        string("task_queue", 200, nullable=True),
+        string("privacy", 16),
+        string("answer_level", 16),
+        boolean("writes_unapproved"),
+        boolean("publish"),
+        text("description"),
+        string("digest", 64),
+    ]
