@@ -95,7 +95,8 @@ async def remote_side(
     # those are this process's main worker's, one per queue.
     with build(own, profiles=[quote_profile()]) as resources:
         async with make_worker(client, resources, own):
-            proc = await _spawn_api(_api_env(own, port, key_digest(token)), home / "api.log")
+            env = api_env(own, port, caller=CALLER, digest=key_digest(token), profiles=SKILL)
+            proc = await _spawn_api(env, home / "api.log")
             try:
                 digest = await _card_digest(url, proc, home / "api.log")
                 out.print(
@@ -132,9 +133,10 @@ def _secret_file(path: Path, value: str) -> Path:
     return path
 
 
-def _api_env(own: Settings, port: int, digest: str) -> dict[str, str]:
-    """The remote API's environment: its database, queue and keys; the caller's key may
-    start only the `quote` profile."""
+def api_env(own: Settings, port: int, *, caller: str, digest: str, profiles: str) -> dict[str, str]:
+    """The environment of an `agentrt-api serve` on `port` for a remote agentrt of settings
+    `own`: its database, queue and keys; the key of digest `digest` is `caller`'s, which may
+    start only `profiles`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTRT_")}
     keys = own.privacy.payload_keys
     env.update(
@@ -146,8 +148,8 @@ def _api_env(own: Settings, port: int, digest: str) -> dict[str, str]:
         AGENTRT_API_HOST="127.0.0.1",
         AGENTRT_API_PORT=str(port),
         AGENTRT_API_PUBLIC_URL=f"http://127.0.0.1:{port}",
-        AGENTRT_API_KEYS=f"{CALLER}={digest}",
-        AGENTRT_API_KEY_PROFILES=f"{CALLER}={SKILL}",
+        AGENTRT_API_KEYS=f"{caller}={digest}",
+        AGENTRT_API_KEY_PROFILES=f"{caller}={profiles}",
         AGENTRT_API_POLL_SECONDS="0.05",
         PYTHONUNBUFFERED="1",
     )

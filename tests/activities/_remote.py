@@ -5,7 +5,6 @@ published profile `quoter`. The caller: worker processes whose profiles call
 
 import asyncio
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -25,8 +24,10 @@ from agentrt.core.settings import Settings
 from agentrt.store.a2a.tasks import A2AStore
 from agentrt.workers.builder import make_worker
 from agentrt.workers.compose import WorkerResources, build
+from agentrt.workers.team_remote import api_env
 from tests.workers._proc import worker_env
 from tests.workers.test_telemetry_process import free_port
+from tests.workflows._waiting import until
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "remote"
 CALLER = "partner-caller"  # the remote's A2A identity for our worker
@@ -62,42 +63,22 @@ class Remote:
                 self.proc.wait()
 
 
-def _api_env(settings: Settings, url: str, port: int, queue: str, address: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTRT_")}
-    env.update(
-        AGENTRT_DATABASE_URL=url,
-        AGENTRT_SEAL_KEYS=settings.read_seal_keys(),
-        AGENTRT_TEMPORAL_ADDRESS=address,
-        AGENTRT_TASK_QUEUE=queue,
-        AGENTRT_PROFILES_FILE=str(FIXTURES / "remote_profiles.yaml"),
-        AGENTRT_API_PORT=str(port),
-        AGENTRT_API_PUBLIC_URL=f"http://127.0.0.1:{port}",
-        AGENTRT_API_KEYS=f"{CALLER}={key_digest(TOKEN)}",
-        AGENTRT_API_KEY_PROFILES=f"{CALLER}=quoter",
-        AGENTRT_API_POLL_SECONDS="0.05",
-        AGENTRT_ALLOW_PLAINTEXT_HISTORY="true",
-        PYTHONUNBUFFERED="1",
-    )
-    return env
-
-
 async def _card_served(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
     """Wait until the API answers its card with the `quoter` skill (its worker registered)."""
     async with httpx.AsyncClient(timeout=5) as http:
-        for _ in range(600):
+
+        async def served() -> bool:
             if proc.poll() is not None:
                 text = await asyncio.to_thread(log.read_text)
                 raise AssertionError(f"the remote API exited:\n{text[-3000:]}")
             try:
                 reply = await http.get(f"{url}/{CARD_PATH}")
-                if reply.status_code == 200 and any(
-                    s.get("id") == "quoter" for s in reply.json().get("skills", [])
-                ):
-                    return
             except httpx.TransportError:
-                pass
-            await asyncio.sleep(0.1)
-    raise AssertionError("the remote API never served its card")
+                return False
+            card = reply.json() if reply.status_code == 200 else {}
+            return any(s.get("id") == "quoter" for s in card.get("skills", []))
+
+        await until(served, "the remote API's card with `quoter` served", 60)
 
 
 def _spawn_api(env: dict[str, str], cwd: Path, log: Path) -> subprocess.Popen[bytes]:
@@ -119,7 +100,7 @@ async def remote_agentrt(
     queue = f"tq-remote-{uuid.uuid4().hex[:8]}"
     own = settings.replace(
         database={"url": url},
-        temporal={"task_queue": queue},
+        temporal={"task_queue": queue, "address": address},
         worker={"profiles_file": FIXTURES / "remote_profiles.yaml"},
         providers={"rules_file": FIXTURES / "remote_rules.yaml"},
     )
@@ -128,7 +109,8 @@ async def remote_agentrt(
     log = workdir / "remote-api.log"
     with build(own) as parts:
         async with make_worker(client, parts, own):
-            env = _api_env(settings, url, port, queue, address)
+            env = api_env(own, port, caller=CALLER, digest=key_digest(TOKEN), profiles="quoter")
+            env["AGENTRT_PROFILES_FILE"] = str(FIXTURES / "remote_profiles.yaml")
             proc = await asyncio.to_thread(_spawn_api, env, workdir, log)
             remote = Remote(base, proc, parts, log)
             try:

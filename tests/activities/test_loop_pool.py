@@ -13,6 +13,7 @@ from temporalio.exceptions import ApplicationError
 from agentrt.activities._common import blocking_pool, db, offload
 from agentrt.activities._loop_pool import LoopPool
 from agentrt.contracts.errors import ErrorType
+from tests.workflows._waiting import until
 
 where: contextvars.ContextVar[str] = contextvars.ContextVar("where", default="unset")
 
@@ -36,10 +37,11 @@ class Gate:
 
 async def until_cancelled(future: "asyncio.Future[str] | Future[str]") -> None:
     """Until the pool's shutdown has cancelled `future` (it does so from its own thread)."""
-    deadline = asyncio.get_running_loop().time() + 30
-    while not future.cancelled():
-        assert asyncio.get_running_loop().time() < deadline, "never cancelled"
-        await asyncio.sleep(0.01)  # a poll of the future, not a wait in place of one
+
+    async def cancelled() -> bool:
+        return future.cancelled()
+
+    await until(cancelled, "cancelled by the pool's shutdown")
 
 
 async def test_results_errors_and_the_callers_context_come_back() -> None:

@@ -5,7 +5,6 @@ same messageId makes a second task there. That is where the guarantee stops
 (docs/guides/remote-agents.md): agentrt's side never resends blind (the fence), but after
 a probe that found nothing, the resend is only as safe as the remote makes it."""
 
-import asyncio
 import subprocess
 import sys
 import uuid
@@ -22,6 +21,7 @@ from agentrt.activities.toolbox.remote_config import RemoteAgent, card_digest
 from agentrt.activities.toolbox.remote_http import CARD_PATH, canonical
 from agentrt.core.outbound import Policy
 from tests.workers.test_telemetry_process import free_port
+from tests.workflows._waiting import until_found
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.timeout(120)
@@ -45,15 +45,15 @@ def reference(tmp_path: Path) -> Iterator[str]:
 
 async def _card_digest(url: str) -> str:
     async with httpx.AsyncClient(timeout=5) as http:
-        for _ in range(300):
+
+        async def served() -> str | None:
             try:
                 reply = await http.get(f"{url}/{CARD_PATH}")
-                if reply.status_code == 200:
-                    return card_digest(canonical(reply.json()))
             except httpx.TransportError:
-                pass
-            await asyncio.sleep(0.1)
-    raise AssertionError("the reference server never served its card")
+                return None
+            return card_digest(canonical(reply.json())) if reply.status_code == 200 else None
+
+        return await until_found(served, "the reference server's card served")
 
 
 async def test_the_reference_server_is_called_probed_and_does_not_deduplicate(

@@ -1,7 +1,6 @@
 """The MCP server's tests: an `mcp` client (the official package's `Client` over streamable
 HTTP) holding an operator token, and a poll of `agentrt_run_status`."""
 
-import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -13,6 +12,7 @@ from mcp.types import CallToolResult, TextContent
 
 from agentrt.api.mcp.tools import STATUS_TOOL
 from tests.api.conftest import Live
+from tests.workflows._waiting import until_found
 
 
 @asynccontextmanager
@@ -39,9 +39,9 @@ async def status_until(
     client: Client, run_id: str, *statuses: str, seconds: float = 30
 ) -> CallToolResult:
     """`agentrt_run_status` asked until the run is in one of `statuses`."""
-    for _ in range(int(seconds / 0.05)):
+
+    async def in_status() -> CallToolResult | None:
         result = await client.call_tool(STATUS_TOOL, {"run_id": run_id})
-        if said(result)["status"] in statuses:
-            return result
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"run {run_id} never reached {statuses}: {said(result)}")
+        return result if said(result)["status"] in statuses else None
+
+    return await until_found(in_status, f"run {run_id} in {statuses}", seconds)

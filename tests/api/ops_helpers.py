@@ -1,6 +1,5 @@
 """Shared pieces of the operator API tests: tokens, an HTTP client, SSE reading."""
 
-import asyncio
 import json
 import uuid
 from collections.abc import AsyncIterator, Iterable
@@ -22,6 +21,7 @@ from agentrt.store.security.principals import PrincipalStore
 from agentrt.workers.compose import WorkerResources
 from tests.api.conftest import Live, _serve
 from tests.conftest import TEST_SEAL_KEYS
+from tests.workflows._waiting import until_found
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -83,13 +83,31 @@ async def start(client: httpx.AsyncClient, profile: str, prompt: str) -> dict[st
 async def wait_status(
     client: httpx.AsyncClient, run_id: str, *statuses: str, seconds: float = 30
 ) -> dict[str, Any]:
-    for _ in range(int(seconds / 0.05)):
+    """The run as GET /runs/{id} shows it, once it is in one of `statuses`."""
+
+    async def in_status() -> dict[str, Any] | None:
         reply = await client.get(f"/runs/{run_id}")
-        if reply.status_code == 200 and reply.json()["status"] in statuses:
-            body: dict[str, Any] = reply.json()
-            return body
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"run {run_id} never reached {statuses}: {reply.text}")
+        shown = reply.status_code == 200 and reply.json()["status"] in statuses
+        return reply.json() if shown else None
+
+    return await until_found(in_status, f"run {run_id} in {statuses}", seconds)
+
+
+async def waiting_for_approval(
+    client: httpx.AsyncClient, profile: str, prompt: str = REFUND
+) -> tuple[str, str]:
+    """Start a run of `profile` over `client`; once it waits for approval, its id and the
+    digest of the turn it waits on."""
+    run_id = (await start(client, profile, prompt))["run_id"]
+    waiting = await wait_status(client, run_id, "WAITING_FOR_APPROVAL")
+    return run_id, str(waiting["pending_approval"]["turn_digest"])
+
+
+async def approve(client: httpx.AsyncClient, run_id: str, digest: str) -> httpx.Response:
+    """POST the approval of the turn of digest `digest` the run waits on."""
+    return await client.post(
+        f"/runs/{run_id}/decision", json={"verdict": "approve", "turn_digest": digest}
+    )
 
 
 @dataclass

@@ -6,12 +6,14 @@ from agentrt.store.demo import DemoWorld
 from tests.api.conftest import Live
 from tests.api.ops_helpers import (
     REFUND,
+    approve,
     error_type,
     http,
     name,
     start,
     token,
     wait_status,
+    waiting_for_approval,
 )
 
 
@@ -20,12 +22,8 @@ async def test_four_eyes_by_principal_then_approve_audited_with_the_principal(li
     initiator = token(live, alice, "runs:start", "runs:read", "runs:decide")
     approver = token(live, bob, "runs:read", "runs:read-all", "runs:decide")
     async with http(live, initiator) as as_alice, http(live, approver) as as_bob:
-        run_id = (await start(as_alice, "guarded", REFUND))["run_id"]
-        waiting = await wait_status(as_alice, run_id, "WAITING_FOR_APPROVAL")
-        digest = waiting["pending_approval"]["turn_digest"]
-        mine = await as_alice.post(
-            f"/runs/{run_id}/decision", json={"verdict": "approve", "turn_digest": digest}
-        )
+        run_id, digest = await waiting_for_approval(as_alice, "guarded")
+        mine = await approve(as_alice, run_id, digest)
         assert mine.status_code == 403 and error_type(mine) == "self_approval"
         # A body that names someone else is refused before anything (the principal decides).
         forged = await as_alice.post(
@@ -55,9 +53,7 @@ async def test_four_eyes_by_principal_then_approve_audited_with_the_principal(li
         assert ok.json()["decided_by"] == bob
         done = await wait_status(as_bob, run_id, "COMPLETED")
         assert done["answer"]
-        again = await as_bob.post(
-            f"/runs/{run_id}/decision", json={"verdict": "approve", "turn_digest": digest}
-        )
+        again = await approve(as_bob, run_id, digest)
         assert again.status_code == 409
         events = (await as_bob.get(f"/runs/{run_id}/events")).json()["events"]
     assert DemoWorld(live.parts.ctx).ledger_count(run_id=run_id) == 1  # the write ran once

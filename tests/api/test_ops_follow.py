@@ -16,7 +16,15 @@ from agentrt.api.wake import NOTIFY_SAFETY_SECONDS
 from agentrt.workers.compose import WorkerResources
 from tests._db import backend
 from tests.api.conftest import Live, _serve, user_message
-from tests.api.ops_helpers import REFUND, Frame, frames, http, name, start, token, wait_status
+from tests.api.ops_helpers import (
+    Frame,
+    approve,
+    frames,
+    http,
+    name,
+    token,
+    waiting_for_approval,
+)
 
 SSE = {"Accept": "text/event-stream"}
 NOTIFY_ONLY = pytest.mark.skipif(
@@ -37,9 +45,7 @@ async def live_polling_slowly(
 async def _decide_later(c, run_id: str, digest: str, delay: float) -> float:  # type: ignore[no-untyped-def]
     await asyncio.sleep(delay)
     began = time.monotonic()
-    reply = await c.post(
-        f"/runs/{run_id}/decision", json={"verdict": "approve", "turn_digest": digest}
-    )
+    reply = await approve(c, run_id, digest)
     assert reply.status_code == 200, reply.text
     return began
 
@@ -47,9 +53,7 @@ async def _decide_later(c, run_id: str, digest: str, delay: float) -> float:  # 
 async def test_follow_then_resume_with_last_event_id_misses_nothing(live: Live) -> None:
     who = name("alice")
     async with http(live, token(live, who, "runs:start", "runs:read", "runs:decide")) as c:
-        run_id = (await start(c, "helper", REFUND))["run_id"]
-        waiting = await wait_status(c, run_id, "WAITING_FOR_APPROVAL")
-        digest = waiting["pending_approval"]["turn_digest"]
+        run_id, digest = await waiting_for_approval(c, "helper")
         first: list[Frame] = []
         async with c.stream("GET", f"/runs/{run_id}/events", headers=SSE) as reply:
             assert reply.status_code == 200
@@ -84,9 +88,7 @@ async def test_notify_wakes_a_follower_long_before_a_poll_interval(
     live = live_polling_slowly
     who = name("alice")
     async with http(live, token(live, who, "runs:start", "runs:read", "runs:decide")) as c:
-        run_id = (await start(c, "helper", REFUND))["run_id"]
-        waiting = await wait_status(c, run_id, "WAITING_FOR_APPROVAL")
-        digest = waiting["pending_approval"]["turn_digest"]
+        run_id, digest = await waiting_for_approval(c, "helper")
         seen: dict[str, float] = {}
         async with c.stream("GET", f"/runs/{run_id}/events", headers=SSE) as reply:
             decider = asyncio.create_task(_decide_later(c, run_id, digest, 1.0))

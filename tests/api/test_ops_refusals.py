@@ -9,13 +9,13 @@ from agentrt.store.security.principals import PrincipalStore, TokenRow
 from tests.api.conftest import Live
 from tests.api.ops_helpers import (
     LOOKUP,
-    REFUND,
+    approve,
     error_type,
     http,
     name,
     start,
     token,
-    wait_status,
+    waiting_for_approval,
 )
 
 
@@ -54,12 +54,8 @@ async def test_a_token_without_the_scope_is_403_and_changes_nothing(live: Live) 
     alice = name("alice")
     reader = token(live, alice, "runs:read")
     async with http(live, token(live, alice, "runs:start", "runs:read")) as c:
-        run_id = (await start(c, "helper", REFUND))["run_id"]
-        waiting = await wait_status(c, run_id, "WAITING_FOR_APPROVAL")
-        digest = waiting["pending_approval"]["turn_digest"]
-        decide = await c.post(
-            f"/runs/{run_id}/decision", json={"verdict": "approve", "turn_digest": digest}
-        )
+        run_id, digest = await waiting_for_approval(c, "helper")
+        decide = await approve(c, run_id, digest)
         assert decide.status_code == 403 and error_type(decide) == "forbidden"
         cancel = await c.post(f"/runs/{run_id}/cancel")
         assert cancel.status_code == 403

@@ -37,7 +37,7 @@ from tests.api.ops_helpers import (
     token,
     wait_status,
 )
-from tests.workflows._waiting import watch
+from tests.workflows._waiting import until_closed, until_found, watch
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ASYNC = {"Prefer": "respond-async"}
@@ -50,24 +50,18 @@ def _worker(client: Client, live: Live, queue: str) -> Worker:
 
 
 async def _closed(client: Client, run_id: str) -> WorkflowExecutionStatus | None:
-    handle = client.get_workflow_handle(run_id)
-    for _ in range(300):
-        desc = await handle.describe()
-        if desc.close_time is not None:
-            return desc.status
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"run {run_id} never closed")
+    await until_closed(client, run_id)
+    return (await client.get_workflow_handle(run_id).describe()).status
 
 
 async def _listed_starting(api: httpx.AsyncClient, run_id: str) -> dict[str, Any]:
     """The run as `GET /runs?status=STARTING` lists it (Temporal's list lags a moment)."""
-    for _ in range(100):
+
+    async def listed() -> dict[str, Any] | None:
         page = (await api.get("/runs", params={"status": "STARTING"})).json()["runs"]
-        mine = [r for r in page if r["run_id"] == run_id]
-        if mine:
-            return mine[0]
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"run {run_id} never listed as STARTING")
+        return next((r for r in page if r["run_id"] == run_id), None)
+
+    return await until_found(listed, f"run {run_id} listed as STARTING", 10)
 
 
 @workflow.defn(name="NotAnAgentRun")

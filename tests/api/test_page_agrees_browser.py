@@ -23,16 +23,7 @@ from agentrt.workers.main import make_worker
 from tests.api._reconcile import MakeLive, answer_of, answered, awaiting
 from tests.api.browser import browser, page, shot
 from tests.api.conftest import serving
-from tests.api.ops_helpers import (
-    LOOKUP,
-    REFUND,
-    http,
-    lonely_api,
-    name,
-    start,
-    token,
-    wait_status,
-)
+from tests.api.ops_helpers import LOOKUP, REFUND, http, lonely_api, name, start, token, wait_status
 from tests.api.test_page_browser import DECIDER, sign_in
 
 __all__ = ["browser", "page"]  # fixtures

@@ -3,7 +3,6 @@ worker, the real dev server and database: create, list, show, pause, resume, tri
 run, whose initiator names the schedule and the token's principal), backfill, delete, and
 bad input that creates nothing."""
 
-import asyncio
 import json
 from typing import Any
 
@@ -15,6 +14,7 @@ from tests.api.conftest import Live
 from tests.api.ops_helpers import error_type, http, name, token, wait_status
 from tests.api.test_ops_cli import _agentrt, no_backends  # noqa: F401
 from tests.starter._schedules import LOOKUP, absent, schedule_name
+from tests.workflows._waiting import until_found
 
 # runs:read-all: a fire's run names the schedule as its initiator, not the token's
 # principal, so runs:read alone (one's own runs) does not show it.
@@ -23,27 +23,25 @@ MANAGER = ("schedules:manage", "runs:start", "runs:read-all")
 
 async def listed(api: httpx.AsyncClient, schedule: str, within: float = 30) -> dict[str, Any]:
     """The schedule as GET /schedules shows it, once Temporal's visibility has it."""
-    async with asyncio.timeout(within):
-        while True:
-            reply = await api.get("/schedules")
-            assert reply.status_code == 200, reply.text
-            for view in reply.json()["schedules"]:
-                if view["name"] == schedule:
-                    found: dict[str, Any] = view
-                    return found
-            await asyncio.sleep(0.1)
+
+    async def shown() -> dict[str, Any] | None:
+        reply = await api.get("/schedules")
+        assert reply.status_code == 200, reply.text
+        return next((v for v in reply.json()["schedules"] if v["name"] == schedule), None)
+
+    return await until_found(shown, f"schedule {schedule} in GET /schedules", within)
 
 
 async def first_run(api: httpx.AsyncClient, schedule: str, within: float = 60) -> str:
     """The run id of the schedule's first fire, once it fired."""
-    async with asyncio.timeout(within):
-        while True:
-            reply = await api.get(f"/schedules/{schedule}")
-            assert reply.status_code == 200, reply.text
-            if reply.json()["recent_runs"]:
-                run_id: str = reply.json()["recent_runs"][0]
-                return run_id
-            await asyncio.sleep(0.1)
+
+    async def first() -> str | None:
+        reply = await api.get(f"/schedules/{schedule}")
+        assert reply.status_code == 200, reply.text
+        runs: list[str] = reply.json()["recent_runs"]
+        return runs[0] if runs else None
+
+    return await until_found(first, f"a fire of schedule {schedule}", within)
 
 
 def body(schedule: str, **fields: Any) -> dict[str, Any]:

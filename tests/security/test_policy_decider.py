@@ -4,7 +4,6 @@ attested with the store's key as a person's (a client holding the seal key), is 
 on every path (the update's validator, the signal, the resume activity), and the run waits
 on with nothing run; no principal can be named like a policy."""
 
-import asyncio
 from pathlib import Path
 
 import pytest
@@ -12,7 +11,7 @@ from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 
 from agentrt import Settings
-from agentrt.contracts.approval import ApprovalDecision
+from agentrt.contracts.approval import ApprovalDecision, DecisionRefusal
 from agentrt.contracts.enums import EventKind, RunStatus
 from agentrt.contracts.errors import AgentRuntimeError, ErrorType, InvalidRequestError
 from agentrt.contracts.ids import SIGNAL_APPROVE, UPDATE_DECIDE
@@ -20,7 +19,7 @@ from agentrt.store.demo import DemoWorld
 from agentrt.store.security import attest
 from agentrt.store.security.principals import PrincipalStore
 from tests.workflows._policy import refunder, serving
-from tests.workflows._waiting import pending_digest
+from tests.workflows._waiting import pending_digest, until_found
 
 FORGED = "policy refunds@3"
 
@@ -48,11 +47,11 @@ async def test_a_decision_claiming_a_policy_as_its_decider_is_refused_on_every_p
         assert failed.value.cause.type == ErrorType.POLICY_DECIDER.value
         # The signal: refused inside the workflow, kept for the sender.
         await handle.signal(SIGNAL_APPROVE, forged)
-        for _ in range(200):
-            refused = await s.runtime.refused_decisions(run_id)
-            if refused:
-                break
-            await asyncio.sleep(0.05)
+
+        async def refusals() -> list[DecisionRefusal] | None:
+            return await s.runtime.refused_decisions(run_id) or None
+
+        refused = await until_found(refusals, "a refused decision")
         assert [r.refusal for r in refused] == [ErrorType.POLICY_DECIDER.value]
 
         view = await s.runtime.status(run_id)

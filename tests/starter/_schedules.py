@@ -11,6 +11,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from agentrt.contracts.schedules import ScheduleView
 from agentrt.contracts.views import RunView
 from agentrt.starter.facade import AgentRuntime
+from tests.workflows._waiting import until, until_found, workflow_gone
 
 LOOKUP = "What about order 7?"  # the scripted model answers it with a read, no approval
 
@@ -23,28 +24,22 @@ async def fired(
     get: Callable[[str], Awaitable[ScheduleView]], name: str, count: int, within: float = 60
 ) -> list[str]:
     """The run ids of the schedule's first `count` fires, once it has fired that often."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + within
-    while True:
-        view = await get(name)
-        if len(view.recent_runs) >= count:
-            return view.recent_runs[:count]
-        if loop.time() > deadline:
-            raise AssertionError(f"schedule {name} fired {len(view.recent_runs)} of {count}")
-        await asyncio.sleep(0.1)
+
+    async def fires() -> list[str] | None:
+        runs = (await get(name)).recent_runs
+        return runs[:count] if len(runs) >= count else None
+
+    return await until_found(fires, f"{count} fires of schedule {name}", within)
 
 
 async def run_exists(client: Client, run_id: str, within: float = 60) -> bool:
     """True once the run's workflow exists (a fire is recorded a moment before its run)."""
-    async with asyncio.timeout(within):
-        while True:
-            try:
-                await client.get_workflow_handle(run_id).describe()
-                return True
-            except RPCError as err:
-                if err.status is not RPCStatusCode.NOT_FOUND:
-                    raise
-            await asyncio.sleep(0.1)
+
+    async def exists() -> bool:
+        return not await workflow_gone(client, run_id)
+
+    await until(exists, f"a workflow {run_id}", within)
+    return True
 
 
 async def run_ended(runtime: AgentRuntime, run_id: str, within: float = 60) -> RunView:
@@ -58,12 +53,11 @@ async def listed(
     list_: Callable[[], Awaitable[list[ScheduleView]]], name: str, within: float = 30
 ) -> ScheduleView:
     """The schedule as the list shows it, once Temporal's visibility has it."""
-    async with asyncio.timeout(within):
-        while True:
-            for view in await list_():
-                if view.name == name:
-                    return view
-            await asyncio.sleep(0.1)
+
+    async def shown() -> ScheduleView | None:
+        return next((view for view in await list_() if view.name == name), None)
+
+    return await until_found(shown, f"schedule {name} listed", within)
 
 
 async def fire_ids(client: Client, name: str) -> list[str]:

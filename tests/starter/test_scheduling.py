@@ -39,6 +39,7 @@ from tests.starter._schedules import (
     schedule_name,
 )
 from tests.starter.test_cli import agentrt, assert_clean_error, cli_env  # noqa: F401
+from tests.workflows._waiting import until
 
 
 @pytest.fixture
@@ -203,11 +204,11 @@ async def test_the_cli_creates_lists_triggers_pauses_resumes_and_deletes(
     assert code == 0, err
     assert name in out and "every 1h" in out and "paused" in out and "by dana" in out
     try:
-        async with asyncio.timeout(30):  # the list reads Temporal's visibility
-            while True:
-                if name in (await agentrt(capsys, "schedules", "list"))[1]:
-                    break
-                await asyncio.sleep(0.1)
+
+        async def listed() -> bool:  # the list reads Temporal's visibility
+            return name in (await agentrt(capsys, "schedules", "list"))[1]
+
+        await until(listed, f"schedule {name} listed by the CLI")
         assert (await agentrt(capsys, "schedules", "trigger", name))[0] == 0
         [run_id] = await fired(RunSchedules(runtime).get, name, 1)
         assert (await run_ended(runtime, run_id)).initiator == f"schedule:{name} by dana"
@@ -246,12 +247,12 @@ async def test_the_cli_creates_lists_triggers_pauses_resumes_and_deletes(
 
 async def skipped(client: Client, name: str, count: int, within: float = 30) -> None:
     """Until Temporal counts `count` fires of the schedule skipped for overlap."""
-    async with asyncio.timeout(within):
-        while True:
-            desc = await client.get_schedule_handle(name).describe()
-            if desc.info.num_actions_skipped_overlap >= count:
-                return
-            await asyncio.sleep(0.1)
+
+    async def counted() -> bool:
+        desc = await client.get_schedule_handle(name).describe()
+        return desc.info.num_actions_skipped_overlap >= count
+
+    await until(counted, f"{count} fires of {name} skipped", within)
 
 
 async def test_overlap_skip_by_default_starts_no_run_while_the_last_waits(

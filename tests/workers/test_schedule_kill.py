@@ -4,8 +4,6 @@ inside its run's model call, the next two as soon as Temporal recorded the fire)
 worker takes over, and the store holds exactly three runs of the schedule, one per fire,
 each with the run id its fire's time derives."""
 
-import asyncio
-
 import pytest
 from temporalio.client import Client
 
@@ -19,18 +17,21 @@ from agentrt.store.runs.record import RunStore
 from tests.starter._schedules import fire_ids, fired, run_ended, schedule_name
 from tests.starter.test_scheduling import request
 from tests.workers._proc import Arm, WorkerPool, WorkerProcess
+from tests.workflows._waiting import until
 
 
 async def registered(runtime: AgentRuntime, profile: str, worker: WorkerProcess) -> None:
     """Until a live worker has registered `profile` (a schedule of it is refused before)."""
-    async with asyncio.timeout(60):
-        while True:
-            try:
-                await runtime.startable(profile)
-                return
-            except UnknownProfileError:
-                assert worker.alive(), worker.log_tail()
-                await asyncio.sleep(0.1)
+
+    async def startable() -> bool:
+        try:
+            await runtime.startable(profile)
+        except UnknownProfileError:
+            assert worker.alive(), worker.log_tail()
+            return False
+        return True
+
+    await until(startable, f"profile {profile} registered", 60)
 
 
 async def fire_closed(client: Client, name: str, count: int) -> str:

@@ -7,7 +7,7 @@ import functools
 import inspect
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from temporalio.api.common.v1 import WorkflowExecution
@@ -27,15 +27,29 @@ from agentrt.contracts.views import RunView
 from agentrt.starter.facade import AgentRuntime
 
 POLL = 0.05  # seconds between two looks at what a wait watches
+T = TypeVar("T")
+
+
+async def until_found(
+    look: Callable[[], Awaitable[T | None]], what: str, within: float = 30.0
+) -> T:
+    """Look with `look` until it finds something (not None), and return it; fail naming
+    `what` after `within` seconds."""
+    deadline = asyncio.get_running_loop().time() + within
+    while (found := await look()) is None:
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"never {what} within {within:g}s")
+        await asyncio.sleep(POLL)
+    return found
 
 
 async def until(found: Callable[[], Awaitable[bool]], what: str, within: float = 30.0) -> None:
     """Look with `found` until it says yes; fail naming `what` after `within` seconds."""
-    deadline = asyncio.get_running_loop().time() + within
-    while not await found():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"never {what} within {within:g}s")
-        await asyncio.sleep(POLL)
+
+    async def yes() -> bool | None:
+        return True if await found() else None
+
+    await until_found(yes, what, within)
 
 
 async def until_polled(client: Client, queue: str, within: float = 60.0) -> None:

@@ -1,7 +1,8 @@
 """approval: the pending turn on the run row, and when it started waiting"""
 
-import sqlalchemy as sa
 from alembic import op
+
+from agentrt.store.migrations._columns import at, text
 
 revision, down_revision = "0002", "0001"
 branch_labels = depends_on = None
@@ -9,8 +10,8 @@ branch_labels = depends_on = None
 
 def upgrade() -> None:
     with op.batch_alter_table("agent_run", schema=None) as batch_op:
-        batch_op.add_column(sa.Column("pending_approval", sa.Text(), nullable=True))
-        batch_op.add_column(sa.Column("waiting_since", sa.DateTime(timezone=True), nullable=True))
+        batch_op.add_column(text("pending_approval", nullable=True))
+        batch_op.add_column(at("waiting_since", nullable=True))
         batch_op.create_index(batch_op.f("ix_agent_run_waiting_since"), ["waiting_since"])
 
 

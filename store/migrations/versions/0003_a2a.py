@@ -3,38 +3,37 @@
 import sqlalchemy as sa
 from alembic import op
 
-from agentrt.store.migrations._ddl import cascades_with
+from agentrt.store.migrations._columns import at, integer, serial, string, text
+from agentrt.store.migrations._ddl import cascades_with, primary_key
 
 revision, down_revision = "0003", "0002"
 branch_labels = depends_on = None
-
-TS = sa.DateTime(timezone=True)
 
 
 def upgrade() -> None:
     op.create_table(
         "a2a_task",
-        sa.Column("id", sa.String(length=64), nullable=False),
-        sa.Column("context_id", sa.String(length=64), nullable=False),
-        sa.Column("workflow_id", sa.String(length=36), nullable=False),
-        sa.Column("run_id", sa.String(length=36), nullable=True),
-        sa.Column("owner", sa.String(length=200), nullable=False),
-        sa.Column("profile", sa.String(length=100), nullable=False),
-        sa.Column("answer_level", sa.String(length=16), nullable=False),
-        sa.Column("state", sa.String(length=40), nullable=False),
-        sa.Column("artifacts", sa.Text(), nullable=True),
-        sa.Column("status_message", sa.Text(), nullable=True),
-        sa.Column("history", sa.Text(), nullable=False),
-        sa.Column("task_metadata", sa.Text(), nullable=False),
-        sa.Column("status_at", TS, nullable=False),
-        sa.Column("run_revision", sa.Integer(), nullable=False),
-        sa.Column("journal_head", sa.Integer(), nullable=False),
-        sa.Column("projected_state", sa.String(length=40), nullable=True),
-        sa.Column("projected_note", sa.String(length=64), nullable=True),
-        sa.Column("created_at", TS, nullable=False),
-        sa.Column("updated_at", TS, nullable=False),
+        string("id", 64),
+        string("context_id", 64),
+        string("workflow_id", 36),
+        string("run_id", 36, nullable=True),
+        string("owner", 200),
+        string("profile", 100),
+        string("answer_level", 16),
+        string("state", 40),
+        text("artifacts", nullable=True),
+        text("status_message", nullable=True),
+        text("history"),
+        text("task_metadata"),
+        at("status_at"),
+        integer("run_revision"),
+        integer("journal_head"),
+        string("projected_state", 40, nullable=True),
+        string("projected_note", 64, nullable=True),
+        at("created_at"),
+        at("updated_at"),
         cascades_with("a2a_task", "run_id", "agent_run"),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_a2a_task")),
+        primary_key("a2a_task", "id"),
         sa.UniqueConstraint("run_id", name=op.f("uq_a2a_task_run_id")),
         sa.UniqueConstraint("workflow_id", name=op.f("uq_a2a_task_workflow_id")),
     )
@@ -47,55 +46,55 @@ def upgrade() -> None:
 
     op.create_table(
         "a2a_event",
-        sa.Column("id", sa.Integer(), autoincrement=True, nullable=False),
-        sa.Column("task_id", sa.String(length=64), nullable=False),
-        sa.Column("sequence", sa.Integer(), nullable=False),
-        sa.Column("run_revision", sa.Integer(), nullable=False),
-        sa.Column("slot", sa.Integer(), nullable=False),
-        sa.Column("kind", sa.String(length=32), nullable=False),
-        sa.Column("state", sa.String(length=40), nullable=False),
-        sa.Column("payload", sa.Text(), nullable=False),
-        sa.Column("created_at", TS, nullable=False),
+        serial(),
+        string("task_id", 64),
+        integer("sequence"),
+        integer("run_revision"),
+        integer("slot"),
+        string("kind", 32),
+        string("state", 40),
+        text("payload"),
+        at("created_at"),
         cascades_with("a2a_event", "task_id", "a2a_task"),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_a2a_event")),
+        primary_key("a2a_event", "id"),
         sa.UniqueConstraint("task_id", "run_revision", "slot", name="uq_a2a_event_task_rev_slot"),
         sa.UniqueConstraint("task_id", "sequence", name="uq_a2a_event_task_seq"),
     )
 
     op.create_table(
         "a2a_push_config",
-        sa.Column("task_id", sa.String(length=64), nullable=False),
-        sa.Column("id", sa.String(length=200), nullable=False),
-        sa.Column("url", sa.Text(), nullable=False),
-        sa.Column("token", sa.Text(), nullable=True),
-        sa.Column("auth_scheme", sa.String(length=50), nullable=True),
-        sa.Column("auth_credentials", sa.Text(), nullable=True),
-        sa.Column("delivered_through", sa.Integer(), nullable=False),
-        sa.Column("lease_until", TS, nullable=True),
-        sa.Column("created_at", TS, nullable=False),
+        string("task_id", 64),
+        string("id", 200),
+        text("url"),
+        text("token", nullable=True),
+        string("auth_scheme", 50, nullable=True),
+        text("auth_credentials", nullable=True),
+        integer("delivered_through"),
+        at("lease_until", nullable=True),
+        at("created_at"),
         cascades_with("a2a_push_config", "task_id", "a2a_task"),
-        sa.PrimaryKeyConstraint("task_id", "id", name=op.f("pk_a2a_push_config")),
+        primary_key("a2a_push_config", "task_id", "id"),
     )
 
     op.create_table(
         "a2a_push_delivery",
-        sa.Column("id", sa.Integer(), autoincrement=True, nullable=False),
-        sa.Column("task_id", sa.String(length=64), nullable=False),
-        sa.Column("config_id", sa.String(length=200), nullable=False),
-        sa.Column("sequence", sa.Integer(), nullable=False),
-        sa.Column("attempts", sa.Integer(), nullable=False),
-        sa.Column("status", sa.String(length=16), nullable=False),
-        sa.Column("last_error", sa.String(length=200), nullable=True),
-        sa.Column("next_attempt_at", TS, nullable=False),
-        sa.Column("delivered_at", TS, nullable=True),
-        sa.Column("created_at", TS, nullable=False),
+        serial(),
+        string("task_id", 64),
+        string("config_id", 200),
+        integer("sequence"),
+        integer("attempts"),
+        string("status", 16),
+        string("last_error", 200, nullable=True),
+        at("next_attempt_at"),
+        at("delivered_at", nullable=True),
+        at("created_at"),
         sa.ForeignKeyConstraint(
             ["task_id", "config_id"],
             ["a2a_push_config.task_id", "a2a_push_config.id"],
             name="fk_a2a_push_delivery_config",
             ondelete="CASCADE",
         ),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_a2a_push_delivery")),
+        primary_key("a2a_push_delivery", "id"),
         sa.UniqueConstraint("task_id", "config_id", "sequence", name="uq_a2a_push_delivery_event"),
     )
 

@@ -3,6 +3,9 @@
 import sqlalchemy as sa
 from alembic import op
 
+from agentrt.store.migrations._columns import at, string
+from agentrt.store.migrations._ddl import primary_key
+
 revision, down_revision = "0006", "0005"
 branch_labels = depends_on = None
 
@@ -17,15 +20,15 @@ _NOTIFIERS = {
 def upgrade() -> None:
     op.create_table(
         "api_token",
-        sa.Column("id", sa.String(length=32), nullable=False),
-        sa.Column("principal", sa.String(length=200), nullable=False),
-        sa.Column("digest", sa.String(length=64), nullable=False),
-        sa.Column("scopes", sa.String(length=500), nullable=False),
-        sa.Column("label", sa.String(length=200), nullable=True),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.Column("expires_at", sa.DateTime(timezone=True), nullable=True),
-        sa.Column("revoked_at", sa.DateTime(timezone=True), nullable=True),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_api_token")),
+        string("id", 32),
+        string("principal", 200),
+        string("digest", 64),
+        string("scopes", 500),
+        string("label", 200, nullable=True),
+        at("created_at"),
+        at("expires_at", nullable=True),
+        at("revoked_at", nullable=True),
+        primary_key("api_token", "id"),
         sa.UniqueConstraint("digest", name=op.f("uq_api_token_digest")),
     )
     with op.batch_alter_table("api_token", schema=None) as batch_op:

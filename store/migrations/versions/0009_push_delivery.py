@@ -1,7 +1,8 @@
 """a2a_push_config: dead letter (dead_at, dead_reason) for push delivery that gave up"""
 
-import sqlalchemy as sa
 from alembic import op
+
+from agentrt.store.migrations._columns import at, string
 
 revision, down_revision = "0009", "0008"
 branch_labels = depends_on = None
@@ -9,8 +10,8 @@ branch_labels = depends_on = None
 
 def upgrade() -> None:
     with op.batch_alter_table("a2a_push_config", schema=None) as batch_op:
-        batch_op.add_column(sa.Column("dead_at", sa.DateTime(timezone=True), nullable=True))
-        batch_op.add_column(sa.Column("dead_reason", sa.String(length=200), nullable=True))
+        batch_op.add_column(at("dead_at", nullable=True))
+        batch_op.add_column(string("dead_reason", 200, nullable=True))
 
 
 def downgrade() -> None:

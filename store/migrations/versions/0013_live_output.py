@@ -5,7 +5,8 @@ the turn is stored. On PostgreSQL its inserts NOTIFY the run's channel, as agent
 import sqlalchemy as sa
 from alembic import op
 
-from agentrt.store.migrations._ddl import cascades_with
+from agentrt.store.migrations._columns import at, integer, serial, string, text
+from agentrt.store.migrations._ddl import cascades_with, primary_key
 
 revision, down_revision = "0013", "0012"
 branch_labels = depends_on = None
@@ -16,16 +17,16 @@ _TRIGGER = "agentrt_notify_run_live"
 def upgrade() -> None:
     op.create_table(
         "agent_live",
-        sa.Column("id", sa.Integer(), autoincrement=True, nullable=False),
-        sa.Column("run_id", sa.String(length=36), nullable=False),
-        sa.Column("sequence", sa.Integer(), nullable=False),
-        sa.Column("attempt", sa.Integer(), nullable=False),
-        sa.Column("offset", sa.Integer(), nullable=False),
-        sa.Column("kind", sa.String(length=16), nullable=False),
-        sa.Column("text", sa.Text(), nullable=False),
-        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        serial(),
+        string("run_id", 36),
+        integer("sequence"),
+        integer("attempt"),
+        integer("offset"),
+        string("kind", 16),
+        text("text"),
+        at("created_at"),
         cascades_with("agent_live", "run_id", "agent_run"),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_agent_live")),
+        primary_key("agent_live", "id"),
         sa.UniqueConstraint(
             "run_id", "sequence", "attempt", "offset", "kind", name="uq_agent_live_piece"
         ),

@@ -1,14 +1,15 @@
 """run.output: a typed answer's validated object (sealed like the answer)"""
 
-import sqlalchemy as sa
 from alembic import op
+
+from agentrt.store.migrations._columns import text
 
 revision, down_revision = "0014", "0013"
 branch_labels = depends_on = None
 
 
 def upgrade() -> None:
-    op.add_column("agent_run", sa.Column("output", sa.Text(), nullable=True))
+    op.add_column("agent_run", text("output", nullable=True))
 
 
 def downgrade() -> None:

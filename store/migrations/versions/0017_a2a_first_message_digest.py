@@ -9,15 +9,16 @@ A plain ADD / DROP COLUMN, not a batch: on SQLite a batch rebuilds the table, an
 the old a2a_task (foreign keys on) would cascade to every task's journal and push configs.
 """
 
-import sqlalchemy as sa
 from alembic import op
+
+from agentrt.store.migrations._columns import text
 
 revision, down_revision = "0017", "0016"
 branch_labels = depends_on = None
 
 
 def upgrade() -> None:
-    op.add_column("a2a_task", sa.Column("first_message_digest", sa.Text(), nullable=True))
+    op.add_column("a2a_task", text("first_message_digest", nullable=True))
 
 
 def downgrade() -> None:

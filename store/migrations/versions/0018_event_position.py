@@ -20,8 +20,9 @@ no trigger and takes no position. Existing rows get position = sequence (the ord
 followers already read them in); a resume point handed out before is a valid one still.
 """
 
-import sqlalchemy as sa
 from alembic import op
+
+from agentrt.store.migrations._columns import integer
 
 revision, down_revision = "0018", "0017"
 branch_labels = depends_on = None
@@ -49,7 +50,7 @@ _ALL_OF_THIS_TRANSACTION = (
 
 
 def upgrade() -> None:
-    op.add_column("agent_event", sa.Column("position", sa.Integer(), nullable=True))
+    op.add_column("agent_event", integer("position", nullable=True))
     op.execute("UPDATE agent_event SET position = sequence")
     op.create_index(_INDEX, "agent_event", ["run_id", "position"], unique=True)
     if op.get_bind().dialect.name == "postgresql":

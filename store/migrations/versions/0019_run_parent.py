@@ -5,8 +5,9 @@ parent (contracts/agents.py). Runs stored before this revision have none: they a
 A plain ADD COLUMN and an index, as 0017: no batch, so SQLite rebuilds no table.
 """
 
-import sqlalchemy as sa
 from alembic import op
+
+from agentrt.store.migrations._columns import string
 
 revision, down_revision = "0019", "0018"
 branch_labels = depends_on = None
@@ -15,7 +16,7 @@ _INDEX = "ix_agent_run_parent_run_id"
 
 
 def upgrade() -> None:
-    op.add_column("agent_run", sa.Column("parent_run_id", sa.String(36), nullable=True))
+    op.add_column("agent_run", string("parent_run_id", 36, nullable=True))
     op.create_index(_INDEX, "agent_run", ["parent_run_id"])
 
 

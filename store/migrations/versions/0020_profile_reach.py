@@ -6,13 +6,15 @@ text answer)."""
 import sqlalchemy as sa
 from alembic import op
 
+from agentrt.store.migrations._columns import string
+
 revision, down_revision = "0020", "0019"
 branch_labels = depends_on = None
 
 
 def upgrade() -> None:
     with op.batch_alter_table("agent_profile_server") as batch:
-        batch.add_column(sa.Column("reach", sa.String(16), nullable=True))
+        batch.add_column(string("reach", 16, nullable=True))
         batch.add_column(sa.Column("output_schema", sa.JSON(), nullable=True))
 
 
