@@ -18,6 +18,14 @@ branch_labels = depends_on = None
 
 
 def upgrade() -> None:
+    _runs()
+    _demo_world()
+    _transcript()
+    _tool_results()
+    _seed_demo_world()
+
+
+def _runs() -> None:
     op.create_table(
         "agent_run",
         string("id", 36),
@@ -47,6 +55,8 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f("ix_agent_run_created_at"), ["created_at"], unique=False)
         batch_op.create_index(batch_op.f("ix_agent_run_status"), ["status"], unique=False)
 
+
+def _demo_world() -> None:
     op.create_table(
         "demo_ledger",
         serial(),
@@ -68,6 +78,9 @@ def upgrade() -> None:
         at("updated_at"),
         primary_key("demo_record", "key"),
     )
+
+
+def _transcript() -> None:
     op.create_table(
         "agent_event",
         serial(),
@@ -93,6 +106,9 @@ def upgrade() -> None:
         primary_key("agent_message", "id"),
         sa.UniqueConstraint("run_id", "sequence", name="uq_agent_message_run_seq"),
     )
+
+
+def _tool_results() -> None:
     op.create_table(
         "tool_result",
         string("idempotency_key", 300),
@@ -109,7 +125,9 @@ def upgrade() -> None:
     with op.batch_alter_table("tool_result", schema=None) as batch_op:
         batch_op.create_index(batch_op.f("ix_tool_result_run_id"), ["run_id"], unique=False)
 
-    # Seed the demo world the shipped tools act on.
+
+def _seed_demo_world() -> None:
+    """The demo world the shipped tools act on."""
     records = sa.table(
         "demo_record",
         sa.column("key", sa.String),

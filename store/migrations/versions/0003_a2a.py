@@ -11,6 +11,12 @@ branch_labels = depends_on = None
 
 
 def upgrade() -> None:
+    _tasks()
+    _events()
+    _push()
+
+
+def _tasks() -> None:
     op.create_table(
         "a2a_task",
         string("id", 64),
@@ -44,6 +50,8 @@ def upgrade() -> None:
             "ix_a2a_task_owner_status_at", ["owner", "status_at", "id"], unique=False
         )
 
+
+def _events() -> None:
     op.create_table(
         "a2a_event",
         serial(),
@@ -61,6 +69,8 @@ def upgrade() -> None:
         sa.UniqueConstraint("task_id", "sequence", name="uq_a2a_event_task_seq"),
     )
 
+
+def _push() -> None:
     op.create_table(
         "a2a_push_config",
         string("task_id", 64),
