@@ -6,9 +6,14 @@ same message: agentrt's own A2A server answers it with the task the first send m
 (api/a2a/first_message.py). A remote that is not agentrt may not deduplicate messages;
 the guarantee stops there (docs/guides/remote-agents.md).
 
-Each call first fetches the card and checks it against the pinned digest (one HTTP round
-trip): a card that changed, or a remote that cannot be reached, fails the call with
-nothing sent (ToolFailure: the model is told, the run goes on). After the send:
+The card is fetched and checked against the pinned digest once per worker process (at
+start, or at the first call), not at each call: a call is one request, its send. A send
+the remote refuses (an error answer saying it refused the request, or an HTTP status
+saying the endpoint is not there or will not take it) may mean the agent changed: the
+card is fetched and checked again, and a card that changed fails the call with the typed
+`card_changed` (nothing was made), as do all later calls until an operator re-pins it. A
+card that changed, or a remote that cannot be reached, fails the call with nothing sent
+(ToolFailure: the model is told, the run goes on). After the send:
 - an answer whose task completed: its artifacts are the result; one that breaks the
   skill's declared output schema is the call's `invalid_output` (an error result; the
   remote acted, so nothing resends it);
@@ -78,6 +83,9 @@ REFUSED = (
     InvalidParamsError, InvalidRequestError, MethodNotFoundError,
     ContentTypeNotSupportedError, UnsupportedOperationError,
 )  # fmt: skip
+# HTTP statuses by which the endpoint says it is not there or will not take the request: the
+# agent may have changed, so its card is checked again (the outcome stays as it was).
+MOVED = frozenset({401, 403, 404, 405, 410, 415})
 POLL_FIRST, POLL_MAX = 0.1, 2.0
 INVALID_OUTPUT = TerminationReason.INVALID_OUTPUT.value  # the word a run ends by, for one call
 
@@ -93,17 +101,20 @@ def context_id(idempotency_key: str) -> str:
 
 
 class RemoteConnection:
-    """One remote agent: its HTTP client (every address checked), the card checked against
-    its pin at each use."""
+    """One remote agent: its HTTP client (every address checked) and its card, checked
+    against its pin once per worker process (at start, or at the first use) and again
+    after a send the remote refused (`recheck`): a call is one request."""
 
     def __init__(self, agent: RemoteAgent, token: str | None, policy: Policy) -> None:
         self.agent = agent
         self.name = agent.name
         self._http = http_client(agent, token, policy)
+        self._client: Client | None = None  # on the card as checked last
 
     async def card(self) -> Any:
-        """The pinned card, fetched now. ToolFailure (nothing sent) when it changed or the
-        agent cannot be reached."""
+        """The pinned card, fetched and checked now. ToolFailure (nothing sent) when it
+        changed or the agent cannot be reached; either forgets the card checked before."""
+        self._client = None
         try:
             card, _ = await fetch_card(self.agent, self._http)
         except CardRefused as exc:
@@ -113,12 +124,22 @@ class RemoteConnection:
             raise ToolFailure(
                 f"the remote agent {self.name!r} cannot be reached ({why})", reason="remote_down"
             ) from None
+        # An a2a-sdk client on the card as pinned (never closed: it would close ours).
+        config = ClientConfig(streaming=False, httpx_client=self._http)
+        self._client = ClientFactory(config).create(card)
         return card
 
     async def client(self) -> Client:
-        """An a2a-sdk client on the card as pinned (never closed: it would close ours)."""
-        card = await self.card()
-        return ClientFactory(ClientConfig(streaming=False, httpx_client=self._http)).create(card)
+        """The client on the card checked last; the card is fetched only if none was."""
+        if self._client is None:
+            await self.card()
+        assert self._client is not None
+        return self._client
+
+    async def recheck(self) -> None:
+        """After a send the remote refused (it may have changed): the card fetched again;
+        ToolFailure `card_changed` when it is no longer the pinned one."""
+        await self.card()
 
     async def close(self) -> None:
         await self._http.aclose()
@@ -253,6 +274,7 @@ class RemoteSkillTool:
         except NotSent as exc:
             raise ToolFailure(str(exc), reason="remote_down") from None
         except REFUSED as exc:
+            await self._conn.recheck()  # ToolFailure card_changed: the agent changed
             raise ToolFailure(
                 f"the remote agent refused the message: {exc}", reason="refused"
             ) from None
@@ -262,6 +284,8 @@ class RemoteSkillTool:
                 raise ToolFailure(
                     "the remote agent cannot be reached", reason="remote_down"
                 ) from None
+            if isinstance(cause, httpx.HTTPStatusError) and cause.response.status_code in MOVED:
+                await self._conn.recheck()  # the endpoint gone: did the agent change?
             raise
         raise RuntimeError("the remote agent answered neither a task nor a message")
 

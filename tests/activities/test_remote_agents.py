@@ -6,7 +6,8 @@ runs in a process of its own, configured by a servers file that pins the remote'
 - an answer that breaks the skill's declared schema is the call's invalid_output, visible
   in the tool's result; the run goes on;
 - a card that changed since it was pinned is refused: at start (its tools are not
-  offered) and at a call (nothing sent); the run goes on, the remote made no task;
+  offered) and at a call the remote refused (the card checked again: the typed
+  `card_changed`, nothing made); the run goes on, the remote made no task;
 - a remote that is down makes its tools degraded, not the worker dead: the call fails
   with nothing sent, the run goes on."""
 
@@ -128,16 +129,19 @@ async def test_a_card_that_changed_since_it_was_pinned_is_refused(sides: Sides) 
 async def test_a_card_that_changes_while_the_worker_runs_is_refused_at_the_call(
     sides: Sides,
 ) -> None:
+    """The card is not fetched at each call (a call is one request): the change shows when
+    the remote refuses the send, the card is checked again and the call fails typed."""
     worker = sides.caller(await sides.remote.digest())
     await _logged(worker, "remote agent partner is up")
-    # The remote publishes one more skill: its card is no longer the one pinned.
-    extra = Profile(name="another", model="scripted:demo", publish=True, approval="none")
-    ProfileRegistry(sides.remote.parts.ctx).register([extra], worker="someone-else")
+    # The remote no longer publishes the skill: its card is no longer the one pinned.
+    gone = Profile(name="quoter", model="scripted:demo", publish=False, approval="none")
+    ProfileRegistry(sides.remote.parts.ctx).register([gone], worker="someone-else")
     run_id = await sides.runtime.start("delegator-auto", "Please get a quote")
     done = await sides.runtime.result(run_id)
     assert done.status is RunStatus.COMPLETED, done
     (tool,) = await _tool_events(sides.runtime, run_id)
     assert "card changed since it was pinned" in str(tool.payload), tool.payload
+    assert tool.payload.get("is_error") is True, tool.payload
     assert sides.remote.tasks() == 0
 
 
