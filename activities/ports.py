@@ -13,6 +13,7 @@ from agentrt.contracts.messages import (
     ToolSpec,
 )
 from agentrt.contracts.reconcile import Reconciled
+from agentrt.contracts.run import ToolReply
 
 
 class ModelProvider(Protocol):
@@ -60,6 +61,21 @@ class ToolContext:
     logger: logging.Logger | logging.LoggerAdapter[Any] = field(
         default=logging.getLogger("agentrt.tools"), compare=False
     )
+    # A continued write: the operator's answer to the question the call asked (ToolNeedsInput).
+    reply: ToolReply | None = None
+
+
+class ToolNeedsInput(Exception):
+    """Raised by a non-idempotent write whose target waits for the operator (a remote
+    agent's `input-required`): nothing is recorded, the run waits for input with
+    `question` shown, and the answer comes back in `ctx.reply` to a new attempt of the same
+    call (its same idempotency key). `task_id`: where the answer goes, `turn`: the
+    call's turn that asked. A call that is not a fenced write cannot pause: it ends with
+    the question as its error result."""
+
+    def __init__(self, question: str, *, task_id: str = "", turn: int = 0) -> None:
+        super().__init__(question)
+        self.question, self.task_id, self.turn = question, task_id, turn
 
 
 class ToolInputError(Exception):

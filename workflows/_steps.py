@@ -7,7 +7,7 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError, FailureError
 
 from agentrt.workflows import _options as opt
-from agentrt.workflows import children, reconciliation
+from agentrt.workflows import children, reconciliation, tool_input
 from agentrt.workflows._calls import call, call_local, error_type, failure_of
 from agentrt.workflows._context import RunContext
 from agentrt.workflows._loop import Route, Stop, route
@@ -183,6 +183,7 @@ async def tool(ctx: RunContext, round_no: int, c: ToolCall, seq: int | None = No
             task_queue=queue,
             reconcile=probe,
             ask=asked,
+            answer_input=functools.partial(tool_input.answer, ctx),
             patches=ctx.patches,
             attempt_seconds=tool_plan.attempt_seconds if tool_plan is not None else None,
         )

@@ -35,7 +35,7 @@ from agentrt.activities._shield import shield_until_done
 from agentrt.activities.fence import _sql
 from agentrt.activities.fence._sql import void_unclaimed
 from agentrt.activities.fence.reconcile import ReconcileActivities
-from agentrt.activities.ports import FaultHook, no_faults
+from agentrt.activities.ports import FaultHook, ToolNeedsInput, no_faults
 from agentrt.activities.registry import ToolRegistry
 from agentrt.activities.tool_failures import failure_text
 from agentrt.activities.tools import call_tool
@@ -51,6 +51,7 @@ from agentrt.contracts.run import (
     FenceRequest,
     FenceResult,
     FenceState,
+    ToolAsked,
     ToolCallRequest,
     ToolCallResult,
 )
@@ -179,7 +180,7 @@ class WriteActivities(ActivityGroup):
         if tool is None or tool.effect is not ToolEffect.NON_IDEMPOTENT_WRITE:
             content, is_error = f"Unknown tool {call.name!r}.", True
         else:
-            ctx = tool_context(req.run_id, call.call_id, req.idempotency_key)
+            ctx = tool_context(req.run_id, call.call_id, req.idempotency_key, req.reply)
             try:
                 # The tool's own attempt bound, as the run's plan holds it: the workflow
                 # asks its probe once that has passed, so the call must not go on past it.
@@ -188,7 +189,9 @@ class WriteActivities(ActivityGroup):
                 # comes after a known one; ToolNotApplied and ToolFailedAfterApplying are the
                 # tool's own word on the outcome: all are recorded as plain errors.
                 async with asyncio.timeout(left):
-                    content, is_error = await call_tool(tool, call, ctx)
+                    content, is_error = await call_tool(tool, call, ctx, pausable=True)
+            except ToolNeedsInput as asked:
+                return await self._asked(req, token, asked)
             except Exception as exc:
                 failed = "the write failed; its outcome is unknown"
                 raise _fatal(req, exc, "write", failed, ErrorType.WRITE_FAILED) from None
@@ -217,6 +220,26 @@ class WriteActivities(ActivityGroup):
             unrecorded = "the write ran but its step could not be recorded"
             raise _fatal(req, exc, "audit of write", unrecorded, ErrorType.AUDIT_FAILED) from None
         return ToolCallResult(call_id=call.call_id, is_error=is_error)
+
+    async def _asked(
+        self, req: ToolCallRequest, token: str, asked: ToolNeedsInput
+    ) -> ToolCallResult:
+        """The target waits for the operator's answer: nothing more happens there until the
+        call sends it (a known state, not an unknown outcome). The fence is emptied, no
+        step recorded: the workflow pauses the run for input, then stamps the same call
+        afresh (its same idempotency key) to send the answer."""
+        try:
+            await retried(
+                lambda: self._hop(_sql.clear, self._ctx, req.run_id, token),
+                RECORD_PAUSES,
+                is_store_unavailable,
+                "clearing a write that waits for input",
+            )
+        except Exception as exc:
+            unrecorded = "the write waits for input but its fence could not be cleared"
+            raise _fatal(req, exc, "audit of write", unrecorded, ErrorType.AUDIT_FAILED) from None
+        question = ToolAsked(question=asked.question, task_id=asked.task_id, turn=asked.turn)
+        return ToolCallResult(call_id=req.call.call_id, asked=question)
 
 
 def _left(attempt_seconds: float | None, began: float) -> float | None:

@@ -17,7 +17,10 @@ card that changed, or a remote that cannot be reached, fails the call with nothi
 - an answer whose task completed: its artifacts are the result; one that breaks the
   skill's declared output schema is the call's `invalid_output` (an error result; the
   remote acted, so nothing resends it);
-- a task that failed, was canceled or asks for input: an error result, never resent;
+- a task that asks for input: ToolNeedsInput with the remote's question; the run pauses
+  for the operator's answer, which the same write sends on the same task as its next
+  turn (ctx.reply), with a messageId derived from the key and the turn;
+- a task that failed or was canceled: an error result, never resent;
 - a task the remote rejected, or an error answer that means it refused the request:
   not applied;
 - no answer (the connection lost after the send): a plain error, so a non-idempotent
@@ -58,6 +61,7 @@ from agentrt.activities.ports import (
     ToolFailedAfterApplying,
     ToolFailure,
     ToolInputError,
+    ToolNeedsInput,
 )
 from agentrt.activities.toolbox.remote_config import RemoteAgent, RemoteSkill
 from agentrt.activities.toolbox.remote_http import CardRefused, NotSent, fetch_card, http_client
@@ -90,9 +94,11 @@ POLL_FIRST, POLL_MAX = 0.1, 2.0
 INVALID_OUTPUT = TerminationReason.INVALID_OUTPUT.value  # the word a run ends by, for one call
 
 
-def message_id(idempotency_key: str) -> str:
-    """The A2A messageId of a call: the same for every attempt of it."""
-    return "agentrt-m-" + hashlib.sha256(b"message:" + idempotency_key.encode()).hexdigest()[:40]
+def message_id(idempotency_key: str, turn: int = 0) -> str:
+    """The A2A messageId of a call's turn (0: its first message; n: the operator's n-th
+    answer to the remote's questions): the same for every attempt of it."""
+    seed = b"message:" + idempotency_key.encode() + (b":turn:%d" % turn if turn else b"")
+    return "agentrt-m-" + hashlib.sha256(seed).hexdigest()[:40]
 
 
 def context_id(idempotency_key: str) -> str:
@@ -189,6 +195,10 @@ class RemoteProbe:
         if not listed.tasks:
             return Reconciled.not_applied()
         task = listed.tasks[0]
+        if task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED:
+            # Waiting for an answer: the turn is sent again, as the same message (agentrt's
+            # server answers a message it holds with the task as it is, asking again).
+            return Reconciled.not_applied()
         if task.status.state not in TERMINAL:
             raise RuntimeError(
                 f"the remote task {task.id} is still {TaskState.Name(task.status.state)}"
@@ -241,9 +251,15 @@ class RemoteSkillTool:
         if set(arguments) != {"message"} or not isinstance(text, str) or not text:
             raise ToolInputError("takes exactly one argument, `message`: a non-empty string")
         client = await self._conn.client()  # ToolFailure here: nothing was sent
-        task = await self._send(client, text, ctx)
+        task = await self._send(client, _message(text, self._skill, ctx), ctx)
         task = await until_settled(client, task, ctx, self._conn.agent.timeout_seconds)
         state = task.status.state
+        if state == TaskState.TASK_STATE_INPUT_REQUIRED:
+            # The remote waits for an answer: our run pauses for the operator's (the fence
+            # emptied, nothing recorded); it comes back as ctx.reply, the next turn.
+            question = task_text(task) or "the remote agent asks for input"
+            turn = 0 if ctx.reply is None else ctx.reply.turn
+            raise ToolNeedsInput(question, task_id=task.id, turn=turn)
         if state == TaskState.TASK_STATE_REJECTED:
             raise ToolFailure(
                 f"the remote agent rejected the task: {task_text(task)}", reason="rejected"
@@ -254,14 +270,7 @@ class RemoteSkillTool:
             raise ToolFailedAfterApplying(result)
         return result
 
-    async def _send(self, client: Client, text: str, ctx: ToolContext) -> Task:
-        message = Message(
-            message_id=message_id(ctx.idempotency_key),
-            context_id=context_id(ctx.idempotency_key),
-            role=Role.ROLE_USER,
-            parts=[Part(text=text)],
-        )
-        message.metadata.update({"skill": self._skill})
+    async def _send(self, client: Client, message: Message, ctx: ToolContext) -> Task:
         try:
             async for response in client.send_message(SendMessageRequest(message=message)):
                 if response.HasField("task"):
@@ -288,6 +297,22 @@ class RemoteSkillTool:
                 await self._conn.recheck()  # the endpoint gone: did the agent change?
             raise
         raise RuntimeError("the remote agent answered neither a task nor a message")
+
+
+def _message(text: str, skill: str, ctx: ToolContext) -> Message:
+    """The call's message: its first (the model's text), or the operator's answer to the
+    remote's question on the same task (`ctx.reply`), each with its turn's messageId."""
+    reply = ctx.reply
+    message = Message(
+        message_id=message_id(ctx.idempotency_key, 0 if reply is None else reply.turn),
+        context_id=context_id(ctx.idempotency_key),
+        role=Role.ROLE_USER,
+        parts=[Part(text=text if reply is None else reply.text)],
+    )
+    if reply is not None:
+        message.task_id = reply.task_id
+    message.metadata.update({"skill": skill})
+    return message
 
 
 def remote_tools(conn: RemoteConnection, card: Any) -> list[RemoteSkillTool]:

@@ -12,64 +12,22 @@ runs in a process of its own, configured by a servers file that pins the remote'
   with nothing sent, the run goes on."""
 
 import uuid
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
-import pytest_asyncio
-from temporalio.client import Client
-from temporalio.testing import WorkflowEnvironment
 
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.profiles import Profile
 from agentrt.contracts.views import EventView
-from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.ops.registry import ProfileRegistry
-from tests._db import migrated, scratch_database
-from tests.activities._remote import Remote, caller_env, remote_agentrt, servers_file
-from tests.workers._proc import WorkerPool, WorkerProcess
+from tests.activities._remote import Sides, caller_env, servers_file, sides
+from tests.workers._proc import WorkerProcess
 from tests.workers.conftest import pool
 from tests.workflows._waiting import until, until_status
 
-__all__ = ["pool"]
+__all__ = ["pool", "sides"]
 
 pytestmark = pytest.mark.timeout(120)
-
-
-@dataclass
-class Sides:
-    remote: Remote
-    pool: WorkerPool
-    settings: Settings
-    address: str
-    queue: str
-    runtime: AgentRuntime
-    workdir: Path
-
-    def caller(self, digest: str, url: str | None = None) -> WorkerProcess:
-        """A caller worker whose servers file pins `digest` for the remote at `url`."""
-        path = servers_file(self.workdir / f"servers-{uuid.uuid4().hex[:6]}.yaml",
-                            url or self.remote.url, digest)  # fmt: skip
-        return self.pool.spawn(caller_env(self.settings, self.address, self.queue, path))
-
-
-@pytest_asyncio.fixture
-async def sides(
-    client: Client,
-    temporal_env: WorkflowEnvironment,
-    settings: Settings,
-    pool: WorkerPool,
-    runtime: AgentRuntime,
-    task_queue: str,
-    tmp_path: Path,
-) -> AsyncIterator[Sides]:
-    address = temporal_env.client.service_client.config.target_host
-    with scratch_database("remote", tmp_path / "remote.db") as url:
-        migrated(url)
-        async with remote_agentrt(client, address, settings, tmp_path, url) as remote:
-            yield Sides(remote, pool, settings, address, task_queue, runtime, tmp_path)
 
 
 async def _tool_events(runtime: AgentRuntime, run_id: str) -> list[EventView]:
