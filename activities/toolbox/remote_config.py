@@ -14,8 +14,10 @@ remote_agents:
 Every skill of the card is a tool; its effect is the one declared here, by default a
 NON_IDEMPOTENT_WRITE (fenced, approval-bound): a remote agent may do anything. A card whose
 digest is not `pinned_card_digest` is refused (activities/toolbox/remote_http.py): its
-tools are not offered, and a call of one already offered is refused before anything is
-sent, until an operator pins the new digest (`agentrt-worker --list-tools` shows it).
+tools are not offered, and once a send is refused and the card checked again
+(activities/toolbox/remote_agent.py), a call of one already offered is refused before
+anything is sent, until an operator pins the new digest (`agentrt-worker --list-tools`
+shows it).
 """
 
 import hashlib

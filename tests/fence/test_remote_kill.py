@@ -4,7 +4,10 @@ and the remote (agentrt's own A2A server, in another process) made ONE task:
 - after the send, before the step is recorded: the probe finds the call's task by its
   contextId (derived from the idempotency key) and records its result;
 - after the claim, before the send: the probe finds no task, the write is sent again
-  under the same key, the same messageId."""
+  under the same key, the same messageId;
+- after the operator's answer to a remote's question was sent (the continuation, the same
+  fenced write): the probe still asks the remote for the call's task and records its
+  result; the remote made one task, and took the answer once."""
 
 from pathlib import Path
 
@@ -17,6 +20,8 @@ from agentrt.core.settings import Settings
 from tests._db import migrated, scratch_database
 from tests.activities._remote import caller_env, remote_agentrt, servers_file
 from tests.fence._kill import Killer
+from tests.workers._proc import wait_for_marker
+from tests.workflows._waiting import until_status
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -49,4 +54,37 @@ async def test_a_killed_remote_call_makes_one_remote_task(
             assert len(tools) == 1 and "4999" in str(tools[0].payload), tools
             # After the send, the probe's answer is the step; before it, the resend's result.
             assert tools[0].payload.get("reconciled", False) is (point == "write.after_effect")
+            assert remote.tasks() == 1, "the remote made a second task"
+
+
+async def test_a_call_killed_after_sending_the_operators_answer_is_reconciled(
+    killer: Killer,
+    client: Client,
+    temporal_env: WorkflowEnvironment,
+    settings: Settings,
+    tmp_path: Path,
+) -> None:
+    address = temporal_env.client.service_client.config.target_host
+    point = "write.after_effect"  # first reached by the continuation: the first turn asked
+    with scratch_database("remote", tmp_path / "remote.db") as url:
+        migrated(url)
+        async with remote_agentrt(client, address, settings, tmp_path, url) as remote:
+            servers = servers_file(tmp_path / "servers.yaml", remote.url, await remote.digest())
+            env = caller_env(settings, address, killer.task_queue, servers)
+            own = {k: v for k, v in env.items() if k.startswith(("AGENTRT_", "PARTNER"))}
+            own.pop("AGENTRT_FAULT_BLOCK_AT", None)
+            faulty = killer.armed(point, own)
+            run_id = await killer.runtime.start(
+                "delegator-auto", "Please get a quote in another currency"
+            )
+            await until_status(killer.runtime, run_id, RunStatus.WAITING_FOR_INPUT, within=60)
+            await killer.runtime.submit_input(run_id, message_id="op-1", text="EUR", sent_by="o")
+            await wait_for_marker(killer.markers / point, faulty, within=60.0)
+            faulty.kill()
+            fresh = killer.fresh(**own)
+            done = await killer.settle(run_id, fresh, within=90)
+            assert done.status is RunStatus.COMPLETED, (done, fresh.log_tail())
+            events = await killer.runtime.events(run_id)
+            (tool,) = [e for e in events if e.kind.value == "tool"]
+            assert "4599" in str(tool.payload) and tool.payload.get("reconciled"), tool.payload
             assert remote.tasks() == 1, "the remote made a second task"
