@@ -13,7 +13,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from agentrt.activities._loop_pool import LoopPool
-from agentrt.activities.ports import FaultHook, ToolContext, no_faults, no_heartbeat
+from agentrt.activities.ports import Emit, FaultHook, ToolContext, no_faults, no_heartbeat
 from agentrt.contracts.errors import NON_RETRYABLE, ErrorType
 from agentrt.contracts.provider_errors import known_detail
 from agentrt.contracts.run import ToolReply
@@ -119,12 +119,16 @@ class ActivityGroup:
 
 
 def tool_context(
-    run_id: str, call_id: str, idempotency_key: str, reply: ToolReply | None = None
+    run_id: str,
+    call_id: str,
+    idempotency_key: str,
+    reply: ToolReply | None = None,
+    emit: Emit | None = None,
 ) -> ToolContext:
     """The ToolContext of a call made in this activity."""
     return ToolContext(
         run_id, call_id, idempotency_key, heartbeat=_threadsafe_heartbeat(),
-        logger=activity.logger, reply=reply,
+        logger=activity.logger, reply=reply, emit=emit,
     )  # fmt: skip
 
 

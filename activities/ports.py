@@ -63,6 +63,9 @@ class ToolContext:
     )
     # A continued write: the operator's answer to the question the call asked (ToolNeedsInput).
     reply: ToolReply | None = None
+    # The call's live output, where its activity has one (a write at privacy full or
+    # redacted): a tool that streams (a remote agent's task) hands it its text as it comes.
+    emit: Emit | None = field(default=None, compare=False)
 
 
 class ToolNeedsInput(Exception):

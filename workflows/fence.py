@@ -112,12 +112,7 @@ async def fenced_write(
         write = request.model_copy(update=update)
         done, failure = await _write(write, timeouts, attempt_seconds, task_queue)
         if done is not None and done.asked is not None and workflow.patched(TOOL_INPUT):
-            # The target waits for the operator (its fence cleared, nothing recorded): the
-            # run pauses for input, and the answer is this call's next turn, stamped afresh.
-            if answer_input is None:
-                raise Stop(TerminationReason.TOOL_FAILED, error_type=ErrorType.NOT_AWAITING_INPUT)
-            reply = await answer_input(write, done.asked)
-            request = request.model_copy(update={"reply": reply})
+            request = await _answered(request, write, done.asked, answer_input)
             continue
         if failure is None:
             return
@@ -141,6 +136,18 @@ async def fenced_write(
             schedules.unclaimed += 1
             await workflow.sleep(timedelta(seconds=1))
         _check_bounds(schedules)
+
+
+async def _answered(
+    request: ToolCallRequest, write: ToolCallRequest, asked: ToolAsked, answer: Answer | None
+) -> ToolCallRequest:
+    """The target waits for the operator (the write emptied its fence, recorded nothing):
+    the run pauses for input; the request of the call's next turn, carrying the answer,
+    to be stamped afresh under the same idempotency key."""
+    if answer is None:
+        raise Stop(TerminationReason.TOOL_FAILED, error_type=ErrorType.NOT_AWAITING_INPUT)
+    reply = await answer(write, asked)
+    return request.model_copy(update={"reply": reply})
 
 
 async def _claim(

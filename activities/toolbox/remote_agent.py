@@ -30,7 +30,6 @@ card that changed, or a remote that cannot be reached, fails the call with nothi
 
 import asyncio
 import hashlib
-import json
 from typing import Any
 
 import httpx
@@ -54,7 +53,6 @@ from a2a.utils.errors import (
     MethodNotFoundError,
     UnsupportedOperationError,
 )
-from google.protobuf.json_format import MessageToDict
 
 from agentrt.activities.ports import (
     ToolContext,
@@ -65,6 +63,7 @@ from agentrt.activities.ports import (
 )
 from agentrt.activities.toolbox.remote_config import RemoteAgent, RemoteSkill
 from agentrt.activities.toolbox.remote_http import CardRefused, NotSent, fetch_card, http_client
+from agentrt.activities.toolbox.remote_stream import followed, parts_text
 from agentrt.contracts.enums import TerminationReason, ToolEffect
 from agentrt.contracts.messages import ToolSpec
 from agentrt.contracts.output import parse_output
@@ -115,12 +114,12 @@ class RemoteConnection:
         self.agent = agent
         self.name = agent.name
         self._http = http_client(agent, token, policy)
-        self._client: Client | None = None  # on the card as checked last
+        self._clients: dict[bool, Client] = {}  # by streaming, on the card as checked last
 
     async def card(self) -> Any:
         """The pinned card, fetched and checked now. ToolFailure (nothing sent) when it
         changed or the agent cannot be reached; either forgets the card checked before."""
-        self._client = None
+        self._clients = {}
         try:
             card, _ = await fetch_card(self.agent, self._http)
         except CardRefused as exc:
@@ -130,17 +129,18 @@ class RemoteConnection:
             raise ToolFailure(
                 f"the remote agent {self.name!r} cannot be reached ({why})", reason="remote_down"
             ) from None
-        # An a2a-sdk client on the card as pinned (never closed: it would close ours).
-        config = ClientConfig(streaming=False, httpx_client=self._http)
-        self._client = ClientFactory(config).create(card)
+        # a2a-sdk clients on the card as pinned (never closed: it would close ours): one
+        # that streams a send (SSE, where the card says the agent streams), one that does not.
+        for streaming in (False, True):
+            config = ClientConfig(streaming=streaming, httpx_client=self._http)
+            self._clients[streaming] = ClientFactory(config).create(card)
         return card
 
-    async def client(self) -> Client:
+    async def client(self, streaming: bool = False) -> Client:
         """The client on the card checked last; the card is fetched only if none was."""
-        if self._client is None:
+        if not self._clients:
             await self.card()
-        assert self._client is not None
-        return self._client
+        return self._clients[streaming]
 
     async def recheck(self) -> None:
         """After a send the remote refused (it may have changed): the card fetched again;
@@ -153,15 +153,7 @@ class RemoteConnection:
 
 def task_text(task: Task) -> str:
     """The task's artifacts as text (data parts as JSON); its status message if none."""
-    parts = [p for a in task.artifacts for p in a.parts] or list(task.status.message.parts)
-    out = []
-    for part in parts:
-        kind = part.WhichOneof("content")
-        if kind == "text":
-            out.append(part.text)
-        elif kind == "data":
-            out.append(json.dumps(MessageToDict(part.data)))
-    return "\n".join(out)
+    return parts_text([p for a in task.artifacts for p in a.parts] or task.status.message.parts)
 
 
 async def until_settled(client: Client, task: Task, ctx: ToolContext, within: float) -> Task:
@@ -250,7 +242,8 @@ class RemoteSkillTool:
         text = arguments.get("message")
         if set(arguments) != {"message"} or not isinstance(text, str) or not text:
             raise ToolInputError("takes exactly one argument, `message`: a non-empty string")
-        client = await self._conn.client()  # ToolFailure here: nothing was sent
+        # Streamed where the call has a live channel: the remote's text reaches it as it comes.
+        client = await self._conn.client(streaming=ctx.emit is not None)  # ToolFailure: not sent
         task = await self._send(client, _message(text, self._skill, ctx), ctx)
         task = await until_settled(client, task, ctx, self._conn.agent.timeout_seconds)
         state = task.status.state
@@ -272,14 +265,10 @@ class RemoteSkillTool:
 
     async def _send(self, client: Client, message: Message, ctx: ToolContext) -> Task:
         try:
-            async for response in client.send_message(SendMessageRequest(message=message)):
-                if response.HasField("task"):
-                    return response.task
-                if response.HasField("message"):  # a direct answer: no task to follow
-                    done = Task(id="", context_id=message.context_id)
-                    done.status.state = TaskState.TASK_STATE_COMPLETED
-                    done.status.message.CopyFrom(response.message)
-                    return done
+            sent = client.send_message(SendMessageRequest(message=message))
+            task = await followed(sent, ctx.emit)
+            if task is not None:
+                return task
         except NotSent as exc:
             raise ToolFailure(str(exc), reason="remote_down") from None
         except REFUSED as exc:

@@ -110,3 +110,26 @@ async def test_a_changed_card_is_refused_after_the_failed_send(
         assert remote.tasks() == 1  # only the call before the change
     finally:
         await conn.close()
+
+
+async def test_a_streamed_call_is_one_request_and_emits_the_remote_text(
+    remote: Remote, proxy: Counting
+) -> None:
+    """Where the call has a live channel (`ctx.emit`), the send streams (SSE): the remote's
+    text is emitted as it comes, the artifacts are the result, still one request."""
+    conn = await _connection(proxy)
+    try:
+        (tool,) = remote_tools(conn, await conn.card())
+        proxy.requests.clear()
+        shown: list[str] = []
+
+        async def emit(text: str) -> None:
+            shown.append(text)
+
+        ctx = ToolContext(run_id="r-1", call_id="c-1", idempotency_key=f"k-{uuid.uuid4()}",
+                          emit=emit)  # fmt: skip
+        result = await tool(ARGS, ctx)
+        assert "4999" in result and "4999" in "".join(shown), (result, shown)
+        assert len(proxy.requests) == 1 and proxy.sends() == 1, proxy.requests
+    finally:
+        await conn.close()

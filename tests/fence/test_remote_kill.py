@@ -7,7 +7,8 @@ and the remote (agentrt's own A2A server, in another process) made ONE task:
   under the same key, the same messageId;
 - after the operator's answer to a remote's question was sent (the continuation, the same
   fenced write): the probe still asks the remote for the call's task and records its
-  result; the remote made one task, and took the answer once."""
+  result; the remote made one task, and took the answer once. The remote's streamed text
+  reached the run's live channel before the worker died."""
 
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from agentrt.contracts.enums import RunStatus
 from agentrt.core.settings import Settings
+from agentrt.store.live.table import LiveStore
 from tests._db import migrated, scratch_database
 from tests.activities._remote import caller_env, remote_agentrt, servers_file
 from tests.fence._kill import Killer
@@ -80,6 +82,11 @@ async def test_a_call_killed_after_sending_the_operators_answer_is_reconciled(
             await until_status(killer.runtime, run_id, RunStatus.WAITING_FOR_INPUT, within=60)
             await killer.runtime.submit_input(run_id, message_id="op-1", text="EUR", sent_by="o")
             await wait_for_marker(killer.markers / point, faulty, within=60.0)
+            # The remote's text streamed to the run's live channel before the step is
+            # recorded: the answer's turn (the call's second attempt on the live table).
+            live = LiveStore(killer.parts.ctx).read(run_id)
+            streamed = "".join(d.text for d in live if d.kind == "delta" and d.attempt == 2)
+            assert "4599" in streamed, live
             faulty.kill()
             fresh = killer.fresh(**own)
             done = await killer.settle(run_id, fresh, within=90)
