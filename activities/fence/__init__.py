@@ -15,7 +15,7 @@ import contextvars
 import functools
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor
 from typing import ParamSpec, TypeVar
 
@@ -207,16 +207,10 @@ class WriteActivities(ActivityGroup):
             duration_ms=(time.monotonic() - started) * 1000,
         )
         clear = _sql.clear_part(req.run_id, token)
-        try:
-            await retried(
-                lambda: self._hop(self._steps.record, step, [clear]),
-                RECORD_PAUSES,
-                is_store_unavailable,
-                "recording a write",
-            )
-        except Exception as exc:
-            unrecorded = "the write ran but its step could not be recorded"
-            raise _fatal(req, exc, "audit of write", unrecorded, ErrorType.AUDIT_FAILED) from None
+        await self._stored(
+            req, lambda: self._hop(self._steps.record, step, [clear]), "recording a write",
+            "the write ran but its step could not be recorded",
+        )  # fmt: skip
         if shown and self._live is not None:  # recorded: its live output goes
             with contextlib.suppress(Exception):  # stale live rows cost only space
                 await self._hop(self._live.prune, req.run_id, req.sequence)
@@ -242,6 +236,16 @@ class WriteActivities(ActivityGroup):
                 await live.finish()
         return content, is_error, live is not None and live.published
 
+    async def _stored(
+        self, req: ToolCallRequest, work: Callable[[], Awaitable[None]], what: str, failed: str
+    ) -> None:
+        """`work` (a store step after the tool returned: the outcome is known), tried again
+        while the store is briefly away; AuditFailed (`failed`) if it cannot be done."""
+        try:
+            await retried(work, RECORD_PAUSES, is_store_unavailable, what)
+        except Exception as exc:
+            raise _fatal(req, exc, "audit of write", failed, ErrorType.AUDIT_FAILED) from None
+
     async def _asked(
         self, req: ToolCallRequest, token: str, asked: ToolNeedsInput
     ) -> ToolCallResult:
@@ -249,16 +253,11 @@ class WriteActivities(ActivityGroup):
         call sends it (a known state, not an unknown outcome). The fence is emptied, no
         step recorded: the workflow pauses the run for input, then stamps the same call
         afresh (its same idempotency key) to send the answer."""
-        try:
-            await retried(
-                lambda: self._hop(_sql.clear, self._ctx, req.run_id, token),
-                RECORD_PAUSES,
-                is_store_unavailable,
-                "clearing a write that waits for input",
-            )
-        except Exception as exc:
-            unrecorded = "the write waits for input but its fence could not be cleared"
-            raise _fatal(req, exc, "audit of write", unrecorded, ErrorType.AUDIT_FAILED) from None
+        await self._stored(
+            req, lambda: self._hop(_sql.clear, self._ctx, req.run_id, token),
+            "clearing a write that waits for input",
+            "the write waits for input but its fence could not be cleared",
+        )  # fmt: skip
         question = ToolAsked(question=asked.question, task_id=asked.task_id, turn=asked.turn)
         return ToolCallResult(call_id=req.call.call_id, asked=question)
 
