@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from agentrt.contracts.budget import Allowance
 from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.messages import (
     ProviderReply,
@@ -162,6 +163,13 @@ def attempt_bound_of(tool: object) -> float | None:
     if isinstance(found, bool) or not isinstance(found, int | float) or not found > 0:
         return None
     return float(found)
+
+
+def reserve_of(tool: object) -> Allowance | None:
+    """The worst case of one call the tool declares (its `reserve` attribute: a remote
+    agent's skill), reserved from a budgeted run's room before the call; None: none."""
+    found = getattr(tool, "reserve", None)
+    return found if isinstance(found, Allowance) else None
 
 
 FaultHook = Callable[[str], None]

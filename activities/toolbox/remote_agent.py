@@ -222,6 +222,7 @@ class RemoteSkillTool:
         self._conn = conn
         self._skill = skill
         self._declared = conn.agent.skills.get(skill) or RemoteSkill()
+        self.reserve = self._declared.reserve  # a budgeted run reserves it per call
         self.reconcile = RemoteProbe(conn, skill, self._declared)
         self._spec = ToolSpec(
             name=f"{conn.name}.{skill}",

@@ -28,6 +28,7 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
+from agentrt.contracts.budget import Allowance
 from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.errors import ConfigError
 from agentrt.contracts.held import EntryKind
@@ -44,6 +45,10 @@ class RemoteSkill(Strict):
 
     effect: ToolEffect = ToolEffect.NON_IDEMPOTENT_WRITE
     output_schema: dict[str, Any] | None = None
+    # The worst case of one call (tokens, cost_usd): reserved from a budgeted run's room
+    # before the call is sent (no room: refused, nothing sent) and counted spent after, as
+    # the remote's own spend is not reported. None: the call spends nothing of the budget.
+    reserve: Allowance | None = None
 
     @field_validator("output_schema")
     @classmethod

@@ -142,9 +142,14 @@ async def remote_agentrt(
                 remote.stop()
 
 
-def servers_file(path: Path, url: str, digest: str, schema: bool = True) -> Path:
-    """The caller's servers file: the remote agent `partner`, its card pinned."""
+def servers_file(
+    path: Path, url: str, digest: str, schema: bool = True, reserve: int | None = None
+) -> Path:
+    """The caller's servers file: the remote agent `partner`, its card pinned; `reserve`:
+    the tokens its skill declares as one call's worst case."""
     skill: dict[str, object] = {"effect": "NON_IDEMPOTENT_WRITE"}
+    if reserve is not None:
+        skill["reserve"] = {"tokens": reserve}
     if schema:
         skill["output_schema"] = {
             "type": "object",
@@ -194,10 +199,12 @@ class Sides:
     runtime: AgentRuntime
     workdir: Path
 
-    def caller(self, digest: str, url: str | None = None) -> WorkerProcess:
+    def caller(
+        self, digest: str, url: str | None = None, reserve: int | None = None
+    ) -> WorkerProcess:
         """A caller worker whose servers file pins `digest` for the remote at `url`."""
         path = servers_file(self.workdir / f"servers-{uuid.uuid4().hex[:6]}.yaml",
-                            url or self.remote.url, digest)  # fmt: skip
+                            url or self.remote.url, digest, reserve=reserve)  # fmt: skip
         return self.pool.spawn(caller_env(self.settings, self.address, self.queue, path))
 
 
