@@ -10,6 +10,7 @@ remote_agents:
     skills:
       quote: READ_ONLY               # an effect, or an object:
       refund: {effect: NON_IDEMPOTENT_WRITE, output_schema: {type: object, required: [id]}}
+      book: {reserve: {tokens: 4000, cost_usd: 0.05}}   # one call's worst case, for budgets
 
 Every skill of the card is a tool; its effect is the one declared here, by default a
 NON_IDEMPOTENT_WRITE (fenced, approval-bound): a remote agent may do anything. A card whose

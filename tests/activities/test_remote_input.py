@@ -9,6 +9,7 @@ in the caller's transcript (it went to the remote)."""
 import uuid
 
 import pytest
+from temporalio.client import Client
 
 from agentrt.activities.ports import ToolContext, ToolNeedsInput
 from agentrt.activities.toolbox.remote_agent import RemoteConnection, message_id, remote_tools
@@ -19,6 +20,7 @@ from agentrt.core.outbound import Policy
 from agentrt.store.runs.record import RunStore
 from tests.activities._remote import TOKEN, Sides, sides
 from tests.workers.conftest import pool
+from tests.workflows._replay import assert_replays, fetch
 from tests.workflows._waiting import until, until_status
 
 __all__ = ["pool", "sides"]
@@ -29,7 +31,7 @@ ASK = "Please get a quote in another currency"
 
 
 async def test_a_remote_question_pauses_the_run_and_the_answer_continues_the_call(
-    sides: Sides, runs: RunStore
+    sides: Sides, runs: RunStore, client: Client
 ) -> None:
     worker = sides.caller(await sides.remote.digest())
 
@@ -57,6 +59,7 @@ async def test_a_remote_question_pauses_the_run_and_the_answer_continues_the_cal
     assert sides.remote.tasks() == 1  # the answer went to the same task
     transcript = runs.transcript(run_id)
     assert not [m for m in transcript if m.role == "user" and m.content == "EUR"], transcript
+    await assert_replays(await fetch(client, run_id), what="a write that asked for input")
 
 
 async def test_an_answer_sent_again_is_the_same_message(sides: Sides) -> None:
