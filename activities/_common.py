@@ -13,9 +13,10 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from agentrt.activities._loop_pool import LoopPool
-from agentrt.activities.ports import FaultHook, ToolContext, no_faults, no_heartbeat
+from agentrt.activities.ports import Emit, FaultHook, ToolContext, no_faults, no_heartbeat
 from agentrt.contracts.errors import NON_RETRYABLE, ErrorType
 from agentrt.contracts.provider_errors import known_detail
+from agentrt.contracts.run import ToolReply
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -117,11 +118,18 @@ class ActivityGroup:
         return [m for m in bound if hasattr(m, "__temporal_activity_definition")]
 
 
-def tool_context(run_id: str, call_id: str, idempotency_key: str) -> ToolContext:
+def tool_context(
+    run_id: str,
+    call_id: str,
+    idempotency_key: str,
+    reply: ToolReply | None = None,
+    emit: Emit | None = None,
+) -> ToolContext:
     """The ToolContext of a call made in this activity."""
     return ToolContext(
-        run_id, call_id, idempotency_key, heartbeat=_threadsafe_heartbeat(), logger=activity.logger
-    )
+        run_id, call_id, idempotency_key, heartbeat=_threadsafe_heartbeat(),
+        logger=activity.logger, reply=reply, emit=emit,
+    )  # fmt: skip
 
 
 def _threadsafe_heartbeat() -> Callable[..., None]:

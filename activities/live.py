@@ -35,6 +35,22 @@ def live_mode(privacy: str, rails: GuardrailConfig) -> Mode:
     return "full"
 
 
+# A tool's live output (a remote agent's stream) by the run's privacy level: its text is
+# the call's result, recorded at that level; the output guardrails judge the model's reply.
+TOOL_MODES: dict[str, Mode] = {"full": "full", "redacted": "redacted"}
+
+
+def tool_publisher(store: LiveStore | None, run_id: str, sequence: int, privacy: str,
+                   turn: int) -> "Publisher | None":  # fmt: skip
+    """The live output of a write's attempt at `sequence`, or None (no live channel, or
+    the run's level shows no text). Each turn of a call (its first message, each answer
+    to a remote's question) publishes as the next attempt: it withdraws the one before."""
+    mode = TOOL_MODES.get(privacy, "none")
+    if store is None or mode == "none":
+        return None
+    return Publisher(store, run_id, sequence, turn + 1, mode)
+
+
 class Publisher:
     """One attempt of one model call. `emit` never waits for the database."""
 

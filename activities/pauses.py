@@ -152,7 +152,8 @@ def resume(ctx: StoreContext, req: ResumeRequest) -> tuple[Transition, float | N
 
 
 def await_input(ctx: StoreContext, req: AwaitInputRequest) -> Transition:
-    """RUNNING → WAITING_FOR_INPUT: the model asked the user for more information."""
+    """RUNNING → WAITING_FOR_INPUT: the model asked the user for more information, or a
+    write asked the operator (its question in the event)."""
     to = RunStatus.WAITING_FOR_INPUT
     with ctx.sessions.begin() as s:
         waiting: RunColumns = {
@@ -163,12 +164,20 @@ def await_input(ctx: StoreContext, req: AwaitInputRequest) -> Transition:
         moved = move(s, req.run_id, frm=RunStatus.RUNNING, to=to, sequence=req.sequence, **waiting)
         if not moved.applied:
             return _moved(moved, to)
-        _event(ctx, s, req, EventKind.INPUT_REQUESTED, req.round, {})
+        _event(ctx, s, req, EventKind.INPUT_REQUESTED, req.round, _asked(req))
     return Transition(applied=True, status=to)
 
 
+def _asked(req: AwaitInputRequest) -> dict[str, Any]:
+    """What the operator is asked: a write's question (a remote agent's), with its call."""
+    if req.question is None:
+        return {}
+    return {"question": req.question, "call_id": req.call_id, "tool": req.tool}
+
+
 def add_input(ctx: StoreContext, req: AddInputRequest) -> Transition:
-    """WAITING_FOR_INPUT → RUNNING with the follow-up appended to the transcript. A message
+    """WAITING_FOR_INPUT → RUNNING with the follow-up appended to the transcript (an answer
+    to a write's question is not: the write sends it, and its result is the call's). A message
     whose attestation is missing or does not open as exactly this message (its sender, id,
     text and run) is refused instead: an INPUT_REFUSED event, the run not moved."""
     to, message = RunStatus.RUNNING, req.message
@@ -187,13 +196,15 @@ def add_input(ctx: StoreContext, req: AddInputRequest) -> Transition:
         )  # fmt: skip
         if not moved.applied:
             return _moved(moved, to)
-        RunStore(ctx).append_message(
-            s, req.run_id, req.sequence, Message(role="user", content=message.text)
-        )
+        if req.call_id is None:  # an answer to a write's question goes to the write
+            RunStore(ctx).append_message(
+                s, req.run_id, req.sequence, Message(role="user", content=message.text)
+            )
         audit = {
             "sent_by": message.sent_by,
             "message_id": message.message_id,
             "content": message.text,
+            **({"call_id": req.call_id} if req.call_id is not None else {}),
         }
         _event(ctx, s, req, EventKind.INPUT, req.round, audit)
     return Transition(applied=True, status=to)

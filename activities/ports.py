@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from agentrt.contracts.budget import Allowance
 from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.messages import (
     ProviderReply,
@@ -13,6 +14,7 @@ from agentrt.contracts.messages import (
     ToolSpec,
 )
 from agentrt.contracts.reconcile import Reconciled
+from agentrt.contracts.run import ToolReply
 
 
 class ModelProvider(Protocol):
@@ -60,6 +62,24 @@ class ToolContext:
     logger: logging.Logger | logging.LoggerAdapter[Any] = field(
         default=logging.getLogger("agentrt.tools"), compare=False
     )
+    # A continued write: the operator's answer to the question the call asked (ToolNeedsInput).
+    reply: ToolReply | None = None
+    # The call's live output, where its activity has one (a write at privacy full or
+    # redacted): a tool that streams (a remote agent's task) hands it its text as it comes.
+    emit: Emit | None = field(default=None, compare=False)
+
+
+class ToolNeedsInput(Exception):
+    """Raised by a non-idempotent write whose target waits for the operator (a remote
+    agent's `input-required`): nothing is recorded, the run waits for input with
+    `question` shown, and the answer comes back in `ctx.reply` to a new attempt of the same
+    call (its same idempotency key). `task_id`: where the answer goes, `turn`: the
+    call's turn that asked. A call that is not a fenced write cannot pause: it ends with
+    the question as its error result."""
+
+    def __init__(self, question: str, *, task_id: str = "", turn: int = 0) -> None:
+        super().__init__(question)
+        self.question, self.task_id, self.turn = question, task_id, turn
 
 
 class ToolInputError(Exception):
@@ -143,6 +163,13 @@ def attempt_bound_of(tool: object) -> float | None:
     if isinstance(found, bool) or not isinstance(found, int | float) or not found > 0:
         return None
     return float(found)
+
+
+def reserve_of(tool: object) -> Allowance | None:
+    """The worst case of one call the tool declares (its `reserve` attribute: a remote
+    agent's skill), reserved from a budgeted run's room before the call; None: none."""
+    found = getattr(tool, "reserve", None)
+    return found if isinstance(found, Allowance) else None
 
 
 FaultHook = Callable[[str], None]

@@ -5,7 +5,7 @@ from temporalio import activity
 
 from agentrt.activities._common import ActivityGroup, db, fatal
 from agentrt.activities.guardrails import checked as checked_text
-from agentrt.activities.ports import attempt_bound_of, probe_of
+from agentrt.activities.ports import attempt_bound_of, probe_of, reserve_of
 from agentrt.activities.registry import ProfileCatalog, Routes, ToolRegistry
 from agentrt.contracts.agents import agent_spec
 from agentrt.contracts.budget import capped, output_bound
@@ -152,6 +152,7 @@ class RunActivities(ActivityGroup):
                     attempt_seconds=attempt_bound_of(tool)
                     if tool.effect is ToolEffect.NON_IDEMPOTENT_WRITE
                     else None,
+                    reserve=reserve_of(tool),
                 )
             )
             specs.append(tool.spec)

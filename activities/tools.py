@@ -20,6 +20,7 @@ from agentrt.activities.ports import (
     ToolFailedAfterApplying,
     ToolFailure,
     ToolInputError,
+    ToolNeedsInput,
     ToolNotApplied,
     ToolResultError,
     no_faults,
@@ -40,12 +41,20 @@ def bounded(text: str) -> str:
     return text if len(text) <= MAX_RESULT_CHARS else text[:MAX_RESULT_CHARS] + "…[truncated]"
 
 
-async def call_tool(tool: Tool, call: ToolCall, ctx: ToolContext) -> tuple[str, bool]:
+async def call_tool(
+    tool: Tool, call: ToolCall, ctx: ToolContext, *, pausable: bool = False
+) -> tuple[str, bool]:
     """(content, is_error) for the typed failures whose text is meant for the model, each a
     known outcome: bad arguments and ToolNotApplied (nothing changed), an unusable result
-    and ToolFailedAfterApplying (the effect happened). Anything else propagates."""
+    and ToolFailedAfterApplying (the effect happened). Anything else propagates, and
+    ToolNeedsInput too when the caller can pause for it (`pausable`: a fenced write);
+    otherwise it is an error result with the question (the target acted: never resent)."""
     try:
         return bounded(await tool(call.arguments, ctx)), False
+    except ToolNeedsInput as exc:
+        if pausable:
+            raise
+        return f"{call.name} asks for input, which only a fenced write can wait for: {exc}", True
     except ToolInputError as exc:
         return f"Invalid arguments for {call.name}: {exc}", True
     except ToolResultError as exc:

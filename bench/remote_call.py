@@ -4,8 +4,9 @@ demo (workers/team_remote.py: `agentrt-api serve` in its own process, its own da
 and worker, on the same dev server).
 
 - `inline`: `lookup_order` (model -> tool -> model).
-- `remote`: `carrier.quote` (model -> the A2A call -> model): the card fetched and checked
-  against its pin, `message/send`, then the task followed until it completes.
+- `remote`: `carrier.quote` (model -> the A2A call -> model): `message/send` (or
+  `message/stream` where the run shows live output), the task followed until it
+  completes; the card is checked against its pin once per worker process, not per call.
 
 Per pair: the call's step on the server's clock (the model call that asked for it
 completed -> the next model call scheduled), and the HTTP requests the remote API answered

@@ -39,8 +39,15 @@ class ResumeRequest(PauseRequest):
 
 class AwaitInputRequest(ProgressPauseRequest):
     round: int
+    # A write's question (a remote agent's input-required): shown in the event; else the
+    # model asked the remote user.
+    question: str | None = None
+    call_id: str | None = None
+    tool: str | None = None
 
 
 class AddInputRequest(PauseRequest):
     round: int
     message: InputMessage
+    # The answer to the write `call_id`'s question: it goes to the write, not the transcript.
+    call_id: str | None = None

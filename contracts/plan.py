@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from agentrt.contracts.budget import Allowance
 from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.profiles import (
     DEFAULT_RECONCILE_TIMEOUT_SECONDS,
@@ -58,6 +59,10 @@ class ToolPlan(BaseModel):
     # A child agent (a profile of `Profile.agents`): a call runs it as a child run; its
     # effect is the strongest of the child's tools. None: a tool (every earlier plan).
     agent: str | None = None
+    # The worst case of one call the tool declares (a remote agent's skill, whose own
+    # spend is not reported): reserved from a budgeted run's room before the call, counted
+    # spent after. None: the tool spends nothing of the budget (every earlier plan).
+    reserve: Allowance | None = None
 
 
 class RunPlan(BaseModel):

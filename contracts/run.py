@@ -189,6 +189,25 @@ class ModelResult(BaseModel):
     over_budget: bool = False
 
 
+class ToolAsked(BaseModel):
+    """A fenced write that waits for the operator (a remote agent's `input-required`): its
+    question, shown to the operator while the run waits for input, and the remote task the
+    answer goes to. `turn`: the call's turn that asked (0: its first message)."""
+
+    question: str
+    task_id: str = ""
+    turn: int = 0
+
+
+class ToolReply(BaseModel):
+    """The operator's answer to a write's question, sent by the next attempt of the same
+    call (its same idempotency key) as the call's turn `turn` on the remote's task."""
+
+    turn: int
+    task_id: str = ""
+    text: str
+
+
 class ToolCallRequest(AtRunLevel):
     """One tool call to run, recorded at the run's privacy level."""
 
@@ -204,14 +223,18 @@ class ToolCallRequest(AtRunLevel):
     # A write's tool's own attempt bound (ToolPlan.attempt_seconds), as the workflow's plan
     # holds it: the write activity cuts the tool's call there.
     attempt_seconds: float | None = None
+    # The operator's answer this attempt carries to the remote (a continued write).
+    reply: ToolReply | None = None
 
 
 class ToolCallResult(BaseModel):
-    """A tool call's outcome: whether it failed, and whether a retry found it done."""
+    """A tool call's outcome: whether it failed, and whether a retry found it done.
+    `asked`: the write is not over, it waits for the operator's answer (nothing recorded)."""
 
     call_id: str
     is_error: bool = False
     replayed: bool = False
+    asked: ToolAsked | None = None
 
 
 class RefuseRequest(AtRunLevel):

@@ -246,6 +246,7 @@ def _compose(
     m = resources.metrics
     runs, steps = MeteredRunStore(ctx, m), ToolStepStore(ctx)
     completion = Completion(ctx, ended=run_ended(m), turned=partial(count_turn, m))
+    live = LiveStore(ctx)  # model calls' and remote agents' live output
     model = ModelActivities(
         providers=traced_providers(metered_providers(models.providers, calls)),
         runs=runs,
@@ -254,11 +255,11 @@ def _compose(
         answer_levels=models.answer_levels,
         prices=models.prices,
         failed_over=fallback_counter(calls, models.providers),
-        live=LiveStore(ctx),
+        live=live,
     )
     tool = ToolActivities(registry=registry, steps=steps, faults=hook)
     write = WriteActivities(ctx=ctx, registry=registry, executor=pool, faults=hook,
-                            claimed=m.writes_fenced.inc)  # fmt: skip
+                            claimed=m.writes_fenced.inc, live=live)  # fmt: skip
     probes = ReconcileActivities(
         ctx=ctx, registry=registry, faults=hook,
         answered=lambda verdict: m.writes_reconciled.labels(verdict).inc(),

@@ -7,7 +7,7 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError, FailureError
 
 from agentrt.workflows import _options as opt
-from agentrt.workflows import children, reconciliation
+from agentrt.workflows import children, reconciliation, tool_budget, tool_input
 from agentrt.workflows._calls import call, call_local, error_type, failure_of
 from agentrt.workflows._context import RunContext
 from agentrt.workflows._loop import Route, Stop, route
@@ -23,6 +23,7 @@ with workflow.unsafe.imports_passed_through():
     from agentrt.contracts.errors import ErrorType
     from agentrt.contracts.ids import idempotency_key
     from agentrt.contracts.messages import ToolCall, Usage
+    from agentrt.contracts.plan import ToolPlan
     from agentrt.contracts.run import (
         BeginRequest,
         BeginResult,
@@ -163,6 +164,22 @@ async def tool(ctx: RunContext, round_no: int, c: ToolCall, seq: int | None = No
         privacy=plan.privacy,
     )
     queue = tool_plan.task_queue if tool_plan is not None else None
+    hold = tool_budget.reserve(ctx, tool_plan)
+    if hold is False:
+        await refuse(ctx, round_no, c, tool_budget.NO_ROOM, request.sequence)
+        return
+    try:
+        await _execute(ctx, kind, request, tool_plan, queue)
+    finally:
+        tool_budget.spent(ctx, hold)
+
+
+async def _execute(
+    ctx: RunContext, kind: Route, request: ToolCallRequest, tool_plan: ToolPlan | None,
+    queue: str | None,
+) -> None:  # fmt: skip
+    """The call of a tool: an activity with retries, or a fenced write."""
+    plan, c = ctx.require_plan(), request.call
     if kind is Route.EXECUTE:
         await call(
             TOOL,
@@ -183,6 +200,7 @@ async def tool(ctx: RunContext, round_no: int, c: ToolCall, seq: int | None = No
             task_queue=queue,
             reconcile=probe,
             ask=asked,
+            answer_input=functools.partial(tool_input.answer, ctx),
             patches=ctx.patches,
             attempt_seconds=tool_plan.attempt_seconds if tool_plan is not None else None,
         )

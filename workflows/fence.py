@@ -24,7 +24,15 @@ with workflow.unsafe.imports_passed_through():
     from agentrt.contracts.errors import ErrorType
     from agentrt.contracts.profiles import Timeouts
     from agentrt.contracts.reconcile import APPLIED, NOT_APPLIED, UNKNOWN, Verdict
-    from agentrt.contracts.run import FenceRequest, FenceResult, FenceState, ToolCallRequest
+    from agentrt.contracts.run import (
+        FenceRequest,
+        FenceResult,
+        FenceState,
+        ToolAsked,
+        ToolCallRequest,
+        ToolCallResult,
+        ToolReply,
+    )
 
 # The stamp runs as a local activity, inside the workflow task that schedules the write:
 # no activity task and no workflow task of its own. Runs recorded before this patch
@@ -37,6 +45,9 @@ RECONCILE = "fence-reconcile"
 # A person answers (`on_unknown_outcome: ask`): asked only when the outcome stayed unknown
 # in such a profile, so runs recorded before it, and "fail" runs, replay as they were.
 ASK = "fence-ask"
+# A write that waits for the operator (a remote agent's input-required): asked only when a
+# write's result asks, which no run recorded before it met (workflows/tool_input.py).
+TOOL_INPUT = "write-asks-input"
 
 # A tool's own attempt bound (ToolPlan.attempt_seconds): its write's start-to-close is the
 # bound and this headroom (the claim, the record and the record's retries, about 6 s).
@@ -50,6 +61,8 @@ INTERRUPTED = TerminationReason.INTERRUPTED_WRITE
 # Waits for a person's answer on an interrupted write (workflows/reconciliation.py), given
 # the request and when its attempt can no longer land.
 Ask = Callable[[ToolCallRequest, datetime], Awaitable[Verdict]]
+# Waits for the operator's answer to a write's question and records it (the input pause).
+Answer = Callable[[ToolCallRequest, ToolAsked], Awaitable[ToolReply]]
 
 
 def write_call(t: Timeouts, attempt_seconds: float | None = None) -> ActivityConfig:
@@ -76,12 +89,15 @@ async def fenced_write(
     task_queue: str | None = None,
     reconcile: bool = False,
     ask: Ask | None = None,
+    answer_input: Answer | None = None,
     patches: Patches,
     attempt_seconds: float | None = None,
 ) -> None:
     """`reconcile`: the tool has a probe (the run plan says so). A write whose outcome
     stays unknown fails the run (`on_unknown_outcome: fail`), or, given `ask` (the profile
-    says "ask"), waits for a person's answer. `attempt_seconds`: the tool's own bound on an
+    says "ask"), waits for a person's answer. `answer_input`: waits for the operator's answer
+    when the write asks a question; the answer is sent by the same write (its same
+    idempotency key, a fresh fence). `attempt_seconds`: the tool's own bound on an
     attempt (the plan's), in place of the profile's `write_seconds`."""
     c = request.call
     bound = _Bound(timeouts, attempt_seconds)
@@ -94,7 +110,10 @@ async def fenced_write(
         scheduled = workflow.now()
         update = {"fence_token": fence.token, "attempt_seconds": attempt_seconds}
         write = request.model_copy(update=update)
-        failure = await _write(write, timeouts, attempt_seconds, task_queue)
+        done, failure = await _write(write, timeouts, attempt_seconds, task_queue)
+        if done is not None and done.asked is not None and workflow.patched(TOOL_INPUT):
+            request = await _answered(request, write, done.asked, answer_input)
+            continue
         if failure is None:
             return
         verdict = await call(RESOLVE, fence, opt.store_call(), summary=f"resolve {c.name}")
@@ -117,6 +136,18 @@ async def fenced_write(
             schedules.unclaimed += 1
             await workflow.sleep(timedelta(seconds=1))
         _check_bounds(schedules)
+
+
+async def _answered(
+    request: ToolCallRequest, write: ToolCallRequest, asked: ToolAsked, answer: Answer | None
+) -> ToolCallRequest:
+    """The target waits for the operator (the write emptied its fence, recorded nothing):
+    the run pauses for input; the request of the call's next turn, carrying the answer,
+    to be stamped afresh under the same idempotency key."""
+    if answer is None:
+        raise Stop(TerminationReason.TOOL_FAILED, error_type=ErrorType.NOT_AWAITING_INPUT)
+    reply = await answer(write, asked)
+    return request.model_copy(update={"reply": reply})
 
 
 async def _claim(
@@ -144,20 +175,20 @@ async def _write(
     timeouts: Timeouts,
     attempt_seconds: float | None,
     task_queue: str | None,
-) -> ActivityError | None:
-    """Schedule the stamped write once: None when it finished, else how it failed."""
+) -> tuple[ToolCallResult | None, ActivityError | None]:
+    """Schedule the stamped write once: its result when it finished, else how it failed."""
     c = write.call
     try:
-        await call(
+        done = await call(
             WRITE,
             write,
             opt.on_queue(write_call(timeouts, attempt_seconds), task_queue),
-            summary=f"write {c.name}",
+            summary=f"write {c.name}" if write.reply is None else f"write {c.name}: answer",
         )
-        return None
+        return done, None
     except ActivityError as err:
         workflow.logger.warning("write %s failed: %s", c.call_id, error_type(err))
-        return err
+        return None, err
 
 
 def _check_bounds(schedules: Schedules) -> None:

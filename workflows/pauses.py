@@ -22,6 +22,7 @@ from agentrt.workflows._loop import Stop, turn_digest
 from agentrt.workflows.a2a import project
 
 with workflow.unsafe.imports_passed_through():
+    from agentrt.contracts.a2a import InputMessage
     from agentrt.contracts.approval import (
         ApprovalDecision,
         PendingApproval,
@@ -262,11 +263,18 @@ def _resume(
     )
 
 
-async def await_input(ctx: RunContext, round_no: int) -> None:
-    """The model asked the remote user for more: wait for the follow-up and record it."""
+async def await_input(
+    ctx: RunContext, round_no: int, write: ToolCall | None = None, question: str | None = None
+) -> InputMessage:
+    """The model asked the remote user for more, or the write `write` asked the operator
+    `question` (workflows/tool_input.py): wait for the follow-up and record it."""
     plan = ctx.require_plan()
     ctx.input.open()
-    request = AwaitInputRequest(round=round_no, **_progress(ctx, plan))
+    for_call = None if write is None else write.call_id
+    request = AwaitInputRequest(
+        round=round_no, question=question, call_id=for_call,
+        tool=None if write is None else write.name, **_progress(ctx, plan),
+    )  # fmt: skip
     await _enter(plan, AWAIT_INPUT, request, "wait for input", ctx.input.close)
     set_status(RunStatus.WAITING_FOR_INPUT)
     ctx.details.waiting_for_input(round_no)
@@ -280,7 +288,7 @@ async def await_input(ctx: RunContext, round_no: int) -> None:
         assert message is not None
         added = await call(
             ADD_INPUT,
-            AddInputRequest(round=round_no, message=message, **_pause(ctx, plan)),
+            AddInputRequest(round=round_no, message=message, call_id=for_call, **_pause(ctx, plan)),
             opt.store_call(),
             summary="record input",
             fails_as=TerminationReason.INTERNAL_ERROR,
@@ -297,3 +305,4 @@ async def await_input(ctx: RunContext, round_no: int) -> None:
         raise Stop(TerminationReason.INTERNAL_ERROR, error_type=ErrorType.INPUT_REFUSED)
     set_status(RunStatus.RUNNING)
     await project(ctx)
+    return message

@@ -10,11 +10,12 @@ A write interrupted after its claim is reconciled through its probe, if it has o
 """
 
 import asyncio
+import contextlib
 import contextvars
 import functools
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor
 from typing import ParamSpec, TypeVar
 
@@ -35,7 +36,8 @@ from agentrt.activities._shield import shield_until_done
 from agentrt.activities.fence import _sql
 from agentrt.activities.fence._sql import void_unclaimed
 from agentrt.activities.fence.reconcile import ReconcileActivities
-from agentrt.activities.ports import FaultHook, no_faults
+from agentrt.activities.live import tool_publisher
+from agentrt.activities.ports import FaultHook, Tool, ToolNeedsInput, no_faults
 from agentrt.activities.registry import ToolRegistry
 from agentrt.activities.tool_failures import failure_text
 from agentrt.activities.tools import call_tool
@@ -51,10 +53,12 @@ from agentrt.contracts.run import (
     FenceRequest,
     FenceResult,
     FenceState,
+    ToolAsked,
     ToolCallRequest,
     ToolCallResult,
 )
 from agentrt.store.db.context import StoreContext
+from agentrt.store.live.table import LiveStore
 from agentrt.store.steps.tools import ToolStep, ToolStepStore
 
 __all__ = ["FenceActivities", "ReconcileActivities", "WriteActivities", "void_unclaimed"]
@@ -117,7 +121,9 @@ class WriteActivities(ActivityGroup):
         executor: Executor,
         faults: FaultHook = no_faults,
         claimed: Callable[[], None] = uncounted,
+        live: LiveStore | None = None,
     ) -> None:
+        self._live = live  # where a tool's streamed output is published
         self._ctx = ctx
         self._steps = ToolStepStore(ctx)
         self._registry = registry
@@ -176,19 +182,14 @@ class WriteActivities(ActivityGroup):
         call = req.call
         tool = self._registry.get(call.name)
         started = time.monotonic()
+        shown = False
         if tool is None or tool.effect is not ToolEffect.NON_IDEMPOTENT_WRITE:
             content, is_error = f"Unknown tool {call.name!r}.", True
         else:
-            ctx = tool_context(req.run_id, call.call_id, req.idempotency_key)
             try:
-                # The tool's own attempt bound, as the run's plan holds it: the workflow
-                # asks its probe once that has passed, so the call must not go on past it.
-                left = _left(req.attempt_seconds, began)
-                # Bad arguments are refused before any effect, by contract; an unusable result
-                # comes after a known one; ToolNotApplied and ToolFailedAfterApplying are the
-                # tool's own word on the outcome: all are recorded as plain errors.
-                async with asyncio.timeout(left):
-                    content, is_error = await call_tool(tool, call, ctx)
+                content, is_error, shown = await self._call(req, tool, began)
+            except ToolNeedsInput as asked:
+                return await self._asked(req, token, asked)
             except Exception as exc:
                 failed = "the write failed; its outcome is unknown"
                 raise _fatal(req, exc, "write", failed, ErrorType.WRITE_FAILED) from None
@@ -206,17 +207,59 @@ class WriteActivities(ActivityGroup):
             duration_ms=(time.monotonic() - started) * 1000,
         )
         clear = _sql.clear_part(req.run_id, token)
-        try:
-            await retried(
-                lambda: self._hop(self._steps.record, step, [clear]),
-                RECORD_PAUSES,
-                is_store_unavailable,
-                "recording a write",
-            )
-        except Exception as exc:
-            unrecorded = "the write ran but its step could not be recorded"
-            raise _fatal(req, exc, "audit of write", unrecorded, ErrorType.AUDIT_FAILED) from None
+        await self._stored(
+            req, lambda: self._hop(self._steps.record, step, [clear]), "recording a write",
+            "the write ran but its step could not be recorded",
+        )  # fmt: skip
+        if shown and self._live is not None:  # recorded: its live output goes
+            with contextlib.suppress(Exception):  # stale live rows cost only space
+                await self._hop(self._live.prune, req.run_id, req.sequence)
         return ToolCallResult(call_id=call.call_id, is_error=is_error)
+
+    async def _call(self, req: ToolCallRequest, tool: Tool, began: float) -> tuple[str, bool, bool]:
+        """(content, is_error, whether live output was published): the tool's call, its
+        text published as it streams (a remote agent's task), where the run's level shows
+        it. Bad arguments are refused before any effect, by contract; an unusable result
+        comes after a known one; ToolNotApplied and ToolFailedAfterApplying are the
+        tool's own word on the outcome: all are recorded as plain errors."""
+        call, turn = req.call, 0 if req.reply is None else req.reply.turn
+        live = tool_publisher(self._live, req.run_id, req.sequence, req.privacy, turn)
+        emit = None if live is None else live.emit
+        ctx = tool_context(req.run_id, call.call_id, req.idempotency_key, req.reply, emit)
+        try:
+            # The tool's own attempt bound, as the run's plan holds it: the workflow asks
+            # its probe once that has passed, so the call must not go on past it.
+            async with asyncio.timeout(_left(req.attempt_seconds, began)):
+                content, is_error = await call_tool(tool, call, ctx, pausable=True)
+        finally:
+            if live is not None:
+                await live.finish()
+        return content, is_error, live is not None and live.published
+
+    async def _stored(
+        self, req: ToolCallRequest, work: Callable[[], Awaitable[None]], what: str, failed: str
+    ) -> None:
+        """`work` (a store step after the tool returned: the outcome is known), tried again
+        while the store is briefly away; AuditFailed (`failed`) if it cannot be done."""
+        try:
+            await retried(work, RECORD_PAUSES, is_store_unavailable, what)
+        except Exception as exc:
+            raise _fatal(req, exc, "audit of write", failed, ErrorType.AUDIT_FAILED) from None
+
+    async def _asked(
+        self, req: ToolCallRequest, token: str, asked: ToolNeedsInput
+    ) -> ToolCallResult:
+        """The target waits for the operator's answer: nothing more happens there until the
+        call sends it (a known state, not an unknown outcome). The fence is emptied, no
+        step recorded: the workflow pauses the run for input, then stamps the same call
+        afresh (its same idempotency key) to send the answer."""
+        await self._stored(
+            req, lambda: self._hop(_sql.clear, self._ctx, req.run_id, token),
+            "clearing a write that waits for input",
+            "the write waits for input but its fence could not be cleared",
+        )  # fmt: skip
+        question = ToolAsked(question=asked.question, task_id=asked.task_id, turn=asked.turn)
+        return ToolCallResult(call_id=req.call.call_id, asked=question)
 
 
 def _left(attempt_seconds: float | None, began: float) -> float | None:

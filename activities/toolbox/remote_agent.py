@@ -6,13 +6,21 @@ same message: agentrt's own A2A server answers it with the task the first send m
 (api/a2a/first_message.py). A remote that is not agentrt may not deduplicate messages;
 the guarantee stops there (docs/guides/remote-agents.md).
 
-Each call first fetches the card and checks it against the pinned digest (one HTTP round
-trip): a card that changed, or a remote that cannot be reached, fails the call with
-nothing sent (ToolFailure: the model is told, the run goes on). After the send:
+The card is fetched and checked against the pinned digest once per worker process (at
+start, or at the first call), not at each call: a call is one request, its send. A send
+the remote refuses (an error answer saying it refused the request, or an HTTP status
+saying the endpoint is not there or will not take it) may mean the agent changed: the
+card is fetched and checked again, and a card that changed fails the call with the typed
+`card_changed` (nothing was made), as do all later calls until an operator re-pins it. A
+card that changed, or a remote that cannot be reached, fails the call with nothing sent
+(ToolFailure: the model is told, the run goes on). After the send:
 - an answer whose task completed: its artifacts are the result; one that breaks the
   skill's declared output schema is the call's `invalid_output` (an error result; the
   remote acted, so nothing resends it);
-- a task that failed, was canceled or asks for input: an error result, never resent;
+- a task that asks for input: ToolNeedsInput with the remote's question; the run pauses
+  for the operator's answer, which the same write sends on the same task as its next
+  turn (ctx.reply), with a messageId derived from the key and the turn;
+- a task that failed or was canceled: an error result, never resent;
 - a task the remote rejected, or an error answer that means it refused the request:
   not applied;
 - no answer (the connection lost after the send): a plain error, so a non-idempotent
@@ -22,7 +30,6 @@ nothing sent (ToolFailure: the model is told, the run goes on). After the send:
 
 import asyncio
 import hashlib
-import json
 from typing import Any
 
 import httpx
@@ -46,16 +53,17 @@ from a2a.utils.errors import (
     MethodNotFoundError,
     UnsupportedOperationError,
 )
-from google.protobuf.json_format import MessageToDict
 
 from agentrt.activities.ports import (
     ToolContext,
     ToolFailedAfterApplying,
     ToolFailure,
     ToolInputError,
+    ToolNeedsInput,
 )
 from agentrt.activities.toolbox.remote_config import RemoteAgent, RemoteSkill
 from agentrt.activities.toolbox.remote_http import CardRefused, NotSent, fetch_card, http_client
+from agentrt.activities.toolbox.remote_stream import followed, parts_text
 from agentrt.contracts.enums import TerminationReason, ToolEffect
 from agentrt.contracts.messages import ToolSpec
 from agentrt.contracts.output import parse_output
@@ -78,13 +86,18 @@ REFUSED = (
     InvalidParamsError, InvalidRequestError, MethodNotFoundError,
     ContentTypeNotSupportedError, UnsupportedOperationError,
 )  # fmt: skip
+# HTTP statuses by which the endpoint says it is not there or will not take the request: the
+# agent may have changed, so its card is checked again (the outcome stays as it was).
+MOVED = frozenset({401, 403, 404, 405, 410, 415})
 POLL_FIRST, POLL_MAX = 0.1, 2.0
 INVALID_OUTPUT = TerminationReason.INVALID_OUTPUT.value  # the word a run ends by, for one call
 
 
-def message_id(idempotency_key: str) -> str:
-    """The A2A messageId of a call: the same for every attempt of it."""
-    return "agentrt-m-" + hashlib.sha256(b"message:" + idempotency_key.encode()).hexdigest()[:40]
+def message_id(idempotency_key: str, turn: int = 0) -> str:
+    """The A2A messageId of a call's turn (0: its first message; n: the operator's n-th
+    answer to the remote's questions): the same for every attempt of it."""
+    seed = b"message:" + idempotency_key.encode() + (b":turn:%d" % turn if turn else b"")
+    return "agentrt-m-" + hashlib.sha256(seed).hexdigest()[:40]
 
 
 def context_id(idempotency_key: str) -> str:
@@ -93,17 +106,20 @@ def context_id(idempotency_key: str) -> str:
 
 
 class RemoteConnection:
-    """One remote agent: its HTTP client (every address checked), the card checked against
-    its pin at each use."""
+    """One remote agent: its HTTP client (every address checked) and its card, checked
+    against its pin once per worker process (at start, or at the first use) and again
+    after a send the remote refused (`recheck`): a call is one request."""
 
     def __init__(self, agent: RemoteAgent, token: str | None, policy: Policy) -> None:
         self.agent = agent
         self.name = agent.name
         self._http = http_client(agent, token, policy)
+        self._clients: dict[bool, Client] = {}  # by streaming, on the card as checked last
 
     async def card(self) -> Any:
-        """The pinned card, fetched now. ToolFailure (nothing sent) when it changed or the
-        agent cannot be reached."""
+        """The pinned card, fetched and checked now. ToolFailure (nothing sent) when it
+        changed or the agent cannot be reached; either forgets the card checked before."""
+        self._clients = {}
         try:
             card, _ = await fetch_card(self.agent, self._http)
         except CardRefused as exc:
@@ -113,12 +129,23 @@ class RemoteConnection:
             raise ToolFailure(
                 f"the remote agent {self.name!r} cannot be reached ({why})", reason="remote_down"
             ) from None
+        # a2a-sdk clients on the card as pinned (never closed: it would close ours): one
+        # that streams a send (SSE, where the card says the agent streams), one that does not.
+        for streaming in (False, True):
+            config = ClientConfig(streaming=streaming, httpx_client=self._http)
+            self._clients[streaming] = ClientFactory(config).create(card)
         return card
 
-    async def client(self) -> Client:
-        """An a2a-sdk client on the card as pinned (never closed: it would close ours)."""
-        card = await self.card()
-        return ClientFactory(ClientConfig(streaming=False, httpx_client=self._http)).create(card)
+    async def client(self, streaming: bool = False) -> Client:
+        """The client on the card checked last; the card is fetched only if none was."""
+        if not self._clients:
+            await self.card()
+        return self._clients[streaming]
+
+    async def recheck(self) -> None:
+        """After a send the remote refused (it may have changed): the card fetched again;
+        ToolFailure `card_changed` when it is no longer the pinned one."""
+        await self.card()
 
     async def close(self) -> None:
         await self._http.aclose()
@@ -126,15 +153,7 @@ class RemoteConnection:
 
 def task_text(task: Task) -> str:
     """The task's artifacts as text (data parts as JSON); its status message if none."""
-    parts = [p for a in task.artifacts for p in a.parts] or list(task.status.message.parts)
-    out = []
-    for part in parts:
-        kind = part.WhichOneof("content")
-        if kind == "text":
-            out.append(part.text)
-        elif kind == "data":
-            out.append(json.dumps(MessageToDict(part.data)))
-    return "\n".join(out)
+    return parts_text([p for a in task.artifacts for p in a.parts] or task.status.message.parts)
 
 
 async def until_settled(client: Client, task: Task, ctx: ToolContext, within: float) -> Task:
@@ -168,6 +187,10 @@ class RemoteProbe:
         if not listed.tasks:
             return Reconciled.not_applied()
         task = listed.tasks[0]
+        if task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED:
+            # Waiting for an answer: the turn is sent again, as the same message (agentrt's
+            # server answers a message it holds with the task as it is, asking again).
+            return Reconciled.not_applied()
         if task.status.state not in TERMINAL:
             raise RuntimeError(
                 f"the remote task {task.id} is still {TaskState.Name(task.status.state)}"
@@ -199,6 +222,7 @@ class RemoteSkillTool:
         self._conn = conn
         self._skill = skill
         self._declared = conn.agent.skills.get(skill) or RemoteSkill()
+        self.reserve = self._declared.reserve  # a budgeted run reserves it per call
         self.reconcile = RemoteProbe(conn, skill, self._declared)
         self._spec = ToolSpec(
             name=f"{conn.name}.{skill}",
@@ -219,10 +243,17 @@ class RemoteSkillTool:
         text = arguments.get("message")
         if set(arguments) != {"message"} or not isinstance(text, str) or not text:
             raise ToolInputError("takes exactly one argument, `message`: a non-empty string")
-        client = await self._conn.client()  # ToolFailure here: nothing was sent
-        task = await self._send(client, text, ctx)
+        # Streamed where the call has a live channel: the remote's text reaches it as it comes.
+        client = await self._conn.client(streaming=ctx.emit is not None)  # ToolFailure: not sent
+        task = await self._send(client, _message(text, self._skill, ctx), ctx)
         task = await until_settled(client, task, ctx, self._conn.agent.timeout_seconds)
         state = task.status.state
+        if state == TaskState.TASK_STATE_INPUT_REQUIRED:
+            # The remote waits for an answer: our run pauses for the operator's (the fence
+            # emptied, nothing recorded); it comes back as ctx.reply, the next turn.
+            question = task_text(task) or "the remote agent asks for input"
+            turn = 0 if ctx.reply is None else ctx.reply.turn
+            raise ToolNeedsInput(question, task_id=task.id, turn=turn)
         if state == TaskState.TASK_STATE_REJECTED:
             raise ToolFailure(
                 f"the remote agent rejected the task: {task_text(task)}", reason="rejected"
@@ -233,26 +264,16 @@ class RemoteSkillTool:
             raise ToolFailedAfterApplying(result)
         return result
 
-    async def _send(self, client: Client, text: str, ctx: ToolContext) -> Task:
-        message = Message(
-            message_id=message_id(ctx.idempotency_key),
-            context_id=context_id(ctx.idempotency_key),
-            role=Role.ROLE_USER,
-            parts=[Part(text=text)],
-        )
-        message.metadata.update({"skill": self._skill})
+    async def _send(self, client: Client, message: Message, ctx: ToolContext) -> Task:
         try:
-            async for response in client.send_message(SendMessageRequest(message=message)):
-                if response.HasField("task"):
-                    return response.task
-                if response.HasField("message"):  # a direct answer: no task to follow
-                    done = Task(id="", context_id=message.context_id)
-                    done.status.state = TaskState.TASK_STATE_COMPLETED
-                    done.status.message.CopyFrom(response.message)
-                    return done
+            sent = client.send_message(SendMessageRequest(message=message))
+            task = await followed(sent, ctx.emit)
+            if task is not None:
+                return task
         except NotSent as exc:
             raise ToolFailure(str(exc), reason="remote_down") from None
         except REFUSED as exc:
+            await self._conn.recheck()  # ToolFailure card_changed: the agent changed
             raise ToolFailure(
                 f"the remote agent refused the message: {exc}", reason="refused"
             ) from None
@@ -262,8 +283,26 @@ class RemoteSkillTool:
                 raise ToolFailure(
                     "the remote agent cannot be reached", reason="remote_down"
                 ) from None
+            if isinstance(cause, httpx.HTTPStatusError) and cause.response.status_code in MOVED:
+                await self._conn.recheck()  # the endpoint gone: did the agent change?
             raise
         raise RuntimeError("the remote agent answered neither a task nor a message")
+
+
+def _message(text: str, skill: str, ctx: ToolContext) -> Message:
+    """The call's message: its first (the model's text), or the operator's answer to the
+    remote's question on the same task (`ctx.reply`), each with its turn's messageId."""
+    reply = ctx.reply
+    message = Message(
+        message_id=message_id(ctx.idempotency_key, 0 if reply is None else reply.turn),
+        context_id=context_id(ctx.idempotency_key),
+        role=Role.ROLE_USER,
+        parts=[Part(text=text if reply is None else reply.text)],
+    )
+    if reply is not None:
+        message.task_id = reply.task_id
+    message.metadata.update({"skill": skill})
+    return message
 
 
 def remote_tools(conn: RemoteConnection, card: Any) -> list[RemoteSkillTool]:

@@ -10,12 +10,15 @@ remote_agents:
     skills:
       quote: READ_ONLY               # an effect, or an object:
       refund: {effect: NON_IDEMPOTENT_WRITE, output_schema: {type: object, required: [id]}}
+      book: {reserve: {tokens: 4000, cost_usd: 0.05}}   # one call's worst case, for budgets
 
 Every skill of the card is a tool; its effect is the one declared here, by default a
 NON_IDEMPOTENT_WRITE (fenced, approval-bound): a remote agent may do anything. A card whose
 digest is not `pinned_card_digest` is refused (activities/toolbox/remote_http.py): its
-tools are not offered, and a call of one already offered is refused before anything is
-sent, until an operator pins the new digest (`agentrt-worker --list-tools` shows it).
+tools are not offered, and once a send is refused and the card checked again
+(activities/toolbox/remote_agent.py), a call of one already offered is refused before
+anything is sent, until an operator pins the new digest (`agentrt-worker --list-tools`
+shows it).
 """
 
 import hashlib
@@ -26,6 +29,7 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
+from agentrt.contracts.budget import Allowance
 from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.errors import ConfigError
 from agentrt.contracts.held import EntryKind
@@ -42,6 +46,10 @@ class RemoteSkill(Strict):
 
     effect: ToolEffect = ToolEffect.NON_IDEMPOTENT_WRITE
     output_schema: dict[str, Any] | None = None
+    # The worst case of one call (tokens, cost_usd): reserved from a budgeted run's room
+    # before the call is sent (no room: refused, nothing sent) and counted spent after, as
+    # the remote's own spend is not reported. None: the call spends nothing of the budget.
+    reserve: Allowance | None = None
 
     @field_validator("output_schema")
     @classmethod

@@ -15,17 +15,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+import pytest_asyncio
 from temporalio.client import Client
+from temporalio.testing import WorkflowEnvironment
 
 from agentrt.activities.toolbox.remote_config import card_digest
 from agentrt.activities.toolbox.remote_http import CARD_PATH, canonical
 from agentrt.api.settings import key_digest
 from agentrt.core.settings import Settings
+from agentrt.starter.facade import AgentRuntime
 from agentrt.store.a2a.tasks import A2AStore
 from agentrt.workers.builder import make_worker
 from agentrt.workers.compose import WorkerResources, build
 from agentrt.workers.team_remote import api_env
-from tests.workers._proc import worker_env
+from tests._db import migrated, scratch_database
+from tests.workers._proc import WorkerPool, WorkerProcess, worker_env
 from tests.workers.test_telemetry_process import free_port
 from tests.workflows._waiting import until
 
@@ -120,9 +124,14 @@ async def remote_agentrt(
                 remote.stop()
 
 
-def servers_file(path: Path, url: str, digest: str, schema: bool = True) -> Path:
-    """The caller's servers file: the remote agent `partner`, its card pinned."""
+def servers_file(
+    path: Path, url: str, digest: str, schema: bool = True, reserve: int | None = None
+) -> Path:
+    """The caller's servers file: the remote agent `partner`, its card pinned; `reserve`:
+    the tokens its skill declares as one call's worst case."""
     skill: dict[str, object] = {"effect": "NON_IDEMPOTENT_WRITE"}
+    if reserve is not None:
+        skill["reserve"] = {"tokens": reserve}
     if schema:
         skill["output_schema"] = {
             "type": "object",
@@ -160,3 +169,39 @@ def caller_env(
         PARTNER_TOKEN=TOKEN,
     )
     return env
+
+
+@dataclass
+class Sides:
+    remote: Remote
+    pool: WorkerPool
+    settings: Settings
+    address: str
+    queue: str
+    runtime: AgentRuntime
+    workdir: Path
+
+    def caller(
+        self, digest: str, url: str | None = None, reserve: int | None = None
+    ) -> WorkerProcess:
+        """A caller worker whose servers file pins `digest` for the remote at `url`."""
+        path = servers_file(self.workdir / f"servers-{uuid.uuid4().hex[:6]}.yaml",
+                            url or self.remote.url, digest, reserve=reserve)  # fmt: skip
+        return self.pool.spawn(caller_env(self.settings, self.address, self.queue, path))
+
+
+@pytest_asyncio.fixture
+async def sides(
+    client: Client,
+    temporal_env: WorkflowEnvironment,
+    settings: Settings,
+    pool: WorkerPool,
+    runtime: AgentRuntime,
+    task_queue: str,
+    tmp_path: Path,
+) -> AsyncIterator[Sides]:
+    address = temporal_env.client.service_client.config.target_host
+    with scratch_database("remote", tmp_path / "remote.db") as url:
+        migrated(url)
+        async with remote_agentrt(client, address, settings, tmp_path, url) as remote:
+            yield Sides(remote, pool, settings, address, task_queue, runtime, tmp_path)

@@ -6,69 +6,28 @@ runs in a process of its own, configured by a servers file that pins the remote'
 - an answer that breaks the skill's declared schema is the call's invalid_output, visible
   in the tool's result; the run goes on;
 - a card that changed since it was pinned is refused: at start (its tools are not
-  offered) and at a call (nothing sent); the run goes on, the remote made no task;
+  offered) and at a call the remote refused (the card checked again: the typed
+  `card_changed`, nothing made); the run goes on, the remote made no task;
 - a remote that is down makes its tools degraded, not the worker dead: the call fails
   with nothing sent, the run goes on."""
 
 import uuid
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
-import pytest_asyncio
-from temporalio.client import Client
-from temporalio.testing import WorkflowEnvironment
 
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.profiles import Profile
 from agentrt.contracts.views import EventView
-from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.ops.registry import ProfileRegistry
-from tests._db import migrated, scratch_database
-from tests.activities._remote import Remote, caller_env, remote_agentrt, servers_file
-from tests.workers._proc import WorkerPool, WorkerProcess
+from tests.activities._remote import Sides, caller_env, servers_file, sides
+from tests.workers._proc import WorkerProcess
 from tests.workers.conftest import pool
 from tests.workflows._waiting import until, until_status
 
-__all__ = ["pool"]
+__all__ = ["pool", "sides"]
 
 pytestmark = pytest.mark.timeout(120)
-
-
-@dataclass
-class Sides:
-    remote: Remote
-    pool: WorkerPool
-    settings: Settings
-    address: str
-    queue: str
-    runtime: AgentRuntime
-    workdir: Path
-
-    def caller(self, digest: str, url: str | None = None) -> WorkerProcess:
-        """A caller worker whose servers file pins `digest` for the remote at `url`."""
-        path = servers_file(self.workdir / f"servers-{uuid.uuid4().hex[:6]}.yaml",
-                            url or self.remote.url, digest)  # fmt: skip
-        return self.pool.spawn(caller_env(self.settings, self.address, self.queue, path))
-
-
-@pytest_asyncio.fixture
-async def sides(
-    client: Client,
-    temporal_env: WorkflowEnvironment,
-    settings: Settings,
-    pool: WorkerPool,
-    runtime: AgentRuntime,
-    task_queue: str,
-    tmp_path: Path,
-) -> AsyncIterator[Sides]:
-    address = temporal_env.client.service_client.config.target_host
-    with scratch_database("remote", tmp_path / "remote.db") as url:
-        migrated(url)
-        async with remote_agentrt(client, address, settings, tmp_path, url) as remote:
-            yield Sides(remote, pool, settings, address, task_queue, runtime, tmp_path)
 
 
 async def _tool_events(runtime: AgentRuntime, run_id: str) -> list[EventView]:
@@ -128,16 +87,19 @@ async def test_a_card_that_changed_since_it_was_pinned_is_refused(sides: Sides) 
 async def test_a_card_that_changes_while_the_worker_runs_is_refused_at_the_call(
     sides: Sides,
 ) -> None:
+    """The card is not fetched at each call (a call is one request): the change shows when
+    the remote refuses the send, the card is checked again and the call fails typed."""
     worker = sides.caller(await sides.remote.digest())
     await _logged(worker, "remote agent partner is up")
-    # The remote publishes one more skill: its card is no longer the one pinned.
-    extra = Profile(name="another", model="scripted:demo", publish=True, approval="none")
-    ProfileRegistry(sides.remote.parts.ctx).register([extra], worker="someone-else")
+    # The remote no longer publishes the skill: its card is no longer the one pinned.
+    gone = Profile(name="quoter", model="scripted:demo", publish=False, approval="none")
+    ProfileRegistry(sides.remote.parts.ctx).register([gone], worker="someone-else")
     run_id = await sides.runtime.start("delegator-auto", "Please get a quote")
     done = await sides.runtime.result(run_id)
     assert done.status is RunStatus.COMPLETED, done
     (tool,) = await _tool_events(sides.runtime, run_id)
     assert "card changed since it was pinned" in str(tool.payload), tool.payload
+    assert tool.payload.get("is_error") is True, tool.payload
     assert sides.remote.tasks() == 0
 
 

@@ -50,7 +50,7 @@ class Killer:
     ) -> Killed:
         """Start `prompt` in `profile` (short write timeouts) on a worker that blocks at
         `point`, and SIGKILL that worker's process group once it is there."""
-        faulty = self._armed(point, env)
+        faulty = self.armed(point, env)
         started = time.monotonic()
         run_id = await self.runtime.start(profile, prompt)
         await wait_for_marker(self.markers / point, faulty, within=30.0)
@@ -63,11 +63,12 @@ class Killer:
         same write: its reconciliation, its re-execution), SIGKILLed there in turn."""
         marker = self.markers / point
         marker.unlink(missing_ok=True)  # a point reached before, by the worker killed last
-        faulty = self._armed(point, env)
+        faulty = self.armed(point, env)
         await wait_for_marker(marker, faulty, within=90.0)
         faulty.kill()
 
-    def _armed(self, point: str, env: dict[str, str] | None) -> WorkerProcess:
+    def armed(self, point: str, env: dict[str, str] | None = None) -> WorkerProcess:
+        """A worker that blocks at `point` (drops its marker there)."""
         armed = worker_env(
             self.settings,
             temporal_address=self.address,
