@@ -1,11 +1,11 @@
 """`POST /runs/{id}/answers`: every answer a person gives a run, one route shape. The body's
 `kind` says which (contracts/answers.py): a `decision` on the pending turn (scope
 runs:decide), a `reconcile` answer on the write the run waits on (runs:reconcile), a
-`resolution` of the unknown write an ended run left (runs:resolve). The authenticated
+`resolution` of the unknown write an ended run left (runs:resolve), and `input` for a run
+waiting for input (runs:decide: a remote agent's question, or a model's). The authenticated
 principal is the author: nothing in a body names who answers; the API attests the
 principal (store/security/attest.py, each kind under its own seal) and the client's one `answer`
-(starter/client.py) takes it to the run. (A follow-up message is the task owner's, and
-goes through the A2A API.)
+(starter/client.py) takes it to the run. (An A2A task's owner answers through the A2A API.)
 
 The routes each kind had before (`/decision`, `/reconcile`, `/resolution`) stay, as
 aliases of this one: the same checks in the same order, the same refusals, their own
@@ -15,6 +15,8 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends
 from pydantic import BaseModel, Field
+from temporalio.client import WorkflowUpdateFailedError
+from temporalio.service import RPCError
 
 from agentrt.api.operator import auth
 from agentrt.api.operator.auth import Principal
@@ -37,6 +39,7 @@ from agentrt.contracts.errors import (
     ApprovalError,
     ApproverReconciliationError,
     InvalidRequestError,
+    PromptTooLongError,
     ReasonRequiredError,
     ReconcileError,
     ResolutionError,
@@ -48,6 +51,7 @@ from agentrt.contracts.errors import (
 )
 from agentrt.contracts.reconcile import MAX_RESULT_CHARS
 from agentrt.contracts.reconcile_answer import Answer, Resolved, Then
+from agentrt.contracts.run import PROMPT_CHARS_CEILING
 from agentrt.contracts.views import RunView
 from agentrt.store.security.attest import attest
 
@@ -75,6 +79,18 @@ class ResolutionIn(BaseModel):
     note: str = Field(min_length=1, max_length=2000, description="what was checked (audited)")
 
 
+class InputIn(BaseModel):
+    message_id: str = Field(
+        min_length=1, max_length=200,
+        description="the client's id of this message: sent again, it is the same message",
+    )  # fmt: skip
+    text: str = Field(min_length=1, max_length=PROMPT_CHARS_CEILING, description="the answer")
+
+
+class InputAnswerIn(InputIn):
+    kind: Literal["input"]
+
+
 class DecisionAnswerIn(DecisionIn):
     kind: Literal["decision"]
 
@@ -88,10 +104,12 @@ class ResolutionAnswerIn(ResolutionIn):
 
 
 AnswerIn = Annotated[
-    DecisionAnswerIn | ReconcileAnswerIn | ResolutionAnswerIn, Field(discriminator="kind")
+    DecisionAnswerIn | ReconcileAnswerIn | ResolutionAnswerIn | InputAnswerIn,
+    Field(discriminator="kind"),
 ]
 SCOPES: dict[str, str] = {
     "decision": auth.DECIDE,
+    "input": auth.DECIDE,
     "reconcile": auth.RECONCILE,
     "resolution": auth.RESOLVE,
 }
@@ -120,13 +138,18 @@ async def answer(
 
 
 async def give(
-    state: State, who: Principal, run_id: str, body: DecisionIn | ReconcileIn | ResolutionIn
+    state: State,
+    who: Principal,
+    run_id: str,
+    body: DecisionIn | ReconcileIn | ResolutionIn | InputIn,
 ) -> RunView:
     """The one handling of an answer, for this route and its aliases: the run the principal
     may see, in the state the kind needs, given the answer as the principal; a refusal is
     the kind's typed API error, changing nothing."""
     if isinstance(body, ReconcileIn | ResolutionIn):
         return await _statement(state, who, run_id, body)
+    if isinstance(body, InputIn):
+        return await _input(state, who, run_id, body)
     approved = body.verdict == "approve"
     if reason_missing(approved, body.reason):
         raise bad_request(ReasonRequiredError.code, REASON_REQUIRED)
@@ -167,6 +190,29 @@ async def _statement(
         return await runtime.reconcile(view.run_id, answered_by=who.name, **fields)
     except AgentRuntimeError as exc:
         raise _statement_refused(exc, view.run_id) from None
+
+
+async def _input(state: State, who: Principal, run_id: str, body: InputIn) -> RunView:
+    """A message for a run waiting for input, sent as the principal (the `input` event names
+    it); the same message id again is the same message, recorded once."""
+    runtime = state.require_runtime()
+    if len(body.text) > runtime.max_prompt_chars:  # 413, as a start's prompt over the cap
+        raise PromptTooLongError(
+            f"the input is {len(body.text)} characters, over the cap of {runtime.max_prompt_chars}"
+        )
+    view = await state.visible(run_id_of(run_id), who.visible_to)
+    if view.status is not RunStatus.WAITING_FOR_INPUT:
+        raise conflict("not_awaiting_input", f"run {view.run_id} is {view.status.value}")
+    try:
+        await runtime.submit_input(
+            view.run_id, message_id=body.message_id, text=body.text, sent_by=who.name
+        )
+    except (WorkflowUpdateFailedError, RPCError, InvalidRequestError):
+        # The pause closed meanwhile (another answer, a cancel): nothing was taken.
+        raise conflict(
+            "not_awaiting_input", f"run {view.run_id} is not waiting for input"
+        ) from None
+    return await state.visible(view.run_id, who.visible_to)
 
 
 FOUR_EYES = {

@@ -244,3 +244,18 @@ async def test_fuzzed_prompts_around_the_caps_are_refused_typed_or_start_a_run(
         )  # fmt: skip
     assert tally.cases == 20 and tally.rejected > 0, tally
     assert tally.failures == [], tally.failures
+
+
+async def test_an_operators_input_over_the_prompt_cap_is_413_and_reaches_no_run(
+    capped: Live,
+) -> None:
+    from tests.api.test_input_answers import input_answer, waiting_run
+
+    run_id = await waiting_run(capped)
+    async with http(capped, token(capped, name("op"), "runs:read-all", "runs:decide")) as api:
+        reply = await api.post(f"/runs/{run_id}/answers", json=input_answer("x" * (CAP + 1)))
+        assert reply.status_code == 413 and error_type(reply) == "prompt_too_long"
+        events = (await api.get(f"/runs/{run_id}/events")).json()["events"]
+        assert not [e for e in events if e["kind"] == "input"]
+        at_cap = await api.post(f"/runs/{run_id}/answers", json=input_answer("y" * CAP))
+        assert at_cap.status_code == 200, at_cap.text  # the refusal was the cap's
