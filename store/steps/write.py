@@ -6,9 +6,10 @@ PostgreSQL every statement is a round trip, and a transaction adds two more (BEG
 COMMIT): a model step's two inserts cost four. There the rows go as ONE statement,
 data-modifying CTEs under one SELECT, in autocommit: a single statement is atomic on its
 own, so all of them land or none does, as in the transaction, for a quarter of the round
-trips. SQLite has no DML in CTEs,
-and a round trip there is a function call: the same rows go in one BEGIN IMMEDIATE
-transaction.
+trips. SQLite has no DML in CTEs: there the rows go as one INSERT of one row into a view,
+`agentrt_step`, whose INSTEAD OF trigger inserts each part (migration 0021), also one
+statement in autocommit; an update part (the fence's clear) follows in the same BEGIN
+IMMEDIATE transaction.
 
 Each part's statement is built once per backend and part list, with bind names prefixed by
 the part (`message_run_id`, ...): a column's own name is reserved in its VALUES clause.
@@ -19,7 +20,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, Select, Table, bindparam, func, literal_column, select
+from sqlalchemy import (
+    Connection,
+    Select,
+    Table,
+    TableClause,
+    bindparam,
+    column,
+    func,
+    insert,
+    literal_column,
+    select,
+    table,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 from sqlalchemy.sql import Executable
@@ -68,25 +81,35 @@ def write_step(ctx: StoreContext, parts: Sequence[Part]) -> bool:
         statement, params = one_statement(ctx, parts)
         with ctx.one_statement() as c:
             return bool(c.execute(statement, params).scalar())
+    if _carried(parts):  # SQLite: one statement too, through the view
+        with ctx.one_statement() as c:
+            return _sqlite_step(ctx, c, parts)
     with ctx.transaction() as c:  # BEGIN IMMEDIATE
         return write_parts(ctx, c, parts)
 
 
 def one_update(ctx: StoreContext, statement: Executable, params: dict[str, Any]) -> int:
-    """A guarded UPDATE on its own (the fence's stamp and claim): the rows it matched. On
-    PostgreSQL one statement in autocommit; on SQLite in a BEGIN IMMEDIATE transaction, as
-    every write there."""
+    """A guarded UPDATE on its own (the fence's stamp and claim): the rows it matched, one
+    statement in autocommit (on SQLite it takes the write lock as it starts, as BEGIN
+    IMMEDIATE does)."""
     with ctx.one_statement() as c:
         return rowcount(c.execute(statement, params))
 
 
 def write_parts(ctx: StoreContext, s: Session | Connection, parts: Sequence[Part]) -> bool:
     """The parts in a session or connection the caller holds (and commits): on PostgreSQL
-    one statement, on SQLite one statement each. Returns as write_step does."""
+    one statement; on SQLite the inserts as one statement (`_sqlite_step`),
+    then each update, or one statement each for parts the view does not carry. Returns as
+    write_step does."""
     connection = s.connection() if isinstance(s, Session) else s
     if ctx.postgres:
         statement, params = one_statement(ctx, parts)
         return bool(connection.execute(statement, params).scalar())
+    inserts = [p for p in parts if p.update is None]
+    if inserts and inserts[0] is parts[0] and _carried(inserts):
+        added = _sqlite_step(ctx, connection, inserts)
+        _sqlite_updates(ctx, connection, [p for p in parts if p.update is not None])
+        return added
     added = False
     for i, part in enumerate(parts):
         if part.fault is not None:
@@ -99,6 +122,14 @@ def write_parts(ctx: StoreContext, s: Session | Connection, parts: Sequence[Part
         if i == 0:  # only the first part says whether it added its row (RETURNING)
             added = result.first() is not None
     return added
+
+
+def _sqlite_updates(ctx: StoreContext, connection: Connection, parts: Sequence[Part]) -> None:
+    for part in parts:
+        assert part.update is not None
+        if part.fault is not None:
+            ctx.faults(part.fault)
+        connection.execute(_sqlite_update(part.update), part.params)
 
 
 def one_statement(ctx: StoreContext, parts: Sequence[Part]) -> tuple[Select[Any], dict[str, Any]]:
@@ -160,3 +191,50 @@ def _combined(
             ctes.append(insert_returning(kind, columns, f"{kind}_").cte(name))
     counted = select(func.count()).select_from(ctes[0])
     return counted.add_cte(*ctes[1:]) if len(ctes) > 1 else counted
+
+
+# SQLite: the view a step's inserts go through (migration 0021), and the columns it carries
+# per kind (frozen there): a part with other columns is written the old way.
+SQLITE_STEP_VIEW = "agentrt_step"
+_VIEW_COLUMNS: dict[str, frozenset[str]] = {
+    "run": frozenset({"id", "profile", "status", "iterations", "truncated", "prompt_tokens",
+                      "completion_tokens", "snapshot", "initiator", "created_at", "updated_at",
+                      "revision", "parent_run_id"}),
+    "message": frozenset({"run_id", "sequence", "role", "body"}),
+    "event": frozenset({"run_id", "sequence", "kind", "round", "duration_ms", "payload",
+                        "created_at"}),
+    "ledger": frozenset({"idempotency_key", "run_id", "call_id", "tool", "effect", "is_error",
+                         "content", "created_at"}),
+}  # fmt: skip
+
+
+def _carried(parts: Sequence[Part]) -> bool:
+    """Whether the view writes these parts, as one statement: inserts only, each kind once,
+    each with the view's columns of its kind."""
+    kinds = [p.kind for p in parts]
+    return len(set(kinds)) == len(kinds) and all(
+        p.update is None and p.params.keys() == _VIEW_COLUMNS.get(p.kind, ()) for p in parts
+    )
+
+
+def _sqlite_step(ctx: StoreContext, connection: Connection, parts: Sequence[Part]) -> bool:
+    """SQLite: the parts' rows as one INSERT into the view (the parts' faults hit first).
+    True when the step added a row: a trigger's insert reports no row to its statement, so
+    the connection's count of changed rows says it (the parts land together or not at all:
+    the first part's row is new exactly when the step's are)."""
+    for part in parts:
+        if part.fault is not None:
+            ctx.faults(part.fault)
+    names = tuple((p.kind, tuple(sorted(p.params))) for p in parts)
+    params = {f"{p.kind}_{k}": v for p in parts for k, v in p.params.items()}
+    driver: Any = connection.connection.driver_connection  # sqlite3.Connection
+    before = driver.total_changes
+    connection.execute(_view_insert(names), params)
+    return bool(driver.total_changes - before)
+
+
+@functools.cache
+def _view_insert(parts: tuple[tuple[str, tuple[str, ...]], ...]) -> Executable:
+    columns = [(f"{kind}_{c}", INSERTS[kind].table.c[c].type) for kind, cs in parts for c in cs]
+    view: TableClause = table(SQLITE_STEP_VIEW, *(column(n, t) for n, t in columns))
+    return insert(view).values({n: bindparam(n, type_=t) for n, t in columns})
