@@ -3,13 +3,15 @@
 On PostgreSQL a step's rows (the run, a message, an event, the dedup ledger) go as one
 statement of data-modifying CTEs (store/steps/write.py). SQLite has no DML in CTEs: each row
 was a statement of its own, in a BEGIN IMMEDIATE transaction. Here a step is one INSERT of
-one row into a view, whose INSTEAD OF trigger inserts each part the row carries (its
-columns `{kind}_{column}`, the part's key column not NULL), each ignoring a duplicate key:
-one statement, atomic on its own, so it needs no transaction either.
+one row into a view (or several rows: a completion's turn and its run_completed event),
+whose INSTEAD OF trigger inserts each part the row carries (its columns `{kind}_{column}`,
+the part's key column not NULL), each ignoring a duplicate key, then the write fence's
+clear when the row carries one: one statement, atomic on its own, so it needs no
+transaction either.
 
-The trigger's inserts run in the order run, message, event, ledger (a run before the rows
-that refer to it); an event inserted here fires the event-position trigger (0018) as any.
-A part whose columns differ from the view's is written the old way, by the caller.
+The trigger's writes run in the order run, message, event, ledger, clear (a run before the
+rows that refer to it); an event inserted here fires the event-position trigger (0018) as
+any. A part whose columns differ from the view's is written the old way, by the caller.
 
 A later revision that rebuilds one of these tables on SQLite (batch mode's copy and
 rename) drops the trigger first and creates it again after, as this one's downgrade and
@@ -49,12 +51,22 @@ def _insert(kind: str) -> str:
     )
 
 
+# The write fence's clear (activities/fence/_sql._clear): emptied if the token is its own.
+_CLEAR = (
+    "UPDATE agent_run SET pending_call_id = NULL, pending_tool = NULL, pending_token = NULL, "
+    "pending_state = NULL, updated_at = NEW.clear_now "
+    "WHERE NEW.clear_run_id IS NOT NULL AND id = NEW.clear_run_id "
+    "AND pending_token = NEW.clear_token;"
+)
+
+
 def upgrade() -> None:
     if op.get_bind().dialect.name != "sqlite":
         return
     names = [f"NULL AS {kind}_{c}" for kind, (_, columns, _) in _PARTS.items() for c in columns]
+    names += ["NULL AS clear_run_id", "NULL AS clear_token", "NULL AS clear_now"]
     op.execute(f"CREATE VIEW {VIEW} AS SELECT {', '.join(names)} WHERE 0")
-    body = " ".join(_insert(kind) for kind in _PARTS)
+    body = " ".join(_insert(kind) for kind in _PARTS) + " " + _CLEAR
     op.execute(f"CREATE TRIGGER {_TRIGGER} INSTEAD OF INSERT ON {VIEW} BEGIN {body} END")
 
 
