@@ -76,7 +76,9 @@ class Part:
 
 def write_step(ctx: StoreContext, parts: Sequence[Part]) -> bool:
     """Write the parts, all or none. True when the first part, an insert, added its row
-    (the others are written either way, each ignoring a duplicate)."""
+    (the others are written either way, each ignoring a duplicate). On SQLite through the
+    view: True when the step changed a row, the same for a step of inserts (they land
+    together), and True too when a fence clear it carries applied."""
     if ctx.postgres:  # one statement, in autocommit
         statement, params = one_statement(ctx, parts)
         with ctx.one_statement() as c:
