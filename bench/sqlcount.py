@@ -11,7 +11,8 @@ too: run.begin, fence.stamp) that issued each statement is known.
 - round trips: on PostgreSQL the statements (a transaction's BEGIN, sent by the store's
   engine, included), plus the COMMIT or ROLLBACK that ends a transaction (none in
   autocommit). SQLite sends nothing over a network: there a transaction (BEGIN ...
-  COMMIT or ROLLBACK, run in one call sequence under its lock) counts as one;
+  COMMIT or ROLLBACK, run in one call sequence under its lock) counts as one, and so does
+  a statement in autocommit;
 - transactions: BEGIN ... COMMIT or ROLLBACK blocks, plus every statement run in
   autocommit (each is its own).
 
@@ -129,9 +130,10 @@ def counting(engine: Engine) -> Iterator[SqlTally]:
 
     def on_statement(conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
         names = ["statements"]
-        if postgres:
+        autocommit = _autocommit(conn)
+        if postgres or autocommit:  # SQLite: a statement outside a transaction is one
             names.append("round_trips")
-        if _autocommit(conn):
+        if autocommit:
             names.append("transactions")
             if statement.lstrip()[:6].upper().startswith(_WRITES):
                 names.append("commits")

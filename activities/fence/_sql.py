@@ -140,7 +140,8 @@ def resolve(ctx: StoreContext, req: FenceRequest, key: str) -> str:
 
 def _clear(prefix: str) -> Update:
     """The fence emptied if the token is still its own: binds `{prefix}run_id`,
-    `{prefix}token`, `{prefix}now`."""
+    `{prefix}token`, `{prefix}now`. (On SQLite a step's clear runs in the trigger of
+    migration 0021, the same UPDATE: tests/fence/test_fence_sql.py holds both to it.)"""
     return (
         update(RunRow)
         .where(RunRow.id == bindparam(f"{prefix}run_id"), TOKEN == bindparam(f"{prefix}token"))

@@ -110,3 +110,23 @@ def answered_in_one(
         .cte("completed_event")
     )
     return select(func.count()).select_from(done).add_cte(message, llm, completed)
+
+
+def completed_first(ceiling: str, probes: Sequence[Any]) -> Executable:
+    """SQLite: the guarded completion of an answer the model activity has just made, run
+    first in its transaction, before the answer's turn and the run_completed event are
+    written (one INSERT through the view of migration 0021): the guards of
+    `answered_in_one`, with "the answer's message is the one this transaction inserts" as
+    "no message at the answer's sequence yet" (bind `answer_sequence`). 0 rows: nothing
+    written, the full way decides."""
+    recorded = exists(
+        select(MessageRow.id).where(
+            MessageRow.run_id == RunRow.id, MessageRow.sequence == bindparam("answer_sequence")
+        )
+    )
+    allowed = no_stricter_than(ceiling)
+    return COMPLETE.where(
+        or_(RunRow.answer_ceiling.is_(None), RunRow.answer_ceiling.in_(allowed)),
+        ~recorded,
+        *(probe.is_(None) for probe in probes),
+    )

@@ -29,7 +29,9 @@ from agentrt.activities.settle._sql import (
     NON_TERMINAL,
     answered_in_one,
     complete_with_event,
+    completed_first,
 )
+from agentrt.activities.settle.terms import completion_of, retryable
 from agentrt.contracts.enums import (
     EventKind,
     Outcome,
@@ -46,12 +48,12 @@ from agentrt.contracts.run import (
     Transition,
     TurnRecord,
 )
-from agentrt.store.db.context import StoreContext, utcnow
+from agentrt.store.db.context import StoreContext, rowcount, utcnow
 from agentrt.store.runs.answer import ResultNotRetainableError, ceiling_of, keep_json, keep_text
 from agentrt.store.runs.record import RunStore
 from agentrt.store.security.sealed import RUN_ANSWER, RUN_OUTPUT
 from agentrt.store.steps.events import event_row
-from agentrt.store.steps.write import Part, write_parts
+from agentrt.store.steps.write import Part, write_parts, write_rows
 
 # Between the attempts of a completion retried in place: 0.2 s, doubling.
 COMPLETION_PAUSES = tuple(0.2 * 2**i for i in range(COMPLETION_ATTEMPTS - 1))
@@ -92,6 +94,7 @@ class Completion:
         self._probes = [h.applies for h in ctx.completion_hooks if h.applies is not None]
         self._always = any(h.applies is None for h in ctx.completion_hooks)
         self._one: dict[tuple[Any, ...], Executable] = {}
+        self._first: dict[str, Executable] = {}  # SQLite's, per answer level
 
     @store_work
     def complete(self, req: CompleteRequest, turn: TurnRecord | None = None) -> Transition:
@@ -193,19 +196,21 @@ class Completion:
 
     def _in_one(self, req: CompleteRequest, turn: TurnRecord) -> bool:
         """PostgreSQL: the answer's turn and the whole completion as one statement in
-        autocommit (activities/settle/_sql.answered_in_one), for an answer this
-        activity made (`turn`), at the answer level of the snapshot it read with the turn's
-        inputs. True when it completed the run. False when it does not apply (SQLite, no
-        level, a hook that always applies, an answer the level does not keep) or the
-        statement's guards held it back: the turn's rows may then be written, and the full
-        way, which reads the row, decides (it writes them again as duplicates: nothing)."""
+        autocommit (activities/settle/_sql.answered_in_one; SQLite: `_completed_first`),
+        for an answer this activity made (`turn`), at the answer level of the snapshot it
+        read with the turn's inputs. True when it completed the run. False when it does not
+        apply (no level, a hook that always applies, an answer the level does not keep) or
+        the guards held it back: the full way, which reads the row, decides (writing the
+        turn's rows, or again as duplicates: nothing)."""
         level = turn.answer_level
-        if not self._ctx.postgres or level is None or self._always:
+        if level is None or self._always:
             return False
         try:
             update, event = self._values(req, turn.message.content, level)
         except ResultNotRetainableError:
             return False  # the full way refuses it, with the turn kept as it always was
+        if not self._ctx.postgres:
+            return self._completed_first(req, turn, (update, event), level)
         message = self._runs.message_row(req.run_id, turn.sequence, turn.message)
         llm = self._runs.llm_event_row(req.run_id, turn)
         params = {
@@ -222,6 +227,30 @@ class Completion:
         self._ctx.faults("complete.before_commit")
         with self._ctx.one_statement() as c:
             return bool(c.execute(statement, params).scalar())
+
+    def _completed_first(
+        self,
+        req: CompleteRequest,
+        turn: TurnRecord,
+        values: tuple[dict[str, Any], dict[str, Any]],
+        level: str,
+    ) -> bool:
+        """SQLite: `_in_one` as two statements after a BEGIN IMMEDIATE (the full way takes
+        five): the guarded UPDATE (_sql.completed_first), then the turn's rows and the
+        run_completed event as one INSERT through the view (migration 0021). False, with
+        nothing written, when the UPDATE's guards held it back."""
+        update, event = values
+        statement = self._first.get(level)
+        if statement is None:
+            statement = self._first[level] = completed_first(level, self._probes)
+        with self._ctx.transaction() as c:
+            params = {**update, "answer_sequence": turn.sequence}
+            if not rowcount(c.execute(statement, params)):
+                return False
+            steps = [self._runs.turn_parts(req.run_id, turn), [Part("event", event)]]
+            write_rows(self._ctx, c, steps)
+            self._ctx.faults("complete.before_commit")
+        return True
 
     async def on_answer(
         self,
@@ -242,7 +271,7 @@ class Completion:
         completion still shows the answer's turn; a store outage rolls both back, and the
         activity's retry asks the provider again, as after any outage before a turn is
         recorded."""
-        request = _completion_of(req, turn)
+        request = completion_of(req, turn)
         pending = unrecorded
 
         async def attempt() -> Transition:
@@ -261,7 +290,7 @@ class Completion:
             return settled
 
         try:
-            return await retried(attempt, COMPLETION_PAUSES, _retryable, "completing the run")
+            return await retried(attempt, COMPLETION_PAUSES, retryable, "completing the run")
         except Exception as exc:
             if is_store_unavailable(exc):
                 # Retried like any store outage: the retry finds the turn recorded if it was
@@ -270,30 +299,3 @@ class Completion:
                 raise
             kind = exc.type if isinstance(exc, ApplicationError) else None
             return Transition(applied=False, error=kind or type(exc).__name__)
-
-
-def _completion_of(req: ModelRequest, turn: ModelResult) -> CompleteRequest:
-    """The completion that the answer `turn` of the model call `req` makes, on the terms
-    the workflow sent with the call."""
-    terms = req.answer
-    return CompleteRequest(
-        run_id=req.run_id,
-        privacy=req.privacy,
-        sequence=terms.sequence,
-        answer_sequence=req.sequence,
-        # A tool-less call past the iteration cap synthesises the answer: truncated.
-        iterations=req.round if req.offer_tools else req.round - 1,
-        truncated=not req.offer_tools,
-        termination_reason=(
-            TerminationReason.ANSWERED if req.offer_tools else TerminationReason.MAX_ITERATIONS
-        ),
-        usage=terms.usage + turn.usage,
-        typed=terms.output_schema is not None,
-    )
-
-
-def _retryable(exc: Exception) -> bool:
-    """Retried in place: anything but a final error or a store outage (the activity's own
-    retry takes that)."""
-    final = isinstance(exc, ApplicationError) and exc.non_retryable
-    return not final and not is_store_unavailable(exc)

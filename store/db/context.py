@@ -68,8 +68,8 @@ class StoreContext:
         return _bind(self.sessions).begin()
 
     def one_statement(self) -> AbstractContextManager[Connection]:
-        """A connection for ONE statement that writes and is atomic on its own: on
-        PostgreSQL it runs in autocommit (no BEGIN and COMMIT round trips); a second
+        """A connection for ONE statement that writes and is atomic on its own: it runs in
+        autocommit (no BEGIN; on PostgreSQL no BEGIN and COMMIT round trips); a second
         statement in it would commit on its own, so use a transaction for anything more."""
         if self.statement_sessions is not None:
             return _bind(self.statement_sessions).connect()

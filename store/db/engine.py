@@ -34,37 +34,7 @@ def make_engine(url: str, *, echo: bool = False) -> Engine:
     processes from interleaving a guarded read-then-write.
     """
     if url.startswith("sqlite"):
-        database = make_url(url).database
-        file = Path(database) if database and database != ":memory:" else None
-        engine = create_engine(
-            url,
-            echo=echo,
-            connect_args={"check_same_thread": False, "timeout": 30},
-            isolation_level=None,
-        )
-
-        @event.listens_for(engine, "connect")
-        def _on_connect(dbapi_conn: Any, _record: Any) -> None:
-            if file is not None:
-                # Opened (so created) by now, before WAL: SQLite gives the -wal and -shm
-                # files the database file's mode, so they are 0600 too.
-                tighten_sqlite(file)
-            cur = dbapi_conn.cursor()
-            cur.execute("PRAGMA journal_mode=WAL")
-            cur.execute("PRAGMA busy_timeout=30000")
-            cur.execute("PRAGMA foreign_keys=ON")
-            cur.execute("PRAGMA synchronous=NORMAL")
-            cur.close()
-
-        @event.listens_for(engine, "begin")
-        def _on_begin(conn: Any) -> None:
-            # A read-only session (make_read_sessionmaker) takes no write lock: in WAL mode
-            # a deferred BEGIN reads a consistent snapshot without waiting for writers, and
-            # never makes them wait. Every other transaction may write and locks up front.
-            read_only = conn.get_execution_options().get(READ_ONLY_OPTION, False)
-            conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
-
-        return engine
+        return _sqlite_engine(url, echo=echo)
     # PostgreSQL: every pooled connection is in the driver's autocommit, set once when it
     # connects, and a transaction's BEGIN is sent here, as SQLite's engine sends its own;
     # a connection for one statement (AUTOCOMMIT_OPTION) sends none. Autocommit as an
@@ -81,6 +51,53 @@ def make_engine(url: str, *, echo: bool = False) -> Engine:
             conn.exec_driver_sql("BEGIN")
 
     _ping_after_idle(engine)
+    return engine
+
+
+def _sqlite_engine(url: str, *, echo: bool) -> Engine:
+    """`make_engine`'s SQLite engine: WAL, a busy timeout, `BEGIN IMMEDIATE` for a write
+    transaction, no BEGIN for one statement in autocommit."""
+    database = make_url(url).database
+    file = Path(database) if database and database != ":memory:" else None
+    engine = create_engine(
+        url,
+        echo=echo,
+        connect_args={"check_same_thread": False, "timeout": 30},
+        isolation_level=None,
+    )
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        if file is not None:
+            # Opened (so created) by now, before WAL: SQLite gives the -wal and -shm
+            # files the database file's mode, so they are 0600 too.
+            tighten_sqlite(file)
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA busy_timeout=30000")
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.close()
+        # The driver begins nothing on its own (the recipe in SQLAlchemy's SQLite
+        # notes): every transaction's BEGIN is the one `_on_begin` sends, and a
+        # connection in autocommit (AUTOCOMMIT_OPTION) runs its one statement as SQLite
+        # runs any statement outside a transaction, atomic on its own.
+        dbapi_conn.isolation_level = None
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Any) -> None:
+        # A connection for one statement (reads included) sends no BEGIN: the statement
+        # is its own transaction. A statement that writes takes the write lock as it
+        # starts, waiting through the busy timeout, as BEGIN IMMEDIATE would; a read
+        # takes none and reads one consistent snapshot. A read-only session
+        # (READ_ONLY_OPTION alone) takes no write lock either: in WAL mode a deferred
+        # BEGIN reads a consistent snapshot without waiting for writers, and never makes
+        # them wait. Every other transaction may write and locks up front.
+        if in_autocommit(conn):
+            return
+        read_only = conn.get_execution_options().get(READ_ONLY_OPTION, False)
+        conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
+
     return engine
 
 
@@ -128,24 +145,21 @@ def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
 
 
 def make_read_sessionmaker(engine: Engine) -> sessionmaker[Session]:
-    """Sessions for reads only (same pool), one statement each. On SQLite they begin
-    DEFERRED, not IMMEDIATE: a session from here must never write (SQLite would refuse the
-    upgrade under load). On PostgreSQL they run in autocommit: one statement is consistent
-    on its own, and it saves the BEGIN and ROLLBACK round trips (every model call reads its
-    transcript here); two statements in one such session would not share a snapshot."""
-    options: dict[str, object] = {READ_ONLY_OPTION: True}
-    if is_postgres(engine):
-        options[AUTOCOMMIT_OPTION] = True
-    return sessionmaker(engine.execution_options(**options))
+    """Sessions for reads only (same pool), one statement each, in autocommit on both
+    backends: one statement is consistent on its own, and it saves the BEGIN (and on
+    PostgreSQL the BEGIN and ROLLBACK round trips: every model call reads its transcript
+    here); two statements in one such session would not share a snapshot. A session from
+    here must never write (on SQLite it takes no write lock)."""
+    return sessionmaker(engine.execution_options(**{READ_ONLY_OPTION: True,
+                                                    AUTOCOMMIT_OPTION: True}))  # fmt: skip
 
 
-def make_statement_sessionmaker(engine: Engine) -> sessionmaker[Session] | None:
-    """PostgreSQL: sessions in autocommit for a write that is one statement (a guarded
-    UPDATE, a step's rows as one statement: store/steps/write.py), atomic on its own, which
-    saves the BEGIN and COMMIT round trips. SQLite: None (a transaction of the ordinary
-    sessions; a round trip there is a function call)."""
-    if not is_postgres(engine):
-        return None
+def make_statement_sessionmaker(engine: Engine) -> sessionmaker[Session]:
+    """Sessions in autocommit for a write that is one statement (a guarded UPDATE; on
+    PostgreSQL a step's rows as one statement: store/steps/write.py), atomic on its own,
+    which saves the BEGIN (on PostgreSQL the BEGIN and COMMIT round trips). On SQLite the
+    statement takes the write lock as it starts, through the busy timeout, as BEGIN
+    IMMEDIATE does."""
     return sessionmaker(engine.execution_options(**{AUTOCOMMIT_OPTION: True}))
 
 

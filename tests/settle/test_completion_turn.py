@@ -23,7 +23,8 @@ TURN = TurnRecord(
     privacy="full",
 )
 # The answer level the model activity read with the turn's inputs (the snapshot's, "full"
-# in `_run`): on PostgreSQL the completion is then one statement in autocommit.
+# in `_run`): on PostgreSQL the completion is then one statement in autocommit, on SQLite
+# two in one transaction.
 LEVELLED = replace(TURN, answer_level="full")
 
 
@@ -91,11 +92,12 @@ def test_an_answer_with_its_level_completes_in_one_statement(parts: WorkerResour
         assert _complete(Completion(parts.ctx), run_id, LEVELLED) == (True, RunStatus.COMPLETED)
     if parts.ctx.postgres:
         assert sent == ["WITH"]  # the turn, the guarded UPDATE and its event: one round trip
-    else:
-        assert sent.count("COMMIT") == 1
+    else:  # the guarded UPDATE, then the turn and the event as one INSERT (the view)
+        assert sent == ["BEGIN", "UPDATE", "INSERT", "COMMIT"]
     runs = RunStore(parts.ctx)
     kinds = [e.kind for e in runs.events(run_id)]
     assert kinds == [EventKind.RUN_STARTED, EventKind.LLM, EventKind.RUN_COMPLETED]
+    assert [e.position for e in runs.events(run_id)] == [0, 1, 2]  # in sequence order
     view = runs.get(run_id)
     assert view is not None and view.answer == "the answer" and view.revision == 1
     assert view.prompt_tokens == 1 and view.completion_tokens == 2

@@ -1,5 +1,6 @@
-"""A step's rows, written as one: all or none, duplicates ignored, and on PostgreSQL one
-round trip (one statement, autocommit: no BEGIN, no COMMIT)."""
+"""A step's rows, written as one: all or none, duplicates ignored, and one statement in
+autocommit (no BEGIN, no COMMIT): on PostgreSQL data-modifying CTEs, on SQLite an INSERT
+into the view of migration 0021."""
 
 import uuid
 from collections.abc import Iterator
@@ -116,7 +117,29 @@ def test_a_fault_before_a_part_commits_nothing(parts: WorkerResources) -> None:
 
 def test_each_kind_of_row_once_per_step(parts: WorkerResources) -> None:
     if backend() != "postgres":
-        pytest.skip("SQLite writes the parts one by one")
+        pytest.skip("SQLite writes parts the view does not carry one by one")
     run_id = _run(parts)
     with pytest.raises(ValueError):
         write_step(parts.ctx, [_message(run_id, 1, parts), _message(run_id, 2, parts)])
+
+
+def test_a_step_is_one_statement_and_no_transaction(parts: WorkerResources) -> None:
+    run_id = _run(parts)
+    with _statements(parts) as sent:
+        assert write_step(parts.ctx, [_message(run_id, 1, parts), _event(run_id, 1)]) is True
+    assert sent == (["WITH"] if backend() == "postgres" else ["INSERT"])
+    assert _count(parts, MessageRow, run_id) == 2
+    assert _count(parts, EventRow, run_id) == 2
+
+
+def test_parts_the_view_does_not_carry_still_land_whole(parts: WorkerResources) -> None:
+    """SQLite: a part whose columns are not the view's (here an event without its duration)
+    takes the old way, one statement each in one transaction, all or none as ever."""
+    run_id = _run(parts)
+    short = _event(run_id, 1)
+    short = Part("event", {k: v for k, v in short.params.items() if k != "duration_ms"})
+    with _statements(parts) as sent:
+        assert write_step(parts.ctx, [_message(run_id, 1, parts), short]) is True
+    if backend() != "postgres":
+        assert sent == ["BEGIN", "INSERT", "INSERT", "COMMIT"]
+    assert _count(parts, EventRow, run_id) == 2
