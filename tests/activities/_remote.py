@@ -28,7 +28,6 @@ from agentrt.store.a2a.tasks import A2AStore
 from agentrt.workers.builder import make_worker
 from agentrt.workers.compose import WorkerResources, build
 from agentrt.workers.team_remote import api_env
-from tests._db import migrated, scratch_database
 from tests.workers._proc import WorkerPool, WorkerProcess, worker_env
 from tests.workers.test_telemetry_process import free_port
 from tests.workflows._waiting import until
@@ -199,9 +198,10 @@ async def sides(
     runtime: AgentRuntime,
     task_queue: str,
     tmp_path: Path,
+    remote_db: str,
 ) -> AsyncIterator[Sides]:
+    """Both sides; the remote on `remote_db`, a migrated database of its own that each test
+    module makes (tests/_db.py in the module itself: the PostgreSQL pass keeps it whole)."""
     address = temporal_env.client.service_client.config.target_host
-    with scratch_database("remote", tmp_path / "remote.db") as url:
-        migrated(url)
-        async with remote_agentrt(client, address, settings, tmp_path, url) as remote:
-            yield Sides(remote, pool, settings, address, task_queue, runtime, tmp_path)
+    async with remote_agentrt(client, address, settings, tmp_path, remote_db) as remote:
+        yield Sides(remote, pool, settings, address, task_queue, runtime, tmp_path)
