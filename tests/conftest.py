@@ -70,6 +70,16 @@ def database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
 
 
+@pytest.fixture
+def second_database(database_url: str, tmp_path: Path) -> Iterator[str]:
+    """A migrated database of the test's own beside the suite's, on the same backend (a
+    remote agentrt's in another process, say). It asks for `database_url`, so the
+    database-only pass keeps every test that uses it."""
+    with scratch_database("second", tmp_path / "second.db") as url:
+        migrated(url)
+        yield url
+
+
 @pytest.fixture(scope="session")
 def settings(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Settings:
     return Settings().replace(

@@ -198,10 +198,9 @@ async def sides(
     runtime: AgentRuntime,
     task_queue: str,
     tmp_path: Path,
-    remote_db: str,
+    second_database: str,
 ) -> AsyncIterator[Sides]:
-    """Both sides; the remote on `remote_db`, a migrated database of its own that each test
-    module makes (tests/_db.py in the module itself: the PostgreSQL pass keeps it whole)."""
+    """Both sides; the remote on a migrated database of its own (tests/conftest.py)."""
     address = temporal_env.client.service_client.config.target_host
-    async with remote_agentrt(client, address, settings, tmp_path, remote_db) as remote:
+    async with remote_agentrt(client, address, settings, tmp_path, second_database) as remote:
         yield Sides(remote, pool, settings, address, task_queue, runtime, tmp_path)

@@ -12,8 +12,6 @@ runs in a process of its own, configured by a servers file that pins the remote'
   with nothing sent, the run goes on."""
 
 import uuid
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -22,21 +20,12 @@ from agentrt.contracts.profiles import Profile
 from agentrt.contracts.views import EventView
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.ops.registry import ProfileRegistry
-from tests._db import migrated, scratch_database
 from tests.activities._remote import Sides, caller_env, servers_file, sides
 from tests.workers._proc import WorkerProcess
 from tests.workers.conftest import pool
 from tests.workflows._waiting import until, until_status
 
 __all__ = ["pool", "sides"]
-
-
-@pytest.fixture
-def remote_db(tmp_path: Path) -> Iterator[str]:
-    """The remote agentrt's own database (tests/activities/_remote.py `sides`)."""
-    with scratch_database("remote", tmp_path / "remote.db") as url:
-        migrated(url)
-        yield url
 
 
 pytestmark = pytest.mark.timeout(120)

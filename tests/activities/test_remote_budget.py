@@ -4,28 +4,16 @@ reserves it from its room before the call is sent, and counts it spent after; a 
 worst case does not fit is refused, nothing sent, and the run goes on. Against agentrt's
 own A2A server in another process, the caller's worker in a process of its own."""
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 from temporalio.client import Client
 
 from agentrt.contracts.enums import RunStatus
-from tests._db import migrated, scratch_database
 from tests.activities._remote import Sides, sides
 from tests.workers.conftest import pool
 from tests.workflows._replay import assert_replays, fetch
 from tests.workflows._waiting import until
 
 __all__ = ["pool", "sides"]
-
-
-@pytest.fixture
-def remote_db(tmp_path: Path) -> Iterator[str]:
-    """The remote agentrt's own database (tests/activities/_remote.py `sides`)."""
-    with scratch_database("remote", tmp_path / "remote.db") as url:
-        migrated(url)
-        yield url
 
 
 pytestmark = pytest.mark.timeout(120)

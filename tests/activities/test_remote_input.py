@@ -7,8 +7,6 @@ the remote's answer is the call's one result. The remote made one task; the answ
 in the caller's transcript (it went to the remote)."""
 
 import uuid
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from temporalio.client import Client
@@ -20,21 +18,12 @@ from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.run import ToolReply
 from agentrt.core.outbound import Policy
 from agentrt.store.runs.record import RunStore
-from tests._db import migrated, scratch_database
 from tests.activities._remote import TOKEN, Sides, sides
 from tests.workers.conftest import pool
 from tests.workflows._replay import assert_replays, fetch
 from tests.workflows._waiting import until, until_status
 
 __all__ = ["pool", "sides"]
-
-
-@pytest.fixture
-def remote_db(tmp_path: Path) -> Iterator[str]:
-    """The remote agentrt's own database (tests/activities/_remote.py `sides`)."""
-    with scratch_database("remote", tmp_path / "remote.db") as url:
-        migrated(url)
-        yield url
 
 
 pytestmark = pytest.mark.timeout(120)
