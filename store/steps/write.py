@@ -198,7 +198,7 @@ def _combined(
 # per kind (frozen there): a part with other columns is written the old way. Its `clear` is
 # the write fence's (activities/fence/_sql.clear_part): the trigger's UPDATE is `_clear`'s.
 SQLITE_STEP_VIEW = "agentrt_step"
-_VIEW_COLUMNS: dict[str, frozenset[str]] = {
+SQLITE_VIEW_COLUMNS: dict[str, frozenset[str]] = {
     "run": frozenset({"id", "profile", "status", "iterations", "truncated", "prompt_tokens",
                       "completion_tokens", "snapshot", "initiator", "created_at", "updated_at",
                       "revision", "parent_run_id"}),
@@ -219,7 +219,7 @@ def _carried(parts: Sequence[Part]) -> bool:
     kinds = [p.kind for p in parts]
     return len(set(kinds)) == len(kinds) and all(
         (p.update is None) == (p.kind != "clear")
-        and p.params.keys() == _VIEW_COLUMNS.get(p.kind, ())
+        and p.params.keys() == SQLITE_VIEW_COLUMNS.get(p.kind, ())
         for p in parts
     )
 

@@ -19,7 +19,7 @@ from agentrt.store.db.sealing import Sealer
 from agentrt.store.db.tables import EventRow, MessageRow
 from agentrt.store.runs.record import RunStore
 from agentrt.store.steps.events import event_row
-from agentrt.store.steps.write import Part, write_step
+from agentrt.store.steps.write import SQLITE_STEP_VIEW, SQLITE_VIEW_COLUMNS, Part, write_step
 from agentrt.workers.compose import WorkerResources
 from tests._db import backend
 from tests._runs import begin_run
@@ -124,7 +124,9 @@ def test_each_kind_of_row_once_per_step(parts: WorkerResources) -> None:
 
 
 def test_a_step_is_one_statement_and_no_transaction(parts: WorkerResources) -> None:
-    run_id = _run(parts)
+    with _statements(parts) as began:  # the begin: the run, its prompt, run_started
+        run_id = _run(parts)
+    assert began == (["WITH"] if backend() == "postgres" else ["INSERT"])
     with _statements(parts) as sent:
         assert write_step(parts.ctx, [_message(run_id, 1, parts), _event(run_id, 1)]) is True
     assert sent == (["WITH"] if backend() == "postgres" else ["INSERT"])
@@ -143,3 +145,15 @@ def test_parts_the_view_does_not_carry_still_land_whole(parts: WorkerResources) 
     if backend() != "postgres":
         assert sent == ["BEGIN", "INSERT", "INSERT", "COMMIT"]
     assert _count(parts, EventRow, run_id) == 2
+
+
+def test_the_stores_view_columns_are_the_migrations(parts: WorkerResources) -> None:
+    """SQLite: the columns the store binds into the view (`SQLITE_VIEW_COLUMNS`, kept beside the
+    code that builds the parts) are exactly those migration 0021 made, part by part: a
+    column one side lacks would fail every step, or leave one the view never writes."""
+    if backend() == "postgres":
+        pytest.skip("the view is SQLite's (PostgreSQL writes a step as CTEs)")
+    with parts.engine.connect() as c:
+        made = {row[1] for row in c.exec_driver_sql(f"PRAGMA table_info({SQLITE_STEP_VIEW})")}
+    bound = {f"{kind}_{name}" for kind, names in SQLITE_VIEW_COLUMNS.items() for name in names}
+    assert made and made == bound
