@@ -4,7 +4,10 @@ from typing import Any
 
 from agentrt.contracts.redaction import redact_tree
 
-CONTENT_KEYS = frozenset({"content", "arguments", "result", "tool_calls", "prompt", "answer"})
+# "question": what a remote agent asks the operator (a write's INPUT_REQUESTED event).
+CONTENT_KEYS = frozenset(
+    {"content", "arguments", "result", "tool_calls", "prompt", "answer", "question"}
+)
 
 
 def _size(value: Any) -> int:
