@@ -30,6 +30,7 @@ async def _follow(
     *,
     opened: Callable[[], None] | None = None,
     headers: dict[str, str] | None = None,
+    each: Callable[[list[Frame]], None] | None = None,
 ) -> list[Frame]:
     got: list[Frame] = []
     async with c.stream("GET", f"/runs/{run_id}/live", headers=headers) as reply:
@@ -38,6 +39,8 @@ async def _follow(
             opened()  # the follow is attached: what the run streams from here reaches it
         async for f in frames(reply):
             got.append(f)
+            if each is not None:
+                each(got)  # what the test does once the follower has read this far
     return got
 
 
@@ -127,12 +130,12 @@ async def test_a_call_cut_mid_stream_is_withdrawn_then_retried(serve_streaming: 
     async with serve_streaming(*script) as (live, server):
         async with http(live, token(live, name("alice"), "runs:start", "runs:read")) as c:
             run_id = (await start(c, "streamer", "Say it"))["run_id"]
-            got: list[Frame] = []
-            async with c.stream("GET", f"/runs/{run_id}/live") as reply:
-                async for f in frames(reply):
-                    got.append(f)
-                    if _text(got) == "Fine answer.":
-                        server.gate.set()
+
+            def read_so_far(got: list[Frame]) -> None:
+                if _text(got) == "Fine answer.":
+                    server.gate.set()
+
+            got = await _follow(c, run_id, each=read_so_far)
     pieces = [f.data for f in got if f.event in ("delta", "retract")]
     first_retract = next(i for i, p in enumerate(pieces) if p["kind"] == "retract")
     assert "".join(p["text"] for p in pieces[:first_retract]) == "Partial text "
