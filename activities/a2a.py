@@ -23,7 +23,7 @@ from temporalio import activity
 
 from agentrt.activities._common import ActivityGroup, store_work
 from agentrt.contracts.a2a import ProjectRequest, ProjectResult
-from agentrt.contracts.enums import RunStatus, TerminationReason
+from agentrt.contracts.enums import EventKind, RunStatus, TerminationReason
 from agentrt.contracts.ids import ACT_A2A_PROJECT
 from agentrt.contracts.messages import Message
 from agentrt.contracts.profiles import stricter
@@ -45,18 +45,21 @@ from agentrt.store.a2a.view import (
 from agentrt.store.db.a2a_tables import A2ATaskRow
 from agentrt.store.db.context import CompletionHook, StoreContext, dumps, utcnow
 from agentrt.store.db.sealing import Sealer
-from agentrt.store.db.tables import MessageRow, RunRow
+from agentrt.store.db.tables import EventRow, MessageRow, RunRow
 from agentrt.store.runs.answer import answer_ceiling
 from agentrt.store.security.sealed import (
+    EVENT_PAYLOAD,
     MESSAGE_BODY,
     RUN_ANSWER,
     RUN_OUTPUT,
     TASK_ARTIFACTS,
     TASK_HISTORY,
     TASK_STATUS_MESSAGE,
+    within,
 )
 
 logger = logging.getLogger(__name__)
+NEEDS_INPUT_NOTE = "More information is needed to go on."
 
 
 class A2AActivities(ActivityGroup):
@@ -212,7 +215,12 @@ def _completed(
 
 
 def _question(s: Session, sealer: Sealer, run_id: str, level: str) -> str | None:
-    """The model's question: the last assistant message's text, at the answer level."""
+    """What the run asks, at the answer level: a write's question (a remote agent's
+    `input-required`, in the wait's INPUT_REQUESTED event) when the wait is a write's,
+    else the model's, the last assistant message's text."""
+    asked = _write_question(s, sealer, run_id)
+    if asked is not None:
+        return keep_text(asked, level) if level in RETAINABLE_LEVELS else NEEDS_INPUT_NOTE
     rows = s.scalars(
         select(MessageRow)
         .where(MessageRow.run_id == run_id, MessageRow.role == "assistant")
@@ -225,5 +233,25 @@ def _question(s: Session, sealer: Sealer, run_id: str, level: str) -> str | None
     raw = MESSAGE_BODY.open(sealer, row.body, MESSAGE_BODY.row_of(row))
     text = Message.model_validate_json(raw).content
     if level not in RETAINABLE_LEVELS:
-        return "More information is needed to go on."
+        return NEEDS_INPUT_NOTE
     return keep_text(text, level)
+
+
+def _write_question(s: Session, sealer: Sealer, run_id: str) -> str | None:
+    """The question of the wait the run is in, when a write asked it: the run's latest
+    INPUT_REQUESTED event (a wait's event is written as it begins). None when the model
+    asked, or when the run's privacy level kept no text of it (the event holds only its
+    size): the note then says no more than that input is needed."""
+    row = s.execute(
+        select(EventRow.sequence, EventRow.payload)
+        .where(EventRow.run_id == run_id, EventRow.kind == EventKind.INPUT_REQUESTED.value)
+        .order_by(EventRow.sequence.desc())
+        .limit(1)
+    ).first()
+    if row is None:
+        return None
+    payload = json.loads(EVENT_PAYLOAD.open(sealer, row.payload, within(run_id, row.sequence)))
+    if "call_id" not in payload:
+        return None  # the model asked: its question is its last message
+    question = payload.get("question")
+    return question if isinstance(question, str) else NEEDS_INPUT_NOTE
