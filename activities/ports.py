@@ -147,6 +147,23 @@ class Probe(Protocol):
         ...
 
 
+class Withdraw(Protocol):
+    """A write's way to tell its target to stop waiting for the operator's answer (the
+    run that asked was cancelled): the remote task `task_id` of the call in `ctx`. A tool
+    offers one as its `withdraw` attribute. It may raise while the target cannot be
+    reached (the activity retries a few times; the cancel goes on whatever it answers)."""
+
+    async def __call__(self, task_id: str, ctx: ToolContext) -> None:
+        """Tell the target; a task that has already ended stays as it is."""
+        ...
+
+
+def withdraw_of(tool: object) -> Withdraw | None:
+    """The tool's withdraw, if it has one."""
+    found = getattr(tool, "withdraw", None)
+    return found if callable(found) else None
+
+
 def probe_of(tool: object) -> Probe | None:
     """The tool's reconcile probe, if it has one."""
     found = getattr(tool, "reconcile", None)

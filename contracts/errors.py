@@ -16,6 +16,7 @@ class ErrorType(StrEnum):
     FENCE_REJECTED = "FenceRejected"
     WRITE_FAILED = "WriteFailed"
     AUDIT_FAILED = "AuditFailed"
+    WITHDRAW_FAILED = "WithdrawFailed"  # a write's target could not be told to stop waiting
     PROBE_FAILED = "ProbeFailed"  # a reconcile probe raised (retried; its text stays logged)
     COMPLETION_FAILED = "CompletionFailed"
     STORE_UNAVAILABLE = "StoreUnavailable"

@@ -37,6 +37,8 @@ ACT_FENCE_RESOLVE: Final = "fence.resolve"
 ACT_WRITE_EXECUTE: Final = "write.execute"
 # Asks a write's reconcile probe what became of an interrupted call (a read, retried).
 ACT_WRITE_RECONCILE: Final = "write.reconcile"
+# A write's target told to stop waiting for an answer: the run that asked was cancelled.
+ACT_WRITE_WITHDRAW: Final = "write.withdraw"
 # A write with no answer on its outcome, in `ask` mode: the run waits for a person
 # (RUNNING -> AWAITING_RECONCILIATION), then records their answer (-> RUNNING).
 ACT_RUN_AWAIT_RECONCILE: Final = "run.await_reconciliation"

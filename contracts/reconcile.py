@@ -40,6 +40,19 @@ class Reconciled(BaseModel):
         return cls(verdict=UNKNOWN)
 
 
+class WithdrawRequest(BaseModel):
+    """A write whose target waits for the operator's answer (a remote agent's task in
+    `input-required`), and the run that asked was cancelled: the target is told to stop
+    waiting (activities/fence/reconcile.py `withdraw`). No content: the call's name and
+    ids, and the remote task."""
+
+    run_id: str
+    tool: str
+    call_id: str
+    idempotency_key: str
+    task_id: str
+
+
 class ReconcileResult(BaseModel):
     """What the reconcile activity tells the workflow: the verdict only (an applied
     write's result is already recorded as its step)."""

@@ -22,6 +22,15 @@ def store_call() -> ActivityConfig:
     return {"start_to_close_timeout": timedelta(seconds=10), "retry_policy": STORE_RETRY}
 
 
+def withdraw_call() -> ActivityConfig:
+    """Telling a write's target to stop waiting, as its run is cancelled: a few tries, so a
+    target that is away holds the cancel up by seconds, not for as long as it is away."""
+    return {
+        "start_to_close_timeout": timedelta(seconds=15),
+        "retry_policy": RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=3),
+    }
+
+
 def local_store_call() -> LocalActivityConfig:
     """`store_call` as a local activity (begin, the fence's stamp): retried by this worker,
     durably once past the local retry threshold."""

@@ -1,6 +1,6 @@
 """The agent run's step activities, by their frozen names: begin, a model call, a tool call,
-a refused call, the fence's stamp, resolve, write and probe, and a person's answer on an
-interrupted write (the wait and the record). Their modules hold SQL
+a refused call, the fence's stamp, resolve, write, probe and withdraw, and a person's
+answer on an interrupted write (the wait and the record). Their modules hold SQL
 (the model activity's the completion's, as it completes the run on its answer; the fence's
 in activities/fence), which workflow code never imports."""
 
@@ -20,8 +20,9 @@ with workflow.unsafe.imports_passed_through():
         ACT_TOOL_REFUSE,
         ACT_WRITE_EXECUTE,
         ACT_WRITE_RECONCILE,
+        ACT_WRITE_WITHDRAW,
     )
-    from agentrt.contracts.reconcile import ReconcileResult
+    from agentrt.contracts.reconcile import ReconcileResult, WithdrawRequest
     from agentrt.contracts.reconcile_answer import AwaitReconcileRequest, ReconciledRequest
     from agentrt.contracts.run import (
         BeginRequest,
@@ -46,6 +47,8 @@ STAMP = ActivityRef[FenceRequest, FenceResult](ACT_FENCE_STAMP, FenceResult)
 RESOLVE = ActivityRef[FenceRequest, FenceResult](ACT_FENCE_RESOLVE, FenceResult)
 WRITE = ActivityRef[ToolCallRequest, ToolCallResult](ACT_WRITE_EXECUTE, ToolCallResult)
 PROBE = ActivityRef[ToolCallRequest, ReconcileResult](ACT_WRITE_RECONCILE, ReconcileResult)
+# A write waiting for the operator's answer, its run cancelled (workflows/tool_input.py).
+WITHDRAW = ActivityRef[WithdrawRequest, bool](ACT_WRITE_WITHDRAW, bool)
 # A person's answer on an interrupted write (workflows/reconciliation.py).
 AWAIT_ANSWER = ActivityRef[AwaitReconcileRequest, Transition](ACT_RUN_AWAIT_RECONCILE, Transition)
 RECORD_ANSWER = ActivityRef[ReconciledRequest, Transition](ACT_RUN_RECONCILED, Transition)

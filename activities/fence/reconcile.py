@@ -10,6 +10,9 @@ the activity is retried) and acts on the answer in the store:
   void committed (its worker died before reporting) finds the fence void already and
   answers "not applied" again (_sql.voided_before), never "unknown";
 - unknown (or no probe on this worker): nothing changes; the run ends as without a probe.
+
+`write.withdraw`: a write whose target waits for the operator's answer (a remote agent's
+`input-required`), its run cancelled: the target is told to stop waiting (CancelTask).
 """
 
 from collections.abc import Callable
@@ -26,13 +29,20 @@ from agentrt.activities._common import (
     tool_context,
 )
 from agentrt.activities.fence import _sql
-from agentrt.activities.ports import FaultHook, no_faults, probe_of
+from agentrt.activities.ports import FaultHook, no_faults, probe_of, withdraw_of
 from agentrt.activities.registry import ToolRegistry
 from agentrt.activities.tools import bounded
 from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.errors import ErrorType
-from agentrt.contracts.ids import ACT_WRITE_RECONCILE
-from agentrt.contracts.reconcile import APPLIED, NOT_APPLIED, UNKNOWN, ReconcileResult, Verdict
+from agentrt.contracts.ids import ACT_WRITE_RECONCILE, ACT_WRITE_WITHDRAW
+from agentrt.contracts.reconcile import (
+    APPLIED,
+    NOT_APPLIED,
+    UNKNOWN,
+    ReconcileResult,
+    Verdict,
+    WithdrawRequest,
+)
 from agentrt.contracts.run import ToolCallRequest
 from agentrt.store.db.context import StoreContext
 from agentrt.store.steps.tools import ToolStep, ToolStepStore
@@ -70,6 +80,30 @@ class ReconcileActivities(ActivityGroup):
         # Once per interrupted write the run acts on: a retry only follows a failure.
         self._answered(verdict)
         return ReconcileResult(verdict=verdict)
+
+    @activity.defn(name=ACT_WRITE_WITHDRAW)
+    async def withdraw(self, req: WithdrawRequest) -> bool:
+        """Tell a write's target that waits for the operator's answer to stop waiting: the
+        run that asked was cancelled. Whether it was told (False: this worker's tool has no
+        way to). Nothing in the store changes: the wait had emptied the fence, and the
+        call recorded nothing."""
+        tool = self._registry.get(req.tool)
+        withdraw = withdraw_of(tool) if tool is not None else None
+        if withdraw is None:
+            activity.logger.warning("write %s cannot withdraw on this worker", req.tool)
+            return False
+        try:
+            await withdraw(req.task_id, tool_context(req.run_id, req.call_id, req.idempotency_key))
+        except Exception as exc:
+            # The text may quote the target (a host, a token): it stays out of the failure.
+            activity.logger.warning(
+                "withdrawing %s in run %s failed: %s", req.tool, req.run_id, type(exc).__name__
+            )
+            raise ApplicationError(
+                "the write's target could not be told", type=ErrorType.WITHDRAW_FAILED.value
+            ) from None
+        activity.logger.info("run %s: write %s withdrawn", req.run_id, req.call_id)
+        return True
 
     async def _settle(self, req: ToolCallRequest, token: str) -> Verdict:
         """What became of the write, acted on in the store: the verdict the run goes on by."""

@@ -29,6 +29,7 @@ card that changed, or a remote that cannot be reached, fails the call with nothi
 """
 
 import asyncio
+import contextlib
 import hashlib
 from typing import Any
 
@@ -36,6 +37,7 @@ import httpx
 from a2a.client import ClientConfig, ClientFactory
 from a2a.client.client import Client
 from a2a.types import (
+    CancelTaskRequest,
     GetTaskRequest,
     ListTasksRequest,
     Message,
@@ -51,6 +53,7 @@ from a2a.utils.errors import (
     InvalidParamsError,
     InvalidRequestError,
     MethodNotFoundError,
+    TaskNotCancelableError,
     UnsupportedOperationError,
 )
 
@@ -216,7 +219,8 @@ def result_of(task: Task, declared: RemoteSkill, agent: str, skill: str) -> str:
 
 
 class RemoteSkillTool:
-    """One skill of a remote agent, satisfying the `Tool` port; `reconcile` is its probe."""
+    """One skill of a remote agent, satisfying the `Tool` port; `reconcile` is its probe,
+    `withdraw` cancels a task that waits for an answer the cancelled run will not give."""
 
     def __init__(self, conn: RemoteConnection, skill: str, description: str) -> None:
         self._conn = conn
@@ -263,6 +267,13 @@ class RemoteSkillTool:
             # The remote acted (or may have): an error result, never sent again.
             raise ToolFailedAfterApplying(result)
         return result
+
+    async def withdraw(self, task_id: str, ctx: ToolContext) -> None:
+        """The run that asked was cancelled: the remote task stops waiting for our answer
+        (CancelTask). A task that has ended meanwhile stays as it ended."""
+        client = await self._conn.client()
+        with contextlib.suppress(TaskNotCancelableError):
+            await client.cancel_task(CancelTaskRequest(id=task_id))
 
     async def _send(self, client: Client, message: Message, ctx: ToolContext) -> Task:
         try:

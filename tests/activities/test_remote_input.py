@@ -15,12 +15,14 @@ from agentrt.activities.ports import ToolContext, ToolNeedsInput
 from agentrt.activities.toolbox.remote_agent import RemoteConnection, message_id, remote_tools
 from agentrt.activities.toolbox.remote_config import RemoteAgent
 from agentrt.contracts.enums import RunStatus
+from agentrt.contracts.ids import ACT_WRITE_WITHDRAW
 from agentrt.contracts.run import ToolReply
 from agentrt.core.outbound import Policy
+from agentrt.store.a2a.tasks import A2AStore
 from agentrt.store.runs.record import RunStore
-from tests.activities._remote import TOKEN, Sides, sides
+from tests.activities._remote import CALLER, TOKEN, Sides, sides
 from tests.workers.conftest import pool
-from tests.workflows._replay import assert_replays, fetch
+from tests.workflows._replay import assert_replays, fetch, scheduled
 from tests.workflows._waiting import until, until_status
 
 __all__ = ["pool", "sides"]
@@ -91,3 +93,37 @@ async def test_an_answer_sent_again_is_the_same_message(sides: Sides) -> None:
         assert sides.remote.tasks() == 1
     finally:
         await conn.close()
+
+
+async def test_a_run_cancelled_while_the_remote_waits_cancels_the_remote_task(
+    sides: Sides, client: Client
+) -> None:
+    """The run that asked is cancelled while the remote waits for its answer: the remote
+    task is cancelled too (`write.withdraw`, CancelTask), not left waiting for ever."""
+    worker = sides.caller(await sides.remote.digest())
+
+    async def up() -> bool:
+        return "remote agent partner is up" in worker.log.read_text(errors="replace")
+
+    await until(up, f"the caller's remote agent up:\n{worker.log_tail()}", within=60)
+    run_id = await sides.runtime.start("delegator-auto", ASK)
+    await until_status(sides.runtime, run_id, RunStatus.WAITING_FOR_INPUT, within=60)
+    store = A2AStore(sides.remote.parts.ctx)
+    (task,) = store.page(owner=CALLER).tasks
+    assert task.state == "TASK_STATE_INPUT_REQUIRED"
+    await sides.runtime.cancel(run_id, by="olga")
+    done = await sides.runtime.result(run_id)
+    assert done.status is RunStatus.CANCELLED, done
+
+    async def remote_cancelled() -> bool:
+        found = store.get(task.id, CALLER)
+        return found is not None and found.state == "TASK_STATE_CANCELED"
+
+    try:
+        await until(remote_cancelled, "the remote task cancelled", within=60)
+    except AssertionError as exc:
+        remote_log = sides.remote.log.read_text(errors="replace")[-6000:]
+        raise AssertionError(f"{exc}\ncaller:\n{worker.log_tail()}\nremote:\n{remote_log}") from None
+    history = await fetch(client, run_id)
+    assert ACT_WRITE_WITHDRAW in scheduled(history)
+    await assert_replays(history, what="a run cancelled while a write waits for input")
