@@ -123,7 +123,8 @@ async def test_a_run_cancelled_while_the_remote_waits_cancels_the_remote_task(
         await until(remote_cancelled, "the remote task cancelled", within=60)
     except AssertionError as exc:
         remote_log = sides.remote.log.read_text(errors="replace")[-6000:]
-        raise AssertionError(f"{exc}\ncaller:\n{worker.log_tail()}\nremote:\n{remote_log}") from None
+        caller_log = worker.log_tail()
+        raise AssertionError(f"{exc}\ncaller:\n{caller_log}\nremote:\n{remote_log}") from None
     history = await fetch(client, run_id)
     assert ACT_WRITE_WITHDRAW in scheduled(history)
     await assert_replays(history, what="a run cancelled while a write waits for input")
