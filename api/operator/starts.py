@@ -85,7 +85,7 @@ _PREFER = (
 async def start_run(
     request: Request,
     state: State,
-    who: Annotated[Principal, Depends(auth.require(auth.START))],
+    who: auth.Starter,
     body: Annotated[StartRequest, Depends(_start_body)],
     response: Response,
     prefer: Annotated[str | None, Header(description=_PREFER)] = None,
