@@ -23,7 +23,7 @@ from agentrt.api.operator.timing import Phases
 from agentrt.api.operator.views import StartedOut, run_out
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import RunIdTakenError
-from agentrt.contracts.profiles import RegisteredProfile
+from agentrt.contracts.registered import RegisteredProfile
 from agentrt.contracts.start import StartRequest
 from agentrt.contracts.views import RunView
 
