@@ -8,7 +8,7 @@ import asyncio
 import sys
 import tempfile
 import time
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
 
 from agentrt.core.devserver import extra_args
@@ -47,6 +47,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--history-rounds", type=_ints, default=d.history_rounds)
     p.add_argument(
         "--long-history",
+        dest="long_history_rounds",
         type=int,
         default=d.long_history_rounds,
         help="rounds of the bench-only long run (49 = 50 model calls); 0 skips it",
@@ -62,7 +63,13 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--memory-runs", type=int, default=d.memory_runs, help="runs waiting (issue: 1000)"
     )
-    p.add_argument("--full", action="store_true", help="the issue's sizes: 1000 waiting runs")
+    p.add_argument(
+        "--full",
+        dest="memory_runs",
+        action="store_const",
+        const=1000,
+        help="the issue's sizes: 1000 waiting runs",
+    )
     p.add_argument("--server-runs", type=int, default=d.server_runs)
     p.add_argument("--ablate", action="store_true", help="also run without each TUNING key")
     p.add_argument("--persist", action="store_true", help="dev servers persist to a file")
@@ -112,41 +119,14 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 
 
 def config_from(ns: argparse.Namespace) -> BenchConfig:
-    cfg = _sized(ns)
-    if ns.load_levels:
-        cfg = replace(cfg, load_levels=ns.load_levels)
-    if ns.load_workers:
-        cfg = replace(cfg, load_workers=ns.load_workers)
-    if ns.load_kill_api:
-        cfg = replace(cfg, load_kill_api=ns.load_kill_api)
-    if ns.load_client:
-        cfg = replace(cfg, load_client=ns.load_client)
-    if ns.load_profile:
-        cfg = replace(cfg, load_profile=ns.load_profile)
-    return cfg
-
-
-def _sized(ns: argparse.Namespace) -> BenchConfig:
+    """The sizes the flags give: a flag sizes the BenchConfig field of its name. With
+    `--tiny`, the smallest sizes, and of the flags only the load section's that are given
+    (they default to None: the section's own sizes)."""
+    flags = vars(ns)
+    given = {f.name: flags[f.name] for f in fields(BenchConfig) if flags.get(f.name) is not None}
     if ns.tiny:
-        return tiny()
-    return BenchConfig(
-        runs=ns.runs,
-        tools=ns.tools,
-        concurrency=ns.concurrency,
-        throughput_runs=ns.throughput_runs,
-        history_rounds=ns.history_rounds,
-        long_history_rounds=ns.long_history,
-        fence_runs=ns.fence_runs,
-        long_calls=ns.long_calls,
-        long_segment_rounds=ns.long_segment_rounds,
-        long_runs=ns.long_runs,
-        burst=ns.burst,
-        burst_reps=ns.burst_reps,
-        memory_runs=1000 if ns.full else ns.memory_runs,
-        server_runs=ns.server_runs,
-        ablate=ns.ablate,
-        persist=ns.persist,
-    )
+        return replace(tiny(), **{k: v for k, v in given.items() if k.startswith("load_")})
+    return BenchConfig(**given)
 
 
 async def run(
