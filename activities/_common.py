@@ -1,6 +1,6 @@
 """Helpers shared by the activity classes: store work off the event loop, typed failures,
-bounded retries and fault points. The heartbeat helpers are activities/_heartbeats.py's,
-re-exported here beside the others."""
+bounded retries, fault points, a call's ToolContext. The heartbeat helpers are
+activities/_heartbeats.py's, re-exported here beside the others."""
 
 import asyncio
 import contextlib
@@ -15,11 +15,12 @@ from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from agentrt.activities._heartbeats import heartbeating as heartbeating
 from agentrt.activities._heartbeats import heartbeats as heartbeats
-from agentrt.activities._heartbeats import tool_context as tool_context
+from agentrt.activities._heartbeats import threadsafe_heartbeat
 from agentrt.activities._loop_pool import LoopPool
-from agentrt.activities.ports import FaultHook, no_faults
+from agentrt.activities.ports import Emit, FaultHook, ToolContext, no_faults
 from agentrt.contracts.errors import NON_RETRYABLE, ErrorType
 from agentrt.contracts.provider_errors import known_detail
+from agentrt.contracts.run import ToolReply
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -118,6 +119,20 @@ class ActivityGroup:
     def activities(self) -> list[Callable[..., Any]]:
         bound = (getattr(self, name) for name in dir(type(self)) if not name.startswith("_"))
         return [m for m in bound if hasattr(m, "__temporal_activity_definition")]
+
+
+def tool_context(
+    run_id: str,
+    call_id: str,
+    idempotency_key: str,
+    reply: ToolReply | None = None,
+    emit: Emit | None = None,
+) -> ToolContext:
+    """The ToolContext of a call made in this activity."""
+    return ToolContext(
+        run_id, call_id, idempotency_key, heartbeat=threadsafe_heartbeat(),
+        logger=activity.logger, reply=reply, emit=emit,
+    )  # fmt: skip
 
 
 def fatal(message: str, kind: ErrorType, *, expected: bool = False) -> ApplicationError:

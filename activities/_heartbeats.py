@@ -1,5 +1,5 @@
 """Heartbeats of a running activity: on a timer of its loop (a dead worker is noticed
-within the heartbeat timeout), and from a sync tool's thread through its ToolContext."""
+within the heartbeat timeout), and from a sync tool's thread (its ToolContext's)."""
 
 import asyncio
 import contextlib
@@ -11,27 +11,12 @@ from typing import Any, TypeVar
 
 from temporalio import activity
 
-from agentrt.activities.ports import Emit, ToolContext, no_heartbeat
-from agentrt.contracts.run import ToolReply
+from agentrt.activities.ports import no_heartbeat
 
 F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
 
 
-def tool_context(
-    run_id: str,
-    call_id: str,
-    idempotency_key: str,
-    reply: ToolReply | None = None,
-    emit: Emit | None = None,
-) -> ToolContext:
-    """The ToolContext of a call made in this activity."""
-    return ToolContext(
-        run_id, call_id, idempotency_key, heartbeat=_threadsafe_heartbeat(),
-        logger=activity.logger, reply=reply, emit=emit,
-    )  # fmt: skip
-
-
-def _threadsafe_heartbeat() -> Callable[..., None]:
+def threadsafe_heartbeat() -> Callable[..., None]:
     """activity.heartbeat, callable from a sync tool's thread: the SDK's async-activity
     heartbeat schedules a task, so another thread hands it to the activity's loop."""
     if not activity.in_activity():
