@@ -176,15 +176,15 @@ class LimitSettings(SettingsGroup):
     segment_rounds: int = capped(
         DEFAULT_SEGMENT_ROUNDS,
         ITERATIONS_CEILING_LIMIT,
-        "a run continues as new after this many rounds, so each Temporal history stays "
-        "bounded (workers)",
+        "a worker continues a run as new after this many rounds, so each Temporal history "
+        "stays bounded",
     )
     # A tree of runs (contracts/agents.py): a child run started by a delegation is one
     # deeper than its parent; a delegation past either bound is refused to the model.
     max_agent_depth: int = capped(
         DEFAULT_MAX_AGENT_DEPTH,
         MAX_AGENT_DEPTH_LIMIT,
-        "how deep a tree of child agents may grow (a client's run is depth 0)",
+        "how deep a tree of child agents may grow; a client's run is depth 0",
     )
     max_children_per_run: int = capped(
         DEFAULT_MAX_CHILDREN, MAX_CHILDREN_LIMIT, "the most child agent runs one run may start"
