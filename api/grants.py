@@ -9,7 +9,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
-from agentrt.contracts.profiles import Profile, RegisteredProfile
+from agentrt.contracts.profiles import Profile
+from agentrt.contracts.registered import RegisteredProfile
 
 
 @dataclass(frozen=True)

@@ -21,13 +21,17 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator, Callable, Coroutine
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from agentrt.contracts.errors import RunNotFoundError
 from agentrt.core.devserver import extra_args
 from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
+from agentrt.store.db.context import StoreContext
 from agentrt.store.db.open import open_store
 from agentrt.store.db.sealing import Sealer
 from agentrt.store.runs.record import RunStore
@@ -95,6 +99,48 @@ def worker_env(settings: Settings, address: str) -> dict[str, str]:
     return env
 
 
+@dataclass
+class Stack:
+    """What a chaos bench runs against: its scratch folder, a fresh store, a client runtime
+    on a Temporal dev server, and the environment of a worker process for both."""
+
+    work: Path
+    ctx: StoreContext
+    runtime: AgentRuntime
+    env: dict[str, str]
+
+
+@asynccontextmanager
+async def chaos_stack(name: str, postgres: bool) -> AsyncIterator[Stack]:
+    """A fresh database (PostgreSQL at AGENTRT_POSTGRES_DSN, else the settings' DSN, with
+    `postgres`; else SQLite) and a dev server, both gone on exit."""
+    with tempfile.TemporaryDirectory(prefix=f"agentrt-{name}-") as tmp:
+        work = Path(tmp)
+        dsn = os.environ.get("AGENTRT_POSTGRES_DSN", Settings().database.postgres_dsn)
+        with bench_database(work, dsn if postgres else None) as url:
+            settings = bench_settings(
+                database_url=url, seal_keys=f"b:{Sealer.new_key_b64()}", data_dir=work
+            )
+            engine, ctx = open_store(url, Sealer.from_b64(settings.read_seal_keys()))
+            try:
+                async with dev_server(extra_args()) as client:
+                    env = worker_env(settings, client.service_client.config.target_host)
+                    runtime = AgentRuntime(client, RunStore(ctx), settings.temporal.task_queue)
+                    yield Stack(work, ctx, runtime, env)
+            finally:
+                engine.dispose()
+
+
+def run_chaos(
+    p: argparse.ArgumentParser,
+    main_async: Callable[[argparse.Namespace], Coroutine[Any, Any, int]],
+    argv: list[str] | None,
+) -> int:
+    """A chaos bench's `main`: its own arguments (in `p`) and `--postgres`, then the run."""
+    p.add_argument("--postgres", action="store_true", help="on PostgreSQL, not SQLite")
+    return asyncio.run(main_async(p.parse_args(argv)))
+
+
 async def settle_times(
     runtime: AgentRuntime, runs: int, deadline_s: float
 ) -> tuple[list[float], dict[str, int]]:
@@ -137,34 +183,19 @@ async def chaos_killer(fleet: Fleet, every: float, stop: asyncio.Event, seed: in
 
 
 async def main_async(ns: argparse.Namespace) -> int:
-    with tempfile.TemporaryDirectory(prefix="agentrt-chaos-") as tmp:
-        work = Path(tmp)
-        dsn = (
-            os.environ.get("AGENTRT_POSTGRES_DSN", Settings().database.postgres_dsn)
-            if ns.postgres
-            else None
-        )
-        with bench_database(work, dsn) as url:
-            settings = bench_settings(
-                database_url=url, seal_keys=f"b:{Sealer.new_key_b64()}", data_dir=work
-            )
-            engine, ctx = open_store(url, Sealer.from_b64(settings.read_seal_keys()))
-            async with dev_server(extra_args()) as client:
-                address = client.service_client.config.target_host
-                runtime = AgentRuntime(client, RunStore(ctx), settings.temporal.task_queue)
-                fleet = Fleet(worker_env(settings, address), work)
-                for _ in range(ns.workers):
-                    fleet.spawn()
-                try:
-                    calm, calm_out = await settle_times(runtime, ns.runs, ns.deadline)
-                    stop = asyncio.Event()
-                    killer = asyncio.create_task(chaos_killer(fleet, ns.kill_every, stop, ns.seed))
-                    chaos, chaos_out = await settle_times(runtime, ns.runs, ns.deadline)
-                    stop.set()
-                    await killer
-                finally:
-                    fleet.stop()
-            engine.dispose()
+    async with chaos_stack("chaos", ns.postgres) as stack:
+        fleet = Fleet(stack.env, stack.work)
+        for _ in range(ns.workers):
+            fleet.spawn()
+        try:
+            calm, calm_out = await settle_times(stack.runtime, ns.runs, ns.deadline)
+            stop = asyncio.Event()
+            killer = asyncio.create_task(chaos_killer(fleet, ns.kill_every, stop, ns.seed))
+            chaos, chaos_out = await settle_times(stack.runtime, ns.runs, ns.deadline)
+            stop.set()
+            await killer
+        finally:
+            fleet.stop()
     print(f"time-to-settle, {ns.runs} runs x 3 tool calls, {ns.workers} workers, "
           f"{'PostgreSQL' if ns.postgres else 'SQLite'}")  # fmt: skip
     print(f"{'phase':<8}{'p50 s':>8}{'p95 s':>8}{'max s':>8}  outcomes")
@@ -186,8 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--kill-every", type=float, default=4.0, help="seconds between kills")
     p.add_argument("--deadline", type=float, default=600.0, help="give up waiting after")
     p.add_argument("--seed", type=int, default=7)
-    p.add_argument("--postgres", action="store_true")
-    return asyncio.run(main_async(p.parse_args(argv)))
+    return run_chaos(p, main_async, argv)
 
 
 if __name__ == "__main__":

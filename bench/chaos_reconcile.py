@@ -20,24 +20,16 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from agentrt.contracts.enums import RunStatus
-from agentrt.core.devserver import extra_args
-from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.db.context import StoreContext
-from agentrt.store.db.open import open_store
-from agentrt.store.db.sealing import Sealer
 from agentrt.store.demo import DemoWorld
-from agentrt.store.runs.record import RunStore
 from bench import bounded_tools
-from bench.chaos import pct, worker_env
-from bench.database import bench_database
-from bench.harness import bench_settings, dev_server
+from bench.chaos import chaos_stack, pct, run_chaos
 
 PROFILE, PROMPT, REFUND_CALL = "bench-reconcile", "bench mixed=3", "r3.1"
 CLAIM, EFFECT = "write.after_claim", "write.after_effect"
@@ -145,26 +137,15 @@ async def one_run(
 
 
 async def main_async(ns: argparse.Namespace) -> int:
-    with tempfile.TemporaryDirectory(prefix="agentrt-chaos-reconcile-") as tmp:
-        work = Path(tmp)
-        dsn = os.environ.get("AGENTRT_POSTGRES_DSN", Settings().database.postgres_dsn)
-        with bench_database(work, dsn if ns.postgres else None) as url:
-            settings = bench_settings(
-                database_url=url, seal_keys=f"b:{Sealer.new_key_b64()}", data_dir=work
-            )
-            engine, ctx = open_store(url, Sealer.from_b64(settings.read_seal_keys()))
-            async with dev_server(extra_args()) as client:
-                env = worker_env(settings, client.service_client.config.target_host)
-                if not ns.unbounded:
-                    env.update(bounded_tools.worker_env())
-                spawner = Spawner(env, work)
-                runtime = AgentRuntime(client, RunStore(ctx), settings.temporal.task_queue)
-                rows: list[Row] = []
-                try:
-                    await all_runs(ns, runtime, spawner, ctx, rows)
-                finally:
-                    spawner.close()
-            engine.dispose()
+    async with chaos_stack("chaos-reconcile", ns.postgres) as stack:
+        if not ns.unbounded:
+            stack.env.update(bounded_tools.worker_env())
+        spawner = Spawner(stack.env, stack.work)
+        rows: list[Row] = []
+        try:
+            await all_runs(ns, stack.runtime, spawner, stack.ctx, rows)
+        finally:
+            spawner.close()
     return report(ns, rows)
 
 
@@ -196,8 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.chaos_reconcile", description=__doc__)
     p.add_argument("--runs", type=int, default=21, help="cycling through the scenarios")
     p.add_argument("--unbounded", action="store_true", help="the refund declares no bound")
-    p.add_argument("--postgres", action="store_true")
-    return asyncio.run(main_async(p.parse_args(argv)))
+    return run_chaos(p, main_async, argv)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,6 @@ import asyncio
 import os
 import signal
 import sys
-import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -24,18 +23,11 @@ from pathlib import Path
 from sqlalchemy import func, select
 
 from agentrt.contracts.enums import EventKind, RunStatus
-from agentrt.core.devserver import extra_args
-from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.db.context import StoreContext
-from agentrt.store.db.open import open_store
-from agentrt.store.db.sealing import Sealer
 from agentrt.store.db.tables import DemoLedgerRow
 from agentrt.store.ops.registry import ProfileRegistry
-from agentrt.store.runs.record import RunStore
-from bench.chaos import Fleet, worker_env
-from bench.database import bench_database
-from bench.harness import bench_settings, dev_server
+from bench.chaos import Fleet, chaos_stack, run_chaos
 
 PROFILE, PROMPT = "bench-writes-chaos", "bench writes"
 POINTS = ("write.after_claim", "write.after_effect", "record.before_clear")
@@ -136,32 +128,21 @@ async def verdicts(runtime: AgentRuntime, ctx: StoreContext, settled: dict[str, 
 
 
 async def main_async(ns: argparse.Namespace) -> int:
-    with tempfile.TemporaryDirectory(prefix="agentrt-chaos-writes-") as tmp:
-        work = Path(tmp)
-        dsn = Settings().database.postgres_dsn if ns.postgres else None
-        with bench_database(work, os.environ.get("AGENTRT_POSTGRES_DSN", dsn)) as url:
-            settings = bench_settings(
-                database_url=url, seal_keys=f"b:{Sealer.new_key_b64()}", data_dir=work
-            )
-            engine, ctx = open_store(url, Sealer.from_b64(settings.read_seal_keys()))
-            async with dev_server(extra_args()) as client:
-                env = worker_env(settings, client.service_client.config.target_host)
-                if ns.no_probes:
-                    env["AGENTRT_FAULT_FAIL_AT"] = PROBE_DOWN
-                fleet = Fleet(env, work)
-                for _ in range(ns.workers):
-                    fleet.spawn()
-                traps = Traps(fleet, work, ns.kills)
-                traps.arm()
-                runtime = AgentRuntime(client, RunStore(ctx), settings.temporal.task_queue)
-                started = time.monotonic()
-                try:
-                    settled = await drive(ns, runtime, ctx, traps)
-                    outcomes, doubles, mismatched = await verdicts(runtime, ctx, settled)
-                finally:
-                    fleet.stop()
-                took = time.monotonic() - started
-            engine.dispose()
+    async with chaos_stack("chaos-writes", ns.postgres) as stack:
+        if ns.no_probes:
+            stack.env["AGENTRT_FAULT_FAIL_AT"] = PROBE_DOWN
+        fleet = Fleet(stack.env, stack.work)
+        for _ in range(ns.workers):
+            fleet.spawn()
+        traps = Traps(fleet, stack.work, ns.kills)
+        traps.arm()
+        started = time.monotonic()
+        try:
+            settled = await drive(ns, stack.runtime, stack.ctx, traps)
+            outcomes, doubles, mismatched = await verdicts(stack.runtime, stack.ctx, settled)
+        finally:
+            fleet.stop()
+        took = time.monotonic() - started
     unsettled = ns.runs - len(settled)
     interrupted = sum(n for k, n in outcomes.items() if k.endswith("interrupted_write"))
     print(f"chaos inside the write window: {ns.runs} runs x 4 fenced refunds, {ns.workers} "
@@ -186,8 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--kills", type=int, default=9, help="targeted kills in all")
     p.add_argument("--deadline", type=float, default=600.0, help="give up waiting after")
     p.add_argument("--no-probes", action="store_true", help="the probe's target is down")
-    p.add_argument("--postgres", action="store_true")
-    return asyncio.run(main_async(p.parse_args(argv)))
+    return run_chaos(p, main_async, argv)
 
 
 if __name__ == "__main__":

@@ -22,8 +22,8 @@ from typing import Any
 from hypothesis import strategies as st
 from sqlalchemy import Engine
 
-from bench.fuzz_a2a import HttpSurface
 from bench.fuzz_core import Finding, LogTrap, Tally, Verdict, drive
+from bench.fuzz_http import HttpSurface
 from bench.fuzz_local import JSON
 
 # Text a database or a JSON encoder cannot take, beside ordinary and oversized text.

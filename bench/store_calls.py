@@ -34,7 +34,8 @@ from sqlalchemy import Connection, Engine, create_engine, select
 from sqlalchemy.orm import sessionmaker
 
 from agentrt.contracts.messages import Message
-from agentrt.contracts.profiles import Profile, RegisteredProfile
+from agentrt.contracts.profiles import Profile
+from agentrt.contracts.registered import RegisteredProfile
 from agentrt.contracts.run import TurnRecord
 from agentrt.contracts.snapshot import RunSnapshot, SnapshotRecord
 from agentrt.core.settings import Settings

@@ -39,14 +39,14 @@ class ApiServerSettings(SettingsGroup):
     default_skill: str = Field(
         default="",
         description="the profile a message naming no skill starts when several are published",
-    )  # used when a message names no skill and several are published
+    )
     blocking_cap_seconds: float = Field(
         default=60.0, description="a blocking `SendMessage` returns the task after this"
-    )  # a blocking SendMessage returns the Task after this
+    )
     max_body_bytes: int = Field(default=1_000_000, description="a larger request body is refused")
     poll_seconds: float = Field(
         default=0.2, description="how often waits and streams read the journal"
-    )  # how often waits and streams read the journal
+    )
     # On SIGTERM: how long open requests (live follows, blocking sends) may run on before
     # they are cancelled. Unbounded, one open stream would keep the process up forever.
     shutdown_seconds: int = Field(
@@ -110,9 +110,7 @@ class PushSettings(SettingsGroup):
     model_config = SettingsConfigDict(env_prefix="AGENTRT_PUSH_")
 
     timeout_seconds: float = Field(default=10.0, description="one push attempt's deadline")
-    backoff_seconds: float = Field(
-        default=1.0, description="first retry delay (doubled each time)"
-    )  # first retry delay, doubled per attempt
+    backoff_seconds: float = Field(default=1.0, description="first retry delay (doubled each time)")
     backoff_max_seconds: float = Field(default=300.0, description="the retry delay's cap")
     max_attempts: int = Field(default=8, description="attempts before a dead letter")
     # Push targets must be global unicast addresses; these name the exceptions
@@ -131,10 +129,8 @@ class PushSettings(SettingsGroup):
     )
     client_concurrency: int = Field(
         default=4, gt=0, description="push deliveries in flight per A2A client"
-    )  # deliveries in flight per client
-    max_in_flight: int = Field(
-        default=64, gt=0, description="push deliveries in flight in all"
-    )  # deliveries in flight in all
+    )
+    max_in_flight: int = Field(default=64, gt=0, description="push deliveries in flight in all")
 
 
 class RemoteSettings(BaseSettings):

@@ -35,6 +35,14 @@ def setting(default: Any, description: str, *, shown: str | None = None, **more:
     return Field(default=default, description=description, json_schema_extra=extra, **more)
 
 
+def capped(default: int, ceiling: int, description: str) -> Any:
+    """A count setting from 1 to `ceiling`: the bound is enforced and said in its
+    description, from the one number, so the Settings page cannot name another."""
+    return Field(
+        default=default, ge=1, le=ceiling, description=f"{description} (at most {ceiling})"
+    )
+
+
 def shown_default(info: FieldInfo) -> str:
     """The default as the Settings page shows it: `text` in backquotes, numbers bare, unset."""
     extra = info.json_schema_extra

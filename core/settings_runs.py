@@ -22,7 +22,7 @@ from agentrt.contracts.profiles import (
 )
 from agentrt.contracts.run import DEFAULT_MAX_PROMPT_CHARS, PROMPT_CHARS_CEILING
 from agentrt.core.settings_base import SettingsGroup, split_names
-from agentrt.core.settings_doc import setting
+from agentrt.core.settings_doc import capped, setting
 
 _WORKERS = Path(__file__).resolve().parent.parent / "workers"
 
@@ -155,52 +155,37 @@ class RetentionSettings(SettingsGroup):
 class LimitSettings(SettingsGroup):
     """Input caps (issue 25), at every door a prompt comes in by; how long a run may be."""
 
-    max_prompt_chars: int = Field(
-        default=DEFAULT_MAX_PROMPT_CHARS,
-        gt=0,
-        le=PROMPT_CHARS_CEILING,
-        description=(
-            "a longer prompt or A2A message is refused before anything is created (at most 1000000)"
-        ),
+    max_prompt_chars: int = capped(
+        DEFAULT_MAX_PROMPT_CHARS,
+        PROMPT_CHARS_CEILING,
+        "a longer prompt or A2A message is refused before anything is created",
     )
-    max_part_chars: int = Field(
-        default=DEFAULT_MAX_PROMPT_CHARS,
-        gt=0,
-        le=PROMPT_CHARS_CEILING,
-        description="a longer text part of an A2A message is refused (at most 1000000)",
+    max_part_chars: int = capped(
+        DEFAULT_MAX_PROMPT_CHARS,
+        PROMPT_CHARS_CEILING,
+        "a longer text part of an A2A message is refused",
     )
     # The design bounds a run at 20 rounds; an installation raises it explicitly, on its
     # clients (a start asking for more is refused) and its workers (which refuse a profile
     # over it at start, and a start that came around the clients).
-    max_iterations_ceiling: int = Field(
-        default=MAX_ITERATIONS_CEILING,
-        ge=1,
-        le=ITERATIONS_CEILING_LIMIT,
-        description=(
-            "the most rounds a profile or a start may ask for; raise it explicitly for long "
-            "runs (at most 10000)"
-        ),
+    max_iterations_ceiling: int = capped(
+        MAX_ITERATIONS_CEILING,
+        ITERATIONS_CEILING_LIMIT,
+        "the most rounds a profile or a start may ask for; raise it explicitly for long runs",
     )
-    segment_rounds: int = Field(
-        default=DEFAULT_SEGMENT_ROUNDS,
-        ge=1,
-        le=ITERATIONS_CEILING_LIMIT,
-        description=(
-            "a run continues as new after this many rounds, so each Temporal history stays "
-            "bounded (workers)"
-        ),
+    segment_rounds: int = capped(
+        DEFAULT_SEGMENT_ROUNDS,
+        ITERATIONS_CEILING_LIMIT,
+        "a worker continues a run as new after this many rounds, so each Temporal history "
+        "stays bounded",
     )
     # A tree of runs (contracts/agents.py): a child run started by a delegation is one
     # deeper than its parent; a delegation past either bound is refused to the model.
-    max_agent_depth: int = Field(
-        default=DEFAULT_MAX_AGENT_DEPTH,
-        ge=1,
-        le=MAX_AGENT_DEPTH_LIMIT,
-        description="how deep a tree of child agents may grow (a client's run is depth 0)",
+    max_agent_depth: int = capped(
+        DEFAULT_MAX_AGENT_DEPTH,
+        MAX_AGENT_DEPTH_LIMIT,
+        "how deep a tree of child agents may grow; a client's run is depth 0",
     )
-    max_children_per_run: int = Field(
-        default=DEFAULT_MAX_CHILDREN,
-        ge=1,
-        le=MAX_CHILDREN_LIMIT,
-        description="the most child agent runs one run may start",
+    max_children_per_run: int = capped(
+        DEFAULT_MAX_CHILDREN, MAX_CHILDREN_LIMIT, "the most child agent runs one run may start"
     )

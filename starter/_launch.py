@@ -20,7 +20,7 @@ from agentrt.contracts.approval import CancelRequest
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import AgentRuntimeError, NoWorkerError, RunIdTakenError
 from agentrt.contracts.ids import UPDATE_BEGUN, WORKFLOW_AGENT_RUN
-from agentrt.contracts.profiles import RegisteredProfile
+from agentrt.contracts.registered import RegisteredProfile
 from agentrt.contracts.run import BegunResult, RunRequest
 from agentrt.core.temporal import connection_lost
 from agentrt.starter._deciding import cancel_workflow

@@ -35,7 +35,7 @@ from agentrt.contracts.errors import (
     UnknownProfileError,
 )
 from agentrt.contracts.ids import MEMO_INITIATOR, SA_PROFILE, SA_RUN_STATUS, WORKFLOW_AGENT_RUN
-from agentrt.contracts.profiles import RegisteredProfile
+from agentrt.contracts.registered import RegisteredProfile
 from agentrt.contracts.run import RunRequest
 
 PROFILE_KEY = SearchAttributeKey.for_keyword(SA_PROFILE)

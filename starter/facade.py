@@ -23,8 +23,9 @@ from agentrt.contracts.errors import (
     RunNotBegunError,
 )
 from agentrt.contracts.ids import DEFAULT_TASK_QUEUE, QUERY_BUDGET, QUERY_REFUSED_DECISIONS
-from agentrt.contracts.profiles import MAX_ITERATIONS_CEILING, RegisteredProfile
+from agentrt.contracts.profiles import MAX_ITERATIONS_CEILING
 from agentrt.contracts.reconcile_answer import ReconcileAnswer, WriteResolution
+from agentrt.contracts.registered import RegisteredProfile
 from agentrt.contracts.run import DEFAULT_MAX_PROMPT_CHARS
 from agentrt.contracts.start import StartRequest, StartWait
 from agentrt.contracts.views import RunView

@@ -35,7 +35,7 @@ from agentrt.contracts.errors import (
     ScheduleNotFoundError,
 )
 from agentrt.contracts.ids import WORKFLOW_SCHEDULED_FIRE
-from agentrt.contracts.profiles import RegisteredProfile
+from agentrt.contracts.registered import RegisteredProfile
 from agentrt.contracts.schedules import (
     KIND_RUNS,
     MEMO_CREATED_BY,

@@ -23,7 +23,7 @@ from agentrt.core.settings import Settings
 from agentrt.core.settings_env import setting_variables
 from agentrt.starter.cli import build_parser as cli_parser
 from agentrt.workers.main import parse_args as worker_args
-from agentrt.workers.providers import read_providers_file
+from agentrt.workers.providers_file import read_providers_file
 from tests._markdown import (
     CodeBlock,
     as_file,

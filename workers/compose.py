@@ -1,17 +1,16 @@
 """Composition root: settings → engine, store, providers, toolboxes → activity objects.
 
 `compose` makes every object and opens nothing (the engine connects on first use, the
-pools start threads on first use); `WorkerResources.open` is the worker's start: the
-database reached and its schema checked (never migrated), the profiles registered.
-`build` is both, for the embedded demo and tests that drive a store without a worker."""
+pools start threads on first use); `WorkerResources.open` (workers/resources.py) is the
+worker's start: the database reached and its schema checked (never migrated), the profiles
+registered. `build` is both, for the embedded demo and tests that drive a store without a
+worker."""
 
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import Executor, ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from functools import partial
-from typing import Any, TypedDict, Unpack
-
-from sqlalchemy import Engine
+from typing import TypedDict, Unpack
 
 from agentrt.activities._common import ActivityGroup
 from agentrt.activities.a2a import A2AActivities, completion_hook
@@ -27,27 +26,23 @@ from agentrt.activities.run import RunActivities
 from agentrt.activities.settle import Settle, SettleActivities
 from agentrt.activities.settle.completion import Completion
 from agentrt.activities.toolbox.box import Toolbox, ToolboxContext
-from agentrt.activities.toolbox.mcp_config import McpServer, load_mcp_config
-from agentrt.activities.toolbox.remote_config import RemoteAgent
+from agentrt.activities.toolbox.mcp_config import load_mcp_config
 from agentrt.activities.tools import ToolActivities
 from agentrt.contracts.profiles import Profile
 from agentrt.core.codec import parse_keys
 from agentrt.core.policies import PolicySet, served_policies
 from agentrt.core.profiles import check_ceiling, checked_profiles, load_profiles
 from agentrt.core.settings import Settings
-from agentrt.store.db.context import StoreContext
-from agentrt.store.db.open import check_worker_store, store_context
+from agentrt.store.db.open import store_context
 from agentrt.store.db.sealing import Sealer
 from agentrt.store.live.table import LiveStore
 from agentrt.store.ops.gauges import watch_store
-from agentrt.store.ops.registry import ProfileRegistry, Registration
 from agentrt.store.steps.tools import ToolStepStore
-from agentrt.workers.call_metrics import MeteredTool, fallback_counter, metered_providers
+from agentrt.workers.call_metrics import fallback_counter, metered_providers
 from agentrt.workers.fastpath import store_pool
 from agentrt.workers.faults import fault_hook
 from agentrt.workers.held import held_by, merged_servers, on_pool, worker_seal_keys
 from agentrt.workers.metrics import (
-    CallMetrics,
     MeteredRunStore,
     WorkerMetrics,
     count_turn,
@@ -59,86 +54,13 @@ from agentrt.workers.providers import (
     check_models,
     load_providers,
 )
+from agentrt.workers.resources import WorkerResources as WorkerResources
+from agentrt.workers.resources import pooled_connections, wrapped
 from agentrt.workers.toolboxes import load_toolboxes
-from agentrt.workers.tracing import TracedTool, traced_providers
+from agentrt.workers.tracing import traced_providers
 
 TOOL_THREAD_PREFIX = "agentrt-tool"
 STORE_THREAD_PREFIX = "agentrt-store"
-
-
-def pooled_connections(engine: Engine) -> int:
-    """How many connections the engine's pool keeps open (its overflow is opened and
-    closed again on demand: a connection each time, a new backend on PostgreSQL)."""
-    size = getattr(engine.pool, "size", None)
-    return max(1, size()) if callable(size) else 4
-
-
-@dataclass
-class WorkerResources:
-    """What a built worker holds open besides the Temporal Worker; close it once the worker
-    has stopped (`with resources:` does)."""
-
-    engine: Engine
-    ctx: StoreContext
-    activities: list[Callable[..., Any]] = field(default_factory=list)
-    executor: ThreadPoolExecutor | None = None  # where sync tools run
-    # Where the async activities' store calls run (workers/pool.py): no more threads than
-    # the store has pooled connections, so a burst never opens and closes connections.
-    store_executor: Executor | None = None
-    registry: ToolRegistry | None = None
-    metrics: WorkerMetrics = field(default_factory=WorkerMetrics.create)  # serve .registry
-    # For workers that serve only model or tool queues (workers/fleet.py).
-    model_activities: list[Callable[..., Any]] = field(default_factory=list)
-    tool_activities: list[Callable[..., Any]] = field(default_factory=list)
-    provider_names: list[str] = field(default_factory=list)
-    profile_names: list[str] = field(default_factory=list)  # the profiles this worker serves
-    # The profiles this worker serves, registered for clients to route by from open() until
-    # close(); the catalog resolves their tools.
-    registration: Registration | None = None
-    catalog: ProfileCatalog | None = None
-    served: list[Profile] = field(default_factory=list)
-    # The MCP servers of the servers file and the profiles: toolboxes pending until the
-    # worker runs and lists them (workers/plugin.py).
-    mcp_servers: list[McpServer] = field(default_factory=list)
-    # The remote A2A agents, pending alike until their cards are fetched.
-    remote_agents: list[RemoteAgent] = field(default_factory=list)
-    payload_keys: list[str] = field(default_factory=list)
-
-    def open(self) -> None:
-        """The worker's start (blocking I/O): the database reached, its schema at head
-        (SchemaBehindError names `agentrt migrate` otherwise), the profiles registered."""
-        check_worker_store(self.engine)
-        if self.registration is None:
-            catalog = self.catalog
-            reach = {p.name: catalog.reach(p.name) for p in self.served} if catalog else None
-            self.registration = Registration(
-                ProfileRegistry(self.ctx), self.served, payload_keys=self.payload_keys,
-                reach=reach,
-            )  # fmt: skip
-
-    def close(self) -> None:
-        if self.registration is not None:
-            self.registration.close()
-        for pool in (self.executor, self.store_executor):
-            if pool is not None:
-                pool.shutdown(wait=True, cancel_futures=True)
-        self.engine.dispose()
-
-    def add_tools(self, group: str, tools: Iterable[Tool]) -> None:
-        """A toolbox pending at start (an MCP server that was down) now lists its tools:
-        wrapped as the ones registered at start, then offered to runs that begin from now."""
-        assert self.registry is not None
-        self.registry.add_group(group, wrapped(group, tools, self.metrics.calls))
-        if self.registration is not None and self.catalog is not None:
-            # Its tools' effects are known now: what the profiles may do, registered again.
-            catalog = self.catalog
-            self.registration.renew({p.name: catalog.reach(p.name) for p in self.served})
-
-    def __enter__(self) -> "WorkerResources":
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self.close()
 
 
 class ComposeOptions(TypedDict, total=False):
@@ -357,11 +279,6 @@ def _registry(
         groups={box.name: wrapped(box.name, box.build(tool_ctx), calls) for box in boxes},
         pending=pending,
     )
-
-
-def wrapped(group: str, tools: Iterable[Tool], calls: CallMetrics) -> list[Tool]:
-    """Each tool as the worker registers it: traced, and counted by toolbox and name."""
-    return [TracedTool(MeteredTool(group, t, calls)) for t in tools]
 
 
 def payload_key_ids(settings: Settings) -> list[str]:

@@ -1,13 +1,11 @@
-"""The approval and input pauses, the workflow side: suspend before any call of a turn
-that needs approval runs and wait for a decision on record; pause for the remote user's
-follow-up input and record it. A waiting run holds no worker slot. The updates that feed
-the pauses take the one path of workflows/answers.py (the `approve` signal, fire and
-forget, is checked here); their pure state is the one gate's (workflows/gate.py,
-workflows/pauses_gate.py), the transitions are in activities/pauses.py."""
+"""The approval pause, the workflow side: suspend before any call of a turn that needs
+approval runs and wait for a decision on record. The input pause (workflows/input_pause.py)
+is re-exported here: the run's loop calls both as `pauses`. A waiting run holds no worker
+slot. The updates that feed the pauses take the one path of workflows/answers.py (the
+`approve` signal, fire and forget, is checked here); their pure state is the one gate's
+(workflows/gate.py, workflows/pauses_gate.py), the transitions are in activities/pauses.py."""
 
-from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import TypedDict, TypeVar
 
 from temporalio import workflow
 from temporalio.common import RawValue
@@ -20,41 +18,23 @@ from agentrt.workflows._context import RunContext, set_status
 from agentrt.workflows._details import decision_summary
 from agentrt.workflows._loop import Stop, turn_digest
 from agentrt.workflows.a2a import project
+from agentrt.workflows.input_pause import await_input as await_input
+from agentrt.workflows.pause_record import enter, pause_fields, progress_fields
 
 with workflow.unsafe.imports_passed_through():
-    from agentrt.contracts.a2a import InputMessage
-    from agentrt.contracts.approval import (
-        ApprovalDecision,
-        PendingApproval,
-        reason_missing,
-    )
+    from agentrt.contracts.approval import ApprovalDecision, PendingApproval, reason_missing
     from agentrt.contracts.enums import RunStatus, TerminationReason
     from agentrt.contracts.errors import ErrorType
-    from agentrt.contracts.ids import (
-        ACT_RUN_ADD_INPUT,
-        ACT_RUN_AWAIT_INPUT,
-        ACT_RUN_RESUME,
-        ACT_RUN_SUSPEND,
-    )
-    from agentrt.contracts.messages import ToolCall, Usage
-    from agentrt.contracts.pauses import (
-        AddInputRequest,
-        AwaitInputRequest,
-        ResumeRequest,
-        SuspendRequest,
-    )
+    from agentrt.contracts.ids import ACT_RUN_RESUME, ACT_RUN_SUSPEND
+    from agentrt.contracts.messages import ToolCall
+    from agentrt.contracts.pauses import ResumeRequest, SuspendRequest
     from agentrt.contracts.plan import RunPlan
-    from agentrt.contracts.profiles import PrivacyLevel
     from agentrt.contracts.run import Transition
 
-# The transitions (activities/pauses.py), by their frozen names: that module holds SQL,
-# which workflow code does not import.
-P = TypeVar("P")
-
+# The approval's transitions (activities/pauses.py), by their frozen names: that module
+# holds SQL, which workflow code does not import.
 SUSPEND = ActivityRef[SuspendRequest, Transition](ACT_RUN_SUSPEND, Transition)
 RESUME = ActivityRef[ResumeRequest, Transition](ACT_RUN_RESUME, Transition)
-AWAIT_INPUT = ActivityRef[AwaitInputRequest, Transition](ACT_RUN_AWAIT_INPUT, Transition)
-ADD_INPUT = ActivityRef[AddInputRequest, Transition](ACT_RUN_ADD_INPUT, Transition)
 
 
 # A denial by signal without a reason is refused from this build on (workflow.patched: a
@@ -154,56 +134,8 @@ async def _suspend(ctx: RunContext, plan: RunPlan, pending: PendingApproval) -> 
     # Open the gate before the suspension commits: a client that sees WAITING in the store
     # and decides at once must find the workflow ready to accept it.
     ctx.gate.open(pending)
-    request = SuspendRequest(pending=pending, **_progress(ctx, plan))
-    await _enter(plan, SUSPEND, request, "suspend for approval", ctx.gate.close_turn)
-
-
-class _Pause(TypedDict):
-    run_id: str
-    sequence: int
-    privacy: PrivacyLevel
-
-
-class _Progress(_Pause):
-    iterations: int
-    usage: Usage
-
-
-def _pause(ctx: RunContext, plan: RunPlan) -> _Pause:
-    """What every pause's transition records (PauseRequest): the run, the sequence of the
-    transition's event (taken now), the run's privacy level."""
-    return {"run_id": ctx.run_id, "sequence": ctx.state.take_sequence(), "privacy": plan.privacy}
-
-
-def _progress(ctx: RunContext, plan: RunPlan) -> _Progress:
-    """`_pause`, with the run's progress so far (ProgressPauseRequest)."""
-    return {**_pause(ctx, plan), "iterations": ctx.state.iterations, "usage": ctx.state.usage}
-
-
-async def _enter(
-    plan: RunPlan,
-    ref: ActivityRef[P, Transition],
-    request: P,
-    summary: str,
-    close: Callable[[], None],
-) -> None:
-    """Record a pause (for approval or for input). One that cannot be recorded, or is
-    refused (e.g. cancelled first), closes what it opened and stops the run
-    SUSPEND_FAILED: never an unresumable waiting run."""
-    try:
-        entered = await call(
-            ref,
-            request,
-            opt.bounded_store_call(),
-            summary=summary,
-            outage_seconds=plan.timeouts.store_outage_seconds,
-        )
-    except ActivityError as err:
-        close()
-        raise Stop(TerminationReason.SUSPEND_FAILED, error_type=error_type(err)) from None
-    if not entered.applied:
-        close()
-        raise Stop(TerminationReason.SUSPEND_FAILED, error_type=ErrorType.SUSPEND_REFUSED)
+    request = SuspendRequest(pending=pending, **progress_fields(ctx, plan))
+    await enter(plan, SUSPEND, request, "suspend for approval", ctx.gate.close_turn)
 
 
 async def _decision(ctx: RunContext, plan: RunPlan, deadline: datetime | None) -> ApprovalDecision:
@@ -259,50 +191,5 @@ def _resume(
 ) -> ResumeRequest:
     attested_only = plan.unattested_decisions != "allow"
     return ResumeRequest(
-        round=round_no, decision=decision, attested_only=attested_only, **_pause(ctx, plan)
+        round=round_no, decision=decision, attested_only=attested_only, **pause_fields(ctx, plan)
     )
-
-
-async def await_input(
-    ctx: RunContext, round_no: int, write: ToolCall | None = None, question: str | None = None
-) -> InputMessage:
-    """The model asked the remote user for more, or the write `write` asked the operator
-    `question` (workflows/tool_input.py): wait for the follow-up and record it."""
-    plan = ctx.require_plan()
-    ctx.input.open()
-    for_call = None if write is None else write.call_id
-    request = AwaitInputRequest(
-        round=round_no, question=question, call_id=for_call,
-        tool=None if write is None else write.name, **_progress(ctx, plan),
-    )  # fmt: skip
-    await _enter(plan, AWAIT_INPUT, request, "wait for input", ctx.input.close)
-    set_status(RunStatus.WAITING_FOR_INPUT)
-    ctx.details.waiting_for_input(round_no)
-    await project(ctx)
-    while True:
-        await workflow.wait_condition(
-            lambda: ctx.input.message is not None or ctx.cancel_requested()
-        )
-        ctx.check_cancel()
-        message = ctx.input.message
-        assert message is not None
-        added = await call(
-            ADD_INPUT,
-            AddInputRequest(round=round_no, message=message, call_id=for_call, **_pause(ctx, plan)),
-            opt.store_call(),
-            summary="record input",
-            fails_as=TerminationReason.INTERNAL_ERROR,
-        )
-        if added.applied or added.refusal is None:
-            break
-        # Refused (its attestation does not open): the run waits on for another message.
-        # Only runs that met such a message take this path: recorded histories' commands
-        # are unchanged.
-        ctx.input.reject(message)
-        workflow.logger.warning("input refused: %s", added.refusal)
-    ctx.input.close(recorded=message if added.applied else None)
-    if not added.applied:
-        raise Stop(TerminationReason.INTERNAL_ERROR, error_type=ErrorType.INPUT_REFUSED)
-    set_status(RunStatus.RUNNING)
-    await project(ctx)
-    return message

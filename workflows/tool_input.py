@@ -1,7 +1,7 @@
 """A write that waits for the operator (a remote agent's `input-required`), the workflow
 side. The write's activity found the target waiting for an answer: it emptied the fence
 and recorded nothing (activities/fence). The run pauses on the one input pause
-(workflows/pauses.py `await_input`: WAITING_FOR_INPUT, the question in the
+(workflows/input_pause.py `await_input`: WAITING_FOR_INPUT, the question in the
 INPUT_REQUESTED event, an attested message taken by the `answer` or `submit_input`
 update), and the answer is the write's next turn: workflows/fence.py stamps the same call
 afresh (its same idempotency key) and the write sends the answer to the same remote task,
@@ -16,10 +16,10 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
 from agentrt.workflows import _options as opt
-from agentrt.workflows import pauses
 from agentrt.workflows._calls import call, error_type
 from agentrt.workflows._context import RunContext
 from agentrt.workflows._refs import WITHDRAW
+from agentrt.workflows.input_pause import await_input
 
 with workflow.unsafe.imports_passed_through():
     from agentrt.activities._shield import shield_until_done
@@ -34,7 +34,7 @@ WITHDRAW_ON_CANCEL = "write-withdraws-on-cancel"
 async def answer(ctx: RunContext, write: ToolCallRequest, asked: ToolAsked) -> ToolReply:
     """The operator's answer to `asked`, once on record: the write's next turn."""
     try:
-        message = await pauses.await_input(ctx, write.round, write.call, asked.question)
+        message = await await_input(ctx, write.round, write.call, asked.question)
     except asyncio.CancelledError:
         if asked.task_id and workflow.patched(WITHDRAW_ON_CANCEL):
             await _withdraw(ctx, write, asked)

@@ -34,7 +34,6 @@ import hashlib
 from typing import Any
 
 import httpx
-from a2a.client import ClientConfig, ClientFactory
 from a2a.client.client import Client
 from a2a.types import (
     CancelTaskRequest,
@@ -64,14 +63,13 @@ from agentrt.activities.ports import (
     ToolInputError,
     ToolNeedsInput,
 )
-from agentrt.activities.toolbox.remote_config import RemoteAgent, RemoteSkill
-from agentrt.activities.toolbox.remote_http import CardRefused, NotSent, fetch_card, http_client
+from agentrt.activities.toolbox.remote_config import RemoteSkill
+from agentrt.activities.toolbox.remote_http import NotSent, RemoteConnection
 from agentrt.activities.toolbox.remote_stream import followed, parts_text
 from agentrt.contracts.enums import TerminationReason, ToolEffect
 from agentrt.contracts.messages import ToolSpec
 from agentrt.contracts.output import parse_output
 from agentrt.contracts.reconcile import Reconciled
-from agentrt.core.outbound import Policy
 
 ARGS_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -106,52 +104,6 @@ def message_id(idempotency_key: str, turn: int = 0) -> str:
 def context_id(idempotency_key: str) -> str:
     """The A2A contextId of a call, by which the probe finds its task."""
     return "agentrt-c-" + hashlib.sha256(b"context:" + idempotency_key.encode()).hexdigest()[:40]
-
-
-class RemoteConnection:
-    """One remote agent: its HTTP client (every address checked) and its card, checked
-    against its pin once per worker process (at start, or at the first use) and again
-    after a send the remote refused (`recheck`): a call is one request."""
-
-    def __init__(self, agent: RemoteAgent, token: str | None, policy: Policy) -> None:
-        self.agent = agent
-        self.name = agent.name
-        self._http = http_client(agent, token, policy)
-        self._clients: dict[bool, Client] = {}  # by streaming, on the card as checked last
-
-    async def card(self) -> Any:
-        """The pinned card, fetched and checked now. ToolFailure (nothing sent) when it
-        changed or the agent cannot be reached; either forgets the card checked before."""
-        self._clients = {}
-        try:
-            card, _ = await fetch_card(self.agent, self._http)
-        except CardRefused as exc:
-            raise ToolFailure(str(exc), reason="card_changed") from None
-        except (NotSent, httpx.HTTPError, ValueError) as exc:
-            why = str(exc) if isinstance(exc, NotSent) else type(exc).__name__  # no URL, no token
-            raise ToolFailure(
-                f"the remote agent {self.name!r} cannot be reached ({why})", reason="remote_down"
-            ) from None
-        # a2a-sdk clients on the card as pinned (never closed: it would close ours): one
-        # that streams a send (SSE, where the card says the agent streams), one that does not.
-        for streaming in (False, True):
-            config = ClientConfig(streaming=streaming, httpx_client=self._http)
-            self._clients[streaming] = ClientFactory(config).create(card)
-        return card
-
-    async def client(self, streaming: bool = False) -> Client:
-        """The client on the card checked last; the card is fetched only if none was."""
-        if not self._clients:
-            await self.card()
-        return self._clients[streaming]
-
-    async def recheck(self) -> None:
-        """After a send the remote refused (it may have changed): the card fetched again;
-        ToolFailure `card_changed` when it is no longer the pinned one."""
-        await self.card()
-
-    async def close(self) -> None:
-        await self._http.aclose()
 
 
 def task_text(task: Task) -> str:

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 from agentrt.activities.ports import Tool, ToolFailure
 from agentrt.activities.toolbox.late import LateSources
-from agentrt.activities.toolbox.remote_agent import RemoteConnection, remote_tools
+from agentrt.activities.toolbox.remote_agent import remote_tools
 from agentrt.activities.toolbox.remote_config import RemoteAgent
+from agentrt.activities.toolbox.remote_http import RemoteConnection
 from agentrt.contracts.errors import ConfigError
 from agentrt.core.outbound import Policy
 from agentrt.core.settings import Settings

@@ -5,15 +5,20 @@ with the original Host and TLS name. A private or loopback address is refused un
 worker's AGENTRT_REMOTE_AGENTS_ALLOWED_NETWORKS / _HOSTS name it.
 
 The card is fetched through the same transport and compared with the digest the
-operator pinned: a card that changed is refused (CardRefused) until it is pinned again."""
+operator pinned: a card that changed is refused (CardRefused) until it is pinned again.
+`RemoteConnection` holds one agent's client and card (activities/toolbox/remote_agent.py
+calls its skills through it)."""
 
 import json
 from typing import Any
 
 import httpx
+from a2a.client import ClientConfig, ClientFactory
 from a2a.client.card_resolver import parse_agent_card
+from a2a.client.client import Client
 from a2a.types import AgentCard
 
+from agentrt.activities.ports import ToolFailure
 from agentrt.activities.toolbox.remote_config import RemoteAgent, card_digest
 from agentrt.core.outbound import (
     Policy,
@@ -104,3 +109,49 @@ async def fetch_card(agent: RemoteAgent, http: httpx.AsyncClient) -> tuple[Agent
             "reviews it and pins the new digest"
         )
     return parse_agent_card(data), digest
+
+
+class RemoteConnection:
+    """One remote agent: its HTTP client (every address checked) and its card, checked
+    against its pin once per worker process (at start, or at the first use) and again
+    after a send the remote refused (`recheck`): a call is one request."""
+
+    def __init__(self, agent: RemoteAgent, token: str | None, policy: Policy) -> None:
+        self.agent = agent
+        self.name = agent.name
+        self._http = http_client(agent, token, policy)
+        self._clients: dict[bool, Client] = {}  # by streaming, on the card as checked last
+
+    async def card(self) -> Any:
+        """The pinned card, fetched and checked now. ToolFailure (nothing sent) when it
+        changed or the agent cannot be reached; either forgets the card checked before."""
+        self._clients = {}
+        try:
+            card, _ = await fetch_card(self.agent, self._http)
+        except CardRefused as exc:
+            raise ToolFailure(str(exc), reason="card_changed") from None
+        except (NotSent, httpx.HTTPError, ValueError) as exc:
+            why = str(exc) if isinstance(exc, NotSent) else type(exc).__name__  # no URL, no token
+            raise ToolFailure(
+                f"the remote agent {self.name!r} cannot be reached ({why})", reason="remote_down"
+            ) from None
+        # a2a-sdk clients on the card as pinned (never closed: it would close ours): one
+        # that streams a send (SSE, where the card says the agent streams), one that does not.
+        for streaming in (False, True):
+            config = ClientConfig(streaming=streaming, httpx_client=self._http)
+            self._clients[streaming] = ClientFactory(config).create(card)
+        return card
+
+    async def client(self, streaming: bool = False) -> Client:
+        """The client on the card checked last; the card is fetched only if none was."""
+        if not self._clients:
+            await self.card()
+        return self._clients[streaming]
+
+    async def recheck(self) -> None:
+        """After a send the remote refused (it may have changed): the card fetched again;
+        ToolFailure `card_changed` when it is no longer the pinned one."""
+        await self.card()
+
+    async def close(self) -> None:
+        await self._http.aclose()

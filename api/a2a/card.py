@@ -23,7 +23,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from agentrt.api.settings import ApiSettings
-from agentrt.contracts.profiles import RegisteredProfile
+from agentrt.contracts.registered import RegisteredProfile
 from agentrt.store.a2a.view import RETAINABLE_LEVELS
 from agentrt.store.ops.registry import ProfileRegistry
 

@@ -36,7 +36,7 @@ from agentrt.contracts.errors import (
     RunNotFoundError,
     UnknownProfileError,
 )
-from agentrt.contracts.profiles import RegisteredProfile
+from agentrt.contracts.registered import RegisteredProfile
 from agentrt.contracts.run import prompt_over_cap
 from agentrt.contracts.start import StartRequest
 from agentrt.starter.facade import AgentRuntime

@@ -36,7 +36,7 @@ from agentrt.api.operator.auth import START, Principal, principal_of
 from agentrt.api.operator.errors import OUTAGE_MESSAGE
 from agentrt.api.operator.state import OpsState
 from agentrt.api.settings import ApiSettings
-from agentrt.contracts.profiles import RegisteredProfile
+from agentrt.contracts.registered import RegisteredProfile
 from agentrt.store.db.engine import DATABASE_ERRORS, database_reason
 
 MCP_PATH = "/mcp"

@@ -14,7 +14,7 @@ from mcp.types import Tool, ToolAnnotations
 
 from agentrt.api.a2a.card import servable
 from agentrt.api.grants import Grants
-from agentrt.contracts.profiles import RegisteredProfile
+from agentrt.contracts.registered import RegisteredProfile
 
 STATUS_TOOL = "agentrt_run_status"
 RUN_ID_CHARS = 36

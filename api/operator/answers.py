@@ -251,12 +251,7 @@ def _statement_refused(exc: AgentRuntimeError, run_id: str) -> Exception:
 
 
 @router.post("/runs/{run_id}/decision", response_model=DecisionOut, tags=["approvals"])
-async def decide(
-    run_id: str,
-    body: DecisionIn,
-    state: State,
-    who: Annotated[Principal, Depends(auth.require(auth.DECIDE))],
-) -> DecisionOut:
+async def decide(run_id: str, body: DecisionIn, state: State, who: auth.Decider) -> DecisionOut:
     """Approve or deny the pending turn named by its digest, as the authenticated principal.
     A denial needs a reason (400 `reason_required`), as on every other path. (`answers`
     with `kind: decision`.)"""
@@ -275,10 +270,7 @@ class ReconcileOut(BaseModel):
 
 @router.post("/runs/{run_id}/reconcile", response_model=ReconcileOut, tags=["approvals"])
 async def reconcile(
-    run_id: str,
-    body: ReconcileIn,
-    state: State,
-    who: Annotated[Principal, Depends(auth.require(auth.RECONCILE))],
+    run_id: str, body: ReconcileIn, state: State, who: auth.Reconciler
 ) -> ReconcileOut:
     """Answer for the interrupted write the run waits on, as the authenticated principal.
     (`answers` with `kind: reconcile`.)"""
@@ -294,10 +286,7 @@ class ResolutionOut(BaseModel):
 
 @router.post("/runs/{run_id}/resolution", response_model=ResolutionOut, tags=["approvals"])
 async def resolution(
-    run_id: str,
-    body: ResolutionIn,
-    state: State,
-    who: Annotated[Principal, Depends(auth.require(auth.RESOLVE))],
+    run_id: str, body: ResolutionIn, state: State, who: auth.Resolver
 ) -> ResolutionOut:
     """Record what the target system shows of the write of a run that ended with its outcome
     unknown, as the authenticated principal. (`answers` with `kind: resolution`.)"""

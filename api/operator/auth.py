@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Annotated
 
-from fastapi import Request, Security
+from fastapi import Depends, Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from agentrt.api.grants import Grants
@@ -93,3 +93,14 @@ def require(scope: str | None, *or_: str) -> Callable[..., Awaitable[Principal]]
         return who
 
     return principal
+
+
+# The principal of a route's request, refused unless it holds the scope: each route takes
+# it as a parameter of one of these types (FastAPI's `Annotated` dependencies).
+Anyone = Annotated[Principal, Depends(require(None))]
+Reader = Annotated[Principal, Depends(require(READ))]
+Starter = Annotated[Principal, Depends(require(START))]
+Canceller = Annotated[Principal, Depends(require(CANCEL))]
+Decider = Annotated[Principal, Depends(require(DECIDE))]
+Reconciler = Annotated[Principal, Depends(require(RECONCILE))]
+Resolver = Annotated[Principal, Depends(require(RESOLVE))]

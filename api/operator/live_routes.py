@@ -3,11 +3,10 @@ follow is api/operator/sse.py's), under the same principal and scope rules as it
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Header, Query
+from fastapi import APIRouter, Header, Query
 from fastapi.responses import Response, StreamingResponse
 
 from agentrt.api.operator import auth
-from agentrt.api.operator.auth import Principal
 from agentrt.api.operator.errors import RESPONSES
 from agentrt.api.operator.routes import State, run_id_of
 from agentrt.api.operator.sse import follow, resume_live
@@ -25,7 +24,7 @@ live_router = APIRouter(responses=RESPONSES)
 async def run_live(
     run_id: str,
     state: State,
-    who: Annotated[Principal, Depends(auth.require(auth.READ))],
+    who: auth.Reader,
     after: Annotated[int, Query(ge=-1, le=MAX_SEQUENCE)] = -1,
     live_after: Annotated[int, Query(ge=0, le=MAX_SEQUENCE)] = 0,
     last_event_id: Annotated[str | None, Header(max_length=24)] = None,

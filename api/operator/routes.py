@@ -51,10 +51,12 @@ def run_id_of(raw: str) -> str:
 
 
 State = Annotated[OpsState, Depends(_state)]
+# A listing's page size: 50 runs unless asked, at most 200.
+Page = Annotated[int, Query(ge=1, le=200)]
 
 
 @router.get("/me", response_model=MeOut, tags=["principals"])
-async def me(who: Annotated[Principal, Depends(auth.require(None))]) -> MeOut:
+async def me(who: auth.Anyone) -> MeOut:
     """Who the token names and what it may do (the approvals page shows buttons by it; the
     routes check the scopes again)."""
     return MeOut(
@@ -66,12 +68,12 @@ async def me(who: Annotated[Principal, Depends(auth.require(None))]) -> MeOut:
 @router.get("/runs", response_model=RunPageOut, tags=["runs"])
 async def list_runs(
     state: State,
-    who: Annotated[Principal, Depends(auth.require(auth.READ))],
+    who: auth.Reader,
     status: RunStatus | None = None,
     profile: Annotated[str | None, Query(max_length=200)] = None,
     initiator: Annotated[str | None, Query(max_length=200)] = None,
     attention: Annotated[bool, Query(description="only runs that need an operator")] = False,
-    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    limit: Page = 50,
     cursor: Annotated[str | None, Query(max_length=500)] = None,
 ) -> RunPageOut:
     """Newest first, filtered by status, profile, initiator and whether the run needs an
@@ -99,16 +101,12 @@ async def list_runs(
 
 
 @router.get("/runs/{run_id}", response_model=RunOut, tags=["runs"])
-async def get_run(
-    run_id: str, state: State, who: Annotated[Principal, Depends(auth.require(auth.READ))]
-) -> RunOut:
+async def get_run(run_id: str, state: State, who: auth.Reader) -> RunOut:
     return await state.out(await state.visible(run_id_of(run_id), who.visible_to))
 
 
 @router.get("/runs/{run_id}/budget", response_model=BudgetState, tags=["runs"])
-async def run_budget(
-    run_id: str, state: State, who: Annotated[Principal, Depends(auth.require(auth.READ))]
-) -> BudgetState:
+async def run_budget(run_id: str, state: State, who: auth.Reader) -> BudgetState:
     """The run's budget as its workflow holds it: the limits, the spend, what its model
     calls in flight reserved (a call reserves its worst case before it is made) and the
     room left. Numbers only: the same at every privacy level."""
@@ -126,7 +124,7 @@ async def run_events(
     run_id: str,
     request: Request,
     state: State,
-    who: Annotated[Principal, Depends(auth.require(auth.READ))],
+    who: auth.Reader,
     after: Annotated[int, Query(ge=-1, le=MAX_SEQUENCE)] = -1,
     limit: Annotated[int, Query(ge=1, le=1000)] = 200,
     last_event_id: Annotated[str | None, Header(max_length=20)] = None,
@@ -153,10 +151,7 @@ async def run_events(
 
 @router.post("/runs/{run_id}/cancel", status_code=202, response_model=RunOut, tags=["runs"])
 async def cancel_run(
-    run_id: str,
-    state: State,
-    who: Annotated[Principal, Depends(auth.require(auth.CANCEL))],
-    body: CancelIn | None = None,
+    run_id: str, state: State, who: auth.Canceller, body: CancelIn | None = None
 ) -> RunOut:
     """Cancel as the authenticated principal; answers once the run ended (or 10 s)."""
     view = await state.visible(run_id_of(run_id), who.visible_to)
@@ -169,22 +164,14 @@ async def cancel_run(
 
 
 @router.get("/inbox", response_model=list[RunOut], tags=["approvals"])
-async def inbox(
-    state: State,
-    who: Annotated[Principal, Depends(auth.require(auth.READ))],
-    limit: Annotated[int, Query(ge=1, le=200)] = 50,
-) -> list[RunOut]:
+async def inbox(state: State, who: auth.Reader, limit: Page = 50) -> list[RunOut]:
     """Runs waiting for approval, oldest first, with their pending calls at each run's
     privacy level."""
     return await _listed(state, state.query.inbox, who, limit)
 
 
 @router.get("/attention", response_model=list[RunOut], tags=["runs"])
-async def needs_attention(
-    state: State,
-    who: Annotated[Principal, Depends(auth.require(auth.READ))],
-    limit: Annotated[int, Query(ge=1, le=200)] = 50,
-) -> list[RunOut]:
+async def needs_attention(state: State, who: auth.Reader, limit: Page = 50) -> list[RunOut]:
     """Runs that need an operator, the most recently changed first: failed with a write's
     outcome unknown (`attention: outcome_unknown`; the run's `pending_write` names the
     call, its idempotency key and its arguments at the run's privacy level)."""

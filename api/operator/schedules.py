@@ -23,7 +23,7 @@ from agentrt.api.operator.routes import State
 from agentrt.api.operator.starts import json_body
 from agentrt.api.operator.state import OpsState
 from agentrt.contracts.errors import InvalidRequestError, ScheduleNotFoundError
-from agentrt.contracts.profiles import RegisteredProfile
+from agentrt.contracts.registered import RegisteredProfile
 from agentrt.contracts.schedules import ScheduleRequest, ScheduleView, is_schedule_name
 from agentrt.starter.scheduling import RunSchedules
 

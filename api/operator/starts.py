@@ -23,7 +23,7 @@ from agentrt.api.operator.timing import Phases
 from agentrt.api.operator.views import StartedOut, run_out
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import RunIdTakenError
-from agentrt.contracts.profiles import RegisteredProfile
+from agentrt.contracts.registered import RegisteredProfile
 from agentrt.contracts.start import StartRequest
 from agentrt.contracts.views import RunView
 
@@ -85,7 +85,7 @@ _PREFER = (
 async def start_run(
     request: Request,
     state: State,
-    who: Annotated[Principal, Depends(auth.require(auth.START))],
+    who: auth.Starter,
     body: Annotated[StartRequest, Depends(_start_body)],
     response: Response,
     prefer: Annotated[str | None, Header(description=_PREFER)] = None,

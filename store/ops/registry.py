@@ -42,7 +42,8 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, mapped_column
 from sqlalchemy.sql.elements import BindParameter
 
-from agentrt.contracts.profiles import Profile, Reach, RegisteredProfile
+from agentrt.contracts.profiles import Profile, Reach
+from agentrt.contracts.registered import RegisteredProfile
 from agentrt.store.db.context import StoreContext, as_utc, rowcount, utcnow
 from agentrt.store.db.tables import Base
 

@@ -13,7 +13,8 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 from temporalio.testing import ActivityEnvironment
 
-from agentrt.activities._common import expected_failure, heartbeating
+from agentrt.activities._common import expected_failure
+from agentrt.activities._heartbeats import heartbeating
 from agentrt.contracts.errors import NON_RETRYABLE, ErrorType
 
 

@@ -129,8 +129,9 @@ async def test_a_resend_is_the_same_message_and_the_probe_finds_its_task(sides: 
     unknown outcome), agentrt's server answers with the first task; the probe asks the
     remote for the task of that message."""
     from agentrt.activities.ports import ToolContext
-    from agentrt.activities.toolbox.remote_agent import RemoteConnection, remote_tools
+    from agentrt.activities.toolbox.remote_agent import remote_tools
     from agentrt.activities.toolbox.remote_config import RemoteAgent
+    from agentrt.activities.toolbox.remote_http import RemoteConnection
     from agentrt.core.outbound import Policy
     from tests.activities._remote import TOKEN
 

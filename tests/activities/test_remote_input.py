@@ -12,8 +12,9 @@ import pytest
 from temporalio.client import Client
 
 from agentrt.activities.ports import ToolContext, ToolNeedsInput
-from agentrt.activities.toolbox.remote_agent import RemoteConnection, message_id, remote_tools
+from agentrt.activities.toolbox.remote_agent import message_id, remote_tools
 from agentrt.activities.toolbox.remote_config import RemoteAgent
+from agentrt.activities.toolbox.remote_http import RemoteConnection
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.ids import ACT_WRITE_WITHDRAW
 from agentrt.contracts.run import ToolReply

@@ -16,9 +16,9 @@ import pytest
 from a2a.types import ListTasksRequest
 
 from agentrt.activities.ports import ToolContext
-from agentrt.activities.toolbox.remote_agent import RemoteConnection, context_id, remote_tools
+from agentrt.activities.toolbox.remote_agent import context_id, remote_tools
 from agentrt.activities.toolbox.remote_config import RemoteAgent, card_digest
-from agentrt.activities.toolbox.remote_http import CARD_PATH, canonical
+from agentrt.activities.toolbox.remote_http import CARD_PATH, RemoteConnection, canonical
 from agentrt.core.outbound import Policy
 from tests.workers.test_telemetry_process import free_port
 from tests.workflows._waiting import until_found

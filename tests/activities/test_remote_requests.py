@@ -15,9 +15,9 @@ from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from agentrt.activities.ports import ToolContext, ToolFailure
-from agentrt.activities.toolbox.remote_agent import RemoteConnection, remote_tools
+from agentrt.activities.toolbox.remote_agent import remote_tools
 from agentrt.activities.toolbox.remote_config import RemoteAgent, card_digest
-from agentrt.activities.toolbox.remote_http import CARD_PATH, canonical
+from agentrt.activities.toolbox.remote_http import CARD_PATH, RemoteConnection, canonical
 from agentrt.core.outbound import Policy
 from agentrt.core.settings import Settings
 from tests._db import migrated, scratch_database

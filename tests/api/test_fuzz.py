@@ -16,6 +16,7 @@ from bench.fuzz_answers import input_surface, reconcile_surface
 from bench.fuzz_codec import codec_surface, sealed_payloads, signed_in
 from bench.fuzz_core import LogTrap
 from bench.fuzz_setup import input_task_maker
+from tests._fuzz import fuzz_slice
 from tests.api._reconcile import MakeLive, awaiting
 from tests.api.codec_helpers import PAYLOAD_KEYS, keyed_live
 from tests.api.conftest import KEYS, Live, user_message
@@ -67,13 +68,11 @@ async def test_fuzzed_input_answers_get_typed_errors_or_move_the_task(live: Live
     """bench/fuzz_answers.py's input surface: A2A follow-ups to tasks waiting for input."""
     loop = asyncio.get_running_loop()
     new_task, state_of = input_task_maker(live.url, KEYS["alice"], live.parts, loop)
-    with LogTrap() as trap:
-        [tally] = await asyncio.to_thread(
-            input_surface, live.url, live.parts.engine, KEYS["alice"], new_task, state_of,
-            30, None, trap, 2,
-        )  # fmt: skip
-    assert tally.cases == 30 and tally.rejected > 0, tally
-    assert tally.failures == [], tally.failures
+    [tally] = await fuzz_slice(
+        input_surface, live.url, live.parts.engine, KEYS["alice"], new_task, state_of,
+        cases=30, pool_size=2,
+    )  # fmt: skip
+    assert tally.rejected > 0, tally
 
 
 async def test_fuzzed_reconcile_answers_are_refused_and_the_run_keeps_waiting(
@@ -87,13 +86,11 @@ async def test_fuzzed_reconcile_answers_are_refused_and_the_run_keeps_waiting(
         store = PrincipalStore(live.parts.ctx)
         ops = store.create(name("ops"), ["runs:read-all", "runs:reconcile"])[1]
         reader = store.create(name("reader"), ["runs:read"])[1]
-        with LogTrap() as trap:
-            [tally] = await asyncio.to_thread(
-                reconcile_surface, live.url, live.parts.engine, runs, [ops, ops, reader, ""],
-                40, None, trap,
-            )  # fmt: skip
-        assert tally.cases == 40 and tally.rejected == 40, tally
-        assert tally.failures == [], tally.failures
+        [tally] = await fuzz_slice(
+            reconcile_surface, live.url, live.parts.engine, runs, [ops, ops, reader, ""],
+            cases=40,
+        )  # fmt: skip
+        assert tally.rejected == 40, tally
         again = await _client.get(f"/runs/{run_id}")
         assert again.json()["status"] == "AWAITING_RECONCILIATION"
 
@@ -113,10 +110,7 @@ async def test_fuzzed_session_codec_requests_never_fail_or_write(
             "read-only": await asyncio.to_thread(signed_in, keyed.url, reader),
         }
         sealed = await asyncio.to_thread(sealed_payloads, PAYLOAD_KEYS, ["hi", {"a": [1, 2]}])
-        with LogTrap() as trap:
-            [tally] = await asyncio.to_thread(
-                codec_surface, keyed.url, keyed.parts.engine, sessions, sealed, "default",
-                40, None, trap,
-            )  # fmt: skip
-    assert tally.cases == 40 and tally.accepted > 0 and tally.rejected > 0, tally
-    assert tally.failures == [], tally.failures
+        [tally] = await fuzz_slice(
+            codec_surface, keyed.url, keyed.parts.engine, sessions, sealed, "default", cases=40
+        )
+    assert tally.accepted > 0 and tally.rejected > 0, tally

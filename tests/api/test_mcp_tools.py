@@ -3,7 +3,7 @@ from the registered reach, failing closed, and a typed answer's schema beside th
 waiting call answers."""
 
 from agentrt.api.mcp.tools import annotations, output_schema
-from agentrt.contracts.profiles import RegisteredProfile
+from agentrt.contracts.registered import RegisteredProfile
 
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
 

@@ -21,9 +21,9 @@ import pytest
 from temporalio.client import Client
 
 from agentrt.core.settings import Settings
-from bench.cli import headline
 from bench.config import BenchConfig, tiny
 from bench.harness import bench_settings
+from bench.headline import headline
 from bench.smoke import LIMITS, REPORTED
 from bench.suite import SHARED_SECTIONS, run_shared
 

@@ -3,14 +3,14 @@ bench.repeat (`python -m bench --repeat N`) aggregates its runs' files with it."
 
 from pathlib import Path
 
-from bench.cli import headline
+from bench.headline import headline
 from bench.medians import aggregate, headline_ratios, headline_values, summary
 from bench.repeat import medians_file, repeat, run_file
 from bench.report import Report
 
 
 def _markdown(figures: dict[str, float]) -> str:
-    # The same markdown the bench writes for its headline (bench.cli.markdown).
+    # The same markdown the bench writes for its headline (bench.headline.markdown).
     return "# Benchmark results\n\n" + headline(Report(figures=figures)).markdown()
 
 

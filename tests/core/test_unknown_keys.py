@@ -13,7 +13,7 @@ from agentrt.activities.toolbox.mcp_config import load_mcp_config
 from agentrt.contracts.errors import ConfigError
 from agentrt.contracts.strict import unknown_keys
 from agentrt.core.profiles import load_profiles
-from agentrt.workers.providers import read_providers_file
+from agentrt.workers.providers_file import read_providers_file
 
 PROFILE = "profiles:\n  - {name: support, model: 'scripted:demo', %s}\n"
 PROVIDER = "providers:\n  - {name: local, base_url: 'http://127.0.0.1:1/v1', %s}\n"

@@ -19,6 +19,7 @@ from agentrt.workflows.pauses_gate import ApprovalGate
 from bench.fuzz import waiting_runs
 from bench.fuzz_core import LogTrap
 from bench.fuzz_temporal import decisions_surface
+from tests._fuzz import fuzz_slice
 
 CASES = 40
 
@@ -64,10 +65,5 @@ async def test_fuzzed_decisions_by_signal_and_update_are_refused_and_change_noth
 ) -> None:
     runs = await waiting_runs(runtime, 2, profile="support")
     loop = asyncio.get_running_loop()
-    with LogTrap() as trap:
-        tallies = await asyncio.to_thread(
-            decisions_surface, client, loop, parts.engine, runs, CASES, None, trap
-        )
-    for t in tallies:
-        assert t.cases == CASES and t.rejected == CASES, t
-        assert t.failures == [], (t.surface, t.failures)
+    for t in await fuzz_slice(decisions_surface, client, loop, parts.engine, runs, cases=CASES):
+        assert t.rejected == CASES, t

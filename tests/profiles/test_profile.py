@@ -13,9 +13,9 @@ from agentrt.contracts.plan import RunPlan
 from agentrt.contracts.profiles import (
     DEFAULT_MAX_PARALLEL_TOOLS,
     MAX_PARALLEL_TOOLS_CEILING,
-    RegisteredProfile,
     Timeouts,
 )
+from agentrt.contracts.registered import RegisteredProfile
 from agentrt.core.profiles import checked_profiles, load_profiles
 
 WORKERS = Path(__file__).resolve().parents[2] / "workers"

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from agentrt import McpServer, Profile, Settings, Toolbox, ToolEffect, tool
 from agentrt.activities.toolbox.mcp_config import load_mcp_config
 from agentrt.contracts.errors import ConfigError
-from agentrt.contracts.profiles import RegisteredProfile
+from agentrt.contracts.registered import RegisteredProfile
 from agentrt.workers.compose import compose
 
 

@@ -7,7 +7,8 @@ import uuid
 
 from agentrt.activities.registry import ProfileCatalog, ToolRegistry
 from agentrt.activities.toolbox.demo import demo_tools
-from agentrt.contracts.profiles import Profile, RegisteredProfile
+from agentrt.contracts.profiles import Profile
+from agentrt.contracts.registered import RegisteredProfile
 from agentrt.store.demo import DemoWorld
 from agentrt.store.ops.registry import ProfileRegistry, Registration
 from agentrt.store.runs.record import RunStore

@@ -13,7 +13,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from agentrt import AgentRuntime, Profile, RunStatus, Settings, UnknownProfileError, build_worker
 from agentrt.activities.providers.scripted import ScriptedProvider
-from agentrt.contracts.profiles import RegisteredProfile
+from agentrt.contracts.registered import RegisteredProfile
 from agentrt.store.ops.registry import ProfileRegistry
 from agentrt.store.runs.record import RunStore
 from tests._rules import one_call, scripted_profile

@@ -9,7 +9,8 @@ from datetime import timedelta
 from sqlalchemy import select, update
 
 from agentrt import Settings
-from agentrt.contracts.profiles import Profile, RegisteredProfile
+from agentrt.contracts.profiles import Profile
+from agentrt.contracts.registered import RegisteredProfile
 from agentrt.store.db.context import as_utc
 from agentrt.store.ops.registry import (
     STALE_AFTER,

@@ -30,8 +30,8 @@ from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import build
 from agentrt.workers.main import make_worker
 from bench.a2a_fixtures import fixture_groups
-from bench.fuzz_core import LogTrap
 from bench.fuzz_limits import caps_surface
+from tests._fuzz import fuzz_slice
 from tests.api.conftest import KEYS, Live, serving, user_message
 from tests.api.ops_helpers import error_type, http, name, token
 from tests.conftest import TEST_SEAL_KEYS
@@ -237,13 +237,10 @@ async def test_fuzzed_prompts_around_the_caps_are_refused_typed_or_start_a_run(
     """A seeded slice of `python -m bench fuzz`'s caps surface (bench/fuzz_limits.py)."""
     secret = token(capped, name("fuzz"), "runs:start", "runs:read")
     limits = (CAP, PART_CAP, capped.settings.api.max_body_bytes)
-    with LogTrap() as trap:
-        [tally] = await asyncio.to_thread(
-            caps_surface, capped.url, capped.parts.engine, KEYS["alice"], secret, limits,
-            20, None, trap,
-        )  # fmt: skip
-    assert tally.cases == 20 and tally.rejected > 0, tally
-    assert tally.failures == [], tally.failures
+    [tally] = await fuzz_slice(
+        caps_surface, capped.url, capped.parts.engine, KEYS["alice"], secret, limits, cases=20
+    )
+    assert tally.rejected > 0, tally
 
 
 async def test_an_operators_input_over_the_prompt_cap_is_413_and_reaches_no_run(

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 import pytest
 
 from agentrt.activities.ports import ToolFailure
-from agentrt.activities.toolbox.remote_agent import RemoteConnection
 from agentrt.activities.toolbox.remote_config import RemoteAgent
+from agentrt.activities.toolbox.remote_http import RemoteConnection
 from agentrt.contracts.errors import ConfigError
 from agentrt.core.outbound import Policy
 

@@ -12,7 +12,7 @@ import ssl
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
 from temporalio.testing import WorkflowEnvironment
@@ -70,23 +70,30 @@ def _mtls(address: str, ca: TestCA, client: Pem) -> dict[str, Any]:
     }  # fmt: skip
 
 
-async def _mtls_refusal(
-    settings: Settings, env: WorkflowEnvironment, folder: Path, ca: TestCA, client: Pem,
-    **frontend: Any,
-) -> str:  # fmt: skip
-    """`_refusal` of a `_frontend(**frontend)` with a certificate of `ca` to `client`."""
-    with _frontend(_target(env), ca, folder, **frontend) as address:
-        return await _refusal(settings, **_mtls(address, ca, client))
+class MtlsRefusal(Protocol):
+    async def __call__(self, ca: TestCA, client: Pem, **frontend: Any) -> str: ...
 
 
-async def test_a_terminator_without_alpn_h2_is_named(
+@pytest.fixture
+def mtls_refusal(
     temporal_env: WorkflowEnvironment, settings: Settings, tmp_path: Path
-) -> None:
+) -> MtlsRefusal:
+    """`_refusal` of a `_frontend(**frontend)` of the dev server, trusting `ca`, shown
+    `client`'s certificate."""
+
+    async def refusal(ca: TestCA, client: Pem, **frontend: Any) -> str:
+        with _frontend(_target(temporal_env), ca, tmp_path, **frontend) as address:
+            return await _refusal(settings, **_mtls(address, ca, client))
+
+    return refusal
+
+
+async def test_a_terminator_without_alpn_h2_is_named(mtls_refusal: MtlsRefusal) -> None:
     ca = TestCA()
     client = ca.issue("worker-1", client=True)
     # A terminator that speaks only HTTP/1.1 over ALPN, and one that does no ALPN at all.
     for alpn in (["http/1.1"], []):
-        message = await _mtls_refusal(settings, temporal_env, tmp_path, ca, client, alpn=alpn)
+        message = await mtls_refusal(ca, client, alpn=alpn)
         assert "its TLS frontend offers no protocol over ALPN" in message, message
         assert "gRPC needs HTTP/2 (ALPN h2)" in message
         assert "client certificate" not in message
@@ -94,22 +101,22 @@ async def test_a_terminator_without_alpn_h2_is_named(
 
 @pytest.mark.parametrize("optional", [False, True], ids=["required", "requested"])
 async def test_a_client_certificate_from_an_unknown_ca_is_named(
-    temporal_env: WorkflowEnvironment, settings: Settings, tmp_path: Path, optional: bool
+    mtls_refusal: MtlsRefusal, optional: bool
 ) -> None:
     ca = TestCA()
     stranger = TestCA("someone else's CA").issue("worker-1", client=True)
-    message = await _mtls_refusal(settings, temporal_env, tmp_path, ca, stranger, optional=optional)
+    message = await mtls_refusal(ca, stranger, optional=optional)
     assert "it does not trust the CA that issued the client certificate" in message
     assert "AGENTRT_TEMPORAL_TLS_CERT" in message
 
 
 async def test_a_client_certificate_the_server_does_not_accept_is_named(
-    temporal_env: WorkflowEnvironment, settings: Settings, tmp_path: Path
+    mtls_refusal: MtlsRefusal,
 ) -> None:
     """Its CA is trusted, but it is a server certificate (no clientAuth key usage)."""
     ca = TestCA()
     wrong_use = ca.issue("worker-1.internal", client=False)
-    message = await _mtls_refusal(settings, temporal_env, tmp_path, ca, wrong_use)
+    message = await mtls_refusal(ca, wrong_use)
     assert "it did not accept the client certificate in AGENTRT_TEMPORAL_TLS_CERT" in message
     assert "unsupported certificate" in message and "its CA is trusted" in message
 

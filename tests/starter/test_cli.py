@@ -74,6 +74,13 @@ async def agentrt(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, 
     return code, out, err
 
 
+async def succeeded(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    """`agentrt *args`'s output, once it exited 0 (else its error output is the failure)."""
+    code, out, err = await agentrt(capsys, *args)
+    assert code == 0, err
+    return out
+
+
 def assert_clean_error(code: int, err: str, *fragments: str) -> None:
     assert code == 2
     assert "Traceback" not in err
@@ -105,8 +112,7 @@ async def test_start_then_follow_events_then_status(capsys: pytest.CaptureFixtur
     run_id = out.strip()
     assert str(uuid.UUID(run_id)) == run_id
 
-    code, out, err = await agentrt(capsys, "events", run_id, "--follow")
-    assert code == 0, err
+    out = await succeeded(capsys, "events", run_id, "--follow")
     lines = out.splitlines()
     assert [ln.split()[0] for ln in lines] == [f"#{i}" for i in range(7)]
     assert "run_completed" in lines[-1]
@@ -278,16 +284,14 @@ async def test_read_only_commands_in_an_empty_directory_create_nothing(
 async def test_migrate_prepares_a_data_dir_that_clients_then_use(
     capsys: pytest.CaptureFixture[str], bare_env: Path
 ) -> None:
-    code, out, err = await agentrt(capsys, "migrate")
-    assert code == 0, err
+    out = await succeeded(capsys, "migrate")
     key = bare_env / ".agentrt" / "seal.key"
     assert f"seal key: {key}" in out
     assert key.stat().st_mode & 0o777 == 0o600
     before = key.read_text()
-    code, out, err = await agentrt(capsys, "inbox")  # the client reads the key migrate made
-    assert code == 0, err
-    code, _, _ = await agentrt(capsys, "migrate")
-    assert code == 0 and key.read_text() == before  # an existing key is kept
+    await succeeded(capsys, "inbox")  # the client reads the key migrate made
+    await succeeded(capsys, "migrate")
+    assert key.read_text() == before  # an existing key is kept
 
 
 @pytest.mark.usefixtures("cli_env")
@@ -297,8 +301,7 @@ async def test_migrate_brings_a_fresh_database_to_head(
     url = f"sqlite:///{tmp_path / 'fresh' / 'agentrt.db'}"
     monkeypatch.setenv("AGENTRT_DATABASE_URL", "")
     monkeypatch.setenv("AGENTRT_DATA_DIR", str(tmp_path / "fresh"))
-    code, out, err = await agentrt(capsys, "migrate")
-    assert code == 0, err
+    out = await succeeded(capsys, "migrate")
     assert "schema at head" in out
     engine = create_engine(url)
     try:
@@ -333,12 +336,10 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
 async def test_budget_shows_a_runs_spend_reserved_and_room(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    code, out, err = await agentrt(capsys, "start", "auto", REFUND)
-    assert code == 0, err
+    out = await succeeded(capsys, "start", "auto", REFUND)
     run_id = out.strip()
     assert (await agentrt(capsys, "events", run_id, "--follow"))[0] == 0  # until it ends
-    code, out, err = await agentrt(capsys, "budget", run_id, "--json")
-    assert code == 0, err
+    out = await succeeded(capsys, "budget", run_id, "--json")
     state = json.loads(out)
     assert state["budget"] is None and state["reserved"] == {"tokens": 0, "cost_usd": 0.0}
     spent = state["spent"]["prompt_tokens"] + state["spent"]["completion_tokens"]

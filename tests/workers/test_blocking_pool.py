@@ -13,7 +13,8 @@ from agentrt import AgentRuntime, RunStatus, Settings, build_worker
 from agentrt.activities._common import blocking_pool, db, offload
 from agentrt.activities._loop_pool import LoopPool
 from agentrt.store.runs.record import RunStore
-from agentrt.workers.compose import STORE_THREAD_PREFIX, TOOL_THREAD_PREFIX, pooled_connections
+from agentrt.workers.compose import STORE_THREAD_PREFIX, TOOL_THREAD_PREFIX
+from agentrt.workers.resources import pooled_connections
 
 
 async def test_every_store_call_of_a_run_runs_on_the_workers_bounded_pool(

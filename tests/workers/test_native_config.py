@@ -11,7 +11,8 @@ import yaml
 from agentrt.activities.providers import anthropic_messages, gemini
 from agentrt.contracts.errors import ConfigError
 from agentrt.core.settings import Settings
-from agentrt.workers.providers import PROVIDERS_FILE_HELP, ProvidersFile, load_providers
+from agentrt.workers.providers import load_providers
+from agentrt.workers.providers_file import PROVIDERS_FILE_HELP, ProvidersFile
 from tests.workers.test_providers import with_file, write
 
 NATIVE = [
