@@ -48,6 +48,13 @@ from agentrt.store.db.context import StoreContext
 from agentrt.store.steps.tools import ToolStep, ToolStepStore
 
 
+def _target_failed(what: str, run_id: str, exc: Exception, kind: ErrorType) -> ApplicationError:
+    """The failure of asking a write's target. The exception's text may quote the target
+    (a host, a token): it is logged by type only, and stays out of the failure and history."""
+    activity.logger.warning("%s in run %s failed: %s", what, run_id, type(exc).__name__)
+    return ApplicationError(f"{what} failed", type=kind.value)
+
+
 def uncounted(verdict: str) -> None:
     """No metrics: what the activity built without the worker's counters records."""
 
@@ -95,13 +102,8 @@ class ReconcileActivities(ActivityGroup):
         try:
             await withdraw(req.task_id, tool_context(req.run_id, req.call_id, req.idempotency_key))
         except Exception as exc:
-            # The text may quote the target (a host, a token): it stays out of the failure.
-            activity.logger.warning(
-                "withdrawing %s in run %s failed: %s", req.tool, req.run_id, type(exc).__name__
-            )
-            raise ApplicationError(
-                "the write's target could not be told", type=ErrorType.WITHDRAW_FAILED.value
-            ) from None
+            raise _target_failed(f"withdrawing {req.tool}", req.run_id, exc,
+                                 ErrorType.WITHDRAW_FAILED) from None  # fmt: skip
         activity.logger.info("run %s: write %s withdrawn", req.run_id, req.call_id)
         return True
 
@@ -126,15 +128,9 @@ class ReconcileActivities(ActivityGroup):
         ctx = tool_context(req.run_id, call.call_id, req.idempotency_key)
         try:
             answer = await probe(call.arguments, ctx)
-        except Exception as exc:
-            # Retried by the workflow's policy. The exception's text may quote the
-            # target (a host, a token): it stays out of the failure, and of history.
-            activity.logger.warning(
-                "probe of %s in run %s failed: %s", call.name, req.run_id, type(exc).__name__
-            )
-            raise ApplicationError(
-                "the reconcile probe failed", type=ErrorType.PROBE_FAILED.value
-            ) from None
+        except Exception as exc:  # retried by the workflow's policy
+            raise _target_failed(f"probe of {call.name}", req.run_id, exc,
+                                 ErrorType.PROBE_FAILED) from None  # fmt: skip
         activity.logger.warning(
             "run %s: write %s reconciled: %s", req.run_id, call.call_id, answer.verdict
         )

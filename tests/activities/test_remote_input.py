@@ -22,6 +22,7 @@ from agentrt.core.outbound import Policy
 from agentrt.store.a2a.tasks import A2AStore
 from agentrt.store.runs.record import RunStore
 from tests.activities._remote import CALLER, TOKEN, Sides, sides
+from tests.workers._proc import WorkerProcess
 from tests.workers.conftest import pool
 from tests.workflows._replay import assert_replays, fetch, scheduled
 from tests.workflows._waiting import until, until_status
@@ -34,9 +35,8 @@ pytestmark = pytest.mark.timeout(120)
 ASK = "Please get a quote in another currency"
 
 
-async def test_a_remote_question_pauses_the_run_and_the_answer_continues_the_call(
-    sides: Sides, runs: RunStore, client: Client
-) -> None:
+async def _asked(sides: Sides) -> tuple[WorkerProcess, str]:
+    """A caller worker with the remote up, and a run of it waiting for the remote's question."""
     worker = sides.caller(await sides.remote.digest())
 
     async def up() -> bool:
@@ -45,6 +45,13 @@ async def test_a_remote_question_pauses_the_run_and_the_answer_continues_the_cal
     await until(up, f"the caller's remote agent up:\n{worker.log_tail()}", within=60)
     run_id = await sides.runtime.start("delegator-auto", ASK)
     await until_status(sides.runtime, run_id, RunStatus.WAITING_FOR_INPUT, within=60)
+    return worker, run_id
+
+
+async def test_a_remote_question_pauses_the_run_and_the_answer_continues_the_call(
+    sides: Sides, runs: RunStore, client: Client
+) -> None:
+    _, run_id = await _asked(sides)
     events = await sides.runtime.events(run_id)
     (asked,) = [e for e in events if e.kind.value == "input_requested"]
     assert asked.payload["question"] == "Which currency, EUR or USD?", asked.payload
@@ -101,14 +108,7 @@ async def test_a_run_cancelled_while_the_remote_waits_cancels_the_remote_task(
 ) -> None:
     """The run that asked is cancelled while the remote waits for its answer: the remote
     task is cancelled too (`write.withdraw`, CancelTask), not left waiting for ever."""
-    worker = sides.caller(await sides.remote.digest())
-
-    async def up() -> bool:
-        return "remote agent partner is up" in worker.log.read_text(errors="replace")
-
-    await until(up, f"the caller's remote agent up:\n{worker.log_tail()}", within=60)
-    run_id = await sides.runtime.start("delegator-auto", ASK)
-    await until_status(sides.runtime, run_id, RunStatus.WAITING_FOR_INPUT, within=60)
+    worker, run_id = await _asked(sides)
     store = A2AStore(sides.remote.parts.ctx)
     (task,) = store.page(owner=CALLER).tasks
     assert task.state == "TASK_STATE_INPUT_REQUIRED"
