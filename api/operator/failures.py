@@ -89,6 +89,7 @@ CODES: dict[ErrorType, str] = {
     E.WRITE_FAILED: "The write failed.",
     E.AUDIT_FAILED: "The audit record could not be written.",
     E.PROBE_FAILED: "The reconciliation probe failed.",
+    E.WITHDRAW_FAILED: "The write's target could not be told to stop waiting.",
     E.COMPLETION_FAILED: "Recording the answer failed.",
     E.STORE_UNAVAILABLE: "The database was unavailable.",
     E.RUN_FAILED: "The run failed.",

@@ -52,7 +52,7 @@ ALLOWED: dict[str, tuple[str, str]] = {
     ),
     "activities/toolbox/box.py": ("re", "toolbox names from configuration and code, anchored"),
     "activities/toolbox/decorator.py": ("re", "tool names from the code that declares them"),
-    "workers/providers.py": ("re", "factory references in the providers file (configuration)"),
+    "workers/providers_file.py": ("re", "factory references in the providers file (configuration)"),
     "core/temporal.py": (
         "re",
         '`(?:message|error): "([^"]+)"` over the Temporal client\'s own connection error '
