@@ -5,7 +5,7 @@ a task and a round trip."""
 
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 from temporalio import activity
@@ -18,12 +18,12 @@ from agentrt.activities._common import (
     fault,
     heartbeats,
     is_store_unavailable,
-    offload,
 )
-from agentrt.activities.guardrails import INLINE_CHARS, Checked
+from agentrt.activities.guardrails import Checked
 from agentrt.activities.guardrails import checked as checked_text
 from agentrt.activities.live import Publisher, live_mode
 from agentrt.activities.model_budget import reservation, reserved_fields
+from agentrt.activities.model_output import failed_checks, invalid_answer
 from agentrt.activities.ports import FaultHook, ModelProvider, StreamingProvider, no_faults, streams
 from agentrt.activities.settle.completion import Completion
 from agentrt.contracts.enums import EventKind
@@ -37,7 +37,7 @@ from agentrt.contracts.messages import (
     Usage,
 )
 from agentrt.contracts.messages import bounded_arguments as bounded
-from agentrt.contracts.output import OutputCheck, feedback, output_checks, parse_output, why_invalid
+from agentrt.contracts.output import feedback, why_invalid
 from agentrt.contracts.pricing import PriceTable
 from agentrt.contracts.run import (
     ModelRequest,
@@ -48,6 +48,7 @@ from agentrt.contracts.snapshot import RunSnapshot
 from agentrt.contracts.turn import TurnEnd, turn_end
 from agentrt.store.live.table import LiveStore
 from agentrt.store.runs.record import RunStore
+from agentrt.store.steps.deferred import record_deferred
 from agentrt.store.steps.events import event_row
 from agentrt.store.steps.write import Part, write_step
 
@@ -108,9 +109,11 @@ class ModelActivities(ActivityGroup):
     @heartbeats
     async def complete(self, req: ModelRequest) -> ModelResult:
         turn, unrecorded, shown = await self._turn(req)
+        if turn.over_budget and req.pending:  # no turn to ride with: the reads go alone
+            await db(record_deferred, self._runs.ctx, req.run_id, req.pending)
         end = turn_end(req.answer, turn)
         if end is TurnEnd.INVALID:
-            await self._record_invalid(req, unrecorded)
+            await self._recordinvalid_answer(req, unrecorded)
             await self._prune(req, shown)
             return turn
         if end is not TurnEnd.ANSWER:
@@ -182,7 +185,9 @@ class ModelActivities(ActivityGroup):
         # A retry after the turn was recorded returns the recorded turn: the provider is
         # not called (nor paid) twice, and the transcript cannot fork.
         try:
-            snap, transcript, recorded = await db(self._runs.turn_inputs, req.run_id, req.sequence)
+            snap, transcript, recorded = await db(
+                self._runs.turn_inputs, req.run_id, req.sequence, req.pending
+            )
         except RunNotFoundError:
             raise fatal(f"run {req.run_id} not found", ErrorType.RUN_NOT_FOUND) from None
         if recorded is not None:
@@ -225,7 +230,9 @@ class ModelActivities(ActivityGroup):
         # The output guardrails read the whole reply (a long one off the event loop).
         rails = snap.guardrails
         checked = await checked_text(reply.content, rails.output, rails)
-        invalid = await _invalid(req, checked.text, reply.tool_calls if req.offer_tools else [])
+        invalid = await invalid_answer(
+            req, checked.text, reply.tool_calls if req.offer_tools else []
+        )
         turn, record = self._made(
             req, used, reply, checked, (duration_ms, invalid), snap.answer_level
         )
@@ -248,7 +255,7 @@ class ModelActivities(ActivityGroup):
             finish_reason=str(seen.get("finish_reason", "stop")),
             guardrail=str(seen.get("guardrail", "ALLOW")),
             input_required=bool(seen.get("input_required", False)),
-            output_invalid=await _invalid(req, recorded.content, recorded.tool_calls),
+            output_invalid=await invalid_answer(req, recorded.content, recorded.tool_calls),
             reserved=_reserved(seen),
         )
 
@@ -293,7 +300,14 @@ class ModelActivities(ActivityGroup):
             output_invalid=invalid,
         )
         record = TurnRecord(
-            req.sequence, req.round, message, payload, duration_ms, req.privacy, answer_level
+            req.sequence,
+            req.round,
+            message,
+            payload,
+            duration_ms,
+            req.privacy,
+            answer_level,
+            pending=tuple(req.pending),
         )
         return turn, record
 
@@ -302,27 +316,6 @@ async def _withdrawn(live: Publisher | None) -> None:
     """A failed call's text is withdrawn at once; a dead worker's, by the next attempt."""
     if live is not None:
         await live.withdraw()
-
-
-async def _invalid(req: ModelRequest, text: str, calls: Sequence[object]) -> bool:
-    """Whether a tool-less reply fails the run's output schema (none: never)."""
-    schema = req.answer.output_schema
-    return schema is not None and not calls and (await checked_output(text, schema))[1] is not None
-
-
-async def checked_output(text: str, schema: dict[str, Any]) -> tuple[Any, str | None]:
-    """`parse_output`, off the event loop for a long answer (linear in it, but validating a
-    long one in Python is not free) and on it for a short one, as the guardrails are."""
-    if len(text) <= INLINE_CHARS:
-        return parse_output(text, schema)
-    return await offload(parse_output, text, schema)
-
-
-async def failed_checks(text: str, schema: dict[str, Any]) -> list[OutputCheck]:
-    """`output_checks`, off the event loop for a long answer, as `checked_output`."""
-    if len(text) <= INLINE_CHARS:
-        return output_checks(text, schema)
-    return await offload(output_checks, text, schema)
 
 
 def _reserved(seen: Mapping[str, Any]) -> Usage | None:

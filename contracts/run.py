@@ -7,6 +7,7 @@ from pydantic import BaseModel, Field
 
 from agentrt.contracts.approval import DecisionRefusal
 from agentrt.contracts.budget import Allowance
+from agentrt.contracts.deferred import DeferredStep
 from agentrt.contracts.enums import (
     Outcome,
     RunStatus,
@@ -168,6 +169,9 @@ class ModelRequest(AtRunLevel):
     answer: AnswerTerms
     # The reply's bound, sent to the provider (RunPlan.max_output_tokens); None: its own.
     max_tokens: int | None = None
+    # The reads of the round before, not yet recorded (contracts/deferred.py): the call
+    # reads them as part of its transcript and writes them with its turn, in one commit.
+    pending: list[DeferredStep] = Field(default_factory=list)
 
 
 class ModelResult(BaseModel):
@@ -225,6 +229,9 @@ class ToolCallRequest(AtRunLevel):
     attempt_seconds: float | None = None
     # The operator's answer this attempt carries to the remote (a continued write).
     reply: ToolReply | None = None
+    # A READ_ONLY call whose step rides with the run's next write: the activity returns its
+    # rows (ToolCallResult.deferred) instead of writing them. False: recorded at once.
+    defer: bool = False
 
 
 class ToolCallResult(BaseModel):
@@ -235,6 +242,8 @@ class ToolCallResult(BaseModel):
     is_error: bool = False
     replayed: bool = False
     asked: ToolAsked | None = None
+    # The call's step, not recorded: its sealed rows, for the run's next write (defer).
+    deferred: DeferredStep | None = None
 
 
 class RefuseRequest(AtRunLevel):
@@ -304,6 +313,8 @@ class TurnRecord:
     # in one statement on PostgreSQL (activities/settle/completion.py). None: the completion reads
     # the row for it.
     answer_level: str | None = None
+    # The reads that ride with this turn (ModelRequest.pending): written in its commit.
+    pending: tuple[DeferredStep, ...] = ()
 
 
 class CompleteRequest(AtRunLevel):
