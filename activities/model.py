@@ -113,7 +113,7 @@ class ModelActivities(ActivityGroup):
             await db(record_deferred, self._runs.ctx, req.run_id, req.pending)
         end = turn_end(req.answer, turn)
         if end is TurnEnd.INVALID:
-            await self._recordinvalid_answer(req, unrecorded)
+            await self._record_invalid(req, unrecorded)
             await self._prune(req, shown)
             return turn
         if end is not TurnEnd.ANSWER:
