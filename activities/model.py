@@ -22,7 +22,7 @@ from agentrt.activities._common import (
 from agentrt.activities.guardrails import Checked
 from agentrt.activities.guardrails import checked as checked_text
 from agentrt.activities.live import Publisher, live_mode
-from agentrt.activities.model_budget import reservation, reserved_fields
+from agentrt.activities.model_budget import float_or_none, reservation, reserved_fields, reserved_of
 from agentrt.activities.model_output import failed_checks, invalid_answer
 from agentrt.activities.ports import FaultHook, ModelProvider, StreamingProvider, no_faults, streams
 from agentrt.activities.settle.completion import Completion
@@ -184,12 +184,7 @@ class ModelActivities(ActivityGroup):
         live output was published for it."""
         # A retry after the turn was recorded returns the recorded turn: the provider is
         # not called (nor paid) twice, and the transcript cannot fork.
-        try:
-            snap, transcript, recorded = await db(
-                self._runs.turn_inputs, req.run_id, req.sequence, req.pending
-            )
-        except RunNotFoundError:
-            raise fatal(f"run {req.run_id} not found", ErrorType.RUN_NOT_FOUND) from None
+        snap, transcript, recorded = await self._inputs(req)
         if recorded is not None:
             return await self._recorded(req, recorded), None, False
         messages = [Message(role="system", content=snap.instructions), *transcript]
@@ -241,6 +236,14 @@ class ModelActivities(ActivityGroup):
             record.payload.update(reserved_fields(worst))
         return turn, record, live is not None and live.published
 
+    async def _inputs(self, req: ModelRequest) -> tuple[RunSnapshot, list[Message], Message | None]:
+        """The run's snapshot, its transcript with the reads that ride with this call
+        (`req.pending`, at their sequences), and the turn an earlier attempt recorded."""
+        try:
+            return await db(self._runs.turn_inputs, req.run_id, req.sequence, req.pending)
+        except RunNotFoundError:
+            raise fatal(f"run {req.run_id} not found", ErrorType.RUN_NOT_FOUND) from None
+
     async def _recorded(self, req: ModelRequest, recorded: Message) -> ModelResult:
         """The turn a previous attempt recorded, from its message and its event."""
         seen = await db(self._runs.event_payload, req.run_id, req.sequence) or {}
@@ -250,13 +253,13 @@ class ModelActivities(ActivityGroup):
                 prompt_tokens=int(seen.get("prompt_tokens", 0)),
                 completion_tokens=int(seen.get("completion_tokens", 0)),
                 # Absent on calls recorded before costs were: unknown, not 0.
-                cost_usd=_float_or_none(seen.get("cost_usd")),
+                cost_usd=float_or_none(seen.get("cost_usd")),
             ),
             finish_reason=str(seen.get("finish_reason", "stop")),
             guardrail=str(seen.get("guardrail", "ALLOW")),
             input_required=bool(seen.get("input_required", False)),
             output_invalid=await invalid_answer(req, recorded.content, recorded.tool_calls),
-            reserved=_reserved(seen),
+            reserved=reserved_of(seen),
         )
 
     def _made(
@@ -316,15 +319,3 @@ async def _withdrawn(live: Publisher | None) -> None:
     """A failed call's text is withdrawn at once; a dead worker's, by the next attempt."""
     if live is not None:
         await live.withdraw()
-
-
-def _reserved(seen: Mapping[str, Any]) -> Usage | None:
-    """The worst case a recorded call reserved (absent: it reserved none)."""
-    tokens = seen.get("reserved_tokens")
-    if not isinstance(tokens, int):
-        return None
-    return Usage(prompt_tokens=tokens, cost_usd=_float_or_none(seen.get("reserved_cost_usd")))
-
-
-def _float_or_none(value: object) -> float | None:
-    return float(value) if isinstance(value, int | float) else None
