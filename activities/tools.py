@@ -36,6 +36,12 @@ from agentrt.store.steps.tools import ToolStep, ToolStepStore
 
 GENERIC_TOOL_ERROR = "The tool failed. The error was logged; try another approach."
 MAX_RESULT_CHARS = 50_000
+# The largest read (its sealed message body and event payload, in characters) whose step
+# rides with the next write: it passes through history twice (this activity's result and
+# the model call's input). A larger one is recorded at once, as before: a long result
+# costs a commit, not kilobytes of history per call (a read of up to about 5,500 characters
+# at `full` rides).
+DEFER_MAX_SEALED = 8_192
 
 
 def bounded(text: str) -> str:
@@ -135,8 +141,9 @@ class ToolActivities(ActivityGroup):
             # Its rows ride with the run's next write (contracts/deferred.py): sealed here,
             # as the store would store them, so history holds no more than the row would.
             deferred = self._steps.deferred(step)
-            await fault(self._faults, "tool.after_defer")
-            return ToolCallResult(call_id=call.call_id, is_error=is_error, deferred=deferred)
+            if len(deferred.body) + len(deferred.payload) <= DEFER_MAX_SEALED:
+                await fault(self._faults, "tool.after_defer")
+                return ToolCallResult(call_id=call.call_id, is_error=is_error, deferred=deferred)
         await db(self._steps.record, step)
         await fault(self._faults, "tool.after_record")
         return ToolCallResult(call_id=call.call_id, is_error=is_error)

@@ -8,9 +8,10 @@ import uuid
 import pytest
 from temporalio.testing import ActivityEnvironment
 
+from agentrt import tool
 from agentrt.activities.registry import ToolRegistry
 from agentrt.activities.toolbox.demo import demo_tools
-from agentrt.activities.tools import ToolActivities
+from agentrt.activities.tools import DEFER_MAX_SEALED, ToolActivities
 from agentrt.contracts.deferred import RecordDeferredRequest
 from agentrt.contracts.enums import EventKind, ToolEffect
 from agentrt.contracts.profiles import PrivacyLevel
@@ -84,3 +85,27 @@ async def test_a_write_is_never_deferred(parts: WorkerResources) -> None:
     )
     assert result.deferred is None
     assert any(e.kind is EventKind.TOOL for e in RunStore(parts.ctx).events(run_id))
+
+
+@tool(effect=ToolEffect.READ_ONLY)
+def long_read(size: int) -> str:
+    """A read whose result is `size` characters long."""
+    return "x" * size
+
+
+async def test_a_long_read_is_recorded_at_once_not_carried_through_history(
+    parts: WorkerResources,
+) -> None:
+    """A read whose sealed rows pass DEFER_MAX_SEALED is written by its activity, as before:
+    history carries no long result, sealed or not."""
+    run_id = begin_run(parts)
+    acts = ToolActivities(registry=ToolRegistry([long_read]), steps=ToolStepStore(parts.ctx))
+    env = ActivityEnvironment()
+    short = tool_request(run_id, "long_read", {"size": 100}).model_copy(update={"defer": True})
+    assert (await env.run(acts.execute, short)).deferred is not None
+    long = short.model_copy(update={"sequence": 2})
+    long = long.model_copy(update={"call": long.call.model_copy(update={
+        "call_id": "r1.2", "arguments": {"size": DEFER_MAX_SEALED}})})  # fmt: skip
+    assert (await env.run(acts.execute, long)).deferred is None
+    [written] = [e for e in RunStore(parts.ctx).events(run_id) if e.kind is EventKind.TOOL]
+    assert written.sequence == 2
