@@ -108,6 +108,15 @@ class ModelActivities(ActivityGroup):
     @activity.defn(name=ACT_MODEL_COMPLETE)
     @heartbeats
     async def complete(self, req: ModelRequest) -> ModelResult:
+        turn = await self._complete(req)
+        if not req.pending:
+            return turn
+        # Says that the reads which rode with the call are stored (with its turn, or alone
+        # over budget): a model activity of an earlier build ignores them, and the workflow
+        # then records them itself (workflows/riding.py).
+        return turn.model_copy(update={"pending_written": len(req.pending)})
+
+    async def _complete(self, req: ModelRequest) -> ModelResult:
         turn, unrecorded, shown = await self._turn(req)
         if turn.over_budget and req.pending:  # no turn to ride with: the reads go alone
             await db(record_deferred, self._runs.ctx, req.run_id, req.pending)

@@ -191,6 +191,9 @@ class ModelResult(BaseModel):
     # `over_budget` it did not fit, and no provider was called (usage 0).
     reserved: Usage | None = None
     over_budget: bool = False
+    # How many of the request's `pending` reads this call stored (all of them, on this
+    # build; 0 from a build that knew none, so the workflow records them itself).
+    pending_written: int = 0
 
 
 class ToolAsked(BaseModel):

@@ -95,7 +95,7 @@ async def model(
         fails_as=TerminationReason.PROVIDER_FAILED,
         outage_seconds=plan.timeouts.store_outage_seconds,
     )
-    ctx.deferred.clear()  # the call wrote them, with its turn (or alone, over budget)
+    await riding.taken(ctx, turn.pending_written)  # stored with its turn (or alone)
     if turn.over_budget:  # its worst case did not fit: no provider was called
         if hold is not None:
             ctx.ledger.release(hold)

@@ -52,6 +52,15 @@ def take(ctx: RunContext) -> list[DeferredStep]:
     return sorted(ctx.deferred, key=lambda s: s.sequence)
 
 
+async def taken(ctx: RunContext, written: int) -> None:
+    """The model call that took the reads returned, saying how many it stored: all of
+    them, or (a model worker of an earlier build, in a rolling upgrade) none, which are
+    recorded here then."""
+    if written < len(ctx.deferred):
+        await flush(ctx)
+    ctx.deferred.clear()
+
+
 async def flush(ctx: RunContext) -> None:
     """Record the reads no model call took, alone, before the run leaves its loop. Nothing
     to record schedules nothing."""
