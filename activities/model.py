@@ -5,7 +5,7 @@ a task and a round trip."""
 
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 from temporalio import activity
@@ -18,12 +18,12 @@ from agentrt.activities._common import (
     fault,
     heartbeats,
     is_store_unavailable,
-    offload,
 )
-from agentrt.activities.guardrails import INLINE_CHARS, Checked
+from agentrt.activities.guardrails import Checked
 from agentrt.activities.guardrails import checked as checked_text
 from agentrt.activities.live import Publisher, live_mode
-from agentrt.activities.model_budget import reservation, reserved_fields
+from agentrt.activities.model_budget import float_or_none, reservation, reserved_fields, reserved_of
+from agentrt.activities.model_output import failed_checks, invalid_answer
 from agentrt.activities.ports import FaultHook, ModelProvider, StreamingProvider, no_faults, streams
 from agentrt.activities.settle.completion import Completion
 from agentrt.contracts.enums import EventKind
@@ -37,7 +37,7 @@ from agentrt.contracts.messages import (
     Usage,
 )
 from agentrt.contracts.messages import bounded_arguments as bounded
-from agentrt.contracts.output import OutputCheck, feedback, output_checks, parse_output, why_invalid
+from agentrt.contracts.output import feedback, why_invalid
 from agentrt.contracts.pricing import PriceTable
 from agentrt.contracts.run import (
     ModelRequest,
@@ -48,6 +48,7 @@ from agentrt.contracts.snapshot import RunSnapshot
 from agentrt.contracts.turn import TurnEnd, turn_end
 from agentrt.store.live.table import LiveStore
 from agentrt.store.runs.record import RunStore
+from agentrt.store.steps.deferred import record_deferred
 from agentrt.store.steps.events import event_row
 from agentrt.store.steps.write import Part, write_step
 
@@ -107,7 +108,18 @@ class ModelActivities(ActivityGroup):
     @activity.defn(name=ACT_MODEL_COMPLETE)
     @heartbeats
     async def complete(self, req: ModelRequest) -> ModelResult:
+        turn = await self._complete(req)
+        if not req.pending:
+            return turn
+        # Says that the reads which rode with the call are stored (with its turn, or alone
+        # over budget): a model activity of an earlier build ignores them, and the workflow
+        # then records them itself (workflows/riding.py).
+        return turn.model_copy(update={"pending_written": len(req.pending)})
+
+    async def _complete(self, req: ModelRequest) -> ModelResult:
         turn, unrecorded, shown = await self._turn(req)
+        if turn.over_budget and req.pending:  # no turn to ride with: the reads go alone
+            await db(record_deferred, self._runs.ctx, req.run_id, req.pending)
         end = turn_end(req.answer, turn)
         if end is TurnEnd.INVALID:
             await self._record_invalid(req, unrecorded)
@@ -181,10 +193,7 @@ class ModelActivities(ActivityGroup):
         live output was published for it."""
         # A retry after the turn was recorded returns the recorded turn: the provider is
         # not called (nor paid) twice, and the transcript cannot fork.
-        try:
-            snap, transcript, recorded = await db(self._runs.turn_inputs, req.run_id, req.sequence)
-        except RunNotFoundError:
-            raise fatal(f"run {req.run_id} not found", ErrorType.RUN_NOT_FOUND) from None
+        snap, transcript, recorded = await self._inputs(req)
         if recorded is not None:
             return await self._recorded(req, recorded), None, False
         messages = [Message(role="system", content=snap.instructions), *transcript]
@@ -225,7 +234,9 @@ class ModelActivities(ActivityGroup):
         # The output guardrails read the whole reply (a long one off the event loop).
         rails = snap.guardrails
         checked = await checked_text(reply.content, rails.output, rails)
-        invalid = await _invalid(req, checked.text, reply.tool_calls if req.offer_tools else [])
+        invalid = await invalid_answer(
+            req, checked.text, reply.tool_calls if req.offer_tools else []
+        )
         turn, record = self._made(
             req, used, reply, checked, (duration_ms, invalid), snap.answer_level
         )
@@ -233,6 +244,14 @@ class ModelActivities(ActivityGroup):
             turn = turn.model_copy(update={"reserved": worst})
             record.payload.update(reserved_fields(worst))
         return turn, record, live is not None and live.published
+
+    async def _inputs(self, req: ModelRequest) -> tuple[RunSnapshot, list[Message], Message | None]:
+        """The run's snapshot, its transcript with the reads that ride with this call
+        (`req.pending`, at their sequences), and the turn an earlier attempt recorded."""
+        try:
+            return await db(self._runs.turn_inputs, req.run_id, req.sequence, req.pending)
+        except RunNotFoundError:
+            raise fatal(f"run {req.run_id} not found", ErrorType.RUN_NOT_FOUND) from None
 
     async def _recorded(self, req: ModelRequest, recorded: Message) -> ModelResult:
         """The turn a previous attempt recorded, from its message and its event."""
@@ -243,13 +262,13 @@ class ModelActivities(ActivityGroup):
                 prompt_tokens=int(seen.get("prompt_tokens", 0)),
                 completion_tokens=int(seen.get("completion_tokens", 0)),
                 # Absent on calls recorded before costs were: unknown, not 0.
-                cost_usd=_float_or_none(seen.get("cost_usd")),
+                cost_usd=float_or_none(seen.get("cost_usd")),
             ),
             finish_reason=str(seen.get("finish_reason", "stop")),
             guardrail=str(seen.get("guardrail", "ALLOW")),
             input_required=bool(seen.get("input_required", False)),
-            output_invalid=await _invalid(req, recorded.content, recorded.tool_calls),
-            reserved=_reserved(seen),
+            output_invalid=await invalid_answer(req, recorded.content, recorded.tool_calls),
+            reserved=reserved_of(seen),
         )
 
     def _made(
@@ -293,7 +312,14 @@ class ModelActivities(ActivityGroup):
             output_invalid=invalid,
         )
         record = TurnRecord(
-            req.sequence, req.round, message, payload, duration_ms, req.privacy, answer_level
+            req.sequence,
+            req.round,
+            message,
+            payload,
+            duration_ms,
+            req.privacy,
+            answer_level,
+            pending=tuple(req.pending),
         )
         return turn, record
 
@@ -302,36 +328,3 @@ async def _withdrawn(live: Publisher | None) -> None:
     """A failed call's text is withdrawn at once; a dead worker's, by the next attempt."""
     if live is not None:
         await live.withdraw()
-
-
-async def _invalid(req: ModelRequest, text: str, calls: Sequence[object]) -> bool:
-    """Whether a tool-less reply fails the run's output schema (none: never)."""
-    schema = req.answer.output_schema
-    return schema is not None and not calls and (await checked_output(text, schema))[1] is not None
-
-
-async def checked_output(text: str, schema: dict[str, Any]) -> tuple[Any, str | None]:
-    """`parse_output`, off the event loop for a long answer (linear in it, but validating a
-    long one in Python is not free) and on it for a short one, as the guardrails are."""
-    if len(text) <= INLINE_CHARS:
-        return parse_output(text, schema)
-    return await offload(parse_output, text, schema)
-
-
-async def failed_checks(text: str, schema: dict[str, Any]) -> list[OutputCheck]:
-    """`output_checks`, off the event loop for a long answer, as `checked_output`."""
-    if len(text) <= INLINE_CHARS:
-        return output_checks(text, schema)
-    return await offload(output_checks, text, schema)
-
-
-def _reserved(seen: Mapping[str, Any]) -> Usage | None:
-    """The worst case a recorded call reserved (absent: it reserved none)."""
-    tokens = seen.get("reserved_tokens")
-    if not isinstance(tokens, int):
-        return None
-    return Usage(prompt_tokens=tokens, cost_usd=_float_or_none(seen.get("reserved_cost_usd")))
-
-
-def _float_or_none(value: object) -> float | None:
-    return float(value) if isinstance(value, int | float) else None

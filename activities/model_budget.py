@@ -42,3 +42,16 @@ def reserved_fields(worst: Usage | None) -> dict[str, Any]:
     if worst is None:
         return {}
     return {"reserved_tokens": worst.total_tokens, "reserved_cost_usd": worst.cost_usd}
+
+
+def reserved_of(seen: Mapping[str, Any]) -> Usage | None:
+    """The worst case a recorded call reserved (absent: it reserved none)."""
+    tokens = seen.get("reserved_tokens")
+    if not isinstance(tokens, int):
+        return None
+    return Usage(prompt_tokens=tokens, cost_usd=float_or_none(seen.get("reserved_cost_usd")))
+
+
+def float_or_none(value: object) -> float | None:
+    """A recorded number as a float; anything else (absent: not recorded) as unknown."""
+    return float(value) if isinstance(value, int | float) else None

@@ -27,14 +27,21 @@ from agentrt.activities.ports import (
 )
 from agentrt.activities.registry import ToolRegistry
 from agentrt.activities.tool_failures import failure_text
+from agentrt.contracts.deferred import RecordDeferredRequest
 from agentrt.contracts.enums import ToolEffect
-from agentrt.contracts.ids import ACT_TOOL_EXECUTE, ACT_TOOL_REFUSE
+from agentrt.contracts.ids import ACT_TOOL_EXECUTE, ACT_TOOL_RECORD_DEFERRED, ACT_TOOL_REFUSE
 from agentrt.contracts.messages import ToolCall
 from agentrt.contracts.run import RefuseRequest, ToolCallRequest, ToolCallResult
 from agentrt.store.steps.tools import ToolStep, ToolStepStore
 
 GENERIC_TOOL_ERROR = "The tool failed. The error was logged; try another approach."
 MAX_RESULT_CHARS = 50_000
+# The largest read (its sealed message body and event payload, in characters) whose step
+# rides with the next write: it passes through history twice (this activity's result and
+# the model call's input). A larger one is recorded at once, as before: a long result
+# costs a commit, not kilobytes of history per call (a read of up to about 5,500 characters
+# at `full` rides).
+DEFER_MAX_SEALED = 8_192
 
 
 def bounded(text: str) -> str:
@@ -128,10 +135,24 @@ class ToolActivities(ActivityGroup):
         started = time.monotonic()
         ctx = tool_context(req.run_id, call.call_id, req.idempotency_key)
         content, is_error = await invoke(tool, call, ctx, self._faults, req.privacy)
-        await self._record(req, req.effect.value, content, is_error, key=key,
-                           duration_ms=(time.monotonic() - started) * 1000)  # fmt: skip
+        step = self._step(req, req.effect.value, content, is_error, key=key,
+                          duration_ms=(time.monotonic() - started) * 1000)  # fmt: skip
+        if req.defer and key is None and tool.effect is ToolEffect.READ_ONLY:
+            # Its rows ride with the run's next write (contracts/deferred.py): sealed here,
+            # as the store would store them, so history holds no more than the row would.
+            deferred = self._steps.deferred(step)
+            if len(deferred.body) + len(deferred.payload) <= DEFER_MAX_SEALED:
+                await fault(self._faults, "tool.after_defer")
+                return ToolCallResult(call_id=call.call_id, is_error=is_error, deferred=deferred)
+        await db(self._steps.record, step)
         await fault(self._faults, "tool.after_record")
         return ToolCallResult(call_id=call.call_id, is_error=is_error)
+
+    @activity.defn(name=ACT_TOOL_RECORD_DEFERRED)
+    async def record_deferred(self, req: RecordDeferredRequest) -> None:
+        """Reads' steps no model call took (the run left its loop first): recorded alone,
+        in one write; a step already recorded is not written twice."""
+        await db(self._steps.record_deferred, req.run_id, req.steps)
 
     @activity.defn(name=ACT_TOOL_REFUSE)
     async def refuse(self, req: RefuseRequest) -> ToolCallResult:
@@ -150,9 +171,22 @@ class ToolActivities(ActivityGroup):
         duration_ms: float | None = None,
         extra: dict[str, Any] | None = None,
     ) -> None:
-        step = ToolStep(
+        step = self._step(req, effect, content, is_error, key=key, extra=extra)
+        await db(self._steps.record, step)
+
+    @staticmethod
+    def _step(
+        req: ToolCallRequest | RefuseRequest,
+        effect: str,
+        content: str,
+        is_error: bool,
+        *,
+        key: str | None = None,
+        duration_ms: float | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> ToolStep:
+        return ToolStep(
             run_id=req.run_id, sequence=req.sequence, round=req.round, call=req.call,
             effect=effect, content=content, is_error=is_error, privacy=req.privacy,
             idempotency_key=key, duration_ms=duration_ms, extra=extra,
         )  # fmt: skip
-        await db(self._steps.record, step)

@@ -32,6 +32,8 @@ ACT_A2A_PROJECT: Final = "a2a.project"
 ACT_MODEL_COMPLETE: Final = "model.complete"
 ACT_TOOL_EXECUTE: Final = "tool.execute"
 ACT_TOOL_REFUSE: Final = "tool.refuse"
+# Reads whose steps rode with no model call (the run left its loop first): recorded alone.
+ACT_TOOL_RECORD_DEFERRED: Final = "tool.record_deferred"
 ACT_FENCE_STAMP: Final = "fence.stamp"
 ACT_FENCE_RESOLVE: Final = "fence.resolve"
 ACT_WRITE_EXECUTE: Final = "write.execute"

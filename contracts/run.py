@@ -7,6 +7,7 @@ from pydantic import BaseModel, Field
 
 from agentrt.contracts.approval import DecisionRefusal
 from agentrt.contracts.budget import Allowance
+from agentrt.contracts.deferred import DeferredStep
 from agentrt.contracts.enums import (
     Outcome,
     RunStatus,
@@ -168,6 +169,9 @@ class ModelRequest(AtRunLevel):
     answer: AnswerTerms
     # The reply's bound, sent to the provider (RunPlan.max_output_tokens); None: its own.
     max_tokens: int | None = None
+    # The reads of the round before, not yet recorded (contracts/deferred.py): the call
+    # reads them as part of its transcript and writes them with its turn, in one commit.
+    pending: list[DeferredStep] = Field(default_factory=list)
 
 
 class ModelResult(BaseModel):
@@ -187,6 +191,9 @@ class ModelResult(BaseModel):
     # `over_budget` it did not fit, and no provider was called (usage 0).
     reserved: Usage | None = None
     over_budget: bool = False
+    # How many of the request's `pending` reads this call stored (all of them, on this
+    # build; 0 from a build that knew none, so the workflow records them itself).
+    pending_written: int = 0
 
 
 class ToolAsked(BaseModel):
@@ -225,6 +232,9 @@ class ToolCallRequest(AtRunLevel):
     attempt_seconds: float | None = None
     # The operator's answer this attempt carries to the remote (a continued write).
     reply: ToolReply | None = None
+    # A READ_ONLY call whose step rides with the run's next write: the activity returns its
+    # rows (ToolCallResult.deferred) instead of writing them. False: recorded at once.
+    defer: bool = False
 
 
 class ToolCallResult(BaseModel):
@@ -235,6 +245,8 @@ class ToolCallResult(BaseModel):
     is_error: bool = False
     replayed: bool = False
     asked: ToolAsked | None = None
+    # The call's step, not recorded: its sealed rows, for the run's next write (defer).
+    deferred: DeferredStep | None = None
 
 
 class RefuseRequest(AtRunLevel):
@@ -304,6 +316,8 @@ class TurnRecord:
     # in one statement on PostgreSQL (activities/settle/completion.py). None: the completion reads
     # the row for it.
     answer_level: str | None = None
+    # The reads that ride with this turn (ModelRequest.pending): written in its commit.
+    pending: tuple[DeferredStep, ...] = ()
 
 
 class CompleteRequest(AtRunLevel):

@@ -16,6 +16,7 @@ from agentrt.workflows.pauses_gate import ApprovalGate, InputPause, ReconcileGat
 
 with workflow.unsafe.imports_passed_through():
     from agentrt.contracts.approval import CancelRequest, DecisionRefusal
+    from agentrt.contracts.deferred import DeferredStep
     from agentrt.contracts.enums import RunStatus, TerminationReason
     from agentrt.contracts.ids import SA_RUN_STATUS
     from agentrt.contracts.messages import Usage
@@ -65,6 +66,10 @@ class RunContext:
     # how many child runs it started.
     depth: int = 0
     children: int = 0
+    # Reads whose steps ride with the next model call (workflows/riding.py), and whether
+    # the round running now defers its reads.
+    deferred: list[DeferredStep] = field(default_factory=list)
+    defer_reads: bool = False
 
     def require_plan(self) -> RunPlan:
         assert self.plan is not None, "the run has not begun"

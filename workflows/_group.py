@@ -24,6 +24,7 @@ from enum import Enum
 from temporalio import workflow
 
 from agentrt.workflows import _steps as steps
+from agentrt.workflows import riding
 from agentrt.workflows._context import RunContext
 from agentrt.workflows._loop import Route, route
 
@@ -49,11 +50,16 @@ async def run_turn(ctx: RunContext, round_no: int, calls: list[ToolCall]) -> Non
     limit = plan.max_parallel_tools
     # Each child of the turn takes an even share of the budget's room (workflows/children).
     ctx.delegations_left = sum(route(c, plan)[0] is Route.DELEGATE for c in calls)
-    if len(calls) < 2 or limit < 2 or not ctx.patches.on(PARALLEL_TOOLS):
-        for c in calls:
-            await steps.tool(ctx, round_no, c)
-        return
-    await ToolGroup(ctx, round_no, calls, limit).run()
+    # Its reads ride with the next model call when none of its calls can wait long.
+    ctx.defer_reads = riding.all_short(ctx, calls)
+    try:
+        if len(calls) < 2 or limit < 2 or not ctx.patches.on(PARALLEL_TOOLS):
+            for c in calls:
+                await steps.tool(ctx, round_no, c)
+            return
+        await ToolGroup(ctx, round_no, calls, limit).run()
+    finally:
+        ctx.defer_reads = False
 
 
 class ToolGroup:

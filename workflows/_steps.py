@@ -7,7 +7,7 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError, FailureError
 
 from agentrt.workflows import _options as opt
-from agentrt.workflows import children, reconciliation, tool_budget, tool_input
+from agentrt.workflows import children, reconciliation, riding, tool_budget, tool_input
 from agentrt.workflows._calls import call, call_local, error_type, failure_of
 from agentrt.workflows._context import RunContext
 from agentrt.workflows._loop import Route, Stop, route
@@ -19,7 +19,7 @@ from agentrt.workflows.settle import answer_terms, turn_stop
 with workflow.unsafe.imports_passed_through():
     from agentrt.activities._shield import shield_until_done
     from agentrt.contracts.budget import Allowance
-    from agentrt.contracts.enums import TerminationReason
+    from agentrt.contracts.enums import TerminationReason, ToolEffect
     from agentrt.contracts.errors import ErrorType
     from agentrt.contracts.ids import idempotency_key
     from agentrt.contracts.messages import ToolCall, Usage
@@ -88,12 +88,14 @@ async def model(
             fallback_model=plan.fallback_model,
             answer=terms,
             max_tokens=plan.max_output_tokens,
+            pending=riding.take(ctx),
         ),
         opt.on_queue(opt.model_call(plan.timeouts), plan.model_task_queue),
         summary=f"model {plan.model} round {round_no}",
         fails_as=TerminationReason.PROVIDER_FAILED,
         outage_seconds=plan.timeouts.store_outage_seconds,
     )
+    await riding.taken(ctx, turn.pending_written)  # stored with its turn (or alone)
     if turn.over_budget:  # its worst case did not fit: no provider was called
         if hold is not None:
             ctx.ledger.release(hold)
@@ -162,6 +164,7 @@ async def tool(ctx: RunContext, round_no: int, c: ToolCall, seq: int | None = No
         effect=effect,
         idempotency_key=idempotency_key(ctx.run_id, c.call_id),
         privacy=plan.privacy,
+        defer=ctx.defer_reads and effect is ToolEffect.READ_ONLY,
     )
     queue = tool_plan.task_queue if tool_plan is not None else None
     hold = tool_budget.reserve(ctx, tool_plan)
@@ -181,7 +184,7 @@ async def _execute(
     """The call of a tool: an activity with retries, or a fenced write."""
     plan, c = ctx.require_plan(), request.call
     if kind is Route.EXECUTE:
-        await call(
+        done = await call(
             TOOL,
             request,
             opt.on_queue(opt.tool_call(plan.timeouts), queue),
@@ -189,6 +192,7 @@ async def _execute(
             fails_as=TerminationReason.TOOL_FAILED,
             outage_seconds=plan.timeouts.store_outage_seconds,
         )
+        riding.keep(ctx, done.deferred)
     else:
         probe = tool_plan is not None and tool_plan.reconcile
         asks = plan.on_unknown_outcome == "ask"

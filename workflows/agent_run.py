@@ -14,7 +14,7 @@ from temporalio.common import RawValue
 from temporalio.exceptions import ActivityError, ApplicationError, FailureError
 
 from agentrt.workflows import _steps as steps
-from agentrt.workflows import answers, patches, pauses, segments
+from agentrt.workflows import answers, patches, pauses, riding, segments
 from agentrt.workflows._calls import error_type
 from agentrt.workflows._context import (
     RunContext,
@@ -216,6 +216,7 @@ class AgentRunWorkflow:
             self._loop_task = asyncio.create_task(self._loop(ctx.require_plan()))
             reason = await self._loop_task
         except segments.Continue:
+            await riding.flush(ctx)  # the reads of its last round: not carried over
             segments.continue_as_new(ctx, inp)  # raises: this segment closes here
         except Stop as why:
             return await stop(ctx, why)

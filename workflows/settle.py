@@ -20,6 +20,7 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
 from agentrt.workflows import _options as opt
+from agentrt.workflows import riding
 from agentrt.workflows._calls import ActivityRef, call
 from agentrt.workflows._context import RunContext, set_status
 from agentrt.workflows._loop import Stop, guardrail_stop, may_pause_for_input
@@ -161,7 +162,9 @@ def completed_result(ctx: RunContext) -> RunResult:
 async def write_settle(
     ctx: RunContext, why: Stop, actor: str | None = None, note: str | None = None
 ) -> Transition | None:
-    """The guarded terminal write, retried until the store takes it (settle_call)."""
+    """The guarded terminal write, retried until the store takes it (settle_call), after
+    the reads no model call took (workflows/riding.py)."""
+    await riding.flush(ctx)
     if why.already_settled:
         return None
     st = ctx.state

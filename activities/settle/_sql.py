@@ -72,6 +72,7 @@ def answered_in_one(
     event_columns: tuple[str, ...],
     ceiling: str,
     probes: Sequence[Any],
+    pending: Sequence[Sequence[tuple[str, tuple[str, ...]]]] = (),
 ) -> Executable:
     """PostgreSQL: the answer's turn (its message, bind names `message_`, and `llm` event,
     `llm_`), the guarded completion and its run_completed event (`event_`), in ONE
@@ -87,7 +88,9 @@ def answered_in_one(
 
     It completes the run or it changes nothing but the turn's rows (each ignoring a
     duplicate), and the run_completed event is written only from the UPDATE's RETURNING.
-    Counts the rows the UPDATE completed (1 or 0); on 0 the caller takes the full way."""
+    Counts the rows the UPDATE completed (1 or 0); on 0 the caller takes the full way.
+    `pending`: the reads that ride with the answer (each step's parts, kind and columns,
+    binds `p{step}_{kind}_`), written like the turn's rows, whatever the UPDATE does."""
     message = insert_returning("message", message_columns, "message_").cte("answer_message")
     llm = insert_returning("event", llm_columns, "llm_").cte("answer_llm")
     allowed = no_stricter_than(ceiling)
@@ -109,7 +112,12 @@ def answered_in_one(
         .returning(table.c.run_id)
         .cte("completed_event")
     )
-    return select(func.count()).select_from(done).add_cte(message, llm, completed)
+    rides = [
+        insert_returning(kind, columns, f"p{j}_{kind}_").cte(f"pending_{j}_{kind}")
+        for j, step in enumerate(pending)
+        for kind, columns in step
+    ]
+    return select(func.count()).select_from(done).add_cte(message, llm, completed, *rides)
 
 
 def completed_first(ceiling: str, probes: Sequence[Any]) -> Executable:

@@ -52,6 +52,7 @@ from agentrt.store.db.context import StoreContext, rowcount, utcnow
 from agentrt.store.runs.answer import ResultNotRetainableError, ceiling_of, keep_json, keep_text
 from agentrt.store.runs.record import RunStore
 from agentrt.store.security.sealed import RUN_ANSWER, RUN_OUTPUT
+from agentrt.store.steps.deferred import riding
 from agentrt.store.steps.events import event_row
 from agentrt.store.steps.write import Part, write_parts, write_rows
 
@@ -133,8 +134,9 @@ class Completion:
         # A Core connection, not an ORM session (store/db/context.py): a session is made on it
         # only for a hook that applies.
         with self._ctx.transaction() as c:
-            if turn is not None:
-                write_parts(self._ctx, c, self._runs.turn_parts(run_id, turn))
+            if turn is not None:  # with the reads that ride with it
+                write_rows(self._ctx, c, [*riding(run_id, turn.pending),
+                                          self._runs.turn_parts(run_id, turn)])  # fmt: skip
             row = c.execute(
                 self._completing_row, {"run_id": run_id, "answer_sequence": req.answer_sequence}
             ).first()
@@ -213,16 +215,22 @@ class Completion:
             return self._completed_first(req, turn, (update, event), level)
         message = self._runs.message_row(req.run_id, turn.sequence, turn.message)
         llm = self._runs.llm_event_row(req.run_id, turn)
+        rides = riding(req.run_id, turn.pending)  # the reads that ride with the answer
         params = {
             **update,
             **{f"message_{k}": v for k, v in message.items()},
             **{f"llm_{k}": v for k, v in llm.items()},
             **{f"event_{k}": v for k, v in event.items()},
-        }
+            **{f"p{j}_{p.kind}_{k}": v for j, step in enumerate(rides) for p in step
+               for k, v in p.params.items()},
+        }  # fmt: skip
+        pending = tuple(tuple((p.kind, tuple(sorted(p.params))) for p in step) for step in rides)
         shape = (tuple(sorted(message)), tuple(sorted(llm)), tuple(sorted(event)), level)
-        statement = self._one.get(shape)
+        statement = self._one.get((*shape, pending))
         if statement is None:
-            statement = self._one[shape] = answered_in_one(*shape, self._probes)
+            statement = self._one[(*shape, pending)] = answered_in_one(
+                *shape, self._probes, pending
+            )
         # As in the transaction: a fault here finds nothing of the completion committed.
         self._ctx.faults("complete.before_commit")
         with self._ctx.one_statement() as c:
@@ -247,7 +255,8 @@ class Completion:
             params = {**update, "answer_sequence": turn.sequence}
             if not rowcount(c.execute(statement, params)):
                 return False
-            steps = [self._runs.turn_parts(req.run_id, turn), [Part("event", event)]]
+            steps = [*riding(req.run_id, turn.pending), self._runs.turn_parts(req.run_id, turn),
+                     [Part("event", event)]]  # fmt: skip
             write_rows(self._ctx, c, steps)
             self._ctx.faults("complete.before_commit")
         return True

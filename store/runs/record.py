@@ -1,11 +1,13 @@
 """Run rows, the transcript and the event log: inserts are idempotent on their unique keys."""
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import bindparam, func, literal, select, union_all
 
+from agentrt.contracts.deferred import DeferredStep
 from agentrt.contracts.enums import EventKind, RunStatus
 from agentrt.contracts.errors import RunNotFoundError
 from agentrt.contracts.messages import Message
@@ -22,9 +24,10 @@ from agentrt.store.security.sealed import (
     MESSAGE_BODY,
     within,
 )
+from agentrt.store.steps.deferred import riding
 from agentrt.store.steps.events import event_row
 from agentrt.store.steps.messages import message_row
-from agentrt.store.steps.write import Part, write_step
+from agentrt.store.steps.write import Part, write_step, write_steps
 
 # A model call's inputs in one round trip: the run's snapshot as "sequence -1", then the
 # transcript up to the call's own sequence.
@@ -116,8 +119,9 @@ class RunStore:
         return created
 
     def record_turn(self, run_id: str, turn: TurnRecord) -> None:
-        """A model turn's rows, all or none (a retried call's duplicate adds nothing)."""
-        write_step(self._ctx, self.turn_parts(run_id, turn))
+        """A model turn's rows and the reads that ride with it (`turn.pending`), all or none
+        (a retried call's duplicates add nothing)."""
+        write_steps(self._ctx, [*riding(run_id, turn.pending), self.turn_parts(run_id, turn)])
 
     def turn_parts(self, run_id: str, turn: TurnRecord) -> list[Part]:
         """A model turn's rows: its message and its `llm` event."""
@@ -161,22 +165,26 @@ class RunStore:
         return [self._open_message(r) for r in rows]
 
     def turn_inputs(
-        self, run_id: str, sequence: int
+        self, run_id: str, sequence: int, pending: Sequence[DeferredStep] = ()
     ) -> tuple[RunSnapshot, list[Message], Message | None]:
         """In one query: the run's snapshot (its instructions, tool specs and guardrails;
         the plan itself travels in the model request), the transcript before `sequence`,
         and the message already recorded at `sequence` (a retried model call), if any.
-        Every model call makes it: a built statement and plain rows (no ORM objects)."""
+        Every model call makes it: a built statement and plain rows (no ORM objects).
+        `pending`: the reads riding with this call, not yet stored, in the transcript at
+        their sequences (a stored row at the same sequence is the same step: it wins)."""
         with self._ctx.read_rows() as c:
             rows = c.execute(_TURN_INPUTS, {"run_id": run_id, "upto": sequence}).all()
         if not rows or rows[0][0] != _SNAPSHOT_AT:
             raise RunNotFoundError(run_id)
         snapshot = RunSnapshot.parse(rows[0][1])
-        rows = rows[1:]
-        messages = [self.open_body(run_id, seq, body) for seq, body in rows]
-        if rows and rows[-1][0] == sequence:
-            return snapshot, messages[:-1], messages[-1]
-        return snapshot, messages, None
+        bodies: dict[int, str] = {int(seq): str(body) for seq, body in rows[1:]}
+        for step in pending:
+            bodies.setdefault(step.sequence, step.body)
+        recorded = bodies.pop(sequence, None)
+        messages = [self.open_body(run_id, seq, bodies[seq]) for seq in sorted(bodies)]
+        answer = None if recorded is None else self.open_body(run_id, sequence, recorded)
+        return snapshot, messages, answer
 
     def _open_message(self, row: MessageRow) -> Message:
         return self.open_body(row.run_id, row.sequence, row.body)

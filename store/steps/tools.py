@@ -9,11 +9,13 @@ from typing import Any
 
 from sqlalchemy import bindparam, select
 
+from agentrt.contracts.deferred import DeferredStep
 from agentrt.contracts.enums import EventKind
 from agentrt.contracts.messages import Message, ToolCall
 from agentrt.store.db.context import StoreContext, utcnow
 from agentrt.store.db.tables import ToolResultRow
 from agentrt.store.security.sealed import TOOL_RESULT_CONTENT
+from agentrt.store.steps.deferred import deferred_of, record_deferred
 from agentrt.store.steps.events import event_row
 from agentrt.store.steps.messages import message_row
 from agentrt.store.steps.write import Part, write_step
@@ -79,6 +81,17 @@ class ToolStepStore:
         """Record a tool step: result message + event (+ ledger row with a key), and `also`
         (a fenced write's fence clear), all or none."""
         write_step(self._ctx, [*self.parts(step), *also])
+
+    def deferred(self, step: "ToolStep") -> DeferredStep:
+        """A read's step not written: its rows, sealed as `record` would write them, to ride
+        with the run's next write (contracts/deferred.py)."""
+        if step.idempotency_key is not None:
+            raise ValueError("a step with a dedup ledger row is recorded at once")
+        return deferred_of(self.parts(step))
+
+    def record_deferred(self, run_id: str, steps: Sequence[DeferredStep]) -> None:
+        """Reads' steps that rode with no model call: written alone, as one write."""
+        record_deferred(self._ctx, run_id, steps)
 
     def parts(self, step: "ToolStep") -> list[Part]:
         """A tool step's rows, for `record` or a caller's own transaction

@@ -90,6 +90,61 @@ def write_step(ctx: StoreContext, parts: Sequence[Part]) -> bool:
         return write_parts(ctx, c, parts)
 
 
+def write_steps(ctx: StoreContext, steps: Sequence[Sequence[Part]]) -> None:
+    """Several steps' parts, all or none, as one write: a model turn and the reads that ride
+    with it (contracts/deferred.py), in sequence order. One statement in autocommit on
+    PostgreSQL (each part its CTE, binds prefixed per step) and on SQLite when the view
+    carries them all (one row each, inserted in order: the event positions follow it); else
+    one transaction."""
+    if len(steps) == 1:
+        write_step(ctx, steps[0])
+        return
+    if ctx.postgres:
+        statement, params = steps_statement(ctx, steps)
+        with ctx.one_statement() as c:
+            c.execute(statement, params)
+        return
+    if all(_carried(step) for step in steps):
+        with ctx.one_statement() as c:
+            _sqlite_step(ctx, c, steps)
+        return
+    with ctx.transaction() as c:
+        write_rows(ctx, c, steps)
+
+
+def steps_statement(
+    ctx: StoreContext, steps: Sequence[Sequence[Part]]
+) -> tuple[Select[Any], dict[str, Any]]:
+    """PostgreSQL: several steps' parts as one statement and its params (faults hit first);
+    step j's binds are prefixed `s{j}_{kind}_`."""
+    for part in (p for step in steps for p in step):
+        if part.fault is not None:
+            ctx.faults(part.fault)
+    shape = tuple(tuple((p.kind, tuple(sorted(p.params)), p.update) for p in step)
+                  for step in steps)  # fmt: skip
+    params = {f"s{j}_{p.kind}_{k}": v for j, step in enumerate(steps) for p in step
+              for k, v in p.params.items()}  # fmt: skip
+    return _combined_steps(shape), params
+
+
+@functools.cache
+def _combined_steps(
+    steps: tuple[tuple[tuple[str, tuple[str, ...], UpdateBuilder | None], ...], ...],
+) -> Select[Any]:
+    """PostgreSQL: `_combined` over several steps, each writing each kind of row once."""
+    ctes = []
+    for j, parts in enumerate(steps):
+        if len({kind for kind, _, _ in parts}) != len(parts):
+            raise ValueError("a step writes each kind of row once")
+        for i, (kind, columns, build) in enumerate(parts):
+            prefix, name = f"s{j}_{kind}_", f"{kind}_{j}_{i}"
+            if build is not None:
+                ctes.append(build(prefix).returning(literal_column("1")).cte(name))
+            else:
+                ctes.append(insert_returning(kind, columns, prefix).cte(name))
+    return select(func.count()).select_from(ctes[0]).add_cte(*ctes[1:])
+
+
 def one_update(ctx: StoreContext, statement: Executable, params: dict[str, Any]) -> int:
     """A guarded UPDATE on its own (the fence's stamp and claim): the rows it matched, one
     statement in autocommit (on SQLite it takes the write lock as it starts, as BEGIN

@@ -7,10 +7,12 @@ from dataclasses import replace
 import pytest
 
 from agentrt.activities.settle.completion import Completion
+from agentrt.contracts.deferred import DeferredStep
 from agentrt.contracts.enums import EventKind, RunStatus, TerminationReason
-from agentrt.contracts.messages import Message, Usage
+from agentrt.contracts.messages import Message, ToolCall, Usage
 from agentrt.contracts.run import CompleteRequest, TurnRecord
 from agentrt.store.runs.record import RunStore
+from agentrt.store.steps.tools import ToolStep, ToolStepStore
 from agentrt.workers.compose import WorkerResources
 from tests.store.test_step_rows import _run, _statements
 
@@ -135,3 +137,42 @@ def test_an_answer_recorded_before_is_the_one_kept(parts: WorkerResources) -> No
     assert _complete(Completion(parts.ctx), run_id, other) == (True, RunStatus.COMPLETED)
     view = RunStore(parts.ctx).get(run_id)
     assert view is not None and view.answer == "the answer"
+
+
+@pytest.mark.parametrize("turn", [TURN, LEVELLED], ids=["full way", "one statement"])
+def test_the_reads_riding_with_the_answer_land_in_its_commit(
+    parts: WorkerResources, turn: TurnRecord
+) -> None:
+    """The reads before the answer (TurnRecord.pending, workflows/riding.py) are written in
+    the completion's one commit, before the answer's turn in the timeline; and with it
+    rolled back when it fails."""
+    run_id = _run(parts)
+    reads = tuple(_read(parts, run_id, seq) for seq in (2, 1))
+    answer = replace(turn, sequence=3, pending=reads)
+    with _statements(parts) as sent:
+        assert _complete(Completion(parts.ctx), run_id, answer) == (True, RunStatus.COMPLETED)
+    assert sent.count("COMMIT") <= 1  # one transaction, or one statement in autocommit
+    runs = RunStore(parts.ctx)
+    events = runs.events(run_id)
+    assert [e.sequence for e in events] == [0, 1, 2, 3, 4]
+    assert [e.kind for e in events][1:] == [EventKind.TOOL, EventKind.TOOL, EventKind.LLM,
+                                            EventKind.RUN_COMPLETED]  # fmt: skip
+    assert [m.role for m in runs.transcript(run_id)] == ["user", "tool", "tool", "assistant"]
+
+    def fail_before_commit(point: str) -> None:
+        if point == "complete.before_commit":
+            raise RuntimeError("injected")
+
+    other = _run(parts)
+    failing = Completion(replace(parts.ctx, faults=fail_before_commit))
+    riding = replace(turn, sequence=3, pending=tuple(_read(parts, other, s) for s in (1, 2)))
+    with pytest.raises(RuntimeError):
+        _complete(failing, other, riding)
+    assert [e.kind for e in runs.events(other)] == [EventKind.RUN_STARTED]
+
+
+def _read(parts: WorkerResources, run_id: str, sequence: int) -> DeferredStep:
+    call = ToolCall(call_id=f"r1.{sequence}", name="lookup_order", arguments={})
+    step = ToolStep(run_id=run_id, sequence=sequence, round=1, call=call, effect="READ_ONLY",
+                    content=f"result {sequence}", is_error=False, privacy="full")  # fmt: skip
+    return ToolStepStore(parts.ctx).deferred(step)

@@ -104,9 +104,11 @@ async def test_a_run_of_100_tool_calls_completes_across_segments(
     for seg in parts[:-1]:
         assert seg[-1].event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW
     assert parts[-1][-1].event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED
-    # Each segment's history is bounded by its rounds, not by the run's.
+    # Each segment's history is bounded by its rounds, not by the run's. (About 4.2 kB a
+    # round: each read's sealed rows, about 0.6 kB here, pass through it twice since they
+    # ride with the next model call: workflows/riding.py.)
     sizes = [sum(e.ByteSize() for e in seg) for seg in parts]
-    assert max(sizes) < 2 * min(sizes[:2]) and max(sizes) < 150_000
+    assert max(sizes) < 2 * min(sizes[:2]) and max(sizes) < 200_000
     status = await client.get_workflow_handle(view.run_id).describe()
     assert status.typed_search_attributes is not None
     assert {k.name: v for k, v in status.typed_search_attributes}["AgentRunStatus"] == ("COMPLETED")

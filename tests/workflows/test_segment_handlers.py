@@ -175,7 +175,8 @@ async def test_an_update_and_a_signal_at_the_segment_boundary_are_not_lost(
     own = _segmented(settings, tmp_path, SEGMENT_ROUNDS)
     queue = f"tq-{uuid.uuid4().hex[:10]}"
     # The last round's tool call of the first segment: its completion brings the boundary.
-    hold = HoldNth("tool.after_record", SEGMENT_ROUNDS)
+    # (A read alone in its round: its step rides with the next write, workflows/riding.py.)
+    hold = HoldNth("tool.after_defer", SEGMENT_ROUNDS)
     with built(own, faults=hold) as parts:
         runtime = AgentRuntime(client, RunStore(parts.ctx), queue, max_iterations_ceiling=CEILING)
         handle = client.get_workflow_handle
