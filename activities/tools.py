@@ -161,18 +161,11 @@ class ToolActivities(ActivityGroup):
         return ToolCallResult(call_id=req.call.call_id, is_error=True)
 
     async def _record(
-        self,
-        req: ToolCallRequest | RefuseRequest,
-        effect: str,
-        content: str,
-        is_error: bool,
-        *,
-        key: str | None = None,
-        duration_ms: float | None = None,
-        extra: dict[str, Any] | None = None,
-    ) -> None:
-        step = self._step(req, effect, content, is_error, key=key, extra=extra)
-        await db(self._steps.record, step)
+        self, req: ToolCallRequest | RefuseRequest, effect: str, content: str, is_error: bool,
+        **more: Any,
+    ) -> None:  # fmt: skip
+        """The call's step written now (`more`: `_step`'s keywords)."""
+        await db(self._steps.record, self._step(req, effect, content, is_error, **more))
 
     @staticmethod
     def _step(

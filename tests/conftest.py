@@ -147,12 +147,17 @@ FaultHook = Callable[[str], None]
 @pytest.fixture
 def make_runtime(
     client: Client, settings: Settings
-) -> Callable[[FaultHook], AbstractAsyncContextManager[AgentRuntime]]:
+) -> Callable[..., AbstractAsyncContextManager[AgentRuntime]]:
     """A worker with its own fault hook, on its own task queue, and a runtime for it."""
 
     @asynccontextmanager
-    async def _make(faults: FaultHook) -> AsyncIterator[AgentRuntime]:
+    async def _make(
+        faults: FaultHook, alter: Callable[[WorkerResources], None] | None = None
+    ) -> AsyncIterator[AgentRuntime]:
+        """`alter`: changes the built worker (its activities) before it starts."""
         built = build(settings, faults=faults)
+        if alter is not None:
+            alter(built)
         queue = f"tq-{uuid.uuid4().hex[:10]}"
         try:
             async with make_worker(client, built, settings.replace(temporal={"task_queue": queue})):

@@ -5,9 +5,8 @@ leaves them to the workflow, which records them itself: no read's step is ever l
 
 import asyncio
 import threading
-import uuid
-from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from temporalio import activity
@@ -17,15 +16,12 @@ from temporalio.worker import Worker
 from agentrt.contracts.enums import EventKind, RunStatus
 from agentrt.contracts.ids import ACT_MODEL_COMPLETE, ACT_TOOL_RECORD_DEFERRED
 from agentrt.contracts.run import ModelRequest, ModelResult
-from agentrt.core.settings import Settings
 from agentrt.starter.facade import AgentRuntime
-from agentrt.store.runs.record import RunStore
-from agentrt.workers.compose import build
-from agentrt.workers.main import make_worker
+from agentrt.workers.compose import WorkerResources
 from tests.workflows._replay import fetch, scheduled
 from tests.workflows._waiting import until_status
 
-MakeRuntime = Callable[[Callable[[str], None]], AbstractAsyncContextManager[AgentRuntime]]
+MakeRuntime = Callable[..., AbstractAsyncContextManager[AgentRuntime]]
 PROMPT = "what about my order?"  # lookup_order (a read alone in its round), then the answer
 
 
@@ -33,11 +29,9 @@ def _name(fn: Callable[..., Any]) -> str:
     return str(getattr(fn, "__temporal_activity_definition").name)
 
 
-@asynccontextmanager
-async def _old_model_worker(client: Client, settings: Settings) -> AsyncIterator[AgentRuntime]:
-    """A worker whose model activity is as an earlier build's: `pending` unknown to it (it
+def _as_earlier_build(built: WorkerResources) -> None:
+    """The worker's model activity as an earlier build's: `pending` unknown to it (it
     neither reads nor writes the reads, and says it stored none)."""
-    built = build(settings)
     [current] = [a for a in built.activities if _name(a) == ACT_MODEL_COMPLETE]
 
     @activity.defn(name=ACT_MODEL_COMPLETE)
@@ -46,12 +40,6 @@ async def _old_model_worker(client: Client, settings: Settings) -> AsyncIterator
         return result
 
     built.activities = [earlier_build if a is current else a for a in built.activities]
-    queue = f"tq-{uuid.uuid4().hex[:10]}"
-    try:
-        async with make_worker(client, built, settings.replace(temporal={"task_queue": queue})):
-            yield AgentRuntime(client, RunStore(built.ctx), queue)
-    finally:
-        built.close()
 
 
 async def test_a_read_rides_with_the_next_model_call(
@@ -68,9 +56,9 @@ async def test_a_read_rides_with_the_next_model_call(
 
 
 async def test_a_model_worker_of_an_earlier_build_leaves_the_reads_to_the_workflow(
-    client: Client, settings: Settings
+    client: Client, make_runtime: MakeRuntime
 ) -> None:
-    async with _old_model_worker(client, settings) as runtime:
+    async with make_runtime(lambda point: None, alter=_as_earlier_build) as runtime:
         view = await runtime.run("auto", PROMPT)
         events = await runtime.events(view.run_id)
     assert view.status is RunStatus.COMPLETED
