@@ -115,8 +115,8 @@ def write_steps(ctx: StoreContext, steps: Sequence[Sequence[Part]]) -> None:
 def steps_statement(
     ctx: StoreContext, steps: Sequence[Sequence[Part]]
 ) -> tuple[Select[Any], dict[str, Any]]:
-    """PostgreSQL: several steps' parts as one statement and its params (faults hit first);
-    step j's binds are prefixed `s{j}_{kind}_`."""
+    """PostgreSQL: several steps' parts (or one step's) as one statement and its params
+    (faults hit first); step j's binds are prefixed `s{j}_{kind}_`."""
     for part in (p for step in steps for p in step):
         if part.fault is not None:
             ctx.faults(part.fault)
@@ -131,18 +131,21 @@ def steps_statement(
 def _combined_steps(
     steps: tuple[tuple[tuple[str, tuple[str, ...], UpdateBuilder | None], ...], ...],
 ) -> Select[Any]:
-    """PostgreSQL: `_combined` over several steps, each writing each kind of row once."""
+    """PostgreSQL: one SELECT whose CTEs write every part of every step (each step writing
+    each kind of row once); it counts the first part's new rows (RETURNING: psycopg reports
+    no rowcount for ON CONFLICT DO NOTHING)."""
     ctes = []
     for j, parts in enumerate(steps):
         if len({kind for kind, _, _ in parts}) != len(parts):
             raise ValueError("a step writes each kind of row once")
         for i, (kind, columns, build) in enumerate(parts):
             prefix, name = f"s{j}_{kind}_", f"{kind}_{j}_{i}"
-            if build is not None:
+            if build is not None:  # a data-modifying CTE needs a RETURNING to be one
                 ctes.append(build(prefix).returning(literal_column("1")).cte(name))
             else:
                 ctes.append(insert_returning(kind, columns, prefix).cte(name))
-    return select(func.count()).select_from(ctes[0]).add_cte(*ctes[1:])
+    counted = select(func.count()).select_from(ctes[0])
+    return counted.add_cte(*ctes[1:]) if len(ctes) > 1 else counted
 
 
 def one_update(ctx: StoreContext, statement: Executable, params: dict[str, Any]) -> int:
@@ -190,12 +193,7 @@ def write_rows(ctx: StoreContext, c: Connection, steps: Sequence[Sequence[Part]]
 
 def one_statement(ctx: StoreContext, parts: Sequence[Part]) -> tuple[Select[Any], dict[str, Any]]:
     """PostgreSQL: the parts' one statement and its params (the parts' faults hit first)."""
-    for part in parts:
-        if part.fault is not None:
-            ctx.faults(part.fault)
-    names = tuple((p.kind, tuple(sorted(p.params)), p.update) for p in parts)
-    params = {f"{p.kind}_{k}": v for p in parts for k, v in p.params.items()}
-    return _combined(names), params
+    return steps_statement(ctx, [parts])
 
 
 @functools.cache
@@ -228,25 +226,6 @@ def sqlite_insert(kind_name: str, columns: tuple[str, ...], *, returning: bool) 
         .on_conflict_do_nothing(index_elements=list(kind.key))
     )
     return insert.returning(kind.table.c[kind.key[0]]) if returning else insert
-
-
-@functools.cache
-def _combined(
-    parts: tuple[tuple[str, tuple[str, ...], UpdateBuilder | None], ...],
-) -> Select[Any]:
-    """PostgreSQL: one SELECT whose CTEs write every part; it counts the first part's new
-    rows (RETURNING: psycopg reports no rowcount for ON CONFLICT DO NOTHING)."""
-    if len({kind for kind, _, _ in parts}) != len(parts):
-        raise ValueError("a step writes each kind of row once")
-    ctes = []
-    for i, (kind, columns, build) in enumerate(parts):
-        name = f"{kind}_{i}"
-        if build is not None:  # a data-modifying CTE needs a RETURNING to be one
-            ctes.append(build(f"{kind}_").returning(literal_column("1")).cte(name))
-        else:
-            ctes.append(insert_returning(kind, columns, f"{kind}_").cte(name))
-    counted = select(func.count()).select_from(ctes[0])
-    return counted.add_cte(*ctes[1:]) if len(ctes) > 1 else counted
 
 
 # SQLite: the view a step's parts go through (migration 0021), and the columns it carries
