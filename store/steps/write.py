@@ -15,63 +15,33 @@ the part (`message_run_id`, ...): a column's own name is reserved in its VALUES 
 """
 
 import functools
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import (
-    Connection,
-    Select,
-    Table,
-    TableClause,
-    bindparam,
-    column,
-    func,
-    insert,
-    literal_column,
-    null,
-    select,
-    table,
-)
+from sqlalchemy import Connection, Select, bindparam, func, literal_column, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 from sqlalchemy.sql import Executable
-from sqlalchemy.sql.dml import ReturningInsert, Update
+from sqlalchemy.sql.dml import ReturningInsert
 
 from agentrt.store.db.context import StoreContext, rowcount
-from agentrt.store.db.tables import EventRow, MessageRow, RunRow, ToolResultRow
+from agentrt.store.steps.parts import INSERTS, Part, UpdateBuilder
+from agentrt.store.steps.sqlite_view import carried, sqlite_step
 
-# An update part's statement, built from the prefix its bind names carry (`{prefix}run_id`).
-UpdateBuilder = Callable[[str], Update]
-
-
-@dataclass(frozen=True)
-class _Kind:
-    table: Table
-    key: tuple[str, ...]  # the unique key an insert ignores duplicates on
-
-
-# The insert parts. A part's params are its row's columns.
-INSERTS: dict[str, _Kind] = {
-    "run": _Kind(RunRow.__table__, ("id",)),  # type: ignore[arg-type]
-    "message": _Kind(MessageRow.__table__, ("run_id", "sequence")),  # type: ignore[arg-type]
-    "event": _Kind(EventRow.__table__, ("run_id", "sequence")),  # type: ignore[arg-type]
-    "ledger": _Kind(ToolResultRow.__table__, ("idempotency_key",)),  # type: ignore[arg-type]
-}
-
-
-@dataclass(frozen=True)
-class Part:
-    """One row of a step: an insert (ignoring a duplicate key, `kind` one of INSERTS), or a
-    guarded update whose statement `update` builds (the write fence's clear: its SQL stays
-    with the fence). `fault` names a test fault point hit just before this part is written
-    (on PostgreSQL, before the one statement: either way nothing of the step is committed
-    when it fires)."""
-
-    kind: str
-    params: dict[str, Any]
-    fault: str | None = None
-    update: UpdateBuilder | None = None
+# Part and UpdateBuilder are part of this module's interface to its callers.
+__all__ = [
+    "Part",
+    "UpdateBuilder",
+    "insert_returning",
+    "one_statement",
+    "one_update",
+    "sqlite_insert",
+    "steps_statement",
+    "write_parts",
+    "write_rows",
+    "write_step",
+    "write_steps",
+]
 
 
 def write_step(ctx: StoreContext, parts: Sequence[Part]) -> bool:
@@ -83,9 +53,9 @@ def write_step(ctx: StoreContext, parts: Sequence[Part]) -> bool:
         statement, params = one_statement(ctx, parts)
         with ctx.one_statement() as c:
             return bool(c.execute(statement, params).scalar())
-    if _carried(parts):  # SQLite: one statement too, through the view
+    if carried(parts):  # SQLite: one statement too, through the view
         with ctx.one_statement() as c:
-            return _sqlite_step(ctx, c, [parts])
+            return sqlite_step(ctx, c, [parts])
     with ctx.transaction() as c:  # BEGIN IMMEDIATE
         return write_parts(ctx, c, parts)
 
@@ -104,9 +74,9 @@ def write_steps(ctx: StoreContext, steps: Sequence[Sequence[Part]]) -> None:
         with ctx.one_statement() as c:
             c.execute(statement, params)
         return
-    if all(_carried(step) for step in steps):
+    if all(carried(step) for step in steps):
         with ctx.one_statement() as c:
-            _sqlite_step(ctx, c, steps)
+            sqlite_step(ctx, c, steps)
         return
     with ctx.transaction() as c:
         write_rows(ctx, c, steps)
@@ -164,8 +134,8 @@ def write_parts(ctx: StoreContext, s: Session | Connection, parts: Sequence[Part
     if ctx.postgres:
         statement, params = one_statement(ctx, parts)
         return bool(connection.execute(statement, params).scalar())
-    if _carried(parts):
-        return _sqlite_step(ctx, connection, [parts])
+    if carried(parts):
+        return sqlite_step(ctx, connection, [parts])
     added = False
     for i, part in enumerate(parts):
         if part.fault is not None:
@@ -184,8 +154,8 @@ def write_rows(ctx: StoreContext, c: Connection, steps: Sequence[Sequence[Part]]
     """Several steps' parts (a completion's turn and its run_completed event) in a
     connection the caller holds: on SQLite one INSERT through the view when it carries
     them all, else each step as `write_parts`."""
-    if not ctx.postgres and all(_carried(step) for step in steps):
-        _sqlite_step(ctx, c, steps)
+    if not ctx.postgres and all(carried(step) for step in steps):
+        sqlite_step(ctx, c, steps)
         return
     for step in steps:
         write_parts(ctx, c, step)
@@ -226,68 +196,3 @@ def sqlite_insert(kind_name: str, columns: tuple[str, ...], *, returning: bool) 
         .on_conflict_do_nothing(index_elements=list(kind.key))
     )
     return insert.returning(kind.table.c[kind.key[0]]) if returning else insert
-
-
-# SQLite: the view a step's parts go through (migration 0021), and the columns it carries
-# per kind (frozen there): a part with other columns is written the old way. Its `clear` is
-# the write fence's (activities/fence/_sql.clear_part): the trigger's UPDATE is `_clear`'s.
-SQLITE_STEP_VIEW = "agentrt_step"
-SQLITE_VIEW_COLUMNS: dict[str, frozenset[str]] = {
-    "run": frozenset({"id", "profile", "status", "iterations", "truncated", "prompt_tokens",
-                      "completion_tokens", "snapshot", "initiator", "created_at", "updated_at",
-                      "revision", "parent_run_id"}),
-    "message": frozenset({"run_id", "sequence", "role", "body"}),
-    "event": frozenset({"run_id", "sequence", "kind", "round", "duration_ms", "payload",
-                        "created_at"}),
-    "ledger": frozenset({"idempotency_key", "run_id", "call_id", "tool", "effect", "is_error",
-                         "content", "created_at"}),
-    "clear": frozenset({"run_id", "token", "now"}),
-}  # fmt: skip
-_CLEAR_TYPES = {"run_id": RunRow.id.type, "token": RunRow.pending_token.type,
-                "now": RunRow.updated_at.type}  # fmt: skip
-
-
-def _carried(parts: Sequence[Part]) -> bool:
-    """Whether the view writes these parts as one row: each kind once, with the view's
-    columns of its kind (an update only as the fence's clear)."""
-    kinds = [p.kind for p in parts]
-    return len(set(kinds)) == len(kinds) and all(
-        (p.update is None) == (p.kind != "clear")
-        and p.params.keys() == SQLITE_VIEW_COLUMNS.get(p.kind, ())
-        for p in parts
-    )
-
-
-def _sqlite_step(ctx: StoreContext, connection: Connection, rows: Sequence[Sequence[Part]]) -> bool:
-    """SQLite: each row's parts (each row `_carried`) as one INSERT of those rows into the
-    view (the parts' faults hit first). True when it changed a row: a trigger's writes
-    report no row to their statement, so the connection's count of changed rows says it
-    (a step's rows land together or not at all: the first part's row is new exactly when
-    the step's are)."""
-    for part in (p for row in rows for p in row):
-        if part.fault is not None:
-            ctx.faults(part.fault)
-    shape = tuple(tuple((p.kind, tuple(sorted(p.params))) for p in row) for row in rows)
-    params = {f"r{i}_{p.kind}_{k}": v for i, row in enumerate(rows) for p in row
-              for k, v in p.params.items()}  # fmt: skip
-    driver: Any = connection.connection.driver_connection  # sqlite3.Connection
-    before = driver.total_changes
-    connection.execute(_view_insert(shape), params)
-    return bool(driver.total_changes - before)
-
-
-def _column_type(kind: str, name: str) -> Any:
-    return _CLEAR_TYPES[name] if kind == "clear" else INSERTS[kind].table.c[name].type
-
-
-@functools.cache
-def _view_insert(rows: tuple[tuple[tuple[str, tuple[str, ...]], ...], ...]) -> Executable:
-    """The view's INSERT of `rows` (each its parts' kinds and columns), binding each row's
-    columns as `r{row}_{kind}_{column}`; a column a row does not carry is NULL in it."""
-    types = {f"{k}_{c}": _column_type(k, c) for row in rows for k, cs in row for c in cs}
-    view: TableClause = table(SQLITE_STEP_VIEW, *(column(n, t) for n, t in types.items()))
-    values = [
-        {n: bindparam(f"r{i}_{n}", type_=t) if n in carried else null() for n, t in types.items()}
-        for i, carried in enumerate({f"{k}_{c}" for k, cs in row for c in cs} for row in rows)
-    ]
-    return insert(view).values(values)

@@ -19,7 +19,8 @@ from agentrt.store.db.sealing import Sealer
 from agentrt.store.db.tables import EventRow, MessageRow
 from agentrt.store.runs.record import RunStore
 from agentrt.store.steps.events import event_row
-from agentrt.store.steps.write import SQLITE_STEP_VIEW, SQLITE_VIEW_COLUMNS, Part, write_step
+from agentrt.store.steps.sqlite_view import SQLITE_STEP_VIEW, SQLITE_VIEW_COLUMNS
+from agentrt.store.steps.write import Part, write_step, write_steps
 from agentrt.workers.compose import WorkerResources
 from tests._db import backend
 from tests._runs import begin_run
@@ -157,3 +158,31 @@ def test_the_stores_view_columns_are_the_migrations(parts: WorkerResources) -> N
         made = {row[1] for row in c.exec_driver_sql(f"PRAGMA table_info({SQLITE_STEP_VIEW})")}
     bound = {f"{kind}_{name}" for kind, names in SQLITE_VIEW_COLUMNS.items() for name in names}
     assert made and made == bound
+
+
+def test_steps_of_one_shape_run_one_compiled_statement(parts: WorkerResources) -> None:
+    """SQLite: steps of the same shape, one row or several, execute the one compiled
+    statement from SQLAlchemy's cache. Built as a multi-row VALUES insert it has no cache
+    key, and was compiled again at every step (about half of a turn record's CPU)."""
+    if backend() == "postgres":
+        pytest.skip("the view is SQLite's (PostgreSQL's CTE statement has its cache key)")
+    run_id = _run(parts)
+    before = _count(parts, MessageRow, run_id)
+    seen: list[Any] = []
+
+    def on_execute(_c: Any, _cur: Any, statement: str, _p: Any, context: Any, _m: Any) -> None:
+        if statement.startswith(f"INSERT INTO {SQLITE_STEP_VIEW}"):
+            seen.append(context.compiled)
+
+    event.listen(parts.engine, "before_cursor_execute", on_execute)
+    try:
+        for seq in (1, 3):
+            assert write_step(parts.ctx, [_message(run_id, seq, parts), _event(run_id, seq)])
+        for seq in (5, 7):
+            both = [[_message(run_id, seq, parts)], [_message(run_id, seq + 1, parts)]]
+            write_steps(parts.ctx, both)
+    finally:
+        event.remove(parts.engine, "before_cursor_execute", on_execute)
+    assert len(seen) == 4
+    assert seen[0] is seen[1] and seen[2] is seen[3] and seen[0] is not seen[2]
+    assert _count(parts, MessageRow, run_id) == before + 6
