@@ -26,6 +26,7 @@ from agentrt.activities.model_output import failed_checks, invalid_answer
 from agentrt.activities.model_turn import made_turn, recorded_turn
 from agentrt.activities.ports import FaultHook, ModelProvider, StreamingProvider, no_faults, streams
 from agentrt.activities.settle.completion import Completion
+from agentrt.activities.settle.on_answer import complete_on_answer
 from agentrt.contracts.enums import EventKind
 from agentrt.contracts.errors import ErrorType, RunNotFoundError
 from agentrt.contracts.ids import ACT_MODEL_COMPLETE
@@ -129,8 +130,13 @@ class ModelActivities(ActivityGroup):
             await self._prune(req, shown)
             return turn
         # The answer: its turn is recorded in the completion's own transaction.
-        settled = await self._completion.on_answer(
-            req, turn, unrecorded, lambda t: self._record(req.run_id, t), self._faults
+        settled = await complete_on_answer(
+            self._completion,
+            req,
+            turn,
+            unrecorded,
+            lambda t: self._record(req.run_id, t),
+            self._faults,
         )
         await self._prune(req, shown)
         await fault(self._faults, "model.after_settle")
