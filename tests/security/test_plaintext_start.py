@@ -8,12 +8,10 @@ so nothing of it stays in Temporal."""
 import base64
 import uuid
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.testing import WorkflowEnvironment
 
@@ -25,8 +23,8 @@ from agentrt.core.settings import Settings
 from agentrt.core.temporal import data_converter
 from agentrt.starter.facade import AgentRuntime
 from agentrt.store.runs.record import RunStore
-from agentrt.workers.compose import WorkerResources, build
-from agentrt.workers.main import make_worker
+from agentrt.workers.compose import build
+from tests.security._keyed import Keyed, keyed_worker
 from tests.workflows._waiting import until_gone, until_status, workflow_gone
 
 KEYS = "w2:" + base64.b64encode(b"2" * 32).decode() + ",w1:" + base64.b64encode(b"1" * 32).decode()
@@ -34,20 +32,16 @@ OTHER = "x9:" + base64.b64encode(b"9" * 32).decode()
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
-@dataclass
-class Keyed:
-    address: str
-    queue: str
-    profile: str  # served only by this test's keyed worker: no other test registers it
-    parts: WorkerResources
-    plain: Client
+@pytest.fixture
+def profile() -> str:
+    """A profile served only by this test's keyed worker: no other test registers it."""
+    return f"keyed-{uuid.uuid4().hex[:8]}"
 
 
 @pytest_asyncio.fixture
 async def keyed(
-    temporal_env: WorkflowEnvironment, settings: Settings, tmp_path: Path
+    temporal_env: WorkflowEnvironment, settings: Settings, tmp_path: Path, profile: str
 ) -> AsyncIterator[Keyed]:
-    profile = f"keyed-{uuid.uuid4().hex[:8]}"
     profiles = tmp_path / "profiles.yaml"
     profiles.write_text(
         "profiles:\n"
@@ -59,25 +53,20 @@ async def keyed(
         worker={"profiles_file": profiles},
         temporal={"task_queue": f"tq-{uuid.uuid4().hex[:10]}"},
     )
-    address = temporal_env.client.service_client.config.target_host
-    client = await Client.connect(address, data_converter=data_converter(KEYS))
     parts = build(keyed_settings)
     try:
-        async with make_worker(client, parts, keyed_settings):
-            yield Keyed(
-                address, keyed_settings.temporal.task_queue, profile, parts, temporal_env.client
-            )
+        async with keyed_worker(temporal_env, parts, keyed_settings, KEYS) as keyed:
+            yield keyed
     finally:
         parts.close()
 
 
 async def _runtime(k: Keyed, keys: str | None) -> AgentRuntime:
-    client = await Client.connect(k.address, data_converter=data_converter(keys))
-    return AgentRuntime(client, RunStore(k.parts.ctx), k.queue)
+    return await k.runtime_with(data_converter(keys))
 
 
 async def test_a_client_without_the_workers_keys_is_refused_before_a_workflow_exists(
-    keyed: Keyed,
+    keyed: Keyed, profile: str
 ) -> None:
     for keys, said in (
         (None, "this client has no payload keys"),
@@ -86,21 +75,21 @@ async def test_a_client_without_the_workers_keys_is_refused_before_a_workflow_ex
         runtime = await _runtime(keyed, keys)
         run_id = str(uuid.uuid4())
         with pytest.raises(PayloadKeysRequiredError) as err:
-            await runtime.start(keyed.profile, "Please refund order 1042", run_id=run_id)
+            await runtime.start(profile, "Please refund order 1042", run_id=run_id)
         assert said in str(err.value) and "AGENTRT_PAYLOAD_KEYS" in str(err.value)
         assert await workflow_gone(keyed.plain, run_id)  # nothing was started in Temporal
     # The workers' older key is still theirs: a client on it starts (and is read).
     older = "w1:" + base64.b64encode(b"1" * 32).decode() + "," + KEYS
-    view = await (await _runtime(keyed, older)).run(keyed.profile, "Please refund order 1042")
+    view = await (await _runtime(keyed, older)).run(profile, "Please refund order 1042")
     assert view.status is RunStatus.WAITING_FOR_APPROVAL
 
 
 async def test_a_plaintext_start_that_came_round_the_client_is_ended_with_nothing_left(
-    keyed: Keyed,
+    keyed: Keyed, profile: str
 ) -> None:
     canary = f"canary-{uuid.uuid4().hex[:8]}"
     run_id = str(uuid.uuid4())
-    request = RunRequest(run_id=run_id, profile=keyed.profile, prompt=f"refund 1042 {canary}")
+    request = RunRequest(run_id=run_id, profile=profile, prompt=f"refund 1042 {canary}")
     # A plain client, as the stock CLI: its input is plaintext.
     await keyed.plain.start_workflow(WORKFLOW_AGENT_RUN, request, id=run_id, task_queue=keyed.queue)
     # The worker's first task refuses the input, then deletes the run.
@@ -112,9 +101,11 @@ async def test_a_plaintext_start_that_came_round_the_client_is_ended_with_nothin
     assert RunStore(keyed.parts.ctx).get(run_id) is None
 
 
-async def test_a_plaintext_signal_to_a_run_that_began_ends_nothing(keyed: Keyed) -> None:
-    runtime = await _runtime(keyed, KEYS)
-    waiting = await runtime.run(keyed.profile, "Please refund order 1042")
+async def test_a_plaintext_signal_to_a_run_that_began_ends_nothing(
+    keyed: Keyed, profile: str
+) -> None:
+    runtime = keyed.runtime
+    waiting = await runtime.run(profile, "Please refund order 1042")
     assert waiting.pending_approval is not None
     forged = {"approved": True, "decided_by": "mallory", "turn_digest": "x"}
     await keyed.plain.get_workflow_handle(waiting.run_id).signal(SIGNAL_APPROVE, forged)
