@@ -25,6 +25,7 @@ class Keyed:
     parts: WorkerResources
     plain: Client  # the dev server's own client: no payload keys, as the stock CLI
     runtime: AgentRuntime  # on the workers' own keys
+    profile: str  # the profile the tests run on it
 
     async def runtime_with(self, converter: DataConverter) -> AgentRuntime:
         """A runtime on the worker's store and queue, over a client of `converter` (other
@@ -35,13 +36,17 @@ class Keyed:
 
 @asynccontextmanager
 async def keyed_worker(
-    temporal_env: WorkflowEnvironment, parts: WorkerResources, settings: Settings, keys: str
+    temporal_env: WorkflowEnvironment,
+    parts: WorkerResources,
+    settings: Settings,
+    keys: str,
+    profile: str = "support",
 ) -> AsyncIterator[Keyed]:
     """A worker of `parts` on `settings` (their task queue its own) whose payloads are
-    encrypted under `keys`, running until the block ends."""
+    encrypted under `keys`, running until the block ends; its tests run `profile`."""
     address = temporal_env.client.service_client.config.target_host
     client = await Client.connect(address, data_converter=data_converter(keys))
     queue = settings.temporal.task_queue
     async with make_worker(client, parts, settings):
         runtime = AgentRuntime(client, RunStore(parts.ctx), queue)
-        yield Keyed(address, queue, parts, temporal_env.client, runtime)
+        yield Keyed(address, queue, parts, temporal_env.client, runtime, profile)

@@ -108,7 +108,7 @@ async def keyed(
 
 async def test_every_payload_of_a_keyed_run_is_bound_to_that_run(keyed: Keyed) -> None:
     canary = f"canary-{uuid.uuid4().hex[:8]}"
-    waiting = await keyed.runtime.run("support", f"Please refund order 1042 {canary}")
+    waiting = await keyed.runtime.run(keyed.profile, f"Please refund order 1042 {canary}")
     assert waiting.pending_approval is not None
     await keyed.runtime.approve(
         waiting.run_id, approved=True, decided_by="bob",
@@ -128,7 +128,7 @@ async def test_a_run_started_by_a_v1_client_finishes_on_this_build(
     envelope, its worker today's."""
     old_converter = dataclasses.replace(data_converter(KEYS), payload_codec=V1Codec(KEYS))
     old_runtime = await keyed.runtime_with(old_converter)
-    waiting = await old_runtime.start("support", "Please refund order 1042", wait="accepted")
+    waiting = await old_runtime.start(keyed.profile, "Please refund order 1042", wait="accepted")
     start = (await keyed.plain.get_workflow_handle(waiting).fetch_history()).events[0]
     [first] = start.workflow_execution_started_event_attributes.input.payloads
     assert bound_run(first) is None  # the old envelope, as a run in flight has it

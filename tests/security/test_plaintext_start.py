@@ -32,16 +32,11 @@ OTHER = "x9:" + base64.b64encode(b"9" * 32).decode()
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
-@pytest.fixture
-def profile() -> str:
-    """A profile served only by this test's keyed worker: no other test registers it."""
-    return f"keyed-{uuid.uuid4().hex[:8]}"
-
-
 @pytest_asyncio.fixture
 async def keyed(
-    temporal_env: WorkflowEnvironment, settings: Settings, tmp_path: Path, profile: str
+    temporal_env: WorkflowEnvironment, settings: Settings, tmp_path: Path
 ) -> AsyncIterator[Keyed]:
+    profile = f"keyed-{uuid.uuid4().hex[:8]}"  # served only by this test's keyed worker
     profiles = tmp_path / "profiles.yaml"
     profiles.write_text(
         "profiles:\n"
@@ -55,7 +50,7 @@ async def keyed(
     )
     parts = build(keyed_settings)
     try:
-        async with keyed_worker(temporal_env, parts, keyed_settings, KEYS) as keyed:
+        async with keyed_worker(temporal_env, parts, keyed_settings, KEYS, profile) as keyed:
             yield keyed
     finally:
         parts.close()
@@ -66,7 +61,7 @@ async def _runtime(k: Keyed, keys: str | None) -> AgentRuntime:
 
 
 async def test_a_client_without_the_workers_keys_is_refused_before_a_workflow_exists(
-    keyed: Keyed, profile: str
+    keyed: Keyed,
 ) -> None:
     for keys, said in (
         (None, "this client has no payload keys"),
@@ -75,21 +70,21 @@ async def test_a_client_without_the_workers_keys_is_refused_before_a_workflow_ex
         runtime = await _runtime(keyed, keys)
         run_id = str(uuid.uuid4())
         with pytest.raises(PayloadKeysRequiredError) as err:
-            await runtime.start(profile, "Please refund order 1042", run_id=run_id)
+            await runtime.start(keyed.profile, "Please refund order 1042", run_id=run_id)
         assert said in str(err.value) and "AGENTRT_PAYLOAD_KEYS" in str(err.value)
         assert await workflow_gone(keyed.plain, run_id)  # nothing was started in Temporal
     # The workers' older key is still theirs: a client on it starts (and is read).
     older = "w1:" + base64.b64encode(b"1" * 32).decode() + "," + KEYS
-    view = await (await _runtime(keyed, older)).run(profile, "Please refund order 1042")
+    view = await (await _runtime(keyed, older)).run(keyed.profile, "Please refund order 1042")
     assert view.status is RunStatus.WAITING_FOR_APPROVAL
 
 
 async def test_a_plaintext_start_that_came_round_the_client_is_ended_with_nothing_left(
-    keyed: Keyed, profile: str
+    keyed: Keyed,
 ) -> None:
     canary = f"canary-{uuid.uuid4().hex[:8]}"
     run_id = str(uuid.uuid4())
-    request = RunRequest(run_id=run_id, profile=profile, prompt=f"refund 1042 {canary}")
+    request = RunRequest(run_id=run_id, profile=keyed.profile, prompt=f"refund 1042 {canary}")
     # A plain client, as the stock CLI: its input is plaintext.
     await keyed.plain.start_workflow(WORKFLOW_AGENT_RUN, request, id=run_id, task_queue=keyed.queue)
     # The worker's first task refuses the input, then deletes the run.
@@ -101,11 +96,9 @@ async def test_a_plaintext_start_that_came_round_the_client_is_ended_with_nothin
     assert RunStore(keyed.parts.ctx).get(run_id) is None
 
 
-async def test_a_plaintext_signal_to_a_run_that_began_ends_nothing(
-    keyed: Keyed, profile: str
-) -> None:
+async def test_a_plaintext_signal_to_a_run_that_began_ends_nothing(keyed: Keyed) -> None:
     runtime = keyed.runtime
-    waiting = await runtime.run(profile, "Please refund order 1042")
+    waiting = await runtime.run(keyed.profile, "Please refund order 1042")
     assert waiting.pending_approval is not None
     forged = {"approved": True, "decided_by": "mallory", "turn_digest": "x"}
     await keyed.plain.get_workflow_handle(waiting.run_id).signal(SIGNAL_APPROVE, forged)
