@@ -15,10 +15,20 @@ from agentrt.contracts.profiles import Budget, PrivacyLevel
 
 class AtRunLevel(BaseModel):
     """A request whose activity records at the run's privacy level: the plan's, as the
-    workflow holds it."""
+    workflow holds it. Required: the workflow always sends it, so an activity never reads
+    the run's snapshot for it."""
 
     run_id: str
     privacy: PrivacyLevel
+
+
+class AtCall(AtRunLevel):
+    """A request about one call of a model turn: its round, the sequence of its step, and
+    the call itself (a tool call to run, one refused, a child agent's end to record)."""
+
+    round: int
+    sequence: int
+    call: ToolCall
 
 
 class Transition(BaseModel):
@@ -119,15 +129,9 @@ class ToolReply(BaseModel):
     text: str
 
 
-class ToolCallRequest(AtRunLevel):
+class ToolCallRequest(AtCall):
     """One tool call to run, recorded at the run's privacy level."""
 
-    # Required here: the workflow always sends its plan's level, and the tool and write
-    # activities record at it (they never read the run's snapshot for it).
-    privacy: PrivacyLevel
-    round: int
-    sequence: int
-    call: ToolCall
     effect: ToolEffect
     idempotency_key: str
     fence_token: str | None = None
@@ -153,12 +157,9 @@ class ToolCallResult(BaseModel):
     deferred: DeferredStep | None = None
 
 
-class RefuseRequest(AtRunLevel):
+class RefuseRequest(AtCall):
     """A call refused before it ran (a denial, a guardrail): its error result to record."""
 
-    round: int
-    sequence: int
-    call: ToolCall
     reason: str
 
 
