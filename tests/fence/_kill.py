@@ -1,6 +1,6 @@
 """A run's worker PROCESS SIGKILLed at a fault point (workers/faults.py), then the run
 settled by a fresh worker: the shared steps of test_fence_kill.py and the reconcile kill
-tests (test_reconcile_kill.py, test_reconcile_steps_kill.py)."""
+tests (test_reconcile_kill.py, test_reconcile_steps_kill.py) and test_read_ride_kill.py."""
 
 import asyncio
 import time
