@@ -6,7 +6,7 @@ a task and a round trip."""
 import logging
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, cast
+from typing import cast
 
 from temporalio import activity
 
@@ -19,13 +19,14 @@ from agentrt.activities._common import (
     heartbeats,
     is_store_unavailable,
 )
-from agentrt.activities.guardrails import Checked
 from agentrt.activities.guardrails import checked as checked_text
 from agentrt.activities.live import Publisher, live_mode
-from agentrt.activities.model_budget import float_or_none, reservation, reserved_fields, reserved_of
+from agentrt.activities.model_budget import reservation, reserved_fields
 from agentrt.activities.model_output import failed_checks, invalid_answer
+from agentrt.activities.model_turn import made_turn, recorded_turn
 from agentrt.activities.ports import FaultHook, ModelProvider, StreamingProvider, no_faults, streams
 from agentrt.activities.settle.completion import Completion
+from agentrt.activities.settle.on_answer import complete_on_answer
 from agentrt.contracts.enums import EventKind
 from agentrt.contracts.errors import ErrorType, RunNotFoundError
 from agentrt.contracts.ids import ACT_MODEL_COMPLETE
@@ -33,10 +34,8 @@ from agentrt.contracts.messages import (
     Message,
     ProviderReply,
     ProviderRequest,
-    ToolCall,
     Usage,
 )
-from agentrt.contracts.messages import bounded_arguments as bounded
 from agentrt.contracts.output import feedback, why_invalid
 from agentrt.contracts.pricing import PriceTable
 from agentrt.contracts.run import (
@@ -131,8 +130,13 @@ class ModelActivities(ActivityGroup):
             await self._prune(req, shown)
             return turn
         # The answer: its turn is recorded in the completion's own transaction.
-        settled = await self._completion.on_answer(
-            req, turn, unrecorded, lambda t: self._record(req.run_id, t), self._faults
+        settled = await complete_on_answer(
+            self._completion,
+            req,
+            turn,
+            unrecorded,
+            lambda t: self._record(req.run_id, t),
+            self._faults,
         )
         await self._prune(req, shown)
         await fault(self._faults, "model.after_settle")
@@ -195,7 +199,7 @@ class ModelActivities(ActivityGroup):
         # not called (nor paid) twice, and the transcript cannot fork.
         snap, transcript, recorded = await self._inputs(req)
         if recorded is not None:
-            return await self._recorded(req, recorded), None, False
+            return await recorded_turn(self._runs, req, recorded), None, False
         messages = [Message(role="system", content=snap.instructions), *transcript]
         request = ProviderRequest(
             model="", messages=messages, tools=(snap.tools or None) if req.offer_tools else None,
@@ -237,8 +241,9 @@ class ModelActivities(ActivityGroup):
         invalid = await invalid_answer(
             req, checked.text, reply.tool_calls if req.offer_tools else []
         )
-        turn, record = self._made(
-            req, used, reply, checked, (duration_ms, invalid), snap.answer_level
+        usage = reply.usage.model_copy(update={"cost_usd": self._cost(used, reply.usage)})
+        turn, record = made_turn(
+            req, used, reply, usage, checked, (duration_ms, invalid), snap.answer_level
         )
         if worst is not None:
             turn = turn.model_copy(update={"reserved": worst})
@@ -252,76 +257,6 @@ class ModelActivities(ActivityGroup):
             return await db(self._runs.turn_inputs, req.run_id, req.sequence, req.pending)
         except RunNotFoundError:
             raise fatal(f"run {req.run_id} not found", ErrorType.RUN_NOT_FOUND) from None
-
-    async def _recorded(self, req: ModelRequest, recorded: Message) -> ModelResult:
-        """The turn a previous attempt recorded, from its message and its event."""
-        seen = await db(self._runs.event_payload, req.run_id, req.sequence) or {}
-        return ModelResult(
-            tool_calls=recorded.tool_calls,
-            usage=Usage(
-                prompt_tokens=int(seen.get("prompt_tokens", 0)),
-                completion_tokens=int(seen.get("completion_tokens", 0)),
-                # Absent on calls recorded before costs were: unknown, not 0.
-                cost_usd=float_or_none(seen.get("cost_usd")),
-            ),
-            finish_reason=str(seen.get("finish_reason", "stop")),
-            guardrail=str(seen.get("guardrail", "ALLOW")),
-            input_required=bool(seen.get("input_required", False)),
-            output_invalid=await invalid_answer(req, recorded.content, recorded.tool_calls),
-            reserved=reserved_of(seen),
-        )
-
-    def _made(
-        self,
-        req: ModelRequest,
-        used: str,
-        reply: ProviderReply,
-        checked: Checked,
-        took: tuple[float, bool],
-        answer_level: str,
-    ) -> tuple[ModelResult, TurnRecord]:
-        """The provider's reply as this run's turn (our call ids, the output guardrail, the
-        cost), and the record of it. `took`: the call's duration (ms) and whether the reply
-        fails the output schema."""
-        duration_ms, invalid = took
-        usage = reply.usage.model_copy(update={"cost_usd": self._cost(used, reply.usage)})
-        # Call ids are ours: unique per run and stable, so idempotency keys derive from them.
-        calls = [
-            ToolCall(call_id=f"r{req.round}.{i}", name=c.name, arguments=bounded(c.arguments))
-            for i, c in enumerate(reply.tool_calls if req.offer_tools else [], start=1)
-        ]
-        message = Message(role="assistant", content=checked.text, tool_calls=calls)
-        payload: dict[str, Any] = {
-            "content": checked.text,
-            "guardrail": checked.verdict.name,
-            "input_required": reply.input_required and not calls,
-            "tool_calls": [c.model_dump() for c in calls],
-            "finish_reason": reply.finish_reason,
-            "prompt_tokens": usage.prompt_tokens,
-            "completion_tokens": usage.completion_tokens,
-            "cost_usd": usage.cost_usd,
-            "model": used,
-        }
-        activity.logger.info("run %s round %d: %d tool call(s)", req.run_id, req.round, len(calls))
-        turn = ModelResult(
-            tool_calls=calls,
-            usage=usage,
-            finish_reason=reply.finish_reason,
-            guardrail=checked.verdict.name,
-            input_required=reply.input_required and not calls,
-            output_invalid=invalid,
-        )
-        record = TurnRecord(
-            req.sequence,
-            req.round,
-            message,
-            payload,
-            duration_ms,
-            req.privacy,
-            answer_level,
-            pending=tuple(req.pending),
-        )
-        return turn, record
 
 
 async def _withdrawn(live: Publisher | None) -> None:

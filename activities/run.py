@@ -14,25 +14,21 @@ from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.ids import ACT_RUN_BEGIN
 from agentrt.contracts.messages import ToolSpec
 from agentrt.contracts.plan import (
-    DEFAULT_MAX_AGENT_DEPTH,
-    DEFAULT_MAX_CHILDREN,
     RunPlan,
     ToolPlan,
 )
 from agentrt.contracts.profiles import (
-    DEFAULT_SEGMENT_ROUNDS,
-    MAX_ITERATIONS_CEILING,
     Profile,
     clamp_iterations,
     over_ceiling,
 )
 from agentrt.contracts.run import (
-    DEFAULT_MAX_PROMPT_CHARS,
     BeginRequest,
     BeginResult,
     prompt_over_cap,
 )
 from agentrt.contracts.snapshot import SnapshotRecord
+from agentrt.core.settings_runs import LimitSettings
 from agentrt.store.runs.record import NewRun, RunStore
 
 
@@ -43,18 +39,13 @@ class RunActivities(ActivityGroup):
         runs: RunStore,
         profiles: ProfileCatalog,
         tools: ToolRegistry,
+        limits: LimitSettings,
         routes: Routes | None = None,
-        max_prompt_chars: int = DEFAULT_MAX_PROMPT_CHARS,
-        max_iterations_ceiling: int = MAX_ITERATIONS_CEILING,
-        segment_rounds: int = DEFAULT_SEGMENT_ROUNDS,
-        max_agent_depth: int = DEFAULT_MAX_AGENT_DEPTH,
-        max_children: int = DEFAULT_MAX_CHILDREN,
     ) -> None:
-        self._tree = (max_agent_depth, max_children)
+        """`limits`: the worker's prompt cap, rounds ceiling, segment length and bounds on a
+        tree of child runs (AGENTRT_MAX_PROMPT_CHARS and its neighbours)."""
+        self._limits = limits
         self._routes = routes or Routes()
-        self._max_prompt_chars = max_prompt_chars
-        self._ceiling = max_iterations_ceiling
-        self._segment_rounds = segment_rounds
         self._runs = runs
         self._profiles = profiles
         self._tools = tools
@@ -71,7 +62,7 @@ class RunActivities(ActivityGroup):
             profile=profile.name,
             model=profile.model,
             max_iterations=clamp_iterations(
-                req.max_iterations, profile.max_iterations, self._ceiling
+                req.max_iterations, profile.max_iterations, self._limits.max_iterations_ceiling
             ),
             tools=plans,
             privacy=profile.privacy,
@@ -89,10 +80,10 @@ class RunActivities(ActivityGroup):
             reconcile_timeout_seconds=profile.reconcile_timeout_seconds,
             output_schema=profile.output_schema,
             output_retries=profile.output_retries,
-            segment_rounds=self._segment_rounds,
+            segment_rounds=self._limits.segment_rounds,
             max_output_tokens=output_bound(profile, budget),
-            max_agent_depth=self._tree[0],
-            max_children=self._tree[1],
+            max_agent_depth=self._limits.max_agent_depth,
+            max_children=self._limits.max_children_per_run,
         )
         snapshot = SnapshotRecord(
             instructions=profile.instructions, tools=specs, guardrails=profile.guardrails, plan=plan
@@ -113,13 +104,12 @@ class RunActivities(ActivityGroup):
         """The run's profile, or a typed refusal before any row is written."""
         # The clients refuse a prompt over the cap; a start that bypassed them (a stock
         # Temporal client) is refused here, before any row is written.
-        too_long = prompt_over_cap(req.prompt, self._max_prompt_chars)
+        too_long = prompt_over_cap(req.prompt, self._limits.max_prompt_chars)
         if too_long is not None:
             activity.logger.warning("run %s not begun: %s", req.run_id, too_long)
             raise fatal(too_long, ErrorType.PROMPT_TOO_LONG, expected=True)
-        over = (
-            None if req.max_iterations is None else over_ceiling(req.max_iterations, self._ceiling)
-        )
+        ceiling = self._limits.max_iterations_ceiling
+        over = None if req.max_iterations is None else over_ceiling(req.max_iterations, ceiling)
         if over is not None:
             activity.logger.warning("run %s not begun: %s", req.run_id, over)
             raise fatal(over, ErrorType.ITERATIONS_OVER_CEILING, expected=True)

@@ -71,7 +71,7 @@ def create_app(settings: ApiSettings, client: Client | None = None) -> Starlette
         # encrypts the prompts it starts runs with.
         temporal = client or await connect(settings)
         runtime = state.runtime = AgentRuntime.deployed(temporal, RunStore(ctx), settings)
-        handler._tasks = TaskService(settings, store, temporal, runtime, profiles)
+        handler._tasks = TaskService(settings, store, runtime, profiles)
         stop = asyncio.Event()
         state.tasks.append(asyncio.create_task(state.delivery.run(stop)))
         try:

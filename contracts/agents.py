@@ -13,10 +13,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from agentrt.contracts.calls import AtCall
 from agentrt.contracts.enums import ToolEffect
 from agentrt.contracts.errors import ConfigError
 from agentrt.contracts.messages import ToolCall, ToolSpec, Usage
-from agentrt.contracts.profiles import PrivacyLevel, Profile
+from agentrt.contracts.profiles import Profile
 
 # What a child takes: one prompt, as a client's start gives it.
 PROMPT_SCHEMA: dict[str, Any] = {
@@ -117,16 +118,11 @@ def prompt_of(call: ToolCall) -> str | None:
     return prompt if isinstance(prompt, str) and prompt.strip() else None
 
 
-class ChildRecordRequest(BaseModel):
+class ChildRecordRequest(AtCall):
     """The delegation's result, recorded as the parent's tool result at its sequence: the
     child's answer when it completed, else why not (`refusal`: the call was refused before
     any child started, with its ErrorType)."""
 
-    run_id: str
-    privacy: PrivacyLevel
-    round: int
-    sequence: int
-    call: ToolCall
     effect: ToolEffect  # the delegation's (the strongest of the child's tools)
     child_run_id: str | None = None
     child_status: str | None = None  # the child's RunStatus, or None: it never ended

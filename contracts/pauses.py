@@ -1,20 +1,17 @@
 """The pauses' guarded transitions (suspend for approval and resume, wait for input and
-add it): one request type a call, each answered with a `Transition` (contracts/run.py)."""
+add it): one request type a call, each answered with a `Transition` (contracts/calls.py)."""
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from agentrt.contracts.a2a import InputMessage
 from agentrt.contracts.approval import ApprovalDecision, PendingApproval
+from agentrt.contracts.calls import AtRunLevel
 from agentrt.contracts.messages import Usage
-from agentrt.contracts.profiles import PrivacyLevel
 
 
-class PauseRequest(BaseModel):
-    """A pause's guarded transition, recorded at the run's privacy level as the workflow's
-    plan holds it: required, so the activity never reads the run's snapshot for it."""
+class PauseRequest(AtRunLevel):
+    """A pause's guarded transition, recorded at the run's privacy level."""
 
-    run_id: str
-    privacy: PrivacyLevel
     sequence: int  # the step's event
 
 

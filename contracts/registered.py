@@ -54,20 +54,16 @@ class RegisteredProfile(BaseModel):
         """What a worker with `payload_keys` (their ids, active first) registers of
         `profile`; None: a worker that does not say. `reach`: what its tools may do, as
         the worker resolved them."""
-        return cls(
-            name=profile.name,
-            task_queue=profile.task_queue,
-            privacy=profile.privacy,
-            answer_level=profile.answer_level,
-            writes_unapproved=profile.writes_unapproved,
-            publish=profile.publish,
-            description=profile.description,
-            # Without `agents` when it has none: the digest of a profile written before child
-            # agents stays what its workers registered (no false mismatch in a rolling deploy).
-            digest=hashlib.sha256(
-                profile.model_dump_json(exclude=None if profile.agents else {"agents"}).encode()
-            ).hexdigest(),
-            payload_keys=None if payload_keys is None else ",".join(payload_keys),
-            reach=reach,
-            output_schema=profile.output_schema,
+        # Each field named as one of the profile's (a field or, as `writes_unapproved`, a
+        # property) is the profile's own; the worker adds the rest.
+        shared = cls.model_validate(profile, from_attributes=True)
+        # Without `agents` when it has none: the digest of a profile written before child
+        # agents stays what its workers registered (no false mismatch in a rolling deploy).
+        dumped = profile.model_dump_json(exclude=None if profile.agents else {"agents"})
+        return shared.model_copy(
+            update={
+                "digest": hashlib.sha256(dumped.encode()).hexdigest(),
+                "payload_keys": None if payload_keys is None else ",".join(payload_keys),
+                "reach": reach,
+            }
         )

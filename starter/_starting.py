@@ -40,7 +40,6 @@ from agentrt.contracts.run import RunRequest
 
 PROFILE_KEY = SearchAttributeKey.for_keyword(SA_PROFILE)
 STATUS_KEY = SearchAttributeKey.for_keyword(SA_RUN_STATUS)
-INITIATOR_MEMO = MEMO_INITIATOR
 
 MISSING_SEARCH_ATTRIBUTES = (
     "the Temporal namespace lacks agentrt's search attributes: register AgentRunStatus and "
@@ -102,7 +101,7 @@ def start_options(request: RunRequest, queue: str, status: RunStatus) -> dict[st
         "static_summary": f"{kind} ({request.profile})",
         # Who started it, for the operator API's view of a run no worker has begun yet
         # (its STARTING view shows only to its initiator and to readers of all runs).
-        "memo": {INITIATOR_MEMO: request.initiator},
+        "memo": {MEMO_INITIATOR: request.initiator},
         # Operators filter runs by profile and status in Temporal Web (config, never user
         # content). RUNNING from a begun-start: the workflow then upserts no status of its
         # own when the run begins (one search-attribute update less per run); it clears it

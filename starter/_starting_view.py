@@ -9,9 +9,9 @@ from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
 
 from agentrt.contracts.enums import RunStatus
-from agentrt.contracts.ids import SA_PROFILE, SA_RUN_STATUS, WORKFLOW_AGENT_RUN
+from agentrt.contracts.ids import MEMO_INITIATOR, SA_PROFILE, SA_RUN_STATUS, WORKFLOW_AGENT_RUN
 from agentrt.contracts.views import RunView
-from agentrt.starter._starting import INITIATOR_MEMO, PROFILE_KEY
+from agentrt.starter._starting import PROFILE_KEY
 
 
 async def starting_view(client: Client, run_id: str) -> RunView | None:
@@ -26,7 +26,7 @@ async def starting_view(client: Client, run_id: str) -> RunView | None:
     profile = desc.typed_search_attributes.get(PROFILE_KEY)
     if desc.status is not WorkflowExecutionStatus.RUNNING or profile is None:
         return None  # closed, or not a run this runtime started
-    initiator = await desc.memo_value(INITIATOR_MEMO, None, type_hint=str)
+    initiator = await desc.memo_value(MEMO_INITIATOR, None, type_hint=str)
     return RunView(
         run_id=run_id,
         profile=profile,
@@ -58,7 +58,7 @@ async def starting_runs(
         query += f' AND {SA_PROFILE}="{profile}"'
     found: list[RunView] = []
     async for wf in client.list_workflows(query, limit=SCAN_CAP, page_size=min(SCAN_CAP, 200)):
-        who = await wf.memo_value(INITIATOR_MEMO, None, type_hint=str)
+        who = await wf.memo_value(MEMO_INITIATOR, None, type_hint=str)
         who = who if isinstance(who, str) else ""
         if initiator is not None and who != initiator:
             continue

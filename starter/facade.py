@@ -1,30 +1,23 @@
 """`AgentRuntime`: the Python API for clients. It connects to a deployment, starts runs,
-decides on them and cancels them; reading a run (status, wait, follow) is its base class's
-job (starter/_reading.py). It never runs the agent itself."""
+decides on them and cancels them; reading a run (status, wait, follow) is its base classes'
+job (starter/_reading.py), as are answering, cancelling and querying one that exists
+(starter/_steering.py). It never runs the agent itself."""
 
 import asyncio
 import uuid
-from datetime import timedelta
 from types import TracebackType
 from typing import Self
 
 from sqlalchemy import Engine
 from temporalio.client import Client
 
-from agentrt.contracts.a2a import InputMessage
-from agentrt.contracts.answers import RunAnswer
-from agentrt.contracts.approval import ApprovalDecision, DecisionRefusal
-from agentrt.contracts.budget import BudgetState
+from agentrt.contracts.approval import DecisionRefusal
 from agentrt.contracts.enums import RunStatus
 from agentrt.contracts.errors import (
     NoWorkerError,
-    RunNotAwaitingApprovalError,
-    RunNotAwaitingReconciliationError,
-    RunNotBegunError,
 )
-from agentrt.contracts.ids import DEFAULT_TASK_QUEUE, QUERY_BUDGET, QUERY_REFUSED_DECISIONS
+from agentrt.contracts.ids import DEFAULT_TASK_QUEUE, QUERY_REFUSED_DECISIONS
 from agentrt.contracts.profiles import MAX_ITERATIONS_CEILING
-from agentrt.contracts.reconcile_answer import ReconcileAnswer, WriteResolution
 from agentrt.contracts.registered import RegisteredProfile
 from agentrt.contracts.run import DEFAULT_MAX_PROMPT_CHARS
 from agentrt.contracts.start import StartRequest, StartWait
@@ -32,32 +25,22 @@ from agentrt.contracts.views import RunView
 from agentrt.core.codec import EncryptionCodec
 from agentrt.core.settings import Settings
 from agentrt.starter._connecting import open_deployment
-from agentrt.starter._deciding import (
-    cancel_workflow,
-    checked_cancel,
-    send_decision,
-)
-from agentrt.starter._inputs import attested_input, send_input, send_input_typed
+from agentrt.starter._inputs import attested_input, send_input
 from agentrt.starter._launch import Launcher
-from agentrt.starter._reading import RunReads
-from agentrt.starter._reconciling import send_answer
 from agentrt.starter._starting import (
     payload_key_mismatch,
     payload_keys_required,
     unregistered,
 )
+from agentrt.starter._steering import RunSteering
 from agentrt.starter._typed import temporal_errors_typed
-from agentrt.store.db.sealing import Sealer
 from agentrt.store.ops.registry import ProfileRegistry
 from agentrt.store.runs.record import RunStore
-from agentrt.store.runs.resolution import resolve_write
 
 DEFAULT_BEGIN_TIMEOUT = 30.0  # seconds; a polling worker begins a run within moments
-# How long a budget query waits for a worker to answer (one that ended replays its history).
-BUDGET_QUERY_TIMEOUT = timedelta(seconds=10)
 
 
-class AgentRuntime(RunReads):
+class AgentRuntime(RunSteering):
     """The in-process client: a Temporal client and the deployment's database.
 
     Make one with `AgentRuntime.connect(settings)` (or `from_env()`) and close it, or use
@@ -226,41 +209,6 @@ class AgentRuntime(RunReads):
         )
         return await self.wait(run_id)
 
-    def _attestation_key(self) -> Sealer:
-        # Whoever holds the seal key and the database is trusted to name the decider.
-        return self._runs.sealer
-
-    @temporal_errors_typed
-    async def _answer(self, run_id: str, answer: RunAnswer) -> RunView:
-        """Each kind to where it counts: a waiting run's answers by the one `answer` update,
-        a resolution to the store (its run has ended). A typed error (or RunNotFoundError)
-        before anything executes; never one for the run's outcome."""
-        match answer:
-            case ApprovalDecision():
-                await self._decide(run_id, answer)
-            case ReconcileAnswer():
-                await self._reconcile(run_id, answer)
-            case InputMessage():
-                await send_input_typed(self._client, run_id, answer, self._runs.sealer)
-            case WriteResolution():
-                await self.status(run_id)  # RunNotFoundError for a run that does not exist
-                await asyncio.to_thread(resolve_write, self._runs.ctx, run_id, answer)
-        return await self.status(run_id)
-
-    async def _decide(self, run_id: str, decision: ApprovalDecision) -> None:
-        view = await self.status(run_id)
-        if view.status is not RunStatus.WAITING_FOR_APPROVAL:
-            raise RunNotAwaitingApprovalError(f"run {run_id} is {view.status.value}")
-        pending = view.pending_approval
-        digest = pending.turn_digest if pending is not None else None
-        await send_decision(self._client, run_id, decision, self._runs.sealer, digest)
-
-    async def _reconcile(self, run_id: str, answer: ReconcileAnswer) -> None:
-        view = await self.status(run_id)
-        if view.status is not RunStatus.AWAITING_RECONCILIATION:
-            raise RunNotAwaitingReconciliationError(f"run {run_id} is {view.status.value}")
-        await send_answer(self._client, run_id, answer, self._runs.sealer)
-
     async def submit_input(self, run_id: str, *, message_id: str, text: str, sent_by: str) -> None:
         """A follow-up message for a run waiting for input (WAITING_FOR_INPUT), attested for
         `sent_by` with this client's seal key: a run takes no message without it. The A2A
@@ -284,30 +232,3 @@ class AgentRuntime(RunReads):
             QUERY_REFUSED_DECISIONS, result_type=list[DecisionRefusal]
         )
         return refused
-
-    @temporal_errors_typed
-    async def budget(self, run_id: str) -> BudgetState:
-        """The run's budget as its workflow holds it: the limits, the spend, what its calls
-        in flight reserved and the room left (a worker answers, replaying a run that ended;
-        a run still STARTING has spent and reserved nothing)."""
-        if (await self.status(run_id)).status is RunStatus.STARTING:
-            return BudgetState()
-        state: BudgetState = await self._client.get_workflow_handle(run_id).query(
-            QUERY_BUDGET, result_type=BudgetState, rpc_timeout=BUDGET_QUERY_TIMEOUT
-        )
-        return state
-
-    @temporal_errors_typed
-    async def cancel(self, run_id: str, *, by: str, reason: str | None = None) -> None:
-        """Ask the run to cancel. A run that already ended stays as it ended."""
-        request = checked_cancel(by, reason)
-        try:
-            view = await self.status(run_id)
-        except RunNotBegunError:
-            # Its workflow closed without beginning it (failed, or withdrawn): it stays so.
-            await cancel_workflow(self._client, run_id, request)
-            return
-        if view.status.terminal:
-            return
-        # A STARTING run too: the workflow begins, then settles the cancel, like any other.
-        await cancel_workflow(self._client, run_id, request)

@@ -235,12 +235,8 @@ def _run_activities(
         runs=runs,
         profiles=catalog,
         tools=registry,
+        limits=settings.limits,
         routes=routes,
-        max_prompt_chars=settings.limits.max_prompt_chars,
-        max_iterations_ceiling=settings.limits.max_iterations_ceiling,
-        segment_rounds=settings.limits.segment_rounds,
-        max_agent_depth=settings.limits.max_agent_depth,
-        max_children=settings.limits.max_children_per_run,
     )
 
 

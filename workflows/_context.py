@@ -18,14 +18,16 @@ with workflow.unsafe.imports_passed_through():
     from agentrt.contracts.approval import CancelRequest, DecisionRefusal
     from agentrt.contracts.deferred import DeferredStep
     from agentrt.contracts.enums import RunStatus, TerminationReason
-    from agentrt.contracts.ids import SA_RUN_STATUS
+    from agentrt.contracts.ids import SA_PROFILE, SA_RUN_STATUS
     from agentrt.contracts.messages import Usage
     from agentrt.contracts.plan import RunPlan
     from agentrt.contracts.profiles import PrivacyLevel
     from agentrt.contracts.run import Transition
 
 MAX_REFUSALS_KEPT = 20
+# The run's search attributes, for every workflow that sets them (a fire's child start too).
 STATUS_KEY = SearchAttributeKey.for_keyword(SA_RUN_STATUS)
+PROFILE_KEY = SearchAttributeKey.for_keyword(SA_PROFILE)
 
 
 @dataclass

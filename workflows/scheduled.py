@@ -25,14 +25,13 @@ from temporalio.exceptions import (
 )
 from temporalio.workflow import ParentClosePolicy
 
-from agentrt.workflows._context import STATUS_KEY
+from agentrt.workflows._context import PROFILE_KEY, STATUS_KEY
 
 with workflow.unsafe.imports_passed_through():
     from agentrt.contracts.enums import RunStatus
     from agentrt.contracts.errors import ErrorType
     from agentrt.contracts.ids import (
         MEMO_INITIATOR,
-        SA_PROFILE,
         SA_SCHEDULED_START_TIME,
         WORKFLOW_AGENT_RUN,
         WORKFLOW_SCHEDULED_FIRE,
@@ -41,7 +40,6 @@ with workflow.unsafe.imports_passed_through():
     from agentrt.contracts.schedules import FireInput, FireResult, fire_run_id
 
 SCHEDULED_AT = SearchAttributeKey.for_datetime(SA_SCHEDULED_START_TIME)
-PROFILE_KEY = SearchAttributeKey.for_keyword(SA_PROFILE)
 
 
 @workflow.defn(name=WORKFLOW_SCHEDULED_FIRE)

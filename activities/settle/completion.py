@@ -1,28 +1,22 @@
 """The run's completion: one guarded transaction (the answer and its turn, the totals,
-COMPLETED, the run_completed event and the completion hooks), and the step that makes it
-when a model turn is the answer. The model activity (`model.complete`) runs that step
-itself, on the workflow's terms (contracts.turn.turn_end): the completion costs no activity
-and no workflow task of its own. It is the one way a run completes (`run.complete`, the
-workflow's own completion step, served runs recorded before 0.3.0 and is retired)."""
+COMPLETED, the run_completed event and the completion hooks). The model activity
+(`model.complete`) makes it when a model turn is the answer (activities/settle/on_answer.py),
+on the workflow's terms (contracts.turn.turn_end): the completion costs no activity and no
+workflow task of its own. It is the one way a run completes (`run.complete`, the workflow's
+own completion step, served runs recorded before 0.3.0 and is retired)."""
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy.orm import Session
 from sqlalchemy.sql import Executable
 from temporalio import activity
-from temporalio.exceptions import ApplicationError
 
 from agentrt.activities._common import (
-    db,
     fatal,
-    fault,
-    is_store_unavailable,
-    retried,
     store_work,
 )
-from agentrt.activities.ports import FaultHook, no_faults
 from agentrt.activities.settle._sql import (
     COMPLETE,
     COMPLETING,
@@ -31,7 +25,6 @@ from agentrt.activities.settle._sql import (
     complete_with_event,
     completed_first,
 )
-from agentrt.activities.settle.terms import completion_of, retryable
 from agentrt.contracts.enums import (
     EventKind,
     Outcome,
@@ -41,10 +34,7 @@ from agentrt.contracts.enums import (
 from agentrt.contracts.errors import ErrorType
 from agentrt.contracts.output import answer_json
 from agentrt.contracts.run import (
-    COMPLETION_ATTEMPTS,
     CompleteRequest,
-    ModelRequest,
-    ModelResult,
     Transition,
     TurnRecord,
 )
@@ -55,9 +45,6 @@ from agentrt.store.security.sealed import RUN_ANSWER, RUN_OUTPUT
 from agentrt.store.steps.deferred import riding
 from agentrt.store.steps.events import event_row
 from agentrt.store.steps.write import Part, write_parts, write_rows
-
-# Between the attempts of a completion retried in place: 0.2 s, doubling.
-COMPLETION_PAUSES = tuple(0.2 * 2**i for i in range(COMPLETION_ATTEMPTS - 1))
 
 # Told of what a completion did, for the worker's metrics: a run that ended (outcome,
 # reason), and the answer's turn recorded in the completion's transaction (its payload).
@@ -260,51 +247,3 @@ class Completion:
             write_rows(self._ctx, c, steps)
             self._ctx.faults("complete.before_commit")
         return True
-
-    async def on_answer(
-        self,
-        req: ModelRequest,
-        turn: ModelResult,
-        unrecorded: TurnRecord | None,
-        record: Callable[[TurnRecord], Awaitable[None]],
-        faults: FaultHook = no_faults,
-    ) -> Transition:
-        """Complete the run on the answer `turn` of the model call `req` (in the model
-        activity). A retry (the worker died after the commit) finds the run completed and
-        says so; a failure other than the store's is reported in the result, and the
-        workflow fails the run with it.
-
-        `unrecorded` (the turn, when this call made it) is recorded by the completion's own
-        transaction. Should that fail for another reason than the store, the turn is
-        recorded alone (`record`) before the next attempt, so a run that fails its
-        completion still shows the answer's turn; a store outage rolls both back, and the
-        activity's retry asks the provider again, as after any outage before a turn is
-        recorded."""
-        request = completion_of(req, turn)
-        pending = unrecorded
-
-        async def attempt() -> Transition:
-            nonlocal pending
-            if pending is None:
-                return await db(self.complete, request)
-            try:
-                settled = await db(self.complete, request, pending)
-            except Exception as exc:
-                if is_store_unavailable(exc):
-                    raise
-                await record(pending)
-                pending = None
-                raise
-            await fault(faults, "model.after_record")
-            return settled
-
-        try:
-            return await retried(attempt, COMPLETION_PAUSES, retryable, "completing the run")
-        except Exception as exc:
-            if is_store_unavailable(exc):
-                # Retried like any store outage: the retry finds the turn recorded if it was
-                # written alone, and asks the provider again if the completion's transaction,
-                # which held it, was rolled back.
-                raise
-            kind = exc.type if isinstance(exc, ApplicationError) else None
-            return Transition(applied=False, error=kind or type(exc).__name__)

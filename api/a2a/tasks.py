@@ -19,7 +19,7 @@ from a2a.utils.errors import (
 )
 from google.protobuf.json_format import MessageToDict
 from pydantic import ValidationError
-from temporalio.client import Client, WorkflowUpdateFailedError
+from temporalio.client import WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
 from agentrt.api.a2a.convert import message_dict, message_text
@@ -54,13 +54,11 @@ class TaskService:
         self,
         settings: ApiSettings,
         store: A2AStore,
-        client: Client,
         runtime: AgentRuntime,
         profiles: ProfileRegistry,
     ) -> None:
         self._settings = settings
         self._store = store
-        self._client = client
         self._runtime = runtime
         self._profiles = profiles
         self._grants = {who: Grants.of(p) for who, p in settings.api.grants().items()}

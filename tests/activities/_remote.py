@@ -145,20 +145,10 @@ def servers_file(
     return path
 
 
-def caller_env(
-    settings: Settings,
-    address: str,
-    queue: str,
-    servers: Path,
-    block_at: str = "",
-    marker_dir: Path | None = None,
-) -> dict[str, str]:
+def caller_env(settings: Settings, address: str, queue: str, servers: Path) -> dict[str, str]:
     """A caller worker's environment: its profiles and model, the servers file, loopback
     allowed for remote agents (the tests' remote runs on this machine), the token."""
-    env = worker_env(
-        settings, temporal_address=address, task_queue=queue, block_at=block_at,
-        marker_dir=marker_dir,
-    )  # fmt: skip
+    env = worker_env(settings, temporal_address=address, task_queue=queue)
     env.update(
         AGENTRT_PROFILES_FILE=str(FIXTURES / "profiles.yaml"),
         AGENTRT_RULES_FILE=str(FIXTURES / "rules.yaml"),

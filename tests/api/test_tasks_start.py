@@ -35,7 +35,7 @@ def _service(
     # Registered as the A2A tests' worker registers them (a2a_parts).
     register_as_the_suite(parts, load_profiles(a2a_settings.worker.profiles_file).values())
     registry = ProfileRegistry(parts.ctx)
-    return TaskService(a2a_settings, A2AStore(parts.ctx), client, runtime, registry)
+    return TaskService(a2a_settings, A2AStore(parts.ctx), runtime, registry)
 
 
 def _send(text: str) -> SendMessageRequest:

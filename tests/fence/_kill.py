@@ -1,9 +1,10 @@
 """A run's worker PROCESS SIGKILLed at a fault point (workers/faults.py), then the run
 settled by a fresh worker: the shared steps of test_fence_kill.py and the reconcile kill
-tests (test_reconcile_kill.py, test_reconcile_steps_kill.py)."""
+tests (test_reconcile_kill.py, test_reconcile_steps_kill.py) and test_read_ride_kill.py."""
 
 import asyncio
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -89,6 +90,20 @@ class Killer:
             return await asyncio.wait_for(self.runtime.result(run_id), within)
         except TimeoutError:
             raise AssertionError(f"run did not settle:\n{fresh.log_tail()}") from None
+
+    async def refunded_through(
+        self, points: Sequence[str], within: float, env: dict[str, str] | None = None
+    ) -> tuple[Killed, RunView, EventView]:
+        """Start the refund on a worker killed at `points[0]`, kill each successor at the
+        next point, then let a fresh worker settle the run within `within` seconds: it
+        answered with exactly one refund (`refunded_once`). Returns the first kill, the
+        settled run and the refund's tool event."""
+        killed = await self.kill_at(points[0], env=env)
+        for point in points[1:]:
+            await self.kill_next_at(point, env=env)
+        fresh = self.fresh(**(env or {}))
+        view = await self.settle(killed.run_id, fresh, within)
+        return killed, view, await self.refunded_once(killed.run_id, view, fresh)
 
     async def history(self, run_id: str) -> WorkflowHistory:
         return await fetch(self.client, run_id)

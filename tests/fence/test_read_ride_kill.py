@@ -34,13 +34,7 @@ CASES = {
 async def test_a_killed_worker_loses_no_read_and_records_none_twice(
     case: str, killer: Killer
 ) -> None:
-    first, *then = CASES[case]
-    killed = await killer.kill_at(first)
-    for point in then:
-        await killer.kill_next_at(point)
-    fresh = killer.fresh()
-    view = await killer.settle(killed.run_id, fresh, SETTLE_WITHIN)
-    await killer.refunded_once(killed.run_id, view, fresh)
+    killed, view, _ = await killer.refunded_through(CASES[case], SETTLE_WITHIN)
     assert view.status is RunStatus.COMPLETED
 
     events = await killer.runtime.events(killed.run_id)

@@ -42,14 +42,10 @@ async def test_kill_inside_the_write_window_is_reconciled_to_exactly_one_write(
     point: str, killer: Killer
 ) -> None:
     expect = CASES[point]
-    killed = await killer.kill_at(point)
-    run_id = killed.run_id
-    fresh = killer.fresh()
-    view = await killer.settle(run_id, fresh, SETTLE_WITHIN)
-    print(f"\n{point}: settled {time.monotonic() - killed.killed:.1f}s after the kill")
-
     # Exactly once: one ledger row, whichever side of the effect the worker died on.
-    refund = await killer.refunded_once(run_id, view, fresh)
+    killed, view, refund = await killer.refunded_through([point], SETTLE_WITHIN)
+    run_id = killed.run_id
+    print(f"\n{point}: settled {time.monotonic() - killed.killed:.1f}s after the kill")
     assert view.answer is not None and "refunded" in view.answer
     assert refund.payload.get("reconciled", False) is expect.reconciled
     if expect.reconciled:

@@ -47,15 +47,9 @@ async def test_a_kill_at_every_step_of_reconciliation_ends_in_exactly_one_write(
 ) -> None:
     points = CASES[case]
     env = bounded_tools.worker_env()
-    killed = await killer.kill_at(points[0], env=env)
-    for point in points[1:]:
-        await killer.kill_next_at(point, env=env)
-    fresh = killer.fresh(**env)
-    view = await killer.settle(killed.run_id, fresh, SETTLE_WITHIN)
+    killed, _, refund = await killer.refunded_through(points, SETTLE_WITHIN, env)
     print(f"\n{case}: COMPLETED {time.monotonic() - killed.started:.1f}s after its start")
-
     run_id = killed.run_id
-    refund = await killer.refunded_once(run_id, view, fresh)
     assert bool(refund.payload.get("reconciled")) is (EFFECT in points)
 
     history = await killer.history(run_id)

@@ -16,7 +16,7 @@ import pytest
 import pytest_asyncio
 from temporalio.api.common.v1 import Payload
 from temporalio.api.history.v1 import History
-from temporalio.client import Client, WorkflowHistory
+from temporalio.client import WorkflowHistory
 from temporalio.converter import (
     ActivitySerializationContext,
     WorkflowSerializationContext,
@@ -28,14 +28,13 @@ from agentrt.contracts.enums import RunStatus
 from agentrt.core.codec import REFUSED, RUN, EncryptionCodec, PlaintextPayloadError, bound_run
 from agentrt.core.settings import Settings
 from agentrt.core.temporal import data_converter
-from agentrt.starter.facade import AgentRuntime
 from agentrt.store.demo import DemoWorld
-from agentrt.store.runs.record import RunStore
 from agentrt.workers.compose import WorkerResources
-from agentrt.workers.main import make_worker, sandbox_runner
+from agentrt.workers.main import sandbox_runner
 from agentrt.workflows.agent_run import AgentRunWorkflow
 from tests._cipher import assert_ciphertext_history
 from tests._codec_v1 import V1Codec, seal_history
+from tests.security._keyed import Keyed, keyed_worker
 from tests.workflows._waiting import until_status
 
 KEYS = "b1:" + base64.b64encode(b"b" * 32).decode()
@@ -98,30 +97,18 @@ async def test_v1_payloads_written_before_still_decode_anywhere() -> None:
         await EncryptionCodec.from_spec(KEYS).decode([PLAIN])
 
 
-@dataclasses.dataclass
-class Keyed:
-    client: Client
-    plain: Client
-    runtime: AgentRuntime
-    parts: WorkerResources
-    queue: str
-
-
 @pytest_asyncio.fixture
 async def keyed(
     temporal_env: WorkflowEnvironment, parts: WorkerResources, settings: Settings
 ) -> AsyncIterator[Keyed]:
-    address = temporal_env.client.service_client.config.target_host
-    client = await Client.connect(address, data_converter=data_converter(KEYS))
-    queue = f"tq-{uuid.uuid4().hex[:10]}"
-    async with make_worker(client, parts, settings.replace(temporal={"task_queue": queue})):
-        runtime = AgentRuntime(client, RunStore(parts.ctx), queue)
-        yield Keyed(client, temporal_env.client, runtime, parts, queue)
+    own = settings.replace(temporal={"task_queue": f"tq-{uuid.uuid4().hex[:10]}"})
+    async with keyed_worker(temporal_env, parts, own, KEYS) as keyed:
+        yield keyed
 
 
 async def test_every_payload_of_a_keyed_run_is_bound_to_that_run(keyed: Keyed) -> None:
     canary = f"canary-{uuid.uuid4().hex[:8]}"
-    waiting = await keyed.runtime.run("support", f"Please refund order 1042 {canary}")
+    waiting = await keyed.runtime.run(keyed.profile, f"Please refund order 1042 {canary}")
     assert waiting.pending_approval is not None
     await keyed.runtime.approve(
         waiting.run_id, approved=True, decided_by="bob",
@@ -139,11 +126,9 @@ async def test_a_run_started_by_a_v1_client_finishes_on_this_build(
 ) -> None:
     """A run in flight from before: its start input (and its decision) in the old
     envelope, its worker today's."""
-    address = temporal_env.client.service_client.config.target_host
     old_converter = dataclasses.replace(data_converter(KEYS), payload_codec=V1Codec(KEYS))
-    old = await Client.connect(address, data_converter=old_converter)
-    old_runtime = AgentRuntime(old, RunStore(keyed.parts.ctx), keyed.queue)
-    waiting = await old_runtime.start("support", "Please refund order 1042", wait="accepted")
+    old_runtime = await keyed.runtime_with(old_converter)
+    waiting = await old_runtime.start(keyed.profile, "Please refund order 1042", wait="accepted")
     start = (await keyed.plain.get_workflow_handle(waiting).fetch_history()).events[0]
     [first] = start.workflow_execution_started_event_attributes.input.payloads
     assert bound_run(first) is None  # the old envelope, as a run in flight has it
