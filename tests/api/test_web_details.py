@@ -3,12 +3,14 @@ port), in headless chromium, a waiting run shows what it waits for in "Current D
 (tool names at the guarded profile's `metadata` level, never arguments), and the decision
 step's summary names the authenticated decider."""
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest_asyncio
 from playwright.async_api import Browser, expect
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowHandle
 
 from agentrt.api.settings import ApiSettings
 from agentrt.core.temporal import data_converter
@@ -27,6 +29,18 @@ async def web(tmp_path: Path) -> AsyncIterator[tuple[Client, str]]:
         yield await Client.connect(address, data_converter=data_converter()), ui
 
 
+async def _details_once_waiting(handle: WorkflowHandle[Any, Any]) -> str:
+    """The run's current details once its workflow has taken the pause. The status the API
+    reads is committed by the pause's activity, before the workflow's next task sets the
+    details: a query right after it can still find "running ..." (a loaded CI run did)."""
+    async with asyncio.timeout(30):
+        while True:
+            details: str = (await handle.query(METADATA_QUERY)).current_details
+            if not details.startswith("running "):
+                return details
+            await asyncio.sleep(0.05)
+
+
 async def test_temporal_web_shows_what_a_run_waits_for_and_who_decided(
     web: tuple[Client, str], a2a_settings: ApiSettings, a2a_parts: WorkerResources, browser: Browser
 ) -> None:
@@ -39,8 +53,7 @@ async def test_temporal_web_shows_what_a_run_waits_for_and_who_decided(
             run_id = (await start(as_alice, "guarded", REFUND))["run_id"]
             waiting = await wait_status(as_alice, run_id, "WAITING_FOR_APPROVAL")
             handle = client.get_workflow_handle(run_id)
-            meta = await handle.query(METADATA_QUERY)
-            details = meta.current_details
+            details = await _details_once_waiting(handle)
             assert details.startswith("waiting for approval: issue_refund, round 1, since ")
             assert "1042" not in details and "amount" not in details  # no arguments
 

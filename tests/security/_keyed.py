@@ -23,6 +23,7 @@ class Keyed:
     address: str  # the Temporal dev server's
     queue: str  # the keyed worker's, which no other test polls
     parts: WorkerResources
+    client: Client  # on the workers' own keys
     plain: Client  # the dev server's own client: no payload keys, as the stock CLI
     runtime: AgentRuntime  # on the workers' own keys
     profile: str  # the profile the tests run on it
@@ -49,4 +50,4 @@ async def keyed_worker(
     queue = settings.temporal.task_queue
     async with make_worker(client, parts, settings):
         runtime = AgentRuntime(client, RunStore(parts.ctx), queue)
-        yield Keyed(address, queue, parts, temporal_env.client, runtime, profile)
+        yield Keyed(address, queue, parts, client, temporal_env.client, runtime, profile)
