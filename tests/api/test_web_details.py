@@ -3,7 +3,6 @@ port), in headless chromium, a waiting run shows what it waits for in "Current D
 (tool names at the guarded profile's `metadata` level, never arguments), and the decision
 step's summary names the authenticated decider."""
 
-import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from agentrt.workers.compose import WorkerResources
 from tests.api.browser import browser, dev_server_with_ui, shot
 from tests.api.conftest import _serve
 from tests.api.ops_helpers import REFUND, http, name, start, token, wait_status
+from tests.workflows._waiting import until_found
 
 __all__ = ["browser"]  # the module-scoped fixture
 METADATA_QUERY = "__temporal_workflow_metadata"
@@ -33,12 +33,12 @@ async def _details_once_waiting(handle: WorkflowHandle[Any, Any]) -> str:
     """The run's current details once its workflow has taken the pause. The status the API
     reads is committed by the pause's activity, before the workflow's next task sets the
     details: a query right after it can still find "running ..." (a loaded CI run did)."""
-    async with asyncio.timeout(30):
-        while True:
-            details: str = (await handle.query(METADATA_QUERY)).current_details
-            if not details.startswith("running "):
-                return details
-            await asyncio.sleep(0.05)
+
+    async def look() -> str | None:
+        details: str = (await handle.query(METADATA_QUERY)).current_details
+        return None if details.startswith("running ") else details
+
+    return await until_found(look, "the workflow taking the approval pause")
 
 
 async def test_temporal_web_shows_what_a_run_waits_for_and_who_decided(
