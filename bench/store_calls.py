@@ -18,7 +18,10 @@ calls. The variants:
   by the store, and the registry read's query built at each call. Sets 16 and 17 ran the
   store's calls on the pooled connection's DB-API cursor (a `driver` module), against this
   variant; set 20 found that gain below the headline bench's noise and the driver was
-  removed, so the store's calls go through SQLAlchemy's Connection in every variant now.
+  removed, so the store's calls go through SQLAlchemy's Connection in every variant now;
+- "DB-API cursor" (the transcript read only, both databases): the same statement, compiled
+  once, on a pooled connection's DB-API cursor by public APIs (`Engine.raw_connection`):
+  how much of a read is SQLAlchemy's execution path (set 26).
 """
 
 import statistics
@@ -31,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, select
+from sqlalchemy.dialects import sqlite
 from sqlalchemy.orm import sessionmaker
 
 from agentrt.contracts.messages import Message
@@ -50,6 +54,7 @@ from bench.database import begin_runs, bench_database
 
 ROUNDS, CALLS, RUNS = 5, 400, 20
 CONNECTION = "SQLAlchemy Connection"
+RAW = "DB-API cursor"
 
 
 def _variants(url: str, ctx: StoreContext) -> tuple[dict[str, StoreContext], list[Engine]]:
@@ -131,6 +136,35 @@ def _round(ctx: StoreContext, connection: bool = False) -> tuple[float, float, f
     return _cpu_us(record), _cpu_us(read), _cpu_us(lookup)
 
 
+def _raw_read(ctx: StoreContext) -> float:
+    """The transcript read's statement on a pooled connection's DB-API cursor
+    (`Engine.raw_connection`, the statement compiled once with named parameters), the rows
+    opened as the store opens them: what SQLAlchemy's execution path costs on top, per read
+    (a measure, not a path the store takes: bench/HISTORY.md set 20)."""
+    runs = RunStore(ctx)
+    ids = begin_runs(runs, RUNS, SnapshotRecord())
+    engine = ctx.engine
+    dialect = engine.dialect if ctx.postgres else sqlite.dialect(paramstyle="named")
+    compiled = _TURN_INPUTS.compile(dialect=dialect)
+    sql = str(compiled)
+
+    def read(i: int) -> None:
+        params = compiled.construct_params({"run_id": ids[i % RUNS], "upto": 3})
+        conn = engine.raw_connection()
+        try:
+            cursor = conn.cursor()
+            cursor.execute(sql, dict(params))
+            rows = cursor.fetchall()
+            cursor.close()
+            conn.commit()  # ends the read's snapshot, as the store's read connection does
+        finally:
+            conn.close()
+        RunSnapshot.parse(rows[0][1])
+        [runs.open_body(ids[i % RUNS], seq, body) for seq, body in rows[1:]]
+
+    return _cpu_us(read)
+
+
 def main() -> None:
     sqlite = "--sqlite" in sys.argv
     dsn = None if sqlite else Settings().database.postgres_dsn
@@ -143,10 +177,12 @@ def main() -> None:
             ProfileRegistry(ctx).register([Profile(name="p", instructions="-", model="scripted:p")])
             timed: dict[str, list[tuple[float, float, float]]] = {name: [] for name in variants}
             timed[CONNECTION] = []
+            raw: list[float] = []
             for _ in range(ROUNDS):  # alternating, so drift hits every variant alike
                 for name, variant in variants.items():
                     timed[name].append(_round(variant))
                 timed[CONNECTION].append(_round(ctx, connection=True))
+                raw.append(_raw_read(ctx))
             for name, rows in timed.items():
                 record = statistics.median(r[0] for r in rows)
                 read = statistics.median(r[1] for r in rows)
@@ -154,6 +190,8 @@ def main() -> None:
                 print(f"{name:22s} turn record {record:5.0f} µs CPU, transcript read "
                       f"{read:5.0f} µs, a start's registry read {lookup:5.0f} µs "
                       f"(median of {ROUNDS})")  # fmt: skip
+            print(f"{RAW:22s} transcript read {statistics.median(raw):5.0f} µs (median of "
+                  f"{ROUNDS})")  # fmt: skip
         finally:
             for e in (*made, engine):
                 e.dispose()
