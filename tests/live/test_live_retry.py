@@ -49,7 +49,8 @@ async def test_a_retry_withdraws_the_killed_attempts_partial_output(
             AGENTRT_OPENAI_BASE_URL=url,
         )
         doomed = pool.spawn(env)
-        run_id = await runtime.start("streamer-retried", "Answer me")
+        # Accepted: the run waits in Temporal for the worker process to start.
+        run_id = await runtime.start("streamer-retried", "Answer me", wait="accepted")
         items: list[EventView | LiveDelta] = []
 
         async def collect() -> None:

@@ -160,6 +160,10 @@ def _until_waiting_on_the_row(parts: WorkerResources, within: float = 30.0) -> N
     deadline = time.monotonic() + within
     with parts.ctx.engine.connect() as c:
         while c.execute(_WAITING).scalar() == 0:
+            # pg_stat_activity is read once per transaction: a poll inside the first one
+            # would see the first look's snapshot for ever (a loaded machine's first look
+            # comes before the other session waits). Each look is a transaction of its own.
+            c.rollback()
             assert time.monotonic() < deadline, "the other transaction never waited"
             time.sleep(0.02)
 

@@ -103,7 +103,8 @@ async def test_a_worker_process_logs_json_traces_and_metrics_without_content(
     )
     worker = pool.spawn(env)
     runtime = AgentRuntime(temporal_env.client, RunStore(parts.ctx), task_queue)
-    run_id = await runtime.start("auto", f"Please add a note {MARKER} to order 7")
+    # Accepted: the run waits in Temporal for the worker process to start.
+    run_id = await runtime.start("auto", f"Please add a note {MARKER} to order 7", wait="accepted")
     view = await asyncio.wait_for(runtime.result(run_id), 60)
     assert view.status is RunStatus.COMPLETED, worker.log_tail()
 
