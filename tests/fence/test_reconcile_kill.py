@@ -7,9 +7,11 @@ target down, the same kills end the run FAILED interrupted_write (test_fence_kil
 
 import time
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 import pytest
 from temporalio.api.enums.v1 import EventType
+from temporalio.client import WorkflowHistory
 
 from agentrt.contracts.ids import ACT_WRITE_EXECUTE, ACT_WRITE_RECONCILE
 from tests.fence._kill import Killer
@@ -18,6 +20,8 @@ from tests.workflows._replay import scheduled
 # Kill, heartbeat timeout (3 s), the wait for the attempt's start-to-close bound (8 s in
 # the fast-writes profile), the probe, then a re-run write or the recorded step.
 SETTLE_WITHIN = 75.0
+# The fast-writes profile's write_seconds (tests/fixtures/profiles.yaml).
+WRITE_SECONDS = 8
 
 
 @dataclass(frozen=True)
@@ -55,5 +59,19 @@ async def test_kill_inside_the_write_window_is_reconciled_to_exactly_one_write(
     activities = scheduled(history)
     assert activities.count(ACT_WRITE_EXECUTE) == expect.writes_scheduled
     assert activities.count(ACT_WRITE_RECONCILE) == 1
-    # The probe ran only after the attempt's start-to-close bound (a durable timer).
-    assert any(e.event_type == EventType.EVENT_TYPE_TIMER_STARTED for e in history.events)
+    # The probe ran only once the interrupted attempt could no longer land: no earlier
+    # than its schedule plus the profile's write bound. A durable timer waits that out,
+    # unless the worker's restart on a loaded machine outlasted the bound by itself.
+    write_at = _scheduled_at(history, ACT_WRITE_EXECUTE)[0]
+    probe_at = _scheduled_at(history, ACT_WRITE_RECONCILE)[0]
+    assert probe_at - write_at >= timedelta(seconds=WRITE_SECONDS), (write_at, probe_at)
+
+
+def _scheduled_at(history: WorkflowHistory, activity: str) -> list[datetime]:
+    """When each `activity` was scheduled, by the server's event times, in order."""
+    return [
+        e.event_time.ToDatetime()
+        for e in history.events
+        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+        and e.activity_task_scheduled_event_attributes.activity_type.name == activity
+    ]
