@@ -10,8 +10,10 @@ from temporalio.testing import WorkflowEnvironment
 
 from agentrt.core.settings import Settings
 from tests._entry import assert_one_line, run_module
+from tests.conftest import TEST_SEAL_KEYS
 from tests.workers._proc import worker_env
 
+FIXTURES = Path(__file__).parent.parent / "fixtures"
 GOOD = "{name: p, model: 'scripted:demo', tools: [lookup_order]"
 CASES = {
     # name: (files to write: setting -> text, or variables, a fragment of the one line)
@@ -108,13 +110,28 @@ def _run(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProc
     return run_module("agentrt.workers", args, env=env, cwd=cwd)
 
 
+@pytest.fixture
+def no_database(tmp_path: Path) -> Settings:
+    """The suite's settings but for the database: a file that is never made. Every case
+    above is refused before the worker or its check opens a database (the check's order:
+    keys, providers, profiles, policies, tools, and only then the store), so the cases run
+    once, not again on PostgreSQL; a case that did reach it would be refused for the
+    absent schema instead, and fail."""
+    return Settings().replace(
+        database={"url": f"sqlite:///{tmp_path / 'never.db'}", "data_dir": tmp_path / "data"},
+        privacy={"seal_keys": TEST_SEAL_KEYS},
+        providers={"rules_file": FIXTURES / "rules.yaml"},
+        worker={"profiles_file": FIXTURES / "profiles.yaml"},
+    )
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_check_and_start_refuse_the_same_misconfiguration_with_the_same_line(
-    temporal_env: WorkflowEnvironment, settings: Settings, tmp_path: Path, case: str
+    temporal_env: WorkflowEnvironment, no_database: Settings, tmp_path: Path, case: str
 ) -> None:
     files, says = CASES[case]
     address = temporal_env.client.service_client.config.target_host
-    env = _env(settings, address, tmp_path, files)
+    env = _env(no_database, address, tmp_path, files)
     checked = _run(env, tmp_path, "--check")
     assert_one_line(checked, "agentrt-worker", says)
     # The real start: it connects to Temporal, then refuses (its progress logs at INFO).
