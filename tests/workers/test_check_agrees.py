@@ -10,10 +10,8 @@ from temporalio.testing import WorkflowEnvironment
 
 from agentrt.core.settings import Settings
 from tests._entry import assert_one_line, run_module
-from tests.conftest import TEST_SEAL_KEYS
 from tests.workers._proc import worker_env
 
-FIXTURES = Path(__file__).parent.parent / "fixtures"
 GOOD = "{name: p, model: 'scripted:demo', tools: [lookup_order]"
 CASES = {
     # name: (files to write: setting -> text, or variables, a fragment of the one line)
@@ -108,21 +106,6 @@ def _env(settings: Settings, address: str, tmp_path: Path, files: dict[str, str]
 
 def _run(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return run_module("agentrt.workers", args, env=env, cwd=cwd)
-
-
-@pytest.fixture
-def no_database(tmp_path: Path) -> Settings:
-    """The suite's settings but for the database: a file that is never made. Every case
-    above is refused before the worker or its check opens a database (the check's order:
-    keys, providers, profiles, policies, tools, and only then the store), so the cases run
-    once, not again on PostgreSQL; a case that did reach it would be refused for the
-    absent schema instead, and fail."""
-    return Settings().replace(
-        database={"url": f"sqlite:///{tmp_path / 'never.db'}", "data_dir": tmp_path / "data"},
-        privacy={"seal_keys": TEST_SEAL_KEYS},
-        providers={"rules_file": FIXTURES / "rules.yaml"},
-        worker={"profiles_file": FIXTURES / "profiles.yaml"},
-    )
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

@@ -77,7 +77,8 @@ def _fresh_env(settings: Settings, data_dir: Path, address: str) -> dict[str, st
     return env
 
 
-def test_help_prints_usage_and_touches_nothing(settings: Settings, tmp_path: Path) -> None:
+def test_help_prints_usage_and_touches_nothing(no_database: Settings, tmp_path: Path) -> None:
+    settings = no_database
     env = _fresh_env(settings, tmp_path / "data", "127.0.0.1:1")
     done = _worker(env, tmp_path, "--help")
     assert done.returncode == 0, done.stderr
@@ -131,15 +132,17 @@ def test_check_reports_what_the_worker_would_meet_and_changes_nothing(
     _one_line(_worker(env, tmp_path, "--check"), "no-such-namespace", "AGENTRT_TEMPORAL_NAMESPACE")
 
 
-def test_bad_settings_and_flags_are_one_line(settings: Settings, tmp_path: Path) -> None:
+def test_bad_settings_and_flags_are_one_line(no_database: Settings, tmp_path: Path) -> None:
+    settings = no_database
     env = _env(settings, "127.0.0.1:1", "q", AGENTRT_MAX_CONCURRENT_ACTIVITIES="many")
     _one_line(_worker(env, tmp_path), "invalid AGENTRT_* settings", "max_concurrent_activities")
     _one_line(_worker(_env(settings, "127.0.0.1:1", "q"), tmp_path, "--task-queue", " "))
 
 
 def test_fleet_settings_are_one_line_before_any_connection(
-    settings: Settings, tmp_path: Path
+    no_database: Settings, tmp_path: Path
 ) -> None:
+    settings = no_database
     dead = "127.0.0.1:1"  # never reached: these fail first
     no_build = _env(settings, dead, "q", AGENTRT_DEPLOYMENT_NAME="agentrt")
     _one_line(
