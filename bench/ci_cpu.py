@@ -5,7 +5,8 @@ both passes), so its length follows the CPU the tests spend. Per test, the plugi
 the CPU of the pytest process itself (all its threads: the in-process workers, the store)
 and of the child processes it reaped meanwhile (worker processes, API servers, CLIs,
 browsers, dev servers a test starts). A child reaped later than its test is counted to
-the test that reaped it, so read a file's row, not a single test's.
+the test that reaped it, so read a file's row, not a single test's; the session's own dev
+server is counted to each pytest process's last test, whose teardown stops it.
 
     ./dev test -p bench.ci_cpu        # each pytest process appends to $AGENTRT_CI_CPU_DIR
     python -m bench.ci_cpu DIR        # the table, most CPU first
