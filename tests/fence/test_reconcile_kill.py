@@ -8,20 +8,23 @@ target down, the same kills end the run FAILED interrupted_write (test_fence_kil
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from pathlib import Path
 
 import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowHistory
 
 from agentrt.contracts.ids import ACT_WRITE_EXECUTE, ACT_WRITE_RECONCILE
+from agentrt.core.profiles import load_profiles
 from tests.fence._kill import Killer
 from tests.workflows._replay import scheduled
 
 # Kill, heartbeat timeout (3 s), the wait for the attempt's start-to-close bound (8 s in
 # the fast-writes profile), the probe, then a re-run write or the recorded step.
 SETTLE_WITHIN = 75.0
-# The fast-writes profile's write_seconds (tests/fixtures/profiles.yaml).
-WRITE_SECONDS = 8
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+# The killed runs' profile (Killer's default) and its write bound, from the suite's file.
+WRITE_SECONDS = load_profiles(FIXTURES / "profiles.yaml")["fast-writes"].timeouts.write_seconds
 
 
 @dataclass(frozen=True)
